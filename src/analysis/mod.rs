@@ -1,0 +1,7 @@
+//! Analyses over kernels: affine index recognition, per-array access summaries (from which the
+//! runtime computes the sections a launch reads and writes), and the dependence test that
+//! decides which loops of a `kernels` region may run in parallel.
+
+pub mod access;
+pub mod affine;
+pub mod dependence;

@@ -1,0 +1,432 @@
+//! The syntax tree of one preprocessed translation unit, as the parser builds it. Every node
+//! carries a [`Span`] into the preprocessed text, so later stages can both report errors in the
+//! user's file and copy host code out verbatim (the host back end splices text by span).
+//!
+//! OpenACC pragmas are part of the tree: a construct directive wraps the statement it applies
+//! to ([`StmtKind::Acc`] with `body: Some`), a standalone directive (`update`, `enter data`,
+//! `exit data`, `wait`) is a statement of its own (`body: None`).
+
+use crate::diag::Span;
+
+#[derive(Clone, Debug)]
+pub struct TranslationUnit {
+    /// Index into `SourceSet::units`; equals every span's `tu`.
+    pub tu: u32,
+    pub items: Vec<ExternalDecl>,
+}
+
+#[derive(Clone, Debug)]
+pub enum ExternalDecl {
+    Function(FunctionDef),
+    Declaration(Declaration),
+    /// A file-scope `#pragma acc routine(name) seq` (or one not followed by a function).
+    Directive(Directive),
+}
+
+#[derive(Clone, Debug)]
+pub struct FunctionDef {
+    pub specs: DeclSpecs,
+    /// Its `derived` starts with `DerivedType::Function`.
+    pub declarator: Declarator,
+    pub body: Block,
+    /// `#pragma acc routine seq` written just before the function.
+    pub routine: Option<Directive>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct Declaration {
+    pub specs: DeclSpecs,
+    pub declarators: Vec<InitDeclarator>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct InitDeclarator {
+    pub declarator: Declarator,
+    pub init: Option<Initializer>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StorageClass {
+    Typedef,
+    Extern,
+    Static,
+    Auto,
+    Register,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Qualifiers {
+    pub is_const: bool,
+    pub is_volatile: bool,
+    pub is_restrict: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct DeclSpecs {
+    pub storage: Option<StorageClass>,
+    pub qualifiers: Qualifiers,
+    pub is_inline: bool,
+    pub ty: TypeSpec,
+    pub span: Span,
+}
+
+/// The arithmetic types of C, after the keywords (`unsigned long int`...) have been combined.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BaseType {
+    Void,
+    Bool,
+    Char,
+    SChar,
+    UChar,
+    Short,
+    UShort,
+    Int,
+    UInt,
+    Long,
+    ULong,
+    LongLong,
+    ULongLong,
+    Float,
+    Double,
+    LongDouble,
+}
+
+#[derive(Clone, Debug)]
+pub enum TypeSpec {
+    Base(BaseType),
+    /// `struct S` / `union U`, with the member list when this occurrence defines it.
+    Struct(StructSpec),
+    Enum(EnumSpec),
+    /// A name declared by `typedef` (user code or system header; the parser keeps the set).
+    TypedefName(String),
+}
+
+#[derive(Clone, Debug)]
+pub struct StructSpec {
+    pub is_union: bool,
+    pub tag: Option<String>,
+    /// `None` for a reference (`struct S *p`), `Some` for a definition.
+    pub fields: Option<Vec<Declaration>>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct EnumSpec {
+    pub tag: Option<String>,
+    pub variants: Option<Vec<(String, Option<Expr>, Span)>>,
+    pub span: Span,
+}
+
+/// A declarator: the declared name and the type derivations applied to the base type,
+/// listed from the name outward. `int *a[10]` is `[Array(10), Pointer]` ("a is an array of
+/// 10 pointers to int"); `int (*p)[10]` is `[Pointer, Array(10)]`.
+#[derive(Clone, Debug)]
+pub struct Declarator {
+    /// `None` in abstract declarators (casts, `sizeof(type)`, unnamed parameters).
+    pub name: Option<String>,
+    pub name_span: Span,
+    pub derived: Vec<DerivedType>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub enum DerivedType {
+    Pointer(Qualifiers),
+    /// `size: None` for `a[]`; a non-constant size is a VLA.
+    Array { size: Option<Box<Expr>>, qualifiers: Qualifiers },
+    Function { params: Vec<ParamDecl>, variadic: bool },
+}
+
+#[derive(Clone, Debug)]
+pub struct ParamDecl {
+    pub specs: DeclSpecs,
+    pub declarator: Declarator,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct TypeName {
+    pub specs: DeclSpecs,
+    /// Abstract declarator (`name: None`).
+    pub declarator: Declarator,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub enum Initializer {
+    Expr(Expr),
+    /// `{ .x = 1, [2] = 3, 4 }`
+    List(Vec<(Vec<Designator>, Initializer)>, Span),
+}
+
+#[derive(Clone, Debug)]
+pub enum Designator {
+    Field(String),
+    Index(Expr),
+}
+
+#[derive(Clone, Debug)]
+pub struct Block {
+    pub stmts: Vec<Stmt>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct Stmt {
+    pub kind: StmtKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub enum StmtKind {
+    Compound(Block),
+    /// `;` is `Expr(None)`.
+    Expr(Option<Expr>),
+    Decl(Declaration),
+    If { cond: Expr, then: Box<Stmt>, otherwise: Option<Box<Stmt>> },
+    While { cond: Expr, body: Box<Stmt> },
+    DoWhile { body: Box<Stmt>, cond: Expr },
+    For { init: Option<ForInit>, cond: Option<Expr>, step: Option<Expr>, body: Box<Stmt> },
+    Switch { cond: Expr, body: Box<Stmt> },
+    Case { value: Expr, body: Box<Stmt> },
+    Default { body: Box<Stmt> },
+    Labeled { label: String, body: Box<Stmt> },
+    Goto(String),
+    Break,
+    Continue,
+    Return(Option<Expr>),
+    /// An OpenACC directive. Constructs (`parallel`, `kernels`, `loop`, combined forms, `data`,
+    /// `atomic`, `host_data`) wrap the next statement; standalone directives have `body: None`.
+    Acc { directive: Directive, body: Option<Box<Stmt>> },
+}
+
+#[derive(Clone, Debug)]
+pub enum ForInit {
+    Decl(Declaration),
+    Expr(Expr),
+}
+
+#[derive(Clone, Debug)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnaryOp {
+    Neg,
+    Plus,
+    Not,
+    BitNot,
+    Deref,
+    AddrOf,
+    PreInc,
+    PreDec,
+    PostInc,
+    PostDec,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BinaryOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    Shl,
+    Shr,
+    Lt,
+    Gt,
+    Le,
+    Ge,
+    Eq,
+    Ne,
+    BitAnd,
+    BitOr,
+    BitXor,
+    LogAnd,
+    LogOr,
+    Comma,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IntSuffix {
+    pub unsigned: bool,
+    /// 0: none, 1: `l`, 2: `ll`.
+    pub longs: u8,
+}
+
+#[derive(Clone, Debug)]
+pub enum ExprKind {
+    Ident(String),
+    /// `radix` is 10, 8 or 16 (C picks the type of an unsuffixed literal by it).
+    IntLit { value: u64, suffix: IntSuffix, radix: u32 },
+    /// `single`: an `f`/`F` suffix; `long_double`: `l`/`L`.
+    FloatLit { value: f64, single: bool, long_double: bool },
+    CharLit(i64),
+    /// Adjacent literals already concatenated; escapes decoded.
+    StringLit(String),
+    Unary { op: UnaryOp, operand: Box<Expr> },
+    Binary { op: BinaryOp, lhs: Box<Expr>, rhs: Box<Expr> },
+    /// `op: None` is `=`; `Some(Add)` is `+=`, and so on.
+    Assign { op: Option<BinaryOp>, lhs: Box<Expr>, rhs: Box<Expr> },
+    Conditional { cond: Box<Expr>, then: Box<Expr>, otherwise: Box<Expr> },
+    Cast { ty: Box<TypeName>, expr: Box<Expr> },
+    SizeofType(Box<TypeName>),
+    SizeofExpr(Box<Expr>),
+    Call { callee: Box<Expr>, args: Vec<Expr> },
+    Index { base: Box<Expr>, index: Box<Expr> },
+    Member { base: Box<Expr>, field: String, arrow: bool },
+    /// `(type){ ... }`
+    CompoundLiteral { ty: Box<TypeName>, init: Box<Initializer> },
+}
+
+// ---------------------------------------------------------------------------------------------
+// OpenACC directives
+
+#[derive(Clone, Debug)]
+pub struct Directive {
+    pub kind: DirectiveKind,
+    pub clauses: Vec<Clause>,
+    /// The whole `#pragma acc ...` line.
+    pub span: Span,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AtomicKind {
+    Update,
+    Read,
+    Write,
+    Capture,
+}
+
+#[derive(Clone, Debug)]
+pub enum DirectiveKind {
+    Parallel,
+    Kernels,
+    Serial,
+    Loop,
+    ParallelLoop,
+    KernelsLoop,
+    SerialLoop,
+    Data,
+    EnterData,
+    ExitData,
+    HostData,
+    Update,
+    /// `wait` or `wait(1, 2)`: the queue expressions are kept as clauses-free args.
+    Wait(Vec<Expr>),
+    /// `atomic` alone means `atomic update`.
+    Atomic(AtomicKind),
+    /// `routine` or `routine(name)`.
+    Routine(Option<String>),
+    Declare,
+    Cache(Vec<DataRef>),
+}
+
+impl DirectiveKind {
+    /// Standalone directives have no statement attached.
+    pub fn is_standalone(&self) -> bool {
+        matches!(
+            self,
+            DirectiveKind::EnterData
+                | DirectiveKind::ExitData
+                | DirectiveKind::Update
+                | DirectiveKind::Wait(_)
+                | DirectiveKind::Routine(_)
+                | DirectiveKind::Declare
+                | DirectiveKind::Cache(_)
+        )
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DataClauseKind {
+    Copy,
+    CopyIn,
+    CopyOut,
+    Create,
+    Present,
+    /// `present_or_copy` / `pcopy`; the `present_or_*` forms are the plain ones since OpenACC 2.5,
+    /// and are normalised to them.
+    Delete,
+    DevicePtr,
+    /// `update host(...)` / `update self(...)`
+    Host,
+    /// `update device(...)`
+    Device,
+    /// `use_device(...)` on `host_data`
+    UseDevice,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReductionOp {
+    Add,
+    Mul,
+    Max,
+    Min,
+    BitAnd,
+    BitOr,
+    BitXor,
+    LogAnd,
+    LogOr,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DefaultKind {
+    None,
+    Present,
+}
+
+/// `a`, `a[lo:len]`, `a[lo:len][0:m]`, `mt->m[0:n]`: a variable (any host lvalue
+/// expression) and zero or more sections, outermost dimension first.
+#[derive(Clone, Debug)]
+pub struct DataRef {
+    pub base: Expr,
+    pub sections: Vec<Section>,
+    pub span: Span,
+}
+
+/// `[lo:len]`; `[:len]` has `lo: None`, `[lo:]` has `len: None`; a plain subscript `[i]`
+/// is `lo: Some(i)`, `len: None` with `single: true`.
+#[derive(Clone, Debug)]
+pub struct Section {
+    pub lo: Option<Expr>,
+    pub len: Option<Expr>,
+    pub single: bool,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct Clause {
+    pub kind: ClauseKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub enum ClauseKind {
+    Data { kind: DataClauseKind, refs: Vec<DataRef> },
+    Private(Vec<DataRef>),
+    FirstPrivate(Vec<DataRef>),
+    Reduction { op: ReductionOp, vars: Vec<DataRef> },
+    Collapse(u32),
+    Gang(Option<Expr>),
+    Worker(Option<Expr>),
+    Vector(Option<Expr>),
+    NumGangs(Expr),
+    NumWorkers(Expr),
+    VectorLength(Expr),
+    Independent,
+    Seq,
+    Auto,
+    Async(Option<Expr>),
+    Wait(Vec<Expr>),
+    If(Expr),
+    Default(DefaultKind),
+    IfPresent,
+    Finalize,
+    /// `tile(8, 8)`: accepted and treated as a hint.
+    Tile(Vec<Expr>),
+}

@@ -1,0 +1,609 @@
+//! The one IR. Two levels share one body representation ([`Body`]: an arena of expressions,
+//! an arena of locals, and a statement tree):
+//!
+//! * a [`Kernel`] is a parallel iteration space ([`ParallelDim`]s) plus the body one iteration
+//!   runs; it is what lowering produces from an OpenACC compute construct;
+//! * a [`GridKernel`] is what a device runs: the same body written per thread, in terms of
+//!   `ThreadIdx`/`BlockIdx`, with shared-memory arrays and barriers. The mapping pass
+//!   (`opt::mapping`) turns the first into the second; later passes (staging, padding, fusion)
+//!   rewrite grid kernels.
+//!
+//! The host side of the program is described by [`Region`]s: one per offloaded construct, with
+//! the C expressions the host evaluates to feed it ([`HostArg`]). Everything a kernel reads from
+//! the host (scalars, array base pointers, struct fields) is a [`Param`] bound to a host arg.
+
+use std::fmt;
+use std::marker::PhantomData;
+
+use crate::diag::Span;
+pub use crate::front::ast::ReductionOp;
+
+// ---------------------------------------------------------------------------------------------
+// Arena and handles
+
+pub struct Handle<T> {
+    index: u32,
+    marker: PhantomData<fn() -> T>,
+}
+
+impl<T> Handle<T> {
+    pub fn new(index: usize) -> Handle<T> {
+        Handle { index: index as u32, marker: PhantomData }
+    }
+    pub fn index(self) -> usize {
+        self.index as usize
+    }
+}
+
+impl<T> Clone for Handle<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for Handle<T> {}
+impl<T> PartialEq for Handle<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.index == other.index
+    }
+}
+impl<T> Eq for Handle<T> {}
+impl<T> std::hash::Hash for Handle<T> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.index.hash(state)
+    }
+}
+impl<T> PartialOrd for Handle<T> {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl<T> Ord for Handle<T> {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.index.cmp(&other.index)
+    }
+}
+impl<T> fmt::Debug for Handle<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "#{}", self.index)
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Arena<T> {
+    items: Vec<T>,
+}
+
+impl<T> Default for Arena<T> {
+    fn default() -> Self {
+        Arena { items: Vec::new() }
+    }
+}
+
+impl<T> Arena<T> {
+    pub fn new() -> Arena<T> {
+        Arena::default()
+    }
+    pub fn append(&mut self, value: T) -> Handle<T> {
+        self.items.push(value);
+        Handle::new(self.items.len() - 1)
+    }
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+    pub fn iter(&self) -> impl Iterator<Item = (Handle<T>, &T)> {
+        self.items.iter().enumerate().map(|(i, v)| (Handle::new(i), v))
+    }
+}
+
+impl<T> std::ops::Index<Handle<T>> for Arena<T> {
+    type Output = T;
+    fn index(&self, h: Handle<T>) -> &T {
+        &self.items[h.index()]
+    }
+}
+impl<T> std::ops::IndexMut<Handle<T>> for Arena<T> {
+    fn index_mut(&mut self, h: Handle<T>) -> &mut T {
+        &mut self.items[h.index()]
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Types
+
+/// The scalar types a kernel computes with. C's `char`/`short` values are promoted to `I32`
+/// in arithmetic, but loads and stores keep the element's own width.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ScalarType {
+    Bool,
+    I8,
+    U8,
+    I16,
+    U16,
+    I32,
+    U32,
+    I64,
+    U64,
+    F32,
+    F64,
+}
+
+impl ScalarType {
+    pub fn size_bytes(self) -> u32 {
+        match self {
+            ScalarType::Bool | ScalarType::I8 | ScalarType::U8 => 1,
+            ScalarType::I16 | ScalarType::U16 => 2,
+            ScalarType::I32 | ScalarType::U32 | ScalarType::F32 => 4,
+            ScalarType::I64 | ScalarType::U64 | ScalarType::F64 => 8,
+        }
+    }
+    pub fn is_float(self) -> bool {
+        matches!(self, ScalarType::F32 | ScalarType::F64)
+    }
+    pub fn is_signed(self) -> bool {
+        matches!(self, ScalarType::I8 | ScalarType::I16 | ScalarType::I32 | ScalarType::I64)
+    }
+    /// The C spelling, as the back ends print it.
+    pub fn c_name(self) -> &'static str {
+        match self {
+            ScalarType::Bool => "_Bool",
+            ScalarType::I8 => "signed char",
+            ScalarType::U8 => "unsigned char",
+            ScalarType::I16 => "short",
+            ScalarType::U16 => "unsigned short",
+            ScalarType::I32 => "int",
+            ScalarType::U32 => "unsigned int",
+            ScalarType::I64 => "long long",
+            ScalarType::U64 => "unsigned long long",
+            ScalarType::F32 => "float",
+            ScalarType::F64 => "double",
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bodies: expressions, locals, statements
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Axis {
+    X,
+    Y,
+    Z,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum UnaryOp {
+    Neg,
+    /// Logical not: yields `Bool`.
+    Not,
+    BitNot,
+}
+
+/// Binary operators. Both operands have the node's operand type (lowering inserts the casts of
+/// C's usual arithmetic conversions); comparisons and `LogAnd`/`LogOr` yield `Bool`.
+/// `LogAnd`/`LogOr` evaluate the right operand only where needed (C's short circuit), so a
+/// guarded load such as `i > 0 && a[i-1] > 0` never reads out of bounds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BinaryOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    Shl,
+    Shr,
+    BitAnd,
+    BitOr,
+    BitXor,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+    Ne,
+    LogAnd,
+    LogOr,
+    /// `max`/`min` (used by reductions and by `fmax`-like calls on integers).
+    Max,
+    Min,
+}
+
+/// `math.h` functions a kernel may call; the `f` variants (`sqrtf`) are the same function at
+/// type `F32`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MathFn {
+    Sqrt,
+    Cbrt,
+    Exp,
+    Exp2,
+    Expm1,
+    Log,
+    Log2,
+    Log10,
+    Log1p,
+    Pow,
+    Sin,
+    Cos,
+    Tan,
+    Asin,
+    Acos,
+    Atan,
+    Atan2,
+    Sinh,
+    Cosh,
+    Tanh,
+    Fabs,
+    Floor,
+    Ceil,
+    Round,
+    Trunc,
+    Fmod,
+    Fmin,
+    Fmax,
+    Hypot,
+    Copysign,
+    Erf,
+    /// integer `abs`/`labs`/`llabs`
+    Abs,
+}
+
+/// Which array a load or store touches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ArrayRef {
+    /// A kernel parameter of kind [`ParamKind::Array`] (global memory).
+    Param(u32),
+    /// A local array (a private array such as `double tmp[3]` declared in the body).
+    Local(Handle<Local>),
+    /// A shared-memory array of the grid kernel (`GridKernel::shared`).
+    Shared(u32),
+    /// The per-block partial results of reduction `n` (`GridKernel::reductions[n]`), one element
+    /// per block, indexed by the linear block number. Written by the grid kernel, combined by
+    /// the runtime with the host variable's value.
+    Partials(u32),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ExprKind {
+    /// Integer constant of the node's type (bit pattern sign-extended into i64).
+    ConstInt(i64),
+    ConstFloat(f64),
+    /// A scalar parameter's value.
+    Param(u32),
+    Local(Handle<Local>),
+    /// Element of an array; one index per dimension, outermost first (`a[i][j]` has two).
+    Load { array: ArrayRef, indices: Vec<Handle<Expr>> },
+    Unary { op: UnaryOp, arg: Handle<Expr> },
+    Binary { op: BinaryOp, lhs: Handle<Expr>, rhs: Handle<Expr> },
+    /// C's `c ? a : b`; only the chosen side is evaluated.
+    Select { cond: Handle<Expr>, then: Handle<Expr>, otherwise: Handle<Expr> },
+    /// Conversion to the node's type, with C's rules (float to int truncates).
+    Cast { arg: Handle<Expr> },
+    Math { func: MathFn, args: Vec<Handle<Expr>> },
+    /// A call of a `routine seq` device function with a result.
+    Call { func: Handle<Function>, args: Vec<Handle<Expr>> },
+    // Grid-level only (the verifier refuses them in a `Kernel`):
+    ThreadIdx(Axis),
+    BlockIdx(Axis),
+    BlockDim(Axis),
+    GridDim(Axis),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub ty: ScalarType,
+    /// Where in the user's source it came from (`Span::default()` for generated code).
+    pub span: Span,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LocalKind {
+    /// A variable declared in the body.
+    Var,
+    /// The index of a parallel dimension or of a sequential loop.
+    LoopIndex,
+    /// `private(x)`: uninitialised per iteration.
+    Private,
+    /// `firstprivate(x)`: starts as the host value of param `n`.
+    FirstPrivate(u32),
+    /// The per-thread accumulator of `Kernel::reductions[n]` (starts at the operator's identity).
+    Reduction(u32),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Local {
+    pub name: String,
+    pub ty: ScalarType,
+    /// `Some(dims)` for a local array (each dimension's constant length).
+    pub array_dims: Option<Vec<u32>>,
+    pub kind: LocalKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AtomicOp {
+    /// `x = v` (atomic write)
+    Write,
+    Add,
+    Sub,
+    Mul,
+    Max,
+    Min,
+    BitAnd,
+    BitOr,
+    BitXor,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Stmt {
+    Assign { local: Handle<Local>, value: Handle<Expr> },
+    Store { array: ArrayRef, indices: Vec<Handle<Expr>>, value: Handle<Expr>, span: Span },
+    /// `#pragma acc atomic update|write`: `array[indices] op= value` indivisibly.
+    /// `capture` stores the old value (before the update) into the local.
+    Atomic {
+        op: AtomicOp,
+        array: ArrayRef,
+        indices: Vec<Handle<Expr>>,
+        value: Handle<Expr>,
+        capture: Option<Handle<Local>>,
+        span: Span,
+    },
+    If { cond: Handle<Expr>, then: Block, otherwise: Block },
+    /// A sequential loop. `for (init; cond; step) body` lowers to the init statements followed by
+    /// `Loop { cond: Some(cond), test_first: true, body, continuing: step }`; `do body while (c)`
+    /// has `test_first: false`. `continue` jumps to `continuing`. `range` is filled in by lowering
+    /// when the loop is a counted loop over an affine range (the analysis uses it).
+    Loop { cond: Option<Handle<Expr>>, test_first: bool, body: Block, continuing: Block, range: Option<LoopRange> },
+    Break,
+    Continue,
+    /// Only in device functions.
+    Return(Option<Handle<Expr>>),
+    /// An expression evaluated for its effect (a call of a void device function).
+    Eval(Handle<Expr>),
+    /// `__syncthreads()`: grid level only.
+    Barrier,
+}
+
+/// A counted sequential loop: `var` takes `start, start+step, ...` while below `end`
+/// (`step > 0`) or above it (`step < 0`); `end` is exclusive.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LoopRange {
+    pub var: Handle<Local>,
+    pub start: Handle<Expr>,
+    pub end: Handle<Expr>,
+    pub step: i64,
+}
+
+pub type Block = Vec<Stmt>;
+
+/// Expressions, locals and statements of one kernel, grid kernel or device function.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Body {
+    pub exprs: Arena<Expr>,
+    pub locals: Arena<Local>,
+    pub block: Block,
+}
+
+impl PartialEq for Arena<Expr> {
+    fn eq(&self, other: &Self) -> bool {
+        self.items == other.items
+    }
+}
+impl PartialEq for Arena<Local> {
+    fn eq(&self, other: &Self) -> bool {
+        self.items == other.items
+    }
+}
+
+impl Body {
+    pub fn add_expr(&mut self, kind: ExprKind, ty: ScalarType, span: Span) -> Handle<Expr> {
+        self.exprs.append(Expr { kind, ty, span })
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Kernels
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ParamKind {
+    Scalar(ScalarType),
+    /// A base pointer into host-visible memory. `dims` has one entry per dimension the kernel
+    /// indexes, outermost first: `double a[N][M]` has `[Some(N), Some(M)]`, `double *p` has
+    /// `[None]`, `double (*a)[m]` has `[None, Some(m)]`. Every dimension but the first must be
+    /// known (a constant or an expression of scalar params, in the owning body's arena).
+    Array { elem: ScalarType, dims: Vec<Option<Handle<Expr>>>, restrict: bool, read_only: bool },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Param {
+    /// The host expression's text, for explain and for generated names (`n`, `mt->mrows`).
+    pub name: String,
+    pub kind: ParamKind,
+    /// Index into the owning region's `args`.
+    pub arg: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LoopLevel {
+    Gang,
+    Worker,
+    Vector,
+    /// No level given: the mapping pass chooses.
+    Auto,
+}
+
+/// One dimension of a parallel iteration space: `var` takes `start + k*step` for
+/// `k in 0..trip_count`. `trip_count` is an expression of params (evaluated at launch).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ParallelDim {
+    pub var: Handle<Local>,
+    pub start: Handle<Expr>,
+    pub trip_count: Handle<Expr>,
+    pub step: i64,
+    pub level: LoopLevel,
+    /// `vector_length`/`vector(n)` or `num_gangs` when given as constants.
+    pub size_hint: Option<u32>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Reduction {
+    pub op: ReductionOp,
+    pub ty: ScalarType,
+    /// The accumulator local (kind `LocalKind::Reduction(n)`).
+    pub local: Handle<Local>,
+    /// Index into the region's args of the host variable's address (`HostArgKind::ScalarOut`).
+    pub target_arg: u32,
+    pub span: Span,
+}
+
+/// Why a kernel of a `kernels` region runs sequentially (explain shows it).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SequentialReason {
+    pub message: String,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Kernel {
+    /// `<function>_l<line>`, unique in the module.
+    pub name: String,
+    pub span: Span,
+    pub params: Vec<Param>,
+    /// Outermost first; empty for a kernel that runs its body once (one thread).
+    pub space: Vec<ParallelDim>,
+    pub body: Body,
+    pub reductions: Vec<Reduction>,
+    /// Scalars the kernel assigns that the host reads afterwards (only sequential kernels of
+    /// `kernels` regions): (local, index of the host arg holding the variable's address).
+    pub scalar_outputs: Vec<(Handle<Local>, u32)>,
+    pub sequential_reason: Option<SequentialReason>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct SharedArray {
+    pub name: String,
+    pub elem: ScalarType,
+    /// Constant dimensions, outermost first (already padded).
+    pub dims: Vec<u32>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct GridReduction {
+    pub op: ReductionOp,
+    pub ty: ScalarType,
+    pub target_arg: u32,
+}
+
+/// Launch shape. `block` is fixed when the grid kernel is made; `grid` are expressions of
+/// params in the grid kernel's body arena, evaluated at launch.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LaunchShape {
+    pub block: [u32; 3],
+    pub grid: [Handle<Expr>; 3],
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct GridKernel {
+    pub name: String,
+    pub span: Span,
+    pub source: Handle<Kernel>,
+    pub params: Vec<Param>,
+    pub body: Body,
+    pub shared: Vec<SharedArray>,
+    pub launch: LaunchShape,
+    pub reductions: Vec<GridReduction>,
+    /// As in `Kernel::scalar_outputs`; only single-thread grid kernels have them.
+    pub scalar_outputs: Vec<(Handle<Local>, u32)>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Function {
+    pub name: String,
+    pub params: Vec<Handle<Local>>,
+    pub result: Option<ScalarType>,
+    pub body: Body,
+    pub span: Span,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Regions: the host's view
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HostArgKind {
+    /// Evaluated as `long long`.
+    Int,
+    /// Evaluated as `double` (a `float` host value is exactly representable).
+    Float,
+    /// A pointer (array base). `size_expr` is the C expression for its size in bytes when the
+    /// host knows it statically (`sizeof(a)` for an array object).
+    Pointer,
+    /// The address of a host scalar that the region writes back (reduction targets, scalar
+    /// outputs): evaluated as `&x`.
+    ScalarOut(ScalarType),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostArg {
+    /// C expression text, valid at the region's place in the host code.
+    pub c_expr: String,
+    pub kind: HostArgKind,
+    /// For `Pointer`: a C expression for the object's size in bytes, when statically known.
+    pub size_expr: Option<String>,
+}
+
+/// A data clause after lowering: the section is a range of elements of the array whose base
+/// pointer is arg `base`, from element arg `lo` (or 0) for arg `len` elements (or the whole
+/// object when `len` is `None`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct DataSection {
+    pub kind: crate::front::ast::DataClauseKind,
+    pub base: u32,
+    pub lo: Option<u32>,
+    pub len: Option<u32>,
+    pub elem_size: u32,
+    pub name: String,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum RegionKind {
+    /// A `parallel`/`kernels`/`serial` construct: its kernels run in order; `data` holds its
+    /// data clauses (entered before the first kernel, exited after the last).
+    Compute { kernels: Vec<Handle<Kernel>>, data: Vec<DataSection> },
+    /// A structured `data` construct: the host emits enter before the body, exit after.
+    Data { data: Vec<DataSection> },
+    EnterData { data: Vec<DataSection> },
+    ExitData { data: Vec<DataSection> },
+    /// `host` sections are made valid on the host, `device` sections on the device.
+    Update { data: Vec<DataSection> },
+    Wait,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Region {
+    pub id: u32,
+    /// The directive and the statement it covers, in the preprocessed text: the host back end
+    /// replaces this span (for `Data`, wraps the body instead).
+    pub span: Span,
+    /// For `Data`: the span of the body statement kept in the host code.
+    pub body_span: Option<Span>,
+    pub kind: RegionKind,
+    pub args: Vec<HostArg>,
+    /// The `if(...)` clause: arg index of an `Int` that, when zero, runs the region's original
+    /// statement on the host instead.
+    pub if_arg: Option<u32>,
+    /// The enclosing function's name.
+    pub function: String,
+}
+
+/// The whole compiled program, all translation units together.
+#[derive(Clone, Debug, Default)]
+pub struct Module {
+    pub kernels: Arena<Kernel>,
+    pub grid_kernels: Arena<GridKernel>,
+    pub functions: Arena<Function>,
+    pub regions: Vec<Region>,
+}

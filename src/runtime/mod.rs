@@ -1,0 +1,2 @@
+//! The runtime: tracks host allocations, keeps host and device copies coherent, launches grid
+//! kernels on a device (`sim` now), and counts what happened (`--stats`).
