@@ -528,6 +528,15 @@ pub struct Function {
     pub span: Span,
 }
 
+/// The value of a param at launch (the runtime builds these from the region's host args).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ParamValue {
+    Int(i64),
+    Float(f64),
+    /// A host address (array params).
+    Pointer(u64),
+}
+
 // ---------------------------------------------------------------------------------------------
 // Regions: the host's view
 
@@ -606,4 +615,11 @@ pub struct Module {
     pub grid_kernels: Arena<GridKernel>,
     pub functions: Arena<Function>,
     pub regions: Vec<Region>,
+}
+
+impl Module {
+    /// The grid kernel made from `kernel` (after the mapping pass).
+    pub fn grid_of(&self, kernel: Handle<Kernel>) -> Option<Handle<GridKernel>> {
+        self.grid_kernels.iter().find(|(_, g)| g.source == kernel).map(|(h, _)| h)
+    }
 }

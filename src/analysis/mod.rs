@@ -5,3 +5,4 @@
 pub mod access;
 pub mod affine;
 pub mod dependence;
+pub mod uniform;
