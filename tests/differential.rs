@@ -202,10 +202,19 @@ fn stats_report_the_device_counters() {
     cmd.args(["run", "--device", "sim", "--stats"]).args(&program.sources);
     let finished = run(cmd, Input::Nothing);
     assert_eq!(finished.code(), Some(0), "{}", finished.describe());
-    for counter in ["launches", "global transactions", "bytes host->device"] {
+    for counter in ["launches", "global memory transactions", "host->device bytes"] {
         assert!(finished.stderr.contains(counter), "--stats did not report `{counter}`\n{}", finished.describe());
     }
     assert!(!finished.stdout.contains("launches"), "--stats must write to stderr, not into the program's output");
+    // diffusion1d.c copies its 4096-double array `u` in, so at least 32 KiB cross to the device.
+    let bytes_in = counter_value(&finished.stderr, "host->device bytes");
+    assert!(bytes_in.is_some_and(|b| b >= 4096 * 8), "host->device bytes {bytes_in:?}, want >= 32768\n{}", finished.describe());
+}
+
+/// The number at the end of the first stats line that starts with `label`.
+fn counter_value(report: &str, label: &str) -> Option<u64> {
+    let line = report.lines().find(|l| l.trim_start().starts_with(label))?;
+    line.split_whitespace().last()?.parse().ok()
 }
 
 #[test]
@@ -224,6 +233,13 @@ fn comparison_is_exact_for_integers_words_and_token_counts() {
     assert!(compare_outputs("a 1.0", "a 1.0 b", 1e-3).is_err());
     assert!(compare_outputs("nan", "nan", 1e-3).is_ok());
     assert!(compare_outputs("1.0", "nan", 1e-3).is_err());
+}
+
+#[test]
+fn stats_lines_are_parsed() {
+    let report = "=== yosegi stats ===\nhost->device bytes                                      65536\n";
+    assert_eq!(counter_value(report, "host->device bytes"), Some(65536));
+    assert_eq!(counter_value(report, "device->host bytes"), None);
 }
 
 #[test]
