@@ -177,6 +177,9 @@ differential_tests! {
     struct_bounds => "struct_bounds.c",
     vla_access => "vla_access.c",
     float_saxpy => "float_saxpy.c",
+    c_semantics => "c_semantics.c",
+    control_flow => "control_flow.c",
+    serial_atomic => "serial_atomic.c",
     multi_solver => "multi_solver",
 }
 
