@@ -3,8 +3,8 @@
 #include <stdio.h>
 #include <math.h>
 
-#define NX 130
-#define NY 130
+#define NX 98
+#define NY 98
 
 static double A[NY][NX];
 static double Anew[NY][NX];
