@@ -269,7 +269,14 @@ impl<'a> Parser<'a> {
                     items.push(ExternalDecl::Function(f));
                 }
                 other => {
-                    if let Some(d) = pending_routine.take() {
+                    if let Some(mut d) = pending_routine.take() {
+                        // `routine` before a prototype names the function it declares.
+                        if let ExternalDecl::Declaration(decl) = &other
+                            && let [first] = decl.declarators.as_slice()
+                            && is_function(&first.declarator)
+                        {
+                            d.kind = DirectiveKind::Routine(first.declarator.name.clone());
+                        }
                         items.push(ExternalDecl::Directive(d));
                     }
                     items.push(other);
@@ -1405,6 +1412,9 @@ impl<'a> Parser<'a> {
         let t = self.peek().clone();
         let span = t.span;
         let kind = match t.kind {
+            TokKind::Ident(ref s) if matches!(s.as_str(), "__builtin_offsetof" | "__builtin_va_arg" | "__builtin_types_compatible_p") => {
+                return self.builtin_with_type_argument(s.clone());
+            }
             TokKind::Ident(ref s) if !KEYWORDS.contains(&s.as_str()) => {
                 if self.is_typedef_name(s) {
                     return Err(self.error_here(format!("expected an expression, found the type name `{s}`")));
@@ -1436,7 +1446,11 @@ impl<'a> Parser<'a> {
             TokKind::Punct("(") => {
                 self.bump();
                 if self.is_punct("{") {
-                    return Err(self.error_here("statement expressions `({ ... })` are not supported"));
+                    // GNU statement expression (glibc's `assert` expands to one).
+                    self.block()?;
+                    self.expect_punct(")", "to close the statement expression")?;
+                    let span = span.to(self.prev_span());
+                    return Ok(opaque_builtin(STMT_EXPR_CALLEE, Vec::new(), span));
                 }
                 let inner = self.expression()?;
                 self.expect_punct(")", "to close the parenthesised expression")?;
@@ -1446,6 +1460,59 @@ impl<'a> Parser<'a> {
             _ => return Err(self.error_here("expected an expression")),
         };
         Ok(Expr { kind, span })
+    }
+}
+
+/// The callee name standing for a GNU statement expression `({ ... })`: the tree keeps it as
+/// a call with no arguments (its span covers the whole expression, so host code copied by span
+/// is unchanged; a kernel cannot call it).
+pub const STMT_EXPR_CALLEE: &str = "__builtin_stmt_expr";
+
+/// A call to a compiler builtin whose arguments are not all expressions (they take types), kept
+/// as a call with the expression arguments only.
+fn opaque_builtin(name: &str, args: Vec<Expr>, span: Span) -> Expr {
+    let callee = Expr { kind: ExprKind::Ident(name.to_string()), span };
+    Expr { kind: ExprKind::Call { callee: Box::new(callee), args }, span }
+}
+
+impl Parser<'_> {
+    /// `__builtin_offsetof(type, member.designator[i])`, `__builtin_va_arg(ap, type)`,
+    /// `__builtin_types_compatible_p(t1, t2)`: what `offsetof`, `va_arg` and friends expand to.
+    fn builtin_with_type_argument(&mut self, name: String) -> PResult<Expr> {
+        let start = self.bump().span;
+        self.expect_punct("(", &format!("after `{name}`"))?;
+        let mut args = Vec::new();
+        match name.as_str() {
+            "__builtin_offsetof" => {
+                self.type_name()?;
+                self.expect_punct(",", "after the type in `offsetof`")?;
+                self.expect_ident("a member name")?;
+                loop {
+                    if self.eat_punct(".") {
+                        self.expect_ident("a member name")?;
+                    } else if self.eat_punct("[") {
+                        args.push(self.expression()?);
+                        self.expect_punct("]", "to close the subscript")?;
+                    } else {
+                        break;
+                    }
+                }
+            }
+            "__builtin_va_arg" => {
+                args.push(self.assignment()?);
+                self.expect_punct(",", "after the `va_list` in `va_arg`")?;
+                self.type_name()?;
+            }
+            _ => {
+                self.type_name()?;
+                self.expect_punct(",", "between the two types")?;
+                self.type_name()?;
+            }
+        }
+        self.expect_punct(")", &format!("to close `{name}(...)`"))?;
+        let span = start.to(self.prev_span());
+        let e = opaque_builtin(&name, args, span);
+        self.postfix_ops(e)
     }
 }
 
@@ -1759,6 +1826,22 @@ mod tests {
         assert!(matches!(tu.items[2], ExternalDecl::Directive(Directive { kind: DirectiveKind::Routine(Some(_)), .. })));
         let ExternalDecl::Function(h) = &tu.items[3] else { panic!() };
         assert!(h.routine.is_none());
+    }
+
+    #[test]
+    fn routine_before_a_prototype_names_it() {
+        let tu = parse_ok("#pragma acc routine seq\nfloat sq(float x);\nfloat sq(float x) { return x * x; }");
+        assert!(matches!(&tu.items[0], ExternalDecl::Directive(Directive { kind: DirectiveKind::Routine(Some(n)), .. }) if n == "sq"));
+        assert!(matches!(&tu.items[2], ExternalDecl::Function(f) if f.routine.is_none()));
+    }
+
+    #[test]
+    fn gnu_builtins_from_standard_macros() {
+        // What glibc's assert, offsetof and va_arg expand to.
+        assert_eq!(expr_of("((void) sizeof ((x) ? 1 : 0), __extension__ ({ if (x) ; else abort(); }))"),
+            "((cast Base(Void) (sizeof (x ? 1 : 0))) Comma __builtin_stmt_expr())");
+        assert_eq!(expr_of("n = __builtin_offsetof(struct P, a[2].b)"), "(n =None __builtin_offsetof(2))");
+        assert_eq!(expr_of("d = __builtin_va_arg(ap, double)"), "(d =None __builtin_va_arg(ap))");
     }
 
     #[test]
