@@ -111,6 +111,7 @@ impl DirectiveParser<'_, '_> {
         };
         self.p.bump();
         let next_is = |dp: &Self, w: &str| dp.p.is_word(w);
+        let name_span_start = name_tok.span;
         let kind = match name.as_str() {
             "parallel" | "kernels" | "serial" if next_is(self, "loop") => {
                 self.p.bump();
@@ -180,10 +181,12 @@ impl DirectiveParser<'_, '_> {
                 DirectiveKind::Cache(self.data_list("cache")?)
             }
             _ => {
-                return Err(Diagnostic::error(name_tok.span, format!("unknown OpenACC directive `{name}`"))
+                return Err(Diagnostic::error(name_tok.span, format!("unknown directive `{name}` after `#pragma acc`"))
                     .with_help(format!("directives: {DIRECTIVE_NAMES}")));
             }
         };
+        // `enter data` and the like: both words.
+        let name_span = name_span_start.to(self.p.prev_span());
         let allowed = allowed_clauses(&kind);
         let mut clauses = Vec::new();
         loop {
@@ -214,17 +217,17 @@ impl DirectiveParser<'_, '_> {
             })
         };
         let required: Option<(&[&str], &str)> = match kind {
-            DirectiveKind::Update => Some((&["host", "device"], "`host`, `self` or `device`")),
-            DirectiveKind::EnterData => Some((&["copyin", "create"], "`copyin` or `create`")),
-            DirectiveKind::ExitData => Some((&["copyout", "delete"], "`copyout` or `delete`")),
-            DirectiveKind::HostData => Some((&["use_device"], "`use_device`")),
+            DirectiveKind::Update => Some((&["host", "device"], "a `host`, `self` or `device` clause")),
+            DirectiveKind::EnterData => Some((&["copyin", "create"], "a `copyin` or `create` clause")),
+            DirectiveKind::ExitData => Some((&["copyout", "delete"], "a `copyout` or `delete` clause")),
+            DirectiveKind::HostData => Some((&["use_device"], "a `use_device` clause")),
             _ => None,
         };
         if let Some((names, words)) = required
             && !has(names)
         {
             let dname = directive_name(&kind);
-            return Err(Diagnostic::error(span, format!("`{dname}` needs at least one of {words}"))
+            return Err(Diagnostic::error(name_span, format!("`{dname}` needs {words}"))
                 .with_help(format!("e.g. `#pragma acc {dname} {}(a[0:n])`", names[0])));
         }
         Ok(Directive { kind, clauses, span })
@@ -343,7 +346,7 @@ impl DirectiveParser<'_, '_> {
                 }
                 _ => {
                     let dname = directive_name(directive);
-                    return Err(Diagnostic::error(t.span, format!("unknown OpenACC clause `{word}`"))
+                    return Err(Diagnostic::error(t.span, format!("unknown clause `{word}`"))
                         .with_help(if allowed.is_empty() { format!("`{dname}` takes no clauses") } else { format!("`{dname}` accepts: {}", allowed.join(", ")) }));
                 }
             }
@@ -671,11 +674,11 @@ mod tests {
         assert_eq!(err("data copy(a) collapse(2)"), ("`collapse` is not allowed on `data`".into(), "collapse(2)".into()));
         assert_eq!(err("loop copy(a)"), ("`copy` is not allowed on `loop`".into(), "copy(a)".into()));
         assert_eq!(err("kernels reduction(+:n)"), ("`reduction` is not allowed on `kernels`".into(), "reduction(+:n)".into()));
-        assert_eq!(err("parallel frobnicate"), ("unknown OpenACC clause `frobnicate`".into(), "frobnicate".into()));
-        assert_eq!(err("paralel"), ("unknown OpenACC directive `paralel`".into(), "paralel".into()));
-        assert_eq!(err("update"), ("`update` needs at least one of `host`, `self` or `device`".into(), "#pragma acc update".into()));
+        assert_eq!(err("parallel frobnicate"), ("unknown clause `frobnicate`".into(), "frobnicate".into()));
+        assert_eq!(err("paralel"), ("unknown directive `paralel` after `#pragma acc`".into(), "paralel".into()));
+        assert_eq!(err("update"), ("`update` needs a `host`, `self` or `device` clause".into(), "update".into()));
         assert_eq!(err("enter data delete(a)").0, "`delete` is not allowed on `enter data`");
-        assert_eq!(err("enter data async").0, "`enter data` needs at least one of `copyin` or `create`");
+        assert_eq!(err("enter data async"), ("`enter data` needs a `copyin` or `create` clause".into(), "enter data".into()));
         assert_eq!(err("exit data copyin(a)").0, "`copyin` is not allowed on `exit data`");
         assert_eq!(err("loop reduction(-:n)"), ("invalid reduction operator `-`".into(), "-".into()));
         assert_eq!(err("loop reduction(+ n)").0, "expected `:` after the reduction operator");

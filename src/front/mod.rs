@@ -122,7 +122,7 @@ mod tests {
         let file = write(&dir, "file.c", "int main(void) {\n  int x;\n    x = ;\n  return 0;\n}\n");
         let Err((sources, diags)) = parse_program(&[file], &PreprocessOptions::default()) else { panic!() };
         let text = source::render_diagnostics(&sources, &diags.0, false);
-        assert!(text.contains("error: expected an expression"), "{text}");
+        assert!(text.contains("error: expected expression"), "{text}");
         assert!(text.contains("file.c:3:9"), "{text}");
         assert!(text.lines().any(|l| l.trim_end().ends_with('^') || l.contains("^ ")), "{text}");
         let global = source::render_diagnostics(&sources, &[Diagnostic::global_error("no input")], false);

@@ -158,13 +158,11 @@ impl<'a> Parser<'a> {
         if self.is_punct(p) {
             return Ok(self.bump().span);
         }
-        // A missing `;` is best reported right after the previous token.
-        if p == ";" && self.pos > 0 {
-            let prev = self.prev_span();
-            return Err(Diagnostic::error(Span::new(self.tu, prev.hi, prev.hi), format!("expected `;` {context}"))
-                .with_label(format!("add `;` here (found {})", Self::describe(self.peek()))));
+        let d = self.error_here(format!("expected `{p}` {context}"));
+        if p == ";" {
+            return Err(d.with_help("add `;` at the end of the previous statement or declaration"));
         }
-        Err(self.error_here(format!("expected `{p}` {context}")))
+        Err(d)
     }
     fn expect_ident(&mut self, what: &str) -> PResult<(String, Span)> {
         match self.peek().kind.clone() {
@@ -262,6 +260,11 @@ impl<'a> Parser<'a> {
             }
             if self.eat_punct(";") {
                 continue;
+            }
+            if t.is_punct("}") {
+                return Err(Diagnostic::error(t.span, "unexpected `}` at file scope")
+                    .with_label("this `}` has no matching `{`")
+                    .with_help("remove it, or check the braces of the function above"));
             }
             match self.external_declaration()? {
                 ExternalDecl::Function(mut f) => {
@@ -1417,7 +1420,7 @@ impl<'a> Parser<'a> {
             }
             TokKind::Ident(ref s) if !KEYWORDS.contains(&s.as_str()) => {
                 if self.is_typedef_name(s) {
-                    return Err(self.error_here(format!("expected an expression, found the type name `{s}`")));
+                    return Err(self.error_here(format!("expected expression, found the type name `{s}`")));
                 }
                 self.bump();
                 ExprKind::Ident(s.clone())
@@ -1457,7 +1460,7 @@ impl<'a> Parser<'a> {
                 // The parentheses are part of the span so host code can be copied verbatim.
                 return Ok(Expr { kind: inner.kind, span: span.to(self.prev_span()) });
             }
-            _ => return Err(self.error_here("expected an expression")),
+            _ => return Err(self.error_here("expected expression")),
         };
         Ok(Expr { kind, span })
     }
@@ -1873,11 +1876,13 @@ mod tests {
         let src = "int main(void) {\n  int x = 1\n  return x;\n}";
         let e = parse(src).unwrap_err();
         assert_eq!(e.message, "expected `;` after the declaration");
-        assert_eq!(e.span.unwrap().lo as usize, src.find("1\n").unwrap() + 1);
+        assert_eq!(e.span.unwrap().lo as usize, src.find("return").unwrap());
         let e = parse("int f(void) { return (1 + ; }").unwrap_err();
-        assert_eq!(e.message, "expected an expression");
+        assert_eq!(e.message, "expected expression");
         let e = parse("int f(void) { if 1) {} }").unwrap_err();
         assert_eq!(e.message, "expected `(` after `if`");
+        let e = parse("int f(void) { return 1; }\n}").unwrap_err();
+        assert_eq!((e.message.as_str(), e.span.unwrap().lo), ("unexpected `}` at file scope", 26));
     }
 
     #[test]
