@@ -221,6 +221,7 @@ impl<'a> Parser<'a> {
                     || w == "__attribute"
                     || w == "_Alignas"
                     || w == "__typeof__"
+                    || w == "__typeof"
                     || w == "typeof"
                     || self.is_typedef_name(w)
             }
@@ -259,6 +260,10 @@ impl<'a> Parser<'a> {
                 continue;
             }
             if self.eat_punct(";") {
+                continue;
+            }
+            if self.is_word("_Static_assert") || self.is_word("static_assert") {
+                self.static_assert()?;
                 continue;
             }
             if t.is_punct("}") {
@@ -511,6 +516,9 @@ impl<'a> Parser<'a> {
                 "double" => n_double += 1,
                 "signed" | "__signed__" | "__signed" => n_signed += 1,
                 "unsigned" => n_unsigned += 1,
+                "typeof" | "__typeof__" | "__typeof" => {
+                    return Err(Diagnostic::error(t.span, format!("`{w}` is not supported")).with_help("write the type out"));
+                }
                 "_Complex" => {
                     return Err(Diagnostic::error(t.span, "complex types are not supported"));
                 }
@@ -733,7 +741,7 @@ impl<'a> Parser<'a> {
         let mut inner_derived = Vec::new();
         let t = self.peek().clone();
         match &t.kind {
-            TokKind::Ident(s) if kind != DeclaratorKind::Abstract && !KEYWORDS.contains(&s.as_str()) && !(kind == DeclaratorKind::Either && self.is_typedef_name(s)) => {
+            TokKind::Ident(s) if kind != DeclaratorKind::Abstract && !KEYWORDS.contains(&s.as_str()) => {
                 name = Some(s.clone());
                 name_span = t.span;
                 self.bump();
@@ -935,12 +943,30 @@ impl<'a> Parser<'a> {
 
     /// A declaration or statement; `None` for a dropped pragma.
     fn block_item(&mut self) -> PResult<Option<Stmt>> {
+        if self.is_word("_Static_assert") || self.is_word("static_assert") {
+            let span = self.static_assert()?;
+            return Ok(Some(Stmt { kind: StmtKind::Expr(None), span }));
+        }
         if self.is_declaration_start() {
             let d = self.local_declaration()?;
             let span = d.span;
             return Ok(Some(Stmt { kind: StmtKind::Decl(d), span }));
         }
         self.statement_or_pragma()
+    }
+
+    /// `_Static_assert(expr, "message");` is checked by the C compiler that builds the host
+    /// code; the tree does not keep it.
+    fn static_assert(&mut self) -> PResult<Span> {
+        let start = self.bump().span;
+        self.expect_punct("(", "after `_Static_assert`")?;
+        self.conditional()?;
+        if self.eat_punct(",") {
+            self.primary()?;
+        }
+        self.expect_punct(")", "to close `_Static_assert(...)`")?;
+        self.expect_punct(";", "after `_Static_assert(...)`")?;
+        Ok(start.to(self.prev_span()))
     }
 
     fn is_declaration_start(&self) -> bool {
@@ -1836,6 +1862,18 @@ mod tests {
         let tu = parse_ok("#pragma acc routine seq\nfloat sq(float x);\nfloat sq(float x) { return x * x; }");
         assert!(matches!(&tu.items[0], ExternalDecl::Directive(Directive { kind: DirectiveKind::Routine(Some(n)), .. }) if n == "sq"));
         assert!(matches!(&tu.items[2], ExternalDecl::Function(f) if f.routine.is_none()));
+    }
+
+    #[test]
+    fn typedef_names_as_parameter_names_and_static_asserts() {
+        let tu = parse_ok("typedef float real;\n_Static_assert(sizeof(real) == 4, \"x\");\nvoid f(real, int real) { _Static_assert(1, \"y\"); (real) * 2; }");
+        assert_eq!(tu.items.len(), 2);
+        let ExternalDecl::Function(f) = &tu.items[1] else { panic!() };
+        let DerivedType::Function { params, .. } = &f.declarator.derived[0] else { panic!() };
+        assert!(params[0].declarator.name.is_none());
+        assert_eq!(params[1].declarator.name.as_deref(), Some("real"));
+        let StmtKind::Expr(Some(e)) = &f.body.stmts[1].kind else { panic!() };
+        assert_eq!(show(e), "(real Mul 2)");
     }
 
     #[test]
