@@ -189,6 +189,7 @@ impl DirectiveParser<'_, '_> {
         let name_span = name_span_start.to(self.p.prev_span());
         let allowed = allowed_clauses(&kind);
         let mut clauses = Vec::new();
+        let mut seen: Vec<&'static str> = Vec::new();
         loop {
             self.p.eat_punct(",");
             if self.p.at_eof() {
@@ -207,6 +208,8 @@ impl DirectiveParser<'_, '_> {
                 let written = clause_tok.ident().unwrap_or(canonical);
                 return Err(Diagnostic::error(span, format!("`{written}` is not allowed on `{dname}`")).with_help(help));
             }
+            check_combination(&kind, &seen, canonical, clause.span)?;
+            seen.push(canonical);
             clauses.push(clause);
         }
         let span = self.pragma;
@@ -343,6 +346,10 @@ impl DirectiveParser<'_, '_> {
                     }
                     self.p.expect_punct(")", "to close `tile(...)`")?;
                     ("tile", ClauseKind::Tile(sizes))
+                }
+                w if UNSUPPORTED_CLAUSES.contains(&w) => {
+                    return Err(Diagnostic::error(t.span, format!("the `{word}` clause is not supported by yosegi"))
+                        .with_help("remove it; yosegi targets one device type and manages attachment itself"));
                 }
                 _ => {
                     let dname = directive_name(directive);
@@ -519,6 +526,44 @@ impl DirectiveParser<'_, '_> {
     }
 }
 
+/// OpenACC clauses that exist but that yosegi does not implement (a clearer message than
+/// "unknown clause").
+const UNSUPPORTED_CLAUSES: &[&str] = &[
+    "device_type", "dtype", "no_create", "attach", "detach", "nohost", "bind", "device_resident", "link",
+    "device_num", "default_async",
+];
+
+/// Clauses that may appear once per directive, and the loop-parallelism clauses that exclude
+/// each other (OpenACC 2.7, 2.9: `seq` excludes `gang`/`worker`/`vector`; at most one of
+/// `seq`, `auto`, `independent`).
+fn check_combination(kind: &DirectiveKind, seen: &[&'static str], clause: &'static str, span: Span) -> PResult<()> {
+    let dname = directive_name(kind);
+    const ONCE: &[&str] = &[
+        "collapse", "if", "default", "async", "num_gangs", "num_workers", "vector_length", "gang", "worker", "vector",
+        "seq", "auto", "independent", "tile", "finalize", "if_present",
+    ];
+    if ONCE.contains(&clause) && seen.contains(&clause) {
+        return Err(Diagnostic::error(span, format!("`{clause}` appears twice on `{dname}`")).with_help("keep one of them"));
+    }
+    let conflicts: &[(&str, &[&str])] = &[
+        ("seq", &["gang", "worker", "vector", "auto", "independent"]),
+        ("auto", &["seq", "independent"]),
+        ("independent", &["seq", "auto"]),
+        ("gang", &["seq"]),
+        ("worker", &["seq"]),
+        ("vector", &["seq"]),
+    ];
+    for (c, excluded) in conflicts {
+        if *c == clause
+            && let Some(other) = excluded.iter().find(|e| seen.contains(e))
+        {
+            return Err(Diagnostic::error(span, format!("`{clause}` cannot be combined with `{other}` on `{dname}`"))
+                .with_help("`seq` runs the loop sequentially; `gang`, `worker` and `vector` share it out; pick one"));
+        }
+    }
+    Ok(())
+}
+
 fn data_kind_name(k: DataClauseKind) -> &'static str {
     match k {
         DataClauseKind::Copy => "copy",
@@ -689,6 +734,10 @@ mod tests {
         assert_eq!(err("parallel default(shared)").0, "expected `none` or `present` in `default(...)`");
         assert_eq!(err("atomic seq").0, "`seq` is not allowed on `atomic`");
         assert_eq!(err("enter copyin(a)").0, "expected `data` after `enter`");
+        assert_eq!(err("loop gang seq"), ("`seq` cannot be combined with `gang` on `loop`".into(), "seq".into()));
+        assert_eq!(err("loop independent auto").0, "`auto` cannot be combined with `independent` on `loop`");
+        assert_eq!(err("loop collapse(2) collapse(3)"), ("`collapse` appears twice on `loop`".into(), "collapse(3)".into()));
+        assert_eq!(err("parallel attach(a)").0, "the `attach` clause is not supported by yosegi");
     }
 
     #[test]

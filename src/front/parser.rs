@@ -249,8 +249,11 @@ impl<'a> Parser<'a> {
                             items.push(ExternalDecl::Directive(prev));
                         }
                         pending_routine = Some(d);
-                    } else {
+                    } else if matches!(d.kind, DirectiveKind::Routine(_) | DirectiveKind::Declare) {
                         items.push(ExternalDecl::Directive(d));
+                    } else {
+                        return Err(Diagnostic::error(d.span, format!("`{}` must be inside a function", directive_name(&d.kind)))
+                            .with_help("only `routine` and `declare` directives may appear at file scope"));
                     }
                 }
                 continue;
@@ -1883,6 +1886,12 @@ mod tests {
             "((cast Base(Void) (sizeof (x ? 1 : 0))) Comma __builtin_stmt_expr())");
         assert_eq!(expr_of("n = __builtin_offsetof(struct P, a[2].b)"), "(n =None __builtin_offsetof(2))");
         assert_eq!(expr_of("d = __builtin_va_arg(ap, double)"), "(d =None __builtin_va_arg(ap))");
+    }
+
+    #[test]
+    fn compute_directive_at_file_scope_is_an_error() {
+        let e = parse("int x;\n#pragma acc parallel\nint y;").unwrap_err();
+        assert_eq!(e.message, "`parallel` must be inside a function");
     }
 
     #[test]
