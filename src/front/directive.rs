@@ -741,6 +741,20 @@ mod tests {
     }
 
     #[test]
+    fn every_prefix_of_a_directive_is_handled() {
+        let line = "parallel loop gang(num: n) vector(length: 128) reduction(max: i) copy(a[0:n][1:i], b[:n], a[i:]) collapse(2) if(n > 1) async(1) wait(1, 2) default(none) tile(8, *)";
+        assert_eq!(dir(line).unwrap().clauses.len(), 10);
+        let mut failures = 0;
+        for end in 0..line.len() {
+            if dir(&line[..end]).is_err() {
+                failures += 1;
+            }
+        }
+        // Unbalanced prefixes fail; those ending between clauses parse.
+        assert!(failures > line.len() / 2, "{failures}");
+    }
+
+    #[test]
     fn clause_expression_spans_point_into_the_pragma() {
         let src = "void f(int n) {\n#pragma acc parallel num_gangs(n + 1)\n;\n}";
         let (tu, _) = parse_translation_unit(src, 0, lex(src, 0).unwrap()).unwrap();
