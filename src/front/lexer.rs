@@ -348,7 +348,7 @@ pub fn classify_number(s: &str) -> Option<TokKind> {
         let value = if is_hex { parse_hex_float(&body[2..])? } else { body.parse::<f64>().ok()? };
         return Some(TokKind::Float { value, single, long_double });
     }
-    let digits_end = lower.find(|c: char| c == 'u' || c == 'l').unwrap_or(lower.len());
+    let digits_end = lower.find(['u', 'l']).unwrap_or(lower.len());
     let (digits, suffix_text) = lower.split_at(digits_end);
     let mut suffix = IntSuffix::default();
     match suffix_text {

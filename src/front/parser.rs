@@ -1641,10 +1641,11 @@ fn typedef_names_in(toks: &[Token]) -> Vec<String> {
 fn declarator_name_in(seg: &[&Token]) -> Option<String> {
     // `( * name` (pointer to function or array).
     for w in seg.windows(3) {
-        if w[0].is_punct("(") && w[1].is_punct("*") {
-            if let Some(n) = w[2].ident() {
-                return Some(n.to_string());
-            }
+        if w[0].is_punct("(")
+            && w[1].is_punct("*")
+            && let Some(n) = w[2].ident()
+        {
+            return Some(n.to_string());
         }
     }
     // Otherwise the last identifier before the first depth-0 `(` or `[`.
@@ -1653,10 +1654,10 @@ fn declarator_name_in(seg: &[&Token]) -> Option<String> {
         if t.is_punct("(") || t.is_punct("[") {
             break;
         }
-        if let Some(w) = t.ident() {
-            if !QUALIFIER_KEYWORDS.contains(&w) {
-                last = Some(w.to_string());
-            }
+        if let Some(w) = t.ident()
+            && !QUALIFIER_KEYWORDS.contains(&w)
+        {
+            last = Some(w.to_string());
         }
     }
     last
