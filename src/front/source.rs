@@ -82,8 +82,9 @@ pub fn parse_line_marker(line: &str) -> Option<LineMarker> {
 
 impl SourceSet {
     /// The preprocessed text a span covers.
+    /// Empty for a span that does not fit the text (never panics).
     pub fn text(&self, span: Span) -> &str {
-        &self.units[span.tu as usize].text[span.lo as usize..span.hi as usize]
+        self.units.get(span.tu as usize).and_then(|u| u.text.get(span.lo as usize..span.hi as usize)).unwrap_or("")
     }
 
     /// Where the start of `span` is in the user's files. Columns count bytes of the
