@@ -159,6 +159,15 @@ mod tests {
     }
 
     #[test]
+    fn rendered_directive_error_in_full() {
+        let file = PathBuf::from("tests/front/clause_not_allowed.c");
+        let Err((sources, diags)) = parse_program(&[file], &PreprocessOptions::default()) else { panic!() };
+        let text = source::render_diagnostics(&sources, &diags.0, false);
+        let expected = "error: `collapse` is not allowed on `data`\n  \u{250c}\u{2500} tests/front/clause_not_allowed.c:4:31\n  \u{2502}\n4 \u{2502} #pragma acc data copy(a[0:n]) collapse(2)\n  \u{2502}                               ^^^^^^^^^^^\n  \u{2502}\n  = help: `data` accepts: if, copy, copyin, copyout, create, present, deviceptr\n\n";
+        assert_eq!(text, expected, "\n{text}");
+    }
+
+    #[test]
     fn unknown_pragmas_are_warnings_and_cpp_errors_are_reported() {
         let dir = tempfile::tempdir().unwrap();
         let file = write(&dir, "w.c", "#pragma omp parallel for\nint x;\n");
