@@ -1154,6 +1154,20 @@ impl<'a> Parser<'a> {
                     return Ok(mk(StmtKind::Return(value), self));
                 }
                 "else" => return Err(self.error_here("`else` without a matching `if`")),
+                "__asm__" | "__asm" | "asm" => {
+                    // Inline assembly stays in the host code (copied by span); the tree
+                    // keeps an empty statement.
+                    self.bump();
+                    while matches!(self.peek().ident(), Some("volatile" | "__volatile__" | "__volatile" | "goto" | "inline")) {
+                        self.bump();
+                    }
+                    if !self.is_punct("(") {
+                        return Err(self.error_here("expected `(` after `asm`"));
+                    }
+                    self.skip_parens()?;
+                    self.expect_punct(";", "after the `asm` statement")?;
+                    return Ok(mk(StmtKind::Expr(None), self));
+                }
                 _ => {
                     if self.peek_at(1).is_punct(":") && !KEYWORDS.contains(&w) {
                         let label = w.to_string();
@@ -1552,7 +1566,8 @@ fn is_function(d: &Declarator) -> bool {
     matches!(d.derived.first(), Some(DerivedType::Function { .. }))
 }
 
-pub(crate) fn directive_name(k: &DirectiveKind) -> &'static str {
+/// The name of a directive as written after `#pragma acc` (`"enter data"`).
+pub fn directive_name(k: &DirectiveKind) -> &'static str {
     match k {
         DirectiveKind::Parallel => "parallel",
         DirectiveKind::Kernels => "kernels",
@@ -1830,6 +1845,8 @@ mod tests {
             _ => "other",
         }).collect();
         assert_eq!(kinds, vec!["decl", "for", "while", "do", "switch", "ifelse", "label"]);
+        let tu = parse_ok("void f(void) { __asm__ __volatile__ (\"\" ::: \"memory\"); }");
+        assert!(matches!(body(&tu, 0).stmts[0].kind, StmtKind::Expr(None)));
     }
 
     #[test]
