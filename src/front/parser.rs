@@ -1966,6 +1966,23 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config { cases: 300, ..Default::default() })]
+        /// Random sequences of C fragments (and pragma lines) never make the parser panic.
+        #[test]
+        fn random_fragments_never_panic(parts in proptest::collection::vec(proptest::sample::select(vec![
+            "int ", "x", "T", "typedef ", "struct S ", "{", "}", "(", ")", "[", "]", ";", ",", "*", "=", "1",
+            "2.5f", "'c'", "\"s\"", "+", "-", "?", ":", "for", "if", "else", "while", "return ", "sizeof",
+            "->", ".", "\n#pragma acc parallel loop copy(x[0:1])\n", "\n#pragma acc update host(x)\n",
+            "\n#pragma omp for\n", "case ", "default", "goto ", "enum ", "union ", "const ", "static ",
+            "void ", "(*", "...", "&&", "<<=", "++", "__attribute__((x))", "#", "\n# 1 \"/usr/include/a.h\" 1 3\n",
+            "\n# 9 \"a.c\" 2\n",
+        ]), 0..60)) {
+            let src: String = parts.concat();
+            let _ = parse(&src);
+        }
+    }
+
     #[test]
     fn absurd_nesting_is_an_error_not_a_crash() {
         let deep = "int x = ".to_string() + &"(".repeat(5000) + "1" + &")".repeat(5000) + ";";
