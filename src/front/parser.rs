@@ -564,7 +564,7 @@ impl<'a> Parser<'a> {
             }
             None => {
                 if !any && counts == 0 {
-                    return Err(self.error_here("expected a declaration or a type"));
+                    return Err(self.unknown_type_name().unwrap_or_else(|| self.error_here("expected a declaration or a type")));
                 }
                 let bad = || Diagnostic::error(span, "invalid combination of type keywords");
                 if n_signed > 0 && n_unsigned > 0 {
@@ -972,6 +972,26 @@ impl<'a> Parser<'a> {
         Ok(start.to(self.prev_span()))
     }
 
+    /// `real x;` or `real *x;` where `real` is no type we know: most likely a missing
+    /// typedef or `#include`.
+    fn unknown_type_name(&self) -> Option<Diagnostic> {
+        let t = self.peek();
+        let name = t.ident()?;
+        let declared = self.scopes.iter().any(|s| s.contains_key(name));
+        if KEYWORDS.contains(&name) || declared {
+            return None;
+        }
+        let next = self.peek_at(1);
+        let declares = match next.ident() {
+            Some(w) => !KEYWORDS.contains(&w) || TYPE_KEYWORDS.contains(&w) || QUALIFIER_KEYWORDS.contains(&w),
+            None => next.is_punct("*") && self.peek_at(2).ident().is_some() && matches!(self.peek_at(3).kind, TokKind::Punct(";" | "=" | "," | "[" | ")")),
+        };
+        declares.then(|| {
+            Diagnostic::error(t.span, format!("unknown type name `{name}`"))
+                .with_help(format!("declare `{name}` with `typedef`, or include the header that does"))
+        })
+    }
+
     fn is_declaration_start(&self) -> bool {
         let t = self.peek();
         if !self.starts_decl_specs(t) {
@@ -1178,6 +1198,9 @@ impl<'a> Parser<'a> {
                     }
                 }
             }
+        }
+        if let Some(d) = self.unknown_type_name() {
+            return Err(d);
         }
         let e = self.expression()?;
         self.expect_punct(";", "after the expression")?;
@@ -1946,6 +1969,12 @@ mod tests {
         assert_eq!(e.message, "expected expression");
         let e = parse("int f(void) { if 1) {} }").unwrap_err();
         assert_eq!(e.message, "expected `(` after `if`");
+        let e = parse("int f(void) { real x = 1; }").unwrap_err();
+        assert_eq!((e.message.as_str(), e.span.unwrap().lo), ("unknown type name `real`", 14));
+        let e = parse("vec3 *v;").unwrap_err();
+        assert_eq!(e.message, "unknown type name `vec3`");
+        // A multiplication statement is not mistaken for a declaration.
+        assert!(parse("void f(int a, int b) { a * b; }").is_ok());
         let e = parse("int f(void) { return 1; }\n}").unwrap_err();
         assert_eq!((e.message.as_str(), e.span.unwrap().lo), ("unexpected `}` at file scope", 26));
     }
