@@ -734,6 +734,7 @@ impl<'a> Parser<'a> {
 
     fn declarator_inner(&mut self, kind: DeclaratorKind) -> PResult<Declarator> {
         let start = self.peek().span;
+        let start_pos = self.pos;
         let mut pointers = Vec::new();
         while self.eat_punct("*") {
             pointers.push(DerivedType::Pointer(self.qualifiers()?));
@@ -804,8 +805,8 @@ impl<'a> Parser<'a> {
         let mut derived = inner_derived;
         derived.extend(suffixes);
         derived.extend(pointers.into_iter().rev());
-        let end = if self.pos > 0 && self.prev_span().lo >= start.lo { self.prev_span() } else { start };
-        let span = if end.hi >= start.lo { start.to(end) } else { Span::new(self.tu, start.lo, start.lo) };
+        // An empty abstract declarator (`(int)`) is an empty span where it would be.
+        let span = if self.pos == start_pos { Span::new(self.tu, start.lo, start.lo) } else { start.to(self.prev_span()) };
         Ok(Declarator { name, name_span, derived, span })
     }
 
@@ -1899,6 +1900,23 @@ mod tests {
         assert!(matches!(tu.items[2], ExternalDecl::Directive(Directive { kind: DirectiveKind::Routine(Some(_)), .. })));
         let ExternalDecl::Function(h) = &tu.items[3] else { panic!() };
         assert!(h.routine.is_none());
+    }
+
+    #[test]
+    fn spans_cover_the_source_text() {
+        let src = "static int f(int n) {\n  int s = (n + 1) * 2;\n#pragma acc parallel loop\n  for (int i = 0; i < n; i++) s += i;\n  return s;\n}\n";
+        let tu = parse_ok(src);
+        let text = |sp: Span| &src[sp.lo as usize..sp.hi as usize];
+        let ExternalDecl::Function(f) = &tu.items[0] else { panic!() };
+        assert_eq!(text(f.span), src.trim_end());
+        let b = &f.body;
+        assert_eq!(text(b.stmts[0].span), "int s = (n + 1) * 2;");
+        let StmtKind::Decl(d) = &b.stmts[0].kind else { panic!() };
+        let Some(Initializer::Expr(e)) = &d.declarators[0].init else { panic!() };
+        let ExprKind::Binary { lhs, .. } = &e.kind else { panic!() };
+        assert_eq!(text(lhs.span), "(n + 1)");
+        assert_eq!(text(b.stmts[1].span), "#pragma acc parallel loop\n  for (int i = 0; i < n; i++) s += i;");
+        assert_eq!(text(b.stmts[2].span), "return s;");
     }
 
     #[test]
