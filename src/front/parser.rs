@@ -63,7 +63,7 @@ pub struct Parser<'a> {
     depth: u32,
 }
 
-const MAX_DEPTH: u32 = 256;
+const MAX_DEPTH: u32 = 2000;
 
 /// Recursive descent on deeply nested input needs more stack than a default thread has
 /// (debug builds use large frames); [`run_with_parser_stack`] provides this much.
@@ -529,7 +529,10 @@ impl<'a> Parser<'a> {
                     if ty.is_some() {
                         return Err(Diagnostic::error(t.span, "two types in one declaration"));
                     }
-                    ty = Some(TypeSpec::Struct(self.struct_spec()?));
+                    self.enter()?;
+                    let spec = self.struct_spec();
+                    self.leave();
+                    ty = Some(TypeSpec::Struct(spec?));
                     any = true;
                     continue;
                 }
@@ -2037,5 +2040,16 @@ mod tests {
         assert_eq!(r, Err("nesting is too deep".to_string()));
         let deep_blocks = "void f(void) ".to_string() + &"{".repeat(3000) + &"}".repeat(3000);
         assert!(run_with_parser_stack(|| parse(&deep_blocks).is_err()).unwrap());
+        let deep_structs = "struct { ".repeat(3000) + &"int x; } y; ".repeat(3000);
+        assert!(run_with_parser_stack(|| parse(&deep_structs).is_err()).unwrap());
+        for deep in ["int ".to_string() + &"(".repeat(5000) + "x" + &")".repeat(5000) + ";",
+                     "int x[1] = ".to_string() + &"{".repeat(5000) + "1" + &"}".repeat(5000) + ";",
+                     "int x = ".to_string() + &"-".repeat(10000) + "1;",
+                     "void f(void) { ".to_string() + &"if (1) ;".repeat(1) + &" else if (1) ;".repeat(5000) + " }"] {
+            assert!(run_with_parser_stack(|| parse(&deep).is_err()).unwrap());
+        }
+        // Long but reasonable nesting is fine: a 1,000-arm else-if chain.
+        let chain = "void f(int x) { if (x == 0) ; ".to_string() + &(1..1000).map(|i| format!("else if (x == {i}) ; ")).collect::<String>() + "}";
+        assert!(run_with_parser_stack(|| parse(&chain).is_ok()).unwrap());
     }
 }
