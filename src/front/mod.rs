@@ -154,6 +154,9 @@ mod tests {
         assert!(text.contains("error: expected expression"), "{text}");
         assert!(text.contains("file.c:3:9"), "{text}");
         assert!(text.lines().any(|l| l.trim_end().ends_with('^') || l.contains("^ ")), "{text}");
+        assert!(!text.contains('\u{1b}'));
+        let colored = source::render_diagnostics(&sources, &diags.0, true);
+        assert!(colored.contains("\u{1b}[") && colored.contains("file.c:3:9"), "{colored}");
         let global = source::render_diagnostics(&sources, &[Diagnostic::global_error("no input")], false);
         assert_eq!(global.trim_end(), "error: no input");
     }
