@@ -211,8 +211,12 @@ impl Mapper {
                 index
             };
             let start = self.cast(dim.start, ScalarType::I64);
-            let step = self.int64(dim.step);
-            let offset = self.bin(BinaryOp::Mul, index, step);
+            let offset = if dim.step == 1 {
+                index
+            } else {
+                let step = self.int64(dim.step);
+                self.bin(BinaryOp::Mul, index, step)
+            };
             let value = self.bin(BinaryOp::Add, start, offset);
             let var_ty = self.body.locals[dim.var].ty;
             let value = self.cast(value, var_ty);
@@ -378,5 +382,158 @@ fn signed_min(ty: ScalarType) -> i64 {
         2 => i16::MIN as i64,
         4 => i32::MIN as i64,
         _ => i64::MIN,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::testing::{B, array_param, kernel, scalar_param};
+    use crate::analysis::uniform::eval_uniform;
+
+    /// `sum += a[i]` over `i in 0..n` with `reduction(+:sum)`.
+    pub(crate) fn sum_kernel() -> Kernel {
+        let mut b = B::new();
+        let i = b.loop_var("i");
+        let sum = b.new_local("sum", ScalarType::F64, LocalKind::Reduction(0));
+        let zero = b.int(0);
+        let n = b.param(0);
+        let d = b.dim(i, zero, n);
+        let ie = b.local(i);
+        let ld = b.load(1, vec![ie]);
+        let acc = b.local(sum);
+        let add = b.add(acc, ld);
+        b.body.block.push(Stmt::Assign { local: sum, value: add });
+        let mut k = kernel("sum_l3", vec![scalar_param("n", 0), array_param("a", vec![None], 1)], vec![d], b.body);
+        k.reductions.push(Reduction { op: ReductionOp::Add, ty: ScalarType::F64, local: sum, target_arg: 2, span: Default::default() });
+        k
+    }
+
+    fn map(k: Kernel) -> (Module, GridKernel) {
+        let mut m = Module::default();
+        let h = m.kernels.append(k);
+        let g = map_kernel(&m, h, &PassConfig::default());
+        (m, g)
+    }
+
+    fn count_barriers(block: &[Stmt]) -> usize {
+        block
+            .iter()
+            .map(|s| match s {
+                Stmt::Barrier => 1,
+                Stmt::If { then, otherwise, .. } => count_barriers(then) + count_barriers(otherwise),
+                Stmt::Loop { body, continuing, .. } => count_barriers(body) + count_barriers(continuing),
+                _ => 0,
+            })
+            .sum()
+    }
+
+    #[test]
+    fn one_dimensional_reduction_has_guard_and_tree_outside_it() {
+        let (mut m, g) = map(sum_kernel());
+        assert_eq!(g.launch.block, [256, 1, 1]);
+        assert_eq!(eval_uniform(&g.body, g.launch.grid[0], &[ParamValue::Int(1000)]), Ok(ParamValue::Int(4)));
+        assert_eq!(eval_uniform(&g.body, g.launch.grid[0], &[ParamValue::Int(0)]), Ok(ParamValue::Int(0)));
+        assert_eq!(eval_uniform(&g.body, g.launch.grid[1], &[]), Ok(ParamValue::Int(1)));
+        assert_eq!(g.shared, vec![SharedArray { name: "_red0".into(), elem: ScalarType::F64, dims: vec![256] }]);
+        assert_eq!(g.reductions, vec![GridReduction { op: ReductionOp::Add, ty: ScalarType::F64, target_arg: 2 }]);
+        // Identity first, then the guard, with no barrier inside it.
+        assert!(matches!(g.body.block[0], Stmt::Assign { value, .. } if g.body.exprs[value].kind == ExprKind::ConstFloat(0.0)));
+        let guard = g.body.block.iter().position(|s| matches!(s, Stmt::If { .. })).unwrap();
+        let Stmt::If { then, .. } = &g.body.block[guard] else { unreachable!() };
+        assert_eq!(count_barriers(then), 0);
+        assert_eq!(count_barriers(&g.body.block[guard + 1..]), 2, "one after the store, one per tree step");
+        let last = g.body.block.last().unwrap();
+        assert!(matches!(last, Stmt::If { then, .. } if matches!(then[0], Stmt::Store { array: ArrayRef::Partials(0), .. })));
+        m.grid_kernels.append(g);
+        assert_eq!(crate::valid::verify_module(&m), Ok(()));
+    }
+
+    fn two_d() -> Kernel {
+        let mut b = B::new();
+        let i = b.loop_var("i");
+        let j = b.loop_var("j");
+        let zero = b.int(0);
+        let one = b.int(1);
+        let n = b.param(0);
+        let m = b.param(1);
+        let di = b.dim(i, one, n);
+        let dj = b.dim(j, zero, m);
+        let ie = b.local(i);
+        let je = b.local(j);
+        let v = b.float(0.0, ScalarType::F64);
+        let st = b.store(2, vec![ie, je], v);
+        b.body.block.push(st);
+        kernel("zero2d", vec![scalar_param("n", 0), scalar_param("m", 1), array_param("a", vec![None, Some(m)], 2)], vec![di, dj], b.body)
+    }
+
+    #[test]
+    fn inner_dim_maps_to_x() {
+        let (m, g) = map(two_d());
+        assert_eq!(g.launch.block, [32, 8, 1]);
+        let params = [ParamValue::Int(20), ParamValue::Int(100), ParamValue::Pointer(0)];
+        assert_eq!(eval_uniform(&g.body, g.launch.grid[0], &params), Ok(ParamValue::Int(4)));
+        assert_eq!(eval_uniform(&g.body, g.launch.grid[1], &params), Ok(ParamValue::Int(3)));
+        let Some(Stmt::If { then, .. }) = g.body.block.iter().find(|s| matches!(s, Stmt::If { .. })) else { panic!("no guard") };
+        let text = crate::back::ir_text::grid_kernel_text(&m, &g);
+        assert!(text.contains("j = (int)((long long)0 + _gx);"), "{text}");
+        assert!(text.contains("i = (int)((long long)1 + _gy);"), "{text}");
+        assert!(text.contains("if ((_gx < (long long)m) && (_gy < (long long)n))"), "{text}");
+        assert_eq!(then.len(), 3);
+    }
+
+    #[test]
+    fn size_hints_round_up_to_a_power_of_two() {
+        let mut k = sum_kernel();
+        k.space[0].size_hint = Some(100);
+        assert_eq!(block_shape(&k, &PassConfig::default()), [128, 1, 1]);
+    }
+
+    #[test]
+    fn empty_space_is_one_thread_with_the_body_unchanged() {
+        let mut b = B::new();
+        let x = b.new_local("x", ScalarType::I32, LocalKind::Var);
+        let seven = b.int(7);
+        b.body.block.push(Stmt::Assign { local: x, value: seven });
+        let mut k = kernel("serial", vec![], vec![], b.body);
+        k.scalar_outputs.push((x, 0));
+        let (_, g) = map(k.clone());
+        assert_eq!(g.launch.block, [1, 1, 1]);
+        assert_eq!(eval_uniform(&g.body, g.launch.grid[0], &[]), Ok(ParamValue::Int(1)));
+        assert_eq!(g.body.block, k.body.block);
+        assert_eq!(g.scalar_outputs, vec![(x, 0)]);
+    }
+
+    #[test]
+    fn sequential_kernels_loop_in_one_thread() {
+        let mut k = sum_kernel();
+        k.sequential_reason = Some(SequentialReason { message: "test".into(), span: Default::default() });
+        let (mut m, g) = map(k);
+        assert_eq!(g.launch.block, [1, 1, 1]);
+        assert!(g.body.block.iter().any(|s| matches!(s, Stmt::Loop { range: Some(_), .. })));
+        assert!(matches!(g.body.block.last(), Some(Stmt::Store { array: ArrayRef::Partials(0), .. })));
+        m.grid_kernels.append(g);
+        assert_eq!(crate::valid::verify_module(&m), Ok(()));
+    }
+
+    #[test]
+    fn four_dims_fold_the_outer_ones_onto_z_and_verify() {
+        let mut b = B::new();
+        let vars: Vec<Handle<Local>> = ["a", "b", "c", "d"].iter().map(|n| b.loop_var(n)).collect();
+        let zero = b.int(0);
+        let n = b.param(0);
+        let dims: Vec<ParallelDim> = vars.iter().map(|v| b.dim(*v, zero, n)).collect();
+        let idx: Vec<Handle<Expr>> = vars.iter().map(|v| b.local(*v)).collect();
+        let v = b.float(1.0, ScalarType::F64);
+        let st = b.store(1, idx, v);
+        b.body.block.push(st);
+        let k = kernel("four", vec![scalar_param("n", 0), array_param("x", vec![None, Some(n), Some(n), Some(n)], 1)], dims, b.body);
+        let mut module = Module::default();
+        module.kernels.append(k);
+        assert_eq!(crate::opt::run_passes(&mut module, &PassConfig::default()), Ok(()));
+        let g = &module.grid_kernels[Handle::new(0)];
+        assert_eq!(g.launch.block, [32, 4, 2]);
+        // Z covers n*n positions: 5*5 = 25 over blocks of 2.
+        assert_eq!(eval_uniform(&g.body, g.launch.grid[2], &[ParamValue::Int(5), ParamValue::Pointer(0)]), Ok(ParamValue::Int(13)));
     }
 }
