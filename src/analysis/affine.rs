@@ -194,7 +194,7 @@ fn collect_single_assignments(body: &Body, block: &[Stmt], found: &mut HashMap<H
     }
 }
 
-fn count_assigns(block: &[Stmt], local: Handle<Local>) -> usize {
+pub(crate) fn count_assigns(block: &[Stmt], local: Handle<Local>) -> usize {
     block
         .iter()
         .map(|s| match s {
