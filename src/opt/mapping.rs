@@ -19,8 +19,9 @@
 //! each) and thread 0 writes the block's value to `Partials(n)[linear block id]`; the runtime
 //! combines the partials with the host variable.
 //!
-//! A kernel with no parallel dims, or one that must run sequentially (`sequential_reason`),
-//! becomes a one-thread grid; a sequential kernel's dims become counted loops around its body.
+//! A kernel with no parallel dims, or one that must run sequentially (`sequential_reason`, or
+//! scalar outputs the host reads back), becomes a one-thread grid; a sequential kernel's dims
+//! become counted loops around its body.
 //!
 //! Grid-level expressions (`ThreadIdx`, `BlockIdx`, `BlockDim`, `GridDim`) are typed `int`.
 
@@ -50,7 +51,8 @@ pub fn map_kernel(module: &Module, kernel: Handle<Kernel>, config: &PassConfig) 
     let one = m.int64(1);
     grid.launch.grid = [one, one, one];
 
-    if k.space.is_empty() || k.sequential_reason.is_some() {
+    // Scalar outputs are read from the one thread that ran, so their kernels run in one.
+    if k.space.is_empty() || k.sequential_reason.is_some() || !k.scalar_outputs.is_empty() {
         let mut block = m.reduction_inits(k);
         block.extend(m.sequential_loops(&k.space, k.body.block.clone()));
         for (n, r) in k.reductions.iter().enumerate() {
