@@ -6,3 +6,5 @@ pub mod device;
 pub mod sim;
 pub mod stats;
 pub mod value;
+#[cfg(test)]
+pub(crate) mod testing;
