@@ -5,9 +5,10 @@
 //! `X` (consecutive threads take consecutive iterations, so their accesses coalesce), the next
 //! `Y`, the next `Z`; with more than three dims, `Z` covers the product of all the outer ones
 //! and each thread recovers their variables by division and remainder. A block is a fixed
-//! power-of-two shape (`block_threads` or the dim's size hint in 1-D unless the dim is gang-level, 32x8 in 2-D, 32x4x2 in
-//! 3-D and beyond) and the grid has `ceil(trip / block)` blocks per axis, so the last block of
-//! an axis may have threads past the end. Every thread computes its global position
+//! power-of-two shape (in 1-D `block_threads`, or the dim's size hint unless the dim is
+//! gang-level, where the hint is `num_gangs`; 32x8 in 2-D; 32x4x2 in 3-D and beyond) and the
+//! grid has `ceil(trip / block)` blocks per axis, so the last block of an axis may have threads
+//! past the end. Every thread computes its global position
 //! `g = blockIdx * blockDim + threadIdx` per axis (in `long long`), and runs the original body
 //! only when `g < trip` on every axis (the *guard*), after setting each dim variable to
 //! `start + g * step`.
