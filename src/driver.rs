@@ -1,1 +1,326 @@
-//! (being written)
+//! The pipeline behind the CLI: compile the user's files to the IR (parse, lower, passes), build
+//! the host side into a shared object with the system C compiler, and run it against the
+//! runtime.
+//!
+//! Exit statuses of `yosegi run`: 0 when the program's `main` returned 0; 1 when it returned
+//! anything else (the driver says so on stderr) or a kernel faulted (the runtime ends the
+//! process); 2 for bad input (diagnostics). A program that calls `exit(n)` itself ends the
+//! `yosegi` process with status `n`, as it would when compiled by gcc: its `atexit` handlers,
+//! and the runtime's (flush stdio, then the runtime's report), run then.
+
+use std::ffi::{CString, c_char, c_int, c_void};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use crate::back::host_c::{self, HostProgram};
+use crate::diag::{Diagnostic, Diagnostics};
+use crate::front::ast::TranslationUnit;
+use crate::front::source::SourceSet;
+use crate::front::{self, PreprocessOptions};
+use crate::ir::Module;
+use crate::opt::{self, PassConfig};
+
+/// A program compiled to the IR, with everything the later steps need.
+pub struct CompiledProgram {
+    pub files: Vec<PathBuf>,
+    pub sources: SourceSet,
+    pub units: Vec<TranslationUnit>,
+    pub module: Module,
+    /// Warnings from every stage (the CLI prints them).
+    pub warnings: Vec<Diagnostic>,
+}
+
+/// Parses, lowers and maps the program. On failure the sources come back with the diagnostics
+/// so the caller can render them.
+pub fn compile(files: &[PathBuf], options: &PreprocessOptions) -> Result<CompiledProgram, (SourceSet, Diagnostics)> {
+    let parsed = front::parse_program(files, options)?;
+    let mut warnings = parsed.warnings;
+    let (mut module, lower_warnings) = match front::lower::lower_program(&parsed.sources, &parsed.units) {
+        Ok(result) => result,
+        Err(mut diags) => {
+            warnings.append(&mut diags.0);
+            return Err((parsed.sources, Diagnostics(warnings)));
+        }
+    };
+    warnings.extend(lower_warnings);
+    opt::run_passes(&mut module, &PassConfig::default());
+    Ok(CompiledProgram { files: files.to_vec(), sources: parsed.sources, units: parsed.units, module, warnings })
+}
+
+/// The host C of a compiled program.
+pub fn host_program(program: &CompiledProgram) -> HostProgram {
+    host_c::emit_host_program(&program.sources, &program.units, &program.module)
+}
+
+/// Writes the host program's files (and `yosegi_rt.h`, for whoever reads them) into `dir`.
+pub fn write_host_files(host: &HostProgram, dir: &Path) -> Result<(), Diagnostic> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Diagnostic::global_error(format!("cannot create directory {}: {e}", dir.display())))?;
+    let header = std::iter::once(("yosegi_rt.h", host_c::RUNTIME_HEADER));
+    for (name, code) in host.files.iter().map(|f| (f.name.as_str(), f.code.as_str())).chain(header) {
+        let path = dir.join(name);
+        std::fs::write(&path, code)
+            .map_err(|e| Diagnostic::global_error(format!("cannot write {}: {e}", path.display())))?;
+    }
+    Ok(())
+}
+
+/// The C compiler: `$CC` when set, else `cc`.
+fn c_compiler() -> String {
+    std::env::var("CC").ok().filter(|c| !c.trim().is_empty()).unwrap_or_else(|| "cc".to_string())
+}
+
+/// Builds the host side into `dir/program.so`.
+pub fn build_host(program: &CompiledProgram, dir: &Path) -> Result<PathBuf, Diagnostic> {
+    let host = host_program(program);
+    write_host_files(&host, dir)?;
+    let output = dir.join("program.so");
+    let compiler = c_compiler();
+    let mut cmd = Command::new(&compiler);
+    cmd.current_dir(dir).args(["-std=gnu11", "-O2", "-fPIC", "-shared", "-w", "-o", "program.so"]);
+    for file in &host.files {
+        cmd.arg(&file.name);
+    }
+    cmd.arg("-lm");
+    let result = cmd.output().map_err(|e| {
+        Diagnostic::global_error(format!("cannot run the C compiler `{compiler}`: {e}"))
+            .with_help("install a C compiler (gcc or clang) or point $CC at one")
+    })?;
+    if !result.status.success() {
+        let mut text = String::from_utf8_lossy(&result.stderr).into_owned();
+        text.push_str(&String::from_utf8_lossy(&result.stdout));
+        return Err(Diagnostic::global_error(format!(
+            "the C compiler failed on the program's host code:\n{}",
+            text.trim_end()
+        ))
+        .with_help("this is usually an error in the program itself; `gcc -fsyntax-only` on it shows the same"));
+    }
+    Ok(output)
+}
+
+/// A fresh scratch directory for one build, removed when dropped.
+pub struct ScratchDir {
+    path: PathBuf,
+}
+
+impl ScratchDir {
+    pub fn new() -> Result<ScratchDir, Diagnostic> {
+        static COUNTER: AtomicU32 = AtomicU32::new(0);
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let path = std::env::temp_dir().join(format!("yosegi-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&path);
+        std::fs::create_dir_all(&path)
+            .map_err(|e| Diagnostic::global_error(format!("cannot create {}: {e}", path.display())))?;
+        Ok(ScratchDir { path })
+    }
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
+
+/// Which device runs the kernels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Device {
+    Sim,
+}
+
+/// Whether the runtime prints its counters at exit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StatsReport {
+    Off,
+    AtExit,
+}
+
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    pub device: Device,
+    pub stats: StatsReport,
+    /// The program's own arguments (after `--`).
+    pub args: Vec<String>,
+}
+
+type EntryFn = unsafe extern "C" fn(*const c_void, c_int, *mut *mut c_char) -> c_int;
+
+/// Loads `program.so`, hands it the runtime table and runs the user's `main`. Returns `main`'s
+/// status; a program that calls `exit` does not come back here.
+pub fn run_program(program: &CompiledProgram, library: &Path, options: &RunOptions) -> Result<i32, Diagnostic> {
+    let argv0 = program.files.first().map(|p| p.display().to_string()).unwrap_or_else(|| "program".to_string());
+    let mut c_args = Vec::new();
+    for arg in std::iter::once(&argv0).chain(options.args.iter()) {
+        let c = CString::new(arg.as_str())
+            .map_err(|_| Diagnostic::global_error(format!("the program argument {arg:?} contains a NUL byte")))?;
+        c_args.push(c);
+    }
+    // C's argv: mutable strings, null-terminated list. The strings live until the process ends.
+    let mut argv: Vec<*mut c_char> = c_args.into_iter().map(CString::into_raw).collect();
+    let argc = argv.len() as c_int;
+    argv.push(std::ptr::null_mut());
+
+    // SAFETY: the library is the one `build_host` just compiled from the user's program; loading
+    // it runs no code of the program's beyond its (empty) constructors.
+    let lib = unsafe { libloading::Library::new(library) }
+        .map_err(|e| Diagnostic::global_error(format!("cannot load the program's host code: {e}")))?;
+    // SAFETY: `__yosegi_entry` is defined by the generated glue with exactly this signature.
+    let entry: EntryFn = unsafe { lib.get::<EntryFn>(b"__yosegi_entry\0") }
+        .map(|sym| *sym)
+        .map_err(|e| Diagnostic::global_error(format!("the program's host code has no entry point: {e}")))?;
+    // The program's atexit handlers live in the library: it stays loaded until the process ends.
+    std::mem::forget(lib);
+
+    let table = runtime_link::install(program, options);
+    let argv_ptr = argv.as_mut_ptr();
+    std::mem::forget(argv);
+    // SAFETY: the table outlives the program (it is 'static), argv is a valid C argv.
+    let status = unsafe { entry(table, argc, argv_ptr) };
+    Ok(status)
+}
+
+/// Ends the process the way C's `exit` does: the program's and the runtime's `atexit` handlers
+/// run (stdio is flushed) before the process ends with `status`.
+pub fn exit_process(status: i32) -> ! {
+    unsafe extern "C" {
+        fn exit(status: c_int) -> !;
+    }
+    // SAFETY: libc's exit; Rust's own stdout is flushed first.
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    unsafe { exit(status) }
+}
+
+/// The runtime table the program gets. Until the runtime's ABI module lands this is a host-only
+/// table: plain allocation, no regions (a program with no offloaded regions runs correctly).
+mod runtime_link {
+    use super::*;
+
+    #[repr(C)]
+    pub struct HostOnlyTable {
+        abi_version: c_int,
+        region: extern "C" fn(c_int, *mut c_void, c_int),
+        data_enter: extern "C" fn(c_int, *mut c_void, c_int),
+        data_exit: extern "C" fn(c_int, *mut c_void, c_int),
+        host_access: extern "C" fn(*const *const c_void, *const c_int, c_int),
+        host_access_all: extern "C" fn(),
+        malloc: unsafe extern "C" fn(usize) -> *mut c_void,
+        calloc: unsafe extern "C" fn(usize, usize) -> *mut c_void,
+        realloc: unsafe extern "C" fn(*mut c_void, usize) -> *mut c_void,
+        free: unsafe extern "C" fn(*mut c_void),
+        register_static: extern "C" fn(*mut c_void, i64, *const c_char),
+        at_exit: extern "C" fn(),
+        acc_get_num_devices: extern "C" fn(c_int) -> c_int,
+        acc_set_device_num: extern "C" fn(c_int, c_int),
+        acc_get_device_num: extern "C" fn(c_int) -> c_int,
+        acc_get_device_type: extern "C" fn() -> c_int,
+        acc_set_device_type: extern "C" fn(c_int),
+        acc_init: extern "C" fn(c_int),
+        acc_shutdown: extern "C" fn(c_int),
+        acc_on_device: extern "C" fn(c_int) -> c_int,
+        acc_wait_all: extern "C" fn(),
+        acc_wait: extern "C" fn(i64),
+    }
+
+    unsafe extern "C" {
+        fn malloc(n: usize) -> *mut c_void;
+        fn calloc(n: usize, size: usize) -> *mut c_void;
+        fn realloc(p: *mut c_void, n: usize) -> *mut c_void;
+        fn free(p: *mut c_void);
+    }
+
+    extern "C" fn no_region(id: c_int, _: *mut c_void, _: c_int) {
+        eprintln!("yosegi: region {id} cannot run: this build has no device runtime yet");
+        exit_process(1);
+    }
+    extern "C" fn no_access(_: *const *const c_void, _: *const c_int, _: c_int) {}
+    extern "C" fn nothing() {}
+    extern "C" fn no_static(_: *mut c_void, _: i64, _: *const c_char) {}
+    extern "C" fn num_devices(_: c_int) -> c_int {
+        0
+    }
+    extern "C" fn ignore_int(_: c_int) {}
+    extern "C" fn ignore_two(_: c_int, _: c_int) {}
+    /// `acc_device_host`
+    extern "C" fn device_type() -> c_int {
+        2
+    }
+    extern "C" fn on_device(t: c_int) -> c_int {
+        (t == 2) as c_int
+    }
+    extern "C" fn ignore_queue(_: i64) {}
+
+    static TABLE: HostOnlyTable = HostOnlyTable {
+        abi_version: 1,
+        region: no_region,
+        data_enter: no_region,
+        data_exit: no_region,
+        host_access: no_access,
+        host_access_all: nothing,
+        malloc,
+        calloc,
+        realloc,
+        free,
+        register_static: no_static,
+        at_exit: nothing,
+        acc_get_num_devices: num_devices,
+        acc_set_device_num: ignore_two,
+        acc_get_device_num: num_devices,
+        acc_get_device_type: device_type,
+        acc_set_device_type: ignore_int,
+        acc_init: ignore_int,
+        acc_shutdown: ignore_int,
+        acc_on_device: on_device,
+        acc_wait_all: nothing,
+        acc_wait: ignore_queue,
+    };
+
+    pub fn install(program: &CompiledProgram, options: &RunOptions) -> *const c_void {
+        let _ = (program, options);
+        &TABLE as *const HostOnlyTable as *const c_void
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compiler_errors_become_a_diagnostic_with_the_output() {
+        let dir = ScratchDir::new().unwrap();
+        let sources = SourceSet {
+            units: vec![crate::front::source::SourceUnit { path: "bad.c".into(), text: "int main( { }\n".into() }],
+        };
+        let program = CompiledProgram {
+            files: vec![],
+            sources,
+            units: vec![TranslationUnit { tu: 0, items: vec![] }],
+            module: Module::default(),
+            warnings: vec![],
+        };
+        let err = build_host(&program, dir.path()).unwrap_err();
+        assert!(err.message.contains("the C compiler failed"), "{}", err.message);
+        assert!(err.message.contains("tu0_bad.c"), "{}", err.message);
+        assert!(dir.path().join("yosegi_rt.h").exists());
+    }
+
+    #[test]
+    fn a_program_without_regions_builds_and_runs() {
+        let dir = ScratchDir::new().unwrap();
+        let text = "int main(int argc, char **argv) { int *p = malloc(4); *p = argc; free(p); return argc + 40; }\n";
+        let sources = SourceSet { units: vec![crate::front::source::SourceUnit { path: "ok.c".into(), text: text.into() }] };
+        let program = CompiledProgram {
+            files: vec!["ok.c".into()],
+            sources,
+            units: vec![TranslationUnit { tu: 0, items: vec![] }],
+            module: Module::default(),
+            warnings: vec![],
+        };
+        let lib = build_host(&program, dir.path()).unwrap();
+        let options = RunOptions { device: Device::Sim, stats: StatsReport::Off, args: vec!["x".into()] };
+        assert_eq!(run_program(&program, &lib, &options).unwrap(), 42);
+    }
+}
