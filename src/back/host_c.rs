@@ -1113,6 +1113,16 @@ impl<'a> UnitEmitter<'a> {
     }
 
     fn stmt(&mut self, s: &ast::Stmt, placement: Placement) {
+        if let StmtKind::Acc { body, .. } = &s.kind
+            && self.region_at(s).is_none()
+        {
+            // A construct left to the host: its pragma line is commented out, its statement is
+            // plain host code.
+            if let Some(body) = body {
+                self.stmt(body, placement);
+            }
+            return;
+        }
         if self.region_at(s).is_some() {
             // A region's statement runs through the runtime; a data region's body is host code.
             if let StmtKind::Acc { body: Some(body), .. } = &s.kind
@@ -1214,6 +1224,14 @@ impl<'a> UnitEmitter<'a> {
 
     /// A statement that launches nothing: one hook before it covering everything it touches.
     fn host_stmt(&mut self, s: &ast::Stmt, placement: Placement) {
+        match &s.kind {
+            // The hook goes after the label, where control arrives.
+            StmtKind::Case { body, .. } | StmtKind::Default { body } | StmtKind::Labeled { body, .. } => {
+                return self.host_stmt(body, placement);
+            }
+            StmtKind::Acc { body: Some(body), .. } => return self.host_stmt(body, placement),
+            _ => {}
+        }
         let (accesses, assigned, declared) = self.collect(&mut |c| c.stmt(s));
         if accesses.is_empty() {
             return;
@@ -1257,8 +1275,13 @@ impl<'a> UnitEmitter<'a> {
         let count = region.args.len();
         let id = region.id;
         let mut pieces = Vec::new();
-        match (&region.kind, region.body_span) {
-            (RegionKind::Data { .. }, Some(body)) if body.lo >= span.lo && body.hi <= span.hi => {
+        let data_body = match (&region.kind, region.body_span) {
+            (RegionKind::Data { .. }, Some(body)) if body.lo >= span.lo && body.hi <= span.hi => Some(body),
+            (RegionKind::Data { .. }, _) => Some(Span::new(span.tu, self.statement_after_directive(span), span.hi)),
+            _ => None,
+        };
+        match data_body {
+            Some(body) => {
                 let head = &self.text[span.lo as usize..body.lo as usize];
                 let tail = &self.text[body.hi as usize..span.hi as usize];
                 let enter = format!("{{ {decl}__yosegi_rt->data_enter({id}, {args_ref}, {count}); ");
