@@ -529,6 +529,9 @@ struct Access {
     idents: Vec<String>,
     /// The base expression has side effects or calls: it cannot be evaluated again in a hook.
     impure: bool,
+    /// Evaluating the base reads memory (`mt->m`, `grid[i]`), and the statement reads it only
+    /// under a condition (`p && p->v[0]`): the hook could fault where the program does not.
+    guarded_load: bool,
 }
 
 /// Collects the accesses of one host statement, walking it with its own declarations in scope.
@@ -541,26 +544,40 @@ struct Collector<'a> {
     /// Variables declared or assigned inside the statement.
     assigned: HashSet<String>,
     declared: HashSet<String>,
+    /// Inside `&&`/`||` right operands, `?:` arms, `if` branches and `switch` bodies.
+    conditional_depth: u32,
 }
 
 impl<'a> Collector<'a> {
+    fn conditionally(&mut self, f: impl FnOnce(&mut Self)) {
+        self.conditional_depth += 1;
+        f(self);
+        self.conditional_depth -= 1;
+    }
+
     fn record(&mut self, base: &ast::Expr, mode: u8) {
         let text = self.sources.text(base.span).trim().to_string();
+        let conditional = self.conditional_depth > 0;
         if let Some(existing) = self.accesses.iter_mut().find(|a| a.text == text) {
             existing.mode |= mode;
+            existing.guarded_load &= conditional;
             return;
         }
         let mut idents = Vec::new();
         let mut impure = false;
+        let mut loads = false;
         visit_expr(base, &mut |e| match &e.kind {
             ExprKind::Ident(n) => idents.push(n.clone()),
+            ExprKind::Index { .. } | ExprKind::Member { arrow: true, .. } | ExprKind::Unary { op: UnaryOp::Deref, .. } => {
+                loads = true
+            }
             ExprKind::Assign { .. } | ExprKind::Call { .. } | ExprKind::CompoundLiteral { .. } => impure = true,
             ExprKind::Unary { op: UnaryOp::PreInc | UnaryOp::PreDec | UnaryOp::PostInc | UnaryOp::PostDec, .. } => {
                 impure = true
             }
             _ => {}
         });
-        self.accesses.push(Access { text, mode, idents, impure });
+        self.accesses.push(Access { text, mode, idents, impure, guarded_load: loads && conditional });
     }
 
     fn type_of(&mut self, e: &ast::Expr) -> CType {
@@ -748,14 +765,20 @@ impl<'a> Collector<'a> {
                 self.address_of(operand)
             }
             ExprKind::Unary { operand, .. } => self.rvalue(operand),
+            ExprKind::Binary { op: ast::BinaryOp::LogAnd | ast::BinaryOp::LogOr, lhs, rhs } => {
+                self.rvalue(lhs);
+                self.conditionally(|c| c.rvalue(rhs));
+            }
             ExprKind::Binary { lhs, rhs, .. } => {
                 self.rvalue(lhs);
                 self.rvalue(rhs);
             }
             ExprKind::Conditional { cond, then, otherwise } => {
                 self.rvalue(cond);
-                self.rvalue(then);
-                self.rvalue(otherwise);
+                self.conditionally(|c| {
+                    c.rvalue(then);
+                    c.rvalue(otherwise);
+                });
             }
             ExprKind::Cast { expr, .. } => self.rvalue(expr),
             ExprKind::CompoundLiteral { init, .. } => self.initializer(init),
@@ -865,12 +888,20 @@ impl<'a> Collector<'a> {
             StmtKind::Decl(d) => self.declaration(d),
             StmtKind::If { cond, then, otherwise } => {
                 self.rvalue(cond);
-                self.stmt(then);
-                if let Some(o) = otherwise {
-                    self.stmt(o);
-                }
+                self.conditionally(|c| {
+                    c.stmt(then);
+                    if let Some(o) = otherwise {
+                        c.stmt(o);
+                    }
+                });
             }
-            StmtKind::While { cond, body } | StmtKind::DoWhile { body, cond } | StmtKind::Switch { cond, body } => {
+            StmtKind::Switch { cond, body } => {
+                self.rvalue(cond);
+                self.conditionally(|c| c.stmt(body));
+            }
+            // Loop bodies count as run: a loop over `mt->m` with `mt` null is not a program we
+            // protect against.
+            StmtKind::While { cond, body } | StmtKind::DoWhile { body, cond } => {
                 self.rvalue(cond);
                 self.stmt(body);
             }
@@ -1090,6 +1121,7 @@ impl<'a> UnitEmitter<'a> {
             accesses: Vec::new(),
             assigned: HashSet::new(),
             declared: HashSet::new(),
+            conditional_depth: 0,
         };
         walk(&mut c);
         let result = (c.accesses, c.assigned, c.declared);
@@ -1237,7 +1269,7 @@ impl<'a> UnitEmitter<'a> {
             return;
         }
         let mentions = |set: &HashSet<String>| accesses.iter().any(|a| a.idents.iter().any(|i| set.contains(i)));
-        let impure = accesses.iter().any(|a| a.impure);
+        let impure = accesses.iter().any(|a| a.impure || a.guarded_load);
         let valid_before = if Self::is_loop(s) {
             // Hoisted out of the loop: each base must stay the same object every iteration.
             !impure && !mentions(&assigned) && !mentions(&declared)
@@ -1349,7 +1381,7 @@ impl<'a> UnitEmitter<'a> {
 
 /// A hook for accesses that can all be evaluated before the statement, else `host_access_all`.
 fn pure_hook(accesses: &[Access]) -> Option<String> {
-    if accesses.iter().any(|a| a.impure) {
+    if accesses.iter().any(|a| a.impure || a.guarded_load) {
         return Some(HOOK_ALL.to_string());
     }
     hook_call(accesses)
