@@ -81,18 +81,16 @@ fn check_pair(kernel: &Kernel, parallel: &[Handle<Local>], w: &ArrayAccess, r: &
     if w.indices.iter().any(|i| i.as_affine().is_none()) {
         return Err(format!("`{wt}` writes through an irregular index, so different iterations may write the same element"));
     }
-    if !same_ref {
-        if let Some((var, distance)) = distance(&pairs, parallel) {
-            let step = kernel.space.iter().find(|d| d.var == var).map_or(1, |d| d.step.signum());
-            let name = var_name(var);
-            return Err(if r.kind == AccessKind::Write {
-                format!("`{wt}` and `{rt}` write the same element in different iterations (distance {} along `{name}`)", distance.abs())
-            } else if distance * step < 0 {
-                format!("`{rt}` reads the value `{wt}` writes in an earlier iteration (distance {} along `{name}`)", distance.abs())
-            } else {
-                format!("`{rt}` reads an element that `{wt}` overwrites in a later iteration (distance {} along `{name}`)", distance.abs())
-            });
-        }
+    if !same_ref && let Some((var, distance)) = distance(&pairs, parallel) {
+        let step = kernel.space.iter().find(|d| d.var == var).map_or(1, |d| d.step.signum());
+        let name = var_name(var);
+        return Err(if r.kind == AccessKind::Write {
+            format!("`{wt}` and `{rt}` write the same element in different iterations (distance {} along `{name}`)", distance.abs())
+        } else if distance * step < 0 {
+            format!("`{rt}` reads the value `{wt}` writes in an earlier iteration (distance {} along `{name}`)", distance.abs())
+        } else {
+            format!("`{rt}` reads an element that `{wt}` overwrites in a later iteration (distance {} along `{name}`)", distance.abs())
+        });
     }
     let name = var_name(*free);
     Err(if same_ref {
