@@ -11,6 +11,7 @@
 use std::ffi::{CString, c_char, c_int, c_void};
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use crate::back::host_c::{self, HostProgram};
@@ -20,6 +21,7 @@ use crate::front::source::SourceSet;
 use crate::front::{self, PreprocessOptions};
 use crate::ir::Module;
 use crate::opt::{self, PassConfig};
+use crate::runtime::{ColorMode, DeviceKind, Runtime, RuntimeConfig, StatsMode, abi};
 
 /// A program compiled to the IR, with everything the later steps need.
 pub struct CompiledProgram {
@@ -44,7 +46,13 @@ pub fn compile(files: &[PathBuf], options: &PreprocessOptions) -> Result<Compile
         }
     };
     warnings.extend(lower_warnings);
-    opt::run_passes(&mut module, &PassConfig::default());
+    if let Err(message) = opt::run_passes(&mut module, &PassConfig::default()) {
+        warnings.push(
+            Diagnostic::global_error(format!("internal compiler error in the optimisation passes: {message}"))
+                .with_help("please report this with the program; removing the region's directives runs it on the host"),
+        );
+        return Err((parsed.sources, Diagnostics(warnings)));
+    }
     Ok(CompiledProgram { files: files.to_vec(), sources: parsed.sources, units: parsed.units, module, warnings })
 }
 
@@ -194,7 +202,7 @@ pub fn run_program(program: &CompiledProgram, library: &Path, options: &RunOptio
     // The program's atexit handlers live in the library: it stays loaded until the process ends.
     std::mem::forget(lib);
 
-    let table = runtime_link::install(program, options);
+    let table = install_runtime(program, options);
     let argv_ptr = argv.as_mut_ptr();
     std::mem::forget(argv);
     // SAFETY: the table outlives the program (it is 'static), argv is a valid C argv.
@@ -214,94 +222,21 @@ pub fn exit_process(status: i32) -> ! {
     unsafe { exit(status) }
 }
 
-/// The runtime table the program gets. Until the runtime's ABI module lands this is a host-only
-/// table: plain allocation, no regions (a program with no offloaded regions runs correctly).
-mod runtime_link {
-    use super::*;
-
-    #[repr(C)]
-    pub struct HostOnlyTable {
-        abi_version: c_int,
-        region: extern "C" fn(c_int, *mut c_void, c_int),
-        data_enter: extern "C" fn(c_int, *mut c_void, c_int),
-        data_exit: extern "C" fn(c_int, *mut c_void, c_int),
-        host_access: extern "C" fn(*const *const c_void, *const c_int, c_int),
-        host_access_all: extern "C" fn(),
-        malloc: unsafe extern "C" fn(usize) -> *mut c_void,
-        calloc: unsafe extern "C" fn(usize, usize) -> *mut c_void,
-        realloc: unsafe extern "C" fn(*mut c_void, usize) -> *mut c_void,
-        free: unsafe extern "C" fn(*mut c_void),
-        register_static: extern "C" fn(*mut c_void, i64, *const c_char),
-        at_exit: extern "C" fn(),
-        acc_get_num_devices: extern "C" fn(c_int) -> c_int,
-        acc_set_device_num: extern "C" fn(c_int, c_int),
-        acc_get_device_num: extern "C" fn(c_int) -> c_int,
-        acc_get_device_type: extern "C" fn() -> c_int,
-        acc_set_device_type: extern "C" fn(c_int),
-        acc_init: extern "C" fn(c_int),
-        acc_shutdown: extern "C" fn(c_int),
-        acc_on_device: extern "C" fn(c_int) -> c_int,
-        acc_wait_all: extern "C" fn(),
-        acc_wait: extern "C" fn(i64),
-    }
-
-    unsafe extern "C" {
-        fn malloc(n: usize) -> *mut c_void;
-        fn calloc(n: usize, size: usize) -> *mut c_void;
-        fn realloc(p: *mut c_void, n: usize) -> *mut c_void;
-        fn free(p: *mut c_void);
-    }
-
-    extern "C" fn no_region(id: c_int, _: *mut c_void, _: c_int) {
-        eprintln!("yosegi: region {id} cannot run: this build has no device runtime yet");
-        exit_process(1);
-    }
-    extern "C" fn no_access(_: *const *const c_void, _: *const c_int, _: c_int) {}
-    extern "C" fn nothing() {}
-    extern "C" fn no_static(_: *mut c_void, _: i64, _: *const c_char) {}
-    extern "C" fn num_devices(_: c_int) -> c_int {
-        0
-    }
-    extern "C" fn ignore_int(_: c_int) {}
-    extern "C" fn ignore_two(_: c_int, _: c_int) {}
-    /// `acc_device_host`
-    extern "C" fn device_type() -> c_int {
-        2
-    }
-    extern "C" fn on_device(t: c_int) -> c_int {
-        (t == 2) as c_int
-    }
-    extern "C" fn ignore_queue(_: i64) {}
-
-    static TABLE: HostOnlyTable = HostOnlyTable {
-        abi_version: 1,
-        region: no_region,
-        data_enter: no_region,
-        data_exit: no_region,
-        host_access: no_access,
-        host_access_all: nothing,
-        malloc,
-        calloc,
-        realloc,
-        free,
-        register_static: no_static,
-        at_exit: nothing,
-        acc_get_num_devices: num_devices,
-        acc_set_device_num: ignore_two,
-        acc_get_device_num: num_devices,
-        acc_get_device_type: device_type,
-        acc_set_device_type: ignore_int,
-        acc_init: ignore_int,
-        acc_shutdown: ignore_int,
-        acc_on_device: on_device,
-        acc_wait_all: nothing,
-        acc_wait: ignore_queue,
+/// Installs the process's runtime for this program and returns the table for its glue.
+fn install_runtime(program: &CompiledProgram, options: &RunOptions) -> *const c_void {
+    use std::io::IsTerminal;
+    let config = RuntimeConfig {
+        device: match options.device {
+            Device::Sim => DeviceKind::Sim,
+        },
+        stats: match options.stats {
+            StatsReport::Off => StatsMode::Off,
+            StatsReport::AtExit => StatsMode::Print,
+        },
+        color: if std::io::stderr().is_terminal() { ColorMode::Always } else { ColorMode::Never },
     };
-
-    pub fn install(program: &CompiledProgram, options: &RunOptions) -> *const c_void {
-        let _ = (program, options);
-        &TABLE as *const HostOnlyTable as *const c_void
-    }
+    let runtime = Runtime::new(Arc::new(program.module.clone()), Arc::new(program.sources.clone()), config);
+    abi::install(runtime) as *const abi::YosegiRuntime as *const c_void
 }
 
 #[cfg(test)]
