@@ -238,3 +238,93 @@ fn implicit_moves(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::testing::{B, array_param, kernel, scalar_param};
+    use crate::diag::Span;
+    use crate::front::source::{SourceSet, SourceUnit};
+    use crate::ir::{HostArg, HostArgKind, Stmt};
+
+    /// `y[i] = x[i] + y[i]` for `i < n`, with `copyin(x[0:n])` and `y` left to coherence.
+    fn saxpy_program() -> CompiledProgram {
+        let mut b = B::new();
+        let i = b.loop_var("i");
+        let zero = b.int(0);
+        let n = b.param(0);
+        let dim = b.dim(i, zero, n);
+        let xi = b.var_plus(i, 0);
+        let x = b.load(1, vec![xi]);
+        let yi = b.var_plus(i, 0);
+        let y = b.load(2, vec![yi]);
+        let sum = b.add(x, y);
+        let yi2 = b.var_plus(i, 0);
+        let store: Stmt = b.store(2, vec![yi2], sum);
+        b.body.block.push(store);
+        let k = kernel(
+            "main_l5",
+            vec![scalar_param("n", 0), array_param("x", vec![None], 1), array_param("y", vec![None], 2)],
+            vec![dim],
+            b.body,
+        );
+        let mut module = Module::default();
+        let handle = module.kernels.append(k);
+        let arg = |e: &str, kind| HostArg { c_expr: e.into(), kind, size_expr: None };
+        module.regions.push(Region {
+            id: 0,
+            span: Span::new(0, 0, 1),
+            body_span: None,
+            kind: RegionKind::Compute {
+                kernels: vec![handle],
+                data: vec![DataSection {
+                    kind: DataClauseKind::CopyIn,
+                    base: 1,
+                    lo: Some(3),
+                    len: Some(0),
+                    elem_size: 8,
+                    name: "x".into(),
+                    span: Span::new(0, 0, 1),
+                }],
+            },
+            args: vec![
+                arg("n", HostArgKind::Int),
+                arg("x", HostArgKind::Pointer),
+                arg("y", HostArgKind::Pointer),
+                arg("0", HostArgKind::Int),
+            ],
+            if_arg: None,
+            function: "main".into(),
+        });
+        crate::opt::run_passes(&mut module, &crate::opt::PassConfig::default()).unwrap();
+        CompiledProgram {
+            files: vec!["prog.c".into()],
+            sources: SourceSet { units: vec![SourceUnit { path: "prog.c".into(), text: "# 1 \"prog.c\"\nint main(void) { return 0; }\n".into() }] },
+            units: vec![],
+            module,
+            warnings: vec![],
+        }
+    }
+
+    #[test]
+    fn explains_kernels_accesses_and_data_moves() {
+        let text = explain(&saxpy_program());
+        assert!(text.starts_with("region 0 (main, "), "{text}");
+        assert!(text.contains("): compute, 1 kernel\n"), "{text}");
+        assert!(text.contains("  kernel main_l5\n"), "{text}");
+        assert!(text.contains("    parallel: i from 0 step 1, n iterations [auto]\n"), "{text}");
+        assert!(text.contains("    mapping: blocks of 256x1x1 threads"), "{text}");
+        assert!(text.contains("    array x: read x[i] affine\n"), "{text}");
+        assert!(text.contains("    array y: read y[i] affine; write y[i] affine\n"), "{text}");
+        assert!(text.contains("  data: copyin x[0:n] -> device at region entry\n"), "{text}");
+        assert!(text.contains("  implicit: y: read and written by kernel"), "{text}");
+        assert!(!text.contains("implicit: x"), "x has a data clause:\n{text}");
+    }
+
+    #[test]
+    fn a_program_without_regions_says_so() {
+        let mut program = saxpy_program();
+        program.module = Module::default();
+        assert_eq!(explain(&program), "no offloaded regions: the whole program runs on the host\n");
+    }
+}
