@@ -757,13 +757,7 @@ impl<'a> Collector<'a> {
                 self.note_assigned(operand);
                 self.access_lvalue(operand, READ | WRITE);
             }
-            ExprKind::Unary { op: UnaryOp::AddrOf, operand } => {
-                // `&x` may let anything write `x` later; a scalar's address is not tracked.
-                if let ExprKind::Ident(n) = &operand.kind {
-                    self.assigned.insert(n.clone());
-                }
-                self.address_of(operand)
-            }
+            ExprKind::Unary { op: UnaryOp::AddrOf, operand } => self.address_of(operand),
             ExprKind::Unary { operand, .. } => self.rvalue(operand),
             ExprKind::Binary { op: ast::BinaryOp::LogAnd | ast::BinaryOp::LogOr, lhs, rhs } => {
                 self.rvalue(lhs);
@@ -804,6 +798,16 @@ impl<'a> Collector<'a> {
             }
         };
         for (i, arg) in args.iter().enumerate() {
+            // A callee given `&x` may change `x` (and so what `x.m` points to).
+            let mut stripped = arg;
+            while let ExprKind::Cast { expr, .. } = &stripped.kind {
+                stripped = expr;
+            }
+            if let ExprKind::Unary { op: UnaryOp::AddrOf, operand } = &stripped.kind
+                && let ExprKind::Ident(n) = &operand.kind
+            {
+                self.assigned.insert(n.clone());
+            }
             self.rvalue(arg);
             let mode = match effect {
                 LibraryEffect::None => 0,
