@@ -99,8 +99,19 @@ fn c_compiler() -> String {
     std::env::var("CC").ok().filter(|c| !c.trim().is_empty()).unwrap_or_else(|| "cc".to_string())
 }
 
+fn defines_main(program: &CompiledProgram) -> bool {
+    program.units.iter().flat_map(|u| &u.items).any(|item| {
+        matches!(item, crate::front::ast::ExternalDecl::Function(f) if f.declarator.name.as_deref() == Some("main"))
+    })
+}
+
 /// Builds the host side into `dir/program.so`.
 pub fn build_host(program: &CompiledProgram, dir: &Path) -> Result<PathBuf, Diagnostic> {
+    if !defines_main(program) {
+        let files: Vec<String> = program.files.iter().map(|f| f.display().to_string()).collect();
+        return Err(Diagnostic::global_error(format!("no `main` function in {}", files.join(", ")))
+            .with_help("give every file of the program on the command line: `yosegi run main.c util.c`"));
+    }
     let host = host_program(program);
     write_host_files(&host, dir)?;
     let output = dir.join("program.so");
@@ -243,39 +254,39 @@ fn install_runtime(program: &CompiledProgram, options: &RunOptions) -> *const c_
 mod tests {
     use super::*;
 
+    fn compile_source(dir: &Path, name: &str, code: &str) -> CompiledProgram {
+        let path = dir.join(name);
+        std::fs::write(&path, code).unwrap();
+        compile(&[path], &PreprocessOptions::default())
+            .unwrap_or_else(|(sources, d)| panic!("{}", crate::diag::render(&sources, &d.0, false)))
+    }
+
     #[test]
     fn compiler_errors_become_a_diagnostic_with_the_output() {
         let dir = ScratchDir::new().unwrap();
-        let sources = SourceSet {
-            units: vec![crate::front::source::SourceUnit { path: "bad.c".into(), text: "int main( { }\n".into() }],
-        };
-        let program = CompiledProgram {
-            files: vec![],
-            sources,
-            units: vec![TranslationUnit { tu: 0, items: vec![] }],
-            module: Module::default(),
-            warnings: vec![],
-        };
+        // Parses (the parser does not check types), but the C compiler refuses it.
+        let program = compile_source(dir.path(), "bad.c", "struct s { int x; };\nint main(void) { struct s v; return v.y; }\n");
         let err = build_host(&program, dir.path()).unwrap_err();
         assert!(err.message.contains("the C compiler failed"), "{}", err.message);
-        assert!(err.message.contains("tu0_bad.c"), "{}", err.message);
+        assert!(err.message.contains("bad.c"), "{}", err.message);
         assert!(dir.path().join("yosegi_rt.h").exists());
+    }
+
+    #[test]
+    fn a_program_without_main_is_refused() {
+        let dir = ScratchDir::new().unwrap();
+        let program = compile_source(dir.path(), "lib.c", "int twice(int x) { return 2 * x; }\n");
+        let err = build_host(&program, dir.path()).unwrap_err();
+        assert!(err.message.contains("no `main` function"), "{}", err.message);
     }
 
     #[test]
     fn a_program_without_regions_builds_and_runs() {
         let dir = ScratchDir::new().unwrap();
-        let text = "int main(int argc, char **argv) { int *p = malloc(4); *p = argc; free(p); return argc + 40; }\n";
-        let sources = SourceSet { units: vec![crate::front::source::SourceUnit { path: "ok.c".into(), text: text.into() }] };
-        let program = CompiledProgram {
-            files: vec!["ok.c".into()],
-            sources,
-            units: vec![TranslationUnit { tu: 0, items: vec![] }],
-            module: Module::default(),
-            warnings: vec![],
-        };
+        let code = "#include <stdlib.h>\nint main(int argc, char **argv) {\n    int *p = malloc(sizeof(int));\n    *p = argc + atoi(argv[1]);\n    int r = *p;\n    free(p);\n    return r;\n}\n";
+        let program = compile_source(dir.path(), "ok.c", code);
         let lib = build_host(&program, dir.path()).unwrap();
-        let options = RunOptions { device: Device::Sim, stats: StatsReport::Off, args: vec!["x".into()] };
+        let options = RunOptions { device: Device::Sim, stats: StatsReport::Off, args: vec!["40".into()] };
         assert_eq!(run_program(&program, &lib, &options).unwrap(), 42);
     }
 }
