@@ -1041,8 +1041,11 @@ fn array_size_known(declarator: &Declarator, has_init: bool) -> bool {
     }
 }
 
+/// A walk over some expressions: calls its argument on each.
+type ExprWalk<'w> = dyn FnMut(&mut dyn FnMut(&ast::Expr)) + 'w;
+
 impl<'a> UnitEmitter<'a> {
-    fn rename_allocators_in(&mut self, walk: &mut dyn FnMut(&mut dyn FnMut(&ast::Expr))) {
+    fn rename_allocators_in(&mut self, walk: &mut ExprWalk) {
         let mut edits = Vec::new();
         walk(&mut |e| {
             if let ExprKind::Call { callee, .. } = &e.kind
