@@ -219,6 +219,8 @@ impl Walker<'_> {
                 }
                 self.conditionally(|w| w.block(continuing));
                 let stops_early = contains_exit(body);
+                // A variable the body assigns itself does not follow the range.
+                let range = range.as_ref().filter(|r| crate::analysis::affine::count_assigns(body, r.var) == 0);
                 let pushed = if let Some(r) = range {
                     self.loops.push(LoopBound {
                         var: r.var,

@@ -111,6 +111,7 @@ impl DirectiveParser<'_, '_> {
         };
         self.p.bump();
         let next_is = |dp: &Self, w: &str| dp.p.is_word(w);
+        let name_span_start = name_tok.span;
         let kind = match name.as_str() {
             "parallel" | "kernels" | "serial" if next_is(self, "loop") => {
                 self.p.bump();
@@ -180,12 +181,15 @@ impl DirectiveParser<'_, '_> {
                 DirectiveKind::Cache(self.data_list("cache")?)
             }
             _ => {
-                return Err(Diagnostic::error(name_tok.span, format!("unknown OpenACC directive `{name}`"))
+                return Err(Diagnostic::error(name_tok.span, format!("unknown directive `{name}` after `#pragma acc`"))
                     .with_help(format!("directives: {DIRECTIVE_NAMES}")));
             }
         };
+        // `enter data` and the like: both words.
+        let name_span = name_span_start.to(self.p.prev_span());
         let allowed = allowed_clauses(&kind);
         let mut clauses = Vec::new();
+        let mut seen: Vec<&'static str> = Vec::new();
         loop {
             self.p.eat_punct(",");
             if self.p.at_eof() {
@@ -204,6 +208,8 @@ impl DirectiveParser<'_, '_> {
                 let written = clause_tok.ident().unwrap_or(canonical);
                 return Err(Diagnostic::error(span, format!("`{written}` is not allowed on `{dname}`")).with_help(help));
             }
+            check_combination(&kind, &seen, canonical, clause.span)?;
+            seen.push(canonical);
             clauses.push(clause);
         }
         let span = self.pragma;
@@ -214,17 +220,17 @@ impl DirectiveParser<'_, '_> {
             })
         };
         let required: Option<(&[&str], &str)> = match kind {
-            DirectiveKind::Update => Some((&["host", "device"], "`host`, `self` or `device`")),
-            DirectiveKind::EnterData => Some((&["copyin", "create"], "`copyin` or `create`")),
-            DirectiveKind::ExitData => Some((&["copyout", "delete"], "`copyout` or `delete`")),
-            DirectiveKind::HostData => Some((&["use_device"], "`use_device`")),
+            DirectiveKind::Update => Some((&["host", "device"], "a `host`, `self` or `device` clause")),
+            DirectiveKind::EnterData => Some((&["copyin", "create"], "a `copyin` or `create` clause")),
+            DirectiveKind::ExitData => Some((&["copyout", "delete"], "a `copyout` or `delete` clause")),
+            DirectiveKind::HostData => Some((&["use_device"], "a `use_device` clause")),
             _ => None,
         };
         if let Some((names, words)) = required
             && !has(names)
         {
             let dname = directive_name(&kind);
-            return Err(Diagnostic::error(span, format!("`{dname}` needs at least one of {words}"))
+            return Err(Diagnostic::error(name_span, format!("`{dname}` needs {words}"))
                 .with_help(format!("e.g. `#pragma acc {dname} {}(a[0:n])`", names[0])));
         }
         Ok(Directive { kind, clauses, span })
@@ -341,9 +347,13 @@ impl DirectiveParser<'_, '_> {
                     self.p.expect_punct(")", "to close `tile(...)`")?;
                     ("tile", ClauseKind::Tile(sizes))
                 }
+                w if UNSUPPORTED_CLAUSES.contains(&w) => {
+                    return Err(Diagnostic::error(t.span, format!("the `{word}` clause is not supported by yosegi"))
+                        .with_help("remove it; yosegi targets one device type and manages attachment itself"));
+                }
                 _ => {
                     let dname = directive_name(directive);
-                    return Err(Diagnostic::error(t.span, format!("unknown OpenACC clause `{word}`"))
+                    return Err(Diagnostic::error(t.span, format!("unknown clause `{word}`"))
                         .with_help(if allowed.is_empty() { format!("`{dname}` takes no clauses") } else { format!("`{dname}` accepts: {}", allowed.join(", ")) }));
                 }
             }
@@ -516,6 +526,44 @@ impl DirectiveParser<'_, '_> {
     }
 }
 
+/// OpenACC clauses that exist but that yosegi does not implement (a clearer message than
+/// "unknown clause").
+const UNSUPPORTED_CLAUSES: &[&str] = &[
+    "device_type", "dtype", "no_create", "attach", "detach", "nohost", "bind", "device_resident", "link",
+    "device_num", "default_async",
+];
+
+/// Clauses that may appear once per directive, and the loop-parallelism clauses that exclude
+/// each other (OpenACC 2.7, 2.9: `seq` excludes `gang`/`worker`/`vector`; at most one of
+/// `seq`, `auto`, `independent`).
+fn check_combination(kind: &DirectiveKind, seen: &[&'static str], clause: &'static str, span: Span) -> PResult<()> {
+    let dname = directive_name(kind);
+    const ONCE: &[&str] = &[
+        "collapse", "if", "default", "async", "num_gangs", "num_workers", "vector_length", "gang", "worker", "vector",
+        "seq", "auto", "independent", "tile", "finalize", "if_present",
+    ];
+    if ONCE.contains(&clause) && seen.contains(&clause) {
+        return Err(Diagnostic::error(span, format!("`{clause}` appears twice on `{dname}`")).with_help("keep one of them"));
+    }
+    let conflicts: &[(&str, &[&str])] = &[
+        ("seq", &["gang", "worker", "vector", "auto", "independent"]),
+        ("auto", &["seq", "independent"]),
+        ("independent", &["seq", "auto"]),
+        ("gang", &["seq"]),
+        ("worker", &["seq"]),
+        ("vector", &["seq"]),
+    ];
+    for (c, excluded) in conflicts {
+        if *c == clause
+            && let Some(other) = excluded.iter().find(|e| seen.contains(e))
+        {
+            return Err(Diagnostic::error(span, format!("`{clause}` cannot be combined with `{other}` on `{dname}`"))
+                .with_help("`seq` runs the loop sequentially; `gang`, `worker` and `vector` share it out; pick one"));
+        }
+    }
+    Ok(())
+}
+
 fn data_kind_name(k: DataClauseKind) -> &'static str {
     match k {
         DataClauseKind::Copy => "copy",
@@ -671,11 +719,11 @@ mod tests {
         assert_eq!(err("data copy(a) collapse(2)"), ("`collapse` is not allowed on `data`".into(), "collapse(2)".into()));
         assert_eq!(err("loop copy(a)"), ("`copy` is not allowed on `loop`".into(), "copy(a)".into()));
         assert_eq!(err("kernels reduction(+:n)"), ("`reduction` is not allowed on `kernels`".into(), "reduction(+:n)".into()));
-        assert_eq!(err("parallel frobnicate"), ("unknown OpenACC clause `frobnicate`".into(), "frobnicate".into()));
-        assert_eq!(err("paralel"), ("unknown OpenACC directive `paralel`".into(), "paralel".into()));
-        assert_eq!(err("update"), ("`update` needs at least one of `host`, `self` or `device`".into(), "#pragma acc update".into()));
+        assert_eq!(err("parallel frobnicate"), ("unknown clause `frobnicate`".into(), "frobnicate".into()));
+        assert_eq!(err("paralel"), ("unknown directive `paralel` after `#pragma acc`".into(), "paralel".into()));
+        assert_eq!(err("update"), ("`update` needs a `host`, `self` or `device` clause".into(), "update".into()));
         assert_eq!(err("enter data delete(a)").0, "`delete` is not allowed on `enter data`");
-        assert_eq!(err("enter data async").0, "`enter data` needs at least one of `copyin` or `create`");
+        assert_eq!(err("enter data async"), ("`enter data` needs a `copyin` or `create` clause".into(), "enter data".into()));
         assert_eq!(err("exit data copyin(a)").0, "`copyin` is not allowed on `exit data`");
         assert_eq!(err("loop reduction(-:n)"), ("invalid reduction operator `-`".into(), "-".into()));
         assert_eq!(err("loop reduction(+ n)").0, "expected `:` after the reduction operator");
@@ -686,6 +734,24 @@ mod tests {
         assert_eq!(err("parallel default(shared)").0, "expected `none` or `present` in `default(...)`");
         assert_eq!(err("atomic seq").0, "`seq` is not allowed on `atomic`");
         assert_eq!(err("enter copyin(a)").0, "expected `data` after `enter`");
+        assert_eq!(err("loop gang seq"), ("`seq` cannot be combined with `gang` on `loop`".into(), "seq".into()));
+        assert_eq!(err("loop independent auto").0, "`auto` cannot be combined with `independent` on `loop`");
+        assert_eq!(err("loop collapse(2) collapse(3)"), ("`collapse` appears twice on `loop`".into(), "collapse(3)".into()));
+        assert_eq!(err("parallel attach(a)").0, "the `attach` clause is not supported by yosegi");
+    }
+
+    #[test]
+    fn every_prefix_of_a_directive_is_handled() {
+        let line = "parallel loop gang(num: n) vector(length: 128) reduction(max: i) copy(a[0:n][1:i], b[:n], a[i:]) collapse(2) if(n > 1) async(1) wait(1, 2) default(none) tile(8, *)";
+        assert_eq!(dir(line).unwrap().clauses.len(), 10);
+        let mut failures = 0;
+        for end in 0..line.len() {
+            if dir(&line[..end]).is_err() {
+                failures += 1;
+            }
+        }
+        // Unbalanced prefixes fail; those ending between clauses parse.
+        assert!(failures > line.len() / 2, "{failures}");
     }
 
     #[test]

@@ -7,6 +7,7 @@ pub mod lexer;
 pub mod lower;
 pub mod parser;
 pub mod preprocess;
+pub mod sema;
 pub mod source;
 
 use std::path::PathBuf;
@@ -70,6 +71,26 @@ pub fn parse_program(
     Ok(ParsedProgram { sources, units, warnings: diags })
 }
 
+/// Parses C source held in memory, as if it were a file called `name` (for tests and tools):
+/// the text is written under the system temp directory, where it stays so that diagnostics
+/// can still show its lines.
+pub fn parse_source(
+    name: &str,
+    text: &str,
+    options: &PreprocessOptions,
+) -> Result<ParsedProgram, (source::SourceSet, Diagnostics)> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let dir = std::env::temp_dir().join(format!("yosegi-src-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed)));
+    let path = dir.join(name);
+    let written = std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(&path, text));
+    if let Err(e) = written {
+        let d = Diagnostic::global_error(format!("cannot write `{}`: {e}", path.display()));
+        return Err((source::SourceSet::default(), Diagnostics(vec![d])));
+    }
+    parse_program(&[path], options)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -105,6 +126,15 @@ mod tests {
     }
 
     #[test]
+    fn parse_source_parses_text_in_memory() {
+        let parsed = parse_source("mem.c", "int main(void) { return 0; }\n", &PreprocessOptions::default()).unwrap_or_else(|_| panic!());
+        assert_eq!(parsed.units[0].items.len(), 1);
+        let Err((sources, diags)) = parse_source("bad.c", "int main(void) { return 0 }\n", &PreprocessOptions::default()) else { panic!() };
+        let text = source::render_diagnostics(&sources, &diags.0, false);
+        assert!(text.contains("bad.c:1:27"), "{text}");
+    }
+
+    #[test]
     fn locations_after_an_include() {
         let dir = tempfile::tempdir().unwrap();
         let file = write(&dir, "loc.c", "#include <stdio.h>\n\nint main(void) {\n    return 0;\n}\n");
@@ -122,7 +152,7 @@ mod tests {
         let file = write(&dir, "file.c", "int main(void) {\n  int x;\n    x = ;\n  return 0;\n}\n");
         let Err((sources, diags)) = parse_program(&[file], &PreprocessOptions::default()) else { panic!() };
         let text = source::render_diagnostics(&sources, &diags.0, false);
-        assert!(text.contains("error: expected an expression"), "{text}");
+        assert!(text.contains("error: expected expression"), "{text}");
         assert!(text.contains("file.c:3:9"), "{text}");
         assert!(text.lines().any(|l| l.trim_end().ends_with('^') || l.contains("^ ")), "{text}");
         let global = source::render_diagnostics(&sources, &[Diagnostic::global_error("no input")], false);

@@ -158,13 +158,11 @@ impl<'a> Parser<'a> {
         if self.is_punct(p) {
             return Ok(self.bump().span);
         }
-        // A missing `;` is best reported right after the previous token.
-        if p == ";" && self.pos > 0 {
-            let prev = self.prev_span();
-            return Err(Diagnostic::error(Span::new(self.tu, prev.hi, prev.hi), format!("expected `;` {context}"))
-                .with_label(format!("add `;` here (found {})", Self::describe(self.peek()))));
+        let d = self.error_here(format!("expected `{p}` {context}"));
+        if p == ";" {
+            return Err(d.with_help("add `;` at the end of the previous statement or declaration"));
         }
-        Err(self.error_here(format!("expected `{p}` {context}")))
+        Err(d)
     }
     fn expect_ident(&mut self, what: &str) -> PResult<(String, Span)> {
         match self.peek().kind.clone() {
@@ -223,6 +221,7 @@ impl<'a> Parser<'a> {
                     || w == "__attribute"
                     || w == "_Alignas"
                     || w == "__typeof__"
+                    || w == "__typeof"
                     || w == "typeof"
                     || self.is_typedef_name(w)
             }
@@ -250,8 +249,11 @@ impl<'a> Parser<'a> {
                             items.push(ExternalDecl::Directive(prev));
                         }
                         pending_routine = Some(d);
-                    } else {
+                    } else if matches!(d.kind, DirectiveKind::Routine(_) | DirectiveKind::Declare) {
                         items.push(ExternalDecl::Directive(d));
+                    } else {
+                        return Err(Diagnostic::error(d.span, format!("`{}` must be inside a function", directive_name(&d.kind)))
+                            .with_help("only `routine` and `declare` directives may appear at file scope"));
                     }
                 }
                 continue;
@@ -263,13 +265,29 @@ impl<'a> Parser<'a> {
             if self.eat_punct(";") {
                 continue;
             }
+            if self.is_word("_Static_assert") || self.is_word("static_assert") {
+                self.static_assert()?;
+                continue;
+            }
+            if t.is_punct("}") {
+                return Err(Diagnostic::error(t.span, "unexpected `}` at file scope")
+                    .with_label("this `}` has no matching `{`")
+                    .with_help("remove it, or check the braces of the function above"));
+            }
             match self.external_declaration()? {
                 ExternalDecl::Function(mut f) => {
                     f.routine = pending_routine.take();
                     items.push(ExternalDecl::Function(f));
                 }
                 other => {
-                    if let Some(d) = pending_routine.take() {
+                    if let Some(mut d) = pending_routine.take() {
+                        // `routine` before a prototype names the function it declares.
+                        if let ExternalDecl::Declaration(decl) = &other
+                            && let [first] = decl.declarators.as_slice()
+                            && is_function(&first.declarator)
+                        {
+                            d.kind = DirectiveKind::Routine(first.declarator.name.clone());
+                        }
                         items.push(ExternalDecl::Directive(d));
                     }
                     items.push(other);
@@ -501,6 +519,9 @@ impl<'a> Parser<'a> {
                 "double" => n_double += 1,
                 "signed" | "__signed__" | "__signed" => n_signed += 1,
                 "unsigned" => n_unsigned += 1,
+                "typeof" | "__typeof__" | "__typeof" => {
+                    return Err(Diagnostic::error(t.span, format!("`{w}` is not supported")).with_help("write the type out"));
+                }
                 "_Complex" => {
                     return Err(Diagnostic::error(t.span, "complex types are not supported"));
                 }
@@ -723,7 +744,7 @@ impl<'a> Parser<'a> {
         let mut inner_derived = Vec::new();
         let t = self.peek().clone();
         match &t.kind {
-            TokKind::Ident(s) if kind != DeclaratorKind::Abstract && !KEYWORDS.contains(&s.as_str()) && !(kind == DeclaratorKind::Either && self.is_typedef_name(s)) => {
+            TokKind::Ident(s) if kind != DeclaratorKind::Abstract && !KEYWORDS.contains(&s.as_str()) => {
                 name = Some(s.clone());
                 name_span = t.span;
                 self.bump();
@@ -925,12 +946,30 @@ impl<'a> Parser<'a> {
 
     /// A declaration or statement; `None` for a dropped pragma.
     fn block_item(&mut self) -> PResult<Option<Stmt>> {
+        if self.is_word("_Static_assert") || self.is_word("static_assert") {
+            let span = self.static_assert()?;
+            return Ok(Some(Stmt { kind: StmtKind::Expr(None), span }));
+        }
         if self.is_declaration_start() {
             let d = self.local_declaration()?;
             let span = d.span;
             return Ok(Some(Stmt { kind: StmtKind::Decl(d), span }));
         }
         self.statement_or_pragma()
+    }
+
+    /// `_Static_assert(expr, "message");` is checked by the C compiler that builds the host
+    /// code; the tree does not keep it.
+    fn static_assert(&mut self) -> PResult<Span> {
+        let start = self.bump().span;
+        self.expect_punct("(", "after `_Static_assert`")?;
+        self.conditional()?;
+        if self.eat_punct(",") {
+            self.primary()?;
+        }
+        self.expect_punct(")", "to close `_Static_assert(...)`")?;
+        self.expect_punct(";", "after `_Static_assert(...)`")?;
+        Ok(start.to(self.prev_span()))
     }
 
     fn is_declaration_start(&self) -> bool {
@@ -1405,9 +1444,12 @@ impl<'a> Parser<'a> {
         let t = self.peek().clone();
         let span = t.span;
         let kind = match t.kind {
+            TokKind::Ident(ref s) if matches!(s.as_str(), "__builtin_offsetof" | "__builtin_va_arg" | "__builtin_types_compatible_p") => {
+                return self.builtin_with_type_argument(s.clone());
+            }
             TokKind::Ident(ref s) if !KEYWORDS.contains(&s.as_str()) => {
                 if self.is_typedef_name(s) {
-                    return Err(self.error_here(format!("expected an expression, found the type name `{s}`")));
+                    return Err(self.error_here(format!("expected expression, found the type name `{s}`")));
                 }
                 self.bump();
                 ExprKind::Ident(s.clone())
@@ -1436,16 +1478,73 @@ impl<'a> Parser<'a> {
             TokKind::Punct("(") => {
                 self.bump();
                 if self.is_punct("{") {
-                    return Err(self.error_here("statement expressions `({ ... })` are not supported"));
+                    // GNU statement expression (glibc's `assert` expands to one).
+                    self.block()?;
+                    self.expect_punct(")", "to close the statement expression")?;
+                    let span = span.to(self.prev_span());
+                    return Ok(opaque_builtin(STMT_EXPR_CALLEE, Vec::new(), span));
                 }
                 let inner = self.expression()?;
                 self.expect_punct(")", "to close the parenthesised expression")?;
                 // The parentheses are part of the span so host code can be copied verbatim.
                 return Ok(Expr { kind: inner.kind, span: span.to(self.prev_span()) });
             }
-            _ => return Err(self.error_here("expected an expression")),
+            _ => return Err(self.error_here("expected expression")),
         };
         Ok(Expr { kind, span })
+    }
+}
+
+/// The callee name standing for a GNU statement expression `({ ... })`: the tree keeps it as
+/// a call with no arguments (its span covers the whole expression, so host code copied by span
+/// is unchanged; a kernel cannot call it).
+pub const STMT_EXPR_CALLEE: &str = "__builtin_stmt_expr";
+
+/// A call to a compiler builtin whose arguments are not all expressions (they take types), kept
+/// as a call with the expression arguments only.
+fn opaque_builtin(name: &str, args: Vec<Expr>, span: Span) -> Expr {
+    let callee = Expr { kind: ExprKind::Ident(name.to_string()), span };
+    Expr { kind: ExprKind::Call { callee: Box::new(callee), args }, span }
+}
+
+impl Parser<'_> {
+    /// `__builtin_offsetof(type, member.designator[i])`, `__builtin_va_arg(ap, type)`,
+    /// `__builtin_types_compatible_p(t1, t2)`: what `offsetof`, `va_arg` and friends expand to.
+    fn builtin_with_type_argument(&mut self, name: String) -> PResult<Expr> {
+        let start = self.bump().span;
+        self.expect_punct("(", &format!("after `{name}`"))?;
+        let mut args = Vec::new();
+        match name.as_str() {
+            "__builtin_offsetof" => {
+                self.type_name()?;
+                self.expect_punct(",", "after the type in `offsetof`")?;
+                self.expect_ident("a member name")?;
+                loop {
+                    if self.eat_punct(".") {
+                        self.expect_ident("a member name")?;
+                    } else if self.eat_punct("[") {
+                        args.push(self.expression()?);
+                        self.expect_punct("]", "to close the subscript")?;
+                    } else {
+                        break;
+                    }
+                }
+            }
+            "__builtin_va_arg" => {
+                args.push(self.assignment()?);
+                self.expect_punct(",", "after the `va_list` in `va_arg`")?;
+                self.type_name()?;
+            }
+            _ => {
+                self.type_name()?;
+                self.expect_punct(",", "between the two types")?;
+                self.type_name()?;
+            }
+        }
+        self.expect_punct(")", &format!("to close `{name}(...)`"))?;
+        let span = start.to(self.prev_span());
+        let e = opaque_builtin(&name, args, span);
+        self.postfix_ops(e)
     }
 }
 
@@ -1762,6 +1861,40 @@ mod tests {
     }
 
     #[test]
+    fn routine_before_a_prototype_names_it() {
+        let tu = parse_ok("#pragma acc routine seq\nfloat sq(float x);\nfloat sq(float x) { return x * x; }");
+        assert!(matches!(&tu.items[0], ExternalDecl::Directive(Directive { kind: DirectiveKind::Routine(Some(n)), .. }) if n == "sq"));
+        assert!(matches!(&tu.items[2], ExternalDecl::Function(f) if f.routine.is_none()));
+    }
+
+    #[test]
+    fn typedef_names_as_parameter_names_and_static_asserts() {
+        let tu = parse_ok("typedef float real;\n_Static_assert(sizeof(real) == 4, \"x\");\nvoid f(real, int real) { _Static_assert(1, \"y\"); (real) * 2; }");
+        assert_eq!(tu.items.len(), 2);
+        let ExternalDecl::Function(f) = &tu.items[1] else { panic!() };
+        let DerivedType::Function { params, .. } = &f.declarator.derived[0] else { panic!() };
+        assert!(params[0].declarator.name.is_none());
+        assert_eq!(params[1].declarator.name.as_deref(), Some("real"));
+        let StmtKind::Expr(Some(e)) = &f.body.stmts[1].kind else { panic!() };
+        assert_eq!(show(e), "(real Mul 2)");
+    }
+
+    #[test]
+    fn gnu_builtins_from_standard_macros() {
+        // What glibc's assert, offsetof and va_arg expand to.
+        assert_eq!(expr_of("((void) sizeof ((x) ? 1 : 0), __extension__ ({ if (x) ; else abort(); }))"),
+            "((cast Base(Void) (sizeof (x ? 1 : 0))) Comma __builtin_stmt_expr())");
+        assert_eq!(expr_of("n = __builtin_offsetof(struct P, a[2].b)"), "(n =None __builtin_offsetof(2))");
+        assert_eq!(expr_of("d = __builtin_va_arg(ap, double)"), "(d =None __builtin_va_arg(ap))");
+    }
+
+    #[test]
+    fn compute_directive_at_file_scope_is_an_error() {
+        let e = parse("int x;\n#pragma acc parallel\nint y;").unwrap_err();
+        assert_eq!(e.message, "`parallel` must be inside a function");
+    }
+
+    #[test]
     fn other_pragmas_warn() {
         let (tu, warnings) = parse("void f(void) {\n#pragma omp parallel for\nfor (;;) break;\n}\n#pragma GCC optimize(\"O3\")\n").unwrap();
         assert_eq!(warnings.len(), 2);
@@ -1790,11 +1923,13 @@ mod tests {
         let src = "int main(void) {\n  int x = 1\n  return x;\n}";
         let e = parse(src).unwrap_err();
         assert_eq!(e.message, "expected `;` after the declaration");
-        assert_eq!(e.span.unwrap().lo as usize, src.find("1\n").unwrap() + 1);
+        assert_eq!(e.span.unwrap().lo as usize, src.find("return").unwrap());
         let e = parse("int f(void) { return (1 + ; }").unwrap_err();
-        assert_eq!(e.message, "expected an expression");
+        assert_eq!(e.message, "expected expression");
         let e = parse("int f(void) { if 1) {} }").unwrap_err();
         assert_eq!(e.message, "expected `(` after `if`");
+        let e = parse("int f(void) { return 1; }\n}").unwrap_err();
+        assert_eq!((e.message.as_str(), e.span.unwrap().lo), ("unexpected `}` at file scope", 26));
     }
 
     #[test]

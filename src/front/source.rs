@@ -145,7 +145,7 @@ pub fn render_diagnostics(sources: &SourceSet, diags: &[Diagnostic], color: bool
             });
             match id.and_then(|id| files.get(id).ok().map(|f| (id, f.source().clone()))) {
                 Some((id, source)) => {
-                    let (lo, hi) = byte_range(&source, &loc, span);
+                    let (lo, hi) = byte_range(&source, &loc, span, preprocessed_line(sources, span));
                     cs = cs.with_labels(vec![Label::primary(id, lo..hi).with_message(d.label.clone())]);
                 }
                 None => fallback_location = Some(loc),
@@ -168,9 +168,59 @@ pub fn render_diagnostics(sources: &SourceSet, diags: &[Diagnostic], color: bool
     out
 }
 
+/// The preprocessed line holding the start of `span`, and the span's byte offset in it.
+fn preprocessed_line(sources: &SourceSet, span: Span) -> Option<(&str, usize)> {
+    let text = &sources.units.get(span.tu as usize)?.text;
+    let lo = (span.lo as usize).min(text.len());
+    let start = text[..lo].rfind('\n').map(|i| i + 1).unwrap_or(0);
+    let end = text[lo..].find('\n').map(|i| lo + i).unwrap_or(text.len());
+    Some((&text[start..end], lo - start))
+}
+
+/// Finds where byte `target` of the preprocessed line is in the original source starting at
+/// `orig_start`, matching the two character by character while skipping whitespace, comments
+/// and backslash-newlines on the original side (cpp rewrites the spacing of `#pragma` lines
+/// and drops comments). `None` when they differ before the target (a macro was expanded).
+fn align(pre_line: &str, target: usize, source: &str, orig_start: usize) -> Option<usize> {
+    let orig = source.as_bytes();
+    let mut o = orig_start;
+    for (i, c) in pre_line.char_indices() {
+        if c.is_whitespace() {
+            if i >= target {
+                break;
+            }
+            continue;
+        }
+        loop {
+            if o >= orig.len() {
+                return None;
+            }
+            if source[o..].starts_with("/*") {
+                o += source[o + 2..].find("*/").map(|k| k + 4)?;
+            } else if source[o..].starts_with("\\\n") {
+                o += 2;
+            } else if orig[o] == b'\n' && i < target {
+                return None;
+            } else if (orig[o] as char).is_ascii_whitespace() {
+                o += 1;
+            } else {
+                break;
+            }
+        }
+        if i >= target {
+            return Some(o);
+        }
+        if !source[o..].starts_with(c) {
+            return None;
+        }
+        o += c.len_utf8();
+    }
+    None
+}
+
 /// The byte range in the original file for a span that starts at `loc`: the same length as
 /// the span, clamped to the line (macro expansions can make the preprocessed line longer).
-fn byte_range(source: &str, loc: &Location, span: Span) -> (usize, usize) {
+fn byte_range(source: &str, loc: &Location, span: Span, pre: Option<(&str, usize)>) -> (usize, usize) {
     let mut line_start = 0usize;
     for _ in 1..loc.line.max(1) {
         match source[line_start..].find('\n') {
@@ -181,7 +231,10 @@ fn byte_range(source: &str, loc: &Location, span: Span) -> (usize, usize) {
     let line_end = source[line_start..].find('\n').map(|i| line_start + i).unwrap_or(source.len());
     let line = &source[line_start..line_end];
     let col_bytes: usize = line.chars().take(loc.column.saturating_sub(1) as usize).map(char::len_utf8).sum();
-    let lo = line_start + col_bytes.min(line.len());
+    let lo = pre
+        .and_then(|(pre_line, target)| align(pre_line, target, source, line_start))
+        .unwrap_or(line_start + col_bytes.min(line.len()));
+    let line_end = source[lo..].find('\n').map(|i| lo + i).unwrap_or(source.len());
     let len = (span.hi.saturating_sub(span.lo) as usize).max(1);
     let mut hi = (lo + len).min(line_end);
     while hi < source.len() && !source.is_char_boundary(hi) {
@@ -211,5 +264,16 @@ mod tests {
         let x = text.find("x;").unwrap() as u32;
         let loc = set.location(Span::new(0, x, x + 1));
         assert_eq!((loc.line, loc.in_system_header), (1, true));
+    }
+
+    #[test]
+    fn columns_follow_the_original_spacing_of_pragmas() {
+        let original = "int x;\n  #  pragma   acc   parallel \\\n  copyz( a )\n";
+        let pre = "#pragma acc parallel copyz( a )";
+        let target = pre.find("copyz").unwrap();
+        assert_eq!(align(pre, target, original, 7), Some(original.find("copyz").unwrap()));
+        // A macro expanded before the target: no alignment.
+        assert_eq!(align("int y = 64 + z;", 13, "int y = N + z;", 0), None);
+        assert_eq!(align("int y = 1 + z;", 12, "int y = /* c */ 1 + z;", 0), Some(20));
     }
 }

@@ -19,8 +19,9 @@
 //! each) and thread 0 writes the block's value to `Partials(n)[linear block id]`; the runtime
 //! combines the partials with the host variable.
 //!
-//! A kernel with no parallel dims, or one that must run sequentially (`sequential_reason`),
-//! becomes a one-thread grid; a sequential kernel's dims become counted loops around its body.
+//! A kernel with no parallel dims, or one that must run sequentially (`sequential_reason`, or
+//! scalar outputs the host reads back), becomes a one-thread grid; a sequential kernel's dims
+//! become counted loops around its body.
 //!
 //! Grid-level expressions (`ThreadIdx`, `BlockIdx`, `BlockDim`, `GridDim`) are typed `int`.
 
@@ -50,7 +51,8 @@ pub fn map_kernel(module: &Module, kernel: Handle<Kernel>, config: &PassConfig) 
     let one = m.int64(1);
     grid.launch.grid = [one, one, one];
 
-    if k.space.is_empty() || k.sequential_reason.is_some() {
+    // Scalar outputs are read from the one thread that ran, so their kernels run in one.
+    if k.space.is_empty() || k.sequential_reason.is_some() || !k.scalar_outputs.is_empty() {
         let mut block = m.reduction_inits(k);
         block.extend(m.sequential_loops(&k.space, k.body.block.clone()));
         for (n, r) in k.reductions.iter().enumerate() {
@@ -535,5 +537,74 @@ mod tests {
         assert_eq!(g.launch.block, [32, 4, 2]);
         // Z covers n*n positions: 5*5 = 25 over blocks of 2.
         assert_eq!(eval_uniform(&g.body, g.launch.grid[2], &[ParamValue::Int(5), ParamValue::Pointer(0)]), Ok(ParamValue::Int(13)));
+    }
+
+    /// Runs a mapped kernel on the simulator with `f64` arrays; returns the arrays and partials.
+    fn simulate(m: &Module, g: &GridKernel, ints: &[i64], arrays: &[Vec<f64>]) -> (Vec<Vec<f64>>, Vec<Vec<f64>>) {
+        use crate::runtime::device::{Device, DeviceParam, Launch};
+        let mut device = crate::runtime::sim::SimDevice::new();
+        let mut params = Vec::new();
+        let mut allocs = Vec::new();
+        let (mut next_int, mut next_array) = (0, 0);
+        for p in &g.params {
+            match p.kind {
+                ParamKind::Scalar(_) => {
+                    params.push(DeviceParam::Value(ParamValue::Int(ints[next_int])));
+                    next_int += 1;
+                }
+                ParamKind::Array { .. } => {
+                    let bytes: Vec<u8> = arrays[next_array].iter().flat_map(|v| v.to_le_bytes()).collect();
+                    let a = device.allocate(bytes.len() as u64);
+                    device.copy_to_device(a, 0, &bytes);
+                    allocs.push((a, bytes.len()));
+                    params.push(DeviceParam::Array { alloc: a, offset: 0 });
+                    next_array += 1;
+                }
+            }
+        }
+        let outcome = device.launch(&Launch { module: m, kernel: g, params }).expect("no fault");
+        let out = allocs
+            .into_iter()
+            .map(|(a, len)| {
+                let mut bytes = vec![0; len];
+                device.copy_to_host(a, 0, &mut bytes);
+                bytes.chunks(8).map(|c| f64::from_le_bytes(c.try_into().unwrap())).collect()
+            })
+            .collect();
+        let partials = outcome.partials.iter().map(|p| p.iter().map(|r| f64::from_bits(*r)).collect()).collect();
+        (out, partials)
+    }
+
+    #[test]
+    fn mapped_reduction_sums_on_the_simulator() {
+        let (m, g) = map(sum_kernel());
+        let a: Vec<f64> = (0..1000).map(|x| x as f64).collect();
+        let (_, partials) = simulate(&m, &g, &[1000], &[a]);
+        assert_eq!(partials[0].len(), 4);
+        assert_eq!(partials[0].iter().sum::<f64>(), 499_500.0);
+        // Threads past the end contribute the identity.
+        assert_eq!(partials[0][3], (768..1000).map(|x| x as f64).sum::<f64>());
+    }
+
+    #[test]
+    fn mapped_two_d_kernel_writes_exactly_its_space_on_the_simulator() {
+        let (m, g) = map(two_d());
+        // n = 5 rows from i = 1 (trip n), m = 40 columns: rows 1..=5 of a 7x40 array are zeroed.
+        let a = vec![1.0; 7 * 40];
+        let (out, _) = simulate(&m, &g, &[5, 40], &[a]);
+        for (k, v) in out[0].iter().enumerate() {
+            let row = k / 40;
+            assert_eq!(*v, if (1..=5).contains(&row) { 0.0 } else { 1.0 }, "element {k}");
+        }
+    }
+
+    #[test]
+    fn sequential_kernel_sums_in_one_thread_on_the_simulator() {
+        let mut k = sum_kernel();
+        k.sequential_reason = Some(SequentialReason { message: "test".into(), span: Default::default() });
+        let (m, g) = map(k);
+        let a: Vec<f64> = (0..10).map(|x| x as f64).collect();
+        let (_, partials) = simulate(&m, &g, &[10], &[a]);
+        assert_eq!(partials, vec![vec![45.0]]);
     }
 }

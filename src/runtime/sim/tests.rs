@@ -307,3 +307,111 @@ fn short_circuit_guards_loads_and_loops_retire_lanes() {
     outcome.expect("the guarded load never reads a[-1]");
     assert_eq!(i32_values(&arrays[1]), vec![0, 2, 2, 4]);
 }
+
+/// A 2-D Jacobi step on an `n x n` grid of doubles: `b[i][j]` = mean of `a`'s four neighbours
+/// inside the boundary.
+fn jacobi_kernel(n: i64) -> GridKernel {
+    use crate::ir::{Axis, ExprKind};
+    let mut g = GridBuilder::new("jacobi", [16, 16, 1]);
+    let a = g.array_param("a", ScalarType::F64, &[n]);
+    let b = g.array_param("b", ScalarType::F64, &[n]);
+    let blocks = g.int((n + 15) / 16);
+    let one = g.int(1);
+    g.grid_x(blocks);
+    let idx = |g: &mut GridBuilder, axis: Axis| {
+        let bi = g.body.add_expr(ExprKind::BlockIdx(axis), ScalarType::I32, Span::default());
+        let ti = g.body.add_expr(ExprKind::ThreadIdx(axis), ScalarType::I32, Span::default());
+        let k16 = g.int(16);
+        let base = g.bin(BinaryOp::Mul, bi, k16);
+        g.bin(BinaryOp::Add, base, ti)
+    };
+    let i = idx(&mut g, Axis::Y);
+    let j = idx(&mut g, Axis::X);
+    let last = g.int(n - 1);
+    let c1 = g.bin(BinaryOp::Ge, i, one);
+    let c2 = g.bin(BinaryOp::Lt, i, last);
+    let c3 = g.bin(BinaryOp::Ge, j, one);
+    let c4 = g.bin(BinaryOp::Lt, j, last);
+    let c12 = g.bin(BinaryOp::LogAnd, c1, c2);
+    let c34 = g.bin(BinaryOp::LogAnd, c3, c4);
+    let inside = g.bin(BinaryOp::LogAnd, c12, c34);
+    let im1 = g.bin(BinaryOp::Sub, i, one);
+    let ip1 = g.bin(BinaryOp::Add, i, one);
+    let jm1 = g.bin(BinaryOp::Sub, j, one);
+    let jp1 = g.bin(BinaryOp::Add, j, one);
+    let up = g.load(ArrayRef::Param(a), &[im1, j], ScalarType::F64, Span::default());
+    let down = g.load(ArrayRef::Param(a), &[ip1, j], ScalarType::F64, Span::default());
+    let left = g.load(ArrayRef::Param(a), &[i, jm1], ScalarType::F64, Span::default());
+    let right = g.load(ArrayRef::Param(a), &[i, jp1], ScalarType::F64, Span::default());
+    let s1 = g.bin(BinaryOp::Add, up, down);
+    let s2 = g.bin(BinaryOp::Add, s1, left);
+    let s3 = g.bin(BinaryOp::Add, s2, right);
+    let quarter = g.float(0.25, ScalarType::F64);
+    let mean = g.bin(BinaryOp::Mul, quarter, s3);
+    let st = g.store(ArrayRef::Param(b), &[i, j], mean);
+    let rows = g.int((n + 15) / 16);
+    let mut kernel = g.finish(vec![Stmt::If { cond: inside, then: vec![st], otherwise: vec![] }]);
+    kernel.launch.grid[1] = rows;
+    kernel
+}
+
+/// Runs `steps` Jacobi steps on the simulator; returns the final grid and the time taken.
+fn jacobi_on_sim(n: usize, steps: usize) -> (Vec<f64>, std::time::Duration) {
+    let mut module = Module::default();
+    let kernel = module.grid_kernels.append(jacobi_kernel(n as i64));
+    let kernel = &module.grid_kernels[kernel];
+    let init: Vec<f64> = (0..n * n).map(|k| if k < n { 1.0 } else { (k % 7) as f64 * 0.1 }).collect();
+    let bytes: Vec<u8> = init.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let mut device = SimDevice::new();
+    let x = device.allocate(bytes.len() as u64);
+    let y = device.allocate(bytes.len() as u64);
+    device.copy_to_device(x, 0, &bytes);
+    device.copy_to_device(y, 0, &bytes);
+    let started = std::time::Instant::now();
+    let (mut from, mut to) = (x, y);
+    for _ in 0..steps {
+        let params = vec![DeviceParam::Array { alloc: from, offset: 0 }, DeviceParam::Array { alloc: to, offset: 0 }];
+        device.launch(&Launch { module: &module, kernel, params }).expect("no fault");
+        std::mem::swap(&mut from, &mut to);
+    }
+    let elapsed = started.elapsed();
+    let mut out = vec![0u8; bytes.len()];
+    device.copy_to_host(from, 0, &mut out);
+    (out.chunks(8).map(|c| f64::from_le_bytes(c.try_into().expect("8 bytes"))).collect(), elapsed)
+}
+
+fn jacobi_on_host(n: usize, steps: usize) -> Vec<f64> {
+    let mut a: Vec<f64> = (0..n * n).map(|k| if k < n { 1.0 } else { (k % 7) as f64 * 0.1 }).collect();
+    let mut b = a.clone();
+    for _ in 0..steps {
+        for i in 1..n - 1 {
+            for j in 1..n - 1 {
+                b[i * n + j] = 0.25 * (a[(i - 1) * n + j] + a[(i + 1) * n + j] + a[i * n + j - 1] + a[i * n + j + 1]);
+            }
+        }
+        std::mem::swap(&mut a, &mut b);
+    }
+    a
+}
+
+#[test]
+fn jacobi_matches_the_host_computation() {
+    let (n, steps) = (40, 5);
+    let (sim, _) = jacobi_on_sim(n, steps);
+    assert_eq!(sim, jacobi_on_host(n, steps));
+}
+
+/// The speed target is 100 steps of 512x512 in a few seconds in a release build: run with
+/// `YOSEGI_SIM_BENCH=1 cargo test --release --lib jacobi_speed -- --nocapture`. Without the
+/// variable a small size keeps the debug test suite fast.
+#[test]
+fn jacobi_speed() {
+    let full = std::env::var_os("YOSEGI_SIM_BENCH").is_some();
+    let (n, steps) = if full { (512, 100) } else { (64, 2) };
+    let (sim, elapsed) = jacobi_on_sim(n, steps);
+    assert_eq!(sim, jacobi_on_host(n, steps));
+    if full {
+        eprintln!("jacobi {n}x{n}, {steps} steps: {:.2} s", elapsed.as_secs_f64());
+        assert!(elapsed.as_secs_f64() < 10.0);
+    }
+}
