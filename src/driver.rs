@@ -38,7 +38,7 @@ pub struct CompiledProgram {
 pub fn compile(files: &[PathBuf], options: &PreprocessOptions) -> Result<CompiledProgram, (SourceSet, Diagnostics)> {
     let parsed = front::parse_program(files, options)?;
     let mut warnings = parsed.warnings;
-    let (mut module, lower_warnings) = match lower_adapter(&parsed.sources, &parsed.units) {
+    let (mut module, lower_warnings) = match front::lower::lower_program(&parsed.sources, &parsed.units) {
         Ok(result) => result,
         Err(mut diags) => {
             warnings.append(&mut diags.0);
@@ -54,26 +54,6 @@ pub fn compile(files: &[PathBuf], options: &PreprocessOptions) -> Result<Compile
         return Err((parsed.sources, Diagnostics(warnings)));
     }
     Ok(CompiledProgram { files: files.to_vec(), sources: parsed.sources, units: parsed.units, module, warnings })
-}
-
-/// Until lowering lands on this branch: a program without directives needs no lowering (its
-/// module is empty), so it can already run. Removed once `front::lower` is merged.
-fn lower_adapter(sources: &SourceSet, units: &[TranslationUnit]) -> Result<(Module, Vec<Diagnostic>), Diagnostics> {
-    let mut has_directive = false;
-    for unit in units {
-        for item in &unit.items {
-            match item {
-                crate::front::ast::ExternalDecl::Directive(_) => has_directive = true,
-                crate::front::ast::ExternalDecl::Function(f) => {
-                    if f.routine.is_some() || sources.text(f.span).contains("#pragma acc") {
-                        has_directive = true
-                    }
-                }
-                crate::front::ast::ExternalDecl::Declaration(_) => {}
-            }
-        }
-    }
-    if has_directive { front::lower::lower_program(sources, units) } else { Ok((Module::default(), Vec::new())) }
 }
 
 /// The host C of a compiled program.
