@@ -45,6 +45,14 @@ pub struct HostProgram {
     pub files: Vec<HostFile>,
 }
 
+/// The runtime header as a preprocessed unit can take it: the unit already holds whatever
+/// system headers it included, and including `<stddef.h>` again would redefine its anonymous
+/// structs (`max_align_t`), so `size_t` comes from the compiler's builtin type instead.
+fn unit_prelude() -> String {
+    let header = RUNTIME_HEADER.replace("#include <stddef.h>", "typedef __SIZE_TYPE__ size_t;");
+    format!("{header}{WRAPPER_DECLS}")
+}
+
 /// Declarations every generated translation unit sees after the runtime header.
 const WRAPPER_DECLS: &str = "void *__yosegi_malloc(size_t n);\n\
 void *__yosegi_calloc(size_t n, size_t size);\n\
@@ -1018,8 +1026,7 @@ fn emit_unit(sources: &SourceSet, text: &str, unit: &TranslationUnit, module: &M
     sort_edits(&mut edits);
 
     let mut out = String::new();
-    out.push_str(RUNTIME_HEADER);
-    out.push_str(WRAPPER_DECLS);
+    out.push_str(&unit_prelude());
     apply_edits(text, &edits, &mut out);
     if !out.ends_with('\n') {
         out.push('\n');
@@ -1543,7 +1550,7 @@ mod tests {
         let program = emit_host_program(&p.sources, &p.units, &module);
         assert_valid_c(&program);
         let code = &program.files[0].code;
-        code[RUNTIME_HEADER.len() + WRAPPER_DECLS.len()..].to_string()
+        code[unit_prelude().len()..].to_string()
     }
 
     /// The generated files must be C the system compiler accepts.
@@ -1609,10 +1616,10 @@ int main(void) {\n\
         let code = &program.files[0].code;
         let original = &p.sources.units[0].text;
         let line_of = |t: &str| newline_count(&t[..t.find("err = 0.0").unwrap()]);
-        let prelude = newline_count(RUNTIME_HEADER) + newline_count(WRAPPER_DECLS);
+        let prelude = newline_count(&unit_prelude());
         assert_eq!(line_of(code) - prelude, line_of(original));
         assert_eq!(
-            newline_count(code) - newline_count(RUNTIME_HEADER) - newline_count(WRAPPER_DECLS),
+            newline_count(code) - newline_count(&unit_prelude()),
             newline_count(original) + 2,
             "only the registration function is added at the end"
         );

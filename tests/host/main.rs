@@ -109,3 +109,15 @@ fn explain_lists_regions_kernels_and_moves() {
     assert!(text.contains("region 1 (main, coherence.c:26): compute, 1 kernel"), "{text}");
     assert!(text.contains("implicit: table: written by kernel"), "{text}");
 }
+
+#[test]
+fn several_files_are_one_program() {
+    let (main, util) = (input("multi_main.c"), input("multi_util.c"));
+    let out = yosegi().args(["run", "--device", "sim"]).arg(&main).arg(&util).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let dir = tempfile::tempdir().unwrap();
+    let exe = dir.path().join("reference");
+    assert!(Command::new("cc").args(["-w", "-o"]).arg(&exe).arg(&main).arg(&util).status().unwrap().success());
+    let expected = String::from_utf8(Command::new(&exe).output().unwrap().stdout).unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), expected);
+}
