@@ -969,7 +969,7 @@ struct UnitEmitter<'a> {
     tables: TypeTables,
     scopes: Scopes,
     edits: Vec<Edit>,
-    /// Region ids whose spans were matched to a statement of the syntax tree.
+    /// This unit's regions.
     regions: Vec<&'a Region>,
 }
 
