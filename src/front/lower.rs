@@ -141,8 +141,7 @@ fn has_clause(clauses: &[&Clause], f: impl Fn(&ClauseKind) -> bool) -> bool {
 
 /// The dependence test of the analysis stage (may the kernel's dims run in parallel?).
 fn dependence_check(kernel: &Kernel) -> Result<(), SequentialReason> {
-    let _ = kernel;
-    Err(SequentialReason { message: "the dependence test is not available yet".into(), span: kernel.span })
+    crate::analysis::dependence::check_parallel(kernel)
 }
 
 impl<'a> Lowerer<'a> {
@@ -434,6 +433,7 @@ impl<'a> Lowerer<'a> {
         }
         // Per section: lo text ("0" when absent), len text, whether it covers the whole dim.
         let mut parts = Vec::new();
+        let mut all_lo_zero = true;
         for (k, s) in r.sections.iter().enumerate() {
             let lo = s.lo.as_ref().map(|e| format!("({})", self.text(e.span)));
             let lo_const = match &s.lo {
@@ -460,6 +460,7 @@ impl<'a> Lowerer<'a> {
                     Some((d, dc)) => (dc.is_some() && len_const == *dc) || len == *d || s.len.is_none(),
                     None => false,
                 };
+            all_lo_zero &= lo_const == Some(0);
             parts.push((lo.unwrap_or_else(|| "0".into()), len, full));
         }
         // Stride of dimension k: the product of the later dimensions.
@@ -489,9 +490,8 @@ impl<'a> Lowerer<'a> {
             let len = parts.iter().zip(&strides).map(|(p, f)| times(&format!("({} - 1)", p.1), f)).collect::<Vec<_>>().join(" + ");
             (lo, format!("{len} + 1"))
         };
-        let lo_is_zero = parts.iter().all(|p| p.0 == "0");
-        let lo = if lo_is_zero { None } else { Some(push_arg(args, HostArg { c_expr: format!("({lo_text})"), kind: HostArgKind::Int, size_expr: None })) };
-        let len = push_arg(args, HostArg { c_expr: format!("({len_text})"), kind: HostArgKind::Int, size_expr: None });
+        let lo = if all_lo_zero { None } else { Some(push_arg(args, HostArg { c_expr: paren(&lo_text), kind: HostArgKind::Int, size_expr: None })) };
+        let len = push_arg(args, HostArg { c_expr: paren(&len_text), kind: HostArgKind::Int, size_expr: None });
         Ok(DataSection { kind, base, lo, len: Some(len), elem_size, name, span: r.span })
     }
 
@@ -979,6 +979,22 @@ fn for_head_span(s: &Stmt) -> Span {
         StmtKind::For { body, .. } if body.span.lo > s.span.lo => Span::new(s.span.tu, s.span.lo, body.span.lo),
         _ => s.span,
     }
+}
+
+/// Parenthesises C text unless it already is one parenthesised group.
+fn paren(text: &str) -> String {
+    let mut depth = 0i32;
+    let bytes = text.as_bytes();
+    let whole_group = bytes.first() == Some(&b'(')
+        && bytes.iter().enumerate().all(|(i, b)| {
+            match b {
+                b'(' => depth += 1,
+                b')' => depth -= 1,
+                _ => {}
+            }
+            depth > 0 || i + 1 == bytes.len()
+        });
+    if whole_group { text.to_string() } else { format!("({text})") }
 }
 
 fn push_arg(args: &mut Vec<HostArg>, arg: HostArg) -> u32 {

@@ -608,10 +608,10 @@ impl<'a> KernelBuilder<'a> {
         Ok((array, vec![idx], elem))
     }
 
-    fn is_host_pointer(&self, e: &ast::Expr) -> bool {
+    fn is_host_pointer(&mut self, e: &ast::Expr) -> bool {
         match &e.kind {
             AE::Ident(n) => self.kernel_local(n).is_none() && self.host_var(n).is_some_and(|v| v.ty.is_pointer_like()),
-            AE::Member { .. } => true,
+            AE::Member { .. } => self.member_type(e).is_ok_and(|t| t.is_pointer_like()),
             _ => false,
         }
     }
