@@ -44,6 +44,8 @@ pub fn lower_program(sources: &SourceSet, units: &[TranslationUnit]) -> Result<(
     for unit in units {
         lowerer.unit(unit);
     }
+    let mut seen = HashSet::new();
+    lowerer.diags.retain(|d| seen.insert((d.message.clone(), d.span)));
     if lowerer.diags.iter().any(Diagnostic::is_error) {
         return Err(Diagnostics(lowerer.diags));
     }
@@ -231,6 +233,10 @@ impl<'a> Lowerer<'a> {
                 }
             }
         }
+        if errors.iter().any(Diagnostic::is_error) {
+            self.diags.append(&mut errors);
+            return None;
+        }
         let mut block = Vec::new();
         for s in &f.body.stmts {
             kb.stmt(s, &mut block);
@@ -387,7 +393,7 @@ impl<'a> Lowerer<'a> {
         let base_text = self.text(r.base.span);
         let name = self.text(r.span);
         let Some(ty) = host_lvalue_type(sema, &r.base) else {
-            return Err(Diagnostic::error(r.base.span, format!("unknown variable `{base_text}` in a data clause"))
+            return Err(Diagnostic::error(r.base.span, format!("undeclared variable `{base_text}` in a data clause"))
                 .with_help("name a variable declared before the directive"));
         };
         let is_ident = matches!(r.base.kind, AE::Ident(_));
@@ -742,29 +748,13 @@ impl<'a> Lowerer<'a> {
             }
             match loops::counted_loop(&inner_sema, l.stmt) {
                 Ok(c) => counted.push(c),
-                Err(why) if depth == 0 => {
-                    if checked == Checked::ByAnalysis {
-                        return sequential(self, region, format!("the loop is not a counted loop ({why})"), outer.span);
+                Err(nc) => {
+                    let must_count = depth == 0 || depth < loops::collapse_of(&nest[0].clauses) || !l.clauses.is_empty();
+                    if depth == 0 && checked == Checked::ByAnalysis {
+                        return sequential(self, region, format!("the loop is not a counted loop ({})", nc.why), outer.span);
                     }
-                    self.diags.push(
-                        Diagnostic::error(for_head_span(l.stmt), format!("this loop cannot be parallelised: {why}"))
-                            .with_help(loops::COUNTED_LOOP_HELP),
-                    );
-                    return None;
-                }
-                Err(why) => {
-                    if depth < loops::collapse_of(&nest[0].clauses) {
-                        self.diags.push(
-                            Diagnostic::error(for_head_span(l.stmt), format!("this collapsed loop cannot be parallelised: {why}"))
-                                .with_help(loops::COUNTED_LOOP_HELP),
-                        );
-                        return None;
-                    }
-                    if has_clause(&l.clauses, |k| !matches!(k, ClauseKind::Seq)) && checked == Checked::Trusted {
-                        self.diags.push(
-                            Diagnostic::error(for_head_span(l.stmt), format!("this loop cannot be parallelised: {why}"))
-                                .with_help(loops::COUNTED_LOOP_HELP),
-                        );
+                    if must_count && checked == Checked::Trusted || depth == 0 {
+                        self.diags.push(not_counted_error(&nc, l.stmt));
                         return None;
                     }
                     break;
@@ -966,6 +956,12 @@ fn trip_count(kb: &mut KernelBuilder, lo: Handle<crate::ir::Expr>, hi: Handle<cr
     kb.binary(BinaryOp::Max, zero, n, t, sp)
 }
 
+fn not_counted_error(nc: &loops::NotCounted, stmt: &Stmt) -> Diagnostic {
+    let span = nc.span.unwrap_or_else(|| for_head_span(stmt));
+    Diagnostic::error(span, format!("this loop is not a counted loop, so it cannot be parallelised: {}", nc.why))
+        .with_help(loops::COUNTED_LOOP_HELP)
+}
+
 fn for_init(s: &Stmt) -> Option<&ast::ForInit> {
     match &s.kind {
         StmtKind::For { init, .. } => init.as_ref(),
@@ -1066,8 +1062,10 @@ fn add_treatments<'c>(
                         (Some(n), Some(true)) => {
                             treatments.insert(n.clone(), Treatment::Reduction(*op, c.span));
                         }
-                        // A name the host does not know is a local of the loop body (CSR's `sum`).
-                        (Some(_), None) => {}
+                        (Some(n), None) => errors.push(
+                            Diagnostic::error(r.span, format!("undeclared variable `{n}` in a reduction clause"))
+                                .with_help("declare the variable before the construct"),
+                        ),
                         _ => errors.push(
                             Diagnostic::error(r.span, format!("reduction on `{}`, which is not a scalar", norm(sources.text(r.span))))
                                 .with_help("reduce into a scalar variable and store it into the array after the loop"),
