@@ -1046,8 +1046,22 @@ fn add_treatments<'c>(
                 for r in refs {
                     let AE::Ident(n) = &r.base.kind else { continue };
                     let t = if matches!(c.kind, ClauseKind::Private(_)) { Treatment::Private } else { Treatment::FirstPrivate };
-                    if sema.lookup_var(n).is_some_and(|v| v.ty.scalar().is_some()) {
-                        treatments.insert(n.clone(), t);
+                    match sema.lookup_var(n) {
+                        Some(v) if v.ty.scalar().is_some() => {
+                            treatments.insert(n.clone(), t);
+                        }
+                        Some(v) if matches!(t, Treatment::Private) && kernel::local_array_shape(&v.ty).is_some() => {
+                            treatments.insert(n.clone(), t);
+                        }
+                        Some(v) if kernel::local_array_shape(&v.ty).is_some() => errors.push(
+                            Diagnostic::error(r.span, format!("firstprivate array `{n}` is not supported"))
+                                .with_help(format!("copy `{n}` into a local array inside the loop")),
+                        ),
+                        Some(_) => {}
+                        None => errors.push(
+                            Diagnostic::error(r.span, format!("undeclared variable `{n}` in a private clause"))
+                                .with_help("declare the variable before the construct"),
+                        ),
                     }
                 }
             }

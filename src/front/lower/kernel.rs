@@ -636,10 +636,24 @@ impl<'a> KernelBuilder<'a> {
                         None => Err(err(base.span, format!("`{name}` is not an array"), "index arrays and pointers only")),
                     };
                 }
+                if let Some(&l) = self.host_locals.get(name.as_str()) {
+                    let local = &self.body.locals[l];
+                    if let Some(d) = &local.array_dims {
+                        return Ok((ArrayRef::Local(l), d.len(), local.ty));
+                    }
+                }
                 let Some(info) = self.host_var(name) else {
                     return Err(err(base.span, format!("undeclared name `{name}`"), "declare it before the construct"));
                 };
                 self.check_default_none(name, base.span);
+                if matches!(self.treatments.get(name.as_str()), Some(Treatment::Private)) {
+                    if let Some((dims, elem)) = local_array_shape(&info.ty) {
+                        let ndims = dims.len();
+                        let l = self.body.locals.append(Local { name: name.clone(), ty: elem, array_dims: Some(dims), kind: LocalKind::Private, span: base.span });
+                        self.host_locals.insert(name.clone(), l);
+                        return Ok((ArrayRef::Local(l), ndims, elem));
+                    }
+                }
                 if !info.ty.is_pointer_like() {
                     return Err(err(base.span, format!("`{name}` is not an array or a pointer"), "index arrays and pointers only"));
                 }

@@ -31,7 +31,12 @@ fn lower_snippet(c_source: &str) -> Lowered {
 impl Lowered {
     fn ok(&self) -> (&Module, &Vec<Diagnostic>) {
         match &self.result {
-            Ok((m, w)) => (m, w),
+            Ok((m, w)) => {
+                if let Err(e) = crate::valid::verify_module(m) {
+                    panic!("lowered module fails the verifier: {e}");
+                }
+                (m, w)
+            }
             Err(d) => panic!("lowering failed: {:?}", d.0.iter().map(|d| (&d.message, d.span.map(|s| self.sources.text(s)))).collect::<Vec<_>>()),
         }
     }
