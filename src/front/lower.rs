@@ -44,6 +44,8 @@ pub fn lower_program(sources: &SourceSet, units: &[TranslationUnit]) -> Result<(
     for unit in units {
         lowerer.unit(unit);
     }
+    let mut seen = HashSet::new();
+    lowerer.diags.retain(|d| seen.insert((d.message.clone(), d.span)));
     if lowerer.diags.iter().any(Diagnostic::is_error) {
         return Err(Diagnostics(lowerer.diags));
     }
@@ -141,8 +143,7 @@ fn has_clause(clauses: &[&Clause], f: impl Fn(&ClauseKind) -> bool) -> bool {
 
 /// The dependence test of the analysis stage (may the kernel's dims run in parallel?).
 fn dependence_check(kernel: &Kernel) -> Result<(), SequentialReason> {
-    let _ = kernel;
-    Err(SequentialReason { message: "the dependence test is not available yet".into(), span: kernel.span })
+    crate::analysis::dependence::check_parallel(kernel)
 }
 
 impl<'a> Lowerer<'a> {
@@ -231,6 +232,10 @@ impl<'a> Lowerer<'a> {
                     Err(e) => errors.push(e),
                 }
             }
+        }
+        if errors.iter().any(Diagnostic::is_error) {
+            self.diags.append(&mut errors);
+            return None;
         }
         let mut block = Vec::new();
         for s in &f.body.stmts {
@@ -388,7 +393,7 @@ impl<'a> Lowerer<'a> {
         let base_text = self.text(r.base.span);
         let name = self.text(r.span);
         let Some(ty) = host_lvalue_type(sema, &r.base) else {
-            return Err(Diagnostic::error(r.base.span, format!("unknown variable `{base_text}` in a data clause"))
+            return Err(Diagnostic::error(r.base.span, format!("undeclared variable `{base_text}` in a data clause"))
                 .with_help("name a variable declared before the directive"));
         };
         let is_ident = matches!(r.base.kind, AE::Ident(_));
@@ -434,6 +439,7 @@ impl<'a> Lowerer<'a> {
         }
         // Per section: lo text ("0" when absent), len text, whether it covers the whole dim.
         let mut parts = Vec::new();
+        let mut all_lo_zero = true;
         for (k, s) in r.sections.iter().enumerate() {
             let lo = s.lo.as_ref().map(|e| format!("({})", self.text(e.span)));
             let lo_const = match &s.lo {
@@ -460,6 +466,7 @@ impl<'a> Lowerer<'a> {
                     Some((d, dc)) => (dc.is_some() && len_const == *dc) || len == *d || s.len.is_none(),
                     None => false,
                 };
+            all_lo_zero &= lo_const == Some(0);
             parts.push((lo.unwrap_or_else(|| "0".into()), len, full));
         }
         // Stride of dimension k: the product of the later dimensions.
@@ -489,9 +496,8 @@ impl<'a> Lowerer<'a> {
             let len = parts.iter().zip(&strides).map(|(p, f)| times(&format!("({} - 1)", p.1), f)).collect::<Vec<_>>().join(" + ");
             (lo, format!("{len} + 1"))
         };
-        let lo_is_zero = parts.iter().all(|p| p.0 == "0");
-        let lo = if lo_is_zero { None } else { Some(push_arg(args, HostArg { c_expr: format!("({lo_text})"), kind: HostArgKind::Int, size_expr: None })) };
-        let len = push_arg(args, HostArg { c_expr: format!("({len_text})"), kind: HostArgKind::Int, size_expr: None });
+        let lo = if all_lo_zero { None } else { Some(push_arg(args, HostArg { c_expr: paren(&lo_text), kind: HostArgKind::Int, size_expr: None })) };
+        let len = push_arg(args, HostArg { c_expr: paren(&len_text), kind: HostArgKind::Int, size_expr: None });
         Ok(DataSection { kind, base, lo, len: Some(len), elem_size, name, span: r.span })
     }
 
@@ -742,29 +748,13 @@ impl<'a> Lowerer<'a> {
             }
             match loops::counted_loop(&inner_sema, l.stmt) {
                 Ok(c) => counted.push(c),
-                Err(why) if depth == 0 => {
-                    if checked == Checked::ByAnalysis {
-                        return sequential(self, region, format!("the loop is not a counted loop ({why})"), outer.span);
+                Err(nc) => {
+                    let must_count = depth == 0 || depth < loops::collapse_of(&nest[0].clauses) || !l.clauses.is_empty();
+                    if depth == 0 && checked == Checked::ByAnalysis {
+                        return sequential(self, region, format!("the loop is not a counted loop ({})", nc.why), outer.span);
                     }
-                    self.diags.push(
-                        Diagnostic::error(for_head_span(l.stmt), format!("this loop cannot be parallelised: {why}"))
-                            .with_help(loops::COUNTED_LOOP_HELP),
-                    );
-                    return None;
-                }
-                Err(why) => {
-                    if depth < loops::collapse_of(&nest[0].clauses) {
-                        self.diags.push(
-                            Diagnostic::error(for_head_span(l.stmt), format!("this collapsed loop cannot be parallelised: {why}"))
-                                .with_help(loops::COUNTED_LOOP_HELP),
-                        );
-                        return None;
-                    }
-                    if has_clause(&l.clauses, |k| !matches!(k, ClauseKind::Seq)) && checked == Checked::Trusted {
-                        self.diags.push(
-                            Diagnostic::error(for_head_span(l.stmt), format!("this loop cannot be parallelised: {why}"))
-                                .with_help(loops::COUNTED_LOOP_HELP),
-                        );
+                    if must_count && checked == Checked::Trusted || depth == 0 {
+                        self.diags.push(not_counted_error(&nc, l.stmt));
                         return None;
                     }
                     break;
@@ -966,6 +956,12 @@ fn trip_count(kb: &mut KernelBuilder, lo: Handle<crate::ir::Expr>, hi: Handle<cr
     kb.binary(BinaryOp::Max, zero, n, t, sp)
 }
 
+fn not_counted_error(nc: &loops::NotCounted, stmt: &Stmt) -> Diagnostic {
+    let span = nc.span.unwrap_or_else(|| for_head_span(stmt));
+    Diagnostic::error(span, format!("this loop is not a counted loop, so it cannot be parallelised: {}", nc.why))
+        .with_help(loops::COUNTED_LOOP_HELP)
+}
+
 fn for_init(s: &Stmt) -> Option<&ast::ForInit> {
     match &s.kind {
         StmtKind::For { init, .. } => init.as_ref(),
@@ -979,6 +975,22 @@ fn for_head_span(s: &Stmt) -> Span {
         StmtKind::For { body, .. } if body.span.lo > s.span.lo => Span::new(s.span.tu, s.span.lo, body.span.lo),
         _ => s.span,
     }
+}
+
+/// Parenthesises C text unless it already is one parenthesised group.
+fn paren(text: &str) -> String {
+    let mut depth = 0i32;
+    let bytes = text.as_bytes();
+    let whole_group = bytes.first() == Some(&b'(')
+        && bytes.iter().enumerate().all(|(i, b)| {
+            match b {
+                b'(' => depth += 1,
+                b')' => depth -= 1,
+                _ => {}
+            }
+            depth > 0 || i + 1 == bytes.len()
+        });
+    if whole_group { text.to_string() } else { format!("({text})") }
 }
 
 fn push_arg(args: &mut Vec<HostArg>, arg: HostArg) -> u32 {
@@ -1034,8 +1046,22 @@ fn add_treatments<'c>(
                 for r in refs {
                     let AE::Ident(n) = &r.base.kind else { continue };
                     let t = if matches!(c.kind, ClauseKind::Private(_)) { Treatment::Private } else { Treatment::FirstPrivate };
-                    if sema.lookup_var(n).is_some_and(|v| v.ty.scalar().is_some()) {
-                        treatments.insert(n.clone(), t);
+                    match sema.lookup_var(n) {
+                        Some(v) if v.ty.scalar().is_some() => {
+                            treatments.insert(n.clone(), t);
+                        }
+                        Some(v) if matches!(t, Treatment::Private) && kernel::local_array_shape(&v.ty).is_some() => {
+                            treatments.insert(n.clone(), t);
+                        }
+                        Some(v) if kernel::local_array_shape(&v.ty).is_some() => errors.push(
+                            Diagnostic::error(r.span, format!("firstprivate array `{n}` is not supported"))
+                                .with_help(format!("copy `{n}` into a local array inside the loop")),
+                        ),
+                        Some(_) => {}
+                        None => errors.push(
+                            Diagnostic::error(r.span, format!("undeclared variable `{n}` in a private clause"))
+                                .with_help("declare the variable before the construct"),
+                        ),
                     }
                 }
             }
@@ -1050,8 +1076,10 @@ fn add_treatments<'c>(
                         (Some(n), Some(true)) => {
                             treatments.insert(n.clone(), Treatment::Reduction(*op, c.span));
                         }
-                        // A name the host does not know is a local of the loop body (CSR's `sum`).
-                        (Some(_), None) => {}
+                        (Some(n), None) => errors.push(
+                            Diagnostic::error(r.span, format!("undeclared variable `{n}` in a reduction clause"))
+                                .with_help("declare the variable before the construct"),
+                        ),
                         _ => errors.push(
                             Diagnostic::error(r.span, format!("reduction on `{}`, which is not a scalar", norm(sources.text(r.span))))
                                 .with_help("reduce into a scalar variable and store it into the array after the loop"),

@@ -464,7 +464,7 @@ impl<'a> KernelBuilder<'a> {
                         }
                     }
                     Some(Symbol::Function(_)) => Err(err(span, format!("function `{name}` used as a value"), "call it")),
-                    Some(Symbol::Typedef(_)) | None => Err(err(span, format!("unknown name `{name}`"), "declare it before the construct")),
+                    Some(Symbol::Typedef(_)) | None => Err(err(span, format!("undeclared name `{name}`"), "declare it before the construct")),
                 }
             }
             AE::IntLit { value, suffix, radix } => {
@@ -608,10 +608,10 @@ impl<'a> KernelBuilder<'a> {
         Ok((array, vec![idx], elem))
     }
 
-    fn is_host_pointer(&self, e: &ast::Expr) -> bool {
+    fn is_host_pointer(&mut self, e: &ast::Expr) -> bool {
         match &e.kind {
             AE::Ident(n) => self.kernel_local(n).is_none() && self.host_var(n).is_some_and(|v| v.ty.is_pointer_like()),
-            AE::Member { .. } => true,
+            AE::Member { .. } => self.member_type(e).is_ok_and(|t| t.is_pointer_like()),
             _ => false,
         }
     }
@@ -636,10 +636,24 @@ impl<'a> KernelBuilder<'a> {
                         None => Err(err(base.span, format!("`{name}` is not an array"), "index arrays and pointers only")),
                     };
                 }
+                if let Some(&l) = self.host_locals.get(name.as_str()) {
+                    let local = &self.body.locals[l];
+                    if let Some(d) = &local.array_dims {
+                        return Ok((ArrayRef::Local(l), d.len(), local.ty));
+                    }
+                }
                 let Some(info) = self.host_var(name) else {
-                    return Err(err(base.span, format!("unknown name `{name}`"), "declare it before the construct"));
+                    return Err(err(base.span, format!("undeclared name `{name}`"), "declare it before the construct"));
                 };
                 self.check_default_none(name, base.span);
+                if matches!(self.treatments.get(name.as_str()), Some(Treatment::Private)) {
+                    if let Some((dims, elem)) = local_array_shape(&info.ty) {
+                        let ndims = dims.len();
+                        let l = self.body.locals.append(Local { name: name.clone(), ty: elem, array_dims: Some(dims), kind: LocalKind::Private, span: base.span });
+                        self.host_locals.insert(name.clone(), l);
+                        return Ok((ArrayRef::Local(l), ndims, elem));
+                    }
+                }
                 if !info.ty.is_pointer_like() {
                     return Err(err(base.span, format!("`{name}` is not an array or a pointer"), "index arrays and pointers only"));
                 }
@@ -722,7 +736,7 @@ impl<'a> KernelBuilder<'a> {
                 }
                 match self.host_var(name) {
                     Some(v) => Ok(v.ty),
-                    None => Err(err(e.span, format!("unknown name `{name}`"), "declare it before the construct")),
+                    None => Err(err(e.span, format!("undeclared name `{name}`"), "declare it before the construct")),
                 }
             }
             AE::Member { base, field, arrow } => {
@@ -856,7 +870,7 @@ impl<'a> KernelBuilder<'a> {
         if self.cx.defined_functions.contains(name.as_str()) {
             return Err(err(
                 span,
-                format!("`{name}` is called in a kernel but is not a device function"),
+                format!("`{name}` is called in a kernel but has no `#pragma acc routine seq`"),
                 format!("add `#pragma acc routine seq` before the function `{name}`"),
             ));
         }
@@ -1263,7 +1277,7 @@ impl<'a> KernelBuilder<'a> {
                     return Ok(Target::Local(l));
                 }
                 let Some(info) = self.host_var(name) else {
-                    return Err(err(lhs.span, format!("unknown name `{name}`"), "declare it before the construct"));
+                    return Err(err(lhs.span, format!("undeclared name `{name}`"), "declare it before the construct"));
                 };
                 self.check_default_none(name, lhs.span);
                 let Some(ty) = info.ty.scalar() else {
@@ -1357,25 +1371,13 @@ impl<'a> KernelBuilder<'a> {
             StmtKind::Expr(Some(e)) => e,
             _ => return Err(err(body.span, "this atomic form is not supported", "write a single expression statement such as x[i] += v")),
         };
-        let host_scalar_target = |this: &Self, t: &ast::Expr| -> Option<String> {
-            match &t.kind {
-                AE::Ident(n) if this.kernel_local(n).is_none() && this.host_var(n).is_some_and(|v| v.ty.scalar().is_some()) => Some(n.clone()),
-                _ => None,
-            }
-        };
-        let refuse_host = |name: &str, span: Span| {
-            err(span, format!("atomic update of the host scalar `{name}` is not supported"), format!("use reduction(+:{name}) on the loop instead"))
-        };
         match kind {
             AtomicKind::Read => self.expr_stmt(e, out),
             AtomicKind::Write => {
                 let AE::Assign { op: None, lhs, rhs } = &e.kind else {
                     return Err(err(e.span, "atomic write needs `x = expr`", "write x[i] = value"));
                 };
-                if let Some(n) = host_scalar_target(self, lhs) {
-                    return Err(refuse_host(&n, lhs.span));
-                }
-                match self.target(lhs)? {
+                match self.atomic_target(lhs)? {
                     Target::Element { array, indices, ty } => {
                         let v = self.expr(rhs)?;
                         let value = self.cast(v, ty);
@@ -1387,10 +1389,7 @@ impl<'a> KernelBuilder<'a> {
             }
             AtomicKind::Update => {
                 let (lhs, op, value) = self.atomic_update_parts(e)?;
-                if let Some(n) = host_scalar_target(self, lhs) {
-                    return Err(refuse_host(&n, lhs.span));
-                }
-                match self.target(lhs)? {
+                match self.atomic_target(lhs)? {
                     Target::Element { array, indices, ty } => {
                         let value = self.atomic_value(value, ty)?;
                         out.push(Stmt::Atomic { op, array, indices, value, capture: None, span: e.span });
@@ -1414,10 +1413,7 @@ impl<'a> KernelBuilder<'a> {
                     }
                     _ => return Err(err(e.span, "atomic capture needs `v = x[i]++` or `v = x[i] += e`", "write the capture in one of those forms")),
                 };
-                if let Some(n) = host_scalar_target(self, x) {
-                    return Err(refuse_host(&n, x.span));
-                }
-                let Target::Element { array, indices, ty } = self.target(x)? else {
+                let Target::Element { array, indices, ty } = self.atomic_target(x)? else {
                     return Err(err(x.span, "atomic capture of a local variable", "capture array elements only"));
                 };
                 let val = match value {
@@ -1449,6 +1445,36 @@ impl<'a> KernelBuilder<'a> {
                 Ok(())
             }
         }
+    }
+
+    /// The target of an atomic: a host scalar is updated in place, through its address (a
+    /// one-element array param), so every iteration sees the others' updates.
+    fn atomic_target(&mut self, lhs: &ast::Expr) -> R<Target> {
+        if let AE::Ident(name) = &lhs.kind {
+            if self.kernel_local(name).is_none() && !self.host_locals.contains_key(name.as_str()) && !self.treatments.contains_key(name.as_str()) {
+                if let Some(ty) = self.host_var(name).and_then(|v| v.ty.scalar()) {
+                    self.check_default_none(name, lhs.span);
+                    let key = format!("&({name})");
+                    let p = match self.param_keys.get(&key) {
+                        Some(&p) => p,
+                        None => {
+                            let arg = self.add_arg(HostArg { c_expr: key.clone(), kind: HostArgKind::Pointer, size_expr: Some(format!("sizeof({name})")) });
+                            self.params.push(Param {
+                                name: key.clone(),
+                                kind: ParamKind::Array { elem: ty, dims: vec![None], restrict: false, read_only: false },
+                                arg,
+                            });
+                            let p = (self.params.len() - 1) as u32;
+                            self.param_keys.insert(key, p);
+                            p
+                        }
+                    };
+                    let zero = self.int_const(0, ScalarType::I32);
+                    return Ok(Target::Element { array: ArrayRef::Param(p), indices: vec![zero], ty });
+                }
+            }
+        }
+        self.target(lhs)
     }
 
     fn atomic_value(&mut self, value: AtomicValue<'_>, ty: ScalarType) -> R<Handle<Expr>> {
