@@ -259,6 +259,10 @@ impl<'a> BlockState<'a> {
                 let operand = body.exprs[*lhs].ty;
                 let mut a = self.eval(body, frame, *lhs, mask)?;
                 let b = self.eval(body, frame, *rhs, mask)?;
+                if value::binary_lanes(*op, operand, ty, &mut a, &b) {
+                    self.give(b);
+                    return Ok(a);
+                }
                 let mut error = None;
                 for lane in 0..n {
                     if mask[lane] {
@@ -393,26 +397,36 @@ impl<'a> BlockState<'a> {
         indices: &[Handle<Expr>],
         mask: &[bool],
     ) -> Result<Vec<u64>, Fault> {
-        let dims: Vec<i64> = match array {
-            ArrayRef::Param(p) => self.ctx.arrays.get(p as usize).and_then(|b| b.as_ref()).map(|b| b.dims.clone()).unwrap_or_default(),
-            ArrayRef::Shared(s) => self.ctx.kernel.shared[s as usize].dims.iter().map(|&d| d as i64).collect(),
-            ArrayRef::Local(l) => body.locals[l].array_dims.clone().unwrap_or_default().iter().map(|&d| d as i64).collect(),
-            ArrayRef::Partials(_) => vec![0],
-        };
-        let mut acc = self.filled(0);
-        for (k, &ix) in indices.iter().enumerate() {
-            let ity = body.exprs[ix].ty;
-            let v = self.eval(body, frame, ix, mask)?;
-            let scale = if k == 0 { 0 } else { dims.get(k).copied().unwrap_or(1) };
-            for lane in 0..self.lanes {
-                if mask[lane] {
-                    let i = if ity.is_signed() || ity == ScalarType::Bool || !ity.is_float() && ity.size_bytes() < 8 {
-                        v[lane] as i64
-                    } else {
-                        value::cast(ity, ScalarType::I64, v[lane]) as i64
-                    };
-                    acc[lane] = ((acc[lane] as i64).wrapping_mul(scale).wrapping_add(i)) as u64;
+        let mut dims = [1i64; 8];
+        match array {
+            ArrayRef::Param(p) => {
+                if let Some(Some(b)) = self.ctx.arrays.get(p as usize) {
+                    for (slot, &d) in dims.iter_mut().zip(&b.dims) {
+                        *slot = d;
+                    }
                 }
+            }
+            ArrayRef::Shared(s) => {
+                for (slot, &d) in dims.iter_mut().zip(&self.ctx.kernel.shared[s as usize].dims) {
+                    *slot = d as i64;
+                }
+            }
+            ArrayRef::Local(l) => {
+                for (slot, &d) in dims.iter_mut().zip(body.locals[l].array_dims.iter().flatten()) {
+                    *slot = d as i64;
+                }
+            }
+            ArrayRef::Partials(_) => {}
+        }
+        // Integer values are kept sign- or zero-extended to 64 bits, so the raw value is the
+        // index itself.
+        let Some(&first) = indices.first() else { return Ok(self.filled(0)) };
+        let mut acc = self.eval(body, frame, first, mask)?;
+        for (k, &ix) in indices.iter().enumerate().skip(1) {
+            let scale = dims.get(k).copied().unwrap_or(1);
+            let v = self.eval(body, frame, ix, mask)?;
+            for (slot, &i) in acc.iter_mut().zip(v.iter()) {
+                *slot = (*slot as i64).wrapping_mul(scale).wrapping_add(i as i64) as u64;
             }
             self.give(v);
         }
