@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use crate::diag::Span;
 use crate::ir::{
-    ArrayRef, AtomicOp, Axis, BinaryOp, Body, Expr, ExprKind, GridKernel, Handle, LocalKind, Module, ScalarType,
+    ArrayRef, AtomicOp, BinaryOp, Body, Expr, ExprKind, GridKernel, Handle, LocalKind, Module, ScalarType,
     Stmt,
 };
 use crate::runtime::stats::DeviceCounters;
@@ -85,6 +85,8 @@ pub struct BlockState<'a> {
     shared: Vec<Vec<u64>>,
     counters: DeviceCounters,
     call_depth: usize,
+    /// Each lane's `threadIdx` per axis (the divisions are done once, not per evaluation).
+    thread_idx: [Vec<u64>; 3],
 }
 
 fn any(mask: &[bool]) -> bool {
@@ -104,7 +106,23 @@ impl<'a> BlockState<'a> {
 
     fn with_lanes(ctx: &'a LaunchCtx<'a>, lanes: usize) -> BlockState<'a> {
         let shared = ctx.kernel.shared.iter().map(|s| vec![0u64; s.dims.iter().map(|&d| d as usize).product()]).collect();
-        BlockState { ctx, lanes, block_idx: [0; 3], pool: Vec::new(), shared, counters: DeviceCounters::default(), call_depth: 0 }
+        let [bx, by, _] = ctx.block_dim.map(|d| d.max(1) as u64);
+        let lane_ids = || 0..lanes as u64;
+        let thread_idx = [
+            lane_ids().map(|l| l % bx).collect(),
+            lane_ids().map(|l| (l / bx) % by).collect(),
+            lane_ids().map(|l| l / (bx * by)).collect(),
+        ];
+        BlockState {
+            ctx,
+            lanes,
+            block_idx: [0; 3],
+            pool: Vec::new(),
+            shared,
+            counters: DeviceCounters::default(),
+            call_depth: 0,
+            thread_idx,
+        }
     }
 
     /// Evaluates an expression of params only, in the kernel's body.
@@ -173,16 +191,6 @@ impl<'a> BlockState<'a> {
         v
     }
 
-    fn thread_idx(&self, lane: usize, axis: Axis) -> u64 {
-        let [bx, by, _] = self.ctx.block_dim;
-        let lane = lane as u64;
-        match axis {
-            Axis::X => lane % bx as u64,
-            Axis::Y => (lane / bx as u64) % by as u64,
-            Axis::Z => lane / (bx as u64 * by as u64),
-        }
-    }
-
     // -----------------------------------------------------------------------------------------
     // Expressions
 
@@ -208,8 +216,11 @@ impl<'a> BlockState<'a> {
             }
             ExprKind::ThreadIdx(axis) => {
                 let mut v = self.take();
-                for (lane, slot) in v.iter_mut().enumerate() {
-                    *slot = value::wrap_int(ty, self.thread_idx(lane, *axis) as i64);
+                v.copy_from_slice(&self.thread_idx[*axis as usize]);
+                if ty.size_bytes() < 2 {
+                    for slot in v.iter_mut() {
+                        *slot = value::wrap_int(ty, *slot as i64);
+                    }
                 }
                 v
             }
