@@ -177,7 +177,11 @@ impl Runtime {
 
     /// Renders an error as the user sees it.
     pub fn render_error(&self, error: &RuntimeError) -> String {
-        crate::diag::render(&self.sources, std::slice::from_ref(&error.diagnostic), self.config.color == ColorMode::Always)
+        crate::diag::render(
+            &self.sources,
+            std::slice::from_ref(&error.diagnostic),
+            self.config.color == ColorMode::Always,
+        )
     }
 
     fn region_of(&self, id: i32) -> Result<Region, RuntimeError> {
@@ -195,6 +199,7 @@ impl Runtime {
     pub fn region(&mut self, id: i32, args: &[YosegiArg]) -> Result<(), RuntimeError> {
         let region = self.region_of(id)?;
         check_args(&region, args)?;
+        self.adopt_sized_args(&region, args);
         match &region.kind {
             RegionKind::Compute { kernels, data } => {
                 self.enter_data(&region, data, args)?;
@@ -214,6 +219,7 @@ impl Runtime {
     pub fn data_enter(&mut self, id: i32, args: &[YosegiArg]) -> Result<(), RuntimeError> {
         let region = self.region_of(id)?;
         check_args(&region, args)?;
+        self.adopt_sized_args(&region, args);
         match &region.kind {
             RegionKind::Data { data } | RegionKind::Compute { data, .. } => self.enter_data(&region, data, args),
             _ => self.region(id, args),
@@ -227,6 +233,23 @@ impl Runtime {
         match &region.kind {
             RegionKind::Data { data } | RegionKind::Compute { data, .. } => self.exit_data(&region, data, args),
             _ => Ok(()),
+        }
+    }
+
+    /// Pointer args whose size the host knows (`sizeof` of an array object) name exact C
+    /// objects: tracking them at their real extent keeps conservative launch sections from
+    /// reaching past them into neighbouring variables.
+    fn adopt_sized_args(&mut self, region: &Region, args: &[YosegiArg]) {
+        for (host_arg, arg) in region.args.iter().zip(args) {
+            if host_arg.kind != HostArgKind::Pointer || arg.ptr.is_null() || arg.size <= 0 {
+                continue;
+            }
+            let ptr = arg.ptr as u64;
+            if self.registry.find(ptr).and_then(|s| self.registry.get(s)).is_some_and(|o| o.origin.is_exact()) {
+                continue;
+            }
+            // Only fails when it overlaps another exact object; the launch then reports it.
+            let _ = self.ensure_object(ptr, ptr + arg.size as u64, &host_arg.c_expr, Origin::Static, region.span);
         }
     }
 
@@ -254,7 +277,9 @@ impl Runtime {
                     copies.acquire(device, &mut t);
                     copies.make_device_valid(device, range.lo, range.hi, &mut t);
                 }
-                DataClauseKind::Create | DataClauseKind::CopyOut | DataClauseKind::Present => copies.acquire(device, &mut t),
+                DataClauseKind::Create | DataClauseKind::CopyOut | DataClauseKind::Present => {
+                    copies.acquire(device, &mut t)
+                }
                 DataClauseKind::Host => copies.make_host_valid(range.lo, range.hi, &mut t),
                 DataClauseKind::Device => copies.make_device_valid(device, range.lo, range.hi, &mut t),
                 DataClauseKind::Delete | DataClauseKind::DevicePtr | DataClauseKind::UseDevice => {}
@@ -300,7 +325,12 @@ impl Runtime {
 
     /// The bytes a data clause names, registered as (part of) a tracked object. `None` for an
     /// empty section or a null pointer.
-    fn data_range(&mut self, region: &Region, section: &DataSection, args: &[YosegiArg]) -> Result<Option<ObjectRange>, RuntimeError> {
+    fn data_range(
+        &mut self,
+        region: &Region,
+        section: &DataSection,
+        args: &[YosegiArg],
+    ) -> Result<Option<ObjectRange>, RuntimeError> {
         let base = &args[section.base as usize];
         let ptr = base.ptr as u64;
         if ptr == 0 {
@@ -394,7 +424,12 @@ impl Runtime {
     // -----------------------------------------------------------------------------------------
     // Launches
 
-    fn launch_kernel(&mut self, region: &Region, kernel_handle: Handle<Kernel>, args: &[YosegiArg]) -> Result<(), RuntimeError> {
+    fn launch_kernel(
+        &mut self,
+        region: &Region,
+        kernel_handle: Handle<Kernel>,
+        args: &[YosegiArg],
+    ) -> Result<(), RuntimeError> {
         let module = self.module.clone();
         let kernel = &module.kernels[kernel_handle];
         let Some(grid_handle) = module.grid_of(kernel_handle) else {
@@ -415,29 +450,41 @@ impl Runtime {
             let ptr = args[param.arg as usize].ptr as u64;
             let elem = elem.size_bytes() as i64;
             let hull = sections.read.hull(sections.write);
-            let object = match hull {
-                Section::None => continue,
-                Section::Whole => match self.registry.find(ptr) {
-                    Some(start) => start,
-                    None if args[param.arg as usize].size > 0 => {
-                        let size = args[param.arg as usize].size as u64;
-                        self.ensure_object(ptr, ptr + size, &param.name, Origin::LaunchExtent, kernel.span)?
-                    }
-                    None => {
-                        return Err(RuntimeError::unsupported(
-                            Diagnostic::error(
-                                kernel.span,
-                                format!("cannot tell the extent of `{}`, which kernel `{}` indexes irregularly", param.name, kernel.name),
-                            )
-                            .with_help(format!("add a data clause such as copyin({}[0:n])", param.name)),
-                        ));
+            if hull == Section::None {
+                continue;
+            }
+            // Within an exact object the sections are clamped to it: they may over-approximate
+            // (a guarded `a[i+1]`), and real out-of-bounds accesses fault in the kernel.
+            let exact = self.registry.find(ptr).filter(|&s| self.registry.get(s).is_some_and(|o| o.origin.is_exact()));
+            let object = match (exact, hull) {
+                (Some(start), _) => start,
+                (None, hull) => match hull {
+                    Section::None => continue,
+                    Section::Whole => match self.registry.find(ptr) {
+                        Some(start) => start,
+                        None if args[param.arg as usize].size > 0 => {
+                            let size = args[param.arg as usize].size as u64;
+                            self.ensure_object(ptr, ptr + size, &param.name, Origin::LaunchExtent, kernel.span)?
+                        }
+                        None => {
+                            return Err(RuntimeError::unsupported(
+                                Diagnostic::error(
+                                    kernel.span,
+                                    format!(
+                                        "cannot tell the extent of `{}`, which kernel `{}` indexes irregularly",
+                                        param.name, kernel.name
+                                    ),
+                                )
+                                .with_help(format!("add a data clause such as copyin({}[0:n])", param.name)),
+                            ));
+                        }
+                    },
+                    Section::Elements { lo, hi } => {
+                        let lo_byte = ptr.wrapping_add_signed(lo.wrapping_mul(elem));
+                        let hi_byte = ptr.wrapping_add_signed(hi.wrapping_mul(elem));
+                        self.ensure_object(lo_byte, hi_byte, &param.name, Origin::LaunchExtent, kernel.span)?
                     }
                 },
-                Section::Elements { lo, hi } => {
-                    let lo_byte = ptr.wrapping_add_signed(lo.wrapping_mul(elem));
-                    let hi_byte = ptr.wrapping_add_signed(hi.wrapping_mul(elem));
-                    self.ensure_object(lo_byte, hi_byte, &param.name, Origin::LaunchExtent, kernel.span)?
-                }
             };
             let start = self.registry.get(object).expect("ensured").start;
             let len = self.registry.get(object).expect("ensured").len;
@@ -532,7 +579,13 @@ impl Runtime {
         let location = self.sources.location(fault.span);
         let mut message = format!("kernel `{}` faulted: {}", fault.kernel, fault.message);
         if location.line > 0 {
-            message = format!("kernel `{}` faulted at {}:{}: {}", fault.kernel, location.file.display(), location.line, fault.message);
+            message = format!(
+                "kernel `{}` faulted at {}:{}: {}",
+                fault.kernel,
+                location.file.display(),
+                location.line,
+                fault.message
+            );
         }
         let mut d = Diagnostic::error(fault.span, message);
         if let Some(help) = fault.help {
@@ -623,7 +676,12 @@ fn check_args(region: &Region, args: &[YosegiArg]) -> Result<(), RuntimeError> {
     if args.len() < region.args.len() {
         return Err(RuntimeError::unsupported(Diagnostic::error(
             region.span,
-            format!("region {} expects {} arguments but the program passed {}", region.id, region.args.len(), args.len()),
+            format!(
+                "region {} expects {} arguments but the program passed {}",
+                region.id,
+                region.args.len(),
+                args.len()
+            ),
         )));
     }
     Ok(())
@@ -636,7 +694,9 @@ fn param_value(region: &Region, param: &Param, args: &[YosegiArg]) -> ParamValue
     match &param.kind {
         ParamKind::Array { .. } => ParamValue::Pointer(arg.ptr as u64),
         ParamKind::Scalar(ty) => match host_kind {
-            HostArgKind::Int if ty.is_float() => ParamValue::Float(value::as_f64(value::cast(ScalarType::I64, *ty, arg.i as u64))),
+            HostArgKind::Int if ty.is_float() => {
+                ParamValue::Float(value::as_f64(value::cast(ScalarType::I64, *ty, arg.i as u64)))
+            }
             HostArgKind::Int => ParamValue::Int(value::wrap_int(*ty, arg.i) as i64),
             HostArgKind::Float if ty.is_float() => ParamValue::Float(value::as_f64(value::from_f64(*ty, arg.f))),
             HostArgKind::Float => ParamValue::Int(value::cast(ScalarType::F64, *ty, arg.f.to_bits()) as i64),

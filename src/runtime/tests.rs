@@ -113,7 +113,8 @@ fn host_writes_are_sent_again_before_the_next_launch() {
 
 #[test]
 fn data_region_copies_out_at_exit_and_frees_the_device_copy() {
-    let data = vec![section(DataClauseKind::CopyIn, 1, Some(0), "a"), section(DataClauseKind::CopyOut, 2, Some(0), "b")];
+    let data =
+        vec![section(DataClauseKind::CopyIn, 1, Some(0), "a"), section(DataClauseKind::CopyOut, 2, Some(0), "b")];
     let mut rt = runtime(scale_module(vec![RegionKind::Data { data }]));
     let mut a: Vec<f64> = (0..40).map(|x| x as f64).collect();
     let mut b = vec![0.0; 40];
@@ -209,6 +210,22 @@ fn kernel_faults_come_back_as_program_faults() {
     rt.track_malloc(b.as_ptr() as u64, 32);
     let err = rt.region(0, &args(8, &mut a, &mut b)).expect_err("out of bounds");
     assert_eq!(err.exit_code(), 1);
+    assert!(err.diagnostic.message.contains("kernel `scale_g` faulted"), "{}", err.diagnostic.message);
+    assert!(err.diagnostic.message.contains("out-of-bounds read of `a` in thread 4"), "{}", err.diagnostic.message);
+}
+
+#[test]
+fn pointer_args_with_a_host_size_are_tracked_at_their_real_extent() {
+    let mut rt = runtime(scale_module(vec![]));
+    let mut a = vec![1.0; 32];
+    let mut b = vec![0.0; 32];
+    let mut region_args = args(16, &mut a, &mut b);
+    region_args[1].size = 256;
+    rt.region(0, &region_args).expect("runs");
+    let object = rt.registry().get(a.as_ptr() as u64).expect("tracked from its start");
+    assert_eq!((object.len, object.origin), (256, registry::Origin::Static));
+    // The launch reads only its section of `a`: the first 16 elements.
+    assert_eq!(rt.stats().bytes_to_device, 128);
 }
 
 #[test]

@@ -344,8 +344,14 @@ mod tests {
         assert_eq!(binary(BinaryOp::Gt, ScalarType::U32, ScalarType::Bool, u, 1), Ok(1));
         let m1 = wrap_int(ScalarType::I32, -1);
         assert_eq!(binary(BinaryOp::Gt, ScalarType::I32, ScalarType::Bool, m1, 1), Ok(0));
-        assert_eq!(binary(BinaryOp::Div, ScalarType::I32, ScalarType::I32, wrap_int(ScalarType::I32, -7), 2).unwrap() as i64, -3);
-        assert_eq!(binary(BinaryOp::Rem, ScalarType::I32, ScalarType::I32, wrap_int(ScalarType::I32, -7), 2).unwrap() as i64, -1);
+        assert_eq!(
+            binary(BinaryOp::Div, ScalarType::I32, ScalarType::I32, wrap_int(ScalarType::I32, -7), 2).unwrap() as i64,
+            -3
+        );
+        assert_eq!(
+            binary(BinaryOp::Rem, ScalarType::I32, ScalarType::I32, wrap_int(ScalarType::I32, -7), 2).unwrap() as i64,
+            -1
+        );
         assert_eq!(binary(BinaryOp::Shr, ScalarType::I32, ScalarType::I32, m1, 4).unwrap() as i64, -1);
         assert_eq!(binary(BinaryOp::Shr, ScalarType::U32, ScalarType::U32, u, 28).unwrap(), 15);
         assert_eq!(binary(BinaryOp::Div, ScalarType::I32, ScalarType::I32, one, 0), Err(ArithError::DivisionByZero));

@@ -9,8 +9,7 @@ use std::sync::Arc;
 
 use crate::diag::Span;
 use crate::ir::{
-    ArrayRef, AtomicOp, BinaryOp, Body, Expr, ExprKind, GridKernel, Handle, LocalKind, Module, ScalarType,
-    Stmt,
+    ArrayRef, AtomicOp, BinaryOp, Body, Expr, ExprKind, GridKernel, Handle, LocalKind, Module, ScalarType, Stmt,
 };
 use crate::runtime::stats::DeviceCounters;
 use crate::runtime::value::{self, ArithError};
@@ -105,7 +104,8 @@ impl<'a> BlockState<'a> {
     }
 
     fn with_lanes(ctx: &'a LaunchCtx<'a>, lanes: usize) -> BlockState<'a> {
-        let shared = ctx.kernel.shared.iter().map(|s| vec![0u64; s.dims.iter().map(|&d| d as usize).product()]).collect();
+        let shared =
+            ctx.kernel.shared.iter().map(|s| vec![0u64; s.dims.iter().map(|&d| d as usize).product()]).collect();
         let [bx, by, _] = ctx.block_dim.map(|d| d.max(1) as u64);
         let lane_ids = || 0..lanes as u64;
         let thread_idx = [
@@ -372,7 +372,10 @@ impl<'a> BlockState<'a> {
     ) -> Result<Vec<u64>, Fault> {
         let function = &self.ctx.module.functions[func];
         if self.call_depth >= MAX_CALL_DEPTH {
-            return Err(fault(span, format!("device function `{}` recursed deeper than {MAX_CALL_DEPTH} calls", function.name)));
+            return Err(fault(
+                span,
+                format!("device function `{}` recursed deeper than {MAX_CALL_DEPTH} calls", function.name),
+            ));
         }
         let mut callee = self.new_frame(&function.body);
         for (&arg, &param) in args.iter().zip(&function.params) {
@@ -493,7 +496,10 @@ impl<'a> BlockState<'a> {
         match array {
             ArrayRef::Param(_) | ArrayRef::Partials(_) => {
                 let Some((buffer, offset, elem)) = self.global(array) else {
-                    return Err(fault(span, format!("`{}` is not bound to device memory", self.array_name(body, array))));
+                    return Err(fault(
+                        span,
+                        format!("`{}` is not bound to device memory", self.array_name(body, array)),
+                    ));
                 };
                 let size = elem.size_bytes() as i64;
                 let len = buffer.len() as i64;
@@ -520,7 +526,11 @@ impl<'a> BlockState<'a> {
                 let len = self.shared[s as usize].len() as u64;
                 for lane in 0..lanes {
                     if mask[lane] && idx[lane] >= len {
-                        return Err(out_of_bounds(self, lane, format!("index {} of {} elements", idx[lane] as i64, len)));
+                        return Err(out_of_bounds(
+                            self,
+                            lane,
+                            format!("index {} of {} elements", idx[lane] as i64, len),
+                        ));
                     }
                 }
                 Ok(self.ctx.kernel.shared[s as usize].elem)
@@ -530,7 +540,11 @@ impl<'a> BlockState<'a> {
                 let len: u64 = local.array_dims.as_ref().map(|d| d.iter().map(|&x| x as u64).product()).unwrap_or(1);
                 for lane in 0..lanes {
                     if mask[lane] && idx[lane] >= len {
-                        return Err(out_of_bounds(self, lane, format!("index {} of {} elements", idx[lane] as i64, len)));
+                        return Err(out_of_bounds(
+                            self,
+                            lane,
+                            format!("index {} of {} elements", idx[lane] as i64, len),
+                        ));
                     }
                 }
                 Ok(local.ty)
@@ -814,7 +828,13 @@ impl<'a> BlockState<'a> {
     // -----------------------------------------------------------------------------------------
     // Statements
 
-    fn exec_block(&mut self, body: &Body, frame: &mut Frame, block: &[Stmt], mask: &mut Vec<bool>) -> Result<(), Fault> {
+    fn exec_block(
+        &mut self,
+        body: &Body,
+        frame: &mut Frame,
+        block: &[Stmt],
+        mask: &mut Vec<bool>,
+    ) -> Result<(), Fault> {
         for stmt in block {
             if !any(mask) {
                 break;
@@ -839,7 +859,9 @@ impl<'a> BlockState<'a> {
                 }
                 self.give(v);
             }
-            Stmt::Store { array, indices, value: e, span } => self.store(body, frame, *array, indices, *e, mask, *span)?,
+            Stmt::Store { array, indices, value: e, span } => {
+                self.store(body, frame, *array, indices, *e, mask, *span)?
+            }
             Stmt::Atomic { op, array, indices, value: e, capture, span } => {
                 self.atomic(body, frame, *op, *array, indices, *e, *capture, mask, *span)?
             }
