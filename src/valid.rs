@@ -1,2 +1,536 @@
 //! The IR verifier: checks the invariants every pass must keep (handles in range, types
 //! consistent, grid-only constructs only in grid kernels). Runs between passes.
+//!
+//! A failure is a compiler bug, not a user error, so the result is a plain message naming the
+//! kernel (or function or region) and the broken rule; the driver reports it as an internal
+//! error. Type rules checked: binary operands have the same type (shift counts excepted) and
+//! arithmetic yields it; comparisons, `!`, `&&` and `||` yield `Bool`; `?:` arms have the
+//! node's type; loads have the element type and stores and assignments store values of it.
+
+use crate::ir::*;
+
+pub fn verify_module(module: &Module) -> Result<(), String> {
+    for (_, f) in module.functions.iter() {
+        verify_function(module, f)?;
+    }
+    for (_, k) in module.kernels.iter() {
+        verify_kernel(module, k)?;
+    }
+    for (_, g) in module.grid_kernels.iter() {
+        verify_grid_kernel(module, g)?;
+    }
+    for r in &module.regions {
+        verify_region(module, r)?;
+    }
+    Ok(())
+}
+
+pub fn verify_kernel(module: &Module, kernel: &Kernel) -> Result<(), String> {
+    let ctx = Ctx { module, what: format!("kernel `{}`", kernel.name), body: &kernel.body, params: &kernel.params, level: Level::Kernel, shared: &[], reductions: &[] };
+    ctx.params()?;
+    for d in &kernel.space {
+        ctx.local_in_range(d.var)?;
+        if kernel.body.locals[d.var].kind != LocalKind::LoopIndex {
+            return ctx.err(format!("parallel dim variable `{}` is not a loop index", kernel.body.locals[d.var].name));
+        }
+        ctx.expr(d.start)?;
+        ctx.expr(d.trip_count)?;
+        if d.step == 0 {
+            return ctx.err("a parallel dim has step 0".to_string());
+        }
+    }
+    for (n, r) in kernel.reductions.iter().enumerate() {
+        ctx.local_in_range(r.local)?;
+        if kernel.body.locals[r.local].kind != LocalKind::Reduction(n as u32) {
+            return ctx.err(format!("reduction {n}'s local is not of kind Reduction({n})"));
+        }
+    }
+    for (l, _) in &kernel.scalar_outputs {
+        ctx.local_in_range(*l)?;
+    }
+    ctx.block(&kernel.body.block, Nesting::Outside)
+}
+
+pub fn verify_grid_kernel(module: &Module, grid: &GridKernel) -> Result<(), String> {
+    let ctx = Ctx {
+        module,
+        what: format!("grid kernel `{}`", grid.name),
+        body: &grid.body,
+        params: &grid.params,
+        level: Level::Grid,
+        shared: &grid.shared,
+        reductions: &grid.reductions,
+    };
+    if grid.source.index() >= module.kernels.len() {
+        return ctx.err(format!("source kernel {:?} is out of range", grid.source));
+    }
+    ctx.params()?;
+    let threads: u64 = grid.launch.block.iter().map(|b| *b as u64).product();
+    if grid.launch.block.contains(&0) || threads > 1024 {
+        return ctx.err(format!("block shape {:?} is empty or over 1024 threads", grid.launch.block));
+    }
+    for g in grid.launch.grid {
+        ctx.expr(g)?;
+        if contains_grid_index(&grid.body, g) {
+            return ctx.err("a grid size depends on thread or block indices".to_string());
+        }
+    }
+    for s in &grid.shared {
+        if s.dims.is_empty() || s.dims.contains(&0) {
+            return ctx.err(format!("shared array `{}` has no elements", s.name));
+        }
+    }
+    for (l, _) in &grid.scalar_outputs {
+        ctx.local_in_range(*l)?;
+    }
+    ctx.block(&grid.body.block, Nesting::Outside)
+}
+
+pub fn verify_function(module: &Module, function: &Function) -> Result<(), String> {
+    let ctx = Ctx { module, what: format!("function `{}`", function.name), body: &function.body, params: &[], level: Level::Function, shared: &[], reductions: &[] };
+    for p in &function.params {
+        ctx.local_in_range(*p)?;
+    }
+    ctx.block(&function.body.block, Nesting::Outside)
+}
+
+pub fn verify_region(module: &Module, region: &Region) -> Result<(), String> {
+    let what = format!("region {}", region.id);
+    let nargs = region.args.len() as u32;
+    let arg_ok = |a: u32| if a < nargs { Ok(()) } else { Err(format!("{what}: arg {a} is out of range ({nargs} args)")) };
+    if let Some(a) = region.if_arg {
+        arg_ok(a)?;
+    }
+    let data = match &region.kind {
+        RegionKind::Compute { kernels, data } => {
+            for k in kernels {
+                if k.index() >= module.kernels.len() {
+                    return Err(format!("{what}: kernel {k:?} is out of range"));
+                }
+                for p in &module.kernels[*k].params {
+                    arg_ok(p.arg)?;
+                }
+                for r in &module.kernels[*k].reductions {
+                    arg_ok(r.target_arg)?;
+                }
+            }
+            data.as_slice()
+        }
+        RegionKind::Data { data } | RegionKind::EnterData { data } | RegionKind::ExitData { data } | RegionKind::Update { data } => {
+            data.as_slice()
+        }
+        RegionKind::Wait => &[],
+    };
+    for d in data {
+        arg_ok(d.base)?;
+        if let Some(lo) = d.lo {
+            arg_ok(lo)?;
+        }
+        if let Some(len) = d.len {
+            arg_ok(len)?;
+        }
+    }
+    Ok(())
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Level {
+    Kernel,
+    Grid,
+    Function,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Nesting {
+    Outside,
+    InLoop,
+}
+
+struct Ctx<'a> {
+    module: &'a Module,
+    what: String,
+    body: &'a Body,
+    params: &'a [Param],
+    level: Level,
+    shared: &'a [SharedArray],
+    reductions: &'a [GridReduction],
+}
+
+fn contains_grid_index(body: &Body, h: Handle<Expr>) -> bool {
+    let e = &body.exprs[h];
+    match &e.kind {
+        ExprKind::ThreadIdx(_) | ExprKind::BlockIdx(_) | ExprKind::BlockDim(_) | ExprKind::GridDim(_) => true,
+        ExprKind::Unary { arg, .. } | ExprKind::Cast { arg } => contains_grid_index(body, *arg),
+        ExprKind::Binary { lhs, rhs, .. } => contains_grid_index(body, *lhs) || contains_grid_index(body, *rhs),
+        ExprKind::Select { cond, then, otherwise } => [cond, then, otherwise].iter().any(|x| contains_grid_index(body, **x)),
+        ExprKind::Math { args, .. } | ExprKind::Call { args, .. } => args.iter().any(|x| contains_grid_index(body, *x)),
+        ExprKind::Load { indices, .. } => indices.iter().any(|x| contains_grid_index(body, *x)),
+        ExprKind::ConstInt(_) | ExprKind::ConstFloat(_) | ExprKind::Param(_) | ExprKind::Local(_) => false,
+    }
+}
+
+impl Ctx<'_> {
+    fn err<T>(&self, message: String) -> Result<T, String> {
+        Err(format!("{}: {message}", self.what))
+    }
+
+    fn local_in_range(&self, l: Handle<Local>) -> Result<(), String> {
+        if l.index() < self.body.locals.len() { Ok(()) } else { self.err(format!("local {l:?} is out of range")) }
+    }
+
+    fn params(&self) -> Result<(), String> {
+        for p in self.params {
+            if let ParamKind::Array { dims, .. } = &p.kind {
+                if dims.is_empty() {
+                    return self.err(format!("array param `{}` has no dimensions", p.name));
+                }
+                for d in dims.iter().skip(1) {
+                    match d {
+                        Some(h) => self.expr(*h)?,
+                        None => return self.err(format!("array param `{}` has an unknown inner dimension", p.name)),
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The element type of an array, checking the reference and its index count.
+    fn array(&self, array: ArrayRef, nindices: usize) -> Result<ScalarType, String> {
+        let (elem, want) = match array {
+            ArrayRef::Param(n) => match self.params.get(n as usize).map(|p| &p.kind) {
+                Some(ParamKind::Array { elem, dims, .. }) => (*elem, Some(dims.len())),
+                Some(ParamKind::Scalar(_)) => return self.err(format!("param {n} is a scalar, indexed as an array")),
+                None => return self.err(format!("array param {n} is out of range")),
+            },
+            ArrayRef::Local(l) => {
+                self.local_in_range(l)?;
+                let local = &self.body.locals[l];
+                match &local.array_dims {
+                    Some(dims) => (local.ty, Some(dims.len())),
+                    None => return self.err(format!("local `{}` is a scalar, indexed as an array", local.name)),
+                }
+            }
+            ArrayRef::Shared(n) => {
+                if self.level != Level::Grid {
+                    return self.err("shared memory outside a grid kernel".to_string());
+                }
+                match self.shared.get(n as usize) {
+                    Some(s) => (s.elem, Some(s.dims.len())),
+                    None => return self.err(format!("shared array {n} is out of range")),
+                }
+            }
+            ArrayRef::Partials(n) => {
+                if self.level != Level::Grid {
+                    return self.err("reduction partials outside a grid kernel".to_string());
+                }
+                let Some(r) = self.reductions.get(n as usize) else {
+                    return self.err(format!("partials of reduction {n}, which does not exist"));
+                };
+                return if nindices == 1 { Ok(r.ty) } else { self.err("partials take one index".to_string()) };
+            }
+        };
+        if nindices == 0 || want.is_some_and(|w| w != nindices) {
+            return self.err(format!("array indexed with {nindices} subscripts, expected {}", want.unwrap_or(1)));
+        }
+        Ok(elem)
+    }
+
+    fn ty(&self, h: Handle<Expr>) -> ScalarType {
+        self.body.exprs[h].ty
+    }
+
+    fn expr(&self, h: Handle<Expr>) -> Result<(), String> {
+        if h.index() >= self.body.exprs.len() {
+            return self.err(format!("expression {h:?} is out of range"));
+        }
+        let e = &self.body.exprs[h];
+        let mismatch = |what: &str| self.err(format!("{what} in expression {h:?}"));
+        match &e.kind {
+            ExprKind::ConstInt(_) => {
+                if e.ty.is_float() {
+                    return mismatch("integer constant of a floating type");
+                }
+            }
+            ExprKind::ConstFloat(_) => {
+                if !e.ty.is_float() {
+                    return mismatch("floating constant of an integer type");
+                }
+            }
+            ExprKind::Param(n) => match self.params.get(*n as usize).map(|p| &p.kind) {
+                Some(ParamKind::Scalar(_)) => {}
+                Some(ParamKind::Array { .. }) => return self.err(format!("array param {n} used as a scalar")),
+                None => return self.err(format!("param {n} is out of range")),
+            },
+            ExprKind::Local(l) => {
+                self.local_in_range(*l)?;
+                let local = &self.body.locals[*l];
+                if local.array_dims.is_some() {
+                    return self.err(format!("local array `{}` used as a scalar", local.name));
+                }
+                if local.ty != e.ty {
+                    return mismatch("local read at a different type");
+                }
+            }
+            ExprKind::Load { array, indices } => {
+                for i in indices {
+                    self.expr(*i)?;
+                }
+                let elem = self.array(*array, indices.len())?;
+                if elem != e.ty {
+                    return mismatch("load typed differently from its element");
+                }
+            }
+            ExprKind::Unary { op, arg } => {
+                self.expr(*arg)?;
+                let ok = match op {
+                    UnaryOp::Not => e.ty == ScalarType::Bool,
+                    UnaryOp::Neg => e.ty == self.ty(*arg),
+                    UnaryOp::BitNot => e.ty == self.ty(*arg) && !e.ty.is_float(),
+                };
+                if !ok {
+                    return mismatch("unary operator with the wrong type");
+                }
+            }
+            ExprKind::Binary { op, lhs, rhs } => {
+                self.expr(*lhs)?;
+                self.expr(*rhs)?;
+                let (l, r) = (self.ty(*lhs), self.ty(*rhs));
+                match op {
+                    BinaryOp::LogAnd | BinaryOp::LogOr => {
+                        if e.ty != ScalarType::Bool {
+                            return mismatch("logical operator not yielding Bool");
+                        }
+                    }
+                    BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge | BinaryOp::Eq | BinaryOp::Ne => {
+                        if l != r {
+                            return mismatch("comparison of operands of different types");
+                        }
+                        if e.ty != ScalarType::Bool {
+                            return mismatch("comparison not yielding Bool");
+                        }
+                    }
+                    BinaryOp::Shl | BinaryOp::Shr => {
+                        if l != e.ty || l.is_float() || r.is_float() {
+                            return mismatch("shift with the wrong types");
+                        }
+                    }
+                    _ => {
+                        if l != r || l != e.ty {
+                            return mismatch("binary operands and result of different types");
+                        }
+                    }
+                }
+            }
+            ExprKind::Select { cond, then, otherwise } => {
+                self.expr(*cond)?;
+                self.expr(*then)?;
+                self.expr(*otherwise)?;
+                if self.ty(*then) != e.ty || self.ty(*otherwise) != e.ty {
+                    return mismatch("`?:` arms of a different type");
+                }
+            }
+            ExprKind::Cast { arg } => self.expr(*arg)?,
+            ExprKind::Math { args, .. } => {
+                for a in args {
+                    self.expr(*a)?;
+                }
+            }
+            ExprKind::Call { func, args } => {
+                for a in args {
+                    self.expr(*a)?;
+                }
+                if func.index() >= self.module.functions.len() {
+                    return self.err(format!("call of function {func:?}, out of range"));
+                }
+                let f = &self.module.functions[*func];
+                if f.params.len() != args.len() {
+                    return self.err(format!("call of `{}` with {} arguments, expected {}", f.name, args.len(), f.params.len()));
+                }
+            }
+            ExprKind::ThreadIdx(_) | ExprKind::BlockIdx(_) | ExprKind::BlockDim(_) | ExprKind::GridDim(_) => {
+                if self.level != Level::Grid {
+                    return self.err("thread or block index outside a grid kernel".to_string());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn block(&self, block: &[Stmt], nesting: Nesting) -> Result<(), String> {
+        for s in block {
+            self.stmt(s, nesting)?;
+        }
+        Ok(())
+    }
+
+    fn stmt(&self, s: &Stmt, nesting: Nesting) -> Result<(), String> {
+        match s {
+            Stmt::Assign { local, value } => {
+                self.local_in_range(*local)?;
+                self.expr(*value)?;
+                let l = &self.body.locals[*local];
+                if l.array_dims.is_some() {
+                    return self.err(format!("assignment to local array `{}`", l.name));
+                }
+                if l.ty != self.ty(*value) {
+                    return self.err(format!("assignment to `{}` of a value of another type", l.name));
+                }
+            }
+            Stmt::Store { array, indices, value, .. } => {
+                for i in indices {
+                    self.expr(*i)?;
+                }
+                self.expr(*value)?;
+                let elem = self.array(*array, indices.len())?;
+                if elem != self.ty(*value) {
+                    return self.err("store of a value of another type than the element".to_string());
+                }
+            }
+            Stmt::Atomic { array, indices, value, capture, .. } => {
+                for i in indices {
+                    self.expr(*i)?;
+                }
+                self.expr(*value)?;
+                self.array(*array, indices.len())?;
+                if let Some(c) = capture {
+                    self.local_in_range(*c)?;
+                }
+            }
+            Stmt::If { cond, then, otherwise } => {
+                self.expr(*cond)?;
+                self.block(then, nesting)?;
+                self.block(otherwise, nesting)?;
+            }
+            Stmt::Loop { cond, body, continuing, range, .. } => {
+                if let Some(c) = cond {
+                    self.expr(*c)?;
+                }
+                if let Some(r) = range {
+                    self.local_in_range(r.var)?;
+                    self.expr(r.start)?;
+                    self.expr(r.end)?;
+                    if r.step == 0 {
+                        return self.err("a counted loop has step 0".to_string());
+                    }
+                }
+                self.block(body, Nesting::InLoop)?;
+                self.block(continuing, Nesting::InLoop)?;
+            }
+            Stmt::Break | Stmt::Continue => {
+                if nesting != Nesting::InLoop {
+                    return self.err("break or continue outside a loop".to_string());
+                }
+            }
+            Stmt::Return(value) => {
+                if self.level != Level::Function {
+                    return self.err("return outside a device function".to_string());
+                }
+                if let Some(v) = value {
+                    self.expr(*v)?;
+                }
+            }
+            Stmt::Eval(e) => self.expr(*e)?,
+            Stmt::Barrier => {
+                if self.level != Level::Grid {
+                    return self.err("barrier outside a grid kernel".to_string());
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::testing::{B, array_param, kernel, scalar_param};
+
+    fn module_with(k: Kernel) -> Module {
+        let mut m = Module::default();
+        m.kernels.append(k);
+        m
+    }
+
+    fn simple() -> (B, Handle<Local>) {
+        let mut b = B::new();
+        let i = b.loop_var("i");
+        (b, i)
+    }
+
+    #[test]
+    fn a_well_formed_kernel_passes() {
+        let (mut b, i) = simple();
+        let zero = b.int(0);
+        let n = b.param(0);
+        let d = b.dim(i, zero, n);
+        let ie = b.local(i);
+        let v = b.float(1.0, ScalarType::F64);
+        let st = b.store(1, vec![ie], v);
+        b.body.block.push(st);
+        let m = module_with(kernel("k", vec![scalar_param("n", 0), array_param("a", vec![None], 1)], vec![d], b.body));
+        assert_eq!(verify_module(&m), Ok(()));
+    }
+
+    #[test]
+    fn mixed_operand_types_are_refused() {
+        let (mut b, i) = simple();
+        let zero = b.int(0);
+        let one = b.float(1.0, ScalarType::F64);
+        let bad = b.add_expr(ExprKind::Binary { op: BinaryOp::Add, lhs: zero, rhs: one }, ScalarType::F64);
+        let x = b.new_local("x", ScalarType::F64, LocalKind::Var);
+        b.body.block.push(Stmt::Assign { local: x, value: bad });
+        let _ = i;
+        let err = verify_module(&module_with(kernel("k", vec![], vec![], b.body))).unwrap_err();
+        assert!(err.contains("binary operands and result of different types"), "{err}");
+    }
+
+    #[test]
+    fn grid_only_constructs_are_refused_in_kernels() {
+        let (mut b, _) = simple();
+        let t = b.add_expr(ExprKind::ThreadIdx(Axis::X), ScalarType::I32);
+        let x = b.new_local("x", ScalarType::I32, LocalKind::Var);
+        b.body.block.push(Stmt::Assign { local: x, value: t });
+        let err = verify_module(&module_with(kernel("k", vec![], vec![], b.body.clone()))).unwrap_err();
+        assert!(err.contains("thread or block index outside a grid kernel"), "{err}");
+        let (mut b, _) = simple();
+        b.body.block.push(Stmt::Barrier);
+        let err = verify_module(&module_with(kernel("k", vec![], vec![], b.body))).unwrap_err();
+        assert!(err.contains("barrier outside a grid kernel"), "{err}");
+    }
+
+    #[test]
+    fn out_of_range_handles_and_params_are_refused() {
+        let (mut b, _) = simple();
+        let p = b.param(3);
+        let x = b.new_local("x", ScalarType::I32, LocalKind::Var);
+        b.body.block.push(Stmt::Assign { local: x, value: p });
+        let err = verify_module(&module_with(kernel("k", vec![scalar_param("n", 0)], vec![], b.body))).unwrap_err();
+        assert_eq!(err, "kernel `k`: param 3 is out of range");
+        let (mut b, _) = simple();
+        b.body.block.push(Stmt::Eval(Handle::new(99)));
+        let err = verify_module(&module_with(kernel("k", vec![], vec![], b.body))).unwrap_err();
+        assert!(err.contains("out of range"), "{err}");
+    }
+
+    #[test]
+    fn local_arrays_need_their_dims_and_return_needs_a_function() {
+        let (mut b, _) = simple();
+        let tmp = b.body.locals.append(Local {
+            name: "tmp".into(),
+            ty: ScalarType::F64,
+            array_dims: Some(vec![3, 3]),
+            kind: LocalKind::Var,
+            span: Default::default(),
+        });
+        let zero = b.int(0);
+        let v = b.float(0.0, ScalarType::F64);
+        b.body.block.push(Stmt::Store { array: ArrayRef::Local(tmp), indices: vec![zero], value: v, span: Default::default() });
+        let err = verify_module(&module_with(kernel("k", vec![], vec![], b.body))).unwrap_err();
+        assert!(err.contains("indexed with 1 subscripts, expected 2"), "{err}");
+        let (mut b, _) = simple();
+        b.body.block.push(Stmt::Return(None));
+        let err = verify_module(&module_with(kernel("k", vec![], vec![], b.body))).unwrap_err();
+        assert!(err.contains("return outside a device function"), "{err}");
+    }
+}

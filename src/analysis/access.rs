@@ -219,6 +219,8 @@ impl Walker<'_> {
                 }
                 self.conditionally(|w| w.block(continuing));
                 let stops_early = contains_exit(body);
+                // A variable the body assigns itself does not follow the range.
+                let range = range.as_ref().filter(|r| crate::analysis::affine::count_assigns(body, r.var) == 0);
                 let pushed = if let Some(r) = range {
                     self.loops.push(LoopBound {
                         var: r.var,
@@ -384,7 +386,7 @@ struct Linear {
     coeffs: BTreeMap<Handle<Local>, i128>,
 }
 
-fn evaluate_params(body: &Body, form: &Affine, params: &[ParamValue]) -> Option<Linear> {
+fn evaluate_params(form: &Affine, params: &[ParamValue]) -> Option<Linear> {
     let mut lin = Linear { constant: form.constant as i128, coeffs: BTreeMap::new() };
     for (c, m) in &form.terms {
         let mut k = *c as i128;
@@ -399,7 +401,6 @@ fn evaluate_params(body: &Body, form: &Affine, params: &[ParamValue]) -> Option<
             None => lin.constant = lin.constant.checked_add(k)?,
         }
     }
-    let _ = body;
     Some(lin)
 }
 
@@ -427,7 +428,7 @@ fn access_section(
         let (Some(start), Some(end)) = (lp.start.as_affine(), lp.end.as_affine()) else {
             return whole;
         };
-        let (Some(start), Some(end)) = (evaluate_params(body, start, params), evaluate_params(body, end, params)) else {
+        let (Some(start), Some(end)) = (evaluate_params(start, params), evaluate_params(end, params)) else {
             return whole;
         };
         let (Some(s), Some(e)) = (interval(&start, &env), interval(&end, &env)) else {
@@ -472,7 +473,7 @@ fn access_section(
             stride = s;
         }
     }
-    let Some(lin) = evaluate_params(body, &linear, params) else {
+    let Some(lin) = evaluate_params(&linear, params) else {
         return whole;
     };
     let Some((lo, hi)) = interval(&lin, &env) else {

@@ -8,13 +8,18 @@
 //! variables (`i*i`), division or remainder (`i/2`, `i%n`), float arithmetic, calls.
 //!
 //! Loop variables are locals of kind [`LocalKind::LoopIndex`] (parallel-dim variables and the
-//! variables of sequential loops). Other locals are irregular: we do not propagate
-//! single-assignment locals (`int row = i*n; a[row + j]`), which keeps the recogniser local to
-//! one expression tree at the cost of treating such indices as irregular (the sections become
-//! `Whole`, which is safe). Casts between integer types are looked through: like C compilers,
-//! we assume index arithmetic does not overflow.
+//! variables of sequential loops). Another scalar local is looked through when it is a
+//! *single assignment* ([`single_assignments`]): assigned exactly once, every read of it comes
+//! after that assignment in the same block (or nested in a later statement of it), and none of
+//! the locals its value reads is assigned between the two, so each read sees exactly the value
+//! expression evaluated in the current iteration (`int row = i*n; a[row + j]`). Any other local
+//! is irregular. Casts between integer types are looked through: like C compilers, we assume
+//! index arithmetic does not overflow.
 
-use crate::ir::{BinaryOp, Body, Expr, ExprKind, Handle, Local, LocalKind, UnaryOp};
+use std::cell::OnceCell;
+use std::collections::HashMap;
+
+use crate::ir::{BinaryOp, Body, Expr, ExprKind, Handle, Local, LocalKind, Stmt, UnaryOp};
 
 /// A product of scalar params (sorted, with repetition: `n*n` is `[n, n]`) and at most one loop
 /// variable. The empty monomial is the constant `1`, which [`Affine`] keeps in `constant`.
@@ -145,47 +150,187 @@ impl Affine {
 
 /// The affine form of `expr`, or `None` when it is irregular (see the module doc).
 pub fn affine_of(body: &Body, expr: Handle<Expr>) -> Option<Affine> {
-    if expr.index() >= body.exprs.len() {
-        return None;
-    }
-    let e = &body.exprs[expr];
-    if e.ty.is_float() {
-        return None;
-    }
-    match &e.kind {
-        ExprKind::ConstInt(v) => Some(Affine::constant(*v)),
-        ExprKind::Param(n) => Some(Affine::monomial(Monomial { params: vec![*n], var: None })),
-        ExprKind::Local(l) => {
-            if l.index() >= body.locals.len() {
-                return None;
-            }
-            let local = &body.locals[*l];
-            (local.kind == LocalKind::LoopIndex && local.array_dims.is_none())
-                .then(|| Affine::monomial(Monomial { params: Vec::new(), var: Some(*l) }))
-        }
-        ExprKind::Cast { arg } => {
-            if body.exprs[*arg].ty.is_float() {
-                None
-            } else {
-                affine_of(body, *arg)
-            }
-        }
-        ExprKind::Unary { op: UnaryOp::Neg, arg } => Some(affine_of(body, *arg)?.scale(-1)),
-        ExprKind::Binary { op, lhs, rhs } => {
-            let l = affine_of(body, *lhs)?;
-            let r = affine_of(body, *rhs)?;
-            match op {
-                BinaryOp::Add => Some(l.add(&r)),
-                BinaryOp::Sub => Some(l.sub(&r)),
-                BinaryOp::Mul => l.mul(&r),
-                BinaryOp::Shl => {
-                    let k = r.as_constant().filter(|k| (0..62).contains(k))?;
-                    Some(l.scale(1i64 << k))
+    Recogniser { body, bindings: OnceCell::new() }.affine(expr)
+}
+
+/// The scalar locals that are single assignments (see the module doc), with their values.
+pub fn single_assignments(body: &Body) -> HashMap<Handle<Local>, Handle<Expr>> {
+    let mut found = HashMap::new();
+    collect_single_assignments(body, &body.block, &mut found);
+    found
+}
+
+fn collect_single_assignments(body: &Body, block: &[Stmt], found: &mut HashMap<Handle<Local>, Handle<Expr>>) {
+    for (p, s) in block.iter().enumerate() {
+        match s {
+            Stmt::Assign { local, value } => {
+                if local.index() >= body.locals.len() {
+                    continue;
                 }
-                _ => None,
+                let l = &body.locals[*local];
+                if l.kind == LocalKind::LoopIndex || l.array_dims.is_some() {
+                    continue;
+                }
+                let rest = &block[p + 1..];
+                let once = count_assigns(&body.block, *local) == 1;
+                let all_reads_after = count_reads(body, &body.block, *local) == count_reads(body, rest, *local);
+                let mut inputs = Vec::new();
+                locals_read(body, *value, &mut inputs);
+                let inputs_stable = inputs.iter().all(|i| count_assigns(rest, *i) == 0);
+                if once && all_reads_after && inputs_stable {
+                    found.insert(*local, *value);
+                }
+            }
+            Stmt::If { then, otherwise, .. } => {
+                collect_single_assignments(body, then, found);
+                collect_single_assignments(body, otherwise, found);
+            }
+            Stmt::Loop { body: b, continuing, .. } => {
+                collect_single_assignments(body, b, found);
+                collect_single_assignments(body, continuing, found);
+            }
+            _ => {}
+        }
+    }
+}
+
+pub(crate) fn count_assigns(block: &[Stmt], local: Handle<Local>) -> usize {
+    block
+        .iter()
+        .map(|s| match s {
+            Stmt::Assign { local: l, .. } => (*l == local) as usize,
+            Stmt::Atomic { capture, .. } => (*capture == Some(local)) as usize,
+            Stmt::If { then, otherwise, .. } => count_assigns(then, local) + count_assigns(otherwise, local),
+            Stmt::Loop { body, continuing, range, .. } => {
+                count_assigns(body, local)
+                    + count_assigns(continuing, local)
+                    + range.as_ref().is_some_and(|r| r.var == local) as usize
+            }
+            _ => 0,
+        })
+        .sum()
+}
+
+/// Reads of `local` in the expressions of `block`'s statements, counted per occurrence.
+fn count_reads(body: &Body, block: &[Stmt], local: Handle<Local>) -> usize {
+    let in_expr = |e: Handle<Expr>| {
+        let mut all = Vec::new();
+        locals_read(body, e, &mut all);
+        all.iter().filter(|l| **l == local).count()
+    };
+    block
+        .iter()
+        .map(|s| match s {
+            Stmt::Assign { value, .. } => in_expr(*value),
+            Stmt::Store { indices, value, .. } | Stmt::Atomic { indices, value, .. } => {
+                indices.iter().map(|i| in_expr(*i)).sum::<usize>() + in_expr(*value)
+            }
+            Stmt::If { cond, then, otherwise } => {
+                in_expr(*cond) + count_reads(body, then, local) + count_reads(body, otherwise, local)
+            }
+            Stmt::Loop { cond, body: b, continuing, range, .. } => {
+                cond.map_or(0, in_expr)
+                    + count_reads(body, b, local)
+                    + count_reads(body, continuing, local)
+                    + range.as_ref().map_or(0, |r| in_expr(r.start) + in_expr(r.end))
+            }
+            Stmt::Return(Some(e)) | Stmt::Eval(e) => in_expr(*e),
+            Stmt::Return(None) | Stmt::Break | Stmt::Continue | Stmt::Barrier => 0,
+        })
+        .sum()
+}
+
+/// Every local `expr` reads, with repetition (array locals indexed by it included).
+fn locals_read(body: &Body, expr: Handle<Expr>, out: &mut Vec<Handle<Local>>) {
+    if expr.index() >= body.exprs.len() {
+        return;
+    }
+    match &body.exprs[expr].kind {
+        ExprKind::Local(l) => out.push(*l),
+        ExprKind::Load { array, indices } => {
+            if let crate::ir::ArrayRef::Local(l) = array {
+                out.push(*l);
+            }
+            for i in indices {
+                locals_read(body, *i, out);
             }
         }
-        _ => None,
+        ExprKind::Unary { arg, .. } | ExprKind::Cast { arg } => locals_read(body, *arg, out),
+        ExprKind::Binary { lhs, rhs, .. } => {
+            locals_read(body, *lhs, out);
+            locals_read(body, *rhs, out);
+        }
+        ExprKind::Select { cond, then, otherwise } => {
+            for e in [cond, then, otherwise] {
+                locals_read(body, *e, out);
+            }
+        }
+        ExprKind::Math { args, .. } | ExprKind::Call { args, .. } => {
+            for a in args {
+                locals_read(body, *a, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+struct Recogniser<'a> {
+    body: &'a Body,
+    /// Computed on the first non-loop local met, as most indices have none.
+    bindings: OnceCell<HashMap<Handle<Local>, Handle<Expr>>>,
+}
+
+impl Recogniser<'_> {
+    fn affine(&self, expr: Handle<Expr>) -> Option<Affine> {
+        let body = self.body;
+        if expr.index() >= body.exprs.len() {
+            return None;
+        }
+        let e = &body.exprs[expr];
+        if e.ty.is_float() {
+            return None;
+        }
+        match &e.kind {
+            ExprKind::ConstInt(v) => Some(Affine::constant(*v)),
+            ExprKind::Param(n) => Some(Affine::monomial(Monomial { params: vec![*n], var: None })),
+            ExprKind::Local(l) => {
+                if l.index() >= body.locals.len() {
+                    return None;
+                }
+                let local = &body.locals[*l];
+                if local.array_dims.is_some() {
+                    return None;
+                }
+                if local.kind == LocalKind::LoopIndex {
+                    return Some(Affine::monomial(Monomial { params: Vec::new(), var: Some(*l) }));
+                }
+                let value = *self.bindings.get_or_init(|| single_assignments(body)).get(l)?;
+                self.affine(value)
+            }
+            ExprKind::Cast { arg } => {
+                if body.exprs[*arg].ty.is_float() {
+                    None
+                } else {
+                    self.affine(*arg)
+                }
+            }
+            ExprKind::Unary { op: UnaryOp::Neg, arg } => Some(self.affine(*arg)?.scale(-1)),
+            ExprKind::Binary { op, lhs, rhs } => {
+                let l = self.affine(*lhs)?;
+                let r = self.affine(*rhs)?;
+                match op {
+                    BinaryOp::Add => Some(l.add(&r)),
+                    BinaryOp::Sub => Some(l.sub(&r)),
+                    BinaryOp::Mul => l.mul(&r),
+                    BinaryOp::Shl => {
+                        let k = r.as_constant().filter(|k| (0..62).contains(k))?;
+                        Some(l.scale(1i64 << k))
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
     }
 }
 
@@ -262,7 +407,12 @@ mod tests {
         let col = b.add_expr(ExprKind::Load { array: crate::ir::ArrayRef::Param(1), indices: vec![ie] }, ScalarType::I32);
         let plain = b.new_local("row", ScalarType::I32, LocalKind::Var);
         let plain_e = b.local(plain);
-        for e in [square, half, rem, col, plain_e] {
+        let unassigned = b.new_local("unassigned", ScalarType::I32, LocalKind::Var);
+        let unassigned_e = b.local(unassigned);
+        // `row` is assigned twice: not a single assignment.
+        b.body.block.push(Stmt::Assign { local: plain, value: ie });
+        b.body.block.push(Stmt::Assign { local: plain, value: n });
+        for e in [square, half, rem, col, plain_e, unassigned_e] {
             assert_eq!(affine_of(&b.body, e), None, "{:?}", b.body.exprs[e]);
         }
     }
@@ -277,5 +427,54 @@ mod tests {
         let diff = b.bin(BinaryOp::Sub, sh, sh);
         assert_eq!(affine_of(&b.body, sh), Some(Affine { constant: 0, terms: vec![(8, var(i))] }));
         assert_eq!(affine_of(&b.body, diff), Some(Affine::constant(0)));
+    }
+
+    #[test]
+    fn single_assignment_locals_are_looked_through() {
+        // row = i*n; x = a[row + 1];
+        let mut b = B::new();
+        let i = b.loop_var("i");
+        let ie = b.local(i);
+        let n = b.param(0);
+        let row_value = b.mul(ie, n);
+        let row = b.new_local("row", ScalarType::I32, LocalKind::Var);
+        let row_e = b.local(row);
+        let idx = b.var_plus(row, 1);
+        let ld = b.load(1, vec![idx]);
+        let x = b.new_local("x", ScalarType::F64, LocalKind::Var);
+        b.body.block.push(Stmt::Assign { local: row, value: row_value });
+        b.body.block.push(Stmt::Assign { local: x, value: ld });
+        let a = affine_of(&b.body, idx).unwrap();
+        assert_eq!(a.constant, 1);
+        assert_eq!(a.terms, vec![(1, Monomial { params: vec![0], var: Some(i) })]);
+        let _ = row_e;
+    }
+
+    #[test]
+    fn reads_before_the_assignment_or_after_an_input_changes_are_irregular() {
+        // x = a[row]; row = i;   and   row = i; i = 0; x = a[row]
+        let mut b = B::new();
+        let i = b.loop_var("i");
+        let ie = b.local(i);
+        let row = b.new_local("row", ScalarType::I32, LocalKind::Var);
+        let row_e = b.local(row);
+        let ld = b.load(1, vec![row_e]);
+        let x = b.new_local("x", ScalarType::F64, LocalKind::Var);
+        b.body.block.push(Stmt::Assign { local: x, value: ld });
+        b.body.block.push(Stmt::Assign { local: row, value: ie });
+        assert_eq!(affine_of(&b.body, row_e), None);
+
+        let mut b = B::new();
+        let i = b.loop_var("i");
+        let ie = b.local(i);
+        let row = b.new_local("row", ScalarType::I32, LocalKind::Var);
+        let row_e = b.local(row);
+        let zero = b.int(0);
+        let ld = b.load(1, vec![row_e]);
+        let x = b.new_local("x", ScalarType::F64, LocalKind::Var);
+        b.body.block.push(Stmt::Assign { local: row, value: ie });
+        b.body.block.push(Stmt::Assign { local: i, value: zero });
+        b.body.block.push(Stmt::Assign { local: x, value: ld });
+        assert_eq!(affine_of(&b.body, row_e), None);
     }
 }

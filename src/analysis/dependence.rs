@@ -25,7 +25,8 @@ use std::collections::BTreeSet;
 use crate::analysis::access::{AccessKind, ArrayAccess, summarize};
 use crate::analysis::affine::Affine;
 use crate::back::ir_text::expr_text;
-use crate::ir::{Handle, Kernel, Local, SequentialReason};
+use crate::diag::Span;
+use crate::ir::{Body, Expr, ExprKind, Handle, Kernel, Local, LocalKind, SequentialReason, Stmt};
 
 /// `Ok` when every dim of `kernel.space` may run in parallel; otherwise why not.
 pub fn check_parallel(kernel: &Kernel) -> Result<(), SequentialReason> {
@@ -37,6 +38,16 @@ pub fn check_parallel(kernel: &Kernel) -> Result<(), SequentialReason> {
         return Err(SequentialReason {
             message: format!("the loop assigns `{name}`, which the host reads afterwards"),
             span: kernel.span,
+        });
+    }
+    if let Some(local) = read_before_assigned(kernel) {
+        let l = &kernel.body.locals[local];
+        return Err(SequentialReason {
+            message: format!(
+                "`{}` may be read before it is assigned in an iteration, so it would carry a value from the previous iteration",
+                l.name
+            ),
+            span: if l.span == Span::default() { kernel.span } else { l.span },
         });
     }
     let parallel: Vec<Handle<Local>> = kernel.space.iter().map(|d| d.var).collect();
@@ -81,18 +92,16 @@ fn check_pair(kernel: &Kernel, parallel: &[Handle<Local>], w: &ArrayAccess, r: &
     if w.indices.iter().any(|i| i.as_affine().is_none()) {
         return Err(format!("`{wt}` writes through an irregular index, so different iterations may write the same element"));
     }
-    if !same_ref {
-        if let Some((var, distance)) = distance(&pairs, parallel) {
-            let step = kernel.space.iter().find(|d| d.var == var).map_or(1, |d| d.step.signum());
-            let name = var_name(var);
-            return Err(if r.kind == AccessKind::Write {
-                format!("`{wt}` and `{rt}` write the same element in different iterations (distance {} along `{name}`)", distance.abs())
-            } else if distance * step < 0 {
-                format!("`{rt}` reads the value `{wt}` writes in an earlier iteration (distance {} along `{name}`)", distance.abs())
-            } else {
-                format!("`{rt}` reads an element that `{wt}` overwrites in a later iteration (distance {} along `{name}`)", distance.abs())
-            });
-        }
+    if !same_ref && let Some((var, distance)) = distance(&pairs, parallel) {
+        let step = kernel.space.iter().find(|d| d.var == var).map_or(1, |d| d.step.signum());
+        let name = var_name(var);
+        return Err(if r.kind == AccessKind::Write {
+            format!("`{wt}` and `{rt}` write the same element in different iterations (distance {} along `{name}`)", distance.abs())
+        } else if distance * step < 0 {
+            format!("`{rt}` reads the value `{wt}` writes in an earlier iteration (distance {} along `{name}`)", distance.abs())
+        } else {
+            format!("`{rt}` reads an element that `{wt}` overwrites in a later iteration (distance {} along `{name}`)", distance.abs())
+        });
     }
     let name = var_name(*free);
     Err(if same_ref {
@@ -149,6 +158,74 @@ fn distance(pairs: &[(&Affine, &Affine)], parallel: &[Handle<Local>]) -> Option<
         let c = w.coefficient_of(*var).as_constant()?;
         (delta != 0 && delta % c == 0).then_some((*var, delta / c))
     })
+}
+
+/// A plain scalar local (`LocalKind::Var`) that some path through one iteration reads before
+/// assigning: in the sequential program it would see the previous iteration's value.
+fn read_before_assigned(kernel: &Kernel) -> Option<Handle<Local>> {
+    let mut assigned = BTreeSet::new();
+    first_early_read(&kernel.body, &kernel.body.block, &mut assigned)
+}
+
+fn first_early_read(body: &Body, block: &[Stmt], assigned: &mut BTreeSet<Handle<Local>>) -> Option<Handle<Local>> {
+    for s in block {
+        let found = match s {
+            Stmt::Assign { local, value } => {
+                let r = early_in_expr(body, *value, assigned);
+                assigned.insert(*local);
+                r
+            }
+            Stmt::Store { indices, value, .. } | Stmt::Atomic { indices, value, .. } => {
+                indices.iter().find_map(|i| early_in_expr(body, *i, assigned)).or_else(|| early_in_expr(body, *value, assigned))
+            }
+            Stmt::If { cond, then, otherwise } => early_in_expr(body, *cond, assigned).or_else(|| {
+                let mut t = assigned.clone();
+                let mut o = assigned.clone();
+                let r = first_early_read(body, then, &mut t).or_else(|| first_early_read(body, otherwise, &mut o));
+                assigned.extend(t.intersection(&o).copied().collect::<Vec<_>>());
+                r
+            }),
+            Stmt::Loop { cond, test_first, body: b, continuing, range } => {
+                let entry = assigned.clone();
+                let mut inner = entry.clone();
+                if let Some(r) = range {
+                    inner.insert(r.var);
+                }
+                let before_body = if *test_first { cond.and_then(|c| early_in_expr(body, c, &inner)) } else { None };
+                // `continue` may skip the rest of the body, so the step sees only the entry set.
+                let mut step = inner.clone();
+                before_body
+                    .or_else(|| first_early_read(body, b, &mut inner))
+                    .or_else(|| first_early_read(body, continuing, &mut step))
+                    .or_else(|| if *test_first { None } else { cond.and_then(|c| early_in_expr(body, c, &step)) })
+            }
+            Stmt::Return(Some(e)) | Stmt::Eval(e) => early_in_expr(body, *e, assigned),
+            Stmt::Return(None) | Stmt::Break | Stmt::Continue | Stmt::Barrier => None,
+        };
+        if found.is_some() {
+            return found;
+        }
+    }
+    None
+}
+
+fn early_in_expr(body: &Body, expr: Handle<Expr>, assigned: &BTreeSet<Handle<Local>>) -> Option<Handle<Local>> {
+    if expr.index() >= body.exprs.len() {
+        return None;
+    }
+    let recurse = |e: Handle<Expr>| early_in_expr(body, e, assigned);
+    match &body.exprs[expr].kind {
+        ExprKind::Local(l) => {
+            let local = body.locals.iter().find(|(h, _)| h == l).map(|(_, x)| x)?;
+            (local.kind == LocalKind::Var && local.array_dims.is_none() && !assigned.contains(l)).then_some(*l)
+        }
+        ExprKind::Load { indices, .. } => indices.iter().find_map(|i| recurse(*i)),
+        ExprKind::Unary { arg, .. } | ExprKind::Cast { arg } => recurse(*arg),
+        ExprKind::Binary { lhs, rhs, .. } => recurse(*lhs).or_else(|| recurse(*rhs)),
+        ExprKind::Select { cond, then, otherwise } => recurse(*cond).or_else(|| recurse(*then)).or_else(|| recurse(*otherwise)),
+        ExprKind::Math { args, .. } | ExprKind::Call { args, .. } => args.iter().find_map(|a| recurse(*a)),
+        _ => None,
+    }
 }
 
 fn ref_text(kernel: &Kernel, a: &ArrayAccess) -> String {
@@ -291,6 +368,30 @@ mod tests {
         let err = check_parallel(&build(false)).unwrap_err();
         assert_eq!(err.message, "`a[b[i]]` writes through an irregular index, so different iterations may write the same element");
         assert_eq!(check_parallel(&build(true)), Ok(()));
+    }
+
+    #[test]
+    fn a_scalar_carried_between_iterations_is_sequential() {
+        // t = t + a[i]; b[i] = t   (t a plain local never assigned first)
+        let mut b = B::new();
+        let i = b.loop_var("i");
+        let t = b.new_local("t", ScalarType::F64, crate::ir::LocalKind::Var);
+        let zero = b.int(0);
+        let n = b.param(0);
+        let d = b.dim(i, zero, n);
+        let ie = b.local(i);
+        let te = b.local(t);
+        let ld = b.load(1, vec![ie]);
+        let sum = b.add(te, ld);
+        b.body.block.push(Stmt::Assign { local: t, value: sum });
+        let st = b.store(2, vec![ie], te);
+        b.body.block.push(st);
+        let err = check_parallel(&kernel("k", params(), vec![d.clone()], b.body.clone())).unwrap_err();
+        assert!(err.message.starts_with("`t` may be read before it is assigned"), "{}", err.message);
+        // Assigning it first makes it private to the iteration.
+        let init = b.float(0.0, ScalarType::F64);
+        b.body.block.insert(0, Stmt::Assign { local: t, value: init });
+        assert_eq!(check_parallel(&kernel("k", params(), vec![d], b.body)), Ok(()));
     }
 
     #[test]

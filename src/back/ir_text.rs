@@ -490,3 +490,85 @@ fn axis(a: Axis) -> &'static str {
         Axis::Z => "z",
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::testing::{B, array_param, kernel, scalar_param};
+    use crate::front::ast::DataClauseKind;
+
+    /// `#pragma acc parallel loop reduction(+:sum) copyin(a[0:n]) copyout(b[0:n])`
+    /// `for (i = 1; i < n - 1; i++) { b[i] = 0.5 * (a[i-1] + a[i+1]); sum += b[i]; }`
+    fn smooth_module() -> Module {
+        let mut b = B::new();
+        let i = b.loop_var("i");
+        let sum = b.new_local("sum", ScalarType::F64, LocalKind::Reduction(0));
+        let one = b.int(1);
+        let n = b.param(0);
+        let two = b.int(2);
+        let trip = b.bin(BinaryOp::Sub, n, two);
+        let d = b.dim(i, one, trip);
+        let im1 = b.var_plus(i, -1);
+        let ip1 = b.var_plus(i, 1);
+        let l = b.load(1, vec![im1]);
+        let r = b.load(1, vec![ip1]);
+        let s = b.add(l, r);
+        let half = b.float(0.5, ScalarType::F64);
+        let v = b.mul(half, s);
+        let ie = b.local(i);
+        let st = b.store(2, vec![ie], v);
+        b.body.block.push(st);
+        let bi = b.load(2, vec![ie]);
+        let acc = b.local(sum);
+        let add = b.add(acc, bi);
+        b.body.block.push(Stmt::Assign { local: sum, value: add });
+        let mut k = kernel(
+            "smooth_l4",
+            vec![scalar_param("n", 0), array_param("a", vec![None], 1), array_param("b", vec![None], 2)],
+            vec![d],
+            b.body,
+        );
+        k.reductions.push(Reduction { op: ReductionOp::Add, ty: ScalarType::F64, local: sum, target_arg: 3, span: Default::default() });
+        let mut m = Module::default();
+        let kh = m.kernels.append(k);
+        let arg = |c: &str, kind| HostArg { c_expr: c.to_string(), kind, size_expr: None };
+        let section = |kind, base, name: &str| DataSection { kind, base, lo: None, len: Some(0), elem_size: 8, name: name.into(), span: Default::default() };
+        m.regions.push(Region {
+            id: 0,
+            span: Default::default(),
+            body_span: None,
+            kind: RegionKind::Compute {
+                kernels: vec![kh],
+                data: vec![section(DataClauseKind::CopyIn, 1, "a"), section(DataClauseKind::CopyOut, 2, "b")],
+            },
+            args: vec![
+                arg("n", HostArgKind::Int),
+                arg("a", HostArgKind::Pointer),
+                arg("b", HostArgKind::Pointer),
+                arg("&sum", HostArgKind::ScalarOut(ScalarType::F64)),
+            ],
+            if_arg: None,
+            function: "main".into(),
+        });
+        m
+    }
+
+    #[test]
+    fn kernel_and_grid_kernel_listing() {
+        let mut m = smooth_module();
+        crate::opt::run_passes(&mut m, &crate::opt::PassConfig::default()).unwrap();
+        insta::assert_snapshot!(module_text(&m));
+    }
+
+    #[test]
+    fn shared_local_names_are_disambiguated() {
+        let mut b = B::new();
+        let x1 = b.new_local("x", ScalarType::I32, LocalKind::Var);
+        let x2 = b.new_local("x", ScalarType::I32, LocalKind::Var);
+        let e = b.local(x1);
+        b.body.block.push(Stmt::Assign { local: x2, value: e });
+        let m = Module::default();
+        let text = kernel_text(&m, &kernel("k", vec![], vec![], b.body));
+        assert!(text.contains("  x_1 = x_0;\n"), "{text}");
+    }
+}

@@ -1,1 +1,767 @@
-//! (being written)
+//! OpenACC directives: parses the contents of one `#pragma acc` line into [`ast::Directive`]
+//! (clause arguments are real C expressions, parsed by the C parser so their spans point into
+//! the pragma line) and checks which clauses each directive accepts (OpenACC 2.7 tables).
+
+use crate::diag::{Diagnostic, Span};
+use crate::front::ast::*;
+use crate::front::lexer::{lex_range, TokKind};
+use crate::front::parser::{directive_name, Parser};
+
+type PResult<T> = Result<T, Diagnostic>;
+
+const DIRECTIVE_NAMES: &str = "parallel, kernels, serial, loop, parallel loop, kernels loop, serial loop, data, \
+enter data, exit data, host_data, update, wait, atomic, routine, declare, cache";
+
+const DATA_CLAUSES: &[&str] = &["copy", "copyin", "copyout", "create", "present", "deviceptr"];
+
+/// The clauses each directive accepts, by canonical clause name.
+fn allowed_clauses(kind: &DirectiveKind) -> Vec<&'static str> {
+    let compute_common: &[&str] = &["async", "wait", "if", "default"];
+    let parallelism: &[&str] = &["num_gangs", "num_workers", "vector_length"];
+    let loop_clauses: &[&str] = &["collapse", "gang", "worker", "vector", "seq", "auto", "tile", "independent", "private", "reduction"];
+    let mut v: Vec<&'static str> = Vec::new();
+    match kind {
+        DirectiveKind::Parallel => {
+            v.extend(compute_common);
+            v.extend(parallelism);
+            v.extend(DATA_CLAUSES);
+            v.extend(["private", "firstprivate", "reduction"]);
+        }
+        DirectiveKind::Serial => {
+            v.extend(compute_common);
+            v.extend(DATA_CLAUSES);
+            v.extend(["private", "firstprivate", "reduction"]);
+        }
+        DirectiveKind::Kernels => {
+            v.extend(compute_common);
+            v.extend(parallelism);
+            v.extend(DATA_CLAUSES);
+        }
+        DirectiveKind::Loop => v.extend(loop_clauses),
+        DirectiveKind::ParallelLoop => {
+            v.extend(compute_common);
+            v.extend(parallelism);
+            v.extend(DATA_CLAUSES);
+            v.push("firstprivate");
+            v.extend(loop_clauses);
+        }
+        DirectiveKind::SerialLoop => {
+            v.extend(compute_common);
+            v.extend(DATA_CLAUSES);
+            v.push("firstprivate");
+            v.extend(loop_clauses);
+        }
+        DirectiveKind::KernelsLoop => {
+            v.extend(compute_common);
+            v.extend(parallelism);
+            v.extend(DATA_CLAUSES);
+            v.extend(loop_clauses);
+        }
+        DirectiveKind::Data => {
+            v.push("if");
+            v.extend(DATA_CLAUSES);
+        }
+        DirectiveKind::EnterData => v.extend(["if", "async", "wait", "copyin", "create"]),
+        DirectiveKind::ExitData => v.extend(["if", "async", "wait", "copyout", "delete", "finalize"]),
+        DirectiveKind::HostData => v.extend(["use_device", "if", "if_present"]),
+        DirectiveKind::Update => v.extend(["async", "wait", "if", "if_present", "self", "host", "device"]),
+        DirectiveKind::Wait(_) => v.extend(["async", "if"]),
+        DirectiveKind::Atomic(_) => {}
+        DirectiveKind::Routine(_) => v.extend(["gang", "worker", "vector", "seq"]),
+        DirectiveKind::Declare => v.extend(["copy", "copyin", "copyout", "create", "present", "deviceptr"]),
+        DirectiveKind::Cache(_) => {}
+    }
+    v
+}
+
+/// Parses the `#pragma acc ...` line at `pragma` with the parser's expression parser (and its
+/// typedef scopes). The parser's token position is left as it was.
+pub fn parse_directive(p: &mut Parser, pragma: Span) -> PResult<Directive> {
+    let text = p.text;
+    let line = &text[pragma.lo as usize..pragma.hi as usize];
+    // Where the words after `acc` start.
+    let acc_at = match (line.find("pragma"), line.find("acc")) {
+        (Some(_), Some(a)) => a + 3,
+        _ => return Err(Diagnostic::error(pragma, "malformed `#pragma acc` line")),
+    };
+    let toks = lex_range(text, pragma.tu, pragma.lo as usize + acc_at, pragma.hi as usize)?;
+    let saved_toks = std::mem::replace(&mut p.toks, toks);
+    let saved_pos = std::mem::replace(&mut p.pos, 0);
+    let r = DirectiveParser { p, pragma }.directive();
+    p.toks = saved_toks;
+    p.pos = saved_pos;
+    r
+}
+
+struct DirectiveParser<'p, 'a> {
+    p: &'p mut Parser<'a>,
+    pragma: Span,
+}
+
+impl DirectiveParser<'_, '_> {
+    fn word(&self) -> Option<String> {
+        self.p.peek().ident().map(str::to_string)
+    }
+
+    fn directive(&mut self) -> PResult<Directive> {
+        let name_tok = self.p.peek().clone();
+        let Some(name) = name_tok.ident().map(str::to_string) else {
+            return Err(Diagnostic::error(if name_tok.kind == TokKind::Eof { self.pragma } else { name_tok.span }, "expected an OpenACC directive name after `#pragma acc`")
+                .with_help(format!("directives: {DIRECTIVE_NAMES}")));
+        };
+        self.p.bump();
+        let next_is = |dp: &Self, w: &str| dp.p.is_word(w);
+        let name_span_start = name_tok.span;
+        let kind = match name.as_str() {
+            "parallel" | "kernels" | "serial" if next_is(self, "loop") => {
+                self.p.bump();
+                match name.as_str() {
+                    "parallel" => DirectiveKind::ParallelLoop,
+                    "kernels" => DirectiveKind::KernelsLoop,
+                    _ => DirectiveKind::SerialLoop,
+                }
+            }
+            "parallel" => DirectiveKind::Parallel,
+            "kernels" => DirectiveKind::Kernels,
+            "serial" => DirectiveKind::Serial,
+            "loop" => DirectiveKind::Loop,
+            "data" => DirectiveKind::Data,
+            "enter" | "exit" => {
+                if !next_is(self, "data") {
+                    return Err(self.p.error_here(format!("expected `data` after `{name}`")).with_help(format!("write `#pragma acc {name} data ...`")));
+                }
+                self.p.bump();
+                if name == "enter" { DirectiveKind::EnterData } else { DirectiveKind::ExitData }
+            }
+            "host_data" => DirectiveKind::HostData,
+            "update" => DirectiveKind::Update,
+            "declare" => DirectiveKind::Declare,
+            "wait" => {
+                let mut args = Vec::new();
+                if self.p.eat_punct("(") {
+                    args = self.expr_list("wait")?;
+                }
+                DirectiveKind::Wait(args)
+            }
+            "atomic" => {
+                let k = match self.word().as_deref() {
+                    Some("update") => Some(AtomicKind::Update),
+                    Some("read") => Some(AtomicKind::Read),
+                    Some("write") => Some(AtomicKind::Write),
+                    Some("capture") => Some(AtomicKind::Capture),
+                    _ => None,
+                };
+                if k.is_some() {
+                    self.p.bump();
+                }
+                DirectiveKind::Atomic(k.unwrap_or(AtomicKind::Update))
+            }
+            "routine" => {
+                let mut target = None;
+                if self.p.eat_punct("(") {
+                    let t = self.p.peek().clone();
+                    let Some(n) = t.ident() else {
+                        return Err(self.p.error_here("expected a function name in `routine(...)`"));
+                    };
+                    target = Some(n.to_string());
+                    self.p.bump();
+                    self.p.expect_punct(")", "to close `routine(...)`")?;
+                }
+                DirectiveKind::Routine(target)
+            }
+            "cache" => {
+                let open = self.p.peek().span;
+                if !self.p.eat_punct("(") {
+                    return Err(Diagnostic::error(open, "expected `(` after `cache`").with_help("write `#pragma acc cache(a[i:4])`"));
+                }
+                if self.p.is_word("readonly") && self.p.peek_at(1).is_punct(":") {
+                    self.p.bump();
+                    self.p.bump();
+                }
+                DirectiveKind::Cache(self.data_list("cache")?)
+            }
+            _ => {
+                return Err(Diagnostic::error(name_tok.span, format!("unknown directive `{name}` after `#pragma acc`"))
+                    .with_help(format!("directives: {DIRECTIVE_NAMES}")));
+            }
+        };
+        // `enter data` and the like: both words.
+        let name_span = name_span_start.to(self.p.prev_span());
+        let allowed = allowed_clauses(&kind);
+        let mut clauses = Vec::new();
+        let mut seen: Vec<&'static str> = Vec::new();
+        loop {
+            self.p.eat_punct(",");
+            if self.p.at_eof() {
+                break;
+            }
+            let clause_tok = self.p.peek().clone();
+            let (canonical, clause) = self.clause(&kind, &allowed)?;
+            if !allowed.contains(&canonical) {
+                let span = clause.span;
+                let dname = directive_name(&kind);
+                let help = if allowed.is_empty() {
+                    format!("`{dname}` takes no clauses")
+                } else {
+                    format!("`{dname}` accepts: {}", allowed.join(", "))
+                };
+                let written = clause_tok.ident().unwrap_or(canonical);
+                return Err(Diagnostic::error(span, format!("`{written}` is not allowed on `{dname}`")).with_help(help));
+            }
+            check_combination(&kind, &seen, canonical, clause.span)?;
+            seen.push(canonical);
+            clauses.push(clause);
+        }
+        let span = self.pragma;
+        let has = |names: &[&str]| {
+            clauses.iter().any(|c| match &c.kind {
+                ClauseKind::Data { kind, .. } => names.contains(&data_kind_name(*kind)),
+                _ => false,
+            })
+        };
+        let required: Option<(&[&str], &str)> = match kind {
+            DirectiveKind::Update => Some((&["host", "device"], "a `host`, `self` or `device` clause")),
+            DirectiveKind::EnterData => Some((&["copyin", "create"], "a `copyin` or `create` clause")),
+            DirectiveKind::ExitData => Some((&["copyout", "delete"], "a `copyout` or `delete` clause")),
+            DirectiveKind::HostData => Some((&["use_device"], "a `use_device` clause")),
+            _ => None,
+        };
+        if let Some((names, words)) = required
+            && !has(names)
+        {
+            let dname = directive_name(&kind);
+            return Err(Diagnostic::error(name_span, format!("`{dname}` needs {words}"))
+                .with_help(format!("e.g. `#pragma acc {dname} {}(a[0:n])`", names[0])));
+        }
+        Ok(Directive { kind, clauses, span })
+    }
+
+    /// Parses one clause; returns its canonical name (for the allowed-clause check) too.
+    fn clause(&mut self, directive: &DirectiveKind, allowed: &[&str]) -> PResult<(&'static str, Clause)> {
+        let t = self.p.peek().clone();
+        let Some(word) = t.ident().map(str::to_string) else {
+            return Err(Diagnostic::error(t.span, format!("expected a clause name, found {}", Parser::describe(&t)))
+                .with_help(format!("`{}` accepts: {}", directive_name(directive), allowed.join(", "))));
+        };
+        self.p.bump();
+        let data = |k: DataClauseKind| Some(k);
+        let data_kind = match word.as_str() {
+            "copy" | "pcopy" | "present_or_copy" => data(DataClauseKind::Copy),
+            "copyin" | "pcopyin" | "present_or_copyin" => data(DataClauseKind::CopyIn),
+            "copyout" | "pcopyout" | "present_or_copyout" => data(DataClauseKind::CopyOut),
+            "create" | "pcreate" | "present_or_create" => data(DataClauseKind::Create),
+            "present" => data(DataClauseKind::Present),
+            "deviceptr" => data(DataClauseKind::DevicePtr),
+            "delete" => data(DataClauseKind::Delete),
+            "host" | "self" => data(DataClauseKind::Host),
+            "device" => data(DataClauseKind::Device),
+            "use_device" => data(DataClauseKind::UseDevice),
+            _ => None,
+        };
+        let (canonical, kind): (&'static str, ClauseKind) = if let Some(k) = data_kind {
+            let canonical = if word == "self" { "self" } else { data_kind_name(k) };
+            self.open(&word)?;
+            if matches!(k, DataClauseKind::CopyIn) && self.p.is_word("readonly") && self.p.peek_at(1).is_punct(":") {
+                self.p.bump();
+                self.p.bump();
+            }
+            if matches!(k, DataClauseKind::CopyOut | DataClauseKind::Create) && self.p.is_word("zero") && self.p.peek_at(1).is_punct(":") {
+                self.p.bump();
+                self.p.bump();
+            }
+            (canonical, ClauseKind::Data { kind: k, refs: self.data_list(&word)? })
+        } else {
+            match word.as_str() {
+                "private" => {
+                    self.open(&word)?;
+                    ("private", ClauseKind::Private(self.data_list(&word)?))
+                }
+                "firstprivate" => {
+                    self.open(&word)?;
+                    ("firstprivate", ClauseKind::FirstPrivate(self.data_list(&word)?))
+                }
+                "reduction" => {
+                    self.open(&word)?;
+                    let op = self.reduction_op()?;
+                    self.p.expect_punct(":", "after the reduction operator").map_err(|d| d.with_help("write `reduction(+:sum)`"))?;
+                    ("reduction", ClauseKind::Reduction { op, vars: self.data_list(&word)? })
+                }
+                "collapse" => {
+                    self.open(&word)?;
+                    let e = self.p.conditional()?;
+                    let n = match e.kind {
+                        ExprKind::IntLit { value, .. } if value > 0 && value <= u32::MAX as u64 => value as u32,
+                        _ => {
+                            return Err(Diagnostic::error(e.span, "`collapse` needs a positive integer constant")
+                                .with_help("write the number of loops to collapse, e.g. `collapse(2)`"));
+                        }
+                    };
+                    self.p.expect_punct(")", "to close `collapse(...)`")?;
+                    ("collapse", ClauseKind::Collapse(n))
+                }
+                "gang" => ("gang", ClauseKind::Gang(self.optional_arg(&word, &["num", "static"])?)),
+                "worker" => ("worker", ClauseKind::Worker(self.optional_arg(&word, &["num"])?)),
+                "vector" => ("vector", ClauseKind::Vector(self.optional_arg(&word, &["length"])?)),
+                "num_gangs" => ("num_gangs", ClauseKind::NumGangs(self.required_arg(&word)?)),
+                "num_workers" => ("num_workers", ClauseKind::NumWorkers(self.required_arg(&word)?)),
+                "vector_length" => ("vector_length", ClauseKind::VectorLength(self.required_arg(&word)?)),
+                "independent" => ("independent", ClauseKind::Independent),
+                "seq" => ("seq", ClauseKind::Seq),
+                "auto" => ("auto", ClauseKind::Auto),
+                "if_present" => ("if_present", ClauseKind::IfPresent),
+                "finalize" => ("finalize", ClauseKind::Finalize),
+                "async" => ("async", ClauseKind::Async(self.optional_arg(&word, &[])?)),
+                "wait" => {
+                    let list = if self.p.eat_punct("(") { self.expr_list("wait")? } else { Vec::new() };
+                    ("wait", ClauseKind::Wait(list))
+                }
+                "if" => ("if", ClauseKind::If(self.required_arg(&word)?)),
+                "default" => {
+                    self.open(&word)?;
+                    let k = match self.word().as_deref() {
+                        Some("none") => DefaultKind::None,
+                        Some("present") => DefaultKind::Present,
+                        _ => {
+                            return Err(self.p.error_here("expected `none` or `present` in `default(...)`"));
+                        }
+                    };
+                    self.p.bump();
+                    self.p.expect_punct(")", "to close `default(...)`")?;
+                    ("default", ClauseKind::Default(k))
+                }
+                "tile" => {
+                    self.open(&word)?;
+                    let mut sizes = Vec::new();
+                    loop {
+                        if self.p.is_punct("*") {
+                            // `*` lets the implementation pick the size; 0 stands for it.
+                            let sp = self.p.bump().span;
+                            sizes.push(Expr { kind: ExprKind::IntLit { value: 0, suffix: IntSuffix::default(), radix: 10 }, span: sp });
+                        } else {
+                            sizes.push(self.p.assignment()?);
+                        }
+                        if !self.p.eat_punct(",") {
+                            break;
+                        }
+                    }
+                    self.p.expect_punct(")", "to close `tile(...)`")?;
+                    ("tile", ClauseKind::Tile(sizes))
+                }
+                w if UNSUPPORTED_CLAUSES.contains(&w) => {
+                    return Err(Diagnostic::error(t.span, format!("the `{word}` clause is not supported by yosegi"))
+                        .with_help("remove it; yosegi targets one device type and manages attachment itself"));
+                }
+                _ => {
+                    let dname = directive_name(directive);
+                    return Err(Diagnostic::error(t.span, format!("unknown clause `{word}`"))
+                        .with_help(if allowed.is_empty() { format!("`{dname}` takes no clauses") } else { format!("`{dname}` accepts: {}", allowed.join(", ")) }));
+                }
+            }
+        };
+        Ok((canonical, Clause { kind, span: t.span.to(self.p.prev_span()) }))
+    }
+
+    fn open(&mut self, clause: &str) -> PResult<()> {
+        if self.p.eat_punct("(") {
+            return Ok(());
+        }
+        Err(self.p.error_here(format!("expected `(` after `{clause}`")).with_help(format!("write `{clause}(...)`")))
+    }
+
+    fn required_arg(&mut self, clause: &str) -> PResult<Expr> {
+        self.open(clause)?;
+        let e = self.p.assignment()?;
+        self.p.expect_punct(")", &format!("to close `{clause}(...)`"))?;
+        Ok(e)
+    }
+
+    /// `gang`, `gang(4)`, `gang(num: 4)`; a `static:` argument is accepted as a hint and dropped.
+    fn optional_arg(&mut self, clause: &str, keywords: &[&str]) -> PResult<Option<Expr>> {
+        if !self.p.eat_punct("(") {
+            return Ok(None);
+        }
+        let mut value = None;
+        loop {
+            let mut keyword = None;
+            if let Some(w) = self.word()
+                && self.p.peek_at(1).is_punct(":")
+            {
+                if !keywords.contains(&w.as_str()) {
+                    return Err(self.p.error_here(format!("unknown argument `{w}:` in `{clause}(...)`")));
+                }
+                keyword = Some(w);
+                self.p.bump();
+                self.p.bump();
+            }
+            if keyword.as_deref() == Some("static") {
+                if !self.p.eat_punct("*") {
+                    self.p.assignment()?;
+                }
+            } else {
+                value = Some(self.p.assignment()?);
+            }
+            if !self.p.eat_punct(",") {
+                break;
+            }
+        }
+        self.p.expect_punct(")", &format!("to close `{clause}(...)`"))?;
+        Ok(value)
+    }
+
+    /// A comma-separated expression list after `(`, through the `)`.
+    fn expr_list(&mut self, what: &str) -> PResult<Vec<Expr>> {
+        let mut v = Vec::new();
+        if self.p.eat_punct(")") {
+            return Ok(v);
+        }
+        // `wait(devnum: 0: queues: 1)` forms are reduced to the queue list.
+        loop {
+            if let Some(w) = self.word()
+                && (w == "devnum" || w == "queues")
+                && self.p.peek_at(1).is_punct(":")
+            {
+                self.p.bump();
+                self.p.bump();
+                if w == "devnum" {
+                    self.p.assignment()?;
+                    self.p.expect_punct(":", "after the device number")?;
+                }
+                continue;
+            }
+            v.push(self.p.assignment()?);
+            if !self.p.eat_punct(",") {
+                break;
+            }
+        }
+        self.p.expect_punct(")", &format!("to close `{what}(...)`"))?;
+        Ok(v)
+    }
+
+    fn reduction_op(&mut self) -> PResult<ReductionOp> {
+        let t = self.p.peek().clone();
+        let op = match &t.kind {
+            TokKind::Punct("+") => ReductionOp::Add,
+            TokKind::Punct("*") => ReductionOp::Mul,
+            TokKind::Punct("&") => ReductionOp::BitAnd,
+            TokKind::Punct("|") => ReductionOp::BitOr,
+            TokKind::Punct("^") => ReductionOp::BitXor,
+            TokKind::Punct("&&") => ReductionOp::LogAnd,
+            TokKind::Punct("||") => ReductionOp::LogOr,
+            TokKind::Ident(w) if w == "max" => ReductionOp::Max,
+            TokKind::Ident(w) if w == "min" => ReductionOp::Min,
+            _ => {
+                return Err(Diagnostic::error(t.span, format!("invalid reduction operator {}", Parser::describe(&t)))
+                    .with_help("use one of + * max min & | ^ && ||, e.g. `reduction(+:sum)`"));
+            }
+        };
+        self.p.bump();
+        Ok(op)
+    }
+
+    /// `a, b[0:n], mt->m[lo:len][0:m]` through the closing `)`.
+    fn data_list(&mut self, clause: &str) -> PResult<Vec<DataRef>> {
+        let mut refs = Vec::new();
+        loop {
+            refs.push(self.data_ref(clause)?);
+            if !self.p.eat_punct(",") {
+                break;
+            }
+        }
+        self.p.expect_punct(")", &format!("to close `{clause}(...)`"))
+            .map_err(|d| d.with_help("a list item is a variable, optionally with sections: `a[lo:len]`"))?;
+        Ok(refs)
+    }
+
+    fn data_ref(&mut self, clause: &str) -> PResult<DataRef> {
+        let t = self.p.peek().clone();
+        let name = match t.ident() {
+            Some(n) => n.to_string(),
+            None => {
+                return Err(Diagnostic::error(t.span, format!("expected a variable in `{clause}(...)`, found {}", Parser::describe(&t)))
+                    .with_help("a list item is a variable, optionally with sections: `a[lo:len]`"));
+            }
+        };
+        self.p.bump();
+        let mut base = Expr { kind: ExprKind::Ident(name), span: t.span };
+        let mut sections: Vec<Section> = Vec::new();
+        loop {
+            if self.p.is_punct(".") || self.p.is_punct("->") {
+                if sections.iter().any(|s| !s.single) {
+                    return Err(self.p.error_here("a member access cannot follow an array section")
+                        .with_help("sections must come last: `s.a[0:n]`"));
+                }
+                // `a[i].x`: plain subscripts before a member are part of the base.
+                for s in sections.drain(..) {
+                    let span = base.span.to(s.span);
+                    let index = s.lo.unwrap_or(Expr { kind: ExprKind::IntLit { value: 0, suffix: IntSuffix::default(), radix: 10 }, span: s.span });
+                    base = Expr { kind: ExprKind::Index { base: Box::new(base), index: Box::new(index) }, span };
+                }
+                let arrow = self.p.bump().is_punct("->");
+                let f = self.p.peek().clone();
+                let Some(field) = f.ident().map(str::to_string) else {
+                    return Err(self.p.error_here("expected a member name"));
+                };
+                self.p.bump();
+                let span = base.span.to(f.span);
+                base = Expr { kind: ExprKind::Member { base: Box::new(base), field, arrow }, span };
+            } else if self.p.is_punct("[") {
+                let open = self.p.bump().span;
+                let lo = if self.p.is_punct(":") { None } else { Some(self.p.conditional()?) };
+                let (len, single) = if self.p.eat_punct(":") {
+                    (if self.p.is_punct("]") { None } else { Some(self.p.conditional()?) }, false)
+                } else {
+                    (None, true)
+                };
+                if !self.p.is_punct("]") {
+                    return Err(self.p.error_here("expected `]` to close the array section").with_help("write sections as `[lo:len]`"));
+                }
+                let close = self.p.bump().span;
+                sections.push(Section { lo, len, single, span: open.to(close) });
+            } else {
+                break;
+            }
+        }
+        let span = t.span.to(self.p.prev_span());
+        Ok(DataRef { base, sections, span })
+    }
+}
+
+/// OpenACC clauses that exist but that yosegi does not implement (a clearer message than
+/// "unknown clause").
+const UNSUPPORTED_CLAUSES: &[&str] = &[
+    "device_type", "dtype", "no_create", "attach", "detach", "nohost", "bind", "device_resident", "link",
+    "device_num", "default_async",
+];
+
+/// Clauses that may appear once per directive, and the loop-parallelism clauses that exclude
+/// each other (OpenACC 2.7, 2.9: `seq` excludes `gang`/`worker`/`vector`; at most one of
+/// `seq`, `auto`, `independent`).
+fn check_combination(kind: &DirectiveKind, seen: &[&'static str], clause: &'static str, span: Span) -> PResult<()> {
+    let dname = directive_name(kind);
+    const ONCE: &[&str] = &[
+        "collapse", "if", "default", "async", "num_gangs", "num_workers", "vector_length", "gang", "worker", "vector",
+        "seq", "auto", "independent", "tile", "finalize", "if_present",
+    ];
+    if ONCE.contains(&clause) && seen.contains(&clause) {
+        return Err(Diagnostic::error(span, format!("`{clause}` appears twice on `{dname}`")).with_help("keep one of them"));
+    }
+    let conflicts: &[(&str, &[&str])] = &[
+        ("seq", &["gang", "worker", "vector", "auto", "independent"]),
+        ("auto", &["seq", "independent"]),
+        ("independent", &["seq", "auto"]),
+        ("gang", &["seq"]),
+        ("worker", &["seq"]),
+        ("vector", &["seq"]),
+    ];
+    for (c, excluded) in conflicts {
+        if *c == clause
+            && let Some(other) = excluded.iter().find(|e| seen.contains(e))
+        {
+            return Err(Diagnostic::error(span, format!("`{clause}` cannot be combined with `{other}` on `{dname}`"))
+                .with_help("`seq` runs the loop sequentially; `gang`, `worker` and `vector` share it out; pick one"));
+        }
+    }
+    Ok(())
+}
+
+fn data_kind_name(k: DataClauseKind) -> &'static str {
+    match k {
+        DataClauseKind::Copy => "copy",
+        DataClauseKind::CopyIn => "copyin",
+        DataClauseKind::CopyOut => "copyout",
+        DataClauseKind::Create => "create",
+        DataClauseKind::Present => "present",
+        DataClauseKind::Delete => "delete",
+        DataClauseKind::DevicePtr => "deviceptr",
+        DataClauseKind::Host => "host",
+        DataClauseKind::Device => "device",
+        DataClauseKind::UseDevice => "use_device",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::front::lexer::lex;
+    use crate::front::parser::parse_translation_unit;
+
+    /// Parses `#pragma acc <line>` at file scope (as a statement inside a function when the
+    /// directive is a construct) and returns the directive or the error with the line text.
+    fn dir(line: &str) -> Result<Directive, (String, String)> {
+        let src = format!("void f(int n, float *a, float *b, int i) {{\n#pragma acc {line}\n;\n}}\n");
+        let toks = lex(&src, 0).map_err(|d| (d.message, String::new()))?;
+        match parse_translation_unit(&src, 0, toks) {
+            Ok((tu, _)) => {
+                let ExternalDecl::Function(f) = &tu.items[0] else { panic!() };
+                match &f.body.stmts[0].kind {
+                    StmtKind::Acc { directive, .. } => Ok(directive.clone()),
+                    other => panic!("{other:?}"),
+                }
+            }
+            Err(d) => {
+                let sp = d.span.unwrap_or_default();
+                Err((d.message, src[sp.lo as usize..sp.hi as usize].to_string()))
+            }
+        }
+    }
+    fn err(line: &str) -> (String, String) {
+        dir(line).expect_err(line)
+    }
+
+    #[test]
+    fn directive_names() {
+        let cases: &[(&str, fn(&DirectiveKind) -> bool)] = &[
+            ("parallel", |k| matches!(k, DirectiveKind::Parallel)),
+            ("kernels", |k| matches!(k, DirectiveKind::Kernels)),
+            ("serial", |k| matches!(k, DirectiveKind::Serial)),
+            ("loop", |k| matches!(k, DirectiveKind::Loop)),
+            ("parallel loop", |k| matches!(k, DirectiveKind::ParallelLoop)),
+            ("kernels loop", |k| matches!(k, DirectiveKind::KernelsLoop)),
+            ("serial loop", |k| matches!(k, DirectiveKind::SerialLoop)),
+            ("data copy(a[0:n])", |k| matches!(k, DirectiveKind::Data)),
+            ("enter data copyin(a[0:n])", |k| matches!(k, DirectiveKind::EnterData)),
+            ("exit data delete(a)", |k| matches!(k, DirectiveKind::ExitData)),
+            ("host_data use_device(a)", |k| matches!(k, DirectiveKind::HostData)),
+            ("update self(a[0:n])", |k| matches!(k, DirectiveKind::Update)),
+            ("wait", |k| matches!(k, DirectiveKind::Wait(v) if v.is_empty())),
+            ("wait(1, 2)", |k| matches!(k, DirectiveKind::Wait(v) if v.len() == 2)),
+            ("atomic", |k| matches!(k, DirectiveKind::Atomic(AtomicKind::Update))),
+            ("atomic read", |k| matches!(k, DirectiveKind::Atomic(AtomicKind::Read))),
+            ("atomic write", |k| matches!(k, DirectiveKind::Atomic(AtomicKind::Write))),
+            ("atomic capture", |k| matches!(k, DirectiveKind::Atomic(AtomicKind::Capture))),
+            ("atomic update", |k| matches!(k, DirectiveKind::Atomic(AtomicKind::Update))),
+            ("routine seq", |k| matches!(k, DirectiveKind::Routine(None))),
+            ("routine(f) seq", |k| matches!(k, DirectiveKind::Routine(Some(n)) if n == "f")),
+            ("declare create(a)", |k| matches!(k, DirectiveKind::Declare)),
+            ("cache(a[i:4])", |k| matches!(k, DirectiveKind::Cache(v) if v.len() == 1)),
+        ];
+        for (line, check) in cases {
+            let d = dir(line).unwrap_or_else(|e| panic!("{line}: {e:?}"));
+            assert!(check(&d.kind), "{line}: {:?}", d.kind);
+        }
+    }
+
+    fn clause(line: &str) -> ClauseKind {
+        let d = dir(line).unwrap_or_else(|e| panic!("{line}: {e:?}"));
+        d.clauses.last().expect(line).kind.clone()
+    }
+
+    #[test]
+    fn data_clauses_and_sections() {
+        let forms = [
+            ("copy", DataClauseKind::Copy), ("pcopy", DataClauseKind::Copy), ("present_or_copy", DataClauseKind::Copy),
+            ("copyin", DataClauseKind::CopyIn), ("pcopyin", DataClauseKind::CopyIn), ("present_or_copyin", DataClauseKind::CopyIn),
+            ("copyout", DataClauseKind::CopyOut), ("pcopyout", DataClauseKind::CopyOut), ("present_or_copyout", DataClauseKind::CopyOut),
+            ("create", DataClauseKind::Create), ("pcreate", DataClauseKind::Create), ("present_or_create", DataClauseKind::Create),
+            ("present", DataClauseKind::Present), ("deviceptr", DataClauseKind::DevicePtr),
+        ];
+        for (w, k) in forms {
+            let ClauseKind::Data { kind, refs } = clause(&format!("parallel {w}(a)")) else { panic!("{w}") };
+            assert_eq!(kind, k, "{w}");
+            assert_eq!(refs.len(), 1);
+        }
+        let ClauseKind::Data { refs, .. } = clause("data copy(a[1:n], b[:n], a[2:], m[0:n][0:4], mt->m[0:n], s.x)") else { panic!() };
+        assert_eq!(refs.len(), 6);
+        assert!(refs[0].sections[0].lo.is_some() && refs[0].sections[0].len.is_some());
+        assert!(refs[1].sections[0].lo.is_none() && refs[1].sections[0].len.is_some());
+        assert!(refs[2].sections[0].len.is_none() && !refs[2].sections[0].single);
+        assert_eq!(refs[3].sections.len(), 2);
+        assert!(matches!(&refs[4].base.kind, ExprKind::Member { field, arrow: true, .. } if field == "m"));
+        assert!(matches!(&refs[5].base.kind, ExprKind::Member { arrow: false, .. }) && refs[5].sections.is_empty());
+        let ClauseKind::Data { kind, .. } = clause("exit data copyout(a[0:n]) delete(b)") else { panic!() };
+        assert_eq!(kind, DataClauseKind::Delete);
+        let ClauseKind::Data { kind, .. } = clause("update host(a[0:n])") else { panic!() };
+        assert_eq!(kind, DataClauseKind::Host);
+        let ClauseKind::Data { kind, .. } = clause("update device(a[0:n])") else { panic!() };
+        assert_eq!(kind, DataClauseKind::Device);
+        let ClauseKind::Data { kind, .. } = clause("host_data use_device(a)") else { panic!() };
+        assert_eq!(kind, DataClauseKind::UseDevice);
+    }
+
+    #[test]
+    fn other_clauses() {
+        assert!(matches!(clause("parallel private(i, n)"), ClauseKind::Private(v) if v.len() == 2));
+        assert!(matches!(clause("parallel firstprivate(n)"), ClauseKind::FirstPrivate(_)));
+        let ops = [("+", ReductionOp::Add), ("*", ReductionOp::Mul), ("max", ReductionOp::Max), ("min", ReductionOp::Min),
+            ("&", ReductionOp::BitAnd), ("|", ReductionOp::BitOr), ("^", ReductionOp::BitXor), ("&&", ReductionOp::LogAnd), ("||", ReductionOp::LogOr)];
+        for (s, o) in ops {
+            assert!(matches!(clause(&format!("parallel loop reduction({s}:n)")), ClauseKind::Reduction { op, .. } if op == o), "{s}");
+        }
+        assert!(matches!(clause("loop collapse(2)"), ClauseKind::Collapse(2)));
+        assert!(matches!(clause("loop gang"), ClauseKind::Gang(None)));
+        assert!(matches!(clause("loop gang(4)"), ClauseKind::Gang(Some(_))));
+        assert!(matches!(clause("loop gang(num: n)"), ClauseKind::Gang(Some(_))));
+        assert!(matches!(clause("loop gang(static: *)"), ClauseKind::Gang(None)));
+        assert!(matches!(clause("loop worker(4)"), ClauseKind::Worker(Some(_))));
+        assert!(matches!(clause("loop vector"), ClauseKind::Vector(None)));
+        assert!(matches!(clause("loop vector(length: 128)"), ClauseKind::Vector(Some(_))));
+        assert!(matches!(clause("parallel num_gangs(n * 2)"), ClauseKind::NumGangs(Expr { kind: ExprKind::Binary { .. }, .. })));
+        assert!(matches!(clause("parallel num_workers(4)"), ClauseKind::NumWorkers(_)));
+        assert!(matches!(clause("parallel vector_length(128)"), ClauseKind::VectorLength(_)));
+        assert!(matches!(clause("loop independent"), ClauseKind::Independent));
+        assert!(matches!(clause("loop seq"), ClauseKind::Seq));
+        assert!(matches!(clause("loop auto"), ClauseKind::Auto));
+        assert!(matches!(clause("parallel async"), ClauseKind::Async(None)));
+        assert!(matches!(clause("parallel async(1)"), ClauseKind::Async(Some(_))));
+        assert!(matches!(clause("parallel wait(1, 2)"), ClauseKind::Wait(v) if v.len() == 2));
+        assert!(matches!(clause("parallel if(n > 100)"), ClauseKind::If(_)));
+        assert!(matches!(clause("parallel default(none)"), ClauseKind::Default(DefaultKind::None)));
+        assert!(matches!(clause("kernels default(present)"), ClauseKind::Default(DefaultKind::Present)));
+        assert!(matches!(clause("update device(a) if_present"), ClauseKind::IfPresent));
+        assert!(matches!(clause("exit data delete(a) finalize"), ClauseKind::Finalize));
+        assert!(matches!(clause("loop tile(8, *)"), ClauseKind::Tile(v) if v.len() == 2));
+        // Commas between clauses are allowed.
+        assert_eq!(dir("parallel loop gang, vector, copy(a[0:n])").unwrap().clauses.len(), 3);
+    }
+
+    #[test]
+    fn validation_errors() {
+        assert_eq!(err("data copy(a) collapse(2)"), ("`collapse` is not allowed on `data`".into(), "collapse(2)".into()));
+        assert_eq!(err("loop copy(a)"), ("`copy` is not allowed on `loop`".into(), "copy(a)".into()));
+        assert_eq!(err("kernels reduction(+:n)"), ("`reduction` is not allowed on `kernels`".into(), "reduction(+:n)".into()));
+        assert_eq!(err("parallel frobnicate"), ("unknown clause `frobnicate`".into(), "frobnicate".into()));
+        assert_eq!(err("paralel"), ("unknown directive `paralel` after `#pragma acc`".into(), "paralel".into()));
+        assert_eq!(err("update"), ("`update` needs a `host`, `self` or `device` clause".into(), "update".into()));
+        assert_eq!(err("enter data delete(a)").0, "`delete` is not allowed on `enter data`");
+        assert_eq!(err("enter data async"), ("`enter data` needs a `copyin` or `create` clause".into(), "enter data".into()));
+        assert_eq!(err("exit data copyin(a)").0, "`copyin` is not allowed on `exit data`");
+        assert_eq!(err("loop reduction(-:n)"), ("invalid reduction operator `-`".into(), "-".into()));
+        assert_eq!(err("loop reduction(+ n)").0, "expected `:` after the reduction operator");
+        assert_eq!(err("loop collapse(0)"), ("`collapse` needs a positive integer constant".into(), "0".into()));
+        assert_eq!(err("loop collapse(n)"), ("`collapse` needs a positive integer constant".into(), "n".into()));
+        assert_eq!(err("parallel copy(a[0:n]").0, "expected `)` to close `copy(...)`");
+        assert_eq!(err("parallel copy(a[0:n)").0, "expected `]` to close the array section");
+        assert_eq!(err("parallel default(shared)").0, "expected `none` or `present` in `default(...)`");
+        assert_eq!(err("atomic seq").0, "`seq` is not allowed on `atomic`");
+        assert_eq!(err("enter copyin(a)").0, "expected `data` after `enter`");
+        assert_eq!(err("loop gang seq"), ("`seq` cannot be combined with `gang` on `loop`".into(), "seq".into()));
+        assert_eq!(err("loop independent auto").0, "`auto` cannot be combined with `independent` on `loop`");
+        assert_eq!(err("loop collapse(2) collapse(3)"), ("`collapse` appears twice on `loop`".into(), "collapse(3)".into()));
+        assert_eq!(err("parallel attach(a)").0, "the `attach` clause is not supported by yosegi");
+    }
+
+    #[test]
+    fn every_prefix_of_a_directive_is_handled() {
+        let line = "parallel loop gang(num: n) vector(length: 128) reduction(max: i) copy(a[0:n][1:i], b[:n], a[i:]) collapse(2) if(n > 1) async(1) wait(1, 2) default(none) tile(8, *)";
+        assert_eq!(dir(line).unwrap().clauses.len(), 10);
+        let mut failures = 0;
+        for end in 0..line.len() {
+            if dir(&line[..end]).is_err() {
+                failures += 1;
+            }
+        }
+        // Unbalanced prefixes fail; those ending between clauses parse.
+        assert!(failures > line.len() / 2, "{failures}");
+    }
+
+    #[test]
+    fn clause_expression_spans_point_into_the_pragma() {
+        let src = "void f(int n) {\n#pragma acc parallel num_gangs(n + 1)\n;\n}";
+        let (tu, _) = parse_translation_unit(src, 0, lex(src, 0).unwrap()).unwrap();
+        let ExternalDecl::Function(f) = &tu.items[0] else { panic!() };
+        let StmtKind::Acc { directive, .. } = &f.body.stmts[0].kind else { panic!() };
+        let ClauseKind::NumGangs(e) = &directive.clauses[0].kind else { panic!() };
+        assert_eq!(&src[e.span.lo as usize..e.span.hi as usize], "n + 1");
+        assert_eq!(&src[directive.clauses[0].span.lo as usize..directive.clauses[0].span.hi as usize], "num_gangs(n + 1)");
+    }
+}

@@ -7,6 +7,7 @@ pub mod lexer;
 pub mod lower;
 pub mod parser;
 pub mod preprocess;
+pub mod sema;
 pub mod source;
 
 use std::path::PathBuf;
@@ -29,11 +30,184 @@ pub struct ParsedProgram {
 }
 
 /// Preprocesses and parses each file (one translation unit each).
-/// On failure the `SourceSet` is returned too, so the caller can render the diagnostics.
+/// On failure the `SourceSet` is returned too, so the caller can render the diagnostics
+/// (with the warnings gathered so far in front of the errors).
 pub fn parse_program(
     files: &[PathBuf],
     options: &PreprocessOptions,
 ) -> Result<ParsedProgram, (source::SourceSet, Diagnostics)> {
-    let _ = (files, options);
-    Err((source::SourceSet::default(), Diagnostics(vec![Diagnostic::global_error("front end not built yet")])))
+    let mut sources = source::SourceSet::default();
+    let mut units = Vec::new();
+    let mut diags: Vec<Diagnostic> = Vec::new();
+    for (tu, file) in files.iter().enumerate() {
+        let tu = tu as u32;
+        let text = match preprocess::preprocess(file, options) {
+            Ok(t) => t,
+            Err(d) => {
+                diags.push(d);
+                // Keep `tu` aligned with `sources.units` for the files after this one.
+                sources.units.push(source::SourceUnit { path: file.clone(), text: String::new() });
+                continue;
+            }
+        };
+        sources.units.push(source::SourceUnit { path: file.clone(), text });
+        let text = sources.units[tu as usize].text.as_str();
+        let parsed = parser::run_with_parser_stack(|| {
+            let tokens = lexer::lex(text, tu)?;
+            parser::parse_translation_unit(text, tu, tokens)
+        })
+        .unwrap_or_else(|| Err(Diagnostic::global_error("cannot start the parser thread (out of memory?)")));
+        match parsed {
+            Ok((unit, warnings)) => {
+                diags.extend(warnings);
+                units.push(unit);
+            }
+            Err(d) => diags.push(d),
+        }
+    }
+    if diags.iter().any(Diagnostic::is_error) {
+        return Err((sources, Diagnostics(diags)));
+    }
+    Ok(ParsedProgram { sources, units, warnings: diags })
+}
+
+/// Parses C source held in memory, as if it were a file called `name` (for tests and tools):
+/// the text is written under the system temp directory, where it stays so that diagnostics
+/// can still show its lines.
+pub fn parse_source(
+    name: &str,
+    text: &str,
+    options: &PreprocessOptions,
+) -> Result<ParsedProgram, (source::SourceSet, Diagnostics)> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let dir = std::env::temp_dir().join(format!("yosegi-src-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed)));
+    let path = dir.join(name);
+    let written = std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(&path, text));
+    if let Err(e) = written {
+        let d = Diagnostic::global_error(format!("cannot write `{}`: {e}", path.display()));
+        return Err((source::SourceSet::default(), Diagnostics(vec![d])));
+    }
+    parse_program(&[path], options)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &tempfile::TempDir, name: &str, text: &str) -> PathBuf {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    #[test]
+    fn system_headers_parse_and_their_typedefs_are_usable() {
+        let dir = tempfile::tempdir().unwrap();
+        let src = "#include <stdio.h>\n#include <stdlib.h>\n#include <math.h>\n#include <string.h>\n#include <sys/time.h>\n#include <stdint.h>\n#include <openacc.h>\n\
+                   static double now(void) { struct timeval tv; gettimeofday(&tv, NULL); return tv.tv_sec + tv.tv_usec * 1e-6; }\n\
+                   int main(void) {\n  size_t n = 10; uint32_t k = 3u; FILE *f = stdout;\n  double *a = (double *)malloc(n * sizeof(double));\n  memset(a, 0, n * sizeof *a);\n\
+                   #pragma acc parallel loop copy(a[0:n])\n  for (size_t i = 0; i < n; i++) a[i] = sqrt((double)i) + k;\n  fprintf(f, \"%f %f\\n\", a[3], now());\n  free(a);\n  return acc_get_num_devices(acc_device_host) - 1;\n}\n";
+        let file = write(&dir, "prog.c", src);
+        let parsed = match parse_program(&[file], &PreprocessOptions::default()) {
+            Ok(p) => p,
+            Err((s, d)) => panic!("{}", source::render_diagnostics(&s, &d.0, false)),
+        };
+        assert!(parsed.warnings.is_empty());
+        let names: Vec<String> = parsed.units[0]
+            .items
+            .iter()
+            .filter_map(|i| match i {
+                ast::ExternalDecl::Function(f) => f.declarator.name.clone(),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(names, vec!["now", "main"]);
+    }
+
+    #[test]
+    fn parse_source_parses_text_in_memory() {
+        let parsed = parse_source("mem.c", "int main(void) { return 0; }\n", &PreprocessOptions::default()).unwrap_or_else(|_| panic!());
+        assert_eq!(parsed.units[0].items.len(), 1);
+        let Err((sources, diags)) = parse_source("bad.c", "int main(void) { return 0 }\n", &PreprocessOptions::default()) else { panic!() };
+        let text = source::render_diagnostics(&sources, &diags.0, false);
+        assert!(text.contains("bad.c:1:27"), "{text}");
+    }
+
+    #[test]
+    fn locations_after_an_include() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = write(&dir, "loc.c", "#include <stdio.h>\n\nint main(void) {\n    return 0;\n}\n");
+        let parsed = parse_program(std::slice::from_ref(&file), &PreprocessOptions::default()).unwrap_or_else(|_| panic!());
+        let ast::ExternalDecl::Function(f) = parsed.units[0].items.last().unwrap() else { panic!() };
+        let ret = &f.body.stmts[0];
+        let loc = parsed.sources.location(ret.span);
+        assert_eq!((loc.line, loc.column, loc.in_system_header), (4, 5, false));
+        assert!(loc.file.ends_with("loc.c"));
+    }
+
+    #[test]
+    fn rendering_shows_file_line_column_and_caret() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = write(&dir, "file.c", "int main(void) {\n  int x;\n    x = ;\n  return 0;\n}\n");
+        let Err((sources, diags)) = parse_program(&[file], &PreprocessOptions::default()) else { panic!() };
+        let text = source::render_diagnostics(&sources, &diags.0, false);
+        assert!(text.contains("error: expected expression"), "{text}");
+        assert!(text.contains("file.c:3:9"), "{text}");
+        assert!(text.lines().any(|l| l.trim_end().ends_with('^') || l.contains("^ ")), "{text}");
+        let global = source::render_diagnostics(&sources, &[Diagnostic::global_error("no input")], false);
+        assert_eq!(global.trim_end(), "error: no input");
+    }
+
+    #[test]
+    fn unknown_pragmas_are_warnings_and_cpp_errors_are_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = write(&dir, "w.c", "#pragma omp parallel for\nint x;\n");
+        let parsed = parse_program(&[file], &PreprocessOptions::default()).unwrap_or_else(|_| panic!());
+        assert_eq!(parsed.warnings.len(), 1);
+        let text = source::render_diagnostics(&parsed.sources, &parsed.warnings, false);
+        assert!(text.contains("warning: ignored pragma") && text.contains("w.c:1:1"), "{text}");
+        let bad = write(&dir, "e.c", "#error stop here\n");
+        let Err((_, diags)) = parse_program(&[bad], &PreprocessOptions::default()) else { panic!() };
+        assert!(diags.0[0].message.contains("stop here"));
+    }
+
+    /// A generated ~5,000-line program: many functions with loops and pragmas.
+    pub(crate) fn generated_program(functions: usize) -> String {
+        let mut s = String::from("#include <stdio.h>\n#include <stdlib.h>\ntypedef struct { int n; double *v; } Vec;\n");
+        for i in 0..functions {
+            s.push_str(&format!(
+                "static double kernel_{i}(int n, double *restrict a, const double *restrict b, Vec *w) {{\n\
+                 \x20   double sum = 0.0;\n\
+                 #pragma acc data copyin(b[0:n]) copy(a[0:n])\n\
+                 \x20   {{\n\
+                 #pragma acc parallel loop gang vector reduction(+:sum) present(a[0:n], b[0:n])\n\
+                 \x20       for (int i = 0; i < n; i++) {{\n\
+                 \x20           a[i] = a[i] * 2.0 + b[i] / (double)(i + {i});\n\
+                 \x20           sum += a[i] > 0 ? a[i] : -a[i];\n\
+                 \x20       }}\n\
+                 #pragma acc parallel loop collapse(2)\n\
+                 \x20       for (int j = 0; j < n; j++)\n\
+                 \x20           for (int k = 0; k < 4; k++)\n\
+                 \x20               a[j] += k * w->v[k % w->n];\n\
+                 \x20   }}\n\
+                 \x20   if (sum > 1e9) {{ printf(\"big %d\\n\", {i}); }}\n\
+                 \x20   return sum;\n\
+                 }}\n\n"
+            ));
+        }
+        s.push_str("int main(void) { return 0; }\n");
+        s
+    }
+
+    #[test]
+    fn large_generated_program_parses() {
+        let dir = tempfile::tempdir().unwrap();
+        let src = generated_program(280);
+        assert!(src.lines().count() > 5000);
+        let file = write(&dir, "big.c", &src);
+        let parsed = parse_program(&[file], &PreprocessOptions::default()).unwrap_or_else(|_| panic!());
+        // The typedef, 280 functions and main; header declarations are skipped.
+        assert_eq!(parsed.units[0].items.len(), 282);
+    }
 }

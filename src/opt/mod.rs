@@ -3,7 +3,7 @@
 
 pub mod mapping;
 
-use crate::ir::Module;
+use crate::ir::{Handle, Module};
 
 /// Options for the pass pipeline.
 #[derive(Clone, Debug)]
@@ -19,7 +19,16 @@ impl Default for PassConfig {
     }
 }
 
-/// Maps every kernel of the module to a grid kernel.
-pub fn run_passes(module: &mut Module, config: &PassConfig) {
-    let _ = (module, config);
+/// Maps every kernel of the module that has no grid kernel yet to a grid kernel, then runs the
+/// verifier. An `Err` is a compiler bug (the verifier's message), not a user error: the driver
+/// reports it as an internal error.
+pub fn run_passes(module: &mut Module, config: &PassConfig) -> Result<(), String> {
+    crate::valid::verify_module(module).map_err(|e| format!("before mapping: {e}"))?;
+    let unmapped: Vec<Handle<crate::ir::Kernel>> =
+        module.kernels.iter().map(|(h, _)| h).filter(|h| module.grid_of(*h).is_none()).collect();
+    for kernel in unmapped {
+        let grid = mapping::map_kernel(module, kernel, config);
+        module.grid_kernels.append(grid);
+    }
+    crate::valid::verify_module(module).map_err(|e| format!("after mapping: {e}"))
 }

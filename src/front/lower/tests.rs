@@ -1,0 +1,1 @@
+//! Snippet tests of lowering: C source through the parser and lowering.
