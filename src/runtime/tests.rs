@@ -252,3 +252,18 @@ fn scalar_outputs_of_a_single_thread_kernel_reach_the_host() {
     rt.region(0, &region_args).expect("runs");
     assert_eq!(x_host, 2.5);
 }
+
+#[test]
+fn a_launch_reaching_past_an_inferred_extent_grows_it_without_losing_data() {
+    let mut rt = runtime(scale_module(vec![]));
+    let mut base: Vec<f64> = (0..8).map(|x| x as f64).collect();
+    let mut out = vec![0.0; 8];
+    // b = 2 * base[0..4]: `base` is tracked as the 32 bytes the launch reads.
+    rt.region(0, &args(4, &mut base[..], &mut out)).expect("runs");
+    // out = 2 * base[2..6], then base[4..8] = 2 * out[0..4]: both objects grow or merge.
+    rt.region(0, &args(4, &mut base[2..], &mut out)).expect("runs");
+    rt.region(0, &args(4, &mut out, &mut base[4..])).expect("runs");
+    rt.host_access_all();
+    assert_eq!(out[..4], [4.0, 6.0, 8.0, 10.0]);
+    assert_eq!(base, vec![0.0, 1.0, 2.0, 3.0, 8.0, 12.0, 16.0, 20.0]);
+}
