@@ -163,7 +163,8 @@ extern "C" fn rt_host_access(ptrs: *const *mut c_void, modes: *const c_int, n: c
         return;
     }
     // SAFETY: the glue passes two arrays of `n` elements.
-    let (ptrs, modes) = unsafe { (std::slice::from_raw_parts(ptrs, n as usize), std::slice::from_raw_parts(modes, n as usize)) };
+    let (ptrs, modes) =
+        unsafe { (std::slice::from_raw_parts(ptrs, n as usize), std::slice::from_raw_parts(modes, n as usize)) };
     let addresses: Vec<u64> = ptrs.iter().map(|&p| p as u64).collect();
     with_runtime(|rt| {
         rt.host_access(&addresses, modes);
