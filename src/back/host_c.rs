@@ -14,6 +14,15 @@
 //!
 //! Replacements keep the number of newlines of the text they replace, so lines after an edit
 //! keep their numbers.
+//!
+//! Hooks are per statement: a statement that launches (directly or through a user function that
+//! does) is entered, and each host statement inside it gets its own hook; a host statement gets
+//! one hook before it covering every array and pointer base it touches, evaluated there. Where a
+//! base cannot be evaluated before the statement (it has side effects, names a variable the
+//! statement declares, changes in a hoisted loop, or loads memory the statement reads only under
+//! a condition) the hook is `host_access_all`. Known gap: in a single expression that both calls
+//! a launching function and reads an array after the call (`x = f(a) + a[0];`), the read after
+//! the call is covered only by the hook before the statement.
 
 use std::collections::{HashMap, HashSet};
 
