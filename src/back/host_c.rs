@@ -1411,10 +1411,19 @@ impl<'a> UnitEmitter<'a> {
             Some(body) => {
                 let head = &self.text[span.lo as usize..body.lo as usize];
                 let tail = &self.text[body.hi as usize..span.hi as usize];
-                let enter = format!("{{ {decl}__yosegi_rt->data_enter({id}, {args_ref}, {count}); ");
+                // With `if(c)` false the body runs with no data region around it; `c` is
+                // evaluated once, at entry.
+                let (guard_decl, guard) = match region.if_arg.and_then(|i| region.args.get(i as usize)) {
+                    Some(cond) => {
+                        (format!("int __yosegi_if{id} = ({}) != 0; ", cond.c_expr), format!("if (__yosegi_if{id}) "))
+                    }
+                    None => (String::new(), String::new()),
+                };
+                let enter =
+                    format!("{{ {decl}{guard_decl}{guard}__yosegi_rt->data_enter({id}, {args_ref}, {count}); ");
                 pieces.push(Piece::Text(keep_lines(enter, head)));
                 pieces.push(Piece::Source(body.lo, body.hi));
-                let exit = format!(" __yosegi_rt->data_exit({id}, {args_ref}, {count}); }}");
+                let exit = format!(" {guard}__yosegi_rt->data_exit({id}, {args_ref}, {count}); }}");
                 pieces.push(Piece::Text(keep_lines(exit, tail)));
             }
             _ => {
