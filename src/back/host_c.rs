@@ -1428,7 +1428,12 @@ impl<'a> UnitEmitter<'a> {
             }
             _ => {
                 let launch = format!("{{ {decl}__yosegi_rt->region({id}, {args_ref}, {count}); }}");
+                let is_compute = matches!(region.kind, RegionKind::Compute { .. });
                 match region.if_arg.and_then(|i| region.args.get(i as usize)) {
+                    // A standalone directive whose `if` is false does nothing.
+                    Some(cond) if !is_compute => {
+                        pieces.push(Piece::Text(keep_lines(format!("if ({}) {launch}", cond.c_expr), original)))
+                    }
                     Some(cond) => {
                         // The host runs the original statement when the `if` clause is false;
                         // it may touch anything, so every tracked object is made valid first.
