@@ -416,7 +416,7 @@ fn routine_with_array_parameter_is_inlined() {
     let k = l.kernel(0);
     let mut names = param_names(k);
     names.sort();
-    assert_eq!(names, vec!["coef", "xs", "ys"]);
+    assert_eq!(names, vec!["coef", "n", "xs", "ys"]);
     // The body: the done flag, the one-trip loop holding the inlined body, then the store.
     assert!(matches!(k.body.block.as_slice(), [.., Stmt::Loop { test_first: false, .. }, Stmt::Store { .. }]));
     assert!(!k.body.exprs.iter().any(|(_, e)| matches!(e.kind, ExprKind::Call { .. })));
