@@ -666,7 +666,7 @@ impl<'a> Lowerer<'a> {
                 if seq {
                     self.single_kernel(&[outer], outer.span, prelude, region, sema, function, None)?
                 } else {
-                    self.parallel_kernel(outer, clauses, policy, checked, prelude, region, sema, function)?
+                    self.parallel_kernel(outer, clauses, policy, checked, prelude, region, sema, function, loops::MAX_DIMS)?
                 }
             }
         };
@@ -740,7 +740,9 @@ impl<'a> Lowerer<'a> {
         region: &mut RegionState,
         sema: &Sema,
         function: &str,
+        max_dims: usize,
     ) -> Option<Kernel> {
+        let all_clauses = clauses.clone();
         let sequential = |this: &mut Self, region: &mut RegionState, message: String, span: Span| {
             this.diags.push(
                 Diagnostic::warning(span, format!("loop left sequential: {message}"))
@@ -779,6 +781,7 @@ impl<'a> Lowerer<'a> {
                 }
             }
         }
+        counted.truncate(max_dims);
         let nest = &nest[..counted.len()];
         // In `kernels`, host scalars the nest assigns are reductions, privates, or a reason to
         // stay sequential.
@@ -882,6 +885,11 @@ impl<'a> Lowerer<'a> {
         if checked == Checked::ByAnalysis {
             if let Err(reason) = dependence_check(&kernel) {
                 region.args.truncate(args_before);
+                if kernel.space.len() > 1 {
+                    // The outer loops may still be independent: try them with the inner ones sequential.
+                    let fewer = kernel.space.len() - 1;
+                    return self.parallel_kernel(outer, all_clauses, policy, checked, prelude, region, sema, function, fewer);
+                }
                 return sequential(self, region, reason.message, outer.span);
             }
         }

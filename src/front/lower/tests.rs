@@ -421,3 +421,16 @@ fn routine_with_array_parameter_is_inlined() {
     assert!(matches!(k.body.block.as_slice(), [.., Stmt::Loop { test_first: false, .. }, Stmt::Store { .. }]));
     assert!(!k.body.exprs.iter().any(|(_, e)| matches!(e.kind, ExprKind::Call { .. })));
 }
+
+#[test]
+fn kernels_nest_keeps_the_independent_outer_loop_parallel() {
+    let l = lower_snippet(
+        "void f(int n, int m, double a[n][m]) {\n\
+         #pragma acc kernels\n\
+         for (int i = 0; i < n; i++)\n\
+           for (int j = 1; j < m; j++) a[i][j] = a[i][j - 1] + 1.0;\n}\n",
+    );
+    let k = l.kernel(0);
+    assert_eq!(k.space.len(), 1);
+    assert!(matches!(k.body.block.as_slice(), [.., Stmt::Loop { range: Some(_), .. }]));
+}
