@@ -30,14 +30,15 @@ use loops::{Cmp, NestPolicy};
 
 /// Lowers all translation units into one module (kernels and regions; no grid kernels yet).
 /// Returns the warnings with the module (for example: a `kernels` loop left sequential, and why).
-pub fn lower_program(sources: &SourceSet, units: &[TranslationUnit]) -> Result<(Module, Vec<Diagnostic>), Diagnostics> {
-    let (routines, defined_functions) = collect_functions(units);
+pub fn lower_program<'u>(sources: &'u SourceSet, units: &'u [TranslationUnit]) -> Result<(Module, Vec<Diagnostic>), Diagnostics> {
+    let (routines, inline_routines, defined_functions) = collect_functions(units);
     let mut lowerer = Lowerer {
         sources,
         module: Module::default(),
         diags: Vec::new(),
         functions: vec![None; routines.len()],
         routines,
+        inline_routines,
         defined_functions,
         kernel_names: HashSet::new(),
     };
@@ -61,7 +62,18 @@ fn function_name(f: &ast::FunctionDef) -> Option<&str> {
 
 /// The `routine seq` functions (in definition order: their index in `Module::functions`) and
 /// the names of every function the program defines.
-fn collect_functions(units: &[TranslationUnit]) -> (HashMap<String, RoutineInfo>, HashSet<String>) {
+/// The `routine seq` functions with pointer or array parameters are not IR functions: their
+/// bodies are inlined at each call, with the array arguments standing for the parameters.
+fn has_array_params(f: &ast::FunctionDef) -> bool {
+    match f.declarator.derived.first() {
+        Some(ast::DerivedType::Function { params, .. }) => params.iter().any(|p| !p.declarator.derived.is_empty()),
+        _ => false,
+    }
+}
+
+type FunctionTables<'u> = (HashMap<String, RoutineInfo>, HashMap<String, &'u ast::FunctionDef>, HashSet<String>);
+
+fn collect_functions(units: &[TranslationUnit]) -> FunctionTables<'_> {
     let mut routine_names = HashSet::new();
     for unit in units {
         let mut pending = false;
@@ -84,20 +96,25 @@ fn collect_functions(units: &[TranslationUnit]) -> (HashMap<String, RoutineInfo>
         }
     }
     let mut routines = HashMap::new();
+    let mut inline = HashMap::new();
     let mut defined = HashSet::new();
     for unit in units {
         for item in &unit.items {
             if let ExternalDecl::Function(f) = item {
                 let Some(name) = function_name(f) else { continue };
                 defined.insert(name.to_string());
-                if (f.routine.is_some() || routine_names.contains(name)) && !routines.contains_key(name) {
-                    let index = routines.len();
-                    routines.insert(name.to_string(), RoutineInfo { index });
+                if (f.routine.is_some() || routine_names.contains(name)) && !routines.contains_key(name) && !inline.contains_key(name) {
+                    if has_array_params(f) {
+                        inline.insert(name.to_string(), f);
+                    } else {
+                        let index = routines.len();
+                        routines.insert(name.to_string(), RoutineInfo { index });
+                    }
                 }
             }
         }
     }
-    (routines, defined)
+    (routines, inline, defined)
 }
 
 struct Lowerer<'a> {
@@ -105,6 +122,7 @@ struct Lowerer<'a> {
     module: Module,
     diags: Vec<Diagnostic>,
     routines: HashMap<String, RoutineInfo>,
+    inline_routines: HashMap<String, &'a ast::FunctionDef>,
     defined_functions: HashSet<String>,
     functions: Vec<Option<Function>>,
     kernel_names: HashSet<String>,
@@ -200,7 +218,7 @@ impl<'a> Lowerer<'a> {
     fn routine_function(&mut self, f: &ast::FunctionDef, name: &str, sema: &Sema) -> Option<Function> {
         let Some(Symbol::Function(CType::Function { ret, .. })) = sema.lookup(name).cloned() else { return None };
         let mut args = Vec::new();
-        let cx = Context { sources: self.sources, routines: &self.routines, defined_functions: &self.defined_functions };
+        let cx = Context { sources: self.sources, routines: &self.routines, inline_routines: &self.inline_routines, defined_functions: &self.defined_functions };
         let mut kb = KernelBuilder::new(&cx, sema.clone(), &mut args, Mode::Function);
         kb.function_result = match &*ret {
             CType::Void => None,
@@ -522,7 +540,7 @@ impl<'a> Lowerer<'a> {
     fn compute(&mut self, stmt: &Stmt, d: &Directive, body: &Stmt, sema: &mut Sema, function: &str) {
         // Library calls (printf, malloc, ...) cannot run on the device: the host keeps the construct.
         for (name, span) in walk::called_functions(body) {
-            if kernel::math_function(&name).is_none() && !self.routines.contains_key(&name) && !self.defined_functions.contains(&name) {
+            if kernel::math_function(&name).is_none() && !self.defined_functions.contains(&name) {
                 self.diags.push(
                     Diagnostic::warning(span, format!("the compute construct calls `{name}`, which cannot run on the device; it runs on the host"))
                         .with_help(format!("move the call to `{name}` out of the construct to offload it")),
@@ -648,7 +666,7 @@ impl<'a> Lowerer<'a> {
                 if seq {
                     self.single_kernel(&[outer], outer.span, prelude, region, sema, function, None)?
                 } else {
-                    self.parallel_kernel(outer, clauses, policy, checked, prelude, region, sema, function)?
+                    self.parallel_kernel(outer, clauses, policy, checked, prelude, region, sema, function, loops::MAX_DIMS)?
                 }
             }
         };
@@ -656,7 +674,7 @@ impl<'a> Lowerer<'a> {
     }
 
     fn context(&self) -> Context<'_> {
-        Context { sources: self.sources, routines: &self.routines, defined_functions: &self.defined_functions }
+        Context { sources: self.sources, routines: &self.routines, inline_routines: &self.inline_routines, defined_functions: &self.defined_functions }
     }
 
     /// Moves the builder's diagnostics into ours; true when there were errors.
@@ -722,7 +740,9 @@ impl<'a> Lowerer<'a> {
         region: &mut RegionState,
         sema: &Sema,
         function: &str,
+        max_dims: usize,
     ) -> Option<Kernel> {
+        let all_clauses = clauses.clone();
         let sequential = |this: &mut Self, region: &mut RegionState, message: String, span: Span| {
             this.diags.push(
                 Diagnostic::warning(span, format!("loop left sequential: {message}"))
@@ -761,6 +781,7 @@ impl<'a> Lowerer<'a> {
                 }
             }
         }
+        counted.truncate(max_dims);
         let nest = &nest[..counted.len()];
         // In `kernels`, host scalars the nest assigns are reductions, privates, or a reason to
         // stay sequential.
@@ -864,6 +885,11 @@ impl<'a> Lowerer<'a> {
         if checked == Checked::ByAnalysis {
             if let Err(reason) = dependence_check(&kernel) {
                 region.args.truncate(args_before);
+                if kernel.space.len() > 1 {
+                    // The outer loops may still be independent: try them with the inner ones sequential.
+                    let fewer = kernel.space.len() - 1;
+                    return self.parallel_kernel(outer, all_clauses, policy, checked, prelude, region, sema, function, fewer);
+                }
                 return sequential(self, region, reason.message, outer.span);
             }
         }

@@ -399,3 +399,38 @@ fn serial_and_update_and_enter_exit_regions_in_order() {
     assert!(k.space.is_empty());
     assert_eq!(k.scalar_outputs.len(), 1);
 }
+
+#[test]
+fn routine_with_array_parameter_is_inlined() {
+    let l = lower_snippet(
+        "#pragma acc routine seq\nstatic double poly(const double *c, int deg, double x) {\n\
+           double r = c[deg];\n\
+           for (int d = deg - 1; d >= 0; d--) { if (x == 0.0) return c[0]; r = r * x + c[d]; }\n\
+           return r;\n}\n\
+         void f(int n, const double *coef, const double *xs, double *ys) {\n\
+         #pragma acc parallel loop\n\
+         for (int i = 0; i < n; i++) ys[i] = poly(coef, 3, xs[i]);\n}\n",
+    );
+    let (m, _) = l.ok();
+    assert_eq!(m.functions.len(), 0);
+    let k = l.kernel(0);
+    let mut names = param_names(k);
+    names.sort();
+    assert_eq!(names, vec!["coef", "n", "xs", "ys"]);
+    // The body: the done flag, the one-trip loop holding the inlined body, then the store.
+    assert!(matches!(k.body.block.as_slice(), [.., Stmt::Loop { test_first: false, .. }, Stmt::Store { .. }]));
+    assert!(!k.body.exprs.iter().any(|(_, e)| matches!(e.kind, ExprKind::Call { .. })));
+}
+
+#[test]
+fn kernels_nest_keeps_the_independent_outer_loop_parallel() {
+    let l = lower_snippet(
+        "void f(int n, int m, double a[n][m]) {\n\
+         #pragma acc kernels\n\
+         for (int i = 0; i < n; i++)\n\
+           for (int j = 1; j < m; j++) a[i][j] = a[i][j - 1] + 1.0;\n}\n",
+    );
+    let k = l.kernel(0);
+    assert_eq!(k.space.len(), 1);
+    assert!(matches!(k.body.block.as_slice(), [.., Stmt::Loop { range: Some(_), .. }]));
+}
