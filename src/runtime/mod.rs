@@ -98,6 +98,11 @@ impl RuntimeError {
     }
 }
 
+/// How far below the runtime's frame tracked objects count as dead stack memory. Other
+/// mappings (heap, shared objects, thread stacks) start at least 128 MiB below the main
+/// thread's stack on Linux, so a smaller window only ever covers the stack.
+const DEAD_STACK_WINDOW: u64 = 64 << 20;
+
 /// `acc_device_t` values (include/openacc.h).
 pub mod acc_device {
     pub const NONE: i32 = 0;
@@ -244,12 +249,25 @@ impl Runtime {
             if host_arg.kind != HostArgKind::Pointer || arg.ptr.is_null() || arg.size <= 0 {
                 continue;
             }
-            let ptr = arg.ptr as u64;
-            if self.registry.find(ptr).and_then(|s| self.registry.get(s)).is_some_and(|o| o.origin.is_exact()) {
+            let (lo, hi) = (arg.ptr as u64, arg.ptr as u64 + arg.size as u64);
+            // Already covered (the same object, or a row of a larger array): nothing to learn.
+            if self.registry.find(lo).and_then(|s| self.registry.get(s)).is_some_and(|o| hi <= o.end()) {
                 continue;
             }
-            // Only fails when it overlaps another exact object; the launch then reports it.
-            let _ = self.ensure_object(ptr, ptr + arg.size as u64, &host_arg.c_expr, Origin::Static, region.span);
+            // Two live C objects never overlap partially: a tracked object reaching outside
+            // this one belonged to a stack frame that has returned. Its memory now holds other
+            // variables, so its device data is dropped, not copied back.
+            for start in self.registry.overlapping(lo, hi) {
+                let Some(object) = self.registry.get(start) else { continue };
+                let partial = object.start < lo || object.end() > hi;
+                if partial && !matches!(object.origin, Origin::Static | Origin::Malloc) {
+                    let (s, e) = (object.start, object.end());
+                    self.forget(s, e);
+                }
+            }
+            // Only fails when it overlaps a static array or a heap block; the launch then
+            // works within that object.
+            let _ = self.ensure_object(lo, hi, &host_arg.c_expr, Origin::Sized, region.span);
         }
     }
 
@@ -379,7 +397,9 @@ impl Runtime {
         let (mut new_lo, mut new_hi, mut holders) = (lo, hi, 0u32);
         for &start in &overlapping {
             let object = self.registry.get(start).expect("found");
-            if object.origin.is_exact() {
+            // A sized object may absorb smaller views of itself (earlier launch extents).
+            let absorbed = origin == Origin::Sized && lo <= object.start && object.end() <= hi;
+            if object.origin.is_exact() && !absorbed {
                 return Err(RuntimeError::fault(
                     Diagnostic::error(
                         span,
@@ -652,6 +672,20 @@ impl Runtime {
                 copies.discard_device_copies(&mut t);
             }
             self.registry.remove(start);
+        }
+    }
+
+    /// Forgets objects in the stack below `frame`, an address in the runtime's own frame: every
+    /// live frame of the program is above it, so what lies below belongs to functions that have
+    /// returned. Their device copies must not be copied back over memory the stack now uses for
+    /// something else, nor their extents clamp the arrays of later frames at the same address.
+    pub fn forget_dead_stack_objects(&mut self, frame: u64) {
+        let lowest = frame.saturating_sub(DEAD_STACK_WINDOW);
+        for start in self.registry.overlapping(lowest, frame) {
+            let Some(object) = self.registry.get(start) else { continue };
+            if object.start >= lowest && object.end() <= frame {
+                self.forget(object.start, object.end());
+            }
         }
     }
 

@@ -223,7 +223,7 @@ fn pointer_args_with_a_host_size_are_tracked_at_their_real_extent() {
     region_args[1].size = 256;
     rt.region(0, &region_args).expect("runs");
     let object = rt.registry().get(a.as_ptr() as u64).expect("tracked from its start");
-    assert_eq!((object.len, object.origin), (256, registry::Origin::Static));
+    assert_eq!((object.len, object.origin), (256, registry::Origin::Sized));
     // The launch reads only its section of `a`: the first 16 elements.
     assert_eq!(rt.stats().bytes_to_device, 128);
 }
@@ -266,4 +266,35 @@ fn a_launch_reaching_past_an_inferred_extent_grows_it_without_losing_data() {
     rt.host_access_all();
     assert_eq!(out[..4], [4.0, 6.0, 8.0, 10.0]);
     assert_eq!(base, vec![0.0, 1.0, 2.0, 3.0, 8.0, 12.0, 16.0, 20.0]);
+}
+
+#[test]
+fn objects_below_the_runtime_frame_are_forgotten() {
+    let mut rt = runtime(scale_module(vec![]));
+    let frame = 0x7fff_0000_0000u64;
+    rt.register_static(frame - 4096, 64, "dead");
+    rt.register_static(frame + 4096, 64, "live");
+    rt.register_static(0x5555_0000_0000, 64, "heap");
+    rt.forget_dead_stack_objects(frame);
+    assert_eq!(rt.registry().find(frame - 4096), None);
+    assert!(rt.registry().find(frame + 4096).is_some());
+    assert!(rt.registry().find(0x5555_0000_0000).is_some());
+}
+
+#[test]
+fn a_sized_array_partially_over_a_stale_one_replaces_it() {
+    let mut rt = runtime(scale_module(vec![]));
+    let mut memory = vec![1.0; 64];
+    let mut out = vec![0.0; 64];
+    // A frame's `double a[16]` at element 16, then a later frame's `double b[32]` at element 8.
+    let mut region_args = args(16, &mut memory[16..], &mut out);
+    region_args[1].size = 128;
+    rt.region(0, &region_args).expect("runs");
+    let mut region_args = args(32, &mut memory[8..], &mut out);
+    region_args[1].size = 256;
+    rt.region(0, &region_args).expect("the stale extent does not clamp the new array");
+    rt.host_access_all();
+    assert_eq!(out[31], 2.0);
+    let object = rt.registry().get(memory[8..].as_ptr() as u64).expect("tracked");
+    assert_eq!(object.len, 256);
 }

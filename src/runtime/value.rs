@@ -328,63 +328,6 @@ pub fn to_memory(ty: ScalarType, raw: u64) -> u64 {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn int_arithmetic_wraps_at_width() {
-        let max = wrap_int(ScalarType::I32, i32::MAX as i64);
-        let one = wrap_int(ScalarType::I32, 1);
-        let r = binary(BinaryOp::Add, ScalarType::I32, ScalarType::I32, max, one).unwrap();
-        assert_eq!(r as i64, i32::MIN as i64);
-        let u = binary(BinaryOp::Sub, ScalarType::U32, ScalarType::U32, 0, 1).unwrap();
-        assert_eq!(u, u32::MAX as u64);
-        // Unsigned compare: 0xffffffff > 1; signed: -1 < 1.
-        assert_eq!(binary(BinaryOp::Gt, ScalarType::U32, ScalarType::Bool, u, 1), Ok(1));
-        let m1 = wrap_int(ScalarType::I32, -1);
-        assert_eq!(binary(BinaryOp::Gt, ScalarType::I32, ScalarType::Bool, m1, 1), Ok(0));
-        assert_eq!(
-            binary(BinaryOp::Div, ScalarType::I32, ScalarType::I32, wrap_int(ScalarType::I32, -7), 2).unwrap() as i64,
-            -3
-        );
-        assert_eq!(
-            binary(BinaryOp::Rem, ScalarType::I32, ScalarType::I32, wrap_int(ScalarType::I32, -7), 2).unwrap() as i64,
-            -1
-        );
-        assert_eq!(binary(BinaryOp::Shr, ScalarType::I32, ScalarType::I32, m1, 4).unwrap() as i64, -1);
-        assert_eq!(binary(BinaryOp::Shr, ScalarType::U32, ScalarType::U32, u, 28).unwrap(), 15);
-        assert_eq!(binary(BinaryOp::Div, ScalarType::I32, ScalarType::I32, one, 0), Err(ArithError::DivisionByZero));
-        assert_eq!(wrap_int(ScalarType::U8, 300), 44);
-    }
-
-    #[test]
-    fn f32_rounds_after_every_operation() {
-        let a = from_f64(ScalarType::F32, 16777216.0);
-        let one = from_f64(ScalarType::F32, 1.0);
-        let r = binary(BinaryOp::Add, ScalarType::F32, ScalarType::F32, a, one).unwrap();
-        assert_eq!(as_f64(r), 16777216.0);
-        let r64 = binary(BinaryOp::Add, ScalarType::F64, ScalarType::F64, a, one).unwrap();
-        assert_eq!(as_f64(r64), 16777217.0);
-        assert_eq!(as_f64(from_f64(ScalarType::F32, 0.1)), 0.1f32 as f64);
-    }
-
-    #[test]
-    fn casts_follow_c() {
-        assert_eq!(cast(ScalarType::F64, ScalarType::I32, (-2.7f64).to_bits()) as i64, -2);
-        assert_eq!(as_f64(cast(ScalarType::U32, ScalarType::F64, u32::MAX as u64)), 4294967295.0);
-        assert_eq!(as_f64(cast(ScalarType::I32, ScalarType::F64, wrap_int(ScalarType::I32, -5))), -5.0);
-        assert_eq!(cast(ScalarType::I32, ScalarType::I8, 200), wrap_int(ScalarType::I8, -56));
-    }
-
-    #[test]
-    fn reductions_have_identities() {
-        assert_eq!(reduction_identity(ReductionOp::Max, ScalarType::I32) as i64, i32::MIN as i64);
-        assert_eq!(reduction_identity(ReductionOp::Min, ScalarType::U8), 255);
-        assert_eq!(reduce(ReductionOp::Max, ScalarType::I32, wrap_int(ScalarType::I32, -3), 2), 2);
-    }
-}
-
 /// `a[l] = a[l] op b[l]` on every lane, for the operations that cannot fault, with the type
 /// dispatch hoisted out of the lane loop (the simulator's hot path). Returns `false` when
 /// `op` at this type has no fast path; the caller then goes lane by lane with [`binary`].
@@ -460,5 +403,62 @@ pub fn binary_lanes(op: BinaryOp, operand: ScalarType, result: ScalarType, a: &m
             _ => false,
         },
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn int_arithmetic_wraps_at_width() {
+        let max = wrap_int(ScalarType::I32, i32::MAX as i64);
+        let one = wrap_int(ScalarType::I32, 1);
+        let r = binary(BinaryOp::Add, ScalarType::I32, ScalarType::I32, max, one).unwrap();
+        assert_eq!(r as i64, i32::MIN as i64);
+        let u = binary(BinaryOp::Sub, ScalarType::U32, ScalarType::U32, 0, 1).unwrap();
+        assert_eq!(u, u32::MAX as u64);
+        // Unsigned compare: 0xffffffff > 1; signed: -1 < 1.
+        assert_eq!(binary(BinaryOp::Gt, ScalarType::U32, ScalarType::Bool, u, 1), Ok(1));
+        let m1 = wrap_int(ScalarType::I32, -1);
+        assert_eq!(binary(BinaryOp::Gt, ScalarType::I32, ScalarType::Bool, m1, 1), Ok(0));
+        assert_eq!(
+            binary(BinaryOp::Div, ScalarType::I32, ScalarType::I32, wrap_int(ScalarType::I32, -7), 2).unwrap() as i64,
+            -3
+        );
+        assert_eq!(
+            binary(BinaryOp::Rem, ScalarType::I32, ScalarType::I32, wrap_int(ScalarType::I32, -7), 2).unwrap() as i64,
+            -1
+        );
+        assert_eq!(binary(BinaryOp::Shr, ScalarType::I32, ScalarType::I32, m1, 4).unwrap() as i64, -1);
+        assert_eq!(binary(BinaryOp::Shr, ScalarType::U32, ScalarType::U32, u, 28).unwrap(), 15);
+        assert_eq!(binary(BinaryOp::Div, ScalarType::I32, ScalarType::I32, one, 0), Err(ArithError::DivisionByZero));
+        assert_eq!(wrap_int(ScalarType::U8, 300), 44);
+    }
+
+    #[test]
+    fn f32_rounds_after_every_operation() {
+        let a = from_f64(ScalarType::F32, 16777216.0);
+        let one = from_f64(ScalarType::F32, 1.0);
+        let r = binary(BinaryOp::Add, ScalarType::F32, ScalarType::F32, a, one).unwrap();
+        assert_eq!(as_f64(r), 16777216.0);
+        let r64 = binary(BinaryOp::Add, ScalarType::F64, ScalarType::F64, a, one).unwrap();
+        assert_eq!(as_f64(r64), 16777217.0);
+        assert_eq!(as_f64(from_f64(ScalarType::F32, 0.1)), 0.1f32 as f64);
+    }
+
+    #[test]
+    fn casts_follow_c() {
+        assert_eq!(cast(ScalarType::F64, ScalarType::I32, (-2.7f64).to_bits()) as i64, -2);
+        assert_eq!(as_f64(cast(ScalarType::U32, ScalarType::F64, u32::MAX as u64)), 4294967295.0);
+        assert_eq!(as_f64(cast(ScalarType::I32, ScalarType::F64, wrap_int(ScalarType::I32, -5))), -5.0);
+        assert_eq!(cast(ScalarType::I32, ScalarType::I8, 200), wrap_int(ScalarType::I8, -56));
+    }
+
+    #[test]
+    fn reductions_have_identities() {
+        assert_eq!(reduction_identity(ReductionOp::Max, ScalarType::I32) as i64, i32::MIN as i64);
+        assert_eq!(reduction_identity(ReductionOp::Min, ScalarType::U8), 255);
+        assert_eq!(reduce(ReductionOp::Max, ScalarType::I32, wrap_int(ScalarType::I32, -3), 2), 2);
     }
 }

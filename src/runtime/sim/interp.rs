@@ -621,6 +621,7 @@ impl<'a> BlockState<'a> {
         }
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn load(
         &mut self,
         body: &Body,
@@ -780,7 +781,7 @@ impl<'a> BlockState<'a> {
             let at_lane = at[lane] as usize;
             old_values[lane] = match array {
                 ArrayRef::Param(_) | ArrayRef::Partials(_) => {
-                    if at_lane % size as usize != 0 {
+                    if !at_lane.is_multiple_of(size as usize) {
                         return Err(fault(span, "misaligned atomic access".to_string()));
                     }
                     let (buffer, _, _) = self.global(array).expect("resolved above");
@@ -828,13 +829,7 @@ impl<'a> BlockState<'a> {
     // -----------------------------------------------------------------------------------------
     // Statements
 
-    fn exec_block(
-        &mut self,
-        body: &Body,
-        frame: &mut Frame,
-        block: &[Stmt],
-        mask: &mut Vec<bool>,
-    ) -> Result<(), Fault> {
+    fn exec_block(&mut self, body: &Body, frame: &mut Frame, block: &[Stmt], mask: &mut [bool]) -> Result<(), Fault> {
         for stmt in block {
             if !any(mask) {
                 break;
@@ -844,7 +839,7 @@ impl<'a> BlockState<'a> {
         Ok(())
     }
 
-    fn exec(&mut self, body: &Body, frame: &mut Frame, stmt: &Stmt, mask: &mut Vec<bool>) -> Result<(), Fault> {
+    fn exec(&mut self, body: &Body, frame: &mut Frame, stmt: &Stmt, mask: &mut [bool]) -> Result<(), Fault> {
         let lanes = self.lanes;
         match stmt {
             Stmt::Assign { local, value: e } => {
@@ -884,7 +879,7 @@ impl<'a> BlockState<'a> {
                 }
             }
             Stmt::Loop { cond, test_first, body: loop_body, continuing, .. } => {
-                let mut active = mask.clone();
+                let mut active = mask.to_vec();
                 let mut exited = vec![false; lanes];
                 if *test_first && let Some(c) = cond {
                     self.loop_test(body, frame, *c, &mut active, &mut exited)?;
@@ -895,8 +890,8 @@ impl<'a> BlockState<'a> {
                         frame.loops.last_mut().expect("pushed").continued.fill(false);
                         self.exec_block(body, frame, loop_body, &mut active)?;
                         let lf = frame.loops.last().expect("pushed");
-                        for lane in 0..lanes {
-                            active[lane] = active[lane] || lf.continued[lane];
+                        for (a, &c) in active.iter_mut().zip(&lf.continued) {
+                            *a = *a || c;
                         }
                         self.exec_block(body, frame, continuing, &mut active)?;
                         if let Some(c) = cond {

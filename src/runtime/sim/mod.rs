@@ -118,7 +118,7 @@ impl Device for SimDevice {
             for (axis, &e) in kernel.launch.grid.iter().enumerate() {
                 let raw = uniform.eval_uniform(e).map_err(with_name)?;
                 let ty = kernel.body.exprs[e].ty;
-                grid[axis] = value::cast(ty, ScalarType::I64, raw).max(0) as u64;
+                grid[axis] = value::cast(ty, ScalarType::I64, raw) as u64;
             }
             (dims, grid)
         };
