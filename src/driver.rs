@@ -1,1 +1,289 @@
-//! (being written)
+//! The pipeline behind the CLI: compile the user's files to the IR (parse, lower, passes), build
+//! the host side into a shared object with the system C compiler, and run it against the
+//! runtime.
+//!
+//! Exit statuses of `yosegi run`: 0 when the program's `main` returned 0; 1 when it returned
+//! anything else (the driver says so on stderr) or a kernel faulted (the runtime ends the
+//! process); 2 for bad input (diagnostics). A program that calls `exit(n)` itself ends the
+//! `yosegi` process with status `n`, as it would when compiled by gcc: its `atexit` handlers,
+//! and the runtime's (flush stdio, then the runtime's report), run then.
+
+use std::ffi::{CString, c_char, c_int, c_void};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use crate::back::host_c::{self, HostProgram};
+use crate::diag::{Diagnostic, Diagnostics};
+use crate::front::ast::TranslationUnit;
+use crate::front::source::SourceSet;
+use crate::front::{self, PreprocessOptions};
+use crate::ir::Module;
+use crate::opt::{self, PassConfig};
+use crate::runtime::{ColorMode, DeviceKind, Runtime, RuntimeConfig, StatsMode, abi};
+
+/// A program compiled to the IR, with everything the later steps need.
+pub struct CompiledProgram {
+    pub files: Vec<PathBuf>,
+    pub sources: SourceSet,
+    pub units: Vec<TranslationUnit>,
+    pub module: Module,
+    /// Warnings from every stage (the CLI prints them).
+    pub warnings: Vec<Diagnostic>,
+}
+
+/// Parses, lowers and maps the program. On failure the sources come back with the diagnostics
+/// so the caller can render them.
+pub fn compile(files: &[PathBuf], options: &PreprocessOptions) -> Result<CompiledProgram, (SourceSet, Diagnostics)> {
+    let parsed = front::parse_program(files, options)?;
+    let mut warnings = parsed.warnings;
+    let (mut module, lower_warnings) = match front::lower::lower_program(&parsed.sources, &parsed.units) {
+        Ok(result) => result,
+        Err(mut diags) => {
+            warnings.append(&mut diags.0);
+            return Err((parsed.sources, Diagnostics(warnings)));
+        }
+    };
+    warnings.extend(lower_warnings);
+    if let Err(message) = opt::run_passes(&mut module, &PassConfig::default()) {
+        warnings.push(
+            Diagnostic::global_error(format!("internal compiler error in the optimisation passes: {message}"))
+                .with_help("please report this with the program; removing the region's directives runs it on the host"),
+        );
+        return Err((parsed.sources, Diagnostics(warnings)));
+    }
+    Ok(CompiledProgram { files: files.to_vec(), sources: parsed.sources, units: parsed.units, module, warnings })
+}
+
+/// The host C of a compiled program.
+pub fn host_program(program: &CompiledProgram) -> HostProgram {
+    host_c::emit_host_program(&program.sources, &program.units, &program.module)
+}
+
+/// Writes the host program's files (and `yosegi_rt.h`, for whoever reads them) into `dir`.
+pub fn write_host_files(host: &HostProgram, dir: &Path) -> Result<(), Diagnostic> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Diagnostic::global_error(format!("cannot create directory {}: {e}", dir.display())))?;
+    let header = std::iter::once(("yosegi_rt.h", host_c::RUNTIME_HEADER));
+    for (name, code) in host.files.iter().map(|f| (f.name.as_str(), f.code.as_str())).chain(header) {
+        let path = dir.join(name);
+        std::fs::write(&path, code)
+            .map_err(|e| Diagnostic::global_error(format!("cannot write {}: {e}", path.display())))?;
+    }
+    Ok(())
+}
+
+/// The C compiler: `$CC` when set, else `cc`.
+fn c_compiler() -> String {
+    std::env::var("CC").ok().filter(|c| !c.trim().is_empty()).unwrap_or_else(|| "cc".to_string())
+}
+
+fn defines_main(program: &CompiledProgram) -> bool {
+    program.units.iter().flat_map(|u| &u.items).any(|item| {
+        matches!(item, crate::front::ast::ExternalDecl::Function(f) if f.declarator.name.as_deref() == Some("main"))
+    })
+}
+
+/// Builds the host side into `dir/program.so`.
+pub fn build_host(program: &CompiledProgram, dir: &Path) -> Result<PathBuf, Diagnostic> {
+    if !defines_main(program) {
+        let files: Vec<String> = program.files.iter().map(|f| f.display().to_string()).collect();
+        return Err(Diagnostic::global_error(format!("no `main` function in {}", files.join(", ")))
+            .with_help("give every file of the program on the command line: `yosegi run main.c util.c`"));
+    }
+    let host = host_program(program);
+    write_host_files(&host, dir)?;
+    let output = dir.join("program.so");
+    let compiler = c_compiler();
+    let mut cmd = Command::new(&compiler);
+    cmd.current_dir(dir).args(["-std=gnu11", "-O2", "-fPIC", "-shared", "-w", "-o", "program.so"]);
+    for file in &host.files {
+        cmd.arg(&file.name);
+    }
+    cmd.arg("-lm");
+    let result = cmd.output().map_err(|e| {
+        Diagnostic::global_error(format!("cannot run the C compiler `{compiler}`: {e}"))
+            .with_help("install a C compiler (gcc or clang) or point $CC at one")
+    })?;
+    if !result.status.success() {
+        let mut text = String::from_utf8_lossy(&result.stderr).into_owned();
+        text.push_str(&String::from_utf8_lossy(&result.stdout));
+        return Err(Diagnostic::global_error(format!(
+            "the C compiler failed on the program's host code:\n{}",
+            text.trim_end()
+        ))
+        .with_help("this is usually an error in the program itself; `gcc -fsyntax-only` on it shows the same"));
+    }
+    Ok(output)
+}
+
+/// A fresh scratch directory for one build, removed when dropped.
+pub struct ScratchDir {
+    path: PathBuf,
+}
+
+impl ScratchDir {
+    pub fn new() -> Result<ScratchDir, Diagnostic> {
+        static COUNTER: AtomicU32 = AtomicU32::new(0);
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let path = std::env::temp_dir().join(format!("yosegi-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&path);
+        std::fs::create_dir_all(&path)
+            .map_err(|e| Diagnostic::global_error(format!("cannot create {}: {e}", path.display())))?;
+        Ok(ScratchDir { path })
+    }
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
+
+/// Which device runs the kernels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Device {
+    Sim,
+}
+
+/// Whether the runtime prints its counters at exit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StatsReport {
+    Off,
+    AtExit,
+}
+
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    pub device: Device,
+    pub stats: StatsReport,
+    /// The program's own arguments (after `--`).
+    pub args: Vec<String>,
+}
+
+type EntryFn = unsafe extern "C" fn(*const c_void, c_int, *mut *mut c_char) -> c_int;
+
+/// A program's host code, loaded into this process.
+pub struct LoadedProgram {
+    entry: EntryFn,
+}
+
+/// Loads `program.so`. The file may be deleted afterwards (the scratch directory is, before the
+/// program runs, since a program that calls `exit` never comes back to clean up).
+pub fn load_program(library: &Path) -> Result<LoadedProgram, Diagnostic> {
+    // SAFETY: the library is the one `build_host` just compiled from the user's program; loading
+    // it runs no code of the program's beyond its (empty) constructors.
+    let lib = unsafe { libloading::Library::new(library) }
+        .map_err(|e| Diagnostic::global_error(format!("cannot load the program's host code: {e}")))?;
+    // SAFETY: `__yosegi_entry` is defined by the generated glue with exactly this signature.
+    let entry: EntryFn = unsafe { lib.get::<EntryFn>(b"__yosegi_entry\0") }
+        .map(|sym| *sym)
+        .map_err(|e| Diagnostic::global_error(format!("the program's host code has no entry point: {e}")))?;
+    // The program's atexit handlers live in the library: it stays loaded until the process ends.
+    std::mem::forget(lib);
+    Ok(LoadedProgram { entry })
+}
+
+impl LoadedProgram {
+    /// Installs the runtime, hands the program its table and runs the user's `main` with argv =
+    /// [first file, args...]. Returns `main`'s status; a program that calls `exit` does not come
+    /// back here.
+    pub fn run(&self, program: &CompiledProgram, options: &RunOptions) -> Result<i32, Diagnostic> {
+        let argv0 = program.files.first().map(|p| p.display().to_string()).unwrap_or_else(|| "program".to_string());
+        let mut c_args = Vec::new();
+        for arg in std::iter::once(&argv0).chain(options.args.iter()) {
+            let c = CString::new(arg.as_str())
+                .map_err(|_| Diagnostic::global_error(format!("the program argument {arg:?} contains a NUL byte")))?;
+            c_args.push(c);
+        }
+        // C's argv: mutable strings, null-terminated list. They live until the process ends.
+        let mut argv: Vec<*mut c_char> = c_args.into_iter().map(CString::into_raw).collect();
+        let argc = argv.len() as c_int;
+        argv.push(std::ptr::null_mut());
+        let argv_ptr = argv.as_mut_ptr();
+        std::mem::forget(argv);
+
+        let table = install_runtime(program, options);
+        // SAFETY: the table is 'static, argv is a valid C argv.
+        Ok(unsafe { (self.entry)(table, argc, argv_ptr) })
+    }
+}
+
+/// Loads `program.so` and runs it (see [`LoadedProgram::run`]).
+pub fn run_program(program: &CompiledProgram, library: &Path, options: &RunOptions) -> Result<i32, Diagnostic> {
+    load_program(library)?.run(program, options)
+}
+
+/// Ends the process the way C's `exit` does: the program's and the runtime's `atexit` handlers
+/// run (stdio is flushed) before the process ends with `status`.
+pub fn exit_process(status: i32) -> ! {
+    unsafe extern "C" {
+        fn exit(status: c_int) -> !;
+    }
+    // SAFETY: libc's exit; Rust's own stdout is flushed first.
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    unsafe { exit(status) }
+}
+
+/// Installs the process's runtime for this program and returns the table for its glue.
+fn install_runtime(program: &CompiledProgram, options: &RunOptions) -> *const c_void {
+    use std::io::IsTerminal;
+    let config = RuntimeConfig {
+        device: match options.device {
+            Device::Sim => DeviceKind::Sim,
+        },
+        stats: match options.stats {
+            StatsReport::Off => StatsMode::Off,
+            StatsReport::AtExit => StatsMode::Print,
+        },
+        color: if std::io::stderr().is_terminal() { ColorMode::Always } else { ColorMode::Never },
+    };
+    let runtime = Runtime::new(Arc::new(program.module.clone()), Arc::new(program.sources.clone()), config);
+    abi::install(runtime) as *const abi::YosegiRuntime as *const c_void
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn compile_source(dir: &Path, name: &str, code: &str) -> CompiledProgram {
+        let path = dir.join(name);
+        std::fs::write(&path, code).unwrap();
+        compile(&[path], &PreprocessOptions::default())
+            .unwrap_or_else(|(sources, d)| panic!("{}", crate::diag::render(&sources, &d.0, false)))
+    }
+
+    #[test]
+    fn compiler_errors_become_a_diagnostic_with_the_output() {
+        let dir = ScratchDir::new().unwrap();
+        // Parses (the parser does not check types), but the C compiler refuses it.
+        let program = compile_source(dir.path(), "bad.c", "struct s { int x; };\nint main(void) { struct s v; return v.y; }\n");
+        let err = build_host(&program, dir.path()).unwrap_err();
+        assert!(err.message.contains("the C compiler failed"), "{}", err.message);
+        assert!(err.message.contains("bad.c"), "{}", err.message);
+        assert!(dir.path().join("yosegi_rt.h").exists());
+    }
+
+    #[test]
+    fn a_program_without_main_is_refused() {
+        let dir = ScratchDir::new().unwrap();
+        let program = compile_source(dir.path(), "lib.c", "int twice(int x) { return 2 * x; }\n");
+        let err = build_host(&program, dir.path()).unwrap_err();
+        assert!(err.message.contains("no `main` function"), "{}", err.message);
+    }
+
+    #[test]
+    fn a_program_without_regions_builds_and_runs() {
+        let dir = ScratchDir::new().unwrap();
+        let code = "#include <stdlib.h>\nint main(int argc, char **argv) {\n    int *p = malloc(sizeof(int));\n    *p = argc + atoi(argv[1]);\n    int r = *p;\n    free(p);\n    return r;\n}\n";
+        let program = compile_source(dir.path(), "ok.c", code);
+        let lib = build_host(&program, dir.path()).unwrap();
+        let options = RunOptions { device: Device::Sim, stats: StatsReport::Off, args: vec!["40".into()] };
+        assert_eq!(run_program(&program, &lib, &options).unwrap(), 42);
+    }
+}

@@ -1,1 +1,213 @@
-fn main() {}
+//! The `yosegi` command: `run` compiles and runs a C program with OpenACC directives, `explain`
+//! says what the compiler made of each region, `emit` writes the generated host C and the IR.
+//!
+//! Exit statuses: 0 success, 1 the user's program failed (nonzero status from `main`, a kernel
+//! fault), 2 bad input or a usage error. A program that calls `exit(n)` ends with status `n`.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use yosegi::diag::{self, Diagnostic};
+use yosegi::driver::{self, CompiledProgram, Device, RunOptions, ScratchDir, StatsReport};
+use yosegi::front::PreprocessOptions;
+use yosegi::front::source::SourceSet;
+
+#[derive(Parser)]
+#[command(name = "yosegi", version, about = "Runs C programs with OpenACC directives on GPUs or on a simulated device")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Compile and run a program; its arguments follow `--`.
+    Run(RunArgs),
+    /// Say, for each region, what runs where and what data moves.
+    Explain(InputArgs),
+    /// Write the generated host C, the glue and the IR text into a directory.
+    Emit(EmitArgs),
+}
+
+#[derive(Args)]
+struct InputArgs {
+    /// Add a directory to the include search path.
+    #[arg(short = 'I', value_name = "DIR")]
+    include: Vec<PathBuf>,
+    /// Define a macro (`NAME` or `NAME=VALUE`).
+    #[arg(short = 'D', value_name = "NAME[=VAL]")]
+    define: Vec<String>,
+    /// The C files of the program (each one translation unit).
+    #[arg(required = true, value_name = "FILE.c")]
+    files: Vec<PathBuf>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum DeviceArg {
+    Auto,
+    Sim,
+    Cuda,
+}
+
+#[derive(Args)]
+struct RunArgs {
+    /// Which device runs the kernels.
+    #[arg(long, value_enum, default_value = "auto")]
+    device: DeviceArg,
+    /// Print the runtime's counters (launches, transfers) at exit.
+    #[arg(long)]
+    stats: bool,
+    #[command(flatten)]
+    input: InputArgs,
+    /// Arguments for the program.
+    #[arg(last = true, value_name = "ARGS")]
+    args: Vec<String>,
+}
+
+#[derive(Args)]
+struct EmitArgs {
+    #[command(flatten)]
+    input: InputArgs,
+    /// The directory to write into (created if missing).
+    #[arg(short = 'o', value_name = "DIR", required = true)]
+    output: PathBuf,
+}
+
+const EXIT_PROGRAM_FAILED: u8 = 1;
+const EXIT_BAD_INPUT: u8 = 2;
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { EXIT_BAD_INPUT } else { 0 });
+        }
+    };
+    match cli.command {
+        Command::Run(args) => run(args),
+        Command::Explain(args) => explain(args),
+        Command::Emit(args) => emit(args),
+    }
+}
+
+fn preprocess_options(input: &InputArgs) -> PreprocessOptions {
+    PreprocessOptions { include_dirs: input.include.clone(), defines: input.define.clone() }
+}
+
+fn print_diagnostics(sources: &SourceSet, diags: &[Diagnostic]) {
+    if diags.is_empty() {
+        return;
+    }
+    let color = std::io::stderr().is_terminal();
+    eprint!("{}", diag::render(sources, diags, color));
+}
+
+/// Compiles, printing warnings; on errors prints them and gives the exit status.
+fn compile(input: &InputArgs) -> Result<CompiledProgram, ExitCode> {
+    for file in &input.files {
+        if !file.is_file() {
+            print_diagnostics(
+                &SourceSet::default(),
+                &[Diagnostic::global_error(format!("cannot read {}: no such file", file.display()))],
+            );
+            return Err(ExitCode::from(EXIT_BAD_INPUT));
+        }
+    }
+    match driver::compile(&input.files, &preprocess_options(input)) {
+        Ok(program) => {
+            print_diagnostics(&program.sources, &program.warnings);
+            Ok(program)
+        }
+        Err((sources, diags)) => {
+            print_diagnostics(&sources, &diags.0);
+            Err(ExitCode::from(EXIT_BAD_INPUT))
+        }
+    }
+}
+
+fn fail(sources: &SourceSet, d: Diagnostic) -> ExitCode {
+    print_diagnostics(sources, &[d]);
+    ExitCode::from(EXIT_BAD_INPUT)
+}
+
+fn run(args: RunArgs) -> ExitCode {
+    let device = match args.device {
+        DeviceArg::Sim => Device::Sim,
+        DeviceArg::Auto => {
+            eprintln!("yosegi: no CUDA support in this build yet; running on the sim device");
+            Device::Sim
+        }
+        DeviceArg::Cuda => {
+            return fail(
+                &SourceSet::default(),
+                Diagnostic::global_error("the cuda device is not available yet; use --device sim"),
+            );
+        }
+    };
+    let program = match compile(&args.input) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    let scratch = match ScratchDir::new() {
+        Ok(s) => s,
+        Err(d) => return fail(&program.sources, d),
+    };
+    let library = match driver::build_host(&program, scratch.path()) {
+        Ok(lib) => lib,
+        Err(d) => return fail(&program.sources, d),
+    };
+    let options = RunOptions {
+        device,
+        stats: if args.stats { StatsReport::AtExit } else { StatsReport::Off },
+        args: args.args,
+    };
+    let loaded = match driver::load_program(&library) {
+        Ok(loaded) => loaded,
+        Err(d) => return fail(&program.sources, d),
+    };
+    drop(scratch);
+    let status = match loaded.run(&program, &options) {
+        Ok(status) => status,
+        Err(d) => return fail(&program.sources, d),
+    };
+    let code = if status == 0 {
+        0
+    } else {
+        eprintln!("yosegi: the program exited with status {status}");
+        i32::from(EXIT_PROGRAM_FAILED)
+    };
+    // Through C's exit, so the program's atexit handlers and stdio buffers are served.
+    driver::exit_process(code)
+}
+
+fn explain(args: InputArgs) -> ExitCode {
+    let program = match compile(&args) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    print!("{}", yosegi::explain::explain(&program));
+    ExitCode::SUCCESS
+}
+
+fn emit(args: EmitArgs) -> ExitCode {
+    let program = match compile(&args.input) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    let host = driver::host_program(&program);
+    if let Err(d) = driver::write_host_files(&host, &args.output) {
+        return fail(&program.sources, d);
+    }
+    let ir_path: &Path = &args.output.join("program.ir");
+    if let Err(e) = std::fs::write(ir_path, yosegi::back::ir_text::module_text(&program.module)) {
+        return fail(
+            &program.sources,
+            Diagnostic::global_error(format!("cannot write {}: {e}", ir_path.display())),
+        );
+    }
+    ExitCode::SUCCESS
+}

@@ -1,15 +1,1247 @@
 //! Lowering: from the syntax tree to the IR. Resolves names and types, turns every OpenACC
 //! compute construct into kernels and every data directive into a region, and decides what the
 //! host must pass in (params bound to host args).
+//!
+//! The walk over each function keeps a [`Sema`] in step with the host code, so that at every
+//! directive the host scope (what a kernel may read as a param) is exactly the C scope there.
 
-use crate::diag::{Diagnostic, Diagnostics};
-use crate::front::ast::TranslationUnit;
+mod kernel;
+mod loops;
+#[cfg(test)]
+mod tests;
+mod walk;
+
+use std::collections::{HashMap, HashSet};
+
+use crate::diag::{Diagnostic, Diagnostics, Span};
+use crate::front::ast::{
+    self, Clause, ClauseKind, DataClauseKind, DataRef, Directive, DirectiveKind, ExprKind as AE, ExternalDecl, ReductionOp, Stmt,
+    StmtKind, TranslationUnit,
+};
+use crate::front::sema::{ArrayLen, CType, Sema, Storage, Symbol};
 use crate::front::source::SourceSet;
-use crate::ir::Module;
+use crate::ir::{
+    BinaryOp, DataSection, Function, Handle, HostArg, HostArgKind, Kernel, LocalKind, LoopLevel, Module, ParallelDim,
+    Region, RegionKind, ScalarType, SequentialReason,
+};
+
+use kernel::{Context, DefaultNone, KernelBuilder, Mode, RoutineInfo, Treatment};
+use loops::{Cmp, NestPolicy};
 
 /// Lowers all translation units into one module (kernels and regions; no grid kernels yet).
 /// Returns the warnings with the module (for example: a `kernels` loop left sequential, and why).
-pub fn lower_program(sources: &SourceSet, units: &[TranslationUnit]) -> Result<(Module, Vec<Diagnostic>), Diagnostics> {
-    let _ = (sources, units);
-    Err(Diagnostic::global_error("lowering not built yet").into())
+pub fn lower_program<'u>(sources: &'u SourceSet, units: &'u [TranslationUnit]) -> Result<(Module, Vec<Diagnostic>), Diagnostics> {
+    let (routines, inline_routines, defined_functions) = collect_functions(units);
+    let mut lowerer = Lowerer {
+        sources,
+        module: Module::default(),
+        diags: Vec::new(),
+        functions: vec![None; routines.len()],
+        routines,
+        inline_routines,
+        defined_functions,
+        kernel_names: HashSet::new(),
+    };
+    for unit in units {
+        lowerer.unit(unit);
+    }
+    let mut seen = HashSet::new();
+    lowerer.diags.retain(|d| seen.insert((d.message.clone(), d.span)));
+    if lowerer.diags.iter().any(Diagnostic::is_error) {
+        return Err(Diagnostics(lowerer.diags));
+    }
+    for f in lowerer.functions.into_iter().flatten() {
+        lowerer.module.functions.append(f);
+    }
+    Ok((lowerer.module, lowerer.diags))
+}
+
+fn function_name(f: &ast::FunctionDef) -> Option<&str> {
+    f.declarator.name.as_deref()
+}
+
+/// The `routine seq` functions (in definition order: their index in `Module::functions`) and
+/// the names of every function the program defines.
+/// The `routine seq` functions with pointer or array parameters are not IR functions: their
+/// bodies are inlined at each call, with the array arguments standing for the parameters.
+fn has_array_params(f: &ast::FunctionDef) -> bool {
+    match f.declarator.derived.first() {
+        Some(ast::DerivedType::Function { params, .. }) => params.iter().any(|p| !p.declarator.derived.is_empty()),
+        _ => false,
+    }
+}
+
+type FunctionTables<'u> = (HashMap<String, RoutineInfo>, HashMap<String, &'u ast::FunctionDef>, HashSet<String>);
+
+fn collect_functions(units: &[TranslationUnit]) -> FunctionTables<'_> {
+    let mut routine_names = HashSet::new();
+    for unit in units {
+        let mut pending = false;
+        for item in &unit.items {
+            match item {
+                ExternalDecl::Directive(Directive { kind: DirectiveKind::Routine(Some(name)), .. }) => {
+                    routine_names.insert(name.clone());
+                }
+                ExternalDecl::Directive(Directive { kind: DirectiveKind::Routine(None), .. }) => pending = true,
+                ExternalDecl::Declaration(d) if pending => {
+                    for id in &d.declarators {
+                        if let Some(n) = &id.declarator.name {
+                            routine_names.insert(n.clone());
+                        }
+                    }
+                    pending = false;
+                }
+                _ => pending = false,
+            }
+        }
+    }
+    let mut routines = HashMap::new();
+    let mut inline = HashMap::new();
+    let mut defined = HashSet::new();
+    for unit in units {
+        for item in &unit.items {
+            if let ExternalDecl::Function(f) = item {
+                let Some(name) = function_name(f) else { continue };
+                defined.insert(name.to_string());
+                if (f.routine.is_some() || routine_names.contains(name)) && !routines.contains_key(name) && !inline.contains_key(name) {
+                    if has_array_params(f) {
+                        inline.insert(name.to_string(), f);
+                    } else {
+                        let index = routines.len();
+                        routines.insert(name.to_string(), RoutineInfo { index });
+                    }
+                }
+            }
+        }
+    }
+    (routines, inline, defined)
+}
+
+struct Lowerer<'a> {
+    sources: &'a SourceSet,
+    module: Module,
+    diags: Vec<Diagnostic>,
+    routines: HashMap<String, RoutineInfo>,
+    inline_routines: HashMap<String, &'a ast::FunctionDef>,
+    defined_functions: HashSet<String>,
+    functions: Vec<Option<Function>>,
+    kernel_names: HashSet<String>,
+}
+
+/// The clauses of a compute construct, as they apply to each of its kernels.
+struct RegionState {
+    args: Vec<HostArg>,
+    treatments: HashMap<String, Treatment>,
+    default_none: DefaultNone,
+    vector_hint: Option<u32>,
+}
+
+/// What one kernel of a construct is made from.
+enum Plan<'s> {
+    /// A loop nest whose loops become parallel dimensions; `policy` says how deep to look.
+    Parallel { outer: &'s Stmt, clauses: Vec<&'s Clause>, policy: NestPolicy, checked: Checked },
+    /// Statements run once, by one thread.
+    Single { stmts: Vec<&'s Stmt>, span: Span },
+}
+
+/// Whether the dependence test decides if a loop nest runs in parallel (`kernels`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Checked {
+    Trusted,
+    ByAnalysis,
+}
+
+fn norm(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn has_clause(clauses: &[&Clause], f: impl Fn(&ClauseKind) -> bool) -> bool {
+    clauses.iter().any(|c| f(&c.kind))
+}
+
+/// The dependence test of the analysis stage (may the kernel's dims run in parallel?).
+fn dependence_check(kernel: &Kernel) -> Result<(), SequentialReason> {
+    crate::analysis::dependence::check_parallel(kernel)
+}
+
+impl<'a> Lowerer<'a> {
+    fn text(&self, span: Span) -> String {
+        norm(self.sources.text(span))
+    }
+
+    fn drain_sema_warnings(&mut self, sema: &mut Sema) {
+        self.diags.append(&mut sema.warnings);
+    }
+
+    fn unit(&mut self, unit: &TranslationUnit) {
+        let mut sema = Sema::new();
+        for item in &unit.items {
+            match item {
+                ExternalDecl::Declaration(d) => {
+                    if let Err(e) = sema.declare(d, Storage::Global) {
+                        self.diags.push(e);
+                    }
+                }
+                ExternalDecl::Function(f) => self.function(f, &mut sema),
+                ExternalDecl::Directive(_) => {}
+            }
+            self.drain_sema_warnings(&mut sema);
+        }
+    }
+
+    fn function(&mut self, f: &ast::FunctionDef, sema: &mut Sema) {
+        let Some(name) = function_name(f) else { return };
+        match sema.declared_type(&f.specs, &f.declarator) {
+            Ok(ty) => sema.insert(name, Symbol::Function(ty)),
+            Err(e) => {
+                self.diags.push(e);
+                return;
+            }
+        }
+        if let Some(info) = self.routines.get(name).cloned() {
+            if self.functions[info.index].is_none() {
+                if let Some(func) = self.routine_function(f, name, sema) {
+                    self.functions[info.index] = Some(func);
+                }
+            }
+        }
+        sema.push_scope();
+        if let Err(e) = sema.declare_params(&f.declarator) {
+            self.diags.push(e);
+        }
+        for s in &f.body.stmts {
+            self.host_stmt(s, sema, name);
+        }
+        sema.pop_scope();
+    }
+
+    fn routine_function(&mut self, f: &ast::FunctionDef, name: &str, sema: &Sema) -> Option<Function> {
+        let Some(Symbol::Function(CType::Function { ret, .. })) = sema.lookup(name).cloned() else { return None };
+        let mut args = Vec::new();
+        let cx = Context { sources: self.sources, routines: &self.routines, inline_routines: &self.inline_routines, defined_functions: &self.defined_functions };
+        let mut kb = KernelBuilder::new(&cx, sema.clone(), &mut args, Mode::Function);
+        kb.function_result = match &*ret {
+            CType::Void => None,
+            CType::Scalar(t) => Some(*t),
+            _ => {
+                self.diags.push(
+                    Diagnostic::error(f.declarator.span, format!("device function `{name}` must return a number or nothing"))
+                        .with_help("return a scalar value"),
+                );
+                return None;
+            }
+        };
+        kb.push_scope();
+        let mut params = Vec::new();
+        let mut errors = Vec::new();
+        if let Some(ast::DerivedType::Function { params: decls, .. }) = f.declarator.derived.first() {
+            for p in decls {
+                let Some(pname) = &p.declarator.name else { continue };
+                match kb.sema.declared_type(&p.specs, &p.declarator) {
+                    Ok(CType::Scalar(t)) => {
+                        let l = kb.new_local(pname, t, LocalKind::Var, p.declarator.name_span);
+                        kb.bind(pname, l);
+                        params.push(l);
+                    }
+                    Ok(_) => errors.push(
+                        Diagnostic::error(p.span, format!("parameter `{pname}` of device function `{name}` is not a number"))
+                            .with_help("device functions take scalar parameters for now; inline the function into the loop to use arrays"),
+                    ),
+                    Err(e) => errors.push(e),
+                }
+            }
+        }
+        if errors.iter().any(Diagnostic::is_error) {
+            self.diags.append(&mut errors);
+            return None;
+        }
+        let mut block = Vec::new();
+        for s in &f.body.stmts {
+            kb.stmt(s, &mut block);
+        }
+        kb.pop_scope();
+        errors.append(&mut kb.errors);
+        let body = std::mem::take(&mut kb.body);
+        let failed = errors.iter().any(Diagnostic::is_error);
+        self.diags.append(&mut errors);
+        if failed {
+            return None;
+        }
+        let mut body = body;
+        body.block = block;
+        Some(Function { name: name.to_string(), params, result: kb_result(&ret), body, span: f.span })
+    }
+
+    /// Walks host code, keeping the scope current, and lowers the directives it meets.
+    fn host_stmt(&mut self, s: &Stmt, sema: &mut Sema, function: &str) {
+        match &s.kind {
+            StmtKind::Compound(b) => {
+                sema.push_scope();
+                for st in &b.stmts {
+                    self.host_stmt(st, sema, function);
+                }
+                sema.pop_scope();
+            }
+            StmtKind::Decl(d) => {
+                if let Err(e) = sema.declare(d, Storage::Local) {
+                    self.diags.push(e);
+                }
+                self.drain_sema_warnings(sema);
+            }
+            StmtKind::For { init, body, .. } => {
+                sema.push_scope();
+                if let Some(ast::ForInit::Decl(d)) = init {
+                    if let Err(e) = sema.declare(d, Storage::Local) {
+                        self.diags.push(e);
+                    }
+                }
+                self.host_stmt(body, sema, function);
+                sema.pop_scope();
+            }
+            StmtKind::If { then, otherwise, .. } => {
+                self.scoped_host_stmt(then, sema, function);
+                if let Some(o) = otherwise {
+                    self.scoped_host_stmt(o, sema, function);
+                }
+            }
+            StmtKind::While { body, .. }
+            | StmtKind::DoWhile { body, .. }
+            | StmtKind::Switch { body, .. }
+            | StmtKind::Case { body, .. }
+            | StmtKind::Default { body }
+            | StmtKind::Labeled { body, .. } => self.scoped_host_stmt(body, sema, function),
+            StmtKind::Acc { directive, body } => self.directive(s, directive, body.as_deref(), sema, function),
+            StmtKind::Expr(_) | StmtKind::Goto(_) | StmtKind::Break | StmtKind::Continue | StmtKind::Return(_) => {}
+        }
+    }
+
+    fn scoped_host_stmt(&mut self, s: &Stmt, sema: &mut Sema, function: &str) {
+        sema.push_scope();
+        self.host_stmt(s, sema, function);
+        sema.pop_scope();
+    }
+
+    fn directive(&mut self, stmt: &Stmt, d: &Directive, body: Option<&Stmt>, sema: &mut Sema, function: &str) {
+        match (&d.kind, body) {
+            (
+                DirectiveKind::Parallel
+                | DirectiveKind::Kernels
+                | DirectiveKind::Serial
+                | DirectiveKind::ParallelLoop
+                | DirectiveKind::KernelsLoop
+                | DirectiveKind::SerialLoop,
+                Some(b),
+            ) => self.compute(stmt, d, b, sema, function),
+            (DirectiveKind::Data, Some(b)) => {
+                let (args, data, if_arg) = self.data_clauses(d, sema);
+                self.push_region(stmt.span, Some(b.span), RegionKind::Data { data }, args, if_arg, function);
+                self.host_stmt(b, sema, function);
+            }
+            (DirectiveKind::EnterData, _) => {
+                let (args, data, if_arg) = self.data_clauses(d, sema);
+                self.push_region(stmt.span, None, RegionKind::EnterData { data }, args, if_arg, function);
+            }
+            (DirectiveKind::ExitData, _) => {
+                let (args, data, if_arg) = self.data_clauses(d, sema);
+                self.push_region(stmt.span, None, RegionKind::ExitData { data }, args, if_arg, function);
+            }
+            (DirectiveKind::Update, _) => {
+                let (args, data, if_arg) = self.data_clauses(d, sema);
+                self.push_region(stmt.span, None, RegionKind::Update { data }, args, if_arg, function);
+            }
+            (DirectiveKind::Wait(_), _) => self.push_region(stmt.span, None, RegionKind::Wait, Vec::new(), None, function),
+            (DirectiveKind::Loop, b) => {
+                self.diags.push(
+                    Diagnostic::warning(d.span, "`loop` outside a compute construct runs on the host")
+                        .with_help("use `parallel loop` to offload this loop"),
+                );
+                if let Some(b) = b {
+                    self.host_stmt(b, sema, function);
+                }
+            }
+            (DirectiveKind::Atomic(_), _) => self.diags.push(
+                Diagnostic::warning(d.span, "`atomic` outside a compute construct has no effect on the host")
+                    .with_help("atomics matter only inside compute constructs"),
+            ),
+            (DirectiveKind::HostData, Some(b)) => {
+                self.diags.push(
+                    Diagnostic::warning(d.span, "`host_data` is ignored: host code sees host addresses")
+                        .with_help("remove the directive"),
+                );
+                self.host_stmt(b, sema, function);
+            }
+            (_, Some(b)) => self.host_stmt(b, sema, function),
+            (_, None) => {}
+        }
+    }
+
+    fn push_region(&mut self, span: Span, body_span: Option<Span>, kind: RegionKind, args: Vec<HostArg>, if_arg: Option<u32>, function: &str) {
+        let id = self.module.regions.len() as u32;
+        self.module.regions.push(Region { id, span, body_span, kind, args, if_arg, function: function.to_string() });
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Data clauses
+
+    fn data_clauses(&mut self, d: &Directive, sema: &Sema) -> (Vec<HostArg>, Vec<DataSection>, Option<u32>) {
+        let mut args = Vec::new();
+        let mut data = Vec::new();
+        let mut if_arg = None;
+        for c in &d.clauses {
+            match &c.kind {
+                ClauseKind::Data { kind, refs } => {
+                    for r in refs {
+                        match self.data_section(*kind, r, sema, &mut args) {
+                            Ok(s) => data.push(s),
+                            Err(e) => self.diags.push(e),
+                        }
+                    }
+                }
+                ClauseKind::If(e) => {
+                    let text = format!("({})", self.text(e.span));
+                    if_arg = Some(push_arg(&mut args, HostArg { c_expr: text, kind: HostArgKind::Int, size_expr: None }));
+                }
+                _ => {}
+            }
+        }
+        (args, data, if_arg)
+    }
+
+    fn data_section(&self, kind: DataClauseKind, r: &DataRef, sema: &Sema, args: &mut Vec<HostArg>) -> Result<DataSection, Diagnostic> {
+        let base_text = self.text(r.base.span);
+        let name = self.text(r.span);
+        let Some(ty) = host_lvalue_type(sema, &r.base) else {
+            return Err(Diagnostic::error(r.base.span, format!("undeclared variable `{base_text}` in a data clause"))
+                .with_help("name a variable declared before the directive"));
+        };
+        let is_ident = matches!(r.base.kind, AE::Ident(_));
+        let base_c = if is_ident { base_text.clone() } else { format!("({base_text})") };
+        // The dimensions (text and constant value when known), first may be unknown for pointers.
+        let (dims, elem): (Vec<Option<(String, Option<i64>)>>, CType) = match &ty {
+            CType::Array { .. } => {
+                let (d, e) = self.dim_texts(&ty, sema);
+                (d, e)
+            }
+            CType::Pointer { to, .. } => {
+                let (mut d, e) = self.dim_texts(to, sema);
+                d.insert(0, None);
+                (d, e)
+            }
+            _ => {
+                if !r.sections.is_empty() {
+                    return Err(Diagnostic::error(r.span, format!("`{base_text}` is not an array"))
+                        .with_help("use sections only on arrays and pointers"));
+                }
+                let size = sema.size_align(&ty).map(|(s, _)| s as u32).unwrap_or(0);
+                let base = push_arg(args, HostArg { c_expr: format!("&({base_text})"), kind: HostArgKind::Pointer, size_expr: Some(format!("sizeof({base_text})")) });
+                return Ok(DataSection { kind, base, lo: None, len: None, elem_size: size, name, span: r.span });
+            }
+        };
+        let elem_size = sema.size_align(&elem).map(|(s, _)| s as u32).ok_or_else(|| {
+            Diagnostic::error(r.span, format!("the elements of `{base_text}` have no known size")).with_help("use arrays of complete types")
+        })?;
+        let is_object = matches!(ty, CType::Array { .. });
+        let size_expr = if is_object { Some(format!("sizeof({base_text})")) } else { None };
+        let base = push_arg(args, HostArg { c_expr: base_c, kind: HostArgKind::Pointer, size_expr });
+        if r.sections.is_empty() {
+            if !is_object && matches!(kind, DataClauseKind::Copy | DataClauseKind::CopyIn | DataClauseKind::CopyOut | DataClauseKind::Create) {
+                let clause = clause_name(kind);
+                return Err(Diagnostic::error(r.span, format!("cannot tell how many elements `{base_text}` has; write `{clause}({base_text}[0:n])`"))
+                    .with_help(format!("give the section: {clause}({base_text}[0:n]) where n is the number of elements")));
+            }
+            return Ok(DataSection { kind, base, lo: None, len: None, elem_size, name, span: r.span });
+        }
+        if r.sections.len() > dims.len() {
+            return Err(Diagnostic::error(r.span, format!("`{base_text}` has {} dimension(s) but the clause gives {} sections", dims.len(), r.sections.len()))
+                .with_help("give one section per dimension"));
+        }
+        // Per section: lo text ("0" when absent), len text, whether it covers the whole dim.
+        let mut parts = Vec::new();
+        let mut all_lo_zero = true;
+        for (k, s) in r.sections.iter().enumerate() {
+            let lo = s.lo.as_ref().map(|e| format!("({})", self.text(e.span)));
+            let lo_const = match &s.lo {
+                None => Some(0),
+                Some(e) => sema.const_eval(e),
+            };
+            let (len, len_const) = if s.single {
+                ("1".to_string(), Some(1))
+            } else {
+                match (&s.len, &dims[k]) {
+                    (Some(e), _) => (format!("({})", self.text(e.span)), sema.const_eval(e)),
+                    (None, Some((d, dc))) => match &lo {
+                        Some(l) => (format!("({d} - {l})"), None),
+                        None => (d.clone(), *dc),
+                    },
+                    (None, None) => {
+                        return Err(Diagnostic::error(s.span, format!("the section of `{base_text}` has no length"))
+                            .with_help(format!("write {base_text}[lo:len]")));
+                    }
+                }
+            };
+            let full = lo_const == Some(0)
+                && match &dims[k] {
+                    Some((d, dc)) => (dc.is_some() && len_const == *dc) || len == *d || s.len.is_none(),
+                    None => false,
+                };
+            all_lo_zero &= lo_const == Some(0);
+            parts.push((lo.unwrap_or_else(|| "0".into()), len, full));
+        }
+        // Stride of dimension k: the product of the later dimensions.
+        let mut strides = Vec::new();
+        for k in 0..r.sections.len() {
+            let mut factors = Vec::new();
+            for d in &dims[k + 1..] {
+                match d {
+                    Some((t, Some(1))) if t == "1" => {}
+                    Some((t, _)) => factors.push(t.clone()),
+                    None => {
+                        return Err(Diagnostic::error(r.span, format!("an inner dimension of `{base_text}` has no length"))
+                            .with_help("give every dimension but the first a length"));
+                    }
+                }
+            }
+            strides.push(factors);
+        }
+        let times = |a: &str, f: &[String]| -> String {
+            if f.is_empty() { a.to_string() } else { format!("{a} * {}", f.join(" * ")) }
+        };
+        let inner_full = parts.iter().skip(1).all(|p| p.2);
+        let (lo_text, len_text) = if inner_full {
+            (times(&parts[0].0, &strides[0]), times(&parts[0].1, &strides[0]))
+        } else {
+            let lo = parts.iter().zip(&strides).map(|(p, f)| times(&p.0, f)).collect::<Vec<_>>().join(" + ");
+            let len = parts.iter().zip(&strides).map(|(p, f)| times(&format!("({} - 1)", p.1), f)).collect::<Vec<_>>().join(" + ");
+            (lo, format!("{len} + 1"))
+        };
+        let lo = if all_lo_zero { None } else { Some(push_arg(args, HostArg { c_expr: paren(&lo_text), kind: HostArgKind::Int, size_expr: None })) };
+        let len = push_arg(args, HostArg { c_expr: paren(&len_text), kind: HostArgKind::Int, size_expr: None });
+        Ok(DataSection { kind, base, lo, len: Some(len), elem_size, name, span: r.span })
+    }
+
+    /// The dimension lengths of an array type (text, constant) and its element type.
+    fn dim_texts(&self, ty: &CType, _sema: &Sema) -> (Vec<Option<(String, Option<i64>)>>, CType) {
+        let mut dims = Vec::new();
+        let mut cur = ty;
+        while let CType::Array { elem, len } = cur {
+            dims.push(match len {
+                ArrayLen::Const(n) => Some((n.to_string(), Some(*n as i64))),
+                ArrayLen::Var(e) => Some((format!("({})", self.text(e.span)), None)),
+                ArrayLen::Unknown => None,
+            });
+            cur = elem;
+        }
+        (dims, cur.clone())
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Compute constructs
+
+    fn compute(&mut self, stmt: &Stmt, d: &Directive, body: &Stmt, sema: &mut Sema, function: &str) {
+        // Library calls (printf, malloc, ...) cannot run on the device: the host keeps the construct.
+        for (name, span) in walk::called_functions(body) {
+            if kernel::math_function(&name).is_none() && !self.defined_functions.contains(&name) {
+                self.diags.push(
+                    Diagnostic::warning(span, format!("the compute construct calls `{name}`, which cannot run on the device; it runs on the host"))
+                        .with_help(format!("move the call to `{name}` out of the construct to offload it")),
+                );
+                return;
+            }
+        }
+        let (args, data, if_arg) = self.data_clauses(d, sema);
+        let mut region = RegionState { args, treatments: HashMap::new(), default_none: DefaultNone::default(), vector_hint: None };
+        self.region_clauses(&d.clauses, sema, &mut region);
+        let all: Vec<&Clause> = d.clauses.iter().collect();
+        let mut plans: Vec<Plan> = Vec::new();
+        let mut prelude: Vec<&Stmt> = Vec::new();
+        match d.kind {
+            DirectiveKind::ParallelLoop | DirectiveKind::KernelsLoop | DirectiveKind::SerialLoop => {
+                if !matches!(body.kind, StmtKind::For { .. }) {
+                    self.diags.push(
+                        Diagnostic::error(body.span, "a combined `loop` construct must be followed by a `for` loop")
+                            .with_help("put the for loop right after the directive"),
+                    );
+                    return;
+                }
+                let seq = has_clause(&all, |k| matches!(k, ClauseKind::Seq));
+                let plan = match d.kind {
+                    DirectiveKind::SerialLoop => Plan::Single { stmts: vec![body], span: body.span },
+                    _ if seq => Plan::Single { stmts: vec![body], span: body.span },
+                    DirectiveKind::ParallelLoop => Plan::Parallel { outer: body, clauses: all.clone(), policy: NestPolicy::Explicit, checked: Checked::Trusted },
+                    _ => {
+                        let independent = has_clause(&all, |k| matches!(k, ClauseKind::Independent));
+                        let checked = if independent { Checked::Trusted } else { Checked::ByAnalysis };
+                        let policy = if independent { NestPolicy::Explicit } else { NestPolicy::Auto };
+                        Plan::Parallel { outer: body, clauses: all.clone(), policy, checked }
+                    }
+                };
+                plans.push(plan);
+            }
+            DirectiveKind::Serial => plans.push(Plan::Single { stmts: vec![body], span: body.span }),
+            _ => {
+                let kernels = matches!(d.kind, DirectiveKind::Kernels);
+                let stmts: Vec<&Stmt> = match &body.kind {
+                    StmtKind::Compound(b) => b.stmts.iter().collect(),
+                    _ => vec![body],
+                };
+                let mut run: Vec<&Stmt> = Vec::new();
+                for s in stmts {
+                    match &s.kind {
+                        StmtKind::Decl(_) if run.is_empty() => prelude.push(s),
+                        StmtKind::Acc { directive, body: Some(inner) }
+                            if matches!(directive.kind, DirectiveKind::Loop) && matches!(inner.kind, StmtKind::For { .. }) =>
+                        {
+                            flush_single(&mut run, &mut plans);
+                            let clauses: Vec<&Clause> = directive.clauses.iter().collect();
+                            if has_clause(&clauses, |k| matches!(k, ClauseKind::Seq)) {
+                                plans.push(Plan::Single { stmts: vec![s], span: s.span });
+                            } else if kernels && !has_clause(&clauses, |k| matches!(k, ClauseKind::Independent)) {
+                                plans.push(Plan::Parallel { outer: inner, clauses, policy: NestPolicy::Auto, checked: Checked::ByAnalysis });
+                            } else {
+                                plans.push(Plan::Parallel { outer: inner, clauses, policy: NestPolicy::Explicit, checked: Checked::Trusted });
+                            }
+                        }
+                        StmtKind::For { .. } if kernels => {
+                            flush_single(&mut run, &mut plans);
+                            plans.push(Plan::Parallel { outer: s, clauses: Vec::new(), policy: NestPolicy::Auto, checked: Checked::ByAnalysis });
+                        }
+                        _ => run.push(s),
+                    }
+                }
+                flush_single(&mut run, &mut plans);
+            }
+        }
+        let mut kernels = Vec::new();
+        let mut failed = false;
+        for plan in plans {
+            match self.kernel(plan, &prelude, &mut region, sema, function) {
+                Some(k) => kernels.push(k),
+                None => failed = true,
+            }
+        }
+        if failed {
+            return;
+        }
+        self.push_region(stmt.span, None, RegionKind::Compute { kernels, data }, region.args, if_arg, function);
+    }
+
+    fn region_clauses(&mut self, clauses: &[Clause], sema: &Sema, region: &mut RegionState) {
+        for c in clauses {
+            match &c.kind {
+                ClauseKind::Default(ast::DefaultKind::None) => region.default_none.span = Some(c.span),
+                ClauseKind::VectorLength(e) => region.vector_hint = sema.const_eval(e).and_then(|v| u32::try_from(v).ok()),
+                _ => {}
+            }
+            for r in clause_refs(c) {
+                if let Some(root) = ref_root(&r.base) {
+                    region.default_none.named.insert(root.to_string());
+                }
+            }
+        }
+        let mut treatments = HashMap::new();
+        let mut errors = Vec::new();
+        add_treatments(clauses.iter(), sema, &mut treatments, &mut errors, self.sources);
+        self.diags.append(&mut errors);
+        region.treatments = treatments;
+    }
+
+    fn kernel_name(&mut self, function: &str, span: Span) -> String {
+        let line = self.sources.location(span).line;
+        let base = format!("{function}_l{line}");
+        let mut name = base.clone();
+        let mut k = 2;
+        while self.kernel_names.contains(&name) {
+            name = format!("{base}_{k}");
+            k += 1;
+        }
+        self.kernel_names.insert(name.clone());
+        name
+    }
+
+    fn kernel(&mut self, plan: Plan, prelude: &[&Stmt], region: &mut RegionState, sema: &Sema, function: &str) -> Option<Handle<Kernel>> {
+        let kernel = match plan {
+            Plan::Single { stmts, span } => self.single_kernel(&stmts, span, prelude, region, sema, function, None)?,
+            Plan::Parallel { outer, clauses, policy, checked } => {
+                let seq = has_clause(&clauses, |k| matches!(k, ClauseKind::Seq));
+                if seq {
+                    self.single_kernel(&[outer], outer.span, prelude, region, sema, function, None)?
+                } else {
+                    self.parallel_kernel(outer, clauses, policy, checked, prelude, region, sema, function, loops::MAX_DIMS)?
+                }
+            }
+        };
+        Some(self.module.kernels.append(kernel))
+    }
+
+    fn context(&self) -> Context<'_> {
+        Context { sources: self.sources, routines: &self.routines, inline_routines: &self.inline_routines, defined_functions: &self.defined_functions }
+    }
+
+    /// Moves the builder's diagnostics into ours; true when there were errors.
+    fn take_errors(&mut self, errors: Vec<Diagnostic>) -> bool {
+        let failed = errors.iter().any(Diagnostic::is_error);
+        self.diags.extend(errors);
+        failed
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn single_kernel(
+        &mut self,
+        stmts: &[&Stmt],
+        span: Span,
+        prelude: &[&Stmt],
+        region: &mut RegionState,
+        sema: &Sema,
+        function: &str,
+        reason: Option<SequentialReason>,
+    ) -> Option<Kernel> {
+        let name = self.kernel_name(function, span);
+        let (kernel, errors) = {
+            let cx = self.context();
+            let mut kb = KernelBuilder::new(&cx, sema.clone(), &mut region.args, Mode::Single);
+            kb.treatments = region.treatments.clone();
+            kb.default_none = region.default_none.clone();
+            for s in prelude.iter().chain(stmts) {
+                kb.written.extend(walk::written_names(s));
+            }
+            kb.push_scope();
+            let mut block = Vec::new();
+            kb.stmts(prelude, &mut block);
+            kb.stmts(stmts, &mut block);
+            kb.pop_scope();
+            let mut body = std::mem::take(&mut kb.body);
+            body.block = block;
+            let kernel = Kernel {
+                name,
+                span,
+                params: std::mem::take(&mut kb.params),
+                space: Vec::new(),
+                body,
+                reductions: Vec::new(),
+                scalar_outputs: std::mem::take(&mut kb.scalar_outputs),
+                sequential_reason: reason,
+            };
+            (kernel, std::mem::take(&mut kb.errors))
+        };
+        if self.take_errors(errors) {
+            return None;
+        }
+        Some(kernel)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn parallel_kernel(
+        &mut self,
+        outer: &Stmt,
+        clauses: Vec<&Clause>,
+        policy: NestPolicy,
+        checked: Checked,
+        prelude: &[&Stmt],
+        region: &mut RegionState,
+        sema: &Sema,
+        function: &str,
+        max_dims: usize,
+    ) -> Option<Kernel> {
+        let all_clauses = clauses.clone();
+        let sequential = |this: &mut Self, region: &mut RegionState, message: String, span: Span| {
+            this.diags.push(
+                Diagnostic::warning(span, format!("loop left sequential: {message}"))
+                    .with_help("if the iterations are independent, say so with `#pragma acc loop independent`"),
+            );
+            let reason = SequentialReason { message, span };
+            this.single_kernel(&[outer], outer.span, prelude, region, sema, function, Some(reason))
+        };
+        let mut inner_sema = sema.clone();
+        let (nest, _) = match loops::loop_nest(&inner_sema, outer, clauses, policy) {
+            Ok(n) => n,
+            Err((span, msg)) => {
+                self.diags.push(Diagnostic::error(span, msg).with_help("collapse only perfectly nested loops"));
+                return None;
+            }
+        };
+        // Every loop of the nest must count; in `kernels` a loop that does not runs sequentially.
+        let mut counted = Vec::new();
+        for (depth, l) in nest.iter().enumerate() {
+            if let Some(ast::ForInit::Decl(d)) = for_init(l.stmt) {
+                // Declaring the loop variable lets inner bounds see its type.
+                let _ = inner_sema.declare(d, Storage::Local);
+            }
+            match loops::counted_loop(&inner_sema, l.stmt) {
+                Ok(c) => counted.push(c),
+                Err(nc) => {
+                    let must_count = depth == 0 || depth < loops::collapse_of(&nest[0].clauses) || !l.clauses.is_empty();
+                    if depth == 0 && checked == Checked::ByAnalysis {
+                        return sequential(self, region, format!("the loop is not a counted loop ({})", nc.why), outer.span);
+                    }
+                    if must_count && checked == Checked::Trusted || depth == 0 {
+                        self.diags.push(not_counted_error(&nc, l.stmt));
+                        return None;
+                    }
+                    break;
+                }
+            }
+        }
+        counted.truncate(max_dims);
+        let nest = &nest[..counted.len()];
+        // In `kernels`, host scalars the nest assigns are reductions, privates, or a reason to
+        // stay sequential.
+        let mut treatments = region.treatments.clone();
+        let mut loop_clauses = Vec::new();
+        for l in nest {
+            loop_clauses.extend(l.clauses.iter().map(|c| (*c).clone()));
+        }
+        let mut errors = Vec::new();
+        add_treatments(loop_clauses.iter(), sema, &mut treatments, &mut errors, self.sources);
+        if self.take_errors(errors) {
+            return None;
+        }
+        let innermost_body = loops::for_body(nest[nest.len() - 1].stmt);
+        if checked == Checked::ByAnalysis {
+            let nest_vars: HashSet<&str> = counted.iter().map(|c| c.var.as_str()).collect();
+            let mut loop_vars = HashSet::new();
+            walk::for_loop_vars(innermost_body, &mut loop_vars);
+            let mut names: Vec<String> = walk::written_names(innermost_body).into_iter().collect();
+            names.sort();
+            for n in names {
+                if nest_vars.contains(n.as_str()) || loop_vars.contains(&n) || treatments.contains_key(&n) {
+                    continue;
+                }
+                if !sema.lookup_var(&n).is_some_and(|v| v.ty.scalar().is_some()) || declared_in(innermost_body, &n) {
+                    continue;
+                }
+                match classify_scalar(innermost_body, &n) {
+                    Some(t) => {
+                        treatments.insert(n, t);
+                    }
+                    None => {
+                        return sequential(self, region, format!("`{n}` is assigned in one iteration and read in another"), outer.span);
+                    }
+                }
+            }
+        }
+        let args_before = region.args.len();
+        let name_span = outer.span;
+        let (kernel, errors) = {
+            let cx = self.context();
+            let mut kb = KernelBuilder::new(&cx, sema.clone(), &mut region.args, Mode::Parallel);
+            kb.treatments = treatments;
+            kb.default_none = region.default_none.clone();
+            kb.written = walk::written_names(outer);
+            for p in prelude {
+                kb.written.extend(walk::written_names(p));
+            }
+            walk::for_loop_vars(innermost_body, &mut kb.loop_vars);
+            kb.push_scope();
+            let mut block = Vec::new();
+            kb.stmts(prelude, &mut block);
+            let mut space = Vec::new();
+            let mut body_stmt = innermost_body;
+            for (depth, (l, c)) in nest.iter().zip(&counted).enumerate() {
+                match self.parallel_dim(&mut kb, l, c, region.vector_hint) {
+                    Ok(Some(dim)) => space.push(dim),
+                    Ok(None) if depth > 0 => {
+                        body_stmt = loops::for_body(nest[depth - 1].stmt);
+                        break;
+                    }
+                    Ok(None) => {
+                        kb.errors.push(
+                            Diagnostic::error(for_head_span(l.stmt), "the bounds of this parallel loop are not known when it starts")
+                                .with_help("compute the bounds on the host before the construct"),
+                        );
+                        break;
+                    }
+                    Err(e) => {
+                        kb.errors.push(e);
+                        break;
+                    }
+                }
+            }
+            let iteration = kb.iteration_body(body_stmt);
+            block.extend(iteration);
+            kb.pop_scope();
+            let mut body = std::mem::take(&mut kb.body);
+            body.block = block;
+            let kernel = Kernel {
+                name: String::new(),
+                span: outer.span,
+                params: std::mem::take(&mut kb.params),
+                space,
+                body,
+                reductions: std::mem::take(&mut kb.reductions),
+                scalar_outputs: Vec::new(),
+                sequential_reason: None,
+            };
+            (kernel, std::mem::take(&mut kb.errors))
+        };
+        if checked == Checked::ByAnalysis && errors.iter().any(Diagnostic::is_error) {
+            // What the parallel form refuses may still run sequentially (one thread).
+            region.args.truncate(args_before);
+            let why = errors.iter().find(|e| e.is_error()).map(|e| e.message.clone()).unwrap_or_default();
+            return sequential(self, region, why, outer.span);
+        }
+        if self.take_errors(errors) {
+            return None;
+        }
+        if checked == Checked::ByAnalysis {
+            if let Err(reason) = dependence_check(&kernel) {
+                region.args.truncate(args_before);
+                if kernel.space.len() > 1 {
+                    // The outer loops may still be independent: try them with the inner ones sequential.
+                    let fewer = kernel.space.len() - 1;
+                    return self.parallel_kernel(outer, all_clauses, policy, checked, prelude, region, sema, function, fewer);
+                }
+                return sequential(self, region, reason.message, outer.span);
+            }
+        }
+        let mut kernel = kernel;
+        kernel.name = self.kernel_name(function, name_span);
+        Some(kernel)
+    }
+
+    /// One parallel dimension from a counted loop; `None` when its bounds are not launch-time
+    /// values (they depend on an outer loop's variable).
+    fn parallel_dim(&self, kb: &mut KernelBuilder, l: &loops::NestLoop, c: &loops::CountedLoop, vector_hint: Option<u32>) -> Result<Option<ParallelDim>, Diagnostic> {
+        let vty = match c.decl {
+            Some(d) => kb.sema.resolve_specs(&d.specs)?.scalar(),
+            None => match kb.sema.lookup_var(&c.var) {
+                Some(v) => v.ty.scalar(),
+                None => {
+                    return Err(Diagnostic::error(for_head_span(l.stmt), format!("unknown loop variable `{}`", c.var))
+                        .with_help("declare the loop variable"));
+                }
+            },
+        };
+        let vty = match vty {
+            Some(t) if !t.is_float() => t,
+            _ => {
+                return Err(Diagnostic::error(for_head_span(l.stmt), format!("the loop variable `{}` is not an integer", c.var))
+                    .with_help("count parallel loops with an integer variable"));
+            }
+        };
+        let lo = kb.expr(c.lo)?;
+        let hi = kb.expr(c.bound)?;
+        if !kb.is_uniform(lo) || !kb.is_uniform(hi) {
+            return Ok(None);
+        }
+        let start = kb.cast(lo, vty);
+        let lo64 = kb.cast(lo, ScalarType::I64);
+        let hi64 = kb.cast(hi, ScalarType::I64);
+        let trip_count = trip_count(kb, lo64, hi64, c.cmp, c.step);
+        let var = kb.new_local(&c.var, vty, LocalKind::LoopIndex, for_head_span(l.stmt));
+        kb.bind(&c.var, var);
+        let mut level = LoopLevel::Auto;
+        let mut size_hint = None;
+        for cl in &l.clauses {
+            match &cl.kind {
+                ClauseKind::Gang(_) => level = LoopLevel::Gang,
+                ClauseKind::Worker(_) => level = LoopLevel::Worker,
+                ClauseKind::Vector(e) => {
+                    level = LoopLevel::Vector;
+                    size_hint = e.as_ref().and_then(|e| kb.sema.const_eval(e)).and_then(|v| u32::try_from(v).ok()).or(vector_hint);
+                }
+                _ => {}
+            }
+        }
+        Ok(Some(ParallelDim { var, start, trip_count, step: c.step, level, size_hint, span: l.stmt.span }))
+    }
+}
+
+/// Ends a run of statements that one thread runs together.
+fn flush_single<'s>(run: &mut Vec<&'s Stmt>, plans: &mut Vec<Plan<'s>>) {
+    if let (Some(first), Some(last)) = (run.first(), run.last()) {
+        let span = first.span.to(last.span);
+        plans.push(Plan::Single { stmts: std::mem::take(run), span });
+    }
+}
+
+fn kb_result(ret: &CType) -> Option<ScalarType> {
+    ret.scalar()
+}
+
+/// `max(0, (hi - lo + s - 1) / s)` in I64 (with `<=`/`>=` counting the bound itself).
+fn trip_count(kb: &mut KernelBuilder, lo: Handle<crate::ir::Expr>, hi: Handle<crate::ir::Expr>, cmp: Cmp, step: i64) -> Handle<crate::ir::Expr> {
+    let t = ScalarType::I64;
+    let sp = Span::default();
+    let (a, b) = match cmp {
+        Cmp::Lt | Cmp::Le => (hi, lo),
+        Cmp::Gt | Cmp::Ge => (lo, hi),
+    };
+    let mut n = kb.binary(BinaryOp::Sub, a, b, t, sp);
+    if matches!(cmp, Cmp::Le | Cmp::Ge) {
+        let one = kb.int_const(1, t);
+        n = kb.binary(BinaryOp::Add, n, one, t, sp);
+    }
+    let s = step.abs();
+    if s != 1 {
+        let bias = kb.int_const(s - 1, t);
+        let sum = kb.binary(BinaryOp::Add, n, bias, t, sp);
+        let div = kb.int_const(s, t);
+        n = kb.binary(BinaryOp::Div, sum, div, t, sp);
+    }
+    let zero = kb.int_const(0, t);
+    kb.binary(BinaryOp::Max, zero, n, t, sp)
+}
+
+fn not_counted_error(nc: &loops::NotCounted, stmt: &Stmt) -> Diagnostic {
+    let span = nc.span.unwrap_or_else(|| for_head_span(stmt));
+    Diagnostic::error(span, format!("this loop is not a counted loop, so it cannot be parallelised: {}", nc.why))
+        .with_help(loops::COUNTED_LOOP_HELP)
+}
+
+fn for_init(s: &Stmt) -> Option<&ast::ForInit> {
+    match &s.kind {
+        StmtKind::For { init, .. } => init.as_ref(),
+        _ => None,
+    }
+}
+
+/// The span of a loop's head (`for (...)`), falling back to the whole statement.
+fn for_head_span(s: &Stmt) -> Span {
+    match &s.kind {
+        StmtKind::For { body, .. } if body.span.lo > s.span.lo => Span::new(s.span.tu, s.span.lo, body.span.lo),
+        _ => s.span,
+    }
+}
+
+/// Parenthesises C text unless it already is one parenthesised group.
+fn paren(text: &str) -> String {
+    let mut depth = 0i32;
+    let bytes = text.as_bytes();
+    let whole_group = bytes.first() == Some(&b'(')
+        && bytes.iter().enumerate().all(|(i, b)| {
+            match b {
+                b'(' => depth += 1,
+                b')' => depth -= 1,
+                _ => {}
+            }
+            depth > 0 || i + 1 == bytes.len()
+        });
+    if whole_group { text.to_string() } else { format!("({text})") }
+}
+
+fn push_arg(args: &mut Vec<HostArg>, arg: HostArg) -> u32 {
+    if let Some(i) = args.iter().position(|a| a.c_expr == arg.c_expr && a.kind == arg.kind) {
+        return i as u32;
+    }
+    args.push(arg);
+    (args.len() - 1) as u32
+}
+
+fn clause_name(kind: DataClauseKind) -> &'static str {
+    match kind {
+        DataClauseKind::Copy => "copy",
+        DataClauseKind::CopyIn => "copyin",
+        DataClauseKind::CopyOut => "copyout",
+        DataClauseKind::Create => "create",
+        DataClauseKind::Present => "present",
+        DataClauseKind::Delete => "delete",
+        DataClauseKind::DevicePtr => "deviceptr",
+        DataClauseKind::Host => "update host",
+        DataClauseKind::Device => "update device",
+        DataClauseKind::UseDevice => "use_device",
+    }
+}
+
+fn clause_refs(c: &Clause) -> Vec<&DataRef> {
+    match &c.kind {
+        ClauseKind::Data { refs, .. } | ClauseKind::Private(refs) | ClauseKind::FirstPrivate(refs) => refs.iter().collect(),
+        ClauseKind::Reduction { vars, .. } => vars.iter().collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn ref_root(e: &ast::Expr) -> Option<&str> {
+    match &e.kind {
+        AE::Ident(n) => Some(n),
+        AE::Member { base, .. } | AE::Index { base, .. } => ref_root(base),
+        _ => None,
+    }
+}
+
+/// private/firstprivate/reduction clauses as treatments of host scalars (and private arrays).
+fn add_treatments<'c>(
+    clauses: impl Iterator<Item = &'c Clause>,
+    sema: &Sema,
+    treatments: &mut HashMap<String, Treatment>,
+    errors: &mut Vec<Diagnostic>,
+    sources: &SourceSet,
+) {
+    for c in clauses {
+        match &c.kind {
+            ClauseKind::Private(refs) | ClauseKind::FirstPrivate(refs) => {
+                for r in refs {
+                    let AE::Ident(n) = &r.base.kind else { continue };
+                    let t = if matches!(c.kind, ClauseKind::Private(_)) { Treatment::Private } else { Treatment::FirstPrivate };
+                    match sema.lookup_var(n) {
+                        Some(v) if v.ty.scalar().is_some() => {
+                            treatments.insert(n.clone(), t);
+                        }
+                        Some(v) if matches!(t, Treatment::Private) && kernel::local_array_shape(&v.ty).is_some() => {
+                            treatments.insert(n.clone(), t);
+                        }
+                        Some(v) if kernel::local_array_shape(&v.ty).is_some() => errors.push(
+                            Diagnostic::error(r.span, format!("firstprivate array `{n}` is not supported"))
+                                .with_help(format!("copy `{n}` into a local array inside the loop")),
+                        ),
+                        Some(_) => {}
+                        None => errors.push(
+                            Diagnostic::error(r.span, format!("undeclared variable `{n}` in a private clause"))
+                                .with_help("declare the variable before the construct"),
+                        ),
+                    }
+                }
+            }
+            ClauseKind::Reduction { op, vars } => {
+                for r in vars {
+                    let name = match &r.base.kind {
+                        AE::Ident(n) if r.sections.is_empty() => Some(n),
+                        _ => None,
+                    };
+                    let scalar = name.and_then(|n| sema.lookup_var(n)).map(|v| v.ty.scalar().is_some());
+                    match (name, scalar) {
+                        (Some(n), Some(true)) => {
+                            treatments.insert(n.clone(), Treatment::Reduction(*op, c.span));
+                        }
+                        (Some(n), None) => errors.push(
+                            Diagnostic::error(r.span, format!("undeclared variable `{n}` in a reduction clause"))
+                                .with_help("declare the variable before the construct"),
+                        ),
+                        _ => errors.push(
+                            Diagnostic::error(r.span, format!("reduction on `{}`, which is not a scalar", norm(sources.text(r.span))))
+                                .with_help("reduce into a scalar variable and store it into the array after the loop"),
+                        ),
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Whether `name` is declared somewhere in `s`.
+fn declared_in(s: &Stmt, name: &str) -> bool {
+    fn decl_has(d: &ast::Declaration, name: &str) -> bool {
+        d.declarators.iter().any(|id| id.declarator.name.as_deref() == Some(name))
+    }
+    match &s.kind {
+        StmtKind::Decl(d) => decl_has(d, name),
+        StmtKind::Compound(b) => b.stmts.iter().any(|s| declared_in(s, name)),
+        StmtKind::For { init, body, .. } => matches!(init, Some(ast::ForInit::Decl(d)) if decl_has(d, name)) || declared_in(body, name),
+        StmtKind::If { then, otherwise, .. } => declared_in(then, name) || otherwise.as_ref().is_some_and(|o| declared_in(o, name)),
+        StmtKind::While { body, .. } | StmtKind::DoWhile { body, .. } | StmtKind::Switch { body, .. } => declared_in(body, name),
+        StmtKind::Acc { body: Some(b), .. } => declared_in(b, name),
+        _ => false,
+    }
+}
+
+/// A host scalar assigned in a `kernels` loop: a reduction when every use is `s = s op e`
+/// (or `s op= e`, `s = fmax(s, e)`), private when each iteration writes it before reading it.
+fn classify_scalar(body: &Stmt, name: &str) -> Option<Treatment> {
+    let total = walk::count_name_in_stmt(body, name);
+    let mut accounted = 0;
+    let mut op_seen: Option<ReductionOp> = None;
+    let mut consistent = true;
+    let is_name = |e: &ast::Expr| matches!(&e.kind, AE::Ident(n) if n == name);
+    walk::each_expr(body, &mut |e| {
+        let AE::Assign { op, lhs, rhs } = &e.kind else { return };
+        if !is_name(lhs) {
+            return;
+        }
+        let found = match op {
+            Some(ast::BinaryOp::Add | ast::BinaryOp::Sub) => Some((ReductionOp::Add, &**rhs, 1)),
+            Some(ast::BinaryOp::Mul) => Some((ReductionOp::Mul, &**rhs, 1)),
+            Some(ast::BinaryOp::BitAnd) => Some((ReductionOp::BitAnd, &**rhs, 1)),
+            Some(ast::BinaryOp::BitOr) => Some((ReductionOp::BitOr, &**rhs, 1)),
+            Some(ast::BinaryOp::BitXor) => Some((ReductionOp::BitXor, &**rhs, 1)),
+            None => match &rhs.kind {
+                AE::Binary { op: bop, lhs: a, rhs: b } => {
+                    let rop = match bop {
+                        ast::BinaryOp::Add => Some(ReductionOp::Add),
+                        ast::BinaryOp::Mul => Some(ReductionOp::Mul),
+                        ast::BinaryOp::Sub if is_name(a) => Some(ReductionOp::Add),
+                        _ => None,
+                    };
+                    match rop {
+                        Some(r) if is_name(a) => Some((r, &**b, 2)),
+                        Some(r) if is_name(b) && *bop != ast::BinaryOp::Sub => Some((r, &**a, 2)),
+                        _ => None,
+                    }
+                }
+                AE::Call { callee, args } if args.len() == 2 => {
+                    let rop = match &callee.kind {
+                        AE::Ident(f) if f == "fmax" || f == "fmaxf" => Some(ReductionOp::Max),
+                        AE::Ident(f) if f == "fmin" || f == "fminf" => Some(ReductionOp::Min),
+                        _ => None,
+                    };
+                    match rop {
+                        Some(r) if is_name(&args[0]) => Some((r, &args[1], 2)),
+                        Some(r) if is_name(&args[1]) => Some((r, &args[0], 2)),
+                        _ => None,
+                    }
+                }
+                _ => None,
+            },
+            _ => None,
+        };
+        if let Some((rop, other, uses)) = found {
+            if walk::count_name(other, name) == 0 {
+                accounted += uses;
+                if op_seen.is_some_and(|o| o != rop) {
+                    consistent = false;
+                }
+                op_seen = Some(rop);
+            }
+        }
+    });
+    if let Some(op) = op_seen {
+        if consistent && accounted == total {
+            return Some(Treatment::Reduction(op, body.span));
+        }
+    }
+    // Private: the first statement that mentions the name assigns it without reading it.
+    let stmts: Vec<&Stmt> = match &body.kind {
+        StmtKind::Compound(b) => b.stmts.iter().collect(),
+        _ => vec![body],
+    };
+    for s in stmts {
+        if walk::count_name_in_stmt(s, name) == 0 {
+            continue;
+        }
+        return match &s.kind {
+            StmtKind::Expr(Some(ast::Expr { kind: AE::Assign { op: None, lhs, rhs }, .. })) if is_name(lhs) && walk::count_name(rhs, name) == 0 => {
+                Some(Treatment::Private)
+            }
+            _ => None,
+        };
+    }
+    None
+}
+
+/// The type of a host lvalue named in a clause (`a`, `s.f`, `p->m`, `a[i]`).
+fn host_lvalue_type(sema: &Sema, e: &ast::Expr) -> Option<CType> {
+    match &e.kind {
+        AE::Ident(n) => sema.lookup_var(n).map(|v| v.ty.clone()),
+        AE::Member { base, field, arrow } => {
+            let bt = host_lvalue_type(sema, base)?;
+            let index = match (bt, arrow) {
+                (CType::Pointer { to, .. }, true) => match *to {
+                    CType::Struct(i) => i,
+                    _ => return None,
+                },
+                (CType::Struct(i), false) => i,
+                _ => return None,
+            };
+            sema.field(index, field).cloned()
+        }
+        AE::Index { base, .. } => match host_lvalue_type(sema, base)? {
+            CType::Array { elem, .. } => Some(*elem),
+            CType::Pointer { to, .. } => Some(*to),
+            _ => None,
+        },
+        AE::Unary { op: ast::UnaryOp::Deref, operand } => match host_lvalue_type(sema, operand)? {
+            CType::Pointer { to, .. } => Some(*to),
+            _ => None,
+        },
+        _ => None,
+    }
 }

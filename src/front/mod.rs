@@ -7,6 +7,7 @@ pub mod lexer;
 pub mod lower;
 pub mod parser;
 pub mod preprocess;
+pub mod sema;
 pub mod source;
 
 use std::path::PathBuf;

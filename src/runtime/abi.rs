@@ -120,6 +120,8 @@ fn with_runtime<R>(f: impl FnOnce(&mut Runtime) -> Result<R, RuntimeError>) -> R
             eprintln!("error: the Yosegi runtime was called before it was installed");
             std::process::exit(2);
         };
+        let frame_marker = 0u8;
+        runtime.forget_dead_stack_objects(std::hint::black_box(&frame_marker) as *const u8 as u64);
         match f(runtime) {
             Ok(r) => return r,
             Err(e) => (runtime.render_error(&e), e.exit_code()),
@@ -163,7 +165,8 @@ extern "C" fn rt_host_access(ptrs: *const *mut c_void, modes: *const c_int, n: c
         return;
     }
     // SAFETY: the glue passes two arrays of `n` elements.
-    let (ptrs, modes) = unsafe { (std::slice::from_raw_parts(ptrs, n as usize), std::slice::from_raw_parts(modes, n as usize)) };
+    let (ptrs, modes) =
+        unsafe { (std::slice::from_raw_parts(ptrs, n as usize), std::slice::from_raw_parts(modes, n as usize)) };
     let addresses: Vec<u64> = ptrs.iter().map(|&p| p as u64).collect();
     with_runtime(|rt| {
         rt.host_access(&addresses, modes);

@@ -17,7 +17,10 @@ pub enum DeviceParam {
     Value(ParamValue),
     /// An array param: a byte offset (possibly past either end: only accesses are checked) into
     /// a device allocation.
-    Array { alloc: DeviceAlloc, offset: i64 },
+    Array {
+        alloc: DeviceAlloc,
+        offset: i64,
+    },
 }
 
 pub struct Launch<'a> {

@@ -98,6 +98,11 @@ impl RuntimeError {
     }
 }
 
+/// How far below the runtime's frame tracked objects count as dead stack memory. Other
+/// mappings (heap, shared objects, thread stacks) start at least 128 MiB below the main
+/// thread's stack on Linux, so a smaller window only ever covers the stack.
+const DEAD_STACK_WINDOW: u64 = 64 << 20;
+
 /// `acc_device_t` values (include/openacc.h).
 pub mod acc_device {
     pub const NONE: i32 = 0;
@@ -177,7 +182,11 @@ impl Runtime {
 
     /// Renders an error as the user sees it.
     pub fn render_error(&self, error: &RuntimeError) -> String {
-        crate::diag::render(&self.sources, std::slice::from_ref(&error.diagnostic), self.config.color == ColorMode::Always)
+        crate::diag::render(
+            &self.sources,
+            std::slice::from_ref(&error.diagnostic),
+            self.config.color == ColorMode::Always,
+        )
     }
 
     fn region_of(&self, id: i32) -> Result<Region, RuntimeError> {
@@ -195,6 +204,7 @@ impl Runtime {
     pub fn region(&mut self, id: i32, args: &[YosegiArg]) -> Result<(), RuntimeError> {
         let region = self.region_of(id)?;
         check_args(&region, args)?;
+        self.adopt_sized_args(&region, args);
         match &region.kind {
             RegionKind::Compute { kernels, data } => {
                 self.enter_data(&region, data, args)?;
@@ -214,6 +224,7 @@ impl Runtime {
     pub fn data_enter(&mut self, id: i32, args: &[YosegiArg]) -> Result<(), RuntimeError> {
         let region = self.region_of(id)?;
         check_args(&region, args)?;
+        self.adopt_sized_args(&region, args);
         match &region.kind {
             RegionKind::Data { data } | RegionKind::Compute { data, .. } => self.enter_data(&region, data, args),
             _ => self.region(id, args),
@@ -227,6 +238,36 @@ impl Runtime {
         match &region.kind {
             RegionKind::Data { data } | RegionKind::Compute { data, .. } => self.exit_data(&region, data, args),
             _ => Ok(()),
+        }
+    }
+
+    /// Pointer args whose size the host knows (`sizeof` of an array object) name exact C
+    /// objects: tracking them at their real extent keeps conservative launch sections from
+    /// reaching past them into neighbouring variables.
+    fn adopt_sized_args(&mut self, region: &Region, args: &[YosegiArg]) {
+        for (host_arg, arg) in region.args.iter().zip(args) {
+            if host_arg.kind != HostArgKind::Pointer || arg.ptr.is_null() || arg.size <= 0 {
+                continue;
+            }
+            let (lo, hi) = (arg.ptr as u64, arg.ptr as u64 + arg.size as u64);
+            // Already covered (the same object, or a row of a larger array): nothing to learn.
+            if self.registry.find(lo).and_then(|s| self.registry.get(s)).is_some_and(|o| hi <= o.end()) {
+                continue;
+            }
+            // Two live C objects never overlap partially: a tracked object reaching outside
+            // this one belonged to a stack frame that has returned. Its memory now holds other
+            // variables, so its device data is dropped, not copied back.
+            for start in self.registry.overlapping(lo, hi) {
+                let Some(object) = self.registry.get(start) else { continue };
+                let partial = object.start < lo || object.end() > hi;
+                if partial && !matches!(object.origin, Origin::Static | Origin::Malloc) {
+                    let (s, e) = (object.start, object.end());
+                    self.forget(s, e);
+                }
+            }
+            // Only fails when it overlaps a static array or a heap block; the launch then
+            // works within that object.
+            let _ = self.ensure_object(lo, hi, &host_arg.c_expr, Origin::Sized, region.span);
         }
     }
 
@@ -254,7 +295,9 @@ impl Runtime {
                     copies.acquire(device, &mut t);
                     copies.make_device_valid(device, range.lo, range.hi, &mut t);
                 }
-                DataClauseKind::Create | DataClauseKind::CopyOut | DataClauseKind::Present => copies.acquire(device, &mut t),
+                DataClauseKind::Create | DataClauseKind::CopyOut | DataClauseKind::Present => {
+                    copies.acquire(device, &mut t)
+                }
                 DataClauseKind::Host => copies.make_host_valid(range.lo, range.hi, &mut t),
                 DataClauseKind::Device => copies.make_device_valid(device, range.lo, range.hi, &mut t),
                 DataClauseKind::Delete | DataClauseKind::DevicePtr | DataClauseKind::UseDevice => {}
@@ -300,7 +343,12 @@ impl Runtime {
 
     /// The bytes a data clause names, registered as (part of) a tracked object. `None` for an
     /// empty section or a null pointer.
-    fn data_range(&mut self, region: &Region, section: &DataSection, args: &[YosegiArg]) -> Result<Option<ObjectRange>, RuntimeError> {
+    fn data_range(
+        &mut self,
+        region: &Region,
+        section: &DataSection,
+        args: &[YosegiArg],
+    ) -> Result<Option<ObjectRange>, RuntimeError> {
         let base = &args[section.base as usize];
         let ptr = base.ptr as u64;
         if ptr == 0 {
@@ -349,7 +397,9 @@ impl Runtime {
         let (mut new_lo, mut new_hi, mut holders) = (lo, hi, 0u32);
         for &start in &overlapping {
             let object = self.registry.get(start).expect("found");
-            if object.origin.is_exact() {
+            // A sized object may absorb smaller views of itself (earlier launch extents).
+            let absorbed = origin == Origin::Sized && lo <= object.start && object.end() <= hi;
+            if object.origin.is_exact() && !absorbed {
                 return Err(RuntimeError::fault(
                     Diagnostic::error(
                         span,
@@ -394,7 +444,12 @@ impl Runtime {
     // -----------------------------------------------------------------------------------------
     // Launches
 
-    fn launch_kernel(&mut self, region: &Region, kernel_handle: Handle<Kernel>, args: &[YosegiArg]) -> Result<(), RuntimeError> {
+    fn launch_kernel(
+        &mut self,
+        region: &Region,
+        kernel_handle: Handle<Kernel>,
+        args: &[YosegiArg],
+    ) -> Result<(), RuntimeError> {
         let module = self.module.clone();
         let kernel = &module.kernels[kernel_handle];
         let Some(grid_handle) = module.grid_of(kernel_handle) else {
@@ -407,52 +462,75 @@ impl Runtime {
         let device = self.current_device;
         let kernel_params: Vec<ParamValue> = kernel.params.iter().map(|p| param_value(region, p, args)).collect();
 
-        // Make the device copies current for what the launch reads; remember what it writes.
-        let mut writes = Vec::new();
-        for sections in launch_sections(kernel, &kernel_params) {
+        // Pass 1: every array param's object, created or grown to cover its access hull. All
+        // objects are settled before any range is made valid, because growing one for a later
+        // param (two params into one array) replaces an object an earlier param resolved.
+        let sections = launch_sections(kernel, &kernel_params);
+        for sections in &sections {
             let param = &kernel.params[sections.param as usize];
             let ParamKind::Array { elem, .. } = &param.kind else { continue };
             let ptr = args[param.arg as usize].ptr as u64;
-            let elem = elem.size_bytes() as i64;
-            let hull = sections.read.hull(sections.write);
-            let object = match hull {
-                Section::None => continue,
-                Section::Whole => match self.registry.find(ptr) {
-                    Some(start) => start,
-                    None if args[param.arg as usize].size > 0 => {
-                        let size = args[param.arg as usize].size as u64;
-                        self.ensure_object(ptr, ptr + size, &param.name, Origin::LaunchExtent, kernel.span)?
-                    }
-                    None => {
+            match sections.read.hull(sections.write) {
+                Section::None => {}
+                Section::Elements { lo, hi } if hi <= lo => {}
+                _ if self.exact_object_at(ptr).is_some() => {}
+                Section::Whole => {
+                    if self.registry.find(ptr).is_none() {
                         return Err(RuntimeError::unsupported(
                             Diagnostic::error(
                                 kernel.span,
-                                format!("cannot tell the extent of `{}`, which kernel `{}` indexes irregularly", param.name, kernel.name),
+                                format!(
+                                    "cannot tell the extent of `{}`, which kernel `{}` indexes irregularly",
+                                    param.name, kernel.name
+                                ),
                             )
                             .with_help(format!("add a data clause such as copyin({}[0:n])", param.name)),
                         ));
                     }
-                },
+                }
                 Section::Elements { lo, hi } => {
+                    let elem = elem.size_bytes() as i64;
                     let lo_byte = ptr.wrapping_add_signed(lo.wrapping_mul(elem));
                     let hi_byte = ptr.wrapping_add_signed(hi.wrapping_mul(elem));
-                    self.ensure_object(lo_byte, hi_byte, &param.name, Origin::LaunchExtent, kernel.span)?
+                    self.ensure_object(lo_byte, hi_byte, &param.name, Origin::LaunchExtent, kernel.span)?;
                 }
+            }
+        }
+
+        // Pass 2: make the device copies current for what the launch reads; remember what it
+        // writes and which object each array arg is bound to.
+        let mut writes = Vec::new();
+        let mut bound_objects: Vec<(u32, u64)> = Vec::new();
+        for sections in &sections {
+            let param = &kernel.params[sections.param as usize];
+            let ParamKind::Array { elem, .. } = &param.kind else { continue };
+            let ptr = args[param.arg as usize].ptr as u64;
+            let elem = elem.size_bytes() as i128;
+            // Within an exact object the sections are clamped to it: they may over-approximate
+            // (a guarded `a[i+1]`), and real out-of-bounds accesses fault in the kernel.
+            let object = match sections.read.hull(sections.write) {
+                Section::None => continue,
+                Section::Elements { lo, hi } if hi <= lo => continue,
+                _ if self.exact_object_at(ptr).is_some() => self.exact_object_at(ptr),
+                Section::Whole => self.registry.find(ptr),
+                Section::Elements { lo, .. } => self.registry.find(ptr.wrapping_add_signed((lo as i128 * elem) as i64)),
             };
-            let start = self.registry.get(object).expect("ensured").start;
-            let len = self.registry.get(object).expect("ensured").len;
+            let Some(object) = object else { continue };
+            bound_objects.push((param.arg, object));
+            let start = object as i128;
+            let (copies, mut t) = self.transfer_for(object).expect("resolved in pass 1");
+            let len = copies.len as i128;
             let to_range = |s: Section| -> Option<(u64, u64)> {
                 match s {
                     Section::None => None,
-                    Section::Whole => Some((0, len)),
+                    Section::Whole => Some((0, len as u64)),
                     Section::Elements { lo, hi } => {
-                        let lo = (ptr as i128 + lo as i128 * elem as i128 - start as i128).clamp(0, len as i128) as u64;
-                        let hi = (ptr as i128 + hi as i128 * elem as i128 - start as i128).clamp(0, len as i128) as u64;
+                        let lo = (ptr as i128 + lo as i128 * elem - start).clamp(0, len) as u64;
+                        let hi = (ptr as i128 + hi as i128 * elem - start).clamp(0, len) as u64;
                         Some((lo, hi))
                     }
                 }
             };
-            let (copies, mut t) = self.transfer_for(object).expect("ensured");
             copies.ensure_allocated(device, &mut t);
             if let Some((lo, hi)) = to_range(sections.read) {
                 copies.make_device_valid(device, lo, hi, &mut t);
@@ -462,7 +540,7 @@ impl Runtime {
             }
         }
 
-        let params = self.device_params(region, grid, args);
+        let params = self.device_params(region, grid, args, &bound_objects);
         let started = Instant::now();
         let outcome = self.devices[device]
             .launch(&Launch { module: &module, kernel: grid, params })
@@ -501,7 +579,13 @@ impl Runtime {
     }
 
     /// Binds the grid kernel's params: scalars by value, arrays to their object's device copy.
-    fn device_params(&mut self, region: &Region, grid: &GridKernel, args: &[YosegiArg]) -> Vec<DeviceParam> {
+    fn device_params(
+        &mut self,
+        region: &Region,
+        grid: &GridKernel,
+        args: &[YosegiArg],
+        bound_objects: &[(u32, u64)],
+    ) -> Vec<DeviceParam> {
         let device = self.current_device;
         let mut params = Vec::with_capacity(grid.params.len());
         for param in &grid.params {
@@ -511,14 +595,15 @@ impl Runtime {
                 continue;
             };
             let ptr = args[param.arg as usize].ptr as u64;
-            let object = self.registry.find(ptr).or_else(|| {
+            let resolved = bound_objects.iter().find(|(arg, _)| *arg == param.arg).map(|&(_, object)| object);
+            let object = resolved.or_else(|| self.registry.find(ptr)).or_else(|| {
                 // A pointer one past its object's end (only negative offsets are accessed).
                 ptr.checked_sub(1).and_then(|p| self.registry.find(p))
             });
             let bound = object.and_then(|start| {
                 let (copies, mut t) = self.transfer_for(start)?;
                 copies.ensure_allocated(device, &mut t);
-                Some(DeviceParam::Array { alloc: copies.alloc(device)?, offset: (ptr - start) as i64 })
+                Some(DeviceParam::Array { alloc: copies.alloc(device)?, offset: ptr.wrapping_sub(start) as i64 })
             });
             params.push(bound.unwrap_or_else(|| {
                 let alloc = *self.empty_alloc.get_or_insert_with(|| self.devices[device].allocate(0));
@@ -528,11 +613,22 @@ impl Runtime {
         params
     }
 
+    /// The Static/Malloc object containing `addr`.
+    fn exact_object_at(&self, addr: u64) -> Option<u64> {
+        self.registry.find(addr).filter(|&s| self.registry.get(s).is_some_and(|o| o.origin.is_exact()))
+    }
+
     fn fault_error(&self, fault: KernelFault) -> RuntimeError {
         let location = self.sources.location(fault.span);
         let mut message = format!("kernel `{}` faulted: {}", fault.kernel, fault.message);
         if location.line > 0 {
-            message = format!("kernel `{}` faulted at {}:{}: {}", fault.kernel, location.file.display(), location.line, fault.message);
+            message = format!(
+                "kernel `{}` faulted at {}:{}: {}",
+                fault.kernel,
+                location.file.display(),
+                location.line,
+                fault.message
+            );
         }
         let mut d = Diagnostic::error(fault.span, message);
         if let Some(help) = fault.help {
@@ -576,6 +672,20 @@ impl Runtime {
                 copies.discard_device_copies(&mut t);
             }
             self.registry.remove(start);
+        }
+    }
+
+    /// Forgets objects in the stack below `frame`, an address in the runtime's own frame: every
+    /// live frame of the program is above it, so what lies below belongs to functions that have
+    /// returned. Their device copies must not be copied back over memory the stack now uses for
+    /// something else, nor their extents clamp the arrays of later frames at the same address.
+    pub fn forget_dead_stack_objects(&mut self, frame: u64) {
+        let lowest = frame.saturating_sub(DEAD_STACK_WINDOW);
+        for start in self.registry.overlapping(lowest, frame) {
+            let Some(object) = self.registry.get(start) else { continue };
+            if object.start >= lowest && object.end() <= frame {
+                self.forget(object.start, object.end());
+            }
         }
     }
 
@@ -623,7 +733,12 @@ fn check_args(region: &Region, args: &[YosegiArg]) -> Result<(), RuntimeError> {
     if args.len() < region.args.len() {
         return Err(RuntimeError::unsupported(Diagnostic::error(
             region.span,
-            format!("region {} expects {} arguments but the program passed {}", region.id, region.args.len(), args.len()),
+            format!(
+                "region {} expects {} arguments but the program passed {}",
+                region.id,
+                region.args.len(),
+                args.len()
+            ),
         )));
     }
     Ok(())
@@ -636,7 +751,9 @@ fn param_value(region: &Region, param: &Param, args: &[YosegiArg]) -> ParamValue
     match &param.kind {
         ParamKind::Array { .. } => ParamValue::Pointer(arg.ptr as u64),
         ParamKind::Scalar(ty) => match host_kind {
-            HostArgKind::Int if ty.is_float() => ParamValue::Float(value::as_f64(value::cast(ScalarType::I64, *ty, arg.i as u64))),
+            HostArgKind::Int if ty.is_float() => {
+                ParamValue::Float(value::as_f64(value::cast(ScalarType::I64, *ty, arg.i as u64)))
+            }
             HostArgKind::Int => ParamValue::Int(value::wrap_int(*ty, arg.i) as i64),
             HostArgKind::Float if ty.is_float() => ParamValue::Float(value::as_f64(value::from_f64(*ty, arg.f))),
             HostArgKind::Float => ParamValue::Int(value::cast(ScalarType::F64, *ty, arg.f.to_bits()) as i64),

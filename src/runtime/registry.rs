@@ -13,12 +13,15 @@ pub enum Origin {
     Malloc,
     DataClause,
     LaunchExtent,
+    /// An array whose size the host passed with its pointer (`sizeof a`): often a stack
+    /// array, so it may outlive its frame in the registry until something overlaps it.
+    Sized,
 }
 
 impl Origin {
     /// Whether the object's extent is the real C object's (it cannot grow).
     pub fn is_exact(self) -> bool {
-        matches!(self, Origin::Static | Origin::Malloc)
+        matches!(self, Origin::Static | Origin::Malloc | Origin::Sized)
     }
 }
 

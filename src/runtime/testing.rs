@@ -56,7 +56,13 @@ impl GridBuilder {
         self.shared.len() as u32 - 1
     }
     pub fn local(&mut self, name: &str, ty: ScalarType) -> Handle<Local> {
-        self.body.locals.append(Local { name: name.into(), ty, array_dims: None, kind: LocalKind::Var, span: Span::default() })
+        self.body.locals.append(Local {
+            name: name.into(),
+            ty,
+            array_dims: None,
+            kind: LocalKind::Var,
+            span: Span::default(),
+        })
     }
     pub fn reduction(&mut self, op: ReductionOp, ty: ScalarType, target_arg: u32) -> u32 {
         self.reductions.push(GridReduction { op, ty, target_arg });

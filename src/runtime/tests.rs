@@ -113,7 +113,8 @@ fn host_writes_are_sent_again_before_the_next_launch() {
 
 #[test]
 fn data_region_copies_out_at_exit_and_frees_the_device_copy() {
-    let data = vec![section(DataClauseKind::CopyIn, 1, Some(0), "a"), section(DataClauseKind::CopyOut, 2, Some(0), "b")];
+    let data =
+        vec![section(DataClauseKind::CopyIn, 1, Some(0), "a"), section(DataClauseKind::CopyOut, 2, Some(0), "b")];
     let mut rt = runtime(scale_module(vec![RegionKind::Data { data }]));
     let mut a: Vec<f64> = (0..40).map(|x| x as f64).collect();
     let mut b = vec![0.0; 40];
@@ -209,6 +210,22 @@ fn kernel_faults_come_back_as_program_faults() {
     rt.track_malloc(b.as_ptr() as u64, 32);
     let err = rt.region(0, &args(8, &mut a, &mut b)).expect_err("out of bounds");
     assert_eq!(err.exit_code(), 1);
+    assert!(err.diagnostic.message.contains("kernel `scale_g` faulted"), "{}", err.diagnostic.message);
+    assert!(err.diagnostic.message.contains("out-of-bounds read of `a` in thread 4"), "{}", err.diagnostic.message);
+}
+
+#[test]
+fn pointer_args_with_a_host_size_are_tracked_at_their_real_extent() {
+    let mut rt = runtime(scale_module(vec![]));
+    let mut a = vec![1.0; 32];
+    let mut b = vec![0.0; 32];
+    let mut region_args = args(16, &mut a, &mut b);
+    region_args[1].size = 256;
+    rt.region(0, &region_args).expect("runs");
+    let object = rt.registry().get(a.as_ptr() as u64).expect("tracked from its start");
+    assert_eq!((object.len, object.origin), (256, registry::Origin::Sized));
+    // The launch reads only its section of `a`: the first 16 elements.
+    assert_eq!(rt.stats().bytes_to_device, 128);
 }
 
 #[test]
@@ -234,4 +251,50 @@ fn scalar_outputs_of_a_single_thread_kernel_reach_the_host() {
     let region_args = vec![YosegiArg { ptr: &mut x_host as *mut f32 as *mut c_void, ..Default::default() }];
     rt.region(0, &region_args).expect("runs");
     assert_eq!(x_host, 2.5);
+}
+
+#[test]
+fn a_launch_reaching_past_an_inferred_extent_grows_it_without_losing_data() {
+    let mut rt = runtime(scale_module(vec![]));
+    let mut base: Vec<f64> = (0..8).map(|x| x as f64).collect();
+    let mut out = vec![0.0; 8];
+    // b = 2 * base[0..4]: `base` is tracked as the 32 bytes the launch reads.
+    rt.region(0, &args(4, &mut base[..], &mut out)).expect("runs");
+    // out = 2 * base[2..6], then base[4..8] = 2 * out[0..4]: both objects grow or merge.
+    rt.region(0, &args(4, &mut base[2..], &mut out)).expect("runs");
+    rt.region(0, &args(4, &mut out, &mut base[4..])).expect("runs");
+    rt.host_access_all();
+    assert_eq!(out[..4], [4.0, 6.0, 8.0, 10.0]);
+    assert_eq!(base, vec![0.0, 1.0, 2.0, 3.0, 8.0, 12.0, 16.0, 20.0]);
+}
+
+#[test]
+fn objects_below_the_runtime_frame_are_forgotten() {
+    let mut rt = runtime(scale_module(vec![]));
+    let frame = 0x7fff_0000_0000u64;
+    rt.register_static(frame - 4096, 64, "dead");
+    rt.register_static(frame + 4096, 64, "live");
+    rt.register_static(0x5555_0000_0000, 64, "heap");
+    rt.forget_dead_stack_objects(frame);
+    assert_eq!(rt.registry().find(frame - 4096), None);
+    assert!(rt.registry().find(frame + 4096).is_some());
+    assert!(rt.registry().find(0x5555_0000_0000).is_some());
+}
+
+#[test]
+fn a_sized_array_partially_over_a_stale_one_replaces_it() {
+    let mut rt = runtime(scale_module(vec![]));
+    let mut memory = vec![1.0; 64];
+    let mut out = vec![0.0; 64];
+    // A frame's `double a[16]` at element 16, then a later frame's `double b[32]` at element 8.
+    let mut region_args = args(16, &mut memory[16..], &mut out);
+    region_args[1].size = 128;
+    rt.region(0, &region_args).expect("runs");
+    let mut region_args = args(32, &mut memory[8..], &mut out);
+    region_args[1].size = 256;
+    rt.region(0, &region_args).expect("the stale extent does not clamp the new array");
+    rt.host_access_all();
+    assert_eq!(out[31], 2.0);
+    let object = rt.registry().get(memory[8..].as_ptr() as u64).expect("tracked");
+    assert_eq!(object.len, 256);
 }

@@ -328,6 +328,84 @@ pub fn to_memory(ty: ScalarType, raw: u64) -> u64 {
     }
 }
 
+/// `a[l] = a[l] op b[l]` on every lane, for the operations that cannot fault, with the type
+/// dispatch hoisted out of the lane loop (the simulator's hot path). Returns `false` when
+/// `op` at this type has no fast path; the caller then goes lane by lane with [`binary`].
+/// Inactive lanes compute garbage that nobody reads, which is harmless for these operations.
+pub fn binary_lanes(op: BinaryOp, operand: ScalarType, result: ScalarType, a: &mut [u64], b: &[u64]) -> bool {
+    use BinaryOp::*;
+    macro_rules! lanes {
+        (|$x:ident, $y:ident| $e:expr) => {{
+            for (slot, &$y) in a.iter_mut().zip(b) {
+                let $x = *slot;
+                *slot = $e;
+            }
+            true
+        }};
+    }
+    let f = |r: u64| f64::from_bits(r);
+    let f32v = |r: u64| f64::from_bits(r) as f32;
+    match operand {
+        ScalarType::F64 if result == ScalarType::F64 || result == ScalarType::Bool => match op {
+            Add => lanes!(|x, y| (f(x) + f(y)).to_bits()),
+            Sub => lanes!(|x, y| (f(x) - f(y)).to_bits()),
+            Mul => lanes!(|x, y| (f(x) * f(y)).to_bits()),
+            Div => lanes!(|x, y| (f(x) / f(y)).to_bits()),
+            Lt => lanes!(|x, y| (f(x) < f(y)) as u64),
+            Le => lanes!(|x, y| (f(x) <= f(y)) as u64),
+            Gt => lanes!(|x, y| (f(x) > f(y)) as u64),
+            Ge => lanes!(|x, y| (f(x) >= f(y)) as u64),
+            Eq => lanes!(|x, y| (f(x) == f(y)) as u64),
+            Ne => lanes!(|x, y| (f(x) != f(y)) as u64),
+            _ => false,
+        },
+        ScalarType::F32 if result == ScalarType::F32 || result == ScalarType::Bool => match op {
+            Add => lanes!(|x, y| ((f32v(x) + f32v(y)) as f64).to_bits()),
+            Sub => lanes!(|x, y| ((f32v(x) - f32v(y)) as f64).to_bits()),
+            Mul => lanes!(|x, y| ((f32v(x) * f32v(y)) as f64).to_bits()),
+            Div => lanes!(|x, y| ((f32v(x) / f32v(y)) as f64).to_bits()),
+            Lt => lanes!(|x, y| (f(x) < f(y)) as u64),
+            Le => lanes!(|x, y| (f(x) <= f(y)) as u64),
+            Gt => lanes!(|x, y| (f(x) > f(y)) as u64),
+            Ge => lanes!(|x, y| (f(x) >= f(y)) as u64),
+            Eq => lanes!(|x, y| (f(x) == f(y)) as u64),
+            Ne => lanes!(|x, y| (f(x) != f(y)) as u64),
+            _ => false,
+        },
+        ScalarType::I32 if result == ScalarType::I32 || result == ScalarType::Bool => {
+            let w = |v: i64| v as i32 as i64 as u64;
+            match op {
+                Add => lanes!(|x, y| w((x as i64).wrapping_add(y as i64))),
+                Sub => lanes!(|x, y| w((x as i64).wrapping_sub(y as i64))),
+                Mul => lanes!(|x, y| w((x as i64).wrapping_mul(y as i64))),
+                BitAnd => lanes!(|x, y| x & y),
+                BitOr => lanes!(|x, y| x | y),
+                BitXor => lanes!(|x, y| x ^ y),
+                Lt => lanes!(|x, y| ((x as i64) < (y as i64)) as u64),
+                Le => lanes!(|x, y| ((x as i64) <= (y as i64)) as u64),
+                Gt => lanes!(|x, y| ((x as i64) > (y as i64)) as u64),
+                Ge => lanes!(|x, y| ((x as i64) >= (y as i64)) as u64),
+                Eq => lanes!(|x, y| (x == y) as u64),
+                Ne => lanes!(|x, y| (x != y) as u64),
+                _ => false,
+            }
+        }
+        ScalarType::I64 if result == ScalarType::I64 || result == ScalarType::Bool => match op {
+            Add => lanes!(|x, y| (x as i64).wrapping_add(y as i64) as u64),
+            Sub => lanes!(|x, y| (x as i64).wrapping_sub(y as i64) as u64),
+            Mul => lanes!(|x, y| (x as i64).wrapping_mul(y as i64) as u64),
+            Lt => lanes!(|x, y| ((x as i64) < (y as i64)) as u64),
+            Le => lanes!(|x, y| ((x as i64) <= (y as i64)) as u64),
+            Gt => lanes!(|x, y| ((x as i64) > (y as i64)) as u64),
+            Ge => lanes!(|x, y| ((x as i64) >= (y as i64)) as u64),
+            Eq => lanes!(|x, y| (x == y) as u64),
+            Ne => lanes!(|x, y| (x != y) as u64),
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -344,8 +422,14 @@ mod tests {
         assert_eq!(binary(BinaryOp::Gt, ScalarType::U32, ScalarType::Bool, u, 1), Ok(1));
         let m1 = wrap_int(ScalarType::I32, -1);
         assert_eq!(binary(BinaryOp::Gt, ScalarType::I32, ScalarType::Bool, m1, 1), Ok(0));
-        assert_eq!(binary(BinaryOp::Div, ScalarType::I32, ScalarType::I32, wrap_int(ScalarType::I32, -7), 2).unwrap() as i64, -3);
-        assert_eq!(binary(BinaryOp::Rem, ScalarType::I32, ScalarType::I32, wrap_int(ScalarType::I32, -7), 2).unwrap() as i64, -1);
+        assert_eq!(
+            binary(BinaryOp::Div, ScalarType::I32, ScalarType::I32, wrap_int(ScalarType::I32, -7), 2).unwrap() as i64,
+            -3
+        );
+        assert_eq!(
+            binary(BinaryOp::Rem, ScalarType::I32, ScalarType::I32, wrap_int(ScalarType::I32, -7), 2).unwrap() as i64,
+            -1
+        );
         assert_eq!(binary(BinaryOp::Shr, ScalarType::I32, ScalarType::I32, m1, 4).unwrap() as i64, -1);
         assert_eq!(binary(BinaryOp::Shr, ScalarType::U32, ScalarType::U32, u, 28).unwrap(), 15);
         assert_eq!(binary(BinaryOp::Div, ScalarType::I32, ScalarType::I32, one, 0), Err(ArithError::DivisionByZero));

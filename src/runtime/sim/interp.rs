@@ -9,8 +9,7 @@ use std::sync::Arc;
 
 use crate::diag::Span;
 use crate::ir::{
-    ArrayRef, AtomicOp, Axis, BinaryOp, Body, Expr, ExprKind, GridKernel, Handle, LocalKind, Module, ScalarType,
-    Stmt,
+    ArrayRef, AtomicOp, BinaryOp, Body, Expr, ExprKind, GridKernel, Handle, LocalKind, Module, ScalarType, Stmt,
 };
 use crate::runtime::stats::DeviceCounters;
 use crate::runtime::value::{self, ArithError};
@@ -85,6 +84,8 @@ pub struct BlockState<'a> {
     shared: Vec<Vec<u64>>,
     counters: DeviceCounters,
     call_depth: usize,
+    /// Each lane's `threadIdx` per axis (the divisions are done once, not per evaluation).
+    thread_idx: [Vec<u64>; 3],
 }
 
 fn any(mask: &[bool]) -> bool {
@@ -103,8 +104,25 @@ impl<'a> BlockState<'a> {
     }
 
     fn with_lanes(ctx: &'a LaunchCtx<'a>, lanes: usize) -> BlockState<'a> {
-        let shared = ctx.kernel.shared.iter().map(|s| vec![0u64; s.dims.iter().map(|&d| d as usize).product()]).collect();
-        BlockState { ctx, lanes, block_idx: [0; 3], pool: Vec::new(), shared, counters: DeviceCounters::default(), call_depth: 0 }
+        let shared =
+            ctx.kernel.shared.iter().map(|s| vec![0u64; s.dims.iter().map(|&d| d as usize).product()]).collect();
+        let [bx, by, _] = ctx.block_dim.map(|d| d.max(1) as u64);
+        let lane_ids = || 0..lanes as u64;
+        let thread_idx = [
+            lane_ids().map(|l| l % bx).collect(),
+            lane_ids().map(|l| (l / bx) % by).collect(),
+            lane_ids().map(|l| l / (bx * by)).collect(),
+        ];
+        BlockState {
+            ctx,
+            lanes,
+            block_idx: [0; 3],
+            pool: Vec::new(),
+            shared,
+            counters: DeviceCounters::default(),
+            call_depth: 0,
+            thread_idx,
+        }
     }
 
     /// Evaluates an expression of params only, in the kernel's body.
@@ -173,16 +191,6 @@ impl<'a> BlockState<'a> {
         v
     }
 
-    fn thread_idx(&self, lane: usize, axis: Axis) -> u64 {
-        let [bx, by, _] = self.ctx.block_dim;
-        let lane = lane as u64;
-        match axis {
-            Axis::X => lane % bx as u64,
-            Axis::Y => (lane / bx as u64) % by as u64,
-            Axis::Z => lane / (bx as u64 * by as u64),
-        }
-    }
-
     // -----------------------------------------------------------------------------------------
     // Expressions
 
@@ -208,8 +216,11 @@ impl<'a> BlockState<'a> {
             }
             ExprKind::ThreadIdx(axis) => {
                 let mut v = self.take();
-                for (lane, slot) in v.iter_mut().enumerate() {
-                    *slot = value::wrap_int(ty, self.thread_idx(lane, *axis) as i64);
+                v.copy_from_slice(&self.thread_idx[*axis as usize]);
+                if ty.size_bytes() < 2 {
+                    for slot in v.iter_mut() {
+                        *slot = value::wrap_int(ty, *slot as i64);
+                    }
                 }
                 v
             }
@@ -259,6 +270,10 @@ impl<'a> BlockState<'a> {
                 let operand = body.exprs[*lhs].ty;
                 let mut a = self.eval(body, frame, *lhs, mask)?;
                 let b = self.eval(body, frame, *rhs, mask)?;
+                if value::binary_lanes(*op, operand, ty, &mut a, &b) {
+                    self.give(b);
+                    return Ok(a);
+                }
                 let mut error = None;
                 for lane in 0..n {
                     if mask[lane] {
@@ -357,7 +372,10 @@ impl<'a> BlockState<'a> {
     ) -> Result<Vec<u64>, Fault> {
         let function = &self.ctx.module.functions[func];
         if self.call_depth >= MAX_CALL_DEPTH {
-            return Err(fault(span, format!("device function `{}` recursed deeper than {MAX_CALL_DEPTH} calls", function.name)));
+            return Err(fault(
+                span,
+                format!("device function `{}` recursed deeper than {MAX_CALL_DEPTH} calls", function.name),
+            ));
         }
         let mut callee = self.new_frame(&function.body);
         for (&arg, &param) in args.iter().zip(&function.params) {
@@ -393,26 +411,36 @@ impl<'a> BlockState<'a> {
         indices: &[Handle<Expr>],
         mask: &[bool],
     ) -> Result<Vec<u64>, Fault> {
-        let dims: Vec<i64> = match array {
-            ArrayRef::Param(p) => self.ctx.arrays.get(p as usize).and_then(|b| b.as_ref()).map(|b| b.dims.clone()).unwrap_or_default(),
-            ArrayRef::Shared(s) => self.ctx.kernel.shared[s as usize].dims.iter().map(|&d| d as i64).collect(),
-            ArrayRef::Local(l) => body.locals[l].array_dims.clone().unwrap_or_default().iter().map(|&d| d as i64).collect(),
-            ArrayRef::Partials(_) => vec![0],
-        };
-        let mut acc = self.filled(0);
-        for (k, &ix) in indices.iter().enumerate() {
-            let ity = body.exprs[ix].ty;
-            let v = self.eval(body, frame, ix, mask)?;
-            let scale = if k == 0 { 0 } else { dims.get(k).copied().unwrap_or(1) };
-            for lane in 0..self.lanes {
-                if mask[lane] {
-                    let i = if ity.is_signed() || ity == ScalarType::Bool || !ity.is_float() && ity.size_bytes() < 8 {
-                        v[lane] as i64
-                    } else {
-                        value::cast(ity, ScalarType::I64, v[lane]) as i64
-                    };
-                    acc[lane] = ((acc[lane] as i64).wrapping_mul(scale).wrapping_add(i)) as u64;
+        let mut dims = [1i64; 8];
+        match array {
+            ArrayRef::Param(p) => {
+                if let Some(Some(b)) = self.ctx.arrays.get(p as usize) {
+                    for (slot, &d) in dims.iter_mut().zip(&b.dims) {
+                        *slot = d;
+                    }
                 }
+            }
+            ArrayRef::Shared(s) => {
+                for (slot, &d) in dims.iter_mut().zip(&self.ctx.kernel.shared[s as usize].dims) {
+                    *slot = d as i64;
+                }
+            }
+            ArrayRef::Local(l) => {
+                for (slot, &d) in dims.iter_mut().zip(body.locals[l].array_dims.iter().flatten()) {
+                    *slot = d as i64;
+                }
+            }
+            ArrayRef::Partials(_) => {}
+        }
+        // Integer values are kept sign- or zero-extended to 64 bits, so the raw value is the
+        // index itself.
+        let Some(&first) = indices.first() else { return Ok(self.filled(0)) };
+        let mut acc = self.eval(body, frame, first, mask)?;
+        for (k, &ix) in indices.iter().enumerate().skip(1) {
+            let scale = dims.get(k).copied().unwrap_or(1);
+            let v = self.eval(body, frame, ix, mask)?;
+            for (slot, &i) in acc.iter_mut().zip(v.iter()) {
+                *slot = (*slot as i64).wrapping_mul(scale).wrapping_add(i as i64) as u64;
             }
             self.give(v);
         }
@@ -468,7 +496,10 @@ impl<'a> BlockState<'a> {
         match array {
             ArrayRef::Param(_) | ArrayRef::Partials(_) => {
                 let Some((buffer, offset, elem)) = self.global(array) else {
-                    return Err(fault(span, format!("`{}` is not bound to device memory", self.array_name(body, array))));
+                    return Err(fault(
+                        span,
+                        format!("`{}` is not bound to device memory", self.array_name(body, array)),
+                    ));
                 };
                 let size = elem.size_bytes() as i64;
                 let len = buffer.len() as i64;
@@ -495,7 +526,11 @@ impl<'a> BlockState<'a> {
                 let len = self.shared[s as usize].len() as u64;
                 for lane in 0..lanes {
                     if mask[lane] && idx[lane] >= len {
-                        return Err(out_of_bounds(self, lane, format!("index {} of {} elements", idx[lane] as i64, len)));
+                        return Err(out_of_bounds(
+                            self,
+                            lane,
+                            format!("index {} of {} elements", idx[lane] as i64, len),
+                        ));
                     }
                 }
                 Ok(self.ctx.kernel.shared[s as usize].elem)
@@ -505,7 +540,11 @@ impl<'a> BlockState<'a> {
                 let len: u64 = local.array_dims.as_ref().map(|d| d.iter().map(|&x| x as u64).product()).unwrap_or(1);
                 for lane in 0..lanes {
                     if mask[lane] && idx[lane] >= len {
-                        return Err(out_of_bounds(self, lane, format!("index {} of {} elements", idx[lane] as i64, len)));
+                        return Err(out_of_bounds(
+                            self,
+                            lane,
+                            format!("index {} of {} elements", idx[lane] as i64, len),
+                        ));
                     }
                 }
                 Ok(local.ty)
@@ -582,6 +621,7 @@ impl<'a> BlockState<'a> {
         }
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn load(
         &mut self,
         body: &Body,
@@ -741,7 +781,7 @@ impl<'a> BlockState<'a> {
             let at_lane = at[lane] as usize;
             old_values[lane] = match array {
                 ArrayRef::Param(_) | ArrayRef::Partials(_) => {
-                    if at_lane % size as usize != 0 {
+                    if !at_lane.is_multiple_of(size as usize) {
                         return Err(fault(span, "misaligned atomic access".to_string()));
                     }
                     let (buffer, _, _) = self.global(array).expect("resolved above");
@@ -789,7 +829,7 @@ impl<'a> BlockState<'a> {
     // -----------------------------------------------------------------------------------------
     // Statements
 
-    fn exec_block(&mut self, body: &Body, frame: &mut Frame, block: &[Stmt], mask: &mut Vec<bool>) -> Result<(), Fault> {
+    fn exec_block(&mut self, body: &Body, frame: &mut Frame, block: &[Stmt], mask: &mut [bool]) -> Result<(), Fault> {
         for stmt in block {
             if !any(mask) {
                 break;
@@ -799,7 +839,7 @@ impl<'a> BlockState<'a> {
         Ok(())
     }
 
-    fn exec(&mut self, body: &Body, frame: &mut Frame, stmt: &Stmt, mask: &mut Vec<bool>) -> Result<(), Fault> {
+    fn exec(&mut self, body: &Body, frame: &mut Frame, stmt: &Stmt, mask: &mut [bool]) -> Result<(), Fault> {
         let lanes = self.lanes;
         match stmt {
             Stmt::Assign { local, value: e } => {
@@ -814,7 +854,9 @@ impl<'a> BlockState<'a> {
                 }
                 self.give(v);
             }
-            Stmt::Store { array, indices, value: e, span } => self.store(body, frame, *array, indices, *e, mask, *span)?,
+            Stmt::Store { array, indices, value: e, span } => {
+                self.store(body, frame, *array, indices, *e, mask, *span)?
+            }
             Stmt::Atomic { op, array, indices, value: e, capture, span } => {
                 self.atomic(body, frame, *op, *array, indices, *e, *capture, mask, *span)?
             }
@@ -837,7 +879,7 @@ impl<'a> BlockState<'a> {
                 }
             }
             Stmt::Loop { cond, test_first, body: loop_body, continuing, .. } => {
-                let mut active = mask.clone();
+                let mut active = mask.to_vec();
                 let mut exited = vec![false; lanes];
                 if *test_first && let Some(c) = cond {
                     self.loop_test(body, frame, *c, &mut active, &mut exited)?;
@@ -848,8 +890,8 @@ impl<'a> BlockState<'a> {
                         frame.loops.last_mut().expect("pushed").continued.fill(false);
                         self.exec_block(body, frame, loop_body, &mut active)?;
                         let lf = frame.loops.last().expect("pushed");
-                        for lane in 0..lanes {
-                            active[lane] = active[lane] || lf.continued[lane];
+                        for (a, &c) in active.iter_mut().zip(&lf.continued) {
+                            *a = *a || c;
                         }
                         self.exec_block(body, frame, continuing, &mut active)?;
                         if let Some(c) = cond {

@@ -18,6 +18,9 @@ impl SimBuffer {
     pub fn len(&self) -> usize {
         self.len
     }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
     fn base(&self) -> *mut u8 {
         self.words.as_ptr() as *mut u8
     }
@@ -30,9 +33,9 @@ impl SimBuffer {
         unsafe {
             let p = self.base().add(offset);
             match size {
-                8 if offset % 8 == 0 => AtomicU64::from_ptr(p as *mut u64).load(Ordering::Relaxed),
-                4 if offset % 4 == 0 => AtomicU32::from_ptr(p as *mut u32).load(Ordering::Relaxed) as u64,
-                2 if offset % 2 == 0 => AtomicU16::from_ptr(p as *mut u16).load(Ordering::Relaxed) as u64,
+                8 if offset.is_multiple_of(8) => AtomicU64::from_ptr(p as *mut u64).load(Ordering::Relaxed),
+                4 if offset.is_multiple_of(4) => AtomicU32::from_ptr(p as *mut u32).load(Ordering::Relaxed) as u64,
+                2 if offset.is_multiple_of(2) => AtomicU16::from_ptr(p as *mut u16).load(Ordering::Relaxed) as u64,
                 _ => {
                     let mut bits = 0u64;
                     for i in 0..size as usize {
@@ -51,9 +54,13 @@ impl SimBuffer {
         unsafe {
             let p = self.base().add(offset);
             match size {
-                8 if offset % 8 == 0 => AtomicU64::from_ptr(p as *mut u64).store(bits, Ordering::Relaxed),
-                4 if offset % 4 == 0 => AtomicU32::from_ptr(p as *mut u32).store(bits as u32, Ordering::Relaxed),
-                2 if offset % 2 == 0 => AtomicU16::from_ptr(p as *mut u16).store(bits as u16, Ordering::Relaxed),
+                8 if offset.is_multiple_of(8) => AtomicU64::from_ptr(p as *mut u64).store(bits, Ordering::Relaxed),
+                4 if offset.is_multiple_of(4) => {
+                    AtomicU32::from_ptr(p as *mut u32).store(bits as u32, Ordering::Relaxed)
+                }
+                2 if offset.is_multiple_of(2) => {
+                    AtomicU16::from_ptr(p as *mut u16).store(bits as u16, Ordering::Relaxed)
+                }
                 _ => {
                     for i in 0..size as usize {
                         AtomicU8::from_ptr(p.add(i)).store((bits >> (8 * i)) as u8, Ordering::Relaxed);
@@ -96,7 +103,7 @@ impl SimBuffer {
     pub fn write_bytes(&self, offset: usize, src: &[u8]) {
         let mut i = 0;
         // Whole aligned words first: transfers of large arrays should not go byte by byte.
-        while i < src.len() && (offset + i) % 8 != 0 {
+        while i < src.len() && !(offset + i).is_multiple_of(8) {
             self.store(offset + i, 1, src[i] as u64);
             i += 1;
         }
@@ -113,7 +120,7 @@ impl SimBuffer {
 
     pub fn read_bytes(&self, offset: usize, dst: &mut [u8]) {
         let mut i = 0;
-        while i < dst.len() && (offset + i) % 8 != 0 {
+        while i < dst.len() && !(offset + i).is_multiple_of(8) {
             dst[i] = self.load(offset + i, 1) as u8;
             i += 1;
         }

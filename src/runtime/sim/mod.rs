@@ -64,7 +64,8 @@ impl Device for SimDevice {
 
     fn launch(&mut self, launch: &Launch) -> Result<LaunchOutcome, KernelFault> {
         let kernel = launch.kernel;
-        let with_name = |f: Fault| KernelFault { kernel: kernel.name.clone(), message: f.message, span: f.span, help: f.help };
+        let with_name =
+            |f: Fault| KernelFault { kernel: kernel.name.clone(), message: f.message, span: f.span, help: f.help };
         let mut scalars = vec![0u64; kernel.params.len()];
         let mut arrays: Vec<Option<ArrayBinding>> = (0..kernel.params.len()).map(|_| None).collect();
         for (i, (param, bound)) in kernel.params.iter().zip(&launch.params).enumerate() {
@@ -117,7 +118,7 @@ impl Device for SimDevice {
             for (axis, &e) in kernel.launch.grid.iter().enumerate() {
                 let raw = uniform.eval_uniform(e).map_err(with_name)?;
                 let ty = kernel.body.exprs[e].ty;
-                grid[axis] = value::cast(ty, ScalarType::I64, raw).max(0) as u64;
+                grid[axis] = value::cast(ty, ScalarType::I64, raw) as u64;
             }
             (dims, grid)
         };
@@ -135,8 +136,11 @@ impl Device for SimDevice {
             }));
         }
         ctx.grid_dim = grid;
-        ctx.partials =
-            kernel.reductions.iter().map(|r| Arc::new(SimBuffer::new((blocks * r.ty.size_bytes() as u64) as usize))).collect();
+        ctx.partials = kernel
+            .reductions
+            .iter()
+            .map(|r| Arc::new(SimBuffer::new((blocks * r.ty.size_bytes() as u64) as usize)))
+            .collect();
         if blocks == 0 || kernel.launch.block.iter().product::<u32>() == 0 {
             return Ok(LaunchOutcome {
                 partials: vec![Vec::new(); kernel.reductions.len()],
@@ -145,10 +149,8 @@ impl Device for SimDevice {
             });
         }
         let ctx = &ctx;
-        let results: Vec<_> = (0..blocks)
-            .into_par_iter()
-            .map_init(|| BlockState::new(ctx), |state, b| state.run_block(b))
-            .collect();
+        let results: Vec<_> =
+            (0..blocks).into_par_iter().map_init(|| BlockState::new(ctx), |state, b| state.run_block(b)).collect();
         let mut counters = DeviceCounters::default();
         let mut scalar_outputs = Vec::new();
         for (b, r) in results.into_iter().enumerate() {

@@ -97,7 +97,11 @@ fn shared_memory_tree_reduction_writes_partials() {
     let one = g.int(1);
     let guard = g.bin(BinaryOp::Lt, i, nv);
     let la = g.load(ArrayRef::Param(a), &[i], ScalarType::I32, load_span());
-    let value = g.body.add_expr(crate::ir::ExprKind::Select { cond: guard, then: la, otherwise: zero }, ScalarType::I32, Span::default());
+    let value = g.body.add_expr(
+        crate::ir::ExprKind::Select { cond: guard, then: la, otherwise: zero },
+        ScalarType::I32,
+        Span::default(),
+    );
     let init = g.store(ArrayRef::Shared(s), &[t], value);
     let stride = g.local("stride", ScalarType::I32);
     let k32 = g.int(32);
@@ -260,8 +264,22 @@ fn atomics_from_many_blocks_give_the_exact_sum() {
     let one = g.int(1);
     let half = g.float(0.5, ScalarType::F64);
     let kernel = g.finish(vec![
-        Stmt::Atomic { op: AtomicOp::Add, array: ArrayRef::Param(counter), indices: vec![zero], value: one, capture: None, span: Span::default() },
-        Stmt::Atomic { op: AtomicOp::Add, array: ArrayRef::Param(total), indices: vec![zero], value: half, capture: None, span: Span::default() },
+        Stmt::Atomic {
+            op: AtomicOp::Add,
+            array: ArrayRef::Param(counter),
+            indices: vec![zero],
+            value: one,
+            capture: None,
+            span: Span::default(),
+        },
+        Stmt::Atomic {
+            op: AtomicOp::Add,
+            array: ArrayRef::Param(total),
+            indices: vec![zero],
+            value: half,
+            capture: None,
+            span: Span::default(),
+        },
     ]);
     let (arrays, outcome) = run(kernel, vec![Arg::Array(vec![0; 4]), Arg::Array(vec![0; 8])]);
     outcome.expect("no fault");

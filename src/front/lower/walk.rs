@@ -1,0 +1,184 @@
+//! Read-only scans of syntax trees that lowering decides things by before it lowers: which
+//! names a statement assigns, which are loop variables, which functions it calls.
+
+use std::collections::HashSet;
+
+use crate::diag::Span;
+use crate::front::ast::{Expr, ExprKind, ForInit, Initializer, Stmt, StmtKind, UnaryOp};
+
+/// Calls `f` on every expression in `s`, outermost first, nested ones included.
+pub fn each_expr<'a>(s: &'a Stmt, f: &mut dyn FnMut(&'a Expr)) {
+    match &s.kind {
+        StmtKind::Compound(b) => b.stmts.iter().for_each(|s| each_expr(s, f)),
+        StmtKind::Expr(Some(e)) => expr_tree(e, f),
+        StmtKind::Expr(None) => {}
+        StmtKind::Decl(d) => d.declarators.iter().for_each(|d| {
+            if let Some(init) = &d.init {
+                init_tree(init, f)
+            }
+        }),
+        StmtKind::If { cond, then, otherwise } => {
+            expr_tree(cond, f);
+            each_expr(then, f);
+            if let Some(o) = otherwise {
+                each_expr(o, f)
+            }
+        }
+        StmtKind::While { cond, body } | StmtKind::DoWhile { body, cond } | StmtKind::Switch { cond, body } => {
+            expr_tree(cond, f);
+            each_expr(body, f);
+        }
+        StmtKind::For { init, cond, step, body } => {
+            match init {
+                Some(ForInit::Expr(e)) => expr_tree(e, f),
+                Some(ForInit::Decl(d)) => d.declarators.iter().for_each(|d| {
+                    if let Some(init) = &d.init {
+                        init_tree(init, f)
+                    }
+                }),
+                None => {}
+            }
+            cond.iter().for_each(|e| expr_tree(e, f));
+            step.iter().for_each(|e| expr_tree(e, f));
+            each_expr(body, f);
+        }
+        StmtKind::Case { value, body } => {
+            expr_tree(value, f);
+            each_expr(body, f)
+        }
+        StmtKind::Default { body } | StmtKind::Labeled { body, .. } => each_expr(body, f),
+        StmtKind::Return(Some(e)) => expr_tree(e, f),
+        StmtKind::Acc { body: Some(b), .. } => each_expr(b, f),
+        StmtKind::Goto(_) | StmtKind::Break | StmtKind::Continue | StmtKind::Return(None) | StmtKind::Acc { .. } => {}
+    }
+}
+
+fn init_tree<'a>(init: &'a Initializer, f: &mut dyn FnMut(&'a Expr)) {
+    match init {
+        Initializer::Expr(e) => expr_tree(e, f),
+        Initializer::List(items, _) => items.iter().for_each(|(_, i)| init_tree(i, f)),
+    }
+}
+
+pub fn expr_tree<'a>(e: &'a Expr, f: &mut dyn FnMut(&'a Expr)) {
+    f(e);
+    match &e.kind {
+        ExprKind::Unary { operand, .. } => expr_tree(operand, f),
+        ExprKind::Binary { lhs, rhs, .. } | ExprKind::Assign { lhs, rhs, .. } => {
+            expr_tree(lhs, f);
+            expr_tree(rhs, f)
+        }
+        ExprKind::Conditional { cond, then, otherwise } => {
+            expr_tree(cond, f);
+            expr_tree(then, f);
+            expr_tree(otherwise, f)
+        }
+        ExprKind::Cast { expr, .. } | ExprKind::SizeofExpr(expr) => expr_tree(expr, f),
+        ExprKind::Call { callee, args } => {
+            expr_tree(callee, f);
+            args.iter().for_each(|a| expr_tree(a, f))
+        }
+        ExprKind::Index { base, index } => {
+            expr_tree(base, f);
+            expr_tree(index, f)
+        }
+        ExprKind::Member { base, .. } => expr_tree(base, f),
+        ExprKind::CompoundLiteral { init, .. } => init_tree(init, f),
+        ExprKind::Ident(_)
+        | ExprKind::IntLit { .. }
+        | ExprKind::FloatLit { .. }
+        | ExprKind::CharLit(_)
+        | ExprKind::StringLit(_)
+        | ExprKind::SizeofType(_) => {}
+    }
+}
+
+/// The variable an assignment or increment writes, when it is a plain name.
+pub fn assigned_name(e: &Expr) -> Option<&str> {
+    let target = match &e.kind {
+        ExprKind::Assign { lhs, .. } => lhs,
+        ExprKind::Unary { op: UnaryOp::PreInc | UnaryOp::PreDec | UnaryOp::PostInc | UnaryOp::PostDec, operand } => operand,
+        _ => return None,
+    };
+    match &target.kind {
+        ExprKind::Ident(n) => Some(n),
+        _ => None,
+    }
+}
+
+/// Names assigned anywhere in `s`.
+pub fn written_names(s: &Stmt) -> HashSet<String> {
+    let mut out = HashSet::new();
+    each_expr(s, &mut |e| {
+        if let Some(n) = assigned_name(e) {
+            out.insert(n.to_string());
+        }
+    });
+    out
+}
+
+/// Names that some `for` in `s` assigns in its init (`for (j = 0; ...)`).
+pub fn for_loop_vars(s: &Stmt, out: &mut HashSet<String>) {
+    match &s.kind {
+        StmtKind::For { init, body, .. } => {
+            if let Some(ForInit::Expr(e)) = init {
+                if let ExprKind::Assign { op: None, lhs, .. } = &e.kind {
+                    if let ExprKind::Ident(n) = &lhs.kind {
+                        out.insert(n.clone());
+                    }
+                }
+            }
+            for_loop_vars(body, out)
+        }
+        StmtKind::Compound(b) => b.stmts.iter().for_each(|s| for_loop_vars(s, out)),
+        StmtKind::If { then, otherwise, .. } => {
+            for_loop_vars(then, out);
+            if let Some(o) = otherwise {
+                for_loop_vars(o, out)
+            }
+        }
+        StmtKind::While { body, .. }
+        | StmtKind::DoWhile { body, .. }
+        | StmtKind::Switch { body, .. }
+        | StmtKind::Case { body, .. }
+        | StmtKind::Default { body }
+        | StmtKind::Labeled { body, .. } => for_loop_vars(body, out),
+        StmtKind::Acc { body: Some(b), .. } => for_loop_vars(b, out),
+        _ => {}
+    }
+}
+
+/// Every call of a named function in `s`: (name, span of the call).
+pub fn called_functions(s: &Stmt) -> Vec<(String, Span)> {
+    let mut out = Vec::new();
+    each_expr(s, &mut |e| {
+        if let ExprKind::Call { callee, .. } = &e.kind {
+            if let ExprKind::Ident(n) = &callee.kind {
+                out.push((n.clone(), e.span));
+            }
+        }
+    });
+    out
+}
+
+/// How often the plain name `name` occurs in `e`.
+pub fn count_name(e: &Expr, name: &str) -> usize {
+    let mut n = 0;
+    expr_tree(e, &mut |x| {
+        if matches!(&x.kind, ExprKind::Ident(m) if m == name) {
+            n += 1
+        }
+    });
+    n
+}
+
+/// How often the plain name `name` occurs in `s`.
+pub fn count_name_in_stmt(s: &Stmt, name: &str) -> usize {
+    let mut n = 0;
+    each_expr(s, &mut |x| {
+        if matches!(&x.kind, ExprKind::Ident(m) if m == name) {
+            n += 1
+        }
+    });
+    n
+}

@@ -1,0 +1,605 @@
+//! The semantic model lowering works against: C types, scopes of ordinary identifiers
+//! (variables, typedefs, enum constants, functions), struct/union tags, the system typedefs
+//! whose declarations the parser skipped, integer constant evaluation, and C's arithmetic
+//! conversions mapped onto [`ScalarType`].
+
+use std::collections::HashMap;
+
+use crate::diag::{Diagnostic, Span};
+use crate::front::ast::{
+    self, BaseType, BinaryOp, DeclSpecs, Declarator, DerivedType, Expr, ExprKind, IntSuffix, Qualifiers, StorageClass,
+    TypeSpec, UnaryOp,
+};
+use crate::ir::ScalarType;
+
+/// A C type as lowering needs it.
+#[derive(Clone, Debug)]
+pub enum CType {
+    Void,
+    Scalar(ScalarType),
+    /// `quals` are the pointer's own qualifiers (`double *restrict p`).
+    Pointer { to: Box<CType>, quals: Qualifiers },
+    Array { elem: Box<CType>, len: ArrayLen },
+    /// Index into [`Sema::structs`].
+    Struct(usize),
+    Function { ret: Box<CType>, params: Vec<CType>, variadic: bool },
+    /// A type we only pass around by pointer (`FILE`, `va_list`).
+    Opaque(String),
+}
+
+#[derive(Clone, Debug)]
+pub enum ArrayLen {
+    Const(u64),
+    /// A variable-length dimension: the size expression as written.
+    Var(Box<Expr>),
+    Unknown,
+}
+
+impl CType {
+    pub fn scalar(&self) -> Option<ScalarType> {
+        match self {
+            CType::Scalar(s) => Some(*s),
+            _ => None,
+        }
+    }
+    pub fn is_pointer_like(&self) -> bool {
+        matches!(self, CType::Pointer { .. } | CType::Array { .. })
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct StructDef {
+    pub tag: Option<String>,
+    pub is_union: bool,
+    /// `None` while incomplete (only referenced so far).
+    pub fields: Option<Vec<(String, CType)>>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Storage {
+    Global,
+    Param,
+    Local,
+}
+
+#[derive(Clone, Debug)]
+pub struct VarInfo {
+    pub ty: CType,
+    /// `const` written in the declaration specifiers (for a pointer: the pointee is const).
+    pub is_const: bool,
+    /// The outermost pointer is `restrict`.
+    pub restrict: bool,
+    pub storage: Storage,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub enum Symbol {
+    Var(VarInfo),
+    Typedef(CType),
+    EnumConst(i64),
+    Function(CType),
+}
+
+#[derive(Clone, Debug, Default)]
+struct Scope {
+    symbols: HashMap<String, Symbol>,
+    tags: HashMap<String, usize>,
+}
+
+/// Scopes and type definitions of one translation unit, as the walk over it proceeds.
+#[derive(Clone, Debug)]
+pub struct Sema {
+    scopes: Vec<Scope>,
+    pub structs: Vec<StructDef>,
+    /// Warnings met while resolving types (`long double` narrowed), drained by the caller.
+    pub warnings: Vec<Diagnostic>,
+}
+
+impl Default for Sema {
+    fn default() -> Self {
+        Sema::new()
+    }
+}
+
+/// The typedefs of the C library headers lowering understands, LP64 (x86-64/aarch64 Linux).
+pub fn system_typedef(name: &str) -> Option<CType> {
+    use ScalarType::*;
+    let s = match name {
+        "size_t" | "uintptr_t" | "uintmax_t" | "uint64_t" | "uint_fast64_t" | "uint_least64_t" | "uint_fast16_t"
+        | "uint_fast32_t" | "u_int64_t" => U64,
+        "ssize_t" | "ptrdiff_t" | "intptr_t" | "intmax_t" | "int64_t" | "int_fast64_t" | "int_least64_t"
+        | "int_fast16_t" | "int_fast32_t" | "time_t" | "clock_t" | "off_t" | "suseconds_t" => I64,
+        "int8_t" | "int_fast8_t" | "int_least8_t" => I8,
+        "uint8_t" | "uint_fast8_t" | "uint_least8_t" | "u_int8_t" => U8,
+        "int16_t" | "int_least16_t" => I16,
+        "uint16_t" | "uint_least16_t" | "u_int16_t" => U16,
+        "int32_t" | "int_least32_t" | "wchar_t" | "pid_t" => I32,
+        "uint32_t" | "uint_least32_t" | "u_int32_t" => U32,
+        "bool" => Bool,
+        "FILE" | "va_list" | "__builtin_va_list" | "__gnuc_va_list" | "pthread_t" | "DIR" | "fpos_t" => {
+            return Some(CType::Opaque(name.to_string()));
+        }
+        _ => return None,
+    };
+    Some(CType::Scalar(s))
+}
+
+/// The scalar type of a C arithmetic base type; `None` for `void`. `long double` is computed
+/// as `double` (the caller warns).
+pub fn base_scalar(base: BaseType) -> Option<ScalarType> {
+    use ScalarType::*;
+    Some(match base {
+        BaseType::Void => return None,
+        BaseType::Bool => Bool,
+        BaseType::Char | BaseType::SChar => I8,
+        BaseType::UChar => U8,
+        BaseType::Short => I16,
+        BaseType::UShort => U16,
+        BaseType::Int => I32,
+        BaseType::UInt => U32,
+        BaseType::Long | BaseType::LongLong => I64,
+        BaseType::ULong | BaseType::ULongLong => U64,
+        BaseType::Float => F32,
+        BaseType::Double | BaseType::LongDouble => F64,
+    })
+}
+
+/// C's integer promotions: everything narrower than `int` (and `_Bool`) computes as `int`.
+pub fn promote(t: ScalarType) -> ScalarType {
+    use ScalarType::*;
+    match t {
+        Bool | I8 | U8 | I16 | U16 => I32,
+        other => other,
+    }
+}
+
+fn int_rank(t: ScalarType) -> u8 {
+    use ScalarType::*;
+    match t {
+        Bool => 0,
+        I8 | U8 => 1,
+        I16 | U16 => 2,
+        I32 | U32 => 3,
+        I64 | U64 => 4,
+        F32 | F64 => 5,
+    }
+}
+
+fn to_unsigned(t: ScalarType) -> ScalarType {
+    use ScalarType::*;
+    match t {
+        I8 => U8,
+        I16 => U16,
+        I32 => U32,
+        I64 => U64,
+        other => other,
+    }
+}
+
+/// C's usual arithmetic conversions: the type both operands of a binary operator take.
+pub fn common_type(a: ScalarType, b: ScalarType) -> ScalarType {
+    use ScalarType::*;
+    if a == F64 || b == F64 {
+        return F64;
+    }
+    if a == F32 || b == F32 {
+        return F32;
+    }
+    let (a, b) = (promote(a), promote(b));
+    if a == b {
+        return a;
+    }
+    let (hi, lo) = if int_rank(a) >= int_rank(b) { (a, b) } else { (b, a) };
+    if int_rank(hi) == int_rank(lo) {
+        // Same rank, one signed and one unsigned: unsigned wins.
+        return to_unsigned(hi);
+    }
+    if !hi.is_signed() {
+        return hi;
+    }
+    // A signed type of greater rank represents every value of the narrower unsigned one on LP64.
+    hi
+}
+
+/// The type C gives an integer literal (C11 6.4.4.1): decimal unsuffixed literals stay signed,
+/// octal and hexadecimal ones may become unsigned.
+pub fn int_literal_type(value: u64, suffix: IntSuffix, radix: u32) -> ScalarType {
+    use ScalarType::*;
+    let decimal = radix == 10;
+    let candidates: &[ScalarType] = match (suffix.unsigned, suffix.longs, decimal) {
+        (false, 0, true) => &[I32, I64],
+        (false, 0, false) => &[I32, U32, I64, U64],
+        (false, _, true) => &[I64],
+        (false, _, false) => &[I64, U64],
+        (true, 0, _) => &[U32, U64],
+        (true, _, _) => &[U64],
+    };
+    for &t in candidates {
+        let fits = match t {
+            I32 => value <= i32::MAX as u64,
+            U32 => value <= u32::MAX as u64,
+            I64 => value <= i64::MAX as u64,
+            _ => true,
+        };
+        if fits {
+            return t;
+        }
+    }
+    U64
+}
+
+/// Wraps a value to the bit width and signedness of `t` (constant folding of casts).
+pub fn wrap_int(v: i64, t: ScalarType) -> i64 {
+    use ScalarType::*;
+    match t {
+        Bool => (v != 0) as i64,
+        I8 => v as i8 as i64,
+        U8 => v as u8 as i64,
+        I16 => v as i16 as i64,
+        U16 => v as u16 as i64,
+        I32 => v as i32 as i64,
+        U32 => v as u32 as i64,
+        _ => v,
+    }
+}
+
+impl Sema {
+    pub fn new() -> Sema {
+        Sema { scopes: vec![Scope::default()], structs: Vec::new(), warnings: Vec::new() }
+    }
+
+    pub fn push_scope(&mut self) {
+        self.scopes.push(Scope::default());
+    }
+    pub fn pop_scope(&mut self) {
+        if self.scopes.len() > 1 {
+            self.scopes.pop();
+        }
+    }
+
+    pub fn lookup(&self, name: &str) -> Option<&Symbol> {
+        self.scopes.iter().rev().find_map(|s| s.symbols.get(name))
+    }
+
+    pub fn lookup_var(&self, name: &str) -> Option<&VarInfo> {
+        match self.lookup(name) {
+            Some(Symbol::Var(v)) => Some(v),
+            _ => None,
+        }
+    }
+
+    pub fn insert(&mut self, name: &str, symbol: Symbol) {
+        if let Some(scope) = self.scopes.last_mut() {
+            scope.symbols.insert(name.to_string(), symbol);
+        }
+    }
+
+    fn lookup_tag(&self, tag: &str) -> Option<usize> {
+        self.scopes.iter().rev().find_map(|s| s.tags.get(tag).copied())
+    }
+
+    pub fn field(&self, struct_index: usize, name: &str) -> Option<&CType> {
+        let def = self.structs.get(struct_index)?;
+        def.fields.as_ref()?.iter().find(|(n, _)| n == name).map(|(_, t)| t)
+    }
+
+    /// The type of the declaration specifiers alone (also defines structs and enum constants
+    /// they introduce).
+    pub fn resolve_specs(&mut self, specs: &DeclSpecs) -> Result<CType, Diagnostic> {
+        match &specs.ty {
+            TypeSpec::Base(b) => {
+                if *b == BaseType::LongDouble {
+                    self.warnings.push(
+                        Diagnostic::warning(specs.span, "`long double` is computed as `double`")
+                            .with_help("use `double` to make the precision explicit"),
+                    );
+                }
+                Ok(base_scalar(*b).map(CType::Scalar).unwrap_or(CType::Void))
+            }
+            TypeSpec::TypedefName(name) => match self.lookup(name) {
+                Some(Symbol::Typedef(t)) => Ok(t.clone()),
+                _ => system_typedef(name).ok_or_else(|| {
+                    Diagnostic::error(specs.span, format!("unknown type `{name}`"))
+                        .with_help("declare the type in the program, or use a standard C type")
+                }),
+            },
+            TypeSpec::Enum(e) => {
+                if let Some(variants) = &e.variants {
+                    let mut next = 0i64;
+                    for (name, value, span) in variants {
+                        if let Some(v) = value {
+                            next = self.const_eval(v).ok_or_else(|| {
+                                Diagnostic::error(*span, format!("the value of `{name}` is not an integer constant"))
+                                    .with_help("give enum constants constant integer values")
+                            })?;
+                        }
+                        self.insert(name, Symbol::EnumConst(next));
+                        next += 1;
+                    }
+                }
+                Ok(CType::Scalar(ScalarType::I32))
+            }
+            TypeSpec::Struct(s) => self.resolve_struct(s),
+        }
+    }
+
+    fn resolve_struct(&mut self, s: &ast::StructSpec) -> Result<CType, Diagnostic> {
+        let index = match (&s.tag, &s.fields) {
+            (Some(tag), None) => match self.lookup_tag(tag) {
+                Some(i) => i,
+                None => self.new_struct(Some(tag.clone()), s.is_union),
+            },
+            (Some(tag), Some(_)) => {
+                // A definition: reuse an incomplete forward declaration of this scope's tag.
+                let existing = self.scopes.last().and_then(|sc| sc.tags.get(tag).copied());
+                match existing {
+                    Some(i) if self.structs[i].fields.is_none() => i,
+                    _ => self.new_struct(Some(tag.clone()), s.is_union),
+                }
+            }
+            (None, _) => self.new_struct(None, s.is_union),
+        };
+        if let Some(decls) = &s.fields {
+            let mut fields = Vec::new();
+            for decl in decls {
+                let base = self.resolve_specs(&decl.specs)?;
+                for d in &decl.declarators {
+                    let ty = self.apply_declarator(base.clone(), &d.declarator)?;
+                    if let Some(name) = &d.declarator.name {
+                        fields.push((name.clone(), ty));
+                    }
+                }
+            }
+            self.structs[index].fields = Some(fields);
+        }
+        Ok(CType::Struct(index))
+    }
+
+    fn new_struct(&mut self, tag: Option<String>, is_union: bool) -> usize {
+        self.structs.push(StructDef { tag: tag.clone(), is_union, fields: None });
+        let index = self.structs.len() - 1;
+        if let (Some(tag), Some(scope)) = (tag, self.scopes.last_mut()) {
+            scope.tags.insert(tag, index);
+        }
+        index
+    }
+
+    /// Applies a declarator's derivations (listed from the name outward) to a base type.
+    pub fn apply_declarator(&mut self, base: CType, declarator: &Declarator) -> Result<CType, Diagnostic> {
+        let mut ty = base;
+        for derived in declarator.derived.iter().rev() {
+            ty = match derived {
+                DerivedType::Pointer(quals) => CType::Pointer { to: Box::new(ty), quals: *quals },
+                DerivedType::Array { size, .. } => {
+                    let len = match size {
+                        None => ArrayLen::Unknown,
+                        Some(e) => match self.const_eval(e) {
+                            Some(v) if v >= 0 => ArrayLen::Const(v as u64),
+                            Some(_) => {
+                                return Err(Diagnostic::error(e.span, "array size is negative")
+                                    .with_help("give the array a positive size"));
+                            }
+                            None => ArrayLen::Var(e.clone()),
+                        },
+                    };
+                    CType::Array { elem: Box::new(ty), len }
+                }
+                DerivedType::Function { params, variadic } => {
+                    let mut param_types = Vec::new();
+                    for p in params {
+                        let base = self.resolve_specs(&p.specs)?;
+                        let t = self.apply_declarator(base, &p.declarator)?;
+                        if !matches!(t, CType::Void) {
+                            param_types.push(adjust_param(t));
+                        }
+                    }
+                    CType::Function { ret: Box::new(ty), params: param_types, variadic: *variadic }
+                }
+            };
+        }
+        Ok(ty)
+    }
+
+    /// The full type of a declared name, with `restrict` of its outermost pointer.
+    pub fn declared_type(&mut self, specs: &DeclSpecs, declarator: &Declarator) -> Result<CType, Diagnostic> {
+        let base = self.resolve_specs(specs)?;
+        self.apply_declarator(base, declarator)
+    }
+
+    /// Enters a declaration into the current scope (typedefs, variables, functions).
+    pub fn declare(&mut self, decl: &ast::Declaration, storage: Storage) -> Result<(), Diagnostic> {
+        let base = self.resolve_specs(&decl.specs)?;
+        for d in &decl.declarators {
+            let Some(name) = &d.declarator.name else { continue };
+            let mut ty = self.apply_declarator(base.clone(), &d.declarator)?;
+            // `int a[] = {1, 2, 3}`: the length comes from the initializer.
+            if let (CType::Array { elem, len: ArrayLen::Unknown }, Some(ast::Initializer::List(items, _))) = (&ty, &d.init) {
+                ty = CType::Array { elem: elem.clone(), len: ArrayLen::Const(items.len() as u64) };
+            }
+            let symbol = if decl.specs.storage == Some(StorageClass::Typedef) {
+                Symbol::Typedef(ty)
+            } else if matches!(ty, CType::Function { .. }) {
+                Symbol::Function(ty)
+            } else {
+                Symbol::Var(self.var_info(ty, &decl.specs, &d.declarator, storage))
+            };
+            self.insert(name, symbol);
+        }
+        Ok(())
+    }
+
+    pub fn var_info(&self, ty: CType, specs: &DeclSpecs, declarator: &Declarator, storage: Storage) -> VarInfo {
+        let restrict = match &ty {
+            CType::Pointer { quals, .. } => quals.is_restrict,
+            _ => false,
+        };
+        VarInfo { ty, is_const: specs.qualifiers.is_const, restrict, storage, span: declarator.name_span }
+    }
+
+    /// Declares a function's parameters in the current scope (array parameters adjusted to
+    /// pointers, as C does).
+    pub fn declare_params(&mut self, declarator: &Declarator) -> Result<(), Diagnostic> {
+        let Some(DerivedType::Function { params, .. }) = declarator.derived.first() else { return Ok(()) };
+        for p in params {
+            let Some(name) = &p.declarator.name else { continue };
+            let base = self.resolve_specs(&p.specs)?;
+            let ty = adjust_param(self.apply_declarator(base, &p.declarator)?);
+            let mut info = self.var_info(ty, &p.specs, &p.declarator, Storage::Param);
+            if let Some(DerivedType::Array { qualifiers, .. }) = p.declarator.derived.first() {
+                info.restrict |= qualifiers.is_restrict;
+            }
+            self.insert(name, Symbol::Var(info));
+        }
+        Ok(())
+    }
+
+    /// Size and alignment in bytes (LP64), when the type has a static size.
+    pub fn size_align(&self, ty: &CType) -> Option<(u64, u64)> {
+        match ty {
+            CType::Scalar(s) => Some((s.size_bytes() as u64, s.size_bytes() as u64)),
+            CType::Pointer { .. } => Some((8, 8)),
+            CType::Array { elem, len: ArrayLen::Const(n) } => {
+                let (s, a) = self.size_align(elem)?;
+                Some((s * n, a))
+            }
+            CType::Struct(i) => {
+                let def = self.structs.get(*i)?;
+                let fields = def.fields.as_ref()?;
+                let (mut size, mut align) = (0u64, 1u64);
+                for (_, f) in fields {
+                    let (fs, fa) = self.size_align(f)?;
+                    align = align.max(fa);
+                    if def.is_union {
+                        size = size.max(fs);
+                    } else {
+                        size = size.div_ceil(fa) * fa + fs;
+                    }
+                }
+                Some((size.div_ceil(align) * align, align))
+            }
+            _ => None,
+        }
+    }
+
+    /// Evaluates an integer constant expression (literals, enum constants, `sizeof`, casts to
+    /// integer types, arithmetic).
+    pub fn const_eval(&self, e: &Expr) -> Option<i64> {
+        match &e.kind {
+            ExprKind::IntLit { value, .. } => Some(*value as i64),
+            ExprKind::CharLit(c) => Some(*c),
+            ExprKind::Ident(name) => match self.lookup(name) {
+                Some(Symbol::EnumConst(v)) => Some(*v),
+                _ => None,
+            },
+            ExprKind::Unary { op, operand } => {
+                let v = self.const_eval(operand)?;
+                match op {
+                    UnaryOp::Neg => Some(v.wrapping_neg()),
+                    UnaryOp::Plus => Some(v),
+                    UnaryOp::Not => Some((v == 0) as i64),
+                    UnaryOp::BitNot => Some(!v),
+                    _ => None,
+                }
+            }
+            ExprKind::Binary { op, lhs, rhs } => {
+                let (a, b) = (self.const_eval(lhs)?, self.const_eval(rhs)?);
+                Some(match op {
+                    BinaryOp::Add => a.wrapping_add(b),
+                    BinaryOp::Sub => a.wrapping_sub(b),
+                    BinaryOp::Mul => a.wrapping_mul(b),
+                    BinaryOp::Div => a.checked_div(b)?,
+                    BinaryOp::Rem => a.checked_rem(b)?,
+                    BinaryOp::Shl => a.checked_shl(u32::try_from(b).ok()?)?,
+                    BinaryOp::Shr => a.checked_shr(u32::try_from(b).ok()?)?,
+                    BinaryOp::Lt => (a < b) as i64,
+                    BinaryOp::Gt => (a > b) as i64,
+                    BinaryOp::Le => (a <= b) as i64,
+                    BinaryOp::Ge => (a >= b) as i64,
+                    BinaryOp::Eq => (a == b) as i64,
+                    BinaryOp::Ne => (a != b) as i64,
+                    BinaryOp::BitAnd => a & b,
+                    BinaryOp::BitOr => a | b,
+                    BinaryOp::BitXor => a ^ b,
+                    BinaryOp::LogAnd => (a != 0 && b != 0) as i64,
+                    BinaryOp::LogOr => (a != 0 || b != 0) as i64,
+                    BinaryOp::Comma => b,
+                })
+            }
+            ExprKind::Conditional { cond, then, otherwise } => {
+                if self.const_eval(cond)? != 0 { self.const_eval(then) } else { self.const_eval(otherwise) }
+            }
+            ExprKind::Cast { ty, expr } => {
+                let v = self.const_eval(expr)?;
+                match ty.specs.ty {
+                    TypeSpec::Base(b) if ty.declarator.derived.is_empty() => {
+                        let s = base_scalar(b)?;
+                        if s.is_float() { None } else { Some(wrap_int(v, s)) }
+                    }
+                    _ => Some(v),
+                }
+            }
+            ExprKind::SizeofType(tn) => {
+                let mut scratch = self.clone();
+                let ty = scratch.declared_type(&tn.specs, &tn.declarator).ok()?;
+                scratch.size_align(&ty).map(|(s, _)| s as i64)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// C adjusts a parameter of array type to a pointer to its element (`double a[n][m]` is
+/// `double (*a)[m]`).
+pub fn adjust_param(ty: CType) -> CType {
+    match ty {
+        CType::Array { elem, .. } => CType::Pointer { to: elem, quals: Qualifiers::default() },
+        CType::Function { .. } => CType::Pointer { to: Box::new(ty), quals: Qualifiers::default() },
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ScalarType::*;
+
+    #[test]
+    fn usual_arithmetic_conversions() {
+        assert_eq!(common_type(I32, F64), F64);
+        assert_eq!(common_type(F32, I64), F32);
+        assert_eq!(common_type(I8, I16), I32);
+        assert_eq!(common_type(I32, U32), U32);
+        assert_eq!(common_type(I64, U32), I64);
+        assert_eq!(common_type(U64, I32), U64);
+        assert_eq!(common_type(I64, U64), U64);
+        assert_eq!(common_type(Bool, Bool), I32);
+        assert_eq!(promote(U16), I32);
+    }
+
+    #[test]
+    fn literal_types_follow_c_rules() {
+        let none = IntSuffix::default();
+        assert_eq!(int_literal_type(5, none, 10), I32);
+        assert_eq!(int_literal_type(3_000_000_000, none, 10), I64);
+        assert_eq!(int_literal_type(0xFFFF_FFFF, none, 16), U32);
+        assert_eq!(int_literal_type(1, IntSuffix { unsigned: true, longs: 0 }, 10), U32);
+        assert_eq!(int_literal_type(1, IntSuffix { unsigned: false, longs: 2 }, 10), I64);
+    }
+
+    #[test]
+    fn system_typedefs_map_to_lp64() {
+        assert!(matches!(system_typedef("size_t"), Some(CType::Scalar(U64))));
+        assert!(matches!(system_typedef("int32_t"), Some(CType::Scalar(I32))));
+        assert!(matches!(system_typedef("bool"), Some(CType::Scalar(Bool))));
+        assert!(matches!(system_typedef("FILE"), Some(CType::Opaque(_))));
+        assert!(system_typedef("my_type").is_none());
+    }
+
+    #[test]
+    fn wrap_int_truncates_like_c() {
+        assert_eq!(wrap_int(300, U8), 44);
+        assert_eq!(wrap_int(-1, U32), 0xFFFF_FFFF);
+        assert_eq!(wrap_int(5, Bool), 1);
+    }
+}
