@@ -1,3 +1,6 @@
+//! Runtime tests: regions run through `Runtime` on host buffers, checking coherence (what is
+//! transferred when), data clauses, errors and the write-back of reductions and scalars.
+
 use std::ffi::c_void;
 use std::sync::Arc;
 
