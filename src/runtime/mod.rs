@@ -689,6 +689,22 @@ impl Runtime {
         }
     }
 
+    /// After a region: stack objects above `frame` (the runtime's frame; the program's live
+    /// frames) that no data region holds get their host copies made valid. A stack array
+    /// outlives nothing: once its function returns, its bytes belong to other variables, and
+    /// a device copy holding the only current value could never be copied back safely.
+    pub fn settle_stack_objects(&mut self, frame: u64) {
+        let highest = frame.saturating_add(DEAD_STACK_WINDOW);
+        for start in self.registry.overlapping(frame, highest) {
+            let Some((copies, mut t)) = self.transfer_for(start) else { continue };
+            if start < frame || copies.devices.iter().flatten().any(|c| c.refcount > 0) {
+                continue;
+            }
+            let len = copies.len;
+            copies.make_host_valid(0, len, &mut t);
+        }
+    }
+
     /// A new heap block (from the malloc wrappers).
     pub fn track_malloc(&mut self, ptr: u64, bytes: u64) {
         if ptr == 0 || bytes == 0 {

@@ -442,8 +442,20 @@ fn device_function_returns_early_per_lane_and_local_arrays_are_per_thread() {
     use crate::ir::{ExprKind, Function, Local, LocalKind};
     // int isqrt_ceil(int x) { int k = 0; while (1) { if (k * k >= x) return k; k = k + 1; } }
     let mut f = crate::ir::Body::default();
-    let x = f.locals.append(Local { name: "x".into(), ty: ScalarType::I32, array_dims: None, kind: LocalKind::Var, span: Span::default() });
-    let k = f.locals.append(Local { name: "k".into(), ty: ScalarType::I32, array_dims: None, kind: LocalKind::Var, span: Span::default() });
+    let x = f.locals.append(Local {
+        name: "x".into(),
+        ty: ScalarType::I32,
+        array_dims: None,
+        kind: LocalKind::Var,
+        span: Span::default(),
+    });
+    let k = f.locals.append(Local {
+        name: "k".into(),
+        ty: ScalarType::I32,
+        array_dims: None,
+        kind: LocalKind::Var,
+        span: Span::default(),
+    });
     let zero = f.add_expr(ExprKind::ConstInt(0), ScalarType::I32, Span::default());
     let one = f.add_expr(ExprKind::ConstInt(1), ScalarType::I32, Span::default());
     let kv = f.add_expr(ExprKind::Local(k), ScalarType::I32, Span::default());
