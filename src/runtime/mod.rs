@@ -484,7 +484,11 @@ impl Runtime {
                                     param.name, kernel.name
                                 ),
                             )
-                            .with_help(format!("add a data clause such as copyin({}[0:n])", param.name)),
+                            .with_help(format!(
+                                "add a data clause such as {}({}[0:n])",
+                                if sections.write == Section::None { "copyin" } else { "copy" },
+                                param.name
+                            )),
                         ));
                     }
                 }
