@@ -38,7 +38,7 @@ pub struct CompiledProgram {
 pub fn compile(files: &[PathBuf], options: &PreprocessOptions) -> Result<CompiledProgram, (SourceSet, Diagnostics)> {
     let parsed = front::parse_program(files, options)?;
     let mut warnings = parsed.warnings;
-    let (mut module, lower_warnings) = match lower_adapter(&parsed.sources, &parsed.units) {
+    let (mut module, lower_warnings) = match front::lower::lower_program(&parsed.sources, &parsed.units) {
         Ok(result) => result,
         Err(mut diags) => {
             warnings.append(&mut diags.0);
@@ -54,26 +54,6 @@ pub fn compile(files: &[PathBuf], options: &PreprocessOptions) -> Result<Compile
         return Err((parsed.sources, Diagnostics(warnings)));
     }
     Ok(CompiledProgram { files: files.to_vec(), sources: parsed.sources, units: parsed.units, module, warnings })
-}
-
-/// Until lowering lands on this branch: a program without directives needs no lowering (its
-/// module is empty), so it can already run. Removed once `front::lower` is merged.
-fn lower_adapter(sources: &SourceSet, units: &[TranslationUnit]) -> Result<(Module, Vec<Diagnostic>), Diagnostics> {
-    let mut has_directive = false;
-    for unit in units {
-        for item in &unit.items {
-            match item {
-                crate::front::ast::ExternalDecl::Directive(_) => has_directive = true,
-                crate::front::ast::ExternalDecl::Function(f) => {
-                    if f.routine.is_some() || sources.text(f.span).contains("#pragma acc") {
-                        has_directive = true
-                    }
-                }
-                crate::front::ast::ExternalDecl::Declaration(_) => {}
-            }
-        }
-    }
-    if has_directive { front::lower::lower_program(sources, units) } else { Ok((Module::default(), Vec::new())) }
 }
 
 /// The host C of a compiled program.
@@ -187,21 +167,14 @@ pub struct RunOptions {
 
 type EntryFn = unsafe extern "C" fn(*const c_void, c_int, *mut *mut c_char) -> c_int;
 
-/// Loads `program.so`, hands it the runtime table and runs the user's `main`. Returns `main`'s
-/// status; a program that calls `exit` does not come back here.
-pub fn run_program(program: &CompiledProgram, library: &Path, options: &RunOptions) -> Result<i32, Diagnostic> {
-    let argv0 = program.files.first().map(|p| p.display().to_string()).unwrap_or_else(|| "program".to_string());
-    let mut c_args = Vec::new();
-    for arg in std::iter::once(&argv0).chain(options.args.iter()) {
-        let c = CString::new(arg.as_str())
-            .map_err(|_| Diagnostic::global_error(format!("the program argument {arg:?} contains a NUL byte")))?;
-        c_args.push(c);
-    }
-    // C's argv: mutable strings, null-terminated list. The strings live until the process ends.
-    let mut argv: Vec<*mut c_char> = c_args.into_iter().map(CString::into_raw).collect();
-    let argc = argv.len() as c_int;
-    argv.push(std::ptr::null_mut());
+/// A program's host code, loaded into this process.
+pub struct LoadedProgram {
+    entry: EntryFn,
+}
 
+/// Loads `program.so`. The file may be deleted afterwards (the scratch directory is, before the
+/// program runs, since a program that calls `exit` never comes back to clean up).
+pub fn load_program(library: &Path) -> Result<LoadedProgram, Diagnostic> {
     // SAFETY: the library is the one `build_host` just compiled from the user's program; loading
     // it runs no code of the program's beyond its (empty) constructors.
     let lib = unsafe { libloading::Library::new(library) }
@@ -212,13 +185,37 @@ pub fn run_program(program: &CompiledProgram, library: &Path, options: &RunOptio
         .map_err(|e| Diagnostic::global_error(format!("the program's host code has no entry point: {e}")))?;
     // The program's atexit handlers live in the library: it stays loaded until the process ends.
     std::mem::forget(lib);
+    Ok(LoadedProgram { entry })
+}
 
-    let table = install_runtime(program, options);
-    let argv_ptr = argv.as_mut_ptr();
-    std::mem::forget(argv);
-    // SAFETY: the table outlives the program (it is 'static), argv is a valid C argv.
-    let status = unsafe { entry(table, argc, argv_ptr) };
-    Ok(status)
+impl LoadedProgram {
+    /// Installs the runtime, hands the program its table and runs the user's `main` with argv =
+    /// [first file, args...]. Returns `main`'s status; a program that calls `exit` does not come
+    /// back here.
+    pub fn run(&self, program: &CompiledProgram, options: &RunOptions) -> Result<i32, Diagnostic> {
+        let argv0 = program.files.first().map(|p| p.display().to_string()).unwrap_or_else(|| "program".to_string());
+        let mut c_args = Vec::new();
+        for arg in std::iter::once(&argv0).chain(options.args.iter()) {
+            let c = CString::new(arg.as_str())
+                .map_err(|_| Diagnostic::global_error(format!("the program argument {arg:?} contains a NUL byte")))?;
+            c_args.push(c);
+        }
+        // C's argv: mutable strings, null-terminated list. They live until the process ends.
+        let mut argv: Vec<*mut c_char> = c_args.into_iter().map(CString::into_raw).collect();
+        let argc = argv.len() as c_int;
+        argv.push(std::ptr::null_mut());
+        let argv_ptr = argv.as_mut_ptr();
+        std::mem::forget(argv);
+
+        let table = install_runtime(program, options);
+        // SAFETY: the table is 'static, argv is a valid C argv.
+        Ok(unsafe { (self.entry)(table, argc, argv_ptr) })
+    }
+}
+
+/// Loads `program.so` and runs it (see [`LoadedProgram::run`]).
+pub fn run_program(program: &CompiledProgram, library: &Path, options: &RunOptions) -> Result<i32, Diagnostic> {
+    load_program(library)?.run(program, options)
 }
 
 /// Ends the process the way C's `exit` does: the program's and the runtime's `atexit` handlers

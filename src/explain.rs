@@ -73,7 +73,7 @@ fn region_text(program: &CompiledProgram, region: &Region, out: &mut String) {
         let _ = writeln!(out, "  data: {}", data_move(region, section));
     }
     if let RegionKind::Compute { kernels, data } = &region.kind {
-        implicit_moves(module, kernels, data, out);
+        implicit_moves(module, region, kernels, data, out);
     }
 }
 
@@ -213,6 +213,7 @@ fn data_move(region: &Region, s: &DataSection) -> String {
 /// on demand.
 fn implicit_moves(
     module: &Module,
+    region: &Region,
     kernels: &[Handle<Kernel>],
     data: &[DataSection],
     out: &mut String,
@@ -234,9 +235,42 @@ fn implicit_moves(
                 (false, true) => "written by kernel -> the host copy refreshed when the host touches it (coherence)",
                 (false, false) => "not accessed",
             };
-            let _ = writeln!(out, "  implicit: {}: {text}", param.name);
+            match enclosing_data_region(module, region, &param.name) {
+                Some(data_region) => {
+                    let _ = writeln!(
+                        out,
+                        "  implicit: {}: {} -> present from data region {data_region}",
+                        param.name,
+                        match (reads, writes) {
+                            (true, true) => "read and written by kernel",
+                            (true, false) => "read by kernel",
+                            (false, true) => "written by kernel",
+                            (false, false) => "not accessed",
+                        }
+                    );
+                }
+                None => {
+                    let _ = writeln!(out, "  implicit: {}: {text}", param.name);
+                }
+            }
         }
     }
+}
+
+/// The innermost structured data region around `region` with a clause naming `name`.
+fn enclosing_data_region(module: &Module, region: &Region, name: &str) -> Option<u32> {
+    module
+        .regions
+        .iter()
+        .filter(|r| {
+            r.id != region.id
+                && r.span.tu == region.span.tu
+                && r.span.lo <= region.span.lo
+                && region.span.hi <= r.span.hi
+        })
+        .filter(|r| matches!(&r.kind, RegionKind::Data { data } if data.iter().any(|d| d.name == name)))
+        .max_by_key(|r| r.span.lo)
+        .map(|r| r.id)
 }
 
 #[cfg(test)]

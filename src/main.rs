@@ -165,11 +165,15 @@ fn run(args: RunArgs) -> ExitCode {
         stats: if args.stats { StatsReport::AtExit } else { StatsReport::Off },
         args: args.args,
     };
-    let status = match driver::run_program(&program, &library, &options) {
-        Ok(status) => status,
+    let loaded = match driver::load_program(&library) {
+        Ok(loaded) => loaded,
         Err(d) => return fail(&program.sources, d),
     };
     drop(scratch);
+    let status = match loaded.run(&program, &options) {
+        Ok(status) => status,
+        Err(d) => return fail(&program.sources, d),
+    };
     let code = if status == 0 {
         0
     } else {

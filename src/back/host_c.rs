@@ -14,6 +14,15 @@
 //!
 //! Replacements keep the number of newlines of the text they replace, so lines after an edit
 //! keep their numbers.
+//!
+//! Hooks are per statement: a statement that launches (directly or through a user function that
+//! does) is entered, and each host statement inside it gets its own hook; a host statement gets
+//! one hook before it covering every array and pointer base it touches, evaluated there. Where a
+//! base cannot be evaluated before the statement (it has side effects, names a variable the
+//! statement declares, changes in a hoisted loop, or loads memory the statement reads only under
+//! a condition) the hook is `host_access_all`. Known gap: in a single expression that both calls
+//! a launching function and reads an array after the call (`x = f(a) + a[0];`), the read after
+//! the call is covered only by the hook before the statement.
 
 use std::collections::{HashMap, HashSet};
 
@@ -43,6 +52,14 @@ pub struct HostFile {
 #[derive(Clone, Debug, PartialEq)]
 pub struct HostProgram {
     pub files: Vec<HostFile>,
+}
+
+/// The runtime header as a preprocessed unit can take it: the unit already holds whatever
+/// system headers it included, and including `<stddef.h>` again would redefine its anonymous
+/// structs (`max_align_t`), so `size_t` comes from the compiler's builtin type instead.
+fn unit_prelude() -> String {
+    let header = RUNTIME_HEADER.replace("#include <stddef.h>", "typedef __SIZE_TYPE__ size_t;");
+    format!("{header}{WRAPPER_DECLS}")
 }
 
 /// Declarations every generated translation unit sees after the runtime header.
@@ -132,11 +149,25 @@ struct Edit {
     lo: u32,
     hi: u32,
     pieces: Vec<Piece>,
+    /// Orders insertions at one position so wrappers nest: openers of longer spans first,
+    /// closers of shorter spans first.
+    nesting: i64,
 }
 
 impl Edit {
     fn insert(at: u32, text: String) -> Edit {
-        Edit { lo: at, hi: at, pieces: vec![Piece::Text(text)] }
+        Edit { lo: at, hi: at, pieces: vec![Piece::Text(text)], nesting: 0 }
+    }
+    fn replace(lo: u32, hi: u32, pieces: Vec<Piece>) -> Edit {
+        Edit { lo, hi, pieces, nesting: 0 }
+    }
+    /// Text opening a wrapper around `span`, inserted at its start.
+    fn open(span: Span, text: String) -> Edit {
+        Edit { nesting: -(i64::from(span.hi - span.lo)), ..Edit::insert(span.lo, text) }
+    }
+    /// Text closing a wrapper around `span`, inserted at its end.
+    fn close(span: Span, text: String) -> Edit {
+        Edit { nesting: i64::from(span.hi - span.lo), ..Edit::insert(span.hi, text) }
     }
 }
 
@@ -170,7 +201,7 @@ fn apply_edits(text: &str, edits: &[Edit], out: &mut String) {
 
 fn sort_edits(edits: &mut [Edit]) {
     // Insertions first at a position, then enclosing edits before the ones they contain.
-    edits.sort_by_key(|e| (e.lo, e.hi != e.lo, std::cmp::Reverse(e.hi)));
+    edits.sort_by_key(|e| (e.lo, e.hi != e.lo, e.nesting, std::cmp::Reverse(e.hi)));
 }
 
 fn newline_count(s: &str) -> usize {
@@ -202,11 +233,14 @@ struct ProgramInfo {
     user_functions: HashSet<String>,
     /// User functions whose bodies contain a region or call one that does.
     launching_functions: HashSet<String>,
+    /// User functions declared `void f(...)`.
+    void_functions: HashSet<String>,
 }
 
 impl ProgramInfo {
     fn new(units: &[TranslationUnit], module: &Module) -> ProgramInfo {
         let mut user_functions = HashSet::new();
+        let mut void_functions = HashSet::new();
         let mut calls: HashMap<String, HashSet<String>> = HashMap::new();
         let mut launching = HashSet::new();
         for unit in units {
@@ -214,6 +248,9 @@ impl ProgramInfo {
                 let ExternalDecl::Function(f) = item else { continue };
                 let Some(name) = f.declarator.name.clone() else { continue };
                 user_functions.insert(name.clone());
+                if matches!(f.specs.ty, TypeSpec::Base(ast::BaseType::Void)) && f.declarator.derived.len() == 1 {
+                    void_functions.insert(name.clone());
+                }
                 if module.regions.iter().any(|r| span_inside(r.span, f.span)) {
                     launching.insert(name.clone());
                 }
@@ -239,7 +276,7 @@ impl ProgramInfo {
                 break;
             }
         }
-        ProgramInfo { user_functions, launching_functions: launching }
+        ProgramInfo { user_functions, launching_functions: launching, void_functions }
     }
 }
 
@@ -961,7 +998,7 @@ struct UnitEmitter<'a> {
     tables: TypeTables,
     scopes: Scopes,
     edits: Vec<Edit>,
-    /// Region ids whose spans were matched to a statement of the syntax tree.
+    /// This unit's regions.
     regions: Vec<&'a Region>,
 }
 
@@ -1018,8 +1055,7 @@ fn emit_unit(sources: &SourceSet, text: &str, unit: &TranslationUnit, module: &M
     sort_edits(&mut edits);
 
     let mut out = String::new();
-    out.push_str(RUNTIME_HEADER);
-    out.push_str(WRAPPER_DECLS);
+    out.push_str(&unit_prelude());
     apply_edits(text, &edits, &mut out);
     if !out.ends_with('\n') {
         out.push('\n');
@@ -1052,7 +1088,7 @@ impl<'a> UnitEmitter<'a> {
                 && let ExprKind::Ident(n) = &callee.kind
                 && matches!(n.as_str(), "malloc" | "calloc" | "realloc" | "free")
             {
-                edits.push(Edit { lo: callee.span.lo, hi: callee.span.hi, pieces: vec![Piece::Text(format!("__yosegi_{n}"))] });
+                edits.push(Edit::replace(callee.span.lo, callee.span.hi, vec![Piece::Text(format!("__yosegi_{n}"))]));
             }
         });
         self.edits.extend(edits);
@@ -1139,10 +1175,10 @@ impl<'a> UnitEmitter<'a> {
     /// Inserts `hook;` before statement `s`.
     fn insert_hook(&mut self, s: &ast::Stmt, hook: String, placement: Placement) {
         match placement {
-            Placement::BlockItem => self.edits.push(Edit::insert(s.span.lo, format!("{hook}; "))),
+            Placement::BlockItem => self.edits.push(Edit::open(s.span, format!("{hook}; "))),
             Placement::SoleBody => {
-                self.edits.push(Edit::insert(s.span.lo, format!("{{ {hook}; ")));
-                self.edits.push(Edit::insert(s.span.hi, " }".to_string()));
+                self.edits.push(Edit::open(s.span, format!("{{ {hook}; ")));
+                self.edits.push(Edit::close(s.span, " }".to_string()));
             }
         }
     }
@@ -1183,6 +1219,7 @@ impl<'a> UnitEmitter<'a> {
             StmtKind::Compound(b) => self.block_items(&b.stmts),
             StmtKind::If { cond, then, otherwise } => {
                 self.hook_before_for_exprs(s, &[cond], placement);
+                self.hooks_after_launching_calls(cond, None);
                 self.stmt(then, Placement::SoleBody);
                 if let Some(o) = otherwise {
                     self.stmt(o, Placement::SoleBody);
@@ -1190,10 +1227,12 @@ impl<'a> UnitEmitter<'a> {
             }
             StmtKind::Switch { cond, body } => {
                 self.hook_before_for_exprs(s, &[cond], placement);
+                self.hooks_after_launching_calls(cond, None);
                 self.stmt(body, Placement::SoleBody);
             }
             StmtKind::While { cond, body } | StmtKind::DoWhile { body, cond } => {
                 self.hook_in_condition(cond);
+                self.hooks_after_launching_calls(cond, None);
                 self.stmt(body, Placement::SoleBody);
             }
             StmtKind::For { init, cond, step, body } => {
@@ -1211,6 +1250,7 @@ impl<'a> UnitEmitter<'a> {
                 }
                 for e in [cond, step].into_iter().flatten() {
                     self.hook_in_condition(e);
+                    self.hooks_after_launching_calls(e, None);
                 }
                 self.stmt(body, Placement::SoleBody);
                 self.scopes.pop();
@@ -1222,9 +1262,57 @@ impl<'a> UnitEmitter<'a> {
             StmtKind::Decl(d) => {
                 // A declaration whose initializer calls a launching function.
                 self.host_stmt(s, placement);
+                self.stmt_hooks_after_launching_calls(s);
                 self.declare(d);
             }
-            _ => self.host_stmt(s, placement),
+            _ => {
+                self.host_stmt(s, placement);
+                self.stmt_hooks_after_launching_calls(s);
+            }
+        }
+    }
+
+    /// Memory a statement touches after a launching call inside it (`b[0] = f(a);`,
+    /// `x = f(a) + a[0];`) is covered by a hook right after the call.
+    fn stmt_hooks_after_launching_calls(&mut self, s: &ast::Stmt) {
+        let (accesses, _, declared) = self.collect(&mut |c| c.stmt(s));
+        // A statement that is just the call touches nothing after it.
+        let whole = match &s.kind {
+            StmtKind::Expr(Some(e)) | StmtKind::Return(Some(e)) => Some(e.span),
+            _ => None,
+        };
+        let hook = hook_for_reevaluation(&accesses, &declared);
+        self.wrap_launching_calls(&mut |f| visit_stmt_exprs(s, f), hook, whole);
+    }
+
+    fn hooks_after_launching_calls(&mut self, e: &ast::Expr, whole: Option<Span>) {
+        let (accesses, _, declared) = self.collect(&mut |c| c.rvalue(e));
+        let hook = hook_for_reevaluation(&accesses, &declared);
+        self.wrap_launching_calls(&mut |f| visit_expr(e, f), hook, whole);
+    }
+
+    /// `f(a)` becomes `(f(a), HOOK)` for a void function, else
+    /// `({ __auto_type __yosegi_r = f(a); HOOK; __yosegi_r; })`.
+    fn wrap_launching_calls(&mut self, walk: &mut ExprWalk, hook: Option<String>, whole: Option<Span>) {
+        let Some(hook) = hook else { return };
+        let mut calls = Vec::new();
+        walk(&mut |e| {
+            if let ExprKind::Call { callee, .. } = &e.kind
+                && let ExprKind::Ident(n) = &callee.kind
+                && self.info.launching_functions.contains(n)
+                && Some(e.span) != whole
+            {
+                calls.push((e.span, self.info.void_functions.contains(n)));
+            }
+        });
+        for (span, is_void) in calls {
+            if is_void {
+                self.edits.push(Edit::open(span, "(".to_string()));
+                self.edits.push(Edit::close(span, format!(", {hook})")));
+            } else {
+                self.edits.push(Edit::open(span, "({ __auto_type __yosegi_r = ".to_string()));
+                self.edits.push(Edit::close(span, format!("; {hook}; __yosegi_r; }})")));
+            }
         }
     }
 
@@ -1256,8 +1344,8 @@ impl<'a> UnitEmitter<'a> {
     fn hook_in_condition(&mut self, cond: &ast::Expr) {
         let (accesses, _, _) = self.collect(&mut |c| c.rvalue(cond));
         if let Some(hook) = pure_hook(&accesses) {
-            self.edits.push(Edit::insert(cond.span.lo, format!("({hook}, (")));
-            self.edits.push(Edit::insert(cond.span.hi, "))".to_string()));
+            self.edits.push(Edit::open(cond.span, format!("({hook}, (")));
+            self.edits.push(Edit::close(cond.span, "))".to_string()));
         }
     }
 
@@ -1323,15 +1411,29 @@ impl<'a> UnitEmitter<'a> {
             Some(body) => {
                 let head = &self.text[span.lo as usize..body.lo as usize];
                 let tail = &self.text[body.hi as usize..span.hi as usize];
-                let enter = format!("{{ {decl}__yosegi_rt->data_enter({id}, {args_ref}, {count}); ");
+                // With `if(c)` false the body runs with no data region around it; `c` is
+                // evaluated once, at entry.
+                let (guard_decl, guard) = match region.if_arg.and_then(|i| region.args.get(i as usize)) {
+                    Some(cond) => {
+                        (format!("int __yosegi_if{id} = ({}) != 0; ", cond.c_expr), format!("if (__yosegi_if{id}) "))
+                    }
+                    None => (String::new(), String::new()),
+                };
+                let enter =
+                    format!("{{ {decl}{guard_decl}{guard}__yosegi_rt->data_enter({id}, {args_ref}, {count}); ");
                 pieces.push(Piece::Text(keep_lines(enter, head)));
                 pieces.push(Piece::Source(body.lo, body.hi));
-                let exit = format!(" __yosegi_rt->data_exit({id}, {args_ref}, {count}); }}");
+                let exit = format!(" {guard}__yosegi_rt->data_exit({id}, {args_ref}, {count}); }}");
                 pieces.push(Piece::Text(keep_lines(exit, tail)));
             }
             _ => {
                 let launch = format!("{{ {decl}__yosegi_rt->region({id}, {args_ref}, {count}); }}");
+                let is_compute = matches!(region.kind, RegionKind::Compute { .. });
                 match region.if_arg.and_then(|i| region.args.get(i as usize)) {
+                    // A standalone directive whose `if` is false does nothing.
+                    Some(cond) if !is_compute => {
+                        pieces.push(Piece::Text(keep_lines(format!("if ({}) {launch}", cond.c_expr), original)))
+                    }
                     Some(cond) => {
                         // The host runs the original statement when the `if` clause is false;
                         // it may touch anything, so every tracked object is made valid first.
@@ -1349,7 +1451,7 @@ impl<'a> UnitEmitter<'a> {
                 }
             }
         }
-        self.edits.push(Edit { lo: span.lo, hi: span.hi, pieces });
+        self.edits.push(Edit::replace(span.lo, span.hi, pieces));
     }
 
     /// Where the statement covered by a directive starts: after the `#pragma` line.
@@ -1384,6 +1486,15 @@ impl<'a> UnitEmitter<'a> {
             self.edits.push(Edit::insert(hash, "// ".to_string()));
         }
     }
+}
+
+/// A hook evaluated in the middle of a statement: `host_access_all` when a base cannot be
+/// evaluated again (side effects, conditional loads, names the statement declares).
+fn hook_for_reevaluation(accesses: &[Access], declared: &HashSet<String>) -> Option<String> {
+    if accesses.iter().any(|a| a.idents.iter().any(|i| declared.contains(i))) {
+        return Some(HOOK_ALL.to_string());
+    }
+    pure_hook(accesses)
 }
 
 /// A hook for accesses that can all be evaluated before the statement, else `host_access_all`.
@@ -1428,12 +1539,12 @@ mod tests {
         let body_lo = text.find('{').unwrap() as u32;
         let m = text.find("malloc").unwrap() as u32;
         let mut edits = vec![
-            Edit { lo: m, hi: m + 6, pieces: vec![Piece::Text("__yosegi_malloc".into())] },
-            Edit {
-                lo: data_lo,
-                hi: data_hi,
-                pieces: vec![Piece::Text("<".into()), Piece::Source(body_lo, data_hi), Piece::Text(">".into())],
-            },
+            Edit::replace(m, m + 6, vec![Piece::Text("__yosegi_malloc".into())]),
+            Edit::replace(
+                data_lo,
+                data_hi,
+                vec![Piece::Text("<".into()), Piece::Source(body_lo, data_hi), Piece::Text(">".into())],
+            ),
             Edit::insert(0, "H;".into()),
         ];
         sort_edits(&mut edits);
@@ -1543,7 +1654,7 @@ mod tests {
         let program = emit_host_program(&p.sources, &p.units, &module);
         assert_valid_c(&program);
         let code = &program.files[0].code;
-        code[RUNTIME_HEADER.len() + WRAPPER_DECLS.len()..].to_string()
+        code[unit_prelude().len()..].to_string()
     }
 
     /// The generated files must be C the system compiler accepts.
@@ -1609,10 +1720,10 @@ int main(void) {\n\
         let code = &program.files[0].code;
         let original = &p.sources.units[0].text;
         let line_of = |t: &str| newline_count(&t[..t.find("err = 0.0").unwrap()]);
-        let prelude = newline_count(RUNTIME_HEADER) + newline_count(WRAPPER_DECLS);
+        let prelude = newline_count(&unit_prelude());
         assert_eq!(line_of(code) - prelude, line_of(original));
         assert_eq!(
-            newline_count(code) - newline_count(RUNTIME_HEADER) - newline_count(WRAPPER_DECLS),
+            newline_count(code) - newline_count(&unit_prelude()),
             newline_count(original) + 2,
             "only the registration function is added at the end"
         );
@@ -1760,5 +1871,27 @@ int main(void) {\n\
         assert!(glue.contains("fflush(NULL); __yosegi_rt->at_exit();"));
         assert!(glue.contains("int acc_on_device(acc_device_t t)"));
         assert_valid_c(&program);
+    }
+
+    #[test]
+    fn reads_after_a_launching_call_in_one_statement_are_hooked_after_the_call() {
+        let src = "void bump(double *a, int n) {\n    #pragma acc parallel loop\n    for (int i = 0; i < n; i++) a[i] += 1;\n}\ndouble bumped(double *a, int n) { bump(a, n); return 0.0; }\nvoid run(double *a, double *b, int n) {\n    b[0] = bumped(a, n) + a[1];\n    while (a[0] < bumped(a, n)) { }\n    bump(a, n);\n}\n";
+        let p = parse(src);
+        let acc = acc_statements(&p.units);
+        let region = compute_region(0, &acc[0], vec![ptr_arg("a"), int_arg("n")]);
+        let code = user_code(&emit(&p, vec![region]), "void run");
+        let hook = "__yosegi_rt->host_access((void *const[]){(void *)(b), (void *)(a)}, (const int[]){2, 1}, 2)";
+        assert!(
+            code.contains(&format!("b[0] = ({{ __auto_type __yosegi_r = bumped(a, n); {hook}; __yosegi_r; }}) + a[1];")),
+            "{code}"
+        );
+        let cond_hook = "__yosegi_rt->host_access((void *const[]){(void *)(a)}, (const int[]){1}, 1)";
+        assert!(
+            code.contains(&format!(
+                "while (({cond_hook}, (a[0] < ({{ __auto_type __yosegi_r = bumped(a, n); {cond_hook}; __yosegi_r; }})))) {{ }}"
+            )),
+            "{code}"
+        );
+        assert!(code.contains("    bump(a, n);\n"), "a call alone needs no hook:\n{code}");
     }
 }

@@ -30,20 +30,23 @@ use loops::{Cmp, NestPolicy};
 
 /// Lowers all translation units into one module (kernels and regions; no grid kernels yet).
 /// Returns the warnings with the module (for example: a `kernels` loop left sequential, and why).
-pub fn lower_program(sources: &SourceSet, units: &[TranslationUnit]) -> Result<(Module, Vec<Diagnostic>), Diagnostics> {
-    let (routines, defined_functions) = collect_functions(units);
+pub fn lower_program<'u>(sources: &'u SourceSet, units: &'u [TranslationUnit]) -> Result<(Module, Vec<Diagnostic>), Diagnostics> {
+    let (routines, inline_routines, defined_functions) = collect_functions(units);
     let mut lowerer = Lowerer {
         sources,
         module: Module::default(),
         diags: Vec::new(),
         functions: vec![None; routines.len()],
         routines,
+        inline_routines,
         defined_functions,
         kernel_names: HashSet::new(),
     };
     for unit in units {
         lowerer.unit(unit);
     }
+    let mut seen = HashSet::new();
+    lowerer.diags.retain(|d| seen.insert((d.message.clone(), d.span)));
     if lowerer.diags.iter().any(Diagnostic::is_error) {
         return Err(Diagnostics(lowerer.diags));
     }
@@ -59,7 +62,18 @@ fn function_name(f: &ast::FunctionDef) -> Option<&str> {
 
 /// The `routine seq` functions (in definition order: their index in `Module::functions`) and
 /// the names of every function the program defines.
-fn collect_functions(units: &[TranslationUnit]) -> (HashMap<String, RoutineInfo>, HashSet<String>) {
+/// The `routine seq` functions with pointer or array parameters are not IR functions: their
+/// bodies are inlined at each call, with the array arguments standing for the parameters.
+fn has_array_params(f: &ast::FunctionDef) -> bool {
+    match f.declarator.derived.first() {
+        Some(ast::DerivedType::Function { params, .. }) => params.iter().any(|p| !p.declarator.derived.is_empty()),
+        _ => false,
+    }
+}
+
+type FunctionTables<'u> = (HashMap<String, RoutineInfo>, HashMap<String, &'u ast::FunctionDef>, HashSet<String>);
+
+fn collect_functions(units: &[TranslationUnit]) -> FunctionTables<'_> {
     let mut routine_names = HashSet::new();
     for unit in units {
         let mut pending = false;
@@ -82,20 +96,25 @@ fn collect_functions(units: &[TranslationUnit]) -> (HashMap<String, RoutineInfo>
         }
     }
     let mut routines = HashMap::new();
+    let mut inline = HashMap::new();
     let mut defined = HashSet::new();
     for unit in units {
         for item in &unit.items {
             if let ExternalDecl::Function(f) = item {
                 let Some(name) = function_name(f) else { continue };
                 defined.insert(name.to_string());
-                if (f.routine.is_some() || routine_names.contains(name)) && !routines.contains_key(name) {
-                    let index = routines.len();
-                    routines.insert(name.to_string(), RoutineInfo { index });
+                if (f.routine.is_some() || routine_names.contains(name)) && !routines.contains_key(name) && !inline.contains_key(name) {
+                    if has_array_params(f) {
+                        inline.insert(name.to_string(), f);
+                    } else {
+                        let index = routines.len();
+                        routines.insert(name.to_string(), RoutineInfo { index });
+                    }
                 }
             }
         }
     }
-    (routines, defined)
+    (routines, inline, defined)
 }
 
 struct Lowerer<'a> {
@@ -103,6 +122,7 @@ struct Lowerer<'a> {
     module: Module,
     diags: Vec<Diagnostic>,
     routines: HashMap<String, RoutineInfo>,
+    inline_routines: HashMap<String, &'a ast::FunctionDef>,
     defined_functions: HashSet<String>,
     functions: Vec<Option<Function>>,
     kernel_names: HashSet<String>,
@@ -141,8 +161,7 @@ fn has_clause(clauses: &[&Clause], f: impl Fn(&ClauseKind) -> bool) -> bool {
 
 /// The dependence test of the analysis stage (may the kernel's dims run in parallel?).
 fn dependence_check(kernel: &Kernel) -> Result<(), SequentialReason> {
-    let _ = kernel;
-    Err(SequentialReason { message: "the dependence test is not available yet".into(), span: kernel.span })
+    crate::analysis::dependence::check_parallel(kernel)
 }
 
 impl<'a> Lowerer<'a> {
@@ -199,7 +218,7 @@ impl<'a> Lowerer<'a> {
     fn routine_function(&mut self, f: &ast::FunctionDef, name: &str, sema: &Sema) -> Option<Function> {
         let Some(Symbol::Function(CType::Function { ret, .. })) = sema.lookup(name).cloned() else { return None };
         let mut args = Vec::new();
-        let cx = Context { sources: self.sources, routines: &self.routines, defined_functions: &self.defined_functions };
+        let cx = Context { sources: self.sources, routines: &self.routines, inline_routines: &self.inline_routines, defined_functions: &self.defined_functions };
         let mut kb = KernelBuilder::new(&cx, sema.clone(), &mut args, Mode::Function);
         kb.function_result = match &*ret {
             CType::Void => None,
@@ -231,6 +250,10 @@ impl<'a> Lowerer<'a> {
                     Err(e) => errors.push(e),
                 }
             }
+        }
+        if errors.iter().any(Diagnostic::is_error) {
+            self.diags.append(&mut errors);
+            return None;
         }
         let mut block = Vec::new();
         for s in &f.body.stmts {
@@ -388,7 +411,7 @@ impl<'a> Lowerer<'a> {
         let base_text = self.text(r.base.span);
         let name = self.text(r.span);
         let Some(ty) = host_lvalue_type(sema, &r.base) else {
-            return Err(Diagnostic::error(r.base.span, format!("unknown variable `{base_text}` in a data clause"))
+            return Err(Diagnostic::error(r.base.span, format!("undeclared variable `{base_text}` in a data clause"))
                 .with_help("name a variable declared before the directive"));
         };
         let is_ident = matches!(r.base.kind, AE::Ident(_));
@@ -434,6 +457,7 @@ impl<'a> Lowerer<'a> {
         }
         // Per section: lo text ("0" when absent), len text, whether it covers the whole dim.
         let mut parts = Vec::new();
+        let mut all_lo_zero = true;
         for (k, s) in r.sections.iter().enumerate() {
             let lo = s.lo.as_ref().map(|e| format!("({})", self.text(e.span)));
             let lo_const = match &s.lo {
@@ -460,6 +484,7 @@ impl<'a> Lowerer<'a> {
                     Some((d, dc)) => (dc.is_some() && len_const == *dc) || len == *d || s.len.is_none(),
                     None => false,
                 };
+            all_lo_zero &= lo_const == Some(0);
             parts.push((lo.unwrap_or_else(|| "0".into()), len, full));
         }
         // Stride of dimension k: the product of the later dimensions.
@@ -489,9 +514,8 @@ impl<'a> Lowerer<'a> {
             let len = parts.iter().zip(&strides).map(|(p, f)| times(&format!("({} - 1)", p.1), f)).collect::<Vec<_>>().join(" + ");
             (lo, format!("{len} + 1"))
         };
-        let lo_is_zero = parts.iter().all(|p| p.0 == "0");
-        let lo = if lo_is_zero { None } else { Some(push_arg(args, HostArg { c_expr: format!("({lo_text})"), kind: HostArgKind::Int, size_expr: None })) };
-        let len = push_arg(args, HostArg { c_expr: format!("({len_text})"), kind: HostArgKind::Int, size_expr: None });
+        let lo = if all_lo_zero { None } else { Some(push_arg(args, HostArg { c_expr: paren(&lo_text), kind: HostArgKind::Int, size_expr: None })) };
+        let len = push_arg(args, HostArg { c_expr: paren(&len_text), kind: HostArgKind::Int, size_expr: None });
         Ok(DataSection { kind, base, lo, len: Some(len), elem_size, name, span: r.span })
     }
 
@@ -516,7 +540,7 @@ impl<'a> Lowerer<'a> {
     fn compute(&mut self, stmt: &Stmt, d: &Directive, body: &Stmt, sema: &mut Sema, function: &str) {
         // Library calls (printf, malloc, ...) cannot run on the device: the host keeps the construct.
         for (name, span) in walk::called_functions(body) {
-            if kernel::math_function(&name).is_none() && !self.routines.contains_key(&name) && !self.defined_functions.contains(&name) {
+            if kernel::math_function(&name).is_none() && !self.defined_functions.contains(&name) {
                 self.diags.push(
                     Diagnostic::warning(span, format!("the compute construct calls `{name}`, which cannot run on the device; it runs on the host"))
                         .with_help(format!("move the call to `{name}` out of the construct to offload it")),
@@ -642,7 +666,7 @@ impl<'a> Lowerer<'a> {
                 if seq {
                     self.single_kernel(&[outer], outer.span, prelude, region, sema, function, None)?
                 } else {
-                    self.parallel_kernel(outer, clauses, policy, checked, prelude, region, sema, function)?
+                    self.parallel_kernel(outer, clauses, policy, checked, prelude, region, sema, function, loops::MAX_DIMS)?
                 }
             }
         };
@@ -650,7 +674,7 @@ impl<'a> Lowerer<'a> {
     }
 
     fn context(&self) -> Context<'_> {
-        Context { sources: self.sources, routines: &self.routines, defined_functions: &self.defined_functions }
+        Context { sources: self.sources, routines: &self.routines, inline_routines: &self.inline_routines, defined_functions: &self.defined_functions }
     }
 
     /// Moves the builder's diagnostics into ours; true when there were errors.
@@ -716,7 +740,9 @@ impl<'a> Lowerer<'a> {
         region: &mut RegionState,
         sema: &Sema,
         function: &str,
+        max_dims: usize,
     ) -> Option<Kernel> {
+        let all_clauses = clauses.clone();
         let sequential = |this: &mut Self, region: &mut RegionState, message: String, span: Span| {
             this.diags.push(
                 Diagnostic::warning(span, format!("loop left sequential: {message}"))
@@ -742,35 +768,20 @@ impl<'a> Lowerer<'a> {
             }
             match loops::counted_loop(&inner_sema, l.stmt) {
                 Ok(c) => counted.push(c),
-                Err(why) if depth == 0 => {
-                    if checked == Checked::ByAnalysis {
-                        return sequential(self, region, format!("the loop is not a counted loop ({why})"), outer.span);
+                Err(nc) => {
+                    let must_count = depth == 0 || depth < loops::collapse_of(&nest[0].clauses) || !l.clauses.is_empty();
+                    if depth == 0 && checked == Checked::ByAnalysis {
+                        return sequential(self, region, format!("the loop is not a counted loop ({})", nc.why), outer.span);
                     }
-                    self.diags.push(
-                        Diagnostic::error(for_head_span(l.stmt), format!("this loop cannot be parallelised: {why}"))
-                            .with_help(loops::COUNTED_LOOP_HELP),
-                    );
-                    return None;
-                }
-                Err(why) => {
-                    if depth < loops::collapse_of(&nest[0].clauses) {
-                        self.diags.push(
-                            Diagnostic::error(for_head_span(l.stmt), format!("this collapsed loop cannot be parallelised: {why}"))
-                                .with_help(loops::COUNTED_LOOP_HELP),
-                        );
-                        return None;
-                    }
-                    if has_clause(&l.clauses, |k| !matches!(k, ClauseKind::Seq)) && checked == Checked::Trusted {
-                        self.diags.push(
-                            Diagnostic::error(for_head_span(l.stmt), format!("this loop cannot be parallelised: {why}"))
-                                .with_help(loops::COUNTED_LOOP_HELP),
-                        );
+                    if must_count && checked == Checked::Trusted || depth == 0 {
+                        self.diags.push(not_counted_error(&nc, l.stmt));
                         return None;
                     }
                     break;
                 }
             }
         }
+        counted.truncate(max_dims);
         let nest = &nest[..counted.len()];
         // In `kernels`, host scalars the nest assigns are reductions, privates, or a reason to
         // stay sequential.
@@ -874,6 +885,11 @@ impl<'a> Lowerer<'a> {
         if checked == Checked::ByAnalysis {
             if let Err(reason) = dependence_check(&kernel) {
                 region.args.truncate(args_before);
+                if kernel.space.len() > 1 {
+                    // The outer loops may still be independent: try them with the inner ones sequential.
+                    let fewer = kernel.space.len() - 1;
+                    return self.parallel_kernel(outer, all_clauses, policy, checked, prelude, region, sema, function, fewer);
+                }
                 return sequential(self, region, reason.message, outer.span);
             }
         }
@@ -966,6 +982,12 @@ fn trip_count(kb: &mut KernelBuilder, lo: Handle<crate::ir::Expr>, hi: Handle<cr
     kb.binary(BinaryOp::Max, zero, n, t, sp)
 }
 
+fn not_counted_error(nc: &loops::NotCounted, stmt: &Stmt) -> Diagnostic {
+    let span = nc.span.unwrap_or_else(|| for_head_span(stmt));
+    Diagnostic::error(span, format!("this loop is not a counted loop, so it cannot be parallelised: {}", nc.why))
+        .with_help(loops::COUNTED_LOOP_HELP)
+}
+
 fn for_init(s: &Stmt) -> Option<&ast::ForInit> {
     match &s.kind {
         StmtKind::For { init, .. } => init.as_ref(),
@@ -979,6 +1001,22 @@ fn for_head_span(s: &Stmt) -> Span {
         StmtKind::For { body, .. } if body.span.lo > s.span.lo => Span::new(s.span.tu, s.span.lo, body.span.lo),
         _ => s.span,
     }
+}
+
+/// Parenthesises C text unless it already is one parenthesised group.
+fn paren(text: &str) -> String {
+    let mut depth = 0i32;
+    let bytes = text.as_bytes();
+    let whole_group = bytes.first() == Some(&b'(')
+        && bytes.iter().enumerate().all(|(i, b)| {
+            match b {
+                b'(' => depth += 1,
+                b')' => depth -= 1,
+                _ => {}
+            }
+            depth > 0 || i + 1 == bytes.len()
+        });
+    if whole_group { text.to_string() } else { format!("({text})") }
 }
 
 fn push_arg(args: &mut Vec<HostArg>, arg: HostArg) -> u32 {
@@ -1034,8 +1072,22 @@ fn add_treatments<'c>(
                 for r in refs {
                     let AE::Ident(n) = &r.base.kind else { continue };
                     let t = if matches!(c.kind, ClauseKind::Private(_)) { Treatment::Private } else { Treatment::FirstPrivate };
-                    if sema.lookup_var(n).is_some_and(|v| v.ty.scalar().is_some()) {
-                        treatments.insert(n.clone(), t);
+                    match sema.lookup_var(n) {
+                        Some(v) if v.ty.scalar().is_some() => {
+                            treatments.insert(n.clone(), t);
+                        }
+                        Some(v) if matches!(t, Treatment::Private) && kernel::local_array_shape(&v.ty).is_some() => {
+                            treatments.insert(n.clone(), t);
+                        }
+                        Some(v) if kernel::local_array_shape(&v.ty).is_some() => errors.push(
+                            Diagnostic::error(r.span, format!("firstprivate array `{n}` is not supported"))
+                                .with_help(format!("copy `{n}` into a local array inside the loop")),
+                        ),
+                        Some(_) => {}
+                        None => errors.push(
+                            Diagnostic::error(r.span, format!("undeclared variable `{n}` in a private clause"))
+                                .with_help("declare the variable before the construct"),
+                        ),
                     }
                 }
             }
@@ -1050,8 +1102,10 @@ fn add_treatments<'c>(
                         (Some(n), Some(true)) => {
                             treatments.insert(n.clone(), Treatment::Reduction(*op, c.span));
                         }
-                        // A name the host does not know is a local of the loop body (CSR's `sum`).
-                        (Some(_), None) => {}
+                        (Some(n), None) => errors.push(
+                            Diagnostic::error(r.span, format!("undeclared variable `{n}` in a reduction clause"))
+                                .with_help("declare the variable before the construct"),
+                        ),
                         _ => errors.push(
                             Diagnostic::error(r.span, format!("reduction on `{}`, which is not a scalar", norm(sources.text(r.span))))
                                 .with_help("reduce into a scalar variable and store it into the array after the loop"),

@@ -26,6 +26,8 @@ pub struct RoutineInfo {
 pub struct Context<'a> {
     pub sources: &'a SourceSet,
     pub routines: &'a HashMap<String, RoutineInfo>,
+    /// `routine seq` functions with array parameters, inlined at each call.
+    pub inline_routines: &'a HashMap<String, &'a ast::FunctionDef>,
     pub defined_functions: &'a HashSet<String>,
 }
 
@@ -85,7 +87,21 @@ pub struct KernelBuilder<'a> {
     /// Set when a `continue` ends a parallel iteration (the body is wrapped in a one-trip loop).
     pub iteration_continue: bool,
     pub function_result: Option<ScalarType>,
+    /// Statements an expression needs run before the statement that holds it (inlined calls).
+    pending: Vec<Stmt>,
+    inline_frames: Vec<InlineFrame>,
+    /// Array parameters of inlined functions: the caller's arrays they stand for.
+    aliases: HashMap<String, (ArrayRef, usize, ScalarType)>,
 }
+
+/// A call being inlined: where `return` puts the value and the flag that ends the body.
+struct InlineFrame {
+    result: Option<(Handle<Local>, ScalarType)>,
+    done: Handle<Local>,
+}
+
+/// How deep inlined calls may nest (recursion is refused past it).
+const MAX_INLINE_DEPTH: usize = 8;
 
 /// Where an assignment stores.
 #[derive(Clone, Debug)]
@@ -172,6 +188,9 @@ impl<'a> KernelBuilder<'a> {
             reported: HashSet::new(),
             iteration_continue: false,
             function_result: None,
+            pending: Vec::new(),
+            inline_frames: Vec::new(),
+            aliases: HashMap::new(),
         }
     }
 
@@ -464,7 +483,7 @@ impl<'a> KernelBuilder<'a> {
                         }
                     }
                     Some(Symbol::Function(_)) => Err(err(span, format!("function `{name}` used as a value"), "call it")),
-                    Some(Symbol::Typedef(_)) | None => Err(err(span, format!("unknown name `{name}`"), "declare it before the construct")),
+                    Some(Symbol::Typedef(_)) | None => Err(err(span, format!("undeclared name `{name}`"), "declare it before the construct")),
                 }
             }
             AE::IntLit { value, suffix, radix } => {
@@ -608,10 +627,12 @@ impl<'a> KernelBuilder<'a> {
         Ok((array, vec![idx], elem))
     }
 
-    fn is_host_pointer(&self, e: &ast::Expr) -> bool {
+    fn is_host_pointer(&mut self, e: &ast::Expr) -> bool {
         match &e.kind {
-            AE::Ident(n) => self.kernel_local(n).is_none() && self.host_var(n).is_some_and(|v| v.ty.is_pointer_like()),
-            AE::Member { .. } => true,
+            AE::Ident(n) => {
+                self.kernel_local(n).is_none() && (self.aliases.contains_key(n.as_str()) || self.host_var(n).is_some_and(|v| v.ty.is_pointer_like()))
+            }
+            AE::Member { .. } => self.member_type(e).is_ok_and(|t| t.is_pointer_like()),
             _ => false,
         }
     }
@@ -629,6 +650,11 @@ impl<'a> KernelBuilder<'a> {
     fn array_base(&mut self, base: &ast::Expr) -> R<(ArrayRef, usize, ScalarType)> {
         match &base.kind {
             AE::Ident(name) => {
+                if let Some(&alias) = self.aliases.get(name.as_str()) {
+                    if self.kernel_local(name).is_none() {
+                        return Ok(alias);
+                    }
+                }
                 if let Some(l) = self.kernel_local(name) {
                     let local = &self.body.locals[l];
                     return match &local.array_dims {
@@ -636,10 +662,24 @@ impl<'a> KernelBuilder<'a> {
                         None => Err(err(base.span, format!("`{name}` is not an array"), "index arrays and pointers only")),
                     };
                 }
+                if let Some(&l) = self.host_locals.get(name.as_str()) {
+                    let local = &self.body.locals[l];
+                    if let Some(d) = &local.array_dims {
+                        return Ok((ArrayRef::Local(l), d.len(), local.ty));
+                    }
+                }
                 let Some(info) = self.host_var(name) else {
-                    return Err(err(base.span, format!("unknown name `{name}`"), "declare it before the construct"));
+                    return Err(err(base.span, format!("undeclared name `{name}`"), "declare it before the construct"));
                 };
                 self.check_default_none(name, base.span);
+                if matches!(self.treatments.get(name.as_str()), Some(Treatment::Private)) {
+                    if let Some((dims, elem)) = local_array_shape(&info.ty) {
+                        let ndims = dims.len();
+                        let l = self.body.locals.append(Local { name: name.clone(), ty: elem, array_dims: Some(dims), kind: LocalKind::Private, span: base.span });
+                        self.host_locals.insert(name.clone(), l);
+                        return Ok((ArrayRef::Local(l), ndims, elem));
+                    }
+                }
                 if !info.ty.is_pointer_like() {
                     return Err(err(base.span, format!("`{name}` is not an array or a pointer"), "index arrays and pointers only"));
                 }
@@ -722,7 +762,7 @@ impl<'a> KernelBuilder<'a> {
                 }
                 match self.host_var(name) {
                     Some(v) => Ok(v.ty),
-                    None => Err(err(e.span, format!("unknown name `{name}`"), "declare it before the construct")),
+                    None => Err(err(e.span, format!("undeclared name `{name}`"), "declare it before the construct")),
                 }
             }
             AE::Member { base, field, arrow } => {
@@ -833,6 +873,9 @@ impl<'a> KernelBuilder<'a> {
             }
             return Ok(self.add(ExprKind::Math { func, args: lowered }, ty, span));
         }
+        if let Some(def) = self.cx.inline_routines.get(name.as_str()).copied() {
+            return self.inline_call(name, def, args, span);
+        }
         if let Some(info) = self.cx.routines.get(name.as_str()).cloned() {
             let (params, result) = match self.sema.lookup(name) {
                 Some(Symbol::Function(CType::Function { params, ret, .. })) => (params.clone(), (**ret).clone()),
@@ -856,7 +899,7 @@ impl<'a> KernelBuilder<'a> {
         if self.cx.defined_functions.contains(name.as_str()) {
             return Err(err(
                 span,
-                format!("`{name}` is called in a kernel but is not a device function"),
+                format!("`{name}` is called in a kernel but has no `#pragma acc routine seq`"),
                 format!("add `#pragma acc routine seq` before the function `{name}`"),
             ));
         }
@@ -879,8 +922,121 @@ impl<'a> KernelBuilder<'a> {
     }
 
     pub fn stmt(&mut self, s: &ast::Stmt, out: &mut Block) {
-        let r = self.stmt_inner(s, out);
+        let saved = std::mem::take(&mut self.pending);
+        let mut lowered = Vec::new();
+        let r = self.stmt_inner(s, &mut lowered);
         self.record(r);
+        out.append(&mut self.pending);
+        out.append(&mut lowered);
+        self.pending = saved;
+    }
+
+    /// A loop condition or step: it is evaluated on every trip, so it cannot need statements
+    /// run before it (an inlined call).
+    fn loop_expr(&mut self, e: &ast::Expr) -> R<Handle<Expr>> {
+        let before = self.pending.len();
+        let h = self.expr(e)?;
+        if self.pending.len() != before {
+            self.pending.truncate(before);
+            return Err(err(
+                e.span,
+                "a call of a device function with array parameters cannot be part of a loop condition",
+                "call the function in the loop body, store the result in a variable and test that",
+            ));
+        }
+        Ok(h)
+    }
+
+    /// After a loop inside an inlined function: a `return` in the loop left it with `break`;
+    /// leave the enclosing loops too.
+    fn after_loop(&mut self, out: &mut Block) {
+        if let Some(frame) = self.inline_frames.last() {
+            let done = frame.done;
+            let flag = self.add(ExprKind::Local(done), ScalarType::Bool, Span::default());
+            out.push(Stmt::If { cond: flag, then: vec![Stmt::Break], otherwise: Vec::new() });
+        }
+    }
+
+    fn inline_call(&mut self, name: &str, def: &ast::FunctionDef, args: &[ast::Expr], span: Span) -> R<Handle<Expr>> {
+        if self.inline_frames.len() >= MAX_INLINE_DEPTH {
+            return Err(err(span, format!("calls of `{name}` nest too deeply (recursion?)"), "device functions cannot be recursive"));
+        }
+        let Some(ast::DerivedType::Function { params, .. }) = def.declarator.derived.first() else {
+            return Err(err(span, format!("`{name}` is not a function"), "call a function"));
+        };
+        let params: Vec<&ast::ParamDecl> = params.iter().filter(|p| p.declarator.name.is_some() || !p.declarator.derived.is_empty() || !matches!(p.specs.ty, ast::TypeSpec::Base(ast::BaseType::Void))).collect();
+        if params.len() != args.len() {
+            return Err(err(span, format!("`{name}` takes {} argument(s)", params.len()), "check the call"));
+        }
+        let ret = self.sema.resolve_specs(&def.specs)?;
+        let ret = self.sema.apply_declarator(ret, &ast::Declarator { name: None, name_span: span, derived: def.declarator.derived[1..].to_vec(), span })?;
+        let result = match ret {
+            CType::Void => None,
+            CType::Scalar(t) => Some(t),
+            _ => return Err(err(span, format!("`{name}` must return a number or nothing"), "return a scalar value")),
+        };
+        // Arguments are evaluated in the caller's scope.
+        let mut scalars = Vec::new();
+        let mut arrays = Vec::new();
+        for (p, a) in params.iter().zip(args) {
+            let pname = p.declarator.name.clone().unwrap_or_default();
+            let pty = sema::adjust_param(self.sema.declared_type(&p.specs, &p.declarator)?);
+            match pty {
+                CType::Scalar(t) => {
+                    let v = self.expr(a)?;
+                    let v = self.cast(v, t);
+                    scalars.push((pname, t, v));
+                }
+                CType::Pointer { to, .. } => {
+                    let mut want_dims = 1;
+                    let mut cur = &*to;
+                    while let CType::Array { elem, .. } = cur {
+                        want_dims += 1;
+                        cur = elem;
+                    }
+                    let (array, ndims, elem) = self.array_base(a)?;
+                    if ndims != want_dims || cur.scalar() != Some(elem) {
+                        return Err(err(
+                            a.span,
+                            format!("the array passed as `{pname}` does not have the parameter's shape and element type"),
+                            "pass an array of the same element type and number of dimensions",
+                        ));
+                    }
+                    arrays.push((pname, (array, ndims, elem)));
+                }
+                _ => return Err(err(a.span, format!("parameter `{pname}` of `{name}` has a type kernels do not support"), "pass numbers and arrays")),
+            }
+        }
+        let result_local = result.map(|t| (self.new_local(&format!("{name}_result"), t, LocalKind::Var, span), t));
+        let done = self.new_local(&format!("{name}_done"), ScalarType::Bool, LocalKind::Var, span);
+        let saved_aliases = std::mem::replace(&mut self.aliases, arrays.into_iter().collect());
+        let saved_breaks = std::mem::take(&mut self.breaks);
+        let saved_pending = std::mem::take(&mut self.pending);
+        self.inline_frames.push(InlineFrame { result: result_local, done });
+        self.push_scope();
+        let mut block = Vec::new();
+        for (pname, t, v) in scalars {
+            let l = self.new_local(&pname, t, LocalKind::Var, span);
+            block.push(Stmt::Assign { local: l, value: v });
+            self.bind(&pname, l);
+        }
+        self.breaks.push(BreakTarget::Loop);
+        for st in &def.body.stmts {
+            self.stmt(st, &mut block);
+        }
+        self.pop_scope();
+        self.inline_frames.pop();
+        self.breaks = saved_breaks;
+        self.aliases = saved_aliases;
+        self.pending = saved_pending;
+        let no = self.add(ExprKind::ConstInt(0), ScalarType::Bool, Span::default());
+        self.pending.push(Stmt::Assign { local: done, value: no });
+        let never = self.add(ExprKind::ConstInt(0), ScalarType::Bool, Span::default());
+        self.pending.push(Stmt::Loop { cond: Some(never), test_first: false, body: block, continuing: Vec::new(), range: None });
+        Ok(match result_local {
+            Some((l, t)) => self.add(ExprKind::Local(l), t, span),
+            None => self.int_const(0, ScalarType::I32),
+        })
     }
 
     /// Lowers the body of one parallel iteration (a `continue` ends the iteration).
@@ -923,17 +1079,19 @@ impl<'a> KernelBuilder<'a> {
                 Ok(())
             }
             StmtKind::While { cond, body } => {
-                let c = self.expr(cond)?;
+                let c = self.loop_expr(cond)?;
                 let c = self.truth(c);
                 let b = self.loop_body(body);
                 out.push(Stmt::Loop { cond: Some(c), test_first: true, body: b, continuing: Vec::new(), range: None });
+                self.after_loop(out);
                 Ok(())
             }
             StmtKind::DoWhile { body, cond } => {
                 let b = self.loop_body(body);
-                let c = self.expr(cond)?;
+                let c = self.loop_expr(cond)?;
                 let c = self.truth(c);
                 out.push(Stmt::Loop { cond: Some(c), test_first: false, body: b, continuing: Vec::new(), range: None });
+                self.after_loop(out);
                 Ok(())
             }
             StmtKind::For { .. } => self.for_loop(s, out),
@@ -978,6 +1136,23 @@ impl<'a> KernelBuilder<'a> {
                 }
             }
             StmtKind::Return(value) => {
+                if let Some(frame) = self.inline_frames.last() {
+                    let (result, done) = (frame.result, frame.done);
+                    match (value, result) {
+                        (Some(e), Some((l, t))) => {
+                            let h = self.expr(e)?;
+                            let v = self.cast(h, t);
+                            out.push(Stmt::Assign { local: l, value: v });
+                        }
+                        (None, None) => {}
+                        (Some(_), None) => return Err(err(span, "a void function returns a value", "remove the value")),
+                        (None, Some(_)) => return Err(err(span, "the function must return a value", "return a value")),
+                    }
+                    let yes = self.add(ExprKind::ConstInt(1), ScalarType::Bool, Span::default());
+                    out.push(Stmt::Assign { local: done, value: yes });
+                    out.push(Stmt::Break);
+                    return Ok(());
+                }
                 if self.mode != Mode::Function {
                     return Err(err(span, "`return` would leave the parallel loop", "use if/else to skip the rest of the iteration"));
                 }
@@ -1051,17 +1226,23 @@ impl<'a> KernelBuilder<'a> {
             };
             let c = match cond {
                 Some(c) => {
-                    let h = self.expr(c)?;
+                    let h = self.loop_expr(c)?;
                     Some(self.truth(h))
                 }
                 None => None,
             };
             let mut continuing = Vec::new();
             if let Some(st) = step {
+                let before = self.pending.len();
                 self.expr_stmt(st, &mut continuing)?;
+                if self.pending.len() != before {
+                    self.pending.truncate(before);
+                    return Err(err(st.span, "a call of a device function with array parameters cannot be part of a loop step", "update the loop variable with plain arithmetic"));
+                }
             }
             let b = self.loop_body(body);
             out.push(Stmt::Loop { cond: c, test_first: true, body: b, continuing, range });
+            self.after_loop(out);
             Ok(())
         })();
         self.pop_scope();
@@ -1263,7 +1444,7 @@ impl<'a> KernelBuilder<'a> {
                     return Ok(Target::Local(l));
                 }
                 let Some(info) = self.host_var(name) else {
-                    return Err(err(lhs.span, format!("unknown name `{name}`"), "declare it before the construct"));
+                    return Err(err(lhs.span, format!("undeclared name `{name}`"), "declare it before the construct"));
                 };
                 self.check_default_none(name, lhs.span);
                 let Some(ty) = info.ty.scalar() else {
@@ -1357,25 +1538,13 @@ impl<'a> KernelBuilder<'a> {
             StmtKind::Expr(Some(e)) => e,
             _ => return Err(err(body.span, "this atomic form is not supported", "write a single expression statement such as x[i] += v")),
         };
-        let host_scalar_target = |this: &Self, t: &ast::Expr| -> Option<String> {
-            match &t.kind {
-                AE::Ident(n) if this.kernel_local(n).is_none() && this.host_var(n).is_some_and(|v| v.ty.scalar().is_some()) => Some(n.clone()),
-                _ => None,
-            }
-        };
-        let refuse_host = |name: &str, span: Span| {
-            err(span, format!("atomic update of the host scalar `{name}` is not supported"), format!("use reduction(+:{name}) on the loop instead"))
-        };
         match kind {
             AtomicKind::Read => self.expr_stmt(e, out),
             AtomicKind::Write => {
                 let AE::Assign { op: None, lhs, rhs } = &e.kind else {
                     return Err(err(e.span, "atomic write needs `x = expr`", "write x[i] = value"));
                 };
-                if let Some(n) = host_scalar_target(self, lhs) {
-                    return Err(refuse_host(&n, lhs.span));
-                }
-                match self.target(lhs)? {
+                match self.atomic_target(lhs)? {
                     Target::Element { array, indices, ty } => {
                         let v = self.expr(rhs)?;
                         let value = self.cast(v, ty);
@@ -1387,10 +1556,7 @@ impl<'a> KernelBuilder<'a> {
             }
             AtomicKind::Update => {
                 let (lhs, op, value) = self.atomic_update_parts(e)?;
-                if let Some(n) = host_scalar_target(self, lhs) {
-                    return Err(refuse_host(&n, lhs.span));
-                }
-                match self.target(lhs)? {
+                match self.atomic_target(lhs)? {
                     Target::Element { array, indices, ty } => {
                         let value = self.atomic_value(value, ty)?;
                         out.push(Stmt::Atomic { op, array, indices, value, capture: None, span: e.span });
@@ -1414,10 +1580,7 @@ impl<'a> KernelBuilder<'a> {
                     }
                     _ => return Err(err(e.span, "atomic capture needs `v = x[i]++` or `v = x[i] += e`", "write the capture in one of those forms")),
                 };
-                if let Some(n) = host_scalar_target(self, x) {
-                    return Err(refuse_host(&n, x.span));
-                }
-                let Target::Element { array, indices, ty } = self.target(x)? else {
+                let Target::Element { array, indices, ty } = self.atomic_target(x)? else {
                     return Err(err(x.span, "atomic capture of a local variable", "capture array elements only"));
                 };
                 let val = match value {
@@ -1449,6 +1612,36 @@ impl<'a> KernelBuilder<'a> {
                 Ok(())
             }
         }
+    }
+
+    /// The target of an atomic: a host scalar is updated in place, through its address (a
+    /// one-element array param), so every iteration sees the others' updates.
+    fn atomic_target(&mut self, lhs: &ast::Expr) -> R<Target> {
+        if let AE::Ident(name) = &lhs.kind {
+            if self.kernel_local(name).is_none() && !self.host_locals.contains_key(name.as_str()) && !self.treatments.contains_key(name.as_str()) {
+                if let Some(ty) = self.host_var(name).and_then(|v| v.ty.scalar()) {
+                    self.check_default_none(name, lhs.span);
+                    let key = format!("&({name})");
+                    let p = match self.param_keys.get(&key) {
+                        Some(&p) => p,
+                        None => {
+                            let arg = self.add_arg(HostArg { c_expr: key.clone(), kind: HostArgKind::Pointer, size_expr: Some(format!("sizeof({name})")) });
+                            self.params.push(Param {
+                                name: key.clone(),
+                                kind: ParamKind::Array { elem: ty, dims: vec![None], restrict: false, read_only: false },
+                                arg,
+                            });
+                            let p = (self.params.len() - 1) as u32;
+                            self.param_keys.insert(key, p);
+                            p
+                        }
+                    };
+                    let zero = self.int_const(0, ScalarType::I32);
+                    return Ok(Target::Element { array: ArrayRef::Param(p), indices: vec![zero], ty });
+                }
+            }
+        }
+        self.target(lhs)
     }
 
     fn atomic_value(&mut self, value: AtomicValue<'_>, ty: ScalarType) -> R<Handle<Expr>> {

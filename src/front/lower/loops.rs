@@ -28,8 +28,35 @@ pub struct CountedLoop<'a> {
 
 pub const COUNTED_LOOP_HELP: &str = "write the loop as for (i = lo; i < hi; i += step) with a constant step, and do not assign i in the body";
 
+/// Why a loop is not a counted loop, and where (the part of the loop at fault).
+#[derive(Clone, Debug, PartialEq)]
+pub struct NotCounted {
+    pub why: String,
+    pub span: Option<crate::diag::Span>,
+}
+
+impl From<String> for NotCounted {
+    fn from(why: String) -> NotCounted {
+        NotCounted { why, span: None }
+    }
+}
+
+impl From<&str> for NotCounted {
+    fn from(why: &str) -> NotCounted {
+        NotCounted { why: why.to_string(), span: None }
+    }
+}
+
+fn at(span: crate::diag::Span) -> impl Fn(NotCounted) -> NotCounted {
+    move |n| NotCounted { span: n.span.or(Some(span)), ..n }
+}
+
 /// Recognises a counted `for` loop; `Err` says why it is not one.
-pub fn counted_loop<'a>(sema: &Sema, stmt: &'a Stmt) -> Result<CountedLoop<'a>, String> {
+pub fn counted_loop<'a>(sema: &Sema, stmt: &'a Stmt) -> Result<CountedLoop<'a>, NotCounted> {
+    counted_loop_inner(sema, stmt)
+}
+
+fn counted_loop_inner<'a>(sema: &Sema, stmt: &'a Stmt) -> Result<CountedLoop<'a>, NotCounted> {
     let StmtKind::For { init, cond, step, body } = &stmt.kind else {
         return Err("the statement is not a `for` loop".into());
     };
@@ -48,7 +75,8 @@ pub fn counted_loop<'a>(sema: &Sema, stmt: &'a Stmt) -> Result<CountedLoop<'a>, 
         _ => return Err("the loop does not start by assigning a variable".into()),
     };
     let Some(cond) = cond else { return Err("the loop has no condition".into()) };
-    let (cmp, bound) = match &cond.kind {
+    let cond_span = cond.span;
+    let (cmp, bound) = (|| -> Result<_, NotCounted> { Ok(match &cond.kind {
         ExprKind::Binary { op, lhs, rhs } => {
             let is_var = |e: &Expr| matches!(&e.kind, ExprKind::Ident(n) if *n == var);
             let cmp = match op {
@@ -56,7 +84,7 @@ pub fn counted_loop<'a>(sema: &Sema, stmt: &'a Stmt) -> Result<CountedLoop<'a>, 
                 BinaryOp::Le => Cmp::Le,
                 BinaryOp::Gt => Cmp::Gt,
                 BinaryOp::Ge => Cmp::Ge,
-                _ => return Err(format!("the condition does not compare `{var}` with <, <=, > or >=")),
+                _ => return Err(format!("the condition does not compare `{var}` with <, <=, > or >=").into()),
             };
             if is_var(lhs) {
                 (cmp, &**rhs)
@@ -69,23 +97,34 @@ pub fn counted_loop<'a>(sema: &Sema, stmt: &'a Stmt) -> Result<CountedLoop<'a>, 
                 };
                 (flipped, &**lhs)
             } else {
-                return Err(format!("the condition does not compare `{var}` with the bound"));
+                return Err(format!("the condition does not compare `{var}` with the bound").into());
             }
         }
-        _ => return Err(format!("the condition does not compare `{var}` with <, <=, > or >=")),
-    };
+        _ => return Err(format!("the condition does not compare `{var}` with <, <=, > or >=").into()),
+    })})().map_err(at(cond_span))?;
     if walk::count_name(bound, &var) > 0 {
-        return Err(format!("the bound depends on `{var}`"));
+        return Err(NotCounted { why: format!("the bound depends on `{var}`"), span: Some(cond_span) });
     }
     let Some(step) = step else { return Err("the loop has no increment".into()) };
-    let step = step_of(sema, step, &var)?;
+    let step_span = step.span;
+    let step = step_of(sema, step, &var).map_err(|why| NotCounted { why, span: Some(step_span) })?;
     match cmp {
-        Cmp::Lt | Cmp::Le if step <= 0 => return Err("the loop counts up but its step is not positive".into()),
-        Cmp::Gt | Cmp::Ge if step >= 0 => return Err("the loop counts down but its step is not negative".into()),
+        Cmp::Lt | Cmp::Le if step <= 0 => {
+            return Err(NotCounted { why: "the loop counts up but its step is not positive".into(), span: Some(step_span) });
+        }
+        Cmp::Gt | Cmp::Ge if step >= 0 => {
+            return Err(NotCounted { why: "the loop counts down but its step is not negative".into(), span: Some(step_span) });
+        }
         _ => {}
     }
-    if walk::written_names(body).contains(&var) {
-        return Err(format!("`{var}` is assigned in the loop body"));
+    let mut assignment = None;
+    walk::each_expr(body, &mut |e| {
+        if assignment.is_none() && walk::assigned_name(e) == Some(var.as_str()) {
+            assignment = Some(e.span);
+        }
+    });
+    if let Some(span) = assignment {
+        return Err(NotCounted { why: format!("the loop variable `{var}` is assigned in the loop body"), span: Some(span) });
     }
     Ok(CountedLoop { var, decl, lo, bound, cmp, step })
 }
@@ -177,7 +216,11 @@ pub fn loop_nest<'a>(
                 body = for_body(inner);
                 continue;
             }
-            return Err((inner.span, format!("collapse({wanted}) needs {wanted} perfectly nested `for` loops")));
+            let culprit = match &inner.kind {
+                StmtKind::Compound(b) => b.stmts.iter().find(|s| !matches!(s.kind, StmtKind::For { .. })).map_or(inner.span, |s| s.span),
+                _ => inner.span,
+            };
+            return Err((culprit, format!("collapse({wanted}) needs {wanted} perfectly nested `for` loops")));
         }
         match &inner.kind {
             StmtKind::Acc { directive, body: Some(b) } if clause_is_parallel_loop(directive) => {
@@ -282,7 +325,7 @@ mod tests {
             assign(Some(BinaryOp::Add), id("i"), id("s")),
             empty(),
         );
-        assert_eq!(counted_loop(&sema, &variable_step).err().as_deref(), Some("the step is not a constant"));
+        assert_eq!(counted_loop(&sema, &variable_step).err().map(|n| n.why).as_deref(), Some("the step is not a constant"));
         let modified = for_loop(
             assign(None, id("i"), int(0)),
             bin(BinaryOp::Ne, id("i"), id("n")),
@@ -296,6 +339,6 @@ mod tests {
             e(ExprKind::Unary { op: UnaryOp::PostInc, operand: Box::new(id("i")) }),
             Stmt { kind: StmtKind::Expr(Some(assign(None, id("i"), int(7)))), span: Span::default() },
         );
-        assert!(counted_loop(&sema, &body_writes).unwrap_err().contains("assigned in the loop body"));
+        assert!(counted_loop(&sema, &body_writes).unwrap_err().why.contains("assigned in the loop body"));
     }
 }

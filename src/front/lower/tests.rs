@@ -1,1 +1,436 @@
 //! Snippet tests of lowering: C source through the parser and lowering.
+
+use crate::analysis::uniform::eval_uniform;
+use crate::diag::{Diagnostic, Diagnostics, Severity};
+use crate::front::ast::DataClauseKind;
+use crate::front::source::SourceSet;
+use crate::front::{PreprocessOptions, parse_program};
+use crate::ir::{
+    ArrayRef, AtomicOp, ExprKind, HostArgKind, Kernel, LocalKind, Module, ParamKind, ParamValue, RegionKind, ScalarType, Stmt,
+};
+
+struct Lowered {
+    sources: SourceSet,
+    result: Result<(Module, Vec<Diagnostic>), Diagnostics>,
+}
+
+/// Writes `c_source` to a temporary file, parses and lowers it.
+fn lower_snippet(c_source: &str) -> Lowered {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("snippet.c");
+    std::fs::write(&path, c_source).expect("write snippet");
+    match parse_program(&[path], &PreprocessOptions::default()) {
+        Ok(parsed) => {
+            let result = super::lower_program(&parsed.sources, &parsed.units);
+            Lowered { sources: parsed.sources, result }
+        }
+        Err((_, diags)) => panic!("snippet does not parse: {:?}", diags.0.iter().map(|d| &d.message).collect::<Vec<_>>()),
+    }
+}
+
+impl Lowered {
+    fn ok(&self) -> (&Module, &Vec<Diagnostic>) {
+        match &self.result {
+            Ok((m, w)) => {
+                if let Err(e) = crate::valid::verify_module(m) {
+                    panic!("lowered module fails the verifier: {e}");
+                }
+                (m, w)
+            }
+            Err(d) => panic!("lowering failed: {:?}", d.0.iter().map(|d| (&d.message, d.span.map(|s| self.sources.text(s)))).collect::<Vec<_>>()),
+        }
+    }
+    /// The errors: (message, text at the span).
+    fn errors(&self) -> Vec<(String, String)> {
+        match &self.result {
+            Ok(_) => panic!("lowering succeeded but errors were expected"),
+            Err(d) => d
+                .0
+                .iter()
+                .filter(|d| d.severity == Severity::Error)
+                .map(|d| (d.message.clone(), d.span.map(|s| self.sources.text(s).to_string()).unwrap_or_default()))
+                .collect(),
+        }
+    }
+    fn kernel(&self, i: usize) -> &Kernel {
+        let (m, _) = self.ok();
+        &m.kernels[crate::ir::Handle::new(i)]
+    }
+}
+
+fn param_names(k: &Kernel) -> Vec<&str> {
+    k.params.iter().map(|p| p.name.as_str()).collect()
+}
+
+fn trip(k: &Kernel, dim: usize, params: &[ParamValue]) -> i64 {
+    match eval_uniform(&k.body, k.space[dim].trip_count, params) {
+        Ok(ParamValue::Int(v)) => v,
+        other => panic!("trip count: {other:?}"),
+    }
+}
+
+/// Param values for a kernel, by name.
+fn values(k: &Kernel, named: &[(&str, i64)]) -> Vec<ParamValue> {
+    k.params
+        .iter()
+        .map(|p| named.iter().find(|(n, _)| *n == p.name).map(|(_, v)| ParamValue::Int(*v)).unwrap_or(ParamValue::Pointer(0)))
+        .collect()
+}
+
+#[test]
+fn parallel_loop_with_data_clauses() {
+    let l = lower_snippet(
+        "void f(int n, double *a, const double *restrict b) {\n\
+         #pragma acc parallel loop copyin(b[0:n]) copyout(a[0:n])\n\
+         for (int i = 0; i < n; i++) a[i] = 2.0 * b[i];\n}\n",
+    );
+    let (m, _) = l.ok();
+    assert_eq!(m.regions.len(), 1);
+    let r = &m.regions[0];
+    assert_eq!(r.function, "f");
+    let RegionKind::Compute { kernels, data } = &r.kind else { panic!("not compute") };
+    assert_eq!(kernels.len(), 1);
+    assert_eq!(data.len(), 2);
+    assert_eq!(data[0].kind, DataClauseKind::CopyIn);
+    assert_eq!(r.args[data[0].base as usize].c_expr, "b");
+    assert_eq!(data[0].lo, None);
+    assert_eq!(r.args[data[0].len.unwrap() as usize].c_expr, "(n)");
+    assert_eq!(data[0].elem_size, 8);
+    let k = l.kernel(0);
+    assert_eq!(k.name, "f_l3");
+    assert_eq!(k.space.len(), 1);
+    let mut names = param_names(k);
+    names.sort();
+    assert_eq!(names, vec!["a", "b", "n"]);
+    let b = k.params.iter().find(|p| p.name == "b").unwrap();
+    assert!(matches!(&b.kind, ParamKind::Array { elem: ScalarType::F64, dims, restrict: true, read_only: true } if dims.len() == 1 && dims[0].is_none()));
+    assert_eq!(trip(k, 0, &values(k, &[("n", 10)])), 10);
+    assert_eq!(trip(k, 0, &values(k, &[("n", -3)])), 0);
+}
+
+#[test]
+fn trip_counts_of_stepped_and_inclusive_loops() {
+    let l = lower_snippet(
+        "void f(int n, double *a) {\n\
+         #pragma acc parallel loop\n\
+         for (int i = 1; i <= n; i += 3) a[i] = 1.0;\n\
+         #pragma acc parallel loop\n\
+         for (int i = n; i > 0; i--) a[i] = 1.0;\n}\n",
+    );
+    let k = l.kernel(0);
+    assert_eq!(k.space[0].step, 3);
+    // i = 1, 4, 7, 10 for n = 10
+    assert_eq!(trip(k, 0, &values(k, &[("n", 10)])), 4);
+    let k = l.kernel(1);
+    assert_eq!(k.space[0].step, -1);
+    assert_eq!(trip(k, 0, &values(k, &[("n", 10)])), 10);
+}
+
+#[test]
+fn whole_static_array_and_two_dimensional_sections() {
+    let l = lower_snippet(
+        "#define N 64\n#define M 32\nstatic double a[N][M];\nvoid f(int n) {\n\
+         #pragma acc data copy(a) copyin(a[1:n][0:M])\n\
+         {\n\
+         #pragma acc parallel loop collapse(2)\n\
+         for (int i = 0; i < N; i++) for (int j = 0; j < M; j++) a[i][j] += 1.0;\n\
+         }\n}\n",
+    );
+    let (m, _) = l.ok();
+    assert_eq!(m.regions.len(), 2);
+    let r = &m.regions[0];
+    let RegionKind::Data { data } = &r.kind else { panic!("not data") };
+    assert!(r.body_span.is_some());
+    assert_eq!(data[0].len, None);
+    assert_eq!(r.args[data[0].base as usize].size_expr.as_deref(), Some("sizeof(a)"));
+    assert_eq!(r.args[data[1].lo.unwrap() as usize].c_expr, "((1) * 32)");
+    assert_eq!(r.args[data[1].len.unwrap() as usize].c_expr, "((n) * 32)");
+    assert!(matches!(m.regions[1].kind, RegionKind::Compute { .. }));
+    let k = l.kernel(0);
+    assert_eq!(k.space.len(), 2);
+    let ParamKind::Array { dims, .. } = &k.params[0].kind else { panic!("array") };
+    assert_eq!(dims.len(), 2);
+    assert!(dims.iter().all(Option::is_some));
+    let load_indices = k.body.exprs.iter().find_map(|(_, e)| match &e.kind {
+        ExprKind::Load { array: ArrayRef::Param(0), indices } => Some(indices.len()),
+        _ => None,
+    });
+    assert_eq!(load_indices, Some(2));
+}
+
+#[test]
+fn pointer_without_section_is_refused() {
+    let l = lower_snippet(
+        "void f(int n, double *p) {\n\
+         #pragma acc parallel loop copy(p)\n\
+         for (int i = 0; i < n; i++) p[i] = 0.0;\n}\n",
+    );
+    let errors = l.errors();
+    assert_eq!(errors[0].0, "cannot tell how many elements `p` has; write `copy(p[0:n])`");
+    assert_eq!(errors[0].1, "p");
+}
+
+#[test]
+fn reduction_clause_makes_accumulator_and_scalar_out() {
+    let l = lower_snippet(
+        "double f(int n, double *a) {\n double s = 0.0;\n\
+         #pragma acc parallel loop reduction(+:s)\n\
+         for (int i = 0; i < n; i++) s += a[i];\n return s;\n}\n",
+    );
+    let (m, _) = l.ok();
+    let k = l.kernel(0);
+    assert_eq!(k.reductions.len(), 1);
+    let red = &k.reductions[0];
+    assert_eq!(red.ty, ScalarType::F64);
+    assert_eq!(k.body.locals[red.local].kind, LocalKind::Reduction(0));
+    let arg = &m.regions[0].args[red.target_arg as usize];
+    assert_eq!(arg.c_expr, "&(s)");
+    assert_eq!(arg.kind, HostArgKind::ScalarOut(ScalarType::F64));
+}
+
+#[test]
+fn shared_scalar_write_is_refused_at_the_assignment() {
+    let l = lower_snippet(
+        "void f(int n, double *a) {\n double t;\n\
+         #pragma acc parallel loop\n\
+         for (int i = 0; i < n; i++) { t = a[i]; a[i] = t * t; }\n}\n",
+    );
+    let errors = l.errors();
+    assert_eq!(errors[0].0, "`t` is assigned in a parallel loop but is shared by all iterations");
+    assert_eq!(errors[0].1, "t");
+}
+
+#[test]
+fn csr_inner_vector_reduction_runs_per_thread() {
+    let l = lower_snippet(
+        "void spmv(int n, const int *rowptr, const int *col, const double *val, const double *x, double *y) {\n\
+         #pragma acc parallel loop gang\n\
+         for (int r = 0; r < n; r++) {\n\
+           double sum = 0.0;\n\
+           #pragma acc loop vector reduction(+:sum)\n\
+           for (int e = rowptr[r]; e < rowptr[r + 1]; e++) sum += val[e] * x[col[e]];\n\
+           y[r] = sum;\n\
+         }\n}\n",
+    );
+    let k = l.kernel(0);
+    assert_eq!(k.space.len(), 1);
+    assert!(k.reductions.is_empty());
+    let inner = k.body.block.iter().find_map(|s| match s {
+        Stmt::Loop { range, .. } => Some(range.is_some()),
+        _ => None,
+    });
+    assert_eq!(inner, Some(true));
+}
+
+#[test]
+fn kernels_region_falls_back_to_sequential_with_a_warning() {
+    let l = lower_snippet(
+        "#define N 100\nstatic double a[N], b[N];\nint main(void) {\n\
+         #pragma acc kernels\n\
+         {\n\
+           for (int i = 0; i < N; i++) a[i] = b[i] * 2.0;\n\
+           for (int i = 1; i < N; i++) a[i] = a[i - 1] + a[i];\n\
+         }\n return 0;\n}\n",
+    );
+    let (m, warnings) = l.ok();
+    let RegionKind::Compute { kernels, .. } = &m.regions[0].kind else { panic!("compute") };
+    assert_eq!(kernels.len(), 2);
+    assert_eq!(l.kernel(0).space.len(), 1);
+    let seq = l.kernel(1);
+    assert!(seq.space.is_empty());
+    assert!(seq.sequential_reason.is_some());
+    let w = warnings.iter().find(|w| w.message.starts_with("loop left sequential: ")).expect("warning");
+    assert_eq!(w.severity, Severity::Warning);
+    assert!(l.sources.text(w.span.unwrap()).starts_with("for (int i = 1;"));
+}
+
+#[test]
+fn kernels_loop_recognises_a_scalar_reduction() {
+    let l = lower_snippet(
+        "double f(int n, const double *a) {\n double s = 0.0;\n\
+         #pragma acc kernels loop\n\
+         for (int i = 0; i < n; i++) s = s + a[i];\n return s;\n}\n",
+    );
+    let k = l.kernel(0);
+    assert_eq!(k.space.len(), 1);
+    assert_eq!(k.reductions.len(), 1);
+}
+
+#[test]
+fn himeno_struct_fields_become_params() {
+    let l = lower_snippet(
+        "struct Mat { float *m; int mnums, mrows, mcols, mdeps; };\ntypedef struct Mat Matrix;\n\
+         #define MR(mt,n,r,c,d) mt->m[(n)*mt->mrows*mt->mcols*mt->mdeps + (r)*mt->mcols*mt->mdeps + (c)*mt->mdeps + (d)]\n\
+         void f(Matrix *p, Matrix *q) {\n int imax = p->mrows - 1;\n\
+         #pragma acc parallel loop collapse(2)\n\
+         for (int i = 1; i < imax; i++)\n  for (int j = 1; j < p->mcols - 1; j++) {\n\
+           #pragma acc loop vector\n\
+           for (int k = 1; k < p->mdeps - 1; k++) MR(p, 0, i, j, k) = MR(q, 0, i, j, k);\n  }\n}\n",
+    );
+    let k = l.kernel(0);
+    assert_eq!(k.space.len(), 3);
+    let names = param_names(k);
+    for expected in ["imax", "p->mcols", "p->mdeps", "p->m", "p->mrows", "q->m", "q->mrows", "q->mcols", "q->mdeps"] {
+        assert!(names.contains(&expected), "missing param {expected} in {names:?}");
+    }
+    assert_eq!(names.iter().filter(|n| **n == "p->mdeps").count(), 1);
+    let pm = k.params.iter().find(|p| p.name == "p->m").unwrap();
+    assert!(matches!(&pm.kind, ParamKind::Array { elem: ScalarType::F32, dims, .. } if dims.len() == 1));
+    assert_eq!(trip(k, 1, &values(k, &[("p->mcols", 10)])), 8);
+}
+
+#[test]
+fn atomic_update_and_host_scalar_refusal() {
+    let l = lower_snippet(
+        "void f(int n, const int *v, int *hist) {\n\
+         #pragma acc parallel loop\n\
+         for (int i = 0; i < n; i++) {\n\
+           #pragma acc atomic update\n\
+           hist[v[i] % 16] += 1;\n\
+         }\n}\n",
+    );
+    let k = l.kernel(0);
+    assert!(matches!(k.body.block.first(), Some(Stmt::Atomic { op: AtomicOp::Add, capture: None, .. })));
+    // A host scalar under an atomic is updated in place through its address.
+    let l = lower_snippet(
+        "void f(int n, int *order) {\n int counter = 0;\n\
+         #pragma acc parallel loop\n\
+         for (int i = 0; i < n; i++) {\n\
+           int ticket;\n\
+           #pragma acc atomic capture\n\
+           ticket = counter++;\n\
+           order[i] = ticket;\n\
+         }\n}\n",
+    );
+    let (m, _) = l.ok();
+    let k = l.kernel(0);
+    assert!(k.body.block.iter().any(|s| matches!(s, Stmt::Atomic { op: AtomicOp::Add, capture: Some(_), .. })));
+    let cell = k.params.iter().find(|p| p.name == "&(counter)").expect("counter cell");
+    assert_eq!(m.regions[0].args[cell.arg as usize].kind, HostArgKind::Pointer);
+}
+
+#[test]
+fn refusals_carry_the_offending_span() {
+    let l = lower_snippet(
+        "int g(int x) { return x + 1; }\nvoid f(int n, double *a) {\n\
+         #pragma acc parallel loop\n\
+         for (int i = 0; i < n; i++) { a[i] = g(i); }\n}\n",
+    );
+    let errors = l.errors();
+    assert!(errors[0].0.contains("routine seq"), "{errors:?}");
+    assert_eq!(errors[0].1, "g(i)");
+
+    let l = lower_snippet(
+        "void f(int n, double *a) {\n\
+         #pragma acc parallel loop\n\
+         for (int i = 0; i < n; i++) { double *row = a + i; row[0] = 1.0; }\n}\n",
+    );
+    let errors = l.errors();
+    assert!(errors[0].0.contains("pointer-typed local `row`"), "{errors:?}");
+    assert_eq!(errors[0].1, "row");
+
+    let l = lower_snippet(
+        "void f(int n, double *a) {\n\
+         #pragma acc parallel loop\n\
+         for (int i = 0; i < n; i++) { if (a[i] < 0) break; a[i] = 1.0; }\n}\n",
+    );
+    assert_eq!(l.errors()[0].1, "break;");
+
+    let l = lower_snippet(
+        "void f(int n, double *a) {\n\
+         #pragma acc parallel loop\n\
+         for (int i = 0; i < n; i *= 2) a[i] = 1.0;\n}\n",
+    );
+    let errors = l.errors();
+    assert!(errors[0].0.starts_with("this loop is not a counted loop"), "{errors:?}");
+    assert_eq!(errors[0].1, "i *= 2");
+}
+
+#[test]
+fn library_calls_leave_the_construct_on_the_host() {
+    let l = lower_snippet(
+        "#include <stdio.h>\nvoid f(int n, double *a) {\n\
+         #pragma acc parallel loop\n\
+         for (int i = 0; i < n; i++) printf(\"%f\\n\", a[i]);\n}\n",
+    );
+    let (m, warnings) = l.ok();
+    assert!(m.regions.is_empty());
+    assert!(warnings.iter().any(|w| w.message.contains("`printf`")));
+}
+
+#[test]
+fn routine_seq_functions_are_device_functions() {
+    let l = lower_snippet(
+        "#pragma acc routine seq\nstatic double sq(double x) { return x * x; }\n\
+         void f(int n, double *a) {\n\
+         #pragma acc parallel loop\n\
+         for (int i = 0; i < n; i++) a[i] = sq(a[i]);\n}\n",
+    );
+    let (m, _) = l.ok();
+    assert_eq!(m.functions.len(), 1);
+    let k = l.kernel(0);
+    assert!(k.body.exprs.iter().any(|(_, e)| matches!(e.kind, ExprKind::Call { .. })));
+}
+
+#[test]
+fn serial_and_update_and_enter_exit_regions_in_order() {
+    let l = lower_snippet(
+        "void f(int n, double *a) {\n double s = 0.0;\n\
+         #pragma acc enter data copyin(a[0:n])\n\
+         #pragma acc serial\n\
+         { for (int i = 0; i < n; i++) s += a[i]; }\n\
+         #pragma acc update host(a[0:n])\n\
+         #pragma acc exit data delete(a[0:n])\n}\n",
+    );
+    let (m, _) = l.ok();
+    let kinds: Vec<&str> = m
+        .regions
+        .iter()
+        .map(|r| match r.kind {
+            RegionKind::EnterData { .. } => "enter",
+            RegionKind::Compute { .. } => "compute",
+            RegionKind::Update { .. } => "update",
+            RegionKind::ExitData { .. } => "exit",
+            _ => "other",
+        })
+        .collect();
+    assert_eq!(kinds, vec!["enter", "compute", "update", "exit"]);
+    let k = l.kernel(0);
+    assert!(k.space.is_empty());
+    assert_eq!(k.scalar_outputs.len(), 1);
+}
+
+#[test]
+fn routine_with_array_parameter_is_inlined() {
+    let l = lower_snippet(
+        "#pragma acc routine seq\nstatic double poly(const double *c, int deg, double x) {\n\
+           double r = c[deg];\n\
+           for (int d = deg - 1; d >= 0; d--) { if (x == 0.0) return c[0]; r = r * x + c[d]; }\n\
+           return r;\n}\n\
+         void f(int n, const double *coef, const double *xs, double *ys) {\n\
+         #pragma acc parallel loop\n\
+         for (int i = 0; i < n; i++) ys[i] = poly(coef, 3, xs[i]);\n}\n",
+    );
+    let (m, _) = l.ok();
+    assert_eq!(m.functions.len(), 0);
+    let k = l.kernel(0);
+    let mut names = param_names(k);
+    names.sort();
+    assert_eq!(names, vec!["coef", "n", "xs", "ys"]);
+    // The body: the done flag, the one-trip loop holding the inlined body, then the store.
+    assert!(matches!(k.body.block.as_slice(), [.., Stmt::Loop { test_first: false, .. }, Stmt::Store { .. }]));
+    assert!(!k.body.exprs.iter().any(|(_, e)| matches!(e.kind, ExprKind::Call { .. })));
+}
+
+#[test]
+fn kernels_nest_keeps_the_independent_outer_loop_parallel() {
+    let l = lower_snippet(
+        "void f(int n, int m, double a[n][m]) {\n\
+         #pragma acc kernels\n\
+         for (int i = 0; i < n; i++)\n\
+           for (int j = 1; j < m; j++) a[i][j] = a[i][j - 1] + 1.0;\n}\n",
+    );
+    let k = l.kernel(0);
+    assert_eq!(k.space.len(), 1);
+    assert!(matches!(k.body.block.as_slice(), [.., Stmt::Loop { range: Some(_), .. }]));
+}
