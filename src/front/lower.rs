@@ -918,8 +918,10 @@ impl<'a> Lowerer<'a> {
                     .with_help("count parallel loops with an integer variable"));
             }
         };
-        let lo = kb.expr(c.lo)?;
-        let hi = kb.expr(c.bound)?;
+        kb.reading_bounds = true;
+        let bounds = kb.expr(c.lo).and_then(|lo| Ok((lo, kb.expr(c.bound)?)));
+        kb.reading_bounds = false;
+        let (lo, hi) = bounds?;
         if !kb.is_uniform(lo) || !kb.is_uniform(hi) {
             return Ok(None);
         }

@@ -87,6 +87,9 @@ pub struct KernelBuilder<'a> {
     /// Set when a `continue` ends a parallel iteration (the body is wrapped in a one-trip loop).
     pub iteration_continue: bool,
     pub function_result: Option<ScalarType>,
+    /// Lowering parallel loop bounds: host scalars are read as params (their values at launch),
+    /// whatever clause makes them local in the body.
+    pub reading_bounds: bool,
     /// Statements an expression needs run before the statement that holds it (inlined calls).
     pending: Vec<Stmt>,
     inline_frames: Vec<InlineFrame>,
@@ -188,6 +191,7 @@ impl<'a> KernelBuilder<'a> {
             reported: HashSet::new(),
             iteration_continue: false,
             function_result: None,
+            reading_bounds: false,
             pending: Vec::new(),
             inline_frames: Vec::new(),
             aliases: HashMap::new(),
@@ -390,6 +394,10 @@ impl<'a> KernelBuilder<'a> {
 
     /// A host scalar named in the kernel: its param, or the local that stands for it.
     fn host_scalar(&mut self, name: &str, ty: ScalarType, span: Span, writing: bool) -> R<Handle<Expr>> {
+        if self.reading_bounds && !writing {
+            let p = self.scalar_param(name, ty);
+            return Ok(self.add(ExprKind::Param(p), ty, span));
+        }
         if let Some(&l) = self.host_locals.get(name) {
             return Ok(self.add(ExprKind::Local(l), self.body.locals[l].ty, span));
         }
@@ -616,6 +624,9 @@ impl<'a> KernelBuilder<'a> {
             }
             _ => (operand, None),
         };
+        if let AE::Unary { op: AU::AddrOf, .. } = &base.kind {
+            return self.unary(AU::AddrOf, base, base.span).map(|_| (ArrayRef::Param(0), Vec::new(), ScalarType::I32));
+        }
         let (array, ndims, elem) = self.array_base(base)?;
         if ndims != 1 {
             return Err(err(span, "dereferencing a multi-dimensional array is not supported", "index every dimension: a[i][j]"));
