@@ -261,6 +261,13 @@ impl<'a> Lowerer<'a> {
         }
         kb.pop_scope();
         errors.append(&mut kb.errors);
+        // A device function has no params of its own: host values must come in as arguments.
+        if let Some(p) = kb.params.first() {
+            errors.push(
+                Diagnostic::error(f.declarator.name_span, format!("device function `{name}` reads the host variable `{}`", p.name))
+                    .with_help(format!("pass `{}` to `{name}` as an argument", p.name)),
+            );
+        }
         let body = std::mem::take(&mut kb.body);
         let failed = errors.iter().any(Diagnostic::is_error);
         self.diags.append(&mut errors);

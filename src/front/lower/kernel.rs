@@ -1331,7 +1331,7 @@ impl<'a> KernelBuilder<'a> {
         for (gi, (labels, stmts)) in groups.iter().enumerate() {
             let ends_with_break = matches!(stmts.last().map(|s| &s.kind), Some(StmtKind::Break));
             let empty = stmts.iter().all(|s| matches!(s.kind, StmtKind::Expr(None)));
-            if !ends_with_break && !(gi + 1 == last) && !empty {
+            if !ends_with_break && gi + 1 != last && !empty {
                 return Err(err(
                     stmts.last().map(|s| s.span).unwrap_or(span),
                     "a switch case falls through to the next one",

@@ -485,3 +485,13 @@ fn more_refusals_point_at_the_construct() {
     assert!(msg.contains("default(none)"), "{msg}");
     assert_eq!(at, "b");
 }
+
+#[test]
+fn device_function_reading_a_global_is_refused() {
+    let (msg, at) = first_error(
+        "static double scale = 2.0;\n#pragma acc routine seq\nstatic double sc(double x) { return x * scale; }\n\
+         void f(int n, double *a) {\n#pragma acc parallel loop\nfor (int i = 0; i < n; i++) a[i] = sc(a[i]);\n}\n",
+    );
+    assert!(msg.contains("reads the host variable `scale`"), "{msg}");
+    assert_eq!(at, "sc");
+}
