@@ -610,7 +610,8 @@ mod tests {
 
     #[test]
     fn directive_names() {
-        let cases: &[(&str, fn(&DirectiveKind) -> bool)] = &[
+        type KindCheck = fn(&DirectiveKind) -> bool;
+        let cases: &[(&str, KindCheck)] = &[
             ("parallel", |k| matches!(k, DirectiveKind::Parallel)),
             ("kernels", |k| matches!(k, DirectiveKind::Kernels)),
             ("serial", |k| matches!(k, DirectiveKind::Serial)),

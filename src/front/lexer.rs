@@ -348,7 +348,7 @@ pub fn classify_number(s: &str) -> Option<TokKind> {
         let value = if is_hex { parse_hex_float(&body[2..])? } else { body.parse::<f64>().ok()? };
         return Some(TokKind::Float { value, single, long_double });
     }
-    let digits_end = lower.find(|c: char| c == 'u' || c == 'l').unwrap_or(lower.len());
+    let digits_end = lower.find(['u', 'l']).unwrap_or(lower.len());
     let (digits, suffix_text) = lower.split_at(digits_end);
     let mut suffix = IntSuffix::default();
     match suffix_text {
@@ -366,6 +366,10 @@ pub fn classify_number(s: &str) -> Option<TokKind> {
     }
     let (radix, body) = if is_hex {
         (16, &digits[2..])
+    } else if digits.starts_with("0b") {
+        // C23 binary literals; typed like hex ones, so radix 16 tells lowering "not decimal".
+        let value = u64::from_str_radix(&digits[2..], 2).ok()?;
+        return Some(TokKind::Int { value, suffix, radix: 16 });
     } else if digits.len() > 1 && digits.starts_with('0') {
         (8, &digits[1..])
     } else {
@@ -428,7 +432,9 @@ mod tests {
         assert_eq!(one("10UL"), int(10, true, 1, 10));
         assert_eq!(one("10ll"), int(10, false, 2, 10));
         assert_eq!(one("10LLU"), int(10, true, 2, 10));
+        assert_eq!(one("0b101u"), int(5, true, 0, 16));
         assert!(lex("10lul", 0).is_err());
+        assert!(lex("0b", 0).is_err());
         assert!(lex("08", 0).is_err());
     }
 

@@ -155,8 +155,20 @@ mod tests {
         assert!(text.contains("error: expected expression"), "{text}");
         assert!(text.contains("file.c:3:9"), "{text}");
         assert!(text.lines().any(|l| l.trim_end().ends_with('^') || l.contains("^ ")), "{text}");
+        assert!(!text.contains('\u{1b}'));
+        let colored = source::render_diagnostics(&sources, &diags.0, true);
+        assert!(colored.contains("\u{1b}[") && colored.contains("file.c:3:9"), "{colored}");
         let global = source::render_diagnostics(&sources, &[Diagnostic::global_error("no input")], false);
         assert_eq!(global.trim_end(), "error: no input");
+    }
+
+    #[test]
+    fn rendered_directive_error_in_full() {
+        let file = PathBuf::from("tests/front/clause_not_allowed.c");
+        let Err((sources, diags)) = parse_program(&[file], &PreprocessOptions::default()) else { panic!() };
+        let text = source::render_diagnostics(&sources, &diags.0, false);
+        let expected = "error: `collapse` is not allowed on `data`\n  \u{250c}\u{2500} tests/front/clause_not_allowed.c:4:31\n  \u{2502}\n4 \u{2502} #pragma acc data copy(a[0:n]) collapse(2)\n  \u{2502}                               ^^^^^^^^^^^\n  \u{2502}\n  = help: `data` accepts: if, copy, copyin, copyout, create, present, deviceptr\n\n";
+        assert_eq!(text, expected, "\n{text}");
     }
 
     #[test]

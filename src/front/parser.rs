@@ -63,7 +63,7 @@ pub struct Parser<'a> {
     depth: u32,
 }
 
-const MAX_DEPTH: u32 = 256;
+const MAX_DEPTH: u32 = 2000;
 
 /// Recursive descent on deeply nested input needs more stack than a default thread has
 /// (debug builds use large frames); [`run_with_parser_stack`] provides this much.
@@ -529,7 +529,10 @@ impl<'a> Parser<'a> {
                     if ty.is_some() {
                         return Err(Diagnostic::error(t.span, "two types in one declaration"));
                     }
-                    ty = Some(TypeSpec::Struct(self.struct_spec()?));
+                    self.enter()?;
+                    let spec = self.struct_spec();
+                    self.leave();
+                    ty = Some(TypeSpec::Struct(spec?));
                     any = true;
                     continue;
                 }
@@ -564,7 +567,7 @@ impl<'a> Parser<'a> {
             }
             None => {
                 if !any && counts == 0 {
-                    return Err(self.error_here("expected a declaration or a type"));
+                    return Err(self.unknown_type_name().unwrap_or_else(|| self.error_here("expected a declaration or a type")));
                 }
                 let bad = || Diagnostic::error(span, "invalid combination of type keywords");
                 if n_signed > 0 && n_unsigned > 0 {
@@ -734,6 +737,7 @@ impl<'a> Parser<'a> {
 
     fn declarator_inner(&mut self, kind: DeclaratorKind) -> PResult<Declarator> {
         let start = self.peek().span;
+        let start_pos = self.pos;
         let mut pointers = Vec::new();
         while self.eat_punct("*") {
             pointers.push(DerivedType::Pointer(self.qualifiers()?));
@@ -804,8 +808,8 @@ impl<'a> Parser<'a> {
         let mut derived = inner_derived;
         derived.extend(suffixes);
         derived.extend(pointers.into_iter().rev());
-        let end = if self.pos > 0 && self.prev_span().lo >= start.lo { self.prev_span() } else { start };
-        let span = if end.hi >= start.lo { start.to(end) } else { Span::new(self.tu, start.lo, start.lo) };
+        // An empty abstract declarator (`(int)`) is an empty span where it would be.
+        let span = if self.pos == start_pos { Span::new(self.tu, start.lo, start.lo) } else { start.to(self.prev_span()) };
         Ok(Declarator { name, name_span, derived, span })
     }
 
@@ -970,6 +974,26 @@ impl<'a> Parser<'a> {
         self.expect_punct(")", "to close `_Static_assert(...)`")?;
         self.expect_punct(";", "after `_Static_assert(...)`")?;
         Ok(start.to(self.prev_span()))
+    }
+
+    /// `real x;` or `real *x;` where `real` is no type we know: most likely a missing
+    /// typedef or `#include`.
+    fn unknown_type_name(&self) -> Option<Diagnostic> {
+        let t = self.peek();
+        let name = t.ident()?;
+        let declared = self.scopes.iter().any(|s| s.contains_key(name));
+        if KEYWORDS.contains(&name) || declared {
+            return None;
+        }
+        let next = self.peek_at(1);
+        let declares = match next.ident() {
+            Some(w) => !KEYWORDS.contains(&w) || TYPE_KEYWORDS.contains(&w) || QUALIFIER_KEYWORDS.contains(&w),
+            None => next.is_punct("*") && self.peek_at(2).ident().is_some() && matches!(self.peek_at(3).kind, TokKind::Punct(";" | "=" | "," | "[" | ")")),
+        };
+        declares.then(|| {
+            Diagnostic::error(t.span, format!("unknown type name `{name}`"))
+                .with_help(format!("declare `{name}` with `typedef`, or include the header that does"))
+        })
     }
 
     fn is_declaration_start(&self) -> bool {
@@ -1154,6 +1178,20 @@ impl<'a> Parser<'a> {
                     return Ok(mk(StmtKind::Return(value), self));
                 }
                 "else" => return Err(self.error_here("`else` without a matching `if`")),
+                "__asm__" | "__asm" | "asm" => {
+                    // Inline assembly stays in the host code (copied by span); the tree
+                    // keeps an empty statement.
+                    self.bump();
+                    while matches!(self.peek().ident(), Some("volatile" | "__volatile__" | "__volatile" | "goto" | "inline")) {
+                        self.bump();
+                    }
+                    if !self.is_punct("(") {
+                        return Err(self.error_here("expected `(` after `asm`"));
+                    }
+                    self.skip_parens()?;
+                    self.expect_punct(";", "after the `asm` statement")?;
+                    return Ok(mk(StmtKind::Expr(None), self));
+                }
                 _ => {
                     if self.peek_at(1).is_punct(":") && !KEYWORDS.contains(&w) {
                         let label = w.to_string();
@@ -1164,6 +1202,9 @@ impl<'a> Parser<'a> {
                     }
                 }
             }
+        }
+        if let Some(d) = self.unknown_type_name() {
+            return Err(d);
         }
         let e = self.expression()?;
         self.expect_punct(";", "after the expression")?;
@@ -1552,7 +1593,8 @@ fn is_function(d: &Declarator) -> bool {
     matches!(d.derived.first(), Some(DerivedType::Function { .. }))
 }
 
-pub(crate) fn directive_name(k: &DirectiveKind) -> &'static str {
+/// The name of a directive as written after `#pragma acc` (`"enter data"`).
+pub fn directive_name(k: &DirectiveKind) -> &'static str {
     match k {
         DirectiveKind::Parallel => "parallel",
         DirectiveKind::Kernels => "kernels",
@@ -1641,10 +1683,11 @@ fn typedef_names_in(toks: &[Token]) -> Vec<String> {
 fn declarator_name_in(seg: &[&Token]) -> Option<String> {
     // `( * name` (pointer to function or array).
     for w in seg.windows(3) {
-        if w[0].is_punct("(") && w[1].is_punct("*") {
-            if let Some(n) = w[2].ident() {
-                return Some(n.to_string());
-            }
+        if w[0].is_punct("(")
+            && w[1].is_punct("*")
+            && let Some(n) = w[2].ident()
+        {
+            return Some(n.to_string());
         }
     }
     // Otherwise the last identifier before the first depth-0 `(` or `[`.
@@ -1653,10 +1696,10 @@ fn declarator_name_in(seg: &[&Token]) -> Option<String> {
         if t.is_punct("(") || t.is_punct("[") {
             break;
         }
-        if let Some(w) = t.ident() {
-            if !QUALIFIER_KEYWORDS.contains(&w) {
-                last = Some(w.to_string());
-            }
+        if let Some(w) = t.ident()
+            && !QUALIFIER_KEYWORDS.contains(&w)
+        {
+            last = Some(w.to_string());
         }
     }
     last
@@ -1829,6 +1872,8 @@ mod tests {
             _ => "other",
         }).collect();
         assert_eq!(kinds, vec!["decl", "for", "while", "do", "switch", "ifelse", "label"]);
+        let tu = parse_ok("void f(void) { __asm__ __volatile__ (\"\" ::: \"memory\"); }");
+        assert!(matches!(body(&tu, 0).stmts[0].kind, StmtKind::Expr(None)));
     }
 
     #[test]
@@ -1858,6 +1903,23 @@ mod tests {
         assert!(matches!(tu.items[2], ExternalDecl::Directive(Directive { kind: DirectiveKind::Routine(Some(_)), .. })));
         let ExternalDecl::Function(h) = &tu.items[3] else { panic!() };
         assert!(h.routine.is_none());
+    }
+
+    #[test]
+    fn spans_cover_the_source_text() {
+        let src = "static int f(int n) {\n  int s = (n + 1) * 2;\n#pragma acc parallel loop\n  for (int i = 0; i < n; i++) s += i;\n  return s;\n}\n";
+        let tu = parse_ok(src);
+        let text = |sp: Span| &src[sp.lo as usize..sp.hi as usize];
+        let ExternalDecl::Function(f) = &tu.items[0] else { panic!() };
+        assert_eq!(text(f.span), src.trim_end());
+        let b = &f.body;
+        assert_eq!(text(b.stmts[0].span), "int s = (n + 1) * 2;");
+        let StmtKind::Decl(d) = &b.stmts[0].kind else { panic!() };
+        let Some(Initializer::Expr(e)) = &d.declarators[0].init else { panic!() };
+        let ExprKind::Binary { lhs, .. } = &e.kind else { panic!() };
+        assert_eq!(text(lhs.span), "(n + 1)");
+        assert_eq!(text(b.stmts[1].span), "#pragma acc parallel loop\n  for (int i = 0; i < n; i++) s += i;");
+        assert_eq!(text(b.stmts[2].span), "return s;");
     }
 
     #[test]
@@ -1928,6 +1990,12 @@ mod tests {
         assert_eq!(e.message, "expected expression");
         let e = parse("int f(void) { if 1) {} }").unwrap_err();
         assert_eq!(e.message, "expected `(` after `if`");
+        let e = parse("int f(void) { real x = 1; }").unwrap_err();
+        assert_eq!((e.message.as_str(), e.span.unwrap().lo), ("unknown type name `real`", 14));
+        let e = parse("vec3 *v;").unwrap_err();
+        assert_eq!(e.message, "unknown type name `vec3`");
+        // A multiplication statement is not mistaken for a declaration.
+        assert!(parse("void f(int a, int b) { a * b; }").is_ok());
         let e = parse("int f(void) { return 1; }\n}").unwrap_err();
         assert_eq!((e.message.as_str(), e.span.unwrap().lo), ("unexpected `}` at file scope", 26));
     }
@@ -1948,6 +2016,23 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config { cases: 300, ..Default::default() })]
+        /// Random sequences of C fragments (and pragma lines) never make the parser panic.
+        #[test]
+        fn random_fragments_never_panic(parts in proptest::collection::vec(proptest::sample::select(vec![
+            "int ", "x", "T", "typedef ", "struct S ", "{", "}", "(", ")", "[", "]", ";", ",", "*", "=", "1",
+            "2.5f", "'c'", "\"s\"", "+", "-", "?", ":", "for", "if", "else", "while", "return ", "sizeof",
+            "->", ".", "\n#pragma acc parallel loop copy(x[0:1])\n", "\n#pragma acc update host(x)\n",
+            "\n#pragma omp for\n", "case ", "default", "goto ", "enum ", "union ", "const ", "static ",
+            "void ", "(*", "...", "&&", "<<=", "++", "__attribute__((x))", "#", "\n# 1 \"/usr/include/a.h\" 1 3\n",
+            "\n# 9 \"a.c\" 2\n",
+        ]), 0..60)) {
+            let src: String = parts.concat();
+            let _ = parse(&src);
+        }
+    }
+
     #[test]
     fn absurd_nesting_is_an_error_not_a_crash() {
         let deep = "int x = ".to_string() + &"(".repeat(5000) + "1" + &")".repeat(5000) + ";";
@@ -1955,5 +2040,16 @@ mod tests {
         assert_eq!(r, Err("nesting is too deep".to_string()));
         let deep_blocks = "void f(void) ".to_string() + &"{".repeat(3000) + &"}".repeat(3000);
         assert!(run_with_parser_stack(|| parse(&deep_blocks).is_err()).unwrap());
+        let deep_structs = "struct { ".repeat(3000) + &"int x; } y; ".repeat(3000);
+        assert!(run_with_parser_stack(|| parse(&deep_structs).is_err()).unwrap());
+        for deep in ["int ".to_string() + &"(".repeat(5000) + "x" + &")".repeat(5000) + ";",
+                     "int x[1] = ".to_string() + &"{".repeat(5000) + "1" + &"}".repeat(5000) + ";",
+                     "int x = ".to_string() + &"-".repeat(10000) + "1;",
+                     "void f(void) { ".to_string() + &"if (1) ;".repeat(1) + &" else if (1) ;".repeat(5000) + " }"] {
+            assert!(run_with_parser_stack(|| parse(&deep).is_err()).unwrap());
+        }
+        // Long but reasonable nesting is fine: a 1,000-arm else-if chain.
+        let chain = "void f(int x) { if (x == 0) ; ".to_string() + &(1..1000).map(|i| format!("else if (x == {i}) ; ")).collect::<String>() + "}";
+        assert!(run_with_parser_stack(|| parse(&chain).is_ok()).unwrap());
     }
 }

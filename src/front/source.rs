@@ -82,8 +82,9 @@ pub fn parse_line_marker(line: &str) -> Option<LineMarker> {
 
 impl SourceSet {
     /// The preprocessed text a span covers.
+    /// Empty for a span that does not fit the text (never panics).
     pub fn text(&self, span: Span) -> &str {
-        &self.units[span.tu as usize].text[span.lo as usize..span.hi as usize]
+        self.units.get(span.tu as usize).and_then(|u| u.text.get(span.lo as usize..span.hi as usize)).unwrap_or("")
     }
 
     /// Where the start of `span` is in the user's files. Columns count bytes of the
@@ -218,6 +219,33 @@ fn align(pre_line: &str, target: usize, source: &str, orig_start: usize) -> Opti
     None
 }
 
+/// Like [`align`], but matching from the ends of the lines: finds tokens that follow a macro
+/// expansion (`a[IDX(i, j)] = x +;`). A trailing `//` comment is tried both ways.
+fn align_from_end(pre_line: &str, target: usize, orig_line: &str) -> Option<usize> {
+    let attempt = |orig: &str| -> Option<usize> {
+        let pre_chars: Vec<(usize, char)> = pre_line.char_indices().filter(|(_, c)| !c.is_whitespace()).collect();
+        let orig_chars: Vec<(usize, char)> = orig.char_indices().filter(|(_, c)| !c.is_whitespace()).collect();
+        let mut o = orig_chars.len();
+        for &(i, c) in pre_chars.iter().rev() {
+            if o == 0 {
+                return None;
+            }
+            o -= 1;
+            if orig_chars[o].1 != c {
+                return None;
+            }
+            if i == target {
+                return Some(orig_chars[o].0);
+            }
+            if i < target {
+                return None;
+            }
+        }
+        None
+    };
+    attempt(orig_line).or_else(|| orig_line.find("//").and_then(|k| attempt(&orig_line[..k])))
+}
+
 /// The byte range in the original file for a span that starts at `loc`: the same length as
 /// the span, clamped to the line (macro expansions can make the preprocessed line longer).
 fn byte_range(source: &str, loc: &Location, span: Span, pre: Option<(&str, usize)>) -> (usize, usize) {
@@ -232,7 +260,9 @@ fn byte_range(source: &str, loc: &Location, span: Span, pre: Option<(&str, usize
     let line = &source[line_start..line_end];
     let col_bytes: usize = line.chars().take(loc.column.saturating_sub(1) as usize).map(char::len_utf8).sum();
     let lo = pre
-        .and_then(|(pre_line, target)| align(pre_line, target, source, line_start))
+        .and_then(|(pre_line, target)| {
+            align(pre_line, target, source, line_start).or_else(|| align_from_end(pre_line, target, line).map(|o| line_start + o))
+        })
         .unwrap_or(line_start + col_bytes.min(line.len()));
     let line_end = source[lo..].find('\n').map(|i| lo + i).unwrap_or(source.len());
     let len = (span.hi.saturating_sub(span.lo) as usize).max(1);
@@ -275,5 +305,10 @@ mod tests {
         // A macro expanded before the target: no alignment.
         assert_eq!(align("int y = 64 + z;", 13, "int y = N + z;", 0), None);
         assert_eq!(align("int y = 1 + z;", 12, "int y = /* c */ 1 + z;", 0), Some(20));
+        // After a macro expansion, matching from the end of the line finds it.
+        let pre = "a[((i) * 64 + (j))] = x +;";
+        let orig = "a[IDX(i, j)] = x +; // sum";
+        assert_eq!(align_from_end(pre, pre.find(';').unwrap(), orig), Some(orig.find(';').unwrap()));
+        assert_eq!(align_from_end(pre, 2, orig), None);
     }
 }
