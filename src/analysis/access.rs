@@ -687,4 +687,106 @@ mod tests {
         assert_eq!(s[0].write, Section::Elements { lo: 0, hi: 5 });
         assert_eq!(s[0].read, Section::Elements { lo: 0, hi: 5 });
     }
+
+    mod brute_force {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// `for i in start..start+trip*step by step (parallel)`:
+        /// `  for k in i+klo .. i+khi (sequential)`: `read a[ci*i + ck*k + off]`
+        /// `  write b[wi*i + woff]`
+        #[derive(Clone, Debug)]
+        struct Shape {
+            start: i64,
+            trip: i64,
+            step: i64,
+            klo: i64,
+            khi: i64,
+            ci: i64,
+            ck: i64,
+            off: i64,
+            wi: i64,
+            woff: i64,
+        }
+
+        fn build(s: &Shape) -> Kernel {
+            let mut b = B::new();
+            let i = b.loop_var("i");
+            let k = b.loop_var("k");
+            let start = b.int(s.start);
+            let trip = b.param(0);
+            let mut dim = b.dim(i, start, trip);
+            dim.step = s.step;
+            let kstart = b.var_plus(i, s.klo);
+            let kend = b.var_plus(i, s.khi);
+            let ie = b.local(i);
+            let ke = b.local(k);
+            let ci = b.int(s.ci);
+            let ck = b.int(s.ck);
+            let off = b.int(s.off);
+            let t1 = b.mul(ci, ie);
+            let t2 = b.mul(ck, ke);
+            let sum = b.add(t1, t2);
+            let idx = b.add(sum, off);
+            let ld = b.load(1, vec![idx]);
+            let x = b.new_local("x", crate::ir::ScalarType::F64, crate::ir::LocalKind::Var);
+            let lp = b.counted_loop(k, kstart, kend, vec![Stmt::Assign { local: x, value: ld }]);
+            b.body.block.extend(lp);
+            let wi = b.int(s.wi);
+            let woff = b.int(s.woff);
+            let wt = b.mul(wi, ie);
+            let widx = b.add(wt, woff);
+            let v = b.float(0.0, crate::ir::ScalarType::F64);
+            let st = b.store(2, vec![widx], v);
+            b.body.block.push(st);
+            kernel("shape", vec![scalar_param("trip", 0), array_param("a", vec![None], 1), array_param("b", vec![None], 2)], vec![dim], b.body)
+        }
+
+        fn touched(s: &Shape) -> (Vec<i64>, Vec<i64>) {
+            let (mut reads, mut writes) = (Vec::new(), Vec::new());
+            for t in 0..s.trip.max(0) {
+                let i = s.start + t * s.step;
+                for k in (i + s.klo)..(i + s.khi) {
+                    reads.push(s.ci * i + s.ck * k + s.off);
+                }
+                writes.push(s.wi * i + s.woff);
+            }
+            (reads, writes)
+        }
+
+        fn contains(section: Section, elems: &[i64]) -> bool {
+            match section {
+                Section::Whole => true,
+                Section::None => elems.is_empty(),
+                Section::Elements { lo, hi } => elems.iter().all(|e| (lo..hi).contains(e)),
+            }
+        }
+
+        fn shapes() -> impl Strategy<Value = Shape> {
+            (-5i64..5, -1i64..8, prop_oneof![Just(1i64), Just(2), Just(-1)], -3i64..3, -3i64..4, -3i64..4, -3i64..4, -10i64..10, -3i64..4, -10i64..10)
+                .prop_map(|(start, trip, step, klo, khi, ci, ck, off, wi, woff)| Shape { start, trip, step, klo, khi, ci, ck, off, wi, woff })
+        }
+
+        proptest! {
+            #[test]
+            fn sections_cover_every_element_touched(s in shapes()) {
+                let kern = build(&s);
+                let sections = launch_sections(&kern, &[ParamValue::Int(s.trip), P, P]);
+                let (reads, writes) = touched(&s);
+                prop_assert!(contains(sections[0].read, &reads), "{:?} misses reads {:?}", sections[0], reads);
+                prop_assert!(contains(sections[1].write, &writes), "{:?} misses writes {:?}", sections[1], writes);
+                // A dense write hull is exact; otherwise it is read as well.
+                if let Section::Elements { lo, hi } = sections[1].write {
+                    let exact = (lo..hi).all(|e| writes.contains(&e));
+                    prop_assert!(exact || sections[1].read == sections[1].write, "{:?} {:?}", sections[1], writes);
+                    prop_assert_eq!(lo, *writes.iter().min().unwrap());
+                    prop_assert_eq!(hi, writes.iter().max().unwrap() + 1);
+                }
+                if s.trip <= 0 {
+                    prop_assert_eq!(sections[0].read, Section::None);
+                    prop_assert_eq!(sections[1].write, Section::None);
+                }
+            }
+        }
+    }
 }

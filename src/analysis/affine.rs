@@ -8,7 +8,9 @@
 //! variables (`i*i`), division or remainder (`i/2`, `i%n`), float arithmetic, calls.
 //!
 //! Loop variables are locals of kind [`LocalKind::LoopIndex`] (parallel-dim variables and the
-//! variables of sequential loops). Another scalar local is looked through when it is a
+//! variables of sequential loops) and the variables of counted loops (`LoopRange::var`)
+//! whatever their kind. A loop variable is a symbol here; what values it takes is for the
+//! users of the form to bound (the section computation bounds it only inside its loop). Another scalar local is looked through when it is a
 //! *single assignment* ([`single_assignments`]): assigned exactly once, every read of it comes
 //! after that assignment in the same block (or nested in a later statement of it), and none of
 //! the locals its value reads is assigned between the two, so each read sees exactly the value
@@ -17,7 +19,7 @@
 //! index arithmetic does not overflow.
 
 use std::cell::OnceCell;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::ir::{BinaryOp, Body, Expr, ExprKind, Handle, Local, LocalKind, Stmt, UnaryOp};
 
@@ -150,7 +152,32 @@ impl Affine {
 
 /// The affine form of `expr`, or `None` when it is irregular (see the module doc).
 pub fn affine_of(body: &Body, expr: Handle<Expr>) -> Option<Affine> {
-    Recogniser { body, bindings: OnceCell::new() }.affine(expr)
+    Recogniser { body, bindings: OnceCell::new(), range_vars: OnceCell::new() }.affine(expr)
+}
+
+/// The variables of counted loops (`Stmt::Loop::range`), whatever their local kind.
+fn range_vars(body: &Body) -> HashSet<Handle<Local>> {
+    fn walk(block: &[Stmt], out: &mut HashSet<Handle<Local>>) {
+        for s in block {
+            match s {
+                Stmt::If { then, otherwise, .. } => {
+                    walk(then, out);
+                    walk(otherwise, out);
+                }
+                Stmt::Loop { body, continuing, range, .. } => {
+                    if let Some(r) = range {
+                        out.insert(r.var);
+                    }
+                    walk(body, out);
+                    walk(continuing, out);
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut out = HashSet::new();
+    walk(&body.block, &mut out);
+    out
 }
 
 /// The scalar locals that are single assignments (see the module doc), with their values.
@@ -278,6 +305,7 @@ struct Recogniser<'a> {
     body: &'a Body,
     /// Computed on the first non-loop local met, as most indices have none.
     bindings: OnceCell<HashMap<Handle<Local>, Handle<Expr>>>,
+    range_vars: OnceCell<HashSet<Handle<Local>>>,
 }
 
 impl Recogniser<'_> {
@@ -301,7 +329,7 @@ impl Recogniser<'_> {
                 if local.array_dims.is_some() {
                     return None;
                 }
-                if local.kind == LocalKind::LoopIndex {
+                if local.kind == LocalKind::LoopIndex || self.range_vars.get_or_init(|| range_vars(body)).contains(l) {
                     return Some(Affine::monomial(Monomial { params: Vec::new(), var: Some(*l) }));
                 }
                 let value = *self.bindings.get_or_init(|| single_assignments(body)).get(l)?;
@@ -476,5 +504,18 @@ mod tests {
         b.body.block.push(Stmt::Assign { local: i, value: zero });
         b.body.block.push(Stmt::Assign { local: x, value: ld });
         assert_eq!(affine_of(&b.body, row_e), None);
+    }
+
+    #[test]
+    fn counted_loop_variables_are_loop_variables_whatever_their_kind() {
+        let mut b = B::new();
+        let i = b.new_local("i", ScalarType::I32, LocalKind::Var);
+        let zero = b.int(0);
+        let n = b.param(0);
+        let ie = b.local(i);
+        let lp = b.counted_loop(i, zero, n, vec![]);
+        assert_eq!(affine_of(&b.body, ie), None, "not yet a loop variable");
+        b.body.block.extend(lp);
+        assert_eq!(affine_of(&b.body, ie), Some(Affine { constant: 0, terms: vec![(1, var(i))] }));
     }
 }

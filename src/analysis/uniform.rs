@@ -391,4 +391,43 @@ mod tests {
         let t = b.add_expr(ExprKind::ThreadIdx(crate::ir::Axis::X), ScalarType::I32);
         assert!(eval_uniform(&b.body, t, &[]).is_err());
     }
+
+    mod agrees_with_the_simulator {
+        use super::*;
+        use crate::runtime::value;
+        use proptest::prelude::*;
+
+        const OPS: [BinaryOp; 17] = [
+            BinaryOp::Add, BinaryOp::Sub, BinaryOp::Mul, BinaryOp::Div, BinaryOp::Rem, BinaryOp::Shl, BinaryOp::Shr,
+            BinaryOp::BitAnd, BinaryOp::BitOr, BinaryOp::BitXor, BinaryOp::Lt, BinaryOp::Le, BinaryOp::Gt,
+            BinaryOp::Ge, BinaryOp::Eq, BinaryOp::Max, BinaryOp::Min,
+        ];
+        const TYPES: [ScalarType; 4] = [ScalarType::I32, ScalarType::U32, ScalarType::I64, ScalarType::U64];
+
+        proptest! {
+            /// Trip counts are evaluated here (sections) and in the simulator (grid sizes): the
+            /// two must agree wherever C defines the result.
+            #[test]
+            fn integer_binary_ops(op in 0usize..OPS.len(), ty in 0usize..TYPES.len(),
+                                  a in prop_oneof![-40i64..40, any::<i64>()], b in prop_oneof![-40i64..40, 0i64..64, any::<i64>()]) {
+                let (op, ty) = (OPS[op], TYPES[ty]);
+                let mut bld = B::new();
+                let lhs = bld.add_expr(ExprKind::ConstInt(wrap_int(a, ty)), ty);
+                let rhs = bld.add_expr(ExprKind::ConstInt(wrap_int(b, ty)), ty);
+                let is_cmp = matches!(op, BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge | BinaryOp::Eq);
+                let result_ty = if is_cmp { ScalarType::Bool } else { ty };
+                let e = bld.add_expr(ExprKind::Binary { op, lhs, rhs }, result_ty);
+                let ours = eval_uniform(&bld.body, e, &[]);
+                let theirs = value::binary(op, ty, result_ty, value::wrap_int(ty, a), value::wrap_int(ty, b));
+                if let (Ok(ParamValue::Int(v)), Ok(raw)) = (ours.clone(), theirs) {
+                    prop_assert_eq!(value::wrap_int(result_ty, v), raw, "{:?} {:?}", op, ty);
+                }
+                // Where one side refuses (division by zero, an oversized shift), so must the other.
+                if matches!(op, BinaryOp::Div | BinaryOp::Rem) && wrap_int(b, ty) == 0 {
+                    prop_assert!(ours.is_err());
+                    prop_assert!(theirs.is_err());
+                }
+            }
+        }
+    }
 }

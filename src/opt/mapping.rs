@@ -5,9 +5,10 @@
 //! `X` (consecutive threads take consecutive iterations, so their accesses coalesce), the next
 //! `Y`, the next `Z`; with more than three dims, `Z` covers the product of all the outer ones
 //! and each thread recovers their variables by division and remainder. A block is a fixed
-//! power-of-two shape (`block_threads` or the dim's size hint in 1-D, 32x8 in 2-D, 32x4x2 in
-//! 3-D and beyond) and the grid has `ceil(trip / block)` blocks per axis, so the last block of
-//! an axis may have threads past the end. Every thread computes its global position
+//! power-of-two shape (in 1-D `block_threads`, or the dim's size hint unless the dim is
+//! gang-level, where the hint is `num_gangs`; 32x8 in 2-D; 32x4x2 in 3-D and beyond) and the
+//! grid has `ceil(trip / block)` blocks per axis, so the last block of an axis may have threads
+//! past the end. Every thread computes its global position
 //! `g = blockIdx * blockDim + threadIdx` per axis (in `long long`), and runs the original body
 //! only when `g < trip` on every axis (the *guard*), after setting each dim variable to
 //! `start + g * step`.
@@ -122,7 +123,10 @@ pub fn block_shape(kernel: &Kernel, config: &PassConfig) -> [u32; 3] {
     match kernel.space.len() {
         0 => [1, 1, 1],
         1 => {
-            let wanted = kernel.space[0].size_hint.unwrap_or(config.block_threads).clamp(1, 1024);
+            // On a gang-level dim the hint is `num_gangs`, a grid size, not a block size.
+            let dim = &kernel.space[0];
+            let hint = dim.size_hint.filter(|_| dim.level != LoopLevel::Gang);
+            let wanted = hint.unwrap_or(config.block_threads).clamp(1, 1024);
             [wanted.next_power_of_two().min(1024), 1, 1]
         }
         2 => [32, 8, 1],
@@ -489,6 +493,8 @@ mod tests {
         let mut k = sum_kernel();
         k.space[0].size_hint = Some(100);
         assert_eq!(block_shape(&k, &PassConfig::default()), [128, 1, 1]);
+        k.space[0].level = LoopLevel::Gang;
+        assert_eq!(block_shape(&k, &PassConfig::default()), [256, 1, 1], "num_gangs is not a block size");
     }
 
     #[test]
