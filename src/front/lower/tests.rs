@@ -495,3 +495,18 @@ fn device_function_reading_a_global_is_refused() {
     assert!(msg.contains("reads the host variable `scale`"), "{msg}");
     assert_eq!(at, "sc");
 }
+
+#[test]
+fn private_on_an_inner_loop_privatises_for_the_kernel() {
+    let l = lower_snippet(
+        "void f(int n, int m, double *a) {\n double tmp;\n\
+         #pragma acc parallel loop gang vector\n\
+         for (int i = 0; i < n; i++) {\n\
+           #pragma acc loop seq private(tmp)\n\
+           for (int j = 0; j < m; j++) { tmp = a[i * m + j]; a[i * m + j] = tmp * 2.0; }\n\
+         }\n}\n",
+    );
+    let k = l.kernel(0);
+    assert!(k.body.locals.iter().any(|(_, loc)| loc.name == "tmp" && loc.kind == LocalKind::Private));
+    assert_eq!(k.space[0].level, crate::ir::LoopLevel::Auto);
+}
