@@ -1,0 +1,8 @@
+// bad input: a declaration without its semicolon
+#include <stdio.h>
+int main(void) {
+    int x = 3
+    x++;
+    printf("%d\n", x);
+    return 0;
+}

@@ -1,0 +1,116 @@
+//! Bad inputs: every `tests/bad/NAME.c` has exactly one problem, and `NAME.expected` says where
+//! (`LINE:COL` on its first line) and what (a key phrase of the message on its second line).
+//! `yosegi run --device sim NAME.c` must exit 2 and print a diagnostic that names the place,
+//! contains the phrase, and draws a caret under it, without panicking.
+
+mod common;
+
+use common::{Input, repo_root, run, yosegi};
+use std::path::PathBuf;
+
+/// The corpus must stay large enough to cover directives, C syntax and semantics.
+const MINIMUM_CORPUS: usize = 25;
+
+fn bad_dir() -> PathBuf {
+    repo_root().join("tests").join("bad")
+}
+
+struct Expectation {
+    line_col: String,
+    phrase: String,
+}
+
+fn read_expectation(name: &str) -> Expectation {
+    let path = bad_dir().join(format!("{name}.expected"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    let mut lines = text.lines();
+    let line_col = lines.next().map(str::trim).unwrap_or_default().to_string();
+    let phrase = lines.next().map(str::trim).unwrap_or_default().to_string();
+    let well_formed = line_col.split_once(':').is_some_and(|(l, c)| l.parse::<u32>().is_ok() && c.parse::<u32>().is_ok());
+    assert!(well_formed && !phrase.is_empty(), "{}: expected `LINE:COL` then a phrase", path.display());
+    Expectation { line_col, phrase }
+}
+
+fn check_rejected(name: &str) {
+    let expectation = read_expectation(name);
+    let file_name = format!("{name}.c");
+    let mut cmd = yosegi();
+    cmd.args(["run", "--device", "sim"]).arg(bad_dir().join(&file_name));
+    let finished = run(cmd, Input::Nothing);
+    let stderr = &finished.stderr;
+    assert!(!stderr.contains("panicked"), "{file_name}: yosegi panicked\n{}", finished.describe());
+    assert_eq!(finished.code(), Some(2), "{file_name}: bad input must exit with status 2\n{}", finished.describe());
+    let place = format!("{file_name}:{}", expectation.line_col);
+    assert!(stderr.contains(&place), "{file_name}: the diagnostic does not point at {place}\n{}", finished.describe());
+    assert!(
+        stderr.to_lowercase().contains(&expectation.phrase.to_lowercase()),
+        "{file_name}: the diagnostic does not say `{}`\n{}",
+        expectation.phrase,
+        finished.describe()
+    );
+    assert!(stderr.lines().any(|l| l.contains('^')), "{file_name}: no caret line under the problem\n{}", finished.describe());
+    assert!(stderr.contains("error"), "{file_name}: the diagnostic is not marked as an error\n{}", finished.describe());
+}
+
+macro_rules! bad_input_tests {
+    ($($name:ident,)*) => {
+        $(
+            #[test]
+            fn $name() {
+                check_rejected(stringify!($name));
+            }
+        )*
+        const LISTED_INPUTS: &[&str] = &[$(stringify!($name)),*];
+    };
+}
+
+bad_input_tests! {
+    atomic_not_update,
+    bad_expression,
+    bad_reduction_operator,
+    break_in_parallel_loop,
+    call_without_routine,
+    clause_not_allowed,
+    collapse_nonconstant,
+    collapse_not_perfect,
+    collapse_zero,
+    copy_undeclared,
+    default_none,
+    empty_clause_argument,
+    enter_data_copyout,
+    exit_data_copyin,
+    extra_brace,
+    goto_in_kernel,
+    loop_directive_not_for,
+    loop_variable_modified,
+    missing_include,
+    missing_paren,
+    missing_semicolon,
+    noncounted_loop,
+    reduction_not_scalar,
+    reduction_undeclared,
+    return_in_kernel,
+    runtime_extent,
+    unclosed_brace,
+    undeclared_in_kernel,
+    unknown_clause,
+    unknown_directive,
+    unterminated_comment,
+    update_no_clause,
+}
+
+#[test]
+fn corpus_is_complete_and_every_input_has_an_expectation() {
+    let mut sources = Vec::new();
+    for entry in std::fs::read_dir(bad_dir()).expect("tests/bad exists") {
+        let path = entry.expect("dir entry").path();
+        if path.extension().is_some_and(|x| x == "c") {
+            sources.push(path.file_stem().expect("stem").to_string_lossy().into_owned());
+        }
+    }
+    assert!(sources.len() >= MINIMUM_CORPUS, "only {} bad inputs, want at least {MINIMUM_CORPUS}", sources.len());
+    for name in &sources {
+        assert!(LISTED_INPUTS.contains(&name.as_str()), "tests/bad/{name}.c has no test: add it to bad_input_tests!");
+        read_expectation(name);
+    }
+}

@@ -1,0 +1,188 @@
+//! The command-line contract: `yosegi run [--device auto|sim|cuda] [--stats] [-I DIR]
+//! [-D NAME[=VAL]] FILE.c... [-- ARGS]`, `yosegi explain FILE.c`, `yosegi emit FILE.c -o DIR`.
+//! Exit status 0 when the program succeeded, 1 when the user's program failed, 2 for bad input.
+
+mod common;
+
+use common::{Finished, Input, repo_root, run, yosegi};
+use std::path::{Path, PathBuf};
+
+fn example(name: &str) -> PathBuf {
+    repo_root().join("examples").join(name)
+}
+
+fn test_program(name: &str) -> PathBuf {
+    repo_root().join("tests").join("programs").join(name)
+}
+
+fn yosegi_run(args: &[&str], files: &[&Path], program_args: &[&str], input: Input) -> Finished {
+    let mut cmd = yosegi();
+    cmd.arg("run").args(args).args(files);
+    if !program_args.is_empty() {
+        cmd.arg("--").args(program_args);
+    }
+    run(cmd, input)
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).expect("create dir");
+    }
+    std::fs::write(&path, text).expect("write test file");
+    path
+}
+
+#[test]
+fn himeno_example_reports_on_the_simulator() {
+    let himeno = example("himeno.c");
+    let finished = yosegi_run(&["--device", "sim", "-D", "SIZE_TINY", "-D", "NN=2"], &[&himeno], &[], Input::Nothing);
+    assert_eq!(finished.code(), Some(0), "{}", finished.describe());
+    for line in ["mimax = 17 mjmax = 17 mkmax = 33", "Loop executed for 2 times", "Gosa :", "MFLOPS measured :"] {
+        assert!(finished.stdout.contains(line), "the Himeno report lacks `{line}`\n{}", finished.describe());
+    }
+}
+
+#[test]
+fn program_arguments_follow_the_double_dash() {
+    let jacobi = example("jacobi2d.c");
+    let finished = yosegi_run(&["--device", "sim"], &[&jacobi], &["16", "5"], Input::Nothing);
+    assert_eq!(finished.code(), Some(0), "{}", finished.describe());
+    assert!(finished.stdout.contains("16 x 16 mesh"), "{}", finished.describe());
+    assert!(finished.stdout.contains("sweeps: 5,"), "{}", finished.describe());
+}
+
+#[test]
+fn diffusion_example_runs_at_a_small_size() {
+    let diffusion = example("diffusion1d.c");
+    let finished = yosegi_run(&["--device", "sim"], &[&diffusion], &["500", "20"], Input::Nothing);
+    assert_eq!(finished.code(), Some(0), "{}", finished.describe());
+    assert!(finished.stdout.contains("diffusion1d: 500 points, 20 steps"), "{}", finished.describe());
+}
+
+#[test]
+fn a_failing_user_program_exits_with_status_1() {
+    // argv_size.c rejects a zero size with a usage message and `return 1`.
+    let finished = yosegi_run(&["--device", "sim"], &[&test_program("argv_size.c")], &["0", "0"], Input::Nothing);
+    assert_eq!(finished.code(), Some(1), "{}", finished.describe());
+    assert!(finished.stderr.contains("usage:"), "the program's own stderr must reach the user\n{}", finished.describe());
+}
+
+#[test]
+fn any_nonzero_user_status_exits_with_status_1() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let program = write(dir.path(), "three.c", "#include <stdio.h>\nint main(void) { printf(\"before\\n\"); return 3; }\n");
+    let finished = yosegi_run(&["--device", "sim"], &[&program], &[], Input::Nothing);
+    assert_eq!(finished.code(), Some(1), "{}", finished.describe());
+    assert_eq!(finished.stdout, "before\n", "output printed before the failure must not be lost");
+}
+
+#[test]
+fn output_is_flushed_when_the_program_calls_exit() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let program = write(
+        dir.path(),
+        "exits.c",
+        "#include <stdio.h>\n#include <stdlib.h>\nint main(void) { printf(\"no newline\"); exit(0); }\n",
+    );
+    let finished = yosegi_run(&["--device", "sim"], &[&program], &[], Input::Nothing);
+    assert_eq!(finished.code(), Some(0), "{}", finished.describe());
+    assert_eq!(finished.stdout, "no newline");
+}
+
+#[test]
+fn include_dirs_defines_and_stdin_reach_the_program() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    write(dir.path(), "inc/scale.h", "#define SCALE 3\n");
+    let program = write(
+        dir.path(),
+        "main.c",
+        r#"#include <stdio.h>
+#include "scale.h"
+int main(void) {
+    int x = 0;
+    if (scanf("%d", &x) != 1) return 1;
+    double v[8];
+    #pragma acc parallel loop copyout(v)
+    for (int i = 0; i < 8; i++) v[i] = (double)(i * SCALE + OFFSET + x);
+    printf("value %g %g\n", v[0], v[7]);
+    return 0;
+}
+"#,
+    );
+    let stdin = write(dir.path(), "input.txt", "100\n");
+    let include = dir.path().join("inc");
+    let finished = yosegi_run(
+        &["--device", "sim", "-I", include.to_str().expect("utf-8 path"), "-D", "OFFSET=4"],
+        &[&program],
+        &[],
+        Input::File(&stdin),
+    );
+    assert_eq!(finished.code(), Some(0), "{}", finished.describe());
+    assert_eq!(finished.stdout, "value 104 125\n");
+}
+
+#[test]
+fn auto_device_gives_the_same_answer_as_the_simulator() {
+    let program = test_program("collapse2.c");
+    let sim = yosegi_run(&["--device", "sim"], &[&program], &[], Input::Nothing);
+    let auto = yosegi_run(&["--device", "auto"], &[&program], &[], Input::Nothing);
+    assert_eq!(sim.code(), Some(0), "{}", sim.describe());
+    assert_eq!(auto.code(), Some(0), "{}", auto.describe());
+    assert!(sim.stdout.starts_with("total "), "{}", sim.describe());
+    assert_eq!(sim.stdout, auto.stdout);
+}
+
+#[test]
+fn a_missing_source_file_is_bad_input() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let missing = dir.path().join("does_not_exist.c");
+    let finished = yosegi_run(&["--device", "sim"], &[&missing], &[], Input::Nothing);
+    assert_eq!(finished.code(), Some(2), "{}", finished.describe());
+    assert!(finished.stderr.contains("error"), "{}", finished.describe());
+    assert!(finished.stderr.contains("does_not_exist.c"), "the message must name the file\n{}", finished.describe());
+    assert!(!finished.stderr.contains("panicked"), "{}", finished.describe());
+}
+
+#[test]
+fn an_unknown_device_is_bad_input() {
+    let finished = yosegi_run(&["--device", "tpu"], &[&test_program("collapse2.c")], &[], Input::Nothing);
+    assert_eq!(finished.code(), Some(2), "{}", finished.describe());
+    assert!(finished.stdout.is_empty(), "nothing may run for a bad command line\n{}", finished.describe());
+}
+
+#[test]
+fn explain_describes_the_kernels_of_a_program() {
+    let mut cmd = yosegi();
+    cmd.arg("explain").arg(test_program("jacobi2d.c"));
+    let finished = run(cmd, Input::Nothing);
+    assert_eq!(finished.code(), Some(0), "{}", finished.describe());
+    assert!(!finished.stdout.trim().is_empty(), "explain printed nothing\n{}", finished.describe());
+    assert!(!finished.stdout.contains("iteration 0"), "explain must not run the program\n{}", finished.describe());
+}
+
+#[test]
+fn explain_rejects_bad_input_like_run() {
+    let mut cmd = yosegi();
+    cmd.arg("explain").arg(repo_root().join("tests").join("bad").join("unknown_clause.c"));
+    let finished = run(cmd, Input::Nothing);
+    assert_eq!(finished.code(), Some(2), "{}", finished.describe());
+    assert!(finished.stderr.contains("unknown_clause.c:"), "{}", finished.describe());
+}
+
+#[test]
+fn emit_writes_the_generated_program_into_the_directory() {
+    let out = tempfile::tempdir().expect("temp dir");
+    let target = out.path().join("emitted");
+    let mut cmd = yosegi();
+    cmd.arg("emit").arg(test_program("diffusion1d.c")).arg("-o").arg(&target);
+    let finished = run(cmd, Input::Nothing);
+    assert_eq!(finished.code(), Some(0), "{}", finished.describe());
+    let written: Vec<_> = std::fs::read_dir(&target)
+        .unwrap_or_else(|e| panic!("emit did not create {}: {e}\n{}", target.display(), finished.describe()))
+        .map(|e| e.expect("dir entry").path())
+        .collect();
+    assert!(!written.is_empty(), "emit wrote nothing into {}", target.display());
+    let any_nonempty = written.iter().any(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.len() > 0));
+    assert!(any_nonempty, "emit wrote only empty files: {written:?}");
+}

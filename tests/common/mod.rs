@@ -1,0 +1,105 @@
+//! Shared helpers of the integration tests: where the repository is, how to run a command with
+//! a time limit and capture what it printed, and how to build a C program with gcc as the
+//! reference Yosegi must agree with.
+
+#![allow(dead_code)] // each test crate uses a different subset of these helpers
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+/// A simulator run of a test program takes seconds; minutes means it hangs.
+pub const RUN_TIME_LIMIT: Duration = Duration::from_secs(300);
+
+pub fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+pub fn yosegi() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_yosegi"))
+}
+
+/// Where a child's stdin comes from.
+pub enum Input<'a> {
+    Nothing,
+    File(&'a Path),
+}
+
+pub struct Finished {
+    pub status: ExitStatus,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Finished {
+    pub fn code(&self) -> Option<i32> {
+        self.status.code()
+    }
+    /// Everything a failing assertion should show about the run.
+    pub fn describe(&self) -> String {
+        format!("exit status: {}\n--- stdout ---\n{}\n--- stderr ---\n{}", self.status, self.stdout, self.stderr)
+    }
+}
+
+/// Runs `cmd` to completion (killing it after `RUN_TIME_LIMIT`), feeding it `input`.
+/// stdout and stderr are drained on their own threads so that a chatty child never blocks.
+pub fn run(mut cmd: Command, input: Input) -> Finished {
+    let stdin = match input {
+        Input::Nothing => Stdio::null(),
+        Input::File(path) => Stdio::from(
+            std::fs::File::open(path).unwrap_or_else(|e| panic!("cannot open stdin file {}: {e}", path.display())),
+        ),
+    };
+    let description = format!("{cmd:?}");
+    let mut child = cmd
+        .stdin(stdin)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {description}: {e}"));
+    let mut out_pipe = child.stdout.take().expect("stdout is piped");
+    let mut err_pipe = child.stderr.take().expect("stderr is piped");
+    let out_reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = out_pipe.read_to_end(&mut buf);
+        buf
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = err_pipe.read_to_end(&mut buf);
+        buf
+    });
+    let started = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if started.elapsed() > RUN_TIME_LIMIT => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("{description} ran longer than {RUN_TIME_LIMIT:?} and was killed");
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Err(e) => panic!("waiting for {description}: {e}"),
+        }
+    };
+    let stdout = String::from_utf8_lossy(&out_reader.join().expect("stdout reader")).into_owned();
+    let stderr = String::from_utf8_lossy(&err_reader.join().expect("stderr reader")).into_owned();
+    Finished { status, stdout, stderr }
+}
+
+/// Compiles `sources` with gcc exactly as a user without OpenACC would (pragmas ignored, the
+/// repository's host-only `openacc.h`), returning the executable's path inside `dir`.
+pub fn gcc_build(sources: &[PathBuf], dir: &Path) -> PathBuf {
+    let exe = dir.join("reference");
+    let mut cmd = Command::new("gcc");
+    cmd.args(["-std=gnu11", "-O1", "-w"])
+        .arg(format!("-I{}", repo_root().join("include").display()))
+        .args(sources)
+        .arg("-o")
+        .arg(&exe)
+        .arg("-lm");
+    let built = run(cmd, Input::Nothing);
+    assert!(built.status.success(), "gcc failed to build the reference of {sources:?}\n{}", built.describe());
+    exe
+}

@@ -1,0 +1,257 @@
+//! Differential tests: every program under `tests/programs/` is built by gcc with the OpenACC
+//! pragmas ignored (the reference) and run by `yosegi run --device sim`; both must exit 0 and
+//! print the same output, numbers compared with the program's relative tolerance.
+//!
+//! A program is either one `.c` file or a directory (a multi-file program: the files named in
+//! its `FILES`, else all its `.c` files). Its header comments configure the run:
+//! `// yosegi-test: args=64 10`, `// yosegi-test: stdin=FILE` (relative to the program) and
+//! `// yosegi-test: rtol=1e-9` (0 compares the text exactly).
+
+mod common;
+
+use common::{Input, gcc_build, repo_root, run, yosegi};
+use std::path::{Path, PathBuf};
+
+/// Used when a program's header gives no `rtol`: the difference reduction order makes in a
+/// double-precision sum is far below it, a wrong answer far above it.
+const DEFAULT_RTOL: f64 = 1e-9;
+/// Numbers this close to zero compare equal whatever the tolerance: relative error means nothing
+/// for a value that is zero up to rounding.
+const ABSOLUTE_FLOOR: f64 = 1e-12;
+
+#[derive(Debug)]
+struct TestProgram {
+    name: String,
+    sources: Vec<PathBuf>,
+    args: Vec<String>,
+    stdin: Option<PathBuf>,
+    rtol: f64,
+}
+
+fn programs_dir() -> PathBuf {
+    repo_root().join("tests").join("programs")
+}
+
+fn load_program(entry: &str) -> TestProgram {
+    let path = programs_dir().join(entry);
+    let (base_dir, sources) = if path.is_dir() {
+        (path.clone(), multi_file_sources(&path))
+    } else {
+        (path.parent().expect("program has a parent dir").to_path_buf(), vec![path.clone()])
+    };
+    let mut program = TestProgram { name: entry.to_string(), sources, args: Vec::new(), stdin: None, rtol: DEFAULT_RTOL };
+    for source in &program.sources.clone() {
+        let text = std::fs::read_to_string(source).unwrap_or_else(|e| panic!("cannot read {}: {e}", source.display()));
+        for line in text.lines() {
+            let Some(setting) = line.trim().strip_prefix("// yosegi-test:") else { continue };
+            let (key, value) = setting.trim().split_once('=').unwrap_or_else(|| panic!("{}: malformed header `{line}`", source.display()));
+            match key.trim() {
+                "args" => program.args = value.split_whitespace().map(str::to_string).collect(),
+                "stdin" => program.stdin = Some(base_dir.join(value.trim())),
+                "rtol" => {
+                    program.rtol = value.trim().parse().unwrap_or_else(|_| panic!("{}: rtol `{value}` is not a number", source.display()))
+                }
+                other => panic!("{}: unknown yosegi-test key `{other}`", source.display()),
+            }
+        }
+    }
+    program
+}
+
+fn multi_file_sources(dir: &Path) -> Vec<PathBuf> {
+    let list = dir.join("FILES");
+    if list.exists() {
+        let text = std::fs::read_to_string(&list).expect("FILES is readable");
+        return text.lines().map(str::trim).filter(|l| !l.is_empty()).map(|l| dir.join(l)).collect();
+    }
+    let mut sources: Vec<PathBuf> = std::fs::read_dir(dir)
+        .expect("program dir is readable")
+        .map(|e| e.expect("dir entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "c"))
+        .collect();
+    sources.sort();
+    sources
+}
+
+fn check_program(entry: &str) {
+    let program = load_program(entry);
+    let scratch = tempfile::tempdir().expect("temp dir");
+    let reference_exe = gcc_build(&program.sources, scratch.path());
+    let input = || match &program.stdin {
+        Some(path) => Input::File(path),
+        None => Input::Nothing,
+    };
+
+    let mut reference_cmd = std::process::Command::new(&reference_exe);
+    reference_cmd.args(&program.args);
+    let expected = run(reference_cmd, input());
+    assert_eq!(expected.code(), Some(0), "the gcc reference of {} failed\n{}", program.name, expected.describe());
+
+    let mut yosegi_cmd = yosegi();
+    yosegi_cmd.args(["run", "--device", "sim"]).args(&program.sources).arg("--").args(&program.args);
+    let actual = run(yosegi_cmd, input());
+    assert_eq!(
+        actual.code(),
+        expected.code(),
+        "yosegi's exit status differs from the reference's for {}\n{}",
+        program.name,
+        actual.describe()
+    );
+    if let Err(mismatch) = compare_outputs(&expected.stdout, &actual.stdout, program.rtol) {
+        panic!(
+            "{}: output differs from gcc's (rtol {:e}): {mismatch}\n--- gcc ---\n{}\n--- yosegi ---\n{}\n--- yosegi stderr ---\n{}",
+            program.name, program.rtol, expected.stdout, actual.stdout, actual.stderr
+        );
+    }
+}
+
+/// Compares two outputs token by token (tokens split on whitespace). Integers and non-numbers
+/// must match exactly; other numbers within `rtol` (or `ABSOLUTE_FLOOR`); `rtol == 0` demands
+/// identical tokens. Returns a description of the first difference.
+fn compare_outputs(expected: &str, actual: &str, rtol: f64) -> Result<(), String> {
+    let expected_tokens: Vec<&str> = expected.split_whitespace().collect();
+    let actual_tokens: Vec<&str> = actual.split_whitespace().collect();
+    for (index, (want, got)) in expected_tokens.iter().zip(&actual_tokens).enumerate() {
+        if !tokens_agree(want, got, rtol) {
+            return Err(format!("token {index}: expected `{want}`, got `{got}`"));
+        }
+    }
+    if expected_tokens.len() != actual_tokens.len() {
+        return Err(format!("expected {} tokens, got {}", expected_tokens.len(), actual_tokens.len()));
+    }
+    Ok(())
+}
+
+fn tokens_agree(want: &str, got: &str, rtol: f64) -> bool {
+    if want == got {
+        return true;
+    }
+    if rtol == 0.0 || is_integer(want) || is_integer(got) {
+        return false;
+    }
+    match (want.parse::<f64>(), got.parse::<f64>()) {
+        (Ok(w), Ok(g)) if w.is_finite() && g.is_finite() => {
+            (w - g).abs() <= (rtol * w.abs().max(g.abs())).max(ABSOLUTE_FLOOR)
+        }
+        _ => false,
+    }
+}
+
+/// A count or an index is printed as an integer; off by one is wrong at any tolerance.
+fn is_integer(token: &str) -> bool {
+    let digits = token.strip_prefix(['-', '+']).unwrap_or(token);
+    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+}
+
+macro_rules! differential_tests {
+    ($($test:ident => $entry:literal,)*) => {
+        $(
+            #[test]
+            fn $test() {
+                check_program($entry);
+            }
+        )*
+        /// Every program the macro turned into a test, to check none was forgotten.
+        const LISTED_PROGRAMS: &[&str] = &[$($entry),*];
+    };
+}
+
+differential_tests! {
+    diffusion1d => "diffusion1d.c",
+    jacobi2d => "jacobi2d.c",
+    himeno_static => "himeno_static.c",
+    himeno_struct => "himeno_struct.c",
+    spmv_csr => "spmv_csr.c",
+    reductions => "reductions.c",
+    kernels_region => "kernels_region.c",
+    collapse2 => "collapse2.c",
+    update_host => "update_host.c",
+    enter_exit => "enter_exit.c",
+    conv2d => "conv2d.c",
+    matmul => "matmul.c",
+    histogram => "histogram.c",
+    argv_size => "argv_size.c",
+    stdin_sum => "stdin_sum.c",
+    routine_seq => "routine_seq.c",
+    private_clauses => "private_clauses.c",
+    struct_bounds => "struct_bounds.c",
+    vla_access => "vla_access.c",
+    float_saxpy => "float_saxpy.c",
+    c_semantics => "c_semantics.c",
+    control_flow => "control_flow.c",
+    serial_atomic => "serial_atomic.c",
+    multi_solver => "multi_solver",
+}
+
+#[test]
+fn every_program_in_the_directory_has_a_test() {
+    let mut unlisted = Vec::new();
+    for entry in std::fs::read_dir(programs_dir()).expect("tests/programs exists") {
+        let path = entry.expect("dir entry").path();
+        let name = path.file_name().expect("file name").to_string_lossy().into_owned();
+        let is_program = path.is_dir() || path.extension().is_some_and(|x| x == "c");
+        if is_program && !LISTED_PROGRAMS.contains(&name.as_str()) {
+            unlisted.push(name);
+        }
+    }
+    assert!(unlisted.is_empty(), "programs without a test (add them to differential_tests!): {unlisted:?}");
+    assert!(LISTED_PROGRAMS.len() >= 18, "the differential corpus shrank to {} programs", LISTED_PROGRAMS.len());
+}
+
+#[test]
+fn stats_report_the_device_counters() {
+    let program = load_program("diffusion1d.c");
+    let mut cmd = yosegi();
+    cmd.args(["run", "--device", "sim", "--stats"]).args(&program.sources);
+    let finished = run(cmd, Input::Nothing);
+    assert_eq!(finished.code(), Some(0), "{}", finished.describe());
+    for counter in ["launches", "global memory transactions", "host->device bytes"] {
+        assert!(finished.stderr.contains(counter), "--stats did not report `{counter}`\n{}", finished.describe());
+    }
+    assert!(!finished.stdout.contains("launches"), "--stats must write to stderr, not into the program's output");
+    // diffusion1d.c copies its 4096-double array `u` in, so at least 32 KiB cross to the device.
+    let bytes_in = counter_value(&finished.stderr, "host->device bytes");
+    assert!(bytes_in.is_some_and(|b| b >= 4096 * 8), "host->device bytes {bytes_in:?}, want >= 32768\n{}", finished.describe());
+}
+
+/// The number at the end of the first stats line that starts with `label`.
+fn counter_value(report: &str, label: &str) -> Option<u64> {
+    let line = report.lines().find(|l| l.trim_start().starts_with(label))?;
+    line.split_whitespace().last()?.parse().ok()
+}
+
+#[test]
+fn comparison_accepts_reordered_rounding_and_rejects_wrong_values() {
+    assert!(compare_outputs("sum 1.000000000000e+00\n", "sum 1.000000000001e+00", 1e-9).is_ok());
+    assert!(compare_outputs("sum 1.0000e+00", "sum 1.0001e+00", 1e-9).is_err());
+    assert!(compare_outputs("x 0.0", "x 1e-15", 1e-9).is_ok());
+    assert!(compare_outputs("1.5", "1.5000001", 0.0).is_err());
+}
+
+#[test]
+fn comparison_is_exact_for_integers_words_and_token_counts() {
+    assert!(compare_outputs("count 3146413336", "count 3146413337", 1e-3).is_err());
+    assert!(compare_outputs("gosa 1.0", "Gosa 1.0", 1e-3).is_err());
+    assert!(compare_outputs("a 1.0 b", "a 1.0", 1e-3).is_err());
+    assert!(compare_outputs("a 1.0", "a 1.0 b", 1e-3).is_err());
+    assert!(compare_outputs("nan", "nan", 1e-3).is_ok());
+    assert!(compare_outputs("1.0", "nan", 1e-3).is_err());
+}
+
+#[test]
+fn stats_lines_are_parsed() {
+    let report = "=== yosegi stats ===\nhost->device bytes                                      65536\n";
+    assert_eq!(counter_value(report, "host->device bytes"), Some(65536));
+    assert_eq!(counter_value(report, "device->host bytes"), None);
+}
+
+#[test]
+fn headers_are_read_from_the_program() {
+    let program = load_program("argv_size.c");
+    assert_eq!(program.args, ["1500", "7"]);
+    assert_eq!(program.rtol, 1e-9);
+    let multi = load_program("multi_solver");
+    assert_eq!(multi.sources.len(), 3);
+    assert!(multi.sources[0].ends_with("solver.c"));
+    assert!(load_program("stdin_sum.c").stdin.is_some_and(|p| p.exists()));
+}
