@@ -261,6 +261,13 @@ impl<'a> Lowerer<'a> {
         }
         kb.pop_scope();
         errors.append(&mut kb.errors);
+        // A device function has no params of its own: host values must come in as arguments.
+        if let Some(p) = kb.params.first() {
+            errors.push(
+                Diagnostic::error(f.declarator.name_span, format!("device function `{name}` reads the host variable `{}`", p.name))
+                    .with_help(format!("pass `{}` to `{name}` as an argument", p.name)),
+            );
+        }
         let body = std::mem::take(&mut kb.body);
         let failed = errors.iter().any(Diagnostic::is_error);
         self.diags.append(&mut errors);
@@ -790,6 +797,13 @@ impl<'a> Lowerer<'a> {
         for l in nest {
             loop_clauses.extend(l.clauses.iter().map(|c| (*c).clone()));
         }
+        // `private` on the loops inside (sequential per thread) makes those names local too.
+        let innermost = loops::for_body(nest[nest.len() - 1].stmt);
+        for c in walk::nested_loop_clauses(innermost) {
+            if matches!(c.kind, ClauseKind::Private(_) | ClauseKind::FirstPrivate(_)) {
+                loop_clauses.push(c.clone());
+            }
+        }
         let mut errors = Vec::new();
         add_treatments(loop_clauses.iter(), sema, &mut treatments, &mut errors, self.sources);
         if self.take_errors(errors) {
@@ -918,8 +932,10 @@ impl<'a> Lowerer<'a> {
                     .with_help("count parallel loops with an integer variable"));
             }
         };
-        let lo = kb.expr(c.lo)?;
-        let hi = kb.expr(c.bound)?;
+        kb.reading_bounds = true;
+        let bounds = kb.expr(c.lo).and_then(|lo| Ok((lo, kb.expr(c.bound)?)));
+        kb.reading_bounds = false;
+        let (lo, hi) = bounds?;
         if !kb.is_uniform(lo) || !kb.is_uniform(hi) {
             return Ok(None);
         }
@@ -929,19 +945,24 @@ impl<'a> Lowerer<'a> {
         let trip_count = trip_count(kb, lo64, hi64, c.cmp, c.step);
         let var = kb.new_local(&c.var, vty, LocalKind::LoopIndex, for_head_span(l.stmt));
         kb.bind(&c.var, var);
-        let mut level = LoopLevel::Auto;
+        let mut levels = Vec::new();
         let mut size_hint = None;
         for cl in &l.clauses {
             match &cl.kind {
-                ClauseKind::Gang(_) => level = LoopLevel::Gang,
-                ClauseKind::Worker(_) => level = LoopLevel::Worker,
+                ClauseKind::Gang(_) => levels.push(LoopLevel::Gang),
+                ClauseKind::Worker(_) => levels.push(LoopLevel::Worker),
                 ClauseKind::Vector(e) => {
-                    level = LoopLevel::Vector;
+                    levels.push(LoopLevel::Vector);
                     size_hint = e.as_ref().and_then(|e| kb.sema.const_eval(e)).and_then(|v| u32::try_from(v).ok()).or(vector_hint);
                 }
                 _ => {}
             }
         }
+        // `gang vector` on one loop spans several levels: the mapping pass chooses.
+        let level = match levels.as_slice() {
+            [one] => *one,
+            _ => LoopLevel::Auto,
+        };
         Ok(Some(ParallelDim { var, start, trip_count, step: c.step, level, size_hint, span: l.stmt.span }))
     }
 }

@@ -131,6 +131,15 @@ fn with_runtime<R>(f: impl FnOnce(&mut Runtime) -> Result<R, RuntimeError>) -> R
     std::process::exit(failure.1);
 }
 
+/// Runs `f` on the runtime when one is installed. Allocation tracking and host accesses
+/// cannot fail, and may happen before the runtime is installed or after it is gone (C library
+/// code running at exit): untracked then.
+fn if_installed(f: impl FnOnce(&mut Runtime)) {
+    if let Some(runtime) = lock().as_mut() {
+        f(runtime)
+    }
+}
+
 /// # Safety
 /// `args` points to `n` initialised `yosegi_arg`s (or `n` is 0).
 unsafe fn args_slice<'a>(args: *mut YosegiArg, n: c_int) -> &'a [YosegiArg] {
@@ -145,7 +154,12 @@ unsafe fn args_slice<'a>(args: *mut YosegiArg, n: c_int) -> &'a [YosegiArg] {
 extern "C" fn rt_region(id: c_int, args: *mut YosegiArg, n: c_int) {
     // SAFETY: the glue passes an array of `n` args.
     let args = unsafe { args_slice(args, n) };
-    with_runtime(|rt| rt.region(id, args))
+    with_runtime(|rt| {
+        rt.region(id, args)?;
+        let frame_marker = 0u8;
+        rt.settle_stack_objects(std::hint::black_box(&frame_marker) as *const u8 as u64);
+        Ok(())
+    })
 }
 
 extern "C" fn rt_data_enter(id: c_int, args: *mut YosegiArg, n: c_int) {
@@ -168,25 +182,22 @@ extern "C" fn rt_host_access(ptrs: *const *mut c_void, modes: *const c_int, n: c
     let (ptrs, modes) =
         unsafe { (std::slice::from_raw_parts(ptrs, n as usize), std::slice::from_raw_parts(modes, n as usize)) };
     let addresses: Vec<u64> = ptrs.iter().map(|&p| p as u64).collect();
-    with_runtime(|rt| {
+    if_installed(|rt| {
         rt.host_access(&addresses, modes);
-        Ok(())
     })
 }
 
 extern "C" fn rt_host_access_all() {
-    with_runtime(|rt| {
+    if_installed(|rt| {
         rt.host_access_all();
-        Ok(())
     })
 }
 
 extern "C" fn rt_malloc(n: usize) -> *mut c_void {
     // SAFETY: the C library's allocator.
     let p = unsafe { malloc(n) };
-    with_runtime(|rt| {
+    if_installed(|rt| {
         rt.track_malloc(p as u64, n as u64);
-        Ok(())
     });
     p
 }
@@ -194,31 +205,27 @@ extern "C" fn rt_malloc(n: usize) -> *mut c_void {
 extern "C" fn rt_calloc(n: usize, size: usize) -> *mut c_void {
     // SAFETY: the C library's allocator.
     let p = unsafe { calloc(n, size) };
-    with_runtime(|rt| {
+    if_installed(|rt| {
         rt.track_malloc(p as u64, n.saturating_mul(size) as u64);
-        Ok(())
     });
     p
 }
 
 extern "C" fn rt_realloc(old: *mut c_void, n: usize) -> *mut c_void {
-    with_runtime(|rt| {
+    if_installed(|rt| {
         rt.before_realloc(old as u64);
-        Ok(())
     });
     // SAFETY: `old` came from the C library's allocator (or is null).
     let p = unsafe { realloc(old, n) };
-    with_runtime(|rt| {
+    if_installed(|rt| {
         rt.track_malloc(p as u64, n as u64);
-        Ok(())
     });
     p
 }
 
 extern "C" fn rt_free(p: *mut c_void) {
-    with_runtime(|rt| {
+    if_installed(|rt| {
         rt.track_free(p as u64);
-        Ok(())
     });
     // SAFETY: `p` came from the C library's allocator (or is null).
     unsafe { free(p) }
@@ -231,9 +238,8 @@ extern "C" fn rt_register_static(ptr: *mut c_void, bytes: c_longlong, name: *con
         // SAFETY: the glue passes a string literal.
         unsafe { CStr::from_ptr(name) }.to_string_lossy().into_owned()
     };
-    with_runtime(|rt| {
+    if_installed(|rt| {
         rt.register_static(ptr as u64, bytes.max(0) as u64, &name);
-        Ok(())
     })
 }
 

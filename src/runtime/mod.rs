@@ -484,7 +484,11 @@ impl Runtime {
                                     param.name, kernel.name
                                 ),
                             )
-                            .with_help(format!("add a data clause such as copyin({}[0:n])", param.name)),
+                            .with_help(format!(
+                                "add a data clause such as {}({}[0:n])",
+                                if sections.write == Section::None { "copyin" } else { "copy" },
+                                param.name
+                            )),
                         ));
                     }
                 }
@@ -686,6 +690,22 @@ impl Runtime {
             if object.start >= lowest && object.end() <= frame {
                 self.forget(object.start, object.end());
             }
+        }
+    }
+
+    /// After a region: stack objects above `frame` (the runtime's frame; the program's live
+    /// frames) that no data region holds get their host copies made valid. A stack array
+    /// outlives nothing: once its function returns, its bytes belong to other variables, and
+    /// a device copy holding the only current value could never be copied back safely.
+    pub fn settle_stack_objects(&mut self, frame: u64) {
+        let highest = frame.saturating_add(DEAD_STACK_WINDOW);
+        for start in self.registry.overlapping(frame, highest) {
+            let Some((copies, mut t)) = self.transfer_for(start) else { continue };
+            if start < frame || copies.devices.iter().flatten().any(|c| c.refcount > 0) {
+                continue;
+            }
+            let len = copies.len;
+            copies.make_host_valid(0, len, &mut t);
         }
     }
 

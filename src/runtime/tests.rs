@@ -1,3 +1,6 @@
+//! Runtime tests: regions run through `Runtime` on host buffers, checking coherence (what is
+//! transferred when), data clauses, errors and the write-back of reductions and scalars.
+
 use std::ffi::c_void;
 use std::sync::Arc;
 
@@ -297,4 +300,28 @@ fn a_sized_array_partially_over_a_stale_one_replaces_it() {
     assert_eq!(out[31], 2.0);
     let object = rt.registry().get(memory[8..].as_ptr() as u64).expect("tracked");
     assert_eq!(object.len, 256);
+}
+
+#[test]
+fn stack_objects_not_held_by_a_data_region_are_settled_on_the_host() {
+    let data = vec![section(DataClauseKind::Copy, 2, Some(0), "b")];
+    let mut rt = runtime(scale_module(vec![RegionKind::Data { data }]));
+    let mut a = vec![1.0; 8];
+    let mut b = vec![0.0; 8];
+    let region_args = args(8, &mut a, &mut b);
+    let frame = a.as_ptr().min(b.as_ptr()) as u64 - 64;
+    // Held by a data region: the device keeps the only current copy.
+    rt.data_enter(1, &region_args).expect("enter");
+    rt.region(0, &region_args).expect("runs");
+    rt.settle_stack_objects(frame);
+    assert_eq!(b[0], 0.0);
+    rt.data_exit(1, &region_args).expect("exit");
+    assert_eq!(b[0], 2.0);
+    // Not held: settled right after the region.
+    a[0] = 5.0;
+    rt.host_access(&[a.as_ptr() as u64], &[abi::YOSEGI_WRITE]);
+    rt.region(0, &region_args).expect("runs");
+    assert_eq!(b[0], 2.0);
+    rt.settle_stack_objects(frame);
+    assert_eq!(b[0], 10.0);
 }

@@ -87,6 +87,9 @@ pub struct KernelBuilder<'a> {
     /// Set when a `continue` ends a parallel iteration (the body is wrapped in a one-trip loop).
     pub iteration_continue: bool,
     pub function_result: Option<ScalarType>,
+    /// Lowering parallel loop bounds: host scalars are read as params (their values at launch),
+    /// whatever clause makes them local in the body.
+    pub reading_bounds: bool,
     /// Statements an expression needs run before the statement that holds it (inlined calls).
     pending: Vec<Stmt>,
     inline_frames: Vec<InlineFrame>,
@@ -188,6 +191,7 @@ impl<'a> KernelBuilder<'a> {
             reported: HashSet::new(),
             iteration_continue: false,
             function_result: None,
+            reading_bounds: false,
             pending: Vec::new(),
             inline_frames: Vec::new(),
             aliases: HashMap::new(),
@@ -390,6 +394,10 @@ impl<'a> KernelBuilder<'a> {
 
     /// A host scalar named in the kernel: its param, or the local that stands for it.
     fn host_scalar(&mut self, name: &str, ty: ScalarType, span: Span, writing: bool) -> R<Handle<Expr>> {
+        if self.reading_bounds && !writing {
+            let p = self.scalar_param(name, ty);
+            return Ok(self.add(ExprKind::Param(p), ty, span));
+        }
         if let Some(&l) = self.host_locals.get(name) {
             return Ok(self.add(ExprKind::Local(l), self.body.locals[l].ty, span));
         }
@@ -606,22 +614,39 @@ impl<'a> KernelBuilder<'a> {
 
     /// `*(p + i)`, `*(i + p)`, `*p`: the element of a one-dimensional array param.
     fn deref(&mut self, operand: &ast::Expr, span: Span) -> R<(ArrayRef, Vec<Handle<Expr>>, ScalarType)> {
-        let (base, index) = match &operand.kind {
-            AE::Binary { op: AB::Add, lhs, rhs } => {
-                if self.is_host_pointer(lhs) {
-                    (&**lhs, Some(&**rhs))
-                } else {
-                    (&**rhs, Some(&**lhs))
+        // `p + a + b` (in any order): one term is the pointer, the others sum to the index.
+        let mut terms = Vec::new();
+        flatten_sum(operand, &mut terms);
+        if let Some(t) = terms.iter().find(|t| matches!(t.kind, AE::Unary { op: AU::AddrOf, .. })) {
+            return self.unary(AU::AddrOf, t, t.span).map(|_| (ArrayRef::Param(0), Vec::new(), ScalarType::I32));
+        }
+        let mut pointer = None;
+        for (k, t) in terms.iter().enumerate() {
+            if self.is_host_pointer(t) {
+                if pointer.is_some() {
+                    return Err(err(span, "adding two pointers is not valid", "index one array"));
                 }
+                pointer = Some(k);
             }
-            _ => (operand, None),
+        }
+        let Some(pk) = pointer else {
+            return Err(err(operand.span, "only pointers into arrays can be dereferenced in kernels", "index the array directly: p[i]"));
         };
+        let base = terms.remove(pk);
         let (array, ndims, elem) = self.array_base(base)?;
         if ndims != 1 {
             return Err(err(span, "dereferencing a multi-dimensional array is not supported", "index every dimension: a[i][j]"));
         }
-        let idx = match index {
-            Some(i) => self.index_expr(i)?,
+        let mut idx: Option<Handle<Expr>> = None;
+        for t in terms {
+            let h = self.index_expr(t)?;
+            idx = Some(match idx {
+                None => h,
+                Some(prev) => self.arith(AB::Add, prev, h, t.span)?,
+            });
+        }
+        let idx = match idx {
+            Some(i) => i,
             None => self.int_const(0, ScalarType::I32),
         };
         Ok((array, vec![idx], elem))
@@ -1320,7 +1345,7 @@ impl<'a> KernelBuilder<'a> {
         for (gi, (labels, stmts)) in groups.iter().enumerate() {
             let ends_with_break = matches!(stmts.last().map(|s| &s.kind), Some(StmtKind::Break));
             let empty = stmts.iter().all(|s| matches!(s.kind, StmtKind::Expr(None)));
-            if !ends_with_break && !(gi + 1 == last) && !empty {
+            if !ends_with_break && gi + 1 != last && !empty {
                 return Err(err(
                     stmts.last().map(|s| s.span).unwrap_or(span),
                     "a switch case falls through to the next one",
@@ -1693,6 +1718,17 @@ impl<'a> KernelBuilder<'a> {
 enum AtomicValue<'e> {
     Expr(&'e ast::Expr),
     One,
+}
+
+/// The terms of a chain of `+` (parentheses and nesting looked through).
+fn flatten_sum<'e>(e: &'e ast::Expr, out: &mut Vec<&'e ast::Expr>) {
+    match &e.kind {
+        AE::Binary { op: AB::Add, lhs, rhs } => {
+            flatten_sum(lhs, out);
+            flatten_sum(rhs, out);
+        }
+        _ => out.push(e),
+    }
 }
 
 fn member_root(e: &ast::Expr) -> Option<&str> {

@@ -434,3 +434,79 @@ fn kernels_nest_keeps_the_independent_outer_loop_parallel() {
     assert_eq!(k.space.len(), 1);
     assert!(matches!(k.body.block.as_slice(), [.., Stmt::Loop { range: Some(_), .. }]));
 }
+
+#[test]
+fn partial_inner_sections_use_the_bounding_range() {
+    let l = lower_snippet(
+        "#define M 10\nvoid f(int n, double (*a)[M], double *v) {\n\
+         #pragma acc update device(a[2:n][1:3]) self(v[4])\n}\n",
+    );
+    let (m, _) = l.ok();
+    let r = &m.regions[0];
+    let RegionKind::Update { data } = &r.kind else { panic!("update") };
+    assert_eq!(data[0].kind, DataClauseKind::Device);
+    assert_eq!(r.args[data[0].lo.unwrap() as usize].c_expr, "((2) * 10 + (1))");
+    assert_eq!(r.args[data[0].len.unwrap() as usize].c_expr, "(((n) - 1) * 10 + ((3) - 1) + 1)");
+    assert_eq!(data[1].kind, DataClauseKind::Host);
+    assert_eq!(r.args[data[1].lo.unwrap() as usize].c_expr, "(4)");
+    assert_eq!(r.args[data[1].len.unwrap() as usize].c_expr, "(1)");
+}
+
+/// The first error of a snippet: (message, text at its span).
+fn first_error(src: &str) -> (String, String) {
+    lower_snippet(src).errors().into_iter().next().expect("an error")
+}
+
+#[test]
+fn more_refusals_point_at_the_construct() {
+    let wrap = |body: &str| format!("struct S {{ int n; }};\nvoid f(int n, double *a, struct S s) {{\n double x = 0;\n#pragma acc parallel loop\nfor (int i = 0; i < n; i++) {{ {body} }}\n}}\n");
+    let (msg, at) = first_error(&wrap("a[i] = *(&x);"));
+    assert!(msg.contains("address"), "{msg}");
+    assert_eq!(at, "(&x)");
+    let (msg, at) = first_error(&wrap("double y; a[i] = (y = 2.0);"));
+    assert!(msg.contains("assignment inside an expression"), "{msg}");
+    assert_eq!(at, "(y = 2.0)");
+    let (msg, at) = first_error(&wrap("struct S t; t.n = i; a[i] = t.n;"));
+    assert!(msg.contains("type kernels do not support"), "{msg}");
+    assert_eq!(at, "t");
+    let (msg, at) = first_error(&wrap("switch (i % 3) { case 0: a[i] = 1.0; case 1: a[i] = 2.0; break; }"));
+    assert!(msg.contains("falls through"), "{msg}");
+    assert_eq!(at, "a[i] = 1.0;");
+    let (msg, at) = first_error(&wrap("a[i] = a + 1;"));
+    assert!(msg.contains("pointer arithmetic"), "{msg}");
+    assert_eq!(at, "a + 1");
+    // Reading a struct field of a host struct is fine; assigning it is not.
+    let (msg, at) = first_error(&wrap("s.n = i;"));
+    assert!(msg.contains("struct fields"), "{msg}");
+    assert_eq!(at, "s.n");
+    let (msg, at) = first_error(
+        "void f(int n, double *a, double *b) {\n#pragma acc parallel loop default(none) copy(a[0:n]) firstprivate(n)\nfor (int i = 0; i < n; i++) a[i] = b[i];\n}\n",
+    );
+    assert!(msg.contains("default(none)"), "{msg}");
+    assert_eq!(at, "b");
+}
+
+#[test]
+fn device_function_reading_a_global_is_refused() {
+    let (msg, at) = first_error(
+        "static double scale = 2.0;\n#pragma acc routine seq\nstatic double sc(double x) { return x * scale; }\n\
+         void f(int n, double *a) {\n#pragma acc parallel loop\nfor (int i = 0; i < n; i++) a[i] = sc(a[i]);\n}\n",
+    );
+    assert!(msg.contains("reads the host variable `scale`"), "{msg}");
+    assert_eq!(at, "sc");
+}
+
+#[test]
+fn private_on_an_inner_loop_privatises_for_the_kernel() {
+    let l = lower_snippet(
+        "void f(int n, int m, double *a) {\n double tmp;\n\
+         #pragma acc parallel loop gang vector\n\
+         for (int i = 0; i < n; i++) {\n\
+           #pragma acc loop seq private(tmp)\n\
+           for (int j = 0; j < m; j++) { tmp = a[i * m + j]; a[i * m + j] = tmp * 2.0; }\n\
+         }\n}\n",
+    );
+    let k = l.kernel(0);
+    assert!(k.body.locals.iter().any(|(_, loc)| loc.name == "tmp" && loc.kind == LocalKind::Private));
+    assert_eq!(k.space[0].level, crate::ir::LoopLevel::Auto);
+}

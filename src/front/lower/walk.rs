@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 
 use crate::diag::Span;
-use crate::front::ast::{Expr, ExprKind, ForInit, Initializer, Stmt, StmtKind, UnaryOp};
+use crate::front::ast::{Clause, DirectiveKind, Expr, ExprKind, ForInit, Initializer, Stmt, StmtKind, UnaryOp};
 
 /// Calls `f` on every expression in `s`, outermost first, nested ones included.
 pub fn each_expr<'a>(s: &'a Stmt, f: &mut dyn FnMut(&'a Expr)) {
@@ -181,4 +181,39 @@ pub fn count_name_in_stmt(s: &Stmt, name: &str) -> usize {
         }
     });
     n
+}
+
+/// The clauses of every `loop` directive inside `s`.
+pub fn nested_loop_clauses(s: &Stmt) -> Vec<&Clause> {
+    let mut out = Vec::new();
+    nested_loop_clauses_into(s, &mut out);
+    out
+}
+
+fn nested_loop_clauses_into<'a>(s: &'a Stmt, out: &mut Vec<&'a Clause>) {
+    match &s.kind {
+        StmtKind::Acc { directive, body } => {
+            if matches!(directive.kind, DirectiveKind::Loop) {
+                out.extend(directive.clauses.iter());
+            }
+            if let Some(b) = body {
+                nested_loop_clauses_into(b, out)
+            }
+        }
+        StmtKind::Compound(b) => b.stmts.iter().for_each(|s| nested_loop_clauses_into(s, out)),
+        StmtKind::If { then, otherwise, .. } => {
+            nested_loop_clauses_into(then, out);
+            if let Some(o) = otherwise {
+                nested_loop_clauses_into(o, out)
+            }
+        }
+        StmtKind::While { body, .. }
+        | StmtKind::DoWhile { body, .. }
+        | StmtKind::For { body, .. }
+        | StmtKind::Switch { body, .. }
+        | StmtKind::Case { body, .. }
+        | StmtKind::Default { body }
+        | StmtKind::Labeled { body, .. } => nested_loop_clauses_into(body, out),
+        _ => {}
+    }
 }

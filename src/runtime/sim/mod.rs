@@ -149,17 +149,23 @@ impl Device for SimDevice {
             });
         }
         let ctx = &ctx;
-        let results: Vec<_> =
-            (0..blocks).into_par_iter().map_init(|| BlockState::new(ctx), |state, b| state.run_block(b)).collect();
-        let mut counters = DeviceCounters::default();
-        let mut scalar_outputs = Vec::new();
-        for (b, r) in results.into_iter().enumerate() {
-            let r = r.map_err(with_name)?;
-            counters.add(&r.counters);
-            if b == 0 {
-                scalar_outputs = r.scalar_outputs;
-            }
+        // Blocks are folded as they finish (no per-block result list, so grids of millions of
+        // blocks need no memory for it); of several faulting blocks the lowest-numbered one is
+        // reported, so the message does not depend on scheduling.
+        let folded = (0..blocks)
+            .into_par_iter()
+            .map_init(
+                || BlockState::new(ctx),
+                |state, b| match state.run_block(b) {
+                    Ok(r) => BlockFold { counters: r.counters, scalar_outputs: r.scalar_outputs, fault: None },
+                    Err(f) => BlockFold { fault: Some((b, f)), ..BlockFold::default() },
+                },
+            )
+            .reduce(BlockFold::default, BlockFold::combine);
+        if let Some((_, fault)) = folded.fault {
+            return Err(with_name(fault));
         }
+        let (counters, scalar_outputs) = (folded.counters, folded.scalar_outputs);
         let partials = kernel
             .reductions
             .iter()
@@ -170,6 +176,29 @@ impl Device for SimDevice {
             })
             .collect();
         Ok(LaunchOutcome { partials, scalar_outputs, counters })
+    }
+}
+
+/// What the blocks of a launch add up to.
+#[derive(Default)]
+struct BlockFold {
+    counters: DeviceCounters,
+    /// Block 0's (the only block that reports them).
+    scalar_outputs: Vec<u64>,
+    fault: Option<(u64, Fault)>,
+}
+
+impl BlockFold {
+    fn combine(mut self, other: BlockFold) -> BlockFold {
+        self.counters.add(&other.counters);
+        if self.scalar_outputs.is_empty() {
+            self.scalar_outputs = other.scalar_outputs;
+        }
+        self.fault = match (self.fault, other.fault) {
+            (Some(a), Some(b)) => Some(if a.0 <= b.0 { a } else { b }),
+            (a, b) => a.or(b),
+        };
+        self
     }
 }
 

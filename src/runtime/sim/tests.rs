@@ -1,3 +1,6 @@
+//! Simulator tests: grid kernels built by hand, run on `SimDevice`, checked for results,
+//! C semantics, faults and counters.
+
 use super::*;
 use crate::diag::Span;
 use crate::ir::{ArrayRef, AtomicOp, BinaryOp, GridKernel, Module, ParamValue, ScalarType, Stmt};
@@ -432,4 +435,89 @@ fn jacobi_speed() {
         eprintln!("jacobi {n}x{n}, {steps} steps: {:.2} s", elapsed.as_secs_f64());
         assert!(elapsed.as_secs_f64() < 10.0);
     }
+}
+
+#[test]
+fn device_function_returns_early_per_lane_and_local_arrays_are_per_thread() {
+    use crate::ir::{ExprKind, Function, Local, LocalKind};
+    // int isqrt_ceil(int x) { int k = 0; while (1) { if (k * k >= x) return k; k = k + 1; } }
+    let mut f = crate::ir::Body::default();
+    let x = f.locals.append(Local {
+        name: "x".into(),
+        ty: ScalarType::I32,
+        array_dims: None,
+        kind: LocalKind::Var,
+        span: Span::default(),
+    });
+    let k = f.locals.append(Local {
+        name: "k".into(),
+        ty: ScalarType::I32,
+        array_dims: None,
+        kind: LocalKind::Var,
+        span: Span::default(),
+    });
+    let zero = f.add_expr(ExprKind::ConstInt(0), ScalarType::I32, Span::default());
+    let one = f.add_expr(ExprKind::ConstInt(1), ScalarType::I32, Span::default());
+    let kv = f.add_expr(ExprKind::Local(k), ScalarType::I32, Span::default());
+    let xv = f.add_expr(ExprKind::Local(x), ScalarType::I32, Span::default());
+    let kk = f.add_expr(ExprKind::Binary { op: BinaryOp::Mul, lhs: kv, rhs: kv }, ScalarType::I32, Span::default());
+    let done = f.add_expr(ExprKind::Binary { op: BinaryOp::Ge, lhs: kk, rhs: xv }, ScalarType::Bool, Span::default());
+    let next = f.add_expr(ExprKind::Binary { op: BinaryOp::Add, lhs: kv, rhs: one }, ScalarType::I32, Span::default());
+    f.block = vec![
+        Stmt::Assign { local: k, value: zero },
+        Stmt::Loop {
+            cond: None,
+            test_first: true,
+            body: vec![
+                Stmt::If { cond: done, then: vec![Stmt::Return(Some(kv))], otherwise: vec![] },
+                Stmt::Assign { local: k, value: next },
+            ],
+            continuing: vec![],
+            range: None,
+        },
+    ];
+    let mut module = Module::default();
+    let func = module.functions.append(Function {
+        name: "isqrt_ceil".into(),
+        params: vec![x],
+        result: Some(ScalarType::I32),
+        body: f,
+        span: Span::default(),
+    });
+    // tmp[2] per thread: tmp[0] = f(t), tmp[1] = t; out[t] = tmp[0] * 100 + tmp[1].
+    let mut g = GridBuilder::new("calls", [32, 1, 1]);
+    let out = g.array_param("out", ScalarType::I32, &[]);
+    let tmp = g.body.locals.append(Local {
+        name: "tmp".into(),
+        ty: ScalarType::I32,
+        array_dims: Some(vec![2]),
+        kind: LocalKind::Private,
+        span: Span::default(),
+    });
+    let t = g.tid();
+    let zero = g.int(0);
+    let one = g.int(1);
+    let call = g.body.add_expr(ExprKind::Call { func, args: vec![t] }, ScalarType::I32, Span::default());
+    let s0 = g.store(ArrayRef::Local(tmp), &[zero], call);
+    let s1 = g.store(ArrayRef::Local(tmp), &[one], t);
+    let t0 = g.load(ArrayRef::Local(tmp), &[zero], ScalarType::I32, Span::default());
+    let t1 = g.load(ArrayRef::Local(tmp), &[one], ScalarType::I32, Span::default());
+    let hundred = g.int(100);
+    let scaled = g.bin(BinaryOp::Mul, t0, hundred);
+    let combined = g.bin(BinaryOp::Add, scaled, t1);
+    let st = g.store(ArrayRef::Param(out), &[t], combined);
+    let kernel = g.finish(vec![s0, s1, st]);
+    let kernel = module.grid_kernels.append(kernel);
+    let mut device = SimDevice::new();
+    let buffer = device.allocate(4 * 32);
+    let launch = Launch {
+        module: &module,
+        kernel: &module.grid_kernels[kernel],
+        params: vec![DeviceParam::Array { alloc: buffer, offset: 0 }],
+    };
+    device.launch(&launch).expect("no fault");
+    let mut bytes = vec![0; 4 * 32];
+    device.copy_to_host(buffer, 0, &mut bytes);
+    let expected: Vec<i32> = (0..32).map(|t: i32| (0..).find(|k: &i32| k * k >= t).unwrap() * 100 + t).collect();
+    assert_eq!(i32_values(&bytes), expected);
 }
