@@ -20,7 +20,7 @@ pub(crate) mod testing;
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::analysis::access::{Section, launch_sections};
+use crate::analysis::access::{IndexForm, Section, launch_sections, summarize};
 use crate::diag::{Diagnostic, Span};
 use crate::front::ast::DataClauseKind;
 use crate::front::source::SourceSet;
@@ -478,7 +478,7 @@ impl Runtime {
                     if self.registry.find(ptr).is_none() {
                         return Err(RuntimeError::unsupported(
                             Diagnostic::error(
-                                kernel.span,
+                                irregular_access_span(kernel, sections.param),
                                 format!(
                                     "cannot tell the extent of `{}`, which kernel `{}` indexes irregularly",
                                     param.name, kernel.name
@@ -802,3 +802,12 @@ unsafe fn write_host_scalar(ptr: *mut u8, ty: ScalarType, raw: u64) {
 
 #[cfg(test)]
 mod tests;
+
+/// Where a kernel indexes array param `param` irregularly (the place an extent error points
+/// at); the kernel itself when no single access is to blame.
+fn irregular_access_span(kernel: &Kernel, param: u32) -> Span {
+    summarize(kernel)
+        .of_param(param)
+        .find(|access| access.indices.iter().any(|index| matches!(index, IndexForm::Irregular)))
+        .map_or(kernel.span, |access| access.span)
+}
