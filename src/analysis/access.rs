@@ -1,1 +1,689 @@
-//! (being written)
+//! Per-kernel access summaries and the sections a launch reads and writes.
+//!
+//! [`summarize`] lists every reference a kernel makes to its array params (loads, stores,
+//! atomics), each index classified as affine or irregular, together with the sequential
+//! counted loops around it. [`launch_sections`] then bounds, for concrete param values, the
+//! linearised element range each array param may be read and written in: parallel dims give
+//! their exact ranges, sequential loops give interval bounds evaluated from the outside in, the
+//! affine index is bounded term by term, and the references of a param are hulled. Whatever the
+//! analysis cannot bound (an irregular index, a loop variable with no known range, a dimension
+//! it cannot evaluate) makes the section `Whole`, which is always safe.
+//!
+//! Write sections are "may write" hulls. A write the launch is not sure to perform on every
+//! element of its hull (under an `if`, in a loop with `break`, or with gaps such as `a[2*i]`)
+//! is also counted as a read, so that the device copy holds the current values of the elements
+//! the launch leaves alone before the runtime treats the whole write section as device-owned.
+//!
+//! Device functions (`ir::Function`) take only scalar locals as parameters and their bodies
+//! have no array params, so they touch no arrays the host sees: calls add nothing here.
+
+use std::collections::BTreeMap;
+
+use crate::analysis::affine::{Affine, affine_of};
+use crate::analysis::uniform::{eval_uniform, eval_uniform_int};
+use crate::diag::Span;
+use crate::ir::{ArrayRef, Body, Expr, ExprKind, Handle, Kernel, Local, ParamKind, ParamValue, Stmt};
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum IndexForm {
+    Affine(Affine),
+    Irregular,
+}
+
+impl IndexForm {
+    pub fn of(body: &Body, expr: Handle<Expr>) -> IndexForm {
+        affine_of(body, expr).map_or(IndexForm::Irregular, IndexForm::Affine)
+    }
+    pub fn as_affine(&self) -> Option<&Affine> {
+        match self {
+            IndexForm::Affine(a) => Some(a),
+            IndexForm::Irregular => None,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AccessKind {
+    Read,
+    Write,
+    /// An atomic read-modify-write (`Stmt::Atomic`); an atomic write is a `Write`.
+    AtomicUpdate,
+}
+
+/// Whether a reference runs in every iteration of the loops around it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Certainty {
+    Always,
+    /// Under an `if`, a `?:`/`&&`/`||` operand, or in a loop that may stop early.
+    Conditional,
+}
+
+/// A sequential counted loop around a reference (from `Stmt::Loop::range`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LoopBound {
+    pub var: Handle<Local>,
+    pub start: IndexForm,
+    pub end: IndexForm,
+    pub step: i64,
+    /// `do ... while`: the body runs once even when `start` is past `end`.
+    pub runs_once_at_least: bool,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ArrayAccess {
+    /// The array param's index in `Kernel::params`.
+    pub param: u32,
+    pub kind: AccessKind,
+    /// One per subscript, outermost first.
+    pub indices: Vec<IndexForm>,
+    /// The subscript expressions themselves (for messages).
+    pub index_exprs: Vec<Handle<Expr>>,
+    pub span: Span,
+    /// Enclosing counted sequential loops, outermost first.
+    pub loops: Vec<LoopBound>,
+    pub certainty: Certainty,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct AccessSummary {
+    pub accesses: Vec<ArrayAccess>,
+}
+
+impl AccessSummary {
+    pub fn of_param(&self, param: u32) -> impl Iterator<Item = &ArrayAccess> {
+        self.accesses.iter().filter(move |a| a.param == param)
+    }
+}
+
+/// The references of a kernel's body to its array params.
+pub fn summarize(kernel: &Kernel) -> AccessSummary {
+    summarize_body(&kernel.body)
+}
+
+/// The references of any body (a grid kernel's too: its thread indices are irregular).
+pub fn summarize_body(body: &Body) -> AccessSummary {
+    let mut walker = Walker { body, loops: Vec::new(), certainty: Certainty::Always, out: Vec::new() };
+    walker.block(&body.block);
+    AccessSummary { accesses: walker.out }
+}
+
+struct Walker<'a> {
+    body: &'a Body,
+    loops: Vec<LoopBound>,
+    certainty: Certainty,
+    out: Vec<ArrayAccess>,
+}
+
+impl Walker<'_> {
+    fn record(&mut self, array: ArrayRef, indices: &[Handle<Expr>], kind: AccessKind, span: Span) {
+        if let ArrayRef::Param(param) = array {
+            self.out.push(ArrayAccess {
+                param,
+                kind,
+                indices: indices.iter().map(|i| IndexForm::of(self.body, *i)).collect(),
+                index_exprs: indices.to_vec(),
+                span,
+                loops: self.loops.clone(),
+                certainty: self.certainty,
+            });
+        }
+    }
+
+    fn conditionally(&mut self, f: impl FnOnce(&mut Self)) {
+        let saved = self.certainty;
+        self.certainty = Certainty::Conditional;
+        f(self);
+        self.certainty = saved;
+    }
+
+    fn expr(&mut self, h: Handle<Expr>) {
+        if h.index() >= self.body.exprs.len() {
+            return;
+        }
+        let e = &self.body.exprs[h];
+        match &e.kind {
+            ExprKind::Load { array, indices } => {
+                for i in indices {
+                    self.expr(*i);
+                }
+                self.record(*array, indices, AccessKind::Read, e.span);
+            }
+            ExprKind::Unary { arg, .. } | ExprKind::Cast { arg } => self.expr(*arg),
+            ExprKind::Binary { op, lhs, rhs } => {
+                self.expr(*lhs);
+                if matches!(op, crate::ir::BinaryOp::LogAnd | crate::ir::BinaryOp::LogOr) {
+                    self.conditionally(|w| w.expr(*rhs));
+                } else {
+                    self.expr(*rhs);
+                }
+            }
+            ExprKind::Select { cond, then, otherwise } => {
+                self.expr(*cond);
+                self.conditionally(|w| {
+                    w.expr(*then);
+                    w.expr(*otherwise);
+                });
+            }
+            ExprKind::Math { args, .. } | ExprKind::Call { args, .. } => {
+                for a in args {
+                    self.expr(*a);
+                }
+            }
+            ExprKind::ConstInt(_)
+            | ExprKind::ConstFloat(_)
+            | ExprKind::Param(_)
+            | ExprKind::Local(_)
+            | ExprKind::ThreadIdx(_)
+            | ExprKind::BlockIdx(_)
+            | ExprKind::BlockDim(_)
+            | ExprKind::GridDim(_) => {}
+        }
+    }
+
+    fn block(&mut self, block: &[Stmt]) {
+        for s in block {
+            self.stmt(s);
+        }
+    }
+
+    fn stmt(&mut self, s: &Stmt) {
+        match s {
+            Stmt::Assign { value, .. } => self.expr(*value),
+            Stmt::Store { array, indices, value, span } => {
+                self.expr(*value);
+                for i in indices {
+                    self.expr(*i);
+                }
+                self.record(*array, indices, AccessKind::Write, *span);
+            }
+            Stmt::Atomic { op, array, indices, value, span, .. } => {
+                self.expr(*value);
+                for i in indices {
+                    self.expr(*i);
+                }
+                let kind = if *op == crate::ir::AtomicOp::Write { AccessKind::Write } else { AccessKind::AtomicUpdate };
+                self.record(*array, indices, kind, *span);
+            }
+            Stmt::If { cond, then, otherwise } => {
+                self.expr(*cond);
+                self.conditionally(|w| {
+                    w.block(then);
+                    w.block(otherwise);
+                });
+            }
+            Stmt::Loop { cond, test_first, body, continuing, range } => {
+                // The condition and the step also run with the variable one past the range,
+                // so they are walked without it (its uses there are unbounded).
+                if let Some(c) = cond {
+                    self.expr(*c);
+                }
+                self.conditionally(|w| w.block(continuing));
+                let stops_early = contains_exit(body);
+                let pushed = if let Some(r) = range {
+                    self.loops.push(LoopBound {
+                        var: r.var,
+                        start: IndexForm::of(self.body, r.start),
+                        end: IndexForm::of(self.body, r.end),
+                        step: r.step,
+                        runs_once_at_least: !*test_first,
+                    });
+                    true
+                } else {
+                    false
+                };
+                let saved = self.certainty;
+                if stops_early || range.is_none() {
+                    self.certainty = Certainty::Conditional;
+                }
+                self.block(body);
+                self.certainty = saved;
+                if pushed {
+                    self.loops.pop();
+                }
+            }
+            Stmt::Eval(e) => self.expr(*e),
+            Stmt::Return(Some(e)) => self.expr(*e),
+            Stmt::Return(None) | Stmt::Break | Stmt::Continue | Stmt::Barrier => {}
+        }
+    }
+}
+
+/// Whether a loop body may leave the loop early (a `break` of this loop or a `return`).
+fn contains_exit(block: &[Stmt]) -> bool {
+    block.iter().any(|s| match s {
+        Stmt::Break | Stmt::Return(_) => true,
+        Stmt::If { then, otherwise, .. } => contains_exit(then) || contains_exit(otherwise),
+        // A `break` inside a nested loop leaves only that loop.
+        Stmt::Loop { body, .. } => contains_return(body),
+        _ => false,
+    })
+}
+
+fn contains_return(block: &[Stmt]) -> bool {
+    block.iter().any(|s| match s {
+        Stmt::Return(_) => true,
+        Stmt::If { then, otherwise, .. } => contains_return(then) || contains_return(otherwise),
+        Stmt::Loop { body, .. } => contains_return(body),
+        _ => false,
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sections of one launch
+
+/// A range of elements of an array param: linearised element indices relative to the param's
+/// base pointer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Section {
+    None,
+    /// Half-open: `lo..hi`.
+    Elements { lo: i64, hi: i64 },
+    Whole,
+}
+
+impl Section {
+    pub fn hull(self, other: Section) -> Section {
+        match (self, other) {
+            (Section::None, s) | (s, Section::None) => s,
+            (Section::Whole, _) | (_, Section::Whole) => Section::Whole,
+            (Section::Elements { lo: a, hi: b }, Section::Elements { lo: c, hi: d }) => {
+                Section::Elements { lo: a.min(c), hi: b.max(d) }
+            }
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParamSections {
+    /// The array param's index in `Kernel::params`.
+    pub param: u32,
+    pub read: Section,
+    pub write: Section,
+}
+
+/// For each array param of `kernel` (in param order), the elements a launch with `params` may
+/// read and write. See the module doc for what is conservative.
+pub fn launch_sections(kernel: &Kernel, params: &[ParamValue]) -> Vec<ParamSections> {
+    let summary = summarize(kernel);
+    let array_params: Vec<u32> = kernel
+        .params
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| matches!(p.kind, ParamKind::Array { .. }))
+        .map(|(i, _)| i as u32)
+        .collect();
+    let space = match parallel_ranges(kernel, params) {
+        Ok(Some(space)) => Some(space),
+        Ok(None) => {
+            return array_params.iter().map(|&param| ParamSections { param, read: Section::None, write: Section::None }).collect();
+        }
+        Err(_) => None,
+    };
+    array_params
+        .iter()
+        .map(|&param| {
+            let mut sections = ParamSections { param, read: Section::None, write: Section::None };
+            for access in summary.of_param(param) {
+                let (section, dense) = match &space {
+                    Some(space) => access_section(kernel, access, space, params),
+                    None => (Section::Whole, Density::Unknown),
+                };
+                let reads = access.kind != AccessKind::Write
+                    || access.certainty == Certainty::Conditional
+                    || dense == Density::Unknown;
+                if reads {
+                    sections.read = sections.read.hull(section);
+                }
+                if access.kind != AccessKind::Read {
+                    sections.write = sections.write.hull(section);
+                }
+            }
+            sections
+        })
+        .collect()
+}
+
+/// The values a loop variable takes: `lo..=hi`, and how many distinct values with what spacing
+/// when the analysis knows them exactly.
+#[derive(Clone, Copy, Debug)]
+struct VarRange {
+    lo: i128,
+    hi: i128,
+    /// `(count, step)` when the variable takes exactly `lo, lo+|step|, ...` `count` times.
+    exact: Option<(i128, i128)>,
+}
+
+/// The parallel dims' ranges, `Ok(None)` when the iteration space is empty.
+fn parallel_ranges(kernel: &Kernel, params: &[ParamValue]) -> Result<Option<BTreeMap<Handle<Local>, VarRange>>, String> {
+    let mut ranges = BTreeMap::new();
+    for dim in &kernel.space {
+        let trip = eval_uniform_int(&kernel.body, dim.trip_count, params)? as i128;
+        if trip <= 0 {
+            return Ok(None);
+        }
+        let start = eval_uniform_int(&kernel.body, dim.start, params)? as i128;
+        let last = start + (trip - 1) * dim.step as i128;
+        ranges.insert(
+            dim.var,
+            VarRange { lo: start.min(last), hi: start.max(last), exact: Some((trip, (dim.step as i128).abs())) },
+        );
+    }
+    Ok(Some(ranges))
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Density {
+    /// Every element of the hull is touched.
+    Dense,
+    Unknown,
+}
+
+/// An affine form evaluated at the launch's params: constant plus per-variable coefficients.
+struct Linear {
+    constant: i128,
+    coeffs: BTreeMap<Handle<Local>, i128>,
+}
+
+fn evaluate_params(body: &Body, form: &Affine, params: &[ParamValue]) -> Option<Linear> {
+    let mut lin = Linear { constant: form.constant as i128, coeffs: BTreeMap::new() };
+    for (c, m) in &form.terms {
+        let mut k = *c as i128;
+        for p in &m.params {
+            match params.get(*p as usize)? {
+                ParamValue::Int(v) => k = k.checked_mul(*v as i128)?,
+                _ => return None,
+            }
+        }
+        match m.var {
+            Some(v) => *lin.coeffs.entry(v).or_insert(0) += k,
+            None => lin.constant = lin.constant.checked_add(k)?,
+        }
+    }
+    let _ = body;
+    Some(lin)
+}
+
+fn interval(lin: &Linear, env: &BTreeMap<Handle<Local>, VarRange>) -> Option<(i128, i128)> {
+    let (mut lo, mut hi) = (lin.constant, lin.constant);
+    for (v, k) in &lin.coeffs {
+        let r = env.get(v)?;
+        let (a, b) = (k.checked_mul(r.lo)?, k.checked_mul(r.hi)?);
+        lo = lo.checked_add(a.min(b))?;
+        hi = hi.checked_add(a.max(b))?;
+    }
+    Some((lo, hi))
+}
+
+fn access_section(
+    kernel: &Kernel,
+    access: &ArrayAccess,
+    space: &BTreeMap<Handle<Local>, VarRange>,
+    params: &[ParamValue],
+) -> (Section, Density) {
+    let whole = (Section::Whole, Density::Unknown);
+    let body = &kernel.body;
+    let mut env = space.clone();
+    for lp in &access.loops {
+        let (Some(start), Some(end)) = (lp.start.as_affine(), lp.end.as_affine()) else {
+            return whole;
+        };
+        let (Some(start), Some(end)) = (evaluate_params(body, start, params), evaluate_params(body, end, params)) else {
+            return whole;
+        };
+        let (Some(s), Some(e)) = (interval(&start, &env), interval(&end, &env)) else {
+            return whole;
+        };
+        let (mut lo, mut hi) = if lp.step > 0 { (s.0, e.1 - 1) } else { (e.0 + 1, s.1) };
+        if lp.runs_once_at_least {
+            lo = lo.min(s.0);
+            hi = hi.max(s.1);
+        }
+        if lo > hi || lp.step == 0 {
+            // The loop never runs its body: the reference never executes.
+            return (Section::None, Density::Dense);
+        }
+        let bounds_fixed = start.coeffs.values().all(|k| *k == 0) && end.coeffs.values().all(|k| *k == 0);
+        let exact = (bounds_fixed && !lp.runs_once_at_least).then(|| {
+            let step = (lp.step as i128).abs();
+            ((hi - lo) / step + 1, step)
+        });
+        env.insert(lp.var, VarRange { lo, hi, exact });
+    }
+    let Some(ArrayShape { dims }) = array_dims(kernel, access.param) else {
+        return whole;
+    };
+    if dims.len() != access.indices.len() {
+        return whole;
+    }
+    // Linearise: the stride of dimension d is the product of the lengths of the inner ones.
+    let mut linear = Affine::constant(0);
+    let mut stride: i64 = 1;
+    for d in (0..dims.len()).rev() {
+        let Some(index) = access.indices[d].as_affine() else {
+            return whole;
+        };
+        linear = linear.add(&index.scale(stride));
+        if d > 0 {
+            let Some(len) = dims[d] else { return whole };
+            let Ok(ParamValue::Int(len)) = eval_uniform(body, len, params) else {
+                return whole;
+            };
+            let Some(s) = stride.checked_mul(len) else { return whole };
+            stride = s;
+        }
+    }
+    let Some(lin) = evaluate_params(body, &linear, params) else {
+        return whole;
+    };
+    let Some((lo, hi)) = interval(&lin, &env) else {
+        return whole;
+    };
+    let (Ok(lo), Ok(hi)) = (i64::try_from(lo), i64::try_from(hi + 1)) else {
+        return whole;
+    };
+    (Section::Elements { lo, hi }, density(&lin, &env))
+}
+
+struct ArrayShape<'a> {
+    dims: &'a [Option<Handle<Expr>>],
+}
+
+fn array_dims(kernel: &Kernel, param: u32) -> Option<ArrayShape<'_>> {
+    match &kernel.params.get(param as usize)?.kind {
+        ParamKind::Array { dims, .. } => Some(ArrayShape { dims }),
+        ParamKind::Scalar(_) => None,
+    }
+}
+
+/// Dense when the variables, taken from the finest spacing to the coarsest, each start their
+/// next value no further than one past what the finer ones already cover.
+fn density(lin: &Linear, env: &BTreeMap<Handle<Local>, VarRange>) -> Density {
+    let mut steps = Vec::new();
+    for (v, k) in &lin.coeffs {
+        if *k == 0 {
+            continue;
+        }
+        let Some((count, step)) = env.get(v).and_then(|r| r.exact) else {
+            return Density::Unknown;
+        };
+        if count > 1 {
+            steps.push((k.abs() * step, count));
+        }
+    }
+    steps.sort();
+    let mut extent: i128 = 1;
+    for (spacing, count) in steps {
+        if spacing > extent {
+            return Density::Unknown;
+        }
+        extent += spacing * (count - 1);
+    }
+    Density::Dense
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::testing::{B, array_param, kernel, scalar_param};
+    use crate::ir::BinaryOp;
+
+    const N: ParamValue = ParamValue::Int(100);
+    const P: ParamValue = ParamValue::Pointer(0x1000);
+
+    /// `for i in 1..n-1: b[i] = a[i-1] + a[i] + a[i+1]` over one array `a` read and written:
+    /// `a[i] = a[i-1] + a[i+1]` keeps the test to one param.
+    fn stencil() -> Kernel {
+        let mut b = B::new();
+        let i = b.loop_var("i");
+        let one = b.int(1);
+        let n = b.param(0);
+        let two = b.int(2);
+        let trip = b.bin(BinaryOp::Sub, n, two);
+        let dim = b.dim(i, one, trip);
+        let im1 = b.var_plus(i, -1);
+        let ip1 = b.var_plus(i, 1);
+        let ie = b.local(i);
+        let l = b.load(1, vec![im1]);
+        let c = b.load(1, vec![ie]);
+        let r = b.load(1, vec![ip1]);
+        let s = b.add(l, c);
+        let s = b.add(s, r);
+        let st = b.store(1, vec![ie], s);
+        b.body.block.push(st);
+        kernel("stencil", vec![scalar_param("n", 0), array_param("a", vec![None], 1)], vec![dim], b.body)
+    }
+
+    #[test]
+    fn one_dimensional_stencil() {
+        let k = stencil();
+        let s = launch_sections(&k, &[N, P]);
+        assert_eq!(s, vec![ParamSections {
+            param: 1,
+            read: Section::Elements { lo: 0, hi: 100 },
+            write: Section::Elements { lo: 1, hi: 99 },
+        }]);
+    }
+
+    #[test]
+    fn zero_trip_count_touches_nothing() {
+        let k = stencil();
+        let s = launch_sections(&k, &[ParamValue::Int(2), P]);
+        assert_eq!(s[0].read, Section::None);
+        assert_eq!(s[0].write, Section::None);
+    }
+
+    /// `a[i][j] = 0` over `i in 0..n`, `j in 0..m` with `double a[n][M]`, M = param 2.
+    fn two_d(inner_len: u32) -> Kernel {
+        let mut b = B::new();
+        let i = b.loop_var("i");
+        let j = b.loop_var("j");
+        let zero = b.int(0);
+        let n = b.param(0);
+        let m = b.param(1);
+        let row_len = b.param(inner_len);
+        let di = b.dim(i, zero, n);
+        let dj = b.dim(j, zero, m);
+        let ie = b.local(i);
+        let je = b.local(j);
+        let v = b.float(0.0, crate::ir::ScalarType::F64);
+        let st = b.store(3, vec![ie, je], v);
+        b.body.block.push(st);
+        kernel(
+            "two_d",
+            vec![scalar_param("n", 0), scalar_param("m", 1), scalar_param("M", 2), array_param("a", vec![None, Some(row_len)], 3)],
+            vec![di, dj],
+            b.body,
+        )
+    }
+
+    #[test]
+    fn two_dimensional_rows_linearise_with_the_inner_length() {
+        let s = launch_sections(&two_d(2), &[ParamValue::Int(4), ParamValue::Int(8), ParamValue::Int(8), P]);
+        assert_eq!(s[0].write, Section::Elements { lo: 0, hi: 32 });
+        assert_eq!(s[0].read, Section::None, "a full-row write covers its hull");
+        // Rows longer than the columns written leave gaps: the write also counts as a read.
+        let s = launch_sections(&two_d(2), &[ParamValue::Int(4), ParamValue::Int(8), ParamValue::Int(10), P]);
+        assert_eq!(s[0].write, Section::Elements { lo: 0, hi: 38 });
+        assert_eq!(s[0].read, Section::Elements { lo: 0, hi: 38 });
+    }
+
+    #[test]
+    fn sequential_inner_loop_ranges_bound_the_index() {
+        // for i in 0..n (parallel): for k in i..i+3: s += a[k]; b[i] = s
+        let mut b = B::new();
+        let i = b.loop_var("i");
+        let k = b.loop_var("k");
+        let zero = b.int(0);
+        let n = b.param(0);
+        let di = b.dim(i, zero, n);
+        let start = b.local(i);
+        let end = b.var_plus(i, 3);
+        let ke = b.local(k);
+        let ld = b.load(1, vec![ke]);
+        let acc = b.new_local("s", crate::ir::ScalarType::F64, crate::ir::LocalKind::Var);
+        let acc_e = b.local(acc);
+        let sum = b.add(acc_e, ld);
+        let body = vec![Stmt::Assign { local: acc, value: sum }];
+        let lp = b.counted_loop(k, start, end, body);
+        b.body.block.extend(lp);
+        let ie = b.local(i);
+        let acc_e = b.local(acc);
+        let st = b.store(2, vec![ie], acc_e);
+        b.body.block.push(st);
+        let kern = kernel(
+            "window",
+            vec![scalar_param("n", 0), array_param("a", vec![None], 1), array_param("b", vec![None], 2)],
+            vec![di],
+            b.body,
+        );
+        let s = launch_sections(&kern, &[ParamValue::Int(10), P, P]);
+        assert_eq!(s[0], ParamSections { param: 1, read: Section::Elements { lo: 0, hi: 12 }, write: Section::None });
+        assert_eq!(s[1], ParamSections { param: 2, read: Section::None, write: Section::Elements { lo: 0, hi: 10 } });
+    }
+
+    #[test]
+    fn csr_gather_is_whole() {
+        // y[i] = x[col[i]]
+        let mut b = B::new();
+        let i = b.loop_var("i");
+        let zero = b.int(0);
+        let n = b.param(0);
+        let di = b.dim(i, zero, n);
+        let ie = b.local(i);
+        let col = b.add_expr(ExprKind::Load { array: ArrayRef::Param(2), indices: vec![ie] }, crate::ir::ScalarType::I32);
+        let x = b.load(1, vec![col]);
+        let st = b.store(3, vec![ie], x);
+        b.body.block.push(st);
+        let kern = kernel(
+            "gather",
+            vec![scalar_param("n", 0), array_param("x", vec![None], 1), array_param("col", vec![None], 2), array_param("y", vec![None], 3)],
+            vec![di],
+            b.body,
+        );
+        let s = launch_sections(&kern, &[ParamValue::Int(5), P, P, P]);
+        assert_eq!(s[0].read, Section::Whole);
+        assert_eq!(s[1].read, Section::Elements { lo: 0, hi: 5 });
+        assert_eq!(s[2].write, Section::Elements { lo: 0, hi: 5 });
+        let summary = summarize(&kern);
+        assert_eq!(summary.of_param(1).next().unwrap().indices, vec![IndexForm::Irregular]);
+    }
+
+    #[test]
+    fn conditional_writes_are_also_reads() {
+        // if (i > 0) a[i] = 0
+        let mut b = B::new();
+        let i = b.loop_var("i");
+        let zero = b.int(0);
+        let n = b.param(0);
+        let di = b.dim(i, zero, n);
+        let ie = b.local(i);
+        let cond = b.bin(BinaryOp::Gt, ie, zero);
+        let v = b.float(0.0, crate::ir::ScalarType::F64);
+        let st = b.store(1, vec![ie], v);
+        b.body.block.push(Stmt::If { cond, then: vec![st], otherwise: vec![] });
+        let kern = kernel("cond", vec![scalar_param("n", 0), array_param("a", vec![None], 1)], vec![di], b.body);
+        let s = launch_sections(&kern, &[ParamValue::Int(5), P]);
+        assert_eq!(s[0].write, Section::Elements { lo: 0, hi: 5 });
+        assert_eq!(s[0].read, Section::Elements { lo: 0, hi: 5 });
+    }
+}

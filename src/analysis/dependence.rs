@@ -1,1 +1,320 @@
-//! (being written)
+//! The dependence test for `kernels` regions: may all the parallel dims of a kernel run their
+//! iterations in any order?
+//!
+//! Only array params carry dependences between iterations: host scalars are read-only params,
+//! locals declared in the body are private to an iteration, reduction accumulators are combined
+//! by the reduction, and atomic statements are indivisible by definition (they are left out of
+//! the test). A kernel that hands a scalar back to the host (`scalar_outputs`) is sequential.
+//!
+//! For each pair of references to the same array param where at least one writes, we look for
+//! a subscript that *pins* the parallel variables: a dimension whose subscripts are the same
+//! affine form in both references and mentions only parallel variables, so equal subscripts
+//! mean equal variables. For a form with several variables (`a[i*n + j]`) that needs the
+//! mapping from variables to elements to be one-to-one, which we assume when their
+//! coefficients are pairwise different and at most one of them is a plain number (the usual
+//! row-major linearisation; `a[i + j]` is refused). A pair whose subscripts can never be equal
+//! (the GCD test: `a[2*i]` against `a[2*i + 1]`) is independent. Any pair left over is a
+//! possible dependence, and the message names the references (and the distance when the
+//! subscripts differ by a constant).
+//!
+//! Distinct array params are assumed not to overlap (lowering gives one param per host
+//! object).
+
+use std::collections::BTreeSet;
+
+use crate::analysis::access::{AccessKind, ArrayAccess, summarize};
+use crate::analysis::affine::Affine;
+use crate::back::ir_text::expr_text;
+use crate::ir::{Handle, Kernel, Local, SequentialReason};
+
+/// `Ok` when every dim of `kernel.space` may run in parallel; otherwise why not.
+pub fn check_parallel(kernel: &Kernel) -> Result<(), SequentialReason> {
+    if kernel.space.is_empty() {
+        return Ok(());
+    }
+    if let Some((local, _)) = kernel.scalar_outputs.first() {
+        let name = kernel.body.locals.iter().find(|(h, _)| h == local).map_or("?", |(_, l)| l.name.as_str());
+        return Err(SequentialReason {
+            message: format!("the loop assigns `{name}`, which the host reads afterwards"),
+            span: kernel.span,
+        });
+    }
+    let parallel: Vec<Handle<Local>> = kernel.space.iter().map(|d| d.var).collect();
+    let summary = summarize(kernel);
+    let plain: Vec<&ArrayAccess> = summary.accesses.iter().filter(|a| a.kind != AccessKind::AtomicUpdate).collect();
+    for (wi, w) in plain.iter().enumerate() {
+        if w.kind != AccessKind::Write {
+            continue;
+        }
+        for (ri, r) in plain.iter().enumerate() {
+            if r.param != w.param || (r.kind == AccessKind::Write && ri < wi) {
+                continue;
+            }
+            if let Err(message) = check_pair(kernel, &parallel, w, r, ri == wi) {
+                return Err(SequentialReason { message, span: w.span });
+            }
+        }
+    }
+    Ok(())
+}
+
+fn check_pair(kernel: &Kernel, parallel: &[Handle<Local>], w: &ArrayAccess, r: &ArrayAccess, same_ref: bool) -> Result<(), String> {
+    if w.indices.len() != r.indices.len() {
+        return Err(format!("`{}` and `{}` index the array differently", ref_text(kernel, w), ref_text(kernel, r)));
+    }
+    let pairs: Vec<(&Affine, &Affine)> =
+        w.indices.iter().zip(&r.indices).filter_map(|(a, b)| Some((a.as_affine()?, b.as_affine()?))).collect();
+    if pairs.iter().any(|(a, b)| never_equal(a, b)) {
+        return Ok(());
+    }
+    let mut pinned = BTreeSet::new();
+    for (a, b) in &pairs {
+        if a == b && pins(a, parallel) {
+            pinned.extend(a.vars());
+        }
+    }
+    let Some(free) = parallel.iter().find(|v| !pinned.contains(v)) else {
+        return Ok(());
+    };
+    let var_name = |v: Handle<Local>| kernel.body.locals[v].name.clone();
+    let (wt, rt) = (ref_text(kernel, w), ref_text(kernel, r));
+    if w.indices.iter().any(|i| i.as_affine().is_none()) {
+        return Err(format!("`{wt}` writes through an irregular index, so different iterations may write the same element"));
+    }
+    if !same_ref {
+        if let Some((var, distance)) = distance(&pairs, parallel) {
+            let step = kernel.space.iter().find(|d| d.var == var).map_or(1, |d| d.step.signum());
+            let name = var_name(var);
+            return Err(if r.kind == AccessKind::Write {
+                format!("`{wt}` and `{rt}` write the same element in different iterations (distance {} along `{name}`)", distance.abs())
+            } else if distance * step < 0 {
+                format!("`{rt}` reads the value `{wt}` writes in an earlier iteration (distance {} along `{name}`)", distance.abs())
+            } else {
+                format!("`{rt}` reads an element that `{wt}` overwrites in a later iteration (distance {} along `{name}`)", distance.abs())
+            });
+        }
+    }
+    let name = var_name(*free);
+    Err(if same_ref {
+        format!("`{wt}` may write the same element in different iterations of `{name}`")
+    } else {
+        format!("`{wt}` and `{rt}` may touch the same element in different iterations of `{name}`")
+    })
+}
+
+/// Whether equal values of `form` (the same form in both references) imply equal variables.
+fn pins(form: &Affine, parallel: &[Handle<Local>]) -> bool {
+    let vars = form.vars();
+    if vars.is_empty() || vars.iter().any(|v| !parallel.contains(v)) {
+        return false;
+    }
+    let coeffs: Vec<Affine> = vars.iter().map(|v| form.coefficient_of(*v)).collect();
+    let plain_numbers = coeffs.iter().filter(|c| c.as_constant().is_some()).count();
+    let distinct = coeffs.iter().enumerate().all(|(i, c)| coeffs[..i].iter().all(|d| d != c));
+    plain_numbers <= 1 && distinct
+}
+
+/// The GCD test with each reference's variables independent: `a(x) = b(y)` has no integer
+/// solution when the constant difference is not a multiple of the gcd of the coefficients.
+fn never_equal(a: &Affine, b: &Affine) -> bool {
+    let diff = b.invariant_part().sub(&a.invariant_part());
+    let Some(delta) = diff.as_constant() else {
+        return false;
+    };
+    let mut g: i64 = 0;
+    for form in [a, b] {
+        for v in form.vars() {
+            match form.coefficient_of(v).as_constant() {
+                Some(c) => g = gcd(g, c.abs()),
+                None => return false,
+            }
+        }
+    }
+    if g == 0 { delta != 0 } else { delta % g != 0 }
+}
+
+fn gcd(a: i64, b: i64) -> i64 {
+    if b == 0 { a } else { gcd(b, a % b) }
+}
+
+/// A dimension whose subscripts differ only by a constant and mention exactly one parallel
+/// variable with a numeric coefficient: `(var, w_value - r_value)` of that variable for the
+/// writer and reader touching the same element.
+fn distance(pairs: &[(&Affine, &Affine)], parallel: &[Handle<Local>]) -> Option<(Handle<Local>, i64)> {
+    pairs.iter().find_map(|(w, r)| {
+        let diff = r.sub(w);
+        let delta = diff.as_constant()?;
+        let vars: Vec<Handle<Local>> = w.vars().into_iter().filter(|v| parallel.contains(v)).collect();
+        let [var] = vars.as_slice() else { return None };
+        let c = w.coefficient_of(*var).as_constant()?;
+        (delta != 0 && delta % c == 0).then_some((*var, delta / c))
+    })
+}
+
+fn ref_text(kernel: &Kernel, a: &ArrayAccess) -> String {
+    let name = kernel.params.get(a.param as usize).map_or("?", |p| p.name.as_str());
+    let idx: String = a.index_exprs.iter().map(|i| format!("[{}]", expr_text(&kernel.body, &kernel.params, *i))).collect();
+    format!("{name}{idx}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::testing::{B, array_param, kernel, scalar_param};
+    use crate::ir::{BinaryOp, ExprKind, ScalarType, Stmt};
+
+    fn params() -> Vec<crate::ir::Param> {
+        vec![scalar_param("n", 0), array_param("a", vec![None], 1), array_param("b", vec![None], 2)]
+    }
+
+    /// `a[i + w_off] = a[i + r_off] + 1` over `i in 1..n`.
+    fn shifted(w_off: i64, r_off: i64) -> Kernel {
+        let mut b = B::new();
+        let i = b.loop_var("i");
+        let one = b.int(1);
+        let n = b.param(0);
+        let d = b.dim(i, one, n);
+        let ri = b.var_plus(i, r_off);
+        let wi = b.var_plus(i, w_off);
+        let ld = b.load(1, vec![ri]);
+        let v = b.float(1.0, ScalarType::F64);
+        let sum = b.add(ld, v);
+        let st = b.store(1, vec![wi], sum);
+        b.body.block.push(st);
+        kernel("k", params(), vec![d], b.body)
+    }
+
+    #[test]
+    fn same_element_update_is_parallel() {
+        assert_eq!(check_parallel(&shifted(0, 0)), Ok(()));
+    }
+
+    #[test]
+    fn reading_the_previous_element_is_sequential_with_distance() {
+        let err = check_parallel(&shifted(0, -1)).unwrap_err();
+        assert_eq!(err.message, "`a[i - 1]` reads the value `a[i]` writes in an earlier iteration (distance 1 along `i`)");
+        let err = check_parallel(&shifted(0, 2)).unwrap_err();
+        assert_eq!(err.message, "`a[i + 2]` reads an element that `a[i]` overwrites in a later iteration (distance 2 along `i`)");
+    }
+
+    #[test]
+    fn gcd_separates_even_and_odd_elements() {
+        // a[2*i] = a[2*i + 1]
+        let mut b = B::new();
+        let i = b.loop_var("i");
+        let zero = b.int(0);
+        let n = b.param(0);
+        let d = b.dim(i, zero, n);
+        let two = b.int(2);
+        let ie = b.local(i);
+        let even = b.mul(two, ie);
+        let one = b.int(1);
+        let odd = b.add(even, one);
+        let ld = b.load(1, vec![odd]);
+        let st = b.store(1, vec![even], ld);
+        b.body.block.push(st);
+        assert_eq!(check_parallel(&kernel("k", params(), vec![d], b.body)), Ok(()));
+    }
+
+    /// `a[i][j] = a[i + di][j + dj]` over `i, j` (both parallel), `double a[][n]`.
+    fn two_d(di: i64, dj: i64) -> Kernel {
+        let mut b = B::new();
+        let i = b.loop_var("i");
+        let j = b.loop_var("j");
+        let one = b.int(1);
+        let n = b.param(0);
+        let d0 = b.dim(i, one, n);
+        let d1 = b.dim(j, one, n);
+        let ri = b.var_plus(i, di);
+        let rj = b.var_plus(j, dj);
+        let ie = b.local(i);
+        let je = b.local(j);
+        let ld = b.load(1, vec![ri, rj]);
+        let st = b.store(1, vec![ie, je], ld);
+        b.body.block.push(st);
+        let dims = vec![None, Some(n)];
+        kernel("k", vec![scalar_param("n", 0), array_param("a", dims, 1)], vec![d0, d1], b.body)
+    }
+
+    #[test]
+    fn two_d_dependence_along_one_dim_only() {
+        assert_eq!(check_parallel(&two_d(0, 0)), Ok(()));
+        let err = check_parallel(&two_d(0, -1)).unwrap_err();
+        assert_eq!(err.message, "`a[i][j - 1]` reads the value `a[i][j]` writes in an earlier iteration (distance 1 along `j`)");
+        let err = check_parallel(&two_d(-1, 0)).unwrap_err();
+        assert!(err.message.contains("distance 1 along `i`"), "{}", err.message);
+    }
+
+    #[test]
+    fn different_arrays_are_independent() {
+        // b[i] = a[i - 1]
+        let mut b = B::new();
+        let i = b.loop_var("i");
+        let one = b.int(1);
+        let n = b.param(0);
+        let d = b.dim(i, one, n);
+        let im1 = b.var_plus(i, -1);
+        let ie = b.local(i);
+        let ld = b.load(1, vec![im1]);
+        let st = b.store(2, vec![ie], ld);
+        b.body.block.push(st);
+        assert_eq!(check_parallel(&kernel("k", params(), vec![d], b.body)), Ok(()));
+    }
+
+    #[test]
+    fn irregular_write_is_sequential_but_atomic_is_fine() {
+        // a[b_idx[i]] = 1  vs  atomic a[b_idx[i]] += 1
+        let build = |atomic: bool| {
+            let mut b = B::new();
+            let i = b.loop_var("i");
+            let zero = b.int(0);
+            let n = b.param(0);
+            let d = b.dim(i, zero, n);
+            let ie = b.local(i);
+            let idx = b.add_expr(ExprKind::Load { array: crate::ir::ArrayRef::Param(2), indices: vec![ie] }, ScalarType::I32);
+            let v = b.float(1.0, ScalarType::F64);
+            let st = if atomic {
+                Stmt::Atomic {
+                    op: crate::ir::AtomicOp::Add,
+                    array: crate::ir::ArrayRef::Param(1),
+                    indices: vec![idx],
+                    value: v,
+                    capture: None,
+                    span: Default::default(),
+                }
+            } else {
+                b.store(1, vec![idx], v)
+            };
+            b.body.block.push(st);
+            kernel("k", params(), vec![d], b.body)
+        };
+        let err = check_parallel(&build(false)).unwrap_err();
+        assert_eq!(err.message, "`a[b[i]]` writes through an irregular index, so different iterations may write the same element");
+        assert_eq!(check_parallel(&build(true)), Ok(()));
+    }
+
+    #[test]
+    fn linearised_rows_pin_both_vars_but_plain_sums_do_not() {
+        // a[i*n + j] = 0 is parallel; a[i + j] = 0 is not.
+        let build = |with_stride: bool| {
+            let mut b = B::new();
+            let i = b.loop_var("i");
+            let j = b.loop_var("j");
+            let zero = b.int(0);
+            let n = b.param(0);
+            let d0 = b.dim(i, zero, n);
+            let d1 = b.dim(j, zero, n);
+            let ie = b.local(i);
+            let je = b.local(j);
+            let row = if with_stride { b.bin(BinaryOp::Mul, ie, n) } else { ie };
+            let idx = b.add(row, je);
+            let v = b.float(0.0, ScalarType::F64);
+            let st = b.store(1, vec![idx], v);
+            b.body.block.push(st);
+            kernel("k", params(), vec![d0, d1], b.body)
+        };
+        assert_eq!(check_parallel(&build(true)), Ok(()));
+        let err = check_parallel(&build(false)).unwrap_err();
+        assert_eq!(err.message, "`a[i + j]` may write the same element in different iterations of `i`");
+    }
+}

@@ -6,3 +6,6 @@ pub mod access;
 pub mod affine;
 pub mod dependence;
 pub mod uniform;
+
+#[cfg(test)]
+pub(crate) mod testing;

@@ -1,1 +1,492 @@
-//! (being written)
+//! A readable, deterministic, C-like listing of the IR: kernels (params, parallel dims, locals,
+//! body), grid kernels (plus shared arrays, launch shape and reductions), device functions and
+//! regions (host args as C expressions, data sections). `yosegi emit` prints it and the golden
+//! tests snapshot it, so its layout changes only on purpose.
+//!
+//! Expressions print fully bracketed where C precedence could be misread: a binary or `?:`
+//! operand that is itself binary or `?:` is wrapped in parentheses. Locals print by name; when
+//! two locals of a body share a name, both print as `name_<index>`.
+
+use std::fmt::Write;
+
+use crate::front::ast::ReductionOp;
+use crate::ir::*;
+
+/// The whole module: functions, kernels, grid kernels and regions, in arena order.
+pub fn module_text(module: &Module) -> String {
+    let mut out = String::new();
+    for (_, f) in module.functions.iter() {
+        out.push_str(&function_text(module, f));
+        out.push('\n');
+    }
+    for (_, k) in module.kernels.iter() {
+        out.push_str(&kernel_text(module, k));
+        out.push('\n');
+    }
+    for (_, g) in module.grid_kernels.iter() {
+        out.push_str(&grid_kernel_text(module, g));
+        out.push('\n');
+    }
+    for r in &module.regions {
+        out.push_str(&region_text(module, r));
+        out.push('\n');
+    }
+    out
+}
+
+/// One expression of a kernel's body, with param and local names (for messages).
+pub fn expr_text(body: &Body, params: &[Param], expr: Handle<Expr>) -> String {
+    Printer::new(body, params, &[], None).expr(expr)
+}
+
+pub fn kernel_text(module: &Module, kernel: &Kernel) -> String {
+    let p = Printer::new(&kernel.body, &kernel.params, &[], Some(module));
+    let mut out = String::new();
+    let _ = writeln!(out, "kernel {} {{", kernel.name);
+    p.params(&mut out);
+    for d in &kernel.space {
+        let level = match d.level {
+            LoopLevel::Gang => "gang",
+            LoopLevel::Worker => "worker",
+            LoopLevel::Vector => "vector",
+            LoopLevel::Auto => "auto",
+        };
+        let hint = d.size_hint.map(|h| format!(" size {h}")).unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "  parallel for {} in {}.. step {} (trip {}) [{level}]{hint}",
+            p.local(d.var),
+            p.expr(d.start),
+            d.step,
+            p.expr(d.trip_count)
+        );
+    }
+    for (n, r) in kernel.reductions.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "  reduction {n}: {} {} {} -> arg {}",
+            reduction_op_text(r.op),
+            r.ty.c_name(),
+            p.local(r.local),
+            r.target_arg
+        );
+    }
+    p.scalar_outputs(&mut out, &kernel.scalar_outputs);
+    if let Some(reason) = &kernel.sequential_reason {
+        let _ = writeln!(out, "  sequential: {}", reason.message);
+    }
+    p.locals(&mut out);
+    p.block(&mut out, &kernel.body.block, 1);
+    out.push_str("}\n");
+    out
+}
+
+pub fn grid_kernel_text(module: &Module, grid: &GridKernel) -> String {
+    let p = Printer::new(&grid.body, &grid.params, &grid.shared, Some(module));
+    let mut out = String::new();
+    let source = if grid.source.index() < module.kernels.len() {
+        module.kernels[grid.source].name.clone()
+    } else {
+        format!("{:?}", grid.source)
+    };
+    let _ = writeln!(out, "grid kernel {} (from kernel {source}) {{", grid.name);
+    p.params(&mut out);
+    let b = grid.launch.block;
+    let _ = writeln!(
+        out,
+        "  launch block {}x{}x{} grid ({}) x ({}) x ({})",
+        b[0],
+        b[1],
+        b[2],
+        p.expr(grid.launch.grid[0]),
+        p.expr(grid.launch.grid[1]),
+        p.expr(grid.launch.grid[2])
+    );
+    for s in &grid.shared {
+        let dims: String = s.dims.iter().map(|d| format!("[{d}]")).collect();
+        let _ = writeln!(out, "  shared {} {}{dims}", s.elem.c_name(), s.name);
+    }
+    for (n, r) in grid.reductions.iter().enumerate() {
+        let _ = writeln!(out, "  reduction {n}: {} {} partials{n} -> arg {}", reduction_op_text(r.op), r.ty.c_name(), r.target_arg);
+    }
+    p.scalar_outputs(&mut out, &grid.scalar_outputs);
+    p.locals(&mut out);
+    p.block(&mut out, &grid.body.block, 1);
+    out.push_str("}\n");
+    out
+}
+
+pub fn function_text(module: &Module, function: &Function) -> String {
+    let p = Printer::new(&function.body, &[], &[], Some(module));
+    let mut out = String::new();
+    let params: Vec<String> = function
+        .params
+        .iter()
+        .map(|l| {
+            let ty = if l.index() < function.body.locals.len() { function.body.locals[*l].ty.c_name() } else { "?" };
+            format!("{ty} {}", p.local(*l))
+        })
+        .collect();
+    let result = function.result.map_or("void", |t| t.c_name());
+    let _ = writeln!(out, "function {result} {}({}) {{", function.name, params.join(", "));
+    p.locals(&mut out);
+    p.block(&mut out, &function.body.block, 1);
+    out.push_str("}\n");
+    out
+}
+
+pub fn region_text(module: &Module, region: &Region) -> String {
+    let mut out = String::new();
+    let kind = match &region.kind {
+        RegionKind::Compute { kernels, .. } => {
+            let names: Vec<String> = kernels
+                .iter()
+                .map(|k| if k.index() < module.kernels.len() { module.kernels[*k].name.clone() } else { format!("{k:?}") })
+                .collect();
+            format!("compute [{}]", names.join(", "))
+        }
+        RegionKind::Data { .. } => "data".to_string(),
+        RegionKind::EnterData { .. } => "enter data".to_string(),
+        RegionKind::ExitData { .. } => "exit data".to_string(),
+        RegionKind::Update { .. } => "update".to_string(),
+        RegionKind::Wait => "wait".to_string(),
+    };
+    let _ = writeln!(out, "region {} in {}: {kind} {{", region.id, region.function);
+    for (n, a) in region.args.iter().enumerate() {
+        let kind = match a.kind {
+            HostArgKind::Int => "int".to_string(),
+            HostArgKind::Float => "float".to_string(),
+            HostArgKind::Pointer => "pointer".to_string(),
+            HostArgKind::ScalarOut(t) => format!("out {}", t.c_name()),
+        };
+        let size = a.size_expr.as_ref().map(|s| format!(" (size {s})")).unwrap_or_default();
+        let _ = writeln!(out, "  arg {n}: {kind} {}{size}", a.c_expr);
+    }
+    if let Some(i) = region.if_arg {
+        let _ = writeln!(out, "  if arg {i}");
+    }
+    let data = match &region.kind {
+        RegionKind::Compute { data, .. }
+        | RegionKind::Data { data }
+        | RegionKind::EnterData { data }
+        | RegionKind::ExitData { data }
+        | RegionKind::Update { data } => data.as_slice(),
+        RegionKind::Wait => &[],
+    };
+    for d in data {
+        let lo = d.lo.map_or("0".to_string(), |a| format!("arg {a}"));
+        let len = d.len.map_or("all".to_string(), |a| format!("arg {a}"));
+        let _ = writeln!(out, "  data {:?} {} = arg {} [{lo} : {len}] elem {}", d.kind, d.name, d.base, d.elem_size);
+    }
+    out.push_str("}\n");
+    out
+}
+
+fn reduction_op_text(op: ReductionOp) -> &'static str {
+    match op {
+        ReductionOp::Add => "+",
+        ReductionOp::Mul => "*",
+        ReductionOp::Max => "max",
+        ReductionOp::Min => "min",
+        ReductionOp::BitAnd => "&",
+        ReductionOp::BitOr => "|",
+        ReductionOp::BitXor => "^",
+        ReductionOp::LogAnd => "&&",
+        ReductionOp::LogOr => "||",
+    }
+}
+
+struct Printer<'a> {
+    body: &'a Body,
+    params: &'a [Param],
+    shared: &'a [SharedArray],
+    module: Option<&'a Module>,
+    local_names: Vec<String>,
+}
+
+impl<'a> Printer<'a> {
+    fn new(body: &'a Body, params: &'a [Param], shared: &'a [SharedArray], module: Option<&'a Module>) -> Printer<'a> {
+        let all: Vec<&str> = body.locals.iter().map(|(_, l)| l.name.as_str()).collect();
+        let local_names = body
+            .locals
+            .iter()
+            .map(|(h, l)| {
+                if all.iter().filter(|n| **n == l.name).count() > 1 {
+                    format!("{}_{}", l.name, h.index())
+                } else {
+                    l.name.clone()
+                }
+            })
+            .collect();
+        Printer { body, params, shared, module, local_names }
+    }
+
+    fn local(&self, l: Handle<Local>) -> String {
+        self.local_names.get(l.index()).cloned().unwrap_or_else(|| format!("local{}", l.index()))
+    }
+
+    fn param_name(&self, n: u32) -> String {
+        self.params.get(n as usize).map_or_else(|| format!("param{n}"), |p| p.name.clone())
+    }
+
+    fn array(&self, a: ArrayRef) -> String {
+        match a {
+            ArrayRef::Param(n) => self.param_name(n),
+            ArrayRef::Local(l) => self.local(l),
+            ArrayRef::Shared(n) => self.shared.get(n as usize).map_or_else(|| format!("shared{n}"), |s| s.name.clone()),
+            ArrayRef::Partials(n) => format!("partials{n}"),
+        }
+    }
+
+    fn indices(&self, indices: &[Handle<Expr>]) -> String {
+        indices.iter().map(|i| format!("[{}]", self.expr(*i))).collect()
+    }
+
+    /// An operand of a binary or `?:`: bracketed when it is one itself.
+    fn operand(&self, h: Handle<Expr>) -> String {
+        let text = self.expr(h);
+        if h.index() < self.body.exprs.len()
+            && matches!(self.body.exprs[h].kind, ExprKind::Binary { .. } | ExprKind::Select { .. })
+        {
+            let is_min_max = matches!(
+                self.body.exprs[h].kind,
+                ExprKind::Binary { op: BinaryOp::Max | BinaryOp::Min, .. }
+            );
+            if !is_min_max {
+                return format!("({text})");
+            }
+        }
+        text
+    }
+
+    fn expr(&self, h: Handle<Expr>) -> String {
+        if h.index() >= self.body.exprs.len() {
+            return format!("<bad expr {h:?}>");
+        }
+        let e = &self.body.exprs[h];
+        match &e.kind {
+            ExprKind::ConstInt(v) => match e.ty {
+                ScalarType::I32 => v.to_string(),
+                ScalarType::U32 => format!("{v}u"),
+                ScalarType::I64 => format!("{v}ll"),
+                ScalarType::U64 => format!("{}ull", *v as u64),
+                other => format!("({}){v}", other.c_name()),
+            },
+            ExprKind::ConstFloat(f) => {
+                if e.ty == ScalarType::F32 {
+                    format!("{f:?}f")
+                } else {
+                    format!("{f:?}")
+                }
+            }
+            ExprKind::Param(n) => self.param_name(*n),
+            ExprKind::Local(l) => self.local(*l),
+            ExprKind::Load { array, indices } => format!("{}{}", self.array(*array), self.indices(indices)),
+            ExprKind::Unary { op, arg } => {
+                let sym = match op {
+                    UnaryOp::Neg => "-",
+                    UnaryOp::Not => "!",
+                    UnaryOp::BitNot => "~",
+                };
+                format!("{sym}{}", self.operand(*arg))
+            }
+            ExprKind::Binary { op, lhs, rhs } => {
+                let sym = match op {
+                    BinaryOp::Add => "+",
+                    BinaryOp::Sub => "-",
+                    BinaryOp::Mul => "*",
+                    BinaryOp::Div => "/",
+                    BinaryOp::Rem => "%",
+                    BinaryOp::Shl => "<<",
+                    BinaryOp::Shr => ">>",
+                    BinaryOp::BitAnd => "&",
+                    BinaryOp::BitOr => "|",
+                    BinaryOp::BitXor => "^",
+                    BinaryOp::Lt => "<",
+                    BinaryOp::Le => "<=",
+                    BinaryOp::Gt => ">",
+                    BinaryOp::Ge => ">=",
+                    BinaryOp::Eq => "==",
+                    BinaryOp::Ne => "!=",
+                    BinaryOp::LogAnd => "&&",
+                    BinaryOp::LogOr => "||",
+                    BinaryOp::Max => return format!("max({}, {})", self.expr(*lhs), self.expr(*rhs)),
+                    BinaryOp::Min => return format!("min({}, {})", self.expr(*lhs), self.expr(*rhs)),
+                };
+                format!("{} {sym} {}", self.operand(*lhs), self.operand(*rhs))
+            }
+            ExprKind::Select { cond, then, otherwise } => {
+                format!("{} ? {} : {}", self.operand(*cond), self.operand(*then), self.operand(*otherwise))
+            }
+            ExprKind::Cast { arg } => format!("({}){}", e.ty.c_name(), self.operand(*arg)),
+            ExprKind::Math { func, args } => {
+                let mut name = format!("{func:?}").to_lowercase();
+                if e.ty == ScalarType::F32 && *func != MathFn::Abs {
+                    name.push('f');
+                }
+                let args: Vec<String> = args.iter().map(|a| self.expr(*a)).collect();
+                format!("{name}({})", args.join(", "))
+            }
+            ExprKind::Call { func, args } => {
+                let name = self
+                    .module
+                    .filter(|m| func.index() < m.functions.len())
+                    .map_or_else(|| format!("function{}", func.index()), |m| m.functions[*func].name.clone());
+                let args: Vec<String> = args.iter().map(|a| self.expr(*a)).collect();
+                format!("{name}({})", args.join(", "))
+            }
+            ExprKind::ThreadIdx(a) => format!("threadIdx.{}", axis(*a)),
+            ExprKind::BlockIdx(a) => format!("blockIdx.{}", axis(*a)),
+            ExprKind::BlockDim(a) => format!("blockDim.{}", axis(*a)),
+            ExprKind::GridDim(a) => format!("gridDim.{}", axis(*a)),
+        }
+    }
+
+    fn params(&self, out: &mut String) {
+        for (n, p) in self.params.iter().enumerate() {
+            let decl = match &p.kind {
+                ParamKind::Scalar(t) => format!("{} {}", t.c_name(), p.name),
+                ParamKind::Array { elem, dims, restrict, read_only } => {
+                    let dims: String = dims
+                        .iter()
+                        .map(|d| d.map_or_else(|| "[]".to_string(), |d| format!("[{}]", self.expr(d))))
+                        .collect();
+                    let mut flags = Vec::new();
+                    if *restrict {
+                        flags.push("restrict");
+                    }
+                    if *read_only {
+                        flags.push("read-only");
+                    }
+                    let flags = if flags.is_empty() { String::new() } else { format!(" ({})", flags.join(", ")) };
+                    format!("{} {}{dims}{flags}", elem.c_name(), p.name)
+                }
+            };
+            let _ = writeln!(out, "  param {n}: {decl} = arg {}", p.arg);
+        }
+    }
+
+    fn scalar_outputs(&self, out: &mut String, outputs: &[(Handle<Local>, u32)]) {
+        for (l, arg) in outputs {
+            let _ = writeln!(out, "  scalar output {} -> arg {arg}", self.local(*l));
+        }
+    }
+
+    fn locals(&self, out: &mut String) {
+        for (h, l) in self.body.locals.iter() {
+            let dims: String = l.array_dims.iter().flatten().map(|d| format!("[{d}]")).collect();
+            let kind = match l.kind {
+                LocalKind::Var => String::new(),
+                LocalKind::LoopIndex => " (loop index)".to_string(),
+                LocalKind::Private => " (private)".to_string(),
+                LocalKind::FirstPrivate(n) => format!(" (firstprivate {})", self.param_name(n)),
+                LocalKind::Reduction(n) => format!(" (reduction {n})"),
+            };
+            let _ = writeln!(out, "  local {} {}{dims}{kind}", l.ty.c_name(), self.local(h));
+        }
+    }
+
+    fn block(&self, out: &mut String, block: &[Stmt], depth: usize) {
+        for s in block {
+            self.stmt(out, s, depth);
+        }
+    }
+
+    fn stmt(&self, out: &mut String, s: &Stmt, depth: usize) {
+        let pad = "  ".repeat(depth);
+        match s {
+            Stmt::Assign { local, value } => {
+                let _ = writeln!(out, "{pad}{} = {};", self.local(*local), self.expr(*value));
+            }
+            Stmt::Store { array, indices, value, .. } => {
+                let _ = writeln!(out, "{pad}{}{} = {};", self.array(*array), self.indices(indices), self.expr(*value));
+            }
+            Stmt::Atomic { op, array, indices, value, capture, .. } => {
+                let sym = match op {
+                    AtomicOp::Write => "=",
+                    AtomicOp::Add => "+=",
+                    AtomicOp::Sub => "-=",
+                    AtomicOp::Mul => "*=",
+                    AtomicOp::Max => "max=",
+                    AtomicOp::Min => "min=",
+                    AtomicOp::BitAnd => "&=",
+                    AtomicOp::BitOr => "|=",
+                    AtomicOp::BitXor => "^=",
+                };
+                let capture = capture.map(|c| format!("{} = ", self.local(c))).unwrap_or_default();
+                let _ = writeln!(
+                    out,
+                    "{pad}atomic {capture}{}{} {sym} {};",
+                    self.array(*array),
+                    self.indices(indices),
+                    self.expr(*value)
+                );
+            }
+            Stmt::If { cond, then, otherwise } => {
+                let _ = writeln!(out, "{pad}if ({}) {{", self.expr(*cond));
+                self.block(out, then, depth + 1);
+                if !otherwise.is_empty() {
+                    let _ = writeln!(out, "{pad}}} else {{");
+                    self.block(out, otherwise, depth + 1);
+                }
+                let _ = writeln!(out, "{pad}}}");
+            }
+            Stmt::Loop { cond, test_first, body, continuing, range } => {
+                let range = range
+                    .as_ref()
+                    .map(|r| {
+                        format!(" [{} in {}..{} step {}]", self.local(r.var), self.expr(r.start), self.expr(r.end), r.step)
+                    })
+                    .unwrap_or_default();
+                let cond_text = cond.map(|c| self.expr(c));
+                match (test_first, &cond_text) {
+                    (true, Some(c)) => {
+                        let _ = writeln!(out, "{pad}while ({c}){range} {{");
+                    }
+                    _ => {
+                        let _ = writeln!(out, "{pad}{}{range} {{", if *test_first { "loop" } else { "do" });
+                    }
+                }
+                self.block(out, body, depth + 1);
+                if !continuing.is_empty() {
+                    let _ = writeln!(out, "{pad}}} continuing {{");
+                    self.block(out, continuing, depth + 1);
+                }
+                match (test_first, cond_text) {
+                    (false, Some(c)) => {
+                        let _ = writeln!(out, "{pad}}} while ({c});");
+                    }
+                    _ => {
+                        let _ = writeln!(out, "{pad}}}");
+                    }
+                }
+            }
+            Stmt::Break => {
+                let _ = writeln!(out, "{pad}break;");
+            }
+            Stmt::Continue => {
+                let _ = writeln!(out, "{pad}continue;");
+            }
+            Stmt::Return(None) => {
+                let _ = writeln!(out, "{pad}return;");
+            }
+            Stmt::Return(Some(e)) => {
+                let _ = writeln!(out, "{pad}return {};", self.expr(*e));
+            }
+            Stmt::Eval(e) => {
+                let _ = writeln!(out, "{pad}{};", self.expr(*e));
+            }
+            Stmt::Barrier => {
+                let _ = writeln!(out, "{pad}barrier();");
+            }
+        }
+    }
+}
+
+fn axis(a: Axis) -> &'static str {
+    match a {
+        Axis::X => "x",
+        Axis::Y => "y",
+        Axis::Z => "z",
+    }
+}

@@ -1,2 +1,667 @@
 //! The runtime: tracks host allocations, keeps host and device copies coherent, launches grid
 //! kernels on a device (`sim` now), and counts what happened (`--stats`).
+//!
+//! [`Runtime`] executes the program's regions (`ir::Region`) as the host code reaches them; the
+//! C interface (`abi`) forwards to one process-wide instance. Errors come back as
+//! [`RuntimeError`]s (a diagnostic and an exit code) so that tests can inspect them; the ABI
+//! layer renders them and exits.
+
+pub mod abi;
+pub mod coherence;
+pub mod device;
+pub mod registry;
+pub mod sim;
+pub mod stats;
+pub mod value;
+
+#[cfg(test)]
+pub(crate) mod testing;
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::analysis::access::{Section, launch_sections};
+use crate::diag::{Diagnostic, Span};
+use crate::front::ast::DataClauseKind;
+use crate::front::source::SourceSet;
+use crate::ir::{
+    DataSection, GridKernel, Handle, HostArgKind, Kernel, Module, Param, ParamKind, ParamValue, Region, RegionKind,
+    ScalarType,
+};
+
+use abi::YosegiArg;
+use coherence::Transfer;
+use device::{Device, DeviceAlloc, DeviceParam, KernelFault, Launch};
+use registry::{Origin, Registry};
+use stats::Stats;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeviceKind {
+    Sim,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StatsMode {
+    Off,
+    /// Print the counters to stderr at exit.
+    Print,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ColorMode {
+    Never,
+    Always,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct RuntimeConfig {
+    pub device: DeviceKind,
+    pub stats: StatsMode,
+    pub color: ColorMode,
+}
+
+impl Default for RuntimeConfig {
+    fn default() -> Self {
+        RuntimeConfig { device: DeviceKind::Sim, stats: StatsMode::Off, color: ColorMode::Never }
+    }
+}
+
+/// How the process should end after an error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// The user's program did something wrong at run time (a kernel fault, `present` of an
+    /// absent array): exit status 1.
+    ProgramFault,
+    /// The runtime cannot run the program as compiled (an array extent it cannot tell):
+    /// exit status 2.
+    Unsupported,
+}
+
+#[derive(Clone, Debug)]
+pub struct RuntimeError {
+    pub kind: ErrorKind,
+    pub diagnostic: Diagnostic,
+}
+
+impl RuntimeError {
+    pub fn exit_code(&self) -> i32 {
+        match self.kind {
+            ErrorKind::ProgramFault => 1,
+            ErrorKind::Unsupported => 2,
+        }
+    }
+    fn fault(diagnostic: Diagnostic) -> RuntimeError {
+        RuntimeError { kind: ErrorKind::ProgramFault, diagnostic }
+    }
+    fn unsupported(diagnostic: Diagnostic) -> RuntimeError {
+        RuntimeError { kind: ErrorKind::Unsupported, diagnostic }
+    }
+}
+
+/// `acc_device_t` values (include/openacc.h).
+pub mod acc_device {
+    pub const NONE: i32 = 0;
+    pub const DEFAULT: i32 = 1;
+    pub const HOST: i32 = 2;
+    pub const NOT_HOST: i32 = 3;
+    pub const NVIDIA: i32 = 4;
+}
+
+pub struct Runtime {
+    module: Arc<Module>,
+    sources: Arc<SourceSet>,
+    config: RuntimeConfig,
+    registry: Registry,
+    devices: Vec<Box<dyn Device>>,
+    current_device: usize,
+    stats: Stats,
+    /// A zero-byte allocation bound to array params a launch does not touch.
+    empty_alloc: Option<DeviceAlloc>,
+}
+
+/// A byte range of one tracked object, offsets from the object's start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct ObjectRange {
+    object: u64,
+    lo: u64,
+    hi: u64,
+}
+
+impl Runtime {
+    pub fn new(module: Arc<Module>, sources: Arc<SourceSet>, config: RuntimeConfig) -> Runtime {
+        let devices: Vec<Box<dyn Device>> = match config.device {
+            DeviceKind::Sim => vec![Box::new(sim::SimDevice::new())],
+        };
+        Runtime {
+            module,
+            sources,
+            config,
+            registry: Registry::new(),
+            devices,
+            current_device: 0,
+            stats: Stats::default(),
+            empty_alloc: None,
+        }
+    }
+
+    pub fn stats(&self) -> &Stats {
+        &self.stats
+    }
+    pub fn config(&self) -> &RuntimeConfig {
+        &self.config
+    }
+    pub fn sources(&self) -> &SourceSet {
+        &self.sources
+    }
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+    pub fn device_count(&self) -> usize {
+        self.devices.len()
+    }
+    pub fn current_device(&self) -> usize {
+        self.current_device
+    }
+    /// `acc_set_device_num`: the caller validated `num`.
+    pub fn set_current_device(&mut self, num: usize) {
+        self.current_device = num.min(self.devices.len() - 1);
+    }
+
+    /// The text `--stats` prints at exit (`None` when stats are off).
+    pub fn exit_report(&self) -> Option<String> {
+        match self.config.stats {
+            StatsMode::Print => Some(self.stats.render()),
+            StatsMode::Off => None,
+        }
+    }
+
+    /// Renders an error as the user sees it.
+    pub fn render_error(&self, error: &RuntimeError) -> String {
+        crate::diag::render(&self.sources, std::slice::from_ref(&error.diagnostic), self.config.color == ColorMode::Always)
+    }
+
+    fn region_of(&self, id: i32) -> Result<Region, RuntimeError> {
+        usize::try_from(id).ok().and_then(|i| self.module.regions.get(i)).cloned().ok_or_else(|| {
+            RuntimeError::unsupported(Diagnostic::global_error(format!(
+                "the program called region {id}, which this compilation does not have (stale program object?)"
+            )))
+        })
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Regions
+
+    /// Runs a compute region, or an enter/exit data, update or wait directive.
+    pub fn region(&mut self, id: i32, args: &[YosegiArg]) -> Result<(), RuntimeError> {
+        let region = self.region_of(id)?;
+        check_args(&region, args)?;
+        match &region.kind {
+            RegionKind::Compute { kernels, data } => {
+                self.enter_data(&region, data, args)?;
+                for &kernel in kernels {
+                    self.launch_kernel(&region, kernel, args)?;
+                }
+                self.exit_data(&region, data, args)
+            }
+            RegionKind::Data { data } | RegionKind::EnterData { data } => self.enter_data(&region, data, args),
+            RegionKind::ExitData { data } => self.exit_data(&region, data, args),
+            RegionKind::Update { data } => self.update(&region, data, args),
+            RegionKind::Wait => Ok(()),
+        }
+    }
+
+    /// Start of a structured `data` construct.
+    pub fn data_enter(&mut self, id: i32, args: &[YosegiArg]) -> Result<(), RuntimeError> {
+        let region = self.region_of(id)?;
+        check_args(&region, args)?;
+        match &region.kind {
+            RegionKind::Data { data } | RegionKind::Compute { data, .. } => self.enter_data(&region, data, args),
+            _ => self.region(id, args),
+        }
+    }
+
+    /// End of a structured `data` construct.
+    pub fn data_exit(&mut self, id: i32, args: &[YosegiArg]) -> Result<(), RuntimeError> {
+        let region = self.region_of(id)?;
+        check_args(&region, args)?;
+        match &region.kind {
+            RegionKind::Data { data } | RegionKind::Compute { data, .. } => self.exit_data(&region, data, args),
+            _ => Ok(()),
+        }
+    }
+
+    fn transfer_for(&mut self, object: u64) -> Option<(&mut coherence::CopyState, Transfer<'_>)> {
+        let obj = self.registry.get_mut(object)?;
+        let t = Transfer { host: obj.start as *mut u8, devices: &mut self.devices, stats: &mut self.stats };
+        Some((&mut obj.copies, t))
+    }
+
+    fn enter_data(&mut self, region: &Region, data: &[DataSection], args: &[YosegiArg]) -> Result<(), RuntimeError> {
+        let device = self.current_device;
+        for section in data {
+            let Some(range) = self.data_range(region, section, args)? else { continue };
+            if section.kind == DataClauseKind::Present
+                && !self.registry.get(range.object).is_some_and(|o| o.copies.has_device_copy(device))
+            {
+                return Err(RuntimeError::fault(
+                    Diagnostic::error(section.span, format!("present clause: `{}` is not on the device", section.name))
+                        .with_help("put the array on the device first (an enclosing `data` region or `enter data copyin`), or use `copyin`/`copy` instead of `present`"),
+                ));
+            }
+            let Some((copies, mut t)) = self.transfer_for(range.object) else { continue };
+            match section.kind {
+                DataClauseKind::Copy | DataClauseKind::CopyIn => {
+                    copies.acquire(device, &mut t);
+                    copies.make_device_valid(device, range.lo, range.hi, &mut t);
+                }
+                DataClauseKind::Create | DataClauseKind::CopyOut | DataClauseKind::Present => copies.acquire(device, &mut t),
+                DataClauseKind::Host => copies.make_host_valid(range.lo, range.hi, &mut t),
+                DataClauseKind::Device => copies.make_device_valid(device, range.lo, range.hi, &mut t),
+                DataClauseKind::Delete | DataClauseKind::DevicePtr | DataClauseKind::UseDevice => {}
+            }
+        }
+        Ok(())
+    }
+
+    fn exit_data(&mut self, region: &Region, data: &[DataSection], args: &[YosegiArg]) -> Result<(), RuntimeError> {
+        let device = self.current_device;
+        // In reverse, so that nested clauses on one object unwind in order.
+        for section in data.iter().rev() {
+            let Some(range) = self.data_range(region, section, args)? else { continue };
+            let Some((copies, mut t)) = self.transfer_for(range.object) else { continue };
+            match section.kind {
+                DataClauseKind::Copy | DataClauseKind::CopyOut => {
+                    copies.make_host_valid(range.lo, range.hi, &mut t);
+                    copies.release(device, &mut t);
+                }
+                DataClauseKind::CopyIn | DataClauseKind::Create | DataClauseKind::Present | DataClauseKind::Delete => {
+                    copies.release(device, &mut t)
+                }
+                DataClauseKind::Host => copies.make_host_valid(range.lo, range.hi, &mut t),
+                DataClauseKind::Device => copies.make_device_valid(device, range.lo, range.hi, &mut t),
+                DataClauseKind::DevicePtr | DataClauseKind::UseDevice => {}
+            }
+        }
+        Ok(())
+    }
+
+    fn update(&mut self, region: &Region, data: &[DataSection], args: &[YosegiArg]) -> Result<(), RuntimeError> {
+        let device = self.current_device;
+        for section in data {
+            let Some(range) = self.data_range(region, section, args)? else { continue };
+            let Some((copies, mut t)) = self.transfer_for(range.object) else { continue };
+            match section.kind {
+                DataClauseKind::Device => copies.make_device_valid(device, range.lo, range.hi, &mut t),
+                _ => copies.make_host_valid(range.lo, range.hi, &mut t),
+            }
+        }
+        Ok(())
+    }
+
+    /// The bytes a data clause names, registered as (part of) a tracked object. `None` for an
+    /// empty section or a null pointer.
+    fn data_range(&mut self, region: &Region, section: &DataSection, args: &[YosegiArg]) -> Result<Option<ObjectRange>, RuntimeError> {
+        let base = &args[section.base as usize];
+        let ptr = base.ptr as u64;
+        if ptr == 0 {
+            return Ok(None);
+        }
+        let elem = section.elem_size.max(1) as i64;
+        let (lo, hi) = match section.len {
+            Some(len_arg) => {
+                let first = section.lo.map(|a| args[a as usize].i).unwrap_or(0);
+                let len = args[len_arg as usize].i;
+                if len <= 0 {
+                    return Ok(None);
+                }
+                let lo = ptr.wrapping_add_signed(first.wrapping_mul(elem));
+                (lo, lo.wrapping_add_signed(len.wrapping_mul(elem)))
+            }
+            None if base.size > 0 => (ptr, ptr + base.size as u64),
+            None => match self.registry.find(ptr) {
+                Some(start) => (ptr, self.registry.get(start).expect("found").end()),
+                None => {
+                    return Err(RuntimeError::unsupported(
+                        Diagnostic::error(
+                            section.span,
+                            format!("cannot tell the extent of `{}` (in function `{}`)", section.name, region.function),
+                        )
+                        .with_help(format!("give the section's bounds, such as copyin({}[0:n])", section.name)),
+                    ));
+                }
+            },
+        };
+        let object = self.ensure_object(lo, hi, &section.name, Origin::DataClause, section.span)?;
+        let start = self.registry.get(object).expect("ensured").start;
+        Ok(Some(ObjectRange { object, lo: lo - start, hi: hi - start }))
+    }
+
+    /// The tracked object covering `lo..hi`, created (or grown, for objects whose extent was
+    /// only inferred) as needed.
+    fn ensure_object(&mut self, lo: u64, hi: u64, name: &str, origin: Origin, span: Span) -> Result<u64, RuntimeError> {
+        if let Some(start) = self.registry.find(lo) {
+            let object = self.registry.get(start).expect("found");
+            if hi <= object.end() {
+                return Ok(start);
+            }
+        }
+        let overlapping = self.registry.overlapping(lo, hi);
+        let (mut new_lo, mut new_hi, mut holders) = (lo, hi, 0u32);
+        for &start in &overlapping {
+            let object = self.registry.get(start).expect("found");
+            if object.origin.is_exact() {
+                return Err(RuntimeError::fault(
+                    Diagnostic::error(
+                        span,
+                        format!(
+                            "`{}` covers bytes {}..{} of `{}`, which has only {} bytes",
+                            name,
+                            lo as i128 - start as i128,
+                            hi as i128 - start as i128,
+                            object.name,
+                            object.len
+                        ),
+                    )
+                    .with_help("check the section bounds in the data clause and the loop bounds of the kernel"),
+                ));
+            }
+            new_lo = new_lo.min(object.start);
+            new_hi = new_hi.max(object.end());
+        }
+        // Inferred extents grow: save what only devices hold, then replace them by the hull.
+        let device = self.current_device;
+        for start in overlapping {
+            if let Some((copies, mut t)) = self.transfer_for(start) {
+                holders = holders.max(copies.devices[device].as_ref().map(|c| c.refcount).unwrap_or(0));
+                for d in 0..copies.devices.len() {
+                    copies.free_device_copy(d, &mut t);
+                }
+            }
+            self.registry.remove(start);
+        }
+        let devices = self.devices.len();
+        self.registry.insert(new_lo, new_hi - new_lo, name, origin, devices);
+        if holders > 0 {
+            let (copies, mut t) = self.transfer_for(new_lo).expect("inserted");
+            copies.acquire(device, &mut t);
+            if let Some(copy) = copies.devices[device].as_mut() {
+                copy.refcount = holders;
+            }
+        }
+        Ok(new_lo)
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Launches
+
+    fn launch_kernel(&mut self, region: &Region, kernel_handle: Handle<Kernel>, args: &[YosegiArg]) -> Result<(), RuntimeError> {
+        let module = self.module.clone();
+        let kernel = &module.kernels[kernel_handle];
+        let Some(grid_handle) = module.grid_of(kernel_handle) else {
+            return Err(RuntimeError::unsupported(
+                Diagnostic::error(kernel.span, format!("kernel `{}` was not mapped to a grid kernel", kernel.name))
+                    .with_help("this is a compiler bug: the mapping pass must run before the program runs"),
+            ));
+        };
+        let grid = &module.grid_kernels[grid_handle];
+        let device = self.current_device;
+        let kernel_params: Vec<ParamValue> = kernel.params.iter().map(|p| param_value(region, p, args)).collect();
+
+        // Make the device copies current for what the launch reads; remember what it writes.
+        let mut writes = Vec::new();
+        for sections in launch_sections(kernel, &kernel_params) {
+            let param = &kernel.params[sections.param as usize];
+            let ParamKind::Array { elem, .. } = &param.kind else { continue };
+            let ptr = args[param.arg as usize].ptr as u64;
+            let elem = elem.size_bytes() as i64;
+            let hull = sections.read.hull(sections.write);
+            let object = match hull {
+                Section::None => continue,
+                Section::Whole => match self.registry.find(ptr) {
+                    Some(start) => start,
+                    None if args[param.arg as usize].size > 0 => {
+                        let size = args[param.arg as usize].size as u64;
+                        self.ensure_object(ptr, ptr + size, &param.name, Origin::LaunchExtent, kernel.span)?
+                    }
+                    None => {
+                        return Err(RuntimeError::unsupported(
+                            Diagnostic::error(
+                                kernel.span,
+                                format!("cannot tell the extent of `{}`, which kernel `{}` indexes irregularly", param.name, kernel.name),
+                            )
+                            .with_help(format!("add a data clause such as copyin({}[0:n])", param.name)),
+                        ));
+                    }
+                },
+                Section::Elements { lo, hi } => {
+                    let lo_byte = ptr.wrapping_add_signed(lo.wrapping_mul(elem));
+                    let hi_byte = ptr.wrapping_add_signed(hi.wrapping_mul(elem));
+                    self.ensure_object(lo_byte, hi_byte, &param.name, Origin::LaunchExtent, kernel.span)?
+                }
+            };
+            let start = self.registry.get(object).expect("ensured").start;
+            let len = self.registry.get(object).expect("ensured").len;
+            let to_range = |s: Section| -> Option<(u64, u64)> {
+                match s {
+                    Section::None => None,
+                    Section::Whole => Some((0, len)),
+                    Section::Elements { lo, hi } => {
+                        let lo = (ptr as i128 + lo as i128 * elem as i128 - start as i128).clamp(0, len as i128) as u64;
+                        let hi = (ptr as i128 + hi as i128 * elem as i128 - start as i128).clamp(0, len as i128) as u64;
+                        Some((lo, hi))
+                    }
+                }
+            };
+            let (copies, mut t) = self.transfer_for(object).expect("ensured");
+            copies.ensure_allocated(device, &mut t);
+            if let Some((lo, hi)) = to_range(sections.read) {
+                copies.make_device_valid(device, lo, hi, &mut t);
+            }
+            if let Some((lo, hi)) = to_range(sections.write) {
+                writes.push(ObjectRange { object, lo, hi });
+            }
+        }
+
+        let params = self.device_params(region, grid, args);
+        let started = Instant::now();
+        let outcome = self.devices[device]
+            .launch(&Launch { module: &module, kernel: grid, params })
+            .map_err(|f| self.fault_error(f))?;
+        self.stats.record_launch(&grid.name, started.elapsed(), &outcome.counters);
+        for w in writes {
+            if let Some(object) = self.registry.get_mut(w.object) {
+                object.copies.device_wrote(device, w.lo, w.hi);
+            }
+        }
+
+        // Reductions: fold the per-block partials, in block order, into the host variable.
+        for (reduction, partials) in grid.reductions.iter().zip(&outcome.partials) {
+            let target = args[reduction.target_arg as usize].ptr as *mut u8;
+            if target.is_null() {
+                continue;
+            }
+            // SAFETY: the host passed `&x` of a live scalar of this type (HostArgKind::ScalarOut).
+            unsafe {
+                let mut acc = read_host_scalar(target, reduction.ty);
+                for &p in partials {
+                    acc = value::reduce(reduction.op, reduction.ty, acc, p);
+                }
+                write_host_scalar(target, reduction.ty, acc);
+            }
+        }
+        for ((local, arg), &raw) in grid.scalar_outputs.iter().zip(&outcome.scalar_outputs) {
+            let target = args[*arg as usize].ptr as *mut u8;
+            if !target.is_null() {
+                let ty = grid.body.locals[*local].ty;
+                // SAFETY: as for reductions.
+                unsafe { write_host_scalar(target, ty, raw) };
+            }
+        }
+        Ok(())
+    }
+
+    /// Binds the grid kernel's params: scalars by value, arrays to their object's device copy.
+    fn device_params(&mut self, region: &Region, grid: &GridKernel, args: &[YosegiArg]) -> Vec<DeviceParam> {
+        let device = self.current_device;
+        let mut params = Vec::with_capacity(grid.params.len());
+        for param in &grid.params {
+            let value = param_value(region, param, args);
+            let ParamKind::Array { .. } = param.kind else {
+                params.push(DeviceParam::Value(value));
+                continue;
+            };
+            let ptr = args[param.arg as usize].ptr as u64;
+            let object = self.registry.find(ptr).or_else(|| {
+                // A pointer one past its object's end (only negative offsets are accessed).
+                ptr.checked_sub(1).and_then(|p| self.registry.find(p))
+            });
+            let bound = object.and_then(|start| {
+                let (copies, mut t) = self.transfer_for(start)?;
+                copies.ensure_allocated(device, &mut t);
+                Some(DeviceParam::Array { alloc: copies.alloc(device)?, offset: (ptr - start) as i64 })
+            });
+            params.push(bound.unwrap_or_else(|| {
+                let alloc = *self.empty_alloc.get_or_insert_with(|| self.devices[device].allocate(0));
+                DeviceParam::Array { alloc, offset: 0 }
+            }));
+        }
+        params
+    }
+
+    fn fault_error(&self, fault: KernelFault) -> RuntimeError {
+        let location = self.sources.location(fault.span);
+        let mut message = format!("kernel `{}` faulted: {}", fault.kernel, fault.message);
+        if location.line > 0 {
+            message = format!("kernel `{}` faulted at {}:{}: {}", fault.kernel, location.file.display(), location.line, fault.message);
+        }
+        let mut d = Diagnostic::error(fault.span, message);
+        if let Some(help) = fault.help {
+            d = d.with_help(help);
+        }
+        RuntimeError::fault(d)
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Host accesses and allocations
+
+    /// The host is about to read (`abi::READ`) and/or write (`abi::WRITE`) the objects
+    /// containing these addresses.
+    pub fn host_access(&mut self, ptrs: &[u64], modes: &[i32]) {
+        for (&ptr, &mode) in ptrs.iter().zip(modes) {
+            let Some(start) = self.registry.find(ptr) else { continue };
+            let (copies, mut t) = self.transfer_for(start).expect("found");
+            let len = copies.len;
+            if mode & abi::YOSEGI_WRITE != 0 {
+                copies.host_writes(0, len, &mut t);
+            } else {
+                copies.make_host_valid(0, len, &mut t);
+            }
+        }
+    }
+
+    pub fn host_access_all(&mut self) {
+        for start in self.registry.starts() {
+            if let Some((copies, mut t)) = self.transfer_for(start) {
+                let len = copies.len;
+                copies.host_writes(0, len, &mut t);
+            }
+        }
+    }
+
+    /// Forgets whatever was tracked in `lo..hi` (memory being reused): device copies are dropped
+    /// without saving them.
+    fn forget(&mut self, lo: u64, hi: u64) {
+        for start in self.registry.overlapping(lo, hi) {
+            if let Some((copies, mut t)) = self.transfer_for(start) {
+                copies.discard_device_copies(&mut t);
+            }
+            self.registry.remove(start);
+        }
+    }
+
+    /// A new heap block (from the malloc wrappers).
+    pub fn track_malloc(&mut self, ptr: u64, bytes: u64) {
+        if ptr == 0 || bytes == 0 {
+            return;
+        }
+        self.forget(ptr, ptr + bytes);
+        let devices = self.devices.len();
+        self.registry.insert(ptr, bytes, "heap block", Origin::Malloc, devices);
+    }
+
+    /// Before `realloc(ptr)`: the host copy must be complete for the C library to move it.
+    pub fn before_realloc(&mut self, ptr: u64) {
+        if let Some(start) = self.registry.find(ptr).filter(|&s| s == ptr) {
+            let (copies, mut t) = self.transfer_for(start).expect("found");
+            let len = copies.len;
+            copies.make_host_valid(0, len, &mut t);
+            copies.discard_device_copies(&mut t);
+            self.registry.remove(start);
+        }
+    }
+
+    /// `free(ptr)`: the block and its device copies are gone.
+    pub fn track_free(&mut self, ptr: u64) {
+        if let Some(start) = self.registry.find(ptr).filter(|&s| s == ptr) {
+            let end = self.registry.get(start).expect("found").end();
+            self.forget(start, end);
+        }
+    }
+
+    /// A file-scope array of the program.
+    pub fn register_static(&mut self, ptr: u64, bytes: u64, name: &str) {
+        if ptr == 0 || bytes == 0 {
+            return;
+        }
+        self.forget(ptr, ptr + bytes);
+        let devices = self.devices.len();
+        self.registry.insert(ptr, bytes, name, Origin::Static, devices);
+    }
+}
+
+fn check_args(region: &Region, args: &[YosegiArg]) -> Result<(), RuntimeError> {
+    if args.len() < region.args.len() {
+        return Err(RuntimeError::unsupported(Diagnostic::error(
+            region.span,
+            format!("region {} expects {} arguments but the program passed {}", region.id, region.args.len(), args.len()),
+        )));
+    }
+    Ok(())
+}
+
+/// The launch value of `param` from its host arg.
+fn param_value(region: &Region, param: &Param, args: &[YosegiArg]) -> ParamValue {
+    let arg = &args[param.arg as usize];
+    let host_kind = region.args.get(param.arg as usize).map(|a| a.kind).unwrap_or(HostArgKind::Int);
+    match &param.kind {
+        ParamKind::Array { .. } => ParamValue::Pointer(arg.ptr as u64),
+        ParamKind::Scalar(ty) => match host_kind {
+            HostArgKind::Int if ty.is_float() => ParamValue::Float(value::as_f64(value::cast(ScalarType::I64, *ty, arg.i as u64))),
+            HostArgKind::Int => ParamValue::Int(value::wrap_int(*ty, arg.i) as i64),
+            HostArgKind::Float if ty.is_float() => ParamValue::Float(value::as_f64(value::from_f64(*ty, arg.f))),
+            HostArgKind::Float => ParamValue::Int(value::cast(ScalarType::F64, *ty, arg.f.to_bits()) as i64),
+            HostArgKind::Pointer | HostArgKind::ScalarOut(_) => ParamValue::Pointer(arg.ptr as u64),
+        },
+    }
+}
+
+/// # Safety
+/// `ptr` points to a live, aligned host scalar of type `ty`.
+unsafe fn read_host_scalar(ptr: *const u8, ty: ScalarType) -> u64 {
+    let size = ty.size_bytes() as usize;
+    // SAFETY: per the contract.
+    let bytes = unsafe { std::slice::from_raw_parts(ptr, size) };
+    value::from_bytes(ty, bytes)
+}
+
+/// # Safety
+/// As for [`read_host_scalar`], writable.
+unsafe fn write_host_scalar(ptr: *mut u8, ty: ScalarType, raw: u64) {
+    let size = ty.size_bytes() as usize;
+    let bits = value::to_memory(ty, raw).to_le_bytes();
+    // SAFETY: per the contract.
+    unsafe { std::ptr::copy_nonoverlapping(bits.as_ptr(), ptr, size) };
+}
+
+#[cfg(test)]
+mod tests;

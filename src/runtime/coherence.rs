@@ -1,0 +1,365 @@
+//! Host/device coherence: for every tracked object, which byte ranges of each copy (the host
+//! copy, and one per device) hold the current value. Transfers happen only for ranges a copy
+//! lacks, and a copy that is the only valid one is copied back before it is invalidated or
+//! freed, so the program always sees sequential semantics whatever its data clauses say.
+
+use super::device::{Device, DeviceAlloc};
+use super::stats::Stats;
+
+/// A set of disjoint, sorted, half-open byte ranges.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct IntervalSet {
+    ranges: Vec<(u64, u64)>,
+}
+
+impl IntervalSet {
+    pub fn new() -> IntervalSet {
+        IntervalSet::default()
+    }
+    pub fn with_range(lo: u64, hi: u64) -> IntervalSet {
+        let mut set = IntervalSet::new();
+        set.insert(lo, hi);
+        set
+    }
+    pub fn ranges(&self) -> &[(u64, u64)] {
+        &self.ranges
+    }
+    pub fn is_empty(&self) -> bool {
+        self.ranges.is_empty()
+    }
+    pub fn insert(&mut self, lo: u64, hi: u64) {
+        if lo >= hi {
+            return;
+        }
+        let (mut lo, mut hi) = (lo, hi);
+        let mut kept = Vec::with_capacity(self.ranges.len() + 1);
+        for &(a, b) in &self.ranges {
+            if b < lo || a > hi {
+                kept.push((a, b));
+            } else {
+                lo = lo.min(a);
+                hi = hi.max(b);
+            }
+        }
+        let at = kept.partition_point(|&(a, _)| a < lo);
+        kept.insert(at, (lo, hi));
+        self.ranges = kept;
+    }
+    pub fn remove(&mut self, lo: u64, hi: u64) {
+        if lo >= hi {
+            return;
+        }
+        let mut kept = Vec::with_capacity(self.ranges.len() + 1);
+        for &(a, b) in &self.ranges {
+            if b <= lo || a >= hi {
+                kept.push((a, b));
+                continue;
+            }
+            if a < lo {
+                kept.push((a, lo));
+            }
+            if b > hi {
+                kept.push((hi, b));
+            }
+        }
+        self.ranges = kept;
+    }
+    /// The parts of `lo..hi` not in the set.
+    pub fn missing(&self, lo: u64, hi: u64) -> Vec<(u64, u64)> {
+        let mut out = Vec::new();
+        let mut cursor = lo;
+        for &(a, b) in &self.ranges {
+            if b <= cursor {
+                continue;
+            }
+            if a >= hi {
+                break;
+            }
+            if a > cursor {
+                out.push((cursor, a));
+            }
+            cursor = cursor.max(b);
+            if cursor >= hi {
+                break;
+            }
+        }
+        if cursor < hi {
+            out.push((cursor, hi));
+        }
+        out
+    }
+    /// The parts of `lo..hi` in the set.
+    pub fn present(&self, lo: u64, hi: u64) -> Vec<(u64, u64)> {
+        self.ranges.iter().filter(|&&(a, b)| b > lo && a < hi).map(|&(a, b)| (a.max(lo), b.min(hi))).collect()
+    }
+    pub fn contains(&self, lo: u64, hi: u64) -> bool {
+        self.missing(lo, hi).is_empty()
+    }
+}
+
+/// One device's copy of an object: allocated over the whole object.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeviceCopy {
+    pub alloc: DeviceAlloc,
+    pub valid: IntervalSet,
+    /// Data regions (structured and dynamic) holding this copy; the copy outlives them as a
+    /// cache for later launches but is only freed when no region holds it.
+    pub refcount: u32,
+}
+
+/// The copies of one object. Offsets are bytes from the object's start.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CopyState {
+    pub len: u64,
+    pub host_valid: IntervalSet,
+    pub devices: Vec<Option<DeviceCopy>>,
+}
+
+/// The environment transfers need: the object's host address, the devices and the counters.
+pub struct Transfer<'a> {
+    pub host: *mut u8,
+    pub devices: &'a mut [Box<dyn Device>],
+    pub stats: &'a mut Stats,
+}
+
+impl CopyState {
+    /// A fresh object: only the host copy is valid.
+    pub fn new(len: u64, device_count: usize) -> CopyState {
+        CopyState { len, host_valid: IntervalSet::with_range(0, len), devices: vec![None; device_count] }
+    }
+
+    pub fn has_device_copy(&self, device: usize) -> bool {
+        self.devices[device].is_some()
+    }
+
+    /// Allocates the device copy if there is none (nothing valid on it yet).
+    pub fn ensure_allocated(&mut self, device: usize, t: &mut Transfer) {
+        if self.devices[device].is_none() {
+            let alloc = t.devices[device].allocate(self.len);
+            self.devices[device] = Some(DeviceCopy { alloc, valid: IntervalSet::new(), refcount: 0 });
+        }
+    }
+
+    pub fn alloc(&self, device: usize) -> Option<DeviceAlloc> {
+        self.devices[device].as_ref().map(|c| c.alloc)
+    }
+
+    /// Makes the host copy valid over `lo..hi`, fetching ranges only a device holds.
+    pub fn make_host_valid(&mut self, lo: u64, hi: u64, t: &mut Transfer) {
+        let (lo, hi) = (lo.min(self.len), hi.min(self.len));
+        for (a, b) in self.host_valid.missing(lo, hi) {
+            for (d, copy) in self.devices.iter().enumerate() {
+                let Some(copy) = copy else { continue };
+                for (x, y) in copy.valid.present(a, b) {
+                    // SAFETY: the registry only tracks live host objects of `len` bytes.
+                    let dst = unsafe { std::slice::from_raw_parts_mut(t.host.add(x as usize), (y - x) as usize) };
+                    t.devices[d].copy_to_host(copy.alloc, x, dst);
+                    t.stats.record_to_host(y - x);
+                }
+            }
+            self.host_valid.insert(a, b);
+        }
+    }
+
+    /// Makes device `device`'s copy valid over `lo..hi` (allocating it if needed), sending
+    /// only the ranges it lacks.
+    pub fn make_device_valid(&mut self, device: usize, lo: u64, hi: u64, t: &mut Transfer) {
+        let (lo, hi) = (lo.min(self.len), hi.min(self.len));
+        self.ensure_allocated(device, t);
+        let missing = self.devices[device].as_ref().map(|c| c.valid.missing(lo, hi)).unwrap_or_default();
+        for (a, b) in missing {
+            // Another device may hold the only valid bytes: route them through the host.
+            self.make_host_valid(a, b, t);
+            let copy = self.devices[device].as_mut().expect("allocated above");
+            // SAFETY: as in `make_host_valid`.
+            let src = unsafe { std::slice::from_raw_parts(t.host.add(a as usize), (b - a) as usize) };
+            t.devices[device].copy_to_device(copy.alloc, a, src);
+            t.stats.record_to_device(b - a);
+            copy.valid.insert(a, b);
+        }
+    }
+
+    /// A launch on `device` wrote `lo..hi` (whose bytes were all valid there before the launch):
+    /// every other copy is stale there.
+    pub fn device_wrote(&mut self, device: usize, lo: u64, hi: u64) {
+        let (lo, hi) = (lo.min(self.len), hi.min(self.len));
+        for (d, copy) in self.devices.iter_mut().enumerate() {
+            let Some(copy) = copy else { continue };
+            if d == device {
+                copy.valid.insert(lo, hi);
+            } else {
+                copy.valid.remove(lo, hi);
+            }
+        }
+        self.host_valid.remove(lo, hi);
+    }
+
+    /// The host is about to write `lo..hi`: the host copy becomes the only valid one there.
+    pub fn host_writes(&mut self, lo: u64, hi: u64, t: &mut Transfer) {
+        self.make_host_valid(lo, hi, t);
+        for copy in self.devices.iter_mut().flatten() {
+            copy.valid.remove(lo, hi);
+        }
+    }
+
+    /// Frees device `device`'s copy after saving what only it holds.
+    pub fn free_device_copy(&mut self, device: usize, t: &mut Transfer) {
+        if self.devices[device].is_none() {
+            return;
+        }
+        self.make_host_valid(0, self.len, t);
+        if let Some(copy) = self.devices[device].take() {
+            t.devices[device].free(copy.alloc);
+        }
+    }
+
+    /// Frees every device copy without saving anything (the host object itself is being freed).
+    pub fn discard_device_copies(&mut self, t: &mut Transfer) {
+        for (d, copy) in self.devices.iter_mut().enumerate() {
+            if let Some(copy) = copy.take() {
+                t.devices[d].free(copy.alloc);
+            }
+        }
+    }
+
+    /// A data region starts holding the device copy.
+    pub fn acquire(&mut self, device: usize, t: &mut Transfer) {
+        self.ensure_allocated(device, t);
+        if let Some(copy) = self.devices[device].as_mut() {
+            copy.refcount += 1;
+        }
+    }
+
+    /// A data region stops holding the device copy; the last one frees it (saving its data).
+    pub fn release(&mut self, device: usize, t: &mut Transfer) {
+        let Some(copy) = self.devices[device].as_mut() else { return };
+        copy.refcount = copy.refcount.saturating_sub(1);
+        if copy.refcount == 0 {
+            self.free_device_copy(device, t);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::sim::SimDevice;
+
+    #[test]
+    fn interval_set_merges_and_splits() {
+        let mut s = IntervalSet::new();
+        s.insert(10, 20);
+        s.insert(30, 40);
+        s.insert(20, 30);
+        assert_eq!(s.ranges(), &[(10, 40)]);
+        s.remove(15, 25);
+        assert_eq!(s.ranges(), &[(10, 15), (25, 40)]);
+        assert_eq!(s.missing(0, 50), vec![(0, 10), (15, 25), (40, 50)]);
+        assert_eq!(s.present(12, 30), vec![(12, 15), (25, 30)]);
+        assert!(s.contains(26, 40));
+        assert!(!s.contains(14, 26));
+        s.insert(0, 100);
+        assert_eq!(s.ranges(), &[(0, 100)]);
+        s.remove(0, 100);
+        assert!(s.is_empty());
+    }
+
+    struct Fixture {
+        host: Vec<u8>,
+        devices: Vec<Box<dyn Device>>,
+        stats: Stats,
+        state: CopyState,
+    }
+
+    impl Fixture {
+        fn new(len: usize) -> Fixture {
+            Fixture {
+                host: (0..len as u8).collect(),
+                devices: vec![Box::new(SimDevice::new())],
+                stats: Stats::default(),
+                state: CopyState::new(len as u64, 1),
+            }
+        }
+        fn with<R>(&mut self, f: impl FnOnce(&mut CopyState, &mut Transfer) -> R) -> R {
+            let mut t = Transfer { host: self.host.as_mut_ptr(), devices: &mut self.devices, stats: &mut self.stats };
+            f(&mut self.state, &mut t)
+        }
+        fn device_bytes(&mut self) -> Vec<u8> {
+            let alloc = self.state.alloc(0).expect("device copy");
+            let mut out = vec![0; self.host.len()];
+            self.devices[0].copy_to_host(alloc, 0, &mut out);
+            out
+        }
+        fn device_write(&mut self, lo: usize, bytes: &[u8]) {
+            let alloc = self.state.alloc(0).expect("device copy");
+            self.devices[0].copy_to_device(alloc, lo as u64, bytes);
+            self.state.device_wrote(0, lo as u64, (lo + bytes.len()) as u64);
+        }
+    }
+
+    #[test]
+    fn copyin_sends_only_missing_ranges() {
+        let mut f = Fixture::new(16);
+        f.with(|s, t| s.make_device_valid(0, 0, 8, t));
+        f.with(|s, t| s.make_device_valid(0, 4, 16, t));
+        assert_eq!(f.stats.bytes_to_device, 16);
+        assert_eq!(f.stats.transfers_to_device, 2);
+        assert_eq!(f.device_bytes(), (0..16).collect::<Vec<u8>>());
+        // Valid everywhere already: no transfer.
+        f.with(|s, t| s.make_device_valid(0, 0, 16, t));
+        assert_eq!(f.stats.transfers_to_device, 2);
+    }
+
+    #[test]
+    fn device_writes_come_back_on_host_access() {
+        let mut f = Fixture::new(8);
+        f.with(|s, t| s.make_device_valid(0, 0, 8, t));
+        f.device_write(2, &[100, 101]);
+        assert!(!f.state.host_valid.contains(2, 4));
+        f.with(|s, t| s.make_host_valid(0, 8, t));
+        assert_eq!(&f.host[..5], &[0, 1, 100, 101, 4]);
+        assert_eq!(f.stats.bytes_to_host, 2);
+    }
+
+    #[test]
+    fn host_write_invalidates_device_then_update_device_resends() {
+        let mut f = Fixture::new(8);
+        f.with(|s, t| s.make_device_valid(0, 0, 8, t));
+        f.with(|s, t| s.host_writes(0, 4, t));
+        f.host[0] = 42;
+        assert!(!f.state.devices[0].as_ref().expect("copy").valid.contains(0, 4));
+        f.with(|s, t| s.make_device_valid(0, 0, 8, t));
+        assert_eq!(f.device_bytes()[0], 42);
+        assert_eq!(f.stats.bytes_to_device, 12);
+    }
+
+    #[test]
+    fn freeing_a_device_copy_never_loses_data() {
+        let mut f = Fixture::new(8);
+        f.with(|s, t| s.acquire(0, t));
+        f.with(|s, t| s.acquire(0, t));
+        f.with(|s, t| s.make_device_valid(0, 0, 8, t));
+        f.device_write(6, &[7, 7]);
+        // The inner region ends: the outer one still holds the copy.
+        f.with(|s, t| s.release(0, t));
+        assert!(f.state.has_device_copy(0));
+        assert_eq!(f.host[6], 6);
+        f.with(|s, t| s.release(0, t));
+        assert!(!f.state.has_device_copy(0));
+        assert_eq!(&f.host[6..], &[7, 7]);
+        assert!(f.state.host_valid.contains(0, 8));
+    }
+
+    #[test]
+    fn create_then_copyout_of_a_device_write() {
+        let mut f = Fixture::new(4);
+        f.with(|s, t| s.acquire(0, t));
+        // `create`: no transfer; the launch makes the range valid first (sequential semantics).
+        assert_eq!(f.stats.transfers_to_device, 0);
+        f.with(|s, t| s.make_device_valid(0, 0, 4, t));
+        f.device_write(0, &[9, 9, 9, 9]);
+        f.with(|s, t| s.make_host_valid(0, 4, t));
+        assert_eq!(f.host, vec![9, 9, 9, 9]);
+        assert_eq!(f.stats.bytes_to_host, 4);
+    }
+}

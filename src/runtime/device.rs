@@ -1,0 +1,58 @@
+//! The device interface the runtime drives: memory management, transfers and grid kernel
+//! launches. The simulator (`sim`) is the first implementation; the trait stays small so that a
+//! CUDA device can implement it next.
+
+use crate::diag::Span;
+use crate::ir::{GridKernel, Module, ParamValue};
+
+use super::stats::DeviceCounters;
+
+/// A device allocation (opaque to the runtime).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct DeviceAlloc(pub u64);
+
+/// A grid kernel parameter as the device sees it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum DeviceParam {
+    Value(ParamValue),
+    /// An array param: a byte offset (possibly past either end: only accesses are checked) into
+    /// a device allocation.
+    Array { alloc: DeviceAlloc, offset: i64 },
+}
+
+pub struct Launch<'a> {
+    pub module: &'a Module,
+    pub kernel: &'a GridKernel,
+    /// One per `kernel.params`.
+    pub params: Vec<DeviceParam>,
+}
+
+/// What a launch hands back besides its memory effects.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LaunchOutcome {
+    /// Per `kernel.reductions`: one raw value (see `runtime::value`) per block, in linear
+    /// block order.
+    pub partials: Vec<Vec<u64>>,
+    /// Per `kernel.scalar_outputs`: the raw final value of the local in thread 0.
+    pub scalar_outputs: Vec<u64>,
+    pub counters: DeviceCounters,
+}
+
+/// A fault of the user's kernel (out-of-bounds access, division by zero, barrier under
+/// divergence): reported with the kernel's name and the source span of the culprit.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KernelFault {
+    pub kernel: String,
+    pub message: String,
+    pub span: Span,
+    pub help: Option<String>,
+}
+
+pub trait Device: Send {
+    fn name(&self) -> &str;
+    fn allocate(&mut self, bytes: u64) -> DeviceAlloc;
+    fn free(&mut self, alloc: DeviceAlloc);
+    fn copy_to_device(&mut self, alloc: DeviceAlloc, offset: u64, src: &[u8]);
+    fn copy_to_host(&mut self, alloc: DeviceAlloc, offset: u64, dst: &mut [u8]);
+    fn launch(&mut self, launch: &Launch) -> Result<LaunchOutcome, KernelFault>;
+}

@@ -1,0 +1,113 @@
+//! The registry of host objects the runtime tracks: file-scope arrays (registered at start),
+//! heap blocks (through the malloc wrappers), sections named by data clauses, and extents
+//! computed from a launch's access ranges. Keyed by start address; each object carries the
+//! coherence state of its copies.
+
+use std::collections::BTreeMap;
+
+use super::coherence::CopyState;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    Static,
+    Malloc,
+    DataClause,
+    LaunchExtent,
+}
+
+impl Origin {
+    /// Whether the object's extent is the real C object's (it cannot grow).
+    pub fn is_exact(self) -> bool {
+        matches!(self, Origin::Static | Origin::Malloc)
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct HostObject {
+    pub start: u64,
+    pub len: u64,
+    pub name: String,
+    pub origin: Origin,
+    pub copies: CopyState,
+}
+
+impl HostObject {
+    pub fn end(&self) -> u64 {
+        self.start + self.len
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Registry {
+    objects: BTreeMap<u64, HostObject>,
+}
+
+impl Registry {
+    pub fn new() -> Registry {
+        Registry::default()
+    }
+
+    /// Adds an object; the caller has removed whatever overlapped it.
+    pub fn insert(&mut self, start: u64, len: u64, name: &str, origin: Origin, device_count: usize) -> &mut HostObject {
+        self.objects.insert(
+            start,
+            HostObject { start, len, name: name.to_string(), origin, copies: CopyState::new(len, device_count) },
+        );
+        self.objects.get_mut(&start).expect("just inserted")
+    }
+
+    /// The start of the object containing `addr`.
+    pub fn find(&self, addr: u64) -> Option<u64> {
+        let (&start, object) = self.objects.range(..=addr).next_back()?;
+        (addr < object.end()).then_some(start)
+    }
+
+    /// The starts of the objects overlapping `lo..hi`.
+    pub fn overlapping(&self, lo: u64, hi: u64) -> Vec<u64> {
+        let mut out: Vec<u64> = self.find(lo).into_iter().collect();
+        out.extend(self.objects.range(lo..hi).map(|(&s, _)| s));
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    pub fn get(&self, start: u64) -> Option<&HostObject> {
+        self.objects.get(&start)
+    }
+    pub fn get_mut(&mut self, start: u64) -> Option<&mut HostObject> {
+        self.objects.get_mut(&start)
+    }
+    pub fn remove(&mut self, start: u64) -> Option<HostObject> {
+        self.objects.remove(&start)
+    }
+    pub fn starts(&self) -> Vec<u64> {
+        self.objects.keys().copied().collect()
+    }
+    pub fn len(&self) -> usize {
+        self.objects.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.objects.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_the_containing_object() {
+        let mut r = Registry::new();
+        r.insert(100, 50, "a", Origin::Malloc, 1);
+        r.insert(200, 8, "b", Origin::Static, 1);
+        assert_eq!(r.find(100), Some(100));
+        assert_eq!(r.find(149), Some(100));
+        assert_eq!(r.find(150), None);
+        assert_eq!(r.find(99), None);
+        assert_eq!(r.find(207), Some(200));
+        assert_eq!(r.overlapping(120, 201), vec![100, 200]);
+        assert_eq!(r.overlapping(150, 200), Vec::<u64>::new());
+        assert_eq!(r.remove(100).map(|o| o.name), Some("a".to_string()));
+        assert_eq!(r.find(120), None);
+    }
+}

@@ -1,0 +1,937 @@
+//! The SIMT interpreter: runs one block of a grid kernel with its threads in lockstep. The
+//! statement tree is walked once per block; every expression is evaluated into a vector with
+//! one value per thread (lane), under an active mask. `If` splits the mask, loops iterate while
+//! any lane is active, `Break`/`Continue`/`Return` retire lanes, and short-circuit operators and
+//! `Select` evaluate each side only on the lanes that need it (a guarded load never faults).
+//! Value vectors come from a per-block pool, so evaluation does not allocate per node.
+
+use std::sync::Arc;
+
+use crate::diag::Span;
+use crate::ir::{
+    ArrayRef, AtomicOp, Axis, BinaryOp, Body, Expr, ExprKind, GridKernel, Handle, LocalKind, Module, ScalarType,
+    Stmt,
+};
+use crate::runtime::stats::DeviceCounters;
+use crate::runtime::value::{self, ArithError};
+
+use super::memory::SimBuffer;
+
+/// A kernel fault before the kernel's name is attached.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Fault {
+    pub message: String,
+    pub span: Span,
+    pub help: Option<String>,
+}
+
+fn fault(span: Span, message: String) -> Fault {
+    Fault { message, span, help: None }
+}
+
+/// A global array param bound to device memory.
+pub struct ArrayBinding {
+    pub buffer: Arc<SimBuffer>,
+    /// Byte offset of the param's element 0 in the buffer.
+    pub offset: i64,
+    pub elem: ScalarType,
+    /// Every dimension's length; the first is unused for addressing.
+    pub dims: Vec<i64>,
+    pub name: String,
+}
+
+/// Everything a launch shares between its blocks.
+pub struct LaunchCtx<'a> {
+    pub module: &'a Module,
+    pub kernel: &'a GridKernel,
+    /// Raw values of scalar params (0 for array params).
+    pub scalars: Vec<u64>,
+    pub arrays: Vec<Option<ArrayBinding>>,
+    /// Per reduction: the partials buffer (one element per block).
+    pub partials: Vec<Arc<SimBuffer>>,
+    pub block_dim: [u32; 3],
+    pub grid_dim: [u64; 3],
+}
+
+/// What one block hands back.
+pub struct BlockResult {
+    pub counters: DeviceCounters,
+    /// Thread 0's final values of the kernel's scalar outputs (block 0 only).
+    pub scalar_outputs: Vec<u64>,
+}
+
+struct LoopFrame {
+    broke: Vec<bool>,
+    continued: Vec<bool>,
+}
+
+/// The per-lane storage of one body's locals (kernel body or a device function call).
+struct Frame {
+    /// Scalars: one value per lane. Arrays: `len * lanes` values, element-major.
+    locals: Vec<Vec<u64>>,
+    loops: Vec<LoopFrame>,
+    /// Device functions: the value each lane returned.
+    returned: Vec<u64>,
+}
+
+const MAX_CALL_DEPTH: usize = 256;
+
+pub struct BlockState<'a> {
+    ctx: &'a LaunchCtx<'a>,
+    lanes: usize,
+    block_idx: [u64; 3],
+    /// Reusable value vectors of length `lanes`.
+    pool: Vec<Vec<u64>>,
+    shared: Vec<Vec<u64>>,
+    counters: DeviceCounters,
+    call_depth: usize,
+}
+
+fn any(mask: &[bool]) -> bool {
+    mask.iter().any(|&m| m)
+}
+
+impl<'a> BlockState<'a> {
+    pub fn new(ctx: &'a LaunchCtx<'a>) -> BlockState<'a> {
+        let lanes = (ctx.block_dim[0] * ctx.block_dim[1] * ctx.block_dim[2]) as usize;
+        Self::with_lanes(ctx, lanes)
+    }
+
+    /// A one-lane state for launch-time uniform expressions (grid sizes, array dims).
+    pub fn uniform(ctx: &'a LaunchCtx<'a>) -> BlockState<'a> {
+        Self::with_lanes(ctx, 1)
+    }
+
+    fn with_lanes(ctx: &'a LaunchCtx<'a>, lanes: usize) -> BlockState<'a> {
+        let shared = ctx.kernel.shared.iter().map(|s| vec![0u64; s.dims.iter().map(|&d| d as usize).product()]).collect();
+        BlockState { ctx, lanes, block_idx: [0; 3], pool: Vec::new(), shared, counters: DeviceCounters::default(), call_depth: 0 }
+    }
+
+    /// Evaluates an expression of params only, in the kernel's body.
+    pub fn eval_uniform(&mut self, expr: Handle<Expr>) -> Result<u64, Fault> {
+        let body = &self.ctx.kernel.body;
+        let mut frame = self.new_frame(body);
+        let mask = vec![true; self.lanes];
+        let v = self.eval(body, &mut frame, expr, &mask)?;
+        let out = v[0];
+        self.give(v);
+        Ok(out)
+    }
+
+    pub fn run_block(&mut self, linear_block: u64) -> Result<BlockResult, Fault> {
+        let [gx, gy, _] = self.ctx.grid_dim;
+        self.block_idx = [linear_block % gx, (linear_block / gx) % gy, linear_block / (gx * gy)];
+        self.counters = DeviceCounters::default();
+        for s in &mut self.shared {
+            s.fill(0);
+        }
+        let kernel = self.ctx.kernel;
+        let body = &kernel.body;
+        let mut frame = self.new_frame(body);
+        for (h, local) in body.locals.iter() {
+            let init = match local.kind {
+                LocalKind::FirstPrivate(p) => self.ctx.scalars.get(p as usize).copied().unwrap_or(0),
+                LocalKind::Reduction(r) => match kernel.reductions.get(r as usize) {
+                    Some(red) => value::reduction_identity(red.op, red.ty),
+                    None => 0,
+                },
+                _ => continue,
+            };
+            frame.locals[h.index()].fill(init);
+        }
+        let mut mask = vec![true; self.lanes];
+        self.exec_block(body, &mut frame, &body.block, &mut mask)?;
+        let scalar_outputs = if linear_block == 0 {
+            kernel.scalar_outputs.iter().map(|(l, _)| frame.locals[l.index()][0]).collect()
+        } else {
+            Vec::new()
+        };
+        Ok(BlockResult { counters: std::mem::take(&mut self.counters), scalar_outputs })
+    }
+
+    fn new_frame(&self, body: &Body) -> Frame {
+        let locals = body
+            .locals
+            .iter()
+            .map(|(_, l)| {
+                let len: usize = l.array_dims.as_ref().map(|d| d.iter().map(|&x| x as usize).product()).unwrap_or(1);
+                vec![0u64; len * self.lanes]
+            })
+            .collect();
+        Frame { locals, loops: Vec::new(), returned: vec![0; self.lanes] }
+    }
+
+    fn take(&mut self) -> Vec<u64> {
+        self.pool.pop().unwrap_or_else(|| vec![0; self.lanes])
+    }
+    fn give(&mut self, v: Vec<u64>) {
+        self.pool.push(v);
+    }
+    fn filled(&mut self, value: u64) -> Vec<u64> {
+        let mut v = self.take();
+        v.fill(value);
+        v
+    }
+
+    fn thread_idx(&self, lane: usize, axis: Axis) -> u64 {
+        let [bx, by, _] = self.ctx.block_dim;
+        let lane = lane as u64;
+        match axis {
+            Axis::X => lane % bx as u64,
+            Axis::Y => (lane / bx as u64) % by as u64,
+            Axis::Z => lane / (bx as u64 * by as u64),
+        }
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Expressions
+
+    fn eval(&mut self, body: &Body, frame: &mut Frame, e: Handle<Expr>, mask: &[bool]) -> Result<Vec<u64>, Fault> {
+        let expr = &body.exprs[e];
+        let ty = expr.ty;
+        let n = self.lanes;
+        Ok(match &expr.kind {
+            ExprKind::ConstInt(v) => self.filled(value::wrap_int(ty, *v)),
+            ExprKind::ConstFloat(f) => self.filled(value::from_f64(ty, *f)),
+            ExprKind::Param(p) => {
+                let raw = self.ctx.scalars.get(*p as usize).copied().unwrap_or(0);
+                let pty = match self.ctx.kernel.params.get(*p as usize).map(|p| &p.kind) {
+                    Some(crate::ir::ParamKind::Scalar(t)) => *t,
+                    _ => ty,
+                };
+                self.filled(if pty == ty { raw } else { value::cast(pty, ty, raw) })
+            }
+            ExprKind::Local(l) => {
+                let mut v = self.take();
+                v.copy_from_slice(&frame.locals[l.index()][..n]);
+                v
+            }
+            ExprKind::ThreadIdx(axis) => {
+                let mut v = self.take();
+                for (lane, slot) in v.iter_mut().enumerate() {
+                    *slot = value::wrap_int(ty, self.thread_idx(lane, *axis) as i64);
+                }
+                v
+            }
+            ExprKind::BlockIdx(axis) => self.filled(value::wrap_int(ty, self.block_idx[*axis as usize] as i64)),
+            ExprKind::BlockDim(axis) => self.filled(value::wrap_int(ty, self.ctx.block_dim[*axis as usize] as i64)),
+            ExprKind::GridDim(axis) => self.filled(value::wrap_int(ty, self.ctx.grid_dim[*axis as usize] as i64)),
+            ExprKind::Load { array, indices } => {
+                let idx = self.linear_index(body, frame, *array, indices, mask)?;
+                let out = self.load(body, frame, *array, &idx, mask, ty, expr.span);
+                self.give(idx);
+                out?
+            }
+            ExprKind::Unary { op, arg } => {
+                let arg_ty = body.exprs[*arg].ty;
+                let mut v = self.eval(body, frame, *arg, mask)?;
+                for (slot, &m) in v.iter_mut().zip(mask) {
+                    if m {
+                        *slot = value::unary(*op, ty, arg_ty, *slot);
+                    }
+                }
+                v
+            }
+            ExprKind::Binary { op: op @ (BinaryOp::LogAnd | BinaryOp::LogOr), lhs, rhs } => {
+                let lty = body.exprs[*lhs].ty;
+                let rty = body.exprs[*rhs].ty;
+                let mut a = self.eval(body, frame, *lhs, mask)?;
+                let is_and = *op == BinaryOp::LogAnd;
+                let rhs_mask: Vec<bool> =
+                    a.iter().zip(mask).map(|(&x, &m)| m && value::is_true(lty, x) == is_and).collect();
+                for (slot, &m) in a.iter_mut().zip(mask) {
+                    if m {
+                        *slot = (value::is_true(lty, *slot)) as u64;
+                    }
+                }
+                if any(&rhs_mask) {
+                    let b = self.eval(body, frame, *rhs, &rhs_mask)?;
+                    for lane in 0..n {
+                        if rhs_mask[lane] {
+                            a[lane] = value::is_true(rty, b[lane]) as u64;
+                        }
+                    }
+                    self.give(b);
+                }
+                a
+            }
+            ExprKind::Binary { op, lhs, rhs } => {
+                let operand = body.exprs[*lhs].ty;
+                let mut a = self.eval(body, frame, *lhs, mask)?;
+                let b = self.eval(body, frame, *rhs, mask)?;
+                let mut error = None;
+                for lane in 0..n {
+                    if mask[lane] {
+                        match value::binary(*op, operand, ty, a[lane], b[lane]) {
+                            Ok(r) => a[lane] = r,
+                            Err(ArithError::DivisionByZero) => {
+                                error = Some(lane);
+                                break;
+                            }
+                        }
+                    }
+                }
+                self.give(b);
+                if let Some(lane) = error {
+                    return Err(fault(
+                        expr.span,
+                        format!("integer division by zero (thread {} of block {:?})", lane, self.block_idx),
+                    ));
+                }
+                a
+            }
+            ExprKind::Select { cond, then, otherwise } => {
+                let cty = body.exprs[*cond].ty;
+                let c = self.eval(body, frame, *cond, mask)?;
+                let then_mask: Vec<bool> = c.iter().zip(mask).map(|(&x, &m)| m && value::is_true(cty, x)).collect();
+                let else_mask: Vec<bool> = c.iter().zip(mask).map(|(&x, &m)| m && !value::is_true(cty, x)).collect();
+                self.give(c);
+                let mut out = self.take();
+                for (sub_mask, sub) in [(&then_mask, *then), (&else_mask, *otherwise)] {
+                    if any(sub_mask) {
+                        let sub_ty = body.exprs[sub].ty;
+                        let v = self.eval(body, frame, sub, sub_mask)?;
+                        for lane in 0..n {
+                            if sub_mask[lane] {
+                                out[lane] = if sub_ty == ty { v[lane] } else { value::cast(sub_ty, ty, v[lane]) };
+                            }
+                        }
+                        self.give(v);
+                    }
+                }
+                out
+            }
+            ExprKind::Cast { arg } => {
+                let from = body.exprs[*arg].ty;
+                let mut v = self.eval(body, frame, *arg, mask)?;
+                if from != ty {
+                    for (slot, &m) in v.iter_mut().zip(mask) {
+                        if m {
+                            *slot = value::cast(from, ty, *slot);
+                        }
+                    }
+                }
+                v
+            }
+            ExprKind::Math { func, args } => {
+                let mut vals = Vec::with_capacity(args.len());
+                for &a in args {
+                    let aty = body.exprs[a].ty;
+                    let mut v = self.eval(body, frame, a, mask)?;
+                    if aty != ty && !(*func == crate::ir::MathFn::Abs) {
+                        for (slot, &m) in v.iter_mut().zip(mask) {
+                            if m {
+                                *slot = value::cast(aty, ty, *slot);
+                            }
+                        }
+                    }
+                    vals.push(v);
+                }
+                let mut out = self.take();
+                let mut lane_args = [0u64; 3];
+                for lane in 0..n {
+                    if mask[lane] {
+                        for (k, v) in vals.iter().enumerate().take(3) {
+                            lane_args[k] = v[lane];
+                        }
+                        out[lane] = value::math(*func, ty, &lane_args[..vals.len().min(3)]);
+                    }
+                }
+                for v in vals {
+                    self.give(v);
+                }
+                out
+            }
+            ExprKind::Call { func, args } => self.call(body, frame, *func, args, mask, expr.span)?,
+        })
+    }
+
+    fn call(
+        &mut self,
+        body: &Body,
+        frame: &mut Frame,
+        func: Handle<crate::ir::Function>,
+        args: &[Handle<Expr>],
+        mask: &[bool],
+        span: Span,
+    ) -> Result<Vec<u64>, Fault> {
+        let function = &self.ctx.module.functions[func];
+        if self.call_depth >= MAX_CALL_DEPTH {
+            return Err(fault(span, format!("device function `{}` recursed deeper than {MAX_CALL_DEPTH} calls", function.name)));
+        }
+        let mut callee = self.new_frame(&function.body);
+        for (&arg, &param) in args.iter().zip(&function.params) {
+            let aty = body.exprs[arg].ty;
+            let pty = function.body.locals[param].ty;
+            let v = self.eval(body, frame, arg, mask)?;
+            let slot = &mut callee.locals[param.index()];
+            for lane in 0..self.lanes {
+                if mask[lane] {
+                    slot[lane] = if aty == pty { v[lane] } else { value::cast(aty, pty, v[lane]) };
+                }
+            }
+            self.give(v);
+        }
+        self.call_depth += 1;
+        let mut callee_mask = mask.to_vec();
+        let result = self.exec_block(&function.body, &mut callee, &function.body.block, &mut callee_mask);
+        self.call_depth -= 1;
+        result?;
+        let mut out = self.take();
+        out.copy_from_slice(&callee.returned);
+        Ok(out)
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Memory
+
+    fn linear_index(
+        &mut self,
+        body: &Body,
+        frame: &mut Frame,
+        array: ArrayRef,
+        indices: &[Handle<Expr>],
+        mask: &[bool],
+    ) -> Result<Vec<u64>, Fault> {
+        let dims: Vec<i64> = match array {
+            ArrayRef::Param(p) => self.ctx.arrays.get(p as usize).and_then(|b| b.as_ref()).map(|b| b.dims.clone()).unwrap_or_default(),
+            ArrayRef::Shared(s) => self.ctx.kernel.shared[s as usize].dims.iter().map(|&d| d as i64).collect(),
+            ArrayRef::Local(l) => body.locals[l].array_dims.clone().unwrap_or_default().iter().map(|&d| d as i64).collect(),
+            ArrayRef::Partials(_) => vec![0],
+        };
+        let mut acc = self.filled(0);
+        for (k, &ix) in indices.iter().enumerate() {
+            let ity = body.exprs[ix].ty;
+            let v = self.eval(body, frame, ix, mask)?;
+            let scale = if k == 0 { 0 } else { dims.get(k).copied().unwrap_or(1) };
+            for lane in 0..self.lanes {
+                if mask[lane] {
+                    let i = if ity.is_signed() || ity == ScalarType::Bool || !ity.is_float() && ity.size_bytes() < 8 {
+                        v[lane] as i64
+                    } else {
+                        value::cast(ity, ScalarType::I64, v[lane]) as i64
+                    };
+                    acc[lane] = ((acc[lane] as i64).wrapping_mul(scale).wrapping_add(i)) as u64;
+                }
+            }
+            self.give(v);
+        }
+        Ok(acc)
+    }
+
+    fn array_name(&self, body: &Body, array: ArrayRef) -> String {
+        match array {
+            ArrayRef::Param(p) => self.ctx.kernel.params.get(p as usize).map(|p| p.name.clone()).unwrap_or_default(),
+            ArrayRef::Shared(s) => self.ctx.kernel.shared[s as usize].name.clone(),
+            ArrayRef::Local(l) => body.locals[l].name.clone(),
+            ArrayRef::Partials(r) => format!("<partials of reduction {r}>"),
+        }
+    }
+
+    /// The global buffer, the byte offset of element 0 and the element type of a global array.
+    fn global(&self, array: ArrayRef) -> Option<(&'a Arc<SimBuffer>, i64, ScalarType)> {
+        match array {
+            ArrayRef::Param(p) => self.ctx.arrays.get(p as usize)?.as_ref().map(|b| (&b.buffer, b.offset, b.elem)),
+            ArrayRef::Partials(r) => {
+                let red = self.ctx.kernel.reductions.get(r as usize)?;
+                Some((self.ctx.partials.get(r as usize)?, 0, red.ty))
+            }
+            _ => None,
+        }
+    }
+
+    /// Checks every active lane's element and returns byte offsets (global arrays) or element
+    /// indices (shared/local arrays) in `idx` (overwritten), with the element type.
+    fn resolve(
+        &mut self,
+        body: &Body,
+        array: ArrayRef,
+        idx: &mut [u64],
+        mask: &[bool],
+        span: Span,
+        access: &str,
+    ) -> Result<ScalarType, Fault> {
+        let lanes = self.lanes;
+        let out_of_bounds = |this: &Self, lane: usize, what: String| -> Fault {
+            let mut f = fault(
+                span,
+                format!(
+                    "out-of-bounds {access} of `{}` in thread {} of block {:?}: {what}",
+                    this.array_name(body, array),
+                    lane,
+                    this.block_idx
+                ),
+            );
+            f.help = Some("check the loop bounds and the index expressions against the array's size".to_string());
+            f
+        };
+        match array {
+            ArrayRef::Param(_) | ArrayRef::Partials(_) => {
+                let Some((buffer, offset, elem)) = self.global(array) else {
+                    return Err(fault(span, format!("`{}` is not bound to device memory", self.array_name(body, array))));
+                };
+                let size = elem.size_bytes() as i64;
+                let len = buffer.len() as i64;
+                for lane in 0..lanes {
+                    if mask[lane] {
+                        let element = idx[lane] as i64;
+                        let byte = element.wrapping_mul(size).wrapping_add(offset);
+                        if byte < 0 || byte + size > len || element.checked_mul(size).is_none() {
+                            return Err(out_of_bounds(
+                                self,
+                                lane,
+                                format!(
+                                    "element {} is {} bytes from the start of a {}-byte object",
+                                    element, byte, len
+                                ),
+                            ));
+                        }
+                        idx[lane] = byte as u64;
+                    }
+                }
+                Ok(elem)
+            }
+            ArrayRef::Shared(s) => {
+                let len = self.shared[s as usize].len() as u64;
+                for lane in 0..lanes {
+                    if mask[lane] && idx[lane] >= len {
+                        return Err(out_of_bounds(self, lane, format!("index {} of {} elements", idx[lane] as i64, len)));
+                    }
+                }
+                Ok(self.ctx.kernel.shared[s as usize].elem)
+            }
+            ArrayRef::Local(l) => {
+                let local = &body.locals[l];
+                let len: u64 = local.array_dims.as_ref().map(|d| d.iter().map(|&x| x as u64).product()).unwrap_or(1);
+                for lane in 0..lanes {
+                    if mask[lane] && idx[lane] >= len {
+                        return Err(out_of_bounds(self, lane, format!("index {} of {} elements", idx[lane] as i64, len)));
+                    }
+                }
+                Ok(local.ty)
+            }
+        }
+    }
+
+    /// Counts a warp-level global access: the distinct 32-byte sectors its active lanes touch.
+    fn count_global(&mut self, byte_offsets: &[u64], mask: &[bool], elem_size: u64) {
+        let mut sectors = [0u64; 64];
+        for (warp_offsets, warp_mask) in byte_offsets.chunks(32).zip(mask.chunks(32)) {
+            let mut count = 0;
+            for (&b, &m) in warp_offsets.iter().zip(warp_mask) {
+                if m {
+                    sectors[count] = b / 32;
+                    count += 1;
+                    let last = (b + elem_size - 1) / 32;
+                    if last != b / 32 {
+                        sectors[count] = last;
+                        count += 1;
+                    }
+                }
+            }
+            if count == 0 {
+                continue;
+            }
+            let s = &mut sectors[..count];
+            if !s.windows(2).all(|w| w[0] <= w[1]) {
+                s.sort_unstable();
+            }
+            let distinct = 1 + s.windows(2).filter(|w| w[0] != w[1]).count();
+            self.counters.global_transactions += distinct as u64;
+        }
+    }
+
+    /// Counts a warp-level shared access: 32 banks of 4-byte words; the degree is the largest
+    /// number of distinct words requested in one bank.
+    fn count_shared(&mut self, elements: &[u64], mask: &[bool], elem_size: u64) {
+        let mut words = [0u64; 128];
+        for (warp_elems, warp_mask) in elements.chunks(32).zip(mask.chunks(32)) {
+            let mut count = 0;
+            for (&e, &m) in warp_elems.iter().zip(warp_mask) {
+                if m {
+                    let first = e * elem_size / 4;
+                    let last = (e * elem_size + elem_size - 1) / 4;
+                    for w in first..=last {
+                        if count < words.len() {
+                            words[count] = w;
+                            count += 1;
+                        }
+                    }
+                }
+            }
+            if count == 0 {
+                continue;
+            }
+            let w = &mut words[..count];
+            w.sort_unstable_by_key(|&x| (x % 32, x));
+            let mut degree = 0u64;
+            let mut run = 0u64;
+            let mut prev: Option<u64> = None;
+            for &word in w.iter() {
+                match prev {
+                    Some(p) if p == word => continue,
+                    Some(p) if p % 32 == word % 32 => run += 1,
+                    _ => run = 1,
+                }
+                degree = degree.max(run);
+                prev = Some(word);
+            }
+            self.counters.shared_accesses += 1;
+            self.counters.bank_conflict_degree_sum += degree;
+            self.counters.bank_conflict_max_degree = self.counters.bank_conflict_max_degree.max(degree);
+        }
+    }
+
+    fn load(
+        &mut self,
+        body: &Body,
+        frame: &mut Frame,
+        array: ArrayRef,
+        idx: &[u64],
+        mask: &[bool],
+        ty: ScalarType,
+        span: Span,
+    ) -> Result<Vec<u64>, Fault> {
+        let mut at = self.take();
+        at.copy_from_slice(idx);
+        let elem = match self.resolve(body, array, &mut at, mask, span, "read") {
+            Ok(e) => e,
+            Err(f) => {
+                self.give(at);
+                return Err(f);
+            }
+        };
+        let mut out = self.take();
+        let lanes = self.lanes;
+        match array {
+            ArrayRef::Param(_) | ArrayRef::Partials(_) => {
+                let (buffer, _, _) = self.global(array).expect("resolved above");
+                let size = elem.size_bytes();
+                for lane in 0..lanes {
+                    if mask[lane] {
+                        out[lane] = value::from_memory(elem, buffer.load(at[lane] as usize, size));
+                        self.counters.global_loads += 1;
+                    }
+                }
+                self.count_global(&at, mask, size as u64);
+            }
+            ArrayRef::Shared(s) => {
+                let data = &self.shared[s as usize];
+                for lane in 0..lanes {
+                    if mask[lane] {
+                        out[lane] = data[at[lane] as usize];
+                    }
+                }
+                self.count_shared(&at, mask, elem.size_bytes() as u64);
+            }
+            ArrayRef::Local(l) => {
+                let data = &frame.locals[l.index()];
+                for lane in 0..lanes {
+                    if mask[lane] {
+                        out[lane] = data[at[lane] as usize * lanes + lane];
+                    }
+                }
+            }
+        }
+        if elem != ty {
+            for lane in 0..lanes {
+                if mask[lane] {
+                    out[lane] = value::cast(elem, ty, out[lane]);
+                }
+            }
+        }
+        self.give(at);
+        Ok(out)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn store(
+        &mut self,
+        body: &Body,
+        frame: &mut Frame,
+        array: ArrayRef,
+        indices: &[Handle<Expr>],
+        value_expr: Handle<Expr>,
+        mask: &[bool],
+        span: Span,
+    ) -> Result<(), Fault> {
+        let vty = body.exprs[value_expr].ty;
+        let v = self.eval(body, frame, value_expr, mask)?;
+        let mut at = self.linear_index(body, frame, array, indices, mask)?;
+        let elem = self.resolve(body, array, &mut at, mask, span, "write")?;
+        let lanes = self.lanes;
+        let conv = |x: u64| if vty == elem { x } else { value::cast(vty, elem, x) };
+        match array {
+            ArrayRef::Param(_) | ArrayRef::Partials(_) => {
+                let (buffer, _, _) = self.global(array).expect("resolved above");
+                let size = elem.size_bytes();
+                for lane in 0..lanes {
+                    if mask[lane] {
+                        buffer.store(at[lane] as usize, size, value::to_memory(elem, conv(v[lane])));
+                        self.counters.global_stores += 1;
+                    }
+                }
+                self.count_global(&at, mask, size as u64);
+            }
+            ArrayRef::Shared(s) => {
+                let data = &mut self.shared[s as usize];
+                for lane in 0..lanes {
+                    if mask[lane] {
+                        data[at[lane] as usize] = conv(v[lane]);
+                    }
+                }
+                self.count_shared(&at, mask, elem.size_bytes() as u64);
+            }
+            ArrayRef::Local(l) => {
+                let data = &mut frame.locals[l.index()];
+                for lane in 0..lanes {
+                    if mask[lane] {
+                        data[at[lane] as usize * lanes + lane] = conv(v[lane]);
+                    }
+                }
+            }
+        }
+        self.give(v);
+        self.give(at);
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn atomic(
+        &mut self,
+        body: &Body,
+        frame: &mut Frame,
+        op: AtomicOp,
+        array: ArrayRef,
+        indices: &[Handle<Expr>],
+        value_expr: Handle<Expr>,
+        capture: Option<Handle<crate::ir::Local>>,
+        mask: &[bool],
+        span: Span,
+    ) -> Result<(), Fault> {
+        let vty = body.exprs[value_expr].ty;
+        let v = self.eval(body, frame, value_expr, mask)?;
+        let mut at = self.linear_index(body, frame, array, indices, mask)?;
+        let elem = self.resolve(body, array, &mut at, mask, span, "atomic update")?;
+        let lanes = self.lanes;
+        let bin = match op {
+            AtomicOp::Write => None,
+            AtomicOp::Add => Some(BinaryOp::Add),
+            AtomicOp::Sub => Some(BinaryOp::Sub),
+            AtomicOp::Mul => Some(BinaryOp::Mul),
+            AtomicOp::Max => Some(BinaryOp::Max),
+            AtomicOp::Min => Some(BinaryOp::Min),
+            AtomicOp::BitAnd => Some(BinaryOp::BitAnd),
+            AtomicOp::BitOr => Some(BinaryOp::BitOr),
+            AtomicOp::BitXor => Some(BinaryOp::BitXor),
+        };
+        let apply = |old: u64, operand: u64| -> u64 {
+            match bin {
+                None => operand,
+                Some(b) => value::binary(b, elem, elem, old, operand).unwrap_or(old),
+            }
+        };
+        let mut old_values = self.take();
+        let size = elem.size_bytes();
+        for lane in 0..lanes {
+            if !mask[lane] {
+                continue;
+            }
+            let operand = if vty == elem { v[lane] } else { value::cast(vty, elem, v[lane]) };
+            let at_lane = at[lane] as usize;
+            old_values[lane] = match array {
+                ArrayRef::Param(_) | ArrayRef::Partials(_) => {
+                    if at_lane % size as usize != 0 {
+                        return Err(fault(span, "misaligned atomic access".to_string()));
+                    }
+                    let (buffer, _, _) = self.global(array).expect("resolved above");
+                    self.counters.global_loads += 1;
+                    self.counters.global_stores += 1;
+                    let old_bits = buffer.read_modify_write(at_lane, size, |bits| {
+                        value::to_memory(elem, apply(value::from_memory(elem, bits), operand))
+                    });
+                    value::from_memory(elem, old_bits)
+                }
+                ArrayRef::Shared(s) => {
+                    let slot = &mut self.shared[s as usize][at_lane];
+                    let old = *slot;
+                    *slot = apply(old, operand);
+                    old
+                }
+                ArrayRef::Local(l) => {
+                    let slot = &mut frame.locals[l.index()][at_lane * lanes + lane];
+                    let old = *slot;
+                    *slot = apply(old, operand);
+                    old
+                }
+            };
+        }
+        match array {
+            ArrayRef::Param(_) | ArrayRef::Partials(_) => self.count_global(&at, mask, size as u64),
+            ArrayRef::Shared(_) => self.count_shared(&at, mask, size as u64),
+            ArrayRef::Local(_) => {}
+        }
+        if let Some(c) = capture {
+            let cty = body.locals[c].ty;
+            for lane in 0..lanes {
+                if mask[lane] {
+                    frame.locals[c.index()][lane] =
+                        if cty == elem { old_values[lane] } else { value::cast(elem, cty, old_values[lane]) };
+                }
+            }
+        }
+        self.give(old_values);
+        self.give(v);
+        self.give(at);
+        Ok(())
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Statements
+
+    fn exec_block(&mut self, body: &Body, frame: &mut Frame, block: &[Stmt], mask: &mut Vec<bool>) -> Result<(), Fault> {
+        for stmt in block {
+            if !any(mask) {
+                break;
+            }
+            self.exec(body, frame, stmt, mask)?;
+        }
+        Ok(())
+    }
+
+    fn exec(&mut self, body: &Body, frame: &mut Frame, stmt: &Stmt, mask: &mut Vec<bool>) -> Result<(), Fault> {
+        let lanes = self.lanes;
+        match stmt {
+            Stmt::Assign { local, value: e } => {
+                let vty = body.exprs[*e].ty;
+                let lty = body.locals[*local].ty;
+                let v = self.eval(body, frame, *e, mask)?;
+                let slot = &mut frame.locals[local.index()];
+                for lane in 0..lanes {
+                    if mask[lane] {
+                        slot[lane] = if vty == lty { v[lane] } else { value::cast(vty, lty, v[lane]) };
+                    }
+                }
+                self.give(v);
+            }
+            Stmt::Store { array, indices, value: e, span } => self.store(body, frame, *array, indices, *e, mask, *span)?,
+            Stmt::Atomic { op, array, indices, value: e, capture, span } => {
+                self.atomic(body, frame, *op, *array, indices, *e, *capture, mask, *span)?
+            }
+            Stmt::If { cond, then, otherwise } => {
+                let cty = body.exprs[*cond].ty;
+                let c = self.eval(body, frame, *cond, mask)?;
+                let mut then_mask: Vec<bool> =
+                    c.iter().zip(mask.iter()).map(|(&x, &m)| m && value::is_true(cty, x)).collect();
+                let mut else_mask: Vec<bool> =
+                    c.iter().zip(mask.iter()).map(|(&x, &m)| m && !value::is_true(cty, x)).collect();
+                self.give(c);
+                if any(&then_mask) {
+                    self.exec_block(body, frame, then, &mut then_mask)?;
+                }
+                if any(&else_mask) {
+                    self.exec_block(body, frame, otherwise, &mut else_mask)?;
+                }
+                for lane in 0..lanes {
+                    mask[lane] = then_mask[lane] || else_mask[lane];
+                }
+            }
+            Stmt::Loop { cond, test_first, body: loop_body, continuing, .. } => {
+                let mut active = mask.clone();
+                let mut exited = vec![false; lanes];
+                if *test_first && let Some(c) = cond {
+                    self.loop_test(body, frame, *c, &mut active, &mut exited)?;
+                }
+                frame.loops.push(LoopFrame { broke: vec![false; lanes], continued: vec![false; lanes] });
+                let result = (|| {
+                    while any(&active) {
+                        frame.loops.last_mut().expect("pushed").continued.fill(false);
+                        self.exec_block(body, frame, loop_body, &mut active)?;
+                        let lf = frame.loops.last().expect("pushed");
+                        for lane in 0..lanes {
+                            active[lane] = active[lane] || lf.continued[lane];
+                        }
+                        self.exec_block(body, frame, continuing, &mut active)?;
+                        if let Some(c) = cond {
+                            self.loop_test(body, frame, *c, &mut active, &mut exited)?;
+                        }
+                    }
+                    Ok(())
+                })();
+                let lf = frame.loops.pop().expect("pushed");
+                result?;
+                for lane in 0..lanes {
+                    mask[lane] = exited[lane] || lf.broke[lane];
+                }
+            }
+            Stmt::Break | Stmt::Continue => {
+                let is_break = matches!(stmt, Stmt::Break);
+                if let Some(lf) = frame.loops.last_mut() {
+                    let target = if is_break { &mut lf.broke } else { &mut lf.continued };
+                    for lane in 0..lanes {
+                        if mask[lane] {
+                            target[lane] = true;
+                            mask[lane] = false;
+                        }
+                    }
+                }
+            }
+            Stmt::Return(e) => {
+                if let Some(e) = e {
+                    let v = self.eval(body, frame, *e, mask)?;
+                    for lane in 0..lanes {
+                        if mask[lane] {
+                            frame.returned[lane] = v[lane];
+                        }
+                    }
+                    self.give(v);
+                }
+                mask.fill(false);
+            }
+            Stmt::Eval(e) => {
+                let v = self.eval(body, frame, *e, mask)?;
+                self.give(v);
+            }
+            Stmt::Barrier => {
+                if !mask.iter().all(|&m| m) {
+                    let active = mask.iter().filter(|&&m| m).count();
+                    let mut f = fault(
+                        self.ctx.kernel.span,
+                        format!(
+                            "barrier reached by {active} of the {lanes} threads of block {:?} (a barrier under divergent control flow)",
+                            self.block_idx
+                        ),
+                    );
+                    f.help = Some("every thread of a block must reach the same barriers".to_string());
+                    return Err(f);
+                }
+                self.counters.barriers += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// Evaluates a loop condition on the active lanes; lanes where it is false leave the loop.
+    fn loop_test(
+        &mut self,
+        body: &Body,
+        frame: &mut Frame,
+        cond: Handle<Expr>,
+        active: &mut [bool],
+        exited: &mut [bool],
+    ) -> Result<(), Fault> {
+        if !any(active) {
+            return Ok(());
+        }
+        let cty = body.exprs[cond].ty;
+        let c = self.eval(body, frame, cond, active)?;
+        for lane in 0..self.lanes {
+            if active[lane] && !value::is_true(cty, c[lane]) {
+                active[lane] = false;
+                exited[lane] = true;
+            }
+        }
+        self.give(c);
+        Ok(())
+    }
+}

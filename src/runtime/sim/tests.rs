@@ -1,0 +1,309 @@
+use super::*;
+use crate::diag::Span;
+use crate::ir::{ArrayRef, AtomicOp, BinaryOp, GridKernel, Module, ParamValue, ScalarType, Stmt};
+use crate::runtime::testing::{GridBuilder, f32_bytes, f32_values, i32_values};
+
+enum Arg {
+    Int(i64),
+    Array(Vec<u8>),
+}
+
+/// Runs `kernel` with host arrays copied in and back; returns the arrays and the outcome.
+fn run(kernel: GridKernel, args: Vec<Arg>) -> (Vec<Vec<u8>>, Result<LaunchOutcome, KernelFault>) {
+    let mut module = Module::default();
+    module.grid_kernels.append(kernel);
+    let kernel = &module.grid_kernels[crate::ir::Handle::new(0)];
+    let mut device = SimDevice::new();
+    let mut params = Vec::new();
+    let mut allocs = Vec::new();
+    for arg in &args {
+        match arg {
+            Arg::Int(i) => params.push(DeviceParam::Value(ParamValue::Int(*i))),
+            Arg::Array(bytes) => {
+                let a = device.allocate(bytes.len() as u64);
+                device.copy_to_device(a, 0, bytes);
+                allocs.push((a, bytes.len()));
+                params.push(DeviceParam::Array { alloc: a, offset: 0 });
+            }
+        }
+    }
+    let outcome = device.launch(&Launch { module: &module, kernel, params });
+    let arrays = allocs
+        .into_iter()
+        .map(|(a, len)| {
+            let mut out = vec![0; len];
+            device.copy_to_host(a, 0, &mut out);
+            out
+        })
+        .collect();
+    (arrays, outcome)
+}
+
+fn load_span() -> Span {
+    Span::new(0, 40, 44)
+}
+
+#[test]
+fn vector_add_with_a_partial_last_block() {
+    let n = 1000;
+    let mut g = GridBuilder::new("vadd", [128, 1, 1]);
+    let np = g.scalar_param("n", ScalarType::I32);
+    let a = g.array_param("a", ScalarType::F32, &[]);
+    let b = g.array_param("b", ScalarType::F32, &[]);
+    let c = g.array_param("c", ScalarType::F32, &[]);
+    let nv = g.param(np);
+    let k127 = g.int(127);
+    let k128 = g.int(128);
+    let sum = g.bin(BinaryOp::Add, nv, k127);
+    let blocks = g.bin(BinaryOp::Div, sum, k128);
+    g.grid_x(blocks);
+    let i = g.global_id();
+    let guard = g.bin(BinaryOp::Lt, i, nv);
+    let la = g.load(ArrayRef::Param(a), &[i], ScalarType::F32, load_span());
+    let lb = g.load(ArrayRef::Param(b), &[i], ScalarType::F32, load_span());
+    let s = g.bin(BinaryOp::Add, la, lb);
+    let store = g.store(ArrayRef::Param(c), &[i], s);
+    let kernel = g.finish(vec![Stmt::If { cond: guard, then: vec![store], otherwise: vec![] }]);
+    let av: Vec<f32> = (0..n).map(|x| x as f32).collect();
+    let bv: Vec<f32> = (0..n).map(|x| 0.5 * x as f32).collect();
+    let (arrays, outcome) = run(
+        kernel,
+        vec![Arg::Int(n as i64), Arg::Array(f32_bytes(&av)), Arg::Array(f32_bytes(&bv)), Arg::Array(vec![0; 4 * n])],
+    );
+    let outcome = outcome.expect("no fault");
+    let cv = f32_values(&arrays[2]);
+    assert!(cv.iter().enumerate().all(|(k, &v)| v == 1.5 * k as f32));
+    assert_eq!(outcome.counters.global_loads, 2 * n as u64);
+    assert_eq!(outcome.counters.global_stores, n as u64);
+}
+
+#[test]
+fn shared_memory_tree_reduction_writes_partials() {
+    let n = 300i64;
+    let mut g = GridBuilder::new("sum", [64, 1, 1]);
+    let np = g.scalar_param("n", ScalarType::I32);
+    let a = g.array_param("a", ScalarType::I32, &[]);
+    let s = g.shared("s", ScalarType::I32, &[64]);
+    let red = g.reduction(crate::ir::ReductionOp::Add, ScalarType::I32, 0);
+    let nv = g.param(np);
+    let k64 = g.int(64);
+    let k63 = g.int(63);
+    let padded = g.bin(BinaryOp::Add, nv, k63);
+    let blocks = g.bin(BinaryOp::Div, padded, k64);
+    g.grid_x(blocks);
+    let i = g.global_id();
+    let t = g.tid();
+    let zero = g.int(0);
+    let one = g.int(1);
+    let guard = g.bin(BinaryOp::Lt, i, nv);
+    let la = g.load(ArrayRef::Param(a), &[i], ScalarType::I32, load_span());
+    let value = g.body.add_expr(crate::ir::ExprKind::Select { cond: guard, then: la, otherwise: zero }, ScalarType::I32, Span::default());
+    let init = g.store(ArrayRef::Shared(s), &[t], value);
+    let stride = g.local("stride", ScalarType::I32);
+    let k32 = g.int(32);
+    let sv = g.get(stride);
+    let cond = g.bin(BinaryOp::Gt, sv, zero);
+    let step = g.bin(BinaryOp::Shr, sv, one);
+    let active = g.bin(BinaryOp::Lt, t, sv);
+    let t_plus = g.bin(BinaryOp::Add, t, sv);
+    let mine = g.load(ArrayRef::Shared(s), &[t], ScalarType::I32, Span::default());
+    let other = g.load(ArrayRef::Shared(s), &[t_plus], ScalarType::I32, Span::default());
+    let both = g.bin(BinaryOp::Add, mine, other);
+    let fold = g.store(ArrayRef::Shared(s), &[t], both);
+    let is_first = g.bin(BinaryOp::Eq, t, zero);
+    let s0 = g.load(ArrayRef::Shared(s), &[zero], ScalarType::I32, Span::default());
+    let bid = g.body.add_expr(crate::ir::ExprKind::BlockIdx(crate::ir::Axis::X), ScalarType::I32, Span::default());
+    let write_partial = g.store(ArrayRef::Partials(red), &[bid], s0);
+    let kernel = g.finish(vec![
+        init,
+        Stmt::Barrier,
+        Stmt::Assign { local: stride, value: k32 },
+        Stmt::Loop {
+            cond: Some(cond),
+            test_first: true,
+            body: vec![Stmt::If { cond: active, then: vec![fold], otherwise: vec![] }, Stmt::Barrier],
+            continuing: vec![Stmt::Assign { local: stride, value: step }],
+            range: None,
+        },
+        Stmt::If { cond: is_first, then: vec![write_partial], otherwise: vec![] },
+    ]);
+    let values: Vec<i32> = (0..n as i32).collect();
+    let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let (_, outcome) = run(kernel, vec![Arg::Int(n), Arg::Array(bytes)]);
+    let outcome = outcome.expect("no fault");
+    let partials: Vec<i64> = outcome.partials[0].iter().map(|&r| r as i64).collect();
+    let expected: Vec<i64> = (0..5).map(|b| (b * 64..((b + 1) * 64).min(n)).sum()).collect();
+    assert_eq!(partials, expected);
+    // One barrier after the initial store and one per tree level (32, 16, 8, 4, 2, 1).
+    assert_eq!(outcome.counters.barriers, 5 * 7);
+}
+
+#[test]
+fn f32_rounding_and_int_wrap() {
+    let mut g = GridBuilder::new("sem", [1, 1, 1]);
+    let f = g.array_param("f", ScalarType::F32, &[]);
+    let i = g.array_param("i", ScalarType::I32, &[]);
+    let big = g.float(16777216.0, ScalarType::F32);
+    let one = g.float(1.0, ScalarType::F32);
+    let sum = g.bin(BinaryOp::Add, big, one);
+    let max = g.int(i32::MAX as i64);
+    let k1 = g.int(1);
+    let wrapped = g.bin(BinaryOp::Add, max, k1);
+    let tenth = g.float(0.1, ScalarType::F64);
+    let third = g.float(3.0, ScalarType::F64);
+    let product = g.bin(BinaryOp::Mul, tenth, third);
+    let narrowed = g.cast(product, ScalarType::F32);
+    let zero = g.int(0);
+    let k1i = g.int(1);
+    let s1 = g.store(ArrayRef::Param(f), &[zero], sum);
+    let s2 = g.store(ArrayRef::Param(i), &[zero], wrapped);
+    let s3 = g.store(ArrayRef::Param(f), &[k1i], narrowed);
+    let kernel = g.finish(vec![s1, s2, s3]);
+    let (arrays, outcome) = run(kernel, vec![Arg::Array(vec![0; 8]), Arg::Array(vec![0; 4])]);
+    outcome.expect("no fault");
+    assert_eq!(f32_values(&arrays[0]), vec![16777216.0, (0.1f64 * 3.0) as f32]);
+    assert_eq!(i32_values(&arrays[1]), vec![i32::MIN]);
+}
+
+#[test]
+fn out_of_bounds_access_is_a_fault_naming_the_kernel_and_the_access() {
+    let mut g = GridBuilder::new("oob_l7", [32, 1, 1]);
+    let a = g.array_param("a", ScalarType::F32, &[]);
+    let out = g.array_param("out", ScalarType::F32, &[]);
+    let i = g.tid();
+    let la = g.load(ArrayRef::Param(a), &[i], ScalarType::F32, load_span());
+    let s = g.store(ArrayRef::Param(out), &[i], la);
+    let kernel = g.finish(vec![s]);
+    let (_, outcome) = run(kernel, vec![Arg::Array(vec![0; 40]), Arg::Array(vec![0; 128])]);
+    let fault = outcome.expect_err("a[10..32] is out of bounds");
+    assert_eq!(fault.kernel, "oob_l7");
+    assert_eq!(fault.span, load_span());
+    assert!(fault.message.contains("out-of-bounds read of `a` in thread 10"), "{}", fault.message);
+}
+
+#[test]
+fn barrier_under_divergence_is_reported() {
+    let mut g = GridBuilder::new("div", [32, 1, 1]);
+    let t = g.tid();
+    let k16 = g.int(16);
+    let c = g.bin(BinaryOp::Lt, t, k16);
+    let kernel = g.finish(vec![Stmt::If { cond: c, then: vec![Stmt::Barrier], otherwise: vec![] }]);
+    let (_, outcome) = run(kernel, vec![]);
+    let fault = outcome.expect_err("divergent barrier");
+    assert!(fault.message.contains("barrier reached by 16 of the 32 threads"), "{}", fault.message);
+}
+
+#[test]
+fn integer_division_by_zero_is_a_fault() {
+    let mut g = GridBuilder::new("divzero", [4, 1, 1]);
+    let out = g.array_param("out", ScalarType::I32, &[]);
+    let t = g.tid();
+    let k1 = g.int(1);
+    let k3 = g.int(3);
+    let m = g.bin(BinaryOp::Rem, t, k3);
+    let q = g.bin(BinaryOp::Div, k1, m);
+    let s = g.store(ArrayRef::Param(out), &[t], q);
+    let kernel = g.finish(vec![s]);
+    let (_, outcome) = run(kernel, vec![Arg::Array(vec![0; 16])]);
+    assert!(outcome.expect_err("1 / 0").message.contains("division by zero"));
+}
+
+/// A one-warp kernel loading `a[tid * stride]` (f32) into a local.
+fn load_transactions(stride: i64) -> u64 {
+    let mut g = GridBuilder::new("ld", [32, 1, 1]);
+    let a = g.array_param("a", ScalarType::F32, &[]);
+    let x = g.local("x", ScalarType::F32);
+    let t = g.tid();
+    let k = g.int(stride);
+    let idx = g.bin(BinaryOp::Mul, t, k);
+    let la = g.load(ArrayRef::Param(a), &[idx], ScalarType::F32, Span::default());
+    let kernel = g.finish(vec![Stmt::Assign { local: x, value: la }]);
+    let (_, outcome) = run(kernel, vec![Arg::Array(vec![0; 4 * 32 * 32])]);
+    outcome.expect("no fault").counters.global_transactions
+}
+
+#[test]
+fn global_transactions_count_distinct_sectors() {
+    assert_eq!(load_transactions(1), 4);
+    assert_eq!(load_transactions(32), 32);
+    assert_eq!(load_transactions(2), 8);
+}
+
+/// Degree of `s[tid][0] = 1` on `float s[32][columns]`.
+fn column_store_degree(columns: u32) -> (u64, u64) {
+    let mut g = GridBuilder::new("bank", [32, 1, 1]);
+    let s = g.shared("s", ScalarType::F32, &[32, columns]);
+    let t = g.tid();
+    let zero = g.int(0);
+    let one = g.float(1.0, ScalarType::F32);
+    let st = g.store(ArrayRef::Shared(s), &[t, zero], one);
+    let kernel = g.finish(vec![st]);
+    let (_, outcome) = run(kernel, vec![]);
+    let c = outcome.expect("no fault").counters;
+    (c.bank_conflict_max_degree, c.shared_accesses)
+}
+
+#[test]
+fn bank_conflicts_of_column_accesses() {
+    assert_eq!(column_store_degree(32), (32, 1));
+    assert_eq!(column_store_degree(33), (1, 1));
+}
+
+#[test]
+fn atomics_from_many_blocks_give_the_exact_sum() {
+    let mut g = GridBuilder::new("count", [128, 1, 1]);
+    let counter = g.array_param("counter", ScalarType::I32, &[]);
+    let total = g.array_param("total", ScalarType::F64, &[]);
+    let blocks = g.int(64);
+    g.grid_x(blocks);
+    let zero = g.int(0);
+    let one = g.int(1);
+    let half = g.float(0.5, ScalarType::F64);
+    let kernel = g.finish(vec![
+        Stmt::Atomic { op: AtomicOp::Add, array: ArrayRef::Param(counter), indices: vec![zero], value: one, capture: None, span: Span::default() },
+        Stmt::Atomic { op: AtomicOp::Add, array: ArrayRef::Param(total), indices: vec![zero], value: half, capture: None, span: Span::default() },
+    ]);
+    let (arrays, outcome) = run(kernel, vec![Arg::Array(vec![0; 4]), Arg::Array(vec![0; 8])]);
+    outcome.expect("no fault");
+    assert_eq!(i32_values(&arrays[0]), vec![64 * 128]);
+    assert_eq!(f64::from_le_bytes(arrays[1].clone().try_into().expect("8 bytes")), 64.0 * 128.0 * 0.5);
+}
+
+#[test]
+fn short_circuit_guards_loads_and_loops_retire_lanes() {
+    // out[t] = (t > 0 && a[t-1] > 0) ? 1 : 0 over a 4-element `a`; then a per-lane loop that
+    // breaks at t: out[t] += number of iterations (= t).
+    let mut g = GridBuilder::new("guard", [4, 1, 1]);
+    let a = g.array_param("a", ScalarType::I32, &[]);
+    let out = g.array_param("out", ScalarType::I32, &[]);
+    let t = g.tid();
+    let zero = g.int(0);
+    let one = g.int(1);
+    let pos = g.bin(BinaryOp::Gt, t, zero);
+    let tm1 = g.bin(BinaryOp::Sub, t, one);
+    let prev = g.load(ArrayRef::Param(a), &[tm1], ScalarType::I32, load_span());
+    let prev_pos = g.bin(BinaryOp::Gt, prev, zero);
+    let both = g.bin(BinaryOp::LogAnd, pos, prev_pos);
+    let flag = g.cast(both, ScalarType::I32);
+    let k = g.local("k", ScalarType::I32);
+    let kv = g.get(k);
+    let done = g.bin(BinaryOp::Ge, kv, t);
+    let inc = g.bin(BinaryOp::Add, kv, one);
+    let sum = g.bin(BinaryOp::Add, flag, kv);
+    let st = g.store(ArrayRef::Param(out), &[t], sum);
+    let kernel = g.finish(vec![
+        Stmt::Assign { local: k, value: zero },
+        Stmt::Loop {
+            cond: None,
+            test_first: true,
+            body: vec![Stmt::If { cond: done, then: vec![Stmt::Break], otherwise: vec![] }],
+            continuing: vec![Stmt::Assign { local: k, value: inc }],
+            range: None,
+        },
+        st,
+    ]);
+    let a_values: Vec<u8> = [5i32, 0, 7, 1].iter().flat_map(|v| v.to_le_bytes()).collect();
+    let (arrays, outcome) = run(kernel, vec![Arg::Array(a_values), Arg::Array(vec![0; 16])]);
+    outcome.expect("the guarded load never reads a[-1]");
+    assert_eq!(i32_values(&arrays[1]), vec![0, 2, 2, 4]);
+}

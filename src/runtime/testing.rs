@@ -1,0 +1,151 @@
+//! Test-only helpers: a concise builder of grid kernels (the mapping pass makes them in the
+//! real pipeline) and a harness that runs one on the simulator.
+
+use crate::diag::Span;
+use crate::ir::*;
+
+pub struct GridBuilder {
+    pub body: Body,
+    params: Vec<Param>,
+    shared: Vec<SharedArray>,
+    block: [u32; 3],
+    grid: Option<[Handle<Expr>; 3]>,
+    reductions: Vec<GridReduction>,
+    scalar_outputs: Vec<(Handle<Local>, u32)>,
+    name: String,
+}
+
+impl GridBuilder {
+    pub fn new(name: &str, block: [u32; 3]) -> GridBuilder {
+        GridBuilder {
+            body: Body::default(),
+            params: Vec::new(),
+            shared: Vec::new(),
+            block,
+            grid: None,
+            reductions: Vec::new(),
+            scalar_outputs: Vec::new(),
+            name: name.to_string(),
+        }
+    }
+    fn e(&mut self, kind: ExprKind, ty: ScalarType) -> Handle<Expr> {
+        self.body.add_expr(kind, ty, Span::default())
+    }
+    /// Param `n` is bound to region arg `n`.
+    pub fn scalar_param(&mut self, name: &str, ty: ScalarType) -> u32 {
+        let arg = self.params.len() as u32;
+        self.params.push(Param { name: name.into(), kind: ParamKind::Scalar(ty), arg });
+        arg
+    }
+    pub fn array_param(&mut self, name: &str, elem: ScalarType, inner_dims: &[i64]) -> u32 {
+        let arg = self.params.len() as u32;
+        let mut dims = vec![None];
+        for &d in inner_dims {
+            let c = self.i64c(d);
+            dims.push(Some(c));
+        }
+        self.params.push(Param {
+            name: name.into(),
+            kind: ParamKind::Array { elem, dims, restrict: false, read_only: false },
+            arg,
+        });
+        arg
+    }
+    pub fn shared(&mut self, name: &str, elem: ScalarType, dims: &[u32]) -> u32 {
+        self.shared.push(SharedArray { name: name.into(), elem, dims: dims.to_vec() });
+        self.shared.len() as u32 - 1
+    }
+    pub fn local(&mut self, name: &str, ty: ScalarType) -> Handle<Local> {
+        self.body.locals.append(Local { name: name.into(), ty, array_dims: None, kind: LocalKind::Var, span: Span::default() })
+    }
+    pub fn reduction(&mut self, op: ReductionOp, ty: ScalarType, target_arg: u32) -> u32 {
+        self.reductions.push(GridReduction { op, ty, target_arg });
+        self.reductions.len() as u32 - 1
+    }
+    pub fn scalar_output(&mut self, local: Handle<Local>, arg: u32) {
+        self.scalar_outputs.push((local, arg));
+    }
+    pub fn int(&mut self, v: i64) -> Handle<Expr> {
+        self.e(ExprKind::ConstInt(v), ScalarType::I32)
+    }
+    pub fn i64c(&mut self, v: i64) -> Handle<Expr> {
+        self.e(ExprKind::ConstInt(v), ScalarType::I64)
+    }
+    pub fn float(&mut self, v: f64, ty: ScalarType) -> Handle<Expr> {
+        self.e(ExprKind::ConstFloat(v), ty)
+    }
+    pub fn param(&mut self, p: u32) -> Handle<Expr> {
+        let ty = match self.params[p as usize].kind {
+            ParamKind::Scalar(t) => t,
+            _ => ScalarType::U64,
+        };
+        self.e(ExprKind::Param(p), ty)
+    }
+    pub fn get(&mut self, l: Handle<Local>) -> Handle<Expr> {
+        let ty = self.body.locals[l].ty;
+        self.e(ExprKind::Local(l), ty)
+    }
+    pub fn tid(&mut self) -> Handle<Expr> {
+        self.e(ExprKind::ThreadIdx(Axis::X), ScalarType::I32)
+    }
+    /// `blockIdx.x * blockDim.x + threadIdx.x`
+    pub fn global_id(&mut self) -> Handle<Expr> {
+        let b = self.e(ExprKind::BlockIdx(Axis::X), ScalarType::I32);
+        let d = self.e(ExprKind::BlockDim(Axis::X), ScalarType::I32);
+        let t = self.tid();
+        let bd = self.bin(BinaryOp::Mul, b, d);
+        self.bin(BinaryOp::Add, bd, t)
+    }
+    pub fn bin(&mut self, op: BinaryOp, lhs: Handle<Expr>, rhs: Handle<Expr>) -> Handle<Expr> {
+        let ty = match op {
+            BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge | BinaryOp::Eq | BinaryOp::Ne => ScalarType::Bool,
+            BinaryOp::LogAnd | BinaryOp::LogOr => ScalarType::Bool,
+            _ => self.body.exprs[lhs].ty,
+        };
+        self.e(ExprKind::Binary { op, lhs, rhs }, ty)
+    }
+    pub fn cast(&mut self, arg: Handle<Expr>, ty: ScalarType) -> Handle<Expr> {
+        self.e(ExprKind::Cast { arg }, ty)
+    }
+    pub fn load(&mut self, array: ArrayRef, indices: &[Handle<Expr>], ty: ScalarType, span: Span) -> Handle<Expr> {
+        self.body.add_expr(ExprKind::Load { array, indices: indices.to_vec() }, ty, span)
+    }
+    pub fn store(&self, array: ArrayRef, indices: &[Handle<Expr>], value: Handle<Expr>) -> Stmt {
+        Stmt::Store { array, indices: indices.to_vec(), value, span: Span::default() }
+    }
+    pub fn grid_x(&mut self, x: Handle<Expr>) {
+        let one = self.int(1);
+        self.grid = Some([x, one, one]);
+    }
+    pub fn finish(mut self, block: Block) -> GridKernel {
+        self.body.block = block;
+        let grid = match self.grid {
+            Some(g) => g,
+            None => {
+                let one = self.int(1);
+                [one, one, one]
+            }
+        };
+        GridKernel {
+            name: self.name,
+            span: Span::new(0, 1, 2),
+            source: Handle::new(0),
+            params: self.params,
+            body: self.body,
+            shared: self.shared,
+            launch: LaunchShape { block: self.block, grid },
+            reductions: self.reductions,
+            scalar_outputs: self.scalar_outputs,
+        }
+    }
+}
+
+pub fn f32_bytes(values: &[f32]) -> Vec<u8> {
+    values.iter().flat_map(|v| v.to_le_bytes()).collect()
+}
+pub fn f32_values(bytes: &[u8]) -> Vec<f32> {
+    bytes.chunks(4).map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes"))).collect()
+}
+pub fn i32_values(bytes: &[u8]) -> Vec<i32> {
+    bytes.chunks(4).map(|c| i32::from_le_bytes(c.try_into().expect("4 bytes"))).collect()
+}

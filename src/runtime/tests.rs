@@ -1,0 +1,237 @@
+use std::ffi::c_void;
+use std::sync::Arc;
+
+use super::*;
+use crate::analysis::testing::{B, array_param, kernel as make_kernel, scalar_param};
+use crate::ir::{ArrayRef, BinaryOp, ExprKind, HostArg, ReductionOp, Stmt};
+use crate::runtime::testing::GridBuilder;
+
+fn host_arg(kind: HostArgKind) -> HostArg {
+    HostArg { c_expr: String::new(), kind, size_expr: None }
+}
+
+fn section(kind: DataClauseKind, base: u32, len: Option<u32>, name: &str) -> DataSection {
+    DataSection { kind, base, lo: None, len, elem_size: 8, name: name.into(), span: Span::new(0, 3, 4) }
+}
+
+/// Region 0 runs `b[i] = 2 * a[i]` for `i < n` (args: n, a, b); regions 1.. are `extra`.
+fn scale_module(extra: Vec<RegionKind>) -> Module {
+    let mut module = Module::default();
+    let mut b = B::new();
+    let i = b.loop_var("i");
+    let zero = b.int(0);
+    let n = b.param(0);
+    let dim = b.dim(i, zero, n);
+    let iv = b.local(i);
+    let load = b.load(1, vec![iv]);
+    let two = b.float(2.0, ScalarType::F64);
+    let product = b.bin(BinaryOp::Mul, load, two);
+    let store = b.store(2, vec![iv], product);
+    b.body.block = vec![store];
+    let params = vec![scalar_param("n", 0), array_param("a", vec![None], 1), array_param("b", vec![None], 2)];
+    let kernel = module.kernels.append(make_kernel("scale", params, vec![dim], b.body));
+
+    let mut g = GridBuilder::new("scale_g", [32, 1, 1]);
+    let np = g.scalar_param("n", ScalarType::I32);
+    let a = g.array_param("a", ScalarType::F64, &[]);
+    let out = g.array_param("b", ScalarType::F64, &[]);
+    let nv = g.param(np);
+    let k31 = g.int(31);
+    let k32 = g.int(32);
+    let padded = g.bin(BinaryOp::Add, nv, k31);
+    let blocks = g.bin(BinaryOp::Div, padded, k32);
+    g.grid_x(blocks);
+    let gid = g.global_id();
+    let guard = g.bin(BinaryOp::Lt, gid, nv);
+    let la = g.load(ArrayRef::Param(a), &[gid], ScalarType::F64, Span::default());
+    let two = g.float(2.0, ScalarType::F64);
+    let product = g.bin(BinaryOp::Mul, la, two);
+    let st = g.store(ArrayRef::Param(out), &[gid], product);
+    module.grid_kernels.append(g.finish(vec![Stmt::If { cond: guard, then: vec![st], otherwise: vec![] }]));
+
+    let args = vec![host_arg(HostArgKind::Int), host_arg(HostArgKind::Pointer), host_arg(HostArgKind::Pointer)];
+    let mut kinds = vec![RegionKind::Compute { kernels: vec![kernel], data: vec![] }];
+    kinds.extend(extra);
+    for (id, kind) in kinds.into_iter().enumerate() {
+        module.regions.push(Region {
+            id: id as u32,
+            span: Span::default(),
+            body_span: None,
+            kind,
+            args: args.clone(),
+            if_arg: None,
+            function: "main".into(),
+        });
+    }
+    module
+}
+
+fn runtime(module: Module) -> Runtime {
+    Runtime::new(Arc::new(module), Arc::new(SourceSet::default()), RuntimeConfig::default())
+}
+
+fn args(n: i64, a: &mut [f64], b: &mut [f64]) -> Vec<YosegiArg> {
+    vec![
+        YosegiArg { i: n, ..Default::default() },
+        YosegiArg { ptr: a.as_mut_ptr() as *mut c_void, ..Default::default() },
+        YosegiArg { ptr: b.as_mut_ptr() as *mut c_void, ..Default::default() },
+    ]
+}
+
+#[test]
+fn launch_results_stay_on_the_device_until_the_host_reads_them() {
+    let mut rt = runtime(scale_module(vec![]));
+    let mut a: Vec<f64> = (0..100).map(|x| x as f64).collect();
+    let mut b = vec![0.0; 100];
+    let region_args = args(100, &mut a, &mut b);
+    rt.region(0, &region_args).expect("runs");
+    assert_eq!(rt.stats().bytes_to_device, 800, "only `a` is read");
+    assert_eq!(b[7], 0.0, "nothing comes back before the host reads `b`");
+    rt.region(0, &region_args).expect("runs again");
+    assert_eq!(rt.stats().bytes_to_device, 800, "`a` is still valid on the device");
+    rt.host_access(&[b.as_ptr() as u64 + 16], &[abi::YOSEGI_READ]);
+    assert_eq!(b[7], 14.0);
+    assert_eq!(rt.stats().bytes_to_host, 800);
+    assert_eq!(rt.stats().launches["scale_g"].count, 2);
+}
+
+#[test]
+fn host_writes_are_sent_again_before_the_next_launch() {
+    let mut rt = runtime(scale_module(vec![]));
+    let mut a = vec![1.0; 64];
+    let mut b = vec![0.0; 64];
+    let region_args = args(64, &mut a, &mut b);
+    rt.region(0, &region_args).expect("runs");
+    rt.host_access(&[a.as_ptr() as u64], &[abi::YOSEGI_WRITE]);
+    a[3] = 5.0;
+    rt.region(0, &region_args).expect("runs");
+    rt.host_access_all();
+    assert_eq!(b[3], 10.0);
+    assert_eq!(b[4], 2.0);
+    assert_eq!(rt.stats().bytes_to_device, 2 * 64 * 8);
+}
+
+#[test]
+fn data_region_copies_out_at_exit_and_frees_the_device_copy() {
+    let data = vec![section(DataClauseKind::CopyIn, 1, Some(0), "a"), section(DataClauseKind::CopyOut, 2, Some(0), "b")];
+    let mut rt = runtime(scale_module(vec![RegionKind::Data { data }]));
+    let mut a: Vec<f64> = (0..40).map(|x| x as f64).collect();
+    let mut b = vec![0.0; 40];
+    let region_args = args(40, &mut a, &mut b);
+    rt.data_enter(1, &region_args).expect("enter");
+    assert_eq!(rt.stats().bytes_to_device, 320);
+    rt.region(0, &region_args).expect("runs");
+    assert_eq!(rt.stats().bytes_to_device, 320, "copyin already made `a` valid");
+    rt.data_exit(1, &region_args).expect("exit");
+    assert_eq!(b[39], 78.0);
+    let b_object = rt.registry().find(b.as_ptr() as u64).expect("tracked");
+    assert!(!rt.registry().get(b_object).expect("object").copies.has_device_copy(0));
+}
+
+#[test]
+fn present_of_an_absent_array_is_a_program_fault() {
+    let data = vec![section(DataClauseKind::Present, 1, Some(0), "a")];
+    let mut rt = runtime(scale_module(vec![RegionKind::EnterData { data }]));
+    let mut a = vec![0.0; 8];
+    let mut b = vec![0.0; 8];
+    let err = rt.region(1, &args(8, &mut a, &mut b)).expect_err("not present");
+    assert_eq!(err.exit_code(), 1);
+    assert!(err.diagnostic.message.contains("present clause: `a` is not on the device"));
+}
+
+#[test]
+fn whole_array_clause_of_an_unknown_pointer_is_an_extent_error() {
+    let data = vec![section(DataClauseKind::CopyIn, 1, None, "a")];
+    let mut rt = runtime(scale_module(vec![RegionKind::EnterData { data }]));
+    let mut a = vec![0.0; 8];
+    let mut b = vec![0.0; 8];
+    let err = rt.region(1, &args(8, &mut a, &mut b)).expect_err("unknown extent");
+    assert_eq!(err.exit_code(), 2);
+    assert!(err.diagnostic.help.as_deref().unwrap_or("").contains("copyin(a[0:n])"));
+    // The same clause on a registered (static) array works from its known extent.
+    rt.register_static(a.as_ptr() as u64, 64, "a");
+    rt.region(1, &args(8, &mut a, &mut b)).expect("known extent");
+    assert_eq!(rt.stats().bytes_to_device, 64);
+}
+
+#[test]
+fn freed_blocks_drop_their_device_copies() {
+    let mut rt = runtime(scale_module(vec![]));
+    let mut a = vec![3.0; 16];
+    let mut b = vec![0.0; 16];
+    rt.track_malloc(a.as_ptr() as u64, 128);
+    rt.region(0, &args(16, &mut a, &mut b)).expect("runs");
+    let object = rt.registry().find(a.as_ptr() as u64 + 8).expect("tracked");
+    assert!(rt.registry().get(object).expect("object").copies.has_device_copy(0));
+    rt.track_free(a.as_ptr() as u64);
+    assert_eq!(rt.registry().find(a.as_ptr() as u64), None);
+}
+
+#[test]
+fn reduction_partials_fold_into_the_host_variable() {
+    let mut module = Module::default();
+    let kernel = module.kernels.append(make_kernel("sum", vec![], vec![], B::new().body));
+    let mut g = GridBuilder::new("sum_g", [8, 1, 1]);
+    let red = g.reduction(ReductionOp::Add, ScalarType::I32, 0);
+    let four = g.int(4);
+    g.grid_x(four);
+    let t = g.tid();
+    let zero = g.int(0);
+    let first = g.bin(BinaryOp::Eq, t, zero);
+    let bid = g.body.add_expr(ExprKind::BlockIdx(crate::ir::Axis::X), ScalarType::I32, Span::default());
+    let one = g.int(1);
+    let value = g.bin(BinaryOp::Add, bid, one);
+    let st = g.store(ArrayRef::Partials(red), &[bid], value);
+    module.grid_kernels.append(g.finish(vec![Stmt::If { cond: first, then: vec![st], otherwise: vec![] }]));
+    module.regions.push(Region {
+        id: 0,
+        span: Span::default(),
+        body_span: None,
+        kind: RegionKind::Compute { kernels: vec![kernel], data: vec![] },
+        args: vec![host_arg(HostArgKind::ScalarOut(ScalarType::I32))],
+        if_arg: None,
+        function: "main".into(),
+    });
+    let mut rt = runtime(module);
+    let mut x: i32 = 10;
+    let region_args = vec![YosegiArg { ptr: &mut x as *mut i32 as *mut c_void, ..Default::default() }];
+    rt.region(0, &region_args).expect("runs");
+    assert_eq!(x, 10 + 1 + 2 + 3 + 4);
+}
+
+#[test]
+fn kernel_faults_come_back_as_program_faults() {
+    let mut rt = runtime(scale_module(vec![]));
+    let mut a = vec![0.0; 4];
+    let mut b = vec![0.0; 4];
+    // `a` and `b` are known malloc blocks of 4 elements; a launch over 8 reads past them.
+    rt.track_malloc(a.as_ptr() as u64, 32);
+    rt.track_malloc(b.as_ptr() as u64, 32);
+    let err = rt.region(0, &args(8, &mut a, &mut b)).expect_err("out of bounds");
+    assert_eq!(err.exit_code(), 1);
+}
+
+#[test]
+fn scalar_outputs_of_a_single_thread_kernel_reach_the_host() {
+    let mut module = Module::default();
+    let kernel = module.kernels.append(make_kernel("seq", vec![], vec![], B::new().body));
+    let mut g = GridBuilder::new("seq_g", [1, 1, 1]);
+    let x = g.local("x", ScalarType::F32);
+    let v = g.float(2.5, ScalarType::F32);
+    g.scalar_output(x, 0);
+    module.grid_kernels.append(g.finish(vec![Stmt::Assign { local: x, value: v }]));
+    module.regions.push(Region {
+        id: 0,
+        span: Span::default(),
+        body_span: None,
+        kind: RegionKind::Compute { kernels: vec![kernel], data: vec![] },
+        args: vec![host_arg(HostArgKind::ScalarOut(ScalarType::F32))],
+        if_arg: None,
+        function: "main".into(),
+    });
+    let mut rt = runtime(module);
+    let mut x_host: f32 = 0.0;
+    let region_args = vec![YosegiArg { ptr: &mut x_host as *mut f32 as *mut c_void, ..Default::default() }];
+    rt.region(0, &region_args).expect("runs");
+    assert_eq!(x_host, 2.5);
+}
