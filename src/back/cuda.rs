@@ -1109,4 +1109,4 @@ fn strip_parens(text: &str) -> &str {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -8,6 +8,7 @@
 
 pub mod abi;
 pub mod coherence;
+pub mod cuda;
 pub mod device;
 pub mod registry;
 pub mod sim;

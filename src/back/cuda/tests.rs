@@ -123,7 +123,7 @@ fn emit(module: &Module) -> String {
     grid_kernel_cuda(module, kernel)
 }
 
-fn vector_add() -> Module {
+pub(crate) fn vector_add() -> Module {
     let mut g = GridBuilder::new("vadd_l12", [128, 1, 1]);
     let np = g.scalar_param("n", ScalarType::I32);
     let a = g.array_param("a", ScalarType::F32, &[]);
@@ -165,7 +165,7 @@ fn vector_add_with_guard() {
 
 /// The tree reduction the mapping pass writes: shared array, barriers, a halving loop whose
 /// step runs in `continuing`, and thread 0 storing the block's partial.
-fn block_reduction() -> Module {
+pub(crate) fn block_reduction() -> Module {
     let mut g = GridBuilder::new("sum_l30", [64, 1, 1]);
     let np = g.scalar_param("n", ScalarType::I64);
     let a = g.array_param("a", ScalarType::F64, &[]);
@@ -241,7 +241,7 @@ fn block_reduction_with_shared_memory_and_barriers() {
 
 /// `out[i][j] = 0.25 * (u[i-1][j] + u[i+1][j] + u[i][j-1] + u[i][j+1])` on an `n x m` mesh,
 /// with `m` a param (the arrays' inner dimension) and a 2-D grid.
-fn stencil() -> Module {
+pub(crate) fn stencil() -> Module {
     let mut g = GridBuilder::new("jacobi_l40", [32, 8, 1]);
     let np = g.scalar_param("n", ScalarType::I32);
     let mp = g.scalar_param("m", ScalarType::I32);
@@ -309,7 +309,7 @@ fn stencil_2d_linearises_with_the_param_dimension() {
 
 /// `#pragma acc atomic` on a histogram, plus the atomics CUDA lacks (float multiply, double
 /// max, byte add) and a capture, which go through compare-and-swap helpers.
-fn histogram() -> Module {
+pub(crate) fn histogram() -> Module {
     let mut g = GridBuilder::new("hist_l55", [256, 1, 1]);
     let np = g.scalar_param("n", ScalarType::I32);
     let data = g.array_param("data", ScalarType::I32, &[]);
