@@ -660,15 +660,14 @@ impl<'a> Writer<'a> {
                     self.line("break;");
                 }
             }
-            Stmt::Continue => match self.loops.last() {
-                Some(Some(label)) => {
+            Stmt::Continue => {
+                // A `continue` has a label unless it is outside any loop (the verifier refuses
+                // that; the simulator ignores it, and so does this).
+                if let Some(Some(label)) = self.loops.last() {
                     let text = format!("goto {label};");
                     self.line(&text);
                 }
-                // A `continue` has a label unless it is outside any loop (the verifier refuses
-                // that; the simulator ignores it, and so does this).
-                _ => {}
-            },
+            }
             Stmt::Return(value) => match (value, self.result) {
                 (Some(v), Some(rty)) => {
                     let v = self.expr_as(*v, rty);

@@ -107,7 +107,11 @@ fn check_library(name: &str, symbols: &[&str], extra_dirs: &[PathBuf]) -> Result
         }
     }
     let Some((file, lib, keep)) = found else {
-        return Err(format!("none of {} could be loaded", candidates.join(", ")));
+        let tried = match (candidates.first(), candidates.last()) {
+            (Some(first), Some(last)) => format!(" (tried {} names, {first} to {last})", candidates.len()),
+            _ => String::new(),
+        };
+        return Err(format!("lib{name} could not be loaded{tried}"));
     };
     for symbol in symbols {
         // SAFETY: only looks the symbol up; it is not called through this handle.

@@ -143,3 +143,22 @@ fn launch_arguments_use_the_parameters_c_width() {
     let f = value::to_memory(ScalarType::F32, value::from_param(ScalarType::F32, ParamValue::Float(0.1)));
     assert_eq!(f.to_le_bytes()[..4], 0.1f32.to_le_bytes());
 }
+
+#[test]
+fn runtime_selection_of_the_cuda_device() {
+    use crate::front::source::SourceSet;
+    use crate::runtime::{DeviceKind, Runtime, RuntimeConfig};
+    use std::sync::Arc;
+    let make = |device| {
+        Runtime::try_new(Arc::new(Module::default()), Arc::new(SourceSet::default()), RuntimeConfig { device, ..Default::default() })
+    };
+    let gpu_present = CudaDevice::probe().is_ok();
+    match make(DeviceKind::Cuda) {
+        Ok(runtime) => assert!(gpu_present && runtime.device_name() == "cuda"),
+        Err(why) => assert!(!gpu_present && why.starts_with("cannot use the cuda device: "), "{why}"),
+    }
+    let auto = make(DeviceKind::Auto).unwrap_or_else(|why| panic!("auto never fails: {why}"));
+    assert_eq!(auto.device_name(), if gpu_present { "cuda" } else { "sim" });
+    let sim = make(DeviceKind::Sim).unwrap_or_else(|why| panic!("sim never fails: {why}"));
+    assert_eq!(sim.device_name(), "sim");
+}
