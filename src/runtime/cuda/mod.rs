@@ -39,6 +39,10 @@ struct Buffer {
 }
 
 struct CompiledKernel {
+    /// The IR it was compiled from and the module that held it: a launch of an equal kernel
+    /// of the same module reuses it without writing the source again.
+    ir: GridKernel,
+    module_addr: usize,
     source: String,
     module: sys::CUmodule,
     function: sys::CUfunction,
@@ -144,10 +148,19 @@ impl CudaDevice {
     /// The function for `kernel`, compiled on first use.
     fn function(&mut self, module: &crate::ir::Module, kernel: &GridKernel) -> Result<sys::CUfunction, KernelFault> {
         let symbol = kernel_symbol(kernel);
-        let source = grid_kernel_cuda(module, kernel);
+        let module_addr = module as *const crate::ir::Module as usize;
         if let Some(k) = self.kernels.get(&symbol)
+            && k.module_addr == module_addr
+            && k.ir == *kernel
+        {
+            return Ok(k.function);
+        }
+        let source = grid_kernel_cuda(module, kernel);
+        if let Some(k) = self.kernels.get_mut(&symbol)
             && k.source == source
         {
+            k.ir = kernel.clone();
+            k.module_addr = module_addr;
             return Ok(k.function);
         }
         let fault = |message: String| KernelFault { kernel: kernel.name.clone(), message, span: kernel.span, help: None };
@@ -177,7 +190,7 @@ impl CudaDevice {
         }
         if let Some(old) = self.kernels.insert(
             symbol,
-            CompiledKernel { source, module: cu_module, function, saved_at: saved.ok() },
+            CompiledKernel { ir: kernel.clone(), module_addr, source, module: cu_module, function, saved_at: saved.ok() },
         ) {
             // SAFETY: the replaced module is no longer referenced.
             unsafe { sys::cuModuleUnload(old.module) };
