@@ -483,3 +483,158 @@ fn identifiers_are_valid_c() {
     assert_eq!(identifier("*p"), "p");
     assert_eq!(identifier(""), "v");
 }
+
+/// One block of 32 threads through the less common paths: a firstprivate local, a local
+/// array filled by a loop and updated by (non-atomic) atomics with capture, `Select`, math
+/// calls at both precisions, integer `abs`, `Not`/`BitNot`, unsigned shifts, narrowing
+/// stores, a device function, integer `max`, a `Max` reduction's partial and a scalar output.
+/// Params: n (int), fp (float), out_f (double[32]), out_i (long long[32]), out_s (short[32]).
+pub(crate) fn miscellany() -> Module {
+    let mut module = Module::default();
+    // int twice(int x) { return x + x; }
+    let mut fbody = Body::default();
+    let x = fbody.locals.append(Local { name: "x".into(), ty: ScalarType::I32, array_dims: None, kind: LocalKind::Var, span: Span::default() });
+    let xv = fbody.add_expr(ExprKind::Local(x), ScalarType::I32, Span::default());
+    let sum = fbody.add_expr(ExprKind::Binary { op: BinaryOp::Add, lhs: xv, rhs: xv }, ScalarType::I32, Span::default());
+    fbody.block = vec![Stmt::Return(Some(sum))];
+    let twice = module.functions.append(Function { name: "twice".into(), params: vec![x], result: Some(ScalarType::I32), body: fbody, span: Span::default() });
+
+    let mut g = GridBuilder::new("misc_l90", [32, 1, 1]);
+    let _n = g.scalar_param("n", ScalarType::I32);
+    let fp = g.scalar_param("fp", ScalarType::F32);
+    let out_f = g.array_param("out_f", ScalarType::F64, &[]);
+    let out_i = g.array_param("out_i", ScalarType::I64, &[]);
+    let out_s = g.array_param("out_s", ScalarType::I16, &[]);
+    let red = g.reduction(ReductionOp::Max, ScalarType::I32, 0);
+    let local = |g: &mut GridBuilder, name: &str, ty, dims: Option<Vec<u32>>, kind| {
+        g.body.locals.append(Local { name: name.into(), ty, array_dims: dims, kind, span: Span::default() })
+    };
+    let t = g.local("t", ScalarType::I32);
+    let fpl = local(&mut g, "fp", ScalarType::F32, None, LocalKind::FirstPrivate(fp));
+    let arr = local(&mut g, "arr", ScalarType::I32, Some(vec![4]), LocalKind::Private);
+    let j = local(&mut g, "j", ScalarType::I32, None, LocalKind::LoopIndex);
+    let m = local(&mut g, "m", ScalarType::I32, None, LocalKind::Reduction(red));
+    let cap = g.local("cap", ScalarType::I32);
+    let so = g.local("so", ScalarType::F64);
+    g.scalar_output(so, 1);
+    let e = |g: &mut GridBuilder, kind, ty| g.body.add_expr(kind, ty, Span::default());
+
+    let tid = g.tid();
+    let tv = g.get(t);
+    let jv = g.get(j);
+    let zero = g.int(0);
+    let one = g.int(1);
+    let two = g.int(2);
+    let four = g.int(4);
+    let five = g.int(5);
+    let hundred = g.int(100);
+    // for (j = 0; j < 4; j++) arr[j] = t * j + 1;
+    let j_lt = g.bin(BinaryOp::Lt, jv, four);
+    let j_next = g.bin(BinaryOp::Add, jv, one);
+    let tj = g.bin(BinaryOp::Mul, tv, jv);
+    let tj1 = g.bin(BinaryOp::Add, tj, one);
+    let fill = g.store(ArrayRef::Local(arr), &[jv], tj1);
+    // out_f[t] = sqrt((double)arr[0]) + pow((double)fp, 2.0) + (t % 2 == 0 ? 1.5 : -2.25)
+    //            + fabs(-(double)t) + (double)expf(fp * 0.5f) + (double)erff(fp)
+    let a0 = g.load(ArrayRef::Local(arr), &[zero], ScalarType::I32, Span::default());
+    let a0d = g.cast(a0, ScalarType::F64);
+    let sq = e(&mut g, ExprKind::Math { func: MathFn::Sqrt, args: vec![a0d] }, ScalarType::F64);
+    let fpv = g.get(fpl);
+    let fpd = g.cast(fpv, ScalarType::F64);
+    let twof = g.float(2.0, ScalarType::F64);
+    let pw = e(&mut g, ExprKind::Math { func: MathFn::Pow, args: vec![fpd, twof] }, ScalarType::F64);
+    let t2 = g.bin(BinaryOp::Rem, tv, two);
+    let even = g.bin(BinaryOp::Eq, t2, zero);
+    let a = g.float(1.5, ScalarType::F64);
+    let b = g.float(-2.25, ScalarType::F64);
+    let sel = e(&mut g, ExprKind::Select { cond: even, then: a, otherwise: b }, ScalarType::F64);
+    let td = g.cast(tv, ScalarType::F64);
+    let neg = e(&mut g, ExprKind::Unary { op: UnaryOp::Neg, arg: td }, ScalarType::F64);
+    let fa = e(&mut g, ExprKind::Math { func: MathFn::Fabs, args: vec![neg] }, ScalarType::F64);
+    let halff = g.float(0.5, ScalarType::F32);
+    let fph = g.bin(BinaryOp::Mul, fpv, halff);
+    let ex = e(&mut g, ExprKind::Math { func: MathFn::Exp, args: vec![fph] }, ScalarType::F32);
+    let exd = g.cast(ex, ScalarType::F64);
+    let er = e(&mut g, ExprKind::Math { func: MathFn::Erf, args: vec![fpv] }, ScalarType::F32);
+    let erd = g.cast(er, ScalarType::F64);
+    let s1 = g.bin(BinaryOp::Add, sq, pw);
+    let s2 = g.bin(BinaryOp::Add, s1, sel);
+    let s3 = g.bin(BinaryOp::Add, s2, fa);
+    let s4 = g.bin(BinaryOp::Add, s3, exd);
+    let s5 = g.bin(BinaryOp::Add, s4, erd);
+    let store_f = g.store(ArrayRef::Param(out_f), &[tv], s5);
+    // out_i[t] = llabs((long long)(t - 16)) + (long long)~t + cap + (long long)(t > 3 && !(t >= 10)) + twice(t)
+    let k16 = g.int(16);
+    let tm16 = g.bin(BinaryOp::Sub, tv, k16);
+    let tm16l = g.cast(tm16, ScalarType::I64);
+    let ab = e(&mut g, ExprKind::Math { func: MathFn::Abs, args: vec![tm16l] }, ScalarType::I64);
+    let nt = e(&mut g, ExprKind::Unary { op: UnaryOp::BitNot, arg: tv }, ScalarType::I32);
+    let ntl = g.cast(nt, ScalarType::I64);
+    let capv = g.get(cap);
+    let capl = g.cast(capv, ScalarType::I64);
+    let three = g.int(3);
+    let ten = g.int(10);
+    let gt3 = g.bin(BinaryOp::Gt, tv, three);
+    let ge10 = g.bin(BinaryOp::Ge, tv, ten);
+    let not10 = e(&mut g, ExprKind::Unary { op: UnaryOp::Not, arg: ge10 }, ScalarType::Bool);
+    let both = g.bin(BinaryOp::LogAnd, gt3, not10);
+    let bothl = g.cast(both, ScalarType::I64);
+    let call = e(&mut g, ExprKind::Call { func: twice, args: vec![tv] }, ScalarType::I32);
+    let calll = g.cast(call, ScalarType::I64);
+    let i1 = g.bin(BinaryOp::Add, ab, ntl);
+    let i2 = g.bin(BinaryOp::Add, i1, capl);
+    let i3 = g.bin(BinaryOp::Add, i2, bothl);
+    let i4 = g.bin(BinaryOp::Add, i3, calll);
+    let store_i = g.store(ArrayRef::Param(out_i), &[tv], i4);
+    // out_s[t] = t * 1000 + (((unsigned)t << 31) >> 30)   (stored into a short: wraps)
+    let k1000 = g.int(1000);
+    let t1000 = g.bin(BinaryOp::Mul, tv, k1000);
+    let tu = g.cast(tv, ScalarType::U32);
+    let k31 = e(&mut g, ExprKind::ConstInt(31), ScalarType::U32);
+    let k30 = e(&mut g, ExprKind::ConstInt(30), ScalarType::U32);
+    let shl = g.bin(BinaryOp::Shl, tu, k31);
+    let shr = g.bin(BinaryOp::Shr, shl, k30);
+    let shri = g.cast(shr, ScalarType::I32);
+    let sv = g.bin(BinaryOp::Add, t1000, shri);
+    let store_s = g.store(ArrayRef::Param(out_s), &[tv], sv);
+    // m = max(m, arr[2]); thread 0 writes the partial; so = (double)fp * 3.0
+    let mv = g.get(m);
+    let a2 = g.load(ArrayRef::Local(arr), &[two], ScalarType::I32, Span::default());
+    let mx = g.bin(BinaryOp::Max, mv, a2);
+    let is0 = g.bin(BinaryOp::Eq, tv, zero);
+    let bid = e(&mut g, ExprKind::BlockIdx(Axis::X), ScalarType::I32, );
+    let write_partial = g.store(ArrayRef::Partials(red), &[bid], mv);
+    let threed = g.float(3.0, ScalarType::F64);
+    let so_v = g.bin(BinaryOp::Mul, fpd, threed);
+    let atomic = |op, array, indices: Vec<_>, value, capture| Stmt::Atomic { op, array, indices, value, capture, span: Span::default() };
+    let kernel = g.finish(vec![
+        Stmt::Assign { local: t, value: tid },
+        Stmt::Assign { local: j, value: zero },
+        Stmt::Loop { cond: Some(j_lt), test_first: true, body: vec![fill], continuing: vec![Stmt::Assign { local: j, value: j_next }], range: None },
+        atomic(AtomicOp::Add, ArrayRef::Local(arr), vec![one], five, Some(cap)),
+        atomic(AtomicOp::Max, ArrayRef::Local(arr), vec![two], hundred, None),
+        store_f,
+        store_i,
+        store_s,
+        Stmt::Assign { local: m, value: mx },
+        Stmt::If { cond: is0, then: vec![write_partial], otherwise: vec![] },
+        Stmt::Assign { local: so, value: so_v },
+    ]);
+    module.grid_kernels.append(kernel);
+    module
+}
+
+#[test]
+fn miscellany_compiles_and_says_what_it_means() {
+    let module = miscellany();
+    let text = emit(&module);
+    insta::assert_snapshot!(text);
+    assert!(text.contains("fp_1 = fp_p1;"), "firstprivate starts at the param\n{text}");
+    assert!(text.contains("m_4 = (-2147483647 - 1);"), "max starts at INT_MIN\n{text}");
+    assert!(text.contains("cap_5 = arr_2[1];") && text.contains("arr_2[1] = (int)(arr_2[1] + 5);"), "{text}");
+    assert!(text.contains("arr_2[2] = yosegi_max_i32(arr_2[2], 100);"), "{text}");
+    assert!(text.contains("expf(fp_1 * 0.5f)") && text.contains("erff(fp_1)") && text.contains("llabs("), "{text}");
+    assert!(text.contains("out_s_p4[t_0] = (short)"), "{text}");
+    assert!(text.contains("__scalar_out_0[0] = so_6;"), "{text}");
+    assert_compiles(&text);
+}
