@@ -9,6 +9,8 @@
 # Environment: YOSEGI_DEVICE=sim runs the same comparison on the simulator (to check the
 # script itself on a machine without a GPU); ONLY=name runs one program.
 # Prints one PASS/FAIL line per program and `N passed, M failed`; exits 1 on any failure.
+# (The unit tests `cargo test --lib runtime::cuda` also compare the GPU with the simulator
+# kernel by kernel when a GPU is present.)
 set -u
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
