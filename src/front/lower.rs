@@ -276,7 +276,7 @@ impl<'a> Lowerer<'a> {
         }
         let mut body = body;
         body.block = block;
-        Some(Function { name: name.to_string(), params, result: kb_result(&ret), body, span: f.span })
+        Some(Function { name: name.to_string(), params, result: ret.scalar(), body, span: f.span })
     }
 
     /// Walks host code, keeping the scope current, and lowers the directives it meets.
@@ -426,11 +426,11 @@ impl<'a> Lowerer<'a> {
         // The dimensions (text and constant value when known), first may be unknown for pointers.
         let (dims, elem): (Vec<Option<(String, Option<i64>)>>, CType) = match &ty {
             CType::Array { .. } => {
-                let (d, e) = self.dim_texts(&ty, sema);
+                let (d, e) = self.dim_texts(&ty);
                 (d, e)
             }
             CType::Pointer { to, .. } => {
-                let (mut d, e) = self.dim_texts(to, sema);
+                let (mut d, e) = self.dim_texts(to);
                 d.insert(0, None);
                 (d, e)
             }
@@ -527,7 +527,7 @@ impl<'a> Lowerer<'a> {
     }
 
     /// The dimension lengths of an array type (text, constant) and its element type.
-    fn dim_texts(&self, ty: &CType, _sema: &Sema) -> (Vec<Option<(String, Option<i64>)>>, CType) {
+    fn dim_texts(&self, ty: &CType) -> (Vec<Option<(String, Option<i64>)>>, CType) {
         let mut dims = Vec::new();
         let mut cur = ty;
         while let CType::Array { elem, len } = cur {
@@ -973,10 +973,6 @@ fn flush_single<'s>(run: &mut Vec<&'s Stmt>, plans: &mut Vec<Plan<'s>>) {
         let span = first.span.to(last.span);
         plans.push(Plan::Single { stmts: std::mem::take(run), span });
     }
-}
-
-fn kb_result(ret: &CType) -> Option<ScalarType> {
-    ret.scalar()
 }
 
 /// `max(0, (hi - lo + s - 1) / s)` in I64 (with `<=`/`>=` counting the bound itself).

@@ -510,3 +510,47 @@ fn private_on_an_inner_loop_privatises_for_the_kernel() {
     assert!(k.body.locals.iter().any(|(_, loc)| loc.name == "tmp" && loc.kind == LocalKind::Private));
     assert_eq!(k.space[0].level, crate::ir::LoopLevel::Auto);
 }
+
+#[test]
+fn if_clause_wait_firstprivate_and_vla_dims() {
+    let l = lower_snippet(
+        "void f(int n, int m, double a[n][m], double off) {\n\
+         #pragma acc parallel loop if(n > 10) firstprivate(off)\n\
+         for (int i = 0; i < n; i++) a[i][0] = off;\n\
+         #pragma acc wait\n}\n",
+    );
+    let (m, _) = l.ok();
+    let r = &m.regions[0];
+    assert_eq!(r.args[r.if_arg.unwrap() as usize].c_expr, "(n > 10)");
+    assert_eq!(r.args[r.if_arg.unwrap() as usize].kind, HostArgKind::Int);
+    assert!(matches!(m.regions[1].kind, RegionKind::Wait));
+    let k = l.kernel(0);
+    let a = k.params.iter().find(|p| p.name == "a").unwrap();
+    let ParamKind::Array { dims, .. } = &a.kind else { panic!("array") };
+    assert!(dims[0].is_none());
+    let inner = dims[1].expect("inner dim");
+    let mp = k.params.iter().position(|p| p.name == "m").unwrap();
+    let vals: Vec<ParamValue> = k.params.iter().enumerate().map(|(i, _)| if i == mp { ParamValue::Int(7) } else { ParamValue::Int(0) }).collect();
+    assert_eq!(eval_uniform(&k.body, inner, &vals), Ok(ParamValue::Int(7)));
+    assert!(k.body.locals.iter().any(|(_, loc)| loc.name == "off" && matches!(loc.kind, LocalKind::FirstPrivate(_))));
+}
+
+#[test]
+fn kernels_privatises_a_scalar_written_before_it_is_read() {
+    let l = lower_snippet(
+        "void f(int n, double *a) {\n double t;\n\
+         #pragma acc kernels loop\n\
+         for (int i = 0; i < n; i++) { t = a[i] * 2.0; a[i] = t + 1.0; }\n}\n",
+    );
+    let k = l.kernel(0);
+    assert_eq!(k.space.len(), 1);
+    assert!(k.body.locals.iter().any(|(_, loc)| loc.name == "t" && loc.kind == LocalKind::Private));
+    let l = lower_snippet(
+        "void f(int n, double *a) {\n double t = 0.0;\n\
+         #pragma acc kernels loop\n\
+         for (int i = 0; i < n; i++) { a[i] = t; t = a[i] * 2.0; }\n}\n",
+    );
+    let (_, warnings) = l.ok();
+    assert!(l.kernel(0).space.is_empty());
+    assert!(warnings.iter().any(|w| w.message.contains("`t` is assigned in one iteration and read in another")));
+}
