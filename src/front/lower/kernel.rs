@@ -1521,9 +1521,21 @@ impl<'a> KernelBuilder<'a> {
         let span = e.span;
         match &e.kind {
             AE::Assign { op, lhs, rhs } => {
+                // `a = b = e`: assign `b` first, then `a` from what `b` now holds.
+                let chained = match &rhs.kind {
+                    AE::Assign { lhs: inner, .. } if op.is_none() => {
+                        self.expr_stmt(rhs, out)?;
+                        let inner_target = self.target(inner)?;
+                        Some(self.read_target(&inner_target, inner.span))
+                    }
+                    _ => None,
+                };
                 let t = self.target(lhs)?;
                 let value = match op {
-                    None => self.expr(rhs)?,
+                    None => match chained {
+                        Some(v) => v,
+                        None => self.expr(rhs)?,
+                    },
                     Some(op) => {
                         let cur = self.read_target(&t, lhs.span);
                         let r = self.expr(rhs)?;

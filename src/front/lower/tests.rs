@@ -463,7 +463,7 @@ fn more_refusals_point_at_the_construct() {
     let (msg, at) = first_error(&wrap("a[i] = *(&x);"));
     assert!(msg.contains("address"), "{msg}");
     assert_eq!(at, "(&x)");
-    let (msg, at) = first_error(&wrap("double y; a[i] = (y = 2.0);"));
+    let (msg, at) = first_error(&wrap("double y; a[i] = (y = 2.0) + 1.0;"));
     assert!(msg.contains("assignment inside an expression"), "{msg}");
     assert_eq!(at, "(y = 2.0)");
     let (msg, at) = first_error(&wrap("struct S t; t.n = i; a[i] = t.n;"));
@@ -553,4 +553,25 @@ fn kernels_privatises_a_scalar_written_before_it_is_read() {
     let (_, warnings) = l.ok();
     assert!(l.kernel(0).space.is_empty());
     assert!(warnings.iter().any(|w| w.message.contains("`t` is assigned in one iteration and read in another")));
+}
+
+#[test]
+fn chained_assignment_at_statement_level() {
+    let l = lower_snippet(
+        "void f(int n, double *a, double *b) {\n\
+         #pragma acc parallel loop\n\
+         for (int i = 0; i < n; i++) a[i] = b[i] = 1.5;\n}\n",
+    );
+    let k = l.kernel(0);
+    let stores: Vec<u32> = k
+        .body
+        .block
+        .iter()
+        .filter_map(|s| match s {
+            Stmt::Store { array: ArrayRef::Param(p), .. } => Some(*p),
+            _ => None,
+        })
+        .collect();
+    let names: Vec<&str> = stores.iter().map(|p| k.params[*p as usize].name.as_str()).collect();
+    assert_eq!(names, vec!["b", "a"]);
 }
