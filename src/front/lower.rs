@@ -1159,6 +1159,20 @@ fn classify_scalar(body: &Stmt, name: &str) -> Option<Treatment> {
     let mut op_seen: Option<ReductionOp> = None;
     let mut consistent = true;
     let is_name = |e: &ast::Expr| matches!(&e.kind, AE::Ident(n) if n == name);
+    // `if (v > s) s = v;` is a max reduction, `if (v < s) s = v;` a min one.
+    let mut guarded = Vec::new();
+    walk::each_stmt(body, &mut |st| {
+        if let Some(op) = guarded_update(st, name) {
+            guarded.push((op, st.span));
+        }
+    });
+    for (op, _) in &guarded {
+        accounted += 2;
+        if op_seen.is_some_and(|o| o != *op) {
+            consistent = false;
+        }
+        op_seen = Some(*op);
+    }
     walk::each_expr(body, &mut |e| {
         let AE::Assign { op, lhs, rhs } = &e.kind else { return };
         if !is_name(lhs) {
@@ -1232,6 +1246,32 @@ fn classify_scalar(body: &Stmt, name: &str) -> Option<Treatment> {
         };
     }
     None
+}
+
+/// `if (v > s) s = v;` (or `s < v`): `Some(Max)`; the `<` forms: `Some(Min)`.
+fn guarded_update(st: &Stmt, name: &str) -> Option<ReductionOp> {
+    let StmtKind::If { cond, then, otherwise: None } = &st.kind else { return None };
+    let AE::Binary { op, lhs, rhs } = &cond.kind else { return None };
+    let then = loops::single_stmt(then);
+    let StmtKind::Expr(Some(ast::Expr { kind: AE::Assign { op: None, lhs: target, rhs: value }, .. })) = &then.kind else {
+        return None;
+    };
+    let is_name = |e: &ast::Expr| matches!(&e.kind, AE::Ident(n) if n == name);
+    if !is_name(target) || walk::count_name(value, name) != 0 {
+        return None;
+    }
+    // Normalise to `v OP s`.
+    let (v, greater) = match op {
+        ast::BinaryOp::Gt | ast::BinaryOp::Ge if is_name(rhs) => (&**lhs, true),
+        ast::BinaryOp::Lt | ast::BinaryOp::Le if is_name(rhs) => (&**lhs, false),
+        ast::BinaryOp::Gt | ast::BinaryOp::Ge if is_name(lhs) => (&**rhs, false),
+        ast::BinaryOp::Lt | ast::BinaryOp::Le if is_name(lhs) => (&**rhs, true),
+        _ => return None,
+    };
+    if !walk::same_expr(v, value) {
+        return None;
+    }
+    Some(if greater { ReductionOp::Max } else { ReductionOp::Min })
 }
 
 /// The type of a host lvalue named in a clause (`a`, `s.f`, `p->m`, `a[i]`).

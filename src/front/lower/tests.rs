@@ -575,3 +575,16 @@ fn chained_assignment_at_statement_level() {
     let names: Vec<&str> = stores.iter().map(|p| k.params[*p as usize].name.as_str()).collect();
     assert_eq!(names, vec!["b", "a"]);
 }
+
+#[test]
+fn kernels_recognises_a_guarded_max() {
+    let l = lower_snippet(
+        "double f(int n, const double *a) {\n double mx = a[0];\n\
+         #pragma acc kernels loop\n\
+         for (int i = 0; i < n; i++) { if (a[i] * 2.0 > mx) mx = a[i] * 2.0; }\n return mx;\n}\n",
+    );
+    let k = l.kernel(0);
+    assert_eq!(k.space.len(), 1);
+    assert_eq!(k.reductions.len(), 1);
+    assert_eq!(k.reductions[0].op, crate::front::ast::ReductionOp::Max);
+}
