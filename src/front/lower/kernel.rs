@@ -364,8 +364,9 @@ impl<'a> KernelBuilder<'a> {
             };
             dims.push(Some(d));
         }
+        // An array object (static, local or VLA) has a size the host can take; a pointer has not.
         let size_expr = match info.ty {
-            CType::Array { len: ArrayLen::Const(_), .. } => Some(format!("sizeof({key})")),
+            CType::Array { len: ArrayLen::Const(_) | ArrayLen::Var(_), .. } => Some(format!("sizeof({key})")),
             _ => None,
         };
         let arg = self.add_arg(HostArg { c_expr: key.to_string(), kind: HostArgKind::Pointer, size_expr });
