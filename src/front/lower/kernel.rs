@@ -243,6 +243,10 @@ impl<'a> KernelBuilder<'a> {
         if e.ty == ty {
             return h;
         }
+        // Conversion to `_Bool` is a test against zero (C11 6.3.1.2), not a truncation.
+        if ty == ScalarType::Bool {
+            return self.truth(h);
+        }
         let span = e.span;
         // Fold casts of integer constants so trip counts and bounds stay readable.
         if let ExprKind::ConstInt(v) = e.kind {
