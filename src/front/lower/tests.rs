@@ -588,3 +588,17 @@ fn kernels_recognises_a_guarded_max() {
     assert_eq!(k.reductions.len(), 1);
     assert_eq!(k.reductions[0].op, crate::front::ast::ReductionOp::Max);
 }
+
+#[test]
+fn storing_into_bool_tests_against_zero() {
+    let l = lower_snippet(
+        "void f(int n, _Bool *flag, const double *x) {\n\
+         #pragma acc parallel loop\n\
+         for (int i = 0; i < n; i++) flag[i] = x[i];\n}\n",
+    );
+    let k = l.kernel(0);
+    let Some(Stmt::Store { value, .. }) = k.body.block.first() else { panic!("store") };
+    let e = &k.body.exprs[*value];
+    assert_eq!(e.ty, ScalarType::Bool);
+    assert!(matches!(e.kind, ExprKind::Binary { op: crate::ir::BinaryOp::Ne, .. }));
+}
