@@ -602,3 +602,17 @@ fn storing_into_bool_tests_against_zero() {
     assert_eq!(e.ty, ScalarType::Bool);
     assert!(matches!(e.kind, ExprKind::Binary { op: crate::ir::BinaryOp::Ne, .. }));
 }
+
+#[test]
+fn later_kernel_reading_an_earlier_reduction_is_refused() {
+    let (msg, at) = first_error(
+        "void f(int n, double *a) {\n double s = 0.0;\n\
+         #pragma acc parallel\n{\n\
+         #pragma acc loop reduction(+:s)\n\
+         for (int i = 0; i < n; i++) s += a[i];\n\
+         #pragma acc loop\n\
+         for (int i = 0; i < n; i++) a[i] = a[i] / s;\n}\n}\n",
+    );
+    assert!(msg.contains("`s` is assigned by an earlier part of this compute construct"), "{msg}");
+    assert!(at.starts_with("for (int i = 0; i < n; i++) a[i] = a[i] / s;"), "{at}");
+}
