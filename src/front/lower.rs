@@ -9,7 +9,7 @@ mod kernel;
 mod loops;
 #[cfg(test)]
 mod tests;
-mod walk;
+pub(crate) mod walk;
 
 use std::collections::{HashMap, HashSet};
 

@@ -561,7 +561,13 @@ impl<'a> KernelBuilder<'a> {
             }
             AE::Call { callee, args } => self.call(callee, args, span),
             AE::Index { .. } => {
+                let host_only = self.reading_bounds && self.mentions_only_host_names(e);
                 let (array, indices, ty) = self.element(e)?;
+                if host_only {
+                    // A loop bound read from a host array element: the host evaluates it at launch.
+                    let p = self.scalar_param(&self.key(span), ty);
+                    return Ok(self.add(ExprKind::Param(p), ty, span));
+                }
                 Ok(self.add(ExprKind::Load { array, indices }, ty, span))
             }
             AE::Member { .. } => {
@@ -576,6 +582,17 @@ impl<'a> KernelBuilder<'a> {
             }
             AE::CompoundLiteral { .. } => Err(err(span, "compound literals are not supported in kernels", "declare a local variable instead")),
         }
+    }
+
+    /// Every name in `e` is a host variable (none is a kernel local or a loop index).
+    fn mentions_only_host_names(&self, e: &ast::Expr) -> bool {
+        let mut names = Vec::new();
+        crate::front::lower::walk::expr_tree(e, &mut |x| {
+            if let AE::Ident(n) = &x.kind {
+                names.push(n.clone());
+            }
+        });
+        names.iter().all(|n| self.kernel_local(n).is_none() && !self.host_locals.contains_key(n.as_str()) && !self.aliases.contains_key(n.as_str()))
     }
 
     fn warn_once(&mut self, span: Span, msg: &str) {

@@ -616,3 +616,16 @@ fn later_kernel_reading_an_earlier_reduction_is_refused() {
     assert!(msg.contains("`s` is assigned by an earlier part of this compute construct"), "{msg}");
     assert!(at.starts_with("for (int i = 0; i < n; i++) a[i] = a[i] / s;"), "{at}");
 }
+
+#[test]
+fn loop_bound_from_a_host_array_element_is_a_param() {
+    let l = lower_snippet(
+        "void f(const int *dims, double *a) {\n\
+         #pragma acc parallel loop\n\
+         for (int i = 0; i < dims[1]; i++) a[i] = 0.0;\n}\n",
+    );
+    let k = l.kernel(0);
+    let p = k.params.iter().position(|p| p.name == "dims[1]").expect("bound param");
+    let vals: Vec<ParamValue> = (0..k.params.len()).map(|i| if i == p { ParamValue::Int(9) } else { ParamValue::Pointer(0) }).collect();
+    assert_eq!(trip(k, 0, &vals), 9);
+}
