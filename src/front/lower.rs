@@ -377,6 +377,10 @@ impl<'a> Lowerer<'a> {
                 );
                 self.host_stmt(b, sema, function);
             }
+            (DirectiveKind::Declare, _) => self.diags.push(
+                Diagnostic::warning(d.span, "`declare` is ignored: host and device copies are kept coherent anyway")
+                    .with_help("remove the directive, or use a data region"),
+            ),
             (_, Some(b)) => self.host_stmt(b, sema, function),
             (_, None) => {}
         }
