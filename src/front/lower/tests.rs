@@ -629,3 +629,15 @@ fn loop_bound_from_a_host_array_element_is_a_param() {
     let vals: Vec<ParamValue> = (0..k.params.len()).map(|i| if i == p { ParamValue::Int(9) } else { ParamValue::Pointer(0) }).collect();
     assert_eq!(trip(k, 0, &vals), 9);
 }
+
+#[test]
+fn unmodelled_system_types_do_not_stop_host_code() {
+    let l = lower_snippet(
+        "#include <pthread.h>\nstatic pthread_mutex_t lock;\nenum { W = sizeof(lock) / 4, V };\n\
+         void f(int n, double *a) {\n pthread_mutex_t *m = &lock; (void)m;\n\
+         #pragma acc parallel loop\n\
+         for (int i = 0; i < n; i++) a[i] = 1.0;\n}\n",
+    );
+    let (m, _) = l.ok();
+    assert_eq!(m.regions.len(), 1);
+}
