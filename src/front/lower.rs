@@ -144,6 +144,23 @@ enum Plan<'s> {
     Single { stmts: Vec<&'s Stmt>, span: Span },
 }
 
+/// Where a construct's kernels are made: the declarations at the top of its body (lowered
+/// into every kernel), the host scope, and the enclosing function.
+struct Site<'s, 'p> {
+    prelude: &'p [&'s Stmt],
+    sema: &'p Sema,
+    function: &'p str,
+}
+
+/// How a loop nest becomes parallel dimensions.
+#[derive(Clone, Copy)]
+struct NestPlan {
+    policy: NestPolicy,
+    checked: Checked,
+    /// At most this many loops of the nest (fewer after a dependence on an inner one).
+    max_dims: usize,
+}
+
 /// Whether the dependence test decides if a loop nest runs in parallel (`kernels`).
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Checked {
@@ -625,7 +642,8 @@ impl<'a> Lowerer<'a> {
         let mut kernels = Vec::new();
         let mut failed = false;
         for plan in plans {
-            match self.kernel(plan, &prelude, &mut region, sema, function) {
+            let site = Site { prelude: &prelude, sema, function };
+            match self.kernel(plan, &site, &mut region) {
                 Some(k) => kernels.push(k),
                 None => failed = true,
             }
@@ -694,15 +712,16 @@ impl<'a> Lowerer<'a> {
         name
     }
 
-    fn kernel(&mut self, plan: Plan, prelude: &[&Stmt], region: &mut RegionState, sema: &Sema, function: &str) -> Option<Handle<Kernel>> {
+    fn kernel(&mut self, plan: Plan, site: &Site, region: &mut RegionState) -> Option<Handle<Kernel>> {
         let kernel = match plan {
-            Plan::Single { stmts, span } => self.single_kernel(&stmts, span, prelude, region, sema, function, None)?,
+            Plan::Single { stmts, span } => self.single_kernel(&stmts, span, site, region, None)?,
             Plan::Parallel { outer, clauses, policy, checked } => {
                 let seq = has_clause(&clauses, |k| matches!(k, ClauseKind::Seq));
                 if seq {
-                    self.single_kernel(&[outer], outer.span, prelude, region, sema, function, None)?
+                    self.single_kernel(&[outer], outer.span, site, region, None)?
                 } else {
-                    self.parallel_kernel(outer, clauses, policy, checked, prelude, region, sema, function, loops::MAX_DIMS)?
+                    let nest = NestPlan { policy, checked, max_dims: loops::MAX_DIMS };
+                    self.parallel_kernel(outer, clauses, nest, site, region)?
                 }
             }
         };
@@ -720,17 +739,8 @@ impl<'a> Lowerer<'a> {
         failed
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn single_kernel(
-        &mut self,
-        stmts: &[&Stmt],
-        span: Span,
-        prelude: &[&Stmt],
-        region: &mut RegionState,
-        sema: &Sema,
-        function: &str,
-        reason: Option<SequentialReason>,
-    ) -> Option<Kernel> {
+    fn single_kernel(&mut self, stmts: &[&Stmt], span: Span, site: &Site, region: &mut RegionState, reason: Option<SequentialReason>) -> Option<Kernel> {
+        let (prelude, sema, function) = (site.prelude, site.sema, site.function);
         let name = self.kernel_name(function, span);
         let (kernel, errors) = {
             let cx = self.context();
@@ -765,19 +775,9 @@ impl<'a> Lowerer<'a> {
         Some(kernel)
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn parallel_kernel(
-        &mut self,
-        outer: &Stmt,
-        clauses: Vec<&Clause>,
-        policy: NestPolicy,
-        checked: Checked,
-        prelude: &[&Stmt],
-        region: &mut RegionState,
-        sema: &Sema,
-        function: &str,
-        max_dims: usize,
-    ) -> Option<Kernel> {
+    fn parallel_kernel(&mut self, outer: &Stmt, clauses: Vec<&Clause>, plan: NestPlan, site: &Site, region: &mut RegionState) -> Option<Kernel> {
+        let NestPlan { policy, checked, max_dims } = plan;
+        let (prelude, sema, function) = (site.prelude, site.sema, site.function);
         let all_clauses = clauses.clone();
         let sequential = |this: &mut Self, region: &mut RegionState, message: String, span: Span| {
             this.diags.push(
@@ -785,7 +785,7 @@ impl<'a> Lowerer<'a> {
                     .with_help("if the iterations are independent, say so with `#pragma acc loop independent`"),
             );
             let reason = SequentialReason { message, span };
-            this.single_kernel(&[outer], outer.span, prelude, region, sema, function, Some(reason))
+            this.single_kernel(&[outer], outer.span, site, region, Some(reason))
         };
         let mut inner_sema = sema.clone();
         let (nest, _) = match loops::loop_nest(&inner_sema, outer, clauses, policy) {
@@ -931,7 +931,7 @@ impl<'a> Lowerer<'a> {
                 if kernel.space.len() > 1 {
                     // The outer loops may still be independent: try them with the inner ones sequential.
                     let fewer = kernel.space.len() - 1;
-                    return self.parallel_kernel(outer, all_clauses, policy, checked, prelude, region, sema, function, fewer);
+                    return self.parallel_kernel(outer, all_clauses, NestPlan { policy, checked, max_dims: fewer }, site, region);
                 }
                 return sequential(self, region, reason.message, outer.span);
             }
