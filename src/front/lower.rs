@@ -168,6 +168,10 @@ enum Checked {
     ByAnalysis,
 }
 
+/// One dimension of an array in a data clause: its length as C text and as a constant when it
+/// is one; `None` when unknown (the first dimension behind a pointer).
+type DimText = Option<(String, Option<i64>)>;
+
 fn norm(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
@@ -445,11 +449,8 @@ impl<'a> Lowerer<'a> {
         let is_ident = matches!(r.base.kind, AE::Ident(_));
         let base_c = if is_ident { base_text.clone() } else { format!("({base_text})") };
         // The dimensions (text and constant value when known), first may be unknown for pointers.
-        let (dims, elem): (Vec<Option<(String, Option<i64>)>>, CType) = match &ty {
-            CType::Array { .. } => {
-                let (d, e) = self.dim_texts(&ty);
-                (d, e)
-            }
+        let (dims, elem): (Vec<DimText>, CType) = match &ty {
+            CType::Array { .. } => self.dim_texts(&ty),
             CType::Pointer { to, .. } => {
                 let (mut d, e) = self.dim_texts(to);
                 d.insert(0, None);
@@ -548,7 +549,7 @@ impl<'a> Lowerer<'a> {
     }
 
     /// The dimension lengths of an array type (text, constant) and its element type.
-    fn dim_texts(&self, ty: &CType) -> (Vec<Option<(String, Option<i64>)>>, CType) {
+    fn dim_texts(&self, ty: &CType) -> (Vec<DimText>, CType) {
         let mut dims = Vec::new();
         let mut cur = ty;
         while let CType::Array { elem, len } = cur {
@@ -849,7 +850,8 @@ impl<'a> Lowerer<'a> {
                 if nest_vars.contains(n.as_str()) || loop_vars.contains(&n) || treatments.contains_key(&n) {
                     continue;
                 }
-                if !sema.lookup_var(&n).is_some_and(|v| v.ty.scalar().is_some()) || declared_in(innermost_body, &n) {
+                let host_scalar = sema.lookup_var(&n).is_some_and(|v| v.ty.scalar().is_some());
+                if !host_scalar || declared_in(innermost_body, &n) {
                     continue;
                 }
                 match classify_scalar(innermost_body, &n) {
