@@ -641,3 +641,25 @@ fn unmodelled_system_types_do_not_stop_host_code() {
     let (m, _) = l.ok();
     assert_eq!(m.regions.len(), 1);
 }
+
+#[test]
+fn sizeof_follows_lp64_struct_layout() {
+    let l = lower_snippet(
+        "struct S { char c; double d; int x; };\nunion U { char c[5]; int i; };\n\
+         void f(int n, long *a) {\n\
+         #pragma acc parallel loop\n\
+         for (int i = 0; i < n; i++) a[i] = sizeof(struct S) * 100 + sizeof(union U) + sizeof a[0];\n}\n",
+    );
+    let k = l.kernel(0);
+    let consts: Vec<i64> = k
+        .body
+        .exprs
+        .iter()
+        .filter_map(|(_, e)| match e.kind {
+            ExprKind::ConstInt(v) if e.ty == ScalarType::U64 => Some(v),
+            _ => None,
+        })
+        .collect();
+    assert!(consts.contains(&24), "{consts:?}");
+    assert!(consts.contains(&8), "{consts:?}");
+}
