@@ -42,7 +42,7 @@ class Check:
 class Case:
     def __init__(self, program, size, source, defines=(), args=(), steps=None, steps_from=None,
                  points=0, bytes_per_step=0.0, flops_per_step=0.0, checks=(), reference=True,
-                 note="", source_patch=None):
+                 note="", source_patch=None, reference_patch=None):
         self.program = program
         self.size = size
         self.source = source
@@ -58,6 +58,9 @@ class Case:
         self.reference = reference
         self.note = note
         self.source_patch = source_patch
+        # Applied to the source of the gcc reference only (text -> text, or None when the source
+        # no longer has the expected shape).
+        self.reference_patch = reference_patch
 
     @property
     def name(self):
@@ -69,7 +72,9 @@ class Case:
 
 HIMENO_SIZES = {"TINY": (17, 17, 33), "XS": (33, 33, 65), "S": (65, 65, 129), "M": (129, 129, 257),
                 "L": (257, 257, 513), "XL": (513, 513, 1025)}
-HIMENO_CHECKS = [Check(r"^\s*Gosa :", 2e-2)]
+# Against the reference below, which sums gosa in double: a serial float sum of millions of
+# squares is itself off by percents (2% at M), while the device's tree reduction is close to exact.
+HIMENO_CHECKS = [Check(r"^\s*Gosa :", 5e-3)]
 XL_BRANCH = "#elif defined(SIZE_XL)\n#define MIMAX 513\n#define MJMAX 513\n#define MKMAX 1025\n"
 
 
@@ -85,6 +90,14 @@ def himeno_xl_patch(text):
     return text.replace(anchor, XL_BRANCH + anchor, 1)
 
 
+def himeno_exact_gosa(text):
+    """The gcc reference accumulates gosa in double (the value a tree reduction approaches)."""
+    anchor = "\n    float gosa = 0.0f;\n"
+    if anchor not in text:
+        return None
+    return text.replace(anchor, "\n    double gosa = 0.0;\n", 1)
+
+
 def himeno(size, nn, reference=True, note=""):
     mi, mj, mk = HIMENO_SIZES[size]
     # imax = MIMAX - 1 and the loops run 1 .. imax - 2.
@@ -93,7 +106,8 @@ def himeno(size, nn, reference=True, note=""):
                 steps=nn + 3,  # the rehearsal's 3 iterations run the same kernels
                 points=points, bytes_per_step=64.0 * points, flops_per_step=34.0 * points,
                 checks=HIMENO_CHECKS, reference=reference, note=note,
-                source_patch=himeno_xl_patch if size == "XL" else None)
+                source_patch=himeno_xl_patch if size == "XL" else None,
+                reference_patch=himeno_exact_gosa)
 
 
 def jacobi2d(n, sweeps):
@@ -241,6 +255,14 @@ class Bench:
     def reference(self, case, source):
         """gcc -O2 build and run (pragmas ignored); returns (stdout or None, note)."""
         exe = os.path.join(self.srcdir, f"{case.name}.ref")
+        if case.reference_patch is not None:
+            with open(source) as f:
+                text = case.reference_patch(f.read())
+            if text is None:
+                return None, f"{case.source} no longer has the line the reference patch changes"
+            source = os.path.join(self.srcdir, f"{case.name}.ref.c")
+            with open(source, "w") as f:
+                f.write(text)
         cmd = [self.opts.cc, "-O2", "-std=gnu11", "-w", *[f"-D{d}" for d in case.defines], "-o", exe,
                source, "-lm"]
         build = subprocess.run(cmd, capture_output=True, text=True)
@@ -395,7 +417,7 @@ def main():
     ap.add_argument("--cc", default=os.environ.get("CC", "gcc"))
     ap.add_argument("--ref-jobs", type=int, default=max(1, min(8, (os.cpu_count() or 2) - 2)))
     ap.add_argument("--no-reference", action="store_true")
-    ap.add_argument("--timeout", type=int, default=900, help="seconds per run")
+    ap.add_argument("--timeout", type=int, default=300, help="seconds per yosegi or reference run")
     ap.add_argument("--print-xl-source", action="store_true",
                     help="print examples/himeno.c with the SIZE_XL branch and exit")
     opts = ap.parse_args()

@@ -5,12 +5,13 @@
 # prints a markdown table (bench/NOTES.md explains the method).
 #
 #   bench/run.sh [--device cuda|sim] [--quick] [--tiny] [--runs K] [--only P1,P2] [--no-reference]
-#                [--ceiling-gib G] BINARY
+#                [--ceiling-gib G] [--timeout S] BINARY
 #
 #   --quick        one run per case (default 3) and a 1 GiB ceiling copy (default 4 GiB)
 #   --tiny         tiny sizes (bench/selftest.sh; meant for --device sim)
 #   --only         programs (himeno,jacobi2d,diffusion1d,heat3d,cg) or cases (himeno-L, cg-1024_2)
 #   --no-reference skip the gcc reference runs (every check reads "skipped")
+#   --timeout S    seconds allowed to each yosegi or gcc-reference run (default 300)
 #
 # Logs, results.md and results.json go to $OUT when set (the GPU runner), else bench/out/.
 # Exit status: 0 when every case passed or was skipped by design, 1 otherwise, 2 on usage errors.
@@ -24,10 +25,11 @@ ceiling_gib=4
 only=""
 no_reference=""
 binary=""
+timeout=300
 
 usage() {
     sed -n '2,/^set -u/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//' >&2
-    exit 2
+    exit "${1:-2}"
 }
 
 while [ $# -gt 0 ]; do
@@ -40,7 +42,8 @@ while [ $# -gt 0 ]; do
         --only) only="${2:-}"; shift 2 ;;
         --no-reference) no_reference=--no-reference; shift ;;
         --ceiling-gib) ceiling_gib="${2:-}"; shift 2 ;;
-        -h|--help) usage ;;
+        --timeout) timeout="${2:-}"; shift 2 ;;
+        -h|--help) usage 0 ;;
         -*) echo "run.sh: unknown option $1" >&2; usage ;;
         *) [ -z "$binary" ] || usage; binary="$1"; shift ;;
     esac
@@ -95,7 +98,7 @@ fi
 
 # (c) + (d) the programs and the table
 python3 "$here/bench.py" "$binary" --device "$device" --sizes "$sizes" --runs "$runs" \
-    --out "$out" ${only:+--only "$only"} $no_reference "${ceiling_args[@]}" | tee -a "$summary"
+    --timeout "$timeout" --out "$out" ${only:+--only "$only"} $no_reference "${ceiling_args[@]}" | tee -a "$summary"
 status=$?
 say ""
 say "logs: $out/logs, table: $out/results.md, raw numbers: $out/results.json"

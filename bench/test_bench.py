@@ -84,6 +84,13 @@ class Models(unittest.TestCase):
         self.assertLess(text.index("defined(SIZE_XL)"), text.index("defined(SIZE_L)"))
         self.assertIn("#define MKMAX 1025", text)
 
+    def test_himeno_reference_sums_gosa_in_double(self):
+        with open(os.path.join(bench.REPO, "examples/himeno.c")) as f:
+            text = bench.himeno_exact_gosa(f.read())
+        self.assertIsNotNone(text)
+        self.assertIn("double gosa = 0.0;", text)
+        self.assertNotIn("float gosa = 0.0f;", text)
+
     def test_xl_patch_refuses_unknown_shape(self):
         self.assertIsNone(bench.himeno_xl_patch("#define MIMAX 3\n"))
 
