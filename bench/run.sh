@@ -81,6 +81,8 @@ if [ "$device" = cuda ]; then
             "$out/copy_ceiling" "$ceiling_gib" 20 >> "$out/ceiling.log" 2>&1; then
             line="$(grep '^ceiling_gbs ' "$out/ceiling.log" | tail -n 1)"
         fi
+    else
+        echo "python3 copy failed or has no torch/cupy, and nvcc is not on PATH" >> "$out/ceiling.log"
     fi
     if [ -n "$line" ]; then
         gbs="$(echo "$line" | awk '{print $2}')"
