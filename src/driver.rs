@@ -148,6 +148,9 @@ impl Drop for ScratchDir {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Device {
     Sim,
+    Cuda,
+    /// `cuda` when a driver and a GPU are usable, else `sim` (with a one-line notice).
+    Auto,
 }
 
 /// Whether the runtime prints its counters at exit.
@@ -207,7 +210,7 @@ impl LoadedProgram {
         let argv_ptr = argv.as_mut_ptr();
         std::mem::forget(argv);
 
-        let table = install_runtime(program, options);
+        let table = install_runtime(program, options)?;
         // SAFETY: the table is 'static, argv is a valid C argv.
         Ok(unsafe { (self.entry)(table, argc, argv_ptr) })
     }
@@ -231,11 +234,13 @@ pub fn exit_process(status: i32) -> ! {
 }
 
 /// Installs the process's runtime for this program and returns the table for its glue.
-fn install_runtime(program: &CompiledProgram, options: &RunOptions) -> *const c_void {
+fn install_runtime(program: &CompiledProgram, options: &RunOptions) -> Result<*const c_void, Diagnostic> {
     use std::io::IsTerminal;
     let config = RuntimeConfig {
         device: match options.device {
             Device::Sim => DeviceKind::Sim,
+            Device::Cuda => DeviceKind::Cuda,
+            Device::Auto => DeviceKind::Auto,
         },
         stats: match options.stats {
             StatsReport::Off => StatsMode::Off,
@@ -243,8 +248,12 @@ fn install_runtime(program: &CompiledProgram, options: &RunOptions) -> *const c_
         },
         color: if std::io::stderr().is_terminal() { ColorMode::Always } else { ColorMode::Never },
     };
-    let runtime = Runtime::new(Arc::new(program.module.clone()), Arc::new(program.sources.clone()), config);
-    abi::install(runtime) as *const abi::YosegiRuntime as *const c_void
+    let runtime = Runtime::try_new(Arc::new(program.module.clone()), Arc::new(program.sources.clone()), config)
+        .map_err(|why| Diagnostic::global_error(why).with_help("run on the simulator with --device sim"))?;
+    if options.device == Device::Auto && runtime.device_name() == "sim" {
+        eprintln!("yosegi: no usable CUDA GPU; running on the sim device");
+    }
+    Ok(abi::install(runtime) as *const abi::YosegiRuntime as *const c_void)
 }
 
 #[cfg(test)]

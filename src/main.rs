@@ -5,7 +5,7 @@
 //! fault), 2 bad input or a usage error. A program that calls `exit(n)` ends with status `n`.
 
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -137,16 +137,8 @@ fn fail(sources: &SourceSet, d: Diagnostic) -> ExitCode {
 fn run(args: RunArgs) -> ExitCode {
     let device = match args.device {
         DeviceArg::Sim => Device::Sim,
-        DeviceArg::Auto => {
-            eprintln!("yosegi: no CUDA support in this build yet; running on the sim device");
-            Device::Sim
-        }
-        DeviceArg::Cuda => {
-            return fail(
-                &SourceSet::default(),
-                Diagnostic::global_error("the cuda device is not available yet; use --device sim"),
-            );
-        }
+        DeviceArg::Auto => Device::Auto,
+        DeviceArg::Cuda => Device::Cuda,
     };
     let program = match compile(&args.input) {
         Ok(p) => p,
@@ -202,12 +194,15 @@ fn emit(args: EmitArgs) -> ExitCode {
     if let Err(d) = driver::write_host_files(&host, &args.output) {
         return fail(&program.sources, d);
     }
-    let ir_path: &Path = &args.output.join("program.ir");
-    if let Err(e) = std::fs::write(ir_path, yosegi::back::ir_text::module_text(&program.module)) {
-        return fail(
-            &program.sources,
-            Diagnostic::global_error(format!("cannot write {}: {e}", ir_path.display())),
-        );
+    let outputs = [
+        ("program.ir", yosegi::back::ir_text::module_text(&program.module)),
+        ("kernels.cu", yosegi::back::cuda::module_cuda(&program.module)),
+    ];
+    for (name, text) in outputs {
+        let path = args.output.join(name);
+        if let Err(e) = std::fs::write(&path, text) {
+            return fail(&program.sources, Diagnostic::global_error(format!("cannot write {}: {e}", path.display())));
+        }
     }
     ExitCode::SUCCESS
 }

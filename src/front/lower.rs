@@ -9,7 +9,7 @@ mod kernel;
 mod loops;
 #[cfg(test)]
 mod tests;
-mod walk;
+pub(crate) mod walk;
 
 use std::collections::{HashMap, HashSet};
 
@@ -21,7 +21,7 @@ use crate::front::ast::{
 use crate::front::sema::{ArrayLen, CType, Sema, Storage, Symbol};
 use crate::front::source::SourceSet;
 use crate::ir::{
-    BinaryOp, DataSection, Function, Handle, HostArg, HostArgKind, Kernel, LocalKind, LoopLevel, Module, ParallelDim,
+    BinaryOp, DataSection, Function, Handle, HostArg, HostArgKind, Kernel, LocalKind, LoopLevel, Module, ParallelDim, ParamKind,
     Region, RegionKind, ScalarType, SequentialReason,
 };
 
@@ -144,12 +144,33 @@ enum Plan<'s> {
     Single { stmts: Vec<&'s Stmt>, span: Span },
 }
 
+/// Where a construct's kernels are made: the declarations at the top of its body (lowered
+/// into every kernel), the host scope, and the enclosing function.
+struct Site<'s, 'p> {
+    prelude: &'p [&'s Stmt],
+    sema: &'p Sema,
+    function: &'p str,
+}
+
+/// How a loop nest becomes parallel dimensions.
+#[derive(Clone, Copy)]
+struct NestPlan {
+    policy: NestPolicy,
+    checked: Checked,
+    /// At most this many loops of the nest (fewer after a dependence on an inner one).
+    max_dims: usize,
+}
+
 /// Whether the dependence test decides if a loop nest runs in parallel (`kernels`).
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Checked {
     Trusted,
     ByAnalysis,
 }
+
+/// One dimension of an array in a data clause: its length as C text and as a constant when it
+/// is one; `None` when unknown (the first dimension behind a pointer).
+type DimText = Option<(String, Option<i64>)>;
 
 fn norm(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
@@ -276,7 +297,7 @@ impl<'a> Lowerer<'a> {
         }
         let mut body = body;
         body.block = block;
-        Some(Function { name: name.to_string(), params, result: kb_result(&ret), body, span: f.span })
+        Some(Function { name: name.to_string(), params, result: ret.scalar(), body, span: f.span })
     }
 
     /// Walks host code, keeping the scope current, and lowers the directives it meets.
@@ -377,6 +398,10 @@ impl<'a> Lowerer<'a> {
                 );
                 self.host_stmt(b, sema, function);
             }
+            (DirectiveKind::Declare, _) => self.diags.push(
+                Diagnostic::warning(d.span, "`declare` is ignored: host and device copies are kept coherent anyway")
+                    .with_help("remove the directive, or use a data region"),
+            ),
             (_, Some(b)) => self.host_stmt(b, sema, function),
             (_, None) => {}
         }
@@ -424,13 +449,10 @@ impl<'a> Lowerer<'a> {
         let is_ident = matches!(r.base.kind, AE::Ident(_));
         let base_c = if is_ident { base_text.clone() } else { format!("({base_text})") };
         // The dimensions (text and constant value when known), first may be unknown for pointers.
-        let (dims, elem): (Vec<Option<(String, Option<i64>)>>, CType) = match &ty {
-            CType::Array { .. } => {
-                let (d, e) = self.dim_texts(&ty, sema);
-                (d, e)
-            }
+        let (dims, elem): (Vec<DimText>, CType) = match &ty {
+            CType::Array { .. } => self.dim_texts(&ty),
             CType::Pointer { to, .. } => {
-                let (mut d, e) = self.dim_texts(to, sema);
+                let (mut d, e) = self.dim_texts(to);
                 d.insert(0, None);
                 (d, e)
             }
@@ -527,7 +549,7 @@ impl<'a> Lowerer<'a> {
     }
 
     /// The dimension lengths of an array type (text, constant) and its element type.
-    fn dim_texts(&self, ty: &CType, _sema: &Sema) -> (Vec<Option<(String, Option<i64>)>>, CType) {
+    fn dim_texts(&self, ty: &CType) -> (Vec<DimText>, CType) {
         let mut dims = Vec::new();
         let mut cur = ty;
         while let CType::Array { elem, len } = cur {
@@ -621,7 +643,8 @@ impl<'a> Lowerer<'a> {
         let mut kernels = Vec::new();
         let mut failed = false;
         for plan in plans {
-            match self.kernel(plan, &prelude, &mut region, sema, function) {
+            let site = Site { prelude: &prelude, sema, function };
+            match self.kernel(plan, &site, &mut region) {
                 Some(k) => kernels.push(k),
                 None => failed = true,
             }
@@ -629,7 +652,32 @@ impl<'a> Lowerer<'a> {
         if failed {
             return;
         }
+        self.check_stale_scalars(&kernels, &region.args);
         self.push_region(stmt.span, None, RegionKind::Compute { kernels, data }, region.args, if_arg, function);
+    }
+
+    /// Host args are evaluated once, when the region starts: a kernel cannot read a host scalar
+    /// that an earlier kernel of the same construct assigns (a reduction target or a scalar
+    /// output); refuse instead of reading the stale value.
+    fn check_stale_scalars(&mut self, kernels: &[Handle<Kernel>], args: &[HostArg]) {
+        let mut assigned: HashMap<String, String> = HashMap::new();
+        for &h in kernels {
+            let k = &self.module.kernels[h];
+            for p in &k.params {
+                if let (ParamKind::Scalar(_), Some(by)) = (&p.kind, assigned.get(&p.name)) {
+                    self.diags.push(
+                        Diagnostic::error(k.span, format!("`{}` is assigned by an earlier part of this compute construct ({by}) and read here", p.name))
+                            .with_help(format!("end the construct after the part that assigns `{}`, so that the host has its value", p.name)),
+                    );
+                }
+            }
+            let targets = k.reductions.iter().map(|r| r.target_arg).chain(k.scalar_outputs.iter().map(|(_, a)| *a));
+            for a in targets {
+                let Some(arg) = args.get(a as usize) else { continue };
+                let name = arg.c_expr.trim_start_matches("&(").trim_end_matches(')').to_string();
+                assigned.insert(name, k.name.clone());
+            }
+        }
     }
 
     fn region_clauses(&mut self, clauses: &[Clause], sema: &Sema, region: &mut RegionState) {
@@ -665,15 +713,16 @@ impl<'a> Lowerer<'a> {
         name
     }
 
-    fn kernel(&mut self, plan: Plan, prelude: &[&Stmt], region: &mut RegionState, sema: &Sema, function: &str) -> Option<Handle<Kernel>> {
+    fn kernel(&mut self, plan: Plan, site: &Site, region: &mut RegionState) -> Option<Handle<Kernel>> {
         let kernel = match plan {
-            Plan::Single { stmts, span } => self.single_kernel(&stmts, span, prelude, region, sema, function, None)?,
+            Plan::Single { stmts, span } => self.single_kernel(&stmts, span, site, region, None)?,
             Plan::Parallel { outer, clauses, policy, checked } => {
                 let seq = has_clause(&clauses, |k| matches!(k, ClauseKind::Seq));
                 if seq {
-                    self.single_kernel(&[outer], outer.span, prelude, region, sema, function, None)?
+                    self.single_kernel(&[outer], outer.span, site, region, None)?
                 } else {
-                    self.parallel_kernel(outer, clauses, policy, checked, prelude, region, sema, function, loops::MAX_DIMS)?
+                    let nest = NestPlan { policy, checked, max_dims: loops::MAX_DIMS };
+                    self.parallel_kernel(outer, clauses, nest, site, region)?
                 }
             }
         };
@@ -691,17 +740,8 @@ impl<'a> Lowerer<'a> {
         failed
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn single_kernel(
-        &mut self,
-        stmts: &[&Stmt],
-        span: Span,
-        prelude: &[&Stmt],
-        region: &mut RegionState,
-        sema: &Sema,
-        function: &str,
-        reason: Option<SequentialReason>,
-    ) -> Option<Kernel> {
+    fn single_kernel(&mut self, stmts: &[&Stmt], span: Span, site: &Site, region: &mut RegionState, reason: Option<SequentialReason>) -> Option<Kernel> {
+        let (prelude, sema, function) = (site.prelude, site.sema, site.function);
         let name = self.kernel_name(function, span);
         let (kernel, errors) = {
             let cx = self.context();
@@ -736,19 +776,9 @@ impl<'a> Lowerer<'a> {
         Some(kernel)
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn parallel_kernel(
-        &mut self,
-        outer: &Stmt,
-        clauses: Vec<&Clause>,
-        policy: NestPolicy,
-        checked: Checked,
-        prelude: &[&Stmt],
-        region: &mut RegionState,
-        sema: &Sema,
-        function: &str,
-        max_dims: usize,
-    ) -> Option<Kernel> {
+    fn parallel_kernel(&mut self, outer: &Stmt, clauses: Vec<&Clause>, plan: NestPlan, site: &Site, region: &mut RegionState) -> Option<Kernel> {
+        let NestPlan { policy, checked, max_dims } = plan;
+        let (prelude, sema, function) = (site.prelude, site.sema, site.function);
         let all_clauses = clauses.clone();
         let sequential = |this: &mut Self, region: &mut RegionState, message: String, span: Span| {
             this.diags.push(
@@ -756,7 +786,7 @@ impl<'a> Lowerer<'a> {
                     .with_help("if the iterations are independent, say so with `#pragma acc loop independent`"),
             );
             let reason = SequentialReason { message, span };
-            this.single_kernel(&[outer], outer.span, prelude, region, sema, function, Some(reason))
+            this.single_kernel(&[outer], outer.span, site, region, Some(reason))
         };
         let mut inner_sema = sema.clone();
         let (nest, _) = match loops::loop_nest(&inner_sema, outer, clauses, policy) {
@@ -820,7 +850,8 @@ impl<'a> Lowerer<'a> {
                 if nest_vars.contains(n.as_str()) || loop_vars.contains(&n) || treatments.contains_key(&n) {
                     continue;
                 }
-                if !sema.lookup_var(&n).is_some_and(|v| v.ty.scalar().is_some()) || declared_in(innermost_body, &n) {
+                let host_scalar = sema.lookup_var(&n).is_some_and(|v| v.ty.scalar().is_some());
+                if !host_scalar || declared_in(innermost_body, &n) {
                     continue;
                 }
                 match classify_scalar(innermost_body, &n) {
@@ -902,7 +933,7 @@ impl<'a> Lowerer<'a> {
                 if kernel.space.len() > 1 {
                     // The outer loops may still be independent: try them with the inner ones sequential.
                     let fewer = kernel.space.len() - 1;
-                    return self.parallel_kernel(outer, all_clauses, policy, checked, prelude, region, sema, function, fewer);
+                    return self.parallel_kernel(outer, all_clauses, NestPlan { policy, checked, max_dims: fewer }, site, region);
                 }
                 return sequential(self, region, reason.message, outer.span);
             }
@@ -973,10 +1004,6 @@ fn flush_single<'s>(run: &mut Vec<&'s Stmt>, plans: &mut Vec<Plan<'s>>) {
         let span = first.span.to(last.span);
         plans.push(Plan::Single { stmts: std::mem::take(run), span });
     }
-}
-
-fn kb_result(ret: &CType) -> Option<ScalarType> {
-    ret.scalar()
 }
 
 /// `max(0, (hi - lo + s - 1) / s)` in I64 (with `<=`/`>=` counting the bound itself).
@@ -1163,6 +1190,20 @@ fn classify_scalar(body: &Stmt, name: &str) -> Option<Treatment> {
     let mut op_seen: Option<ReductionOp> = None;
     let mut consistent = true;
     let is_name = |e: &ast::Expr| matches!(&e.kind, AE::Ident(n) if n == name);
+    // `if (v > s) s = v;` is a max reduction, `if (v < s) s = v;` a min one.
+    let mut guarded = Vec::new();
+    walk::each_stmt(body, &mut |st| {
+        if let Some(op) = guarded_update(st, name) {
+            guarded.push((op, st.span));
+        }
+    });
+    for (op, _) in &guarded {
+        accounted += 2;
+        if op_seen.is_some_and(|o| o != *op) {
+            consistent = false;
+        }
+        op_seen = Some(*op);
+    }
     walk::each_expr(body, &mut |e| {
         let AE::Assign { op, lhs, rhs } = &e.kind else { return };
         if !is_name(lhs) {
@@ -1236,6 +1277,32 @@ fn classify_scalar(body: &Stmt, name: &str) -> Option<Treatment> {
         };
     }
     None
+}
+
+/// `if (v > s) s = v;` (or `s < v`): `Some(Max)`; the `<` forms: `Some(Min)`.
+fn guarded_update(st: &Stmt, name: &str) -> Option<ReductionOp> {
+    let StmtKind::If { cond, then, otherwise: None } = &st.kind else { return None };
+    let AE::Binary { op, lhs, rhs } = &cond.kind else { return None };
+    let then = loops::single_stmt(then);
+    let StmtKind::Expr(Some(ast::Expr { kind: AE::Assign { op: None, lhs: target, rhs: value }, .. })) = &then.kind else {
+        return None;
+    };
+    let is_name = |e: &ast::Expr| matches!(&e.kind, AE::Ident(n) if n == name);
+    if !is_name(target) || walk::count_name(value, name) != 0 {
+        return None;
+    }
+    // Normalise to `v OP s`.
+    let (v, greater) = match op {
+        ast::BinaryOp::Gt | ast::BinaryOp::Ge if is_name(rhs) => (&**lhs, true),
+        ast::BinaryOp::Lt | ast::BinaryOp::Le if is_name(rhs) => (&**lhs, false),
+        ast::BinaryOp::Gt | ast::BinaryOp::Ge if is_name(lhs) => (&**rhs, false),
+        ast::BinaryOp::Lt | ast::BinaryOp::Le if is_name(lhs) => (&**rhs, true),
+        _ => return None,
+    };
+    if !walk::same_expr(v, value) {
+        return None;
+    }
+    Some(if greater { ReductionOp::Max } else { ReductionOp::Min })
 }
 
 /// The type of a host lvalue named in a clause (`a`, `s.f`, `p->m`, `a[i]`).

@@ -297,25 +297,25 @@ impl Sema {
                 }
                 Ok(base_scalar(*b).map(CType::Scalar).unwrap_or(CType::Void))
             }
+            // A typedef of a system header we do not model (`pthread_mutex_t`): host code may use
+            // it freely; a kernel that touches it is refused where it does.
             TypeSpec::TypedefName(name) => match self.lookup(name) {
                 Some(Symbol::Typedef(t)) => Ok(t.clone()),
-                _ => system_typedef(name).ok_or_else(|| {
-                    Diagnostic::error(specs.span, format!("unknown type `{name}`"))
-                        .with_help("declare the type in the program, or use a standard C type")
-                }),
+                _ => Ok(system_typedef(name).unwrap_or_else(|| CType::Opaque(name.clone()))),
             },
             TypeSpec::Enum(e) => {
                 if let Some(variants) = &e.variants {
-                    let mut next = 0i64;
-                    for (name, value, span) in variants {
+                    // `None` after a value we cannot compute (it uses something we do not model):
+                    // such constants stay undeclared for kernels rather than take a wrong value.
+                    let mut next = Some(0i64);
+                    for (name, value, _) in variants {
                         if let Some(v) = value {
-                            next = self.const_eval(v).ok_or_else(|| {
-                                Diagnostic::error(*span, format!("the value of `{name}` is not an integer constant"))
-                                    .with_help("give enum constants constant integer values")
-                            })?;
+                            next = self.const_eval(v);
                         }
-                        self.insert(name, Symbol::EnumConst(next));
-                        next += 1;
+                        if let Some(n) = next {
+                            self.insert(name, Symbol::EnumConst(n));
+                        }
+                        next = next.map(|n| n + 1);
                     }
                 }
                 Ok(CType::Scalar(ScalarType::I32))

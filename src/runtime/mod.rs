@@ -1,5 +1,5 @@
 //! The runtime: tracks host allocations, keeps host and device copies coherent, launches grid
-//! kernels on a device (`sim` now), and counts what happened (`--stats`).
+//! kernels on a device (`sim`, or `cuda` on a GPU), and counts what happened (`--stats`).
 //!
 //! [`Runtime`] executes the program's regions (`ir::Region`) as the host code reaches them; the
 //! C interface (`abi`) forwards to one process-wide instance. Errors come back as
@@ -8,6 +8,7 @@
 
 pub mod abi;
 pub mod coherence;
+pub mod cuda;
 pub mod device;
 pub mod registry;
 pub mod sim;
@@ -20,7 +21,7 @@ pub(crate) mod testing;
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::analysis::access::{Section, launch_sections};
+use crate::analysis::access::{IndexForm, Section, launch_sections, summarize};
 use crate::diag::{Diagnostic, Span};
 use crate::front::ast::DataClauseKind;
 use crate::front::source::SourceSet;
@@ -38,6 +39,26 @@ use stats::Stats;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DeviceKind {
     Sim,
+    /// The GPU (`runtime::cuda`); building a runtime for it fails when there is none.
+    Cuda,
+    /// The GPU when one is usable, the simulator otherwise.
+    Auto,
+}
+
+/// Opens the devices a runtime of `kind` drives. `Err` (only for `DeviceKind::Cuda`) says why
+/// there is no usable GPU.
+pub fn open_devices(kind: DeviceKind) -> Result<Vec<Box<dyn Device>>, String> {
+    match kind {
+        DeviceKind::Sim => Ok(vec![Box::new(sim::SimDevice::new())]),
+        DeviceKind::Cuda => match cuda::CudaDevice::probe() {
+            Ok(gpu) => Ok(vec![Box::new(gpu)]),
+            Err(why) => Err(format!("cannot use the cuda device: {why}")),
+        },
+        DeviceKind::Auto => Ok(match cuda::CudaDevice::probe() {
+            Ok(gpu) => vec![Box::new(gpu)],
+            Err(_) => vec![Box::new(sim::SimDevice::new())],
+        }),
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -133,11 +154,22 @@ struct ObjectRange {
 }
 
 impl Runtime {
+    /// A runtime on the device `config` names. For `DeviceKind::Cuda` without a usable GPU it
+    /// prints why and ends the process with status 2; [`Runtime::try_new`] returns the reason.
     pub fn new(module: Arc<Module>, sources: Arc<SourceSet>, config: RuntimeConfig) -> Runtime {
-        let devices: Vec<Box<dyn Device>> = match config.device {
-            DeviceKind::Sim => vec![Box::new(sim::SimDevice::new())],
-        };
-        Runtime {
+        match Runtime::try_new(module, sources, config) {
+            Ok(runtime) => runtime,
+            Err(why) => {
+                eprintln!("yosegi: error: {why}");
+                std::process::exit(2)
+            }
+        }
+    }
+
+    /// A runtime on the device `config` names, or why that device cannot be used.
+    pub fn try_new(module: Arc<Module>, sources: Arc<SourceSet>, config: RuntimeConfig) -> Result<Runtime, String> {
+        let devices = open_devices(config.device)?;
+        Ok(Runtime {
             module,
             sources,
             config,
@@ -146,7 +178,12 @@ impl Runtime {
             current_device: 0,
             stats: Stats::default(),
             empty_alloc: None,
-        }
+        })
+    }
+
+    /// The name of the device kernels run on (`sim` or `cuda`): what `DeviceKind::Auto` chose.
+    pub fn device_name(&self) -> &str {
+        self.devices.get(self.current_device).map(|d| d.name()).unwrap_or("none")
     }
 
     pub fn stats(&self) -> &Stats {
@@ -478,7 +515,7 @@ impl Runtime {
                     if self.registry.find(ptr).is_none() {
                         return Err(RuntimeError::unsupported(
                             Diagnostic::error(
-                                kernel.span,
+                                irregular_access_span(kernel, sections.param),
                                 format!(
                                     "cannot tell the extent of `{}`, which kernel `{}` indexes irregularly",
                                     param.name, kernel.name
@@ -802,3 +839,12 @@ unsafe fn write_host_scalar(ptr: *mut u8, ty: ScalarType, raw: u64) {
 
 #[cfg(test)]
 mod tests;
+
+/// Where a kernel indexes array param `param` irregularly (the place an extent error points
+/// at); the kernel itself when no single access is to blame.
+fn irregular_access_span(kernel: &Kernel, param: u32) -> Span {
+    summarize(kernel)
+        .of_param(param)
+        .find(|access| access.indices.iter().any(|index| matches!(index, IndexForm::Irregular)))
+        .map_or(kernel.span, |access| access.span)
+}

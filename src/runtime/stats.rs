@@ -24,6 +24,9 @@ pub struct DeviceCounters {
     pub bank_conflict_max_degree: u64,
     /// Barriers executed, counted once per block.
     pub barriers: u64,
+    /// Kernel execution time measured on the device itself (CUDA events), in nanoseconds;
+    /// zero on the simulator, which has no such clock.
+    pub device_time_ns: u64,
 }
 
 impl DeviceCounters {
@@ -35,6 +38,7 @@ impl DeviceCounters {
         self.bank_conflict_degree_sum += other.bank_conflict_degree_sum;
         self.bank_conflict_max_degree = self.bank_conflict_max_degree.max(other.bank_conflict_max_degree);
         self.barriers += other.barriers;
+        self.device_time_ns += other.device_time_ns;
     }
 }
 
@@ -98,6 +102,9 @@ impl Stats {
         ];
         for (label, value) in rows {
             let _ = writeln!(out, "{:<42} {:>22}", label, value);
+        }
+        if d.device_time_ns > 0 {
+            let _ = writeln!(out, "{:<42} {:>22.3}", "kernel time on the device (ms)", d.device_time_ns as f64 / 1e6);
         }
         out
     }

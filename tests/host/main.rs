@@ -13,11 +13,11 @@ fn input(name: &str) -> PathBuf {
 }
 
 #[test]
-fn cuda_device_is_refused_with_exit_2() {
+fn cuda_device_without_a_gpu_is_refused_with_exit_2() {
     let out = yosegi().args(["run", "--device", "cuda"]).arg(input("hello.c")).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("the cuda device is not available yet; use --device sim"), "{stderr}");
+    assert!(stderr.contains("cannot use the cuda device"), "{stderr}");
 }
 
 #[test]
@@ -45,7 +45,7 @@ fn auto_device_says_it_uses_sim_once() {
     let out = yosegi().args(["run"]).arg(input("hello.c")).output().unwrap();
     assert_eq!(out.status.code(), Some(0));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(stderr.matches("yosegi: no CUDA support in this build yet; running on the sim device").count(), 1, "{stderr}");
+    assert_eq!(stderr.matches("yosegi: no usable CUDA GPU; running on the sim device").count(), 1, "{stderr}");
     assert_eq!(String::from_utf8_lossy(&out.stdout), "sum 3.00\n");
 }
 

@@ -243,6 +243,10 @@ impl<'a> KernelBuilder<'a> {
         if e.ty == ty {
             return h;
         }
+        // Conversion to `_Bool` is a test against zero (C11 6.3.1.2), not a truncation.
+        if ty == ScalarType::Bool {
+            return self.truth(h);
+        }
         let span = e.span;
         // Fold casts of integer constants so trip counts and bounds stay readable.
         if let ExprKind::ConstInt(v) = e.kind {
@@ -364,8 +368,9 @@ impl<'a> KernelBuilder<'a> {
             };
             dims.push(Some(d));
         }
+        // An array object (static, local or VLA) has a size the host can take; a pointer has not.
         let size_expr = match info.ty {
-            CType::Array { len: ArrayLen::Const(_), .. } => Some(format!("sizeof({key})")),
+            CType::Array { len: ArrayLen::Const(_) | ArrayLen::Var(_), .. } => Some(format!("sizeof({key})")),
             _ => None,
         };
         let arg = self.add_arg(HostArg { c_expr: key.to_string(), kind: HostArgKind::Pointer, size_expr });
@@ -556,7 +561,13 @@ impl<'a> KernelBuilder<'a> {
             }
             AE::Call { callee, args } => self.call(callee, args, span),
             AE::Index { .. } => {
+                let host_only = self.reading_bounds && self.mentions_only_host_names(e);
                 let (array, indices, ty) = self.element(e)?;
+                if host_only {
+                    // A loop bound read from a host array element: the host evaluates it at launch.
+                    let p = self.scalar_param(&self.key(span), ty);
+                    return Ok(self.add(ExprKind::Param(p), ty, span));
+                }
                 Ok(self.add(ExprKind::Load { array, indices }, ty, span))
             }
             AE::Member { .. } => {
@@ -571,6 +582,17 @@ impl<'a> KernelBuilder<'a> {
             }
             AE::CompoundLiteral { .. } => Err(err(span, "compound literals are not supported in kernels", "declare a local variable instead")),
         }
+    }
+
+    /// Every name in `e` is a host variable (none is a kernel local or a loop index).
+    fn mentions_only_host_names(&self, e: &ast::Expr) -> bool {
+        let mut names = Vec::new();
+        crate::front::lower::walk::expr_tree(e, &mut |x| {
+            if let AE::Ident(n) = &x.kind {
+                names.push(n.clone());
+            }
+        });
+        names.iter().all(|n| self.kernel_local(n).is_none() && !self.host_locals.contains_key(n.as_str()) && !self.aliases.contains_key(n.as_str()))
     }
 
     fn warn_once(&mut self, span: Span, msg: &str) {
@@ -1521,9 +1543,21 @@ impl<'a> KernelBuilder<'a> {
         let span = e.span;
         match &e.kind {
             AE::Assign { op, lhs, rhs } => {
+                // `a = b = e`: assign `b` first, then `a` from what `b` now holds.
+                let chained = match &rhs.kind {
+                    AE::Assign { lhs: inner, .. } if op.is_none() => {
+                        self.expr_stmt(rhs, out)?;
+                        let inner_target = self.target(inner)?;
+                        Some(self.read_target(&inner_target, inner.span))
+                    }
+                    _ => None,
+                };
                 let t = self.target(lhs)?;
                 let value = match op {
-                    None => self.expr(rhs)?,
+                    None => match chained {
+                        Some(v) => v,
+                        None => self.expr(rhs)?,
+                    },
                     Some(op) => {
                         let cur = self.read_target(&t, lhs.span);
                         let r = self.expr(rhs)?;

@@ -53,10 +53,6 @@ fn at(span: crate::diag::Span) -> impl Fn(NotCounted) -> NotCounted {
 
 /// Recognises a counted `for` loop; `Err` says why it is not one.
 pub fn counted_loop<'a>(sema: &Sema, stmt: &'a Stmt) -> Result<CountedLoop<'a>, NotCounted> {
-    counted_loop_inner(sema, stmt)
-}
-
-fn counted_loop_inner<'a>(sema: &Sema, stmt: &'a Stmt) -> Result<CountedLoop<'a>, NotCounted> {
     let StmtKind::For { init, cond, step, body } = &stmt.kind else {
         return Err("the statement is not a `for` loop".into());
     };

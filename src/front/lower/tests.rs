@@ -463,7 +463,7 @@ fn more_refusals_point_at_the_construct() {
     let (msg, at) = first_error(&wrap("a[i] = *(&x);"));
     assert!(msg.contains("address"), "{msg}");
     assert_eq!(at, "(&x)");
-    let (msg, at) = first_error(&wrap("double y; a[i] = (y = 2.0);"));
+    let (msg, at) = first_error(&wrap("double y; a[i] = (y = 2.0) + 1.0;"));
     assert!(msg.contains("assignment inside an expression"), "{msg}");
     assert_eq!(at, "(y = 2.0)");
     let (msg, at) = first_error(&wrap("struct S t; t.n = i; a[i] = t.n;"));
@@ -509,4 +509,157 @@ fn private_on_an_inner_loop_privatises_for_the_kernel() {
     let k = l.kernel(0);
     assert!(k.body.locals.iter().any(|(_, loc)| loc.name == "tmp" && loc.kind == LocalKind::Private));
     assert_eq!(k.space[0].level, crate::ir::LoopLevel::Auto);
+}
+
+#[test]
+fn if_clause_wait_firstprivate_and_vla_dims() {
+    let l = lower_snippet(
+        "void f(int n, int m, double a[n][m], double off) {\n\
+         #pragma acc parallel loop if(n > 10) firstprivate(off)\n\
+         for (int i = 0; i < n; i++) a[i][0] = off;\n\
+         #pragma acc wait\n}\n",
+    );
+    let (m, _) = l.ok();
+    let r = &m.regions[0];
+    assert_eq!(r.args[r.if_arg.unwrap() as usize].c_expr, "(n > 10)");
+    assert_eq!(r.args[r.if_arg.unwrap() as usize].kind, HostArgKind::Int);
+    assert!(matches!(m.regions[1].kind, RegionKind::Wait));
+    let k = l.kernel(0);
+    let a = k.params.iter().find(|p| p.name == "a").unwrap();
+    let ParamKind::Array { dims, .. } = &a.kind else { panic!("array") };
+    assert!(dims[0].is_none());
+    let inner = dims[1].expect("inner dim");
+    let mp = k.params.iter().position(|p| p.name == "m").unwrap();
+    let vals: Vec<ParamValue> = k.params.iter().enumerate().map(|(i, _)| if i == mp { ParamValue::Int(7) } else { ParamValue::Int(0) }).collect();
+    assert_eq!(eval_uniform(&k.body, inner, &vals), Ok(ParamValue::Int(7)));
+    assert!(k.body.locals.iter().any(|(_, loc)| loc.name == "off" && matches!(loc.kind, LocalKind::FirstPrivate(_))));
+}
+
+#[test]
+fn kernels_privatises_a_scalar_written_before_it_is_read() {
+    let l = lower_snippet(
+        "void f(int n, double *a) {\n double t;\n\
+         #pragma acc kernels loop\n\
+         for (int i = 0; i < n; i++) { t = a[i] * 2.0; a[i] = t + 1.0; }\n}\n",
+    );
+    let k = l.kernel(0);
+    assert_eq!(k.space.len(), 1);
+    assert!(k.body.locals.iter().any(|(_, loc)| loc.name == "t" && loc.kind == LocalKind::Private));
+    let l = lower_snippet(
+        "void f(int n, double *a) {\n double t = 0.0;\n\
+         #pragma acc kernels loop\n\
+         for (int i = 0; i < n; i++) { a[i] = t; t = a[i] * 2.0; }\n}\n",
+    );
+    let (_, warnings) = l.ok();
+    assert!(l.kernel(0).space.is_empty());
+    assert!(warnings.iter().any(|w| w.message.contains("`t` is assigned in one iteration and read in another")));
+}
+
+#[test]
+fn chained_assignment_at_statement_level() {
+    let l = lower_snippet(
+        "void f(int n, double *a, double *b) {\n\
+         #pragma acc parallel loop\n\
+         for (int i = 0; i < n; i++) a[i] = b[i] = 1.5;\n}\n",
+    );
+    let k = l.kernel(0);
+    let stores: Vec<u32> = k
+        .body
+        .block
+        .iter()
+        .filter_map(|s| match s {
+            Stmt::Store { array: ArrayRef::Param(p), .. } => Some(*p),
+            _ => None,
+        })
+        .collect();
+    let names: Vec<&str> = stores.iter().map(|p| k.params[*p as usize].name.as_str()).collect();
+    assert_eq!(names, vec!["b", "a"]);
+}
+
+#[test]
+fn kernels_recognises_a_guarded_max() {
+    let l = lower_snippet(
+        "double f(int n, const double *a) {\n double mx = a[0];\n\
+         #pragma acc kernels loop\n\
+         for (int i = 0; i < n; i++) { if (a[i] * 2.0 > mx) mx = a[i] * 2.0; }\n return mx;\n}\n",
+    );
+    let k = l.kernel(0);
+    assert_eq!(k.space.len(), 1);
+    assert_eq!(k.reductions.len(), 1);
+    assert_eq!(k.reductions[0].op, crate::front::ast::ReductionOp::Max);
+}
+
+#[test]
+fn storing_into_bool_tests_against_zero() {
+    let l = lower_snippet(
+        "void f(int n, _Bool *flag, const double *x) {\n\
+         #pragma acc parallel loop\n\
+         for (int i = 0; i < n; i++) flag[i] = x[i];\n}\n",
+    );
+    let k = l.kernel(0);
+    let Some(Stmt::Store { value, .. }) = k.body.block.first() else { panic!("store") };
+    let e = &k.body.exprs[*value];
+    assert_eq!(e.ty, ScalarType::Bool);
+    assert!(matches!(e.kind, ExprKind::Binary { op: crate::ir::BinaryOp::Ne, .. }));
+}
+
+#[test]
+fn later_kernel_reading_an_earlier_reduction_is_refused() {
+    let (msg, at) = first_error(
+        "void f(int n, double *a) {\n double s = 0.0;\n\
+         #pragma acc parallel\n{\n\
+         #pragma acc loop reduction(+:s)\n\
+         for (int i = 0; i < n; i++) s += a[i];\n\
+         #pragma acc loop\n\
+         for (int i = 0; i < n; i++) a[i] = a[i] / s;\n}\n}\n",
+    );
+    assert!(msg.contains("`s` is assigned by an earlier part of this compute construct"), "{msg}");
+    assert!(at.starts_with("for (int i = 0; i < n; i++) a[i] = a[i] / s;"), "{at}");
+}
+
+#[test]
+fn loop_bound_from_a_host_array_element_is_a_param() {
+    let l = lower_snippet(
+        "void f(const int *dims, double *a) {\n\
+         #pragma acc parallel loop\n\
+         for (int i = 0; i < dims[1]; i++) a[i] = 0.0;\n}\n",
+    );
+    let k = l.kernel(0);
+    let p = k.params.iter().position(|p| p.name == "dims[1]").expect("bound param");
+    let vals: Vec<ParamValue> = (0..k.params.len()).map(|i| if i == p { ParamValue::Int(9) } else { ParamValue::Pointer(0) }).collect();
+    assert_eq!(trip(k, 0, &vals), 9);
+}
+
+#[test]
+fn unmodelled_system_types_do_not_stop_host_code() {
+    let l = lower_snippet(
+        "#include <pthread.h>\nstatic pthread_mutex_t lock;\nenum { W = sizeof(lock) / 4, V };\n\
+         void f(int n, double *a) {\n pthread_mutex_t *m = &lock; (void)m;\n\
+         #pragma acc parallel loop\n\
+         for (int i = 0; i < n; i++) a[i] = 1.0;\n}\n",
+    );
+    let (m, _) = l.ok();
+    assert_eq!(m.regions.len(), 1);
+}
+
+#[test]
+fn sizeof_follows_lp64_struct_layout() {
+    let l = lower_snippet(
+        "struct S { char c; double d; int x; };\nunion U { char c[5]; int i; };\n\
+         void f(int n, long *a) {\n\
+         #pragma acc parallel loop\n\
+         for (int i = 0; i < n; i++) a[i] = sizeof(struct S) * 100 + sizeof(union U) + sizeof a[0];\n}\n",
+    );
+    let k = l.kernel(0);
+    let consts: Vec<i64> = k
+        .body
+        .exprs
+        .iter()
+        .filter_map(|(_, e)| match e.kind {
+            ExprKind::ConstInt(v) if e.ty == ScalarType::U64 => Some(v),
+            _ => None,
+        })
+        .collect();
+    assert!(consts.contains(&24), "{consts:?}");
+    assert!(consts.contains(&8), "{consts:?}");
 }

@@ -217,3 +217,52 @@ fn nested_loop_clauses_into<'a>(s: &'a Stmt, out: &mut Vec<&'a Clause>) {
         _ => {}
     }
 }
+
+/// Calls `f` on every statement in `s` (itself included), outermost first.
+pub fn each_stmt<'a>(s: &'a Stmt, f: &mut dyn FnMut(&'a Stmt)) {
+    f(s);
+    match &s.kind {
+        StmtKind::Compound(b) => b.stmts.iter().for_each(|s| each_stmt(s, f)),
+        StmtKind::If { then, otherwise, .. } => {
+            each_stmt(then, f);
+            if let Some(o) = otherwise {
+                each_stmt(o, f)
+            }
+        }
+        StmtKind::While { body, .. }
+        | StmtKind::DoWhile { body, .. }
+        | StmtKind::For { body, .. }
+        | StmtKind::Switch { body, .. }
+        | StmtKind::Case { body, .. }
+        | StmtKind::Default { body }
+        | StmtKind::Labeled { body, .. } => each_stmt(body, f),
+        StmtKind::Acc { body: Some(b), .. } => each_stmt(b, f),
+        _ => {}
+    }
+}
+
+/// Structural equality of two side-effect-free expressions (names, literals, operators,
+/// subscripts, members, calls).
+pub fn same_expr(a: &Expr, b: &Expr) -> bool {
+    match (&a.kind, &b.kind) {
+        (ExprKind::Ident(x), ExprKind::Ident(y)) => x == y,
+        (ExprKind::IntLit { value: x, .. }, ExprKind::IntLit { value: y, .. }) => x == y,
+        (ExprKind::FloatLit { value: x, .. }, ExprKind::FloatLit { value: y, .. }) => x == y,
+        (ExprKind::CharLit(x), ExprKind::CharLit(y)) => x == y,
+        (ExprKind::Unary { op: o1, operand: x }, ExprKind::Unary { op: o2, operand: y }) => o1 == o2 && same_expr(x, y),
+        (ExprKind::Binary { op: o1, lhs: l1, rhs: r1 }, ExprKind::Binary { op: o2, lhs: l2, rhs: r2 }) => {
+            o1 == o2 && same_expr(l1, l2) && same_expr(r1, r2)
+        }
+        (ExprKind::Index { base: b1, index: i1 }, ExprKind::Index { base: b2, index: i2 }) => same_expr(b1, b2) && same_expr(i1, i2),
+        (ExprKind::Member { base: b1, field: f1, arrow: a1 }, ExprKind::Member { base: b2, field: f2, arrow: a2 }) => {
+            f1 == f2 && a1 == a2 && same_expr(b1, b2)
+        }
+        (ExprKind::Call { callee: c1, args: a1 }, ExprKind::Call { callee: c2, args: a2 }) => {
+            same_expr(c1, c2) && a1.len() == a2.len() && a1.iter().zip(a2).all(|(x, y)| same_expr(x, y))
+        }
+        (ExprKind::Conditional { cond: c1, then: t1, otherwise: o1 }, ExprKind::Conditional { cond: c2, then: t2, otherwise: o2 }) => {
+            same_expr(c1, c2) && same_expr(t1, t2) && same_expr(o1, o2)
+        }
+        _ => false,
+    }
+}

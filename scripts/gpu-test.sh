@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# Runs every program of tests/programs with `yosegi run --device cuda` and compares its output
+# with the gcc reference build (pragmas ignored), the way tests/differential.rs does for the
+# simulator: both must exit 0; output tokens (split on whitespace) must match, integers and
+# words exactly, other numbers within the program's `// yosegi-test: rtol=` (default 1e-9,
+# 0 = identical text; values within 1e-12 of each other always agree).
+#
+# Usage: scripts/gpu-test.sh [path/to/yosegi]     (default: target/release/yosegi)
+# Environment: YOSEGI_DEVICE=sim runs the same comparison on the simulator (to check the
+# script itself on a machine without a GPU); ONLY=name runs one program.
+# Prints one PASS/FAIL line per program and `N passed, M failed`; exits 1 on any failure.
+# (The unit tests `cargo test --lib runtime::cuda` also compare the GPU with the simulator
+# kernel by kernel when a GPU is present.)
+set -u
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+yosegi="${1:-$root/target/release/yosegi}"
+device="${YOSEGI_DEVICE:-cuda}"
+programs="$root/tests/programs"
+
+if [ ! -x "$yosegi" ]; then
+    echo "gpu-test: no yosegi binary at $yosegi (build it with: cargo build --release)" >&2
+    exit 2
+fi
+for tool in gcc python3; do
+    if ! command -v "$tool" >/dev/null 2>&1; then
+        echo "gpu-test: $tool is needed and is not on PATH" >&2
+        exit 2
+    fi
+done
+# NVRTC and its builtins library are found through the loader's path.
+for dir in "${CUDA_HOME:-/usr/local/cuda}/lib64" /usr/local/cuda/lib64; do
+    if [ -d "$dir" ]; then
+        export LD_LIBRARY_PATH="$dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+        break
+    fi
+done
+
+scratch="$(mktemp -d)"
+trap 'rm -rf "$scratch"' EXIT
+
+# The comparison of tests/differential.rs (compare_outputs / tokens_agree).
+cat >"$scratch/compare.py" <<'PY'
+import math, re, sys
+
+def is_integer(t):
+    return re.fullmatch(r"[-+]?[0-9]+", t) is not None
+
+def agree(want, got, rtol):
+    if want == got:
+        return True
+    if rtol == 0.0 or is_integer(want) or is_integer(got):
+        return False
+    try:
+        w, g = float(want), float(got)
+    except ValueError:
+        return False
+    if not (math.isfinite(w) and math.isfinite(g)):
+        return False
+    return abs(w - g) <= max(rtol * max(abs(w), abs(g)), 1e-12)
+
+expected = open(sys.argv[1], errors="replace").read().split()
+actual = open(sys.argv[2], errors="replace").read().split()
+rtol = float(sys.argv[3])
+for i, (w, g) in enumerate(zip(expected, actual)):
+    if not agree(w, g, rtol):
+        print(f"token {i}: expected `{w}`, got `{g}`")
+        sys.exit(1)
+if len(expected) != len(actual):
+    print(f"expected {len(expected)} tokens, got {len(actual)}")
+    sys.exit(1)
+PY
+
+passed=0
+failed=0
+for entry in "$programs"/*; do
+    name="$(basename "$entry")"
+    if [ -d "$entry" ]; then
+        base="$entry"
+        if [ -f "$entry/FILES" ]; then
+            sources=()
+            while IFS= read -r line; do
+                line="$(echo "$line" | tr -d '[:space:]')"
+                [ -n "$line" ] && sources+=("$entry/$line")
+            done <"$entry/FILES"
+        else
+            sources=("$entry"/*.c)
+        fi
+    elif [[ "$entry" == *.c ]]; then
+        base="$programs"
+        sources=("$entry")
+    else
+        continue
+    fi
+    if [ -n "${ONLY:-}" ] && [ "$name" != "$ONLY" ] && [ "$name" != "$ONLY.c" ]; then
+        continue
+    fi
+
+    args=()
+    stdin_file=/dev/null
+    rtol=1e-9
+    while IFS= read -r setting; do
+        key="${setting%%=*}"
+        value="${setting#*=}"
+        key="$(echo "$key" | tr -d '[:space:]')"
+        case "$key" in
+            args) read -r -a args <<<"$value" ;;
+            stdin) stdin_file="$base/$(echo "$value" | tr -d '[:space:]')" ;;
+            rtol) rtol="$(echo "$value" | tr -d '[:space:]')" ;;
+            *) echo "gpu-test: $name: unknown yosegi-test key \`$key\`" >&2 ;;
+        esac
+    done < <(cat "${sources[@]}" | sed -n 's#^[[:space:]]*// yosegi-test:[[:space:]]*##p')
+
+    work="$scratch/$name"
+    mkdir -p "$work"
+    if ! gcc -std=gnu11 -O1 -w -I"$root/include" "${sources[@]}" -o "$work/reference" -lm 2>"$work/gcc.err"; then
+        echo "FAIL $name: gcc could not build the reference: $(head -c 300 "$work/gcc.err")"
+        failed=$((failed + 1))
+        continue
+    fi
+    "$work/reference" "${args[@]}" <"$stdin_file" >"$work/expected" 2>"$work/expected.err"
+    ref_status=$?
+    if [ "$ref_status" -ne 0 ]; then
+        echo "FAIL $name: the gcc reference exited with $ref_status"
+        failed=$((failed + 1))
+        continue
+    fi
+    started=$(date +%s.%N)
+    "$yosegi" run --device "$device" "${sources[@]}" -- "${args[@]}" <"$stdin_file" >"$work/actual" 2>"$work/actual.err"
+    status=$?
+    seconds=$(python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.2f}')" "$started" "$(date +%s.%N)")
+    if [ "$status" -ne 0 ]; then
+        echo "FAIL $name: yosegi --device $device exited with $status (${seconds}s)"
+        sed 's/^/    /' "$work/actual.err" | head -20
+        failed=$((failed + 1))
+        continue
+    fi
+    if mismatch="$(python3 "$scratch/compare.py" "$work/expected" "$work/actual" "$rtol")"; then
+        echo "PASS $name (${seconds}s)"
+        passed=$((passed + 1))
+    else
+        echo "FAIL $name: output differs from gcc's (rtol $rtol): $mismatch"
+        sed 's/^/    /' "$work/actual.err" | head -10
+        failed=$((failed + 1))
+    fi
+done
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

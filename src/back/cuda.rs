@@ -1,0 +1,1111 @@
+//! CUDA C for grid kernels: what the `cuda` device compiles with NVRTC, and what `yosegi emit`
+//! shows. The text is meant to be read: one `extern "C" __global__` function per grid kernel,
+//! its locals declared at the top with their C types, C operators, and casts exactly where the
+//! IR converts a value (implicit conversions of the IR — a param read at another type, a store
+//! into an element of another type — are written out as casts too).
+//!
+//! Names: params are `<name>_p<k>`, locals `<name>_<index>`, shared arrays `<name>_s<k>`,
+//! device functions `<name>_f<index>`, reduction partials `__partials_<n>` and scalar outputs
+//! `__scalar_out_<n>`; the suffixes keep names from different namespaces apart (a
+//! `firstprivate(n)` local and the param `n` it starts from are different variables).
+//!
+//! Control flow: a `Loop` becomes `for (;;)` with its test at the top (`test_first`) or at the
+//! bottom; `Break` is C's `break` (the emitted code has no `switch`, so the innermost C loop is
+//! always the IR's innermost loop); `Continue` is `goto continue_<n>`, a label placed before the
+//! loop's `continuing` block, so that the step of a `for` loop runs on `continue` as C requires.
+//!
+//! Arithmetic: integer arithmetic narrower than `int` is cast back to its type (C promotes it);
+//! shift counts are masked to the operand's width, as the simulator does; `max`/`min` of
+//! integers and the atomics CUDA has no instruction for are small `__device__` helpers emitted
+//! before the kernel (only those the kernel uses). Floating constants are printed with the
+//! shortest decimal that reads back to the same value (`f` suffix for `float`).
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+
+use crate::ir::{
+    ArrayRef, AtomicOp, Axis, BinaryOp, Block, Body, Expr, ExprKind, Function, GridKernel, Handle, LocalKind, MathFn,
+    Module, ParamKind, ScalarType, Stmt, UnaryOp,
+};
+use crate::runtime::value;
+
+/// CUDA C for one grid kernel: the helpers and device functions it needs, then the kernel.
+pub fn grid_kernel_cuda(module: &Module, kernel: &GridKernel) -> String {
+    let mut unit = Unit::new(module);
+    unit.add_kernel(kernel);
+    unit.finish()
+}
+
+/// CUDA C for every grid kernel of the module, in one translation unit.
+pub fn module_cuda(module: &Module) -> String {
+    let mut unit = Unit::new(module);
+    for (_, kernel) in module.grid_kernels.iter() {
+        unit.add_kernel(kernel);
+    }
+    unit.finish()
+}
+
+/// The symbol of the kernel's `__global__` function (what `cuModuleGetFunction` looks up).
+pub fn kernel_symbol(kernel: &GridKernel) -> String {
+    identifier(&kernel.name)
+}
+
+/// The C spelling of a scalar type in CUDA C (`bool` rather than C's `_Bool`).
+pub fn cuda_type(ty: ScalarType) -> &'static str {
+    match ty {
+        ScalarType::Bool => "bool",
+        other => other.c_name(),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Names
+
+/// A C identifier from a host expression or a source name: other characters become `_`,
+/// runs of `_` collapse, and no leading `_` (names beginning with `__` are reserved).
+fn identifier(name: &str) -> String {
+    let mut out = String::new();
+    for c in name.chars() {
+        let c = if c.is_ascii_alphanumeric() { c } else { '_' };
+        if c == '_' && (out.is_empty() || out.ends_with('_')) {
+            continue;
+        }
+        out.push(c);
+    }
+    while out.ends_with('_') {
+        out.pop();
+    }
+    if out.is_empty() || out.starts_with(|c: char| c.is_ascii_digit()) {
+        out.insert(0, 'v');
+    }
+    out
+}
+
+fn param_name(kernel: &GridKernel, p: u32) -> String {
+    match kernel.params.get(p as usize) {
+        Some(param) => format!("{}_p{}", identifier(&param.name), p),
+        None => format!("missing_param_p{p}"),
+    }
+}
+
+fn local_name(body: &Body, l: Handle<crate::ir::Local>) -> String {
+    format!("{}_{}", identifier(&body.locals[l].name), l.index())
+}
+
+fn shared_name(kernel: &GridKernel, s: u32) -> String {
+    match kernel.shared.get(s as usize) {
+        Some(shared) => format!("{}_s{}", identifier(&shared.name), s),
+        None => format!("missing_shared_s{s}"),
+    }
+}
+
+fn function_name(module: &Module, f: Handle<Function>) -> String {
+    format!("{}_f{}", identifier(&module.functions[f].name), f.index())
+}
+
+fn type_suffix(ty: ScalarType) -> &'static str {
+    match ty {
+        ScalarType::Bool => "bool",
+        ScalarType::I8 => "i8",
+        ScalarType::U8 => "u8",
+        ScalarType::I16 => "i16",
+        ScalarType::U16 => "u16",
+        ScalarType::I32 => "i32",
+        ScalarType::U32 => "u32",
+        ScalarType::I64 => "i64",
+        ScalarType::U64 => "u64",
+        ScalarType::F32 => "f32",
+        ScalarType::F64 => "f64",
+    }
+}
+
+fn axis_field(axis: Axis) -> &'static str {
+    match axis {
+        Axis::X => "x",
+        Axis::Y => "y",
+        Axis::Z => "z",
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Literals
+
+/// An integer constant of type `ty` (the IR's bit pattern, wrapped to the type's width).
+fn int_literal(ty: ScalarType, v: i64) -> String {
+    if ty.is_float() {
+        return float_literal(ty, v as f64);
+    }
+    let raw = value::wrap_int(ty, v);
+    match ty {
+        ScalarType::Bool => if raw != 0 { "true" } else { "false" }.to_string(),
+        ScalarType::I32 => signed_literal(raw as i64, i32::MIN as i64, ""),
+        ScalarType::I64 => signed_literal(raw as i64, i64::MIN, "ll"),
+        ScalarType::U32 => format!("{raw}u"),
+        ScalarType::U64 => format!("{raw}ull"),
+        // Narrow types have no literal of their own: an `int` constant converted.
+        ScalarType::I8 | ScalarType::I16 => format!("(({}){})", cuda_type(ty), signed_literal(raw as i64, i64::MIN, "")),
+        _ => format!("(({}){})", cuda_type(ty), raw),
+    }
+}
+
+fn signed_literal(v: i64, min: i64, suffix: &str) -> String {
+    if v == min {
+        // `-2147483648` is the negation of a literal too large for `int`.
+        format!("(-{}{suffix} - 1{suffix})", (v + 1).unsigned_abs())
+    } else if v < 0 {
+        format!("(-{}{suffix})", v.unsigned_abs())
+    } else {
+        format!("{v}{suffix}")
+    }
+}
+
+/// A floating constant of type `ty`: the shortest decimal that reads back exactly (Rust's
+/// formatting round-trips, and C compilers round decimal literals correctly).
+fn float_literal(ty: ScalarType, f: f64) -> String {
+    let (text, suffix) = if ty == ScalarType::F32 {
+        let x = f as f32;
+        if x.is_nan() {
+            return "(0.0f / 0.0f)".to_string();
+        }
+        if x.is_infinite() {
+            return if x > 0.0 { "(1.0f / 0.0f)" } else { "(-1.0f / 0.0f)" }.to_string();
+        }
+        (format!("{x:?}"), "f")
+    } else {
+        if f.is_nan() {
+            return "(0.0 / 0.0)".to_string();
+        }
+        if f.is_infinite() {
+            return if f > 0.0 { "(1.0 / 0.0)" } else { "(-1.0 / 0.0)" }.to_string();
+        }
+        (format!("{f:?}"), "")
+    };
+    // `1f` is not a C literal: make sure there is a point or an exponent.
+    let text = if text.contains(['.', 'e', 'E']) { text } else { format!("{text}.0") };
+    if text.starts_with('-') { format!("({text}{suffix})") } else { format!("{text}{suffix}") }
+}
+
+/// A raw value (see `runtime::value`) of type `ty` as a constant.
+fn raw_literal(ty: ScalarType, raw: u64) -> String {
+    if ty.is_float() { float_literal(ty, value::as_f64(raw)) } else { int_literal(ty, raw as i64) }
+}
+
+/// `text` (of type `from`) converted to `to`.
+fn convert(text: String, from: ScalarType, to: ScalarType) -> String {
+    if from == to { text } else { format!("(({}){})", cuda_type(to), text) }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Helpers emitted before the kernels
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Helper {
+    /// `max`/`min` of two integers (`true` = max).
+    IntMax(TypeKey),
+    IntMin(TypeKey),
+    /// An atomic read-modify-write done with a compare-and-swap loop.
+    Atomic(AtomicKey, TypeKey),
+}
+
+/// `ScalarType` with an order, for a sorted helper set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct TypeKey(u8);
+
+impl TypeKey {
+    const ALL: [ScalarType; 11] = [
+        ScalarType::Bool,
+        ScalarType::I8,
+        ScalarType::U8,
+        ScalarType::I16,
+        ScalarType::U16,
+        ScalarType::I32,
+        ScalarType::U32,
+        ScalarType::I64,
+        ScalarType::U64,
+        ScalarType::F32,
+        ScalarType::F64,
+    ];
+    fn of(ty: ScalarType) -> TypeKey {
+        TypeKey(Self::ALL.iter().position(|&t| t == ty).unwrap_or(0) as u8)
+    }
+    fn ty(self) -> ScalarType {
+        Self::ALL[self.0 as usize]
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct AtomicKey(u8);
+
+impl AtomicKey {
+    const ALL: [AtomicOp; 9] = [
+        AtomicOp::Write,
+        AtomicOp::Add,
+        AtomicOp::Sub,
+        AtomicOp::Mul,
+        AtomicOp::Max,
+        AtomicOp::Min,
+        AtomicOp::BitAnd,
+        AtomicOp::BitOr,
+        AtomicOp::BitXor,
+    ];
+    fn of(op: AtomicOp) -> AtomicKey {
+        AtomicKey(Self::ALL.iter().position(|&o| o == op).unwrap_or(0) as u8)
+    }
+    fn op(self) -> AtomicOp {
+        Self::ALL[self.0 as usize]
+    }
+}
+
+fn atomic_op_name(op: AtomicOp) -> &'static str {
+    match op {
+        AtomicOp::Write => "write",
+        AtomicOp::Add => "add",
+        AtomicOp::Sub => "sub",
+        AtomicOp::Mul => "mul",
+        AtomicOp::Max => "max",
+        AtomicOp::Min => "min",
+        AtomicOp::BitAnd => "and",
+        AtomicOp::BitOr => "or",
+        AtomicOp::BitXor => "xor",
+    }
+}
+
+fn helper_name(h: Helper) -> String {
+    match h {
+        Helper::IntMax(t) => format!("yosegi_max_{}", type_suffix(t.ty())),
+        Helper::IntMin(t) => format!("yosegi_min_{}", type_suffix(t.ty())),
+        Helper::Atomic(op, t) => format!("yosegi_atomic_{}_{}", atomic_op_name(op.op()), type_suffix(t.ty())),
+    }
+}
+
+/// `cur op v` at type `ty`, as the simulator combines an atomic's old value with its operand.
+fn combine(op: AtomicOp, ty: ScalarType, cur: &str, v: &str) -> String {
+    let t = cuda_type(ty);
+    let f = if ty == ScalarType::F32 { "f" } else { "" };
+    match op {
+        AtomicOp::Write => v.to_string(),
+        AtomicOp::Add => format!("({t})({cur} + {v})"),
+        AtomicOp::Sub => format!("({t})({cur} - {v})"),
+        AtomicOp::Mul => format!("({t})({cur} * {v})"),
+        AtomicOp::Max if ty.is_float() => format!("fmax{f}({cur}, {v})"),
+        AtomicOp::Min if ty.is_float() => format!("fmin{f}({cur}, {v})"),
+        AtomicOp::Max => format!("({cur} >= {v} ? {cur} : {v})"),
+        AtomicOp::Min => format!("({cur} <= {v} ? {cur} : {v})"),
+        // Bit operations on floats are refused by lowering; the simulator keeps the old value.
+        AtomicOp::BitAnd | AtomicOp::BitOr | AtomicOp::BitXor if ty.is_float() => cur.to_string(),
+        AtomicOp::BitAnd => format!("({t})({cur} & {v})"),
+        AtomicOp::BitOr => format!("({t})({cur} | {v})"),
+        AtomicOp::BitXor => format!("({t})({cur} ^ {v})"),
+    }
+}
+
+fn helper_definition(h: Helper) -> String {
+    let name = helper_name(h);
+    match h {
+        Helper::IntMax(t) | Helper::IntMin(t) => {
+            let ty = cuda_type(t.ty());
+            let cmp = if matches!(h, Helper::IntMax(_)) { ">=" } else { "<=" };
+            format!("__device__ static {ty} {name}({ty} a, {ty} b)\n{{\n    return a {cmp} b ? a : b;\n}}\n")
+        }
+        Helper::Atomic(op, t) => {
+            let ty = t.ty();
+            let op = op.op();
+            let tn = cuda_type(ty);
+            let mut s = String::new();
+            if ty.size_bytes() >= 4 {
+                let (bits, from_bits, to_bits) = match ty {
+                    ScalarType::F32 => ("unsigned int", "__uint_as_float(old)".to_string(), "__float_as_uint".to_string()),
+                    ScalarType::F64 => (
+                        "unsigned long long",
+                        "__longlong_as_double((long long)old)".to_string(),
+                        "(unsigned long long)__double_as_longlong".to_string(),
+                    ),
+                    _ if ty.size_bytes() == 4 => ("unsigned int", format!("({tn})old"), "(unsigned int)".to_string()),
+                    _ => ("unsigned long long", format!("({tn})old"), "(unsigned long long)".to_string()),
+                };
+                let current = from_bits.replace("old", "assumed");
+                let next = combine(op, ty, "current", "operand");
+                let _ = write!(
+                    s,
+                    "__device__ static {tn} {name}({tn} *address, {tn} operand)\n{{\n    \
+                     {bits} *word = ({bits} *)address;\n    \
+                     {bits} old = *word;\n    \
+                     {bits} assumed;\n    \
+                     do {{\n        \
+                     assumed = old;\n        \
+                     {tn} current = {current};\n        \
+                     old = atomicCAS(word, assumed, {to_bits}({next}));\n    \
+                     }} while (assumed != old);\n    \
+                     return {from_bits};\n}}\n"
+                );
+            } else {
+                // One- and two-byte elements: compare-and-swap the aligned 32-bit word holding
+                // them (the GPU is little-endian).
+                let mask = if ty.size_bytes() == 1 { "0xffu" } else { "0xffffu" };
+                let unsigned = if ty.size_bytes() == 1 { "unsigned char" } else { "unsigned short" };
+                let next = combine(op, ty, "current", "operand");
+                let _ = write!(
+                    s,
+                    "__device__ static {tn} {name}({tn} *address, {tn} operand)\n{{\n    \
+                     unsigned int *word = (unsigned int *)((unsigned long long)address & ~3ull);\n    \
+                     unsigned int shift = (unsigned int)((unsigned long long)address & 3ull) * 8u;\n    \
+                     unsigned int mask = {mask} << shift;\n    \
+                     unsigned int old = *word;\n    \
+                     unsigned int assumed;\n    \
+                     do {{\n        \
+                     assumed = old;\n        \
+                     {tn} current = ({tn})((assumed & mask) >> shift);\n        \
+                     {tn} next = {next};\n        \
+                     unsigned int bits = ((unsigned int)({unsigned})next << shift) & mask;\n        \
+                     old = atomicCAS(word, assumed, (assumed & ~mask) | bits);\n    \
+                     }} while (assumed != old);\n    \
+                     return ({tn})((old & mask) >> shift);\n}}\n"
+                );
+            }
+            s
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The translation unit
+
+struct Unit<'m> {
+    module: &'m Module,
+    helpers: BTreeSet<Helper>,
+    functions: BTreeSet<Handle<Function>>,
+    kernels: Vec<String>,
+}
+
+impl<'m> Unit<'m> {
+    fn new(module: &'m Module) -> Unit<'m> {
+        Unit { module, helpers: BTreeSet::new(), functions: BTreeSet::new(), kernels: Vec::new() }
+    }
+
+    fn add_kernel(&mut self, kernel: &GridKernel) {
+        let mut w = Writer::new(self.module, &kernel.body, Some(kernel), &mut self.helpers);
+        w.kernel(kernel);
+        let text = w.out;
+        self.kernels.push(text);
+        self.collect_functions(&kernel.body);
+    }
+
+    /// The device functions `body` calls, transitively.
+    fn collect_functions(&mut self, body: &Body) {
+        let mut pending: Vec<Handle<Function>> = calls_in(body);
+        while let Some(f) = pending.pop() {
+            if f.index() >= self.module.functions.len() || !self.functions.insert(f) {
+                continue;
+            }
+            pending.extend(calls_in(&self.module.functions[f].body));
+        }
+    }
+
+    fn finish(mut self) -> String {
+        let mut functions = Vec::new();
+        for &f in &self.functions {
+            let function = &self.module.functions[f];
+            let mut w = Writer::new(self.module, &function.body, None, &mut self.helpers);
+            w.function(f, function);
+            functions.push(w.out);
+        }
+        let mut out = String::from("// Generated by yosegi from the program's OpenACC regions.\n\n");
+        for &h in &self.helpers {
+            out.push_str(&helper_definition(h));
+            out.push('\n');
+        }
+        if !self.functions.is_empty() {
+            // Prototypes first: device functions may call each other in any order.
+            for &f in &self.functions {
+                out.push_str(&function_signature(self.module, f));
+                out.push_str(";\n");
+            }
+            out.push('\n');
+        }
+        for f in functions {
+            out.push_str(&f);
+            out.push('\n');
+        }
+        for (i, k) in self.kernels.iter().enumerate() {
+            if i > 0 {
+                out.push('\n');
+            }
+            out.push_str(k);
+        }
+        out
+    }
+}
+
+fn calls_in(body: &Body) -> Vec<Handle<Function>> {
+    body.exprs
+        .iter()
+        .filter_map(|(_, e)| match &e.kind {
+            ExprKind::Call { func, .. } => Some(*func),
+            _ => None,
+        })
+        .collect()
+}
+
+fn function_signature(module: &Module, f: Handle<Function>) -> String {
+    let function = &module.functions[f];
+    let result = function.result.map(cuda_type).unwrap_or("void");
+    let params: Vec<String> = function
+        .params
+        .iter()
+        .map(|&p| format!("{} {}", cuda_type(function.body.locals[p].ty), local_name(&function.body, p)))
+        .collect();
+    let params = if params.is_empty() { "void".to_string() } else { params.join(", ") };
+    format!("__device__ static {} {}({})", result, function_name(module, f), params)
+}
+
+/// Whether `block` has a `Continue` of the loop it is the body of (not of a nested loop).
+fn has_continue(block: &Block) -> bool {
+    block.iter().any(|s| match s {
+        Stmt::Continue => true,
+        Stmt::If { then, otherwise, .. } => has_continue(then) || has_continue(otherwise),
+        _ => false,
+    })
+}
+
+struct Writer<'a> {
+    module: &'a Module,
+    body: &'a Body,
+    /// The kernel being written (`None` in a device function: it has no params of its own).
+    kernel: Option<&'a GridKernel>,
+    /// The result type of the device function being written.
+    result: Option<ScalarType>,
+    helpers: &'a mut BTreeSet<Helper>,
+    out: String,
+    indent: usize,
+    /// Per enclosing loop: its `continue` label, when it has one.
+    loops: Vec<Option<String>>,
+    next_label: u32,
+}
+
+impl<'a> Writer<'a> {
+    fn new(
+        module: &'a Module,
+        body: &'a Body,
+        kernel: Option<&'a GridKernel>,
+        helpers: &'a mut BTreeSet<Helper>,
+    ) -> Writer<'a> {
+        Writer { module, body, kernel, result: None, helpers, out: String::new(), indent: 1, loops: Vec::new(), next_label: 0 }
+    }
+
+    fn line(&mut self, text: &str) {
+        for _ in 0..self.indent {
+            self.out.push_str("    ");
+        }
+        self.out.push_str(text);
+        self.out.push('\n');
+    }
+
+    fn kernel(&mut self, kernel: &'a GridKernel) {
+        let mut params = Vec::new();
+        for (k, p) in kernel.params.iter().enumerate() {
+            let name = param_name(kernel, k as u32);
+            params.push(match &p.kind {
+                ParamKind::Scalar(ty) => format!("{} {}", cuda_type(*ty), name),
+                ParamKind::Array { elem, restrict, read_only, .. } => {
+                    let constness = if *read_only { "const " } else { "" };
+                    // `__restrict__` only where the program promised it: two params may name
+                    // the same array (`a` and `a + 1`), and restrict would let the compiler
+                    // keep stale values.
+                    let restrict = if *restrict { "__restrict__ " } else { "" };
+                    format!("{constness}{} *{restrict}{name}", cuda_type(*elem))
+                }
+            });
+        }
+        for (n, r) in kernel.reductions.iter().enumerate() {
+            params.push(format!("{} *__partials_{n}", cuda_type(r.ty)));
+        }
+        for (n, (local, _)) in kernel.scalar_outputs.iter().enumerate() {
+            let ty = kernel.body.locals.iter().find(|(h, _)| h == local).map(|(_, l)| l.ty).unwrap_or(ScalarType::I64);
+            params.push(format!("{} *__scalar_out_{n}", cuda_type(ty)));
+        }
+        let _ = writeln!(self.out, "extern \"C\" __global__ void {}({})\n{{", kernel_symbol(kernel), params.join(", "));
+        for (s, shared) in kernel.shared.iter().enumerate() {
+            let dims: String = shared.dims.iter().map(|d| format!("[{d}]")).collect();
+            let text = format!("__shared__ {} {}{};", cuda_type(shared.elem), shared_name(kernel, s as u32), dims);
+            self.line(&text);
+        }
+        self.declare_locals(&[]);
+        // Starting values the IR gives implicitly (the simulator sets them the same way).
+        for (h, local) in self.body.locals.iter() {
+            let init = match local.kind {
+                LocalKind::FirstPrivate(p) => match kernel.params.get(p as usize).map(|p| &p.kind) {
+                    Some(ParamKind::Scalar(pty)) => convert(param_name(kernel, p), *pty, local.ty),
+                    _ => continue,
+                },
+                LocalKind::Reduction(r) => match kernel.reductions.get(r as usize) {
+                    Some(red) => raw_literal(local.ty, value::cast(red.ty, local.ty, value::reduction_identity(red.op, red.ty))),
+                    None => continue,
+                },
+                _ => continue,
+            };
+            if local.array_dims.is_none() {
+                let text = format!("{} = {};", local_name(self.body, h), init);
+                self.line(&text);
+            }
+        }
+        self.block(&kernel.body.block);
+        if !kernel.scalar_outputs.is_empty() {
+            self.line("if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0 && blockIdx.x == 0 && blockIdx.y == 0 && blockIdx.z == 0) {");
+            self.indent += 1;
+            for (n, (local, _)) in kernel.scalar_outputs.iter().enumerate() {
+                let text = format!("__scalar_out_{n}[0] = {};", local_name(self.body, *local));
+                self.line(&text);
+            }
+            self.indent -= 1;
+            self.line("}");
+        }
+        self.out.push_str("}\n");
+    }
+
+    fn function(&mut self, f: Handle<Function>, function: &'a Function) {
+        self.result = function.result;
+        let _ = writeln!(self.out, "{}\n{{", function_signature(self.module, f));
+        self.declare_locals(&function.params);
+        self.block(&function.body.block);
+        self.out.push_str("}\n");
+    }
+
+    fn declare_locals(&mut self, skip: &[Handle<crate::ir::Local>]) {
+        for (h, local) in self.body.locals.iter() {
+            if skip.contains(&h) {
+                continue;
+            }
+            let dims: String = local.array_dims.iter().flatten().map(|d| format!("[{d}]")).collect();
+            let text = format!("{} {}{};", cuda_type(local.ty), local_name(self.body, h), dims);
+            self.line(&text);
+        }
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Statements
+
+    fn block(&mut self, block: &Block) {
+        for stmt in block {
+            self.stmt(stmt);
+        }
+    }
+
+    fn stmt(&mut self, stmt: &Stmt) {
+        match stmt {
+            Stmt::Assign { local, value } => {
+                let lty = self.body.locals[*local].ty;
+                let v = self.expr_as(*value, lty);
+                let text = format!("{} = {};", local_name(self.body, *local), strip_parens(&v));
+                self.line(&text);
+            }
+            Stmt::Store { array, indices, value, .. } => {
+                let elem = self.element_type(*array);
+                let v = self.expr_as(*value, elem);
+                let target = self.element(*array, indices);
+                let text = format!("{target} = {};", strip_parens(&v));
+                self.line(&text);
+            }
+            Stmt::Atomic { op, array, indices, value, capture, .. } => self.atomic(*op, *array, indices, *value, *capture),
+            Stmt::If { cond, then, otherwise } => {
+                let c = self.expr(*cond);
+                let text = format!("if ({}) {{", strip_parens(&c));
+                self.line(&text);
+                self.indent += 1;
+                self.block(then);
+                self.indent -= 1;
+                if otherwise.is_empty() {
+                    self.line("}");
+                } else {
+                    self.line("} else {");
+                    self.indent += 1;
+                    self.block(otherwise);
+                    self.indent -= 1;
+                    self.line("}");
+                }
+            }
+            Stmt::Loop { cond, test_first, body, continuing, .. } => {
+                let label = if has_continue(body) {
+                    self.next_label += 1;
+                    Some(format!("continue_{}", self.next_label))
+                } else {
+                    None
+                };
+                let test = cond.map(|c| {
+                    let c = self.expr(c);
+                    format!("if (!{}) break;", parens(&c))
+                });
+                self.line("for (;;) {");
+                self.indent += 1;
+                if *test_first && let Some(t) = &test {
+                    self.line(t);
+                }
+                self.loops.push(label.clone());
+                self.block(body);
+                self.loops.pop();
+                if let Some(label) = &label {
+                    self.indent -= 1;
+                    let text = format!("{label}:;");
+                    self.line(&text);
+                    self.indent += 1;
+                }
+                self.block(continuing);
+                if !*test_first && let Some(t) = &test {
+                    self.line(t);
+                }
+                self.indent -= 1;
+                self.line("}");
+            }
+            Stmt::Break => {
+                if !self.loops.is_empty() {
+                    self.line("break;");
+                }
+            }
+            Stmt::Continue => {
+                // A `continue` has a label unless it is outside any loop (the verifier refuses
+                // that; the simulator ignores it, and so does this).
+                if let Some(Some(label)) = self.loops.last() {
+                    let text = format!("goto {label};");
+                    self.line(&text);
+                }
+            }
+            Stmt::Return(value) => match (value, self.result) {
+                (Some(v), Some(rty)) => {
+                    let v = self.expr_as(*v, rty);
+                    let text = format!("return {};", strip_parens(&v));
+                    self.line(&text);
+                }
+                _ => self.line("return;"),
+            },
+            Stmt::Eval(e) => {
+                let v = self.expr(*e);
+                let text = format!("(void){};", parens(&v));
+                self.line(&text);
+            }
+            Stmt::Barrier => self.line("__syncthreads();"),
+        }
+    }
+
+    fn atomic(
+        &mut self,
+        op: AtomicOp,
+        array: ArrayRef,
+        indices: &[Handle<Expr>],
+        value: Handle<Expr>,
+        capture: Option<Handle<crate::ir::Local>>,
+    ) {
+        let elem = self.element_type(array);
+        let operand = self.expr_as(value, elem);
+        let target = self.element(array, indices);
+        let capture = capture.map(|c| (local_name(self.body, c), self.body.locals[c].ty));
+        if let ArrayRef::Local(_) = array {
+            // A thread's own array: no other thread can see it, and CUDA has no atomics on
+            // local memory.
+            if let Some((name, cty)) = &capture {
+                let text = format!("{name} = {};", strip_parens(&convert(target.clone(), elem, *cty)));
+                self.line(&text);
+            }
+            let next = match op {
+                AtomicOp::Max | AtomicOp::Min if !elem.is_float() => {
+                    let h = if op == AtomicOp::Max { Helper::IntMax(TypeKey::of(elem)) } else { Helper::IntMin(TypeKey::of(elem)) };
+                    self.helpers.insert(h);
+                    format!("{}({target}, {operand})", helper_name(h))
+                }
+                _ => combine(op, elem, &target, &operand),
+            };
+            let text = format!("{target} = {next};");
+            self.line(&text);
+            return;
+        }
+        let (call, old) = self.atomic_call(op, elem, &format!("&{target}"), &operand);
+        let text = match &capture {
+            Some((name, cty)) => format!("{name} = {};", strip_parens(&convert(old, elem, *cty))),
+            None => format!("{call};"),
+        };
+        self.line(&text);
+    }
+
+    /// `op` applied atomically at `address`: the call, and the old value as an expression of
+    /// the element type (the call converted back where it goes through another type).
+    fn atomic_call(&mut self, op: AtomicOp, elem: ScalarType, address: &str, operand: &str) -> (String, String) {
+        use ScalarType::*;
+        let ull = format!("(unsigned long long *){address}");
+        let as_ull = format!("(unsigned long long){}", parens(operand));
+        let plain = |call: String| (call.clone(), call);
+        let via_ull = |call: String| (call.clone(), format!("({}){call}", cuda_type(elem)));
+        match (op, elem) {
+            (AtomicOp::Add, I32 | U32 | U64 | F32 | F64) => plain(format!("atomicAdd({address}, {operand})")),
+            (AtomicOp::Add, I64) => via_ull(format!("atomicAdd({ull}, {as_ull})")),
+            (AtomicOp::Sub, I32 | U32) => plain(format!("atomicSub({address}, {operand})")),
+            (AtomicOp::Sub, F32 | F64) => plain(format!("atomicAdd({address}, -{})", parens(operand))),
+            (AtomicOp::Sub, I64 | U64) => via_ull(format!("atomicAdd({ull}, 0ull - {as_ull})")),
+            (AtomicOp::Max, I32 | U32 | I64 | U64) => plain(format!("atomicMax({address}, {operand})")),
+            (AtomicOp::Min, I32 | U32 | I64 | U64) => plain(format!("atomicMin({address}, {operand})")),
+            (AtomicOp::BitAnd | AtomicOp::BitOr | AtomicOp::BitXor, I32 | U32 | U64) => {
+                plain(format!("{}({address}, {operand})", bit_atomic(op)))
+            }
+            (AtomicOp::BitAnd | AtomicOp::BitOr | AtomicOp::BitXor, I64) => {
+                via_ull(format!("{}({ull}, {as_ull})", bit_atomic(op)))
+            }
+            (AtomicOp::Write, I32 | U32 | U64 | F32) => plain(format!("atomicExch({address}, {operand})")),
+            (AtomicOp::Write, I64) => via_ull(format!("atomicExch({ull}, {as_ull})")),
+            (AtomicOp::Write, F64) => {
+                let call = format!("atomicExch({ull}, (unsigned long long)__double_as_longlong({operand}))");
+                (call.clone(), format!("__longlong_as_double((long long){call})"))
+            }
+            _ => {
+                let h = Helper::Atomic(AtomicKey::of(op), TypeKey::of(elem));
+                self.helpers.insert(h);
+                plain(format!("{}({address}, {operand})", helper_name(h)))
+            }
+        }
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Memory
+
+    fn element_type(&self, array: ArrayRef) -> ScalarType {
+        match array {
+            ArrayRef::Param(p) => match self.kernel.and_then(|k| k.params.get(p as usize)).map(|p| &p.kind) {
+                Some(ParamKind::Array { elem, .. }) => *elem,
+                _ => ScalarType::I32,
+            },
+            ArrayRef::Local(l) => self.body.locals[l].ty,
+            ArrayRef::Shared(s) => self.kernel.and_then(|k| k.shared.get(s as usize)).map(|s| s.elem).unwrap_or(ScalarType::I32),
+            ArrayRef::Partials(r) => self.kernel.and_then(|k| k.reductions.get(r as usize)).map(|r| r.ty).unwrap_or(ScalarType::I32),
+        }
+    }
+
+    /// The lvalue `array[indices]`.
+    fn element(&mut self, array: ArrayRef, indices: &[Handle<Expr>]) -> String {
+        match array {
+            ArrayRef::Param(p) => {
+                let kernel = self.kernel;
+                let name = kernel.map(|k| param_name(k, p)).unwrap_or_else(|| format!("missing_param_p{p}"));
+                let dims: Vec<Option<Handle<Expr>>> = match kernel.and_then(|k| k.params.get(p as usize)).map(|p| &p.kind) {
+                    Some(ParamKind::Array { dims, .. }) => dims.clone(),
+                    _ => Vec::new(),
+                };
+                let index = self.linear_index(indices, |w, k| match dims.get(k).copied().flatten() {
+                    Some(d) => w.index_expr(d),
+                    None => "0ll".to_string(),
+                });
+                format!("{name}[{index}]")
+            }
+            ArrayRef::Partials(r) => {
+                let index = indices.first().map(|&i| self.expr(i)).unwrap_or_else(|| "0".to_string());
+                format!("__partials_{r}[{}]", strip_parens(&index))
+            }
+            ArrayRef::Shared(s) => {
+                let kernel = self.kernel;
+                let name = kernel.map(|k| shared_name(k, s)).unwrap_or_else(|| format!("missing_shared_s{s}"));
+                let dims = kernel.and_then(|k| k.shared.get(s as usize)).map(|s| s.dims.clone()).unwrap_or_default();
+                let elem = self.element_type(array);
+                self.fixed_element(&name, elem, &dims, indices)
+            }
+            ArrayRef::Local(l) => {
+                let name = local_name(self.body, l);
+                let Some(dims) = self.body.locals[l].array_dims.clone() else { return name };
+                let elem = self.body.locals[l].ty;
+                self.fixed_element(&name, elem, &dims, indices)
+            }
+        }
+    }
+
+    /// An element of an array with constant dimensions: C's own indexing when every dimension
+    /// is indexed, the row-major linear index otherwise.
+    fn fixed_element(&mut self, name: &str, elem: ScalarType, dims: &[u32], indices: &[Handle<Expr>]) -> String {
+        if indices.len() == dims.len() {
+            let mut s = name.to_string();
+            for &i in indices {
+                let text = self.expr(i);
+                let _ = write!(s, "[{}]", strip_parens(&text));
+            }
+            s
+        } else {
+            let index = self.linear_index(indices, |_, k| format!("{}ll", dims.get(k).copied().unwrap_or(1)));
+            format!("(({} *){name})[{index}]", cuda_type(elem))
+        }
+    }
+
+    /// `((i0 * d1 + i1) * d2 + i2)`, in `long long` (as the simulator computes it), or the
+    /// index itself for one dimension.
+    fn linear_index(&mut self, indices: &[Handle<Expr>], mut dim: impl FnMut(&mut Self, usize) -> String) -> String {
+        if indices.len() == 1 {
+            let text = self.expr(indices[0]);
+            return strip_parens(&text).to_string();
+        }
+        let mut acc = String::new();
+        for (k, &i) in indices.iter().enumerate() {
+            let index = self.index_expr(i);
+            if k == 0 {
+                acc = index;
+            } else {
+                let d = dim(self, k);
+                acc = format!("({acc} * {d} + {index})");
+            }
+        }
+        if acc.is_empty() { "0".to_string() } else { strip_parens(&acc).to_string() }
+    }
+
+    /// An index or dimension in `long long`.
+    fn index_expr(&mut self, e: Handle<Expr>) -> String {
+        let ty = self.body.exprs[e].ty;
+        let text = self.expr(e);
+        if ty == ScalarType::I64 { text } else { format!("(long long){}", parens(&text)) }
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Expressions
+
+    /// `e` converted to `ty`.
+    fn expr_as(&mut self, e: Handle<Expr>, ty: ScalarType) -> String {
+        let from = self.body.exprs[e].ty;
+        let text = self.expr(e);
+        convert(text, from, ty)
+    }
+
+    /// The C text of `e`: an identifier, a literal, a call or an element, or a parenthesised
+    /// expression (so that callers never need to think about precedence).
+    fn expr(&mut self, e: Handle<Expr>) -> String {
+        let expr = &self.body.exprs[e];
+        let ty = expr.ty;
+        match &expr.kind {
+            ExprKind::ConstInt(v) => int_literal(ty, *v),
+            ExprKind::ConstFloat(f) => float_literal(ty, *f),
+            ExprKind::Param(p) => match self.kernel {
+                Some(k) => {
+                    let pty = match k.params.get(*p as usize).map(|p| &p.kind) {
+                        Some(ParamKind::Scalar(t)) => *t,
+                        _ => ty,
+                    };
+                    convert(param_name(k, *p), pty, ty)
+                }
+                None => format!("missing_param_p{p}"),
+            },
+            ExprKind::Local(l) => local_name(self.body, *l),
+            ExprKind::Load { array, indices } => {
+                let elem = self.element_type(*array);
+                let text = self.element(*array, indices);
+                convert(text, elem, ty)
+            }
+            ExprKind::Unary { op, arg } => {
+                let a = self.expr(*arg);
+                match op {
+                    UnaryOp::Neg => narrow(ty, format!("(-{a})")),
+                    UnaryOp::Not => format!("(!{a})"),
+                    UnaryOp::BitNot => narrow(ty, format!("(~{a})")),
+                }
+            }
+            ExprKind::Binary { op, lhs, rhs } => self.binary(*op, *lhs, *rhs, ty),
+            ExprKind::Select { cond, then, otherwise } => {
+                let c = self.expr(*cond);
+                let t = self.expr_as(*then, ty);
+                let o = self.expr_as(*otherwise, ty);
+                format!("({c} ? {t} : {o})")
+            }
+            ExprKind::Cast { arg } => {
+                let a = self.expr(*arg);
+                format!("(({}){a})", cuda_type(ty))
+            }
+            ExprKind::Math { func, args } => self.math(*func, args, ty),
+            ExprKind::Call { func, args } => {
+                let module = self.module;
+                let Some(function) = (func.index() < module.functions.len()).then(|| &module.functions[*func]) else {
+                    return format!("missing_function_f{}()", func.index());
+                };
+                let mut texts = Vec::new();
+                for (k, &a) in args.iter().enumerate() {
+                    let pty = function.params.get(k).map(|&p| function.body.locals[p].ty).unwrap_or(self.body.exprs[a].ty);
+                    let text = self.expr_as(a, pty);
+                    texts.push(strip_parens(&text).to_string());
+                }
+                let call = format!("{}({})", function_name(module, *func), texts.join(", "));
+                match function.result {
+                    Some(rty) => convert(call, rty, ty),
+                    None => call,
+                }
+            }
+            ExprKind::ThreadIdx(a) => format!("(({})threadIdx.{})", cuda_type(ty), axis_field(*a)),
+            ExprKind::BlockIdx(a) => format!("(({})blockIdx.{})", cuda_type(ty), axis_field(*a)),
+            ExprKind::BlockDim(a) => format!("(({})blockDim.{})", cuda_type(ty), axis_field(*a)),
+            ExprKind::GridDim(a) => format!("(({})gridDim.{})", cuda_type(ty), axis_field(*a)),
+        }
+    }
+
+    fn binary(&mut self, op: BinaryOp, lhs: Handle<Expr>, rhs: Handle<Expr>, ty: ScalarType) -> String {
+        let operand = self.body.exprs[lhs].ty;
+        let a = self.expr(lhs);
+        // Both operands have the operand type (lowering casts); convert if a builder did not.
+        let rhs_ty = self.body.exprs[rhs].ty;
+        let b_raw = self.expr(rhs);
+        let b = if matches!(op, BinaryOp::LogAnd | BinaryOp::LogOr) { b_raw } else { convert(b_raw, rhs_ty, operand) };
+        let sym = match op {
+            BinaryOp::Add => "+",
+            BinaryOp::Sub => "-",
+            BinaryOp::Mul => "*",
+            BinaryOp::Div => "/",
+            BinaryOp::Rem => "%",
+            BinaryOp::Shl => "<<",
+            BinaryOp::Shr => ">>",
+            BinaryOp::BitAnd => "&",
+            BinaryOp::BitOr => "|",
+            BinaryOp::BitXor => "^",
+            BinaryOp::Lt => "<",
+            BinaryOp::Le => "<=",
+            BinaryOp::Gt => ">",
+            BinaryOp::Ge => ">=",
+            BinaryOp::Eq => "==",
+            BinaryOp::Ne => "!=",
+            BinaryOp::LogAnd => "&&",
+            BinaryOp::LogOr => "||",
+            BinaryOp::Max | BinaryOp::Min => {
+                let is_max = op == BinaryOp::Max;
+                let call = if operand.is_float() {
+                    let f = if operand == ScalarType::F32 { "f" } else { "" };
+                    format!("{}{f}({}, {})", if is_max { "fmax" } else { "fmin" }, strip_parens(&a), strip_parens(&b))
+                } else {
+                    let key = TypeKey::of(operand);
+                    let h = if is_max { Helper::IntMax(key) } else { Helper::IntMin(key) };
+                    self.helpers.insert(h);
+                    format!("{}({}, {})", helper_name(h), strip_parens(&a), strip_parens(&b))
+                };
+                return convert(call, operand, ty);
+            }
+        };
+        if operand.is_float() {
+            match op {
+                BinaryOp::Rem => {
+                    let f = if operand == ScalarType::F32 { "fmodf" } else { "fmod" };
+                    return convert(format!("{f}({}, {})", strip_parens(&a), strip_parens(&b)), operand, ty);
+                }
+                // Refused by lowering; the simulator yields the left operand.
+                BinaryOp::Shl | BinaryOp::Shr | BinaryOp::BitAnd | BinaryOp::BitOr | BinaryOp::BitXor => {
+                    return convert(a, operand, ty);
+                }
+                _ => {}
+            }
+        }
+        if matches!(op, BinaryOp::Shl | BinaryOp::Shr) {
+            // C leaves shifts by the width or more undefined; the simulator (like x86) masks.
+            let bits = operand.size_bytes() * 8;
+            let in_range = matches!(self.body.exprs[rhs].kind, ExprKind::ConstInt(c) if (0..bits as i64).contains(&c));
+            let count = if in_range { b } else { format!("({b} & {})", int_literal(operand, bits as i64 - 1)) };
+            return narrow(ty, format!("({a} {sym} {count})"));
+        }
+        let text = format!("({a} {sym} {b})");
+        if matches!(op, BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge | BinaryOp::Eq | BinaryOp::Ne | BinaryOp::LogAnd | BinaryOp::LogOr) {
+            return text;
+        }
+        if ty != operand { convert(text, operand, ty) } else { narrow(ty, text) }
+    }
+
+    fn math(&mut self, func: MathFn, args: &[Handle<Expr>], ty: ScalarType) -> String {
+        if func == MathFn::Abs && !ty.is_float() {
+            let arg = args.first().map(|&a| self.expr_as(a, ty)).unwrap_or_else(|| "0".to_string());
+            let arg = strip_parens(&arg).to_string();
+            return match ty {
+                ScalarType::I64 => format!("llabs({arg})"),
+                t if t.is_signed() => convert(format!("abs((int){})", parens(&arg)), ScalarType::I32, t),
+                // |x| of an unsigned value is the value.
+                _ => parens(&arg).to_string(),
+            };
+        }
+        // Integer-typed math calls compute in double, as C's would after conversion.
+        let at = if ty.is_float() { ty } else { ScalarType::F64 };
+        let base = match func {
+            MathFn::Sqrt => "sqrt",
+            MathFn::Cbrt => "cbrt",
+            MathFn::Exp => "exp",
+            MathFn::Exp2 => "exp2",
+            MathFn::Expm1 => "expm1",
+            MathFn::Log => "log",
+            MathFn::Log2 => "log2",
+            MathFn::Log10 => "log10",
+            MathFn::Log1p => "log1p",
+            MathFn::Pow => "pow",
+            MathFn::Sin => "sin",
+            MathFn::Cos => "cos",
+            MathFn::Tan => "tan",
+            MathFn::Asin => "asin",
+            MathFn::Acos => "acos",
+            MathFn::Atan => "atan",
+            MathFn::Atan2 => "atan2",
+            MathFn::Sinh => "sinh",
+            MathFn::Cosh => "cosh",
+            MathFn::Tanh => "tanh",
+            MathFn::Fabs | MathFn::Abs => "fabs",
+            MathFn::Floor => "floor",
+            MathFn::Ceil => "ceil",
+            MathFn::Round => "round",
+            MathFn::Trunc => "trunc",
+            MathFn::Fmod => "fmod",
+            MathFn::Fmin => "fmin",
+            MathFn::Fmax => "fmax",
+            MathFn::Hypot => "hypot",
+            MathFn::Copysign => "copysign",
+            MathFn::Erf => "erf",
+        };
+        let suffix = if at == ScalarType::F32 { "f" } else { "" };
+        let texts: Vec<String> = args
+            .iter()
+            .map(|&a| {
+                let t = self.expr_as(a, at);
+                strip_parens(&t).to_string()
+            })
+            .collect();
+        convert(format!("{base}{suffix}({})", texts.join(", ")), at, ty)
+    }
+}
+
+fn bit_atomic(op: AtomicOp) -> &'static str {
+    match op {
+        AtomicOp::BitAnd => "atomicAnd",
+        AtomicOp::BitOr => "atomicOr",
+        _ => "atomicXor",
+    }
+}
+
+/// C computes arithmetic on types narrower than `int` in `int`: cast the result back.
+fn narrow(ty: ScalarType, text: String) -> String {
+    if ty.size_bytes() < 4 && !ty.is_float() { format!("(({}){text})", cuda_type(ty)) } else { text }
+}
+
+/// `text` in parentheses unless it already is one parenthesised group or a plain name,
+/// literal, element or call.
+fn parens(text: &str) -> String {
+    if is_atom(text) || is_grouped(text) { text.to_string() } else { format!("({text})") }
+}
+
+fn is_atom(text: &str) -> bool {
+    !text.is_empty() && text.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+}
+
+/// Whether `text` is `( ... )` with the outer parentheses matching each other.
+fn is_grouped(text: &str) -> bool {
+    if !text.starts_with('(') || !text.ends_with(')') {
+        return false;
+    }
+    let mut depth = 0i32;
+    for (i, c) in text.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 && i + 1 != text.len() {
+                    return false;
+                }
+            }
+            _ => {}
+        }
+    }
+    depth == 0
+}
+
+/// `text` without one outer pair of parentheses (for statement-level expressions), unless
+/// they belong to a cast (`(int)x` must keep its shape: `((int)x)` is returned as `(int)x`).
+fn strip_parens(text: &str) -> &str {
+    if is_grouped(text) { &text[1..text.len() - 1] } else { text }
+}
+
+#[cfg(test)]
+pub(crate) mod tests;

@@ -1,0 +1,640 @@
+use super::*;
+use crate::diag::Span;
+use crate::ir::{ArrayRef, AtomicOp, Axis, BinaryOp, ExprKind, Local, LocalKind, ReductionOp, ScalarType, Stmt};
+use crate::runtime::testing::GridBuilder;
+
+/// Plain C stand-ins for what CUDA provides, so that gcc can check that the emitted text is
+/// syntactically valid and type-correct C (the atomics become expressions of the same shape).
+const C_PRELUDE: &str = r#"
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#define __global__
+#define __device__
+#define __shared__ static
+#define __restrict__ restrict
+struct yosegi_dim3 { unsigned int x, y, z; };
+static const struct yosegi_dim3 threadIdx, blockIdx, blockDim, gridDim;
+static void __syncthreads(void) {}
+#define atomicAdd(p, v) (*(p) += (v))
+#define atomicSub(p, v) (*(p) -= (v))
+#define atomicMax(p, v) (*(p) < (v) ? (*(p) = (v)) : *(p))
+#define atomicMin(p, v) (*(p) > (v) ? (*(p) = (v)) : *(p))
+#define atomicAnd(p, v) (*(p) &= (v))
+#define atomicOr(p, v) (*(p) |= (v))
+#define atomicXor(p, v) (*(p) ^= (v))
+#define atomicExch(p, v) (*(p) = (v))
+#define atomicCAS(p, c, v) (*(p) == (c) ? (*(p) = (v), (c)) : *(p))
+static float __uint_as_float(unsigned int x) { float f; memcpy(&f, &x, 4); return f; }
+static unsigned int __float_as_uint(float f) { unsigned int x; memcpy(&x, &f, 4); return x; }
+static double __longlong_as_double(long long x) { double f; memcpy(&f, &x, 8); return f; }
+static long long __double_as_longlong(double f) { long long x; memcpy(&x, &f, 8); return x; }
+"#;
+
+/// C++ stand-ins with CUDA's own signatures: overload resolution then checks that every
+/// atomic is called with pointer and operand types CUDA has (no `long long *` to
+/// `atomicAdd`, which CUDA lacks).
+const CXX_PRELUDE: &str = r#"
+#include <cmath>
+#include <cstdlib>
+#define __global__
+#define __device__
+#define __shared__ static
+struct yosegi_dim3 { unsigned int x, y, z; };
+static const yosegi_dim3 threadIdx = {0, 0, 0}, blockIdx = {0, 0, 0}, blockDim = {1, 1, 1}, gridDim = {1, 1, 1};
+void __syncthreads();
+int atomicAdd(int *, int); unsigned int atomicAdd(unsigned int *, unsigned int);
+unsigned long long atomicAdd(unsigned long long *, unsigned long long);
+float atomicAdd(float *, float); double atomicAdd(double *, double);
+int atomicSub(int *, int); unsigned int atomicSub(unsigned int *, unsigned int);
+int atomicMax(int *, int); unsigned int atomicMax(unsigned int *, unsigned int);
+long long atomicMax(long long *, long long); unsigned long long atomicMax(unsigned long long *, unsigned long long);
+int atomicMin(int *, int); unsigned int atomicMin(unsigned int *, unsigned int);
+long long atomicMin(long long *, long long); unsigned long long atomicMin(unsigned long long *, unsigned long long);
+int atomicAnd(int *, int); unsigned int atomicAnd(unsigned int *, unsigned int); unsigned long long atomicAnd(unsigned long long *, unsigned long long);
+int atomicOr(int *, int); unsigned int atomicOr(unsigned int *, unsigned int); unsigned long long atomicOr(unsigned long long *, unsigned long long);
+int atomicXor(int *, int); unsigned int atomicXor(unsigned int *, unsigned int); unsigned long long atomicXor(unsigned long long *, unsigned long long);
+int atomicExch(int *, int); unsigned int atomicExch(unsigned int *, unsigned int);
+unsigned long long atomicExch(unsigned long long *, unsigned long long); float atomicExch(float *, float);
+int atomicCAS(int *, int, int); unsigned int atomicCAS(unsigned int *, unsigned int, unsigned int);
+unsigned long long atomicCAS(unsigned long long *, unsigned long long, unsigned long long);
+float __uint_as_float(unsigned int); unsigned int __float_as_uint(float);
+double __longlong_as_double(long long); long long __double_as_longlong(double);
+"#;
+
+fn tool_on_path(tool: &str) -> bool {
+    std::process::Command::new(tool).arg("--version").output().map(|o| o.status.success()).unwrap_or(false)
+}
+
+/// Compiles `cuda` with nvcc when it is on PATH; otherwise with gcc as C (after the prelude
+/// and without `extern "C"`, which is C++) and, when g++ is there, as C++ against CUDA's
+/// signatures. Panics with the compiler's messages and the numbered source on failure.
+fn assert_compiles(cuda: &str) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut checks: Vec<(String, Vec<String>, String)> = Vec::new();
+    if tool_on_path("nvcc") {
+        let path = dir.path().join("k.cu");
+        std::fs::write(&path, cuda).expect("write");
+        let args = vec!["-c", "-arch=sm_80", "-o", "/dev/null"].into_iter().map(String::from).collect::<Vec<_>>();
+        let mut a = args;
+        a.push(path.display().to_string());
+        checks.push(("nvcc".into(), a, cuda.to_string()));
+    } else {
+        let c_text = format!("{C_PRELUDE}\n{}", cuda.replace("extern \"C\" ", ""));
+        let path = dir.path().join("k.c");
+        std::fs::write(&path, &c_text).expect("write");
+        checks.push((
+            "gcc".into(),
+            vec!["-fsyntax-only".into(), "-std=c11".into(), "-Wall".into(), "-Werror=implicit-function-declaration".into(), "-Werror=int-conversion".into(), "-Werror=incompatible-pointer-types".into(), "-x".into(), "c".into(), path.display().to_string()],
+            c_text,
+        ));
+        if tool_on_path("g++") {
+            let cxx_text = format!("{CXX_PRELUDE}\n{cuda}");
+            let path = dir.path().join("k.cpp");
+            std::fs::write(&path, &cxx_text).expect("write");
+            checks.push((
+                "g++".into(),
+                vec!["-fsyntax-only".into(), "-std=c++17".into(), "-x".into(), "c++".into(), path.display().to_string()],
+                cxx_text,
+            ));
+        }
+    }
+    for (tool, args, text) in checks {
+        let out = std::process::Command::new(&tool).args(&args).output().expect("run the compiler");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let numbered: String = text.lines().enumerate().map(|(i, l)| format!("{:4} {l}\n", i + 1)).collect();
+        assert!(out.status.success(), "{tool} rejected the CUDA text:\n{stderr}\n{numbered}");
+        // Warnings about unused variables are fine; anything else would hide a real mistake.
+        for line in stderr.lines().filter(|l| l.contains("warning:")) {
+            assert!(line.contains("unused") || line.contains("set but not used"), "{tool} warned: {line}\n{numbered}");
+        }
+    }
+}
+
+fn module_with(kernel: crate::ir::GridKernel) -> Module {
+    let mut module = Module::default();
+    module.grid_kernels.append(kernel);
+    module
+}
+
+fn emit(module: &Module) -> String {
+    let kernel = &module.grid_kernels[Handle::new(0)];
+    grid_kernel_cuda(module, kernel)
+}
+
+pub(crate) fn vector_add() -> Module {
+    let mut g = GridBuilder::new("vadd_l12", [128, 1, 1]);
+    let np = g.scalar_param("n", ScalarType::I32);
+    let a = g.array_param("a", ScalarType::F32, &[]);
+    let b = g.array_param("b", ScalarType::F32, &[]);
+    let c = g.array_param("c", ScalarType::F32, &[]);
+    let nv = g.param(np);
+    let k127 = g.int(127);
+    let k128 = g.int(128);
+    let sum = g.bin(BinaryOp::Add, nv, k127);
+    let blocks = g.bin(BinaryOp::Div, sum, k128);
+    g.grid_x(blocks);
+    let i = g.global_id();
+    let guard = g.bin(BinaryOp::Lt, i, nv);
+    let la = g.load(ArrayRef::Param(a), &[i], ScalarType::F32, Span::default());
+    let lb = g.load(ArrayRef::Param(b), &[i], ScalarType::F32, Span::default());
+    let s = g.bin(BinaryOp::Add, la, lb);
+    let half = g.float(0.5, ScalarType::F32);
+    let scaled = g.bin(BinaryOp::Mul, s, half);
+    let store = g.store(ArrayRef::Param(c), &[i], scaled);
+    let mut kernel = g.finish(vec![Stmt::If { cond: guard, then: vec![store], otherwise: vec![] }]);
+    for p in [1, 2] {
+        if let ParamKind::Array { read_only, restrict, .. } = &mut kernel.params[p].kind {
+            *read_only = true;
+            *restrict = true;
+        }
+    }
+    module_with(kernel)
+}
+
+#[test]
+fn vector_add_with_guard() {
+    let module = vector_add();
+    let text = emit(&module);
+    insta::assert_snapshot!(text);
+    assert!(text.contains("extern \"C\" __global__ void vadd_l12(int n_p0, const float *__restrict__ a_p1"));
+    assert!(text.contains("c_p3[") && text.contains("0.5f"));
+    assert_compiles(&text);
+}
+
+/// The tree reduction the mapping pass writes: shared array, barriers, a halving loop whose
+/// step runs in `continuing`, and thread 0 storing the block's partial.
+pub(crate) fn block_reduction() -> Module {
+    let mut g = GridBuilder::new("sum_l30", [64, 1, 1]);
+    let np = g.scalar_param("n", ScalarType::I64);
+    let a = g.array_param("a", ScalarType::F64, &[]);
+    let s = g.shared("red", ScalarType::F64, &[64]);
+    let red = g.reduction(ReductionOp::Add, ScalarType::F64, 1);
+    let acc = g.body.locals.append(Local {
+        name: "sum".into(),
+        ty: ScalarType::F64,
+        array_dims: None,
+        kind: LocalKind::Reduction(red),
+        span: Span::default(),
+    });
+    let nv = g.param(np);
+    let k64 = g.i64c(64);
+    let k63 = g.i64c(63);
+    let padded = g.bin(BinaryOp::Add, nv, k63);
+    let blocks = g.bin(BinaryOp::Div, padded, k64);
+    g.grid_x(blocks);
+    let gid = g.global_id();
+    let i = g.cast(gid, ScalarType::I64);
+    let t = g.tid();
+    let zero = g.int(0);
+    let one = g.int(1);
+    let guard = g.bin(BinaryOp::Lt, i, nv);
+    let la = g.load(ArrayRef::Param(a), &[i], ScalarType::F64, Span::default());
+    let accv = g.get(acc);
+    let added = g.bin(BinaryOp::Add, accv, la);
+    let init = g.store(ArrayRef::Shared(s), &[t], accv);
+    let stride = g.local("stride", ScalarType::I32);
+    let k32 = g.int(32);
+    let sv = g.get(stride);
+    let cond = g.bin(BinaryOp::Gt, sv, zero);
+    let step = g.bin(BinaryOp::Shr, sv, one);
+    let active = g.bin(BinaryOp::Lt, t, sv);
+    let t_plus = g.bin(BinaryOp::Add, t, sv);
+    let mine = g.load(ArrayRef::Shared(s), &[t], ScalarType::F64, Span::default());
+    let other = g.load(ArrayRef::Shared(s), &[t_plus], ScalarType::F64, Span::default());
+    let both = g.bin(BinaryOp::Add, mine, other);
+    let fold = g.store(ArrayRef::Shared(s), &[t], both);
+    let is_first = g.bin(BinaryOp::Eq, t, zero);
+    let s0 = g.load(ArrayRef::Shared(s), &[zero], ScalarType::F64, Span::default());
+    let bid = g.body.add_expr(ExprKind::BlockIdx(Axis::X), ScalarType::I32, Span::default());
+    let write_partial = g.store(ArrayRef::Partials(red), &[bid], s0);
+    let kernel = g.finish(vec![
+        Stmt::If { cond: guard, then: vec![Stmt::Assign { local: acc, value: added }], otherwise: vec![] },
+        init,
+        Stmt::Barrier,
+        Stmt::Assign { local: stride, value: k32 },
+        Stmt::Loop {
+            cond: Some(cond),
+            test_first: true,
+            body: vec![Stmt::If { cond: active, then: vec![fold], otherwise: vec![] }, Stmt::Barrier],
+            continuing: vec![Stmt::Assign { local: stride, value: step }],
+            range: None,
+        },
+        Stmt::If { cond: is_first, then: vec![write_partial], otherwise: vec![] },
+    ]);
+    module_with(kernel)
+}
+
+#[test]
+fn block_reduction_with_shared_memory_and_barriers() {
+    let module = block_reduction();
+    let text = emit(&module);
+    insta::assert_snapshot!(text);
+    assert!(text.contains("__shared__ double red_s0[64];"));
+    assert!(text.contains("double *__partials_0)"));
+    // The accumulator starts at the identity of `+`.
+    assert!(text.contains("sum_0 = 0.0;"));
+    assert_eq!(text.matches("__syncthreads();").count(), 2);
+    assert_compiles(&text);
+}
+
+/// `out[i][j] = 0.25 * (u[i-1][j] + u[i+1][j] + u[i][j-1] + u[i][j+1])` on an `n x m` mesh,
+/// with `m` a param (the arrays' inner dimension) and a 2-D grid.
+pub(crate) fn stencil() -> Module {
+    let mut g = GridBuilder::new("jacobi_l40", [32, 8, 1]);
+    let np = g.scalar_param("n", ScalarType::I32);
+    let mp = g.scalar_param("m", ScalarType::I32);
+    let u = g.array_param("u", ScalarType::F64, &[]);
+    let out = g.array_param("mesh->out", ScalarType::F64, &[]);
+    let mdim = g.param(mp);
+    let mdim64 = g.cast(mdim, ScalarType::I64);
+    let nv = g.param(np);
+    let mv = g.param(mp);
+    let i = g.local("i", ScalarType::I32);
+    let j = g.local("j", ScalarType::I32);
+    let by = g.body.add_expr(ExprKind::BlockIdx(Axis::Y), ScalarType::I32, Span::default());
+    let dy = g.body.add_expr(ExprKind::BlockDim(Axis::Y), ScalarType::I32, Span::default());
+    let ty_ = g.body.add_expr(ExprKind::ThreadIdx(Axis::Y), ScalarType::I32, Span::default());
+    let byd = g.bin(BinaryOp::Mul, by, dy);
+    let row = g.bin(BinaryOp::Add, byd, ty_);
+    let one = g.int(1);
+    let row1 = g.bin(BinaryOp::Add, row, one);
+    let col = g.global_id();
+    let col1 = g.bin(BinaryOp::Add, col, one);
+    let iv = g.get(i);
+    let jv = g.get(j);
+    let n1 = g.bin(BinaryOp::Sub, nv, one);
+    let m1 = g.bin(BinaryOp::Sub, mv, one);
+    let gi = g.bin(BinaryOp::Lt, iv, n1);
+    let gj = g.bin(BinaryOp::Lt, jv, m1);
+    let guard = g.bin(BinaryOp::LogAnd, gi, gj);
+    let im = g.bin(BinaryOp::Sub, iv, one);
+    let ip = g.bin(BinaryOp::Add, iv, one);
+    let jm = g.bin(BinaryOp::Sub, jv, one);
+    let jp = g.bin(BinaryOp::Add, jv, one);
+    let n_ = g.load(ArrayRef::Param(u), &[im, jv], ScalarType::F64, Span::default());
+    let s_ = g.load(ArrayRef::Param(u), &[ip, jv], ScalarType::F64, Span::default());
+    let w_ = g.load(ArrayRef::Param(u), &[iv, jm], ScalarType::F64, Span::default());
+    let e_ = g.load(ArrayRef::Param(u), &[iv, jp], ScalarType::F64, Span::default());
+    let s1 = g.bin(BinaryOp::Add, n_, s_);
+    let s2 = g.bin(BinaryOp::Add, s1, w_);
+    let s3 = g.bin(BinaryOp::Add, s2, e_);
+    let quarter = g.float(0.25, ScalarType::F64);
+    let v = g.bin(BinaryOp::Mul, quarter, s3);
+    let store = g.store(ArrayRef::Param(out), &[iv, jv], v);
+    let mut kernel = g.finish(vec![
+        Stmt::Assign { local: i, value: row1 },
+        Stmt::Assign { local: j, value: col1 },
+        Stmt::If { cond: guard, then: vec![store], otherwise: vec![] },
+    ]);
+    for p in [2, 3] {
+        if let ParamKind::Array { dims, .. } = &mut kernel.params[p].kind {
+            *dims = vec![None, Some(mdim64)];
+        }
+    }
+    module_with(kernel)
+}
+
+#[test]
+fn stencil_2d_linearises_with_the_param_dimension() {
+    let module = stencil();
+    let text = emit(&module);
+    insta::assert_snapshot!(text);
+    // Row-major in 64-bit arithmetic: `u[(i-1)*m + j]`.
+    assert!(text.contains("u_p2[(long long)(i_0 - 1) * ((long long)m_p1) + (long long)j_1]"), "{text}");
+    assert!(text.contains("double *mesh_out_p3"));
+    assert_compiles(&text);
+}
+
+/// `#pragma acc atomic` on a histogram, plus the atomics CUDA lacks (float multiply, double
+/// max, byte add) and a capture, which go through compare-and-swap helpers.
+pub(crate) fn histogram() -> Module {
+    let mut g = GridBuilder::new("hist_l55", [256, 1, 1]);
+    let np = g.scalar_param("n", ScalarType::I32);
+    let data = g.array_param("data", ScalarType::I32, &[]);
+    let bins = g.array_param("bins", ScalarType::I32, &[]);
+    let prod = g.array_param("prod", ScalarType::F32, &[]);
+    let big = g.array_param("big", ScalarType::F64, &[]);
+    let bytes = g.array_param("bytes", ScalarType::U8, &[]);
+    let total = g.array_param("total", ScalarType::I64, &[]);
+    let old = g.local("old", ScalarType::I32);
+    let nv = g.param(np);
+    let i = g.global_id();
+    let guard = g.bin(BinaryOp::Lt, i, nv);
+    let d = g.load(ArrayRef::Param(data), &[i], ScalarType::I32, Span::default());
+    let k16 = g.int(16);
+    let bin = g.bin(BinaryOp::Rem, d, k16);
+    let one = g.int(1);
+    let zero = g.int(0);
+    let onef = g.float(1.0001, ScalarType::F32);
+    let dd = g.cast(d, ScalarType::F64);
+    let one_u8 = g.body.add_expr(ExprKind::ConstInt(1), ScalarType::U8, Span::default());
+    let d64 = g.cast(d, ScalarType::I64);
+    let atomic = |op, array, indices: Vec<_>, value, capture| Stmt::Atomic { op, array, indices, value, capture, span: Span::default() };
+    let kernel = g.finish(vec![Stmt::If {
+        cond: guard,
+        then: vec![
+            atomic(AtomicOp::Add, ArrayRef::Param(bins), vec![bin], one, Some(old)),
+            atomic(AtomicOp::Mul, ArrayRef::Param(prod), vec![zero], onef, None),
+            atomic(AtomicOp::Max, ArrayRef::Param(big), vec![zero], dd, None),
+            atomic(AtomicOp::Add, ArrayRef::Param(bytes), vec![bin], one_u8, None),
+            atomic(AtomicOp::Add, ArrayRef::Param(total), vec![zero], d64, None),
+            atomic(AtomicOp::Write, ArrayRef::Param(big), vec![one], dd, None),
+        ],
+        otherwise: vec![],
+    }]);
+    module_with(kernel)
+}
+
+#[test]
+fn atomic_histogram() {
+    let module = histogram();
+    let text = emit(&module);
+    insta::assert_snapshot!(text);
+    assert!(text.contains("old_0 = atomicAdd(&bins_p2[data_p1["), "{text}");
+    assert!(text.contains("yosegi_atomic_mul_f32(&prod_p3[0], 1.0001f);"), "{text}");
+    assert!(text.contains("yosegi_atomic_max_f64(&big_p4[0], ((double)data_p1["), "{text}");
+    assert!(text.contains("yosegi_atomic_add_u8(&bytes_p5["), "{text}");
+    assert!(text.contains("\n        atomicAdd((unsigned long long *)&total_p6[0], (unsigned long long)((long long)data_p1["), "{text}");
+    assert!(text.contains("\n        atomicExch((unsigned long long *)&big_p4[1], (unsigned long long)__double_as_longlong("), "{text}");
+    assert_compiles(&text);
+}
+
+/// A loop with `continue` and `break` nested in an `if`, a do-while, and a recursive device
+/// function; checks the control-flow scheme and that the text compiles.
+#[test]
+fn loops_with_continue_and_break_and_device_functions() {
+    let mut module = Module::default();
+    // int fact(int x) { if (x <= 1) return 1; return x * fact(x - 1); }
+    let mut fbody = Body::default();
+    let x = fbody.locals.append(Local { name: "x".into(), ty: ScalarType::I32, array_dims: None, kind: LocalKind::Var, span: Span::default() });
+    let xv = fbody.add_expr(ExprKind::Local(x), ScalarType::I32, Span::default());
+    let one = fbody.add_expr(ExprKind::ConstInt(1), ScalarType::I32, Span::default());
+    let le = fbody.add_expr(ExprKind::Binary { op: BinaryOp::Le, lhs: xv, rhs: one }, ScalarType::Bool, Span::default());
+    let xm1 = fbody.add_expr(ExprKind::Binary { op: BinaryOp::Sub, lhs: xv, rhs: one }, ScalarType::I32, Span::default());
+    let rec = fbody.add_expr(ExprKind::Call { func: Handle::new(0), args: vec![xm1] }, ScalarType::I32, Span::default());
+    let mul = fbody.add_expr(ExprKind::Binary { op: BinaryOp::Mul, lhs: xv, rhs: rec }, ScalarType::I32, Span::default());
+    fbody.block = vec![
+        Stmt::If { cond: le, then: vec![Stmt::Return(Some(one))], otherwise: vec![] },
+        Stmt::Return(Some(mul)),
+    ];
+    module.functions.append(Function { name: "fact".into(), params: vec![x], result: Some(ScalarType::I32), body: fbody, span: Span::default() });
+
+    let mut g = GridBuilder::new("loops_l70", [1, 1, 1]);
+    let out = g.array_param("out", ScalarType::I32, &[]);
+    let k = g.local("k", ScalarType::I32);
+    let s = g.local("s", ScalarType::I8);
+    let zero = g.int(0);
+    let one = g.int(1);
+    let ten = g.int(10);
+    let three = g.int(3);
+    let seven = g.int(7);
+    let kv = g.get(k);
+    let sv = g.get(s);
+    let lt = g.bin(BinaryOp::Lt, kv, ten);
+    let next = g.bin(BinaryOp::Add, kv, one);
+    let rem = g.bin(BinaryOp::Rem, kv, three);
+    let skip = g.bin(BinaryOp::Eq, rem, zero);
+    let stop = g.bin(BinaryOp::Eq, kv, seven);
+    let kv8 = g.cast(kv, ScalarType::I8);
+    let s_plus = g.bin(BinaryOp::Add, sv, kv8);
+    let call = g.body.add_expr(ExprKind::Call { func: Handle::new(0), args: vec![kv] }, ScalarType::I32, Span::default());
+    let sv32 = g.cast(sv, ScalarType::I32);
+    let shifted = g.bin(BinaryOp::Shl, sv32, kv);
+    let s_zero = g.body.add_expr(ExprKind::ConstInt(0), ScalarType::I8, Span::default());
+    let kernel = g.finish(vec![
+        Stmt::Assign { local: s, value: s_zero },
+        Stmt::Assign { local: k, value: zero },
+        Stmt::Loop {
+            cond: Some(lt),
+            test_first: true,
+            body: vec![
+                Stmt::If { cond: skip, then: vec![Stmt::Continue], otherwise: vec![] },
+                Stmt::If { cond: stop, then: vec![Stmt::Break], otherwise: vec![] },
+                Stmt::Assign { local: s, value: s_plus },
+            ],
+            continuing: vec![Stmt::Assign { local: k, value: next }],
+            range: None,
+        },
+        Stmt::Loop {
+            cond: Some(lt),
+            test_first: false,
+            body: vec![Stmt::Assign { local: k, value: next }],
+            continuing: vec![],
+            range: None,
+        },
+        Stmt::Store { array: ArrayRef::Param(out), indices: vec![zero], value: call, span: Span::default() },
+        Stmt::Store { array: ArrayRef::Param(out), indices: vec![one], value: shifted, span: Span::default() },
+    ]);
+    module.grid_kernels.append(kernel);
+    let text = emit(&module);
+    insta::assert_snapshot!(text);
+    // `continue` jumps to the label before the step; `break` leaves the `for (;;)`.
+    let label = text.find("continue_1:;").expect("a continue label");
+    let step = text.find("k_0 = k_0 + 1;").expect("the step");
+    assert!(text.contains("goto continue_1;") && label < step, "{text}");
+    assert!(text.contains("__device__ static int fact_f0(int x_0);"), "{text}");
+    assert!(text.contains("return x_0 * fact_f0(x_0 - 1);"), "{text}");
+    // i8 arithmetic is narrowed back; the variable shift count is masked.
+    assert!(text.contains("s_1 = (signed char)(s_1 + ((signed char)k_0));"), "{text}");
+    assert!(text.contains("out_p0[1] = ((int)s_1) << (k_0 & 31);"), "{text}");
+    assert_compiles(&text);
+}
+
+#[test]
+fn literals_read_back_exactly() {
+    assert_eq!(int_literal(ScalarType::I32, i32::MIN as i64), "(-2147483647 - 1)");
+    assert_eq!(int_literal(ScalarType::I64, i64::MIN), "(-9223372036854775807ll - 1ll)");
+    assert_eq!(int_literal(ScalarType::U32, -1), "4294967295u");
+    assert_eq!(int_literal(ScalarType::U64, -1), "18446744073709551615ull");
+    assert_eq!(int_literal(ScalarType::I8, 200), "((signed char)(-56))");
+    assert_eq!(int_literal(ScalarType::Bool, 5), "true");
+    assert_eq!(float_literal(ScalarType::F32, 0.1), "0.1f");
+    assert_eq!(float_literal(ScalarType::F32, 1.0), "1.0f");
+    assert_eq!(float_literal(ScalarType::F64, -2.5e-300), "(-2.5e-300)");
+    assert_eq!(float_literal(ScalarType::F64, f64::INFINITY), "(1.0 / 0.0)");
+    for f in [0.1f64, 1.0 / 3.0, 1e300, 5e-324, 123456789.125, f64::MAX] {
+        let text = float_literal(ScalarType::F64, f);
+        assert_eq!(text.parse::<f64>().ok(), Some(f), "{text}");
+    }
+    for f in [0.1f32, 1.0 / 3.0, f32::MAX, 1e-45] {
+        let text = float_literal(ScalarType::F32, f as f64);
+        assert_eq!(text.trim_end_matches('f').parse::<f32>().ok(), Some(f), "{text}");
+    }
+}
+
+#[test]
+fn module_text_has_every_kernel_and_shared_helpers_once() {
+    let mut module = histogram();
+    let second = histogram().grid_kernels[Handle::new(0)].clone();
+    module.grid_kernels.append(crate::ir::GridKernel { name: "hist_l90".into(), ..second });
+    let text = module_cuda(&module);
+    assert!(text.contains("void hist_l55(") && text.contains("void hist_l90("));
+    assert_eq!(text.matches("__device__ static float yosegi_atomic_mul_f32(").count(), 1);
+    assert_compiles(&text);
+}
+
+#[test]
+fn identifiers_are_valid_c() {
+    assert_eq!(identifier("mt->mrows"), "mt_mrows");
+    assert_eq!(identifier("__red"), "red");
+    assert_eq!(identifier("3d"), "v3d");
+    assert_eq!(identifier("*p"), "p");
+    assert_eq!(identifier(""), "v");
+}
+
+/// One block of 32 threads through the less common paths: a firstprivate local, a local
+/// array filled by a loop and updated by (non-atomic) atomics with capture, `Select`, math
+/// calls at both precisions, integer `abs`, `Not`/`BitNot`, unsigned shifts, narrowing
+/// stores, a device function, integer `max`, a `Max` reduction's partial and a scalar output.
+/// Params: n (int), fp (float), out_f (double[32]), out_i (long long[32]), out_s (short[32]).
+pub(crate) fn miscellany() -> Module {
+    let mut module = Module::default();
+    // int twice(int x) { return x + x; }
+    let mut fbody = Body::default();
+    let x = fbody.locals.append(Local { name: "x".into(), ty: ScalarType::I32, array_dims: None, kind: LocalKind::Var, span: Span::default() });
+    let xv = fbody.add_expr(ExprKind::Local(x), ScalarType::I32, Span::default());
+    let sum = fbody.add_expr(ExprKind::Binary { op: BinaryOp::Add, lhs: xv, rhs: xv }, ScalarType::I32, Span::default());
+    fbody.block = vec![Stmt::Return(Some(sum))];
+    let twice = module.functions.append(Function { name: "twice".into(), params: vec![x], result: Some(ScalarType::I32), body: fbody, span: Span::default() });
+
+    let mut g = GridBuilder::new("misc_l90", [32, 1, 1]);
+    let _n = g.scalar_param("n", ScalarType::I32);
+    let fp = g.scalar_param("fp", ScalarType::F32);
+    let out_f = g.array_param("out_f", ScalarType::F64, &[]);
+    let out_i = g.array_param("out_i", ScalarType::I64, &[]);
+    let out_s = g.array_param("out_s", ScalarType::I16, &[]);
+    let red = g.reduction(ReductionOp::Max, ScalarType::I32, 0);
+    let local = |g: &mut GridBuilder, name: &str, ty, dims: Option<Vec<u32>>, kind| {
+        g.body.locals.append(Local { name: name.into(), ty, array_dims: dims, kind, span: Span::default() })
+    };
+    let t = g.local("t", ScalarType::I32);
+    let fpl = local(&mut g, "fp", ScalarType::F32, None, LocalKind::FirstPrivate(fp));
+    let arr = local(&mut g, "arr", ScalarType::I32, Some(vec![4]), LocalKind::Private);
+    let j = local(&mut g, "j", ScalarType::I32, None, LocalKind::LoopIndex);
+    let m = local(&mut g, "m", ScalarType::I32, None, LocalKind::Reduction(red));
+    let cap = g.local("cap", ScalarType::I32);
+    let so = g.local("so", ScalarType::F64);
+    g.scalar_output(so, 1);
+    let e = |g: &mut GridBuilder, kind, ty| g.body.add_expr(kind, ty, Span::default());
+
+    let tid = g.tid();
+    let tv = g.get(t);
+    let jv = g.get(j);
+    let zero = g.int(0);
+    let one = g.int(1);
+    let two = g.int(2);
+    let four = g.int(4);
+    let five = g.int(5);
+    let hundred = g.int(100);
+    // for (j = 0; j < 4; j++) arr[j] = t * j + 1;
+    let j_lt = g.bin(BinaryOp::Lt, jv, four);
+    let j_next = g.bin(BinaryOp::Add, jv, one);
+    let tj = g.bin(BinaryOp::Mul, tv, jv);
+    let tj1 = g.bin(BinaryOp::Add, tj, one);
+    let fill = g.store(ArrayRef::Local(arr), &[jv], tj1);
+    // out_f[t] = sqrt((double)arr[0]) + pow((double)fp, 2.0) + (t % 2 == 0 ? 1.5 : -2.25)
+    //            + fabs(-(double)t) + (double)expf(fp * 0.5f) + (double)erff(fp)
+    let a0 = g.load(ArrayRef::Local(arr), &[zero], ScalarType::I32, Span::default());
+    let a0d = g.cast(a0, ScalarType::F64);
+    let sq = e(&mut g, ExprKind::Math { func: MathFn::Sqrt, args: vec![a0d] }, ScalarType::F64);
+    let fpv = g.get(fpl);
+    let fpd = g.cast(fpv, ScalarType::F64);
+    let twof = g.float(2.0, ScalarType::F64);
+    let pw = e(&mut g, ExprKind::Math { func: MathFn::Pow, args: vec![fpd, twof] }, ScalarType::F64);
+    let t2 = g.bin(BinaryOp::Rem, tv, two);
+    let even = g.bin(BinaryOp::Eq, t2, zero);
+    let a = g.float(1.5, ScalarType::F64);
+    let b = g.float(-2.25, ScalarType::F64);
+    let sel = e(&mut g, ExprKind::Select { cond: even, then: a, otherwise: b }, ScalarType::F64);
+    let td = g.cast(tv, ScalarType::F64);
+    let neg = e(&mut g, ExprKind::Unary { op: UnaryOp::Neg, arg: td }, ScalarType::F64);
+    let fa = e(&mut g, ExprKind::Math { func: MathFn::Fabs, args: vec![neg] }, ScalarType::F64);
+    let halff = g.float(0.5, ScalarType::F32);
+    let fph = g.bin(BinaryOp::Mul, fpv, halff);
+    let ex = e(&mut g, ExprKind::Math { func: MathFn::Exp, args: vec![fph] }, ScalarType::F32);
+    let exd = g.cast(ex, ScalarType::F64);
+    let er = e(&mut g, ExprKind::Math { func: MathFn::Erf, args: vec![fpv] }, ScalarType::F32);
+    let erd = g.cast(er, ScalarType::F64);
+    let s1 = g.bin(BinaryOp::Add, sq, pw);
+    let s2 = g.bin(BinaryOp::Add, s1, sel);
+    let s3 = g.bin(BinaryOp::Add, s2, fa);
+    let s4 = g.bin(BinaryOp::Add, s3, exd);
+    let s5 = g.bin(BinaryOp::Add, s4, erd);
+    let store_f = g.store(ArrayRef::Param(out_f), &[tv], s5);
+    // out_i[t] = llabs((long long)(t - 16)) + (long long)~t + cap + (long long)(t > 3 && !(t >= 10)) + twice(t)
+    let k16 = g.int(16);
+    let tm16 = g.bin(BinaryOp::Sub, tv, k16);
+    let tm16l = g.cast(tm16, ScalarType::I64);
+    let ab = e(&mut g, ExprKind::Math { func: MathFn::Abs, args: vec![tm16l] }, ScalarType::I64);
+    let nt = e(&mut g, ExprKind::Unary { op: UnaryOp::BitNot, arg: tv }, ScalarType::I32);
+    let ntl = g.cast(nt, ScalarType::I64);
+    let capv = g.get(cap);
+    let capl = g.cast(capv, ScalarType::I64);
+    let three = g.int(3);
+    let ten = g.int(10);
+    let gt3 = g.bin(BinaryOp::Gt, tv, three);
+    let ge10 = g.bin(BinaryOp::Ge, tv, ten);
+    let not10 = e(&mut g, ExprKind::Unary { op: UnaryOp::Not, arg: ge10 }, ScalarType::Bool);
+    let both = g.bin(BinaryOp::LogAnd, gt3, not10);
+    let bothl = g.cast(both, ScalarType::I64);
+    let call = e(&mut g, ExprKind::Call { func: twice, args: vec![tv] }, ScalarType::I32);
+    let calll = g.cast(call, ScalarType::I64);
+    let i1 = g.bin(BinaryOp::Add, ab, ntl);
+    let i2 = g.bin(BinaryOp::Add, i1, capl);
+    let i3 = g.bin(BinaryOp::Add, i2, bothl);
+    let i4 = g.bin(BinaryOp::Add, i3, calll);
+    let store_i = g.store(ArrayRef::Param(out_i), &[tv], i4);
+    // out_s[t] = t * 1000 + (((unsigned)t << 31) >> 30)   (stored into a short: wraps)
+    let k1000 = g.int(1000);
+    let t1000 = g.bin(BinaryOp::Mul, tv, k1000);
+    let tu = g.cast(tv, ScalarType::U32);
+    let k31 = e(&mut g, ExprKind::ConstInt(31), ScalarType::U32);
+    let k30 = e(&mut g, ExprKind::ConstInt(30), ScalarType::U32);
+    let shl = g.bin(BinaryOp::Shl, tu, k31);
+    let shr = g.bin(BinaryOp::Shr, shl, k30);
+    let shri = g.cast(shr, ScalarType::I32);
+    let sv = g.bin(BinaryOp::Add, t1000, shri);
+    let store_s = g.store(ArrayRef::Param(out_s), &[tv], sv);
+    // m = max(m, arr[2]); thread 0 writes the partial; so = (double)fp * 3.0
+    let mv = g.get(m);
+    let a2 = g.load(ArrayRef::Local(arr), &[two], ScalarType::I32, Span::default());
+    let mx = g.bin(BinaryOp::Max, mv, a2);
+    let is0 = g.bin(BinaryOp::Eq, tv, zero);
+    let bid = e(&mut g, ExprKind::BlockIdx(Axis::X), ScalarType::I32, );
+    let write_partial = g.store(ArrayRef::Partials(red), &[bid], mv);
+    let threed = g.float(3.0, ScalarType::F64);
+    let so_v = g.bin(BinaryOp::Mul, fpd, threed);
+    let atomic = |op, array, indices: Vec<_>, value, capture| Stmt::Atomic { op, array, indices, value, capture, span: Span::default() };
+    let kernel = g.finish(vec![
+        Stmt::Assign { local: t, value: tid },
+        Stmt::Assign { local: j, value: zero },
+        Stmt::Loop { cond: Some(j_lt), test_first: true, body: vec![fill], continuing: vec![Stmt::Assign { local: j, value: j_next }], range: None },
+        atomic(AtomicOp::Add, ArrayRef::Local(arr), vec![one], five, Some(cap)),
+        atomic(AtomicOp::Max, ArrayRef::Local(arr), vec![two], hundred, None),
+        store_f,
+        store_i,
+        store_s,
+        Stmt::Assign { local: m, value: mx },
+        Stmt::If { cond: is0, then: vec![write_partial], otherwise: vec![] },
+        Stmt::Assign { local: so, value: so_v },
+    ]);
+    module.grid_kernels.append(kernel);
+    module
+}
+
+#[test]
+fn miscellany_compiles_and_says_what_it_means() {
+    let module = miscellany();
+    let text = emit(&module);
+    insta::assert_snapshot!(text);
+    assert!(text.contains("fp_1 = fp_p1;"), "firstprivate starts at the param\n{text}");
+    assert!(text.contains("m_4 = (-2147483647 - 1);"), "max starts at INT_MIN\n{text}");
+    assert!(text.contains("cap_5 = arr_2[1];") && text.contains("arr_2[1] = (int)(arr_2[1] + 5);"), "{text}");
+    assert!(text.contains("arr_2[2] = yosegi_max_i32(arr_2[2], 100);"), "{text}");
+    assert!(text.contains("expf(fp_1 * 0.5f)") && text.contains("erff(fp_1)") && text.contains("llabs("), "{text}");
+    assert!(text.contains("out_s_p4[t_0] = (short)"), "{text}");
+    assert!(text.contains("__scalar_out_0[0] = so_6;"), "{text}");
+    assert_compiles(&text);
+}

@@ -1,0 +1,478 @@
+//! `cuda`: the GPU device. Grid kernels are written as CUDA C (`back::cuda`), compiled with
+//! NVRTC for the GPU's own architecture on their first launch, and run through the driver API;
+//! memory is plain device memory (`cuMemAlloc`) and copies are synchronous.
+//!
+//! Everything CUDA is loaded at run time (`cudarc` with dynamic loading), so the project builds
+//! and its tests run on machines without CUDA; [`CudaDevice::probe`] says why there is no GPU
+//! to use instead of failing later.
+//!
+//! Failures: a compile error, a launch error or a fault while the kernel runs is a
+//! [`KernelFault`] naming the kernel (with the NVRTC log, and the path of the saved source).
+//! The memory operations of the [`Device`] trait cannot return an error; when one fails (the
+//! GPU is out of memory, or a previous fault broke the context) the device prints what failed
+//! and ends the process with status 1 rather than let the program go on with wrong data.
+
+mod driver;
+
+use std::collections::HashMap;
+use std::ffi::{CString, c_void};
+use std::path::PathBuf;
+
+use cudarc::driver::sys;
+
+use crate::analysis::uniform::eval_uniform;
+use crate::back::cuda::{grid_kernel_cuda, kernel_symbol};
+use crate::ir::{GridKernel, ParamKind, ParamValue, ScalarType};
+use crate::runtime::device::{Device, DeviceAlloc, DeviceParam, KernelFault, Launch, LaunchOutcome};
+use crate::runtime::stats::DeviceCounters;
+use crate::runtime::value;
+
+use driver::{Image, check};
+
+/// Grid limits of every GPU CUDA 13 supports.
+const MAX_GRID: [i64; 3] = [(1 << 31) - 1, 65535, 65535];
+const MAX_BLOCK_THREADS: u64 = 1024;
+
+struct Buffer {
+    ptr: sys::CUdeviceptr,
+    bytes: u64,
+}
+
+struct CompiledKernel {
+    /// The IR it was compiled from and the module that held it: a launch of an equal kernel
+    /// of the same module reuses it without writing the source again.
+    ir: GridKernel,
+    module_addr: usize,
+    source: String,
+    module: sys::CUmodule,
+    function: sys::CUfunction,
+    saved_at: Option<PathBuf>,
+}
+
+pub struct CudaDevice {
+    label: String,
+    context: sys::CUcontext,
+    /// Compute capability as `major * 10 + minor` (90 for an H100).
+    arch: u32,
+    buffers: HashMap<u64, Buffer>,
+    next_id: u64,
+    /// By kernel symbol; a kernel whose source changed is compiled again.
+    kernels: HashMap<String, CompiledKernel>,
+    start: sys::CUevent,
+    stop: sys::CUevent,
+}
+
+// SAFETY: CUDA handles may be used from any thread; every method makes the device's context
+// current on the calling thread before it uses them, and `&mut self` serialises the calls.
+unsafe impl Send for CudaDevice {}
+
+impl CudaDevice {
+    /// Opens GPU 0: loads the driver and NVRTC, creates the context. `Err` says why there is
+    /// no usable GPU (no driver, no device, no NVRTC).
+    pub fn probe() -> Result<CudaDevice, String> {
+        driver::check_libraries()?;
+        // SAFETY (this block): the libraries and every symbol used were checked above; the
+        // out-pointers are valid locals.
+        unsafe {
+            check("cuInit", sys::cuInit(0))?;
+            let mut version = 0;
+            check("cuDriverGetVersion", sys::cuDriverGetVersion(&mut version))?;
+            let mut count = 0;
+            check("cuDeviceGetCount", sys::cuDeviceGetCount(&mut count))?;
+            if count == 0 {
+                return Err("no CUDA GPU: the driver reports no devices".to_string());
+            }
+            let mut device: sys::CUdevice = 0;
+            check("cuDeviceGet", sys::cuDeviceGet(&mut device, 0))?;
+            let mut name = [0 as std::ffi::c_char; 256];
+            check("cuDeviceGetName", sys::cuDeviceGetName(name.as_mut_ptr(), name.len() as i32, device))?;
+            let name = std::ffi::CStr::from_ptr(name.as_ptr()).to_string_lossy().into_owned();
+            let (mut major, mut minor) = (0, 0);
+            check(
+                "cuDeviceGetAttribute",
+                sys::cuDeviceGetAttribute(&mut major, sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device),
+            )?;
+            check(
+                "cuDeviceGetAttribute",
+                sys::cuDeviceGetAttribute(&mut minor, sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device),
+            )?;
+            let mut context: sys::CUcontext = std::ptr::null_mut();
+            check("cuDevicePrimaryCtxRetain", sys::cuDevicePrimaryCtxRetain(&mut context, device))?;
+            check("cuCtxSetCurrent", sys::cuCtxSetCurrent(context))?;
+            let mut start: sys::CUevent = std::ptr::null_mut();
+            let mut stop: sys::CUevent = std::ptr::null_mut();
+            check("cuEventCreate", sys::cuEventCreate(&mut start, 0))?;
+            check("cuEventCreate", sys::cuEventCreate(&mut stop, 0))?;
+            Ok(CudaDevice {
+                label: format!(
+                    "cuda:0 ({name}, sm_{major}{minor}, driver for CUDA {}.{})",
+                    version / 1000,
+                    (version % 1000) / 10
+                ),
+                context,
+                arch: (major * 10 + minor) as u32,
+                buffers: HashMap::new(),
+                next_id: 0,
+                kernels: HashMap::new(),
+                start,
+                stop,
+            })
+        }
+    }
+
+    /// A description of the GPU (`cuda:0 (NVIDIA H100 ..., sm_90, ...)`).
+    pub fn label(&self) -> &str {
+        &self.label
+    }
+
+    fn make_current(&self) -> Result<(), String> {
+        // SAFETY: the context was retained in `probe` and is never released while we live.
+        check("cuCtxSetCurrent", unsafe { sys::cuCtxSetCurrent(self.context) })
+    }
+
+    /// A memory operation failed: the `Device` trait has no error path for it, and going on
+    /// would compute with wrong data.
+    fn fatal(&self, what: String) -> ! {
+        eprintln!("yosegi: error: the cuda device failed: {what}");
+        eprintln!("  = help: run with --device sim to check the program on the simulator");
+        std::process::exit(1)
+    }
+
+    fn buffer(&self, alloc: DeviceAlloc) -> &Buffer {
+        match self.buffers.get(&alloc.0) {
+            Some(b) => b,
+            None => self.fatal(format!("device allocation {} is not live (a runtime bug)", alloc.0)),
+        }
+    }
+
+    /// The function for `kernel`, compiled on first use.
+    fn function(&mut self, module: &crate::ir::Module, kernel: &GridKernel) -> Result<sys::CUfunction, KernelFault> {
+        let symbol = kernel_symbol(kernel);
+        let module_addr = module as *const crate::ir::Module as usize;
+        if let Some(k) = self.kernels.get(&symbol)
+            && k.module_addr == module_addr
+            && k.ir == *kernel
+        {
+            return Ok(k.function);
+        }
+        let source = grid_kernel_cuda(module, kernel);
+        if let Some(k) = self.kernels.get_mut(&symbol)
+            && k.source == source
+        {
+            k.ir = kernel.clone();
+            k.module_addr = module_addr;
+            return Ok(k.function);
+        }
+        let fault = |message: String| KernelFault { kernel: kernel.name.clone(), message, span: kernel.span, help: None };
+        let saved = save_source(&symbol, &source);
+        let saved_note = match &saved {
+            Ok(path) => format!("the CUDA source is in {}", path.display()),
+            Err(e) => format!("the CUDA source could not be saved: {e}"),
+        };
+        let image = driver::nvrtc_compile(&source, &format!("{symbol}.cu"), self.arch).map_err(|f| KernelFault {
+            help: Some(format!("{saved_note}; this is a compiler bug: please report it with that file")),
+            ..fault(format!("NVRTC could not compile the kernel for sm_{}:\n{}", self.arch, f.log))
+        })?;
+        let bytes = match &image {
+            Image::Cubin(b) | Image::Ptx(b) => b,
+        };
+        let name = CString::new(symbol.clone()).map_err(|_| fault("the kernel's name contains a NUL byte".into()))?;
+        let mut cu_module: sys::CUmodule = std::ptr::null_mut();
+        let mut function: sys::CUfunction = std::ptr::null_mut();
+        // SAFETY: `bytes` is a cubin or NUL-terminated PTX from NVRTC; the out-pointers are valid.
+        unsafe {
+            check("cuModuleLoadData", sys::cuModuleLoadData(&mut cu_module, bytes.as_ptr() as *const c_void))
+                .map_err(|e| KernelFault { help: Some(saved_note.clone()), ..fault(e) })?;
+            if let Err(e) = check("cuModuleGetFunction", sys::cuModuleGetFunction(&mut function, cu_module, name.as_ptr())) {
+                sys::cuModuleUnload(cu_module);
+                return Err(KernelFault { help: Some(saved_note), ..fault(e) });
+            }
+        }
+        if let Some(old) = self.kernels.insert(
+            symbol,
+            CompiledKernel { ir: kernel.clone(), module_addr, source, module: cu_module, function, saved_at: saved.ok() },
+        ) {
+            // SAFETY: the replaced module is no longer referenced.
+            unsafe { sys::cuModuleUnload(old.module) };
+        }
+        Ok(function)
+    }
+
+    /// Allocates `bytes` of zeroed device memory for a launch's own buffers.
+    fn scratch(&self, bytes: u64, scratch: &mut Scratch) -> Result<sys::CUdeviceptr, String> {
+        if bytes == 0 {
+            return Ok(0);
+        }
+        let mut ptr: sys::CUdeviceptr = 0;
+        // SAFETY: valid out-pointer; the memset covers exactly the allocation.
+        unsafe {
+            check("cuMemAlloc", sys::cuMemAlloc_v2(&mut ptr, bytes as usize))?;
+            scratch.0.push(ptr);
+            check("cuMemsetD8", sys::cuMemsetD8_v2(ptr, 0, bytes as usize))?;
+        }
+        Ok(ptr)
+    }
+
+    fn read_back(&self, ptr: sys::CUdeviceptr, ty: ScalarType, count: u64) -> Result<Vec<u64>, String> {
+        let size = ty.size_bytes() as usize;
+        let mut bytes = vec![0u8; size * count as usize];
+        if !bytes.is_empty() {
+            // SAFETY: `ptr` holds `count` elements of `ty` (allocated by `scratch`).
+            check("cuMemcpyDtoH", unsafe { sys::cuMemcpyDtoH_v2(bytes.as_mut_ptr() as *mut c_void, ptr, bytes.len()) })?;
+        }
+        Ok(bytes.chunks(size).map(|c| value::from_bytes(ty, c)).collect())
+    }
+}
+
+/// Device buffers of one launch (partials, scalar outputs), freed however the launch ends.
+struct Scratch(Vec<sys::CUdeviceptr>);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        for &ptr in &self.0 {
+            // SAFETY: allocated by `CudaDevice::scratch` and freed only here.
+            unsafe { sys::cuMemFree_v2(ptr) };
+        }
+    }
+}
+
+/// Writes the kernel's CUDA source to `<temp>/yosegi-cuda/<symbol>.cu` (for error reports and
+/// for reading what ran).
+fn save_source(symbol: &str, source: &str) -> Result<PathBuf, String> {
+    let dir = std::env::temp_dir().join("yosegi-cuda");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let path = dir.join(format!("{symbol}.cu"));
+    std::fs::write(&path, source).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(path)
+}
+
+impl Device for CudaDevice {
+    fn name(&self) -> &str {
+        "cuda"
+    }
+
+    fn allocate(&mut self, bytes: u64) -> DeviceAlloc {
+        self.next_id += 1;
+        let mut ptr: sys::CUdeviceptr = 0;
+        if bytes > 0 {
+            if let Err(e) = self.make_current() {
+                self.fatal(e);
+            }
+            // SAFETY: valid out-pointer.
+            if let Err(e) = check("cuMemAlloc", unsafe { sys::cuMemAlloc_v2(&mut ptr, bytes as usize) }) {
+                self.fatal(format!("allocating {bytes} bytes: {e}"));
+            }
+        }
+        self.buffers.insert(self.next_id, Buffer { ptr, bytes });
+        DeviceAlloc(self.next_id)
+    }
+
+    fn free(&mut self, alloc: DeviceAlloc) {
+        if let Some(buffer) = self.buffers.remove(&alloc.0)
+            && buffer.ptr != 0
+        {
+            // A failure here (after a fault broke the context) loses nothing the program needs.
+            let _ = self.make_current();
+            // SAFETY: allocated by `allocate`, removed from the table so freed once.
+            unsafe { sys::cuMemFree_v2(buffer.ptr) };
+        }
+    }
+
+    fn copy_to_device(&mut self, alloc: DeviceAlloc, offset: u64, src: &[u8]) {
+        if src.is_empty() {
+            return;
+        }
+        let (ptr, bytes) = {
+            let b = self.buffer(alloc);
+            (b.ptr, b.bytes)
+        };
+        if offset + src.len() as u64 > bytes {
+            self.fatal(format!("a copy of {} bytes at offset {offset} into a {bytes}-byte allocation", src.len()));
+        }
+        let result = self.make_current().and_then(|_| {
+            // SAFETY: the destination range lies inside the allocation (checked above).
+            check("cuMemcpyHtoD", unsafe { sys::cuMemcpyHtoD_v2(ptr + offset, src.as_ptr() as *const c_void, src.len()) })
+        });
+        if let Err(e) = result {
+            self.fatal(format!("copying {} bytes to the device: {e}", src.len()));
+        }
+    }
+
+    fn copy_to_host(&mut self, alloc: DeviceAlloc, offset: u64, dst: &mut [u8]) {
+        if dst.is_empty() {
+            return;
+        }
+        let (ptr, bytes) = {
+            let b = self.buffer(alloc);
+            (b.ptr, b.bytes)
+        };
+        if offset + dst.len() as u64 > bytes {
+            self.fatal(format!("a copy of {} bytes at offset {offset} out of a {bytes}-byte allocation", dst.len()));
+        }
+        let len = dst.len();
+        let result = self.make_current().and_then(|_| {
+            // SAFETY: the source range lies inside the allocation (checked above).
+            check("cuMemcpyDtoH", unsafe { sys::cuMemcpyDtoH_v2(dst.as_mut_ptr() as *mut c_void, ptr + offset, len) })
+        });
+        if let Err(e) = result {
+            self.fatal(format!("copying {len} bytes to the host: {e}"));
+        }
+    }
+
+    fn launch(&mut self, launch: &Launch) -> Result<LaunchOutcome, KernelFault> {
+        let kernel = launch.kernel;
+        let fault = |message: String| KernelFault { kernel: kernel.name.clone(), message, span: kernel.span, help: None };
+        self.make_current().map_err(fault)?;
+
+        // Launch-time values: the grid size is an expression of the scalar params.
+        let values: Vec<ParamValue> = launch
+            .params
+            .iter()
+            .map(|p| match p {
+                DeviceParam::Value(v) => *v,
+                DeviceParam::Array { .. } => ParamValue::Pointer(0),
+            })
+            .collect();
+        let mut grid = [1u32; 3];
+        for (axis, &e) in kernel.launch.grid.iter().enumerate() {
+            let blocks = match eval_uniform(&kernel.body, e, &values) {
+                Ok(ParamValue::Int(v)) => v.max(0),
+                Ok(other) => return Err(fault(format!("the grid size evaluated to {other:?}, not an integer"))),
+                Err(e) => return Err(fault(format!("cannot evaluate the grid size: {e}"))),
+            };
+            if blocks > MAX_GRID[axis] {
+                return Err(fault(format!(
+                    "a grid of {blocks} blocks on axis {axis} is more than the GPU accepts ({})",
+                    MAX_GRID[axis]
+                )));
+            }
+            grid[axis] = blocks as u32;
+        }
+        let block = kernel.launch.block;
+        let threads: u64 = block.iter().map(|&b| b as u64).product();
+        if threads > MAX_BLOCK_THREADS {
+            return Err(fault(format!("a block of {threads} threads is more than the GPU accepts ({MAX_BLOCK_THREADS})")));
+        }
+        let blocks: u64 = grid.iter().map(|&g| g as u64).product();
+        if blocks == 0 || threads == 0 {
+            return Ok(LaunchOutcome {
+                partials: vec![Vec::new(); kernel.reductions.len()],
+                scalar_outputs: Vec::new(),
+                counters: DeviceCounters::default(),
+            });
+        }
+
+        let function = self.function(launch.module, kernel)?;
+        let saved_note = self.kernels.get(&kernel_symbol(kernel)).and_then(|k| k.saved_at.clone());
+
+        // One 8-byte slot per argument, holding the value's memory representation in its low
+        // bytes (the driver reads the parameter's own size from it; the GPU is little-endian).
+        let mut slots: Vec<u64> = Vec::with_capacity(kernel.params.len() + kernel.reductions.len() + kernel.scalar_outputs.len());
+        for (param, bound) in kernel.params.iter().zip(&launch.params) {
+            match (&param.kind, bound) {
+                (ParamKind::Scalar(ty), DeviceParam::Value(v)) => slots.push(value::to_memory(*ty, value::from_param(*ty, *v))),
+                (ParamKind::Array { .. }, DeviceParam::Array { alloc, offset }) => match self.buffers.get(&alloc.0) {
+                    Some(b) => slots.push(b.ptr.wrapping_add_signed(*offset)),
+                    None => return Err(fault(format!("parameter `{}` is bound to a device allocation that is not live", param.name))),
+                },
+                _ => return Err(fault(format!("parameter `{}` was bound to the wrong kind of value", param.name))),
+            }
+        }
+        if launch.params.len() != kernel.params.len() {
+            return Err(fault(format!("{} parameters were bound for {} kernel parameters", launch.params.len(), kernel.params.len())));
+        }
+        let mut scratch = Scratch(Vec::new());
+        let mut partial_buffers = Vec::new();
+        for r in &kernel.reductions {
+            let ptr = self.scratch(blocks * r.ty.size_bytes() as u64, &mut scratch).map_err(fault)?;
+            partial_buffers.push(ptr);
+            slots.push(ptr);
+        }
+        let mut output_buffers = Vec::new();
+        for (local, _) in &kernel.scalar_outputs {
+            let ty = kernel.body.locals.iter().find(|(h, _)| h == local).map(|(_, l)| l.ty).unwrap_or(ScalarType::I64);
+            let ptr = self.scratch(ty.size_bytes() as u64, &mut scratch).map_err(fault)?;
+            output_buffers.push((ptr, ty));
+            slots.push(ptr);
+        }
+        let mut args: Vec<*mut c_void> = slots.iter_mut().map(|s| s as *mut u64 as *mut c_void).collect();
+
+        let ran_fault = |e: String| {
+            let mut f = fault(format!("the kernel failed on the GPU: {e}"));
+            f.help = Some(match &saved_note {
+                Some(p) => format!(
+                    "an out-of-bounds access is the usual cause: run with --device sim, which checks every access \
+                     (the CUDA source is in {})",
+                    p.display()
+                ),
+                None => "an out-of-bounds access is the usual cause: run with --device sim, which checks every access".into(),
+            });
+            f
+        };
+        let mut ms = 0f32;
+        // SAFETY: `function` is a loaded kernel whose parameters are, in order, exactly the
+        // slots built above (the same order `back::cuda` writes them); the slots outlive the
+        // launch, which is complete when the stop event has been synchronised.
+        unsafe {
+            check("cuEventRecord", sys::cuEventRecord(self.start, std::ptr::null_mut())).map_err(fault)?;
+            check(
+                "cuLaunchKernel",
+                sys::cuLaunchKernel(
+                    function,
+                    grid[0],
+                    grid[1],
+                    grid[2],
+                    block[0],
+                    block[1],
+                    block[2],
+                    0,
+                    std::ptr::null_mut(),
+                    args.as_mut_ptr(),
+                    std::ptr::null_mut(),
+                ),
+            )
+            .map_err(fault)?;
+            check("cuEventRecord", sys::cuEventRecord(self.stop, std::ptr::null_mut())).map_err(ran_fault)?;
+            check("cuEventSynchronize", sys::cuEventSynchronize(self.stop)).map_err(ran_fault)?;
+            check("cuEventElapsedTime", sys::cuEventElapsedTime_v2(&mut ms, self.start, self.stop)).map_err(fault)?;
+        }
+        let partials = kernel
+            .reductions
+            .iter()
+            .zip(&partial_buffers)
+            .map(|(r, &ptr)| self.read_back(ptr, r.ty, blocks))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(fault)?;
+        let scalar_outputs = output_buffers
+            .iter()
+            .map(|&(ptr, ty)| self.read_back(ptr, ty, 1).map(|v| v.first().copied().unwrap_or(0)))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(fault)?;
+        drop(scratch);
+        let counters = DeviceCounters { device_time_ns: (ms as f64 * 1e6) as u64, ..DeviceCounters::default() };
+        Ok(LaunchOutcome { partials, scalar_outputs, counters })
+    }
+}
+
+impl Drop for CudaDevice {
+    fn drop(&mut self) {
+        // Errors are ignored: at this point the process only gives resources back.
+        let _ = self.make_current();
+        // SAFETY: every handle below was created by this device and is released once.
+        unsafe {
+            for (_, b) in self.buffers.drain() {
+                if b.ptr != 0 {
+                    sys::cuMemFree_v2(b.ptr);
+                }
+            }
+            for (_, k) in self.kernels.drain() {
+                sys::cuModuleUnload(k.module);
+            }
+            sys::cuEventDestroy_v2(self.start);
+            sys::cuEventDestroy_v2(self.stop);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

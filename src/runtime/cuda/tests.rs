@@ -1,0 +1,199 @@
+//! Without a GPU these check that the device explains its absence; with one (`cargo test --lib
+//! runtime::cuda` on a CUDA machine) they run the `back::cuda` test kernels on the GPU and on
+//! the simulator and compare what they computed.
+
+use super::*;
+use crate::back::cuda::tests::{block_reduction, histogram, miscellany, stencil, vector_add};
+use crate::ir::{Handle, Module};
+use crate::runtime::sim::SimDevice;
+
+enum Arg {
+    Int(i64),
+    Float(f64),
+    Array(Vec<u8>),
+}
+
+/// Runs the module's first grid kernel on `device` with the arrays copied in; returns the
+/// arrays copied back and the outcome.
+fn run(device: &mut dyn Device, module: &Module, args: &[Arg]) -> (Vec<Vec<u8>>, LaunchOutcome) {
+    let kernel = &module.grid_kernels[Handle::new(0)];
+    let mut params = Vec::new();
+    let mut allocs = Vec::new();
+    for arg in args {
+        match arg {
+            Arg::Int(i) => params.push(DeviceParam::Value(ParamValue::Int(*i))),
+            Arg::Float(f) => params.push(DeviceParam::Value(ParamValue::Float(*f))),
+            Arg::Array(bytes) => {
+                let a = device.allocate(bytes.len() as u64);
+                device.copy_to_device(a, 0, bytes);
+                allocs.push((a, bytes.len()));
+                params.push(DeviceParam::Array { alloc: a, offset: 0 });
+            }
+        }
+    }
+    let outcome = match device.launch(&Launch { module, kernel, params }) {
+        Ok(o) => o,
+        Err(f) => panic!("{} faulted on {}: {}\n{}", f.kernel, device.name(), f.message, f.help.unwrap_or_default()),
+    };
+    let arrays = allocs
+        .into_iter()
+        .map(|(a, len)| {
+            let mut out = vec![0; len];
+            device.copy_to_host(a, 0, &mut out);
+            device.free(a);
+            out
+        })
+        .collect();
+    (arrays, outcome)
+}
+
+fn f32s(v: impl IntoIterator<Item = f32>) -> Vec<u8> {
+    v.into_iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+fn f64s(v: impl IntoIterator<Item = f64>) -> Vec<u8> {
+    v.into_iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+fn i32s(v: impl IntoIterator<Item = i32>) -> Vec<u8> {
+    v.into_iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// The GPU and the simulator agree on every test kernel of `back::cuda` (bit for bit, except
+/// for a float product whose atomic updates may happen in any order).
+fn compare_with_simulator(gpu: &mut CudaDevice) {
+    let mut sim = SimDevice::new();
+    let n = 1000;
+    let cases: Vec<(&str, Module, Vec<Arg>)> = vec![
+        (
+            "vector add",
+            vector_add(),
+            vec![
+                Arg::Int(n),
+                Arg::Array(f32s((0..n).map(|x| x as f32 * 0.1))),
+                Arg::Array(f32s((0..n).map(|x| 1.0 / (x as f32 + 1.0)))),
+                Arg::Array(vec![0; 4 * n as usize]),
+            ],
+        ),
+        ("block reduction", block_reduction(), vec![Arg::Int(300), Arg::Array(f64s((0..300).map(|x| (x as f64).sqrt())))]),
+        (
+            "stencil",
+            stencil(),
+            vec![
+                Arg::Int(20),
+                Arg::Int(37),
+                Arg::Array(f64s((0..20 * 37).map(|x| (x % 11) as f64 * 0.3))),
+                Arg::Array(vec![0; 8 * 20 * 37]),
+            ],
+        ),
+        (
+            "histogram",
+            histogram(),
+            vec![
+                Arg::Int(n),
+                Arg::Array(i32s((0..n as i32).map(|x| (x * 7) % 100))),
+                Arg::Array(vec![0; 4 * 16]),
+                Arg::Array(f32s([1.0])),
+                Arg::Array(f64s([0.0, 0.0])),
+                Arg::Array(vec![0; 16]),
+                Arg::Array(vec![0; 8]),
+            ],
+        ),
+        (
+            "miscellany",
+            miscellany(),
+            vec![Arg::Int(32), Arg::Float(0.75), Arg::Array(vec![0; 8 * 32]), Arg::Array(vec![0; 8 * 32]), Arg::Array(vec![0; 2 * 32])],
+        ),
+    ];
+    for (what, module, args) in cases {
+        let (gpu_arrays, gpu_outcome) = run(gpu, &module, &args);
+        let (sim_arrays, sim_outcome) = run(&mut sim, &module, &args);
+        assert_eq!(gpu_outcome.partials, sim_outcome.partials, "{what}: partials");
+        assert_eq!(gpu_outcome.scalar_outputs, sim_outcome.scalar_outputs, "{what}: scalar outputs");
+        assert!(gpu_outcome.counters.device_time_ns > 0, "{what}: the launch was timed");
+        for (k, (g, s)) in gpu_arrays.iter().zip(&sim_arrays).enumerate() {
+            if what == "histogram" && k == 2 {
+                // prod: 1000 multiplications by 1.0001f in the order the atomics happened.
+                let g = f32::from_le_bytes(g[..4].try_into().expect("4 bytes"));
+                let s = f32::from_le_bytes(s[..4].try_into().expect("4 bytes"));
+                assert!((g - s).abs() <= 1e-4 * s.abs(), "{what}: prod {g} vs {s}");
+            } else if what == "miscellany" && k == 0 {
+                // pow, expf and erff: CUDA's may differ from glibc's in the last bits.
+                for (a, b) in g.chunks(8).zip(s.chunks(8)) {
+                    let a = f64::from_le_bytes(a.try_into().expect("8 bytes"));
+                    let b = f64::from_le_bytes(b.try_into().expect("8 bytes"));
+                    assert!((a - b).abs() <= 1e-6 * b.abs().max(1.0), "{what}: {a} vs {b}");
+                }
+            } else if what == "histogram" && k == 3 {
+                // big[1] is written by every thread: only big[0] (the max) is determined.
+                assert_eq!(g[..8], s[..8], "{what}: max");
+            } else {
+                assert_eq!(g, s, "{what}: array {k}");
+            }
+        }
+    }
+}
+
+#[test]
+fn cuda_device_runs_kernels_like_the_simulator_or_explains_its_absence() {
+    match CudaDevice::probe() {
+        Ok(mut gpu) => {
+            assert!(gpu.label().starts_with("cuda:0 ("), "{}", gpu.label());
+            compare_with_simulator(&mut gpu);
+        }
+        Err(why) => {
+            // A machine without CUDA: the reason names what is missing.
+            eprintln!("no usable GPU here: {why}");
+            assert!(why.contains("CUDA") || why.contains("NVRTC") || why.contains("GPU"), "{why}");
+            assert!(!why.contains("panicked"), "{why}");
+        }
+    }
+}
+
+#[test]
+fn launch_arguments_use_the_parameters_c_width() {
+    // The slot of an `int` param holds its 4-byte two's complement in the low bytes, a
+    // `float` its f32 bits: what `cuLaunchKernel` copies for parameters of those types.
+    let v = value::to_memory(ScalarType::I32, value::from_param(ScalarType::I32, ParamValue::Int(-2)));
+    assert_eq!(v.to_le_bytes()[..4], (-2i32).to_le_bytes());
+    let f = value::to_memory(ScalarType::F32, value::from_param(ScalarType::F32, ParamValue::Float(0.1)));
+    assert_eq!(f.to_le_bytes()[..4], 0.1f32.to_le_bytes());
+}
+
+#[test]
+fn runtime_selection_of_the_cuda_device() {
+    use crate::front::source::SourceSet;
+    use crate::runtime::{DeviceKind, Runtime, RuntimeConfig};
+    use std::sync::Arc;
+    let make = |device| {
+        Runtime::try_new(Arc::new(Module::default()), Arc::new(SourceSet::default()), RuntimeConfig { device, ..Default::default() })
+    };
+    let gpu_present = CudaDevice::probe().is_ok();
+    match make(DeviceKind::Cuda) {
+        Ok(runtime) => assert!(gpu_present && runtime.device_name() == "cuda"),
+        Err(why) => assert!(!gpu_present && why.starts_with("cannot use the cuda device: "), "{why}"),
+    }
+    let auto = make(DeviceKind::Auto).unwrap_or_else(|why| panic!("auto never fails: {why}"));
+    assert_eq!(auto.device_name(), if gpu_present { "cuda" } else { "sim" });
+    let sim = make(DeviceKind::Sim).unwrap_or_else(|why| panic!("sim never fails: {why}"));
+    assert_eq!(sim.device_name(), "sim");
+}
+
+#[test]
+fn the_miscellany_kernel_computes_what_c_would_on_the_simulator() {
+    // The GPU comparison above is only as good as the kernel: check it against hand-computed C.
+    let args =
+        [Arg::Int(32), Arg::Float(0.75), Arg::Array(vec![0; 8 * 32]), Arg::Array(vec![0; 8 * 32]), Arg::Array(vec![0; 2 * 32])];
+    let (arrays, outcome) = run(&mut SimDevice::new(), &miscellany(), &args);
+    let out_i: Vec<i64> = arrays[1].chunks(8).map(|c| i64::from_le_bytes(c.try_into().expect("8 bytes"))).collect();
+    let out_s: Vec<i16> = arrays[2].chunks(2).map(|c| i16::from_le_bytes(c.try_into().expect("2 bytes"))).collect();
+    // |t-16| + ~t + (t*1 + 1) + (3 < t < 10) + 2t
+    assert_eq!(out_i[0], 16);
+    assert_eq!(out_i[5], 11 - 6 + 6 + 1 + 10);
+    // t*1000 + ((t << 31) >> 30) in unsigned: 2 for odd t
+    assert_eq!(out_s[1], 1002);
+    assert_eq!(out_s[30], 30000);
+    let out_f0 = f64::from_le_bytes(arrays[0][..8].try_into().expect("8 bytes"));
+    let expected = 1.0 + 0.5625 + 1.5 + 0.0 + (0.375f32.exp() as f64) + 0.7111556f32 as f64;
+    assert!((out_f0 - expected).abs() < 1e-6, "{out_f0} vs {expected}");
+    assert_eq!(outcome.partials, vec![vec![100]]);
+    assert_eq!(outcome.scalar_outputs, vec![2.25f64.to_bits()]);
+}
