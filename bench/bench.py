@@ -387,7 +387,7 @@ def fmt(value, digits):
     return f"{value:.{digits}f}"
 
 
-def table(rows, opts):
+def table(rows):
     lines = []
     lines.append(f"| program | size | steps | ms/step (device) | ms/step (wall) | main kernel mean, wall (ms) "
                  f"| GFLOP/s | GB/s | % of copy ceiling | check |")
@@ -443,7 +443,7 @@ def main():
             sys.exit(f"bench: --only {opts.only} matches no case")
     rows = Bench(opts).run(cases)
 
-    md = table(rows, opts)
+    md = table(rows)
     header = [f"device: {opts.device}, runs per case: {opts.runs}, sizes: {opts.sizes}"]
     if opts.ceiling_gbs:
         header.append(f"copy ceiling: {opts.ceiling_gbs:.1f} GB/s {opts.ceiling_note}".rstrip())
