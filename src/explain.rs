@@ -315,7 +315,7 @@ mod tests {
                     lo: Some(3),
                     len: Some(0),
                     elem_size: 8,
-                    name: "x".into(),
+                    name: "x[0:n]".into(),
                     span: Span::new(0, 0, 1),
                 }],
             },

@@ -589,6 +589,7 @@ pub struct DataSection {
     pub lo: Option<u32>,
     pub len: Option<u32>,
     pub elem_size: u32,
+    /// The clause's variable and sections as the user wrote them (`a[0:n][0:m]`).
     pub name: String,
     pub span: Span,
 }
