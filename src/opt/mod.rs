@@ -1,6 +1,7 @@
 //! Passes that turn kernels into grid kernels and rewrite grid kernels. Each is a plain function
 //! called in a fixed order by [`run_passes`]; the verifier runs between them.
 
+pub mod fold;
 pub mod mapping;
 
 use crate::ir::{Handle, Module};
@@ -19,10 +20,12 @@ impl Default for PassConfig {
     }
 }
 
-/// Maps every kernel of the module that has no grid kernel yet to a grid kernel, then runs the
-/// verifier. An `Err` is a compiler bug (the verifier's message), not a user error: the driver
+/// Folds constants, maps every kernel of the module that has no grid kernel yet to a grid
+/// kernel, folds the new grid kernels' constants, running the verifier between passes. An `Err` is a compiler bug (the verifier's message), not a user error: the driver
 /// reports it as an internal error.
 pub fn run_passes(module: &mut Module, config: &PassConfig) -> Result<(), String> {
+    crate::valid::verify_module(module).map_err(|e| format!("before folding: {e}"))?;
+    fold::fold_module(module);
     crate::valid::verify_module(module).map_err(|e| format!("before mapping: {e}"))?;
     let unmapped: Vec<Handle<crate::ir::Kernel>> =
         module.kernels.iter().map(|(h, _)| h).filter(|h| module.grid_of(*h).is_none()).collect();
@@ -30,5 +33,7 @@ pub fn run_passes(module: &mut Module, config: &PassConfig) -> Result<(), String
         let grid = mapping::map_kernel(module, kernel, config);
         module.grid_kernels.append(grid);
     }
-    crate::valid::verify_module(module).map_err(|e| format!("after mapping: {e}"))
+    crate::valid::verify_module(module).map_err(|e| format!("after mapping: {e}"))?;
+    fold::fold_module(module);
+    crate::valid::verify_module(module).map_err(|e| format!("after folding: {e}"))
 }
