@@ -9,7 +9,7 @@ use std::fmt::Write;
 use crate::analysis::access::{self, AccessKind, IndexForm};
 use crate::back::ir_text::expr_text;
 use crate::driver::CompiledProgram;
-use crate::front::ast::{DataClauseKind, ReductionOp};
+use crate::front::ast::DataClauseKind;
 use crate::ir::{DataSection, Handle, Kernel, LoopLevel, Module, ParamKind, Region, RegionKind};
 
 pub fn explain(program: &CompiledProgram) -> String {
@@ -86,20 +86,6 @@ fn level_text(level: LoopLevel) -> &'static str {
     }
 }
 
-fn reduction_op_text(op: ReductionOp) -> &'static str {
-    match op {
-        ReductionOp::Add => "+",
-        ReductionOp::Mul => "*",
-        ReductionOp::Max => "max",
-        ReductionOp::Min => "min",
-        ReductionOp::BitAnd => "&",
-        ReductionOp::BitOr => "|",
-        ReductionOp::BitXor => "^",
-        ReductionOp::LogAnd => "&&",
-        ReductionOp::LogOr => "||",
-    }
-}
-
 fn kernel_text(module: &Module, region: &Region, handle: Handle<Kernel>, out: &mut String) {
     let kernel = &module.kernels[handle];
     let body = &kernel.body;
@@ -173,7 +159,7 @@ fn kernel_text(module: &Module, region: &Region, handle: Handle<Kernel>, out: &m
         let _ = writeln!(
             out,
             "    reduction {}: {} ({}) into {}",
-            reduction_op_text(r.op),
+            r.op.symbol(),
             body.locals[r.local].name,
             r.ty.c_name(),
             target

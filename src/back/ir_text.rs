@@ -9,7 +9,6 @@
 
 use std::fmt::Write;
 
-use crate::front::ast::ReductionOp;
 use crate::ir::*;
 
 /// The whole module: functions, kernels, grid kernels and regions, in arena order.
@@ -65,7 +64,7 @@ pub fn kernel_text(module: &Module, kernel: &Kernel) -> String {
         let _ = writeln!(
             out,
             "  reduction {n}: {} {} {} -> arg {}",
-            reduction_op_text(r.op),
+            r.op.symbol(),
             r.ty.c_name(),
             p.local(r.local),
             r.target_arg
@@ -107,7 +106,7 @@ pub fn grid_kernel_text(module: &Module, grid: &GridKernel) -> String {
         let _ = writeln!(out, "  shared {} {}{dims}", s.elem.c_name(), s.name);
     }
     for (n, r) in grid.reductions.iter().enumerate() {
-        let _ = writeln!(out, "  reduction {n}: {} {} partials{n} -> arg {}", reduction_op_text(r.op), r.ty.c_name(), r.target_arg);
+        let _ = writeln!(out, "  reduction {n}: {} {} partials{n} -> arg {}", r.op.symbol(), r.ty.c_name(), r.target_arg);
     }
     p.scalar_outputs(&mut out, &grid.scalar_outputs);
     p.locals(&mut out);
@@ -180,20 +179,6 @@ pub fn region_text(module: &Module, region: &Region) -> String {
     }
     out.push_str("}\n");
     out
-}
-
-fn reduction_op_text(op: ReductionOp) -> &'static str {
-    match op {
-        ReductionOp::Add => "+",
-        ReductionOp::Mul => "*",
-        ReductionOp::Max => "max",
-        ReductionOp::Min => "min",
-        ReductionOp::BitAnd => "&",
-        ReductionOp::BitOr => "|",
-        ReductionOp::BitXor => "^",
-        ReductionOp::LogAnd => "&&",
-        ReductionOp::LogOr => "||",
-    }
 }
 
 struct Printer<'a> {

@@ -374,6 +374,23 @@ pub enum ReductionOp {
     LogOr,
 }
 
+impl ReductionOp {
+    /// The operator as written in a `reduction(op:...)` clause.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            ReductionOp::Add => "+",
+            ReductionOp::Mul => "*",
+            ReductionOp::Max => "max",
+            ReductionOp::Min => "min",
+            ReductionOp::BitAnd => "&",
+            ReductionOp::BitOr => "|",
+            ReductionOp::BitXor => "^",
+            ReductionOp::LogAnd => "&&",
+            ReductionOp::LogOr => "||",
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DefaultKind {
     None,
