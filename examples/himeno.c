@@ -10,6 +10,7 @@
  *                                -DSIZE_S     65x65x129  ("SMALL")
  *                                -DSIZE_M     129x129x257 ("MIDDLE")
  *                                -DSIZE_L     257x257x513 ("LARGE")
+ *                                -DSIZE_XL    513x513x1025 ("EXTRA LARGE", ~15 GB of arrays)
  * Iterations: -DNN=<count> (default 100; the original times a rehearsal and runs ~60 s).
  *
  *   yosegi run examples/himeno.c
@@ -30,6 +31,10 @@
 #define MIMAX 129
 #define MJMAX 129
 #define MKMAX 257
+#elif defined(SIZE_XL)
+#define MIMAX 513
+#define MJMAX 513
+#define MKMAX 1025
 #elif defined(SIZE_L)
 #define MIMAX 257
 #define MJMAX 257

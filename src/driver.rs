@@ -97,7 +97,9 @@ pub fn build_host(program: &CompiledProgram, dir: &Path) -> Result<PathBuf, Diag
     let output = dir.join("program.so");
     let compiler = c_compiler();
     let mut cmd = Command::new(&compiler);
-    cmd.current_dir(dir).args(["-std=gnu11", "-O2", "-fPIC", "-shared", "-w", "-o", "program.so"]);
+    // -mcmodel=medium: programs such as Himeno XL define static arrays of many gigabytes, which
+    // the small code model cannot address.
+    cmd.current_dir(dir).args(["-std=gnu11", "-O2", "-fPIC", "-mcmodel=medium", "-shared", "-w", "-o", "program.so"]);
     for file in &host.files {
         cmd.arg(&file.name);
     }

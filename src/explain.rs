@@ -181,16 +181,14 @@ fn kernel_text(module: &Module, region: &Region, handle: Handle<Kernel>, out: &m
     }
 }
 
-fn section_text(region: &Region, s: &DataSection) -> String {
-    let arg = |i: Option<u32>| i.and_then(|i| region.args.get(i as usize)).map(|a| a.c_expr.clone());
-    match (arg(s.lo), arg(s.len)) {
-        (None, None) => s.name.clone(),
-        (lo, len) => format!("{}[{}:{}]", s.name, lo.unwrap_or_else(|| "0".into()), len.unwrap_or_default()),
-    }
+/// A data clause as the user wrote it (`a[0:n][0:m]`); the IR's linear element range is in
+/// `yosegi emit`'s listing.
+fn section_text(s: &DataSection) -> String {
+    s.name.clone()
 }
 
 fn data_move(region: &Region, s: &DataSection) -> String {
-    let what = section_text(region, s);
+    let what = section_text(s);
     let exit = match region.kind {
         RegionKind::Compute { .. } | RegionKind::Data { .. } => "region exit",
         _ => "this directive",
@@ -317,7 +315,7 @@ mod tests {
                     lo: Some(3),
                     len: Some(0),
                     elem_size: 8,
-                    name: "x".into(),
+                    name: "x[0:n]".into(),
                     span: Span::new(0, 0, 1),
                 }],
             },

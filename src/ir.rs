@@ -210,6 +210,22 @@ pub enum BinaryOp {
     Min,
 }
 
+/// The binary operator that combines two partial results of reduction `op` (`LogAnd`/`LogOr`
+/// combine truth values).
+pub fn reduction_combiner(op: ReductionOp) -> BinaryOp {
+    match op {
+        ReductionOp::Add => BinaryOp::Add,
+        ReductionOp::Mul => BinaryOp::Mul,
+        ReductionOp::Max => BinaryOp::Max,
+        ReductionOp::Min => BinaryOp::Min,
+        ReductionOp::BitAnd => BinaryOp::BitAnd,
+        ReductionOp::BitOr => BinaryOp::BitOr,
+        ReductionOp::BitXor => BinaryOp::BitXor,
+        ReductionOp::LogAnd => BinaryOp::LogAnd,
+        ReductionOp::LogOr => BinaryOp::LogOr,
+    }
+}
+
 /// `math.h` functions a kernel may call; the `f` variants (`sqrtf`) are the same function at
 /// type `F32`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -573,6 +589,7 @@ pub struct DataSection {
     pub lo: Option<u32>,
     pub len: Option<u32>,
     pub elem_size: u32,
+    /// The clause's variable and sections as the user wrote them (`a[0:n][0:m]`).
     pub name: String,
     pub span: Span,
 }

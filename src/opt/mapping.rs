@@ -292,17 +292,7 @@ impl Mapper {
     }
 
     fn combine(&mut self, op: ReductionOp, ty: ScalarType, a: Handle<Expr>, b: Handle<Expr>) -> Handle<Expr> {
-        let bop = match op {
-            ReductionOp::Add => BinaryOp::Add,
-            ReductionOp::Mul => BinaryOp::Mul,
-            ReductionOp::Max => BinaryOp::Max,
-            ReductionOp::Min => BinaryOp::Min,
-            ReductionOp::BitAnd => BinaryOp::BitAnd,
-            ReductionOp::BitOr => BinaryOp::BitOr,
-            ReductionOp::BitXor => BinaryOp::BitXor,
-            ReductionOp::LogAnd => BinaryOp::LogAnd,
-            ReductionOp::LogOr => BinaryOp::LogOr,
-        };
+        let bop = crate::ir::reduction_combiner(op);
         let v = self.bin(bop, a, b);
         self.cast(v, ty)
     }

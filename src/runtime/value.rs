@@ -266,16 +266,10 @@ pub fn math(func: MathFn, ty: ScalarType, args: &[u64]) -> u64 {
 
 /// Combines two values the way reduction `op` does.
 pub fn reduce(op: ReductionOp, ty: ScalarType, a: u64, b: u64) -> u64 {
-    let bin = match op {
-        ReductionOp::Add => BinaryOp::Add,
-        ReductionOp::Mul => BinaryOp::Mul,
-        ReductionOp::Max => BinaryOp::Max,
-        ReductionOp::Min => BinaryOp::Min,
-        ReductionOp::BitAnd => BinaryOp::BitAnd,
-        ReductionOp::BitOr => BinaryOp::BitOr,
-        ReductionOp::BitXor => BinaryOp::BitXor,
-        ReductionOp::LogAnd => return cast(ScalarType::Bool, ty, (is_true(ty, a) && is_true(ty, b)) as u64),
-        ReductionOp::LogOr => return cast(ScalarType::Bool, ty, (is_true(ty, a) || is_true(ty, b)) as u64),
+    let bin = match crate::ir::reduction_combiner(op) {
+        BinaryOp::LogAnd => return cast(ScalarType::Bool, ty, (is_true(ty, a) && is_true(ty, b)) as u64),
+        BinaryOp::LogOr => return cast(ScalarType::Bool, ty, (is_true(ty, a) || is_true(ty, b)) as u64),
+        bin => bin,
     };
     binary(bin, ty, ty, a, b).unwrap_or(a)
 }

@@ -171,12 +171,14 @@ pub enum NestPolicy {
 
 pub const MAX_DIMS: usize = 3;
 
-fn clause_is_parallel_loop(d: &Directive) -> bool {
+/// A nested `loop` directive adds a parallel dimension unless it says `seq`: inside a
+/// `parallel` construct a loop without `seq` or `auto` is independent (OpenACC 2.7, 2.9.6);
+/// inside `kernels` every candidate goes to the dependence test anyway.
+fn clause_is_parallel_loop(d: &Directive, policy: NestPolicy) -> bool {
+    let has = |wanted: fn(&ClauseKind) -> bool| d.clauses.iter().any(|c| wanted(&c.kind));
     matches!(d.kind, DirectiveKind::Loop)
-        && !d.clauses.iter().any(|c| matches!(c.kind, ClauseKind::Seq))
-        && d.clauses.iter().any(|c| {
-            matches!(c.kind, ClauseKind::Gang(_) | ClauseKind::Worker(_) | ClauseKind::Vector(_) | ClauseKind::Independent)
-        })
+        && !has(|k| matches!(k, ClauseKind::Seq))
+        && (policy == NestPolicy::Auto || !has(|k| matches!(k, ClauseKind::Auto)))
 }
 
 pub fn collapse_of(clauses: &[&Clause]) -> usize {
@@ -219,7 +221,7 @@ pub fn loop_nest<'a>(
             return Err((culprit, format!("collapse({wanted}) needs {wanted} perfectly nested `for` loops")));
         }
         match &inner.kind {
-            StmtKind::Acc { directive, body: Some(b) } if clause_is_parallel_loop(directive) => {
+            StmtKind::Acc { directive, body: Some(b) } if clause_is_parallel_loop(directive, policy) => {
                 if matches!(b.kind, StmtKind::For { .. }) {
                     let clauses: Vec<&Clause> = directive.clauses.iter().collect();
                     wanted = nest.len() + collapse_of(&clauses);
