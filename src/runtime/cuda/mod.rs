@@ -43,6 +43,9 @@ use driver::{Image, check};
 /// kernel (a param that changes at every launch must not cost a compilation each time).
 pub const MAX_VARIANTS: usize = 8;
 
+/// Scratch buffers (reduction partials, scalar outputs) kept for reuse between launches.
+const MAX_SPARE_BUFFERS: usize = 8;
+
 /// Grid limits of every GPU CUDA 13 supports.
 const MAX_GRID: [i64; 3] = [(1 << 31) - 1, 65535, 65535];
 const MAX_BLOCK_THREADS: u64 = 1024;
@@ -109,6 +112,8 @@ pub struct CudaDevice {
     kernels: HashMap<VariantKey, CompiledKernel>,
     disk: DiskCache,
     policy: VariantPolicy,
+    /// Scratch buffers of finished launches, for the next ones.
+    spare: Vec<Buffer>,
     start: sys::CUevent,
     stop: sys::CUevent,
 }
@@ -174,6 +179,7 @@ impl CudaDevice {
                 kernels: HashMap::new(),
                 disk: DiskCache::at(cache::default_dir()),
                 policy,
+                spare: Vec::new(),
                 start,
                 stop,
             })
@@ -306,19 +312,40 @@ impl CudaDevice {
         index_width(grid, block, &extents)
     }
 
-    /// Allocates `bytes` of zeroed device memory for a launch's own buffers.
-    fn scratch(&self, bytes: u64, scratch: &mut Scratch) -> Result<sys::CUdeviceptr, String> {
+    /// `bytes` of zeroed device memory for a launch's own buffers: a spare buffer of an earlier
+    /// launch when one is large enough (allocating and freeing at every launch of a reduction
+    /// kernel costs more than the kernel itself), else a new allocation.
+    fn scratch(&mut self, bytes: u64, scratch: &mut Scratch) -> Result<sys::CUdeviceptr, String> {
         if bytes == 0 {
             return Ok(0);
         }
-        let mut ptr: sys::CUdeviceptr = 0;
-        // SAFETY: valid out-pointer; the memset covers exactly the allocation.
-        unsafe {
-            check("cuMemAlloc", sys::cuMemAlloc_v2(&mut ptr, bytes as usize))?;
-            scratch.0.push(ptr);
-            check("cuMemsetD8", sys::cuMemsetD8_v2(ptr, 0, bytes as usize))?;
-        }
+        let reuse = self.spare.iter().enumerate().filter(|(_, b)| b.bytes >= bytes).min_by_key(|(_, b)| b.bytes).map(|(i, _)| i);
+        let buffer = match reuse {
+            Some(i) => self.spare.swap_remove(i),
+            None => {
+                let mut ptr: sys::CUdeviceptr = 0;
+                // SAFETY: valid out-pointer.
+                check("cuMemAlloc", unsafe { sys::cuMemAlloc_v2(&mut ptr, bytes as usize) })?;
+                Buffer { ptr, bytes }
+            }
+        };
+        let ptr = buffer.ptr;
+        scratch.0.push(buffer);
+        // SAFETY: the buffer holds at least `bytes`.
+        check("cuMemsetD8", unsafe { sys::cuMemsetD8_v2(ptr, 0, bytes as usize) })?;
         Ok(ptr)
+    }
+
+    /// Keeps a finished launch's buffers for the next launches (the largest few).
+    fn recycle(&mut self, mut scratch: Scratch) {
+        self.spare.append(&mut scratch.0);
+        if self.spare.len() > MAX_SPARE_BUFFERS {
+            self.spare.sort_by_key(|b| std::cmp::Reverse(b.bytes));
+            for b in self.spare.drain(MAX_SPARE_BUFFERS..) {
+                // SAFETY: a scratch allocation no launch uses any more.
+                unsafe { sys::cuMemFree_v2(b.ptr) };
+            }
+        }
     }
 
     fn read_back(&self, ptr: sys::CUdeviceptr, ty: ScalarType, count: u64) -> Result<Vec<u64>, String> {
@@ -360,14 +387,15 @@ fn index_width(grid: [u32; 3], block: [u32; 3], extents: &[(i128, i128)]) -> Ind
     if fits { IndexWidth::Bits32 } else { IndexWidth::Bits64 }
 }
 
-/// Device buffers of one launch (partials, scalar outputs), freed however the launch ends.
-struct Scratch(Vec<sys::CUdeviceptr>);
+/// Device buffers of one launch (partials, scalar outputs): recycled when the launch succeeds,
+/// freed when it fails (a fault may have broken the context they belong to).
+struct Scratch(Vec<Buffer>);
 
 impl Drop for Scratch {
     fn drop(&mut self) {
-        for &ptr in &self.0 {
-            // SAFETY: allocated by `CudaDevice::scratch` and freed only here.
-            unsafe { sys::cuMemFree_v2(ptr) };
+        for b in &self.0 {
+            // SAFETY: allocated by `CudaDevice::scratch` and owned by this launch alone.
+            unsafe { sys::cuMemFree_v2(b.ptr) };
         }
     }
 }
@@ -596,7 +624,7 @@ impl Device for CudaDevice {
             .map(|&(ptr, ty)| self.read_back(ptr, ty, 1).map(|v| v.first().copied().unwrap_or(0)))
             .collect::<Result<Vec<_>, _>>()
             .map_err(fault)?;
-        drop(scratch);
+        self.recycle(scratch);
         counters.device_time_ns = (ms as f64 * 1e6) as u64;
         Ok(LaunchOutcome { partials, scalar_outputs, counters })
     }
@@ -612,6 +640,9 @@ impl Drop for CudaDevice {
                 if b.ptr != 0 {
                     sys::cuMemFree_v2(b.ptr);
                 }
+            }
+            for b in self.spare.drain(..) {
+                sys::cuMemFree_v2(b.ptr);
             }
             for (_, k) in self.kernels.drain() {
                 sys::cuModuleUnload(k.module);

@@ -294,3 +294,26 @@ fn many_sizes_fall_back_to_the_generic_kernel_on_the_gpu() {
     assert_eq!(gpu.kernels.len(), MAX_VARIANTS + 1);
     assert!(gpu.kernels.keys().any(VariantKey::is_generic));
 }
+
+/// On a GPU: a reduction's partials buffer is reused by the next launch, zeroed again: a
+/// smaller launch after a larger one reads only its own blocks' partials, and the results match
+/// the simulator's each time.
+#[test]
+fn reduction_buffers_are_reused_between_launches_on_the_gpu() {
+    let mut gpu = match CudaDevice::probe() {
+        Ok(gpu) => gpu,
+        Err(why) => {
+            eprintln!("skipped: no usable CUDA GPU ({why})");
+            return;
+        }
+    };
+    let module = block_reduction();
+    let mut sim = SimDevice::new();
+    for n in [3000i64, 300, 3000] {
+        let args = vec![Arg::Int(n), Arg::Array(f64s((0..n).map(|x| (x as f64).sqrt())))];
+        let (_, want) = run(&mut sim, &module, &args);
+        let (_, got) = run(&mut gpu, &module, &args);
+        assert_eq!(got.partials, want.partials, "n = {n}");
+        assert_eq!(gpu.spare.len(), 1, "the partials buffer is kept for the next launch");
+    }
+}
