@@ -200,7 +200,7 @@ impl Stats {
             if t.is_zero() { "-".to_string() } else { format!("{:.2}", bytes as f64 / t.as_secs_f64() / 1e9) }
         };
         let rows: [(&str, String); 8] = [
-            ("jit compile time, total (ms)", format!("{:.1}", d.jit_time_ns as f64 / 1e6)),
+            ("jit time, NVRTC or disk cache (ms)", format!("{:.1}", d.jit_time_ns as f64 / 1e6)),
             ("kernels compiled (NVRTC)", d.kernel_cache_misses.to_string()),
             ("kernels from the disk cache", d.kernel_cache_disk_hits.to_string()),
             ("launches of an already loaded kernel", d.kernel_cache_memory_hits.to_string()),
@@ -256,7 +256,7 @@ mod tests {
         assert!((k.achieved_gbps().unwrap() - 2.0).abs() < 1e-9);
         assert_eq!(stats.device.kernel_cache_memory_hits, 1);
         let text = stats.render();
-        assert!(text.contains("jit compile time, total (ms)"), "{text}");
+        assert!(text.contains("jit time, NVRTC or disk cache (ms)"), "{text}");
         assert!(text.contains("jit time per kernel (ms): k 300.0"), "{text}");
         assert!(text.lines().any(|l| l.starts_with("host->device GB/s") && l.ends_with("1.00")), "{text}");
     }

@@ -26,6 +26,8 @@ const DRIVER_SYMBOLS: &[&str] = &[
     "cuMemsetD8_v2",
     "cuMemcpyHtoD_v2",
     "cuMemcpyDtoH_v2",
+    "cuMemAllocHost_v2",
+    "cuMemFreeHost",
     "cuModuleLoadData",
     "cuModuleGetFunction",
     "cuModuleUnload",

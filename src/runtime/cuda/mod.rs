@@ -114,6 +114,7 @@ pub struct CudaDevice {
     policy: VariantPolicy,
     /// Scratch buffers of finished launches, for the next ones.
     spare: Vec<Buffer>,
+    staging: Staging,
     start: sys::CUevent,
     stop: sys::CUevent,
 }
@@ -180,6 +181,7 @@ impl CudaDevice {
                 disk: DiskCache::at(cache::default_dir()),
                 policy,
                 spare: Vec::new(),
+                staging: Staging::NONE,
                 start,
                 stop,
             })
@@ -348,14 +350,56 @@ impl CudaDevice {
         }
     }
 
-    fn read_back(&self, ptr: sys::CUdeviceptr, ty: ScalarType, count: u64) -> Result<Vec<u64>, String> {
+    /// `count` elements of `ty` copied back from the device, through the pinned staging buffer
+    /// (a copy from pageable memory goes through the driver's own bounce buffer, several times
+    /// slower for the partials of a large reduction); through ordinary memory when pinned
+    /// memory cannot be had.
+    fn read_back(&mut self, ptr: sys::CUdeviceptr, ty: ScalarType, count: u64) -> Result<Vec<u64>, String> {
         let size = ty.size_bytes() as usize;
-        let mut bytes = vec![0u8; size * count as usize];
-        if !bytes.is_empty() {
-            // SAFETY: `ptr` holds `count` elements of `ty` (allocated by `scratch`).
-            check("cuMemcpyDtoH", unsafe { sys::cuMemcpyDtoH_v2(bytes.as_mut_ptr() as *mut c_void, ptr, bytes.len()) })?;
+        let len = size * count as usize;
+        if len == 0 {
+            return Ok(Vec::new());
         }
+        if self.staging.bytes < len {
+            self.staging.release();
+            let bytes = len.next_power_of_two().max(1 << 16);
+            let mut host: *mut c_void = std::ptr::null_mut();
+            // SAFETY: valid out-pointer; on success `host` is `bytes` of pinned memory.
+            if unsafe { sys::cuMemAllocHost_v2(&mut host, bytes) } == sys::CUresult::CUDA_SUCCESS && !host.is_null() {
+                self.staging = Staging { ptr: host as *mut u8, bytes };
+            }
+        }
+        if self.staging.bytes >= len {
+            // SAFETY: `ptr` holds `count` elements of `ty` (allocated by `scratch`); the staging
+            // buffer holds at least `len` bytes and is only used here, synchronously.
+            let staged = unsafe {
+                check("cuMemcpyDtoH", sys::cuMemcpyDtoH_v2(self.staging.ptr as *mut c_void, ptr, len))?;
+                std::slice::from_raw_parts(self.staging.ptr, len)
+            };
+            return Ok(staged.chunks(size).map(|c| value::from_bytes(ty, c)).collect());
+        }
+        let mut bytes = vec![0u8; len];
+        // SAFETY: as above, into a buffer of `len` bytes.
+        check("cuMemcpyDtoH", unsafe { sys::cuMemcpyDtoH_v2(bytes.as_mut_ptr() as *mut c_void, ptr, len) })?;
         Ok(bytes.chunks(size).map(|c| value::from_bytes(ty, c)).collect())
+    }
+}
+
+/// Pinned host memory for reading launch results back (`bytes == 0`: none yet).
+struct Staging {
+    ptr: *mut u8,
+    bytes: usize,
+}
+
+impl Staging {
+    const NONE: Staging = Staging { ptr: std::ptr::null_mut(), bytes: 0 };
+
+    fn release(&mut self) {
+        if !self.ptr.is_null() {
+            // SAFETY: allocated by `cuMemAllocHost` in `read_back`, released once.
+            unsafe { sys::cuMemFreeHost(self.ptr as *mut c_void) };
+        }
+        *self = Staging::NONE;
     }
 }
 
@@ -644,6 +688,7 @@ impl Drop for CudaDevice {
             for b in self.spare.drain(..) {
                 sys::cuMemFree_v2(b.ptr);
             }
+            self.staging.release();
             for (_, k) in self.kernels.drain() {
                 sys::cuModuleUnload(k.module);
             }
