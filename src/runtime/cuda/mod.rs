@@ -215,13 +215,16 @@ impl CudaDevice {
 
     /// The variant of `kernel` a launch with `values` uses (see the module doc).
     fn variant_for(&self, kernel: &GridKernel, values: &[ParamValue], fits: IndexWidth) -> VariantKey {
-        let constants = specialisable_params(kernel)
+        let constants: Option<Vec<i64>> = specialisable_params(kernel)
             .iter()
-            .filter_map(|&p| match values.get(p as usize) {
+            .map(|&p| match values.get(p as usize) {
                 Some(ParamValue::Int(v)) => Some(*v),
                 _ => None,
             })
             .collect();
+        // A param bound to something other than an integer (a runtime bug) gets the generic
+        // kernel rather than a variant whose key would not say which values it holds.
+        let Some(constants) = constants else { return VariantKey::generic(kernel_symbol(kernel)) };
         let wanted = VariantKey { symbol: kernel_symbol(kernel), constants, width: fits };
         choose_variant(wanted, self.policy, self.kernels.keys())
     }
