@@ -19,21 +19,166 @@
 //! integers and the atomics CUDA has no instruction for are small `__device__` helpers emitted
 //! before the kernel (only those the kernel uses). Floating constants are printed with the
 //! shortest decimal that reads back to the same value (`f` suffix for `float`).
+//!
+//! Variants ([`CudaOptions`]): the generic kernel reads every scalar param at run time and
+//! indexes in `long long`. A *specialised* variant writes the launch's values of the integer
+//! params that shape the iteration space ([`specialisable_params`]: grid sizes, array
+//! dimensions, loop and guard conditions) as constants, so that NVRTC folds the index
+//! arithmetic; with [`IndexWidth::Bits32`] it also computes thread positions and array indices
+//! in `int`, which the caller may ask for only when every array param's extent and the launch's
+//! thread count fit in `int` (the cuda device checks this at launch).
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 use crate::ir::{
     ArrayRef, AtomicOp, Axis, BinaryOp, Block, Body, Expr, ExprKind, Function, GridKernel, Handle, LocalKind, MathFn,
-    Module, ParamKind, ScalarType, Stmt, UnaryOp,
+    Module, ParamKind, ParamValue, ScalarType, Stmt, UnaryOp,
 };
 use crate::runtime::value;
 
+/// The integer width of thread positions and array index arithmetic.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum IndexWidth {
+    /// `long long`, as the simulator computes: always correct.
+    Bits64,
+    /// `int`: only for launches whose array extents and thread count fit in `int`.
+    Bits32,
+}
+
+/// How to write a grid kernel (see the module doc).
+#[derive(Clone, Copy, Debug)]
+pub struct CudaOptions<'v> {
+    /// The launch's values, one per `kernel.params`: the params [`specialisable_params`] names
+    /// are written as these constants. `None`: the generic kernel.
+    pub specialise: Option<&'v [ParamValue]>,
+    pub index_width: IndexWidth,
+}
+
+impl CudaOptions<'_> {
+    /// The kernel for any launch: params read at run time, 64-bit indexing.
+    pub const GENERIC: CudaOptions<'static> = CudaOptions { specialise: None, index_width: IndexWidth::Bits64 };
+}
+
 /// CUDA C for one grid kernel: the helpers and device functions it needs, then the kernel.
 pub fn grid_kernel_cuda(module: &Module, kernel: &GridKernel) -> String {
+    grid_kernel_cuda_with(module, kernel, &CudaOptions::GENERIC)
+}
+
+/// [`grid_kernel_cuda`] for a variant of the kernel.
+pub fn grid_kernel_cuda_with(module: &Module, kernel: &GridKernel, options: &CudaOptions) -> String {
     let mut unit = Unit::new(module);
-    unit.add_kernel(kernel);
+    unit.add_kernel_with(kernel, options);
     unit.finish()
+}
+
+/// The integer scalar params that shape the kernel's iteration space: read by a grid size, an
+/// array param's dimension, a loop condition or an `if` condition. These are the params a
+/// specialised variant turns into constants (other params, such as a float coefficient or a
+/// time step used only in arithmetic, would give a new variant per value and gain nothing).
+pub fn specialisable_params(kernel: &GridKernel) -> Vec<u32> {
+    let body = &kernel.body;
+    let mut roots: Vec<Handle<Expr>> = kernel.launch.grid.to_vec();
+    for p in &kernel.params {
+        if let ParamKind::Array { dims, .. } = &p.kind {
+            roots.extend(dims.iter().flatten().copied());
+        }
+    }
+    conditions_in(&body.block, &mut roots);
+    let mut found = BTreeSet::new();
+    let mut pending = roots;
+    while let Some(e) = pending.pop() {
+        if e.index() >= body.exprs.len() {
+            continue;
+        }
+        match &body.exprs[e].kind {
+            ExprKind::Param(p) => {
+                if matches!(kernel.params.get(*p as usize).map(|p| &p.kind), Some(ParamKind::Scalar(t)) if !t.is_float()) {
+                    found.insert(*p);
+                }
+            }
+            kind => pending.extend(operands(kind)),
+        }
+    }
+    found.into_iter().collect()
+}
+
+/// The conditions of every loop and `if` in `block`, nested ones included.
+fn conditions_in(block: &Block, out: &mut Vec<Handle<Expr>>) {
+    for stmt in block {
+        match stmt {
+            Stmt::If { cond, then, otherwise } => {
+                out.push(*cond);
+                conditions_in(then, out);
+                conditions_in(otherwise, out);
+            }
+            Stmt::Loop { cond, body, continuing, .. } => {
+                out.extend(*cond);
+                conditions_in(body, out);
+                conditions_in(continuing, out);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The operands of an expression.
+fn operands(kind: &ExprKind) -> Vec<Handle<Expr>> {
+    match kind {
+        ExprKind::Load { indices, .. } => indices.clone(),
+        ExprKind::Unary { arg, .. } | ExprKind::Cast { arg } => vec![*arg],
+        ExprKind::Binary { lhs, rhs, .. } => vec![*lhs, *rhs],
+        ExprKind::Select { cond, then, otherwise } => vec![*cond, *then, *otherwise],
+        ExprKind::Math { args, .. } | ExprKind::Call { args, .. } => args.clone(),
+        _ => Vec::new(),
+    }
+}
+
+/// Whether `e` computes a thread position from the launch registers only (`blockIdx.x *
+/// blockDim.x + threadIdx.x` and the like), so that it fits in `int` when the launch's thread
+/// count does.
+fn is_position(body: &Body, e: Handle<Expr>) -> bool {
+    match &body.exprs[e].kind {
+        ExprKind::ThreadIdx(_) | ExprKind::BlockIdx(_) | ExprKind::BlockDim(_) | ExprKind::GridDim(_) => true,
+        ExprKind::ConstInt(v) => (0..=1024).contains(v),
+        ExprKind::Cast { arg } => !body.exprs[e].ty.is_float() && is_position(body, *arg),
+        ExprKind::Binary { op: BinaryOp::Add | BinaryOp::Mul, lhs, rhs } => is_position(body, *lhs) && is_position(body, *rhs),
+        _ => false,
+    }
+}
+
+/// The `long long` locals assigned exactly once, from a thread position (see [`is_position`]):
+/// in a 32-bit variant they are `int`.
+fn position_locals(body: &Body) -> BTreeSet<Handle<crate::ir::Local>> {
+    fn assignments(block: &Block, out: &mut Vec<(Handle<crate::ir::Local>, Handle<Expr>)>) {
+        for stmt in block {
+            match stmt {
+                Stmt::Assign { local, value } => out.push((*local, *value)),
+                Stmt::If { then, otherwise, .. } => {
+                    assignments(then, out);
+                    assignments(otherwise, out);
+                }
+                Stmt::Loop { body, continuing, .. } => {
+                    assignments(body, out);
+                    assignments(continuing, out);
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut all = Vec::new();
+    assignments(&body.block, &mut all);
+    all.iter()
+        .filter(|(local, value)| {
+            let l = &body.locals[*local];
+            l.ty == ScalarType::I64
+                && l.kind == LocalKind::Var
+                && l.array_dims.is_none()
+                && all.iter().filter(|(other, _)| other == local).count() == 1
+                && is_position(body, *value)
+        })
+        .map(|(local, _)| *local)
+        .collect()
 }
 
 /// CUDA C for every grid kernel of the module, in one translation unit.
@@ -383,7 +528,22 @@ impl<'m> Unit<'m> {
     }
 
     fn add_kernel(&mut self, kernel: &GridKernel) {
+        self.add_kernel_with(kernel, &CudaOptions::GENERIC);
+    }
+
+    fn add_kernel_with(&mut self, kernel: &GridKernel, options: &CudaOptions) {
         let mut w = Writer::new(self.module, &kernel.body, Some(kernel), &mut self.helpers);
+        if let Some(values) = options.specialise {
+            for p in specialisable_params(kernel) {
+                if let Some(ParamValue::Int(v)) = values.get(p as usize) {
+                    w.constants.push((p, *v));
+                }
+            }
+        }
+        w.index_width = options.index_width;
+        if options.index_width == IndexWidth::Bits32 {
+            w.int_positions = position_locals(&kernel.body);
+        }
         w.kernel(kernel);
         let text = w.out;
         self.kernels.push(text);
@@ -480,6 +640,11 @@ struct Writer<'a> {
     /// Per enclosing loop: its `continue` label, when it has one.
     loops: Vec<Option<String>>,
     next_label: u32,
+    /// Scalar params written as constants (a specialised variant).
+    constants: Vec<(u32, i64)>,
+    index_width: IndexWidth,
+    /// Thread-position locals declared `int` (a 32-bit variant).
+    int_positions: BTreeSet<Handle<crate::ir::Local>>,
 }
 
 impl<'a> Writer<'a> {
@@ -489,7 +654,20 @@ impl<'a> Writer<'a> {
         kernel: Option<&'a GridKernel>,
         helpers: &'a mut BTreeSet<Helper>,
     ) -> Writer<'a> {
-        Writer { module, body, kernel, result: None, helpers, out: String::new(), indent: 1, loops: Vec::new(), next_label: 0 }
+        Writer {
+            module,
+            body,
+            kernel,
+            result: None,
+            helpers,
+            out: String::new(),
+            indent: 1,
+            loops: Vec::new(),
+            next_label: 0,
+            constants: Vec::new(),
+            index_width: IndexWidth::Bits64,
+            int_positions: BTreeSet::new(),
+        }
     }
 
     fn line(&mut self, text: &str) {
@@ -576,7 +754,8 @@ impl<'a> Writer<'a> {
                 continue;
             }
             let dims: String = local.array_dims.iter().flatten().map(|d| format!("[{d}]")).collect();
-            let text = format!("{} {}{};", cuda_type(local.ty), local_name(self.body, h), dims);
+            let ty = if self.int_positions.contains(&h) { "int" } else { cuda_type(local.ty) };
+            let text = format!("{} {}{};", ty, local_name(self.body, h), dims);
             self.line(&text);
         }
     }
@@ -592,6 +771,11 @@ impl<'a> Writer<'a> {
 
     fn stmt(&mut self, stmt: &Stmt) {
         match stmt {
+            Stmt::Assign { local, value } if self.int_positions.contains(local) => {
+                let v = self.position_expr(*value);
+                let text = format!("{} = {};", local_name(self.body, *local), strip_parens(&v));
+                self.line(&text);
+            }
             Stmt::Assign { local, value } => {
                 let lty = self.body.locals[*local].ty;
                 let v = self.expr_as(*value, lty);
@@ -787,6 +971,7 @@ impl<'a> Writer<'a> {
                 };
                 let index = self.linear_index(indices, |w, k| match dims.get(k).copied().flatten() {
                     Some(d) => w.index_expr(d),
+                    None if w.index_width == IndexWidth::Bits32 => "0".to_string(),
                     None => "0ll".to_string(),
                 });
                 format!("{name}[{index}]")
@@ -822,7 +1007,8 @@ impl<'a> Writer<'a> {
             }
             s
         } else {
-            let index = self.linear_index(indices, |_, k| format!("{}ll", dims.get(k).copied().unwrap_or(1)));
+            let suffix = if self.index_width == IndexWidth::Bits32 { "" } else { "ll" };
+            let index = self.linear_index(indices, |_, k| format!("{}{suffix}", dims.get(k).copied().unwrap_or(1)));
             format!("(({} *){name})[{index}]", cuda_type(elem))
         }
     }
@@ -831,7 +1017,7 @@ impl<'a> Writer<'a> {
     /// index itself for one dimension.
     fn linear_index(&mut self, indices: &[Handle<Expr>], mut dim: impl FnMut(&mut Self, usize) -> String) -> String {
         if indices.len() == 1 {
-            let text = self.expr(indices[0]);
+            let text = if self.index_width == IndexWidth::Bits32 { self.index_expr(indices[0]) } else { self.expr(indices[0]) };
             return strip_parens(&text).to_string();
         }
         let mut acc = String::new();
@@ -847,11 +1033,46 @@ impl<'a> Writer<'a> {
         if acc.is_empty() { "0".to_string() } else { strip_parens(&acc).to_string() }
     }
 
-    /// An index or dimension in `long long`.
+    /// An index or dimension in `long long` (`int` in a 32-bit variant).
     fn index_expr(&mut self, e: Handle<Expr>) -> String {
         let ty = self.body.exprs[e].ty;
+        if self.index_width == IndexWidth::Bits32 {
+            // Widening an `int` only to narrow it again: use the `int` itself.
+            match &self.body.exprs[e].kind {
+                ExprKind::Local(l) if self.int_positions.contains(l) => return local_name(self.body, *l),
+                ExprKind::ConstInt(v) if i32::try_from(*v).is_ok() && !ty.is_float() => return signed_literal(*v, i64::MIN, ""),
+                ExprKind::Cast { arg } if ty == ScalarType::I64 && self.body.exprs[*arg].ty == ScalarType::I32 => {
+                    return self.index_expr(*arg);
+                }
+                _ => {}
+            }
+        }
         let text = self.expr(e);
-        if ty == ScalarType::I64 { text } else { format!("(long long){}", parens(&text)) }
+        let (index_ty, name) = match self.index_width {
+            IndexWidth::Bits64 => (ScalarType::I64, "long long"),
+            IndexWidth::Bits32 => (ScalarType::I32, "int"),
+        };
+        if ty == index_ty { text } else { format!("({name}){}", parens(&text)) }
+    }
+
+    /// A thread position (see [`is_position`]) computed in `int`.
+    fn position_expr(&mut self, e: Handle<Expr>) -> String {
+        match &self.body.exprs[e].kind {
+            ExprKind::ThreadIdx(a) => format!("((int)threadIdx.{})", axis_field(*a)),
+            ExprKind::BlockIdx(a) => format!("((int)blockIdx.{})", axis_field(*a)),
+            ExprKind::BlockDim(a) => format!("((int)blockDim.{})", axis_field(*a)),
+            ExprKind::GridDim(a) => format!("((int)gridDim.{})", axis_field(*a)),
+            ExprKind::ConstInt(v) => v.to_string(),
+            ExprKind::Cast { arg } => self.position_expr(*arg),
+            ExprKind::Binary { op, lhs, rhs } => {
+                let sym = if *op == BinaryOp::Mul { "*" } else { "+" };
+                let (lhs, rhs) = (*lhs, *rhs);
+                let a = self.position_expr(lhs);
+                let b = self.position_expr(rhs);
+                format!("({a} {sym} {b})")
+            }
+            _ => self.expr(e),
+        }
     }
 
     // -----------------------------------------------------------------------------------------
@@ -878,10 +1099,15 @@ impl<'a> Writer<'a> {
                         Some(ParamKind::Scalar(t)) => *t,
                         _ => ty,
                     };
-                    convert(param_name(k, *p), pty, ty)
+                    match self.constants.iter().find(|(q, _)| q == p) {
+                        Some(&(_, v)) => convert(int_literal(pty, v), pty, ty),
+                        None => convert(param_name(k, *p), pty, ty),
+                    }
                 }
                 None => format!("missing_param_p{p}"),
             },
+            // A thread position kept in `int`: the rest of the kernel sees its IR type.
+            ExprKind::Local(l) if self.int_positions.contains(l) => format!("((long long){})", local_name(self.body, *l)),
             ExprKind::Local(l) => local_name(self.body, *l),
             ExprKind::Load { array, indices } => {
                 let elem = self.element_type(*array);

@@ -4,7 +4,7 @@
 //! freed, so the program always sees sequential semantics whatever its data clauses say.
 
 use super::device::{Device, DeviceAlloc};
-use super::stats::Stats;
+use super::stats::{Stats, TransferDirection};
 
 /// A set of disjoint, sorted, half-open byte ranges.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -153,7 +153,9 @@ impl CopyState {
                 for (x, y) in copy.valid.present(a, b) {
                     // SAFETY: the registry only tracks live host objects of `len` bytes.
                     let dst = unsafe { std::slice::from_raw_parts_mut(t.host.add(x as usize), (y - x) as usize) };
+                    let started = std::time::Instant::now();
                     t.devices[d].copy_to_host(copy.alloc, x, dst);
+                    t.stats.record_transfer_time(TransferDirection::ToHost, started.elapsed());
                     t.stats.record_to_host(y - x);
                 }
             }
@@ -173,7 +175,9 @@ impl CopyState {
             let copy = self.devices[device].as_mut().expect("allocated above");
             // SAFETY: as in `make_host_valid`.
             let src = unsafe { std::slice::from_raw_parts(t.host.add(a as usize), (b - a) as usize) };
+            let started = std::time::Instant::now();
             t.devices[device].copy_to_device(copy.alloc, a, src);
+            t.stats.record_transfer_time(TransferDirection::ToDevice, started.elapsed());
             t.stats.record_to_device(b - a);
             copy.valid.insert(a, b);
         }

@@ -542,6 +542,8 @@ impl Runtime {
         // writes and which object each array arg is bound to.
         let mut writes = Vec::new();
         let mut bound_objects: Vec<(u32, u64)> = Vec::new();
+        // What the launch must move (for --stats bandwidth): its read and write sections.
+        let mut bytes_moved = 0u64;
         for sections in &sections {
             let param = &kernel.params[sections.param as usize];
             let ParamKind::Array { elem, .. } = &param.kind else { continue };
@@ -573,6 +575,9 @@ impl Runtime {
                 }
             };
             copies.ensure_allocated(device, &mut t);
+            for (lo, hi) in [to_range(sections.read), to_range(sections.write)].into_iter().flatten() {
+                bytes_moved += hi.saturating_sub(lo);
+            }
             if let Some((lo, hi)) = to_range(sections.read) {
                 copies.make_device_valid(device, lo, hi, &mut t);
             }
@@ -587,6 +592,7 @@ impl Runtime {
             .launch(&Launch { module: &module, kernel: grid, params })
             .map_err(|f| self.fault_error(f))?;
         self.stats.record_launch(&grid.name, started.elapsed(), &outcome.counters);
+        self.stats.record_bytes_moved(&grid.name, bytes_moved);
         for w in writes {
             if let Some(object) = self.registry.get_mut(w.object) {
                 object.copies.device_wrote(device, w.lo, w.hi);

@@ -2,6 +2,10 @@
 //! memory transactions (32-byte sectors per warp access), shared-memory bank conflicts,
 //! barriers, and host<->device transfers. `--stats` prints them at exit; tests and benchmarks
 //! read [`Stats`] directly.
+//!
+//! On a GPU the device also reports, per kernel, its time from CUDA events, the bytes the access
+//! analysis says its launches must move (hence an achieved bandwidth), and the time spent
+//! getting it compiled (NVRTC, or the kernel cache); the program's transfers are timed too.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -27,6 +31,13 @@ pub struct DeviceCounters {
     /// Kernel execution time measured on the device itself (CUDA events), in nanoseconds;
     /// zero on the simulator, which has no such clock.
     pub device_time_ns: u64,
+    /// Time spent making the launch's kernel ready (NVRTC or the disk cache, and loading it);
+    /// zero when it was already loaded.
+    pub jit_time_ns: u64,
+    /// Where the launch's kernel came from: already loaded, the disk cache, or compiled.
+    pub kernel_cache_memory_hits: u64,
+    pub kernel_cache_disk_hits: u64,
+    pub kernel_cache_misses: u64,
 }
 
 impl DeviceCounters {
@@ -39,13 +50,41 @@ impl DeviceCounters {
         self.bank_conflict_max_degree = self.bank_conflict_max_degree.max(other.bank_conflict_max_degree);
         self.barriers += other.barriers;
         self.device_time_ns += other.device_time_ns;
+        self.jit_time_ns += other.jit_time_ns;
+        self.kernel_cache_memory_hits += other.kernel_cache_memory_hits;
+        self.kernel_cache_disk_hits += other.kernel_cache_disk_hits;
+        self.kernel_cache_misses += other.kernel_cache_misses;
     }
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct KernelLaunches {
     pub count: u64,
+    /// Wall time of the launches as the runtime saw them (compilation included).
     pub time: Duration,
+    /// Time on the device (CUDA events); zero on the simulator.
+    pub device_time: Duration,
+    /// Bytes the launches must read and write (each array param's read and write sections).
+    pub bytes_moved: u64,
+    /// Time getting the kernel's variants ready (see `DeviceCounters::jit_time_ns`).
+    pub jit_time: Duration,
+    /// Variants compiled with NVRTC, and variants read from the disk cache.
+    pub compiled: u64,
+    pub from_disk: u64,
+}
+
+impl KernelLaunches {
+    /// Achieved bandwidth in GB/s (`bytes_moved` over the device time), when both are known.
+    pub fn achieved_gbps(&self) -> Option<f64> {
+        let seconds = self.device_time.as_secs_f64();
+        (seconds > 0.0 && self.bytes_moved > 0).then(|| self.bytes_moved as f64 / seconds / 1e9)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TransferDirection {
+    ToDevice,
+    ToHost,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -57,6 +96,9 @@ pub struct Stats {
     pub transfers_to_device: u64,
     pub bytes_to_host: u64,
     pub transfers_to_host: u64,
+    /// Wall time of the copies each way (copies are synchronous).
+    pub time_to_device: Duration,
+    pub time_to_host: Duration,
 }
 
 impl Stats {
@@ -64,7 +106,21 @@ impl Stats {
         let entry = self.launches.entry(kernel.to_string()).or_default();
         entry.count += 1;
         entry.time += time;
+        entry.device_time += Duration::from_nanos(counters.device_time_ns);
+        entry.jit_time += Duration::from_nanos(counters.jit_time_ns);
+        entry.compiled += counters.kernel_cache_misses;
+        entry.from_disk += counters.kernel_cache_disk_hits;
         self.device.add(counters);
+    }
+    /// Adds the bytes one launch of `kernel` must move (see `KernelLaunches::bytes_moved`).
+    pub fn record_bytes_moved(&mut self, kernel: &str, bytes: u64) {
+        self.launches.entry(kernel.to_string()).or_default().bytes_moved += bytes;
+    }
+    pub fn record_transfer_time(&mut self, direction: TransferDirection, time: Duration) {
+        match direction {
+            TransferDirection::ToDevice => self.time_to_device += time,
+            TransferDirection::ToHost => self.time_to_host += time,
+        }
     }
     pub fn record_to_device(&mut self, bytes: u64) {
         self.bytes_to_device += bytes;
@@ -105,8 +161,60 @@ impl Stats {
         }
         if d.device_time_ns > 0 {
             let _ = writeln!(out, "{:<42} {:>22.3}", "kernel time on the device (ms)", d.device_time_ns as f64 / 1e6);
+            self.render_device_rows(&mut out);
         }
         out
+    }
+
+    /// The rows only a real device has: per-kernel device time and bandwidth, compilation and
+    /// the kernel cache, transfer times.
+    fn render_device_rows(&self, out: &mut String) {
+        let d = &self.device;
+        let ms = |t: Duration| t.as_secs_f64() * 1e3;
+        let _ = writeln!(
+            out,
+            "{:<40} {:>12} {:>12} {:>14} {:>10} {:>12}",
+            "kernel (on the device)", "device (ms)", "mean (us)", "moved (MB)", "GB/s", "jit (ms)"
+        );
+        for (name, l) in &self.launches {
+            let mean_us = if l.count > 0 { l.device_time.as_secs_f64() * 1e6 / l.count as f64 } else { 0.0 };
+            let gbps = l.achieved_gbps().map(|g| format!("{g:.1}")).unwrap_or_else(|| "-".into());
+            let _ = writeln!(
+                out,
+                "{:<40} {:>12.3} {:>12.1} {:>14.3} {:>10} {:>12.1}",
+                name,
+                ms(l.device_time),
+                mean_us,
+                l.bytes_moved as f64 / 1e6,
+                gbps,
+                ms(l.jit_time)
+            );
+        }
+        let compiled: Vec<String> = self
+            .launches
+            .iter()
+            .filter(|(_, l)| l.compiled + l.from_disk > 0)
+            .map(|(name, l)| format!("{name} {:.1}", ms(l.jit_time)))
+            .collect();
+        let rate = |bytes: u64, t: Duration| {
+            if t.is_zero() { "-".to_string() } else { format!("{:.2}", bytes as f64 / t.as_secs_f64() / 1e9) }
+        };
+        let rows: [(&str, String); 8] = [
+            ("jit time, NVRTC or disk cache (ms)", format!("{:.1}", d.jit_time_ns as f64 / 1e6)),
+            ("kernels compiled (NVRTC)", d.kernel_cache_misses.to_string()),
+            ("kernels from the disk cache", d.kernel_cache_disk_hits.to_string()),
+            ("launches of an already loaded kernel", d.kernel_cache_memory_hits.to_string()),
+            ("host->device time (ms)", format!("{:.3}", ms(self.time_to_device))),
+            ("host->device GB/s", rate(self.bytes_to_device, self.time_to_device)),
+            ("device->host time (ms)", format!("{:.3}", ms(self.time_to_host))),
+            ("device->host GB/s", rate(self.bytes_to_host, self.time_to_host)),
+        ];
+        for (label, value) in rows {
+            let _ = writeln!(out, "{:<42} {:>22}", label, value);
+        }
+        if !compiled.is_empty() {
+            let _ = writeln!(out, "jit time per kernel (ms): {}", compiled.join(", "));
+        }
     }
 }
 
@@ -125,5 +233,31 @@ mod tests {
         assert_eq!(stats.device.global_transactions, 8);
         assert_eq!(stats.device.bank_conflict_max_degree, 2);
         assert!(stats.render().contains("host->device bytes"));
+        // The simulator's table has no device rows.
+        assert!(!stats.render().contains("GB/s"));
+    }
+
+    #[test]
+    fn device_launches_give_bandwidth_and_compile_rows() {
+        let mut stats = Stats::default();
+        let first = DeviceCounters { device_time_ns: 2_000_000, jit_time_ns: 300_000_000, kernel_cache_misses: 1, ..Default::default() };
+        let again = DeviceCounters { device_time_ns: 2_000_000, kernel_cache_memory_hits: 1, ..Default::default() };
+        stats.record_launch("k", Duration::from_millis(300), &first);
+        stats.record_bytes_moved("k", 4_000_000);
+        stats.record_launch("k", Duration::from_millis(2), &again);
+        stats.record_bytes_moved("k", 4_000_000);
+        stats.record_to_device(1_000_000);
+        stats.record_transfer_time(TransferDirection::ToDevice, Duration::from_millis(1));
+        let k = &stats.launches["k"];
+        assert_eq!(k.device_time, Duration::from_millis(4));
+        assert_eq!(k.bytes_moved, 8_000_000);
+        assert_eq!(k.compiled, 1);
+        // 8 MB in 4 ms.
+        assert!((k.achieved_gbps().unwrap() - 2.0).abs() < 1e-9);
+        assert_eq!(stats.device.kernel_cache_memory_hits, 1);
+        let text = stats.render();
+        assert!(text.contains("jit time, NVRTC or disk cache (ms)"), "{text}");
+        assert!(text.contains("jit time per kernel (ms): k 300.0"), "{text}");
+        assert!(text.lines().any(|l| l.starts_with("host->device GB/s") && l.ends_with("1.00")), "{text}");
     }
 }

@@ -638,3 +638,94 @@ fn miscellany_compiles_and_says_what_it_means() {
     assert!(text.contains("__scalar_out_0[0] = so_6;"), "{text}");
     assert_compiles(&text);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Variants
+
+/// `gx = (long long)blockIdx.x * (long long)blockDim.x + (long long)threadIdx.x; if (gx < n)
+/// a[gx * m] = 1.0f` with a 2-D array `a[][m]`: a `long long` thread position, a trip count and
+/// a dimension from params.
+fn strided_fill() -> Module {
+    let mut g = GridBuilder::new("fill_l7", [256, 1, 1]);
+    let np = g.scalar_param("n", ScalarType::I32);
+    let mp = g.scalar_param("m", ScalarType::I32);
+    let sp = g.scalar_param("scale", ScalarType::F32);
+    let a = g.array_param("a", ScalarType::F32, &[]);
+    let mv = g.param(mp);
+    let mdim = g.cast(mv, ScalarType::I64);
+    let nv = g.param(np);
+    let n64 = g.cast(nv, ScalarType::I64);
+    let k255 = g.int(255);
+    let k256 = g.int(256);
+    let sum = g.bin(BinaryOp::Add, nv, k255);
+    let blocks = g.bin(BinaryOp::Div, sum, k256);
+    g.grid_x(blocks);
+    let regs: Vec<_> = [ExprKind::BlockIdx(Axis::X), ExprKind::BlockDim(Axis::X), ExprKind::ThreadIdx(Axis::X)]
+        .into_iter()
+        .map(|k| {
+            let r = g.body.add_expr(k, ScalarType::I32, Span::default());
+            g.cast(r, ScalarType::I64)
+        })
+        .collect();
+    let prod = g.bin(BinaryOp::Mul, regs[0], regs[1]);
+    let pos = g.bin(BinaryOp::Add, prod, regs[2]);
+    let gx = g.local("gx", ScalarType::I64);
+    let gxv = g.get(gx);
+    let guard = g.bin(BinaryOp::Lt, gxv, n64);
+    let zero = g.i64c(0);
+    let scale = g.param(sp);
+    let store = g.store(ArrayRef::Param(a), &[gxv, zero], scale);
+    let mut kernel = g.finish(vec![
+        Stmt::Assign { local: gx, value: pos },
+        Stmt::If { cond: guard, then: vec![store], otherwise: vec![] },
+    ]);
+    if let ParamKind::Array { dims, .. } = &mut kernel.params[3].kind {
+        *dims = vec![None, Some(mdim)];
+    }
+    module_with(kernel)
+}
+
+#[test]
+fn the_iteration_space_params_are_specialisable_and_others_are_not() {
+    let module = strided_fill();
+    let kernel = &module.grid_kernels[Handle::new(0)];
+    // n (grid and guard) and m (dimension), not the float coefficient.
+    assert_eq!(specialisable_params(kernel), vec![0, 1]);
+    let module = vector_add();
+    assert_eq!(specialisable_params(&module.grid_kernels[Handle::new(0)]), vec![0]);
+}
+
+#[test]
+fn a_specialised_variant_has_the_values_as_constants() {
+    let module = strided_fill();
+    let kernel = &module.grid_kernels[Handle::new(0)];
+    let values = [ParamValue::Int(1000), ParamValue::Int(3), ParamValue::Float(2.0), ParamValue::Pointer(0)];
+    let options = CudaOptions { specialise: Some(&values), index_width: IndexWidth::Bits64 };
+    let text = grid_kernel_cuda_with(&module, kernel, &options);
+    let body = &text[text.find('{').unwrap()..];
+    assert!(!body.contains("n_p0") && !body.contains("m_p1"), "{text}");
+    assert!(body.contains("1000") && body.contains("3"), "{text}");
+    // The float param stays a param, and the signature is the generic one (same arguments).
+    assert!(body.contains("scale_p2"), "{text}");
+    let generic = grid_kernel_cuda(&module, kernel);
+    assert_eq!(text.lines().find(|l| l.contains("__global__")), generic.lines().find(|l| l.contains("__global__")));
+    assert!(generic.contains("long long gx_0;"));
+    assert_compiles(&text);
+}
+
+#[test]
+fn a_32_bit_variant_indexes_in_int() {
+    let module = strided_fill();
+    let kernel = &module.grid_kernels[Handle::new(0)];
+    let values = [ParamValue::Int(1000), ParamValue::Int(3), ParamValue::Float(2.0), ParamValue::Pointer(0)];
+    let options = CudaOptions { specialise: Some(&values), index_width: IndexWidth::Bits32 };
+    let text = grid_kernel_cuda_with(&module, kernel, &options);
+    assert!(text.contains("int gx_0;"), "{text}");
+    assert!(text.contains("gx_0 = (((int)blockIdx.x) * ((int)blockDim.x)) + ((int)threadIdx.x);"), "{text}");
+    // The element index is computed in `int`: no `long long` arithmetic feeds it.
+    let store = text.lines().find(|l| l.contains("a_p3[")).expect("the store");
+    assert!(store.contains("a_p3[gx_0 * 3 + 0]"), "{store}");
+    assert_compiles(&text);
+    // The generic kernel of the same IR is unchanged by the options machinery.
+    assert!(!grid_kernel_cuda(&module, kernel).contains("int gx_0;"));
+}

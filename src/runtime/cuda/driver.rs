@@ -26,6 +26,8 @@ const DRIVER_SYMBOLS: &[&str] = &[
     "cuMemsetD8_v2",
     "cuMemcpyHtoD_v2",
     "cuMemcpyDtoH_v2",
+    "cuMemAllocHost_v2",
+    "cuMemFreeHost",
     "cuModuleLoadData",
     "cuModuleGetFunction",
     "cuModuleUnload",
@@ -145,6 +147,7 @@ pub fn check(call: &str, code: sys::CUresult) -> Result<(), String> {
     if code == sys::CUresult::CUDA_SUCCESS { Ok(()) } else { Err(format!("{call} failed: {}", describe(code))) }
 }
 
+/// `Ok` for `NVRTC_SUCCESS`, otherwise `"<call> failed: <error>"`.
 pub fn check_nvrtc(call: &str, code: nvrtc_sys::nvrtcResult) -> Result<(), String> {
     if code == nvrtc_sys::nvrtcResult::NVRTC_SUCCESS { Ok(()) } else { Err(format!("{call} failed: {code:?}")) }
 }

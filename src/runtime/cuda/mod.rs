@@ -6,28 +6,45 @@
 //! and its tests run on machines without CUDA; [`CudaDevice::probe`] says why there is no GPU
 //! to use instead of failing later.
 //!
+//! Kernels are cached: in memory per variant for the life of the device, and on disk across
+//! runs (`cache`: keyed by the source, the architecture and the NVRTC version). A launch uses a
+//! variant specialised on its iteration-space params (`back::cuda::CudaOptions`), with 32-bit
+//! indexing when its arrays and threads fit in `int`; each kernel gets at most
+//! [`MAX_VARIANTS`] specialised variants, and launches beyond them use the generic kernel.
+//! `YOSEGI_CUDA_VARIANTS=generic` turns specialisation off (to compare the two).
+//!
 //! Failures: a compile error, a launch error or a fault while the kernel runs is a
 //! [`KernelFault`] naming the kernel (with the NVRTC log, and the path of the saved source).
 //! The memory operations of the [`Device`] trait cannot return an error; when one fails (the
 //! GPU is out of memory, or a previous fault broke the context) the device prints what failed
 //! and ends the process with status 1 rather than let the program go on with wrong data.
 
+mod cache;
 mod driver;
 
 use std::collections::HashMap;
 use std::ffi::{CString, c_void};
 use std::path::PathBuf;
+use std::time::Instant;
 
 use cudarc::driver::sys;
 
 use crate::analysis::uniform::eval_uniform;
-use crate::back::cuda::{grid_kernel_cuda, kernel_symbol};
+use crate::back::cuda::{CudaOptions, IndexWidth, grid_kernel_cuda_with, kernel_symbol, specialisable_params};
 use crate::ir::{GridKernel, ParamKind, ParamValue, ScalarType};
 use crate::runtime::device::{Device, DeviceAlloc, DeviceParam, KernelFault, Launch, LaunchOutcome};
 use crate::runtime::stats::DeviceCounters;
 use crate::runtime::value;
 
+use cache::{DiskCache, ImageKind};
 use driver::{Image, check};
+
+/// Specialised variants compiled per kernel; launches with further value sets use the generic
+/// kernel (a param that changes at every launch must not cost a compilation each time).
+pub const MAX_VARIANTS: usize = 8;
+
+/// Scratch buffers (reduction partials, scalar outputs) kept for reuse between launches.
+const MAX_SPARE_BUFFERS: usize = 8;
 
 /// Grid limits of every GPU CUDA 13 supports.
 const MAX_GRID: [i64; 3] = [(1 << 31) - 1, 65535, 65535];
@@ -36,6 +53,39 @@ const MAX_BLOCK_THREADS: u64 = 1024;
 struct Buffer {
     ptr: sys::CUdeviceptr,
     bytes: u64,
+}
+
+/// Which compiled form of a kernel a launch uses: the symbol, the values written as constants
+/// (empty for none) and the index width. The generic kernel is no constants at 64 bits.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct VariantKey {
+    symbol: String,
+    constants: Vec<i64>,
+    width: IndexWidth,
+}
+
+impl VariantKey {
+    fn generic(symbol: String) -> VariantKey {
+        VariantKey { symbol, constants: Vec::new(), width: IndexWidth::Bits64 }
+    }
+    fn is_generic(&self) -> bool {
+        self.constants.is_empty() && self.width == IndexWidth::Bits64
+    }
+}
+
+/// Whether launches get specialised variants.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum VariantPolicy {
+    Specialise,
+    GenericOnly,
+}
+
+/// Where a launch's kernel came from (counted in `--stats`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum KernelSource {
+    Memory,
+    Disk,
+    Compiled,
 }
 
 struct CompiledKernel {
@@ -56,8 +106,15 @@ pub struct CudaDevice {
     arch: u32,
     buffers: HashMap<u64, Buffer>,
     next_id: u64,
-    /// By kernel symbol; a kernel whose source changed is compiled again.
-    kernels: HashMap<String, CompiledKernel>,
+    /// `(major, minor)`, part of the disk cache key.
+    nvrtc_version: (i32, i32),
+    /// By variant; a kernel whose source changed is compiled again.
+    kernels: HashMap<VariantKey, CompiledKernel>,
+    disk: DiskCache,
+    policy: VariantPolicy,
+    /// Scratch buffers of finished launches, for the next ones.
+    spare: Vec<Buffer>,
+    staging: Staging,
     start: sys::CUevent,
     stop: sys::CUevent,
 }
@@ -103,6 +160,12 @@ impl CudaDevice {
             let mut stop: sys::CUevent = std::ptr::null_mut();
             check("cuEventCreate", sys::cuEventCreate(&mut start, 0))?;
             check("cuEventCreate", sys::cuEventCreate(&mut stop, 0))?;
+            let (mut nvrtc_major, mut nvrtc_minor) = (0, 0);
+            driver::check_nvrtc("nvrtcVersion", cudarc::nvrtc::sys::nvrtcVersion(&mut nvrtc_major, &mut nvrtc_minor))?;
+            let policy = match std::env::var("YOSEGI_CUDA_VARIANTS").as_deref() {
+                Ok("generic") => VariantPolicy::GenericOnly,
+                _ => VariantPolicy::Specialise,
+            };
             Ok(CudaDevice {
                 label: format!(
                     "cuda:0 ({name}, sm_{major}{minor}, driver for CUDA {}.{})",
@@ -113,7 +176,12 @@ impl CudaDevice {
                 arch: (major * 10 + minor) as u32,
                 buffers: HashMap::new(),
                 next_id: 0,
+                nvrtc_version: (nvrtc_major, nvrtc_minor),
                 kernels: HashMap::new(),
+                disk: DiskCache::at(cache::default_dir()),
+                policy,
+                spare: Vec::new(),
+                staging: Staging::NONE,
                 start,
                 stop,
             })
@@ -145,41 +213,79 @@ impl CudaDevice {
         }
     }
 
-    /// The function for `kernel`, compiled on first use.
-    fn function(&mut self, module: &crate::ir::Module, kernel: &GridKernel) -> Result<sys::CUfunction, KernelFault> {
-        let symbol = kernel_symbol(kernel);
+    /// The variant of `kernel` a launch with `values` uses (see the module doc).
+    fn variant_for(&self, kernel: &GridKernel, values: &[ParamValue], fits: IndexWidth) -> VariantKey {
+        let constants: Option<Vec<i64>> = specialisable_params(kernel)
+            .iter()
+            .map(|&p| match values.get(p as usize) {
+                Some(ParamValue::Int(v)) => Some(*v),
+                _ => None,
+            })
+            .collect();
+        // A param bound to something other than an integer (a runtime bug) gets the generic
+        // kernel rather than a variant whose key would not say which values it holds.
+        let Some(constants) = constants else { return VariantKey::generic(kernel_symbol(kernel)) };
+        let wanted = VariantKey { symbol: kernel_symbol(kernel), constants, width: fits };
+        choose_variant(wanted, self.policy, self.kernels.keys())
+    }
+
+    /// The function for a variant of `kernel`, compiled (or read from the disk cache) on first
+    /// use, and where it came from.
+    fn function(
+        &mut self,
+        module: &crate::ir::Module,
+        kernel: &GridKernel,
+        key: VariantKey,
+        values: &[ParamValue],
+    ) -> Result<(sys::CUfunction, KernelSource), KernelFault> {
         let module_addr = module as *const crate::ir::Module as usize;
-        if let Some(k) = self.kernels.get(&symbol)
+        if let Some(k) = self.kernels.get(&key)
             && k.module_addr == module_addr
             && k.ir == *kernel
         {
-            return Ok(k.function);
+            return Ok((k.function, KernelSource::Memory));
         }
-        let source = grid_kernel_cuda(module, kernel);
-        if let Some(k) = self.kernels.get_mut(&symbol)
+        let options = CudaOptions { specialise: (!key.constants.is_empty()).then_some(values), index_width: key.width };
+        let source = grid_kernel_cuda_with(module, kernel, &options);
+        if let Some(k) = self.kernels.get_mut(&key)
             && k.source == source
         {
             k.ir = kernel.clone();
             k.module_addr = module_addr;
-            return Ok(k.function);
+            return Ok((k.function, KernelSource::Memory));
         }
+        let symbol = key.symbol.clone();
         let fault = |message: String| KernelFault { kernel: kernel.name.clone(), message, span: kernel.span, help: None };
-        let saved = save_source(&symbol, &source);
+        let image_key = cache::image_key(&source, self.arch, self.nvrtc_version);
+        let file_stem = if key.is_generic() { symbol.clone() } else { format!("{symbol}.{:08x}", image_key as u32) };
+        let saved = save_source(&file_stem, &source);
         let saved_note = match &saved {
             Ok(path) => format!("the CUDA source is in {}", path.display()),
             Err(e) => format!("the CUDA source could not be saved: {e}"),
         };
-        let image = driver::nvrtc_compile(&source, &format!("{symbol}.cu"), self.arch).map_err(|f| KernelFault {
-            help: Some(format!("{saved_note}; this is a compiler bug: please report it with that file")),
-            ..fault(format!("NVRTC could not compile the kernel for sm_{}:\n{}", self.arch, f.log))
-        })?;
+        let (image, origin) = match self.disk.load(image_key) {
+            Ok((ImageKind::Cubin, bytes)) => (Image::Cubin(bytes), KernelSource::Disk),
+            Ok((ImageKind::Ptx, bytes)) => (Image::Ptx(bytes), KernelSource::Disk),
+            Err(_) => {
+                let image = driver::nvrtc_compile(&source, &format!("{symbol}.cu"), self.arch).map_err(|f| KernelFault {
+                    help: Some(format!("{saved_note}; this is a compiler bug: please report it with that file")),
+                    ..fault(format!("NVRTC could not compile the kernel for sm_{}:\n{}", self.arch, f.log))
+                })?;
+                match &image {
+                    Image::Cubin(b) => self.disk.store(image_key, ImageKind::Cubin, b),
+                    Image::Ptx(b) => self.disk.store(image_key, ImageKind::Ptx, b),
+                }
+                (image, KernelSource::Compiled)
+            }
+        };
         let bytes = match &image {
             Image::Cubin(b) | Image::Ptx(b) => b,
         };
         let name = CString::new(symbol.clone()).map_err(|_| fault("the kernel's name contains a NUL byte".into()))?;
         let mut cu_module: sys::CUmodule = std::ptr::null_mut();
         let mut function: sys::CUfunction = std::ptr::null_mut();
-        // SAFETY: `bytes` is a cubin or NUL-terminated PTX from NVRTC; the out-pointers are valid.
+        // SAFETY: `bytes` is a cubin or NUL-terminated PTX from NVRTC (or the disk cache, whose
+        // entries are checksummed); the out-pointers are valid.
         unsafe {
             check("cuModuleLoadData", sys::cuModuleLoadData(&mut cu_module, bytes.as_ptr() as *const c_void))
                 .map_err(|e| KernelFault { help: Some(saved_note.clone()), ..fault(e) })?;
@@ -189,59 +295,164 @@ impl CudaDevice {
             }
         }
         if let Some(old) = self.kernels.insert(
-            symbol,
+            key,
             CompiledKernel { ir: kernel.clone(), module_addr, source, module: cu_module, function, saved_at: saved.ok() },
         ) {
             // SAFETY: the replaced module is no longer referenced.
             unsafe { sys::cuModuleUnload(old.module) };
         }
-        Ok(function)
+        Ok((function, origin))
     }
 
-    /// Allocates `bytes` of zeroed device memory for a launch's own buffers.
-    fn scratch(&self, bytes: u64, scratch: &mut Scratch) -> Result<sys::CUdeviceptr, String> {
+    /// The index width a launch may use (see [`index_width`]).
+    fn index_width_for(&self, kernel: &GridKernel, params: &[DeviceParam], grid: [u32; 3], block: [u32; 3]) -> IndexWidth {
+        let mut extents = Vec::new();
+        for (param, bound) in kernel.params.iter().zip(params) {
+            if let (ParamKind::Array { elem, .. }, DeviceParam::Array { alloc, offset }) = (&param.kind, bound) {
+                let Some(b) = self.buffers.get(&alloc.0) else { return IndexWidth::Bits64 };
+                let elem = elem.size_bytes().max(1) as i128;
+                extents.push((*offset as i128 / elem, (b.bytes as i128 - *offset as i128) / elem));
+            }
+        }
+        index_width(grid, block, &extents)
+    }
+
+    /// `bytes` of zeroed device memory for a launch's own buffers: a spare buffer of an earlier
+    /// launch when one is large enough (allocating and freeing at every launch of a reduction
+    /// kernel costs more than the kernel itself), else a new allocation.
+    fn scratch(&mut self, bytes: u64, scratch: &mut Scratch) -> Result<sys::CUdeviceptr, String> {
         if bytes == 0 {
             return Ok(0);
         }
-        let mut ptr: sys::CUdeviceptr = 0;
-        // SAFETY: valid out-pointer; the memset covers exactly the allocation.
-        unsafe {
-            check("cuMemAlloc", sys::cuMemAlloc_v2(&mut ptr, bytes as usize))?;
-            scratch.0.push(ptr);
-            check("cuMemsetD8", sys::cuMemsetD8_v2(ptr, 0, bytes as usize))?;
-        }
+        let reuse = self.spare.iter().enumerate().filter(|(_, b)| b.bytes >= bytes).min_by_key(|(_, b)| b.bytes).map(|(i, _)| i);
+        let buffer = match reuse {
+            Some(i) => self.spare.swap_remove(i),
+            None => {
+                let mut ptr: sys::CUdeviceptr = 0;
+                // SAFETY: valid out-pointer.
+                check("cuMemAlloc", unsafe { sys::cuMemAlloc_v2(&mut ptr, bytes as usize) })?;
+                Buffer { ptr, bytes }
+            }
+        };
+        let ptr = buffer.ptr;
+        scratch.0.push(buffer);
+        // SAFETY: the buffer holds at least `bytes`.
+        check("cuMemsetD8", unsafe { sys::cuMemsetD8_v2(ptr, 0, bytes as usize) })?;
         Ok(ptr)
     }
 
-    fn read_back(&self, ptr: sys::CUdeviceptr, ty: ScalarType, count: u64) -> Result<Vec<u64>, String> {
-        let size = ty.size_bytes() as usize;
-        let mut bytes = vec![0u8; size * count as usize];
-        if !bytes.is_empty() {
-            // SAFETY: `ptr` holds `count` elements of `ty` (allocated by `scratch`).
-            check("cuMemcpyDtoH", unsafe { sys::cuMemcpyDtoH_v2(bytes.as_mut_ptr() as *mut c_void, ptr, bytes.len()) })?;
+    /// Keeps a finished launch's buffers for the next launches (the largest few).
+    fn recycle(&mut self, mut scratch: Scratch) {
+        self.spare.append(&mut scratch.0);
+        if self.spare.len() > MAX_SPARE_BUFFERS {
+            self.spare.sort_by_key(|b| std::cmp::Reverse(b.bytes));
+            for b in self.spare.drain(MAX_SPARE_BUFFERS..) {
+                // SAFETY: a scratch allocation no launch uses any more.
+                unsafe { sys::cuMemFree_v2(b.ptr) };
+            }
         }
+    }
+
+    /// `count` elements of `ty` copied back from the device, through the pinned staging buffer
+    /// (a copy from pageable memory goes through the driver's own bounce buffer, several times
+    /// slower for the partials of a large reduction); through ordinary memory when pinned
+    /// memory cannot be had.
+    fn read_back(&mut self, ptr: sys::CUdeviceptr, ty: ScalarType, count: u64) -> Result<Vec<u64>, String> {
+        let size = ty.size_bytes() as usize;
+        let len = size * count as usize;
+        if len == 0 {
+            return Ok(Vec::new());
+        }
+        if self.staging.bytes < len {
+            self.staging.release();
+            let bytes = len.next_power_of_two().max(1 << 16);
+            let mut host: *mut c_void = std::ptr::null_mut();
+            // SAFETY: valid out-pointer; on success `host` is `bytes` of pinned memory.
+            if unsafe { sys::cuMemAllocHost_v2(&mut host, bytes) } == sys::CUresult::CUDA_SUCCESS && !host.is_null() {
+                self.staging = Staging { ptr: host as *mut u8, bytes };
+            }
+        }
+        if self.staging.bytes >= len {
+            // SAFETY: `ptr` holds `count` elements of `ty` (allocated by `scratch`); the staging
+            // buffer holds at least `len` bytes and is only used here, synchronously.
+            let staged = unsafe {
+                check("cuMemcpyDtoH", sys::cuMemcpyDtoH_v2(self.staging.ptr as *mut c_void, ptr, len))?;
+                std::slice::from_raw_parts(self.staging.ptr, len)
+            };
+            return Ok(staged.chunks(size).map(|c| value::from_bytes(ty, c)).collect());
+        }
+        let mut bytes = vec![0u8; len];
+        // SAFETY: as above, into a buffer of `len` bytes.
+        check("cuMemcpyDtoH", unsafe { sys::cuMemcpyDtoH_v2(bytes.as_mut_ptr() as *mut c_void, ptr, len) })?;
         Ok(bytes.chunks(size).map(|c| value::from_bytes(ty, c)).collect())
     }
 }
 
-/// Device buffers of one launch (partials, scalar outputs), freed however the launch ends.
-struct Scratch(Vec<sys::CUdeviceptr>);
+/// Pinned host memory for reading launch results back (`bytes == 0`: none yet).
+struct Staging {
+    ptr: *mut u8,
+    bytes: usize,
+}
+
+impl Staging {
+    const NONE: Staging = Staging { ptr: std::ptr::null_mut(), bytes: 0 };
+
+    fn release(&mut self) {
+        if !self.ptr.is_null() {
+            // SAFETY: allocated by `cuMemAllocHost` in `read_back`, released once.
+            unsafe { sys::cuMemFreeHost(self.ptr as *mut c_void) };
+        }
+        *self = Staging::NONE;
+    }
+}
+
+/// `wanted`, unless the policy is generic-only, or `wanted` is a new specialised variant of a
+/// kernel that already has [`MAX_VARIANTS`] of them: then the generic kernel.
+fn choose_variant<'k>(wanted: VariantKey, policy: VariantPolicy, compiled: impl Iterator<Item = &'k VariantKey>) -> VariantKey {
+    if policy == VariantPolicy::GenericOnly {
+        return VariantKey::generic(wanted.symbol);
+    }
+    let mut specialised = 0;
+    for k in compiled {
+        if *k == wanted {
+            return wanted;
+        }
+        if k.symbol == wanted.symbol && !k.is_generic() {
+            specialised += 1;
+        }
+    }
+    if wanted.is_generic() || specialised < MAX_VARIANTS { wanted } else { VariantKey::generic(wanted.symbol) }
+}
+
+/// `Bits32` when 32-bit indexing is exact for a launch: its threads (the product over axes of
+/// grid times block), and every array param's elements before and after where it points
+/// (`extents`), number at most `i32::MAX`.
+fn index_width(grid: [u32; 3], block: [u32; 3], extents: &[(i128, i128)]) -> IndexWidth {
+    let limit = i32::MAX as i128;
+    let threads: i128 = grid.iter().zip(&block).map(|(&g, &b)| g as i128 * b as i128).product();
+    let fits = threads <= limit && extents.iter().all(|&(before, after)| before.abs() <= limit && after.abs() <= limit);
+    if fits { IndexWidth::Bits32 } else { IndexWidth::Bits64 }
+}
+
+/// Device buffers of one launch (partials, scalar outputs): recycled when the launch succeeds,
+/// freed when it fails (a fault may have broken the context they belong to).
+struct Scratch(Vec<Buffer>);
 
 impl Drop for Scratch {
     fn drop(&mut self) {
-        for &ptr in &self.0 {
-            // SAFETY: allocated by `CudaDevice::scratch` and freed only here.
-            unsafe { sys::cuMemFree_v2(ptr) };
+        for b in &self.0 {
+            // SAFETY: allocated by `CudaDevice::scratch` and owned by this launch alone.
+            unsafe { sys::cuMemFree_v2(b.ptr) };
         }
     }
 }
 
-/// Writes the kernel's CUDA source to `<temp>/yosegi-cuda/<symbol>.cu` (for error reports and
+/// Writes the kernel's CUDA source to `<temp>/yosegi-cuda/<stem>.cu` (for error reports and
 /// for reading what ran).
-fn save_source(symbol: &str, source: &str) -> Result<PathBuf, String> {
+fn save_source(stem: &str, source: &str) -> Result<PathBuf, String> {
     let dir = std::env::temp_dir().join("yosegi-cuda");
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let path = dir.join(format!("{symbol}.cu"));
+    let path = dir.join(format!("{stem}.cu"));
     std::fs::write(&path, source).map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(path)
 }
@@ -362,8 +573,20 @@ impl Device for CudaDevice {
             });
         }
 
-        let function = self.function(launch.module, kernel)?;
-        let saved_note = self.kernels.get(&kernel_symbol(kernel)).and_then(|k| k.saved_at.clone());
+        let width = self.index_width_for(kernel, &launch.params, grid, block);
+        let key = self.variant_for(kernel, &values, width);
+        let jit_started = Instant::now();
+        let (function, origin) = self.function(launch.module, kernel, key.clone(), &values)?;
+        let mut counters = DeviceCounters::default();
+        match origin {
+            KernelSource::Memory => counters.kernel_cache_memory_hits = 1,
+            KernelSource::Disk => counters.kernel_cache_disk_hits = 1,
+            KernelSource::Compiled => counters.kernel_cache_misses = 1,
+        }
+        if origin != KernelSource::Memory {
+            counters.jit_time_ns = jit_started.elapsed().as_nanos() as u64;
+        }
+        let saved_note = self.kernels.get(&key).and_then(|k| k.saved_at.clone());
 
         // One 8-byte slot per argument, holding the value's memory representation in its low
         // bytes (the driver reads the parameter's own size from it; the GPU is little-endian).
@@ -448,8 +671,8 @@ impl Device for CudaDevice {
             .map(|&(ptr, ty)| self.read_back(ptr, ty, 1).map(|v| v.first().copied().unwrap_or(0)))
             .collect::<Result<Vec<_>, _>>()
             .map_err(fault)?;
-        drop(scratch);
-        let counters = DeviceCounters { device_time_ns: (ms as f64 * 1e6) as u64, ..DeviceCounters::default() };
+        self.recycle(scratch);
+        counters.device_time_ns = (ms as f64 * 1e6) as u64;
         Ok(LaunchOutcome { partials, scalar_outputs, counters })
     }
 }
@@ -465,6 +688,10 @@ impl Drop for CudaDevice {
                     sys::cuMemFree_v2(b.ptr);
                 }
             }
+            for b in self.spare.drain(..) {
+                sys::cuMemFree_v2(b.ptr);
+            }
+            self.staging.release();
             for (_, k) in self.kernels.drain() {
                 sys::cuModuleUnload(k.module);
             }

@@ -197,3 +197,123 @@ fn the_miscellany_kernel_computes_what_c_would_on_the_simulator() {
     assert_eq!(outcome.partials, vec![vec![100]]);
     assert_eq!(outcome.scalar_outputs, vec![2.25f64.to_bits()]);
 }
+
+fn key(constants: &[i64], width: IndexWidth) -> VariantKey {
+    VariantKey { symbol: "k".into(), constants: constants.to_vec(), width }
+}
+
+#[test]
+fn variants_are_capped_per_kernel_and_reused() {
+    let compiled: Vec<VariantKey> = (0..MAX_VARIANTS as i64).map(|v| key(&[v], IndexWidth::Bits32)).collect();
+    // A value set already compiled is reused, even at the cap.
+    assert_eq!(choose_variant(key(&[3], IndexWidth::Bits32), VariantPolicy::Specialise, compiled.iter()), key(&[3], IndexWidth::Bits32));
+    // A new one beyond the cap gets the generic kernel.
+    assert_eq!(choose_variant(key(&[99], IndexWidth::Bits32), VariantPolicy::Specialise, compiled.iter()), key(&[], IndexWidth::Bits64));
+    // Below the cap, and for other kernels, new variants are made.
+    assert_eq!(choose_variant(key(&[99], IndexWidth::Bits32), VariantPolicy::Specialise, compiled[1..].iter()), key(&[99], IndexWidth::Bits32));
+    let other = VariantKey { symbol: "other".into(), constants: vec![99], width: IndexWidth::Bits64 };
+    assert_eq!(choose_variant(other.clone(), VariantPolicy::Specialise, compiled.iter()), other);
+    assert_eq!(choose_variant(key(&[1], IndexWidth::Bits32), VariantPolicy::GenericOnly, [].iter()), key(&[], IndexWidth::Bits64));
+}
+
+#[test]
+fn thirty_two_bit_indexing_only_when_threads_and_arrays_fit() {
+    assert_eq!(index_width([1024, 1, 1], [256, 1, 1], &[(0, 1 << 20)]), IndexWidth::Bits32);
+    // 2^31 elements after the pointer: one past what `int` holds.
+    assert_eq!(index_width([1, 1, 1], [1, 1, 1], &[(0, 1 << 31)]), IndexWidth::Bits64);
+    // A pointer far into its array: the elements before it count too.
+    assert_eq!(index_width([1, 1, 1], [1, 1, 1], &[(-(1 << 31) - 1, 10)]), IndexWidth::Bits64);
+    // 2^23 blocks of 256 threads: 2^31 threads.
+    assert_eq!(index_width([1 << 23, 1, 1], [256, 1, 1], &[]), IndexWidth::Bits64);
+    assert_eq!(index_width([1 << 10, 1 << 10, 2], [32, 32, 1], &[]), IndexWidth::Bits64);
+}
+
+/// On a GPU: a launch compiles its specialised variant once (a miss), a repeated launch reuses
+/// it (a memory hit), and a new device reading the same cache directory loads it from disk;
+/// every launch computes what the simulator does.
+#[test]
+fn kernels_come_from_memory_then_disk_on_the_gpu() {
+    let mut first = match CudaDevice::probe() {
+        Ok(gpu) => gpu,
+        Err(why) => {
+            eprintln!("skipped: no usable CUDA GPU ({why})");
+            return;
+        }
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    first.disk = DiskCache::at(Some(dir.path().to_path_buf()));
+    let module = vector_add();
+    let n = 1000usize;
+    let a: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    let b: Vec<f32> = (0..n).map(|i| (2 * i) as f32).collect();
+    let args = || vec![Arg::Int(n as i64), Arg::Array(f32s(a.clone())), Arg::Array(f32s(b.clone())), Arg::Array(f32s(vec![0.0; n]))];
+    let (want, _) = run(&mut SimDevice::new(), &module, &args());
+    let (got, outcome) = run(&mut first, &module, &args());
+    assert_eq!(got, want);
+    assert_eq!(outcome.counters.kernel_cache_misses, 1);
+    assert!(outcome.counters.jit_time_ns > 0);
+    let (_, outcome) = run(&mut first, &module, &args());
+    assert_eq!(outcome.counters.kernel_cache_memory_hits, 1);
+    assert_eq!(outcome.counters.jit_time_ns, 0);
+    assert!(first.kernels.keys().any(|k| k.constants == vec![n as i64] && k.width == IndexWidth::Bits32));
+    drop(first);
+
+    let mut second = CudaDevice::probe().expect("the GPU opened a moment ago");
+    second.disk = DiskCache::at(Some(dir.path().to_path_buf()));
+    let (got, outcome) = run(&mut second, &module, &args());
+    assert_eq!(got, want);
+    assert_eq!(outcome.counters.kernel_cache_disk_hits, 1, "{:?}", outcome.counters);
+    eprintln!("vadd from the disk cache: {:.2} ms", outcome.counters.jit_time_ns as f64 / 1e6);
+}
+
+/// On a GPU: launches with more distinct sizes than `MAX_VARIANTS` stay correct (the extra
+/// ones run the generic kernel) and compile no more than the cap plus the generic kernel.
+#[test]
+fn many_sizes_fall_back_to_the_generic_kernel_on_the_gpu() {
+    let mut gpu = match CudaDevice::probe() {
+        Ok(gpu) => gpu,
+        Err(why) => {
+            eprintln!("skipped: no usable CUDA GPU ({why})");
+            return;
+        }
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    gpu.disk = DiskCache::at(Some(dir.path().to_path_buf()));
+    let module = vector_add();
+    for n in 1..=(MAX_VARIANTS + 3) {
+        let args = vec![
+            Arg::Int(n as i64),
+            Arg::Array(f32s((0..n).map(|i| i as f32))),
+            Arg::Array(f32s((0..n).map(|i| 1.0 + i as f32))),
+            Arg::Array(f32s(vec![0.0; n])),
+        ];
+        let (want, _) = run(&mut SimDevice::new(), &module, &args);
+        let (got, _) = run(&mut gpu, &module, &args);
+        assert_eq!(got, want, "n = {n}");
+    }
+    assert_eq!(gpu.kernels.len(), MAX_VARIANTS + 1);
+    assert!(gpu.kernels.keys().any(VariantKey::is_generic));
+}
+
+/// On a GPU: a reduction's partials buffer is reused by the next launch, zeroed again: a
+/// smaller launch after a larger one reads only its own blocks' partials, and the results match
+/// the simulator's each time.
+#[test]
+fn reduction_buffers_are_reused_between_launches_on_the_gpu() {
+    let mut gpu = match CudaDevice::probe() {
+        Ok(gpu) => gpu,
+        Err(why) => {
+            eprintln!("skipped: no usable CUDA GPU ({why})");
+            return;
+        }
+    };
+    let module = block_reduction();
+    let mut sim = SimDevice::new();
+    for n in [3000i64, 300, 3000] {
+        let args = vec![Arg::Int(n), Arg::Array(f64s((0..n).map(|x| (x as f64).sqrt())))];
+        let (_, want) = run(&mut sim, &module, &args);
+        let (_, got) = run(&mut gpu, &module, &args);
+        assert_eq!(got.partials, want.partials, "n = {n}");
+        assert_eq!(gpu.spare.len(), 1, "the partials buffer is kept for the next launch");
+    }
+}
