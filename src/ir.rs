@@ -226,6 +226,33 @@ pub fn reduction_combiner(op: ReductionOp) -> BinaryOp {
     }
 }
 
+impl BinaryOp {
+    /// The C operator for this operation; `None` for `Max`/`Min`, which C spells as calls.
+    pub fn c_operator(self) -> Option<&'static str> {
+        Some(match self {
+            BinaryOp::Add => "+",
+            BinaryOp::Sub => "-",
+            BinaryOp::Mul => "*",
+            BinaryOp::Div => "/",
+            BinaryOp::Rem => "%",
+            BinaryOp::Shl => "<<",
+            BinaryOp::Shr => ">>",
+            BinaryOp::BitAnd => "&",
+            BinaryOp::BitOr => "|",
+            BinaryOp::BitXor => "^",
+            BinaryOp::Lt => "<",
+            BinaryOp::Le => "<=",
+            BinaryOp::Gt => ">",
+            BinaryOp::Ge => ">=",
+            BinaryOp::Eq => "==",
+            BinaryOp::Ne => "!=",
+            BinaryOp::LogAnd => "&&",
+            BinaryOp::LogOr => "||",
+            BinaryOp::Max | BinaryOp::Min => return None,
+        })
+    }
+}
+
 /// `math.h` functions a kernel may call; the `f` variants (`sqrtf`) are the same function at
 /// type `F32`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -1165,26 +1165,9 @@ impl<'a> Writer<'a> {
         let rhs_ty = self.body.exprs[rhs].ty;
         let b_raw = self.expr(rhs);
         let b = if matches!(op, BinaryOp::LogAnd | BinaryOp::LogOr) { b_raw } else { convert(b_raw, rhs_ty, operand) };
-        let sym = match op {
-            BinaryOp::Add => "+",
-            BinaryOp::Sub => "-",
-            BinaryOp::Mul => "*",
-            BinaryOp::Div => "/",
-            BinaryOp::Rem => "%",
-            BinaryOp::Shl => "<<",
-            BinaryOp::Shr => ">>",
-            BinaryOp::BitAnd => "&",
-            BinaryOp::BitOr => "|",
-            BinaryOp::BitXor => "^",
-            BinaryOp::Lt => "<",
-            BinaryOp::Le => "<=",
-            BinaryOp::Gt => ">",
-            BinaryOp::Ge => ">=",
-            BinaryOp::Eq => "==",
-            BinaryOp::Ne => "!=",
-            BinaryOp::LogAnd => "&&",
-            BinaryOp::LogOr => "||",
-            BinaryOp::Max | BinaryOp::Min => {
+        let sym = match op.c_operator() {
+            Some(sym) => sym,
+            None => {
                 let is_max = op == BinaryOp::Max;
                 let call = if operand.is_float() {
                     let f = if operand == ScalarType::F32 { "f" } else { "" };

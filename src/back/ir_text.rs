@@ -276,27 +276,9 @@ impl<'a> Printer<'a> {
                 format!("{sym}{}", self.operand(*arg))
             }
             ExprKind::Binary { op, lhs, rhs } => {
-                let sym = match op {
-                    BinaryOp::Add => "+",
-                    BinaryOp::Sub => "-",
-                    BinaryOp::Mul => "*",
-                    BinaryOp::Div => "/",
-                    BinaryOp::Rem => "%",
-                    BinaryOp::Shl => "<<",
-                    BinaryOp::Shr => ">>",
-                    BinaryOp::BitAnd => "&",
-                    BinaryOp::BitOr => "|",
-                    BinaryOp::BitXor => "^",
-                    BinaryOp::Lt => "<",
-                    BinaryOp::Le => "<=",
-                    BinaryOp::Gt => ">",
-                    BinaryOp::Ge => ">=",
-                    BinaryOp::Eq => "==",
-                    BinaryOp::Ne => "!=",
-                    BinaryOp::LogAnd => "&&",
-                    BinaryOp::LogOr => "||",
-                    BinaryOp::Max => return format!("max({}, {})", self.expr(*lhs), self.expr(*rhs)),
-                    BinaryOp::Min => return format!("min({}, {})", self.expr(*lhs), self.expr(*rhs)),
+                let Some(sym) = op.c_operator() else {
+                    let name = if *op == BinaryOp::Max { "max" } else { "min" };
+                    return format!("{name}({}, {})", self.expr(*lhs), self.expr(*rhs));
                 };
                 format!("{} {sym} {}", self.operand(*lhs), self.operand(*rhs))
             }
