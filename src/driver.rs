@@ -20,7 +20,7 @@ use crate::front::ast::TranslationUnit;
 use crate::front::source::SourceSet;
 use crate::front::{self, PreprocessOptions};
 use crate::ir::Module;
-use crate::opt::{self, PassConfig};
+use crate::opt::{self, PassConfig, StagingMode};
 use crate::runtime::{ColorMode, DeviceKind, Runtime, RuntimeConfig, StatsMode, abi};
 
 /// A program compiled to the IR, with everything the later steps need.
@@ -31,11 +31,17 @@ pub struct CompiledProgram {
     pub module: Module,
     /// Warnings from every stage (the CLI prints them).
     pub warnings: Vec<Diagnostic>,
+    /// How staged variants were made; the runtime picks among them accordingly.
+    pub staging: StagingMode,
 }
 
 /// Parses, lowers and maps the program. On failure the sources come back with the diagnostics
 /// so the caller can render them.
-pub fn compile(files: &[PathBuf], options: &PreprocessOptions) -> Result<CompiledProgram, (SourceSet, Diagnostics)> {
+pub fn compile(
+    files: &[PathBuf],
+    options: &PreprocessOptions,
+    passes: &PassConfig,
+) -> Result<CompiledProgram, (SourceSet, Diagnostics)> {
     let parsed = front::parse_program(files, options)?;
     let mut warnings = parsed.warnings;
     let (mut module, lower_warnings) = match front::lower::lower_program(&parsed.sources, &parsed.units) {
@@ -46,14 +52,21 @@ pub fn compile(files: &[PathBuf], options: &PreprocessOptions) -> Result<Compile
         }
     };
     warnings.extend(lower_warnings);
-    if let Err(message) = opt::run_passes(&mut module, &PassConfig::default()) {
+    if let Err(message) = opt::run_passes(&mut module, passes) {
         warnings.push(
             Diagnostic::global_error(format!("internal compiler error in the optimisation passes: {message}"))
                 .with_help("please report this with the program; removing the region's directives runs it on the host"),
         );
         return Err((parsed.sources, Diagnostics(warnings)));
     }
-    Ok(CompiledProgram { files: files.to_vec(), sources: parsed.sources, units: parsed.units, module, warnings })
+    Ok(CompiledProgram {
+        files: files.to_vec(),
+        sources: parsed.sources,
+        units: parsed.units,
+        module,
+        warnings,
+        staging: passes.staging,
+    })
 }
 
 /// The host C of a compiled program.
@@ -249,6 +262,7 @@ fn install_runtime(program: &CompiledProgram, options: &RunOptions) -> Result<*c
             StatsReport::AtExit => StatsMode::Print,
         },
         color: if std::io::stderr().is_terminal() { ColorMode::Always } else { ColorMode::Never },
+        staging: program.staging,
     };
     let runtime = Runtime::try_new(Arc::new(program.module.clone()), Arc::new(program.sources.clone()), config)
         .map_err(|why| Diagnostic::global_error(why).with_help("run on the simulator with --device sim"))?;
@@ -265,7 +279,7 @@ mod tests {
     fn compile_source(dir: &Path, name: &str, code: &str) -> CompiledProgram {
         let path = dir.join(name);
         std::fs::write(&path, code).unwrap();
-        compile(&[path], &PreprocessOptions::default())
+        compile(&[path], &PreprocessOptions::default(), &PassConfig::default())
             .unwrap_or_else(|(sources, d)| panic!("{}", crate::diag::render(&sources, &d.0, false)))
     }
 

@@ -321,6 +321,7 @@ mod tests {
             units: vec![],
             module,
             warnings: vec![],
+            staging: crate::opt::StagingMode::Auto,
         }
     }
 

@@ -548,6 +548,48 @@ pub struct LaunchShape {
     pub grid: [Handle<Expr>; 3],
 }
 
+/// How a parallel dim of the source kernel was laid onto one grid axis: the thread at global
+/// position `g = blockIdx.axis * blockDim.axis + threadIdx.axis` runs iteration
+/// `var = start + g * step`, for `g < trip`. The mapping pass records one per dim that owns its
+/// axis alone (dims folded together into `Z` have none); the staging analysis reads them.
+/// `start` and `trip` are uniform expressions (params and constants) in the grid body's arena.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AxisBinding {
+    pub var: Handle<Local>,
+    pub axis: Axis,
+    pub start: Handle<Expr>,
+    pub step: i64,
+    pub trip: Handle<Expr>,
+}
+
+/// What sets a grid kernel apart from the other variants of its source kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VariantKind {
+    /// The mapping pass's plain form: every array access goes to global memory.
+    Global,
+    /// Some reused array groups are staged in shared-memory tiles.
+    Staged,
+}
+
+/// A grid kernel's place among the variants of its source kernel (the runtime chooses which one
+/// to launch; explain shows all of them).
+#[derive(Clone, Debug, PartialEq)]
+pub struct VariantInfo {
+    pub kind: VariantKind,
+    /// The cost model's estimate of this variant's time relative to the `Global` variant (which
+    /// has 1.0); below 1 predicts a speed-up.
+    pub estimated_ratio: f64,
+    /// What the analysis found and decided for this variant, one line each (groups, footprints,
+    /// reuse, what was staged and why, bank-conflict degree before and after padding).
+    pub notes: Vec<String>,
+}
+
+impl VariantInfo {
+    pub fn global() -> VariantInfo {
+        VariantInfo { kind: VariantKind::Global, estimated_ratio: 1.0, notes: Vec::new() }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct GridKernel {
     pub name: String,
@@ -560,6 +602,9 @@ pub struct GridKernel {
     pub reductions: Vec<GridReduction>,
     /// As in `Kernel::scalar_outputs`; only single-thread grid kernels have them.
     pub scalar_outputs: Vec<(Handle<Local>, u32)>,
+    /// The parallel dims that own a grid axis alone (see [`AxisBinding`]).
+    pub axes: Vec<AxisBinding>,
+    pub variant: VariantInfo,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -662,8 +707,13 @@ pub struct Module {
 }
 
 impl Module {
-    /// The grid kernel made from `kernel` (after the mapping pass).
+    /// The plain grid kernel made from `kernel` by the mapping pass (the first of its variants).
     pub fn grid_of(&self, kernel: Handle<Kernel>) -> Option<Handle<GridKernel>> {
         self.grid_kernels.iter().find(|(_, g)| g.source == kernel).map(|(h, _)| h)
+    }
+
+    /// Every grid kernel made from `kernel`, plain one first, in the order the passes added them.
+    pub fn variants_of(&self, kernel: Handle<Kernel>) -> Vec<Handle<GridKernel>> {
+        self.grid_kernels.iter().filter(|(_, g)| g.source == kernel).map(|(h, _)| h).collect()
     }
 }

@@ -14,6 +14,7 @@ use yosegi::diag::{self, Diagnostic};
 use yosegi::driver::{self, CompiledProgram, Device, RunOptions, ScratchDir, StatsReport};
 use yosegi::front::PreprocessOptions;
 use yosegi::front::source::SourceSet;
+use yosegi::opt::{PassConfig, StagingMode};
 
 #[derive(Parser)]
 #[command(name = "yosegi", version, about = "Runs C programs with OpenACC directives on GPUs or on a simulated device")]
@@ -40,9 +41,24 @@ struct InputArgs {
     /// Define a macro (`NAME` or `NAME=VALUE`).
     #[arg(short = 'D', value_name = "NAME[=VAL]")]
     define: Vec<String>,
+    /// Shared-memory staging: `auto` stages where the cost model expects a gain and keeps the
+    /// variant measured fastest on the GPU; `on` stages every group that fits and always runs
+    /// the staged variant; `off` uses global memory only.
+    #[arg(long, value_enum, default_value = "auto")]
+    staging: StagingArg,
+    /// The same as `--staging off`.
+    #[arg(long, conflicts_with = "staging")]
+    no_staging: bool,
     /// The C files of the program (each one translation unit).
     #[arg(required = true, value_name = "FILE.c")]
     files: Vec<PathBuf>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum StagingArg {
+    Auto,
+    On,
+    Off,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -98,6 +114,15 @@ fn preprocess_options(input: &InputArgs) -> PreprocessOptions {
     PreprocessOptions { include_dirs: input.include.clone(), defines: input.define.clone() }
 }
 
+fn pass_config(input: &InputArgs) -> PassConfig {
+    let staging = match (input.no_staging, input.staging) {
+        (true, _) | (false, StagingArg::Off) => StagingMode::Off,
+        (false, StagingArg::Auto) => StagingMode::Auto,
+        (false, StagingArg::On) => StagingMode::Force,
+    };
+    PassConfig { staging, ..PassConfig::default() }
+}
+
 fn print_diagnostics(sources: &SourceSet, diags: &[Diagnostic]) {
     if diags.is_empty() {
         return;
@@ -117,7 +142,7 @@ fn compile(input: &InputArgs) -> Result<CompiledProgram, ExitCode> {
             return Err(ExitCode::from(EXIT_BAD_INPUT));
         }
     }
-    match driver::compile(&input.files, &preprocess_options(input)) {
+    match driver::compile(&input.files, &preprocess_options(input), &pass_config(input)) {
         Ok(program) => {
             print_diagnostics(&program.sources, &program.warnings);
             Ok(program)

@@ -10,7 +10,7 @@ use yosegi::front::PreprocessOptions;
 
 fn compiled(name: &str) -> yosegi::driver::CompiledProgram {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/in").join(name);
-    match compile(&[path], &PreprocessOptions::default()) {
+    match compile(&[path], &PreprocessOptions::default(), &yosegi::opt::PassConfig::default()) {
         Ok(program) => program,
         Err((sources, diags)) => panic!("{name} does not compile:\n{}", yosegi::diag::render(&sources, &diags.0, false)),
     }

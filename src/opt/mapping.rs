@@ -48,6 +48,8 @@ pub fn map_kernel(module: &Module, kernel: Handle<Kernel>, config: &PassConfig) 
             .map(|r| GridReduction { op: r.op, ty: r.ty, target_arg: r.target_arg })
             .collect(),
         scalar_outputs: k.scalar_outputs.clone(),
+        axes: Vec::new(),
+        variant: VariantInfo::global(),
     };
     let one = m.int64(1);
     grid.launch.grid = [one, one, one];
@@ -94,6 +96,11 @@ pub fn map_kernel(module: &Module, kernel: Handle<Kernel>, config: &PassConfig) 
         let blocks = m.bin(BinaryOp::Div, padded, b);
         let zero = m.int64(0);
         grid.launch.grid[a] = m.bin(BinaryOp::Max, blocks, zero);
+        if let [d] = axis.dims[..] {
+            let dim = &k.space[d];
+            let start = m.cast(dim.start, ScalarType::I64);
+            grid.axes.push(AxisBinding { var: dim.var, axis: ax, start, step: dim.step, trip: axis.trip });
+        }
         inner.extend(m.dim_assignments(k, &axis.dims, g));
     }
     inner.extend(k.body.block.iter().cloned());
@@ -129,8 +136,8 @@ pub fn block_shape(kernel: &Kernel, config: &PassConfig) -> [u32; 3] {
             let wanted = hint.unwrap_or(config.block_threads).clamp(1, 1024);
             [wanted.next_power_of_two().min(1024), 1, 1]
         }
-        2 => [32, 8, 1],
-        _ => [32, 4, 2],
+        2 => [config.block_2d[0], config.block_2d[1], 1],
+        _ => config.block_3d,
     }
 }
 

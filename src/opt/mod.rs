@@ -6,17 +6,35 @@ pub mod mapping;
 
 use crate::ir::{Handle, Module};
 
+/// Whether kernels get shared-memory staged variants, and how the runtime picks among them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum StagingMode {
+    /// Only the plain global-memory variant is made (`--no-staging`).
+    Off,
+    /// Staged variants are made where the cost model expects a gain; the runtime times the
+    /// candidates on the GPU and keeps the fastest (on the simulator it trusts the estimate).
+    #[default]
+    Auto,
+    /// Every group that fits is staged, profitable or not, and the runtime always launches the
+    /// staged variant where there is one (for testing the transformation).
+    Force,
+}
+
 /// Options for the pass pipeline.
 #[derive(Clone, Debug)]
 pub struct PassConfig {
-    /// Threads per block for one-dimensional spaces (two- and three-dimensional spaces get
-    /// 32x8 and 32x4x2 unless the directives give sizes).
+    /// Threads per block for one-dimensional spaces, unless the directives give a size.
     pub block_threads: u32,
+    /// Block shape (x, y) for two-dimensional spaces.
+    pub block_2d: [u32; 2],
+    /// Block shape (x, y, z) for spaces of three or more dimensions.
+    pub block_3d: [u32; 3],
+    pub staging: StagingMode,
 }
 
 impl Default for PassConfig {
     fn default() -> Self {
-        PassConfig { block_threads: 256 }
+        PassConfig { block_threads: 256, block_2d: [32, 8], block_3d: [32, 4, 2], staging: StagingMode::Auto }
     }
 }
 

@@ -58,4 +58,10 @@ pub trait Device: Send {
     fn copy_to_device(&mut self, alloc: DeviceAlloc, offset: u64, src: &[u8]);
     fn copy_to_host(&mut self, alloc: DeviceAlloc, offset: u64, dst: &mut [u8]);
     fn launch(&mut self, launch: &Launch) -> Result<LaunchOutcome, KernelFault>;
+    /// Runs the launch, waits for it to finish and gives its device time (CUDA events); `None`
+    /// on devices whose time says nothing about a GPU (the simulator). Used to choose among
+    /// the variants of a kernel.
+    fn launch_timed(&mut self, launch: &Launch) -> Result<(LaunchOutcome, Option<std::time::Duration>), KernelFault> {
+        self.launch(launch).map(|outcome| (outcome, None))
+    }
 }

@@ -79,11 +79,18 @@ pub struct RuntimeConfig {
     pub device: DeviceKind,
     pub stats: StatsMode,
     pub color: ColorMode,
+    /// How the compiler made staged variants, hence how the runtime chooses among them.
+    pub staging: crate::opt::StagingMode,
 }
 
 impl Default for RuntimeConfig {
     fn default() -> Self {
-        RuntimeConfig { device: DeviceKind::Sim, stats: StatsMode::Off, color: ColorMode::Never }
+        RuntimeConfig {
+            device: DeviceKind::Sim,
+            stats: StatsMode::Off,
+            color: ColorMode::Never,
+            staging: crate::opt::StagingMode::Auto,
+        }
     }
 }
 

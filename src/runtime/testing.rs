@@ -142,6 +142,8 @@ impl GridBuilder {
             launch: LaunchShape { block: self.block, grid },
             reductions: self.reductions,
             scalar_outputs: self.scalar_outputs,
+            axes: Vec::new(),
+            variant: VariantInfo::global(),
         }
     }
 }
