@@ -582,11 +582,15 @@ pub struct VariantInfo {
     /// What the analysis found and decided for this variant, one line each (groups, footprints,
     /// reuse, what was staged and why, bank-conflict degree before and after padding).
     pub notes: Vec<String>,
+    /// The array params whose reads go through shared-memory tiles. Staging assumes the kernel
+    /// does not write them through another param: the runtime launches this variant only when
+    /// none of them shares memory with an array the kernel writes.
+    pub staged_params: Vec<u32>,
 }
 
 impl VariantInfo {
     pub fn global() -> VariantInfo {
-        VariantInfo { kind: VariantKind::Global, estimated_ratio: 1.0, notes: Vec::new() }
+        VariantInfo { kind: VariantKind::Global, estimated_ratio: 1.0, notes: Vec::new(), staged_params: Vec::new() }
     }
 }
 
