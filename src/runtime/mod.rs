@@ -21,7 +21,7 @@ pub(crate) mod testing;
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::analysis::access::{IndexForm, Section, launch_sections, summarize};
+use crate::analysis::access::{IndexForm, ParamSections, Section, launch_sections, summarize};
 use crate::diag::{Diagnostic, Span};
 use crate::front::ast::DataClauseKind;
 use crate::front::source::SourceSet;
@@ -150,6 +150,9 @@ pub struct Runtime {
     stats: Stats,
     /// A zero-byte allocation bound to array params a launch does not touch.
     empty_alloc: Option<DeviceAlloc>,
+    /// `launch_sections` per kernel and param values: a time-step loop launches the same
+    /// kernels with the same sizes, and the analysis costs tens of microseconds per launch.
+    sections_cache: SectionsCache,
 }
 
 /// A byte range of one tracked object, offsets from the object's start.
@@ -185,6 +188,7 @@ impl Runtime {
             current_device: 0,
             stats: Stats::default(),
             empty_alloc: None,
+            sections_cache: SectionsCache::default(),
         })
     }
 
@@ -509,8 +513,8 @@ impl Runtime {
         // Pass 1: every array param's object, created or grown to cover its access hull. All
         // objects are settled before any range is made valid, because growing one for a later
         // param (two params into one array) replaces an object an earlier param resolved.
-        let sections = launch_sections(kernel, &kernel_params);
-        for sections in &sections {
+        let sections = self.sections_cache.sections(kernel_handle, kernel, &kernel_params);
+        for sections in sections.iter() {
             let param = &kernel.params[sections.param as usize];
             let ParamKind::Array { elem, .. } = &param.kind else { continue };
             let ptr = args[param.arg as usize].ptr as u64;
@@ -551,7 +555,7 @@ impl Runtime {
         let mut bound_objects: Vec<(u32, u64)> = Vec::new();
         // What the launch must move (for --stats bandwidth): its read and write sections.
         let mut bytes_moved = 0u64;
-        for sections in &sections {
+        for sections in sections.iter() {
             let param = &kernel.params[sections.param as usize];
             let ParamKind::Array { elem, .. } = &param.kind else { continue };
             let ptr = args[param.arg as usize].ptr as u64;
@@ -850,8 +854,97 @@ unsafe fn write_host_scalar(ptr: *mut u8, ty: ScalarType, raw: u64) {
     unsafe { std::ptr::copy_nonoverlapping(bits.as_ptr(), ptr, size) };
 }
 
+/// Launch sections already computed, by kernel and the bit patterns of its param values
+/// (the sections are a function of exactly those).
+#[derive(Default)]
+struct SectionsCache {
+    entries: std::collections::HashMap<(Handle<Kernel>, Vec<(u8, u64)>), Arc<Vec<ParamSections>>>,
+}
+
+impl SectionsCache {
+    /// Entries kept before the cache starts over: enough for the kernels of a time-step loop
+    /// under a few pointer swaps, small enough that a loop whose sizes change every launch
+    /// does not grow it without bound.
+    const CAPACITY: usize = 256;
+
+    fn key_of(values: &[ParamValue]) -> Vec<(u8, u64)> {
+        values
+            .iter()
+            .map(|v| match *v {
+                ParamValue::Int(i) => (0, i as u64),
+                ParamValue::Float(f) => (1, f.to_bits()),
+                ParamValue::Pointer(p) => (2, p),
+            })
+            .collect()
+    }
+
+    fn sections(&mut self, handle: Handle<Kernel>, kernel: &Kernel, values: &[ParamValue]) -> Arc<Vec<ParamSections>> {
+        let key = (handle, SectionsCache::key_of(values));
+        if let Some(found) = self.entries.get(&key) {
+            return found.clone();
+        }
+        if self.entries.len() >= SectionsCache::CAPACITY {
+            self.entries.clear();
+        }
+        let computed = Arc::new(launch_sections(kernel, values));
+        self.entries.insert(key, computed.clone());
+        computed
+    }
+}
+
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod sections_cache_tests {
+    use super::*;
+    use crate::analysis::testing::{B, array_param, kernel as make_kernel, scalar_param};
+
+    /// `b[i] = a[i + 1]` for `i < n`.
+    fn shift_kernel() -> Kernel {
+        let mut b = B::new();
+        let i = b.loop_var("i");
+        let zero = b.int(0);
+        let n = b.param(0);
+        let dim = b.dim(i, zero, n);
+        let shifted = b.var_plus(i, 1);
+        let load = b.load(1, vec![shifted]);
+        let iv = b.local(i);
+        let store = b.store(2, vec![iv], load);
+        b.body.block = vec![store];
+        let params = vec![scalar_param("n", 0), array_param("a", vec![None], 1), array_param("b", vec![None], 2)];
+        make_kernel("shift", params, vec![dim], b.body)
+    }
+
+    #[test]
+    fn cached_sections_equal_the_analysis_and_follow_the_param_values() {
+        let mut module = Module::default();
+        let handle = module.kernels.append(shift_kernel());
+        let kernel = &module.kernels[handle];
+        let mut cache = SectionsCache::default();
+        let values = |n: i64| vec![ParamValue::Int(n), ParamValue::Pointer(0x1000), ParamValue::Pointer(0x2000)];
+        let first = cache.sections(handle, kernel, &values(100));
+        assert_eq!(*first, launch_sections(kernel, &values(100)));
+        assert_eq!(first[0].read, Section::Elements { lo: 1, hi: 101 });
+        let again = cache.sections(handle, kernel, &values(100));
+        assert!(Arc::ptr_eq(&first, &again), "the second launch with equal values is served from the cache");
+        let other = cache.sections(handle, kernel, &values(50));
+        assert_eq!(*other, launch_sections(kernel, &values(50)));
+        assert_ne!(*other, *first, "other sizes get their own sections");
+    }
+
+    #[test]
+    fn the_cache_starts_over_when_full() {
+        let mut module = Module::default();
+        let handle = module.kernels.append(shift_kernel());
+        let kernel = &module.kernels[handle];
+        let mut cache = SectionsCache::default();
+        for n in 0..(SectionsCache::CAPACITY as i64 + 1) {
+            cache.sections(handle, kernel, &[ParamValue::Int(n), ParamValue::Pointer(1), ParamValue::Pointer(2)]);
+        }
+        assert_eq!(cache.entries.len(), 1);
+    }
+}
 
 /// Where a kernel indexes array param `param` irregularly (the place an extent error points
 /// at); the kernel itself when no single access is to blame.
