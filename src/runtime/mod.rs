@@ -253,7 +253,7 @@ impl Runtime {
         let region = self.region_of(id)?;
         check_args(&region, args)?;
         self.adopt_sized_args(&region, args);
-        match &region.kind {
+        let ran = match &region.kind {
             RegionKind::Compute { kernels, data } => {
                 self.enter_data(&region, data, args)?;
                 for &kernel in kernels {
@@ -264,8 +264,62 @@ impl Runtime {
             RegionKind::Data { data } | RegionKind::EnterData { data } => self.enter_data(&region, data, args),
             RegionKind::ExitData { data } => self.exit_data(&region, data, args),
             RegionKind::Update { data } => self.update(&region, data, args),
-            RegionKind::Wait => Ok(()),
+            RegionKind::Wait => self.synchronize_devices(),
+        };
+        ran.and_then(|_| self.collect_device_reports())
+    }
+
+    /// What the devices learnt since the last look: launches that finished (their device
+    /// times go into the stats), and a fault of a launch that had returned before it ran.
+    fn collect_device_reports(&mut self) -> Result<(), RuntimeError> {
+        for d in 0..self.devices.len() {
+            for done in self.devices[d].take_completed() {
+                self.stats.device.device_time_ns += done.device_time.as_nanos() as u64;
+                self.stats.launches.entry(done.kernel).or_default().device_time += done.device_time;
+            }
+            if let Some(fault) = self.devices[d].take_fault() {
+                return Err(self.fault_error(fault));
+            }
         }
+        Ok(())
+    }
+
+    /// Waits for every launch on every device, so that the stats hold their times and a fault
+    /// of any of them is reported.
+    pub fn synchronize_devices(&mut self) -> Result<(), RuntimeError> {
+        for device in &mut self.devices {
+            device.wait();
+        }
+        self.collect_device_reports()
+    }
+
+    /// For the entry points that return no error (host accesses, the end of the program): a
+    /// fault found while they waited for the device ends the program here, reported as a
+    /// region would report it, before the host computes with data the kernel never finished.
+    fn exit_on_device_fault(&mut self) {
+        if let Err(error) = self.collect_device_reports() {
+            eprint!("{}", self.render_error(&error));
+            unsafe extern "C" {
+                fn fflush(stream: *mut std::ffi::c_void) -> std::ffi::c_int;
+                fn _exit(status: std::ffi::c_int) -> !;
+            }
+            // The runtime's lock is held by our caller, and `exit` would run the program's
+            // atexit handlers, which call back into the runtime: flush the C streams and end
+            // without them.
+            // SAFETY: plain C library calls; `fflush(NULL)` flushes every output stream.
+            unsafe {
+                fflush(std::ptr::null_mut());
+                _exit(error.exit_code())
+            }
+        }
+    }
+
+    /// At the end of the program: every launch finished, its time in the stats.
+    pub fn settle_at_exit(&mut self) {
+        for device in &mut self.devices {
+            device.wait();
+        }
+        self.exit_on_device_fault();
     }
 
     /// Start of a structured `data` construct.
@@ -274,7 +328,9 @@ impl Runtime {
         check_args(&region, args)?;
         self.adopt_sized_args(&region, args);
         match &region.kind {
-            RegionKind::Data { data } | RegionKind::Compute { data, .. } => self.enter_data(&region, data, args),
+            RegionKind::Data { data } | RegionKind::Compute { data, .. } => {
+                self.enter_data(&region, data, args).and_then(|_| self.collect_device_reports())
+            }
             _ => self.region(id, args),
         }
     }
@@ -284,7 +340,9 @@ impl Runtime {
         let region = self.region_of(id)?;
         check_args(&region, args)?;
         match &region.kind {
-            RegionKind::Data { data } | RegionKind::Compute { data, .. } => self.exit_data(&region, data, args),
+            RegionKind::Data { data } | RegionKind::Compute { data, .. } => {
+                self.exit_data(&region, data, args).and_then(|_| self.collect_device_reports())
+            }
             _ => Ok(()),
         }
     }
@@ -711,6 +769,7 @@ impl Runtime {
                 copies.make_host_valid(0, len, &mut t);
             }
         }
+        self.exit_on_device_fault();
     }
 
     pub fn host_access_all(&mut self) {
@@ -720,6 +779,7 @@ impl Runtime {
                 copies.host_writes(0, len, &mut t);
             }
         }
+        self.exit_on_device_fault();
     }
 
     /// Forgets whatever was tracked in `lo..hi` (memory being reused): device copies are dropped
@@ -761,6 +821,7 @@ impl Runtime {
             let len = copies.len;
             copies.make_host_valid(0, len, &mut t);
         }
+        self.exit_on_device_fault();
     }
 
     /// A new heap block (from the malloc wrappers).
@@ -782,6 +843,7 @@ impl Runtime {
             copies.discard_device_copies(&mut t);
             self.registry.remove(start);
         }
+        self.exit_on_device_fault();
     }
 
     /// `free(ptr)`: the block and its device copies are gone.

@@ -21,23 +21,25 @@
 
 mod cache;
 mod driver;
+mod flight;
 
 use std::collections::HashMap;
 use std::ffi::{CString, c_void};
 use std::path::PathBuf;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use cudarc::driver::sys;
 
 use crate::analysis::uniform::eval_uniform;
 use crate::back::cuda::{CudaOptions, IndexWidth, grid_kernel_cuda_with, kernel_symbol, specialisable_params};
 use crate::ir::{GridKernel, ParamKind, ParamValue, ScalarType};
-use crate::runtime::device::{Device, DeviceAlloc, DeviceParam, KernelFault, Launch, LaunchOutcome};
+use crate::runtime::device::{CompletedLaunch, Device, DeviceAlloc, DeviceParam, KernelFault, Launch, LaunchOutcome};
 use crate::runtime::stats::DeviceCounters;
 use crate::runtime::value;
 
 use cache::{DiskCache, ImageKind};
 use driver::{Image, check};
+use flight::{EventPool, InFlight, InFlightLaunches, MAX_IN_FLIGHT};
 
 /// Specialised variants compiled per kernel; launches with further value sets use the generic
 /// kernel (a param that changes at every launch must not cost a compilation each time).
@@ -80,6 +82,23 @@ enum VariantPolicy {
     GenericOnly,
 }
 
+/// When the host waits for a launch. Launches that hand nothing back (no reduction, no scalar
+/// output) are only enqueued: the host waits when it needs device data, for a timed launch,
+/// and at exit. `YOSEGI_SYNC_LAUNCHES=1` waits for every launch, so that a fault names the
+/// very kernel that caused it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum LaunchSync {
+    Deferred,
+    EachLaunch,
+}
+
+/// Whether a call of `launch` put a kernel on the stream (an empty grid does not).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Enqueued {
+    Nothing,
+    Kernel,
+}
+
 /// Where a launch's kernel came from (counted in `--stats`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum KernelSource {
@@ -115,8 +134,16 @@ pub struct CudaDevice {
     /// Scratch buffers of finished launches, for the next ones.
     spare: Vec<Buffer>,
     staging: Staging,
-    start: sys::CUevent,
-    stop: sys::CUevent,
+    sync: LaunchSync,
+    /// Events recorded around launches, reused once their launch is resolved.
+    events: EventPool<sys::CUevent>,
+    /// Launches enqueued since the host last waited for the device.
+    in_flight: InFlightLaunches<sys::CUevent>,
+    /// Launches known finished, with their device times, until the runtime takes them.
+    completed: Vec<CompletedLaunch>,
+    /// A fault found after its launch returned, until the runtime takes it. While one is
+    /// held the context is broken: memory operations do nothing and launches return it.
+    fault: Option<KernelFault>,
 }
 
 // SAFETY: CUDA handles may be used from any thread; every method makes the device's context
@@ -156,10 +183,6 @@ impl CudaDevice {
             let mut context: sys::CUcontext = std::ptr::null_mut();
             check("cuDevicePrimaryCtxRetain", sys::cuDevicePrimaryCtxRetain(&mut context, device))?;
             check("cuCtxSetCurrent", sys::cuCtxSetCurrent(context))?;
-            let mut start: sys::CUevent = std::ptr::null_mut();
-            let mut stop: sys::CUevent = std::ptr::null_mut();
-            check("cuEventCreate", sys::cuEventCreate(&mut start, 0))?;
-            check("cuEventCreate", sys::cuEventCreate(&mut stop, 0))?;
             let (mut nvrtc_major, mut nvrtc_minor) = (0, 0);
             driver::check_nvrtc("nvrtcVersion", cudarc::nvrtc::sys::nvrtcVersion(&mut nvrtc_major, &mut nvrtc_minor))?;
             let policy = match std::env::var("YOSEGI_CUDA_VARIANTS").as_deref() {
@@ -182,8 +205,14 @@ impl CudaDevice {
                 policy,
                 spare: Vec::new(),
                 staging: Staging::NONE,
-                start,
-                stop,
+                sync: match std::env::var("YOSEGI_SYNC_LAUNCHES").as_deref() {
+                    Ok("1") => LaunchSync::EachLaunch,
+                    _ => LaunchSync::Deferred,
+                },
+                events: EventPool::new(),
+                in_flight: InFlightLaunches::new(),
+                completed: Vec::new(),
+                fault: None,
             })
         }
     }
@@ -204,6 +233,49 @@ impl CudaDevice {
         eprintln!("yosegi: error: the cuda device failed: {what}");
         eprintln!("  = help: run with --device sim to check the program on the simulator");
         std::process::exit(1)
+    }
+
+    /// A memory operation failed. With launches in flight the failure is most likely theirs (a
+    /// fault breaks the context, and every later call fails): the fault is kept, naming the
+    /// kernel, for the runtime to report. Otherwise the device cannot go on.
+    fn memory_failure(&mut self, what: String) {
+        self.wait_in_flight();
+        if self.fault.is_none() {
+            self.fatal(what)
+        }
+    }
+
+    /// Waits for the launches in flight: their device times go to `completed`, or the fault
+    /// that stopped them to `fault`.
+    fn wait_in_flight(&mut self) {
+        let Some(&stop) = self.in_flight.last_stop() else { return };
+        let waited = self.make_current().and_then(|_| {
+            // SAFETY: an event recorded on this context after the newest launch.
+            check("cuEventSynchronize", unsafe { sys::cuEventSynchronize(stop) })
+        });
+        match waited {
+            Ok(()) => {
+                let done = self.in_flight.complete(&mut self.events, |&start, &stop| {
+                    let mut ms = 0f32;
+                    // SAFETY: both events were recorded around one launch, which completed.
+                    let ok = unsafe { sys::cuEventElapsedTime_v2(&mut ms, start, stop) } == sys::CUresult::CUDA_SUCCESS;
+                    ok.then(|| Duration::from_secs_f64(ms.max(0.0) as f64 / 1e3))
+                });
+                self.completed.extend(done);
+            }
+            Err(e) => {
+                if let Some(f) = self.in_flight.fail(&mut self.events, &e) {
+                    self.fault.get_or_insert(f);
+                }
+            }
+        }
+    }
+
+    fn new_event() -> Result<sys::CUevent, String> {
+        let mut event: sys::CUevent = std::ptr::null_mut();
+        // SAFETY: valid out-pointer; the caller made the context current.
+        check("cuEventCreate", unsafe { sys::cuEventCreate(&mut event, 0) })?;
+        Ok(event)
     }
 
     fn buffer(&self, alloc: DeviceAlloc) -> &Buffer {
@@ -465,13 +537,14 @@ impl Device for CudaDevice {
     fn allocate(&mut self, bytes: u64) -> DeviceAlloc {
         self.next_id += 1;
         let mut ptr: sys::CUdeviceptr = 0;
-        if bytes > 0 {
-            if let Err(e) = self.make_current() {
-                self.fatal(e);
-            }
-            // SAFETY: valid out-pointer.
-            if let Err(e) = check("cuMemAlloc", unsafe { sys::cuMemAlloc_v2(&mut ptr, bytes as usize) }) {
-                self.fatal(format!("allocating {bytes} bytes: {e}"));
+        if bytes > 0 && self.fault.is_none() {
+            let allocated = self.make_current().and_then(|_| {
+                // SAFETY: valid out-pointer.
+                check("cuMemAlloc", unsafe { sys::cuMemAlloc_v2(&mut ptr, bytes as usize) })
+            });
+            if let Err(e) = allocated {
+                ptr = 0;
+                self.memory_failure(format!("allocating {bytes} bytes: {e}"));
             }
         }
         self.buffers.insert(self.next_id, Buffer { ptr, bytes });
@@ -490,7 +563,7 @@ impl Device for CudaDevice {
     }
 
     fn copy_to_device(&mut self, alloc: DeviceAlloc, offset: u64, src: &[u8]) {
-        if src.is_empty() {
+        if src.is_empty() || self.fault.is_some() {
             return;
         }
         let (ptr, bytes) = {
@@ -505,12 +578,15 @@ impl Device for CudaDevice {
             check("cuMemcpyHtoD", unsafe { sys::cuMemcpyHtoD_v2(ptr + offset, src.as_ptr() as *const c_void, src.len()) })
         });
         if let Err(e) = result {
-            self.fatal(format!("copying {} bytes to the device: {e}", src.len()));
+            self.memory_failure(format!("copying {} bytes to the device: {e}", src.len()));
         }
     }
 
     fn copy_to_host(&mut self, alloc: DeviceAlloc, offset: u64, dst: &mut [u8]) {
-        if dst.is_empty() {
+        // The launches that wrote the data must finish first, and a fault of theirs must be
+        // reported as theirs, not as this copy's.
+        self.wait_in_flight();
+        if dst.is_empty() || self.fault.is_some() {
             return;
         }
         let (ptr, bytes) = {
@@ -526,11 +602,48 @@ impl Device for CudaDevice {
             check("cuMemcpyDtoH", unsafe { sys::cuMemcpyDtoH_v2(dst.as_mut_ptr() as *mut c_void, ptr + offset, len) })
         });
         if let Err(e) = result {
-            self.fatal(format!("copying {len} bytes to the host: {e}"));
+            self.memory_failure(format!("copying {len} bytes to the host: {e}"));
         }
     }
 
     fn launch(&mut self, launch: &Launch) -> Result<LaunchOutcome, KernelFault> {
+        self.enqueue(launch).map(|(outcome, _)| outcome)
+    }
+
+    fn launch_timed(&mut self, launch: &Launch) -> Result<(LaunchOutcome, Option<Duration>), KernelFault> {
+        let (outcome, enqueued) = self.enqueue(launch)?;
+        self.wait_in_flight();
+        if let Some(f) = self.fault.take() {
+            return Err(f);
+        }
+        // The launch was the newest in flight, so the last one resolved.
+        let time = match enqueued {
+            Enqueued::Kernel => self.completed.last().map(|c| c.device_time),
+            Enqueued::Nothing => Some(Duration::ZERO),
+        };
+        Ok((outcome, time))
+    }
+
+    fn wait(&mut self) {
+        self.wait_in_flight();
+    }
+
+    fn take_fault(&mut self) -> Option<KernelFault> {
+        self.fault.take()
+    }
+
+    fn take_completed(&mut self) -> Vec<CompletedLaunch> {
+        std::mem::take(&mut self.completed)
+    }
+}
+
+impl CudaDevice {
+    /// Puts the launch on the stream; waits for it only when it hands values back (reductions,
+    /// scalar outputs) or launches are synchronous (`LaunchSync`).
+    fn enqueue(&mut self, launch: &Launch) -> Result<(LaunchOutcome, Enqueued), KernelFault> {
+        if let Some(f) = self.fault.take() {
+            return Err(f);
+        }
         let kernel = launch.kernel;
         let fault = |message: String| KernelFault { kernel: kernel.name.clone(), message, span: kernel.span, help: None };
         self.make_current().map_err(fault)?;
@@ -566,11 +679,12 @@ impl Device for CudaDevice {
         }
         let blocks: u64 = grid.iter().map(|&g| g as u64).product();
         if blocks == 0 || threads == 0 {
-            return Ok(LaunchOutcome {
+            let outcome = LaunchOutcome {
                 partials: vec![Vec::new(); kernel.reductions.len()],
                 scalar_outputs: Vec::new(),
                 counters: DeviceCounters::default(),
-            });
+            };
+            return Ok((outcome, Enqueued::Nothing));
         }
 
         let width = self.index_width_for(kernel, &launch.params, grid, block);
@@ -620,44 +734,61 @@ impl Device for CudaDevice {
         }
         let mut args: Vec<*mut c_void> = slots.iter_mut().map(|s| s as *mut u64 as *mut c_void).collect();
 
-        let ran_fault = |e: String| {
-            let mut f = fault(format!("the kernel failed on the GPU: {e}"));
-            f.help = Some(match &saved_note {
-                Some(p) => format!(
-                    "an out-of-bounds access is the usual cause: run with --device sim, which checks every access \
-                     (the CUDA source is in {})",
-                    p.display()
-                ),
-                None => "an out-of-bounds access is the usual cause: run with --device sim, which checks every access".into(),
-            });
-            f
+        let help = Some(match &saved_note {
+            Some(p) => format!(
+                "an out-of-bounds access is the usual cause: run with --device sim, which checks every access \
+                 (the CUDA source is in {})",
+                p.display()
+            ),
+            None => "an out-of-bounds access is the usual cause: run with --device sim, which checks every access".into(),
+        });
+        let start = self.events.take(CudaDevice::new_event).map_err(fault)?;
+        let stop = match self.events.take(CudaDevice::new_event) {
+            Ok(stop) => stop,
+            Err(e) => {
+                self.events.give_back(start);
+                return Err(fault(e));
+            }
         };
-        let mut ms = 0f32;
         // SAFETY: `function` is a loaded kernel whose parameters are, in order, exactly the
-        // slots built above (the same order `back::cuda` writes them); the slots outlive the
-        // launch, which is complete when the stop event has been synchronised.
-        unsafe {
-            check("cuEventRecord", sys::cuEventRecord(self.start, std::ptr::null_mut())).map_err(fault)?;
-            check(
-                "cuLaunchKernel",
-                sys::cuLaunchKernel(
-                    function,
-                    grid[0],
-                    grid[1],
-                    grid[2],
-                    block[0],
-                    block[1],
-                    block[2],
-                    0,
-                    std::ptr::null_mut(),
-                    args.as_mut_ptr(),
-                    std::ptr::null_mut(),
-                ),
-            )
-            .map_err(fault)?;
-            check("cuEventRecord", sys::cuEventRecord(self.stop, std::ptr::null_mut())).map_err(ran_fault)?;
-            check("cuEventSynchronize", sys::cuEventSynchronize(self.stop)).map_err(ran_fault)?;
-            check("cuEventElapsedTime", sys::cuEventElapsedTime_v2(&mut ms, self.start, self.stop)).map_err(fault)?;
+        // slots built above (the same order `back::cuda` writes them); the driver copies the
+        // argument values when the launch is enqueued, so the slots need not outlive it.
+        let enqueued = unsafe {
+            check("cuEventRecord", sys::cuEventRecord(start, std::ptr::null_mut()))
+                .and_then(|_| {
+                    check(
+                        "cuLaunchKernel",
+                        sys::cuLaunchKernel(
+                            function,
+                            grid[0],
+                            grid[1],
+                            grid[2],
+                            block[0],
+                            block[1],
+                            block[2],
+                            0,
+                            std::ptr::null_mut(),
+                            args.as_mut_ptr(),
+                            std::ptr::null_mut(),
+                        ),
+                    )
+                })
+                .and_then(|_| check("cuEventRecord", sys::cuEventRecord(stop, std::ptr::null_mut())))
+        };
+        if let Err(e) = enqueued {
+            self.events.give_back(start);
+            self.events.give_back(stop);
+            // A launch refused because an earlier one broke the context is that one's fault.
+            self.wait_in_flight();
+            return Err(self.fault.take().unwrap_or_else(|| fault(e)));
+        }
+        self.in_flight.push(InFlight { kernel: kernel.name.clone(), span: kernel.span, help, start, stop });
+        let hands_back = !kernel.reductions.is_empty() || !kernel.scalar_outputs.is_empty();
+        if hands_back || self.sync == LaunchSync::EachLaunch || self.in_flight.len() >= MAX_IN_FLIGHT {
+            self.wait_in_flight();
+            if let Some(f) = self.fault.take() {
+                return Err(f);
+            }
         }
         let partials = kernel
             .reductions
@@ -672,8 +803,7 @@ impl Device for CudaDevice {
             .collect::<Result<Vec<_>, _>>()
             .map_err(fault)?;
         self.recycle(scratch);
-        counters.device_time_ns = (ms as f64 * 1e6) as u64;
-        Ok(LaunchOutcome { partials, scalar_outputs, counters })
+        Ok((LaunchOutcome { partials, scalar_outputs, counters }, Enqueued::Kernel))
     }
 }
 
@@ -695,8 +825,13 @@ impl Drop for CudaDevice {
             for (_, k) in self.kernels.drain() {
                 sys::cuModuleUnload(k.module);
             }
-            sys::cuEventDestroy_v2(self.start);
-            sys::cuEventDestroy_v2(self.stop);
+            // Launches still in flight finish before their events go.
+            if !self.in_flight.is_empty() {
+                self.wait_in_flight();
+            }
+            for event in self.events.drain() {
+                sys::cuEventDestroy_v2(event);
+            }
         }
     }
 }
