@@ -33,8 +33,9 @@ pub struct Launch<'a> {
 /// What a launch hands back besides its memory effects.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LaunchOutcome {
-    /// Per `kernel.reductions`: one raw value (see `runtime::value`) per block, in linear
-    /// block order.
+    /// Per `kernel.reductions`: raw values (see `runtime::value`) whose fold in order is the
+    /// launch's contribution: one per block in linear block order (the simulator), or the
+    /// single value a device folded itself (the GPU).
     pub partials: Vec<Vec<u64>>,
     /// Per `kernel.scalar_outputs`: the raw final value of the local in thread 0.
     pub scalar_outputs: Vec<u64>,

@@ -1,6 +1,12 @@
 //! `cuda`: the GPU device. Grid kernels are written as CUDA C (`back::cuda`), compiled with
 //! NVRTC for the GPU's own architecture on their first launch, and run through the driver API;
-//! memory is plain device memory (`cuMemAlloc`) and copies are synchronous.
+//! memory is plain device memory (`cuMemAlloc`).
+//!
+//! Launches run while the host goes on (`flight`): a launch that hands nothing back is only
+//! enqueued, and the host waits for the device when it copies data back, for a timed launch and
+//! at exit; events recorded around each launch give `--stats` its device times once the host
+//! has waited. Reductions are finished on the GPU by a one-block fold kernel (`fold`), so a
+//! launch with reductions reads back one value per reduction.
 //!
 //! Everything CUDA is loaded at run time (`cudarc` with dynamic loading), so the project builds
 //! and its tests run on machines without CUDA; [`CudaDevice::probe`] says why there is no GPU
@@ -16,12 +22,14 @@
 //! Failures: a compile error, a launch error or a fault while the kernel runs is a
 //! [`KernelFault`] naming the kernel (with the NVRTC log, and the path of the saved source).
 //! The memory operations of the [`Device`] trait cannot return an error; when one fails (the
-//! GPU is out of memory, or a previous fault broke the context) the device prints what failed
-//! and ends the process with status 1 rather than let the program go on with wrong data.
+//! GPU is out of memory) the device prints what failed and ends the process with status 1
+//! rather than let the program go on with wrong data. A failure while launches were in flight
+//! is theirs: it is kept as their fault ([`Device::take_fault`]) for the runtime to report.
 
 mod cache;
 mod driver;
 mod flight;
+mod fold;
 
 use std::collections::HashMap;
 use std::ffi::{CString, c_void};
@@ -144,6 +152,14 @@ pub struct CudaDevice {
     /// A fault found after its launch returned, until the runtime takes it. While one is
     /// held the context is broken: memory operations do nothing and launches return it.
     fault: Option<KernelFault>,
+    /// Fold kernels (see `fold`) by symbol, loaded on first use.
+    folds: HashMap<String, LoadedFold>,
+}
+
+/// A loaded fold kernel.
+struct LoadedFold {
+    module: sys::CUmodule,
+    function: sys::CUfunction,
 }
 
 // SAFETY: CUDA handles may be used from any thread; every method makes the device's context
@@ -213,6 +229,7 @@ impl CudaDevice {
                 in_flight: InFlightLaunches::new(),
                 completed: Vec::new(),
                 fault: None,
+                folds: HashMap::new(),
             })
         }
     }
@@ -269,6 +286,69 @@ impl CudaDevice {
                 }
             }
         }
+    }
+
+    /// The fold kernel for `op` at `ty`, compiled (or read from the disk cache) and loaded on
+    /// first use.
+    fn fold_function(&mut self, op: crate::front::ast::ReductionOp, ty: ScalarType) -> Result<sys::CUfunction, String> {
+        let symbol = fold::fold_symbol(op, ty);
+        if let Some(loaded) = self.folds.get(&symbol) {
+            return Ok(loaded.function);
+        }
+        let source = fold::fold_kernel_source(op, ty);
+        let image_key = cache::image_key(&source, self.arch, self.nvrtc_version);
+        let image = match self.disk.load(image_key) {
+            Ok((ImageKind::Cubin, bytes)) => Image::Cubin(bytes),
+            Ok((ImageKind::Ptx, bytes)) => Image::Ptx(bytes),
+            Err(_) => {
+                let image = driver::nvrtc_compile(&source, &format!("{symbol}.cu"), self.arch)
+                    .map_err(|f| format!("NVRTC could not compile the reduction's fold kernel (a compiler bug):\n{}", f.log))?;
+                match &image {
+                    Image::Cubin(b) => self.disk.store(image_key, ImageKind::Cubin, b),
+                    Image::Ptx(b) => self.disk.store(image_key, ImageKind::Ptx, b),
+                }
+                image
+            }
+        };
+        let bytes = match &image {
+            Image::Cubin(b) | Image::Ptx(b) => b,
+        };
+        let name = CString::new(symbol.clone()).map_err(|_| "the fold kernel's name contains a NUL byte".to_string())?;
+        let mut module: sys::CUmodule = std::ptr::null_mut();
+        let mut function: sys::CUfunction = std::ptr::null_mut();
+        // SAFETY: a cubin or NUL-terminated PTX image; valid out-pointers.
+        unsafe {
+            check("cuModuleLoadData", sys::cuModuleLoadData(&mut module, bytes.as_ptr() as *const c_void))?;
+            if let Err(e) = check("cuModuleGetFunction", sys::cuModuleGetFunction(&mut function, module, name.as_ptr())) {
+                sys::cuModuleUnload(module);
+                return Err(e);
+            }
+        }
+        self.folds.insert(symbol, LoadedFold { module, function });
+        Ok(function)
+    }
+
+    /// Enqueues the fold of `count` partials of type `ty` at `partials` into `out`.
+    fn enqueue_fold(&mut self, function: sys::CUfunction, partials: sys::CUdeviceptr, count: u64, out: sys::CUdeviceptr) -> Result<(), String> {
+        let mut slots: [u64; 3] = [partials, count, out];
+        let mut args: Vec<*mut c_void> = slots.iter_mut().map(|s| s as *mut u64 as *mut c_void).collect();
+        // SAFETY: the fold kernel's parameters are a pointer, an unsigned 64-bit count and a
+        // pointer; `partials` holds `count` values and `out` one.
+        check("cuLaunchKernel", unsafe {
+            sys::cuLaunchKernel(
+                function,
+                1,
+                1,
+                1,
+                fold::FOLD_THREADS,
+                1,
+                1,
+                0,
+                std::ptr::null_mut(),
+                args.as_mut_ptr(),
+                std::ptr::null_mut(),
+            )
+        })
     }
 
     fn new_event() -> Result<sys::CUevent, String> {
@@ -719,10 +799,13 @@ impl CudaDevice {
             return Err(fault(format!("{} parameters were bound for {} kernel parameters", launch.params.len(), kernel.params.len())));
         }
         let mut scratch = Scratch(Vec::new());
+        // Per reduction: the partials (one per block), the fold kernel and where it writes.
         let mut partial_buffers = Vec::new();
         for r in &kernel.reductions {
             let ptr = self.scratch(blocks * r.ty.size_bytes() as u64, &mut scratch).map_err(fault)?;
-            partial_buffers.push(ptr);
+            let folded = self.scratch(r.ty.size_bytes() as u64, &mut scratch).map_err(fault)?;
+            let fold = self.fold_function(r.op, r.ty).map_err(fault)?;
+            partial_buffers.push((ptr, fold, folded));
             slots.push(ptr);
         }
         let mut output_buffers = Vec::new();
@@ -775,6 +858,9 @@ impl CudaDevice {
                 })
                 .and_then(|_| check("cuEventRecord", sys::cuEventRecord(stop, std::ptr::null_mut())))
         };
+        let enqueued = enqueued.and_then(|_| {
+            partial_buffers.iter().try_for_each(|&(partials, fold, folded)| self.enqueue_fold(fold, partials, blocks, folded))
+        });
         if let Err(e) = enqueued {
             self.events.give_back(start);
             self.events.give_back(stop);
@@ -794,7 +880,7 @@ impl CudaDevice {
             .reductions
             .iter()
             .zip(&partial_buffers)
-            .map(|(r, &ptr)| self.read_back(ptr, r.ty, blocks))
+            .map(|(r, &(_, _, folded))| self.read_back(folded, r.ty, 1))
             .collect::<Result<Vec<_>, _>>()
             .map_err(fault)?;
         let scalar_outputs = output_buffers
@@ -811,6 +897,10 @@ impl Drop for CudaDevice {
     fn drop(&mut self) {
         // Errors are ignored: at this point the process only gives resources back.
         let _ = self.make_current();
+        // Launches still in flight finish before their memory and events go.
+        if !self.in_flight.is_empty() {
+            self.wait_in_flight();
+        }
         // SAFETY: every handle below was created by this device and is released once.
         unsafe {
             for (_, b) in self.buffers.drain() {
@@ -825,9 +915,8 @@ impl Drop for CudaDevice {
             for (_, k) in self.kernels.drain() {
                 sys::cuModuleUnload(k.module);
             }
-            // Launches still in flight finish before their events go.
-            if !self.in_flight.is_empty() {
-                self.wait_in_flight();
+            for (_, f) in self.folds.drain() {
+                sys::cuModuleUnload(f.module);
             }
             for event in self.events.drain() {
                 sys::cuEventDestroy_v2(event);
