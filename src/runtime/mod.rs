@@ -920,8 +920,11 @@ unsafe fn write_host_scalar(ptr: *mut u8, ty: ScalarType, raw: u64) {
 /// (the sections are a function of exactly those).
 #[derive(Default)]
 struct SectionsCache {
-    entries: std::collections::HashMap<(Handle<Kernel>, Vec<(u8, u64)>), Arc<Vec<ParamSections>>>,
+    entries: std::collections::HashMap<SectionsKey, Arc<Vec<ParamSections>>>,
 }
+
+/// A kernel and the bit patterns of its param values (tagged by kind).
+type SectionsKey = (Handle<Kernel>, Vec<(u8, u64)>);
 
 impl SectionsCache {
     /// Entries kept before the cache starts over: enough for the kernels of a time-step loop

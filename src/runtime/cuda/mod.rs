@@ -30,6 +30,7 @@ mod cache;
 mod driver;
 mod flight;
 mod fold;
+mod upload;
 
 use std::collections::HashMap;
 use std::ffi::{CString, c_void};
@@ -48,6 +49,7 @@ use crate::runtime::value;
 use cache::{DiskCache, ImageKind};
 use driver::{Image, check};
 use flight::{EventPool, InFlight, InFlightLaunches, MAX_IN_FLIGHT};
+use upload::{STAGED_UPLOAD_MIN, UploadPath, UploadStaging};
 
 /// Specialised variants compiled per kernel; launches with further value sets use the generic
 /// kernel (a param that changes at every launch must not cost a compilation each time).
@@ -154,6 +156,9 @@ pub struct CudaDevice {
     fault: Option<KernelFault>,
     /// Fold kernels (see `fold`) by symbol, loaded on first use.
     folds: HashMap<String, LoadedFold>,
+    upload_path: UploadPath,
+    /// Pinned buffers and the copy stream of large uploads (`upload`), made on first use.
+    uploads: Option<UploadStaging>,
 }
 
 /// A loaded fold kernel.
@@ -230,6 +235,8 @@ impl CudaDevice {
                 completed: Vec::new(),
                 fault: None,
                 folds: HashMap::new(),
+                upload_path: UploadPath::from_env(),
+                uploads: None,
             })
         }
     }
@@ -653,10 +660,18 @@ impl Device for CudaDevice {
         if offset + src.len() as u64 > bytes {
             self.fatal(format!("a copy of {} bytes at offset {offset} into a {bytes}-byte allocation", src.len()));
         }
-        let result = self.make_current().and_then(|_| {
+        if let Err(e) = self.make_current() {
+            return self.memory_failure(e);
+        }
+        if self.upload_path == UploadPath::Staged && src.len() >= STAGED_UPLOAD_MIN && self.uploads.is_none() {
+            // Without pinned memory the pageable path still works.
+            self.uploads = UploadStaging::create().ok();
+        }
+        let result = match self.uploads.as_mut() {
+            Some(staging) if src.len() >= STAGED_UPLOAD_MIN => staging.upload(ptr + offset, src),
             // SAFETY: the destination range lies inside the allocation (checked above).
-            check("cuMemcpyHtoD", unsafe { sys::cuMemcpyHtoD_v2(ptr + offset, src.as_ptr() as *const c_void, src.len()) })
-        });
+            _ => check("cuMemcpyHtoD", unsafe { sys::cuMemcpyHtoD_v2(ptr + offset, src.as_ptr() as *const c_void, src.len()) }),
+        };
         if let Err(e) = result {
             self.memory_failure(format!("copying {} bytes to the device: {e}", src.len()));
         }
@@ -900,6 +915,9 @@ impl Drop for CudaDevice {
         // Launches still in flight finish before their memory and events go.
         if !self.in_flight.is_empty() {
             self.wait_in_flight();
+        }
+        if let Some(mut uploads) = self.uploads.take() {
+            uploads.release();
         }
         // SAFETY: every handle below was created by this device and is released once.
         unsafe {
