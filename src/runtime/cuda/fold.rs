@@ -3,9 +3,10 @@
 //! [`FOLD_THREADS`] threads combines them and writes a single value, the only one the host
 //! reads.
 //!
-//! The order of combination is fixed (thread `t` folds the contiguous run of partials
-//! `t * chunk ..`, then a tree in shared memory halves the threads' values), so a floating
-//! `+` gives the same bits at every run, though not the bits of a left-to-right fold.
+//! The order of combination is fixed (thread `t` folds partials `t`, `t + N`, `t + 2N`, ...
+//! in that order, N the block's threads, so that a warp's loads are coalesced; then a tree
+//! in shared memory halves the threads' values), so a floating `+` gives the same bits at
+//! every run, though not the bits of a left-to-right fold.
 
 use crate::back::cuda::cuda_type;
 use crate::front::ast::ReductionOp;
@@ -53,8 +54,8 @@ fn combine(op: ReductionOp, ty: ScalarType, a: &str, b: &str) -> String {
 }
 
 /// CUDA C of the fold kernel: `out[0]` = the fold of `partials[0..count]` (`count >= 1`).
-/// Threads whose run is empty hold no value (no identity is needed), and the tree only
-/// combines slots below the number of threads that had one.
+/// Threads past `count` hold no value (no identity is needed), and the tree only combines
+/// slots below the number of threads that had one.
 pub fn fold_kernel_source(op: ReductionOp, ty: ScalarType) -> String {
     let t = cuda_type(ty);
     let name = fold_symbol(op, ty);
@@ -66,13 +67,10 @@ pub fn fold_kernel_source(op: ReductionOp, ty: ScalarType) -> String {
          extern \"C\" __global__ void __launch_bounds__({n}) {name}(const {t} *__restrict__ partials, unsigned long long count, {t} *__restrict__ out) {{\n\
          \x20   __shared__ {t} tree[{n}];\n\
          \x20   const unsigned int t = threadIdx.x;\n\
-         \x20   const unsigned long long chunk = (count + {n} - 1) / {n};\n\
-         \x20   const unsigned int active = (unsigned int)((count + chunk - 1) / chunk);\n\
+         \x20   const unsigned int active = count < {n} ? (unsigned int)count : {n};\n\
          \x20   if (t < active) {{\n\
-         \x20       const unsigned long long begin = t * chunk;\n\
-         \x20       const unsigned long long end = begin + chunk < count ? begin + chunk : count;\n\
-         \x20       {t} acc = partials[begin];\n\
-         \x20       for (unsigned long long i = begin + 1; i < end; ++i) acc = {step};\n\
+         \x20       {t} acc = partials[t];\n\
+         \x20       for (unsigned long long i = t + {n}; i < count; i += {n}) acc = {step};\n\
          \x20       tree[t] = acc;\n\
          \x20   }}\n\
          \x20   __syncthreads();\n\
@@ -86,24 +84,18 @@ pub fn fold_kernel_source(op: ReductionOp, ty: ScalarType) -> String {
     )
 }
 
-/// The order in which the fold kernel combines `count` partials, run on the host: thread
-/// runs, then the tree. The tests compare it with the GPU's result bit for bit.
+/// The order in which the fold kernel combines `count` partials, run on the host: each
+/// thread's strided run, then the tree. The tests compare it with the GPU's result bit for bit.
 #[cfg(test)]
 pub fn fold_in_kernel_order(values: &[u64], mut combine: impl FnMut(u64, u64) -> u64) -> Option<u64> {
-    let count = values.len() as u64;
-    if count == 0 {
+    if values.is_empty() {
         return None;
     }
-    let n = FOLD_THREADS as u64;
-    let chunk = count.div_ceil(n);
-    let active = count.div_ceil(chunk) as usize;
-    let mut tree: Vec<u64> = (0..active as u64)
-        .map(|t| {
-            let (begin, end) = (t * chunk, ((t + 1) * chunk).min(count));
-            values[begin as usize + 1..end as usize].iter().fold(values[begin as usize], |acc, &v| combine(acc, v))
-        })
-        .collect();
-    let mut s = (n / 2) as usize;
+    let n = FOLD_THREADS as usize;
+    let active = values.len().min(n);
+    let mut tree: Vec<u64> =
+        (0..active).map(|t| values[t..].iter().skip(n).step_by(n).fold(values[t], |acc, &v| combine(acc, v))).collect();
+    let mut s = n / 2;
     while s > 0 {
         for t in 0..s {
             if t + s < active {
@@ -141,6 +133,10 @@ mod tests {
 
     #[test]
     fn the_source_combines_with_the_reduction_operator() {
+        let sum = fold_kernel_source(ReductionOp::Add, ScalarType::F64);
+        assert!(sum.contains("for (unsigned long long i = t + 256; i < count; i += 256) acc = (double)(acc + partials[i]);"), "{sum}");
+        assert!(!sum.contains('\\'), "one C statement per line: {sum}");
+        assert_eq!(sum.matches('{').count(), sum.matches('}').count(), "{sum}");
         let max = fold_kernel_source(ReductionOp::Max, ScalarType::F32);
         assert!(max.contains("void __launch_bounds__(256) yosegi_fold_max_float(const float *__restrict__ partials"), "{max}");
         assert!(max.contains("acc = fmaxf(acc, partials[i]);"), "{max}");

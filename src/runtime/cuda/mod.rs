@@ -297,16 +297,20 @@ impl CudaDevice {
 
     /// The fold kernel for `op` at `ty`, compiled (or read from the disk cache) and loaded on
     /// first use.
-    fn fold_function(&mut self, op: crate::front::ast::ReductionOp, ty: ScalarType) -> Result<sys::CUfunction, String> {
+    fn fold_function(
+        &mut self,
+        op: crate::front::ast::ReductionOp,
+        ty: ScalarType,
+    ) -> Result<(sys::CUfunction, KernelSource), String> {
         let symbol = fold::fold_symbol(op, ty);
         if let Some(loaded) = self.folds.get(&symbol) {
-            return Ok(loaded.function);
+            return Ok((loaded.function, KernelSource::Memory));
         }
         let source = fold::fold_kernel_source(op, ty);
         let image_key = cache::image_key(&source, self.arch, self.nvrtc_version);
-        let image = match self.disk.load(image_key) {
-            Ok((ImageKind::Cubin, bytes)) => Image::Cubin(bytes),
-            Ok((ImageKind::Ptx, bytes)) => Image::Ptx(bytes),
+        let (image, origin) = match self.disk.load(image_key) {
+            Ok((ImageKind::Cubin, bytes)) => (Image::Cubin(bytes), KernelSource::Disk),
+            Ok((ImageKind::Ptx, bytes)) => (Image::Ptx(bytes), KernelSource::Disk),
             Err(_) => {
                 let image = driver::nvrtc_compile(&source, &format!("{symbol}.cu"), self.arch)
                     .map_err(|f| format!("NVRTC could not compile the reduction's fold kernel (a compiler bug):\n{}", f.log))?;
@@ -314,7 +318,7 @@ impl CudaDevice {
                     Image::Cubin(b) => self.disk.store(image_key, ImageKind::Cubin, b),
                     Image::Ptx(b) => self.disk.store(image_key, ImageKind::Ptx, b),
                 }
-                image
+                (image, KernelSource::Compiled)
             }
         };
         let bytes = match &image {
@@ -332,7 +336,7 @@ impl CudaDevice {
             }
         }
         self.folds.insert(symbol, LoadedFold { module, function });
-        Ok(function)
+        Ok((function, origin))
     }
 
     /// Enqueues the fold of `count` partials of type `ty` at `partials` into `out`.
@@ -734,11 +738,20 @@ impl Device for CudaDevice {
 
 impl CudaDevice {
     /// Puts the launch on the stream; waits for it only when it hands values back (reductions,
-    /// scalar outputs) or launches are synchronous (`LaunchSync`).
+    /// scalar outputs) or launches are synchronous (`LaunchSync`). A launch that fails while
+    /// others are in flight (loading its module, allocating its buffers, launching) most
+    /// likely failed because one of them broke the context: that one's fault is reported.
     fn enqueue(&mut self, launch: &Launch) -> Result<(LaunchOutcome, Enqueued), KernelFault> {
         if let Some(f) = self.fault.take() {
             return Err(f);
         }
+        self.enqueue_on_stream(launch).map_err(|own| {
+            self.wait_in_flight();
+            self.fault.take().unwrap_or(own)
+        })
+    }
+
+    fn enqueue_on_stream(&mut self, launch: &Launch) -> Result<(LaunchOutcome, Enqueued), KernelFault> {
         let kernel = launch.kernel;
         let fault = |message: String| KernelFault { kernel: kernel.name.clone(), message, span: kernel.span, help: None };
         self.make_current().map_err(fault)?;
@@ -819,7 +832,11 @@ impl CudaDevice {
         for r in &kernel.reductions {
             let ptr = self.scratch(blocks * r.ty.size_bytes() as u64, &mut scratch).map_err(fault)?;
             let folded = self.scratch(r.ty.size_bytes() as u64, &mut scratch).map_err(fault)?;
-            let fold = self.fold_function(r.op, r.ty).map_err(fault)?;
+            let fold_started = Instant::now();
+            let (fold, fold_origin) = self.fold_function(r.op, r.ty).map_err(fault)?;
+            if fold_origin != KernelSource::Memory {
+                counters.jit_time_ns += fold_started.elapsed().as_nanos() as u64;
+            }
             partial_buffers.push((ptr, fold, folded));
             slots.push(ptr);
         }
@@ -879,9 +896,7 @@ impl CudaDevice {
         if let Err(e) = enqueued {
             self.events.give_back(start);
             self.events.give_back(stop);
-            // A launch refused because an earlier one broke the context is that one's fault.
-            self.wait_in_flight();
-            return Err(self.fault.take().unwrap_or_else(|| fault(e)));
+            return Err(fault(e));
         }
         self.in_flight.push(InFlight { kernel: kernel.name.clone(), span: kernel.span, help, start, stop });
         let hands_back = !kernel.reductions.is_empty() || !kernel.scalar_outputs.is_empty();
