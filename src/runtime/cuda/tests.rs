@@ -1,6 +1,8 @@
 //! Without a GPU these check that the device explains its absence; with one (`cargo test --lib
 //! runtime::cuda` on a CUDA machine) they run the `back::cuda` test kernels on the GPU and on
-//! the simulator and compare what they computed.
+//! the simulator and compare what they computed. The runtime's handling of deferred launches
+//! (device times and faults reported after the launch returned) is checked without a GPU,
+//! through a simulator that reports the way the GPU does.
 
 use super::*;
 use crate::back::cuda::tests::{block_reduction, histogram, miscellany, stencil, vector_add};
@@ -430,4 +432,175 @@ fn fault_while_in_flight() {
     assert_eq!(fault.kernel, "vadd_l12", "{}", fault.message);
     assert!(fault.message.contains("failed on the GPU"), "{}", fault.message);
     println!("deferred fault of {}: {}", fault.kernel, fault.message);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The runtime's side of deferred launches, without a GPU: a simulator that reports like the GPU.
+
+/// The simulator, reporting its launches the way the cuda device does: device times only once
+/// the host waited for them, and a planned fault found at that wait.
+struct DeferringSim {
+    sim: SimDevice,
+    in_flight: Vec<String>,
+    completed: Vec<CompletedLaunch>,
+    fault_at_next_wait: Option<KernelFault>,
+    fault: Option<KernelFault>,
+}
+
+impl DeferringSim {
+    fn new() -> DeferringSim {
+        DeferringSim { sim: SimDevice::new(), in_flight: Vec::new(), completed: Vec::new(), fault_at_next_wait: None, fault: None }
+    }
+}
+
+impl Device for DeferringSim {
+    fn name(&self) -> &str {
+        "deferring sim"
+    }
+    fn allocate(&mut self, bytes: u64) -> DeviceAlloc {
+        self.sim.allocate(bytes)
+    }
+    fn free(&mut self, alloc: DeviceAlloc) {
+        self.sim.free(alloc)
+    }
+    fn copy_to_device(&mut self, alloc: DeviceAlloc, offset: u64, src: &[u8]) {
+        self.sim.copy_to_device(alloc, offset, src)
+    }
+    fn copy_to_host(&mut self, alloc: DeviceAlloc, offset: u64, dst: &mut [u8]) {
+        self.wait();
+        self.sim.copy_to_host(alloc, offset, dst)
+    }
+    fn launch(&mut self, launch: &Launch) -> Result<LaunchOutcome, KernelFault> {
+        let outcome = self.sim.launch(launch)?;
+        self.in_flight.push(launch.kernel.name.clone());
+        Ok(outcome)
+    }
+    fn wait(&mut self) {
+        if let Some(fault) = self.fault_at_next_wait.take() {
+            self.in_flight.clear();
+            self.fault = Some(fault);
+        }
+        let done = self.in_flight.drain(..).map(|kernel| CompletedLaunch { kernel, device_time: Duration::from_millis(1) });
+        self.completed.extend(done);
+    }
+    fn take_fault(&mut self) -> Option<KernelFault> {
+        self.fault.take()
+    }
+    fn take_completed(&mut self) -> Vec<CompletedLaunch> {
+        std::mem::take(&mut self.completed)
+    }
+}
+
+/// Region 0 runs `b[i] = a[i] + 1` for `i < n` (args: n, a, b) through grid kernel `inc_g`.
+fn increment_module() -> Module {
+    use crate::analysis::testing::{B, array_param, kernel as make_kernel, scalar_param};
+    use crate::ir::{ArrayRef, BinaryOp, HostArg, HostArgKind, Region, RegionKind, Stmt};
+    use crate::runtime::testing::GridBuilder;
+    let mut module = Module::default();
+    let mut b = B::new();
+    let i = b.loop_var("i");
+    let zero = b.int(0);
+    let n = b.param(0);
+    let dim = b.dim(i, zero, n);
+    let iv = b.local(i);
+    let load = b.load(1, vec![iv]);
+    let one = b.float(1.0, ScalarType::F64);
+    let sum = b.add(load, one);
+    let store = b.store(2, vec![iv], sum);
+    b.body.block = vec![store];
+    let params = vec![scalar_param("n", 0), array_param("a", vec![None], 1), array_param("b", vec![None], 2)];
+    let kernel = module.kernels.append(make_kernel("inc", params, vec![dim], b.body));
+
+    let mut g = GridBuilder::new("inc_g", [32, 1, 1]);
+    let np = g.scalar_param("n", ScalarType::I32);
+    let a = g.array_param("a", ScalarType::F64, &[]);
+    let out = g.array_param("b", ScalarType::F64, &[]);
+    let nv = g.param(np);
+    let k31 = g.int(31);
+    let k32 = g.int(32);
+    let padded = g.bin(BinaryOp::Add, nv, k31);
+    let blocks = g.bin(BinaryOp::Div, padded, k32);
+    g.grid_x(blocks);
+    let gid = g.global_id();
+    let guard = g.bin(BinaryOp::Lt, gid, nv);
+    let la = g.load(ArrayRef::Param(a), &[gid], ScalarType::F64, crate::diag::Span::default());
+    let one = g.float(1.0, ScalarType::F64);
+    let sum = g.bin(BinaryOp::Add, la, one);
+    let st = g.store(ArrayRef::Param(out), &[gid], sum);
+    module.grid_kernels.append(g.finish(vec![Stmt::If { cond: guard, then: vec![st], otherwise: vec![] }]));
+    let arg = |kind| HostArg { c_expr: String::new(), kind, size_expr: None };
+    module.regions.push(Region {
+        id: 0,
+        span: crate::diag::Span::default(),
+        body_span: None,
+        kind: RegionKind::Compute { kernels: vec![kernel], data: vec![] },
+        args: vec![arg(HostArgKind::Int), arg(HostArgKind::Pointer), arg(HostArgKind::Pointer)],
+        if_arg: None,
+        function: "main".into(),
+    });
+    module
+}
+
+fn deferring_runtime(device: DeferringSim) -> crate::runtime::Runtime {
+    use crate::runtime::{Runtime, RuntimeConfig};
+    let mut rt = Runtime::try_new(
+        std::sync::Arc::new(increment_module()),
+        std::sync::Arc::new(crate::front::source::SourceSet::default()),
+        RuntimeConfig::default(),
+    )
+    .expect("the simulator is always there");
+    rt.devices = vec![Box::new(device)];
+    rt
+}
+
+fn increment_args(a: &mut [f64], b: &mut [f64]) -> Vec<crate::runtime::abi::YosegiArg> {
+    use crate::runtime::abi::YosegiArg;
+    vec![
+        YosegiArg { i: a.len() as i64, ..Default::default() },
+        YosegiArg { ptr: a.as_mut_ptr() as *mut std::ffi::c_void, ..Default::default() },
+        YosegiArg { ptr: b.as_mut_ptr() as *mut std::ffi::c_void, ..Default::default() },
+    ]
+}
+
+/// Without a GPU: the stats get a deferred launch's device time when the host waits for the
+/// device (here: reading the result), not before, and each launch's once.
+#[test]
+fn deferred_device_times_reach_the_stats_when_the_host_reads() {
+    let mut rt = deferring_runtime(DeferringSim::new());
+    let mut a = vec![1.0; 100];
+    let mut b = vec![0.0; 100];
+    let args = increment_args(&mut a, &mut b);
+    rt.region(0, &args).expect("runs");
+    rt.region(0, &args).expect("runs");
+    assert_eq!(rt.stats().launches["inc_g"].count, 2);
+    assert_eq!(rt.stats().launches["inc_g"].device_time, Duration::ZERO, "nothing waited for yet");
+    rt.host_access(&[args[2].ptr as u64], &[crate::runtime::abi::YOSEGI_READ]);
+    assert_eq!(rt.stats().launches["inc_g"].device_time, Duration::from_millis(2));
+    assert_eq!(rt.stats().device.device_time_ns, 2_000_000);
+    rt.synchronize_devices().expect("no fault");
+    assert_eq!(rt.stats().launches["inc_g"].device_time, Duration::from_millis(2), "counted once");
+    assert_eq!(b, vec![2.0; 100]);
+}
+
+/// Without a GPU: a fault found after its launch returned is reported by the runtime at the
+/// next wait (`#pragma acc wait`, the end of the program), naming the kernel.
+#[test]
+fn a_fault_found_after_the_launch_is_reported_with_its_kernel() {
+    // The fault the GPU will find at the next wait.
+    let fault = KernelFault {
+        kernel: "inc_g".into(),
+        message: "the kernel failed on the GPU: CUDA_ERROR_ILLEGAL_ADDRESS".into(),
+        span: crate::diag::Span::default(),
+        help: None,
+    };
+    let mut rt = deferring_runtime(DeferringSim { fault_at_next_wait: Some(fault), ..DeferringSim::new() });
+    let mut a = vec![1.0; 100];
+    let mut b = vec![0.0; 100];
+    let args = increment_args(&mut a, &mut b);
+    rt.region(0, &args).expect("the launch returns before the fault is known");
+    rt.region(0, &args).expect("nothing waited for the device yet");
+    let error = rt.synchronize_devices().expect_err("the wait finds the fault");
+    assert_eq!(error.exit_code(), 1);
+    assert!(error.diagnostic.message.contains("kernel `inc_g` faulted"), "{}", error.diagnostic.message);
+    assert!(error.diagnostic.message.contains("CUDA_ERROR_ILLEGAL_ADDRESS"), "{}", error.diagnostic.message);
 }
