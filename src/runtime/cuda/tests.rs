@@ -1,6 +1,8 @@
 //! Without a GPU these check that the device explains its absence; with one (`cargo test --lib
 //! runtime::cuda` on a CUDA machine) they run the `back::cuda` test kernels on the GPU and on
-//! the simulator and compare what they computed.
+//! the simulator and compare what they computed. The runtime's handling of deferred launches
+//! (device times and faults reported after the launch returned) is checked without a GPU,
+//! through a simulator that reports the way the GPU does.
 
 use super::*;
 use crate::back::cuda::tests::{block_reduction, histogram, miscellany, stencil, vector_add};
@@ -106,9 +108,17 @@ fn compare_with_simulator(gpu: &mut CudaDevice) {
     for (what, module, args) in cases {
         let (gpu_arrays, gpu_outcome) = run(gpu, &module, &args);
         let (sim_arrays, sim_outcome) = run(&mut sim, &module, &args);
-        assert_eq!(gpu_outcome.partials, sim_outcome.partials, "{what}: partials");
+        let kernel = &module.grid_kernels[Handle::new(0)];
+        for (r, (g, s)) in kernel.reductions.iter().zip(gpu_outcome.partials.iter().zip(&sim_outcome.partials)) {
+            assert_eq!(g.len(), 1, "{what}: the GPU folds the partials itself");
+            let want = fold::fold_in_kernel_order(s, |a, b| value::reduce(r.op, r.ty, a, b)).expect("partials");
+            assert_eq!(g[0], want, "{what}: the fold kernel combines in its documented order");
+        }
         assert_eq!(gpu_outcome.scalar_outputs, sim_outcome.scalar_outputs, "{what}: scalar outputs");
-        assert!(gpu_outcome.counters.device_time_ns > 0, "{what}: the launch was timed");
+        // Device times come back once the host waited for the launch (here: the read-back).
+        let timed = gpu.take_completed();
+        let name = &module.grid_kernels[Handle::new(0)].name;
+        assert!(timed.iter().any(|c| &c.kernel == name && c.device_time > Duration::ZERO), "{what}: the launch was timed");
         for (k, (g, s)) in gpu_arrays.iter().zip(&sim_arrays).enumerate() {
             if what == "histogram" && k == 2 {
                 // prod: 1000 multiplications by 1.0001f in the order the atomics happened.
@@ -309,11 +319,288 @@ fn reduction_buffers_are_reused_between_launches_on_the_gpu() {
     };
     let module = block_reduction();
     let mut sim = SimDevice::new();
-    for n in [3000i64, 300, 3000] {
+    // 100 000 elements: more blocks than the fold kernel has threads, each folding a run.
+    for n in [3000i64, 300, 3000, 100_000] {
         let args = vec![Arg::Int(n), Arg::Array(f64s((0..n).map(|x| (x as f64).sqrt())))];
         let (_, want) = run(&mut sim, &module, &args);
         let (_, got) = run(&mut gpu, &module, &args);
-        assert_eq!(got.partials, want.partials, "n = {n}");
-        assert_eq!(gpu.spare.len(), 1, "the partials buffer is kept for the next launch");
+        let r = &module.grid_kernels[Handle::new(0)].reductions[0];
+        let want = fold::fold_in_kernel_order(&want.partials[0], |a, b| value::reduce(r.op, r.ty, a, b));
+        assert_eq!(got.partials, vec![want.into_iter().collect::<Vec<_>>()], "n = {n}");
+        // The partials and the folded value's buffers are kept; the largest launch needs a
+        // larger partials buffer.
+        assert_eq!(gpu.spare.len(), if n == 100_000 { 3 } else { 2 }, "n = {n}");
     }
+}
+
+/// Binds the vector-add kernel to fresh arrays of `n` elements, its output `c_offset` bytes
+/// into its allocation.
+fn vector_add_params(device: &mut dyn Device, n: usize, c_offset: i64) -> Vec<DeviceParam> {
+    let mut params = vec![DeviceParam::Value(ParamValue::Int(n as i64))];
+    for k in 0..3 {
+        let alloc = device.allocate(4 * n as u64);
+        device.copy_to_device(alloc, 0, &f32s((0..n).map(|i| (i + k) as f32)));
+        params.push(DeviceParam::Array { alloc, offset: if k == 2 { c_offset } else { 0 } });
+    }
+    params
+}
+
+/// On a GPU: a launch that hands nothing back is only enqueued; its device time reaches the
+/// stats once the host waited for it, exactly once.
+#[test]
+fn device_times_are_reported_once_the_host_waited_on_the_gpu() {
+    let mut gpu = match CudaDevice::probe() {
+        Ok(gpu) => gpu,
+        Err(why) => {
+            eprintln!("skipped: no usable CUDA GPU ({why})");
+            return;
+        }
+    };
+    gpu.sync = LaunchSync::Deferred;
+    let module = vector_add();
+    let kernel = &module.grid_kernels[Handle::new(0)];
+    let params = vector_add_params(&mut gpu, 1 << 20, 0);
+    gpu.launch(&Launch { module: &module, kernel, params }).expect("launches");
+    assert_eq!(gpu.in_flight.len(), 1, "the host did not wait for the launch");
+    assert!(gpu.take_completed().is_empty(), "no time is known before the host waited");
+    gpu.wait();
+    let done = gpu.take_completed();
+    assert_eq!(done.len(), 1, "{done:?}");
+    assert_eq!(done[0].kernel, "vadd_l12");
+    assert!(done[0].device_time > Duration::ZERO);
+    assert!(gpu.take_completed().is_empty(), "each launch is reported once");
+    assert_eq!(gpu.events.free_count(), 2, "the launch's events are back in the pool");
+}
+
+const FAULT_CHILD: &str = "YOSEGI_TEST_FAULT_CHILD";
+
+/// On a GPU: a kernel that faults after its launch returned is named when the host next waits
+/// (here: by a copy back), with a note when other launches ran after it. A fault breaks the
+/// process's CUDA context, so the faulting part runs in a child process (this same test,
+/// told so by an environment variable).
+#[test]
+fn a_deferred_fault_names_the_first_kernel_in_flight_on_the_gpu() {
+    if std::env::var_os(FAULT_CHILD).is_some() {
+        fault_while_in_flight();
+        return;
+    }
+    if let Err(why) = CudaDevice::probe() {
+        eprintln!("skipped: no usable CUDA GPU ({why})");
+        return;
+    }
+    let exe = std::env::current_exe().expect("the test executable");
+    let name = "runtime::cuda::tests::a_deferred_fault_names_the_first_kernel_in_flight_on_the_gpu";
+    let out = std::process::Command::new(exe)
+        .args(["--exact", name, "--nocapture", "--test-threads=1"])
+        .env(FAULT_CHILD, "1")
+        .output()
+        .expect("the child runs");
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("deferred fault of vadd_l12:"), "{text}");
+}
+
+fn fault_while_in_flight() {
+    let mut gpu = CudaDevice::probe().expect("the parent process opened the GPU");
+    gpu.sync = LaunchSync::Deferred;
+    let module = vector_add();
+    let kernel = &module.grid_kernels[Handle::new(0)];
+    // The output 1 TiB past its allocation: the stores fault.
+    let params = vector_add_params(&mut gpu, 1 << 16, 1 << 40);
+    gpu.launch(&Launch { module: &module, kernel, params }).expect("enqueued: the fault is not known yet");
+    let other = stencil();
+    let stencil_kernel = &other.grid_kernels[Handle::new(0)];
+    let (u, out) = (gpu.allocate(8 * 64 * 64), gpu.allocate(8 * 64 * 64));
+    let stencil_params = vec![
+        DeviceParam::Value(ParamValue::Int(64)),
+        DeviceParam::Value(ParamValue::Int(64)),
+        DeviceParam::Array { alloc: u, offset: 0 },
+        DeviceParam::Array { alloc: out, offset: 0 },
+    ];
+    let second = gpu.launch(&Launch { module: &other, kernel: stencil_kernel, params: stencil_params });
+    let fault = match second {
+        // Refused because the first one broke the context: reported as the first one's.
+        Err(fault) => fault,
+        Ok(_) => {
+            let mut back = vec![0u8; 8];
+            gpu.copy_to_host(out, 0, &mut back);
+            let fault = gpu.take_fault().expect("the copy back found the fault");
+            assert!(fault.message.contains("or a kernel launched after it (1 more were running)"), "{}", fault.message);
+            fault
+        }
+    };
+    assert_eq!(fault.kernel, "vadd_l12", "{}", fault.message);
+    assert!(fault.message.contains("failed on the GPU"), "{}", fault.message);
+    println!("deferred fault of {}: {}", fault.kernel, fault.message);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The runtime's side of deferred launches, without a GPU: a simulator that reports like the GPU.
+
+/// The simulator, reporting its launches the way the cuda device does: device times only once
+/// the host waited for them, and a planned fault found at that wait.
+struct DeferringSim {
+    sim: SimDevice,
+    in_flight: Vec<String>,
+    completed: Vec<CompletedLaunch>,
+    fault_at_next_wait: Option<KernelFault>,
+    fault: Option<KernelFault>,
+}
+
+impl DeferringSim {
+    fn new() -> DeferringSim {
+        DeferringSim { sim: SimDevice::new(), in_flight: Vec::new(), completed: Vec::new(), fault_at_next_wait: None, fault: None }
+    }
+}
+
+impl Device for DeferringSim {
+    fn name(&self) -> &str {
+        "deferring sim"
+    }
+    fn allocate(&mut self, bytes: u64) -> DeviceAlloc {
+        self.sim.allocate(bytes)
+    }
+    fn free(&mut self, alloc: DeviceAlloc) {
+        self.sim.free(alloc)
+    }
+    fn copy_to_device(&mut self, alloc: DeviceAlloc, offset: u64, src: &[u8]) {
+        self.sim.copy_to_device(alloc, offset, src)
+    }
+    fn copy_to_host(&mut self, alloc: DeviceAlloc, offset: u64, dst: &mut [u8]) {
+        self.wait();
+        self.sim.copy_to_host(alloc, offset, dst)
+    }
+    fn launch(&mut self, launch: &Launch) -> Result<LaunchOutcome, KernelFault> {
+        let outcome = self.sim.launch(launch)?;
+        self.in_flight.push(launch.kernel.name.clone());
+        Ok(outcome)
+    }
+    fn wait(&mut self) {
+        if let Some(fault) = self.fault_at_next_wait.take() {
+            self.in_flight.clear();
+            self.fault = Some(fault);
+        }
+        let done = self.in_flight.drain(..).map(|kernel| CompletedLaunch { kernel, device_time: Duration::from_millis(1) });
+        self.completed.extend(done);
+    }
+    fn take_fault(&mut self) -> Option<KernelFault> {
+        self.fault.take()
+    }
+    fn take_completed(&mut self) -> Vec<CompletedLaunch> {
+        std::mem::take(&mut self.completed)
+    }
+}
+
+/// Region 0 runs `b[i] = a[i] + 1` for `i < n` (args: n, a, b) through grid kernel `inc_g`.
+fn increment_module() -> Module {
+    use crate::analysis::testing::{B, array_param, kernel as make_kernel, scalar_param};
+    use crate::ir::{ArrayRef, BinaryOp, HostArg, HostArgKind, Region, RegionKind, Stmt};
+    use crate::runtime::testing::GridBuilder;
+    let mut module = Module::default();
+    let mut b = B::new();
+    let i = b.loop_var("i");
+    let zero = b.int(0);
+    let n = b.param(0);
+    let dim = b.dim(i, zero, n);
+    let iv = b.local(i);
+    let load = b.load(1, vec![iv]);
+    let one = b.float(1.0, ScalarType::F64);
+    let sum = b.add(load, one);
+    let store = b.store(2, vec![iv], sum);
+    b.body.block = vec![store];
+    let params = vec![scalar_param("n", 0), array_param("a", vec![None], 1), array_param("b", vec![None], 2)];
+    let kernel = module.kernels.append(make_kernel("inc", params, vec![dim], b.body));
+
+    let mut g = GridBuilder::new("inc_g", [32, 1, 1]);
+    let np = g.scalar_param("n", ScalarType::I32);
+    let a = g.array_param("a", ScalarType::F64, &[]);
+    let out = g.array_param("b", ScalarType::F64, &[]);
+    let nv = g.param(np);
+    let k31 = g.int(31);
+    let k32 = g.int(32);
+    let padded = g.bin(BinaryOp::Add, nv, k31);
+    let blocks = g.bin(BinaryOp::Div, padded, k32);
+    g.grid_x(blocks);
+    let gid = g.global_id();
+    let guard = g.bin(BinaryOp::Lt, gid, nv);
+    let la = g.load(ArrayRef::Param(a), &[gid], ScalarType::F64, crate::diag::Span::default());
+    let one = g.float(1.0, ScalarType::F64);
+    let sum = g.bin(BinaryOp::Add, la, one);
+    let st = g.store(ArrayRef::Param(out), &[gid], sum);
+    module.grid_kernels.append(g.finish(vec![Stmt::If { cond: guard, then: vec![st], otherwise: vec![] }]));
+    let arg = |kind| HostArg { c_expr: String::new(), kind, size_expr: None };
+    module.regions.push(Region {
+        id: 0,
+        span: crate::diag::Span::default(),
+        body_span: None,
+        kind: RegionKind::Compute { kernels: vec![kernel], data: vec![] },
+        args: vec![arg(HostArgKind::Int), arg(HostArgKind::Pointer), arg(HostArgKind::Pointer)],
+        if_arg: None,
+        function: "main".into(),
+    });
+    module
+}
+
+fn deferring_runtime(device: DeferringSim) -> crate::runtime::Runtime {
+    use crate::runtime::{Runtime, RuntimeConfig};
+    let mut rt = Runtime::try_new(
+        std::sync::Arc::new(increment_module()),
+        std::sync::Arc::new(crate::front::source::SourceSet::default()),
+        RuntimeConfig::default(),
+    )
+    .expect("the simulator is always there");
+    rt.devices = vec![Box::new(device)];
+    rt
+}
+
+fn increment_args(a: &mut [f64], b: &mut [f64]) -> Vec<crate::runtime::abi::YosegiArg> {
+    use crate::runtime::abi::YosegiArg;
+    vec![
+        YosegiArg { i: a.len() as i64, ..Default::default() },
+        YosegiArg { ptr: a.as_mut_ptr() as *mut std::ffi::c_void, ..Default::default() },
+        YosegiArg { ptr: b.as_mut_ptr() as *mut std::ffi::c_void, ..Default::default() },
+    ]
+}
+
+/// Without a GPU: the stats get a deferred launch's device time when the host waits for the
+/// device (here: reading the result), not before, and each launch's once.
+#[test]
+fn deferred_device_times_reach_the_stats_when_the_host_reads() {
+    let mut rt = deferring_runtime(DeferringSim::new());
+    let mut a = vec![1.0; 100];
+    let mut b = vec![0.0; 100];
+    let args = increment_args(&mut a, &mut b);
+    rt.region(0, &args).expect("runs");
+    rt.region(0, &args).expect("runs");
+    assert_eq!(rt.stats().launches["inc_g"].count, 2);
+    assert_eq!(rt.stats().launches["inc_g"].device_time, Duration::ZERO, "nothing waited for yet");
+    rt.host_access(&[args[2].ptr as u64], &[crate::runtime::abi::YOSEGI_READ]);
+    assert_eq!(rt.stats().launches["inc_g"].device_time, Duration::from_millis(2));
+    assert_eq!(rt.stats().device.device_time_ns, 2_000_000);
+    rt.synchronize_devices().expect("no fault");
+    assert_eq!(rt.stats().launches["inc_g"].device_time, Duration::from_millis(2), "counted once");
+    assert_eq!(b, vec![2.0; 100]);
+}
+
+/// Without a GPU: a fault found after its launch returned is reported by the runtime at the
+/// next wait (`#pragma acc wait`, the end of the program), naming the kernel.
+#[test]
+fn a_fault_found_after_the_launch_is_reported_with_its_kernel() {
+    // The fault the GPU will find at the next wait.
+    let fault = KernelFault {
+        kernel: "inc_g".into(),
+        message: "the kernel failed on the GPU: CUDA_ERROR_ILLEGAL_ADDRESS".into(),
+        span: crate::diag::Span::default(),
+        help: None,
+    };
+    let mut rt = deferring_runtime(DeferringSim { fault_at_next_wait: Some(fault), ..DeferringSim::new() });
+    let mut a = vec![1.0; 100];
+    let mut b = vec![0.0; 100];
+    let args = increment_args(&mut a, &mut b);
+    rt.region(0, &args).expect("the launch returns before the fault is known");
+    rt.region(0, &args).expect("nothing waited for the device yet");
+    let error = rt.synchronize_devices().expect_err("the wait finds the fault");
+    assert_eq!(error.exit_code(), 1);
+    assert!(error.diagnostic.message.contains("kernel `inc_g` faulted"), "{}", error.diagnostic.message);
+    assert!(error.diagnostic.message.contains("CUDA_ERROR_ILLEGAL_ADDRESS"), "{}", error.diagnostic.message);
 }
