@@ -572,7 +572,7 @@ pub fn affine_text(grid: &GridKernel, form: &Affine) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::analysis::testing::{B, array_param, kernel, scalar_param};
     use crate::opt::PassConfig;
