@@ -209,30 +209,34 @@ fn variants_text(module: &Module, handle: Handle<Kernel>, context: &Context, out
     let variants: Vec<&GridKernel> = module.variants_of(handle).into_iter().map(|v| &module.grid_kernels[v]).collect();
     let Some(plain) = variants.first() else { return };
     let staged: Vec<&GridKernel> = variants.iter().copied().filter(|g| g.variant.kind == VariantKind::Staged).collect();
+    // The staging pass writes its analysis of the kernel into the plain variant's notes; a
+    // staged variant's own notes repeat the decisions it implements, so only new lines are shown.
+    if !plain.variant.notes.is_empty() {
+        let _ = writeln!(out, "    staging analysis:");
+        for note in &plain.variant.notes {
+            let _ = writeln!(out, "      {note}");
+        }
+    }
     if staged.is_empty() {
         let why = match context.staging {
             StagingMode::Off => "staging is off",
             StagingMode::Auto | StagingMode::Force => "no staged variant was made",
         };
         let _ = writeln!(out, "    variants: one, global memory ({why})");
-        for note in &plain.variant.notes {
-            let _ = writeln!(out, "      {note}");
-        }
         return;
     }
     let _ = writeln!(out, "    variants: {}", variants.len());
     for grid in &variants {
         let info = &grid.variant;
         let estimate = match info.kind {
-            VariantKind::Global => "estimated time 1.00 (the reference)".to_string(),
-            VariantKind::Staged => format!("estimated time {:.2} of global", info.estimated_ratio),
+            VariantKind::Global => "every access to global memory, the reference (estimated cost 1.00)".to_string(),
+            VariantKind::Staged => {
+                let names: Vec<&str> =
+                    info.staged_params.iter().filter_map(|&p| grid.params.get(p as usize)).map(|p| p.name.as_str()).collect();
+                format!("reads {} through shared-memory tiles (estimated cost {:.2} of global)", names.join(", "), info.estimated_ratio)
+            }
         };
         let _ = writeln!(out, "      {} `{}`: {estimate}", variant_kind_text(info.kind), grid.name);
-        if !info.staged_params.is_empty() {
-            let names: Vec<&str> =
-                info.staged_params.iter().filter_map(|&p| grid.params.get(p as usize)).map(|p| p.name.as_str()).collect();
-            let _ = writeln!(out, "        reads {} through shared-memory tiles", names.join(", "));
-        }
         let shared = variants::shared_memory_bytes(grid);
         if shared > variants::SHARED_MEMORY_LIMIT {
             let _ = writeln!(
@@ -241,7 +245,10 @@ fn variants_text(module: &Module, handle: Handle<Kernel>, context: &Context, out
                 variants::SHARED_MEMORY_LIMIT
             );
         }
-        for note in &info.notes {
+        if info.kind == VariantKind::Global {
+            continue;
+        }
+        for note in info.notes.iter().filter(|n| !plain.variant.notes.contains(n)) {
             let _ = writeln!(out, "        {note}");
         }
     }
@@ -263,10 +270,14 @@ fn variants_text(module: &Module, handle: Handle<Kernel>, context: &Context, out
                 .min_by(|a, b| a.variant.estimated_ratio.total_cmp(&b.variant.estimated_ratio))
                 .unwrap_or(plain);
             let _ = writeln!(out, "    choice ({flag}):");
+            let samples = match variants::SAMPLES_PER_CANDIDATE {
+                1 => "once".to_string(),
+                2 => "twice".to_string(),
+                n => format!("{n} times"),
+            };
             let _ = writeln!(
                 out,
-                "      on a GPU: the first launches of each size time every variant {} times; the fastest is kept, never one slower than global",
-                variants::SAMPLES_PER_CANDIDATE
+                "      on a GPU: the first launches of each size time every variant {samples}; the fastest is kept, never one slower than global"
             );
             let _ = writeln!(
                 out,
@@ -533,9 +544,9 @@ mod tests {
         let cache = Some(dir.path().to_path_buf());
         let auto = explain_with_tuning_cache(&saxpy_with_staged_variant(StagingMode::Auto), cache.clone());
         for line in [
-            "    variants: 2\n",
-            "      global `main_l5`: estimated time 1.00 (the reference)\n        x: read once per element, not staged\n",
-            "      staged `main_l5_staged`: estimated time 0.61 of global\n        reads y through shared-memory tiles\n",
+            "    staging analysis:\n      x: read once per element, not staged\n    variants: 2\n",
+            "      global `main_l5`: every access to global memory, the reference (estimated cost 1.00)\n",
+            "      staged `main_l5_staged`: reads y through shared-memory tiles (estimated cost 0.61 of global)\n",
             "        group y: 1 reference, footprint 256 elements per block\n        bank degree 2 -> 1 after padding\n",
             "    choice (--staging auto):\n",
             "      on the simulator (which cannot time): the lowest estimate, `main_l5_staged` (0.61)\n",
