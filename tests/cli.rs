@@ -187,9 +187,8 @@ fn emit_writes_the_generated_program_into_the_directory() {
     assert!(any_nonempty, "emit wrote only empty files: {written:?}");
 }
 
-/// A stencil under each staging mode prints what gcc's build prints. Until the staging pass
-/// makes staged variants this checks the flags reach the compiler and runtime without changing
-/// results; once it does, `on` runs the staged kernels on the simulator, barriers and all.
+/// A stencil under each staging mode prints what gcc's build prints; `--stats` shows that
+/// `on` ran the staged kernels on the simulator (barriers and all) and `off` never did.
 #[test]
 fn staging_on_and_off_run_a_stencil_like_gcc() {
     let program = test_program("jacobi2d.c");
@@ -197,10 +196,11 @@ fn staging_on_and_off_run_a_stencil_like_gcc() {
     let reference = common::gcc_build(std::slice::from_ref(&program), dir.path());
     let expected = run(std::process::Command::new(&reference), Input::Nothing);
     assert_eq!(expected.code(), Some(0), "{}", expected.describe());
-    for mode in ["off", "on"] {
-        let finished = yosegi_run(&["--device", "sim", "--staging", mode], &[&program], &[], Input::Nothing);
+    for (mode, staged_ran) in [("off", false), ("on", true)] {
+        let finished = yosegi_run(&["--device", "sim", "--stats", "--staging", mode], &[&program], &[], Input::Nothing);
         assert_eq!(finished.code(), Some(0), "--staging {mode}\n{}", finished.describe());
         assert_eq!(finished.stdout, expected.stdout, "--staging {mode} changed the output");
+        assert_eq!(finished.stderr.contains("_staged x"), staged_ran, "--staging {mode}\n{}", finished.describe());
     }
 }
 
