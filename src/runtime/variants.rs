@@ -304,9 +304,13 @@ impl TuningCache {
             .map(|(_, c)| c.clone())
     }
 
-    /// Adds (or replaces) a winner and rewrites the file. A failure to write costs only a
+    /// Adds (or replaces) a winner and rewrites the file. The file is read again first, so
+    /// that winners another process stored meanwhile are kept. A failure to write costs only a
     /// later exploration, so it is not reported.
     pub fn store(&mut self, identity: KernelIdentity, choice: CachedChoice) {
+        if let Some(path) = &self.path {
+            self.entries = Some(read_cache_file(path));
+        }
         let entries = self.entries();
         entries.retain(|(id, c)| !(id == &identity && c.device == choice.device && c.sizes == choice.sizes));
         entries.push((identity, choice));

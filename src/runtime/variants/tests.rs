@@ -329,3 +329,20 @@ fn the_runtime_runs_the_plain_variant_when_the_staged_array_is_written_in_place(
     assert_eq!(rt.stats().launches["scale_l3"].count, 1);
     assert!(!rt.stats().launches.contains_key("scale_l3_staged"));
 }
+
+#[test]
+fn storing_a_winner_keeps_what_another_run_stored_meanwhile() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (module, kernel) = scale_with_variants(&[(0.6, 0)]);
+    let mut chooser = VariantChooser::new(StagingMode::Auto, TuningCache::in_dir(Some(dir.path().to_path_buf())));
+    // The chooser reads the (empty) cache on its first launch; another process then stores a winner.
+    let (pick, _) = chooser.choose(&module, kernel, "gpu", &bound(4096, 1, 2));
+    chooser.record_time(&module, pick.measure.expect("exploring"), Some(ms(0.5)));
+    let other = "v1\tother_l9\t0000000000000001\tgpu\tn=8\tother_l9\tother_l9=1/2\n";
+    std::fs::write(dir.path().join(TUNING_CACHE_FILE), other).expect("write cache");
+    let (_, decision) = explore(&mut chooser, &module, kernel, &[("scale_l3", [0.5, 0.5]), ("scale_l3_staged", [0.4, 0.4])]);
+    assert_eq!(decision.winner, "scale_l3_staged");
+    let text = std::fs::read_to_string(dir.path().join(TUNING_CACHE_FILE)).expect("cache written");
+    assert!(text.contains("\tother_l9\t"), "{text}");
+    assert!(text.contains("\tscale_l3\t"), "{text}");
+}
