@@ -585,9 +585,9 @@ impl Emitter<'_> {
     }
     /// A params-only affine form as a `long long` expression.
     fn affine(&mut self, form: &Affine) -> Handle<Expr> {
-        let mut sum = self.int64(form.constant);
+        let mut sum: Option<Handle<Expr>> = None;
         for (c, m) in &form.terms {
-            let mut product = self.int64(*c);
+            let mut product = (*c != 1).then(|| self.int64(*c));
             for &p in &m.params {
                 let ty = match self.grid.params[p as usize].kind {
                     ParamKind::Scalar(t) => t,
@@ -595,11 +595,21 @@ impl Emitter<'_> {
                 };
                 let v = self.expr(ExprKind::Param(p), ty);
                 let v = self.cast(v, ScalarType::I64);
-                product = self.bin(BinaryOp::Mul, product, v);
+                product = Some(match product {
+                    None => v,
+                    Some(q) => self.bin(BinaryOp::Mul, q, v),
+                });
             }
-            sum = self.bin(BinaryOp::Add, sum, product);
+            let product = product.unwrap_or_else(|| self.int64(*c));
+            sum = Some(match sum {
+                None => product,
+                Some(s) => self.bin(BinaryOp::Add, s, product),
+            });
         }
-        sum
+        match sum {
+            None => self.int64(form.constant),
+            Some(s) => self.offset(s, form.constant),
+        }
     }
 
     /// The cooperative copy of one tile: `for (e = t; e < ELEMS; e += THREADS)`, tile coordinates
