@@ -196,9 +196,13 @@ pub fn plan_staging(grid: &GridKernel, fp: &AccessFootprint, config: &PassConfig
     let mut left = budget.saturating_sub(existing);
     let threads = fp.threads_per_block;
 
-    // Most global traffic saved first.
+    // Most global traffic saved first: sectors the group's loads cost, less the copy and the
+    // shared-memory accesses that replace them.
+    let benefit = |g: &ReferenceGroup| {
+        g.plain_sectors - (g.footprint_elems * g.elem.size_bytes() as u64) as f64 / 32.0 - g.accesses as f64 / 32.0 * SHARED_ACCESS_COST
+    };
     let mut order: Vec<usize> = (0..fp.groups.len()).collect();
-    order.sort_by(|a, b| fp.groups[*b].plain_sectors.total_cmp(&fp.groups[*a].plain_sectors));
+    order.sort_by(|a, b| benefit(&fp.groups[*b]).total_cmp(&benefit(&fp.groups[*a])));
     let mut strip_groups: Vec<(usize, usize, Vec<u32>)> = Vec::new();
     let mut strip_lp: Option<usize> = None;
     for gi in order {
@@ -252,23 +256,27 @@ pub fn plan_staging(grid: &GridKernel, fp: &AccessFootprint, config: &PassConfig
         }
     }
     if let Some(lp) = strip_lp {
-        let (unit, halo): (u64, u64) = strip_groups
-            .iter()
-            .map(|(gi, loop_dim, other)| group_bytes_per_unit(&fp.groups[*gi], other, *loop_dim))
-            .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
-        let fit = left.saturating_sub(halo) / unit.max(1);
-        let cap = 4 * threads as u64;
-        let strip = if fit >= threads as u64 {
-            (fit.min(cap) / threads as u64) * threads as u64
-        } else {
-            (fit / 32) * 32
+        // Strip length for the groups kept; the least beneficial go until a strip of 32 fits.
+        let strip_for = |groups: &[(usize, usize, Vec<u32>)]| {
+            let (unit, halo): (u64, u64) = groups
+                .iter()
+                .map(|(gi, loop_dim, other)| group_bytes_per_unit(&fp.groups[*gi], other, *loop_dim))
+                .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+            let fit = left.saturating_sub(halo) / unit.max(1);
+            let cap = 4 * threads as u64;
+            if fit >= threads as u64 { (fit.min(cap) / threads as u64) * threads as u64 } else { (fit / 32) * 32 }
         };
+        let mut strip = strip_for(&strip_groups);
+        while strip == 0 && !strip_groups.is_empty() {
+            let (gi, _, _) = strip_groups.pop().expect("not empty");
+            plan.decision_notes.push(format!(
+                "{}: not staged: with it not even a strip of 32 fits the {left} B left",
+                fp.group_pattern(grid, &fp.groups[gi])
+            ));
+            strip = strip_for(&strip_groups);
+        }
         let var = &grid.body.locals[fp.loops[lp].var].name;
-        if strip == 0 {
-            for (gi, _, _) in &strip_groups {
-                plan.decision_notes.push(format!("{}: not staged: not even a strip of 32 fits the {left} B left", fp.group_pattern(grid, &fp.groups[*gi])));
-            }
-        } else {
+        if strip > 0 {
             plan.strip = Some(StripPlan { lp, strip: strip as u32 });
             plan.decision_notes.push(format!("data swapping: loop {var} runs in strips of {strip}, each strip's data copied in between two barriers"));
             for (gi, loop_dim, other) in strip_groups {
@@ -513,8 +521,8 @@ pub fn stage_kernel(grid: &GridKernel, fp: &AccessFootprint, plan: &StagingPlan)
     out
 }
 
-fn subscript_offset(s: &footprint::SubscriptForm) -> i64 {
-    match s {
+fn subscript_offset(s: &footprint::TileSubscript) -> i64 {
+    match &s.form {
         footprint::SubscriptForm::Thread { offset, .. } | footprint::SubscriptForm::Loop { offset, .. } | footprint::SubscriptForm::Uniform { offset, .. } => *offset,
     }
 }
@@ -642,7 +650,7 @@ impl Emitter<'_> {
             };
             coords.push(c);
         }
-        let mut globals = Vec::new();
+        let mut globals: Vec<(usize, Handle<Expr>)> = Vec::new();
         let mut inside: Option<Handle<Expr>> = None;
         for (d, gd) in g.dims.iter().enumerate() {
             let (origin, hull) = match &gd.kind {
@@ -683,9 +691,21 @@ impl Emitter<'_> {
                     Some(prev) => self.bin(BinaryOp::LogAnd, prev, both),
                 });
             }
-            globals.push(global);
+            let scaled = match gd.stride.as_constant() {
+                Some(1) => global,
+                _ => {
+                    let stride = self.affine(&gd.stride);
+                    self.bin(BinaryOp::Mul, stride, global)
+                }
+            };
+            // Tile dims of one array dim (a linearised index) add up to its subscript.
+            match globals.last_mut() {
+                Some((array_dim, sum)) if *array_dim == gd.array_dim => *sum = self.bin(BinaryOp::Add, *sum, scaled),
+                _ => globals.push((gd.array_dim, scaled)),
+            }
         }
-        let value = self.expr(ExprKind::Load { array: ArrayRef::Param(g.param), indices: globals }, g.elem);
+        let indices = globals.into_iter().map(|(_, index)| index).collect();
+        let value = self.expr(ExprKind::Load { array: ArrayRef::Param(g.param), indices }, g.elem);
         let store = Stmt::Store { array: ArrayRef::Shared(shared), indices: coords, value, span: Span::default() };
         let copy = match inside {
             Some(cond) => Stmt::If { cond, then: vec![store], otherwise: Vec::new() },
@@ -843,6 +863,15 @@ mod tests {
         assert!(notes.iter().any(|n| n == "a[i]: each element read once per block and coalesced: not staged"), "{notes:?}");
         // Forced, it is staged and still right.
         same_results(k, &config(StagingMode::Force), &[300], &[ramp(300, 2.0), vec![0.0; 300]]);
+    }
+
+    #[test]
+    fn linearised_stencil_staged_matches_plain() {
+        let m = compile(shapes::linearised_2d(), &config(StagingMode::Auto));
+        assert_eq!(variant(&m, VariantKind::Staged).expect("reuse 3.8").shared[0].dims, vec![10, 34]);
+        for n in [3, 37, 50] {
+            same_results(shapes::linearised_2d(), &config(StagingMode::Auto), &[n], &[ramp((n * n) as usize, 0.5), vec![9.0; (n * n) as usize]]);
+        }
     }
 
     #[test]
