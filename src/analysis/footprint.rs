@@ -639,10 +639,12 @@ pub fn affine_text(grid: &GridKernel, form: &Affine) -> String {
         if let Some(v) = m.var {
             factors.push(grid.body.locals[v].name.clone());
         }
-        if *c != 1 {
-            factors.insert(0, c.to_string());
-        }
-        parts.push(factors.join("*"));
+        let text = factors.join("*");
+        parts.push(match *c {
+            1 => text,
+            -1 => format!("-{text}"),
+            c => format!("{c}*{text}"),
+        });
     }
     if form.constant != 0 || parts.is_empty() {
         parts.push(form.constant.to_string());
