@@ -323,6 +323,11 @@ fn extents_estimate(grid: &GridKernel, fp: &AccessFootprint, g: &ReferenceGroup)
 
 /// The tile a group needs, or why it cannot have one.
 fn tile_shape(grid: &GridKernel, fp: &AccessFootprint, g: &ReferenceGroup) -> Result<TileShape, String> {
+    if let ParamKind::Array { dims, .. } = &grid.params[g.param as usize].kind {
+        if dims.iter().skip(1).any(Option::is_none) {
+            return Err("an inner dim of the array has no known extent".to_string());
+        }
+    }
     let loop_dims: Vec<usize> = g.dims.iter().enumerate().filter(|(_, d)| matches!(d.kind, GroupDimKind::Loop { .. })).map(|(i, _)| i).collect();
     let mut dims = Vec::new();
     for d in &g.dims {
@@ -620,6 +625,71 @@ impl Emitter<'_> {
         }
     }
 
+    /// `lo <= address(element) <= hi`, where `[lo, hi]` is the range of linear element offsets
+    /// the group's references read over the whole launch.
+    fn linear_range_check(&mut self, fp: &AccessFootprint, g: &ReferenceGroup, extremes: &[(Handle<Expr>, Handle<Expr>, Handle<Expr>)]) -> Handle<Expr> {
+        let row_strides = self.row_strides(g.param);
+        let strides: Vec<Handle<Expr>> = g
+            .dims
+            .iter()
+            .map(|d| {
+                let row = row_strides[d.array_dim];
+                match d.stride.as_constant() {
+                    Some(1) => row,
+                    _ => {
+                        let s = self.affine(&d.stride);
+                        self.bin(BinaryOp::Mul, row, s)
+                    }
+                }
+            })
+            .collect();
+        let dot = |e: &mut Self, values: &mut dyn Iterator<Item = Handle<Expr>>| {
+            let mut sum: Option<Handle<Expr>> = None;
+            for (v, &s) in values.zip(&strides) {
+                let term = e.bin(BinaryOp::Mul, s, v);
+                sum = Some(match sum {
+                    None => term,
+                    Some(acc) => e.bin(BinaryOp::Add, acc, term),
+                });
+            }
+            sum.expect("a group has dims")
+        };
+        let element = dot(self, &mut extremes.iter().map(|x| x.0));
+        let first = dot(self, &mut extremes.iter().map(|x| x.1));
+        let last = dot(self, &mut extremes.iter().map(|x| x.2));
+        let mut low: Option<Handle<Expr>> = None;
+        let mut high: Option<Handle<Expr>> = None;
+        for &r in &g.refs {
+            let offsets: Vec<Handle<Expr>> = fp.references[r].subscripts.iter().map(|s| self.int64(subscript_offset(s))).collect();
+            let shift = dot(self, &mut offsets.into_iter());
+            low = Some(low.map_or(shift, |l| self.bin(BinaryOp::Min, l, shift)));
+            high = Some(high.map_or(shift, |h| self.bin(BinaryOp::Max, h, shift)));
+        }
+        let lo = self.bin(BinaryOp::Add, first, low.expect("a group has references"));
+        let hi = self.bin(BinaryOp::Add, last, high.expect("a group has references"));
+        let ge = self.bin(BinaryOp::Ge, element, lo);
+        let le = self.bin(BinaryOp::Le, element, hi);
+        self.bin(BinaryOp::LogAnd, ge, le)
+    }
+
+    /// Per array dim of param `p`, its elements' distance in the row-major layout (the product
+    /// of the inner dims' extents; `tile_shape` refuses arrays with an unknown inner dim).
+    fn row_strides(&mut self, p: u32) -> Vec<Handle<Expr>> {
+        let dims = match &self.grid.params[p as usize].kind {
+            ParamKind::Array { dims, .. } => dims.clone(),
+            ParamKind::Scalar(_) => Vec::new(),
+        };
+        let mut strides = vec![self.int64(1); dims.len().max(1)];
+        for a in (0..dims.len().saturating_sub(1)).rev() {
+            let inner = match dims[a + 1] {
+                Some(e) => self.cast(e, ScalarType::I64),
+                None => self.int64(1),
+            };
+            strides[a] = self.bin(BinaryOp::Mul, strides[a + 1], inner);
+        }
+        strides
+    }
+
     /// The cooperative copy of one tile: `for (e = t; e < ELEMS; e += THREADS)`, tile coordinates
     /// from `e` (innermost fastest), load when the global index is inside the hull.
     #[allow(clippy::too_many_arguments)]
@@ -652,6 +722,8 @@ impl Emitter<'_> {
         }
         let mut globals: Vec<(usize, Handle<Expr>)> = Vec::new();
         let mut inside: Option<Handle<Expr>> = None;
+        // Per tile dim: the element's coordinate, and the first and last value of its variable.
+        let mut extremes: Vec<(Handle<Expr>, Handle<Expr>, Handle<Expr>)> = Vec::new();
         for (d, gd) in g.dims.iter().enumerate() {
             let (origin, hull) = match &gd.kind {
                 GroupDimKind::Thread { binding } => {
@@ -661,10 +733,9 @@ impl Emitter<'_> {
                     let bdim = self.int64(extent);
                     let first = self.bin(BinaryOp::Mul, bid, bdim);
                     let origin = self.bin(BinaryOp::Add, b.start, first);
-                    let first_read = self.offset(b.start, gd.lo);
                     let end = self.bin(BinaryOp::Add, b.start, b.trip);
-                    let last_read = self.offset(end, gd.hi - 1);
-                    (origin, Some((first_read, last_read)))
+                    let last = self.offset(end, -1);
+                    (origin, Some((b.start, last)))
                 }
                 GroupDimKind::Loop { lp } => {
                     let l = &fp.loops[*lp];
@@ -674,15 +745,18 @@ impl Emitter<'_> {
                     };
                     let start = self.affine(&l.start);
                     let end = self.affine(&l.end);
-                    let first_read = self.offset(start, gd.lo);
-                    let last_read = self.offset(end, gd.hi - 1);
-                    (origin, Some((first_read, last_read)))
+                    let last = self.offset(end, -1);
+                    (origin, Some((start, last)))
                 }
                 GroupDimKind::Uniform { base } => (self.affine(base), None),
             };
             let at = self.offset(origin, gd.lo);
             let global = self.bin(BinaryOp::Add, at, coords[d]);
+            let (var_first, var_last) = hull.unwrap_or((origin, origin));
+            extremes.push((global, var_first, var_last));
             if let Some((first, last)) = hull {
+                let first = self.offset(first, gd.lo);
+                let last = self.offset(last, gd.hi);
                 let ge = self.bin(BinaryOp::Ge, global, first);
                 let le = self.bin(BinaryOp::Le, global, last);
                 let both = self.bin(BinaryOp::LogAnd, ge, le);
@@ -703,6 +777,17 @@ impl Emitter<'_> {
                 Some((array_dim, sum)) if *array_dim == gd.array_dim => *sum = self.bin(BinaryOp::Add, *sum, scaled),
                 _ => globals.push((gd.array_dim, scaled)),
             }
+        }
+        // With a halo in two or more dims the box has corners no reference reads, and in a
+        // row-major (or linearised) array a corner can fall outside the range of addresses the
+        // kernel touches (`a[j][i-1]` at i = 0 reads the previous row's end, the corner
+        // `a[j-1][i-1]` at j = 0 lies before the array): load only inside that address range.
+        if g.dims.iter().filter(|d| d.hi > d.lo).count() >= 2 {
+            let range = self.linear_range_check(fp, g, &extremes);
+            inside = Some(match inside {
+                None => range,
+                Some(prev) => self.bin(BinaryOp::LogAnd, prev, range),
+            });
         }
         let indices = globals.into_iter().map(|(_, index)| index).collect();
         let value = self.expr(ExprKind::Load { array: ArrayRef::Param(g.param), indices }, g.elem);
@@ -871,6 +956,39 @@ mod tests {
         assert_eq!(variant(&m, VariantKind::Staged).expect("reuse 3.8").shared[0].dims, vec![10, 34]);
         for n in [3, 37, 50] {
             same_results(shapes::linearised_2d(), &config(StagingMode::Auto), &[n], &[ramp((n * n) as usize, 0.5), vec![9.0; (n * n) as usize]]);
+        }
+    }
+
+    #[test]
+    fn box_corners_outside_the_read_addresses_are_not_loaded() {
+        // out[j][i] = in[j][i-1] + in[j-1][i] over j in 1..n, i in 0..m: at i = 0 the kernel
+        // reads the previous row's last element; the box corner in[0][-1] is before the array.
+        let mut b = B::new();
+        let j = b.loop_var("j");
+        let i = b.loop_var("i");
+        let (zero, one) = (b.int(0), b.int(1));
+        let n = b.param(0);
+        let m = b.param(1);
+        let trip = b.bin(BinaryOp::Sub, n, one);
+        let dj = b.dim(j, one, trip);
+        let di = b.dim(i, zero, m);
+        let (j0, i1) = (b.var_plus(j, 0), b.var_plus(i, -1));
+        let west = b.load(2, vec![j0, i1]);
+        let (j1, i0) = (b.var_plus(j, -1), b.var_plus(i, 0));
+        let north = b.load(2, vec![j1, i0]);
+        let sum = b.add(west, north);
+        let (je, ie) = (b.local(j), b.local(i));
+        let st = b.store(3, vec![je, ie], sum);
+        b.body.block.push(st);
+        let md = b.param(1);
+        let k = kernel(
+            "corner",
+            vec![scalar_param("n", 0), scalar_param("m", 1), array_param("in", vec![None, Some(md)], 2), array_param("out", vec![None, Some(md)], 3)],
+            vec![dj, di],
+            b.body,
+        );
+        for (n, m) in [(9, 40), (20, 7)] {
+            same_results(k.clone(), &config(StagingMode::Force), &[n, m], &[ramp((n * m) as usize, 1.0), vec![0.0; (n * m) as usize]]);
         }
     }
 
