@@ -26,7 +26,7 @@
 //! rather than let the program go on with wrong data. A failure while launches were in flight
 //! is theirs: it is kept as their fault ([`Device::take_fault`]) for the runtime to report.
 
-mod cache;
+pub(crate) mod cache;
 mod driver;
 mod flight;
 mod fold;
@@ -623,6 +623,10 @@ fn save_source(stem: &str, source: &str) -> Result<PathBuf, String> {
 impl Device for CudaDevice {
     fn name(&self) -> &str {
         "cuda"
+    }
+
+    fn model(&self) -> String {
+        self.label.clone()
     }
 
     fn allocate(&mut self, bytes: u64) -> DeviceAlloc {
