@@ -584,17 +584,20 @@ impl Emitter<'_> {
         let v = self.expr(ExprKind::Local(l), ty);
         self.cast(v, ScalarType::I64)
     }
-    /// `threadIdx.x + bx * (threadIdx.y + by * threadIdx.z)`.
+    /// `threadIdx.x + bx * threadIdx.y + bx * by * threadIdx.z`, without the axes of extent 1.
     fn linear_thread_id(&mut self) -> Handle<Expr> {
-        let tx = self.grid_index(ExprKind::ThreadIdx(Axis::X));
-        let ty = self.grid_index(ExprKind::ThreadIdx(Axis::Y));
-        let tz = self.grid_index(ExprKind::ThreadIdx(Axis::Z));
-        let by = self.int64(self.block[1] as i64);
-        let bx = self.int64(self.block[0] as i64);
-        let zy = self.bin(BinaryOp::Mul, by, tz);
-        let yz = self.bin(BinaryOp::Add, ty, zy);
-        let rows = self.bin(BinaryOp::Mul, bx, yz);
-        self.bin(BinaryOp::Add, tx, rows)
+        let mut id = self.grid_index(ExprKind::ThreadIdx(Axis::X));
+        let mut below = self.block[0] as i64;
+        for (axis, extent) in [(Axis::Y, self.block[1]), (Axis::Z, self.block[2])] {
+            if extent > 1 {
+                let t = self.grid_index(ExprKind::ThreadIdx(axis));
+                let scale = self.int64(below);
+                let term = self.bin(BinaryOp::Mul, t, scale);
+                id = self.bin(BinaryOp::Add, id, term);
+            }
+            below *= extent as i64;
+        }
+        id
     }
     /// A params-only affine form as a `long long` expression.
     fn affine(&mut self, form: &Affine) -> Handle<Expr> {
