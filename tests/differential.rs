@@ -6,11 +6,17 @@
 //! its `FILES`, else all its `.c` files). Its header comments configure the run:
 //! `// yosegi-test: args=64 10`, `// yosegi-test: stdin=FILE` (relative to the program) and
 //! `// yosegi-test: rtol=1e-9` (0 compares the text exactly).
+//!
+//! Each program runs three times, with `--staging auto`, `on` (staged variants always launched)
+//! and `off` (global memory only), against one shared gcc reference: the simulator executes the
+//! staged grid kernels, barriers and all, so every staged variant is checked against gcc.
 
 mod common;
 
 use common::{Input, gcc_build, repo_root, run, yosegi};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// Used when a program's header gives no `rtol`: the difference reduction order makes in a
 /// double-precision sum is far below it, a wrong answer far above it.
@@ -73,34 +79,92 @@ fn multi_file_sources(dir: &Path) -> Vec<PathBuf> {
     sources
 }
 
-fn check_program(entry: &str) {
-    let program = load_program(entry);
-    let scratch = tempfile::tempdir().expect("temp dir");
-    let reference_exe = gcc_build(&program.sources, scratch.path());
-    let input = || match &program.stdin {
+/// How a program is compiled for one of its runs: the `--staging` value passed to `yosegi run`.
+/// Every program runs under each, so a staged variant that computes anything other than its
+/// plain variant fails here against gcc.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum StagingRun {
+    /// The default: staged variants where the cost model expects a gain.
+    Auto,
+    /// `--staging on`: every group that fits is staged and the staged variant always runs.
+    Forced,
+    /// `--staging off`: global memory only.
+    Disabled,
+}
+
+impl StagingRun {
+    fn flag(self) -> &'static str {
+        match self {
+            StagingRun::Auto => "auto",
+            StagingRun::Forced => "on",
+            StagingRun::Disabled => "off",
+        }
+    }
+}
+
+/// What the gcc build of a program printed; computed once per program and shared by its runs
+/// under every staging mode (building and running the reference is a good part of a test).
+#[derive(Clone, Debug)]
+struct Reference {
+    code: Option<i32>,
+    stdout: String,
+    describe: String,
+}
+
+fn reference_of(program: &TestProgram) -> Reference {
+    static REFERENCES: OnceLock<Mutex<HashMap<String, Arc<OnceLock<Reference>>>>> = OnceLock::new();
+    let slot = {
+        let mut table = REFERENCES.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+        Arc::clone(table.entry(program.name.clone()).or_default())
+    };
+    // Tests of other programs go on while this one builds: only the table lookup is locked.
+    slot.get_or_init(|| {
+        let scratch = tempfile::tempdir().expect("temp dir");
+        let reference_exe = gcc_build(&program.sources, scratch.path());
+        let mut reference_cmd = std::process::Command::new(&reference_exe);
+        reference_cmd.args(&program.args);
+        let finished = run(reference_cmd, program_input(program));
+        Reference { code: finished.code(), stdout: finished.stdout.clone(), describe: finished.describe() }
+    })
+    .clone()
+}
+
+fn program_input(program: &TestProgram) -> Input<'_> {
+    match &program.stdin {
         Some(path) => Input::File(path),
         None => Input::Nothing,
-    };
+    }
+}
 
-    let mut reference_cmd = std::process::Command::new(&reference_exe);
-    reference_cmd.args(&program.args);
-    let expected = run(reference_cmd, input());
-    assert_eq!(expected.code(), Some(0), "the gcc reference of {} failed\n{}", program.name, expected.describe());
+fn check_program(entry: &str, staging: StagingRun) {
+    let program = load_program(entry);
+    let expected = reference_of(&program);
+    assert_eq!(expected.code, Some(0), "the gcc reference of {} failed\n{}", program.name, expected.describe);
 
     let mut yosegi_cmd = yosegi();
-    yosegi_cmd.args(["run", "--device", "sim"]).args(&program.sources).arg("--").args(&program.args);
-    let actual = run(yosegi_cmd, input());
+    yosegi_cmd
+        .args(["run", "--device", "sim", "--staging", staging.flag()])
+        .args(&program.sources)
+        .arg("--")
+        .args(&program.args);
+    let actual = run(yosegi_cmd, program_input(&program));
     assert_eq!(
         actual.code(),
-        expected.code(),
-        "yosegi's exit status differs from the reference's for {}\n{}",
+        expected.code,
+        "yosegi's exit status (--staging {}) differs from the reference's for {}\n{}",
+        staging.flag(),
         program.name,
         actual.describe()
     );
     if let Err(mismatch) = compare_outputs(&expected.stdout, &actual.stdout, program.rtol) {
         panic!(
-            "{}: output differs from gcc's (rtol {:e}): {mismatch}\n--- gcc ---\n{}\n--- yosegi ---\n{}\n--- yosegi stderr ---\n{}",
-            program.name, program.rtol, expected.stdout, actual.stdout, actual.stderr
+            "{} (--staging {}): output differs from gcc's (rtol {:e}): {mismatch}\n--- gcc ---\n{}\n--- yosegi ---\n{}\n--- yosegi stderr ---\n{}",
+            program.name,
+            staging.flag(),
+            program.rtol,
+            expected.stdout,
+            actual.stdout,
+            actual.stderr
         );
     }
 }
@@ -146,9 +210,21 @@ fn is_integer(token: &str) -> bool {
 macro_rules! differential_tests {
     ($($test:ident => $entry:literal,)*) => {
         $(
-            #[test]
-            fn $test() {
-                check_program($entry);
+            /// One test per staging mode, so that a failure names the mode.
+            mod $test {
+                use super::{StagingRun, check_program};
+                #[test]
+                fn staging_auto() {
+                    check_program($entry, StagingRun::Auto);
+                }
+                #[test]
+                fn staging_on() {
+                    check_program($entry, StagingRun::Forced);
+                }
+                #[test]
+                fn staging_off() {
+                    check_program($entry, StagingRun::Disabled);
+                }
             }
         )*
         /// Every program the macro turned into a test, to check none was forgotten.
