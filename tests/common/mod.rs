@@ -4,6 +4,8 @@
 
 #![allow(dead_code)] // each test crate uses a different subset of these helpers
 
+pub mod inprocess;
+
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
