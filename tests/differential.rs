@@ -215,6 +215,9 @@ differential_tests! {
     control_flow => "control_flow.c",
     serial_atomic => "serial_atomic.c",
     multi_solver => "multi_solver",
+    stencil3d_19pt => "stencil3d_19pt.c",
+    stencil_wide1d => "stencil_wide1d.c",
+    matvec_broadcast => "matvec_broadcast.c",
 }
 
 #[test]
