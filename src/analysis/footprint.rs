@@ -368,7 +368,7 @@ impl Analyser<'_> {
     fn load(&mut self, e: Handle<Expr>, p: u32, indices: &[Handle<Expr>], ctx: &Context) {
         let forms: Result<Vec<SubscriptForm>, String> = match ctx {
             Context::Unconditional(loops) => indices.iter().map(|&i| self.subscript(i, loops)).collect(),
-            Context::Conditional => Err("read conditionally (under if, ?: or && / ||)".to_string()),
+            Context::Conditional => Err("it is read conditionally (under if, ?: or && / ||)".to_string()),
         };
         let warps = self.fp.threads_per_block.div_ceil(32) as f64;
         let sectors = warps * self.multiplicity(ctx) * self.warp_sectors(p, forms.as_ref().ok().map(|f| f.as_slice()));
@@ -385,7 +385,7 @@ impl Analyser<'_> {
                     GroupDimKind::Uniform { .. } => None,
                 };
                 if key.is_some_and(|k| !seen.insert(k)) {
-                    return Err("one variable indexes two dims (a diagonal)".to_string());
+                    return Err("one variable indexes two of its dims (a diagonal)".to_string());
                 }
             }
             Ok(f)
@@ -402,7 +402,7 @@ impl Analyser<'_> {
             Err(why) => {
                 self.conditional_exprs.insert(e);
                 self.fp.other_loads.push(e);
-                let line = format!("{}: a read {}: not staged", self.param_name(p), why);
+                let line = format!("{}: not staged: {}", self.param_name(p), why);
                 if !self.fp.rejections.contains(&line) {
                     self.fp.rejections.push(line);
                 }
@@ -411,7 +411,7 @@ impl Analyser<'_> {
     }
 
     fn subscript(&self, index: Handle<Expr>, loops: &[usize]) -> Result<SubscriptForm, String> {
-        let form = affine_of(self.body(), index).ok_or_else(|| "has an irregular index".to_string())?;
+        let form = affine_of(self.body(), index).ok_or_else(|| "an index is not affine (irregular)".to_string())?;
         let vars = form.vars();
         match vars[..] {
             [] => {
@@ -422,11 +422,11 @@ impl Analyser<'_> {
             }
             [v] => {
                 if form.coefficient_of(v).as_constant() != Some(1) {
-                    return Err("has an index whose variable is scaled (not thread + constant)".to_string());
+                    return Err("an index scales its variable (not variable + constant)".to_string());
                 }
                 let rest = form.invariant_part();
                 let Some(offset) = rest.as_constant() else {
-                    return Err("has an index mixing a variable with a param term".to_string());
+                    return Err("an index adds a param term to its variable".to_string());
                 };
                 if let Some(binding) = self.grid.axes.iter().position(|b| b.var == v && b.step == 1) {
                     if count_assigns(&self.grid.body.block, v) == 1 {
@@ -436,9 +436,9 @@ impl Analyser<'_> {
                 if let Some(&lp) = loops.iter().find(|&&l| self.fp.loops[l].var == v) {
                     return Ok(SubscriptForm::Loop { lp, offset });
                 }
-                Err("has an index on a variable that is neither a mapped dim nor a counted loop".to_string())
+                Err("an index follows a variable that is neither a mapped dim nor a counted loop with uniform bounds".to_string())
             }
-            _ => Err("has an index mixing several variables in one dim".to_string()),
+            _ => Err("an index mixes several variables in one dim (linearised indexing is not delinearised)".to_string()),
         }
     }
 
@@ -546,7 +546,7 @@ impl AccessFootprint {
     pub fn halo_text(g: &ReferenceGroup) -> String {
         g.dims
             .iter()
-            .map(|d| if d.lo == -d.hi { format!("{}", d.hi) } else { format!("{}..{}", d.lo, d.hi) })
+            .map(|d| if d.lo == -d.hi { format!("{}", d.hi) } else { format!("[{}..{}]", d.lo, d.hi) })
             .collect::<Vec<_>>()
             .join("x")
     }
@@ -721,7 +721,7 @@ pub(crate) mod tests {
         assert_eq!(fp.group_pattern(&g, grp), "a[k]");
         assert_eq!(grp.footprint_elems, UNKNOWN_TRIP_ESTIMATE as u64);
         assert_eq!(grp.reuse(), 256.0);
-        assert!(fp.rejections.iter().any(|r| r.starts_with("b: ") && r.contains("several variables")), "{:?}", fp.rejections);
+        assert!(fp.rejections.iter().any(|r| r.starts_with("b: not staged: ") && r.contains("several variables")), "{:?}", fp.rejections);
     }
 
     #[test]

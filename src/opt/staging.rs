@@ -159,6 +159,7 @@ pub fn plan_staging(grid: &GridKernel, fp: &AccessFootprint, config: &PassConfig
     let elem_name = |t: ScalarType| t.c_name().to_string();
     for g in &fp.groups {
         let refs = if g.refs.len() == 1 { "1 ref".to_string() } else { format!("{} refs", g.refs.len()) };
+        let verb = if g.refs.len() == 1 { "forms" } else { "form" };
         let unknown: Vec<String> = g
             .dims
             .iter()
@@ -173,10 +174,11 @@ pub fn plan_staging(grid: &GridKernel, fp: &AccessFootprint, config: &PassConfig
             .collect();
         let extents: Vec<String> = extents_estimate(grid, fp, g).iter().map(|e| e.to_string()).collect();
         plan.analysis_notes.push(format!(
-            "{}: {} {} form one group, halo {}; block footprint {} {}s ({} B){}, {} accesses -> reuse {:.1}{}",
+            "{}: {} {} {} one group, halo {}; block footprint {} {}s ({} B){}, {} accesses -> reuse {:.1}{}",
             grid.params[g.param as usize].name,
             refs,
             fp.group_pattern(grid, g),
+            verb,
             AccessFootprint::halo_text(g),
             extents.join("x"),
             elem_name(g.elem),
@@ -583,9 +585,9 @@ impl Emitter<'_> {
     }
     /// A params-only affine form as a `long long` expression.
     fn affine(&mut self, form: &Affine) -> Handle<Expr> {
-        let mut sum = self.int64(form.constant);
+        let mut sum: Option<Handle<Expr>> = None;
         for (c, m) in &form.terms {
-            let mut product = self.int64(*c);
+            let mut product = (*c != 1).then(|| self.int64(*c));
             for &p in &m.params {
                 let ty = match self.grid.params[p as usize].kind {
                     ParamKind::Scalar(t) => t,
@@ -593,11 +595,21 @@ impl Emitter<'_> {
                 };
                 let v = self.expr(ExprKind::Param(p), ty);
                 let v = self.cast(v, ScalarType::I64);
-                product = self.bin(BinaryOp::Mul, product, v);
+                product = Some(match product {
+                    None => v,
+                    Some(q) => self.bin(BinaryOp::Mul, q, v),
+                });
             }
-            sum = self.bin(BinaryOp::Add, sum, product);
+            let product = product.unwrap_or_else(|| self.int64(*c));
+            sum = Some(match sum {
+                None => product,
+                Some(s) => self.bin(BinaryOp::Add, s, product),
+            });
         }
-        sum
+        match sum {
+            None => self.int64(form.constant),
+            Some(s) => self.offset(s, form.constant),
+        }
     }
 
     /// The cooperative copy of one tile: `for (e = t; e < ELEMS; e += THREADS)`, tile coordinates
@@ -915,5 +927,24 @@ mod tests {
         let text = crate::back::cuda::module_cuda(&m);
         assert!(text.contains("__shared__ double in_tile_s0[10][34];"), "{text}");
         assert!(text.contains("__syncthreads();"), "{text}");
+    }
+
+    #[test]
+    fn example_notes_say_what_was_staged_and_why() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let notes_of = |file: &str, kernel: &str| {
+            let program = crate::driver::compile(&[root.join(file)], &Default::default(), &config(StagingMode::Auto))
+                .unwrap_or_else(|_| panic!("{file} compiles"));
+            let g = program.module.grid_kernels.iter().map(|(_, g)| g).find(|g| g.name == kernel).unwrap_or_else(|| panic!("no {kernel}"));
+            g.variant.notes.clone()
+        };
+        let jacobi = notes_of("examples/jacobi2d.c", "main_l48");
+        assert_eq!(jacobi[0], "A: 5 refs A[j+{-1..1}][i+{-1..1}] form one group, halo 1x1; block footprint 10x34 doubles (2720 B), 1280 accesses -> reuse 3.8");
+        assert_eq!(jacobi[1], "Anew: not staged: the kernel writes it (only read-only arrays are staged)");
+        assert_eq!(jacobi[2], "staged A (A[j+{-1..1}][i+{-1..1}]) as tile [10][34] (2720 B per block)");
+        let copy_back = notes_of("examples/jacobi2d.c", "main_l56");
+        assert!(copy_back.contains(&"Anew[j][i]: each element read once per block and coalesced: not staged".to_string()), "{copy_back:?}");
+        let staged = notes_of("examples/jacobi2d.c", "main_l48_staged");
+        assert!(staged.last().unwrap().starts_with("estimated at 0."), "{staged:?}");
     }
 }
