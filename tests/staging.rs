@@ -1,5 +1,6 @@
 //! Counter tests of shared-memory staging on the seed's examples (tests/staging_programs/):
-//! each program must print what gcc's build prints with `--staging on` and `--staging off`, and
+//! each program must print what gcc's build prints with `--staging on` and `--staging off` (and
+//! count fewer global transactions in `--stats` with staging on), and
 //! its kernel's staged variant, launched in-process on the simulator beside the plain one with
 //! the same data, must leave the same arrays and cut the global-memory transactions by what the
 //! access pattern predicts (derived in each test's comment; the simulator counts distinct
@@ -18,21 +19,35 @@ fn program_path(name: &str) -> PathBuf {
     repo_root().join("tests").join("staging_programs").join(name)
 }
 
-/// The program prints the same as its gcc build under `--staging on` and `--staging off`.
+/// The program prints the same as its gcc build under `--staging on` and `--staging off`, and
+/// the runtime's `--stats` count fewer global transactions with staging on (the staged variant
+/// ran: the in-process tests below say by how much).
 fn check_output_against_gcc(name: &str) {
     let path = program_path(name);
     let scratch = tempfile::tempdir().expect("temp dir");
     let reference = run(std::process::Command::new(gcc_build(std::slice::from_ref(&path), scratch.path())), Input::Nothing);
     assert_eq!(reference.code(), Some(0), "{}", reference.describe());
+    let mut transactions = Vec::new();
     for staging in ["on", "off"] {
         let mut cmd = yosegi();
-        cmd.args(["run", "--device", "sim", "--staging", staging]).arg(&path);
+        cmd.args(["run", "--device", "sim", "--stats", "--staging", staging]).arg(&path);
         let actual = run(cmd, Input::Nothing);
         assert_eq!(actual.code(), Some(0), "{name} --staging {staging}\n{}", actual.describe());
         if let Err(mismatch) = compare_outputs(&reference.stdout, &actual.stdout, 0.0) {
             panic!("{name} --staging {staging}: {mismatch}\n--- gcc ---\n{}\n--- yosegi ---\n{}", reference.stdout, actual.stdout);
         }
+        let count = stats_counter(&actual.stderr, "global memory transactions")
+            .unwrap_or_else(|| panic!("{name}: no global transaction count in --stats\n{}", actual.stderr));
+        transactions.push((staging, count));
     }
+    let (on, off) = (transactions[0].1, transactions[1].1);
+    assert!(on < off, "{name}: {on} global transactions with --staging on, {off} with off: the staged variant did not run");
+}
+
+/// The number at the end of the first `--stats` line starting with `label`.
+fn stats_counter(report: &str, label: &str) -> Option<u64> {
+    let line = report.lines().find(|l| l.trim_start().starts_with(label))?;
+    line.split_whitespace().last()?.parse().ok()
 }
 
 /// The plain and the staged variant of `function`'s kernel, each launched once on `data`.
