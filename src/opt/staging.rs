@@ -323,10 +323,10 @@ fn extents_estimate(grid: &GridKernel, fp: &AccessFootprint, g: &ReferenceGroup)
 
 /// The tile a group needs, or why it cannot have one.
 fn tile_shape(grid: &GridKernel, fp: &AccessFootprint, g: &ReferenceGroup) -> Result<TileShape, String> {
-    if let ParamKind::Array { dims, .. } = &grid.params[g.param as usize].kind {
-        if dims.iter().skip(1).any(Option::is_none) {
-            return Err("an inner dim of the array has no known extent".to_string());
-        }
+    if let ParamKind::Array { dims, .. } = &grid.params[g.param as usize].kind
+        && dims.iter().skip(1).any(Option::is_none)
+    {
+        return Err("an inner dim of the array has no known extent".to_string());
     }
     let loop_dims: Vec<usize> = g.dims.iter().enumerate().filter(|(_, d)| matches!(d.kind, GroupDimKind::Loop { .. })).map(|(i, _)| i).collect();
     let mut dims = Vec::new();
