@@ -220,39 +220,34 @@ pub fn plan_staging(grid: &GridKernel, fp: &AccessFootprint, config: &PassConfig
                 continue;
             }
         };
-        let whole_bytes = match &shape {
-            TileShape::Whole(dims) => Some(dims.iter().map(|&d| d as u64).product::<u64>() * g.elem.size_bytes() as u64),
-            TileShape::Strip { .. } => None,
-        };
-        match (shape, whole_bytes) {
-            (TileShape::Whole(dims), Some(bytes)) if bytes <= left => {
-                left -= bytes;
-                plan.decision_notes.push(format!("staged {name} ({pattern}) as tile {} ({bytes} B per block)", dims_text(&dims)));
-                plan.tiles.push(StagedTile { group: gi, dims, per_strip: false });
-            }
-            (TileShape::Whole(dims), Some(bytes)) => {
+        let (lp, loop_dim, other) = match shape {
+            TileShape::Whole(dims) => {
+                let bytes = dims.iter().map(|&d| d as u64).product::<u64>() * g.elem.size_bytes() as u64;
+                if bytes <= left {
+                    left -= bytes;
+                    plan.decision_notes.push(format!("staged {name} ({pattern}) as tile {} ({bytes} B per block)", dims_text(&dims)));
+                    plan.tiles.push(StagedTile { group: gi, dims, per_strip: false });
+                    continue;
+                }
                 // A loop dim that does not fit whole may still be swapped in strips.
-                let strip_shape = loop_strip_shape(grid, fp, g, &dims);
-                match strip_shape {
-                    Some(TileShape::Strip { lp, loop_dim, other }) if strip_lp.is_none_or(|l| l == lp) => {
-                        strip_lp = Some(lp);
-                        strip_groups.push((gi, loop_dim, other));
+                match loop_strip_shape(grid, fp, g, &dims) {
+                    Some(TileShape::Strip { lp, loop_dim, other }) => (lp, loop_dim, other),
+                    _ => {
+                        plan.decision_notes.push(format!(
+                            "{pattern}: not staged: its tile {} needs {bytes} B, over the {left} B left of the {budget} B budget",
+                            dims_text(&dims)
+                        ));
+                        continue;
                     }
-                    _ => plan.decision_notes.push(format!(
-                        "{pattern}: not staged: its tile {} needs {bytes} B, over the {left} B left of the {budget} B budget",
-                        dims_text(&dims)
-                    )),
                 }
             }
-            (TileShape::Strip { lp, loop_dim, other }, _) => {
-                if strip_lp.is_none_or(|l| l == lp) {
-                    strip_lp = Some(lp);
-                    strip_groups.push((gi, loop_dim, other));
-                } else {
-                    plan.decision_notes.push(format!("{pattern}: not staged: only one loop per kernel is strip-mined"));
-                }
-            }
-            (TileShape::Whole(_), None) => {}
+            TileShape::Strip { lp, loop_dim, other } => (lp, loop_dim, other),
+        };
+        if strip_lp.is_none_or(|l| l == lp) {
+            strip_lp = Some(lp);
+            strip_groups.push((gi, loop_dim, other));
+        } else {
+            plan.decision_notes.push(format!("{pattern}: not staged: only one loop per kernel is strip-mined"));
         }
     }
     if let Some(lp) = strip_lp {
