@@ -927,6 +927,29 @@ mod tests {
     }
 
     #[test]
+    fn a_tile_over_the_budget_is_not_made_even_when_forced() {
+        let small = PassConfig { shared: SharedMemoryBudget { static_per_block: 2048, ..Default::default() }, ..config(StagingMode::Force) };
+        let m = compile(shapes::stencil_2d(), &small);
+        assert!(variant(&m, VariantKind::Staged).is_none());
+        let notes = &variant(&m, VariantKind::Global).unwrap().variant.notes;
+        assert!(
+            notes.iter().any(|n| n == "in[j+{-1..1}][i+{-1..1}]: not staged: its tile [10][34] needs 2720 B, over the 2048 B left of the 2048 B budget"),
+            "{notes:?}"
+        );
+        // The reduction tree's shared array counts against the budget too.
+        let mut with_tree = shapes::stencil_1d();
+        let acc = with_tree.body.locals.append(Local { name: "s".into(), ty: ScalarType::F64, array_dims: None, kind: LocalKind::Reduction(0), span: Span::default() });
+        with_tree.reductions.push(Reduction { op: crate::ir::ReductionOp::Add, ty: ScalarType::F64, local: acc, target_arg: 3, span: Span::default() });
+        let budget = |bytes| PassConfig { shared: SharedMemoryBudget { static_per_block: bytes, ..Default::default() }, ..config(StagingMode::Force) };
+        let m = compile(with_tree.clone(), &budget(2048 + 2063));
+        let notes = &variant(&m, VariantKind::Global).unwrap().variant.notes;
+        assert!(notes.iter().any(|n| n.contains("needs 2064 B, over the 2063 B left of the 4111 B budget")), "{notes:?}");
+        assert!(variant(&m, VariantKind::Staged).is_none());
+        let m = compile(with_tree, &budget(2048 + 2064));
+        assert!(variant(&m, VariantKind::Staged).is_some(), "2048 B of tree + 2064 B of tile fit exactly");
+    }
+
+    #[test]
     fn auto_does_not_stage_a_copy_read_once() {
         // b[i] = a[i]: one coalesced read per element.
         let mut b = B::new();
