@@ -3,6 +3,7 @@
 
 pub mod fold;
 pub mod mapping;
+pub mod padding;
 
 use crate::ir::{Handle, Module};
 
@@ -53,5 +54,7 @@ pub fn run_passes(module: &mut Module, config: &PassConfig) -> Result<(), String
     }
     crate::valid::verify_module(module).map_err(|e| format!("after mapping: {e}"))?;
     fold::fold_module(module);
-    crate::valid::verify_module(module).map_err(|e| format!("after folding: {e}"))
+    crate::valid::verify_module(module).map_err(|e| format!("after folding: {e}"))?;
+    padding::pad_module(module);
+    crate::valid::verify_module(module).map_err(|e| format!("after padding: {e}"))
 }
