@@ -142,7 +142,7 @@ pub fn pad_shared_arrays(kernel: &mut GridKernel) -> PaddingReport {
         let before = worst(&array.dims);
         let before_bytes = array_bytes(&array.dims, elem);
         let kernel_bytes: u64 = kernel.shared.iter().map(|a| array_bytes(a.dims.as_slice(), a.elem)).sum();
-        let max_pad = (128 / elem.size_bytes()) as u32;
+        let max_pad = 128 / elem.size_bytes();
         let mut best = (before, row);
         let mut over_budget = false;
         for pad in 1..=max_pad {
@@ -202,8 +202,8 @@ pub fn pattern_degree(pattern: &SharedAccessPattern, dims: &[u32], elem: ScalarT
     let mut thread = [0i64; 3];
     let mut uniform = Some(0i64);
     for (index, &stride) in pattern.indices.iter().zip(&strides) {
-        for a in 0..3 {
-            thread[a] = thread[a].wrapping_add(index.thread[a].wrapping_mul(stride));
+        for (total, &c) in thread.iter_mut().zip(&index.thread) {
+            *total = total.wrapping_add(c.wrapping_mul(stride));
         }
         uniform = uniform.zip(index.uniform).map(|(u, c)| u.wrapping_add(c.wrapping_mul(stride)));
     }
