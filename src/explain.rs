@@ -1,27 +1,47 @@
 //! `yosegi explain`: a stable, human-readable account of each region of a compiled program:
 //! where it is, its kernels (parallel dimensions or why a kernel runs sequentially, the grid
 //! mapping), params, how each array is accessed (affine or irregular, read or write),
-//! reductions, and what data moves where (data clauses, and the coherence moves the runtime
-//! makes for arrays no clause names). Golden tests snapshot this text.
+//! reductions, what data moves where (data clauses, and the coherence moves the runtime
+//! makes for arrays no clause names), and each kernel's variants (global memory, shared-memory
+//! staged) with the staging analysis behind them, the rule that picks one at run time, and the
+//! winners measured so far (`runtime::variants`). Golden tests snapshot this text.
 
 use std::fmt::Write;
+use std::path::PathBuf;
 
 use crate::analysis::access::{self, AccessKind, IndexForm};
 use crate::back::ir_text::expr_text;
 use crate::driver::CompiledProgram;
 use crate::front::ast::DataClauseKind;
-use crate::ir::{DataSection, Handle, Kernel, LoopLevel, Module, ParamKind, Region, RegionKind};
+use crate::ir::{DataSection, GridKernel, Handle, Kernel, LoopLevel, Module, ParamKind, Region, RegionKind, VariantKind};
+use crate::opt::StagingMode;
+use crate::runtime::variants::{self, CachedChoice};
 
+/// The account of `program`, with the measured winners of the tuning cache in its default
+/// directory.
 pub fn explain(program: &CompiledProgram) -> String {
+    explain_with_tuning_cache(program, None)
+}
+
+/// [`explain`] reading measured winners from the tuning cache in `dir` (the default directory
+/// when `None`); tests give an empty directory so that the text does not depend on the machine.
+pub fn explain_with_tuning_cache(program: &CompiledProgram, dir: Option<PathBuf>) -> String {
     let mut out = String::new();
     if program.module.regions.is_empty() {
         out.push_str("no offloaded regions: the whole program runs on the host\n");
         return out;
     }
+    let context = Context { staging: program.staging, tuning_cache: dir };
     for region in &program.module.regions {
-        region_text(program, region, &mut out);
+        region_text(program, region, &context, &mut out);
     }
     out
+}
+
+/// What the account depends on besides the program.
+struct Context {
+    staging: StagingMode,
+    tuning_cache: Option<PathBuf>,
 }
 
 fn location(program: &CompiledProgram, region: &Region) -> String {
@@ -43,7 +63,7 @@ fn kind_text(kind: &RegionKind) -> String {
     }
 }
 
-fn region_text(program: &CompiledProgram, region: &Region, out: &mut String) {
+fn region_text(program: &CompiledProgram, region: &Region, context: &Context, out: &mut String) {
     let module = &program.module;
     let _ = writeln!(
         out,
@@ -60,6 +80,7 @@ fn region_text(program: &CompiledProgram, region: &Region, out: &mut String) {
         RegionKind::Compute { kernels, data } => {
             for &k in kernels {
                 kernel_text(module, region, k, out);
+                variants_text(module, k, context, out);
             }
             data.as_slice()
         }
@@ -165,6 +186,148 @@ fn kernel_text(module: &Module, region: &Region, handle: Handle<Kernel>, out: &m
             target
         );
     }
+}
+
+/// How the flag that selects `mode` is spelled.
+fn staging_flag(mode: StagingMode) -> &'static str {
+    match mode {
+        StagingMode::Off => "--staging off",
+        StagingMode::Auto => "--staging auto",
+        StagingMode::Force => "--staging on",
+    }
+}
+
+fn variant_kind_text(kind: VariantKind) -> &'static str {
+    match kind {
+        VariantKind::Global => "global",
+        VariantKind::Staged => "staged",
+    }
+}
+
+/// The kernel's variants with the analysis notes of each, then how the runtime picks one.
+fn variants_text(module: &Module, handle: Handle<Kernel>, context: &Context, out: &mut String) {
+    let variants: Vec<&GridKernel> = module.variants_of(handle).into_iter().map(|v| &module.grid_kernels[v]).collect();
+    let Some(plain) = variants.first() else { return };
+    let staged: Vec<&GridKernel> = variants.iter().copied().filter(|g| g.variant.kind == VariantKind::Staged).collect();
+    // The staging pass writes its analysis of the kernel into the plain variant's notes; a
+    // staged variant's own notes repeat the decisions it implements, so only new lines are shown.
+    if !plain.variant.notes.is_empty() {
+        let _ = writeln!(out, "    staging analysis:");
+        for note in &plain.variant.notes {
+            let _ = writeln!(out, "      {note}");
+        }
+    }
+    if staged.is_empty() {
+        let why = match context.staging {
+            StagingMode::Off => "staging is off",
+            StagingMode::Auto | StagingMode::Force => "no staged variant was made",
+        };
+        let _ = writeln!(out, "    variants: one, global memory ({why})");
+        return;
+    }
+    let _ = writeln!(out, "    variants: {}", variants.len());
+    for grid in &variants {
+        let info = &grid.variant;
+        let estimate = match info.kind {
+            VariantKind::Global => "every access to global memory, the reference (estimated cost 1.00)".to_string(),
+            VariantKind::Staged => {
+                let names: Vec<&str> =
+                    info.staged_params.iter().filter_map(|&p| grid.params.get(p as usize)).map(|p| p.name.as_str()).collect();
+                format!("reads {} through shared-memory tiles (estimated cost {:.2} of global)", names.join(", "), info.estimated_ratio)
+            }
+        };
+        let _ = writeln!(out, "      {} `{}`: {estimate}", variant_kind_text(info.kind), grid.name);
+        let shared = variants::shared_memory_bytes(grid);
+        if shared > variants::SHARED_MEMORY_LIMIT {
+            let _ = writeln!(
+                out,
+                "        never launched: its tiles need {shared} bytes of shared memory, more than the {} a block gets",
+                variants::SHARED_MEMORY_LIMIT
+            );
+        }
+        if info.kind == VariantKind::Global {
+            continue;
+        }
+        for note in info.notes.iter().filter(|n| !plain.variant.notes.contains(n)) {
+            let _ = writeln!(out, "        {note}");
+        }
+    }
+    let flag = staging_flag(context.staging);
+    match context.staging {
+        StagingMode::Off => {
+            let _ = writeln!(out, "    choice ({flag}): the global variant always runs");
+        }
+        StagingMode::Force => {
+            let last = staged.last().map(|g| g.name.as_str()).unwrap_or_default();
+            let _ = writeln!(out, "    choice ({flag}): `{last}` runs whenever it is usable, else the global variant");
+            usability_text(out);
+        }
+        StagingMode::Auto => {
+            let by_estimate = variants
+                .iter()
+                .copied()
+                .filter(|g| variants::shared_memory_bytes(g) <= variants::SHARED_MEMORY_LIMIT)
+                .min_by(|a, b| a.variant.estimated_ratio.total_cmp(&b.variant.estimated_ratio))
+                .unwrap_or(plain);
+            let _ = writeln!(out, "    choice ({flag}):");
+            let samples = match variants::SAMPLES_PER_CANDIDATE {
+                1 => "once".to_string(),
+                2 => "twice".to_string(),
+                n => format!("{n} times"),
+            };
+            let _ = writeln!(
+                out,
+                "      on a GPU: the first launches of each size time every variant {samples}; the fastest is kept, never one slower than global"
+            );
+            let _ = writeln!(
+                out,
+                "      on the simulator (which cannot time): the lowest estimate, `{}` ({:.2})",
+                by_estimate.name, by_estimate.variant.estimated_ratio
+            );
+            usability_text(out);
+            let cached = variants::cached_choices(module, handle, context.tuning_cache.clone());
+            if cached.is_empty() {
+                let _ = writeln!(out, "      no measured winner cached yet: the choice is made at run time by timing");
+            }
+            for choice in &cached {
+                let _ = writeln!(out, "      {}", cached_choice_text(&variants, choice));
+            }
+        }
+    }
+}
+
+/// The condition every staged launch checks.
+fn usability_text(out: &mut String) {
+    let _ = writeln!(
+        out,
+        "      a staged variant is used only when no array it stages shares memory with an array the kernel writes (checked at each launch)"
+    );
+}
+
+/// `winner on <device> for n=4096: staged (0.61 ms vs global 0.82 ms, measured)`.
+fn cached_choice_text(variants: &[&GridKernel], choice: &CachedChoice) -> String {
+    let ms = |t: std::time::Duration| format!("{:.3} ms", t.as_secs_f64() * 1e3);
+    let kind_of = |name: &str| {
+        variants.iter().find(|g| g.name == name).map(|g| variant_kind_text(g.variant.kind)).unwrap_or("variant")
+    };
+    let winner = &choice.winner;
+    let winner_time = choice.best_time(winner).map(ms).unwrap_or_else(|| "-".into());
+    let others: Vec<String> = choice
+        .times
+        .iter()
+        .filter(|(name, _)| name != winner)
+        .map(|(name, _)| {
+            let time = choice.best_time(name).map(ms).unwrap_or_else(|| "-".into());
+            format!("{} `{name}` {time}", kind_of(name))
+        })
+        .collect();
+    let sizes = if choice.sizes == "-" { String::new() } else { format!(" for {}", choice.sizes) };
+    format!(
+        "winner on {}{sizes}: {} `{winner}` ({winner_time} vs {}, measured)",
+        choice.device,
+        kind_of(winner),
+        others.join(", ")
+    )
 }
 
 /// A data clause as the user wrote it (`a[0:n][0:m]`); the IR's linear element range is in
@@ -338,6 +501,83 @@ mod tests {
         assert!(text.contains("  data: copyin x[0:n] -> device at region entry\n"), "{text}");
         assert!(text.contains("  implicit: y: read and written by kernel"), "{text}");
         assert!(!text.contains("implicit: x"), "x has a data clause:\n{text}");
+    }
+
+    /// saxpy with a staged clone of its grid kernel (the runtime and explain cannot tell it
+    /// from a real staged variant).
+    fn saxpy_with_staged_variant(staging: StagingMode) -> CompiledProgram {
+        let mut program = saxpy_program();
+        program.staging = staging;
+        let kernel = program.module.kernels.iter().next().map(|(h, _)| h).expect("one kernel");
+        let plain = program.module.grid_of(kernel).expect("mapped");
+        program.module.grid_kernels[plain].variant.notes = vec!["x: read once per element, not staged".into()];
+        let mut staged = program.module.grid_kernels[plain].clone();
+        staged.name = "main_l5_staged".into();
+        staged.variant = crate::ir::VariantInfo {
+            kind: VariantKind::Staged,
+            estimated_ratio: 0.61,
+            notes: vec!["group y: 1 reference, footprint 256 elements per block".into(), "bank degree 2 -> 1 after padding".into()],
+            staged_params: vec![2],
+        };
+        program.module.grid_kernels.append(staged);
+        program
+    }
+
+    fn empty_cache() -> tempfile::TempDir {
+        tempfile::tempdir().expect("temp dir")
+    }
+
+    #[test]
+    fn one_variant_says_why_and_shows_its_notes() {
+        let dir = empty_cache();
+        let text = explain_with_tuning_cache(&saxpy_program(), Some(dir.path().to_path_buf()));
+        assert!(text.contains("    variants: one, global memory (no staged variant was made)\n"), "{text}");
+        let mut off = saxpy_program();
+        off.staging = StagingMode::Off;
+        let text = explain_with_tuning_cache(&off, Some(dir.path().to_path_buf()));
+        assert!(text.contains("    variants: one, global memory (staging is off)\n"), "{text}");
+    }
+
+    #[test]
+    fn staged_variants_are_listed_with_their_notes_and_the_rule_in_force() {
+        let dir = empty_cache();
+        let cache = Some(dir.path().to_path_buf());
+        let auto = explain_with_tuning_cache(&saxpy_with_staged_variant(StagingMode::Auto), cache.clone());
+        for line in [
+            "    staging analysis:\n      x: read once per element, not staged\n    variants: 2\n",
+            "      global `main_l5`: every access to global memory, the reference (estimated cost 1.00)\n",
+            "      staged `main_l5_staged`: reads y through shared-memory tiles (estimated cost 0.61 of global)\n",
+            "        group y: 1 reference, footprint 256 elements per block\n        bank degree 2 -> 1 after padding\n",
+            "    choice (--staging auto):\n",
+            "      on the simulator (which cannot time): the lowest estimate, `main_l5_staged` (0.61)\n",
+            "      no measured winner cached yet: the choice is made at run time by timing\n",
+        ] {
+            assert!(auto.contains(line), "missing {line:?} in\n{auto}");
+        }
+        let on = explain_with_tuning_cache(&saxpy_with_staged_variant(StagingMode::Force), cache.clone());
+        assert!(on.contains("    choice (--staging on): `main_l5_staged` runs whenever it is usable, else the global variant\n"), "{on}");
+        let off = explain_with_tuning_cache(&saxpy_with_staged_variant(StagingMode::Off), cache);
+        assert!(off.contains("    choice (--staging off): the global variant always runs\n"), "{off}");
+        assert!(!off.contains("by timing"), "{off}");
+    }
+
+    #[test]
+    fn a_cached_winner_is_shown_with_its_measured_times() {
+        let dir = empty_cache();
+        let program = saxpy_with_staged_variant(StagingMode::Auto);
+        let kernel = program.module.kernels.iter().next().map(|(h, _)| h).expect("one kernel");
+        let identity = crate::runtime::variants::KernelIdentity::of(&program.module, kernel);
+        let line = format!(
+            "v1\tmain_l5\t{:016x}\tcuda:0 (NVIDIA H100)\tn=4096\tmain_l5_staged\tmain_l5=820000/830000,main_l5_staged=610000/640000\n",
+            identity.hash
+        );
+        std::fs::write(dir.path().join(crate::runtime::variants::TUNING_CACHE_FILE), line).expect("write cache");
+        let text = explain_with_tuning_cache(&program, Some(dir.path().to_path_buf()));
+        assert!(
+            text.contains("      winner on cuda:0 (NVIDIA H100) for n=4096: staged `main_l5_staged` (0.610 ms vs global `main_l5` 0.820 ms, measured)\n"),
+            "{text}"
+        );
+        assert!(!text.contains("no measured winner"), "{text}");
     }
 
     #[test]

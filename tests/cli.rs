@@ -186,3 +186,42 @@ fn emit_writes_the_generated_program_into_the_directory() {
     let any_nonempty = written.iter().any(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.len() > 0));
     assert!(any_nonempty, "emit wrote only empty files: {written:?}");
 }
+
+/// A stencil under each staging mode prints what gcc's build prints; `--stats` shows that
+/// `on` ran the staged kernels on the simulator (barriers and all) and `off` never did.
+#[test]
+fn staging_on_and_off_run_a_stencil_like_gcc() {
+    let program = test_program("jacobi2d.c");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let reference = common::gcc_build(std::slice::from_ref(&program), dir.path());
+    let expected = run(std::process::Command::new(&reference), Input::Nothing);
+    assert_eq!(expected.code(), Some(0), "{}", expected.describe());
+    for (mode, staged_ran) in [("off", false), ("on", true)] {
+        let finished = yosegi_run(&["--device", "sim", "--stats", "--staging", mode], &[&program], &[], Input::Nothing);
+        assert_eq!(finished.code(), Some(0), "--staging {mode}\n{}", finished.describe());
+        assert_eq!(finished.stdout, expected.stdout, "--staging {mode} changed the output");
+        assert_eq!(finished.stderr.contains("_staged x"), staged_ran, "--staging {mode}\n{}", finished.describe());
+    }
+}
+
+#[test]
+fn no_staging_with_an_explicit_staging_mode_is_a_usage_error() {
+    let finished = yosegi_run(&["--device", "sim", "--no-staging", "--staging", "on"], &[&test_program("jacobi2d.c")], &[], Input::Nothing);
+    assert_eq!(finished.code(), Some(2), "{}", finished.describe());
+    assert!(finished.stdout.is_empty(), "nothing may run for a bad command line\n{}", finished.describe());
+    assert!(finished.stderr.contains("--no-staging"), "{}", finished.describe());
+}
+
+#[test]
+fn explain_states_the_staging_rule_in_force() {
+    for (flags, expected) in [
+        (&["--staging", "off"][..], "variants: one, global memory (staging is off)"),
+        (&["--no-staging"][..], "variants: one, global memory (staging is off)"),
+    ] {
+        let mut cmd = yosegi();
+        cmd.arg("explain").args(flags).arg(test_program("jacobi2d.c"));
+        let finished = run(cmd, Input::Nothing);
+        assert_eq!(finished.code(), Some(0), "{}", finished.describe());
+        assert!(finished.stdout.contains(expected), "{flags:?}\n{}", finished.describe());
+    }
+}

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use yosegi::back::ir_text::module_text;
 use yosegi::driver::compile;
-use yosegi::explain::explain;
+use yosegi::explain::explain_with_tuning_cache;
 use yosegi::front::PreprocessOptions;
 
 fn compiled(name: &str) -> yosegi::driver::CompiledProgram {
@@ -21,12 +21,15 @@ macro_rules! golden {
         #[test]
         fn $test() {
             let program = compiled($file);
+            // An empty tuning cache: measured winners on this machine must not reach the text.
+            let tuning_cache = tempfile::tempdir().expect("temp dir");
+            let explained = explain_with_tuning_cache(&program, Some(tuning_cache.path().to_path_buf()));
             let mut settings = insta::Settings::clone_current();
             settings.set_snapshot_path("out");
             settings.set_prepend_module_to_snapshot(false);
             settings.bind(|| {
                 insta::assert_snapshot!(concat!(stringify!($test), "_ir"), module_text(&program.module));
-                insta::assert_snapshot!(concat!(stringify!($test), "_explain"), explain(&program));
+                insta::assert_snapshot!(concat!(stringify!($test), "_explain"), explained);
             });
         }
     )*};

@@ -5,6 +5,7 @@
 pub mod access;
 pub mod affine;
 pub mod dependence;
+pub mod footprint;
 pub mod uniform;
 
 #[cfg(test)]

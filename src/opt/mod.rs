@@ -4,6 +4,7 @@
 pub mod fold;
 pub mod mapping;
 pub mod padding;
+pub mod staging;
 
 use crate::ir::{Handle, Module};
 
@@ -31,11 +32,13 @@ pub struct PassConfig {
     /// Block shape (x, y, z) for spaces of three or more dimensions.
     pub block_3d: [u32; 3],
     pub staging: StagingMode,
+    /// Shared memory a block may use for staged tiles (see [`staging::SharedMemoryBudget`]).
+    pub shared: staging::SharedMemoryBudget,
 }
 
 impl Default for PassConfig {
     fn default() -> Self {
-        PassConfig { block_threads: 256, block_2d: [32, 8], block_3d: [32, 4, 2], staging: StagingMode::Auto }
+        PassConfig { block_threads: 256, block_2d: [32, 8], block_3d: [32, 4, 2], staging: StagingMode::Auto, shared: staging::SharedMemoryBudget::default() }
     }
 }
 
@@ -55,6 +58,8 @@ pub fn run_passes(module: &mut Module, config: &PassConfig) -> Result<(), String
     crate::valid::verify_module(module).map_err(|e| format!("after mapping: {e}"))?;
     fold::fold_module(module);
     crate::valid::verify_module(module).map_err(|e| format!("after folding: {e}"))?;
-    padding::pad_module(module);
+    staging::stage_module(module, config);
+    crate::valid::verify_module(module).map_err(|e| format!("after staging: {e}"))?;
+    padding::pad_module(module, config);
     crate::valid::verify_module(module).map_err(|e| format!("after padding: {e}"))
 }

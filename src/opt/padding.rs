@@ -18,6 +18,8 @@
 
 use std::collections::{HashMap, HashSet};
 
+use super::PassConfig;
+use super::staging::SharedMemoryBudget;
 use crate::ir::{
     ArrayRef, Axis, BinaryOp, Body, Expr, ExprKind, GridKernel, Handle, Local, Module, ScalarType, Stmt, UnaryOp,
 };
@@ -25,10 +27,11 @@ use crate::ir::{
 /// Banks of shared memory, each serving one 4-byte word per cycle.
 const BANKS: i64 = 32;
 const WARP: usize = 32;
-/// The static shared memory a block may declare (CUDA's 48 KiB limit without opt-in).
-const STATIC_SHARED_LIMIT: u64 = 48 * 1024;
 /// Padding may grow an array by at most this fraction of its size.
 const GROWTH_DIVISOR: u64 = 8;
+/// Padding may take a kernel this fraction over the budget's per-block share: a few percent of
+/// occupancy is cheap next to a conflict that multiplies every access to a tile.
+const BUDGET_TOLERANCE_DIVISOR: u64 = 16;
 /// How deep the pass follows once-assigned locals and nested expressions.
 const MAX_DEPTH: u32 = 64;
 
@@ -62,11 +65,22 @@ impl ThreadAffine {
     }
 }
 
+/// One index of a shared access.
+#[derive(Clone, Debug, PartialEq)]
+pub enum IndexForm {
+    /// Affine in the thread index: exact for every iteration of the enclosing loops.
+    Affine(ThreadAffine),
+    /// Each thread's value (one per thread of the block, linear order) in the first iteration
+    /// of the enclosing loops: for indices such as `t / 34` and `t % 34` of a cooperative copy,
+    /// which are not affine but which every thread computes from constants and its position.
+    FirstIteration(Vec<i64>),
+}
+
 /// One warp access pattern of a shared array: the per-dimension index forms of one load, store
 /// or atomic.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SharedAccessPattern {
-    pub indices: Vec<ThreadAffine>,
+    pub indices: Vec<IndexForm>,
 }
 
 /// What the pass found and did for one shared array.
@@ -89,17 +103,27 @@ pub struct PaddingReport {
     pub arrays: Vec<ArrayPadding>,
 }
 
-/// Pads the shared arrays of every grid kernel of the module.
-pub fn pad_module(module: &mut Module) {
+/// Pads the shared arrays of every grid kernel of the module within `config.shared`.
+pub fn pad_module(module: &mut Module, config: &PassConfig) {
     let handles: Vec<Handle<GridKernel>> = module.grid_kernels.iter().map(|(h, _)| h).collect();
     for h in handles {
-        pad_shared_arrays(&mut module.grid_kernels[h]);
+        pad_shared_arrays_within(&mut module.grid_kernels[h], &config.shared);
     }
 }
 
 /// Pads the innermost dimension of each shared array where that lowers the worst bank-conflict
 /// degree of the kernel's accesses to it, and appends one note per array to the variant's notes.
+/// Uses the default shared-memory budget.
 pub fn pad_shared_arrays(kernel: &mut GridKernel) -> PaddingReport {
+    pad_shared_arrays_within(kernel, &SharedMemoryBudget::default())
+}
+
+/// [`pad_shared_arrays`] within `budget`: an array grows by at most an eighth, and the kernel's
+/// shared memory stays within the budget's per-block share (plus a sixteenth) and always within
+/// the static limit.
+pub fn pad_shared_arrays_within(kernel: &mut GridKernel, budget: &SharedMemoryBudget) -> PaddingReport {
+    let per_block = budget.per_block() as u64;
+    let kernel_limit = (per_block + per_block / BUDGET_TOLERANCE_DIVISOR).min(budget.static_per_block as u64);
     let mut report = PaddingReport::default();
     let accesses = shared_accesses(&kernel.body);
     let forms = FormContext::new(&kernel.body, kernel.launch.block);
@@ -149,7 +173,7 @@ pub fn pad_shared_arrays(kernel: &mut GridKernel) -> PaddingReport {
             let mut dims = array.dims.clone();
             *dims.last_mut().expect("two dims or more") = row + pad;
             let growth = array_bytes(&dims, elem) - before_bytes;
-            if growth * GROWTH_DIVISOR > before_bytes || kernel_bytes + growth > STATIC_SHARED_LIMIT {
+            if growth * GROWTH_DIVISOR > before_bytes || kernel_bytes + growth > kernel_limit {
                 over_budget = true;
                 break;
             }
@@ -171,6 +195,8 @@ pub fn pad_shared_arrays(kernel: &mut GridKernel) -> PaddingReport {
             format!("bank conflicts on tile {tile}: degree {before} -> {} after padding rows {row} -> {} {elements}{irregular}", best.0, best.1)
         } else if before <= 1 {
             format!("bank conflicts on tile {tile}: degree {before}, no padding needed{irregular}")
+        } else if before <= patterns.iter().map(|p| pattern_floor(p, &array.dims, elem, block)).max().unwrap_or(0) {
+            format!("bank conflicts on tile {tile}: degree {before}, the fewest 32 banks allow: no padding needed{irregular}")
         } else if over_budget && best.0 == before {
             format!("bank conflicts on tile {tile}: degree {before}, not padded: no padding within the shared-memory budget lowers it{irregular}")
         } else {
@@ -195,45 +221,62 @@ fn array_bytes(dims: &[u32], elem: ScalarType) -> u64 {
 
 /// The worst degree `pattern` has over the warps of a block, with the array declared `dims`.
 pub fn pattern_degree(pattern: &SharedAccessPattern, dims: &[u32], elem: ScalarType, block: [u32; 3]) -> u64 {
+    worst_over_warps(pattern, dims, elem, block, warp_degree)
+}
+
+/// The least degree any layout can give `pattern`: its distinct words spread over 32 banks.
+fn pattern_floor(pattern: &SharedAccessPattern, dims: &[u32], elem: ScalarType, block: [u32; 3]) -> u64 {
+    worst_over_warps(pattern, dims, elem, block, |elements, size| (warp_words(elements, size).len() as u64).div_ceil(BANKS as u64))
+}
+
+fn worst_over_warps(
+    pattern: &SharedAccessPattern,
+    dims: &[u32],
+    elem: ScalarType,
+    block: [u32; 3],
+    measure: impl Fn(&mut dyn Iterator<Item = i64>, i64) -> u64,
+) -> u64 {
     let mut strides = vec![1i64; dims.len()];
     for k in (0..dims.len().saturating_sub(1)).rev() {
         strides[k] = strides[k + 1].wrapping_mul(dims[k + 1] as i64);
     }
-    let mut thread = [0i64; 3];
-    let mut uniform = Some(0i64);
+    let [bx, by, bz] = block.map(|d| d.max(1) as i64);
+    let lanes = (bx * by * bz) as usize;
+    let mut offsets = vec![0i64; lanes];
+    let mut uniform_known = true;
     for (index, &stride) in pattern.indices.iter().zip(&strides) {
-        for (total, &c) in thread.iter_mut().zip(&index.thread) {
-            *total = total.wrapping_add(c.wrapping_mul(stride));
+        match index {
+            IndexForm::Affine(form) => {
+                uniform_known &= form.uniform.is_some();
+                for (l, offset) in offsets.iter_mut().enumerate() {
+                    let l = l as i64;
+                    let tid = [l % bx, (l / bx) % by, l / (bx * by)];
+                    let value = (0..3).map(|a| form.thread[a].wrapping_mul(tid[a])).fold(form.uniform.unwrap_or(0), i64::wrapping_add);
+                    *offset = offset.wrapping_add(value.wrapping_mul(stride));
+                }
+            }
+            IndexForm::FirstIteration(values) => {
+                for (offset, &value) in offsets.iter_mut().zip(values) {
+                    *offset = offset.wrapping_add(value.wrapping_mul(stride));
+                }
+            }
         }
-        uniform = uniform.zip(index.uniform).map(|(u, c)| u.wrapping_add(c.wrapping_mul(stride)));
     }
     let size = elem.size_bytes() as i64;
     // An unknown uniform part shifts every lane alike; for elements of a word or more that
     // permutes banks and keeps the degree, for narrower ones the offset within a word matters.
-    let shifts: Vec<i64> = match uniform {
-        Some(u) => vec![u],
-        None => (0..(4 / size).max(1)).collect(),
-    };
-    let [bx, by, bz] = block.map(|d| d.max(1) as i64);
-    let lanes = (bx * by * bz) as usize;
+    let shifts: Vec<i64> = if uniform_known { vec![0] } else { (0..(4 / size).max(1)).collect() };
     let mut worst = 0;
-    for warp_start in (0..lanes).step_by(WARP) {
-        let warp_lanes = (warp_start..(warp_start + WARP).min(lanes)).map(|l| l as i64);
-        let offsets: Vec<i64> = warp_lanes
-            .map(|l| {
-                let tid = [l % bx, (l / bx) % by, l / (bx * by)];
-                (0..3).map(|a| thread[a].wrapping_mul(tid[a])).fold(0i64, i64::wrapping_add)
-            })
-            .collect();
+    for warp in offsets.chunks(WARP) {
         for &shift in &shifts {
-            worst = worst.max(warp_degree(offsets.iter().map(|&o| o.wrapping_add(shift)), size));
+            worst = worst.max(measure(&mut warp.iter().map(|&o| o.wrapping_add(shift)), size));
         }
     }
     worst
 }
 
-/// The largest number of distinct 4-byte words one bank serves for a warp touching `elements`.
-fn warp_degree(elements: impl Iterator<Item = i64>, size: i64) -> u64 {
+/// The distinct 4-byte words a warp touching `elements` requests, sorted.
+fn warp_words(elements: &mut dyn Iterator<Item = i64>, size: i64) -> Vec<i64> {
     let mut words: Vec<i64> = Vec::new();
     for e in elements {
         let first = e.wrapping_mul(size).div_euclid(4);
@@ -242,8 +285,13 @@ fn warp_degree(elements: impl Iterator<Item = i64>, size: i64) -> u64 {
     }
     words.sort_unstable();
     words.dedup();
+    words
+}
+
+/// The largest number of distinct 4-byte words one bank serves for a warp touching `elements`.
+fn warp_degree(elements: &mut dyn Iterator<Item = i64>, size: i64) -> u64 {
     let mut per_bank: HashMap<i64, u64> = HashMap::new();
-    for w in words {
+    for w in warp_words(elements, size) {
         *per_bank.entry(w.rem_euclid(BANKS)).or_default() += 1;
     }
     per_bank.values().copied().max().unwrap_or(0)
@@ -332,7 +380,7 @@ impl<'a> FormContext<'a> {
         let mut assigns: HashMap<Handle<Local>, Vec<Handle<Expr>>> = HashMap::new();
         let mut loop_starts = HashMap::new();
         let mut captured = HashSet::new();
-        collect_assignments(&body.block, &mut assigns, &mut loop_starts, &mut captured);
+        collect_assignments(body, &body.block, &mut assigns, &mut loop_starts, &mut captured);
         let assigned_once = assigns
             .into_iter()
             .filter(|(l, values)| values.len() == 1 && !loop_starts.contains_key(l) && !captured.contains(l))
@@ -342,8 +390,62 @@ impl<'a> FormContext<'a> {
         FormContext { body, block, assigned_once, loop_starts }
     }
 
-    fn form(&self, expr: Handle<Expr>) -> Option<ThreadAffine> {
+    fn form(&self, expr: Handle<Expr>) -> Option<IndexForm> {
+        if let Some(form) = self.affine(expr) {
+            return Some(IndexForm::Affine(form));
+        }
+        let [bx, by, bz] = self.block.map(|d| d.max(1) as i64);
+        let values: Option<Vec<i64>> = (0..bx * by * bz)
+            .map(|l| self.first_iteration_value(expr, [l % bx, (l / bx) % by, l / (bx * by)], 0))
+            .collect();
+        values.map(IndexForm::FirstIteration)
+    }
+
+    fn affine(&self, expr: Handle<Expr>) -> Option<ThreadAffine> {
         self.form_at(expr, 0)
+    }
+
+    /// The value of `expr` in the thread at `tid`, with every counted loop at its start: only
+    /// for expressions of constants, the thread's position and the block shape.
+    fn first_iteration_value(&self, expr: Handle<Expr>, tid: [i64; 3], depth: u32) -> Option<i64> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        let e = &self.body.exprs[expr];
+        if e.ty.is_float() {
+            return None;
+        }
+        let sub = |x: Handle<Expr>| self.first_iteration_value(x, tid, depth + 1);
+        match &e.kind {
+            ExprKind::ConstInt(v) => Some(*v),
+            ExprKind::ThreadIdx(axis) => Some(tid[axis_index(*axis)]),
+            ExprKind::BlockDim(axis) => Some(self.block[axis_index(*axis)] as i64),
+            ExprKind::Local(l) => match self.assigned_once.get(l) {
+                Some(&value) => sub(value),
+                None => sub(*self.loop_starts.get(l)?),
+            },
+            ExprKind::Cast { arg } => sub(*arg),
+            ExprKind::Unary { op: UnaryOp::Neg, arg } => sub(*arg).map(i64::wrapping_neg),
+            ExprKind::Binary { op, lhs, rhs } => {
+                let (a, b) = (sub(*lhs)?, sub(*rhs)?);
+                match op {
+                    BinaryOp::Add => Some(a.wrapping_add(b)),
+                    BinaryOp::Sub => Some(a.wrapping_sub(b)),
+                    BinaryOp::Mul => Some(a.wrapping_mul(b)),
+                    BinaryOp::Div => a.checked_div(b),
+                    BinaryOp::Rem => a.checked_rem(b),
+                    BinaryOp::Shl => (0..63).contains(&b).then(|| a.wrapping_shl(b as u32)),
+                    BinaryOp::Shr => (0..63).contains(&b).then(|| a >> b),
+                    BinaryOp::BitAnd => Some(a & b),
+                    BinaryOp::BitOr => Some(a | b),
+                    BinaryOp::BitXor => Some(a ^ b),
+                    BinaryOp::Max => Some(a.max(b)),
+                    BinaryOp::Min => Some(a.min(b)),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
     }
 
     fn form_at(&self, expr: Handle<Expr>, depth: u32) -> Option<ThreadAffine> {
@@ -368,8 +470,10 @@ impl<'a> FormContext<'a> {
                 if let Some(&value) = self.assigned_once.get(l) {
                     return sub(value);
                 }
-                let start = *self.loop_starts.get(l)?;
-                sub(start).filter(ThreadAffine::is_uniform).map(|_| ThreadAffine::unknown_uniform())
+                // Each iteration adds the same constant step in every lane: the thread part of
+                // the start stays, the uniform part is unknown.
+                let start = sub(*self.loop_starts.get(l)?)?;
+                Some(ThreadAffine { thread: start.thread, uniform: None })
             }
             ExprKind::Cast { arg } => sub(*arg),
             ExprKind::Unary { op: UnaryOp::Neg, arg } => Some(sub(*arg)?.scale(-1)),
@@ -411,31 +515,54 @@ fn axis_index(axis: Axis) -> usize {
 }
 
 fn collect_assignments(
+    body: &Body,
     block: &[Stmt],
     assigns: &mut HashMap<Handle<Local>, Vec<Handle<Expr>>>,
     loop_starts: &mut HashMap<Handle<Local>, Handle<Expr>>,
     captured: &mut HashSet<Handle<Local>>,
 ) {
-    for stmt in block {
+    for (p, stmt) in block.iter().enumerate() {
         match stmt {
             Stmt::Assign { local, value } => assigns.entry(*local).or_default().push(*value),
             Stmt::Atomic { capture: Some(c), .. } => {
                 captured.insert(*c);
             }
             Stmt::If { then, otherwise, .. } => {
-                collect_assignments(then, assigns, loop_starts, captured);
-                collect_assignments(otherwise, assigns, loop_starts, captured);
+                collect_assignments(body, then, assigns, loop_starts, captured);
+                collect_assignments(body, otherwise, assigns, loop_starts, captured);
             }
-            Stmt::Loop { body, continuing, range, .. } => {
+            Stmt::Loop { body: inner, continuing, range, .. } => {
                 if let Some(r) = range {
                     loop_starts.insert(r.var, r.start);
+                } else if let Some((var, start)) = stepped_loop_start(body, block, p, continuing) {
+                    loop_starts.insert(var, start);
                 }
-                collect_assignments(body, assigns, loop_starts, captured);
-                collect_assignments(continuing, assigns, loop_starts, captured);
+                collect_assignments(body, inner, assigns, loop_starts, captured);
+                collect_assignments(body, continuing, assigns, loop_starts, captured);
             }
             _ => {}
         }
     }
+}
+
+/// A loop without a recorded range that still steps one local by a constant: `v = start;
+/// while (...) { ... } continuing { v = v + step; }` (the staging pass's cooperative copies).
+/// The variable and its start, when the loop body does not assign it too.
+fn stepped_loop_start(
+    body: &Body,
+    block: &[Stmt],
+    loop_at: usize,
+    continuing: &[Stmt],
+) -> Option<(Handle<Local>, Handle<Expr>)> {
+    let [Stmt::Assign { local, value: next }] = continuing else { return None };
+    let ExprKind::Binary { op: BinaryOp::Add, lhs, rhs } = &body.exprs[*next].kind else { return None };
+    let reads_itself = matches!(body.exprs[*lhs].kind, ExprKind::Local(l) if l == *local);
+    if !reads_itself || !matches!(body.exprs[*rhs].kind, ExprKind::ConstInt(_)) {
+        return None;
+    }
+    let Some(Stmt::Assign { local: init, value: start }) = loop_at.checked_sub(1).map(|q| &block[q]) else { return None };
+    let Stmt::Loop { body: inner, .. } = &block[loop_at] else { return None };
+    (init == local && crate::analysis::affine::count_assigns(inner, *local) == 0).then_some((*local, *start))
 }
 
 #[cfg(test)]

@@ -53,6 +53,11 @@ pub struct KernelFault {
 
 pub trait Device: Send {
     fn name(&self) -> &str;
+    /// What identifies the hardware in the tuning cache (`runtime::variants`): the GPU model
+    /// for a GPU, so that a winner measured on one model is not reused on another.
+    fn model(&self) -> String {
+        self.name().to_string()
+    }
     fn allocate(&mut self, bytes: u64) -> DeviceAlloc;
     fn free(&mut self, alloc: DeviceAlloc);
     fn copy_to_device(&mut self, alloc: DeviceAlloc, offset: u64, src: &[u8]);

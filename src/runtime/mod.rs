@@ -14,12 +14,12 @@ pub mod registry;
 pub mod sim;
 pub mod stats;
 pub mod value;
+pub mod variants;
 
 #[cfg(test)]
 pub(crate) mod testing;
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use crate::analysis::access::{IndexForm, Section, launch_sections, summarize};
 use crate::diag::{Diagnostic, Span};
@@ -32,7 +32,7 @@ use crate::ir::{
 
 use abi::YosegiArg;
 use coherence::Transfer;
-use device::{Device, DeviceAlloc, DeviceParam, KernelFault, Launch};
+use device::{Device, DeviceAlloc, DeviceParam, KernelFault};
 use registry::{Origin, Registry};
 use stats::Stats;
 
@@ -150,6 +150,8 @@ pub struct Runtime {
     stats: Stats,
     /// A zero-byte allocation bound to array params a launch does not touch.
     empty_alloc: Option<DeviceAlloc>,
+    /// Which variant of a kernel each launch runs.
+    variants: variants::VariantChooser,
 }
 
 /// A byte range of one tracked object, offsets from the object's start.
@@ -185,6 +187,7 @@ impl Runtime {
             current_device: 0,
             stats: Stats::default(),
             empty_alloc: None,
+            variants: variants::VariantChooser::new(config.staging, variants::TuningCache::default_location()),
         })
     }
 
@@ -594,11 +597,9 @@ impl Runtime {
         }
 
         let params = self.device_params(region, grid, args, &bound_objects);
-        let started = Instant::now();
-        let outcome = self.devices[device]
-            .launch(&Launch { module: &module, kernel: grid, params })
-            .map_err(|f| self.fault_error(f))?;
-        self.stats.record_launch(&grid.name, started.elapsed(), &outcome.counters);
+        // The variant that ran owns the reductions and scalar outputs below.
+        let (grid, outcome, elapsed) = self.launch_chosen_variant(&module, kernel_handle, params)?;
+        self.stats.record_launch(&grid.name, elapsed, &outcome.counters);
         self.stats.record_bytes_moved(&grid.name, bytes_moved);
         for w in writes {
             if let Some(object) = self.registry.get_mut(w.object) {

@@ -81,6 +81,32 @@ impl KernelLaunches {
     }
 }
 
+/// How the runtime chose among a kernel's variants for one launch key (`runtime::variants`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VariantDecision {
+    /// The source kernel.
+    pub kernel: String,
+    pub device: String,
+    /// The launch's sizes (`n=4096,m=4096`).
+    pub sizes: String,
+    /// The grid kernel chosen.
+    pub winner: String,
+    /// Per candidate grid kernel: its measured device times.
+    pub times: Vec<(String, Vec<Duration>)>,
+    /// Taken from the tuning cache rather than measured in this run.
+    pub from_cache: bool,
+}
+
+/// Per source kernel with several variants: which ran how often, and how the choice was made.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct VariantUse {
+    /// Launches per grid kernel name.
+    pub runs: BTreeMap<String, u64>,
+    /// Device times of the exploration launches, per grid kernel name.
+    pub timed: BTreeMap<String, Vec<Duration>>,
+    pub decisions: Vec<VariantDecision>,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TransferDirection {
     ToDevice,
@@ -99,6 +125,8 @@ pub struct Stats {
     /// Wall time of the copies each way (copies are synchronous).
     pub time_to_device: Duration,
     pub time_to_host: Duration,
+    /// Per source kernel that has several variants.
+    pub variants: BTreeMap<String, VariantUse>,
 }
 
 impl Stats {
@@ -115,6 +143,17 @@ impl Stats {
     /// Adds the bytes one launch of `kernel` must move (see `KernelLaunches::bytes_moved`).
     pub fn record_bytes_moved(&mut self, kernel: &str, bytes: u64) {
         self.launches.entry(kernel.to_string()).or_default().bytes_moved += bytes;
+    }
+    /// A launch of `kernel` (the source kernel) ran its variant `variant`.
+    pub fn record_variant_run(&mut self, kernel: &str, variant: &str) {
+        *self.variants.entry(kernel.to_string()).or_default().runs.entry(variant.to_string()).or_default() += 1;
+    }
+    /// The device time of an exploration launch of `variant`.
+    pub fn record_variant_time(&mut self, kernel: &str, variant: &str, time: Duration) {
+        self.variants.entry(kernel.to_string()).or_default().timed.entry(variant.to_string()).or_default().push(time);
+    }
+    pub fn record_variant_decision(&mut self, decision: VariantDecision) {
+        self.variants.entry(decision.kernel.clone()).or_default().decisions.push(decision);
     }
     pub fn record_transfer_time(&mut self, direction: TransferDirection, time: Duration) {
         match direction {
@@ -163,7 +202,43 @@ impl Stats {
             let _ = writeln!(out, "{:<42} {:>22.3}", "kernel time on the device (ms)", d.device_time_ns as f64 / 1e6);
             self.render_device_rows(&mut out);
         }
+        self.render_variants(&mut out);
         out
+    }
+
+    /// Per kernel with several variants: launches per variant, then each choice with the times
+    /// behind it.
+    fn render_variants(&self, out: &mut String) {
+        if self.variants.is_empty() {
+            return;
+        }
+        let ms = |t: &Duration| format!("{:.3}", t.as_secs_f64() * 1e3);
+        let _ = writeln!(out, "variant choice (launches per variant; device times in ms):");
+        for (kernel, use_) in &self.variants {
+            let runs: Vec<String> = use_.runs.iter().map(|(v, n)| format!("{v} x{n}")).collect();
+            let _ = writeln!(out, "  {kernel}: {}", runs.join(", "));
+            for (variant, times) in &use_.timed {
+                let times: Vec<String> = times.iter().map(ms).collect();
+                let _ = writeln!(out, "    timed {variant}: {}", times.join(", "));
+            }
+            for d in &use_.decisions {
+                let times: Vec<String> = d
+                    .times
+                    .iter()
+                    .map(|(v, ts)| format!("{v} best {}", ts.iter().min().map(ms).unwrap_or_else(|| "-".into())))
+                    .collect();
+                let _ = writeln!(
+                    out,
+                    "    {} on {} ({}): {} ({}{})",
+                    if d.from_cache { "cached winner" } else { "winner" },
+                    d.device,
+                    d.sizes,
+                    d.winner,
+                    times.join(", "),
+                    if d.from_cache { ", measured in an earlier run" } else { ", measured" }
+                );
+            }
+        }
     }
 
     /// The rows only a real device has: per-kernel device time and bandwidth, compilation and

@@ -252,7 +252,8 @@ proptest::proptest! {
         let accesses = shared_accesses(&kernel.body);
         let forms = FormContext::new(&kernel.body, kernel.launch.block);
         proptest::prop_assert_eq!(accesses.len(), 1);
-        let indices: Vec<ThreadAffine> = accesses[0].1.iter().map(|&i| forms.form(i).expect("affine")).collect();
+        let indices: Vec<IndexForm> = accesses[0].1.iter().map(|&i| forms.form(i).expect("affine")).collect();
+        proptest::prop_assert!(indices.iter().all(|i| matches!(i, IndexForm::Affine(_))));
         let computed = pattern_degree(&SharedAccessPattern { indices }, &kernel.shared[0].dims, elem, block);
         let (_, counters) = run_on_sim(&kernel, &[]);
         proptest::prop_assert_eq!(computed, counters.bank_conflict_max_degree, "{:?}", pattern);
@@ -277,6 +278,56 @@ fn forms_follow_once_assigned_locals_and_uniform_loop_variables() {
     block.extend(body);
     let kernel = g.finish(block);
     let forms = FormContext::new(&kernel.body, kernel.launch.block);
-    assert_eq!(forms.form(idx), Some(ThreadAffine { thread: [4, 0, 0], uniform: None }));
-    assert_eq!(forms.form(re), Some(ThreadAffine { thread: [4, 0, 0], uniform: Some(0) }));
+    assert_eq!(forms.form(idx), Some(IndexForm::Affine(ThreadAffine { thread: [4, 0, 0], uniform: None })));
+    assert_eq!(forms.form(re), Some(IndexForm::Affine(ThreadAffine { thread: [4, 0, 0], uniform: Some(0) })));
+}
+
+#[test]
+fn a_tight_budget_forbids_padding() {
+    // The 8 KiB float tile needs 128 more bytes; a static limit 64 bytes above it refuses them.
+    let mut kernel = tile_kernel(ScalarType::F32, ReadOrder::Columns);
+    let budget = SharedMemoryBudget { static_per_block: 8192 + 64, ..Default::default() };
+    let report = pad_shared_arrays_within(&mut kernel, &budget);
+    assert_eq!((report.arrays[0].degree_before, report.arrays[0].degree_after), (32, 32));
+    assert_eq!(kernel.shared[0].dims, vec![32, 64]);
+    assert!(kernel.variant.notes[0].contains("budget"), "{:?}", kernel.variant.notes);
+}
+
+#[test]
+fn cooperative_copies_through_division_are_measured_at_their_first_iteration() {
+    // for (t = tid; t < 160; t += 32) A[t / 40][t % 40] = 1;  on float A[4][40]
+    let mut g = GridBuilder::new("copy", [32, 1, 1]);
+    let s = g.shared("A", ScalarType::F32, &[4, 40]);
+    let t = g.local("t", ScalarType::I32);
+    let te = g.get(t);
+    let k40 = g.int(40);
+    let row = g.bin(BinaryOp::Div, te, k40);
+    let col = g.bin(BinaryOp::Rem, te, k40);
+    let one = g.float(1.0, ScalarType::F32);
+    let st = g.store(ArrayRef::Shared(s), &[row, col], one);
+    let start = g.tid();
+    let end = g.int(160);
+    let cond = g.bin(BinaryOp::Lt, te, end);
+    let k32 = g.int(32);
+    let next = g.bin(BinaryOp::Add, te, k32);
+    let block = vec![
+        Stmt::Assign { local: t, value: start },
+        Stmt::Loop {
+            cond: Some(cond),
+            test_first: true,
+            body: vec![st],
+            continuing: vec![Stmt::Assign { local: t, value: next }],
+            range: Some(LoopRange { var: t, start, end, step: 32 }),
+        },
+    ];
+    let kernel = g.finish(block);
+    let forms = FormContext::new(&kernel.body, kernel.launch.block);
+    let row_form = forms.form(row).expect("evaluable per thread");
+    assert_eq!(row_form, IndexForm::FirstIteration(vec![0; 32]));
+    let Some(IndexForm::FirstIteration(cols)) = forms.form(col) else { panic!("evaluable per thread") };
+    assert_eq!(cols, (0..32).collect::<Vec<i64>>());
+    let pattern = SharedAccessPattern { indices: vec![row_form, IndexForm::FirstIteration(cols)] };
+    let (_, counters) = run_on_sim(&kernel, &[]);
+    assert_eq!(pattern_degree(&pattern, &kernel.shared[0].dims, ScalarType::F32, kernel.launch.block), counters.bank_conflict_max_degree);
+    assert_eq!(counters.bank_conflict_max_degree, 1);
 }

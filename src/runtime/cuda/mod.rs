@@ -19,7 +19,7 @@
 //! GPU is out of memory, or a previous fault broke the context) the device prints what failed
 //! and ends the process with status 1 rather than let the program go on with wrong data.
 
-mod cache;
+pub(crate) mod cache;
 mod driver;
 
 use std::collections::HashMap;
@@ -467,6 +467,10 @@ fn save_source(stem: &str, source: &str) -> Result<PathBuf, String> {
 impl Device for CudaDevice {
     fn name(&self) -> &str {
         "cuda"
+    }
+
+    fn model(&self) -> String {
+        self.label.clone()
     }
 
     fn allocate(&mut self, bytes: u64) -> DeviceAlloc {

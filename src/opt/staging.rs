@@ -1,0 +1,1100 @@
+//! Shared-memory staging: for a mapped grid kernel whose read-only arrays are reused within a
+//! block (stencil neighbours, a vector every thread scans) or read as columns, make a second
+//! grid kernel, `<name>_staged`, whose threads first copy each selected group's per-block
+//! footprint into a `__shared__` tile cooperatively (coalesced, innermost tile dim fastest),
+//! wait at a barrier, then read the tile instead of global memory.
+//!
+//! The pass owns the *selection* (which groups of `analysis::footprint` are worth a tile and fit
+//! the [`SharedMemoryBudget`]), the *transformation*, and the notes both variants carry for
+//! `yosegi explain`. The analysis says what a block reads; this module decides and rewrites.
+//!
+//! What keeps it correct:
+//! * only arrays the kernel never writes through that param are staged (a written element is
+//!   owned by one thread, reuse 1, and a tile would go stale); the variant lists them in
+//!   `staged_params` and the runtime launches it only when none aliases a written array;
+//! * only loads that every guarded thread executes are rewritten; the others stay global;
+//! * the copy-in loads a tile element only when its global index lies, per dim, in the hull of
+//!   indices the original program reads (a mapped dim: `[start + lo, start + trip - 1 + hi]`), so
+//!   staging never reads memory the program does not; elements outside stay unset and no
+//!   rewritten load reads them;
+//! * copies and barriers run at the top level of the body, outside the guard, so every thread
+//!   of the block reaches every barrier.
+//!
+//! Data swapping: a group that follows a counted loop (`a[k]` in `for k < n`) and does not fit
+//! whole is staged strip by strip. The loop must be a top-level statement of the guarded body
+//! with block-uniform bounds and no `break`/`continue`; the guarded body is split around it:
+//! `if (guard) { before }`, then `for (ks = lo; ks < hi; ks += S) { barrier; copy strip;
+//! barrier; if (guard) { for (k = ks; k < min(ks + S, hi); k++) body } }`, then
+//! `if (guard) { after }` (each guarded part re-runs the dim assignments; locals are per thread
+//! and persist). Written tiles are never copied back: only read-only arrays are staged.
+//!
+//! The estimate is in global sectors per block (see `analysis::footprint`), plus a cost per
+//! warp for each shared-memory access and each barrier; `estimated_ratio` is staged over plain.
+
+use crate::analysis::affine::Affine;
+use crate::analysis::footprint::{self, AccessFootprint, GroupDimKind, ReferenceGroup};
+use crate::diag::Span;
+use crate::ir::*;
+use crate::opt::{PassConfig, StagingMode};
+
+/// How much shared memory a block may use for tiles.
+///
+/// Defaults are for sm_90 (H100/H200): at most 48 KiB of static `__shared__` per block, 228 KiB
+/// per SM of which the CUDA runtime reserves 1 KiB per resident block. We want 8 resident blocks
+/// per SM (8 x 256 threads = 2048, the SM's thread limit) so staging does not cost occupancy:
+/// the per-block budget is `min(48 KiB, 228 KiB / 8 - 1 KiB)` = 28 KiB. Existing shared arrays
+/// (reduction trees) count against it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SharedMemoryBudget {
+    pub static_per_block: u32,
+    pub per_sm: u32,
+    pub reserved_per_block: u32,
+    pub resident_blocks_wanted: u32,
+}
+
+impl Default for SharedMemoryBudget {
+    fn default() -> Self {
+        SharedMemoryBudget { static_per_block: 48 * 1024, per_sm: 228 * 1024, reserved_per_block: 1024, resident_blocks_wanted: 8 }
+    }
+}
+
+impl SharedMemoryBudget {
+    /// Bytes of shared memory one block may use.
+    pub fn per_block(&self) -> u32 {
+        let share = self.per_sm / self.resident_blocks_wanted.max(1);
+        self.static_per_block.min(share.saturating_sub(self.reserved_per_block))
+    }
+}
+
+/// Sector-equivalents one warp's shared-memory access costs in the estimate: one wavefront,
+/// without the tag lookup and address coalescing a global request (even an L1 hit) goes through,
+/// so half of the one sector a broadcast global load costs.
+const SHARED_ACCESS_COST: f64 = 0.5;
+/// Sector-equivalents one warp's barrier costs in the estimate.
+const BARRIER_COST: f64 = 2.0;
+
+/// Adds a staged variant after every plain grid kernel where staging applies (see the module
+/// doc), and writes the analysis into the plain variant's notes.
+pub fn stage_module(module: &mut Module, config: &PassConfig) {
+    let plain: Vec<Handle<GridKernel>> = module
+        .grid_kernels
+        .iter()
+        .filter(|(_, g)| g.variant.kind == VariantKind::Global)
+        .filter(|(_, g)| module.variants_of(g.source).iter().all(|v| module.grid_kernels[*v].variant.kind == VariantKind::Global))
+        .map(|(h, _)| h)
+        .collect();
+    for h in plain {
+        let grid = &module.grid_kernels[h];
+        let space_dims = module.kernels[grid.source].space.len();
+        let Some(fp) = footprint::analyse(grid, space_dims) else { continue };
+        let plan = plan_staging(grid, &fp, config);
+        let staged = (config.staging != StagingMode::Off && !plan.tiles.is_empty() && (config.staging == StagingMode::Force || plan.estimated_ratio < 1.0))
+            .then(|| stage_kernel(grid, &fp, &plan));
+        let mut notes = plan.analysis_notes.clone();
+        notes.extend(plan.decision_notes.iter().cloned());
+        notes.push(match (&staged, config.staging) {
+            (_, StagingMode::Off) => "staging is off: no staged variant".to_string(),
+            (None, _) if plan.tiles.is_empty() => "no staged variant".to_string(),
+            (None, _) => format!("no staged variant: estimated {:.2}x the plain variant's memory cost (no gain)", plan.estimated_ratio),
+            (Some(s), _) => format!("staged variant {} estimated at {:.2}x the plain variant's memory cost", s.name, plan.estimated_ratio),
+        });
+        module.grid_kernels[h].variant.notes.extend(notes);
+        if let Some(s) = staged {
+            module.grid_kernels.append(s);
+        }
+    }
+}
+
+/// A selected group and its tile.
+#[derive(Clone, Debug)]
+pub struct StagedTile {
+    pub group: usize,
+    /// Tile extent per array dim (loop dims of a strip-mined loop: strip length plus halo).
+    pub dims: Vec<u32>,
+    /// Whether the tile is refilled per strip of the data-swapped loop.
+    pub per_strip: bool,
+}
+
+impl StagedTile {
+    fn bytes(&self, elem: ScalarType) -> u64 {
+        self.dims.iter().map(|&d| d as u64).product::<u64>() * elem.size_bytes() as u64
+    }
+}
+
+/// The data-swapped loop: `footprint.loops[lp]` runs in strips of `strip` iterations.
+#[derive(Clone, Copy, Debug)]
+pub struct StripPlan {
+    pub lp: usize,
+    pub strip: u32,
+}
+
+/// What the pass decided for one kernel.
+#[derive(Clone, Debug, Default)]
+pub struct StagingPlan {
+    pub tiles: Vec<StagedTile>,
+    pub strip: Option<StripPlan>,
+    /// One line per group and per rejected read.
+    pub analysis_notes: Vec<String>,
+    /// What is staged and what is not, and why.
+    pub decision_notes: Vec<String>,
+    pub estimated_ratio: f64,
+}
+
+enum TileShape {
+    /// The whole footprint, loaded once before the guard.
+    Whole(Vec<u32>),
+    /// Follows a strip-mined loop: extents with the loop dim left for the strip length.
+    Strip { lp: usize, loop_dim: usize, other: Vec<u32> },
+}
+
+fn group_bytes_per_unit(g: &ReferenceGroup, other: &[u32], loop_dim: usize) -> (u64, u64) {
+    let unit: u64 = other.iter().enumerate().filter(|(d, _)| *d != loop_dim).map(|(_, &e)| e as u64).product::<u64>() * g.elem.size_bytes() as u64;
+    let halo = (g.dims[loop_dim].hi - g.dims[loop_dim].lo) as u64;
+    (unit, unit * halo)
+}
+
+/// Chooses the groups to stage (see [`StagingMode`]) and estimates the staged variant.
+pub fn plan_staging(grid: &GridKernel, fp: &AccessFootprint, config: &PassConfig) -> StagingPlan {
+    let mut plan = StagingPlan { estimated_ratio: 1.0, ..Default::default() };
+    let elem_name = |t: ScalarType| t.c_name().to_string();
+    for g in &fp.groups {
+        let refs = if g.refs.len() == 1 { "1 ref".to_string() } else { format!("{} refs", g.refs.len()) };
+        let verb = if g.refs.len() == 1 { "forms" } else { "form" };
+        let unknown: Vec<String> = g
+            .dims
+            .iter()
+            .filter_map(|d| match d.kind {
+                GroupDimKind::Loop { lp } if fp.loops[lp].trip.is_none() => Some(format!(
+                    " (loop {} trip unknown, taken as {})",
+                    grid.body.locals[fp.loops[lp].var].name,
+                    footprint::UNKNOWN_TRIP_ESTIMATE
+                )),
+                _ => None,
+            })
+            .collect();
+        let extents: Vec<String> = extents_estimate(grid, fp, g).iter().map(|e| e.to_string()).collect();
+        plan.analysis_notes.push(format!(
+            "{}: {} {} {} one group, halo {}; block footprint {} {}s ({} B){}, {} accesses -> reuse {:.1}{}",
+            grid.params[g.param as usize].name,
+            refs,
+            fp.group_pattern(grid, g),
+            verb,
+            AccessFootprint::halo_text(g),
+            extents.join("x"),
+            elem_name(g.elem),
+            g.footprint_elems * g.elem.size_bytes() as u64,
+            unknown.concat(),
+            g.accesses,
+            g.reuse(),
+            if g.uncoalesced(&grid.axes) { ", uncoalesced (column access)" } else { "" }
+        ));
+    }
+    plan.analysis_notes.extend(fp.rejections.iter().cloned());
+
+    let existing: u64 = grid.shared.iter().map(|s| s.dims.iter().map(|&d| d as u64).product::<u64>() * s.elem.size_bytes() as u64).sum();
+    let budget = config.shared.per_block() as u64;
+    let mut left = budget.saturating_sub(existing);
+    let threads = fp.threads_per_block;
+
+    // Most global traffic saved first: sectors the group's loads cost, less the copy and the
+    // shared-memory accesses that replace them.
+    let benefit = |g: &ReferenceGroup| {
+        g.plain_sectors - (g.footprint_elems * g.elem.size_bytes() as u64) as f64 / 32.0 - g.accesses as f64 / 32.0 * SHARED_ACCESS_COST
+    };
+    let mut order: Vec<usize> = (0..fp.groups.len()).collect();
+    order.sort_by(|a, b| benefit(&fp.groups[*b]).total_cmp(&benefit(&fp.groups[*a])));
+    let mut strip_groups: Vec<(usize, usize, Vec<u32>)> = Vec::new();
+    let mut strip_lp: Option<usize> = None;
+    for gi in order {
+        let g = &fp.groups[gi];
+        let name = &grid.params[g.param as usize].name;
+        let pattern = fp.group_pattern(grid, g);
+        if config.staging != StagingMode::Force && g.reuse() <= 1.0 && !g.uncoalesced(&grid.axes) {
+            plan.decision_notes.push(format!("{pattern}: each element read once per block and coalesced: not staged"));
+            continue;
+        }
+        let shape = match tile_shape(grid, fp, g) {
+            Ok(s) => s,
+            Err(why) => {
+                plan.decision_notes.push(format!("{pattern}: not staged: {why}"));
+                continue;
+            }
+        };
+        let whole_bytes = match &shape {
+            TileShape::Whole(dims) => Some(dims.iter().map(|&d| d as u64).product::<u64>() * g.elem.size_bytes() as u64),
+            TileShape::Strip { .. } => None,
+        };
+        match (shape, whole_bytes) {
+            (TileShape::Whole(dims), Some(bytes)) if bytes <= left => {
+                left -= bytes;
+                plan.decision_notes.push(format!("staged {name} ({pattern}) as tile {} ({bytes} B per block)", dims_text(&dims)));
+                plan.tiles.push(StagedTile { group: gi, dims, per_strip: false });
+            }
+            (TileShape::Whole(dims), Some(bytes)) => {
+                // A loop dim that does not fit whole may still be swapped in strips.
+                let strip_shape = loop_strip_shape(grid, fp, g, &dims);
+                match strip_shape {
+                    Some(TileShape::Strip { lp, loop_dim, other }) if strip_lp.is_none_or(|l| l == lp) => {
+                        strip_lp = Some(lp);
+                        strip_groups.push((gi, loop_dim, other));
+                    }
+                    _ => plan.decision_notes.push(format!(
+                        "{pattern}: not staged: its tile {} needs {bytes} B, over the {left} B left of the {budget} B budget",
+                        dims_text(&dims)
+                    )),
+                }
+            }
+            (TileShape::Strip { lp, loop_dim, other }, _) => {
+                if strip_lp.is_none_or(|l| l == lp) {
+                    strip_lp = Some(lp);
+                    strip_groups.push((gi, loop_dim, other));
+                } else {
+                    plan.decision_notes.push(format!("{pattern}: not staged: only one loop per kernel is strip-mined"));
+                }
+            }
+            (TileShape::Whole(_), None) => {}
+        }
+    }
+    if let Some(lp) = strip_lp {
+        // Strip length for the groups kept; the least beneficial go until a strip of 32 fits.
+        let strip_for = |groups: &[(usize, usize, Vec<u32>)]| {
+            let (unit, halo): (u64, u64) = groups
+                .iter()
+                .map(|(gi, loop_dim, other)| group_bytes_per_unit(&fp.groups[*gi], other, *loop_dim))
+                .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+            let fit = left.saturating_sub(halo) / unit.max(1);
+            let cap = 4 * threads as u64;
+            if fit >= threads as u64 { (fit.min(cap) / threads as u64) * threads as u64 } else { (fit / 32) * 32 }
+        };
+        let mut strip = strip_for(&strip_groups);
+        while strip == 0 && !strip_groups.is_empty() {
+            let (gi, _, _) = strip_groups.pop().expect("not empty");
+            plan.decision_notes.push(format!(
+                "{}: not staged: with it not even a strip of 32 fits the {left} B left",
+                fp.group_pattern(grid, &fp.groups[gi])
+            ));
+            strip = strip_for(&strip_groups);
+        }
+        let var = &grid.body.locals[fp.loops[lp].var].name;
+        if strip > 0 {
+            plan.strip = Some(StripPlan { lp, strip: strip as u32 });
+            plan.decision_notes.push(format!("data swapping: loop {var} runs in strips of {strip}, each strip's data copied in between two barriers"));
+            for (gi, loop_dim, other) in strip_groups {
+                let g = &fp.groups[gi];
+                let mut dims = other.clone();
+                dims[loop_dim] = strip as u32 + (g.dims[loop_dim].hi - g.dims[loop_dim].lo) as u32;
+                let tile = StagedTile { group: gi, dims, per_strip: true };
+                plan.decision_notes.push(format!(
+                    "staged {} ({}) as tile {} ({} B per block), refilled per strip of {var}",
+                    grid.params[g.param as usize].name,
+                    fp.group_pattern(grid, g),
+                    dims_text(&tile.dims),
+                    tile.bytes(g.elem)
+                ));
+                plan.tiles.push(tile);
+            }
+        }
+    }
+    if !plan.tiles.is_empty() {
+        plan.decision_notes.push("only read-only arrays are staged: tiles are never copied back".to_string());
+    }
+    plan.estimated_ratio = estimate(fp, &plan);
+    plan
+}
+
+fn dims_text(dims: &[u32]) -> String {
+    dims.iter().map(|d| format!("[{d}]")).collect()
+}
+
+/// Per dim the footprint extent as the analysis estimates it.
+fn extents_estimate(grid: &GridKernel, fp: &AccessFootprint, g: &ReferenceGroup) -> Vec<u64> {
+    g.dims
+        .iter()
+        .map(|d| {
+            let halo = (d.hi - d.lo) as u64;
+            match d.kind {
+                GroupDimKind::Thread { binding } => footprint::block_extent(grid, binding) as u64 + halo,
+                GroupDimKind::Loop { lp } => fp.loops[lp].trip_estimate() as u64 + halo,
+                GroupDimKind::Uniform { .. } => halo + 1,
+            }
+        })
+        .collect()
+}
+
+/// The tile a group needs, or why it cannot have one.
+fn tile_shape(grid: &GridKernel, fp: &AccessFootprint, g: &ReferenceGroup) -> Result<TileShape, String> {
+    if let ParamKind::Array { dims, .. } = &grid.params[g.param as usize].kind {
+        if dims.iter().skip(1).any(Option::is_none) {
+            return Err("an inner dim of the array has no known extent".to_string());
+        }
+    }
+    let loop_dims: Vec<usize> = g.dims.iter().enumerate().filter(|(_, d)| matches!(d.kind, GroupDimKind::Loop { .. })).map(|(i, _)| i).collect();
+    let mut dims = Vec::new();
+    for d in &g.dims {
+        let halo = (d.hi - d.lo) as u32;
+        dims.push(match d.kind {
+            GroupDimKind::Thread { binding } => footprint::block_extent(grid, binding) + halo,
+            GroupDimKind::Uniform { .. } => halo + 1,
+            GroupDimKind::Loop { lp } => match fp.loops[lp].trip {
+                Some(t) if (0..=1 << 20).contains(&t) => (t as u32).max(1) + halo,
+                _ => 0,
+            },
+        });
+    }
+    if dims.contains(&0) {
+        return match loop_dims[..] {
+            [_] => loop_strip_shape(grid, fp, g, &dims).ok_or_else(|| "its loop is not a top-level loop of the kernel body, so it cannot be strip-mined".to_string()),
+            _ => Err("it follows more than one sequential loop of unknown trip".to_string()),
+        };
+    }
+    Ok(TileShape::Whole(dims))
+}
+
+/// The strip-mined shape of a group with exactly one loop dim, when that loop can be swapped.
+fn loop_strip_shape(_grid: &GridKernel, fp: &AccessFootprint, g: &ReferenceGroup, dims: &[u32]) -> Option<TileShape> {
+    let loop_dims: Vec<(usize, usize)> = g
+        .dims
+        .iter()
+        .enumerate()
+        .filter_map(|(i, d)| match d.kind {
+            GroupDimKind::Loop { lp } => Some((i, lp)),
+            _ => None,
+        })
+        .collect();
+    let [(loop_dim, lp)] = loop_dims[..] else { return None };
+    let l = &fp.loops[lp];
+    (l.top_level_position.is_some() && l.enclosing.is_empty()).then(|| TileShape::Strip { lp, loop_dim, other: dims.to_vec() })
+}
+
+/// Staged cost over plain cost, in sector-equivalents per block.
+fn estimate(fp: &AccessFootprint, plan: &StagingPlan) -> f64 {
+    if plan.tiles.is_empty() || fp.plain_sectors <= 0.0 {
+        return 1.0;
+    }
+    let warps = fp.threads_per_block.div_ceil(32) as f64;
+    let mut staged = fp.plain_sectors;
+    let mut barriers = 0.0;
+    if plan.tiles.iter().any(|t| !t.per_strip) {
+        barriers += 1.0;
+    }
+    for t in &plan.tiles {
+        let g = &fp.groups[t.group];
+        staged -= g.plain_sectors;
+        staged += g.accesses as f64 / 32.0 * SHARED_ACCESS_COST;
+        let copied = if t.per_strip {
+            let s = plan.strip.expect("per-strip tiles have a strip");
+            let l = &fp.loops[s.lp];
+            let strips = (l.trip_estimate() as f64 / s.strip as f64).ceil().max(1.0);
+            // Per strip: the other dims' extents times the iterations it covers plus the halo.
+            let loop_dim = g.dims.iter().position(|d| matches!(d.kind, GroupDimKind::Loop { lp } if lp == s.lp)).unwrap_or(0);
+            let halo = (g.dims[loop_dim].hi - g.dims[loop_dim].lo) as f64;
+            let other: f64 = t.dims.iter().enumerate().filter(|(d, _)| *d != loop_dim).map(|(_, &e)| e as f64).product();
+            barriers = 2.0 * strips;
+            other * (l.trip_estimate() as f64 + halo * strips)
+        } else {
+            t.dims.iter().map(|&d| d as f64).product()
+        };
+        staged += copied * g.elem.size_bytes() as f64 / 32.0;
+    }
+    staged += barriers * warps * BARRIER_COST;
+    staged / fp.plain_sectors
+}
+
+/// Builds the `_staged` variant of `grid` that `plan` describes.
+pub fn stage_kernel(grid: &GridKernel, fp: &AccessFootprint, plan: &StagingPlan) -> GridKernel {
+    let mut out = grid.clone();
+    out.name = format!("{}_staged", grid.name);
+    let mut staged_params: Vec<u32> = plan.tiles.iter().map(|t| fp.groups[t.group].param).collect();
+    staged_params.sort_unstable();
+    staged_params.dedup();
+    out.variant = VariantInfo { kind: VariantKind::Staged, estimated_ratio: plan.estimated_ratio, notes: plan.decision_notes.clone(), staged_params };
+    out.variant.notes.push(format!("estimated at {:.2}x the plain variant's memory cost", plan.estimated_ratio));
+
+    let mut e = Emitter { grid: &mut out, block: grid.launch.block };
+    let threads = grid.launch.block.iter().product::<u32>() as i64;
+    let t_local = e.local("_st_t", ScalarType::I64);
+    let elem_local = e.local("_st_e", ScalarType::I64);
+    let ks_local = plan.strip.map(|_| e.local("_st_ks", ScalarType::I64));
+    let mut head = Vec::new();
+    let linear = e.linear_thread_id();
+    head.push(Stmt::Assign { local: t_local, value: linear });
+
+    let mut tile_arrays = Vec::new();
+    for t in &plan.tiles {
+        let g = &fp.groups[t.group];
+        let n = e.grid.shared.len() as u32;
+        e.grid.shared.push(SharedArray { name: format!("{}_tile", grid.params[g.param as usize].name), elem: g.elem, dims: t.dims.clone() });
+        tile_arrays.push(n);
+    }
+
+    // Rewrite every reference of every staged group to its tile.
+    for (t, &n) in plan.tiles.iter().zip(&tile_arrays) {
+        let g = &fp.groups[t.group];
+        for &r in &g.refs {
+            let reference = &fp.references[r];
+            let mut indices = Vec::new();
+            for (d, s) in g.dims.iter().zip(&reference.subscripts) {
+                let shift = subscript_offset(s) - d.lo;
+                let base = match d.kind {
+                    GroupDimKind::Thread { binding } => {
+                        let tid = e.grid.axes[binding].axis;
+                        e.grid_index(ExprKind::ThreadIdx(tid))
+                    }
+                    GroupDimKind::Uniform { .. } => e.int64(0),
+                    GroupDimKind::Loop { lp } => {
+                        let var = e.local_value(fp.loops[lp].var);
+                        let origin = match (plan.strip, ks_local) {
+                            (Some(s), Some(ks)) if s.lp == lp => e.local_value(ks),
+                            _ => e.affine(&fp.loops[lp].start),
+                        };
+                        e.bin(BinaryOp::Sub, var, origin)
+                    }
+                };
+                indices.push(e.offset(base, shift));
+            }
+            e.grid.body.exprs[reference.expr].kind = ExprKind::Load { array: ArrayRef::Shared(n), indices };
+        }
+    }
+
+    // Copy-ins of whole tiles, before the guard.
+    let mut whole_copies = Vec::new();
+    let mut strip_copies = Vec::new();
+    for (t, &n) in plan.tiles.iter().zip(&tile_arrays) {
+        let copy = e.copy_in(fp, &fp.groups[t.group], t, n, t_local, elem_local, ks_local.filter(|_| t.per_strip), threads);
+        if t.per_strip {
+            strip_copies.extend(copy);
+        } else {
+            whole_copies.extend(copy);
+        }
+    }
+    let mut block: Vec<Stmt> = grid.body.block[..fp.guard_position].to_vec();
+    block.extend(head);
+    if !whole_copies.is_empty() {
+        block.extend(whole_copies);
+        block.push(Stmt::Barrier);
+    }
+    let Stmt::If { cond: guard, then, .. } = &grid.body.block[fp.guard_position] else {
+        unreachable!("the analysis found the guard here")
+    };
+    match (plan.strip, ks_local) {
+        (Some(s), Some(ks)) => {
+            let l = &fp.loops[s.lp];
+            let pos = l.top_level_position.expect("strip-mined loops are top-level");
+            let dims = then[..fp.dim_assignments].to_vec();
+            let before = then[..pos].to_vec();
+            let after: Vec<Stmt> = dims.iter().cloned().chain(then[pos + 1..].iter().cloned()).collect();
+            let Stmt::Loop { body, continuing, .. } = &then[pos] else { unreachable!("the analysis found a loop here") };
+            let start = e.affine(&l.start);
+            let end = e.affine(&l.end);
+            let var_ty = e.grid.body.locals[l.var].ty;
+            // for (k = ks; k < min(ks + S, end); k++) body
+            let ks_e = e.local_value(ks);
+            let strip_len = e.int64(s.strip as i64);
+            let strip_end = e.bin(BinaryOp::Add, ks_e, strip_len);
+            let inner_end = e.bin(BinaryOp::Min, strip_end, end);
+            let k_value = e.local_value(l.var);
+            let k_wide = e.cast(k_value, ScalarType::I64);
+            let inner_cond = e.bin(BinaryOp::Lt, k_wide, inner_end);
+            let k_start = e.cast(ks_e, var_ty);
+            let k_end = e.cast(inner_end, var_ty);
+            let inner_loop = Stmt::Loop {
+                cond: Some(inner_cond),
+                test_first: true,
+                body: body.clone(),
+                continuing: continuing.clone(),
+                range: Some(LoopRange { var: l.var, start: k_start, end: k_end, step: 1 }),
+            };
+            let mut strip_guarded = dims.clone();
+            strip_guarded.push(Stmt::Assign { local: l.var, value: k_start });
+            strip_guarded.push(inner_loop);
+            let mut strip_body = vec![Stmt::Barrier];
+            strip_body.extend(strip_copies);
+            strip_body.push(Stmt::Barrier);
+            strip_body.push(Stmt::If { cond: *guard, then: strip_guarded, otherwise: Vec::new() });
+            let outer_cond = e.bin(BinaryOp::Lt, ks_e, end);
+            let next = e.bin(BinaryOp::Add, ks_e, strip_len);
+            block.push(Stmt::If { cond: *guard, then: before, otherwise: Vec::new() });
+            block.push(Stmt::Assign { local: ks, value: start });
+            block.push(Stmt::Loop { cond: Some(outer_cond), test_first: true, body: strip_body, continuing: vec![Stmt::Assign { local: ks, value: next }], range: None });
+            block.push(Stmt::If { cond: *guard, then: after, otherwise: Vec::new() });
+        }
+        _ => block.push(grid.body.block[fp.guard_position].clone()),
+    }
+    block.extend(grid.body.block[fp.guard_position + 1..].iter().cloned());
+    out.body.block = block;
+    crate::opt::fold::fold_body(&mut out.body);
+    out
+}
+
+fn subscript_offset(s: &footprint::TileSubscript) -> i64 {
+    match &s.form {
+        footprint::SubscriptForm::Thread { offset, .. } | footprint::SubscriptForm::Loop { offset, .. } | footprint::SubscriptForm::Uniform { offset, .. } => *offset,
+    }
+}
+
+/// Builds expressions in the staged kernel's arena (all index arithmetic in `long long`).
+struct Emitter<'a> {
+    grid: &'a mut GridKernel,
+    block: [u32; 3],
+}
+
+impl Emitter<'_> {
+    fn expr(&mut self, kind: ExprKind, ty: ScalarType) -> Handle<Expr> {
+        self.grid.body.add_expr(kind, ty, Span::default())
+    }
+    fn int64(&mut self, v: i64) -> Handle<Expr> {
+        self.expr(ExprKind::ConstInt(v), ScalarType::I64)
+    }
+    fn bin(&mut self, op: BinaryOp, lhs: Handle<Expr>, rhs: Handle<Expr>) -> Handle<Expr> {
+        let ty = match op {
+            BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge | BinaryOp::Eq | BinaryOp::Ne | BinaryOp::LogAnd | BinaryOp::LogOr => {
+                ScalarType::Bool
+            }
+            _ => self.grid.body.exprs[lhs].ty,
+        };
+        self.expr(ExprKind::Binary { op, lhs, rhs }, ty)
+    }
+    fn cast(&mut self, arg: Handle<Expr>, ty: ScalarType) -> Handle<Expr> {
+        if self.grid.body.exprs[arg].ty == ty { arg } else { self.expr(ExprKind::Cast { arg }, ty) }
+    }
+    /// `base + c`, written `base - |c|` for a negative `c` and `base` for zero.
+    fn offset(&mut self, base: Handle<Expr>, c: i64) -> Handle<Expr> {
+        match c {
+            0 => base,
+            c if c < 0 => {
+                let k = self.int64(-c);
+                self.bin(BinaryOp::Sub, base, k)
+            }
+            c => {
+                let k = self.int64(c);
+                self.bin(BinaryOp::Add, base, k)
+            }
+        }
+    }
+    fn grid_index(&mut self, kind: ExprKind) -> Handle<Expr> {
+        let e = self.expr(kind, ScalarType::I32);
+        self.cast(e, ScalarType::I64)
+    }
+    fn local(&mut self, name: &str, ty: ScalarType) -> Handle<Local> {
+        let span = self.grid.span;
+        self.grid.body.locals.append(Local { name: name.to_string(), ty, array_dims: None, kind: LocalKind::Var, span })
+    }
+    fn local_value(&mut self, l: Handle<Local>) -> Handle<Expr> {
+        let ty = self.grid.body.locals[l].ty;
+        let v = self.expr(ExprKind::Local(l), ty);
+        self.cast(v, ScalarType::I64)
+    }
+    /// `threadIdx.x + bx * threadIdx.y + bx * by * threadIdx.z`, without the axes of extent 1.
+    fn linear_thread_id(&mut self) -> Handle<Expr> {
+        let mut id = self.grid_index(ExprKind::ThreadIdx(Axis::X));
+        let mut below = self.block[0] as i64;
+        for (axis, extent) in [(Axis::Y, self.block[1]), (Axis::Z, self.block[2])] {
+            if extent > 1 {
+                let t = self.grid_index(ExprKind::ThreadIdx(axis));
+                let scale = self.int64(below);
+                let term = self.bin(BinaryOp::Mul, t, scale);
+                id = self.bin(BinaryOp::Add, id, term);
+            }
+            below *= extent as i64;
+        }
+        id
+    }
+    /// A params-only affine form as a `long long` expression.
+    fn affine(&mut self, form: &Affine) -> Handle<Expr> {
+        let mut sum: Option<Handle<Expr>> = None;
+        for (c, m) in &form.terms {
+            let mut product = (*c != 1).then(|| self.int64(*c));
+            for &p in &m.params {
+                let ty = match self.grid.params[p as usize].kind {
+                    ParamKind::Scalar(t) => t,
+                    ParamKind::Array { .. } => ScalarType::I64,
+                };
+                let v = self.expr(ExprKind::Param(p), ty);
+                let v = self.cast(v, ScalarType::I64);
+                product = Some(match product {
+                    None => v,
+                    Some(q) => self.bin(BinaryOp::Mul, q, v),
+                });
+            }
+            let product = product.unwrap_or_else(|| self.int64(*c));
+            sum = Some(match sum {
+                None => product,
+                Some(s) => self.bin(BinaryOp::Add, s, product),
+            });
+        }
+        match sum {
+            None => self.int64(form.constant),
+            Some(s) => self.offset(s, form.constant),
+        }
+    }
+
+    /// `lo <= address(element) <= hi`, where `[lo, hi]` is the range of linear element offsets
+    /// the group's references read over the whole launch.
+    fn linear_range_check(&mut self, fp: &AccessFootprint, g: &ReferenceGroup, extremes: &[(Handle<Expr>, Handle<Expr>, Handle<Expr>)]) -> Handle<Expr> {
+        let row_strides = self.row_strides(g.param);
+        let strides: Vec<Handle<Expr>> = g
+            .dims
+            .iter()
+            .map(|d| {
+                let row = row_strides[d.array_dim];
+                match d.stride.as_constant() {
+                    Some(1) => row,
+                    _ => {
+                        let s = self.affine(&d.stride);
+                        self.bin(BinaryOp::Mul, row, s)
+                    }
+                }
+            })
+            .collect();
+        let dot = |e: &mut Self, values: &mut dyn Iterator<Item = Handle<Expr>>| {
+            let mut sum: Option<Handle<Expr>> = None;
+            for (v, &s) in values.zip(&strides) {
+                let term = e.bin(BinaryOp::Mul, s, v);
+                sum = Some(match sum {
+                    None => term,
+                    Some(acc) => e.bin(BinaryOp::Add, acc, term),
+                });
+            }
+            sum.expect("a group has dims")
+        };
+        let element = dot(self, &mut extremes.iter().map(|x| x.0));
+        let first = dot(self, &mut extremes.iter().map(|x| x.1));
+        let last = dot(self, &mut extremes.iter().map(|x| x.2));
+        let mut low: Option<Handle<Expr>> = None;
+        let mut high: Option<Handle<Expr>> = None;
+        for &r in &g.refs {
+            let offsets: Vec<Handle<Expr>> = fp.references[r].subscripts.iter().map(|s| self.int64(subscript_offset(s))).collect();
+            let shift = dot(self, &mut offsets.into_iter());
+            low = Some(low.map_or(shift, |l| self.bin(BinaryOp::Min, l, shift)));
+            high = Some(high.map_or(shift, |h| self.bin(BinaryOp::Max, h, shift)));
+        }
+        let lo = self.bin(BinaryOp::Add, first, low.expect("a group has references"));
+        let hi = self.bin(BinaryOp::Add, last, high.expect("a group has references"));
+        let ge = self.bin(BinaryOp::Ge, element, lo);
+        let le = self.bin(BinaryOp::Le, element, hi);
+        self.bin(BinaryOp::LogAnd, ge, le)
+    }
+
+    /// Per array dim of param `p`, its elements' distance in the row-major layout (the product
+    /// of the inner dims' extents; `tile_shape` refuses arrays with an unknown inner dim).
+    fn row_strides(&mut self, p: u32) -> Vec<Handle<Expr>> {
+        let dims = match &self.grid.params[p as usize].kind {
+            ParamKind::Array { dims, .. } => dims.clone(),
+            ParamKind::Scalar(_) => Vec::new(),
+        };
+        let mut strides = vec![self.int64(1); dims.len().max(1)];
+        for a in (0..dims.len().saturating_sub(1)).rev() {
+            let inner = match dims[a + 1] {
+                Some(e) => self.cast(e, ScalarType::I64),
+                None => self.int64(1),
+            };
+            strides[a] = self.bin(BinaryOp::Mul, strides[a + 1], inner);
+        }
+        strides
+    }
+
+    /// The cooperative copy of one tile: `for (e = t; e < ELEMS; e += THREADS)`, tile coordinates
+    /// from `e` (innermost fastest), load when the global index is inside the hull.
+    #[allow(clippy::too_many_arguments)]
+    fn copy_in(
+        &mut self,
+        fp: &AccessFootprint,
+        g: &ReferenceGroup,
+        tile: &StagedTile,
+        shared: u32,
+        t_local: Handle<Local>,
+        e_local: Handle<Local>,
+        strip_start: Option<Handle<Local>>,
+        threads: i64,
+    ) -> Vec<Stmt> {
+        let total: i64 = tile.dims.iter().map(|&d| d as i64).product();
+        let e_value = self.local_value(e_local);
+        let mut coords = Vec::new();
+        let mut stride = total;
+        for (d, &extent) in tile.dims.iter().enumerate() {
+            stride /= extent as i64;
+            let s = self.int64(stride);
+            let q = if stride == 1 { e_value } else { self.bin(BinaryOp::Div, e_value, s) };
+            let c = if d == 0 {
+                q
+            } else {
+                let ext = self.int64(extent as i64);
+                self.bin(BinaryOp::Rem, q, ext)
+            };
+            coords.push(c);
+        }
+        let mut globals: Vec<(usize, Handle<Expr>)> = Vec::new();
+        let mut inside: Option<Handle<Expr>> = None;
+        // Per tile dim: the element's coordinate, and the first and last value of its variable.
+        let mut extremes: Vec<(Handle<Expr>, Handle<Expr>, Handle<Expr>)> = Vec::new();
+        for (d, gd) in g.dims.iter().enumerate() {
+            let (origin, hull) = match &gd.kind {
+                GroupDimKind::Thread { binding } => {
+                    let b = self.grid.axes[*binding].clone();
+                    let extent = footprint::block_extent(self.grid, *binding) as i64;
+                    let bid = self.grid_index(ExprKind::BlockIdx(b.axis));
+                    let bdim = self.int64(extent);
+                    let first = self.bin(BinaryOp::Mul, bid, bdim);
+                    let origin = self.bin(BinaryOp::Add, b.start, first);
+                    let end = self.bin(BinaryOp::Add, b.start, b.trip);
+                    let last = self.offset(end, -1);
+                    (origin, Some((b.start, last)))
+                }
+                GroupDimKind::Loop { lp } => {
+                    let l = &fp.loops[*lp];
+                    let origin = match strip_start {
+                        Some(ks) => self.local_value(ks),
+                        None => self.affine(&l.start),
+                    };
+                    let start = self.affine(&l.start);
+                    let end = self.affine(&l.end);
+                    let last = self.offset(end, -1);
+                    (origin, Some((start, last)))
+                }
+                GroupDimKind::Uniform { base } => (self.affine(base), None),
+            };
+            let at = self.offset(origin, gd.lo);
+            let global = self.bin(BinaryOp::Add, at, coords[d]);
+            let (var_first, var_last) = hull.unwrap_or((origin, origin));
+            extremes.push((global, var_first, var_last));
+            if let Some((first, last)) = hull {
+                let first = self.offset(first, gd.lo);
+                let last = self.offset(last, gd.hi);
+                let ge = self.bin(BinaryOp::Ge, global, first);
+                let le = self.bin(BinaryOp::Le, global, last);
+                let both = self.bin(BinaryOp::LogAnd, ge, le);
+                inside = Some(match inside {
+                    None => both,
+                    Some(prev) => self.bin(BinaryOp::LogAnd, prev, both),
+                });
+            }
+            let scaled = match gd.stride.as_constant() {
+                Some(1) => global,
+                _ => {
+                    let stride = self.affine(&gd.stride);
+                    self.bin(BinaryOp::Mul, stride, global)
+                }
+            };
+            // Tile dims of one array dim (a linearised index) add up to its subscript.
+            match globals.last_mut() {
+                Some((array_dim, sum)) if *array_dim == gd.array_dim => *sum = self.bin(BinaryOp::Add, *sum, scaled),
+                _ => globals.push((gd.array_dim, scaled)),
+            }
+        }
+        // With a halo in two or more dims the box has corners no reference reads, and in a
+        // row-major (or linearised) array a corner can fall outside the range of addresses the
+        // kernel touches (`a[j][i-1]` at i = 0 reads the previous row's end, the corner
+        // `a[j-1][i-1]` at j = 0 lies before the array): load only inside that address range.
+        if g.dims.iter().filter(|d| d.hi > d.lo).count() >= 2 {
+            let range = self.linear_range_check(fp, g, &extremes);
+            inside = Some(match inside {
+                None => range,
+                Some(prev) => self.bin(BinaryOp::LogAnd, prev, range),
+            });
+        }
+        let indices = globals.into_iter().map(|(_, index)| index).collect();
+        let value = self.expr(ExprKind::Load { array: ArrayRef::Param(g.param), indices }, g.elem);
+        let store = Stmt::Store { array: ArrayRef::Shared(shared), indices: coords, value, span: Span::default() };
+        let copy = match inside {
+            Some(cond) => Stmt::If { cond, then: vec![store], otherwise: Vec::new() },
+            None => store,
+        };
+        let t_value = self.local_value(t_local);
+        let total_e = self.int64(total);
+        let more = self.bin(BinaryOp::Lt, e_value, total_e);
+        let step = self.int64(threads);
+        let next = self.bin(BinaryOp::Add, e_value, step);
+        vec![
+            Stmt::Assign { local: e_local, value: t_value },
+            Stmt::Loop { cond: Some(more), test_first: true, body: vec![copy], continuing: vec![Stmt::Assign { local: e_local, value: next }], range: None },
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::footprint::tests as shapes;
+    use crate::analysis::testing::{B, array_param, kernel, scalar_param};
+    use crate::runtime::device::{Device, DeviceParam, Launch};
+
+    fn config(staging: StagingMode) -> PassConfig {
+        PassConfig { staging, ..PassConfig::default() }
+    }
+
+    /// Runs the whole pipeline on one kernel; returns the module (plain variant first).
+    fn compile(k: Kernel, config: &PassConfig) -> Module {
+        let mut m = Module::default();
+        m.kernels.append(k);
+        crate::opt::run_passes(&mut m, config).expect("passes verify");
+        m
+    }
+
+    fn variant(m: &Module, kind: VariantKind) -> Option<&GridKernel> {
+        m.grid_kernels.iter().map(|(_, g)| g).find(|g| g.variant.kind == kind)
+    }
+
+    /// Runs `g` on the simulator: scalar params from `ints` in order, array params (`f64`) from
+    /// `arrays` in order; returns the arrays after the launch.
+    fn simulate(m: &Module, g: &GridKernel, ints: &[i64], arrays: &[Vec<f64>]) -> Vec<Vec<f64>> {
+        let mut device = crate::runtime::sim::SimDevice::new();
+        let mut params = Vec::new();
+        let mut allocs = Vec::new();
+        let (mut next_int, mut next_array) = (0, 0);
+        for p in &g.params {
+            match p.kind {
+                ParamKind::Scalar(_) => {
+                    params.push(DeviceParam::Value(ParamValue::Int(ints[next_int])));
+                    next_int += 1;
+                }
+                ParamKind::Array { .. } => {
+                    let bytes: Vec<u8> = arrays[next_array].iter().flat_map(|v| v.to_le_bytes()).collect();
+                    let a = device.allocate(bytes.len() as u64);
+                    device.copy_to_device(a, 0, &bytes);
+                    allocs.push((a, bytes.len()));
+                    params.push(DeviceParam::Array { alloc: a, offset: 0 });
+                    next_array += 1;
+                }
+            }
+        }
+        device.launch(&Launch { module: m, kernel: g, params }).unwrap_or_else(|f| panic!("{}: {}", g.name, f.message));
+        allocs
+            .into_iter()
+            .map(|(a, len)| {
+                let mut bytes = vec![0; len];
+                device.copy_to_host(a, 0, &mut bytes);
+                bytes.chunks(8).map(|c| f64::from_le_bytes(c.try_into().unwrap())).collect()
+            })
+            .collect()
+    }
+
+    /// Plain and staged variants give the same bits; returns the staged variant's notes.
+    fn same_results(k: Kernel, config: &PassConfig, ints: &[i64], arrays: &[Vec<f64>]) -> Vec<String> {
+        let m = compile(k, config);
+        let plain = variant(&m, VariantKind::Global).unwrap();
+        let staged = variant(&m, VariantKind::Staged).unwrap_or_else(|| panic!("no staged variant: {:?}", plain.variant.notes));
+        let want = simulate(&m, plain, ints, arrays);
+        let got = simulate(&m, staged, ints, arrays);
+        for (a, (w, g)) in want.iter().zip(&got).enumerate() {
+            let w: Vec<u64> = w.iter().map(|v| v.to_bits()).collect();
+            let g: Vec<u64> = g.iter().map(|v| v.to_bits()).collect();
+            assert_eq!(w, g, "array {a} differs; staged notes {:?}", staged.variant.notes);
+        }
+        staged.variant.notes.clone()
+    }
+
+    fn ramp(n: usize, scale: f64) -> Vec<f64> {
+        (0..n).map(|x| ((x * 37 % 101) as f64) * scale + 0.125).collect()
+    }
+
+    #[test]
+    fn budget_keeps_eight_blocks_resident_on_sm90() {
+        assert_eq!(SharedMemoryBudget::default().per_block(), 228 * 1024 / 8 - 1024);
+        let few = SharedMemoryBudget { resident_blocks_wanted: 2, ..Default::default() };
+        assert_eq!(few.per_block(), 48 * 1024, "capped by the static limit");
+    }
+
+    #[test]
+    fn three_point_stencil_staged_matches_plain_past_the_last_full_block() {
+        let m = compile(shapes::stencil_1d(), &config(StagingMode::Force));
+        let staged = variant(&m, VariantKind::Staged).unwrap();
+        assert_eq!(staged.name, "st1_staged");
+        assert_eq!(staged.shared, vec![SharedArray { name: "a_tile".into(), elem: ScalarType::F64, dims: vec![258] }]);
+        assert_eq!(staged.variant.staged_params, vec![1]);
+        // n = 1000: 998 points, the fourth block has 230 threads inside.
+        let notes = same_results(shapes::stencil_1d(), &config(StagingMode::Force), &[1000], &[ramp(1000, 1.0), vec![-1.0; 1000]]);
+        assert!(notes[0].starts_with("staged a (a[i+{-1..1}]) as tile [258] (2064 B per block)"), "{notes:?}");
+    }
+
+    #[test]
+    fn five_point_stencil_staged_matches_plain_on_odd_sizes() {
+        for (n, m) in [(37, 45), (3, 70), (12, 3)] {
+            let arrays = [ramp(n * m, 0.5), vec![7.0; n * m]];
+            same_results(shapes::stencil_2d(), &config(StagingMode::Force), &[n as i64, m as i64], &arrays);
+        }
+    }
+
+    #[test]
+    fn auto_stages_the_stencil_and_off_only_writes_notes() {
+        let m = compile(shapes::stencil_2d(), &config(StagingMode::Auto));
+        let staged = variant(&m, VariantKind::Staged).expect("reuse 3.8 is worth a tile");
+        assert!(staged.variant.estimated_ratio < 1.0);
+        let plain = variant(&m, VariantKind::Global).unwrap();
+        assert!(
+            plain.variant.notes[0].starts_with("in: 5 refs in[j+{-1..1}][i+{-1..1}] form one group, halo 1x1; block footprint 10x34 doubles (2720 B), 1280 accesses -> reuse 3.8"),
+            "{:?}",
+            plain.variant.notes
+        );
+        let m = compile(shapes::stencil_2d(), &config(StagingMode::Off));
+        assert!(variant(&m, VariantKind::Staged).is_none());
+        let plain = variant(&m, VariantKind::Global).unwrap();
+        assert_eq!(plain.variant.notes.last().unwrap(), "staging is off: no staged variant");
+    }
+
+    #[test]
+    fn auto_does_not_stage_a_copy_read_once() {
+        // b[i] = a[i]: one coalesced read per element.
+        let mut b = B::new();
+        let i = b.loop_var("i");
+        let zero = b.int(0);
+        let n = b.param(0);
+        let d = b.dim(i, zero, n);
+        let ie = b.local(i);
+        let ld = b.load(1, vec![ie]);
+        let ie = b.local(i);
+        let st = b.store(2, vec![ie], ld);
+        b.body.block.push(st);
+        let k = kernel("copy", vec![scalar_param("n", 0), array_param("a", vec![None], 1), array_param("b", vec![None], 2)], vec![d], b.body);
+        let m = compile(k.clone(), &config(StagingMode::Auto));
+        assert!(variant(&m, VariantKind::Staged).is_none());
+        let notes = &variant(&m, VariantKind::Global).unwrap().variant.notes;
+        assert!(notes.iter().any(|n| n == "a[i]: each element read once per block and coalesced: not staged"), "{notes:?}");
+        // Forced, it is staged and still right.
+        same_results(k, &config(StagingMode::Force), &[300], &[ramp(300, 2.0), vec![0.0; 300]]);
+    }
+
+    #[test]
+    fn linearised_stencil_staged_matches_plain() {
+        let m = compile(shapes::linearised_2d(), &config(StagingMode::Auto));
+        assert_eq!(variant(&m, VariantKind::Staged).expect("reuse 3.8").shared[0].dims, vec![10, 34]);
+        for n in [3, 37, 50] {
+            same_results(shapes::linearised_2d(), &config(StagingMode::Auto), &[n], &[ramp((n * n) as usize, 0.5), vec![9.0; (n * n) as usize]]);
+        }
+    }
+
+    #[test]
+    fn box_corners_outside_the_read_addresses_are_not_loaded() {
+        // out[j][i] = in[j][i-1] + in[j-1][i] over j in 1..n, i in 0..m: at i = 0 the kernel
+        // reads the previous row's last element; the box corner in[0][-1] is before the array.
+        let mut b = B::new();
+        let j = b.loop_var("j");
+        let i = b.loop_var("i");
+        let (zero, one) = (b.int(0), b.int(1));
+        let n = b.param(0);
+        let m = b.param(1);
+        let trip = b.bin(BinaryOp::Sub, n, one);
+        let dj = b.dim(j, one, trip);
+        let di = b.dim(i, zero, m);
+        let (j0, i1) = (b.var_plus(j, 0), b.var_plus(i, -1));
+        let west = b.load(2, vec![j0, i1]);
+        let (j1, i0) = (b.var_plus(j, -1), b.var_plus(i, 0));
+        let north = b.load(2, vec![j1, i0]);
+        let sum = b.add(west, north);
+        let (je, ie) = (b.local(j), b.local(i));
+        let st = b.store(3, vec![je, ie], sum);
+        b.body.block.push(st);
+        let md = b.param(1);
+        let k = kernel(
+            "corner",
+            vec![scalar_param("n", 0), scalar_param("m", 1), array_param("in", vec![None, Some(md)], 2), array_param("out", vec![None, Some(md)], 3)],
+            vec![dj, di],
+            b.body,
+        );
+        for (n, m) in [(9, 40), (20, 7)] {
+            same_results(k.clone(), &config(StagingMode::Force), &[n, m], &[ramp((n * m) as usize, 1.0), vec![0.0; (n * m) as usize]]);
+        }
+    }
+
+    #[test]
+    fn column_access_is_staged_for_coalescing() {
+        let mut b = B::new();
+        let j = b.loop_var("j");
+        let i = b.loop_var("i");
+        let zero = b.int(0);
+        let n = b.param(0);
+        let dj = b.dim(j, zero, n);
+        let di = b.dim(i, zero, n);
+        let (ie, je) = (b.local(i), b.local(j));
+        let ld = b.load(1, vec![ie, je]);
+        let (je2, ie2) = (b.local(j), b.local(i));
+        let st = b.store(2, vec![je2, ie2], ld);
+        b.body.block.push(st);
+        let nd = b.param(0);
+        let k = kernel("tr", vec![scalar_param("n", 0), array_param("in", vec![None, Some(nd)], 1), array_param("out", vec![None, Some(nd)], 2)], vec![dj, di], b.body);
+        let m = compile(k.clone(), &config(StagingMode::Auto));
+        let staged = variant(&m, VariantKind::Staged).expect("a column access is worth a coalesced copy");
+        assert_eq!(staged.shared[0].dims, vec![32, 8], "in[i][j]: i on x indexes the outer dim");
+        same_results(k, &config(StagingMode::Auto), &[41], &[ramp(41 * 41, 1.0), vec![0.0; 41 * 41]]);
+    }
+
+    #[test]
+    fn matvec_swaps_strips_of_a_with_a_remainder() {
+        // 1100 = a strip of 1024 and a remainder of 76.
+        let notes = same_results(shapes::matvec(), &config(StagingMode::Auto), &[1100], &[ramp(1100, 1.0), ramp(1100 * 1100, 0.25), vec![0.0; 1100]]);
+        assert!(notes.iter().any(|n| n == "data swapping: loop k runs in strips of 1024, each strip's data copied in between two barriers"), "{notes:?}");
+        // A small budget: strips of 32 over 70 (two full strips and 6).
+        let tight = PassConfig { shared: SharedMemoryBudget { static_per_block: 256, ..Default::default() }, ..config(StagingMode::Force) };
+        let notes = same_results(shapes::matvec(), &tight, &[70], &[ramp(70, 1.0), ramp(4900, 0.5), vec![0.0; 70]]);
+        assert!(notes.iter().any(|n| n.contains("strips of 32")), "{notes:?}");
+        // An empty loop: every strip loop is skipped, the stores after it still run.
+        same_results(shapes::matvec(), &tight, &[0], &[vec![1.0], vec![1.0], vec![5.0]]);
+    }
+
+    #[test]
+    fn histogram_scan_with_a_conditional_count_is_swapped() {
+        // for bin < nbins: cnt = 0; for k < len: if (data[k] == bin) cnt += 1; out[bin] = cnt
+        let mut b = B::new();
+        let bin = b.loop_var("bin");
+        let k = b.loop_var("k");
+        let cnt = b.new_local("cnt", ScalarType::F64, LocalKind::Var);
+        let zero = b.int(0);
+        let nbins = b.param(0);
+        let d = b.dim(bin, zero, nbins);
+        let z = b.float(0.0, ScalarType::F64);
+        b.body.block.push(Stmt::Assign { local: cnt, value: z });
+        let ke = b.local(k);
+        let v = b.load(2, vec![ke]);
+        let be = b.local(bin);
+        let bf = b.cast(be, ScalarType::F64);
+        let eq = b.bin(BinaryOp::Eq, v, bf);
+        let ce = b.local(cnt);
+        let one = b.float(1.0, ScalarType::F64);
+        let inc = b.add(ce, one);
+        let body = vec![Stmt::If { cond: eq, then: vec![Stmt::Assign { local: cnt, value: inc }], otherwise: Vec::new() }];
+        let zero2 = b.int(0);
+        let len = b.param(1);
+        let lp = b.counted_loop(k, zero2, len, body);
+        b.body.block.extend(lp);
+        let be = b.local(bin);
+        let ce = b.local(cnt);
+        let st = b.store(3, vec![be], ce);
+        b.body.block.push(st);
+        let kern = kernel(
+            "hist",
+            vec![scalar_param("nbins", 0), scalar_param("len", 1), array_param("data", vec![None], 2), array_param("out", vec![None], 3)],
+            vec![d],
+            b.body,
+        );
+        let data: Vec<f64> = (0..3000).map(|x| ((x * 7) % 13) as f64).collect();
+        let m = compile(kern.clone(), &config(StagingMode::Auto));
+        assert!(variant(&m, VariantKind::Staged).is_some(), "{:?}", variant(&m, VariantKind::Global).unwrap().variant.notes);
+        same_results(kern, &config(StagingMode::Auto), &[13, 3000], &[data, vec![0.0; 13]]);
+    }
+
+    #[test]
+    fn staged_jacobi_prints_as_cuda_with_a_two_dimensional_tile() {
+        let m = compile(shapes::stencil_2d(), &config(StagingMode::Force));
+        let text = crate::back::cuda::module_cuda(&m);
+        assert!(text.contains("__shared__ double in_tile_s0[10][34];"), "{text}");
+        assert!(text.contains("__syncthreads();"), "{text}");
+    }
+
+    #[test]
+    fn example_notes_say_what_was_staged_and_why() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let notes_of = |file: &str, kernel: &str| {
+            let program = crate::driver::compile(&[root.join(file)], &Default::default(), &config(StagingMode::Auto))
+                .unwrap_or_else(|_| panic!("{file} compiles"));
+            let g = program.module.grid_kernels.iter().map(|(_, g)| g).find(|g| g.name == kernel).unwrap_or_else(|| panic!("no {kernel}"));
+            g.variant.notes.clone()
+        };
+        let jacobi = notes_of("examples/jacobi2d.c", "main_l48");
+        assert_eq!(jacobi[0], "A: 5 refs A[j+{-1..1}][i+{-1..1}] form one group, halo 1x1; block footprint 10x34 doubles (2720 B), 1280 accesses -> reuse 3.8");
+        assert_eq!(jacobi[1], "Anew: not staged: the kernel writes it (only read-only arrays are staged)");
+        assert_eq!(jacobi[2], "staged A (A[j+{-1..1}][i+{-1..1}]) as tile [10][34] (2720 B per block)");
+        let copy_back = notes_of("examples/jacobi2d.c", "main_l56");
+        assert!(copy_back.contains(&"Anew[j][i]: each element read once per block and coalesced: not staged".to_string()), "{copy_back:?}");
+        let staged = notes_of("examples/jacobi2d.c", "main_l48_staged");
+        assert!(staged.last().unwrap().starts_with("estimated at 0."), "{staged:?}");
+    }
+}

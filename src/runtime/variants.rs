@@ -1,0 +1,619 @@
+//! Which variant of a kernel a launch runs, and the tuning cache that remembers measured winners.
+//!
+//! The optimisation passes may give a source kernel several grid kernels
+//! ([`Module::variants_of`]): the plain `Global` one first, then `Staged` ones that read reused
+//! arrays through shared-memory tiles. Every variant computes the same results, so the choice is
+//! about speed only, and any launch may run any *usable* variant.
+//!
+//! # The rule
+//!
+//! * `--staging off` ([`StagingMode::Off`]): the plain variant, always.
+//! * `--staging on` ([`StagingMode::Force`]): the last usable `Staged` variant, else the plain one.
+//! * `--staging auto` ([`StagingMode::Auto`]):
+//!   - on a device that cannot time launches (the simulator: [`Device::launch_timed`] gives no
+//!     time), the usable variant with the lowest `estimated_ratio`, the plain one on ties;
+//!   - on a device that times (a GPU), per kernel and [`LaunchKey`] (the values of the integer
+//!     params that shape the launch, and the device): *explore, then exploit*. The first
+//!     launches go round the candidates, lowest estimate first, each timed with
+//!     `launch_timed`; these are the program's real launches, not extra runs, since every
+//!     variant gives the same results. Once every candidate has been timed
+//!     [`SAMPLES_PER_CANDIDATE`] times, the one with the lowest best time wins and later
+//!     launches run it with the plain `launch`. A variant wins only when measured strictly
+//!     faster than the plain one: a tie keeps the plain variant. The winner is written to the
+//!     tuning cache, and a winner found there skips exploration.
+//!
+//! # Usable variants
+//!
+//! A `Staged` variant reads its `staged_params` from tiles loaded before the loop that uses
+//! them, which is correct only if no other array the kernel writes shares their memory: the
+//! compiler cannot always see such aliasing, the runtime can. A launch therefore uses a staged
+//! variant only when none of its staged params is bound to the same device allocation (hence
+//! the same host object) as *another* array param the kernel stores to; otherwise it runs the
+//! plain variant, silently. A variant needing more than [`SHARED_MEMORY_LIMIT`] bytes of shared
+//! memory (what a block gets without opting in to more) is never launched.
+//!
+//! # The tuning cache
+//!
+//! One text file, [`TUNING_CACHE_FILE`], in the kernel cache's directory
+//! (`runtime::cuda::cache::default_dir`, `$YOSEGI_CACHE_DIR` first). A line holds a kernel's
+//! name, the FNV-1a hash of the CUDA C of all its variants (a changed kernel or compiler does not
+//! reuse an old winner), the device, the launch key, the winner and the times measured for every
+//! candidate. The cache only saves exploration: a missing, unreadable or corrupt file, or a
+//! malformed line, is ignored.
+
+use std::collections::{BTreeSet, HashMap};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::back::cuda::{grid_kernel_cuda, specialisable_params};
+use crate::ir::{ArrayRef, Block, GridKernel, Handle, Kernel, Module, ParamValue, Stmt, VariantKind};
+use crate::opt::StagingMode;
+
+use super::cuda::cache::{default_dir, fnv1a64};
+use super::device::{DeviceAlloc, DeviceParam, KernelFault, Launch, LaunchOutcome};
+use super::stats::VariantDecision;
+use super::{Runtime, RuntimeError};
+
+/// Shared memory a block may use without opting in to more (CUDA's static limit).
+pub const SHARED_MEMORY_LIMIT: u64 = 48 * 1024;
+
+/// How many timed launches of each candidate exploration makes before choosing: the first
+/// launch of a variant on a GPU may include loading its module, the second shows its speed.
+pub const SAMPLES_PER_CANDIDATE: usize = 2;
+
+/// The tuning cache's file name in the kernel cache directory.
+pub const TUNING_CACHE_FILE: &str = "variant-choices.txt";
+
+/// Marks the format of every line; a line with another tag is ignored.
+const LINE_TAG: &str = "v1";
+
+/// Bytes of shared memory the grid kernel declares.
+pub fn shared_memory_bytes(kernel: &GridKernel) -> u64 {
+    kernel
+        .shared
+        .iter()
+        .map(|s| s.dims.iter().map(|&d| d as u64).product::<u64>() * s.elem.size_bytes() as u64)
+        .sum()
+}
+
+/// The array params the grid kernel stores to (plain and atomic stores).
+pub fn written_params(kernel: &GridKernel) -> BTreeSet<u32> {
+    fn walk(block: &Block, out: &mut BTreeSet<u32>) {
+        for stmt in block {
+            match stmt {
+                Stmt::Store { array: ArrayRef::Param(p), .. } | Stmt::Atomic { array: ArrayRef::Param(p), .. } => {
+                    out.insert(*p);
+                }
+                Stmt::If { then, otherwise, .. } => {
+                    walk(then, out);
+                    walk(otherwise, out);
+                }
+                Stmt::Loop { body, continuing, .. } => {
+                    walk(body, out);
+                    walk(continuing, out);
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut out = BTreeSet::new();
+    walk(&kernel.body.block, &mut out);
+    out
+}
+
+/// Whether `variant` may run a launch whose array params are bound as `params` (one per
+/// `variant.params`, as `Runtime::device_params` binds them): see the module doc.
+pub fn variant_is_usable(variant: &GridKernel, params: &[DeviceParam]) -> bool {
+    if shared_memory_bytes(variant) > SHARED_MEMORY_LIMIT {
+        return false;
+    }
+    if variant.variant.kind != VariantKind::Staged {
+        return true;
+    }
+    let alloc_of = |p: u32| match params.get(p as usize) {
+        Some(DeviceParam::Array { alloc, .. }) => Some(*alloc),
+        _ => None,
+    };
+    let written: Vec<(u32, Option<DeviceAlloc>)> =
+        written_params(variant).into_iter().map(|w| (w, alloc_of(w))).collect();
+    variant.variant.staged_params.iter().all(|&staged| {
+        // An unbound staged param cannot be checked, so the variant is not used.
+        let Some(alloc) = alloc_of(staged) else { return false };
+        // The staged array itself may be written: the staging pass saw that and writes tiles
+        // back. What it cannot see is a write through a different param into the same memory.
+        written.iter().all(|&(w, w_alloc)| w == staged || w_alloc != Some(alloc))
+    })
+}
+
+/// What makes launches of one kernel comparable: the values of the integer params that shape
+/// the iteration space (`back::cuda::specialisable_params` of the plain variant), and the device.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct LaunchKey {
+    pub device: String,
+    /// `(param name, value)`, in param order.
+    pub sizes: Vec<(String, i64)>,
+}
+
+impl LaunchKey {
+    pub fn of(plain: &GridKernel, params: &[DeviceParam], device: &str) -> LaunchKey {
+        let sizes = specialisable_params(plain)
+            .into_iter()
+            .filter_map(|p| match params.get(p as usize) {
+                Some(DeviceParam::Value(ParamValue::Int(v))) => Some((plain.params[p as usize].name.clone(), *v)),
+                _ => None,
+            })
+            .collect();
+        LaunchKey { device: device.to_string(), sizes }
+    }
+
+    /// `n=4096,m=4096` (`-` when the kernel has no size params); the cache's spelling.
+    pub fn sizes_text(&self) -> String {
+        if self.sizes.is_empty() {
+            return "-".to_string();
+        }
+        self.sizes.iter().map(|(name, v)| format!("{name}={v}")).collect::<Vec<_>>().join(",")
+    }
+}
+
+/// One candidate of an exploration and the device times measured for it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Trial {
+    pub variant: Handle<GridKernel>,
+    pub name: String,
+    pub estimated_ratio: f64,
+    pub times: Vec<Duration>,
+}
+
+impl Trial {
+    pub fn best(&self) -> Option<Duration> {
+        self.times.iter().min().copied()
+    }
+}
+
+/// The explore-then-exploit state of one (kernel, launch key). The plain variant is trial 0.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Exploration {
+    pub trials: Vec<Trial>,
+    /// Set once every trial has its samples (or from the tuning cache).
+    pub winner: Option<usize>,
+}
+
+impl Exploration {
+    /// `candidates` start with the plain variant.
+    pub fn new(candidates: Vec<Trial>) -> Exploration {
+        Exploration { trials: candidates, winner: None }
+    }
+
+    /// The trial the next launch should time: among the usable ones with the fewest samples,
+    /// the lowest estimate (the plain one on ties). `None` when nothing usable needs timing.
+    pub fn next_to_time(&self, usable: impl Fn(Handle<GridKernel>) -> bool) -> Option<usize> {
+        if self.winner.is_some() {
+            return None;
+        }
+        self.trials
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| t.times.len() < SAMPLES_PER_CANDIDATE && usable(t.variant))
+            .min_by(|(ia, a), (ib, b)| {
+                a.times
+                    .len()
+                    .cmp(&b.times.len())
+                    .then(a.estimated_ratio.total_cmp(&b.estimated_ratio))
+                    .then(ia.cmp(ib))
+            })
+            .map(|(i, _)| i)
+    }
+
+    /// Adds a measurement; chooses the winner once every trial has its samples.
+    pub fn record(&mut self, trial: usize, time: Duration) {
+        if let Some(t) = self.trials.get_mut(trial) {
+            t.times.push(time);
+        }
+        if self.winner.is_none() && self.trials.iter().all(|t| t.times.len() >= SAMPLES_PER_CANDIDATE) {
+            self.winner = Some(self.fastest());
+        }
+    }
+
+    /// The trial with the lowest best time; the plain one unless another is strictly faster.
+    fn fastest(&self) -> usize {
+        let mut winner = 0;
+        for (i, t) in self.trials.iter().enumerate().skip(1) {
+            if let (Some(time), Some(best)) = (t.best(), self.trials[winner].best())
+                && time < best
+            {
+                winner = i;
+            }
+        }
+        winner
+    }
+}
+
+/// Identifies a kernel's set of variants in the tuning cache: its name and a hash of the CUDA C
+/// of every variant, in order.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct KernelIdentity {
+    pub name: String,
+    pub hash: u64,
+}
+
+impl KernelIdentity {
+    pub fn of(module: &Module, kernel: Handle<Kernel>) -> KernelIdentity {
+        let mut text = String::new();
+        for v in module.variants_of(kernel) {
+            let grid = &module.grid_kernels[v];
+            // NUL never occurs in the emitted text, so different splits never hash alike.
+            let _ = write!(text, "{}\0{}\0", grid.name, grid_kernel_cuda(module, grid));
+        }
+        KernelIdentity { name: module.kernels[kernel].name.clone(), hash: fnv1a64(text.as_bytes()) }
+    }
+}
+
+/// A measured winner as the tuning cache holds it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CachedChoice {
+    pub device: String,
+    /// As [`LaunchKey::sizes_text`] writes it.
+    pub sizes: String,
+    /// The winning grid kernel's name.
+    pub winner: String,
+    /// Per candidate (grid kernel name): the times measured.
+    pub times: Vec<(String, Vec<Duration>)>,
+}
+
+impl CachedChoice {
+    pub fn best_time(&self, variant: &str) -> Option<Duration> {
+        self.times.iter().find(|(n, _)| n == variant).and_then(|(_, t)| t.iter().min().copied())
+    }
+}
+
+/// The tuning cache file (see the module doc), read once, rewritten whole when a winner is added.
+#[derive(Debug)]
+pub struct TuningCache {
+    path: Option<PathBuf>,
+    /// Lines by (kernel name, variants hash), loaded on first use.
+    entries: Option<Vec<(KernelIdentity, CachedChoice)>>,
+}
+
+impl TuningCache {
+    /// The cache in `dir` (`None`: nothing is read or kept).
+    pub fn in_dir(dir: Option<PathBuf>) -> TuningCache {
+        TuningCache { path: dir.map(|d| d.join(TUNING_CACHE_FILE)), entries: None }
+    }
+
+    /// The cache next to the kernel disk cache.
+    pub fn default_location() -> TuningCache {
+        TuningCache::in_dir(default_dir())
+    }
+
+    fn entries(&mut self) -> &mut Vec<(KernelIdentity, CachedChoice)> {
+        let path = self.path.clone();
+        self.entries.get_or_insert_with(|| path.map(|p| read_cache_file(&p)).unwrap_or_default())
+    }
+
+    /// Every cached winner of `identity`, all devices and sizes.
+    pub fn choices_of(&mut self, identity: &KernelIdentity) -> Vec<CachedChoice> {
+        self.entries().iter().filter(|(id, _)| id == identity).map(|(_, c)| c.clone()).collect()
+    }
+
+    fn lookup(&mut self, identity: &KernelIdentity, key: &LaunchKey) -> Option<CachedChoice> {
+        let sizes = key.sizes_text();
+        self.entries()
+            .iter()
+            .find(|(id, c)| id == identity && c.device == key.device && c.sizes == sizes)
+            .map(|(_, c)| c.clone())
+    }
+
+    /// Adds (or replaces) a winner and rewrites the file. A failure to write costs only a
+    /// later exploration, so it is not reported.
+    pub fn store(&mut self, identity: KernelIdentity, choice: CachedChoice) {
+        let entries = self.entries();
+        entries.retain(|(id, c)| !(id == &identity && c.device == choice.device && c.sizes == choice.sizes));
+        entries.push((identity, choice));
+        let text = render_cache_file(entries);
+        let Some(path) = &self.path else { return };
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        // Written aside and renamed so that a reader never sees half a file.
+        let temp = path.with_extension(format!("tmp{}", std::process::id()));
+        if std::fs::write(&temp, text).is_ok() && std::fs::rename(&temp, path).is_err() {
+            let _ = std::fs::remove_file(&temp);
+        }
+    }
+}
+
+fn render_cache_file(entries: &[(KernelIdentity, CachedChoice)]) -> String {
+    let mut out = String::from(
+        "# yosegi: measured winners among kernel variants. Fields (tab-separated): format, kernel, \
+         hash of its variants' CUDA, device, sizes, winner, nanoseconds per candidate\n",
+    );
+    for (id, c) in entries {
+        let times: Vec<String> = c
+            .times
+            .iter()
+            .map(|(name, ts)| {
+                let ns: Vec<String> = ts.iter().map(|t| t.as_nanos().to_string()).collect();
+                format!("{name}={}", ns.join("/"))
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "{LINE_TAG}\t{}\t{:016x}\t{}\t{}\t{}\t{}",
+            id.name,
+            id.hash,
+            c.device,
+            c.sizes,
+            c.winner,
+            times.join(",")
+        );
+    }
+    out
+}
+
+fn read_cache_file(path: &Path) -> Vec<(KernelIdentity, CachedChoice)> {
+    let Ok(bytes) = std::fs::read(path) else { return Vec::new() };
+    let text = String::from_utf8_lossy(&bytes);
+    text.lines().filter_map(parse_cache_line).collect()
+}
+
+fn parse_cache_line(line: &str) -> Option<(KernelIdentity, CachedChoice)> {
+    let fields: Vec<&str> = line.split('\t').collect();
+    let [tag, name, hash, device, sizes, winner, times] = fields.as_slice() else { return None };
+    if *tag != LINE_TAG || name.is_empty() || device.is_empty() || winner.is_empty() {
+        return None;
+    }
+    let hash = u64::from_str_radix(hash, 16).ok()?;
+    let mut parsed = Vec::new();
+    for candidate in times.split(',') {
+        let (variant, ns) = candidate.split_once('=')?;
+        let ts = ns.split('/').map(|t| t.parse::<u64>().ok().map(Duration::from_nanos)).collect::<Option<Vec<_>>>()?;
+        parsed.push((variant.to_string(), ts));
+    }
+    if !parsed.iter().any(|(v, _)| v == winner) {
+        return None;
+    }
+    let choice = CachedChoice {
+        device: device.to_string(),
+        sizes: sizes.to_string(),
+        winner: winner.to_string(),
+        times: parsed,
+    };
+    Some((KernelIdentity { name: name.to_string(), hash }, choice))
+}
+
+/// The measured winners of `kernel`'s variants in the tuning cache in `dir` (the default cache
+/// directory when `None`), for explain: every device and size measured so far. Empty for a
+/// kernel with one variant (there is nothing to choose).
+pub fn cached_choices(module: &Module, kernel: Handle<Kernel>, dir: Option<PathBuf>) -> Vec<CachedChoice> {
+    if module.variants_of(kernel).len() < 2 {
+        return Vec::new();
+    }
+    let mut cache = TuningCache::in_dir(dir.or_else(default_dir));
+    cache.choices_of(&KernelIdentity::of(module, kernel))
+}
+
+/// A launch to time for an exploration: report its time with [`VariantChooser::record_time`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct Measurement {
+    kernel: Handle<Kernel>,
+    key: LaunchKey,
+    trial: usize,
+}
+
+/// What a launch runs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Pick {
+    pub variant: Handle<GridKernel>,
+    /// `Some`: launch with `launch_timed` and report the time.
+    pub measure: Option<Measurement>,
+}
+
+/// The per-runtime chooser: modes, explorations in progress, what each device can time, and
+/// the tuning cache.
+#[derive(Debug)]
+pub struct VariantChooser {
+    mode: StagingMode,
+    cache: TuningCache,
+    explorations: HashMap<(Handle<Kernel>, LaunchKey), Exploration>,
+    /// Per device name: whether `launch_timed` gives times (learned from its first answer).
+    device_times: HashMap<String, bool>,
+    identities: HashMap<Handle<Kernel>, KernelIdentity>,
+}
+
+impl VariantChooser {
+    pub fn new(mode: StagingMode, cache: TuningCache) -> VariantChooser {
+        VariantChooser {
+            mode,
+            cache,
+            explorations: HashMap::new(),
+            device_times: HashMap::new(),
+            identities: HashMap::new(),
+        }
+    }
+
+    /// The variant a launch of `kernel` on `device` runs. `params` are the launch's params as
+    /// bound for the plain variant (variants share their params with it). Also returns the
+    /// decision taken from the tuning cache, the first time one is used (for `--stats`).
+    pub fn choose(
+        &mut self,
+        module: &Module,
+        kernel: Handle<Kernel>,
+        device: &str,
+        params: &[DeviceParam],
+    ) -> (Pick, Option<VariantDecision>) {
+        let variants = module.variants_of(kernel);
+        let plain = Pick { variant: variants[0], measure: None };
+        if variants.len() < 2 || self.mode == StagingMode::Off {
+            return (plain, None);
+        }
+        let plain_params = &module.grid_kernels[variants[0]].params;
+        // `params` are bound for the plain variant: a variant whose params differ from its
+        // (which the staging pass does not make) cannot be launched with them.
+        let usable = |v: Handle<GridKernel>| {
+            let grid = &module.grid_kernels[v];
+            grid.params.len() == plain_params.len()
+                && grid.params.iter().zip(plain_params).all(|(a, b)| a.arg == b.arg)
+                && variant_is_usable(grid, params)
+        };
+        if self.mode == StagingMode::Force {
+            let staged = variants.iter().rev().copied().find(|&v| {
+                module.grid_kernels[v].variant.kind == VariantKind::Staged && usable(v)
+            });
+            return (Pick { variant: staged.unwrap_or(variants[0]), measure: None }, None);
+        }
+        let by_estimate = variants
+            .iter()
+            .copied()
+            .filter(|&v| usable(v))
+            .min_by(|&a, &b| {
+                let (ra, rb) = (module.grid_kernels[a].variant.estimated_ratio, module.grid_kernels[b].variant.estimated_ratio);
+                // `variants` is in order, plain first, so on ties the earlier one stays.
+                ra.total_cmp(&rb)
+            })
+            .unwrap_or(variants[0]);
+        if self.device_times.get(device) == Some(&false) {
+            return (Pick { variant: by_estimate, measure: None }, None);
+        }
+
+        let plain_grid = &module.grid_kernels[variants[0]];
+        let key = LaunchKey::of(plain_grid, params, device);
+        let mut decision = None;
+        if !self.explorations.contains_key(&(kernel, key.clone())) {
+            let trials: Vec<Trial> = variants
+                .iter()
+                .filter(|&&v| shared_memory_bytes(&module.grid_kernels[v]) <= SHARED_MEMORY_LIMIT)
+                .map(|&v| {
+                    let g = &module.grid_kernels[v];
+                    Trial { variant: v, name: g.name.clone(), estimated_ratio: g.variant.estimated_ratio, times: Vec::new() }
+                })
+                .collect();
+            let mut exploration = Exploration::new(trials);
+            // A device that cannot time never stores winners, so the lookup finds nothing there.
+            decision = self.adopt_cached_winner(module, kernel, &key, &mut exploration);
+            self.explorations.insert((kernel, key.clone()), exploration);
+        }
+        let exploration = &self.explorations[&(kernel, key.clone())];
+        if let Some(winner) = exploration.winner {
+            let variant = exploration.trials[winner].variant;
+            return (Pick { variant: if usable(variant) { variant } else { variants[0] }, measure: None }, decision);
+        }
+        match exploration.next_to_time(usable) {
+            Some(trial) => {
+                let variant = exploration.trials[trial].variant;
+                (Pick { variant, measure: Some(Measurement { kernel, key, trial }) }, decision)
+            }
+            // What remains to time cannot run this launch (aliasing): the plain variant runs.
+            None => (plain, decision),
+        }
+    }
+
+    fn identity(&mut self, module: &Module, kernel: Handle<Kernel>) -> KernelIdentity {
+        self.identities.entry(kernel).or_insert_with(|| KernelIdentity::of(module, kernel)).clone()
+    }
+
+    fn adopt_cached_winner(
+        &mut self,
+        module: &Module,
+        kernel: Handle<Kernel>,
+        key: &LaunchKey,
+        exploration: &mut Exploration,
+    ) -> Option<VariantDecision> {
+        let identity = self.identity(module, kernel);
+        let cached = self.cache.lookup(&identity, key)?;
+        let winner = exploration.trials.iter().position(|t| t.name == cached.winner)?;
+        exploration.winner = Some(winner);
+        Some(VariantDecision {
+            kernel: identity.name,
+            device: key.device.clone(),
+            sizes: key.sizes_text(),
+            winner: cached.winner.clone(),
+            times: cached.times,
+            from_cache: true,
+        })
+    }
+
+    /// Reports the time of a launch made for `measurement` (`None`: the device cannot time, and
+    /// from now on the estimate decides on it). Returns the decision when this measurement
+    /// completed the exploration; the winner is then in the tuning cache.
+    pub fn record_time(
+        &mut self,
+        module: &Module,
+        measurement: Measurement,
+        time: Option<Duration>,
+    ) -> Option<VariantDecision> {
+        let Measurement { kernel, key, trial } = measurement;
+        let Some(time) = time else {
+            self.device_times.insert(key.device.clone(), false);
+            self.explorations.retain(|(_, k), _| k.device != key.device);
+            return None;
+        };
+        self.device_times.insert(key.device.clone(), true);
+        let exploration = self.explorations.get_mut(&(kernel, key.clone()))?;
+        exploration.record(trial, time);
+        let winner = exploration.winner?;
+        let times: Vec<(String, Vec<Duration>)> =
+            exploration.trials.iter().map(|t| (t.name.clone(), t.times.clone())).collect();
+        let winner_name = exploration.trials[winner].name.clone();
+        let identity = self.identity(module, kernel);
+        let choice = CachedChoice {
+            device: key.device.clone(),
+            sizes: key.sizes_text(),
+            winner: winner_name.clone(),
+            times: times.clone(),
+        };
+        self.cache.store(identity.clone(), choice);
+        Some(VariantDecision {
+            kernel: identity.name,
+            sizes: key.sizes_text(),
+            device: key.device,
+            winner: winner_name,
+            times,
+            from_cache: false,
+        })
+    }
+}
+
+impl Runtime {
+    /// Launches the variant of `kernel` the chooser picks (see the module doc). `params` are
+    /// bound for the plain variant. Returns the grid kernel that ran, its outcome and
+    /// the launch's wall time.
+    pub(super) fn launch_chosen_variant<'m>(
+        &mut self,
+        module: &'m Module,
+        kernel: Handle<Kernel>,
+        params: Vec<DeviceParam>,
+    ) -> Result<(&'m GridKernel, LaunchOutcome, Duration), RuntimeError> {
+        let device = self.current_device;
+        let device_name = self.devices[device].model();
+        let (pick, cached) = self.variants.choose(module, kernel, &device_name, &params);
+        let grid = &module.grid_kernels[pick.variant];
+        let source_name = &module.kernels[kernel].name;
+        if let Some(decision) = cached {
+            self.stats.record_variant_decision(decision);
+        }
+        if module.variants_of(kernel).len() > 1 {
+            self.stats.record_variant_run(source_name, &grid.name);
+        }
+        let started = Instant::now();
+        let launch = Launch { module, kernel: grid, params };
+        let result: Result<(LaunchOutcome, Option<Duration>), KernelFault> = match &pick.measure {
+            Some(_) => self.devices[device].launch_timed(&launch),
+            None => self.devices[device].launch(&launch).map(|o| (o, None)),
+        };
+        let elapsed = started.elapsed();
+        let (outcome, time) = result.map_err(|f| self.fault_error(f))?;
+        if let Some(measurement) = pick.measure
+            && let Some(decision) = self.variants.record_time(module, measurement, time)
+        {
+            self.stats.record_variant_decision(decision);
+        }
+        if let Some(time) = time {
+            self.stats.record_variant_time(source_name, &grid.name, time);
+        }
+        Ok((grid, outcome, elapsed))
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,331 @@
+//! The chooser with hand-made variants: a mapped kernel `b[i] = 2 * a[i]` and a clone of its
+//! grid kernel marked `Staged` (the runtime cannot tell a clone from a real staged variant, and
+//! a clone computes the same results, as every variant must). Timings are injected through
+//! `VariantChooser::record_time`, as the runtime reports them from `Device::launch_timed`.
+
+use std::ffi::c_void;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::*;
+use crate::analysis::testing::{B, array_param, kernel as make_kernel, scalar_param};
+use crate::diag::Span;
+use crate::front::source::SourceSet;
+use crate::ir::{BinaryOp, HostArg, HostArgKind, Region, RegionKind, ScalarType, SharedArray, VariantInfo};
+use crate::runtime::abi::{self, YosegiArg};
+use crate::runtime::{RuntimeConfig, StatsMode};
+
+/// Param 0 is `n`, 1 is `a` (read), 2 is `b` (written).
+const A: u32 = 1;
+
+/// `b[i] = 2 * a[i]` mapped by the real passes, plus one staged clone per `(ratio, shared
+/// bytes)`, in order. Region 0 launches it with args (n, a, b).
+fn scale_with_variants(staged: &[(f64, u32)]) -> (Module, Handle<Kernel>) {
+    let mut b = B::new();
+    let i = b.loop_var("i");
+    let zero = b.int(0);
+    let n = b.param(0);
+    let dim = b.dim(i, zero, n);
+    let iv = b.local(i);
+    let load = b.load(A, vec![iv]);
+    let two = b.float(2.0, ScalarType::F64);
+    let product = b.bin(BinaryOp::Mul, load, two);
+    let store = b.store(2, vec![iv], product);
+    b.body.block = vec![store];
+    let params = vec![scalar_param("n", 0), array_param("a", vec![None], 1), array_param("b", vec![None], 2)];
+    let mut module = Module::default();
+    let kernel = module.kernels.append(make_kernel("scale_l3", params, vec![dim], b.body));
+    let arg = |kind| HostArg { c_expr: String::new(), kind, size_expr: None };
+    module.regions.push(Region {
+        id: 0,
+        span: Span::default(),
+        body_span: None,
+        kind: RegionKind::Compute { kernels: vec![kernel], data: vec![] },
+        args: vec![arg(HostArgKind::Int), arg(HostArgKind::Pointer), arg(HostArgKind::Pointer)],
+        if_arg: None,
+        function: "main".into(),
+    });
+    let config = crate::opt::PassConfig { staging: StagingMode::Off, ..Default::default() };
+    crate::opt::run_passes(&mut module, &config).expect("maps");
+    let plain = module.grid_of(kernel).expect("mapped");
+    for (index, &(ratio, shared_bytes)) in staged.iter().enumerate() {
+        let mut variant = module.grid_kernels[plain].clone();
+        variant.name = if index == 0 { format!("{}_staged", variant.name) } else { format!("{}_staged{index}", variant.name) };
+        variant.variant = VariantInfo {
+            kind: VariantKind::Staged,
+            estimated_ratio: ratio,
+            notes: vec![format!("a staged (test clone {index})")],
+            staged_params: vec![A],
+        };
+        if shared_bytes > 0 {
+            variant.shared.push(SharedArray { name: "tile".into(), elem: ScalarType::F64, dims: vec![shared_bytes / 8] });
+        }
+        module.grid_kernels.append(variant);
+    }
+    (module, kernel)
+}
+
+fn trial(name: &str, ratio: f64, index: usize) -> Trial {
+    Trial { variant: Handle::new(index), name: name.into(), estimated_ratio: ratio, times: Vec::new() }
+}
+
+fn ms(v: f64) -> Duration {
+    Duration::from_secs_f64(v / 1e3)
+}
+
+#[test]
+fn exploration_times_each_candidate_twice_lowest_estimate_first() {
+    let mut e = Exploration::new(vec![trial("plain", 1.0, 0), trial("staged", 0.6, 1)]);
+    let mut order = Vec::new();
+    let times = [ms(0.9), ms(0.7), ms(0.8), ms(0.6)];
+    for time in times {
+        let next = e.next_to_time(|_| true).expect("still exploring");
+        order.push(e.trials[next].name.clone());
+        e.record(next, time);
+    }
+    assert_eq!(order, ["staged", "plain", "staged", "plain"]);
+    // staged: 0.9, 0.8 (best 0.8); plain: 0.7, 0.6 (best 0.6).
+    assert_eq!(e.winner, Some(0), "the staged variant was slower: plain wins");
+    assert_eq!(e.next_to_time(|_| true), None, "exploration is over");
+}
+
+#[test]
+fn a_strictly_faster_variant_wins_and_a_tie_keeps_the_plain_one() {
+    let run = |plain: [f64; 2], staged: [f64; 2]| {
+        let mut e = Exploration::new(vec![trial("plain", 1.0, 0), trial("staged", 0.6, 1)]);
+        for k in 0..2 {
+            e.record(0, ms(plain[k]));
+            assert_eq!(e.winner, None, "not every candidate has its samples yet");
+            e.record(1, ms(staged[k]));
+        }
+        e.winner
+    };
+    assert_eq!(run([0.82, 0.80], [0.61, 0.70]), Some(1));
+    assert_eq!(run([0.80, 0.90], [0.95, 0.80]), Some(0), "equal best times: plain");
+    assert_eq!(run([0.50, 0.90], [0.60, 0.55]), Some(0), "the best time counts, not the mean");
+}
+
+#[test]
+fn unusable_candidates_are_not_timed() {
+    let e = Exploration::new(vec![trial("plain", 1.0, 0), trial("staged", 0.6, 1)]);
+    let next = e.next_to_time(|v| v != Handle::new(1)).expect("plain can run");
+    assert_eq!(e.trials[next].name, "plain");
+    assert_eq!(e.next_to_time(|_| false), None);
+}
+
+fn array(alloc: u64) -> DeviceParam {
+    DeviceParam::Array { alloc: DeviceAlloc(alloc), offset: 0 }
+}
+
+fn bound(n: i64, a: u64, b: u64) -> Vec<DeviceParam> {
+    vec![DeviceParam::Value(ParamValue::Int(n)), array(a), array(b)]
+}
+
+#[test]
+fn a_staged_variant_is_unusable_when_its_array_shares_memory_with_a_written_one() {
+    let (module, kernel) = scale_with_variants(&[(0.5, 0)]);
+    let [plain, staged] = module.variants_of(kernel)[..] else { panic!("two variants") };
+    let (plain, staged) = (&module.grid_kernels[plain], &module.grid_kernels[staged]);
+    assert_eq!(written_params(staged), BTreeSet::from([2]));
+    assert!(variant_is_usable(staged, &bound(100, 1, 2)));
+    assert!(!variant_is_usable(staged, &bound(100, 7, 7)), "a and b are one allocation");
+    assert!(variant_is_usable(plain, &bound(100, 7, 7)), "the plain variant reads global memory");
+}
+
+#[test]
+fn a_variant_over_the_shared_memory_limit_is_never_launched() {
+    let (module, kernel) = scale_with_variants(&[(0.5, 48 * 1024 + 8)]);
+    let staged = &module.grid_kernels[module.variants_of(kernel)[1]];
+    assert_eq!(shared_memory_bytes(staged), 48 * 1024 + 8);
+    assert!(!variant_is_usable(staged, &bound(100, 1, 2)));
+    let mut chooser = VariantChooser::new(StagingMode::Force, TuningCache::in_dir(None));
+    let (pick, _) = chooser.choose(&module, kernel, "gpu", &bound(100, 1, 2));
+    assert_eq!(pick.variant, module.variants_of(kernel)[0]);
+}
+
+#[test]
+fn off_runs_plain_and_on_runs_the_last_usable_staged_variant() {
+    let (module, kernel) = scale_with_variants(&[(0.5, 0), (0.9, 0)]);
+    let variants = module.variants_of(kernel);
+    let pick = |mode, params: &[DeviceParam]| {
+        let mut chooser = VariantChooser::new(mode, TuningCache::in_dir(None));
+        let (pick, _) = chooser.choose(&module, kernel, "gpu", params);
+        assert_eq!(pick.measure, None, "only auto measures");
+        pick.variant
+    };
+    assert_eq!(pick(StagingMode::Off, &bound(100, 1, 2)), variants[0]);
+    assert_eq!(pick(StagingMode::Force, &bound(100, 1, 2)), variants[2]);
+    assert_eq!(pick(StagingMode::Force, &bound(100, 3, 3)), variants[0], "aliased: plain, silently");
+}
+
+#[test]
+fn auto_on_a_device_that_cannot_time_follows_the_estimate() {
+    let (module, kernel) = scale_with_variants(&[(0.9, 0), (0.4, 0)]);
+    let variants = module.variants_of(kernel);
+    let mut chooser = VariantChooser::new(StagingMode::Auto, TuningCache::in_dir(None));
+    let (first, _) = chooser.choose(&module, kernel, "sim", &bound(100, 1, 2));
+    assert_eq!(first.variant, variants[2], "the first launch already runs the lowest estimate");
+    let measurement = first.measure.expect("whether the device times is not known yet");
+    assert_eq!(chooser.record_time(&module, measurement, None), None);
+    for n in [100, 200] {
+        let (pick, _) = chooser.choose(&module, kernel, "sim", &bound(n, 1, 2));
+        assert_eq!((pick.variant, pick.measure), (variants[2], None));
+    }
+    let (aliased, _) = chooser.choose(&module, kernel, "sim", &bound(100, 5, 5));
+    assert_eq!(aliased.variant, variants[0], "no staged variant is usable: plain");
+}
+
+/// Drives one exploration on device `gpu` with the given device times per variant name.
+fn explore(
+    chooser: &mut VariantChooser,
+    module: &Module,
+    kernel: Handle<Kernel>,
+    times: &[(&str, [f64; 2])],
+) -> (Vec<String>, VariantDecision) {
+    let mut ran = Vec::new();
+    let mut samples: HashMap<String, usize> = HashMap::new();
+    loop {
+        let (pick, _) = chooser.choose(module, kernel, "gpu", &bound(4096, 1, 2));
+        let name = module.grid_kernels[pick.variant].name.clone();
+        ran.push(name.clone());
+        let measurement = pick.measure.expect("exploring");
+        let k = samples.entry(name.clone()).or_default();
+        let (_, t) = times.iter().find(|(n, _)| *n == name).expect("a time for every variant");
+        let time = ms(t[*k]);
+        *k += 1;
+        if let Some(decision) = chooser.record_time(module, measurement, Some(time)) {
+            return (ran, decision);
+        }
+        assert!(ran.len() < 10, "exploration does not end: {ran:?}");
+    }
+}
+
+#[test]
+fn auto_on_a_timing_device_explores_then_keeps_and_caches_the_winner() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (module, kernel) = scale_with_variants(&[(0.6, 0)]);
+    let variants = module.variants_of(kernel);
+    let mut chooser = VariantChooser::new(StagingMode::Auto, TuningCache::in_dir(Some(dir.path().to_path_buf())));
+    let times = [("scale_l3", [0.82, 0.85]), ("scale_l3_staged", [0.70, 0.61])];
+    let plain_name = module.grid_kernels[variants[0]].name.clone();
+    let staged_name = module.grid_kernels[variants[1]].name.clone();
+    assert_eq!((plain_name.as_str(), staged_name.as_str()), ("scale_l3", "scale_l3_staged"), "names the test uses");
+    let (ran, decision) = explore(&mut chooser, &module, kernel, &times);
+    assert_eq!(ran, [staged_name.clone(), plain_name.clone(), staged_name.clone(), plain_name.clone()]);
+    assert_eq!(decision.winner, staged_name);
+    assert_eq!(decision.sizes, "n=4096");
+    assert!(!decision.from_cache);
+    for _ in 0..3 {
+        let (pick, cached) = chooser.choose(&module, kernel, "gpu", &bound(4096, 1, 2));
+        assert_eq!((pick.variant, pick.measure, cached), (variants[1], None, None), "exploit the winner");
+    }
+    let (other_size, _) = chooser.choose(&module, kernel, "gpu", &bound(100, 1, 2));
+    assert!(other_size.measure.is_some(), "another size is explored on its own");
+
+    // A new run finds the winner in the cache and skips exploration.
+    let mut next_run = VariantChooser::new(StagingMode::Auto, TuningCache::in_dir(Some(dir.path().to_path_buf())));
+    let (pick, cached) = next_run.choose(&module, kernel, "gpu", &bound(4096, 1, 2));
+    assert_eq!((pick.variant, pick.measure), (variants[1], None));
+    let cached = cached.expect("the cache decided");
+    assert!(cached.from_cache);
+    assert_eq!(cached.times.len(), 2);
+    let found = cached_choices(&module, kernel, Some(dir.path().to_path_buf()));
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].best_time(&staged_name), Some(ms(0.61)));
+    assert_eq!(found[0].best_time(&plain_name), Some(ms(0.82)));
+    // Another device explores again.
+    let (elsewhere, _) = next_run.choose(&module, kernel, "other gpu", &bound(4096, 1, 2));
+    assert!(elsewhere.measure.is_some());
+}
+
+#[test]
+fn a_variant_measured_slower_than_plain_is_never_kept() {
+    let (module, kernel) = scale_with_variants(&[(0.3, 0)]);
+    let variants = module.variants_of(kernel);
+    let mut chooser = VariantChooser::new(StagingMode::Auto, TuningCache::in_dir(None));
+    let (_, decision) = explore(&mut chooser, &module, kernel, &[("scale_l3", [0.5, 0.5]), ("scale_l3_staged", [0.9, 0.5])]);
+    assert_eq!(decision.winner, "scale_l3");
+    let (pick, _) = chooser.choose(&module, kernel, "gpu", &bound(4096, 1, 2));
+    assert_eq!(pick.variant, variants[0]);
+}
+
+#[test]
+fn a_cache_for_changed_kernels_or_a_corrupt_file_is_ignored() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (module, kernel) = scale_with_variants(&[(0.6, 0)]);
+    let identity = KernelIdentity::of(&module, kernel);
+    let path = dir.path().join(TUNING_CACHE_FILE);
+    let good = format!(
+        "v1\tscale_l3\t{:016x}\tgpu\tn=4096\tscale_l3_staged\tscale_l3=820000/830000,scale_l3_staged=610000/700000\n",
+        identity.hash
+    );
+    let stale = good.replace(&format!("{:016x}", identity.hash), &format!("{:016x}", identity.hash ^ 1));
+    let lookups = |text: &str| {
+        std::fs::write(&path, text).expect("write cache");
+        cached_choices(&module, kernel, Some(dir.path().to_path_buf())).len()
+    };
+    assert_eq!(lookups(&good), 1);
+    assert_eq!(lookups(&stale), 0, "the kernel's CUDA changed: the old winner does not apply");
+    assert_eq!(lookups(&good.replace("610000/", "61x/")), 0, "a malformed time");
+    assert_eq!(lookups(&good.replace("\tscale_l3_staged\t", "\tgone\t")), 0, "a winner that is not a candidate");
+    assert_eq!(lookups(&format!("\u{0}\u{1}garbage\n{good}")), 1, "bad lines are skipped, good ones kept");
+    std::fs::write(&path, [0xff, 0xfe, 0x00]).expect("write cache");
+    let mut chooser = VariantChooser::new(StagingMode::Auto, TuningCache::in_dir(Some(dir.path().to_path_buf())));
+    let (pick, cached) = chooser.choose(&module, kernel, "gpu", &bound(4096, 1, 2));
+    assert!(pick.measure.is_some() && cached.is_none(), "a corrupt cache means exploring");
+}
+
+#[test]
+fn the_launch_key_holds_the_size_params_and_the_device() {
+    let (module, kernel) = scale_with_variants(&[]);
+    let plain = &module.grid_kernels[module.grid_of(kernel).expect("mapped")];
+    let key = LaunchKey::of(plain, &bound(4096, 1, 2), "cuda:0 (NVIDIA H100)");
+    assert_eq!(key.sizes, vec![("n".to_string(), 4096)]);
+    assert_eq!(key.device, "cuda:0 (NVIDIA H100)");
+    assert_ne!(key, LaunchKey::of(plain, &bound(4097, 1, 2), "cuda:0 (NVIDIA H100)"));
+}
+
+fn sim_runtime(module: Module, staging: StagingMode) -> Runtime {
+    let config = RuntimeConfig { staging, stats: StatsMode::Print, ..RuntimeConfig::default() };
+    Runtime::new(Arc::new(module), Arc::new(SourceSet::default()), config)
+}
+
+fn region_args(n: i64, a: *mut f64, b: *mut f64) -> Vec<YosegiArg> {
+    vec![
+        YosegiArg { i: n, ..Default::default() },
+        YosegiArg { ptr: a as *mut c_void, ..Default::default() },
+        YosegiArg { ptr: b as *mut c_void, ..Default::default() },
+    ]
+}
+
+#[test]
+fn the_runtime_launches_the_chosen_variant_and_counts_it() {
+    for (mode, expected) in [(StagingMode::Force, "scale_l3_staged"), (StagingMode::Off, "scale_l3"), (StagingMode::Auto, "scale_l3_staged")] {
+        let (module, _) = scale_with_variants(&[(0.6, 0)]);
+        let mut rt = sim_runtime(module, mode);
+        let mut a: Vec<f64> = (0..50).map(f64::from).collect();
+        let mut b = vec![0.0; 50];
+        for _ in 0..3 {
+            rt.region(0, &region_args(50, a.as_mut_ptr(), b.as_mut_ptr())).expect("runs");
+        }
+        rt.host_access(&[b.as_ptr() as u64], &[abi::YOSEGI_READ]);
+        assert_eq!(b[49], 98.0, "{mode:?}");
+        assert_eq!(rt.stats().launches[expected].count, 3, "{mode:?}: {:?}", rt.stats().launches);
+        let runs = &rt.stats().variants["scale_l3"].runs;
+        assert_eq!(runs.get(expected), Some(&3), "{mode:?}");
+        assert!(rt.exit_report().expect("stats on").contains(&format!("scale_l3: {expected} x3")));
+    }
+}
+
+#[test]
+fn the_runtime_runs_the_plain_variant_when_the_staged_array_is_written_in_place() {
+    let (module, _) = scale_with_variants(&[(0.6, 0)]);
+    let mut rt = sim_runtime(module, StagingMode::Force);
+    let mut a: Vec<f64> = (0..40).map(f64::from).collect();
+    let in_place = a.as_mut_ptr();
+    rt.region(0, &region_args(40, in_place, in_place)).expect("runs");
+    rt.host_access(&[a.as_ptr() as u64], &[abi::YOSEGI_READ]);
+    assert_eq!(a[39], 78.0);
+    assert_eq!(rt.stats().launches["scale_l3"].count, 1);
+    assert!(!rt.stats().launches.contains_key("scale_l3_staged"));
+}
