@@ -10,6 +10,11 @@ Times come from the runtime's `--stats` table (src/runtime/stats.rs): the per-ke
 summed over launches, and, when the device reports it, "kernel time on the device (ms)" (CUDA
 events). Every kernel a program launches belongs to its timed loop, so time per step is the total
 over all kernels divided by the number of steps.
+
+`--staging-compare` runs every case with `--staging off` (global memory only), `auto` and `on`
+in one invocation and adds a table of the three times, the speed-ups over global memory, and for
+the seed's 1-D diffusion experiment (`--seed-experiment`: sizes 8192..65536, 1000 steps) the
+seed's own staged/global ratios beside ours.
 """
 
 import argparse
@@ -125,6 +130,24 @@ def diffusion1d(n, steps, reference=True, note=""):
                 checks=[Check(r"^heat:", 1e-8, 1e-12)], reference=reference, note=note)
 
 
+def diffusion_wide(n, steps, reference=True, note=""):
+    points = n - 16
+    # u read and un written once per point (the 17 reads of u hit cache or a staged tile);
+    # flops: 8 pairs x (2 adds, 1 sub, 1 mul, 1 div) + 8 adds of the pairs + 2 for r and u.
+    return Case("diffusion_wide", str(n), "examples/diffusion_wide.c", args=[n, steps], steps=steps,
+                points=points, bytes_per_step=16.0 * points, flops_per_step=50.0 * points,
+                checks=[Check(r"^heat:", 1e-8, 1e-12)], reference=reference, note=note)
+
+
+def matmul_vec(n, m, reps):
+    # b read once (4 bytes per element of the M x N matrix), a once per block (negligible), c read
+    # and written once per repetition; 2 flops per element of b.
+    return Case("matmul_vec", f"{n}x{m}", "examples/matmul_vec.c", args=[n, m, reps], steps=reps,
+                points=n, bytes_per_step=4.0 * n * m + 8.0 * n + 4.0 * m, flops_per_step=2.0 * n * m,
+                # The GPU contracts a*b + c into one FMA (NVRTC's default); gcc -O2 does not.
+                checks=[Check(r"^c:", 1e-4)])
+
+
 def heat3d(n, steps):
     points = (n - 2) ** 3
     return Case("heat3d", f"{n}^3", "examples/heat3d.c", args=[n, steps], steps=steps,
@@ -151,8 +174,10 @@ def size_set(name):
             jacobi2d(24, 15),
             diffusion1d(64, 10),
             diffusion1d(96, 4, reference=False, note="no reference (exercises the skip path)"),
+            diffusion_wide(300, 4),
             heat3d(10, 3),
             cg(8, 6),
+            matmul_vec(300, 40, 2),
         ]
     xl_note = "no gcc reference at XL (15 GB of static arrays, minutes on one core)"
     return [
@@ -166,11 +191,40 @@ def size_set(name):
         diffusion1d(32768, 1000),
         diffusion1d(65536, 1000),
         diffusion1d(1 << 26, 200),
+        diffusion_wide(65536, 1000),
+        diffusion_wide(1 << 22, 500),
+        diffusion_wide(1 << 26, 100),
         heat3d(256, 200),
         heat3d(512, 50),
         cg(1024, 200),
         cg(4096, 100),
+        matmul_vec(65536, 1024, 20),
+        matmul_vec(1 << 20, 256, 10),
     ]
+
+
+# The seed's experiment (../shared/seeds/README.md, section 000): 1-D diffusion, sizes 8192..65536,
+# 1000 steps; execution time of the staged code relative to the global-memory code, as ranges over
+# the four sizes on each GPU of the paper. Shown beside our ratio for the same sizes.
+SEED_DIFFUSION_SIZES = (8192, 16384, 32768, 65536)
+SEED_DIFFUSION_RATIOS = "C2050 88.7-97.6%, GTX 680 27.1-60.5%, TITAN 58.7-65.6%"
+
+
+def seed_ratio(case):
+    """The seed's staged/global time ratios for the case, or None when the seed did not run it."""
+    if case.program == "diffusion1d" and case.size in {str(n) for n in SEED_DIFFUSION_SIZES}:
+        return SEED_DIFFUSION_RATIOS
+    return None
+
+
+def seed_cases():
+    """The seed's experiment: 1-D diffusion at its four sizes, 1000 steps."""
+    return [diffusion1d(n, 1000) for n in SEED_DIFFUSION_SIZES]
+
+
+# The `--staging` values a staging comparison runs each case with: global memory only first (the
+# baseline every ratio divides), then the runtime's choice, then staged variants always.
+STAGING_COMPARE_MODES = ("off", "auto", "on")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -226,6 +280,15 @@ def compare(case, got, want):
 # ---------------------------------------------------------------------------------------------
 # Running
 
+def yosegi_command(binary, device, case, source, staging=None):
+    """The `yosegi run` command line of one timed run; `staging` is a `--staging` value or None
+    for the binary's default."""
+    cmd = [binary, "run", "--device", device, "--stats"]
+    if staging:
+        cmd += ["--staging", staging]
+    return cmd + [*[f"-D{d}" for d in case.defines], source, "--", *case.args]
+
+
 class Bench:
     def __init__(self, opts):
         self.opts = opts
@@ -278,17 +341,17 @@ class Bench:
             return None, f"gcc reference exited {run.returncode}"
         return run.stdout, ""
 
-    def yosegi_once(self, case, source, k):
-        cmd = [self.opts.binary, "run", "--device", self.opts.device, "--stats",
-               *[f"-D{d}" for d in case.defines], source, "--", *case.args]
+    def yosegi_once(self, case, source, k, staging=None):
+        cmd = yosegi_command(self.opts.binary, self.opts.device, case, source, staging)
         started = time.time()
         try:
             run = subprocess.run(cmd, capture_output=True, text=True, timeout=self.opts.timeout)
         except subprocess.TimeoutExpired:
             return {"error": f"timed out after {self.opts.timeout} s"}
         wall = time.time() - started
-        self.log(f"{case.name}.run{k}.out", run.stdout)
-        self.log(f"{case.name}.run{k}.err", " ".join(cmd) + "\n" + run.stderr)
+        tag = f"{case.name}.staging_{staging}" if staging else case.name
+        self.log(f"{tag}.run{k}.out", run.stdout)
+        self.log(f"{tag}.run{k}.err", " ".join(cmd) + "\n" + run.stderr)
         if run.returncode != 0:
             tail = run.stderr.strip().splitlines()[-3:]
             return {"error": f"exit {run.returncode}: " + " | ".join(tail)}
@@ -304,15 +367,17 @@ class Bench:
             steps = int(m.group(1))
         kernel_ms = sum(t for _, t in kernels.values())
         main = max(kernels.items(), key=lambda kv: kv[1][1])
+        staged = sorted(name for name in kernels if name.endswith("_staged"))
         return {"stdout": run.stdout, "steps": steps, "kernels": kernels, "kernel_ms": kernel_ms,
+                "staged_kernels": staged,
                 "device_ms": device_ms, "main_kernel": main[0],
                 "main_kernel_mean_ms": main[1][1] / main[1][0], "process_s": wall}
 
-    def run_case(self, case, source, reference_job):
-        runs = [self.yosegi_once(case, source, k) for k in range(self.opts.runs)]
+    def run_case(self, case, source, reference_job, staging=None):
+        runs = [self.yosegi_once(case, source, k, staging) for k in range(self.opts.runs)]
         row = {"program": case.program, "size": case.size, "points": case.points,
                "bytes_per_step": case.bytes_per_step, "flops_per_step": case.flops_per_step,
-               "note": case.note, "runs": []}
+               "note": case.note, "staging": staging, "runs": []}
         errors = [r["error"] for r in runs if "error" in r]
         good = [r for r in runs if "error" not in r]
         row["runs"] = [{k: v for k, v in r.items() if k != "stdout"} for r in runs]
@@ -328,6 +393,7 @@ class Bench:
         row["device_ms_per_step"] = (statistics.median(d / r["steps"] for d, r in zip(device, good))
                                      if len(device) == len(good) else None)
         row["main_kernel"] = good[0]["main_kernel"]
+        row["staged_kernels"] = good[0]["staged_kernels"]
         row["main_kernel_mean_ms"] = statistics.median(r["main_kernel_mean_ms"] for r in good)
         per_step_ms = row["device_ms_per_step"] or row["wall_ms_per_step"]
         seconds = per_step_ms * 1e-3
@@ -352,7 +418,9 @@ class Bench:
         row["detail"] = failed[0] if failed else ""
         return row
 
-    def run(self, cases):
+    def run(self, cases, modes=(None,)):
+        """One row per case and `--staging` mode (None: the binary's default), cases in order,
+        modes within a case in the order given; each case's gcc reference is run once."""
         jobs = max(1, self.opts.ref_jobs)
         rows = []
         with ThreadPoolExecutor(max_workers=jobs) as pool:
@@ -367,11 +435,16 @@ class Bench:
                 prepared.append((case, source, job, ""))
             for case, source, job, problem in prepared:
                 if source is None:
-                    rows.append({"program": case.program, "size": case.size, "check": "SKIPPED",
-                                 "detail": problem, "runs": []})
-                else:
-                    print(f"bench: {case.name} x{self.opts.runs} ...", file=sys.stderr, flush=True)
-                    rows.append(self.run_case(case, source, job))
+                    for mode in modes:
+                        rows.append({"program": case.program, "size": case.size, "check": "SKIPPED",
+                                     "detail": problem, "staging": mode, "runs": []})
+                    continue
+                for mode in modes:
+                    label = f" --staging {mode}" if mode else ""
+                    print(f"bench: {case.name}{label} x{self.opts.runs} ...", file=sys.stderr, flush=True)
+                    row = self.run_case(case, source, job, mode)
+                    row["seed_ratio"] = seed_ratio(case)
+                    rows.append(row)
         return rows
 
 
@@ -396,11 +469,72 @@ def table(rows):
         check = r["check"]
         if r.get("detail") and check != "PASS":
             check += f" ({r['detail']})"
+        program = r["program"] + (f" (--staging {r['staging']})" if r.get("staging") else "")
         lines.append("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |".format(
-            r["program"], r["size"], r.get("steps", "-"),
+            program, r["size"], r.get("steps", "-"),
             fmt(r.get("device_ms_per_step"), 4), fmt(r.get("wall_ms_per_step"), 4),
             fmt(r.get("main_kernel_mean_ms"), 4), fmt(r.get("gflops"), 2), fmt(r.get("gbs"), 1),
             fmt(r.get("pct_ceiling"), 1), check.replace("|", "/")))
+    return "\n".join(lines)
+
+
+def per_step_ms(row):
+    """The row's time per step: the device's own when it reported one, else the wall time."""
+    return row.get("device_ms_per_step") or row.get("wall_ms_per_step")
+
+
+def staging_groups(rows):
+    """Rows of a staging comparison grouped per case: [(program, size, {mode: row})], in order."""
+    groups = []
+    for r in rows:
+        key = (r["program"], r["size"])
+        if not groups or groups[-1][:2] != key:
+            groups.append((r["program"], r["size"], {}))
+        groups[-1][2][r.get("staging")] = r
+    return groups
+
+
+def ratio(numerator, denominator):
+    if numerator is None or denominator is None or denominator <= 0:
+        return None
+    return numerator / denominator
+
+
+def speedup(value):
+    """A speed-up with two decimals always: 0.98 against 1.00 is the verdict the table exists for."""
+    return "-" if value is None else f"{value:.2f}"
+
+
+def staging_table(rows):
+    """Markdown: per case the time per step with `--staging off` (global memory only), `auto` and
+    `on`, the speed-up of each over off (> 1 is faster), staged time as % of global time (the
+    seed's measure) beside the seed's own figures, the staged kernels auto ran, and the checks."""
+    lines = ["| program | size | off ms/step | auto ms/step | on ms/step | auto speed-up | on speed-up "
+             "| on time % of off | seed's staged time % of global | auto ran staged | check (off / auto / on) |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---|---|---|"]
+    for program, size, by_mode in staging_groups(rows):
+        times = {m: per_step_ms(r) if r.get("check") in ("PASS", "skipped") else None for m, r in by_mode.items()}
+        off = times.get("off")
+        on_pct = ratio(times.get("on"), off)
+        seed = next((r.get("seed_ratio") for r in by_mode.values() if r.get("seed_ratio")), None)
+        auto = by_mode.get("auto", {})
+        staged = auto.get("staged_kernels")
+        checks = []
+        for m in STAGING_COMPARE_MODES:
+            r = by_mode.get(m)
+            if r is None:
+                checks.append("-")
+            elif r.get("detail") and r["check"] != "PASS":
+                checks.append(f"{r['check']} ({r['detail']})")
+            else:
+                checks.append(r["check"])
+        check_cell = checks[0] if len(set(checks)) == 1 else " / ".join(checks)
+        lines.append("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |".format(
+            program, size, fmt(off, 4), fmt(times.get("auto"), 4), fmt(times.get("on"), 4),
+            speedup(ratio(off, times.get("auto"))), speedup(ratio(off, times.get("on"))),
+            fmt(100.0 * on_pct if on_pct is not None else None, 1), seed or "-",
+            ("yes (" + ", ".join(staged) + ")" if staged else "no") if staged is not None else "-",
+            check_cell.replace("|", "/")))
     return "\n".join(lines)
 
 
@@ -418,6 +552,12 @@ def main():
     ap.add_argument("--ref-jobs", type=int, default=max(1, min(8, (os.cpu_count() or 2) - 2)))
     ap.add_argument("--no-reference", action="store_true")
     ap.add_argument("--timeout", type=int, default=300, help="seconds per yosegi or reference run")
+    ap.add_argument("--staging", choices=["auto", "on", "off"], default=None,
+                    help="pass --staging to every run (default: the binary's default)")
+    ap.add_argument("--staging-compare", action="store_true",
+                    help="run every case with --staging off, auto and on, and print the comparison table")
+    ap.add_argument("--seed-experiment", action="store_true",
+                    help="only the seed's 1-D diffusion experiment (sizes 8192..65536, 1000 steps)")
     ap.add_argument("--print-xl-source", action="store_true",
                     help="print examples/himeno.c with the SIZE_XL branch and exit")
     opts = ap.parse_args()
@@ -435,16 +575,22 @@ def main():
     if shutil.which(opts.binary) is None and not os.access(opts.binary, os.X_OK):
         sys.exit(f"bench: {opts.binary} is not an executable")
     opts.binary = os.path.abspath(opts.binary) if os.path.exists(opts.binary) else opts.binary
-    cases = size_set(opts.sizes)
+    cases = seed_cases() if opts.seed_experiment else size_set(opts.sizes)
     if opts.only:
         wanted = set(opts.only.split(","))
         cases = [c for c in cases if c.program in wanted or c.name in wanted]
         if not cases:
             sys.exit(f"bench: --only {opts.only} matches no case")
-    rows = Bench(opts).run(cases)
+    modes = STAGING_COMPARE_MODES if opts.staging_compare else (opts.staging,)
+    rows = Bench(opts).run(cases, modes)
 
-    md = table(rows)
-    header = [f"device: {opts.device}, runs per case: {opts.runs}, sizes: {opts.sizes}"]
+    if opts.staging_compare:
+        md = staging_table(rows) + "\n\nPer run:\n\n" + table(rows)
+    else:
+        md = table(rows)
+    sizes = "seed experiment" if opts.seed_experiment else opts.sizes
+    staging = "compare off/auto/on" if opts.staging_compare else (opts.staging or "default")
+    header = [f"device: {opts.device}, runs per case: {opts.runs}, sizes: {sizes}, staging: {staging}"]
     if opts.ceiling_gbs:
         header.append(f"copy ceiling: {opts.ceiling_gbs:.1f} GB/s {opts.ceiling_note}".rstrip())
     else:
@@ -454,7 +600,8 @@ def main():
     with open(os.path.join(opts.out, "results.md"), "w") as f:
         f.write(text)
     with open(os.path.join(opts.out, "results.json"), "w") as f:
-        json.dump({"device": opts.device, "ceiling_gbs": opts.ceiling_gbs, "rows": rows}, f, indent=1)
+        json.dump({"device": opts.device, "ceiling_gbs": opts.ceiling_gbs, "staging": staging, "rows": rows}, f,
+                  indent=1)
     bad = [r for r in rows if r["check"] in ("FAIL", "ERROR", "NO-REF", "SKIPPED")]
     return 1 if bad else 0
 

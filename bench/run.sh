@@ -5,13 +5,20 @@
 # prints a markdown table (bench/NOTES.md explains the method).
 #
 #   bench/run.sh [--device cuda|sim] [--quick] [--tiny] [--runs K] [--only P1,P2] [--no-reference]
-#                [--ceiling-gib G] [--timeout S] BINARY
+#                [--ceiling-gib G] [--timeout S] [--staging auto|on|off] [--staging-compare]
+#                [--seed-experiment] BINARY
 #
 #   --quick        one run per case (default 3) and a 1 GiB ceiling copy (default 4 GiB)
 #   --tiny         tiny sizes (bench/selftest.sh; meant for --device sim)
-#   --only         programs (himeno,jacobi2d,diffusion1d,heat3d,cg) or cases (himeno-L, cg-1024_2)
+#   --only         programs (himeno,jacobi2d,diffusion1d,diffusion_wide,heat3d,cg,matmul_vec) or
+#                  cases (himeno-L, cg-1024_2, matmul_vec-65536x1024)
 #   --no-reference skip the gcc reference runs (every check reads "skipped")
 #   --timeout S    seconds allowed to each yosegi or gcc-reference run (default 300)
+#   --staging M    pass `--staging M` to every yosegi run (default: the binary's default, auto)
+#   --staging-compare  run every case with --staging off, auto and on in one run, and print a
+#                  table of the three times and the speed-ups over global memory (off)
+#   --seed-experiment  only the seed's 1-D diffusion experiment (8192..65536 points, 1000 steps),
+#                  with the seed's staged/global ratios beside ours (use with --staging-compare)
 #
 # Logs, results.md and results.json go to $OUT when set (the GPU runner), else bench/out/.
 # Exit status: 0 when every case passed or was skipped by design, 1 otherwise, 2 on usage errors.
@@ -26,6 +33,7 @@ only=""
 no_reference=""
 binary=""
 timeout=300
+staging_args=()
 
 usage() {
     sed -n '2,/^set -u/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//' >&2
@@ -43,6 +51,10 @@ while [ $# -gt 0 ]; do
         --no-reference) no_reference=--no-reference; shift ;;
         --ceiling-gib) ceiling_gib="${2:-}"; shift 2 ;;
         --timeout) timeout="${2:-}"; shift 2 ;;
+        --staging) staging_args+=(--staging "${2:-}"); shift 2 ;;
+        --staging=*) staging_args+=(--staging "${1#*=}"); shift ;;
+        --staging-compare) staging_args+=(--staging-compare); shift ;;
+        --seed-experiment) staging_args+=(--seed-experiment); shift ;;
         -h|--help) usage 0 ;;
         -*) echo "run.sh: unknown option $1" >&2; usage ;;
         *) [ -z "$binary" ] || usage; binary="$1"; shift ;;
@@ -100,7 +112,8 @@ fi
 
 # (c) + (d) the programs and the table
 python3 "$here/bench.py" "$binary" --device "$device" --sizes "$sizes" --runs "$runs" \
-    --timeout "$timeout" --out "$out" ${only:+--only "$only"} $no_reference "${ceiling_args[@]}" | tee -a "$summary"
+    --timeout "$timeout" --out "$out" ${only:+--only "$only"} $no_reference "${ceiling_args[@]}" \
+    ${staging_args[@]+"${staging_args[@]}"} | tee -a "$summary"
 status=$?
 say ""
 say "logs: $out/logs, table: $out/results.md, raw numbers: $out/results.json"

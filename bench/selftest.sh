@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Tests the benchmark scripts without a GPU: bench.py's unit tests, a real run.sh on the sim
 # device at tiny sizes (every program, including heat3d.c and cg.c), a fake binary that reports
-# a cuda-style device time and a wrong result (the FAIL path and the device-time column), the
+# a cuda-style device time and a wrong result (the FAIL path and the device-time column), a
+# staging comparison (--staging off/auto/on) of one case, the
 # usage errors, and the SIZE_XL Himeno source under gcc.
 #
 #   bench/selftest.sh [YOSEGI_BINARY]     (default: target/debug/yosegi, built if missing)
@@ -26,15 +27,30 @@ OUT="$work/sim" "$here/run.sh" --device sim --quick --tiny "$binary" > "$work/si
 status=$?
 cat "$work/sim.txt"
 [ "$status" -eq 0 ] || fail "run.sh on sim exited $status"
-for program in himeno jacobi2d diffusion1d heat3d cg; do
+for program in himeno jacobi2d diffusion1d diffusion_wide heat3d cg matmul_vec; do
     grep -Eq "^\| $program \| [^|]+ \| [0-9]+ \| - \| [0-9.]+ \|.*\| PASS \|$" "$work/sim.txt" ||
         fail "no PASS row with a time for $program"
 done
 grep -q "| skipped (no reference" "$work/sim.txt" || fail "the no-reference case is not reported as skipped"
 [ -s "$work/sim/results.json" ] || fail "no results.json"
-python3 -c 'import json,sys; rows=json.load(open(sys.argv[1]))["rows"]; sys.exit(0 if len(rows)==6 and all(r["runs"] for r in rows) else 1)' \
-    "$work/sim/results.json" || fail "results.json does not hold 6 rows with runs"
+python3 -c 'import json,sys; rows=json.load(open(sys.argv[1]))["rows"]; sys.exit(0 if len(rows)==8 and all(r["runs"] for r in rows) else 1)' \
+    "$work/sim/results.json" || fail "results.json does not hold 8 rows with runs"
 ls "$work/sim/logs" | grep -q '^cg-8_2.run0.err$' || fail "no per-run log for cg"
+
+echo "== run.sh --staging-compare on sim (one case)"
+OUT="$work/compare" "$here/run.sh" --device sim --quick --tiny --staging-compare --only diffusion_wide "$binary" \
+    > "$work/compare.txt" 2>&1
+status=$?
+cat "$work/compare.txt"
+[ "$status" -eq 0 ] || fail "run.sh --staging-compare on sim exited $status"
+grep -q '^| program | size | off ms/step | auto ms/step | on ms/step |' "$work/compare.txt" ||
+    fail "no staging comparison table"
+grep -Eq '^\| diffusion_wide \| 300 \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \|.*\| PASS \|$' \
+    "$work/compare.txt" || fail "no comparison row with three times and PASS for diffusion_wide"
+for mode in off auto on; do
+    grep -q -- "--staging $mode" "$work/compare/logs/diffusion_wide-300.staging_$mode.run0.err" ||
+        fail "the --staging $mode run did not pass the flag"
+done
 
 echo "== fake cuda-style binary with a wrong result"
 cat > "$work/fake-yosegi" <<'FAKE'

@@ -95,5 +95,80 @@ class Models(unittest.TestCase):
         self.assertIsNone(bench.himeno_xl_patch("#define MIMAX 3\n"))
 
 
+class StagingCases(unittest.TestCase):
+    def test_new_programs_are_in_both_size_sets(self):
+        for sizes in ("tiny", "full"):
+            programs = {c.program for c in bench.size_set(sizes)}
+            self.assertIn("matmul_vec", programs, sizes)
+            self.assertIn("diffusion_wide", programs, sizes)
+        for case in bench.size_set("full"):
+            self.assertTrue(os.path.exists(os.path.join(bench.REPO, case.source)), case.source)
+
+    def test_matmul_vec_model(self):
+        case = bench.matmul_vec(1000, 10, 3)
+        self.assertEqual(case.steps, 3)
+        self.assertEqual(case.flops_per_step, 2 * 1000 * 10)
+        self.assertEqual(case.bytes_per_step, 4 * 1000 * 10 + 8 * 1000 + 4 * 10)
+        self.assertEqual(case.args, ["1000", "10", "3"])
+
+    def test_diffusion_wide_model(self):
+        case = bench.diffusion_wide(1000, 5)
+        self.assertEqual(case.points, 1000 - 16)
+        self.assertEqual(case.bytes_per_step, 16 * (1000 - 16))
+
+    def test_seed_experiment_sizes_and_ratios(self):
+        cases = bench.seed_cases()
+        self.assertEqual([c.size for c in cases], ["8192", "16384", "32768", "65536"])
+        self.assertTrue(all(c.steps == 1000 for c in cases))
+        self.assertIn("27.1-60.5%", bench.seed_ratio(cases[0]))
+        self.assertIsNone(bench.seed_ratio(bench.diffusion1d(1 << 26, 200)))
+        self.assertIsNone(bench.seed_ratio(bench.diffusion_wide(8192, 1000)))
+
+    def test_command_passes_the_staging_mode(self):
+        case = bench.diffusion1d(64, 10)
+        with_mode = bench.yosegi_command("yosegi", "sim", case, "x.c", "off")
+        self.assertEqual(with_mode[:7], ["yosegi", "run", "--device", "sim", "--stats", "--staging", "off"])
+        self.assertEqual(with_mode[-4:], ["x.c", "--", "64", "10"])
+        self.assertNotIn("--staging", bench.yosegi_command("yosegi", "sim", case, "x.c"))
+
+
+def compare_row(mode, ms, check="PASS", staged=(), seed=None):
+    return {"program": "diffusion1d", "size": "8192", "staging": mode, "check": check, "detail": "",
+            "wall_ms_per_step": ms, "device_ms_per_step": None, "staged_kernels": list(staged),
+            "seed_ratio": seed}
+
+
+class StagingTable(unittest.TestCase):
+    def test_speedups_and_seed_column(self):
+        seed = bench.SEED_DIFFUSION_RATIOS
+        rows = [compare_row("off", 2.0, seed=seed), compare_row("auto", 1.0, staged=["k_staged"], seed=seed),
+                compare_row("on", 4.0, staged=["k_staged"], seed=seed)]
+        lines = bench.staging_table(rows).splitlines()
+        self.assertEqual(len(lines), 3)
+        cells = [c.strip() for c in lines[2].strip("|").split("|")]
+        self.assertEqual(cells[:5], ["diffusion1d", "8192", "2.0000", "1.0000", "4.0000"])
+        self.assertEqual(cells[5], "2.00")   # auto is twice as fast as global memory
+        self.assertEqual(cells[6], "0.50")   # on takes twice as long
+        self.assertEqual(cells[7], "200.0")  # on's time as % of off's, the seed's measure
+        self.assertEqual(cells[8], seed)
+        self.assertEqual(cells[9], "yes (k_staged)")
+        self.assertEqual(cells[10], "PASS")
+
+    def test_failed_mode_has_no_ratio_and_shows_its_check(self):
+        rows = [compare_row("off", 2.0), compare_row("auto", 1.0), compare_row("on", 1.0, check="FAIL")]
+        rows[2]["detail"] = "heat differs"
+        cells = [c.strip() for c in bench.staging_table(rows).splitlines()[2].strip("|").split("|")]
+        self.assertEqual(cells[4], "-")
+        self.assertEqual(cells[6], "-")
+        self.assertEqual(cells[9], "no")
+        self.assertEqual(cells[10], "PASS / PASS / FAIL (heat differs)")
+
+    def test_groups_follow_case_order(self):
+        rows = [compare_row("off", 1.0), compare_row("on", 1.0)]
+        other = dict(compare_row("off", 1.0), size="16384")
+        groups = bench.staging_groups(rows + [other])
+        self.assertEqual([(g[1], sorted(g[2])) for g in groups], [("8192", ["off", "on"]), ("16384", ["off"])])
+
+
 if __name__ == "__main__":
     unittest.main()

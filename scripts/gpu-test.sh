@@ -6,9 +6,14 @@
 # 0 = identical text; values within 1e-12 of each other always agree).
 #
 # Usage: scripts/gpu-test.sh [path/to/yosegi]     (default: target/release/yosegi)
+# Every program runs twice against one gcc reference: with the default `--staging auto` (the
+# runtime's choice among kernel variants) and with `--staging on` (shared-memory staged variants
+# always launched, so every staged kernel is checked on the GPU).
 # Environment: YOSEGI_DEVICE=sim runs the same comparison on the simulator (to check the
-# script itself on a machine without a GPU); ONLY=name runs one program.
-# Prints one PASS/FAIL line per program and `N passed, M failed`; exits 1 on any failure.
+# script itself on a machine without a GPU); ONLY=name runs one program; STAGING="auto on off"
+# chooses the `--staging` modes (default "auto on").
+# Prints one PASS/FAIL line per program and mode, then `staging MODE: N passed, M failed` per
+# mode and the total `N passed, M failed`; exits 1 on any failure.
 # (The unit tests `cargo test --lib runtime::cuda` also compare the GPU with the simulator
 # kernel by kernel when a GPU is present.)
 set -u
@@ -17,6 +22,14 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 yosegi="${1:-$root/target/release/yosegi}"
 device="${YOSEGI_DEVICE:-cuda}"
 programs="$root/tests/programs"
+read -r -a modes <<<"${STAGING:-auto on}"
+for mode in "${modes[@]}"; do
+    case "$mode" in
+        auto|on|off) ;;
+        *) echo "gpu-test: STAGING mode \`$mode\` is not one of auto, on, off" >&2; exit 2 ;;
+    esac
+done
+[ "${#modes[@]}" -gt 0 ] || { echo "gpu-test: STAGING names no mode" >&2; exit 2; }
 
 if [ ! -x "$yosegi" ]; then
     echo "gpu-test: no yosegi binary at $yosegi (build it with: cargo build --release)" >&2
@@ -73,6 +86,15 @@ PY
 
 passed=0
 failed=0
+declare -A mode_passed=()
+declare -A mode_failed=()
+# Without a reference no mode of the program can pass: each counts as failed.
+fail_every_mode() {
+    for mode in "${modes[@]}"; do
+        failed=$((failed + 1))
+        mode_failed[$mode]=$((${mode_failed[$mode]:-0} + 1))
+    done
+}
 for entry in "$programs"/*; do
     name="$(basename "$entry")"
     if [ -d "$entry" ]; then
@@ -115,35 +137,45 @@ for entry in "$programs"/*; do
     mkdir -p "$work"
     if ! gcc -std=gnu11 -O1 -w -I"$root/include" "${sources[@]}" -o "$work/reference" -lm 2>"$work/gcc.err"; then
         echo "FAIL $name: gcc could not build the reference: $(head -c 300 "$work/gcc.err")"
-        failed=$((failed + 1))
+        fail_every_mode
         continue
     fi
     "$work/reference" "${args[@]}" <"$stdin_file" >"$work/expected" 2>"$work/expected.err"
     ref_status=$?
     if [ "$ref_status" -ne 0 ]; then
         echo "FAIL $name: the gcc reference exited with $ref_status"
-        failed=$((failed + 1))
+        fail_every_mode
         continue
     fi
-    started=$(date +%s.%N)
-    "$yosegi" run --device "$device" "${sources[@]}" -- "${args[@]}" <"$stdin_file" >"$work/actual" 2>"$work/actual.err"
-    status=$?
-    seconds=$(python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.2f}')" "$started" "$(date +%s.%N)")
-    if [ "$status" -ne 0 ]; then
-        echo "FAIL $name: yosegi --device $device exited with $status (${seconds}s)"
-        sed 's/^/    /' "$work/actual.err" | head -20
-        failed=$((failed + 1))
-        continue
-    fi
-    if mismatch="$(python3 "$scratch/compare.py" "$work/expected" "$work/actual" "$rtol")"; then
-        echo "PASS $name (${seconds}s)"
-        passed=$((passed + 1))
-    else
-        echo "FAIL $name: output differs from gcc's (rtol $rtol): $mismatch"
-        sed 's/^/    /' "$work/actual.err" | head -10
-        failed=$((failed + 1))
-    fi
+    for mode in "${modes[@]}"; do
+        label="$name [staging $mode]"
+        started=$(date +%s.%N)
+        "$yosegi" run --device "$device" --staging "$mode" "${sources[@]}" -- "${args[@]}" <"$stdin_file" \
+            >"$work/actual.$mode" 2>"$work/actual.$mode.err"
+        status=$?
+        seconds=$(python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.2f}')" "$started" "$(date +%s.%N)")
+        if [ "$status" -ne 0 ]; then
+            echo "FAIL $label: yosegi --device $device --staging $mode exited with $status (${seconds}s)"
+            sed 's/^/    /' "$work/actual.$mode.err" | head -20
+            failed=$((failed + 1))
+            mode_failed[$mode]=$((${mode_failed[$mode]:-0} + 1))
+            continue
+        fi
+        if mismatch="$(python3 "$scratch/compare.py" "$work/expected" "$work/actual.$mode" "$rtol")"; then
+            echo "PASS $label (${seconds}s)"
+            passed=$((passed + 1))
+            mode_passed[$mode]=$((${mode_passed[$mode]:-0} + 1))
+        else
+            echo "FAIL $label: output differs from gcc's (rtol $rtol): $mismatch"
+            sed 's/^/    /' "$work/actual.$mode.err" | head -10
+            failed=$((failed + 1))
+            mode_failed[$mode]=$((${mode_failed[$mode]:-0} + 1))
+        fi
+    done
 done
 
+for mode in "${modes[@]}"; do
+    echo "staging $mode: ${mode_passed[$mode]:-0} passed, ${mode_failed[$mode]:-0} failed"
+done
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

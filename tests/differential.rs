@@ -6,19 +6,21 @@
 //! its `FILES`, else all its `.c` files). Its header comments configure the run:
 //! `// yosegi-test: args=64 10`, `// yosegi-test: stdin=FILE` (relative to the program) and
 //! `// yosegi-test: rtol=1e-9` (0 compares the text exactly).
+//!
+//! Each program runs three times, with `--staging auto`, `on` (staged variants always launched)
+//! and `off` (global memory only), against one shared gcc reference: the simulator executes the
+//! staged grid kernels, barriers and all, so every staged variant is checked against gcc.
 
 mod common;
 
-use common::{Input, gcc_build, repo_root, run, yosegi};
+use common::{Input, compare_outputs, gcc_build, repo_root, run, yosegi};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// Used when a program's header gives no `rtol`: the difference reduction order makes in a
 /// double-precision sum is far below it, a wrong answer far above it.
 const DEFAULT_RTOL: f64 = 1e-9;
-/// Numbers this close to zero compare equal whatever the tolerance: relative error means nothing
-/// for a value that is zero up to rounding.
-const ABSOLUTE_FLOOR: f64 = 1e-12;
-
 #[derive(Debug)]
 struct TestProgram {
     name: String,
@@ -73,82 +75,114 @@ fn multi_file_sources(dir: &Path) -> Vec<PathBuf> {
     sources
 }
 
-fn check_program(entry: &str) {
-    let program = load_program(entry);
-    let scratch = tempfile::tempdir().expect("temp dir");
-    let reference_exe = gcc_build(&program.sources, scratch.path());
-    let input = || match &program.stdin {
+/// How a program is compiled for one of its runs: the `--staging` value passed to `yosegi run`.
+/// Every program runs under each, so a staged variant that computes anything other than its
+/// plain variant fails here against gcc.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum StagingRun {
+    /// The default: staged variants where the cost model expects a gain.
+    Auto,
+    /// `--staging on`: every group that fits is staged and the staged variant always runs.
+    Forced,
+    /// `--staging off`: global memory only.
+    Disabled,
+}
+
+impl StagingRun {
+    fn flag(self) -> &'static str {
+        match self {
+            StagingRun::Auto => "auto",
+            StagingRun::Forced => "on",
+            StagingRun::Disabled => "off",
+        }
+    }
+}
+
+/// What the gcc build of a program printed; computed once per program and shared by its runs
+/// under every staging mode (building and running the reference is a good part of a test).
+#[derive(Clone, Debug)]
+struct Reference {
+    code: Option<i32>,
+    stdout: String,
+    describe: String,
+}
+
+fn reference_of(program: &TestProgram) -> Reference {
+    static REFERENCES: OnceLock<Mutex<HashMap<String, Arc<OnceLock<Reference>>>>> = OnceLock::new();
+    let slot = {
+        let mut table = REFERENCES.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+        Arc::clone(table.entry(program.name.clone()).or_default())
+    };
+    // Tests of other programs go on while this one builds: only the table lookup is locked.
+    slot.get_or_init(|| {
+        let scratch = tempfile::tempdir().expect("temp dir");
+        let reference_exe = gcc_build(&program.sources, scratch.path());
+        let mut reference_cmd = std::process::Command::new(&reference_exe);
+        reference_cmd.args(&program.args);
+        let finished = run(reference_cmd, program_input(program));
+        Reference { code: finished.code(), stdout: finished.stdout.clone(), describe: finished.describe() }
+    })
+    .clone()
+}
+
+fn program_input(program: &TestProgram) -> Input<'_> {
+    match &program.stdin {
         Some(path) => Input::File(path),
         None => Input::Nothing,
-    };
+    }
+}
 
-    let mut reference_cmd = std::process::Command::new(&reference_exe);
-    reference_cmd.args(&program.args);
-    let expected = run(reference_cmd, input());
-    assert_eq!(expected.code(), Some(0), "the gcc reference of {} failed\n{}", program.name, expected.describe());
+fn check_program(entry: &str, staging: StagingRun) {
+    let program = load_program(entry);
+    let expected = reference_of(&program);
+    assert_eq!(expected.code, Some(0), "the gcc reference of {} failed\n{}", program.name, expected.describe);
 
     let mut yosegi_cmd = yosegi();
-    yosegi_cmd.args(["run", "--device", "sim"]).args(&program.sources).arg("--").args(&program.args);
-    let actual = run(yosegi_cmd, input());
+    yosegi_cmd
+        .args(["run", "--device", "sim", "--staging", staging.flag()])
+        .args(&program.sources)
+        .arg("--")
+        .args(&program.args);
+    let actual = run(yosegi_cmd, program_input(&program));
     assert_eq!(
         actual.code(),
-        expected.code(),
-        "yosegi's exit status differs from the reference's for {}\n{}",
+        expected.code,
+        "yosegi's exit status (--staging {}) differs from the reference's for {}\n{}",
+        staging.flag(),
         program.name,
         actual.describe()
     );
     if let Err(mismatch) = compare_outputs(&expected.stdout, &actual.stdout, program.rtol) {
         panic!(
-            "{}: output differs from gcc's (rtol {:e}): {mismatch}\n--- gcc ---\n{}\n--- yosegi ---\n{}\n--- yosegi stderr ---\n{}",
-            program.name, program.rtol, expected.stdout, actual.stdout, actual.stderr
+            "{} (--staging {}): output differs from gcc's (rtol {:e}): {mismatch}\n--- gcc ---\n{}\n--- yosegi ---\n{}\n--- yosegi stderr ---\n{}",
+            program.name,
+            staging.flag(),
+            program.rtol,
+            expected.stdout,
+            actual.stdout,
+            actual.stderr
         );
     }
-}
-
-/// Compares two outputs token by token (tokens split on whitespace). Integers and non-numbers
-/// must match exactly; other numbers within `rtol` (or `ABSOLUTE_FLOOR`); `rtol == 0` demands
-/// identical tokens. Returns a description of the first difference.
-fn compare_outputs(expected: &str, actual: &str, rtol: f64) -> Result<(), String> {
-    let expected_tokens: Vec<&str> = expected.split_whitespace().collect();
-    let actual_tokens: Vec<&str> = actual.split_whitespace().collect();
-    for (index, (want, got)) in expected_tokens.iter().zip(&actual_tokens).enumerate() {
-        if !tokens_agree(want, got, rtol) {
-            return Err(format!("token {index}: expected `{want}`, got `{got}`"));
-        }
-    }
-    if expected_tokens.len() != actual_tokens.len() {
-        return Err(format!("expected {} tokens, got {}", expected_tokens.len(), actual_tokens.len()));
-    }
-    Ok(())
-}
-
-fn tokens_agree(want: &str, got: &str, rtol: f64) -> bool {
-    if want == got {
-        return true;
-    }
-    if rtol == 0.0 || is_integer(want) || is_integer(got) {
-        return false;
-    }
-    match (want.parse::<f64>(), got.parse::<f64>()) {
-        (Ok(w), Ok(g)) if w.is_finite() && g.is_finite() => {
-            (w - g).abs() <= (rtol * w.abs().max(g.abs())).max(ABSOLUTE_FLOOR)
-        }
-        _ => false,
-    }
-}
-
-/// A count or an index is printed as an integer; off by one is wrong at any tolerance.
-fn is_integer(token: &str) -> bool {
-    let digits = token.strip_prefix(['-', '+']).unwrap_or(token);
-    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
 }
 
 macro_rules! differential_tests {
     ($($test:ident => $entry:literal,)*) => {
         $(
-            #[test]
-            fn $test() {
-                check_program($entry);
+            /// One test per staging mode, so that a failure names the mode.
+            mod $test {
+                use super::{StagingRun, check_program};
+                #[test]
+                fn staging_auto() {
+                    check_program($entry, StagingRun::Auto);
+                }
+                #[test]
+                fn staging_on() {
+                    check_program($entry, StagingRun::Forced);
+                }
+                #[test]
+                fn staging_off() {
+                    check_program($entry, StagingRun::Disabled);
+                }
             }
         )*
         /// Every program the macro turned into a test, to check none was forgotten.
@@ -181,6 +215,9 @@ differential_tests! {
     control_flow => "control_flow.c",
     serial_atomic => "serial_atomic.c",
     multi_solver => "multi_solver",
+    stencil3d_19pt => "stencil3d_19pt.c",
+    stencil_wide1d => "stencil_wide1d.c",
+    matvec_broadcast => "matvec_broadcast.c",
 }
 
 #[test]

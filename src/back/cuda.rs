@@ -46,6 +46,16 @@ pub enum IndexWidth {
     Bits32,
 }
 
+/// What a launch guarantees about the memory its array params point to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ParamAliasing {
+    /// Params may share memory: `__restrict__` only where the program wrote `restrict`.
+    Unknown,
+    /// No array param the kernel writes shares its allocation with another array param (see
+    /// [`param_aliasing`]): every array param is `__restrict__`.
+    Disjoint,
+}
+
 /// How to write a grid kernel (see the module doc).
 #[derive(Clone, Copy, Debug)]
 pub struct CudaOptions<'v> {
@@ -53,11 +63,56 @@ pub struct CudaOptions<'v> {
     /// are written as these constants. `None`: the generic kernel.
     pub specialise: Option<&'v [ParamValue]>,
     pub index_width: IndexWidth,
+    pub aliasing: ParamAliasing,
 }
 
 impl CudaOptions<'_> {
-    /// The kernel for any launch: params read at run time, 64-bit indexing.
-    pub const GENERIC: CudaOptions<'static> = CudaOptions { specialise: None, index_width: IndexWidth::Bits64 };
+    /// The kernel for any launch: params read at run time, 64-bit indexing, no aliasing promise.
+    pub const GENERIC: CudaOptions<'static> =
+        CudaOptions { specialise: None, index_width: IndexWidth::Bits64, aliasing: ParamAliasing::Unknown };
+}
+
+/// The array params the kernel stores to or updates atomically (device functions cannot name
+/// params, so the kernel's own body is all there is to look at).
+pub fn written_array_params(kernel: &GridKernel) -> BTreeSet<u32> {
+    fn walk(block: &[Stmt], out: &mut BTreeSet<u32>) {
+        for stmt in block {
+            match stmt {
+                Stmt::Store { array: ArrayRef::Param(p), .. } | Stmt::Atomic { array: ArrayRef::Param(p), .. } => {
+                    out.insert(*p);
+                }
+                Stmt::If { then, otherwise, .. } => {
+                    walk(then, out);
+                    walk(otherwise, out);
+                }
+                Stmt::Loop { body, continuing, .. } => {
+                    walk(body, out);
+                    walk(continuing, out);
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut out = BTreeSet::new();
+    walk(&kernel.body.block, &mut out);
+    out
+}
+
+/// What a launch guarantees, from the allocation each param is bound to (`None` for scalar
+/// params; one entry per `kernel.params`): `Disjoint` when no param the kernel writes shares
+/// its allocation with another array param. Read-only params may share one: `__restrict__`
+/// promises only that memory written through one pointer is not reached through another.
+pub fn param_aliasing(kernel: &GridKernel, allocations: &[Option<u64>]) -> ParamAliasing {
+    let written = written_array_params(kernel);
+    for (i, a) in allocations.iter().enumerate() {
+        for (j, b) in allocations.iter().enumerate().skip(i + 1) {
+            let shared = a.is_some() && a == b;
+            if shared && (written.contains(&(i as u32)) || written.contains(&(j as u32))) {
+                return ParamAliasing::Unknown;
+            }
+        }
+    }
+    ParamAliasing::Disjoint
 }
 
 /// CUDA C for one grid kernel: the helpers and device functions it needs, then the kernel.
@@ -541,6 +596,7 @@ impl<'m> Unit<'m> {
             }
         }
         w.index_width = options.index_width;
+        w.aliasing = options.aliasing;
         if options.index_width == IndexWidth::Bits32 {
             w.int_positions = position_locals(&kernel.body);
         }
@@ -645,6 +701,7 @@ struct Writer<'a> {
     index_width: IndexWidth,
     /// Thread-position locals declared `int` (a 32-bit variant).
     int_positions: BTreeSet<Handle<crate::ir::Local>>,
+    aliasing: ParamAliasing,
 }
 
 impl<'a> Writer<'a> {
@@ -667,6 +724,7 @@ impl<'a> Writer<'a> {
             constants: Vec::new(),
             index_width: IndexWidth::Bits64,
             int_positions: BTreeSet::new(),
+            aliasing: ParamAliasing::Unknown,
         }
     }
 
@@ -680,16 +738,18 @@ impl<'a> Writer<'a> {
 
     fn kernel(&mut self, kernel: &'a GridKernel) {
         let mut params = Vec::new();
+        let written = written_array_params(kernel);
         for (k, p) in kernel.params.iter().enumerate() {
             let name = param_name(kernel, k as u32);
             params.push(match &p.kind {
                 ParamKind::Scalar(ty) => format!("{} {}", cuda_type(*ty), name),
                 ParamKind::Array { elem, restrict, read_only, .. } => {
-                    let constness = if *read_only { "const " } else { "" };
-                    // `__restrict__` only where the program promised it: two params may name
-                    // the same array (`a` and `a + 1`), and restrict would let the compiler
-                    // keep stale values.
-                    let restrict = if *restrict { "__restrict__ " } else { "" };
+                    let constness = if *read_only || !written.contains(&(k as u32)) { "const " } else { "" };
+                    // `__restrict__` only where the program or the launch promised it: two
+                    // params may name the same array (`a` and `a + 1`), and restrict would let
+                    // the compiler keep stale values.
+                    let restrict =
+                        if *restrict || self.aliasing == ParamAliasing::Disjoint { "__restrict__ " } else { "" };
                     format!("{constness}{} *{restrict}{name}", cuda_type(*elem))
                 }
             });

@@ -4,6 +4,8 @@
 
 #![allow(dead_code)] // each test crate uses a different subset of these helpers
 
+pub mod inprocess;
+
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
@@ -102,4 +104,46 @@ pub fn gcc_build(sources: &[PathBuf], dir: &Path) -> PathBuf {
     let built = run(cmd, Input::Nothing);
     assert!(built.status.success(), "gcc failed to build the reference of {sources:?}\n{}", built.describe());
     exe
+}
+
+/// Numbers this close to zero compare equal whatever the tolerance: relative error means nothing
+/// for a value that is zero up to rounding.
+const ABSOLUTE_FLOOR: f64 = 1e-12;
+
+/// Compares two outputs token by token (tokens split on whitespace). Integers and non-numbers
+/// must match exactly; other numbers within `rtol` (or `ABSOLUTE_FLOOR`); `rtol == 0` demands
+/// identical tokens. Returns a description of the first difference.
+pub fn compare_outputs(expected: &str, actual: &str, rtol: f64) -> Result<(), String> {
+    let expected_tokens: Vec<&str> = expected.split_whitespace().collect();
+    let actual_tokens: Vec<&str> = actual.split_whitespace().collect();
+    for (index, (want, got)) in expected_tokens.iter().zip(&actual_tokens).enumerate() {
+        if !tokens_agree(want, got, rtol) {
+            return Err(format!("token {index}: expected `{want}`, got `{got}`"));
+        }
+    }
+    if expected_tokens.len() != actual_tokens.len() {
+        return Err(format!("expected {} tokens, got {}", expected_tokens.len(), actual_tokens.len()));
+    }
+    Ok(())
+}
+
+fn tokens_agree(want: &str, got: &str, rtol: f64) -> bool {
+    if want == got {
+        return true;
+    }
+    if rtol == 0.0 || is_integer(want) || is_integer(got) {
+        return false;
+    }
+    match (want.parse::<f64>(), got.parse::<f64>()) {
+        (Ok(w), Ok(g)) if w.is_finite() && g.is_finite() => {
+            (w - g).abs() <= (rtol * w.abs().max(g.abs())).max(ABSOLUTE_FLOOR)
+        }
+        _ => false,
+    }
+}
+
+/// A count or an index is printed as an integer; off by one is wrong at any tolerance.
+fn is_integer(token: &str) -> bool {
+    let digits = token.strip_prefix(['-', '+']).unwrap_or(token);
+    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
 }

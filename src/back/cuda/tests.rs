@@ -700,7 +700,7 @@ fn a_specialised_variant_has_the_values_as_constants() {
     let module = strided_fill();
     let kernel = &module.grid_kernels[Handle::new(0)];
     let values = [ParamValue::Int(1000), ParamValue::Int(3), ParamValue::Float(2.0), ParamValue::Pointer(0)];
-    let options = CudaOptions { specialise: Some(&values), index_width: IndexWidth::Bits64 };
+    let options = CudaOptions { specialise: Some(&values), index_width: IndexWidth::Bits64, aliasing: ParamAliasing::Unknown };
     let text = grid_kernel_cuda_with(&module, kernel, &options);
     let body = &text[text.find('{').unwrap()..];
     assert!(!body.contains("n_p0") && !body.contains("m_p1"), "{text}");
@@ -718,7 +718,7 @@ fn a_32_bit_variant_indexes_in_int() {
     let module = strided_fill();
     let kernel = &module.grid_kernels[Handle::new(0)];
     let values = [ParamValue::Int(1000), ParamValue::Int(3), ParamValue::Float(2.0), ParamValue::Pointer(0)];
-    let options = CudaOptions { specialise: Some(&values), index_width: IndexWidth::Bits32 };
+    let options = CudaOptions { specialise: Some(&values), index_width: IndexWidth::Bits32, aliasing: ParamAliasing::Unknown };
     let text = grid_kernel_cuda_with(&module, kernel, &options);
     assert!(text.contains("int gx_0;"), "{text}");
     assert!(text.contains("gx_0 = (((int)blockIdx.x) * ((int)blockDim.x)) + ((int)threadIdx.x);"), "{text}");
@@ -728,4 +728,66 @@ fn a_32_bit_variant_indexes_in_int() {
     assert_compiles(&text);
     // The generic kernel of the same IR is unchanged by the options machinery.
     assert!(!grid_kernel_cuda(&module, kernel).contains("int gx_0;"));
+}
+
+/// The signature line of the kernel written with `aliasing`.
+fn stencil_signature(aliasing: ParamAliasing) -> String {
+    let module = stencil();
+    let options = CudaOptions { aliasing, ..CudaOptions::GENERIC };
+    let text = grid_kernel_cuda_with(&module, &module.grid_kernels[Handle::new(0)], &options);
+    assert_compiles(&text);
+    text.lines().find(|l| l.contains("__global__")).expect("a kernel").to_string()
+}
+
+#[test]
+fn read_only_params_are_const_and_disjoint_launches_restrict_every_array() {
+    // `u` is only read, `mesh_out` is stored to.
+    let unknown = stencil_signature(ParamAliasing::Unknown);
+    assert!(unknown.contains("const double *u_p2") && unknown.contains(", double *mesh_out_p3"), "{unknown}");
+    assert!(!unknown.contains("__restrict__"), "{unknown}");
+    let disjoint = stencil_signature(ParamAliasing::Disjoint);
+    assert!(disjoint.contains("const double *__restrict__ u_p2"), "{disjoint}");
+    assert!(disjoint.contains(", double *__restrict__ mesh_out_p3"), "{disjoint}");
+    // Scalars are untouched.
+    assert!(disjoint.contains("int n_p0, int m_p1"), "{disjoint}");
+}
+
+#[test]
+fn params_sharing_an_allocation_are_disjoint_only_when_none_is_written() {
+    let module = stencil();
+    let kernel = &module.grid_kernels[Handle::new(0)];
+    assert_eq!(written_array_params(kernel).into_iter().collect::<Vec<_>>(), vec![3]);
+    // n, m, u, mesh_out
+    assert_eq!(param_aliasing(kernel, &[None, None, Some(1), Some(2)]), ParamAliasing::Disjoint);
+    assert_eq!(param_aliasing(kernel, &[None, None, Some(1), Some(1)]), ParamAliasing::Unknown);
+    // Histogram: `data` (read) and `bins` (atomically updated) in one allocation.
+    let hist = histogram();
+    let kernel = &hist.grid_kernels[Handle::new(0)];
+    let written = written_array_params(kernel);
+    assert!(!written.contains(&1) && written.contains(&2), "{written:?}");
+    let mut bound: Vec<Option<u64>> = (0..kernel.params.len() as u64).map(Some).collect();
+    bound[0] = None;
+    assert_eq!(param_aliasing(kernel, &bound), ParamAliasing::Disjoint);
+    bound[2] = Some(1);
+    assert_eq!(param_aliasing(kernel, &bound), ParamAliasing::Unknown);
+}
+
+#[test]
+fn read_only_params_may_share_an_allocation() {
+    // vector add: c = a + b, with a and b the same array.
+    let module = vector_add();
+    let kernel = &module.grid_kernels[Handle::new(0)];
+    let written = written_array_params(kernel);
+    let read: Vec<u32> = (0..kernel.params.len() as u32)
+        .filter(|p| matches!(kernel.params[*p as usize].kind, ParamKind::Array { .. }) && !written.contains(p))
+        .collect();
+    assert_eq!(read.len(), 2, "{:?}", kernel.params);
+    let mut bound: Vec<Option<u64>> = kernel
+        .params
+        .iter()
+        .enumerate()
+        .map(|(k, p)| matches!(p.kind, ParamKind::Array { .. }).then_some(k as u64))
+        .collect();
+    bound[read[1] as usize] = Some(read[0] as u64);
+    assert_eq!(param_aliasing(kernel, &bound), ParamAliasing::Disjoint);
 }

@@ -40,7 +40,9 @@ use std::time::{Duration, Instant};
 use cudarc::driver::sys;
 
 use crate::analysis::uniform::eval_uniform;
-use crate::back::cuda::{CudaOptions, IndexWidth, grid_kernel_cuda_with, kernel_symbol, specialisable_params};
+use crate::back::cuda::{
+    CudaOptions, IndexWidth, ParamAliasing, grid_kernel_cuda_with, kernel_symbol, param_aliasing, specialisable_params,
+};
 use crate::ir::{GridKernel, ParamKind, ParamValue, ScalarType};
 use crate::runtime::device::{CompletedLaunch, Device, DeviceAlloc, DeviceParam, KernelFault, Launch, LaunchOutcome};
 use crate::runtime::stats::DeviceCounters;
@@ -74,14 +76,15 @@ struct VariantKey {
     symbol: String,
     constants: Vec<i64>,
     width: IndexWidth,
+    aliasing: ParamAliasing,
 }
 
 impl VariantKey {
     fn generic(symbol: String) -> VariantKey {
-        VariantKey { symbol, constants: Vec::new(), width: IndexWidth::Bits64 }
+        VariantKey { symbol, constants: Vec::new(), width: IndexWidth::Bits64, aliasing: ParamAliasing::Unknown }
     }
     fn is_generic(&self) -> bool {
-        self.constants.is_empty() && self.width == IndexWidth::Bits64
+        self.constants.is_empty() && self.width == IndexWidth::Bits64 && self.aliasing == ParamAliasing::Unknown
     }
 }
 
@@ -377,7 +380,7 @@ impl CudaDevice {
     }
 
     /// The variant of `kernel` a launch with `values` uses (see the module doc).
-    fn variant_for(&self, kernel: &GridKernel, values: &[ParamValue], fits: IndexWidth) -> VariantKey {
+    fn variant_for(&self, kernel: &GridKernel, values: &[ParamValue], fits: IndexWidth, aliasing: ParamAliasing) -> VariantKey {
         let constants: Option<Vec<i64>> = specialisable_params(kernel)
             .iter()
             .map(|&p| match values.get(p as usize) {
@@ -388,7 +391,7 @@ impl CudaDevice {
         // A param bound to something other than an integer (a runtime bug) gets the generic
         // kernel rather than a variant whose key would not say which values it holds.
         let Some(constants) = constants else { return VariantKey::generic(kernel_symbol(kernel)) };
-        let wanted = VariantKey { symbol: kernel_symbol(kernel), constants, width: fits };
+        let wanted = VariantKey { symbol: kernel_symbol(kernel), constants, width: fits, aliasing };
         choose_variant(wanted, self.policy, self.kernels.keys())
     }
 
@@ -408,7 +411,11 @@ impl CudaDevice {
         {
             return Ok((k.function, KernelSource::Memory));
         }
-        let options = CudaOptions { specialise: (!key.constants.is_empty()).then_some(values), index_width: key.width };
+        let options = CudaOptions {
+            specialise: (!key.constants.is_empty()).then_some(values),
+            index_width: key.width,
+            aliasing: key.aliasing,
+        };
         let source = grid_kernel_cuda_with(module, kernel, &options);
         if let Some(k) = self.kernels.get_mut(&key)
             && k.source == source
@@ -800,7 +807,9 @@ impl CudaDevice {
         }
 
         let width = self.index_width_for(kernel, &launch.params, grid, block);
-        let key = self.variant_for(kernel, &values, width);
+        let allocations: Vec<Option<u64>> =
+            launch.params.iter().map(|p| if let DeviceParam::Array { alloc, .. } = p { Some(alloc.0) } else { None }).collect();
+        let key = self.variant_for(kernel, &values, width, param_aliasing(kernel, &allocations));
         let jit_started = Instant::now();
         let (function, origin) = self.function(launch.module, kernel, key.clone(), &values)?;
         let mut counters = DeviceCounters::default();

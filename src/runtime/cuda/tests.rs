@@ -209,7 +209,7 @@ fn the_miscellany_kernel_computes_what_c_would_on_the_simulator() {
 }
 
 fn key(constants: &[i64], width: IndexWidth) -> VariantKey {
-    VariantKey { symbol: "k".into(), constants: constants.to_vec(), width }
+    VariantKey { symbol: "k".into(), constants: constants.to_vec(), width, aliasing: ParamAliasing::Unknown }
 }
 
 #[test]
@@ -221,7 +221,7 @@ fn variants_are_capped_per_kernel_and_reused() {
     assert_eq!(choose_variant(key(&[99], IndexWidth::Bits32), VariantPolicy::Specialise, compiled.iter()), key(&[], IndexWidth::Bits64));
     // Below the cap, and for other kernels, new variants are made.
     assert_eq!(choose_variant(key(&[99], IndexWidth::Bits32), VariantPolicy::Specialise, compiled[1..].iter()), key(&[99], IndexWidth::Bits32));
-    let other = VariantKey { symbol: "other".into(), constants: vec![99], width: IndexWidth::Bits64 };
+    let other = VariantKey { symbol: "other".into(), constants: vec![99], width: IndexWidth::Bits64, aliasing: ParamAliasing::Unknown };
     assert_eq!(choose_variant(other.clone(), VariantPolicy::Specialise, compiled.iter()), other);
     assert_eq!(choose_variant(key(&[1], IndexWidth::Bits32), VariantPolicy::GenericOnly, [].iter()), key(&[], IndexWidth::Bits64));
 }

@@ -1,0 +1,302 @@
+//! Property test of shared-memory staging: randomly generated 1-D, 2-D and 3-D stencil kernels
+//! (`out[p] = sum_k w_k * in[p + off_k]`, offsets in -3..=3 per dimension) and broadcast kernels
+//! (`c[i] += a[k] * b[i + k*n]` over a sequential `k` loop), with sizes that are not multiples of
+//! the block and random power-of-two block shapes, are compiled from C source text with
+//! `StagingMode::Force`; the plain and the staged variant then run on the simulator with the
+//! same random data and must leave bit-identical arrays behind (staging moves reads into shared
+//! memory; it must not change a single value, nor read outside the arrays).
+
+mod common;
+
+use common::inprocess::{
+    Elem, HostData, compile_source, kernels_in_function, launch_on_sim, pseudo_random_values, variants,
+};
+use proptest::prelude::*;
+use proptest::strategy::ValueTree;
+use proptest::test_runner::Config;
+use yosegi::opt::{PassConfig, StagingMode};
+
+/// Halo width the generator allows on each side: offsets lie in `-HALO..=HALO`.
+const HALO: i64 = 3;
+
+/// Weights exact in binary, so a float and a double kernel print the same C literals.
+const WEIGHTS: &[&str] = &["0.5", "-0.25", "1.0", "0.125", "2.0", "-1.5", "0.75", "-0.0625"];
+
+#[derive(Clone, Debug)]
+struct Stencil {
+    /// Points per dimension, outermost first (the array is `in[N0][N1]..`); the loops run
+    /// over `HALO..N-HALO` so every offset stays inside the array.
+    sizes: Vec<i64>,
+    /// Block shape, x (innermost dimension) first, as `PassConfig` takes it.
+    block: Vec<u32>,
+    /// Per tap: its weight (index into `WEIGHTS`) and offset per dimension, outermost first.
+    taps: Vec<(usize, Vec<i64>)>,
+    elem: Elem,
+    seed: u64,
+}
+
+const LOOP_VARS: [&str; 3] = ["z", "y", "x"];
+
+impl Stencil {
+    fn dims(&self) -> usize {
+        self.sizes.len()
+    }
+
+    fn source(&self) -> String {
+        let ty = self.elem.c_name();
+        let d = self.dims();
+        let vars = &LOOP_VARS[3 - d..];
+        let extents: String = self.sizes.iter().map(|n| format!("[{n}]")).collect();
+        let mut text = format!("static {ty} in{extents};\nstatic {ty} out{extents};\n\nvoid stencil(void) {{\n");
+        for (level, (var, n)) in vars.iter().zip(&self.sizes).enumerate() {
+            let pragma = if level == 0 { "parallel loop" } else { "loop" };
+            let indent = "    ".repeat(level + 1);
+            text.push_str(&format!("{indent}#pragma acc {pragma}\n"));
+            text.push_str(&format!("{indent}for (int {var} = {HALO}; {var} < {}; {var}++)\n", n - HALO));
+        }
+        let terms: Vec<String> = self
+            .taps
+            .iter()
+            .map(|(w, offsets)| {
+                let index: String = vars.iter().zip(offsets).map(|(v, o)| format!("[{v} + ({o})]")).collect();
+                format!("{} * in{index}", WEIGHTS[*w])
+            })
+            .collect();
+        let target: String = vars.iter().map(|v| format!("[{v}]")).collect();
+        text.push_str(&format!("{}out{target} = {};\n}}\n", "    ".repeat(d + 1), terms.join(" + ")));
+        text
+    }
+
+    fn config(&self) -> PassConfig {
+        let mut config = PassConfig { staging: StagingMode::Force, ..PassConfig::default() };
+        match self.block.as_slice() {
+            [x] => config.block_threads = *x,
+            [x, y] => config.block_2d = [*x, *y],
+            [x, y, z] => config.block_3d = [*x, *y, *z],
+            other => unreachable!("stencils have 1 to 3 dims, not {}", other.len()),
+        }
+        config
+    }
+
+    fn host_data(&self) -> HostData {
+        let points: i64 = self.sizes.iter().product();
+        let mut data = HostData::default();
+        data.arrays.insert("in".into(), self.elem.bytes(&pseudo_random_values(self.seed, points as usize)));
+        // A recognisable fill in `out`: points the kernel must not write keep it in both runs.
+        data.arrays.insert("out".into(), self.elem.bytes(&vec![-7.0; points as usize]));
+        data
+    }
+
+    fn distinct_taps(&self) -> usize {
+        let mut offsets: Vec<&Vec<i64>> = self.taps.iter().map(|(_, o)| o).collect();
+        offsets.sort();
+        offsets.dedup();
+        offsets.len()
+    }
+}
+
+/// A power of two `2^lo ..= 2^hi`.
+fn power_of_two(lo: u32, hi: u32) -> impl Strategy<Value = u32> {
+    (lo..=hi).prop_map(|e| 1u32 << e)
+}
+
+/// Block shapes, x first, with at most 1024 threads.
+fn block_shape(dims: usize) -> BoxedStrategy<Vec<u32>> {
+    match dims {
+        1 => power_of_two(3, 10).prop_map(|x| vec![x]).boxed(),
+        2 => (power_of_two(2, 6), power_of_two(1, 4)).prop_map(|(x, y)| vec![x, y]).boxed(),
+        _ => (power_of_two(2, 5), power_of_two(1, 3), power_of_two(1, 2)).prop_map(|(x, y, z)| vec![x, y, z]).boxed(),
+    }
+}
+
+/// Array extents (outermost first) whose loop trip `N - 2*HALO` covers one to `max_blocks`
+/// blocks and is never a multiple of the block along that dimension.
+fn sizes_for(block: &[u32], max_blocks: u32) -> BoxedStrategy<Vec<i64>> {
+    let per_dim: Vec<BoxedStrategy<i64>> = block
+        .iter()
+        .rev()
+        .map(|&b| {
+            (0..max_blocks as i64, 1..b as i64).prop_map(move |(q, r)| q * b as i64 + r + 2 * HALO).boxed()
+        })
+        .collect();
+    per_dim.boxed()
+}
+
+fn stencil(dims: usize) -> impl Strategy<Value = Stencil> {
+    block_shape(dims).prop_flat_map(move |block| {
+        // Simulator time grows with the points: fewer blocks per dim as the rank grows.
+        let max_blocks = match dims {
+            1 => 3,
+            2 => 2,
+            _ => 2,
+        };
+        let taps = proptest::collection::vec((0..WEIGHTS.len(), proptest::collection::vec(-HALO..=HALO, dims)), 2..=7);
+        let elem = prop_oneof![Just(Elem::F32), Just(Elem::F64)];
+        (sizes_for(&block, max_blocks), Just(block), taps, elem, any::<u64>())
+            .prop_map(|(sizes, block, taps, elem, seed)| Stencil { sizes, block, taps, elem, seed })
+    })
+}
+
+fn any_stencil() -> impl Strategy<Value = Stencil> {
+    prop_oneof![stencil(1), stencil(2), stencil(3)]
+}
+
+fn check_stencil(case: &Stencil) -> Result<(), TestCaseError> {
+    let source = case.source();
+    let program = compile_source("stencil.c", &source, &case.config());
+    let module = &program.module;
+    let kernels = kernels_in_function(module, "stencil");
+    prop_assert_eq!(kernels.len(), 1, "one kernel expected\n{}", source);
+    let found = variants(module, kernels[0]);
+    // Two distinct taps read every interior element of `in` at least twice per block: with
+    // staging forced, that group must be staged.
+    if case.distinct_taps() >= 2 {
+        prop_assert!(
+            !found.staged.is_empty(),
+            "no staged variant with --staging on for a {}-D stencil of {} distinct taps, block {:?}\n{}",
+            case.dims(),
+            case.distinct_taps(),
+            case.block,
+            source
+        );
+    }
+    let data = case.host_data();
+    let plain = launch_on_sim(module, found.plain, &data).map_err(TestCaseError::fail)?;
+    for staged in found.staged {
+        let name = &module.grid_kernels[staged].name;
+        let result = launch_on_sim(module, staged, &data)
+            .map_err(|e| TestCaseError::fail(format!("staged variant {name}: {e}\n{source}")))?;
+        prop_assert!(
+            result.arrays == plain.arrays,
+            "staged variant {} leaves other values than the plain one (block {:?}, sizes {:?})\n{}",
+            name,
+            case.block,
+            case.sizes,
+            source
+        );
+    }
+    Ok(())
+}
+
+/// `c[i] += a[k] * b[i + k*n]` for `i < n`, `k < m`: every thread of a block reads all of `a`
+/// (the seed's matrix-product kernel, Fig. 19); `m` sometimes exceeds what one tile holds, so
+/// a staged variant must swap tiles of `a`.
+#[derive(Clone, Debug)]
+struct Broadcast {
+    n: i64,
+    m: i64,
+    block: u32,
+    elem: Elem,
+    seed: u64,
+}
+
+impl Broadcast {
+    fn source(&self) -> String {
+        let ty = self.elem.c_name();
+        format!(
+            "void broadcast(int n, int m, const {ty} *restrict a, const {ty} *restrict b, {ty} *restrict c) {{\n\
+             \x20   #pragma acc parallel loop copyin(a[0:m], b[0:n*m]) copy(c[0:n])\n\
+             \x20   for (int i = 0; i < n; i++) {{\n\
+             \x20       {ty} s = c[i];\n\
+             \x20       for (int k = 0; k < m; k++) s += a[k] * b[i + k * n];\n\
+             \x20       c[i] = s;\n\
+             \x20   }}\n\
+             }}\n"
+        )
+    }
+
+    fn host_data(&self) -> HostData {
+        let mut data = HostData::default();
+        let values = |salt: u64, count: i64| self.elem.bytes(&pseudo_random_values(self.seed ^ salt, count as usize));
+        data.arrays.insert("a".into(), values(1, self.m));
+        data.arrays.insert("b".into(), values(2, self.n * self.m));
+        data.arrays.insert("c".into(), values(3, self.n));
+        data.ints.insert("n".into(), self.n);
+        data.ints.insert("m".into(), self.m);
+        data
+    }
+}
+
+fn broadcast() -> impl Strategy<Value = Broadcast> {
+    power_of_two(3, 8).prop_flat_map(|block| {
+        let n = (0..3i64, 1..block as i64).prop_map(move |(q, r)| q * block as i64 + r);
+        // Mostly small, sometimes more than 48 KiB of doubles would hold in one tile.
+        let m = prop_oneof![4 => 1..200i64, 1 => 6000..6300i64];
+        let elem = prop_oneof![Just(Elem::F32), Just(Elem::F64)];
+        (n, m, Just(block), elem, any::<u64>()).prop_map(|(n, m, block, elem, seed)| Broadcast { n, m, block, elem, seed })
+    })
+}
+
+fn check_broadcast(case: &Broadcast) -> Result<(), TestCaseError> {
+    let source = case.source();
+    let config = PassConfig { staging: StagingMode::Force, block_threads: case.block, ..PassConfig::default() };
+    let program = compile_source("broadcast.c", &source, &config);
+    let module = &program.module;
+    let kernels = kernels_in_function(module, "broadcast");
+    prop_assert_eq!(kernels.len(), 1);
+    let found = variants(module, kernels[0]);
+    // Every thread of a block reads all of `a`: staging forced must stage it.
+    prop_assert!(!found.staged.is_empty(), "no staged variant of the broadcast kernel with --staging on\n{}", source);
+    let data = case.host_data();
+    let plain = launch_on_sim(module, found.plain, &data).map_err(TestCaseError::fail)?;
+    for staged in found.staged {
+        let name = &module.grid_kernels[staged].name;
+        let result = launch_on_sim(module, staged, &data)
+            .map_err(|e| TestCaseError::fail(format!("staged variant {name}: {e}\n{source}")))?;
+        prop_assert!(
+            result.arrays == plain.arrays,
+            "staged variant {} leaves other values than the plain one (n {}, m {}, block {})",
+            name,
+            case.n,
+            case.m,
+            case.block
+        );
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(Config { cases: 32, ..Config::default() })]
+    #[test]
+    fn staged_stencils_compute_what_plain_ones_do(case in any_stencil()) {
+        check_stencil(&case)?;
+    }
+}
+
+proptest! {
+    #![proptest_config(Config { cases: 16, ..Config::default() })]
+    #[test]
+    fn staged_broadcasts_compute_what_plain_ones_do(case in broadcast()) {
+        check_broadcast(&case)?;
+    }
+}
+
+/// The generator itself: sizes are never multiples of the block, and the C text is what the
+/// property claims to test (so a generator bug cannot make the property vacuous).
+#[test]
+fn generated_stencils_have_partial_blocks_and_the_stated_taps() {
+    let case = Stencil {
+        sizes: vec![13, 40],
+        block: vec![32, 4],
+        taps: vec![(0, vec![-1, 2]), (1, vec![0, 0])],
+        elem: Elem::F32,
+        seed: 1,
+    };
+    let source = case.source();
+    assert!(source.contains("static float in[13][40];"), "{source}");
+    assert!(source.contains("for (int y = 3; y < 10; y++)"), "{source}");
+    assert!(source.contains("out[y][x] = 0.5 * in[y + (-1)][x + (2)] + -0.25 * in[y + (0)][x + (0)];"), "{source}");
+    assert_eq!(case.config().block_2d, [32, 4]);
+    assert_eq!(case.distinct_taps(), 2);
+
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    for _ in 0..64 {
+        let case = any_stencil().new_tree(&mut runner).expect("a case").current();
+        assert!(case.block.iter().product::<u32>() <= 1024, "{case:?}");
+        for (n, b) in case.sizes.iter().rev().zip(&case.block) {
+            let trip = n - 2 * HALO;
+            assert!(trip >= 1, "{case:?}");
+            assert!(trip % *b as i64 != 0, "trip {trip} is a multiple of block {b}: {case:?}");
+        }
+    }
+}
