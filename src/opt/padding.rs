@@ -1,8 +1,11 @@
 //! Bank-conflict padding of shared-memory arrays. For every shared array of a grid kernel this
 //! pass finds the warp access patterns the kernel uses (each load, store and atomic on the array,
 //! with its per-dimension indices written as integer multiples of `threadIdx.x/y/z` plus a part
-//! every lane of a warp agrees on), computes the bank-conflict degree each pattern has, and widens
-//! the innermost dimension by the fewest elements that minimise the worst degree.
+//! every lane of a warp agrees on, or failing that, as each thread's value in the first iteration
+//! of the enclosing loops, as for the `t / w`, `t % w` of a cooperative copy), computes the
+//! bank-conflict degree each pattern has, and widens the innermost dimension by the fewest
+//! elements that minimise the worst degree. It runs after staging, on every grid kernel, and
+//! appends one line per examined array to the variant's notes.
 //!
 //! The degree is the one the simulator's counters report (`count_shared` in
 //! `runtime/sim/interp.rs`): 32 banks of 4-byte words, a warp is 32 consecutive linear thread ids
@@ -156,7 +159,7 @@ pub fn pad_shared_arrays_within(kernel: &mut GridKernel, budget: &SharedMemoryBu
         }
         if patterns.is_empty() {
             kernel.variant.notes.push(format!(
-                "bank conflicts on tile {tile}: not padded: no access is affine in the thread index"
+                "bank conflicts on tile {tile}: not padded: no access is computable from the thread index"
             ));
             continue;
         }
@@ -164,6 +167,7 @@ pub fn pad_shared_arrays_within(kernel: &mut GridKernel, budget: &SharedMemoryBu
         let elem = array.elem;
         let worst = |dims: &[u32]| patterns.iter().map(|p| pattern_degree(p, dims, elem, block)).max().unwrap_or(0);
         let before = worst(&array.dims);
+        let floor = patterns.iter().map(|p| pattern_floor(p, &array.dims, elem, block)).max().unwrap_or(0);
         let before_bytes = array_bytes(&array.dims, elem);
         let kernel_bytes: u64 = kernel.shared.iter().map(|a| array_bytes(a.dims.as_slice(), a.elem)).sum();
         let max_pad = 128 / elem.size_bytes();
@@ -181,12 +185,12 @@ pub fn pad_shared_arrays_within(kernel: &mut GridKernel, budget: &SharedMemoryBu
             if degree < best.0 {
                 best = (degree, row + pad);
             }
-            if degree <= 1 {
+            if degree <= floor {
                 break;
             }
         }
         let irregular = if irregular_accesses > 0 {
-            format!(" ({irregular_accesses} accesses not affine in the thread index, not counted)")
+            format!(" ({irregular_accesses} accesses not computable from the thread index, not counted)")
         } else {
             String::new()
         };
@@ -195,7 +199,7 @@ pub fn pad_shared_arrays_within(kernel: &mut GridKernel, budget: &SharedMemoryBu
             format!("bank conflicts on tile {tile}: degree {before} -> {} after padding rows {row} -> {} {elements}{irregular}", best.0, best.1)
         } else if before <= 1 {
             format!("bank conflicts on tile {tile}: degree {before}, no padding needed{irregular}")
-        } else if before <= patterns.iter().map(|p| pattern_floor(p, &array.dims, elem, block)).max().unwrap_or(0) {
+        } else if before <= floor {
             format!("bank conflicts on tile {tile}: degree {before}, the fewest 32 banks allow: no padding needed{irregular}")
         } else if over_budget && best.0 == before {
             format!("bank conflicts on tile {tile}: degree {before}, not padded: no padding within the shared-memory budget lowers it{irregular}")
