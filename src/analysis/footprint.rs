@@ -82,12 +82,25 @@ impl CountedLoop {
     }
 }
 
+/// One tile dim of a reference: its form, the array dim it belongs to, and its stride in that
+/// dim. A plain subscript is one tile dim of stride 1; a linearised one (`u[(i*n + j)*n + k]`)
+/// is split into one tile dim per variable, its stride the variable's coefficient (`n*n`, `n`,
+/// `1`), param terms equal to a stride becoming that dim's offset (`u[c + n]` is `j + 1`).
+#[derive(Clone, Debug)]
+pub struct TileSubscript {
+    pub form: SubscriptForm,
+    pub array_dim: usize,
+    /// A positive constant or one params-only monomial with coefficient 1.
+    pub stride: Affine,
+}
+
 /// A candidate reference: a load executed unconditionally with a stageable subscript form.
 #[derive(Clone, Debug)]
 pub struct ArrayReference {
     pub expr: Handle<Expr>,
     pub param: u32,
-    pub subscripts: Vec<SubscriptForm>,
+    /// Tile dims, outermost first (array dims in order, each by decreasing stride).
+    pub subscripts: Vec<TileSubscript>,
     /// Enclosing counted loops, outermost first.
     pub loops: Vec<usize>,
 }
@@ -103,6 +116,8 @@ pub enum GroupDimKind {
 #[derive(Clone, Debug, PartialEq)]
 pub struct GroupDim {
     pub kind: GroupDimKind,
+    pub array_dim: usize,
+    pub stride: Affine,
     pub lo: i64,
     pub hi: i64,
 }
@@ -131,7 +146,8 @@ impl ReferenceGroup {
     pub fn uncoalesced(&self, axes: &[AxisBinding]) -> bool {
         let last = self.dims.len() - 1;
         self.dims.iter().enumerate().any(|(d, g)| {
-            d != last && matches!(g.kind, GroupDimKind::Thread { binding } if axes[binding].axis == Axis::X)
+            (d != last || g.stride.as_constant() != Some(1))
+                && matches!(g.kind, GroupDimKind::Thread { binding } if axes[binding].axis == Axis::X)
         })
     }
 }
@@ -183,6 +199,20 @@ pub fn analyse(grid: &GridKernel, space_dims: usize) -> Option<AccessFootprint> 
     a.block(then, Context::Unconditional(Vec::new()), true);
     a.group();
     Some(a.fp)
+}
+
+fn add_offset(form: &mut SubscriptForm, c: i64) {
+    match form {
+        SubscriptForm::Thread { offset, .. } | SubscriptForm::Loop { offset, .. } | SubscriptForm::Uniform { offset, .. } => *offset += c,
+    }
+}
+
+/// Orders strides: any param monomial above any constant, more params above fewer.
+fn stride_order(stride: &Affine) -> (usize, i64) {
+    match stride.as_constant() {
+        Some(c) => (0, c),
+        None => (stride.terms[0].1.params.len(), 0),
+    }
 }
 
 fn collect_written(block: &[Stmt], out: &mut HashSet<u32>) {
@@ -346,11 +376,11 @@ impl Analyser<'_> {
     }
 
     /// Sectors per warp of an access with these subscripts (see the module doc).
-    fn warp_sectors(&self, p: u32, forms: Option<&[SubscriptForm]>) -> f64 {
+    fn warp_sectors(&self, p: u32, forms: Option<&[TileSubscript]>) -> f64 {
         let Some(forms) = forms else { return 32.0 };
         let last = forms.len() - 1;
-        let on_x = |f: &SubscriptForm| matches!(f, SubscriptForm::Thread { binding, .. } if self.grid.axes[*binding].axis == Axis::X);
-        if forms[..last].iter().any(on_x) {
+        let on_x = |f: &TileSubscript| matches!(f.form, SubscriptForm::Thread { binding, .. } if self.grid.axes[binding].axis == Axis::X);
+        if forms[..last].iter().any(on_x) || (on_x(&forms[last]) && forms[last].stride.as_constant() != Some(1)) {
             32.0
         } else if on_x(&forms[last]) {
             self.param_elem(p).size_bytes() as f64
@@ -361,13 +391,13 @@ impl Analyser<'_> {
 
     fn store_sectors(&self, array: ArrayRef, indices: &[Handle<Expr>]) -> f64 {
         let ArrayRef::Param(p) = array else { return 0.0 };
-        let forms: Option<Vec<SubscriptForm>> = indices.iter().map(|&i| self.subscript(i, &[])).collect::<Result<_, _>>().ok();
+        let forms = self.tile_subscripts(indices, &[]).ok();
         self.warp_sectors(p, forms.as_deref())
     }
 
     fn load(&mut self, e: Handle<Expr>, p: u32, indices: &[Handle<Expr>], ctx: &Context) {
-        let forms: Result<Vec<SubscriptForm>, String> = match ctx {
-            Context::Unconditional(loops) => indices.iter().map(|&i| self.subscript(i, loops)).collect(),
+        let forms: Result<Vec<TileSubscript>, String> = match ctx {
+            Context::Unconditional(loops) => self.tile_subscripts(indices, loops),
             Context::Conditional => Err("it is read conditionally (under if, ?: or && / ||)".to_string()),
         };
         let warps = self.fp.threads_per_block.div_ceil(32) as f64;
@@ -379,7 +409,7 @@ impl Analyser<'_> {
             }
             let mut seen = HashSet::new();
             for s in &f {
-                let key = match s.base() {
+                let key = match s.form.base() {
                     GroupDimKind::Thread { binding } => Some((0, binding)),
                     GroupDimKind::Loop { lp } => Some((1, lp)),
                     GroupDimKind::Uniform { .. } => None,
@@ -410,36 +440,65 @@ impl Analyser<'_> {
         }
     }
 
-    fn subscript(&self, index: Handle<Expr>, loops: &[usize]) -> Result<SubscriptForm, String> {
-        let form = affine_of(self.body(), index).ok_or_else(|| "an index is not affine (irregular)".to_string())?;
-        let vars = form.vars();
-        match vars[..] {
-            [] => {
-                let offset = form.invariant_part().constant;
-                let mut base = form.clone();
-                base.constant = 0;
-                Ok(SubscriptForm::Uniform { base, offset })
-            }
-            [v] => {
-                if form.coefficient_of(v).as_constant() != Some(1) {
-                    return Err("an index scales its variable (not variable + constant)".to_string());
-                }
-                let rest = form.invariant_part();
-                let Some(offset) = rest.as_constant() else {
-                    return Err("an index adds a param term to its variable".to_string());
-                };
-                if let Some(binding) = self.grid.axes.iter().position(|b| b.var == v && b.step == 1) {
-                    if count_assigns(&self.grid.body.block, v) == 1 {
-                        return Ok(SubscriptForm::Thread { binding, offset });
-                    }
-                }
-                if let Some(&lp) = loops.iter().find(|&&l| self.fp.loops[l].var == v) {
-                    return Ok(SubscriptForm::Loop { lp, offset });
-                }
-                Err("an index follows a variable that is neither a mapped dim nor a counted loop with uniform bounds".to_string())
-            }
-            _ => Err("an index mixes several variables in one dim (linearised indexing is not delinearised)".to_string()),
+    fn tile_subscripts(&self, indices: &[Handle<Expr>], loops: &[usize]) -> Result<Vec<TileSubscript>, String> {
+        let mut out = Vec::new();
+        for (d, &index) in indices.iter().enumerate() {
+            out.extend(self.subscript(d, index, loops)?);
         }
+        Ok(out)
+    }
+
+    /// The tile dims of array dim `array_dim`'s subscript `index` (see [`TileSubscript`]).
+    fn subscript(&self, array_dim: usize, index: Handle<Expr>, loops: &[usize]) -> Result<Vec<TileSubscript>, String> {
+        let form = affine_of(self.body(), index).ok_or_else(|| "an index is not affine (irregular)".to_string())?;
+        let mut parts: Vec<(Affine, SubscriptForm)> = Vec::new();
+        for v in form.vars() {
+            let coefficient = form.coefficient_of(v);
+            let stride_ok = match coefficient.as_constant() {
+                Some(c) => c >= 1,
+                None => coefficient.constant == 0 && coefficient.terms.len() == 1 && coefficient.terms[0].0 == 1,
+            };
+            if !stride_ok {
+                return Err("an index scales a variable by a negative or composite factor".to_string());
+            }
+            if parts.iter().any(|(s, _)| *s == coefficient) {
+                return Err("an index has two variables with the same stride".to_string());
+            }
+            let kind = if let Some(binding) =
+                self.grid.axes.iter().position(|b| b.var == v && b.step == 1).filter(|_| count_assigns(&self.grid.body.block, v) == 1)
+            {
+                SubscriptForm::Thread { binding, offset: 0 }
+            } else if let Some(&lp) = loops.iter().find(|&&l| self.fp.loops[l].var == v) {
+                SubscriptForm::Loop { lp, offset: 0 }
+            } else {
+                return Err("an index follows a variable that is neither a mapped dim nor a counted loop with uniform bounds".to_string());
+            };
+            parts.push((coefficient, kind));
+        }
+        // Param terms equal to a stride shift that dim; the constant shifts the stride-1 dim.
+        let invariant = form.invariant_part();
+        let mut uniform = Affine::constant(0);
+        for (c, m) in &invariant.terms {
+            let term = Affine::monomial(m.clone());
+            match parts.iter_mut().find(|(s, _)| *s == term) {
+                Some((_, f)) => add_offset(f, *c),
+                None => uniform = uniform.add(&term.scale(*c)),
+            }
+        }
+        match parts.iter_mut().find(|(s, _)| s.as_constant() == Some(1)) {
+            Some((_, f)) => add_offset(f, invariant.constant),
+            None => uniform.constant = invariant.constant,
+        }
+        let mut out = Vec::new();
+        if !uniform.terms.is_empty() || uniform.constant != 0 || parts.is_empty() {
+            let offset = uniform.constant;
+            uniform.constant = 0;
+            out.push(TileSubscript { form: SubscriptForm::Uniform { base: uniform, offset }, array_dim, stride: Affine::constant(1) });
+        }
+        // Largest stride first, so the stride-1 dim is the tile's innermost.
+        parts.sort_by(|a, b| stride_order(&b.0).cmp(&stride_order(&a.0)));
+        out.extend(parts.into_iter().map(|(stride, form)| TileSubscript { form, array_dim, stride }));
+        Ok(out)
     }
 
     fn group(&mut self) {
@@ -452,9 +511,12 @@ impl Analyser<'_> {
         let mut groups: Vec<ReferenceGroup> = Vec::new();
         for r in refs {
             let reference = &self.fp.references[r];
-            let kinds: Vec<GroupDimKind> = reference.subscripts.iter().map(|s| s.base()).collect();
+            let kinds: Vec<(GroupDimKind, usize, Affine)> =
+                reference.subscripts.iter().map(|s| (s.form.base(), s.array_dim, s.stride.clone())).collect();
             let found = groups.iter().position(|g| {
-                g.param == reference.param && g.dims.iter().map(|d| &d.kind).eq(kinds.iter())
+                g.param == reference.param
+                    && g.dims.len() == kinds.len()
+                    && g.dims.iter().zip(&kinds).all(|(d, (k, a, s))| d.kind == *k && d.array_dim == *a && d.stride == *s)
             });
             let g = match found {
                 Some(g) => g,
@@ -465,7 +527,7 @@ impl Analyser<'_> {
                         dims: kinds
                             .into_iter()
                             .zip(&reference.subscripts)
-                            .map(|(kind, s)| GroupDim { kind, lo: s.offset(), hi: s.offset() })
+                            .map(|((kind, array_dim, stride), s)| GroupDim { kind, array_dim, stride, lo: s.form.offset(), hi: s.form.offset() })
                             .collect(),
                         refs: Vec::new(),
                         footprint_elems: 0,
@@ -477,8 +539,8 @@ impl Analyser<'_> {
             };
             let group = &mut groups[g];
             for (d, s) in group.dims.iter_mut().zip(&reference.subscripts) {
-                d.lo = d.lo.min(s.offset());
-                d.hi = d.hi.max(s.offset());
+                d.lo = d.lo.min(s.form.offset());
+                d.hi = d.hi.max(s.form.offset());
             }
             group.refs.push(r);
             let mult: u64 = reference.loops.iter().map(|&l| self.fp.loops[l].trip_estimate() as u64).product();
@@ -517,6 +579,7 @@ impl AccessFootprint {
     /// `A[j+{-1..1}][i+{-1..1}]`: the group's subscripts as the user would read them.
     pub fn group_pattern(&self, grid: &GridKernel, g: &ReferenceGroup) -> String {
         let mut s = grid.params[g.param as usize].name.clone();
+        let mut open: Option<usize> = None;
         for d in &g.dims {
             let base = match &d.kind {
                 GroupDimKind::Thread { binding } => grid.body.locals[grid.axes[*binding].var].name.clone(),
@@ -537,7 +600,23 @@ impl AccessFootprint {
                 ("0", o) => o.trim_start_matches('+').to_string(),
                 (b, o) => format!("{b}{o}"),
             };
-            let _ = write!(s, "[{text}]");
+            let text = match d.stride.as_constant() {
+                Some(1) => text,
+                _ if offsets.is_empty() => format!("{}*{}", text, affine_text(grid, &d.stride)),
+                _ => format!("({})*{}", text, affine_text(grid, &d.stride)),
+            };
+            if open == Some(d.array_dim) {
+                let _ = write!(s, " + {text}");
+            } else {
+                if open.is_some() {
+                    s.push(']');
+                }
+                let _ = write!(s, "[{text}");
+                open = Some(d.array_dim);
+            }
+        }
+        if open.is_some() {
+            s.push(']');
         }
         s
     }
@@ -560,10 +639,12 @@ pub fn affine_text(grid: &GridKernel, form: &Affine) -> String {
         if let Some(v) = m.var {
             factors.push(grid.body.locals[v].name.clone());
         }
-        if *c != 1 {
-            factors.insert(0, c.to_string());
-        }
-        parts.push(factors.join("*"));
+        let text = factors.join("*");
+        parts.push(match *c {
+            1 => text,
+            -1 => format!("-{text}"),
+            c => format!("{c}*{text}"),
+        });
     }
     if form.constant != 0 || parts.is_empty() {
         parts.push(form.constant.to_string());
@@ -716,12 +797,69 @@ pub(crate) mod tests {
         let (g, fp) = analysed(matvec());
         assert_eq!(fp.loops.len(), 1);
         assert_eq!(fp.loops[0].top_level_position, Some(3), "dim assignment, s = 0, k = 0, loop");
-        assert_eq!(fp.groups.len(), 1, "b[id + k*n] mixes variables: {:?}", fp.groups);
+        assert_eq!(fp.groups.len(), 2, "{:?}", fp.groups);
+        let a = &fp.groups[0];
+        assert_eq!(fp.group_pattern(&g, a), "a[k]");
+        assert_eq!(a.footprint_elems, UNKNOWN_TRIP_ESTIMATE as u64);
+        assert_eq!(a.reuse(), 256.0);
+        assert_eq!(a.plain_sectors, 8.0 * 128.0, "a broadcast: one sector per warp per iteration");
+        // b[id + k*n] is linearised: k with stride n, id with stride 1.
+        let b = &fp.groups[1];
+        assert_eq!(fp.group_pattern(&g, b), "b[k*n + id]");
+        assert_eq!(b.reuse(), 1.0);
+        assert!(!b.uncoalesced(&g.axes));
+    }
+
+    /// `out[c] = in[c-1] + in[c+1] + in[c] + in[c-n] + in[c+n]` with `c = j*n + i`, n x n.
+    pub(crate) fn linearised_2d() -> Kernel {
+        let mut b = B::new();
+        let j = b.loop_var("j");
+        let i = b.loop_var("i");
+        let c = b.new_local("c", ScalarType::I32, LocalKind::Var);
+        let one = b.int(1);
+        let n = b.param(0);
+        let two = b.int(2);
+        let trip = b.bin(BinaryOp::Sub, n, two);
+        let dj = b.dim(j, one, trip);
+        let di = b.dim(i, one, trip);
+        let je = b.local(j);
+        let n1 = b.param(0);
+        let row = b.mul(je, n1);
+        let ie = b.local(i);
+        let cv = b.add(row, ie);
+        b.body.block.push(Stmt::Assign { local: c, value: cv });
+        let mut sum = None;
+        for off in [-1i64, 1, 0] {
+            let ld = {
+                let idx = b.var_plus(c, off);
+                b.load(1, vec![idx])
+            };
+            sum = Some(match sum {
+                None => ld,
+                Some(s) => b.add(s, ld),
+            });
+        }
+        for sign in [BinaryOp::Sub, BinaryOp::Add] {
+            let ce = b.local(c);
+            let nn = b.param(0);
+            let idx = b.bin(sign, ce, nn);
+            let ld = b.load(1, vec![idx]);
+            sum = Some(b.add(sum.unwrap(), ld));
+        }
+        let ce = b.local(c);
+        let st = b.store(2, vec![ce], sum.unwrap());
+        b.body.block.push(st);
+        kernel("lin", vec![scalar_param("n", 0), array_param("in", vec![None], 1), array_param("out", vec![None], 2)], vec![dj, di], b.body)
+    }
+
+    #[test]
+    fn linearised_stencil_splits_into_tile_dims_by_stride() {
+        let (g, fp) = analysed(linearised_2d());
+        assert_eq!(fp.groups.len(), 1, "{:?} {:?}", fp.groups, fp.rejections);
         let grp = &fp.groups[0];
-        assert_eq!(fp.group_pattern(&g, grp), "a[k]");
-        assert_eq!(grp.footprint_elems, UNKNOWN_TRIP_ESTIMATE as u64);
-        assert_eq!(grp.reuse(), 256.0);
-        assert!(fp.rejections.iter().any(|r| r.starts_with("b: not staged: ") && r.contains("several variables")), "{:?}", fp.rejections);
+        assert_eq!(fp.group_pattern(&g, grp), "in[(j+{-1..1})*n + i+{-1..1}]");
+        assert_eq!(grp.footprint_elems, 10 * 34);
+        assert_eq!(grp.refs.len(), 5);
     }
 
     #[test]

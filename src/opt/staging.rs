@@ -196,9 +196,13 @@ pub fn plan_staging(grid: &GridKernel, fp: &AccessFootprint, config: &PassConfig
     let mut left = budget.saturating_sub(existing);
     let threads = fp.threads_per_block;
 
-    // Most global traffic saved first.
+    // Most global traffic saved first: sectors the group's loads cost, less the copy and the
+    // shared-memory accesses that replace them.
+    let benefit = |g: &ReferenceGroup| {
+        g.plain_sectors - (g.footprint_elems * g.elem.size_bytes() as u64) as f64 / 32.0 - g.accesses as f64 / 32.0 * SHARED_ACCESS_COST
+    };
     let mut order: Vec<usize> = (0..fp.groups.len()).collect();
-    order.sort_by(|a, b| fp.groups[*b].plain_sectors.total_cmp(&fp.groups[*a].plain_sectors));
+    order.sort_by(|a, b| benefit(&fp.groups[*b]).total_cmp(&benefit(&fp.groups[*a])));
     let mut strip_groups: Vec<(usize, usize, Vec<u32>)> = Vec::new();
     let mut strip_lp: Option<usize> = None;
     for gi in order {
@@ -252,23 +256,27 @@ pub fn plan_staging(grid: &GridKernel, fp: &AccessFootprint, config: &PassConfig
         }
     }
     if let Some(lp) = strip_lp {
-        let (unit, halo): (u64, u64) = strip_groups
-            .iter()
-            .map(|(gi, loop_dim, other)| group_bytes_per_unit(&fp.groups[*gi], other, *loop_dim))
-            .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
-        let fit = left.saturating_sub(halo) / unit.max(1);
-        let cap = 4 * threads as u64;
-        let strip = if fit >= threads as u64 {
-            (fit.min(cap) / threads as u64) * threads as u64
-        } else {
-            (fit / 32) * 32
+        // Strip length for the groups kept; the least beneficial go until a strip of 32 fits.
+        let strip_for = |groups: &[(usize, usize, Vec<u32>)]| {
+            let (unit, halo): (u64, u64) = groups
+                .iter()
+                .map(|(gi, loop_dim, other)| group_bytes_per_unit(&fp.groups[*gi], other, *loop_dim))
+                .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+            let fit = left.saturating_sub(halo) / unit.max(1);
+            let cap = 4 * threads as u64;
+            if fit >= threads as u64 { (fit.min(cap) / threads as u64) * threads as u64 } else { (fit / 32) * 32 }
         };
+        let mut strip = strip_for(&strip_groups);
+        while strip == 0 && !strip_groups.is_empty() {
+            let (gi, _, _) = strip_groups.pop().expect("not empty");
+            plan.decision_notes.push(format!(
+                "{}: not staged: with it not even a strip of 32 fits the {left} B left",
+                fp.group_pattern(grid, &fp.groups[gi])
+            ));
+            strip = strip_for(&strip_groups);
+        }
         let var = &grid.body.locals[fp.loops[lp].var].name;
-        if strip == 0 {
-            for (gi, _, _) in &strip_groups {
-                plan.decision_notes.push(format!("{}: not staged: not even a strip of 32 fits the {left} B left", fp.group_pattern(grid, &fp.groups[*gi])));
-            }
-        } else {
+        if strip > 0 {
             plan.strip = Some(StripPlan { lp, strip: strip as u32 });
             plan.decision_notes.push(format!("data swapping: loop {var} runs in strips of {strip}, each strip's data copied in between two barriers"));
             for (gi, loop_dim, other) in strip_groups {
@@ -315,6 +323,11 @@ fn extents_estimate(grid: &GridKernel, fp: &AccessFootprint, g: &ReferenceGroup)
 
 /// The tile a group needs, or why it cannot have one.
 fn tile_shape(grid: &GridKernel, fp: &AccessFootprint, g: &ReferenceGroup) -> Result<TileShape, String> {
+    if let ParamKind::Array { dims, .. } = &grid.params[g.param as usize].kind {
+        if dims.iter().skip(1).any(Option::is_none) {
+            return Err("an inner dim of the array has no known extent".to_string());
+        }
+    }
     let loop_dims: Vec<usize> = g.dims.iter().enumerate().filter(|(_, d)| matches!(d.kind, GroupDimKind::Loop { .. })).map(|(i, _)| i).collect();
     let mut dims = Vec::new();
     for d in &g.dims {
@@ -513,8 +526,8 @@ pub fn stage_kernel(grid: &GridKernel, fp: &AccessFootprint, plan: &StagingPlan)
     out
 }
 
-fn subscript_offset(s: &footprint::SubscriptForm) -> i64 {
-    match s {
+fn subscript_offset(s: &footprint::TileSubscript) -> i64 {
+    match &s.form {
         footprint::SubscriptForm::Thread { offset, .. } | footprint::SubscriptForm::Loop { offset, .. } | footprint::SubscriptForm::Uniform { offset, .. } => *offset,
     }
 }
@@ -571,17 +584,20 @@ impl Emitter<'_> {
         let v = self.expr(ExprKind::Local(l), ty);
         self.cast(v, ScalarType::I64)
     }
-    /// `threadIdx.x + bx * (threadIdx.y + by * threadIdx.z)`.
+    /// `threadIdx.x + bx * threadIdx.y + bx * by * threadIdx.z`, without the axes of extent 1.
     fn linear_thread_id(&mut self) -> Handle<Expr> {
-        let tx = self.grid_index(ExprKind::ThreadIdx(Axis::X));
-        let ty = self.grid_index(ExprKind::ThreadIdx(Axis::Y));
-        let tz = self.grid_index(ExprKind::ThreadIdx(Axis::Z));
-        let by = self.int64(self.block[1] as i64);
-        let bx = self.int64(self.block[0] as i64);
-        let zy = self.bin(BinaryOp::Mul, by, tz);
-        let yz = self.bin(BinaryOp::Add, ty, zy);
-        let rows = self.bin(BinaryOp::Mul, bx, yz);
-        self.bin(BinaryOp::Add, tx, rows)
+        let mut id = self.grid_index(ExprKind::ThreadIdx(Axis::X));
+        let mut below = self.block[0] as i64;
+        for (axis, extent) in [(Axis::Y, self.block[1]), (Axis::Z, self.block[2])] {
+            if extent > 1 {
+                let t = self.grid_index(ExprKind::ThreadIdx(axis));
+                let scale = self.int64(below);
+                let term = self.bin(BinaryOp::Mul, t, scale);
+                id = self.bin(BinaryOp::Add, id, term);
+            }
+            below *= extent as i64;
+        }
+        id
     }
     /// A params-only affine form as a `long long` expression.
     fn affine(&mut self, form: &Affine) -> Handle<Expr> {
@@ -610,6 +626,71 @@ impl Emitter<'_> {
             None => self.int64(form.constant),
             Some(s) => self.offset(s, form.constant),
         }
+    }
+
+    /// `lo <= address(element) <= hi`, where `[lo, hi]` is the range of linear element offsets
+    /// the group's references read over the whole launch.
+    fn linear_range_check(&mut self, fp: &AccessFootprint, g: &ReferenceGroup, extremes: &[(Handle<Expr>, Handle<Expr>, Handle<Expr>)]) -> Handle<Expr> {
+        let row_strides = self.row_strides(g.param);
+        let strides: Vec<Handle<Expr>> = g
+            .dims
+            .iter()
+            .map(|d| {
+                let row = row_strides[d.array_dim];
+                match d.stride.as_constant() {
+                    Some(1) => row,
+                    _ => {
+                        let s = self.affine(&d.stride);
+                        self.bin(BinaryOp::Mul, row, s)
+                    }
+                }
+            })
+            .collect();
+        let dot = |e: &mut Self, values: &mut dyn Iterator<Item = Handle<Expr>>| {
+            let mut sum: Option<Handle<Expr>> = None;
+            for (v, &s) in values.zip(&strides) {
+                let term = e.bin(BinaryOp::Mul, s, v);
+                sum = Some(match sum {
+                    None => term,
+                    Some(acc) => e.bin(BinaryOp::Add, acc, term),
+                });
+            }
+            sum.expect("a group has dims")
+        };
+        let element = dot(self, &mut extremes.iter().map(|x| x.0));
+        let first = dot(self, &mut extremes.iter().map(|x| x.1));
+        let last = dot(self, &mut extremes.iter().map(|x| x.2));
+        let mut low: Option<Handle<Expr>> = None;
+        let mut high: Option<Handle<Expr>> = None;
+        for &r in &g.refs {
+            let offsets: Vec<Handle<Expr>> = fp.references[r].subscripts.iter().map(|s| self.int64(subscript_offset(s))).collect();
+            let shift = dot(self, &mut offsets.into_iter());
+            low = Some(low.map_or(shift, |l| self.bin(BinaryOp::Min, l, shift)));
+            high = Some(high.map_or(shift, |h| self.bin(BinaryOp::Max, h, shift)));
+        }
+        let lo = self.bin(BinaryOp::Add, first, low.expect("a group has references"));
+        let hi = self.bin(BinaryOp::Add, last, high.expect("a group has references"));
+        let ge = self.bin(BinaryOp::Ge, element, lo);
+        let le = self.bin(BinaryOp::Le, element, hi);
+        self.bin(BinaryOp::LogAnd, ge, le)
+    }
+
+    /// Per array dim of param `p`, its elements' distance in the row-major layout (the product
+    /// of the inner dims' extents; `tile_shape` refuses arrays with an unknown inner dim).
+    fn row_strides(&mut self, p: u32) -> Vec<Handle<Expr>> {
+        let dims = match &self.grid.params[p as usize].kind {
+            ParamKind::Array { dims, .. } => dims.clone(),
+            ParamKind::Scalar(_) => Vec::new(),
+        };
+        let mut strides = vec![self.int64(1); dims.len().max(1)];
+        for a in (0..dims.len().saturating_sub(1)).rev() {
+            let inner = match dims[a + 1] {
+                Some(e) => self.cast(e, ScalarType::I64),
+                None => self.int64(1),
+            };
+            strides[a] = self.bin(BinaryOp::Mul, strides[a + 1], inner);
+        }
+        strides
     }
 
     /// The cooperative copy of one tile: `for (e = t; e < ELEMS; e += THREADS)`, tile coordinates
@@ -642,8 +723,10 @@ impl Emitter<'_> {
             };
             coords.push(c);
         }
-        let mut globals = Vec::new();
+        let mut globals: Vec<(usize, Handle<Expr>)> = Vec::new();
         let mut inside: Option<Handle<Expr>> = None;
+        // Per tile dim: the element's coordinate, and the first and last value of its variable.
+        let mut extremes: Vec<(Handle<Expr>, Handle<Expr>, Handle<Expr>)> = Vec::new();
         for (d, gd) in g.dims.iter().enumerate() {
             let (origin, hull) = match &gd.kind {
                 GroupDimKind::Thread { binding } => {
@@ -653,10 +736,9 @@ impl Emitter<'_> {
                     let bdim = self.int64(extent);
                     let first = self.bin(BinaryOp::Mul, bid, bdim);
                     let origin = self.bin(BinaryOp::Add, b.start, first);
-                    let first_read = self.offset(b.start, gd.lo);
                     let end = self.bin(BinaryOp::Add, b.start, b.trip);
-                    let last_read = self.offset(end, gd.hi - 1);
-                    (origin, Some((first_read, last_read)))
+                    let last = self.offset(end, -1);
+                    (origin, Some((b.start, last)))
                 }
                 GroupDimKind::Loop { lp } => {
                     let l = &fp.loops[*lp];
@@ -666,15 +748,18 @@ impl Emitter<'_> {
                     };
                     let start = self.affine(&l.start);
                     let end = self.affine(&l.end);
-                    let first_read = self.offset(start, gd.lo);
-                    let last_read = self.offset(end, gd.hi - 1);
-                    (origin, Some((first_read, last_read)))
+                    let last = self.offset(end, -1);
+                    (origin, Some((start, last)))
                 }
                 GroupDimKind::Uniform { base } => (self.affine(base), None),
             };
             let at = self.offset(origin, gd.lo);
             let global = self.bin(BinaryOp::Add, at, coords[d]);
+            let (var_first, var_last) = hull.unwrap_or((origin, origin));
+            extremes.push((global, var_first, var_last));
             if let Some((first, last)) = hull {
+                let first = self.offset(first, gd.lo);
+                let last = self.offset(last, gd.hi);
                 let ge = self.bin(BinaryOp::Ge, global, first);
                 let le = self.bin(BinaryOp::Le, global, last);
                 let both = self.bin(BinaryOp::LogAnd, ge, le);
@@ -683,9 +768,32 @@ impl Emitter<'_> {
                     Some(prev) => self.bin(BinaryOp::LogAnd, prev, both),
                 });
             }
-            globals.push(global);
+            let scaled = match gd.stride.as_constant() {
+                Some(1) => global,
+                _ => {
+                    let stride = self.affine(&gd.stride);
+                    self.bin(BinaryOp::Mul, stride, global)
+                }
+            };
+            // Tile dims of one array dim (a linearised index) add up to its subscript.
+            match globals.last_mut() {
+                Some((array_dim, sum)) if *array_dim == gd.array_dim => *sum = self.bin(BinaryOp::Add, *sum, scaled),
+                _ => globals.push((gd.array_dim, scaled)),
+            }
         }
-        let value = self.expr(ExprKind::Load { array: ArrayRef::Param(g.param), indices: globals }, g.elem);
+        // With a halo in two or more dims the box has corners no reference reads, and in a
+        // row-major (or linearised) array a corner can fall outside the range of addresses the
+        // kernel touches (`a[j][i-1]` at i = 0 reads the previous row's end, the corner
+        // `a[j-1][i-1]` at j = 0 lies before the array): load only inside that address range.
+        if g.dims.iter().filter(|d| d.hi > d.lo).count() >= 2 {
+            let range = self.linear_range_check(fp, g, &extremes);
+            inside = Some(match inside {
+                None => range,
+                Some(prev) => self.bin(BinaryOp::LogAnd, prev, range),
+            });
+        }
+        let indices = globals.into_iter().map(|(_, index)| index).collect();
+        let value = self.expr(ExprKind::Load { array: ArrayRef::Param(g.param), indices }, g.elem);
         let store = Stmt::Store { array: ArrayRef::Shared(shared), indices: coords, value, span: Span::default() };
         let copy = match inside {
             Some(cond) => Stmt::If { cond, then: vec![store], otherwise: Vec::new() },
@@ -843,6 +951,48 @@ mod tests {
         assert!(notes.iter().any(|n| n == "a[i]: each element read once per block and coalesced: not staged"), "{notes:?}");
         // Forced, it is staged and still right.
         same_results(k, &config(StagingMode::Force), &[300], &[ramp(300, 2.0), vec![0.0; 300]]);
+    }
+
+    #[test]
+    fn linearised_stencil_staged_matches_plain() {
+        let m = compile(shapes::linearised_2d(), &config(StagingMode::Auto));
+        assert_eq!(variant(&m, VariantKind::Staged).expect("reuse 3.8").shared[0].dims, vec![10, 34]);
+        for n in [3, 37, 50] {
+            same_results(shapes::linearised_2d(), &config(StagingMode::Auto), &[n], &[ramp((n * n) as usize, 0.5), vec![9.0; (n * n) as usize]]);
+        }
+    }
+
+    #[test]
+    fn box_corners_outside_the_read_addresses_are_not_loaded() {
+        // out[j][i] = in[j][i-1] + in[j-1][i] over j in 1..n, i in 0..m: at i = 0 the kernel
+        // reads the previous row's last element; the box corner in[0][-1] is before the array.
+        let mut b = B::new();
+        let j = b.loop_var("j");
+        let i = b.loop_var("i");
+        let (zero, one) = (b.int(0), b.int(1));
+        let n = b.param(0);
+        let m = b.param(1);
+        let trip = b.bin(BinaryOp::Sub, n, one);
+        let dj = b.dim(j, one, trip);
+        let di = b.dim(i, zero, m);
+        let (j0, i1) = (b.var_plus(j, 0), b.var_plus(i, -1));
+        let west = b.load(2, vec![j0, i1]);
+        let (j1, i0) = (b.var_plus(j, -1), b.var_plus(i, 0));
+        let north = b.load(2, vec![j1, i0]);
+        let sum = b.add(west, north);
+        let (je, ie) = (b.local(j), b.local(i));
+        let st = b.store(3, vec![je, ie], sum);
+        b.body.block.push(st);
+        let md = b.param(1);
+        let k = kernel(
+            "corner",
+            vec![scalar_param("n", 0), scalar_param("m", 1), array_param("in", vec![None, Some(md)], 2), array_param("out", vec![None, Some(md)], 3)],
+            vec![dj, di],
+            b.body,
+        );
+        for (n, m) in [(9, 40), (20, 7)] {
+            same_results(k.clone(), &config(StagingMode::Force), &[n, m], &[ramp((n * m) as usize, 1.0), vec![0.0; (n * m) as usize]]);
+        }
     }
 
     #[test]
