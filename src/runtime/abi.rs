@@ -98,7 +98,10 @@ pub fn install(runtime: Runtime) -> &'static YosegiRuntime {
 
 /// The installed runtime's counters so far (the driver and benchmarks read them after a run).
 pub fn installed_stats() -> Option<Stats> {
-    lock().as_ref().map(|r| r.stats().clone())
+    lock().as_mut().map(|r| {
+        r.settle_at_exit();
+        r.stats().clone()
+    })
 }
 
 /// Removes the installed runtime (after the program returned).
@@ -244,7 +247,10 @@ extern "C" fn rt_register_static(ptr: *mut c_void, bytes: c_longlong, name: *con
 }
 
 extern "C" fn rt_at_exit() {
-    let report = lock().as_ref().and_then(|rt| rt.exit_report());
+    let report = lock().as_mut().and_then(|rt| {
+        rt.settle_at_exit();
+        rt.exit_report()
+    });
     if let Some(report) = report {
         eprint!("{report}");
     }

@@ -153,6 +153,8 @@ impl CopyState {
                 for (x, y) in copy.valid.present(a, b) {
                     // SAFETY: the registry only tracks live host objects of `len` bytes.
                     let dst = unsafe { std::slice::from_raw_parts_mut(t.host.add(x as usize), (y - x) as usize) };
+                    // The launches that wrote these bytes finish first, outside the copy's time.
+                    t.devices[d].wait();
                     let started = std::time::Instant::now();
                     t.devices[d].copy_to_host(copy.alloc, x, dst);
                     t.stats.record_transfer_time(TransferDirection::ToHost, started.elapsed());

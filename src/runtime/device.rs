@@ -33,8 +33,9 @@ pub struct Launch<'a> {
 /// What a launch hands back besides its memory effects.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LaunchOutcome {
-    /// Per `kernel.reductions`: one raw value (see `runtime::value`) per block, in linear
-    /// block order.
+    /// Per `kernel.reductions`: raw values (see `runtime::value`) whose fold in order is the
+    /// launch's contribution: one per block in linear block order (the simulator), or the
+    /// single value a device folded itself (the GPU).
     pub partials: Vec<Vec<u64>>,
     /// Per `kernel.scalar_outputs`: the raw final value of the local in thread 0.
     pub scalar_outputs: Vec<u64>,
@@ -49,6 +50,14 @@ pub struct KernelFault {
     pub message: String,
     pub span: Span,
     pub help: Option<String>,
+}
+
+/// A launch the device ran without the host waiting for it, with its time on the device
+/// (CUDA events), reported once the device knows it finished.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CompletedLaunch {
+    pub kernel: String,
+    pub device_time: std::time::Duration,
 }
 
 pub trait Device: Send {
@@ -68,5 +77,19 @@ pub trait Device: Send {
     /// the variants of a kernel.
     fn launch_timed(&mut self, launch: &Launch) -> Result<(LaunchOutcome, Option<std::time::Duration>), KernelFault> {
         self.launch(launch).map(|outcome| (outcome, None))
+    }
+    /// Waits for every launch enqueued so far (a device whose launches run to completion
+    /// before `launch` returns has nothing to wait for). A fault found while waiting is kept
+    /// for [`Device::take_fault`].
+    fn wait(&mut self) {}
+    /// A fault of an earlier launch found after that launch returned (while waiting, or by a
+    /// memory operation), once.
+    fn take_fault(&mut self) -> Option<KernelFault> {
+        None
+    }
+    /// Launches known to have finished since the last call, with their device times (their
+    /// `LaunchOutcome` counters did not hold them).
+    fn take_completed(&mut self) -> Vec<CompletedLaunch> {
+        Vec::new()
     }
 }

@@ -21,7 +21,7 @@ pub(crate) mod testing;
 
 use std::sync::Arc;
 
-use crate::analysis::access::{IndexForm, Section, launch_sections, summarize};
+use crate::analysis::access::{IndexForm, ParamSections, Section, launch_sections, summarize};
 use crate::diag::{Diagnostic, Span};
 use crate::front::ast::DataClauseKind;
 use crate::front::source::SourceSet;
@@ -152,6 +152,9 @@ pub struct Runtime {
     empty_alloc: Option<DeviceAlloc>,
     /// Which variant of a kernel each launch runs.
     variants: variants::VariantChooser,
+    /// `launch_sections` per kernel and param values: a time-step loop launches the same
+    /// kernels with the same sizes, and the analysis costs tens of microseconds per launch.
+    sections_cache: SectionsCache,
 }
 
 /// A byte range of one tracked object, offsets from the object's start.
@@ -188,6 +191,7 @@ impl Runtime {
             stats: Stats::default(),
             empty_alloc: None,
             variants: variants::VariantChooser::new(config.staging, variants::TuningCache::default_location()),
+            sections_cache: SectionsCache::default(),
         })
     }
 
@@ -252,7 +256,7 @@ impl Runtime {
         let region = self.region_of(id)?;
         check_args(&region, args)?;
         self.adopt_sized_args(&region, args);
-        match &region.kind {
+        let ran = match &region.kind {
             RegionKind::Compute { kernels, data } => {
                 self.enter_data(&region, data, args)?;
                 for &kernel in kernels {
@@ -263,8 +267,62 @@ impl Runtime {
             RegionKind::Data { data } | RegionKind::EnterData { data } => self.enter_data(&region, data, args),
             RegionKind::ExitData { data } => self.exit_data(&region, data, args),
             RegionKind::Update { data } => self.update(&region, data, args),
-            RegionKind::Wait => Ok(()),
+            RegionKind::Wait => self.synchronize_devices(),
+        };
+        ran.and_then(|_| self.collect_device_reports())
+    }
+
+    /// What the devices learnt since the last look: launches that finished (their device
+    /// times go into the stats), and a fault of a launch that had returned before it ran.
+    fn collect_device_reports(&mut self) -> Result<(), RuntimeError> {
+        for d in 0..self.devices.len() {
+            for done in self.devices[d].take_completed() {
+                self.stats.device.device_time_ns += done.device_time.as_nanos() as u64;
+                self.stats.launches.entry(done.kernel).or_default().device_time += done.device_time;
+            }
+            if let Some(fault) = self.devices[d].take_fault() {
+                return Err(self.fault_error(fault));
+            }
         }
+        Ok(())
+    }
+
+    /// Waits for every launch on every device, so that the stats hold their times and a fault
+    /// of any of them is reported.
+    pub fn synchronize_devices(&mut self) -> Result<(), RuntimeError> {
+        for device in &mut self.devices {
+            device.wait();
+        }
+        self.collect_device_reports()
+    }
+
+    /// For the entry points that return no error (host accesses, the end of the program): a
+    /// fault found while they waited for the device ends the program here, reported as a
+    /// region would report it, before the host computes with data the kernel never finished.
+    fn exit_on_device_fault(&mut self) {
+        if let Err(error) = self.collect_device_reports() {
+            eprint!("{}", self.render_error(&error));
+            unsafe extern "C" {
+                fn fflush(stream: *mut std::ffi::c_void) -> std::ffi::c_int;
+                fn _exit(status: std::ffi::c_int) -> !;
+            }
+            // The runtime's lock is held by our caller, and `exit` would run the program's
+            // atexit handlers, which call back into the runtime: flush the C streams and end
+            // without them.
+            // SAFETY: plain C library calls; `fflush(NULL)` flushes every output stream.
+            unsafe {
+                fflush(std::ptr::null_mut());
+                _exit(error.exit_code())
+            }
+        }
+    }
+
+    /// At the end of the program: every launch finished, its time in the stats.
+    pub fn settle_at_exit(&mut self) {
+        for device in &mut self.devices {
+            device.wait();
+        }
+        self.exit_on_device_fault();
     }
 
     /// Start of a structured `data` construct.
@@ -273,7 +331,9 @@ impl Runtime {
         check_args(&region, args)?;
         self.adopt_sized_args(&region, args);
         match &region.kind {
-            RegionKind::Data { data } | RegionKind::Compute { data, .. } => self.enter_data(&region, data, args),
+            RegionKind::Data { data } | RegionKind::Compute { data, .. } => {
+                self.enter_data(&region, data, args).and_then(|_| self.collect_device_reports())
+            }
             _ => self.region(id, args),
         }
     }
@@ -283,7 +343,9 @@ impl Runtime {
         let region = self.region_of(id)?;
         check_args(&region, args)?;
         match &region.kind {
-            RegionKind::Data { data } | RegionKind::Compute { data, .. } => self.exit_data(&region, data, args),
+            RegionKind::Data { data } | RegionKind::Compute { data, .. } => {
+                self.exit_data(&region, data, args).and_then(|_| self.collect_device_reports())
+            }
             _ => Ok(()),
         }
     }
@@ -512,8 +574,8 @@ impl Runtime {
         // Pass 1: every array param's object, created or grown to cover its access hull. All
         // objects are settled before any range is made valid, because growing one for a later
         // param (two params into one array) replaces an object an earlier param resolved.
-        let sections = launch_sections(kernel, &kernel_params);
-        for sections in &sections {
+        let sections = self.sections_cache.sections(kernel_handle, kernel, &kernel_params);
+        for sections in sections.iter() {
             let param = &kernel.params[sections.param as usize];
             let ParamKind::Array { elem, .. } = &param.kind else { continue };
             let ptr = args[param.arg as usize].ptr as u64;
@@ -554,7 +616,7 @@ impl Runtime {
         let mut bound_objects: Vec<(u32, u64)> = Vec::new();
         // What the launch must move (for --stats bandwidth): its read and write sections.
         let mut bytes_moved = 0u64;
-        for sections in &sections {
+        for sections in sections.iter() {
             let param = &kernel.params[sections.param as usize];
             let ParamKind::Array { elem, .. } = &param.kind else { continue };
             let ptr = args[param.arg as usize].ptr as u64;
@@ -708,6 +770,7 @@ impl Runtime {
                 copies.make_host_valid(0, len, &mut t);
             }
         }
+        self.exit_on_device_fault();
     }
 
     pub fn host_access_all(&mut self) {
@@ -717,6 +780,7 @@ impl Runtime {
                 copies.host_writes(0, len, &mut t);
             }
         }
+        self.exit_on_device_fault();
     }
 
     /// Forgets whatever was tracked in `lo..hi` (memory being reused): device copies are dropped
@@ -758,6 +822,7 @@ impl Runtime {
             let len = copies.len;
             copies.make_host_valid(0, len, &mut t);
         }
+        self.exit_on_device_fault();
     }
 
     /// A new heap block (from the malloc wrappers).
@@ -779,6 +844,7 @@ impl Runtime {
             copies.discard_device_copies(&mut t);
             self.registry.remove(start);
         }
+        self.exit_on_device_fault();
     }
 
     /// `free(ptr)`: the block and its device copies are gone.
@@ -851,8 +917,100 @@ unsafe fn write_host_scalar(ptr: *mut u8, ty: ScalarType, raw: u64) {
     unsafe { std::ptr::copy_nonoverlapping(bits.as_ptr(), ptr, size) };
 }
 
+/// Launch sections already computed, by kernel and the bit patterns of its param values
+/// (the sections are a function of exactly those).
+#[derive(Default)]
+struct SectionsCache {
+    entries: std::collections::HashMap<SectionsKey, Arc<Vec<ParamSections>>>,
+}
+
+/// A kernel and the bit patterns of its param values (tagged by kind).
+type SectionsKey = (Handle<Kernel>, Vec<(u8, u64)>);
+
+impl SectionsCache {
+    /// Entries kept before the cache starts over: enough for the kernels of a time-step loop
+    /// under a few pointer swaps, small enough that a loop whose sizes change every launch
+    /// does not grow it without bound.
+    const CAPACITY: usize = 256;
+
+    fn key_of(values: &[ParamValue]) -> Vec<(u8, u64)> {
+        values
+            .iter()
+            .map(|v| match *v {
+                ParamValue::Int(i) => (0, i as u64),
+                ParamValue::Float(f) => (1, f.to_bits()),
+                ParamValue::Pointer(p) => (2, p),
+            })
+            .collect()
+    }
+
+    fn sections(&mut self, handle: Handle<Kernel>, kernel: &Kernel, values: &[ParamValue]) -> Arc<Vec<ParamSections>> {
+        let key = (handle, SectionsCache::key_of(values));
+        if let Some(found) = self.entries.get(&key) {
+            return found.clone();
+        }
+        if self.entries.len() >= SectionsCache::CAPACITY {
+            self.entries.clear();
+        }
+        let computed = Arc::new(launch_sections(kernel, values));
+        self.entries.insert(key, computed.clone());
+        computed
+    }
+}
+
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod sections_cache_tests {
+    use super::*;
+    use crate::analysis::testing::{B, array_param, kernel as make_kernel, scalar_param};
+
+    /// `b[i] = a[i + 1]` for `i < n`.
+    fn shift_kernel() -> Kernel {
+        let mut b = B::new();
+        let i = b.loop_var("i");
+        let zero = b.int(0);
+        let n = b.param(0);
+        let dim = b.dim(i, zero, n);
+        let shifted = b.var_plus(i, 1);
+        let load = b.load(1, vec![shifted]);
+        let iv = b.local(i);
+        let store = b.store(2, vec![iv], load);
+        b.body.block = vec![store];
+        let params = vec![scalar_param("n", 0), array_param("a", vec![None], 1), array_param("b", vec![None], 2)];
+        make_kernel("shift", params, vec![dim], b.body)
+    }
+
+    #[test]
+    fn cached_sections_equal_the_analysis_and_follow_the_param_values() {
+        let mut module = Module::default();
+        let handle = module.kernels.append(shift_kernel());
+        let kernel = &module.kernels[handle];
+        let mut cache = SectionsCache::default();
+        let values = |n: i64| vec![ParamValue::Int(n), ParamValue::Pointer(0x1000), ParamValue::Pointer(0x2000)];
+        let first = cache.sections(handle, kernel, &values(100));
+        assert_eq!(*first, launch_sections(kernel, &values(100)));
+        assert_eq!(first[0].read, Section::Elements { lo: 1, hi: 101 });
+        let again = cache.sections(handle, kernel, &values(100));
+        assert!(Arc::ptr_eq(&first, &again), "the second launch with equal values is served from the cache");
+        let other = cache.sections(handle, kernel, &values(50));
+        assert_eq!(*other, launch_sections(kernel, &values(50)));
+        assert_ne!(*other, *first, "other sizes get their own sections");
+    }
+
+    #[test]
+    fn the_cache_starts_over_when_full() {
+        let mut module = Module::default();
+        let handle = module.kernels.append(shift_kernel());
+        let kernel = &module.kernels[handle];
+        let mut cache = SectionsCache::default();
+        for n in 0..(SectionsCache::CAPACITY as i64 + 1) {
+            cache.sections(handle, kernel, &[ParamValue::Int(n), ParamValue::Pointer(1), ParamValue::Pointer(2)]);
+        }
+        assert_eq!(cache.entries.len(), 1);
+    }
+}
 
 /// Where a kernel indexes array param `param` irregularly (the place an extent error points
 /// at); the kernel itself when no single access is to blame.

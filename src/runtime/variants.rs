@@ -10,8 +10,10 @@
 //! * `--staging off` ([`StagingMode::Off`]): the plain variant, always.
 //! * `--staging on` ([`StagingMode::Force`]): the last usable `Staged` variant, else the plain one.
 //! * `--staging auto` ([`StagingMode::Auto`]):
-//!   - on a device that cannot time launches (the simulator: [`Device::launch_timed`] gives no
-//!     time), the usable variant with the lowest `estimated_ratio`, the plain one on ties;
+//!   - on a device that cannot time launches (the simulator, whose
+//!     [`launch_timed`](super::device::Device::launch_timed) gives no time), the usable variant
+//!     with the lowest `estimated_ratio`, the plain one on ties. Whether a device times is
+//!     learned from its first timed launch, which already runs the lowest estimate;
 //!   - on a device that times (a GPU), per kernel and [`LaunchKey`] (the values of the integer
 //!     params that shape the launch, and the device): *explore, then exploit*. The first
 //!     launches go round the candidates, lowest estimate first, each timed with
@@ -30,7 +32,9 @@
 //! variant only when none of its staged params is bound to the same device allocation (hence
 //! the same host object) as *another* array param the kernel stores to; otherwise it runs the
 //! plain variant, silently. A variant needing more than [`SHARED_MEMORY_LIMIT`] bytes of shared
-//! memory (what a block gets without opting in to more) is never launched.
+//! memory (what a block gets without opting in to more) is never launched. Variants share the
+//! plain variant's params (the staging pass clones it), so one binding serves all of them; a
+//! variant whose params differ is not used.
 //!
 //! # The tuning cache
 //!
@@ -103,13 +107,15 @@ pub fn written_params(kernel: &GridKernel) -> BTreeSet<u32> {
 }
 
 /// Whether `variant` may run a launch whose array params are bound as `params` (one per
-/// `variant.params`, as `Runtime::device_params` binds them): see the module doc.
+/// `variant.params`, as `Runtime::device_params` binds them): see the module doc. A `Global`
+/// variant always may.
 pub fn variant_is_usable(variant: &GridKernel, params: &[DeviceParam]) -> bool {
-    if shared_memory_bytes(variant) > SHARED_MEMORY_LIMIT {
-        return false;
-    }
+    // The plain variant is what runs when nothing else can: it is always usable.
     if variant.variant.kind != VariantKind::Staged {
         return true;
+    }
+    if shared_memory_bytes(variant) > SHARED_MEMORY_LIMIT {
+        return false;
     }
     let alloc_of = |p: u32| match params.get(p as usize) {
         Some(DeviceParam::Array { alloc, .. }) => Some(*alloc),
@@ -304,9 +310,13 @@ impl TuningCache {
             .map(|(_, c)| c.clone())
     }
 
-    /// Adds (or replaces) a winner and rewrites the file. A failure to write costs only a
+    /// Adds (or replaces) a winner and rewrites the file. The file is read again first, so
+    /// that winners another process stored meanwhile are kept. A failure to write costs only a
     /// later exploration, so it is not reported.
     pub fn store(&mut self, identity: KernelIdentity, choice: CachedChoice) {
+        if let Some(path) = &self.path {
+            self.entries = Some(read_cache_file(path));
+        }
         let entries = self.entries();
         entries.retain(|(id, c)| !(id == &identity && c.device == choice.device && c.sizes == choice.sizes));
         entries.push((identity, choice));
@@ -482,7 +492,7 @@ impl VariantChooser {
         if !self.explorations.contains_key(&(kernel, key.clone())) {
             let trials: Vec<Trial> = variants
                 .iter()
-                .filter(|&&v| shared_memory_bytes(&module.grid_kernels[v]) <= SHARED_MEMORY_LIMIT)
+                .filter(|&&v| v == variants[0] || shared_memory_bytes(&module.grid_kernels[v]) <= SHARED_MEMORY_LIMIT)
                 .map(|&v| {
                     let g = &module.grid_kernels[v];
                     Trial { variant: v, name: g.name.clone(), estimated_ratio: g.variant.estimated_ratio, times: Vec::new() }

@@ -1,6 +1,12 @@
 //! `cuda`: the GPU device. Grid kernels are written as CUDA C (`back::cuda`), compiled with
 //! NVRTC for the GPU's own architecture on their first launch, and run through the driver API;
-//! memory is plain device memory (`cuMemAlloc`) and copies are synchronous.
+//! memory is plain device memory (`cuMemAlloc`).
+//!
+//! Launches run while the host goes on (`flight`): a launch that hands nothing back is only
+//! enqueued, and the host waits for the device when it copies data back, for a timed launch and
+//! at exit; events recorded around each launch give `--stats` its device times once the host
+//! has waited. Reductions are finished on the GPU by a one-block fold kernel (`fold`), so a
+//! launch with reductions reads back one value per reduction.
 //!
 //! Everything CUDA is loaded at run time (`cudarc` with dynamic loading), so the project builds
 //! and its tests run on machines without CUDA; [`CudaDevice::probe`] says why there is no GPU
@@ -16,28 +22,34 @@
 //! Failures: a compile error, a launch error or a fault while the kernel runs is a
 //! [`KernelFault`] naming the kernel (with the NVRTC log, and the path of the saved source).
 //! The memory operations of the [`Device`] trait cannot return an error; when one fails (the
-//! GPU is out of memory, or a previous fault broke the context) the device prints what failed
-//! and ends the process with status 1 rather than let the program go on with wrong data.
+//! GPU is out of memory) the device prints what failed and ends the process with status 1
+//! rather than let the program go on with wrong data. A failure while launches were in flight
+//! is theirs: it is kept as their fault ([`Device::take_fault`]) for the runtime to report.
 
 pub(crate) mod cache;
 mod driver;
+mod flight;
+mod fold;
+mod upload;
 
 use std::collections::HashMap;
 use std::ffi::{CString, c_void};
 use std::path::PathBuf;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use cudarc::driver::sys;
 
 use crate::analysis::uniform::eval_uniform;
 use crate::back::cuda::{CudaOptions, IndexWidth, grid_kernel_cuda_with, kernel_symbol, specialisable_params};
 use crate::ir::{GridKernel, ParamKind, ParamValue, ScalarType};
-use crate::runtime::device::{Device, DeviceAlloc, DeviceParam, KernelFault, Launch, LaunchOutcome};
+use crate::runtime::device::{CompletedLaunch, Device, DeviceAlloc, DeviceParam, KernelFault, Launch, LaunchOutcome};
 use crate::runtime::stats::DeviceCounters;
 use crate::runtime::value;
 
 use cache::{DiskCache, ImageKind};
 use driver::{Image, check};
+use flight::{EventPool, InFlight, InFlightLaunches, MAX_IN_FLIGHT};
+use upload::{STAGED_UPLOAD_MIN, UploadPath, UploadStaging};
 
 /// Specialised variants compiled per kernel; launches with further value sets use the generic
 /// kernel (a param that changes at every launch must not cost a compilation each time).
@@ -80,6 +92,23 @@ enum VariantPolicy {
     GenericOnly,
 }
 
+/// When the host waits for a launch. Launches that hand nothing back (no reduction, no scalar
+/// output) are only enqueued: the host waits when it needs device data, for a timed launch,
+/// and at exit. `YOSEGI_SYNC_LAUNCHES=1` waits for every launch, so that a fault names the
+/// very kernel that caused it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum LaunchSync {
+    Deferred,
+    EachLaunch,
+}
+
+/// Whether a call of `launch` put a kernel on the stream (an empty grid does not).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Enqueued {
+    Nothing,
+    Kernel,
+}
+
 /// Where a launch's kernel came from (counted in `--stats`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum KernelSource {
@@ -115,8 +144,27 @@ pub struct CudaDevice {
     /// Scratch buffers of finished launches, for the next ones.
     spare: Vec<Buffer>,
     staging: Staging,
-    start: sys::CUevent,
-    stop: sys::CUevent,
+    sync: LaunchSync,
+    /// Events recorded around launches, reused once their launch is resolved.
+    events: EventPool<sys::CUevent>,
+    /// Launches enqueued since the host last waited for the device.
+    in_flight: InFlightLaunches<sys::CUevent>,
+    /// Launches known finished, with their device times, until the runtime takes them.
+    completed: Vec<CompletedLaunch>,
+    /// A fault found after its launch returned, until the runtime takes it. While one is
+    /// held the context is broken: memory operations do nothing and launches return it.
+    fault: Option<KernelFault>,
+    /// Fold kernels (see `fold`) by symbol, loaded on first use.
+    folds: HashMap<String, LoadedFold>,
+    upload_path: UploadPath,
+    /// Pinned buffers and the copy stream of large uploads (`upload`), made on first use.
+    uploads: Option<UploadStaging>,
+}
+
+/// A loaded fold kernel.
+struct LoadedFold {
+    module: sys::CUmodule,
+    function: sys::CUfunction,
 }
 
 // SAFETY: CUDA handles may be used from any thread; every method makes the device's context
@@ -156,10 +204,6 @@ impl CudaDevice {
             let mut context: sys::CUcontext = std::ptr::null_mut();
             check("cuDevicePrimaryCtxRetain", sys::cuDevicePrimaryCtxRetain(&mut context, device))?;
             check("cuCtxSetCurrent", sys::cuCtxSetCurrent(context))?;
-            let mut start: sys::CUevent = std::ptr::null_mut();
-            let mut stop: sys::CUevent = std::ptr::null_mut();
-            check("cuEventCreate", sys::cuEventCreate(&mut start, 0))?;
-            check("cuEventCreate", sys::cuEventCreate(&mut stop, 0))?;
             let (mut nvrtc_major, mut nvrtc_minor) = (0, 0);
             driver::check_nvrtc("nvrtcVersion", cudarc::nvrtc::sys::nvrtcVersion(&mut nvrtc_major, &mut nvrtc_minor))?;
             let policy = match std::env::var("YOSEGI_CUDA_VARIANTS").as_deref() {
@@ -182,8 +226,17 @@ impl CudaDevice {
                 policy,
                 spare: Vec::new(),
                 staging: Staging::NONE,
-                start,
-                stop,
+                sync: match std::env::var("YOSEGI_SYNC_LAUNCHES").as_deref() {
+                    Ok("1") => LaunchSync::EachLaunch,
+                    _ => LaunchSync::Deferred,
+                },
+                events: EventPool::new(),
+                in_flight: InFlightLaunches::new(),
+                completed: Vec::new(),
+                fault: None,
+                folds: HashMap::new(),
+                upload_path: UploadPath::from_env(),
+                uploads: None,
             })
         }
     }
@@ -204,6 +257,112 @@ impl CudaDevice {
         eprintln!("yosegi: error: the cuda device failed: {what}");
         eprintln!("  = help: run with --device sim to check the program on the simulator");
         std::process::exit(1)
+    }
+
+    /// A memory operation failed. With launches in flight the failure is most likely theirs (a
+    /// fault breaks the context, and every later call fails): the fault is kept, naming the
+    /// kernel, for the runtime to report. Otherwise the device cannot go on.
+    fn memory_failure(&mut self, what: String) {
+        self.wait_in_flight();
+        if self.fault.is_none() {
+            self.fatal(what)
+        }
+    }
+
+    /// Waits for the launches in flight: their device times go to `completed`, or the fault
+    /// that stopped them to `fault`.
+    fn wait_in_flight(&mut self) {
+        let Some(&stop) = self.in_flight.last_stop() else { return };
+        let waited = self.make_current().and_then(|_| {
+            // SAFETY: an event recorded on this context after the newest launch.
+            check("cuEventSynchronize", unsafe { sys::cuEventSynchronize(stop) })
+        });
+        match waited {
+            Ok(()) => {
+                let done = self.in_flight.complete(&mut self.events, |&start, &stop| {
+                    let mut ms = 0f32;
+                    // SAFETY: both events were recorded around one launch, which completed.
+                    let ok = unsafe { sys::cuEventElapsedTime_v2(&mut ms, start, stop) } == sys::CUresult::CUDA_SUCCESS;
+                    ok.then(|| Duration::from_secs_f64(ms.max(0.0) as f64 / 1e3))
+                });
+                self.completed.extend(done);
+            }
+            Err(e) => {
+                if let Some(f) = self.in_flight.fail(&mut self.events, &e) {
+                    self.fault.get_or_insert(f);
+                }
+            }
+        }
+    }
+
+    /// The fold kernel for `op` at `ty`, compiled (or read from the disk cache) and loaded on
+    /// first use.
+    fn fold_function(&mut self, op: crate::front::ast::ReductionOp, ty: ScalarType) -> Result<sys::CUfunction, String> {
+        let symbol = fold::fold_symbol(op, ty);
+        if let Some(loaded) = self.folds.get(&symbol) {
+            return Ok(loaded.function);
+        }
+        let source = fold::fold_kernel_source(op, ty);
+        let image_key = cache::image_key(&source, self.arch, self.nvrtc_version);
+        let image = match self.disk.load(image_key) {
+            Ok((ImageKind::Cubin, bytes)) => Image::Cubin(bytes),
+            Ok((ImageKind::Ptx, bytes)) => Image::Ptx(bytes),
+            Err(_) => {
+                let image = driver::nvrtc_compile(&source, &format!("{symbol}.cu"), self.arch)
+                    .map_err(|f| format!("NVRTC could not compile the reduction's fold kernel (a compiler bug):\n{}", f.log))?;
+                match &image {
+                    Image::Cubin(b) => self.disk.store(image_key, ImageKind::Cubin, b),
+                    Image::Ptx(b) => self.disk.store(image_key, ImageKind::Ptx, b),
+                }
+                image
+            }
+        };
+        let bytes = match &image {
+            Image::Cubin(b) | Image::Ptx(b) => b,
+        };
+        let name = CString::new(symbol.clone()).map_err(|_| "the fold kernel's name contains a NUL byte".to_string())?;
+        let mut module: sys::CUmodule = std::ptr::null_mut();
+        let mut function: sys::CUfunction = std::ptr::null_mut();
+        // SAFETY: a cubin or NUL-terminated PTX image; valid out-pointers.
+        unsafe {
+            check("cuModuleLoadData", sys::cuModuleLoadData(&mut module, bytes.as_ptr() as *const c_void))?;
+            if let Err(e) = check("cuModuleGetFunction", sys::cuModuleGetFunction(&mut function, module, name.as_ptr())) {
+                sys::cuModuleUnload(module);
+                return Err(e);
+            }
+        }
+        self.folds.insert(symbol, LoadedFold { module, function });
+        Ok(function)
+    }
+
+    /// Enqueues the fold of `count` partials of type `ty` at `partials` into `out`.
+    fn enqueue_fold(&mut self, function: sys::CUfunction, partials: sys::CUdeviceptr, count: u64, out: sys::CUdeviceptr) -> Result<(), String> {
+        let mut slots: [u64; 3] = [partials, count, out];
+        let mut args: Vec<*mut c_void> = slots.iter_mut().map(|s| s as *mut u64 as *mut c_void).collect();
+        // SAFETY: the fold kernel's parameters are a pointer, an unsigned 64-bit count and a
+        // pointer; `partials` holds `count` values and `out` one.
+        check("cuLaunchKernel", unsafe {
+            sys::cuLaunchKernel(
+                function,
+                1,
+                1,
+                1,
+                fold::FOLD_THREADS,
+                1,
+                1,
+                0,
+                std::ptr::null_mut(),
+                args.as_mut_ptr(),
+                std::ptr::null_mut(),
+            )
+        })
+    }
+
+    fn new_event() -> Result<sys::CUevent, String> {
+        let mut event: sys::CUevent = std::ptr::null_mut();
+        // SAFETY: valid out-pointer; the caller made the context current.
+        check("cuEventCreate", unsafe { sys::cuEventCreate(&mut event, 0) })?;
+        Ok(event)
     }
 
     fn buffer(&self, alloc: DeviceAlloc) -> &Buffer {
@@ -469,13 +628,14 @@ impl Device for CudaDevice {
     fn allocate(&mut self, bytes: u64) -> DeviceAlloc {
         self.next_id += 1;
         let mut ptr: sys::CUdeviceptr = 0;
-        if bytes > 0 {
-            if let Err(e) = self.make_current() {
-                self.fatal(e);
-            }
-            // SAFETY: valid out-pointer.
-            if let Err(e) = check("cuMemAlloc", unsafe { sys::cuMemAlloc_v2(&mut ptr, bytes as usize) }) {
-                self.fatal(format!("allocating {bytes} bytes: {e}"));
+        if bytes > 0 && self.fault.is_none() {
+            let allocated = self.make_current().and_then(|_| {
+                // SAFETY: valid out-pointer.
+                check("cuMemAlloc", unsafe { sys::cuMemAlloc_v2(&mut ptr, bytes as usize) })
+            });
+            if let Err(e) = allocated {
+                ptr = 0;
+                self.memory_failure(format!("allocating {bytes} bytes: {e}"));
             }
         }
         self.buffers.insert(self.next_id, Buffer { ptr, bytes });
@@ -494,7 +654,7 @@ impl Device for CudaDevice {
     }
 
     fn copy_to_device(&mut self, alloc: DeviceAlloc, offset: u64, src: &[u8]) {
-        if src.is_empty() {
+        if src.is_empty() || self.fault.is_some() {
             return;
         }
         let (ptr, bytes) = {
@@ -504,17 +664,28 @@ impl Device for CudaDevice {
         if offset + src.len() as u64 > bytes {
             self.fatal(format!("a copy of {} bytes at offset {offset} into a {bytes}-byte allocation", src.len()));
         }
-        let result = self.make_current().and_then(|_| {
+        if let Err(e) = self.make_current() {
+            return self.memory_failure(e);
+        }
+        if self.upload_path == UploadPath::Staged && src.len() >= STAGED_UPLOAD_MIN && self.uploads.is_none() {
+            // Without pinned memory the pageable path still works.
+            self.uploads = UploadStaging::create().ok();
+        }
+        let result = match self.uploads.as_mut() {
+            Some(staging) if src.len() >= STAGED_UPLOAD_MIN => staging.upload(ptr + offset, src),
             // SAFETY: the destination range lies inside the allocation (checked above).
-            check("cuMemcpyHtoD", unsafe { sys::cuMemcpyHtoD_v2(ptr + offset, src.as_ptr() as *const c_void, src.len()) })
-        });
+            _ => check("cuMemcpyHtoD", unsafe { sys::cuMemcpyHtoD_v2(ptr + offset, src.as_ptr() as *const c_void, src.len()) }),
+        };
         if let Err(e) = result {
-            self.fatal(format!("copying {} bytes to the device: {e}", src.len()));
+            self.memory_failure(format!("copying {} bytes to the device: {e}", src.len()));
         }
     }
 
     fn copy_to_host(&mut self, alloc: DeviceAlloc, offset: u64, dst: &mut [u8]) {
-        if dst.is_empty() {
+        // The launches that wrote the data must finish first, and a fault of theirs must be
+        // reported as theirs, not as this copy's.
+        self.wait_in_flight();
+        if dst.is_empty() || self.fault.is_some() {
             return;
         }
         let (ptr, bytes) = {
@@ -530,11 +701,48 @@ impl Device for CudaDevice {
             check("cuMemcpyDtoH", unsafe { sys::cuMemcpyDtoH_v2(dst.as_mut_ptr() as *mut c_void, ptr + offset, len) })
         });
         if let Err(e) = result {
-            self.fatal(format!("copying {len} bytes to the host: {e}"));
+            self.memory_failure(format!("copying {len} bytes to the host: {e}"));
         }
     }
 
     fn launch(&mut self, launch: &Launch) -> Result<LaunchOutcome, KernelFault> {
+        self.enqueue(launch).map(|(outcome, _)| outcome)
+    }
+
+    fn launch_timed(&mut self, launch: &Launch) -> Result<(LaunchOutcome, Option<Duration>), KernelFault> {
+        let (outcome, enqueued) = self.enqueue(launch)?;
+        self.wait_in_flight();
+        if let Some(f) = self.fault.take() {
+            return Err(f);
+        }
+        // The launch was the newest in flight, so the last one resolved.
+        let time = match enqueued {
+            Enqueued::Kernel => self.completed.last().map(|c| c.device_time),
+            Enqueued::Nothing => Some(Duration::ZERO),
+        };
+        Ok((outcome, time))
+    }
+
+    fn wait(&mut self) {
+        self.wait_in_flight();
+    }
+
+    fn take_fault(&mut self) -> Option<KernelFault> {
+        self.fault.take()
+    }
+
+    fn take_completed(&mut self) -> Vec<CompletedLaunch> {
+        std::mem::take(&mut self.completed)
+    }
+}
+
+impl CudaDevice {
+    /// Puts the launch on the stream; waits for it only when it hands values back (reductions,
+    /// scalar outputs) or launches are synchronous (`LaunchSync`).
+    fn enqueue(&mut self, launch: &Launch) -> Result<(LaunchOutcome, Enqueued), KernelFault> {
+        if let Some(f) = self.fault.take() {
+            return Err(f);
+        }
         let kernel = launch.kernel;
         let fault = |message: String| KernelFault { kernel: kernel.name.clone(), message, span: kernel.span, help: None };
         self.make_current().map_err(fault)?;
@@ -570,11 +778,12 @@ impl Device for CudaDevice {
         }
         let blocks: u64 = grid.iter().map(|&g| g as u64).product();
         if blocks == 0 || threads == 0 {
-            return Ok(LaunchOutcome {
+            let outcome = LaunchOutcome {
                 partials: vec![Vec::new(); kernel.reductions.len()],
                 scalar_outputs: Vec::new(),
                 counters: DeviceCounters::default(),
-            });
+            };
+            return Ok((outcome, Enqueued::Nothing));
         }
 
         let width = self.index_width_for(kernel, &launch.params, grid, block);
@@ -609,10 +818,13 @@ impl Device for CudaDevice {
             return Err(fault(format!("{} parameters were bound for {} kernel parameters", launch.params.len(), kernel.params.len())));
         }
         let mut scratch = Scratch(Vec::new());
+        // Per reduction: the partials (one per block), the fold kernel and where it writes.
         let mut partial_buffers = Vec::new();
         for r in &kernel.reductions {
             let ptr = self.scratch(blocks * r.ty.size_bytes() as u64, &mut scratch).map_err(fault)?;
-            partial_buffers.push(ptr);
+            let folded = self.scratch(r.ty.size_bytes() as u64, &mut scratch).map_err(fault)?;
+            let fold = self.fold_function(r.op, r.ty).map_err(fault)?;
+            partial_buffers.push((ptr, fold, folded));
             slots.push(ptr);
         }
         let mut output_buffers = Vec::new();
@@ -624,50 +836,70 @@ impl Device for CudaDevice {
         }
         let mut args: Vec<*mut c_void> = slots.iter_mut().map(|s| s as *mut u64 as *mut c_void).collect();
 
-        let ran_fault = |e: String| {
-            let mut f = fault(format!("the kernel failed on the GPU: {e}"));
-            f.help = Some(match &saved_note {
-                Some(p) => format!(
-                    "an out-of-bounds access is the usual cause: run with --device sim, which checks every access \
-                     (the CUDA source is in {})",
-                    p.display()
-                ),
-                None => "an out-of-bounds access is the usual cause: run with --device sim, which checks every access".into(),
-            });
-            f
+        let help = Some(match &saved_note {
+            Some(p) => format!(
+                "an out-of-bounds access is the usual cause: run with --device sim, which checks every access \
+                 (the CUDA source is in {})",
+                p.display()
+            ),
+            None => "an out-of-bounds access is the usual cause: run with --device sim, which checks every access".into(),
+        });
+        let start = self.events.take(CudaDevice::new_event).map_err(fault)?;
+        let stop = match self.events.take(CudaDevice::new_event) {
+            Ok(stop) => stop,
+            Err(e) => {
+                self.events.give_back(start);
+                return Err(fault(e));
+            }
         };
-        let mut ms = 0f32;
         // SAFETY: `function` is a loaded kernel whose parameters are, in order, exactly the
-        // slots built above (the same order `back::cuda` writes them); the slots outlive the
-        // launch, which is complete when the stop event has been synchronised.
-        unsafe {
-            check("cuEventRecord", sys::cuEventRecord(self.start, std::ptr::null_mut())).map_err(fault)?;
-            check(
-                "cuLaunchKernel",
-                sys::cuLaunchKernel(
-                    function,
-                    grid[0],
-                    grid[1],
-                    grid[2],
-                    block[0],
-                    block[1],
-                    block[2],
-                    0,
-                    std::ptr::null_mut(),
-                    args.as_mut_ptr(),
-                    std::ptr::null_mut(),
-                ),
-            )
-            .map_err(fault)?;
-            check("cuEventRecord", sys::cuEventRecord(self.stop, std::ptr::null_mut())).map_err(ran_fault)?;
-            check("cuEventSynchronize", sys::cuEventSynchronize(self.stop)).map_err(ran_fault)?;
-            check("cuEventElapsedTime", sys::cuEventElapsedTime_v2(&mut ms, self.start, self.stop)).map_err(fault)?;
+        // slots built above (the same order `back::cuda` writes them); the driver copies the
+        // argument values when the launch is enqueued, so the slots need not outlive it.
+        let enqueued = unsafe {
+            check("cuEventRecord", sys::cuEventRecord(start, std::ptr::null_mut()))
+                .and_then(|_| {
+                    check(
+                        "cuLaunchKernel",
+                        sys::cuLaunchKernel(
+                            function,
+                            grid[0],
+                            grid[1],
+                            grid[2],
+                            block[0],
+                            block[1],
+                            block[2],
+                            0,
+                            std::ptr::null_mut(),
+                            args.as_mut_ptr(),
+                            std::ptr::null_mut(),
+                        ),
+                    )
+                })
+                .and_then(|_| check("cuEventRecord", sys::cuEventRecord(stop, std::ptr::null_mut())))
+        };
+        let enqueued = enqueued.and_then(|_| {
+            partial_buffers.iter().try_for_each(|&(partials, fold, folded)| self.enqueue_fold(fold, partials, blocks, folded))
+        });
+        if let Err(e) = enqueued {
+            self.events.give_back(start);
+            self.events.give_back(stop);
+            // A launch refused because an earlier one broke the context is that one's fault.
+            self.wait_in_flight();
+            return Err(self.fault.take().unwrap_or_else(|| fault(e)));
+        }
+        self.in_flight.push(InFlight { kernel: kernel.name.clone(), span: kernel.span, help, start, stop });
+        let hands_back = !kernel.reductions.is_empty() || !kernel.scalar_outputs.is_empty();
+        if hands_back || self.sync == LaunchSync::EachLaunch || self.in_flight.len() >= MAX_IN_FLIGHT {
+            self.wait_in_flight();
+            if let Some(f) = self.fault.take() {
+                return Err(f);
+            }
         }
         let partials = kernel
             .reductions
             .iter()
             .zip(&partial_buffers)
-            .map(|(r, &ptr)| self.read_back(ptr, r.ty, blocks))
+            .map(|(r, &(_, _, folded))| self.read_back(folded, r.ty, 1))
             .collect::<Result<Vec<_>, _>>()
             .map_err(fault)?;
         let scalar_outputs = output_buffers
@@ -676,8 +908,7 @@ impl Device for CudaDevice {
             .collect::<Result<Vec<_>, _>>()
             .map_err(fault)?;
         self.recycle(scratch);
-        counters.device_time_ns = (ms as f64 * 1e6) as u64;
-        Ok(LaunchOutcome { partials, scalar_outputs, counters })
+        Ok((LaunchOutcome { partials, scalar_outputs, counters }, Enqueued::Kernel))
     }
 }
 
@@ -685,6 +916,13 @@ impl Drop for CudaDevice {
     fn drop(&mut self) {
         // Errors are ignored: at this point the process only gives resources back.
         let _ = self.make_current();
+        // Launches still in flight finish before their memory and events go.
+        if !self.in_flight.is_empty() {
+            self.wait_in_flight();
+        }
+        if let Some(mut uploads) = self.uploads.take() {
+            uploads.release();
+        }
         // SAFETY: every handle below was created by this device and is released once.
         unsafe {
             for (_, b) in self.buffers.drain() {
@@ -699,8 +937,12 @@ impl Drop for CudaDevice {
             for (_, k) in self.kernels.drain() {
                 sys::cuModuleUnload(k.module);
             }
-            sys::cuEventDestroy_v2(self.start);
-            sys::cuEventDestroy_v2(self.stop);
+            for (_, f) in self.folds.drain() {
+                sys::cuModuleUnload(f.module);
+            }
+            for event in self.events.drain() {
+                sys::cuEventDestroy_v2(event);
+            }
         }
     }
 }

@@ -106,9 +106,17 @@ fn compare_with_simulator(gpu: &mut CudaDevice) {
     for (what, module, args) in cases {
         let (gpu_arrays, gpu_outcome) = run(gpu, &module, &args);
         let (sim_arrays, sim_outcome) = run(&mut sim, &module, &args);
-        assert_eq!(gpu_outcome.partials, sim_outcome.partials, "{what}: partials");
+        let kernel = &module.grid_kernels[Handle::new(0)];
+        for (r, (g, s)) in kernel.reductions.iter().zip(gpu_outcome.partials.iter().zip(&sim_outcome.partials)) {
+            assert_eq!(g.len(), 1, "{what}: the GPU folds the partials itself");
+            let want = fold::fold_in_kernel_order(s, |a, b| value::reduce(r.op, r.ty, a, b)).expect("partials");
+            assert_eq!(g[0], want, "{what}: the fold kernel combines in its documented order");
+        }
         assert_eq!(gpu_outcome.scalar_outputs, sim_outcome.scalar_outputs, "{what}: scalar outputs");
-        assert!(gpu_outcome.counters.device_time_ns > 0, "{what}: the launch was timed");
+        // Device times come back once the host waited for the launch (here: the read-back).
+        let timed = gpu.take_completed();
+        let name = &module.grid_kernels[Handle::new(0)].name;
+        assert!(timed.iter().any(|c| &c.kernel == name && c.device_time > Duration::ZERO), "{what}: the launch was timed");
         for (k, (g, s)) in gpu_arrays.iter().zip(&sim_arrays).enumerate() {
             if what == "histogram" && k == 2 {
                 // prod: 1000 multiplications by 1.0001f in the order the atomics happened.
@@ -309,11 +317,115 @@ fn reduction_buffers_are_reused_between_launches_on_the_gpu() {
     };
     let module = block_reduction();
     let mut sim = SimDevice::new();
-    for n in [3000i64, 300, 3000] {
+    // 100 000 elements: more blocks than the fold kernel has threads, each folding a run.
+    for n in [3000i64, 300, 100_000, 3000] {
         let args = vec![Arg::Int(n), Arg::Array(f64s((0..n).map(|x| (x as f64).sqrt())))];
         let (_, want) = run(&mut sim, &module, &args);
         let (_, got) = run(&mut gpu, &module, &args);
-        assert_eq!(got.partials, want.partials, "n = {n}");
-        assert_eq!(gpu.spare.len(), 1, "the partials buffer is kept for the next launch");
+        let r = &module.grid_kernels[Handle::new(0)].reductions[0];
+        let want = fold::fold_in_kernel_order(&want.partials[0], |a, b| value::reduce(r.op, r.ty, a, b));
+        assert_eq!(got.partials, vec![want.into_iter().collect::<Vec<_>>()], "n = {n}");
+        assert_eq!(gpu.spare.len(), 2, "the partials and the folded value's buffers are kept for the next launch");
     }
+}
+
+/// Binds the vector-add kernel to fresh arrays of `n` elements, its output `c_offset` bytes
+/// into its allocation.
+fn vector_add_params(device: &mut dyn Device, n: usize, c_offset: i64) -> Vec<DeviceParam> {
+    let mut params = vec![DeviceParam::Value(ParamValue::Int(n as i64))];
+    for k in 0..3 {
+        let alloc = device.allocate(4 * n as u64);
+        device.copy_to_device(alloc, 0, &f32s((0..n).map(|i| (i + k) as f32)));
+        params.push(DeviceParam::Array { alloc, offset: if k == 2 { c_offset } else { 0 } });
+    }
+    params
+}
+
+/// On a GPU: a launch that hands nothing back is only enqueued; its device time reaches the
+/// stats once the host waited for it, exactly once.
+#[test]
+fn device_times_are_reported_once_the_host_waited_on_the_gpu() {
+    let mut gpu = match CudaDevice::probe() {
+        Ok(gpu) => gpu,
+        Err(why) => {
+            eprintln!("skipped: no usable CUDA GPU ({why})");
+            return;
+        }
+    };
+    gpu.sync = LaunchSync::Deferred;
+    let module = vector_add();
+    let kernel = &module.grid_kernels[Handle::new(0)];
+    let params = vector_add_params(&mut gpu, 1 << 20, 0);
+    gpu.launch(&Launch { module: &module, kernel, params }).expect("launches");
+    assert_eq!(gpu.in_flight.len(), 1, "the host did not wait for the launch");
+    assert!(gpu.take_completed().is_empty(), "no time is known before the host waited");
+    gpu.wait();
+    let done = gpu.take_completed();
+    assert_eq!(done.len(), 1, "{done:?}");
+    assert_eq!(done[0].kernel, "vadd_l12");
+    assert!(done[0].device_time > Duration::ZERO);
+    assert!(gpu.take_completed().is_empty(), "each launch is reported once");
+    assert_eq!(gpu.events.free_count(), 2, "the launch's events are back in the pool");
+}
+
+const FAULT_CHILD: &str = "YOSEGI_TEST_FAULT_CHILD";
+
+/// On a GPU: a kernel that faults after its launch returned is named when the host next waits
+/// (here: by a copy back), with a note when other launches ran after it. A fault breaks the
+/// process's CUDA context, so the faulting part runs in a child process (this same test,
+/// told so by an environment variable).
+#[test]
+fn a_deferred_fault_names_the_first_kernel_in_flight_on_the_gpu() {
+    if std::env::var_os(FAULT_CHILD).is_some() {
+        fault_while_in_flight();
+        return;
+    }
+    if let Err(why) = CudaDevice::probe() {
+        eprintln!("skipped: no usable CUDA GPU ({why})");
+        return;
+    }
+    let exe = std::env::current_exe().expect("the test executable");
+    let name = "runtime::cuda::tests::a_deferred_fault_names_the_first_kernel_in_flight_on_the_gpu";
+    let out = std::process::Command::new(exe)
+        .args(["--exact", name, "--nocapture", "--test-threads=1"])
+        .env(FAULT_CHILD, "1")
+        .output()
+        .expect("the child runs");
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("deferred fault of vadd_l12:"), "{text}");
+}
+
+fn fault_while_in_flight() {
+    let mut gpu = CudaDevice::probe().expect("the parent process opened the GPU");
+    gpu.sync = LaunchSync::Deferred;
+    let module = vector_add();
+    let kernel = &module.grid_kernels[Handle::new(0)];
+    // The output 1 TiB past its allocation: the stores fault.
+    let params = vector_add_params(&mut gpu, 1 << 16, 1 << 40);
+    gpu.launch(&Launch { module: &module, kernel, params }).expect("enqueued: the fault is not known yet");
+    let other = stencil();
+    let stencil_kernel = &other.grid_kernels[Handle::new(0)];
+    let (u, out) = (gpu.allocate(8 * 64 * 64), gpu.allocate(8 * 64 * 64));
+    let stencil_params = vec![
+        DeviceParam::Value(ParamValue::Int(64)),
+        DeviceParam::Value(ParamValue::Int(64)),
+        DeviceParam::Array { alloc: u, offset: 0 },
+        DeviceParam::Array { alloc: out, offset: 0 },
+    ];
+    let second = gpu.launch(&Launch { module: &other, kernel: stencil_kernel, params: stencil_params });
+    let fault = match second {
+        // Refused because the first one broke the context: reported as the first one's.
+        Err(fault) => fault,
+        Ok(_) => {
+            let mut back = vec![0u8; 8];
+            gpu.copy_to_host(out, 0, &mut back);
+            let fault = gpu.take_fault().expect("the copy back found the fault");
+            assert!(fault.message.contains("or a kernel launched after it (1 more were running)"), "{}", fault.message);
+            fault
+        }
+    };
+    assert_eq!(fault.kernel, "vadd_l12", "{}", fault.message);
+    assert!(fault.message.contains("failed on the GPU"), "{}", fault.message);
+    println!("deferred fault of {}: {}", fault.kernel, fault.message);
 }

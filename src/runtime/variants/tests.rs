@@ -329,3 +329,88 @@ fn the_runtime_runs_the_plain_variant_when_the_staged_array_is_written_in_place(
     assert_eq!(rt.stats().launches["scale_l3"].count, 1);
     assert!(!rt.stats().launches.contains_key("scale_l3_staged"));
 }
+
+#[test]
+fn storing_a_winner_keeps_what_another_run_stored_meanwhile() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (module, kernel) = scale_with_variants(&[(0.6, 0)]);
+    let mut chooser = VariantChooser::new(StagingMode::Auto, TuningCache::in_dir(Some(dir.path().to_path_buf())));
+    // The chooser reads the (empty) cache on its first launch; another process then stores a winner.
+    let (pick, _) = chooser.choose(&module, kernel, "gpu", &bound(4096, 1, 2));
+    chooser.record_time(&module, pick.measure.expect("exploring"), Some(ms(0.5)));
+    let other = "v1\tother_l9\t0000000000000001\tgpu\tn=8\tother_l9\tother_l9=1/2\n";
+    std::fs::write(dir.path().join(TUNING_CACHE_FILE), other).expect("write cache");
+    let (_, decision) = explore(&mut chooser, &module, kernel, &[("scale_l3", [0.5, 0.5]), ("scale_l3_staged", [0.4, 0.4])]);
+    assert_eq!(decision.winner, "scale_l3_staged");
+    let text = std::fs::read_to_string(dir.path().join(TUNING_CACHE_FILE)).expect("cache written");
+    assert!(text.contains("\tother_l9\t"), "{text}");
+    assert!(text.contains("\tscale_l3\t"), "{text}");
+}
+
+/// The simulator, posing as a GPU that times launches: every launch of a grid kernel whose
+/// name ends in `_staged` takes 0.6 ms, any other 0.8 ms.
+struct TimedSim {
+    sim: crate::runtime::sim::SimDevice,
+    timed_launches: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl crate::runtime::device::Device for TimedSim {
+    fn name(&self) -> &str {
+        "timed-sim"
+    }
+    fn allocate(&mut self, bytes: u64) -> DeviceAlloc {
+        self.sim.allocate(bytes)
+    }
+    fn free(&mut self, alloc: DeviceAlloc) {
+        self.sim.free(alloc)
+    }
+    fn copy_to_device(&mut self, alloc: DeviceAlloc, offset: u64, src: &[u8]) {
+        self.sim.copy_to_device(alloc, offset, src)
+    }
+    fn copy_to_host(&mut self, alloc: DeviceAlloc, offset: u64, dst: &mut [u8]) {
+        self.sim.copy_to_host(alloc, offset, dst)
+    }
+    fn launch(&mut self, launch: &Launch) -> Result<LaunchOutcome, KernelFault> {
+        self.sim.launch(launch)
+    }
+    fn launch_timed(&mut self, launch: &Launch) -> Result<(LaunchOutcome, Option<Duration>), KernelFault> {
+        self.timed_launches.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let time = if launch.kernel.name.ends_with("_staged") { ms(0.6) } else { ms(0.8) };
+        self.sim.launch(launch).map(|outcome| (outcome, Some(time)))
+    }
+}
+
+#[test]
+fn on_a_timing_device_the_runtime_explores_then_runs_the_winner_without_timing() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (module, _) = scale_with_variants(&[(0.6, 0)]);
+    let mut rt = sim_runtime(module, StagingMode::Auto);
+    let timed_launches = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    rt.devices = vec![Box::new(TimedSim { sim: crate::runtime::sim::SimDevice::new(), timed_launches: timed_launches.clone() })];
+    rt.variants = VariantChooser::new(StagingMode::Auto, TuningCache::in_dir(Some(dir.path().to_path_buf())));
+    let mut a: Vec<f64> = (0..64).map(f64::from).collect();
+    let mut b = vec![0.0; 64];
+    for _ in 0..10 {
+        rt.region(0, &region_args(64, a.as_mut_ptr(), b.as_mut_ptr())).expect("runs");
+    }
+    rt.host_access(&[b.as_ptr() as u64], &[abi::YOSEGI_READ]);
+    assert_eq!(b[63], 126.0);
+    assert_eq!(timed_launches.load(std::sync::atomic::Ordering::Relaxed), 4, "two timed launches per candidate, then none");
+    let use_ = &rt.stats().variants["scale_l3"];
+    assert_eq!(use_.runs.get("scale_l3"), Some(&2));
+    assert_eq!(use_.runs.get("scale_l3_staged"), Some(&8));
+    assert_eq!(use_.timed["scale_l3_staged"], vec![ms(0.6), ms(0.6)]);
+    let report = rt.exit_report().expect("stats on");
+    assert!(report.contains("winner on timed-sim (n=64): scale_l3_staged (scale_l3 best 0.800, scale_l3_staged best 0.600, measured)"), "{report}");
+
+    // The next run takes the winner from the cache and times nothing.
+    let (module, _) = scale_with_variants(&[(0.6, 0)]);
+    let mut again = sim_runtime(module, StagingMode::Auto);
+    let timed_again = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    again.devices = vec![Box::new(TimedSim { sim: crate::runtime::sim::SimDevice::new(), timed_launches: timed_again.clone() })];
+    again.variants = VariantChooser::new(StagingMode::Auto, TuningCache::in_dir(Some(dir.path().to_path_buf())));
+    again.region(0, &region_args(64, a.as_mut_ptr(), b.as_mut_ptr())).expect("runs");
+    assert_eq!(timed_again.load(std::sync::atomic::Ordering::Relaxed), 0);
+    assert_eq!(again.stats().variants["scale_l3"].runs.get("scale_l3_staged"), Some(&1));
+    assert!(again.exit_report().expect("stats on").contains("cached winner on timed-sim (n=64): scale_l3_staged"));
+}
