@@ -3,6 +3,7 @@
 
 pub mod fold;
 pub mod mapping;
+pub mod padding;
 pub mod staging;
 
 use crate::ir::{Handle, Module};
@@ -58,5 +59,7 @@ pub fn run_passes(module: &mut Module, config: &PassConfig) -> Result<(), String
     fold::fold_module(module);
     crate::valid::verify_module(module).map_err(|e| format!("after folding: {e}"))?;
     staging::stage_module(module, config);
-    crate::valid::verify_module(module).map_err(|e| format!("after staging: {e}"))
+    crate::valid::verify_module(module).map_err(|e| format!("after staging: {e}"))?;
+    padding::pad_module(module);
+    crate::valid::verify_module(module).map_err(|e| format!("after padding: {e}"))
 }

@@ -1,0 +1,442 @@
+//! Bank-conflict padding of shared-memory arrays. For every shared array of a grid kernel this
+//! pass finds the warp access patterns the kernel uses (each load, store and atomic on the array,
+//! with its per-dimension indices written as integer multiples of `threadIdx.x/y/z` plus a part
+//! every lane of a warp agrees on), computes the bank-conflict degree each pattern has, and widens
+//! the innermost dimension by the fewest elements that minimise the worst degree.
+//!
+//! The degree is the one the simulator's counters report (`count_shared` in
+//! `runtime/sim/interp.rs`): 32 banks of 4-byte words, a warp is 32 consecutive linear thread ids
+//! (x fastest), every element a lane touches contributes each 4-byte word it covers, and the
+//! degree is the largest number of distinct words requested in one bank by the whole warp. (The
+//! hardware serves a warp's 8-byte accesses in two half-warp phases; the simulator counts them in
+//! one, so a conflict-free row of doubles has degree 2 here.)
+//!
+//! Padding is a pure layout change: the simulator and the CUDA back end both linearise a shared
+//! access from its per-dimension indices and the declared dims, so a wider declared row moves
+//! every element consistently. That holds only when every access indexes every dimension, which
+//! the pass checks before padding.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::ir::{
+    ArrayRef, Axis, BinaryOp, Body, Expr, ExprKind, GridKernel, Handle, Local, Module, ScalarType, Stmt, UnaryOp,
+};
+
+/// Banks of shared memory, each serving one 4-byte word per cycle.
+const BANKS: i64 = 32;
+const WARP: usize = 32;
+/// The static shared memory a block may declare (CUDA's 48 KiB limit without opt-in).
+const STATIC_SHARED_LIMIT: u64 = 48 * 1024;
+/// Padding may grow an array by at most this fraction of its size.
+const GROWTH_DIVISOR: u64 = 8;
+/// How deep the pass follows once-assigned locals and nested expressions.
+const MAX_DEPTH: u32 = 64;
+
+/// One index of a shared access as the warp sees it: `sum(thread[a] * threadIdx.a) + uniform`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ThreadAffine {
+    /// Coefficient of `threadIdx.x`, `.y`, `.z`.
+    pub thread: [i64; 3],
+    /// The part every lane of a warp shares: `Some(c)` when it is the constant `c`.
+    pub uniform: Option<i64>,
+}
+
+impl ThreadAffine {
+    fn constant(c: i64) -> ThreadAffine {
+        ThreadAffine { thread: [0; 3], uniform: Some(c) }
+    }
+    fn unknown_uniform() -> ThreadAffine {
+        ThreadAffine { thread: [0; 3], uniform: None }
+    }
+    fn is_uniform(&self) -> bool {
+        self.thread == [0; 3]
+    }
+    fn add(&self, other: &ThreadAffine) -> ThreadAffine {
+        ThreadAffine {
+            thread: [0, 1, 2].map(|a| self.thread[a].wrapping_add(other.thread[a])),
+            uniform: self.uniform.zip(other.uniform).map(|(a, b)| a.wrapping_add(b)),
+        }
+    }
+    fn scale(&self, k: i64) -> ThreadAffine {
+        ThreadAffine { thread: self.thread.map(|c| c.wrapping_mul(k)), uniform: self.uniform.map(|u| u.wrapping_mul(k)) }
+    }
+}
+
+/// One warp access pattern of a shared array: the per-dimension index forms of one load, store
+/// or atomic.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SharedAccessPattern {
+    pub indices: Vec<ThreadAffine>,
+}
+
+/// What the pass found and did for one shared array.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ArrayPadding {
+    pub array: u32,
+    /// Worst degree over the recognised patterns before and after padding.
+    pub degree_before: u64,
+    pub degree_after: u64,
+    /// Innermost dimension before and after.
+    pub row_before: u32,
+    pub row_after: u32,
+    /// Accesses whose indices are not affine in the thread index (not counted).
+    pub irregular_accesses: usize,
+}
+
+/// The pass's findings for one grid kernel, one entry per shared array it examined.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PaddingReport {
+    pub arrays: Vec<ArrayPadding>,
+}
+
+/// Pads the shared arrays of every grid kernel of the module.
+pub fn pad_module(module: &mut Module) {
+    let handles: Vec<Handle<GridKernel>> = module.grid_kernels.iter().map(|(h, _)| h).collect();
+    for h in handles {
+        pad_shared_arrays(&mut module.grid_kernels[h]);
+    }
+}
+
+/// Pads the innermost dimension of each shared array where that lowers the worst bank-conflict
+/// degree of the kernel's accesses to it, and appends one note per array to the variant's notes.
+pub fn pad_shared_arrays(kernel: &mut GridKernel) -> PaddingReport {
+    let mut report = PaddingReport::default();
+    let accesses = shared_accesses(&kernel.body);
+    let forms = FormContext::new(&kernel.body, kernel.launch.block);
+    for s in 0..kernel.shared.len() {
+        let array = &kernel.shared[s];
+        let tile = format!("{}_s{s}", array.name);
+        let elements = format!("{}s", array.elem.c_name());
+        let Some(&row) = array.dims.last() else { continue };
+        if array.dims.len() < 2 {
+            continue;
+        }
+        let mine: Vec<&Vec<Handle<Expr>>> =
+            accesses.iter().filter(|(a, _)| *a == s as u32).map(|(_, indices)| indices).collect();
+        if mine.is_empty() {
+            continue;
+        }
+        if mine.iter().any(|indices| indices.len() != array.dims.len()) {
+            kernel.variant.notes.push(format!(
+                "bank conflicts on tile {tile}: not padded: some accesses index it linearly, so a wider row would move their elements"
+            ));
+            continue;
+        }
+        let mut patterns = Vec::new();
+        let mut irregular_accesses = 0;
+        for indices in mine {
+            match indices.iter().map(|&i| forms.form(i)).collect::<Option<Vec<_>>>() {
+                Some(indices) => patterns.push(SharedAccessPattern { indices }),
+                None => irregular_accesses += 1,
+            }
+        }
+        if patterns.is_empty() {
+            kernel.variant.notes.push(format!(
+                "bank conflicts on tile {tile}: not padded: no access is affine in the thread index"
+            ));
+            continue;
+        }
+        let block = kernel.launch.block;
+        let elem = array.elem;
+        let worst = |dims: &[u32]| patterns.iter().map(|p| pattern_degree(p, dims, elem, block)).max().unwrap_or(0);
+        let before = worst(&array.dims);
+        let before_bytes = array_bytes(&array.dims, elem);
+        let kernel_bytes: u64 = kernel.shared.iter().map(|a| array_bytes(a.dims.as_slice(), a.elem)).sum();
+        let max_pad = (128 / elem.size_bytes()) as u32;
+        let mut best = (before, row);
+        let mut over_budget = false;
+        for pad in 1..=max_pad {
+            let mut dims = array.dims.clone();
+            *dims.last_mut().expect("two dims or more") = row + pad;
+            let growth = array_bytes(&dims, elem) - before_bytes;
+            if growth * GROWTH_DIVISOR > before_bytes || kernel_bytes + growth > STATIC_SHARED_LIMIT {
+                over_budget = true;
+                break;
+            }
+            let degree = worst(&dims);
+            if degree < best.0 {
+                best = (degree, row + pad);
+            }
+            if degree <= 1 {
+                break;
+            }
+        }
+        let irregular = if irregular_accesses > 0 {
+            format!(" ({irregular_accesses} accesses not affine in the thread index, not counted)")
+        } else {
+            String::new()
+        };
+        let note = if best.1 != row {
+            *kernel.shared[s].dims.last_mut().expect("two dims or more") = best.1;
+            format!("bank conflicts on tile {tile}: degree {before} -> {} after padding rows {row} -> {} {elements}{irregular}", best.0, best.1)
+        } else if before <= 1 {
+            format!("bank conflicts on tile {tile}: degree {before}, no padding needed{irregular}")
+        } else if over_budget && best.0 == before {
+            format!("bank conflicts on tile {tile}: degree {before}, not padded: no padding within the shared-memory budget lowers it{irregular}")
+        } else {
+            format!("bank conflicts on tile {tile}: degree {before}, no padding lowers it{irregular}")
+        };
+        kernel.variant.notes.push(note);
+        report.arrays.push(ArrayPadding {
+            array: s as u32,
+            degree_before: before,
+            degree_after: best.0,
+            row_before: row,
+            row_after: best.1,
+            irregular_accesses,
+        });
+    }
+    report
+}
+
+fn array_bytes(dims: &[u32], elem: ScalarType) -> u64 {
+    dims.iter().map(|&d| d as u64).product::<u64>() * elem.size_bytes() as u64
+}
+
+/// The worst degree `pattern` has over the warps of a block, with the array declared `dims`.
+pub fn pattern_degree(pattern: &SharedAccessPattern, dims: &[u32], elem: ScalarType, block: [u32; 3]) -> u64 {
+    let mut strides = vec![1i64; dims.len()];
+    for k in (0..dims.len().saturating_sub(1)).rev() {
+        strides[k] = strides[k + 1].wrapping_mul(dims[k + 1] as i64);
+    }
+    let mut thread = [0i64; 3];
+    let mut uniform = Some(0i64);
+    for (index, &stride) in pattern.indices.iter().zip(&strides) {
+        for a in 0..3 {
+            thread[a] = thread[a].wrapping_add(index.thread[a].wrapping_mul(stride));
+        }
+        uniform = uniform.zip(index.uniform).map(|(u, c)| u.wrapping_add(c.wrapping_mul(stride)));
+    }
+    let size = elem.size_bytes() as i64;
+    // An unknown uniform part shifts every lane alike; for elements of a word or more that
+    // permutes banks and keeps the degree, for narrower ones the offset within a word matters.
+    let shifts: Vec<i64> = match uniform {
+        Some(u) => vec![u],
+        None => (0..(4 / size).max(1)).collect(),
+    };
+    let [bx, by, bz] = block.map(|d| d.max(1) as i64);
+    let lanes = (bx * by * bz) as usize;
+    let mut worst = 0;
+    for warp_start in (0..lanes).step_by(WARP) {
+        let warp_lanes = (warp_start..(warp_start + WARP).min(lanes)).map(|l| l as i64);
+        let offsets: Vec<i64> = warp_lanes
+            .map(|l| {
+                let tid = [l % bx, (l / bx) % by, l / (bx * by)];
+                (0..3).map(|a| thread[a].wrapping_mul(tid[a])).fold(0i64, i64::wrapping_add)
+            })
+            .collect();
+        for &shift in &shifts {
+            worst = worst.max(warp_degree(offsets.iter().map(|&o| o.wrapping_add(shift)), size));
+        }
+    }
+    worst
+}
+
+/// The largest number of distinct 4-byte words one bank serves for a warp touching `elements`.
+fn warp_degree(elements: impl Iterator<Item = i64>, size: i64) -> u64 {
+    let mut words: Vec<i64> = Vec::new();
+    for e in elements {
+        let first = e.wrapping_mul(size).div_euclid(4);
+        let last = (e.wrapping_mul(size) + size - 1).div_euclid(4);
+        words.extend(first..=last);
+    }
+    words.sort_unstable();
+    words.dedup();
+    let mut per_bank: HashMap<i64, u64> = HashMap::new();
+    for w in words {
+        *per_bank.entry(w.rem_euclid(BANKS)).or_default() += 1;
+    }
+    per_bank.values().copied().max().unwrap_or(0)
+}
+
+/// The shared accesses the statement tree reaches: (array, indices), in program order.
+fn shared_accesses(body: &Body) -> Vec<(u32, Vec<Handle<Expr>>)> {
+    let mut out = Vec::new();
+    walk_block(body, &body.block, &mut out);
+    out
+}
+
+fn walk_block(body: &Body, block: &[Stmt], out: &mut Vec<(u32, Vec<Handle<Expr>>)>) {
+    for stmt in block {
+        match stmt {
+            Stmt::Assign { value, .. } | Stmt::Eval(value) | Stmt::Return(Some(value)) => walk_expr(body, *value, out),
+            Stmt::Store { array, indices, value, .. } | Stmt::Atomic { array, indices, value, .. } => {
+                walk_expr(body, *value, out);
+                for &i in indices {
+                    walk_expr(body, i, out);
+                }
+                if let ArrayRef::Shared(s) = array {
+                    out.push((*s, indices.clone()));
+                }
+            }
+            Stmt::If { cond, then, otherwise } => {
+                walk_expr(body, *cond, out);
+                walk_block(body, then, out);
+                walk_block(body, otherwise, out);
+            }
+            Stmt::Loop { cond, body: inner, continuing, .. } => {
+                if let Some(c) = cond {
+                    walk_expr(body, *c, out);
+                }
+                walk_block(body, inner, out);
+                walk_block(body, continuing, out);
+            }
+            Stmt::Return(None) | Stmt::Break | Stmt::Continue | Stmt::Barrier => {}
+        }
+    }
+}
+
+fn walk_expr(body: &Body, expr: Handle<Expr>, out: &mut Vec<(u32, Vec<Handle<Expr>>)>) {
+    match &body.exprs[expr].kind {
+        ExprKind::Load { array, indices } => {
+            for &i in indices {
+                walk_expr(body, i, out);
+            }
+            if let ArrayRef::Shared(s) = array {
+                out.push((*s, indices.clone()));
+            }
+        }
+        ExprKind::Unary { arg, .. } | ExprKind::Cast { arg } => walk_expr(body, *arg, out),
+        ExprKind::Binary { lhs, rhs, .. } => {
+            walk_expr(body, *lhs, out);
+            walk_expr(body, *rhs, out);
+        }
+        ExprKind::Select { cond, then, otherwise } => {
+            for &e in [cond, then, otherwise] {
+                walk_expr(body, e, out);
+            }
+        }
+        ExprKind::Math { args, .. } | ExprKind::Call { args, .. } => {
+            for &a in args {
+                walk_expr(body, a, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Writes index expressions as [`ThreadAffine`] forms. Locals assigned exactly once are followed
+/// to their value (the mapping pass assigns each parallel variable once from the thread index);
+/// the variables of counted loops whose start every lane agrees on are uniform (the lanes of a
+/// warp run a loop in lockstep). The forms only steer a layout choice, never correctness.
+struct FormContext<'a> {
+    body: &'a Body,
+    block: [u32; 3],
+    assigned_once: HashMap<Handle<Local>, Handle<Expr>>,
+    /// Counted-loop variables and their start values.
+    loop_starts: HashMap<Handle<Local>, Handle<Expr>>,
+}
+
+impl<'a> FormContext<'a> {
+    fn new(body: &'a Body, block: [u32; 3]) -> FormContext<'a> {
+        let mut assigns: HashMap<Handle<Local>, Vec<Handle<Expr>>> = HashMap::new();
+        let mut loop_starts = HashMap::new();
+        let mut captured = HashSet::new();
+        collect_assignments(&body.block, &mut assigns, &mut loop_starts, &mut captured);
+        let assigned_once = assigns
+            .into_iter()
+            .filter(|(l, values)| values.len() == 1 && !loop_starts.contains_key(l) && !captured.contains(l))
+            .filter(|(l, _)| body.locals[*l].array_dims.is_none())
+            .map(|(l, values)| (l, values[0]))
+            .collect();
+        FormContext { body, block, assigned_once, loop_starts }
+    }
+
+    fn form(&self, expr: Handle<Expr>) -> Option<ThreadAffine> {
+        self.form_at(expr, 0)
+    }
+
+    fn form_at(&self, expr: Handle<Expr>, depth: u32) -> Option<ThreadAffine> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        let e = &self.body.exprs[expr];
+        if e.ty.is_float() {
+            return None;
+        }
+        let sub = |x: Handle<Expr>| self.form_at(x, depth + 1);
+        match &e.kind {
+            ExprKind::ConstInt(v) => Some(ThreadAffine::constant(*v)),
+            ExprKind::ThreadIdx(axis) => {
+                let mut thread = [0; 3];
+                thread[axis_index(*axis)] = 1;
+                Some(ThreadAffine { thread, uniform: Some(0) })
+            }
+            ExprKind::BlockDim(axis) => Some(ThreadAffine::constant(self.block[axis_index(*axis)] as i64)),
+            ExprKind::Param(_) | ExprKind::BlockIdx(_) | ExprKind::GridDim(_) => Some(ThreadAffine::unknown_uniform()),
+            ExprKind::Local(l) => {
+                if let Some(&value) = self.assigned_once.get(l) {
+                    return sub(value);
+                }
+                let start = *self.loop_starts.get(l)?;
+                sub(start).filter(ThreadAffine::is_uniform).map(|_| ThreadAffine::unknown_uniform())
+            }
+            ExprKind::Cast { arg } => sub(*arg),
+            ExprKind::Unary { op: UnaryOp::Neg, arg } => Some(sub(*arg)?.scale(-1)),
+            ExprKind::Binary { op, lhs, rhs } => {
+                let l = sub(*lhs)?;
+                let r = sub(*rhs)?;
+                match op {
+                    BinaryOp::Add => Some(l.add(&r)),
+                    BinaryOp::Sub => Some(l.add(&r.scale(-1))),
+                    BinaryOp::Mul => match (l.is_uniform(), r.is_uniform()) {
+                        (true, true) => Some(ThreadAffine {
+                            thread: [0; 3],
+                            uniform: l.uniform.zip(r.uniform).map(|(a, b)| a.wrapping_mul(b)),
+                        }),
+                        (true, false) => Some(r.scale(l.uniform?)),
+                        (false, true) => Some(l.scale(r.uniform?)),
+                        (false, false) => None,
+                    },
+                    BinaryOp::Shl => {
+                        let k = r.uniform.filter(|k| r.is_uniform() && (0..62).contains(k))?;
+                        Some(l.scale(1i64 << k))
+                    }
+                    // Any other operation of values every lane agrees on is one they agree on.
+                    _ if l.is_uniform() && r.is_uniform() => Some(ThreadAffine::unknown_uniform()),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+}
+
+fn axis_index(axis: Axis) -> usize {
+    match axis {
+        Axis::X => 0,
+        Axis::Y => 1,
+        Axis::Z => 2,
+    }
+}
+
+fn collect_assignments(
+    block: &[Stmt],
+    assigns: &mut HashMap<Handle<Local>, Vec<Handle<Expr>>>,
+    loop_starts: &mut HashMap<Handle<Local>, Handle<Expr>>,
+    captured: &mut HashSet<Handle<Local>>,
+) {
+    for stmt in block {
+        match stmt {
+            Stmt::Assign { local, value } => assigns.entry(*local).or_default().push(*value),
+            Stmt::Atomic { capture: Some(c), .. } => {
+                captured.insert(*c);
+            }
+            Stmt::If { then, otherwise, .. } => {
+                collect_assignments(then, assigns, loop_starts, captured);
+                collect_assignments(otherwise, assigns, loop_starts, captured);
+            }
+            Stmt::Loop { body, continuing, range, .. } => {
+                if let Some(r) = range {
+                    loop_starts.insert(r.var, r.start);
+                }
+                collect_assignments(body, assigns, loop_starts, captured);
+                collect_assignments(continuing, assigns, loop_starts, captured);
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
