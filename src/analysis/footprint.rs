@@ -13,8 +13,12 @@
 //! * the variable of an enclosing counted loop (coefficient 1) plus a constant;
 //! * a block-uniform affine form (params and constants) plus a constant.
 //!
+//! A linearised subscript (`u[(i*n + j)*n + k]`, `A[i*m + k]`) is split into one *tile dim* per
+//! variable, ordered by stride (see [`TileSubscript`]); a param term equal to a stride shifts
+//! that tile dim (`u[c + n]` is `j + 1`), other param terms form a block-uniform tile dim.
+//!
 //! References to the same array whose subscripts differ only in the constants form one
-//! [`ReferenceGroup`]; its halo per dim is the range of those constants. A group's per-block
+//! [`ReferenceGroup`]; its halo per tile dim is the range of those constants. A group's per-block
 //! footprint is a box: per mapped dim the block extent plus the halo, per loop dim the loop's
 //! trip plus the halo, per uniform dim the halo plus one. Reads through a param the kernel also
 //! writes are never candidates (a written element is owned by one thread: reuse 1, and a tile
@@ -496,7 +500,7 @@ impl Analyser<'_> {
             out.push(TileSubscript { form: SubscriptForm::Uniform { base: uniform, offset }, array_dim, stride: Affine::constant(1) });
         }
         // Largest stride first, so the stride-1 dim is the tile's innermost.
-        parts.sort_by(|a, b| stride_order(&b.0).cmp(&stride_order(&a.0)));
+        parts.sort_by_key(|p| std::cmp::Reverse(stride_order(&p.0)));
         out.extend(parts.into_iter().map(|(stride, form)| TileSubscript { form, array_dim, stride }));
         Ok(out)
     }

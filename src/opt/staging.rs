@@ -220,39 +220,34 @@ pub fn plan_staging(grid: &GridKernel, fp: &AccessFootprint, config: &PassConfig
                 continue;
             }
         };
-        let whole_bytes = match &shape {
-            TileShape::Whole(dims) => Some(dims.iter().map(|&d| d as u64).product::<u64>() * g.elem.size_bytes() as u64),
-            TileShape::Strip { .. } => None,
-        };
-        match (shape, whole_bytes) {
-            (TileShape::Whole(dims), Some(bytes)) if bytes <= left => {
-                left -= bytes;
-                plan.decision_notes.push(format!("staged {name} ({pattern}) as tile {} ({bytes} B per block)", dims_text(&dims)));
-                plan.tiles.push(StagedTile { group: gi, dims, per_strip: false });
-            }
-            (TileShape::Whole(dims), Some(bytes)) => {
+        let (lp, loop_dim, other) = match shape {
+            TileShape::Whole(dims) => {
+                let bytes = dims.iter().map(|&d| d as u64).product::<u64>() * g.elem.size_bytes() as u64;
+                if bytes <= left {
+                    left -= bytes;
+                    plan.decision_notes.push(format!("staged {name} ({pattern}) as tile {} ({bytes} B per block)", dims_text(&dims)));
+                    plan.tiles.push(StagedTile { group: gi, dims, per_strip: false });
+                    continue;
+                }
                 // A loop dim that does not fit whole may still be swapped in strips.
-                let strip_shape = loop_strip_shape(grid, fp, g, &dims);
-                match strip_shape {
-                    Some(TileShape::Strip { lp, loop_dim, other }) if strip_lp.is_none_or(|l| l == lp) => {
-                        strip_lp = Some(lp);
-                        strip_groups.push((gi, loop_dim, other));
+                match loop_strip_shape(grid, fp, g, &dims) {
+                    Some(TileShape::Strip { lp, loop_dim, other }) => (lp, loop_dim, other),
+                    _ => {
+                        plan.decision_notes.push(format!(
+                            "{pattern}: not staged: its tile {} needs {bytes} B, over the {left} B left of the {budget} B budget",
+                            dims_text(&dims)
+                        ));
+                        continue;
                     }
-                    _ => plan.decision_notes.push(format!(
-                        "{pattern}: not staged: its tile {} needs {bytes} B, over the {left} B left of the {budget} B budget",
-                        dims_text(&dims)
-                    )),
                 }
             }
-            (TileShape::Strip { lp, loop_dim, other }, _) => {
-                if strip_lp.is_none_or(|l| l == lp) {
-                    strip_lp = Some(lp);
-                    strip_groups.push((gi, loop_dim, other));
-                } else {
-                    plan.decision_notes.push(format!("{pattern}: not staged: only one loop per kernel is strip-mined"));
-                }
-            }
-            (TileShape::Whole(_), None) => {}
+            TileShape::Strip { lp, loop_dim, other } => (lp, loop_dim, other),
+        };
+        if strip_lp.is_none_or(|l| l == lp) {
+            strip_lp = Some(lp);
+            strip_groups.push((gi, loop_dim, other));
+        } else {
+            plan.decision_notes.push(format!("{pattern}: not staged: only one loop per kernel is strip-mined"));
         }
     }
     if let Some(lp) = strip_lp {
@@ -323,10 +318,10 @@ fn extents_estimate(grid: &GridKernel, fp: &AccessFootprint, g: &ReferenceGroup)
 
 /// The tile a group needs, or why it cannot have one.
 fn tile_shape(grid: &GridKernel, fp: &AccessFootprint, g: &ReferenceGroup) -> Result<TileShape, String> {
-    if let ParamKind::Array { dims, .. } = &grid.params[g.param as usize].kind {
-        if dims.iter().skip(1).any(Option::is_none) {
-            return Err("an inner dim of the array has no known extent".to_string());
-        }
+    if let ParamKind::Array { dims, .. } = &grid.params[g.param as usize].kind
+        && dims.iter().skip(1).any(Option::is_none)
+    {
+        return Err("an inner dim of the array has no known extent".to_string());
     }
     let loop_dims: Vec<usize> = g.dims.iter().enumerate().filter(|(_, d)| matches!(d.kind, GroupDimKind::Loop { .. })).map(|(i, _)| i).collect();
     let mut dims = Vec::new();
@@ -412,8 +407,9 @@ pub fn stage_kernel(grid: &GridKernel, fp: &AccessFootprint, plan: &StagingPlan)
 
     let mut e = Emitter { grid: &mut out, block: grid.launch.block };
     let threads = grid.launch.block.iter().product::<u32>() as i64;
-    let t_local = e.local("_st_t", ScalarType::I64);
-    let elem_local = e.local("_st_e", ScalarType::I64);
+    // Tile positions fit in `int` (a tile is at most 48 KiB): 32-bit division is far cheaper.
+    let t_local = e.local("_st_t", ScalarType::I32);
+    let elem_local = e.local("_st_e", ScalarType::I32);
     let ks_local = plan.strip.map(|_| e.local("_st_ks", ScalarType::I64));
     let mut head = Vec::new();
     let linear = e.linear_thread_id();
@@ -438,9 +434,9 @@ pub fn stage_kernel(grid: &GridKernel, fp: &AccessFootprint, plan: &StagingPlan)
                 let base = match d.kind {
                     GroupDimKind::Thread { binding } => {
                         let tid = e.grid.axes[binding].axis;
-                        e.grid_index(ExprKind::ThreadIdx(tid))
+                        e.thread_idx(tid)
                     }
-                    GroupDimKind::Uniform { .. } => e.int64(0),
+                    GroupDimKind::Uniform { .. } => e.int32(0),
                     GroupDimKind::Loop { lp } => {
                         let var = e.local_value(fp.loops[lp].var);
                         let origin = match (plan.strip, ks_local) {
@@ -562,14 +558,40 @@ impl Emitter<'_> {
         match c {
             0 => base,
             c if c < 0 => {
-                let k = self.int64(-c);
+                let k = self.constant(-c, base);
                 self.bin(BinaryOp::Sub, base, k)
             }
             c => {
-                let k = self.int64(c);
+                let k = self.constant(c, base);
                 self.bin(BinaryOp::Add, base, k)
             }
         }
+    }
+    fn const_value(&self, e: Handle<Expr>) -> Option<i64> {
+        match self.grid.body.exprs[e].kind {
+            ExprKind::ConstInt(v) => Some(v),
+            _ => None,
+        }
+    }
+    /// `a * b` (`long long`), `None` when it is zero; a factor of one is left out.
+    fn product(&mut self, a: Handle<Expr>, b: Handle<Expr>) -> Option<Handle<Expr>> {
+        match (self.const_value(a), self.const_value(b)) {
+            (Some(0), _) | (_, Some(0)) => None,
+            (Some(1), _) => Some(b),
+            (_, Some(1)) => Some(a),
+            _ => Some(self.bin(BinaryOp::Mul, a, b)),
+        }
+    }
+    /// The constant `v` at the type of `like`.
+    fn constant(&mut self, v: i64, like: Handle<Expr>) -> Handle<Expr> {
+        let ty = self.grid.body.exprs[like].ty;
+        self.expr(ExprKind::ConstInt(v), ty)
+    }
+    fn int32(&mut self, v: i64) -> Handle<Expr> {
+        self.expr(ExprKind::ConstInt(v), ScalarType::I32)
+    }
+    fn thread_idx(&mut self, axis: Axis) -> Handle<Expr> {
+        self.expr(ExprKind::ThreadIdx(axis), ScalarType::I32)
     }
     fn grid_index(&mut self, kind: ExprKind) -> Handle<Expr> {
         let e = self.expr(kind, ScalarType::I32);
@@ -586,12 +608,12 @@ impl Emitter<'_> {
     }
     /// `threadIdx.x + bx * threadIdx.y + bx * by * threadIdx.z`, without the axes of extent 1.
     fn linear_thread_id(&mut self) -> Handle<Expr> {
-        let mut id = self.grid_index(ExprKind::ThreadIdx(Axis::X));
+        let mut id = self.thread_idx(Axis::X);
         let mut below = self.block[0] as i64;
         for (axis, extent) in [(Axis::Y, self.block[1]), (Axis::Z, self.block[2])] {
             if extent > 1 {
-                let t = self.grid_index(ExprKind::ThreadIdx(axis));
-                let scale = self.int64(below);
+                let t = self.thread_idx(axis);
+                let scale = self.int32(below);
                 let term = self.bin(BinaryOp::Mul, t, scale);
                 id = self.bin(BinaryOp::Add, id, term);
             }
@@ -649,21 +671,24 @@ impl Emitter<'_> {
         let dot = |e: &mut Self, values: &mut dyn Iterator<Item = Handle<Expr>>| {
             let mut sum: Option<Handle<Expr>> = None;
             for (v, &s) in values.zip(&strides) {
-                let term = e.bin(BinaryOp::Mul, s, v);
+                let Some(term) = e.product(s, v) else { continue };
                 sum = Some(match sum {
                     None => term,
                     Some(acc) => e.bin(BinaryOp::Add, acc, term),
                 });
             }
-            sum.expect("a group has dims")
+            sum.unwrap_or_else(|| e.int64(0))
         };
         let element = dot(self, &mut extremes.iter().map(|x| x.0));
         let first = dot(self, &mut extremes.iter().map(|x| x.1));
         let last = dot(self, &mut extremes.iter().map(|x| x.2));
         let mut low: Option<Handle<Expr>> = None;
         let mut high: Option<Handle<Expr>> = None;
-        for &r in &g.refs {
-            let offsets: Vec<Handle<Expr>> = fp.references[r].subscripts.iter().map(|s| self.int64(subscript_offset(s))).collect();
+        let mut shifts: Vec<Vec<i64>> = g.refs.iter().map(|&r| fp.references[r].subscripts.iter().map(subscript_offset).collect()).collect();
+        shifts.sort();
+        shifts.dedup();
+        for shift in shifts {
+            let offsets: Vec<Handle<Expr>> = shift.iter().map(|&o| self.int64(o)).collect();
             let shift = dot(self, &mut offsets.into_iter());
             low = Some(low.map_or(shift, |l| self.bin(BinaryOp::Min, l, shift)));
             high = Some(high.map_or(shift, |h| self.bin(BinaryOp::Max, h, shift)));
@@ -688,7 +713,7 @@ impl Emitter<'_> {
                 Some(e) => self.cast(e, ScalarType::I64),
                 None => self.int64(1),
             };
-            strides[a] = self.bin(BinaryOp::Mul, strides[a + 1], inner);
+            strides[a] = self.product(strides[a + 1], inner).unwrap_or(inner);
         }
         strides
     }
@@ -708,17 +733,17 @@ impl Emitter<'_> {
         threads: i64,
     ) -> Vec<Stmt> {
         let total: i64 = tile.dims.iter().map(|&d| d as i64).product();
-        let e_value = self.local_value(e_local);
+        let e_value = self.expr(ExprKind::Local(e_local), ScalarType::I32);
         let mut coords = Vec::new();
         let mut stride = total;
         for (d, &extent) in tile.dims.iter().enumerate() {
             stride /= extent as i64;
-            let s = self.int64(stride);
+            let s = self.int32(stride);
             let q = if stride == 1 { e_value } else { self.bin(BinaryOp::Div, e_value, s) };
             let c = if d == 0 {
                 q
             } else {
-                let ext = self.int64(extent as i64);
+                let ext = self.int32(extent as i64);
                 self.bin(BinaryOp::Rem, q, ext)
             };
             coords.push(c);
@@ -754,7 +779,8 @@ impl Emitter<'_> {
                 GroupDimKind::Uniform { base } => (self.affine(base), None),
             };
             let at = self.offset(origin, gd.lo);
-            let global = self.bin(BinaryOp::Add, at, coords[d]);
+            let coord = self.cast(coords[d], ScalarType::I64);
+            let global = self.bin(BinaryOp::Add, at, coord);
             let (var_first, var_last) = hull.unwrap_or((origin, origin));
             extremes.push((global, var_first, var_last));
             if let Some((first, last)) = hull {
@@ -799,10 +825,10 @@ impl Emitter<'_> {
             Some(cond) => Stmt::If { cond, then: vec![store], otherwise: Vec::new() },
             None => store,
         };
-        let t_value = self.local_value(t_local);
-        let total_e = self.int64(total);
+        let t_value = self.expr(ExprKind::Local(t_local), ScalarType::I32);
+        let total_e = self.int32(total);
         let more = self.bin(BinaryOp::Lt, e_value, total_e);
-        let step = self.int64(threads);
+        let step = self.int32(threads);
         let next = self.bin(BinaryOp::Add, e_value, step);
         vec![
             Stmt::Assign { local: e_local, value: t_value },
@@ -929,6 +955,29 @@ mod tests {
         assert!(variant(&m, VariantKind::Staged).is_none());
         let plain = variant(&m, VariantKind::Global).unwrap();
         assert_eq!(plain.variant.notes.last().unwrap(), "staging is off: no staged variant");
+    }
+
+    #[test]
+    fn a_tile_over_the_budget_is_not_made_even_when_forced() {
+        let small = PassConfig { shared: SharedMemoryBudget { static_per_block: 2048, ..Default::default() }, ..config(StagingMode::Force) };
+        let m = compile(shapes::stencil_2d(), &small);
+        assert!(variant(&m, VariantKind::Staged).is_none());
+        let notes = &variant(&m, VariantKind::Global).unwrap().variant.notes;
+        assert!(
+            notes.iter().any(|n| n == "in[j+{-1..1}][i+{-1..1}]: not staged: its tile [10][34] needs 2720 B, over the 2048 B left of the 2048 B budget"),
+            "{notes:?}"
+        );
+        // The reduction tree's shared array counts against the budget too.
+        let mut with_tree = shapes::stencil_1d();
+        let acc = with_tree.body.locals.append(Local { name: "s".into(), ty: ScalarType::F64, array_dims: None, kind: LocalKind::Reduction(0), span: Span::default() });
+        with_tree.reductions.push(Reduction { op: crate::ir::ReductionOp::Add, ty: ScalarType::F64, local: acc, target_arg: 3, span: Span::default() });
+        let budget = |bytes| PassConfig { shared: SharedMemoryBudget { static_per_block: bytes, ..Default::default() }, ..config(StagingMode::Force) };
+        let m = compile(with_tree.clone(), &budget(2048 + 2063));
+        let notes = &variant(&m, VariantKind::Global).unwrap().variant.notes;
+        assert!(notes.iter().any(|n| n.contains("needs 2064 B, over the 2063 B left of the 4111 B budget")), "{notes:?}");
+        assert!(variant(&m, VariantKind::Staged).is_none());
+        let m = compile(with_tree, &budget(2048 + 2064));
+        assert!(variant(&m, VariantKind::Staged).is_some(), "2048 B of tree + 2064 B of tile fit exactly");
     }
 
     #[test]
