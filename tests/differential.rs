@@ -218,6 +218,7 @@ differential_tests! {
     stencil3d_19pt => "stencil3d_19pt.c",
     stencil_wide1d => "stencil_wide1d.c",
     matvec_broadcast => "matvec_broadcast.c",
+    matmul_tiles2d => "matmul_tiles2d.c",
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! Property test of shared-memory staging: randomly generated 1-D, 2-D and 3-D stencil kernels
 //! (`out[p] = sum_k w_k * in[p + off_k]`, offsets in -3..=3 per dimension) and broadcast kernels
-//! (`c[i] += a[k] * b[i + k*n]` over a sequential `k` loop), with sizes that are not multiples of
+//! (`c[i] += a[k] * b[i + k*n]` over a sequential `k` loop, and the 2-D `c[j][i] += a[j][k] *
+//! b[k][i]`), with sizes that are not multiples of
 //! the block and random power-of-two block shapes, are compiled from C source text with
 //! `StagingMode::Force`; the plain and the staged variant then run on the simulator with the
 //! same random data and must leave bit-identical arrays behind (staging moves reads into shared
@@ -93,6 +94,21 @@ impl Stencil {
         offsets.dedup();
         offsets.len()
     }
+
+    /// Bytes of the tile a block needs for `in`: per dimension the block's extent plus the
+    /// spread of the offsets (the halo), one spare element per innermost row for padding.
+    fn tile_bytes(&self) -> u64 {
+        let dims = self.dims();
+        let mut elements = 1u64;
+        for d in 0..dims {
+            let offsets = self.taps.iter().map(|(_, o)| o[d]);
+            let halo = (offsets.clone().max().unwrap_or(0) - offsets.min().unwrap_or(0)) as u64;
+            // `block` is x first; `d` counts from the outermost dimension.
+            let extent = self.block[dims - 1 - d] as u64 + halo;
+            elements *= if d == dims - 1 { extent + 1 } else { extent };
+        }
+        elements * self.elem.size() as u64
+    }
 }
 
 /// A power of two `2^lo ..= 2^hi`.
@@ -141,41 +157,76 @@ fn any_stencil() -> impl Strategy<Value = Stencil> {
     prop_oneof![stencil(1), stencil(2), stencil(3)]
 }
 
-fn check_stencil(case: &Stencil) -> Result<(), TestCaseError> {
-    let source = case.source();
-    let program = compile_source("stencil.c", &source, &case.config());
+/// Whether a case's kernel must come with a staged variant (staging is forced).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum StagedVariant {
+    Required,
+    /// The tile may not fit the budget: the pass may leave the kernel plain.
+    Optional,
+}
+
+/// Compiles `source` with `config`, launches the plain variant of `function`'s one kernel and
+/// every staged variant on `data`, and demands bit-identical arrays (and that each staged variant
+/// reads its tile). `what` describes the case in failure messages.
+fn compare_variants(
+    source: &str,
+    config: &PassConfig,
+    function: &str,
+    data: &HostData,
+    staged_variant: StagedVariant,
+    what: &str,
+) -> Result<(), TestCaseError> {
+    let program = compile_source(&format!("{function}.c"), source, config);
     let module = &program.module;
-    let kernels = kernels_in_function(module, "stencil");
+    let kernels = kernels_in_function(module, function);
     prop_assert_eq!(kernels.len(), 1, "one kernel expected\n{}", source);
     let found = variants(module, kernels[0]);
-    // Two distinct taps read every interior element of `in` at least twice per block: with
-    // staging forced, that group must be staged.
-    if case.distinct_taps() >= 2 {
+    if staged_variant == StagedVariant::Required {
         prop_assert!(
             !found.staged.is_empty(),
-            "no staged variant with --staging on for a {}-D stencil of {} distinct taps, block {:?}\n{}",
-            case.dims(),
-            case.distinct_taps(),
-            case.block,
+            "no staged variant with --staging on for {} (plain notes: {:?})\n{}",
+            what,
+            module.grid_kernels[found.plain].variant.notes,
             source
         );
     }
-    let data = case.host_data();
-    let plain = launch_on_sim(module, found.plain, &data).map_err(TestCaseError::fail)?;
+    let plain = launch_on_sim(module, found.plain, data).map_err(TestCaseError::fail)?;
     for staged in found.staged {
         let name = &module.grid_kernels[staged].name;
-        let result = launch_on_sim(module, staged, &data)
-            .map_err(|e| TestCaseError::fail(format!("staged variant {name}: {e}\n{source}")))?;
+        let result = launch_on_sim(module, staged, data)
+            .map_err(|e| TestCaseError::fail(format!("staged variant {name} of {what}: {e}\n{source}")))?;
+        prop_assert!(result.counters.shared_accesses > 0, "staged variant {} of {} never reads its tile\n{}", name, what, source);
         prop_assert!(
             result.arrays == plain.arrays,
-            "staged variant {} leaves other values than the plain one (block {:?}, sizes {:?})\n{}",
+            "staged variant {} of {} leaves other values than the plain one\n{}",
             name,
-            case.block,
-            case.sizes,
+            what,
             source
         );
     }
     Ok(())
+}
+
+fn check_stencil(case: &Stencil) -> Result<(), TestCaseError> {
+    // Two distinct taps read elements of `in` more than once per block: with staging forced,
+    // the group must be staged whenever its tile fits the block's shared-memory budget.
+    let config = case.config();
+    let budget = u64::from(config.shared.per_block());
+    let staged_variant = if case.distinct_taps() >= 2 && case.tile_bytes() <= budget {
+        StagedVariant::Required
+    } else {
+        StagedVariant::Optional
+    };
+    let what = format!(
+        "a {}-D stencil of {} distinct taps, sizes {:?}, block {:?}, tile {} bytes of {}",
+        case.dims(),
+        case.distinct_taps(),
+        case.sizes,
+        case.block,
+        case.tile_bytes(),
+        budget
+    );
+    compare_variants(&case.source(), &config, "stencil", &case.host_data(), staged_variant, &what)
 }
 
 /// `c[i] += a[k] * b[i + k*n]` for `i < n`, `k < m`: every thread of a block reads all of `a`
@@ -219,44 +270,101 @@ impl Broadcast {
 
 fn broadcast() -> impl Strategy<Value = Broadcast> {
     power_of_two(3, 8).prop_flat_map(|block| {
-        let n = (0..3i64, 1..block as i64).prop_map(move |(q, r)| q * block as i64 + r);
-        // Mostly small, sometimes more than 48 KiB of doubles would hold in one tile.
-        let m = prop_oneof![4 => 1..200i64, 1 => 6000..6300i64];
+        let b = block as i64;
+        // Mostly a small `m` over up to three blocks; sometimes an `m` whose 6000+ doubles exceed
+        // what one tile holds (data swapping), then over one partial block to keep it quick.
+        let shape = prop_oneof![
+            5 => ((0..3i64, 1..b).prop_map(move |(q, r)| q * b + r), 1..200i64),
+            1 => (1..b, 6000..6300i64),
+        ];
         let elem = prop_oneof![Just(Elem::F32), Just(Elem::F64)];
-        (n, m, Just(block), elem, any::<u64>()).prop_map(|(n, m, block, elem, seed)| Broadcast { n, m, block, elem, seed })
+        (shape, Just(block), elem, any::<u64>())
+            .prop_map(|((n, m), block, elem, seed)| Broadcast { n, m, block, elem, seed })
     })
 }
 
 fn check_broadcast(case: &Broadcast) -> Result<(), TestCaseError> {
-    let source = case.source();
     let config = PassConfig { staging: StagingMode::Force, block_threads: case.block, ..PassConfig::default() };
-    let program = compile_source("broadcast.c", &source, &config);
-    let module = &program.module;
-    let kernels = kernels_in_function(module, "broadcast");
-    prop_assert_eq!(kernels.len(), 1);
-    let found = variants(module, kernels[0]);
-    // Every thread of a block reads all of `a`: staging forced must stage it.
-    prop_assert!(!found.staged.is_empty(), "no staged variant of the broadcast kernel with --staging on\n{}", source);
-    let data = case.host_data();
-    let plain = launch_on_sim(module, found.plain, &data).map_err(TestCaseError::fail)?;
-    for staged in found.staged {
-        let name = &module.grid_kernels[staged].name;
-        let result = launch_on_sim(module, staged, &data)
-            .map_err(|e| TestCaseError::fail(format!("staged variant {name}: {e}\n{source}")))?;
-        prop_assert!(
-            result.arrays == plain.arrays,
-            "staged variant {} leaves other values than the plain one (n {}, m {}, block {})",
-            name,
-            case.n,
-            case.m,
-            case.block
-        );
+    // Every thread of a block reads all of `a`: staging forced must stage it (in strips when
+    // it does not fit).
+    let what = format!("the broadcast kernel, n {}, m {}, block {}", case.n, case.m, case.block);
+    compare_variants(&case.source(), &config, "broadcast", &case.host_data(), StagedVariant::Required, &what)
+}
+
+/// `c[j][i] += a[j][k] * b[k][i]` over a sequential `k` loop on a 2-D grid: `a`'s rows are
+/// shared by the threads of a block row, `b`'s columns by a block column; a long `k` loop makes
+/// both tiles too large for one load (data swapping in two arrays at once).
+#[derive(Clone, Debug)]
+struct MatrixProduct {
+    ni: i64,
+    nj: i64,
+    nk: i64,
+    block: [u32; 2],
+    elem: Elem,
+    seed: u64,
+}
+
+impl MatrixProduct {
+    fn source(&self) -> String {
+        let ty = self.elem.c_name();
+        let (ni, nj, nk) = (self.ni, self.nj, self.nk);
+        format!(
+            "static {ty} a[{nj}][{nk}];\nstatic {ty} b[{nk}][{ni}];\nstatic {ty} c[{nj}][{ni}];\n\n\
+             void matmul(void) {{\n\
+             \x20   #pragma acc parallel loop\n\
+             \x20   for (int j = 0; j < {nj}; j++) {{\n\
+             \x20       #pragma acc loop\n\
+             \x20       for (int i = 0; i < {ni}; i++) {{\n\
+             \x20           {ty} s = c[j][i];\n\
+             \x20           for (int k = 0; k < {nk}; k++) s += a[j][k] * b[k][i];\n\
+             \x20           c[j][i] = s;\n\
+             \x20       }}\n\
+             \x20   }}\n\
+             }}\n"
+        )
     }
-    Ok(())
+
+    fn host_data(&self) -> HostData {
+        let mut data = HostData::default();
+        let values = |salt: u64, count: i64| self.elem.bytes(&pseudo_random_values(self.seed ^ salt, count as usize));
+        data.arrays.insert("a".into(), values(1, self.nj * self.nk));
+        data.arrays.insert("b".into(), values(2, self.nk * self.ni));
+        data.arrays.insert("c".into(), values(3, self.nj * self.ni));
+        data
+    }
+}
+
+fn matrix_product() -> impl Strategy<Value = MatrixProduct> {
+    (power_of_two(2, 5), power_of_two(1, 3)).prop_flat_map(|(bx, by)| {
+        let (x, y) = (bx as i64, by as i64);
+        let ni = (0..2i64, 1..x).prop_map(move |(q, r)| q * x + r);
+        let nj = (0..2i64, 1..y).prop_map(move |(q, r)| q * y + r);
+        // Short loops fit one tile; 300+ doubles of a block's rows and columns do not.
+        let nk = prop_oneof![3 => 1..40i64, 1 => 300..340i64];
+        let elem = prop_oneof![Just(Elem::F32), Just(Elem::F64)];
+        (ni, nj, nk, elem, any::<u64>()).prop_map(move |(ni, nj, nk, elem, seed)| MatrixProduct {
+            ni,
+            nj,
+            nk,
+            block: [bx, by],
+            elem,
+            seed,
+        })
+    })
+}
+
+fn check_matrix_product(case: &MatrixProduct) -> Result<(), TestCaseError> {
+    let config = PassConfig { staging: StagingMode::Force, block_2d: case.block, ..PassConfig::default() };
+    // A block of more than one thread per row and column reads each element of its `a` rows
+    // and `b` columns several times: forced staging must stage at least one of them.
+    let staged_variant =
+        if case.block[0] > 1 && case.block[1] > 1 { StagedVariant::Required } else { StagedVariant::Optional };
+    let what = format!("the matrix product {}x{}x{}, block {:?}", case.nj, case.ni, case.nk, case.block);
+    compare_variants(&case.source(), &config, "matmul", &case.host_data(), staged_variant, &what)
 }
 
 proptest! {
-    #![proptest_config(Config { cases: 32, ..Config::default() })]
+    #![proptest_config(Config { cases: 28, ..Config::default() })]
     #[test]
     fn staged_stencils_compute_what_plain_ones_do(case in any_stencil()) {
         check_stencil(&case)?;
@@ -264,10 +372,18 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(Config { cases: 16, ..Config::default() })]
+    #![proptest_config(Config { cases: 12, ..Config::default() })]
     #[test]
     fn staged_broadcasts_compute_what_plain_ones_do(case in broadcast()) {
         check_broadcast(&case)?;
+    }
+}
+
+proptest! {
+    #![proptest_config(Config { cases: 8, ..Config::default() })]
+    #[test]
+    fn staged_matrix_products_compute_what_plain_ones_do(case in matrix_product()) {
+        check_matrix_product(&case)?;
     }
 }
 
@@ -288,6 +404,8 @@ fn generated_stencils_have_partial_blocks_and_the_stated_taps() {
     assert!(source.contains("out[y][x] = 0.5 * in[y + (-1)][x + (2)] + -0.25 * in[y + (0)][x + (0)];"), "{source}");
     assert_eq!(case.config().block_2d, [32, 4]);
     assert_eq!(case.distinct_taps(), 2);
+    // Halo 1 in y, 2 in x: (4 + 1) x (32 + 2 + 1) floats.
+    assert_eq!(case.tile_bytes(), 5 * 35 * 4);
 
     let mut runner = proptest::test_runner::TestRunner::deterministic();
     for _ in 0..64 {

@@ -167,6 +167,13 @@ impl Elem {
             Elem::F64 => "double",
         }
     }
+    /// Bytes per element.
+    pub fn size(self) -> usize {
+        match self {
+            Elem::F32 => 4,
+            Elem::F64 => 8,
+        }
+    }
     pub fn bytes(self, values: &[f64]) -> Vec<u8> {
         match self {
             Elem::F32 => values.iter().flat_map(|&v| (v as f32).to_le_bytes()).collect(),
