@@ -440,7 +440,9 @@ pub fn stage_kernel(grid: &GridKernel, fp: &AccessFootprint, plan: &StagingPlan)
                     GroupDimKind::Loop { lp } => {
                         let var = e.local_value(fp.loops[lp].var);
                         let origin = match (plan.strip, ks_local) {
-                            (Some(s), Some(ks)) if s.lp == lp => e.local_value(ks),
+                            // Only a per-strip tile starts at the strip; a whole tile along
+                            // the same loop starts at the loop's start.
+                            (Some(s), Some(ks)) if s.lp == lp && t.per_strip => e.local_value(ks),
                             _ => e.affine(&fp.loops[lp].start),
                         };
                         e.bin(BinaryOp::Sub, var, origin)
