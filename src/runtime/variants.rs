@@ -45,13 +45,14 @@
 //! candidate. The cache only saves exploration: a missing, unreadable or corrupt file, or a
 //! malformed line, is ignored.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+pub use crate::back::cuda::written_array_params;
 use crate::back::cuda::{grid_kernel_cuda, specialisable_params};
-use crate::ir::{ArrayRef, Block, GridKernel, Handle, Kernel, Module, ParamValue, Stmt, VariantKind};
+use crate::ir::{GridKernel, Handle, Kernel, Module, ParamValue, VariantKind};
 use crate::opt::StagingMode;
 
 use super::cuda::cache::{default_dir, fnv1a64};
@@ -81,30 +82,6 @@ pub fn shared_memory_bytes(kernel: &GridKernel) -> u64 {
         .sum()
 }
 
-/// The array params the grid kernel stores to (plain and atomic stores).
-pub fn written_params(kernel: &GridKernel) -> BTreeSet<u32> {
-    fn walk(block: &Block, out: &mut BTreeSet<u32>) {
-        for stmt in block {
-            match stmt {
-                Stmt::Store { array: ArrayRef::Param(p), .. } | Stmt::Atomic { array: ArrayRef::Param(p), .. } => {
-                    out.insert(*p);
-                }
-                Stmt::If { then, otherwise, .. } => {
-                    walk(then, out);
-                    walk(otherwise, out);
-                }
-                Stmt::Loop { body, continuing, .. } => {
-                    walk(body, out);
-                    walk(continuing, out);
-                }
-                _ => {}
-            }
-        }
-    }
-    let mut out = BTreeSet::new();
-    walk(&kernel.body.block, &mut out);
-    out
-}
 
 /// Whether `variant` may run a launch whose array params are bound as `params` (one per
 /// `variant.params`, as `Runtime::device_params` binds them): see the module doc. A `Global`
@@ -122,7 +99,7 @@ pub fn variant_is_usable(variant: &GridKernel, params: &[DeviceParam]) -> bool {
         _ => None,
     };
     let written: Vec<(u32, Option<DeviceAlloc>)> =
-        written_params(variant).into_iter().map(|w| (w, alloc_of(w))).collect();
+        written_array_params(variant).into_iter().map(|w| (w, alloc_of(w))).collect();
     variant.variant.staged_params.iter().all(|&staged| {
         // An unbound staged param cannot be checked, so the variant is not used.
         let Some(alloc) = alloc_of(staged) else { return false };
