@@ -125,6 +125,10 @@ struct CompiledKernel {
     /// of the same module reuses it without writing the source again.
     ir: GridKernel,
     module_addr: usize,
+    /// Where that IR lived in the module: a launch of the very same kernel (the common case,
+    /// every step of a time loop) is recognised without comparing the IR, which costs
+    /// microseconds per launch on large kernels.
+    kernel_addr: usize,
     source: String,
     module: sys::CUmodule,
     function: sys::CUfunction,
@@ -405,9 +409,10 @@ impl CudaDevice {
         values: &[ParamValue],
     ) -> Result<(sys::CUfunction, KernelSource), KernelFault> {
         let module_addr = module as *const crate::ir::Module as usize;
+        let kernel_addr = kernel as *const GridKernel as usize;
         if let Some(k) = self.kernels.get(&key)
             && k.module_addr == module_addr
-            && k.ir == *kernel
+            && ((k.kernel_addr == kernel_addr && k.ir.body.exprs.len() == kernel.body.exprs.len()) || k.ir == *kernel)
         {
             return Ok((k.function, KernelSource::Memory));
         }
@@ -422,6 +427,7 @@ impl CudaDevice {
         {
             k.ir = kernel.clone();
             k.module_addr = module_addr;
+            k.kernel_addr = kernel_addr;
             return Ok((k.function, KernelSource::Memory));
         }
         let symbol = key.symbol.clone();
@@ -466,7 +472,7 @@ impl CudaDevice {
         }
         if let Some(old) = self.kernels.insert(
             key,
-            CompiledKernel { ir: kernel.clone(), module_addr, source, module: cu_module, function, saved_at: saved.ok() },
+            CompiledKernel { ir: kernel.clone(), module_addr, kernel_addr, source, module: cu_module, function, saved_at: saved.ok() },
         ) {
             // SAFETY: the replaced module is no longer referenced.
             unsafe { sys::cuModuleUnload(old.module) };
