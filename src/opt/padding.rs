@@ -10,9 +10,9 @@
 //! The degree is the one the simulator's counters report (`count_shared` in
 //! `runtime/sim/interp.rs`): 32 banks of 4-byte words, a warp is 32 consecutive linear thread ids
 //! (x fastest), every element a lane touches contributes each 4-byte word it covers, and the
-//! degree is the largest number of distinct words requested in one bank by the whole warp. (The
-//! hardware serves a warp's 8-byte accesses in two half-warp phases; the simulator counts them in
-//! one, so a conflict-free row of doubles has degree 2 here.)
+//! degree is the largest number of distinct words requested in one bank within one phase: as on
+//! the hardware, a warp's access is served in phases of 128 bytes (the whole warp for 4-byte
+//! elements, each half-warp for 8-byte ones), so a row of 32 doubles read by a warp has degree 1.
 //!
 //! Padding is a pure layout change: the simulator and the CUDA back end both linearise a shared
 //! access from its per-dimension indices and the declared dims, so a wider declared row moves
@@ -271,7 +271,10 @@ fn worst_over_warps(
     // permutes banks and keeps the degree, for narrower ones the offset within a word matters.
     let shifts: Vec<i64> = if uniform_known { vec![0] } else { (0..(4 / size).max(1)).collect() };
     let mut worst = 0;
-    for warp in offsets.chunks(WARP) {
+    // As the hardware (and the simulator's counter) does: a warp's access is served in phases of
+    // 128 bytes, whole warps for 4-byte elements, half-warps for 8-byte ones.
+    let phase_lanes = (WARP * 4 / size.max(4) as usize).max(1);
+    for warp in offsets.chunks(phase_lanes) {
         for &shift in &shifts {
             worst = worst.max(measure(&mut warp.iter().map(|&o| o.wrapping_add(shift)), size));
         }

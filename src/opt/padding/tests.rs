@@ -155,13 +155,14 @@ fn column_reads_of_a_float_tile_are_padded_to_conflict_free() {
 
 #[test]
 fn column_reads_of_a_double_tile_are_padded_by_one_element() {
-    // A warp's 32 doubles are 64 words: at best two per bank in the simulator's one-phase count.
+    // 8-byte accesses are served per half-warp: 16 lanes down a column of a 64-double row hit
+    // one bank pair (degree 16); one extra double per row spreads them over all 32 banks.
     let (padded, report, sim_before, sim_after) = pad_and_compare(ScalarType::F64, ReadOrder::Columns);
-    assert_eq!((sim_before, sim_after), (32, 2));
+    assert_eq!((sim_before, sim_after), (16, 1));
     let a = &report.arrays[0];
     assert_eq!((a.degree_before, a.degree_after), (sim_before, sim_after));
     assert_eq!(padded.shared[0].dims, vec![32, 65]);
-    assert_eq!(padded.variant.notes, vec!["bank conflicts on tile A_s0: degree 32 -> 2 after padding rows 64 -> 65 doubles"]);
+    assert_eq!(padded.variant.notes, vec!["bank conflicts on tile A_s0: degree 16 -> 1 after padding rows 64 -> 65 doubles"]);
 }
 
 #[test]
@@ -335,8 +336,8 @@ fn cooperative_copies_through_division_are_measured_at_their_first_iteration() {
 #[test]
 fn the_pipeline_pads_a_staged_transposition_tile() {
     // The staging pass copies `in` into a [32][8] tile of doubles that the warp then reads
-    // down a column: degree 16 before padding, 3 after one extra double per row (a second one
-    // would grow the tile by more than an eighth).
+    // down a column: degree 8 per half-warp before padding, 2 after one extra double per row
+    // (a second one would grow the tile by more than an eighth).
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("transpose.c");
     let program = "#include <stdio.h>\n#define N 100\ndouble in[N][N], out[N][N];\nint main(void) {\n    #pragma acc parallel loop collapse(2) copyin(in) copyout(out)\n    for (int j = 0; j < N; j++)\n        for (int i = 0; i < N; i++)\n            out[j][i] = in[i][j];\n    printf(\"%f\\n\", out[1][2]);\n    return 0;\n}\n";
@@ -353,6 +354,6 @@ fn the_pipeline_pads_a_staged_transposition_tile() {
     assert_eq!(staged.shared[0].dims, vec![32, 9]);
     assert_eq!(
         staged.variant.notes.last().map(String::as_str),
-        Some("bank conflicts on tile in_tile_s0: degree 16 -> 3 after padding rows 8 -> 9 doubles")
+        Some("bank conflicts on tile in_tile_s0: degree 8 -> 2 after padding rows 8 -> 9 doubles")
     );
 }

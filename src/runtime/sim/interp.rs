@@ -583,42 +583,63 @@ impl<'a> BlockState<'a> {
     /// Counts a warp-level shared access: 32 banks of 4-byte words; the degree is the largest
     /// number of distinct words requested in one bank.
     fn count_shared(&mut self, elements: &[u64], mask: &[bool], elem_size: u64) {
-        let mut words = [0u64; 128];
+        // The hardware serves a warp's shared access in phases of 128 bytes: the whole warp
+        // for 4-byte elements, each half-warp for 8-byte ones, each quarter for 16-byte ones;
+        // the degree of the access is that of its worst phase.
+        let phase_lanes = (32 * 4 / elem_size.max(4)).max(1) as usize;
         for (warp_elems, warp_mask) in elements.chunks(32).zip(mask.chunks(32)) {
-            let mut count = 0;
-            for (&e, &m) in warp_elems.iter().zip(warp_mask) {
-                if m {
-                    let first = e * elem_size / 4;
-                    let last = (e * elem_size + elem_size - 1) / 4;
-                    for w in first..=last {
-                        if count < words.len() {
-                            words[count] = w;
-                            count += 1;
-                        }
-                    }
-                }
-            }
-            if count == 0 {
-                continue;
-            }
-            let w = &mut words[..count];
-            w.sort_unstable_by_key(|&x| (x % 32, x));
             let mut degree = 0u64;
-            let mut run = 0u64;
-            let mut prev: Option<u64> = None;
-            for &word in w.iter() {
-                match prev {
-                    Some(p) if p == word => continue,
-                    Some(p) if p % 32 == word % 32 => run += 1,
-                    _ => run = 1,
+            let mut active = false;
+            for (phase_elems, phase_mask) in warp_elems.chunks(phase_lanes).zip(warp_mask.chunks(phase_lanes)) {
+                if let Some(d) = Self::phase_degree(phase_elems, phase_mask, elem_size) {
+                    degree = degree.max(d);
+                    active = true;
                 }
-                degree = degree.max(run);
-                prev = Some(word);
+            }
+            if !active {
+                continue;
             }
             self.counters.shared_accesses += 1;
             self.counters.bank_conflict_degree_sum += degree;
             self.counters.bank_conflict_max_degree = self.counters.bank_conflict_max_degree.max(degree);
         }
+    }
+
+    /// The bank-conflict degree of one phase of a shared access (32 banks of 4-byte words):
+    /// the most distinct words requested from one bank. `None` when no lane is active.
+    fn phase_degree(elements: &[u64], mask: &[bool], elem_size: u64) -> Option<u64> {
+        let mut words = [0u64; 128];
+        let mut count = 0;
+        for (&e, &m) in elements.iter().zip(mask) {
+            if m {
+                let first = e * elem_size / 4;
+                let last = (e * elem_size + elem_size - 1) / 4;
+                for w in first..=last {
+                    if count < words.len() {
+                        words[count] = w;
+                        count += 1;
+                    }
+                }
+            }
+        }
+        if count == 0 {
+            return None;
+        }
+        let w = &mut words[..count];
+        w.sort_unstable_by_key(|&x| (x % 32, x));
+        let mut degree = 0u64;
+        let mut run = 0u64;
+        let mut prev: Option<u64> = None;
+        for &word in w.iter() {
+            match prev {
+                Some(p) if p == word => continue,
+                Some(p) if p % 32 == word % 32 => run += 1,
+                _ => run = 1,
+            }
+            degree = degree.max(run);
+            prev = Some(word);
+        }
+        Some(degree)
     }
 
     #[allow(clippy::too_many_arguments)]
