@@ -132,16 +132,16 @@ class StagingCases(unittest.TestCase):
         self.assertNotIn("--staging", bench.yosegi_command("yosegi", "sim", case, "x.c"))
 
 
-def compare_row(mode, ms, check="PASS", staged=(), seed=None):
+def compare_row(mode, ms, check="PASS", staged=(), kept=(), seed=None):
     return {"program": "diffusion1d", "size": "8192", "staging": mode, "check": check, "detail": "",
             "wall_ms_per_step": ms, "device_ms_per_step": None, "staged_kernels": list(staged),
-            "seed_ratio": seed}
+            "kept_staged": list(kept), "seed_ratio": seed}
 
 
 class StagingTable(unittest.TestCase):
     def test_speedups_and_seed_column(self):
         seed = bench.SEED_DIFFUSION_RATIOS
-        rows = [compare_row("off", 2.0, seed=seed), compare_row("auto", 1.0, staged=["k_staged"], seed=seed),
+        rows = [compare_row("off", 2.0, seed=seed), compare_row("auto", 1.0, staged=["k_staged"], kept=["k_staged"], seed=seed),
                 compare_row("on", 4.0, staged=["k_staged"], seed=seed)]
         lines = bench.staging_table(rows).splitlines()
         self.assertEqual(len(lines), 3)
@@ -151,7 +151,7 @@ class StagingTable(unittest.TestCase):
         self.assertEqual(cells[6], "0.50")   # on takes twice as long
         self.assertEqual(cells[7], "200.0")  # on's time as % of off's, the seed's measure
         self.assertEqual(cells[8], seed)
-        self.assertEqual(cells[9], "yes (k_staged)")
+        self.assertEqual(cells[9], "staged (k_staged)")
         self.assertEqual(cells[10], "PASS")
 
     def test_failed_mode_has_no_ratio_and_shows_its_check(self):
@@ -160,8 +160,13 @@ class StagingTable(unittest.TestCase):
         cells = [c.strip() for c in bench.staging_table(rows).splitlines()[2].strip("|").split("|")]
         self.assertEqual(cells[4], "-")
         self.assertEqual(cells[6], "-")
-        self.assertEqual(cells[9], "no")
+        self.assertEqual(cells[9], "global (no staged variant)")
         self.assertEqual(cells[10], "PASS / PASS / FAIL (heat differs)")
+
+    def test_a_staged_variant_only_timed_is_not_called_kept(self):
+        rows = [compare_row("off", 2.0), compare_row("auto", 2.0, staged=["k_staged"]), compare_row("on", 3.0)]
+        cells = [c.strip() for c in bench.staging_table(rows).splitlines()[2].strip("|").split("|")]
+        self.assertEqual(cells[9], "global (staged timed, slower)")
 
     def test_groups_follow_case_order(self):
         rows = [compare_row("off", 1.0), compare_row("on", 1.0)]
