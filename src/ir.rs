@@ -611,6 +611,34 @@ pub struct GridKernel {
     pub variant: VariantInfo,
 }
 
+impl GridKernel {
+    /// The array params the kernel stores to or updates atomically. Device functions cannot
+    /// name params, so the kernel's own body is all there is to look at.
+    pub fn written_array_params(&self) -> std::collections::BTreeSet<u32> {
+        fn walk(block: &[Stmt], out: &mut std::collections::BTreeSet<u32>) {
+            for stmt in block {
+                match stmt {
+                    Stmt::Store { array: ArrayRef::Param(p), .. } | Stmt::Atomic { array: ArrayRef::Param(p), .. } => {
+                        out.insert(*p);
+                    }
+                    Stmt::If { then, otherwise, .. } => {
+                        walk(then, out);
+                        walk(otherwise, out);
+                    }
+                    Stmt::Loop { body, continuing, .. } => {
+                        walk(body, out);
+                        walk(continuing, out);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let mut out = std::collections::BTreeSet::new();
+        walk(&self.body.block, &mut out);
+        out
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Function {
     pub name: String,

@@ -29,7 +29,7 @@
 //! so `elem` 32-byte sectors per warp), `threadIdx.x` in an outer dim is a column access (32
 //! sectors), no `threadIdx.x` at all is a broadcast (1 sector); irregular indices count 32.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fmt::Write as _;
 
 use crate::analysis::affine::{Affine, affine_of, count_assigns};
@@ -167,7 +167,7 @@ pub struct AccessFootprint {
     pub references: Vec<ArrayReference>,
     pub groups: Vec<ReferenceGroup>,
     /// Array params the kernel stores to or updates atomically.
-    pub written: HashSet<u32>,
+    pub written: BTreeSet<u32>,
     /// Load expressions that are evaluated conditionally or are not stageable (kept global).
     pub other_loads: Vec<Handle<Expr>>,
     /// Why some reads cannot be staged, one line each.
@@ -194,12 +194,12 @@ pub fn analyse(grid: &GridKernel, space_dims: usize) -> Option<AccessFootprint> 
             guard_position,
             dim_assignments: space_dims,
             threads_per_block: grid.launch.block.iter().product(),
+            written: grid.written_array_params(),
             ..Default::default()
         },
         conditional_exprs: HashSet::new(),
         reference_of: HashMap::new(),
     };
-    collect_written(&grid.body.block, &mut a.fp.written);
     a.block(then, Context::Unconditional(Vec::new()), true);
     a.group();
     Some(a.fp)
@@ -216,25 +216,6 @@ fn stride_order(stride: &Affine) -> (usize, i64) {
     match stride.as_constant() {
         Some(c) => (0, c),
         None => (stride.terms[0].1.params.len(), 0),
-    }
-}
-
-fn collect_written(block: &[Stmt], out: &mut HashSet<u32>) {
-    for s in block {
-        match s {
-            Stmt::Store { array: ArrayRef::Param(p), .. } | Stmt::Atomic { array: ArrayRef::Param(p), .. } => {
-                out.insert(*p);
-            }
-            Stmt::If { then, otherwise, .. } => {
-                collect_written(then, out);
-                collect_written(otherwise, out);
-            }
-            Stmt::Loop { body, continuing, .. } => {
-                collect_written(body, out);
-                collect_written(continuing, out);
-            }
-            _ => {}
-        }
     }
 }
 
@@ -866,9 +847,8 @@ pub(crate) mod tests {
         assert_eq!(grp.refs.len(), 5);
     }
 
-    #[test]
-    fn column_access_is_uncoalesced_and_the_written_array_is_rejected() {
-        // out[j][i] = in[i][j]: i (on x) indexes the outer dim of `in`.
+    /// `out[j][i] = in[i][j]` over an n x n space: i (on x) indexes the outer dim of `in`.
+    pub(crate) fn transpose() -> Kernel {
         let mut b = B::new();
         let j = b.loop_var("j");
         let i = b.loop_var("i");
@@ -882,8 +862,12 @@ pub(crate) mod tests {
         let st = b.store(2, vec![je2, ie2], ld);
         b.body.block.push(st);
         let nd = b.param(0);
-        let k = kernel("tr", vec![scalar_param("n", 0), array_param("in", vec![None, Some(nd)], 1), array_param("out", vec![None, Some(nd)], 2)], vec![dj, di], b.body);
-        let (g, fp) = analysed(k);
+        kernel("tr", vec![scalar_param("n", 0), array_param("in", vec![None, Some(nd)], 1), array_param("out", vec![None, Some(nd)], 2)], vec![dj, di], b.body)
+    }
+
+    #[test]
+    fn column_access_is_uncoalesced_and_the_written_array_is_rejected() {
+        let (g, fp) = analysed(transpose());
         assert_eq!(fp.groups.len(), 1);
         let grp = &fp.groups[0];
         assert_eq!(fp.group_pattern(&g, grp), "in[i][j]");

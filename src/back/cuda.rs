@@ -72,38 +72,13 @@ impl CudaOptions<'_> {
         CudaOptions { specialise: None, index_width: IndexWidth::Bits64, aliasing: ParamAliasing::Unknown };
 }
 
-/// The array params the kernel stores to or updates atomically (device functions cannot name
-/// params, so the kernel's own body is all there is to look at).
-pub fn written_array_params(kernel: &GridKernel) -> BTreeSet<u32> {
-    fn walk(block: &[Stmt], out: &mut BTreeSet<u32>) {
-        for stmt in block {
-            match stmt {
-                Stmt::Store { array: ArrayRef::Param(p), .. } | Stmt::Atomic { array: ArrayRef::Param(p), .. } => {
-                    out.insert(*p);
-                }
-                Stmt::If { then, otherwise, .. } => {
-                    walk(then, out);
-                    walk(otherwise, out);
-                }
-                Stmt::Loop { body, continuing, .. } => {
-                    walk(body, out);
-                    walk(continuing, out);
-                }
-                _ => {}
-            }
-        }
-    }
-    let mut out = BTreeSet::new();
-    walk(&kernel.body.block, &mut out);
-    out
-}
 
 /// What a launch guarantees, from the allocation each param is bound to (`None` for scalar
 /// params; one entry per `kernel.params`): `Disjoint` when no param the kernel writes shares
 /// its allocation with another array param. Read-only params may share one: `__restrict__`
 /// promises only that memory written through one pointer is not reached through another.
 pub fn param_aliasing(kernel: &GridKernel, allocations: &[Option<u64>]) -> ParamAliasing {
-    let written = written_array_params(kernel);
+    let written = kernel.written_array_params();
     for (i, a) in allocations.iter().enumerate() {
         for (j, b) in allocations.iter().enumerate().skip(i + 1) {
             let shared = a.is_some() && a == b;
@@ -738,7 +713,7 @@ impl<'a> Writer<'a> {
 
     fn kernel(&mut self, kernel: &'a GridKernel) {
         let mut params = Vec::new();
-        let written = written_array_params(kernel);
+        let written = kernel.written_array_params();
         for (k, p) in kernel.params.iter().enumerate() {
             let name = param_name(kernel, k as u32);
             params.push(match &p.kind {

@@ -544,38 +544,8 @@ mod tests {
 
     /// Runs a mapped kernel on the simulator with `f64` arrays; returns the arrays and partials.
     fn simulate(m: &Module, g: &GridKernel, ints: &[i64], arrays: &[Vec<f64>]) -> (Vec<Vec<f64>>, Vec<Vec<f64>>) {
-        use crate::runtime::device::{Device, DeviceParam, Launch};
-        let mut device = crate::runtime::sim::SimDevice::new();
-        let mut params = Vec::new();
-        let mut allocs = Vec::new();
-        let (mut next_int, mut next_array) = (0, 0);
-        for p in &g.params {
-            match p.kind {
-                ParamKind::Scalar(_) => {
-                    params.push(DeviceParam::Value(ParamValue::Int(ints[next_int])));
-                    next_int += 1;
-                }
-                ParamKind::Array { .. } => {
-                    let bytes: Vec<u8> = arrays[next_array].iter().flat_map(|v| v.to_le_bytes()).collect();
-                    let a = device.allocate(bytes.len() as u64);
-                    device.copy_to_device(a, 0, &bytes);
-                    allocs.push((a, bytes.len()));
-                    params.push(DeviceParam::Array { alloc: a, offset: 0 });
-                    next_array += 1;
-                }
-            }
-        }
-        let outcome = device.launch(&Launch { module: m, kernel: g, params }).expect("no fault");
-        let out = allocs
-            .into_iter()
-            .map(|(a, len)| {
-                let mut bytes = vec![0; len];
-                device.copy_to_host(a, 0, &mut bytes);
-                bytes.chunks(8).map(|c| f64::from_le_bytes(c.try_into().unwrap())).collect()
-            })
-            .collect();
-        let partials = outcome.partials.iter().map(|p| p.iter().map(|r| f64::from_bits(*r)).collect()).collect();
-        (out, partials)
+        let run = crate::runtime::testing::simulate_f64(m, g, ints, arrays);
+        (run.arrays, run.partials)
     }
 
     #[test]

@@ -844,7 +844,7 @@ mod tests {
     use super::*;
     use crate::analysis::footprint::tests as shapes;
     use crate::analysis::testing::{B, array_param, kernel, scalar_param};
-    use crate::runtime::device::{Device, DeviceParam, Launch};
+    use crate::runtime::testing::simulate_f64;
 
     fn config(staging: StagingMode) -> PassConfig {
         PassConfig { staging, ..PassConfig::default() }
@@ -862,47 +862,14 @@ mod tests {
         m.grid_kernels.iter().map(|(_, g)| g).find(|g| g.variant.kind == kind)
     }
 
-    /// Runs `g` on the simulator: scalar params from `ints` in order, array params (`f64`) from
-    /// `arrays` in order; returns the arrays after the launch.
-    fn simulate(m: &Module, g: &GridKernel, ints: &[i64], arrays: &[Vec<f64>]) -> Vec<Vec<f64>> {
-        let mut device = crate::runtime::sim::SimDevice::new();
-        let mut params = Vec::new();
-        let mut allocs = Vec::new();
-        let (mut next_int, mut next_array) = (0, 0);
-        for p in &g.params {
-            match p.kind {
-                ParamKind::Scalar(_) => {
-                    params.push(DeviceParam::Value(ParamValue::Int(ints[next_int])));
-                    next_int += 1;
-                }
-                ParamKind::Array { .. } => {
-                    let bytes: Vec<u8> = arrays[next_array].iter().flat_map(|v| v.to_le_bytes()).collect();
-                    let a = device.allocate(bytes.len() as u64);
-                    device.copy_to_device(a, 0, &bytes);
-                    allocs.push((a, bytes.len()));
-                    params.push(DeviceParam::Array { alloc: a, offset: 0 });
-                    next_array += 1;
-                }
-            }
-        }
-        device.launch(&Launch { module: m, kernel: g, params }).unwrap_or_else(|f| panic!("{}: {}", g.name, f.message));
-        allocs
-            .into_iter()
-            .map(|(a, len)| {
-                let mut bytes = vec![0; len];
-                device.copy_to_host(a, 0, &mut bytes);
-                bytes.chunks(8).map(|c| f64::from_le_bytes(c.try_into().unwrap())).collect()
-            })
-            .collect()
-    }
 
     /// Plain and staged variants give the same bits; returns the staged variant's notes.
     fn same_results(k: Kernel, config: &PassConfig, ints: &[i64], arrays: &[Vec<f64>]) -> Vec<String> {
         let m = compile(k, config);
         let plain = variant(&m, VariantKind::Global).unwrap();
         let staged = variant(&m, VariantKind::Staged).unwrap_or_else(|| panic!("no staged variant: {:?}", plain.variant.notes));
-        let want = simulate(&m, plain, ints, arrays);
-        let got = simulate(&m, staged, ints, arrays);
+        let want = simulate_f64(&m, plain, ints, arrays).arrays;
+        let got = simulate_f64(&m, staged, ints, arrays).arrays;
         for (a, (w, g)) in want.iter().zip(&got).enumerate() {
             let w: Vec<u64> = w.iter().map(|v| v.to_bits()).collect();
             let g: Vec<u64> = g.iter().map(|v| v.to_bits()).collect();
@@ -1048,20 +1015,7 @@ mod tests {
 
     #[test]
     fn column_access_is_staged_for_coalescing() {
-        let mut b = B::new();
-        let j = b.loop_var("j");
-        let i = b.loop_var("i");
-        let zero = b.int(0);
-        let n = b.param(0);
-        let dj = b.dim(j, zero, n);
-        let di = b.dim(i, zero, n);
-        let (ie, je) = (b.local(i), b.local(j));
-        let ld = b.load(1, vec![ie, je]);
-        let (je2, ie2) = (b.local(j), b.local(i));
-        let st = b.store(2, vec![je2, ie2], ld);
-        b.body.block.push(st);
-        let nd = b.param(0);
-        let k = kernel("tr", vec![scalar_param("n", 0), array_param("in", vec![None, Some(nd)], 1), array_param("out", vec![None, Some(nd)], 2)], vec![dj, di], b.body);
+        let k = shapes::transpose();
         let m = compile(k.clone(), &config(StagingMode::Auto));
         let staged = variant(&m, VariantKind::Staged).expect("a column access is worth a coalesced copy");
         let tile = &staged.shared[0].dims;

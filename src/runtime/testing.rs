@@ -157,3 +157,47 @@ pub fn f32_values(bytes: &[u8]) -> Vec<f32> {
 pub fn i32_values(bytes: &[u8]) -> Vec<i32> {
     bytes.chunks(4).map(|c| i32::from_le_bytes(c.try_into().expect("4 bytes"))).collect()
 }
+
+/// What [`simulate_f64`] hands back: every array param's contents after the launch (in param
+/// order) and the per-block partials of each reduction.
+pub struct SimulatedF64 {
+    pub arrays: Vec<Vec<f64>>,
+    pub partials: Vec<Vec<f64>>,
+}
+
+/// Runs `g` once on a fresh simulator: scalar params take `ints` in order, array params are
+/// `f64` arrays initialised from `arrays` in order. Panics (naming the kernel) on a fault.
+pub fn simulate_f64(m: &Module, g: &GridKernel, ints: &[i64], arrays: &[Vec<f64>]) -> SimulatedF64 {
+    use crate::runtime::device::{Device, DeviceParam, Launch};
+    let mut device = crate::runtime::sim::SimDevice::new();
+    let mut params = Vec::new();
+    let mut allocs = Vec::new();
+    let (mut next_int, mut next_array) = (0, 0);
+    for p in &g.params {
+        match p.kind {
+            ParamKind::Scalar(_) => {
+                params.push(DeviceParam::Value(ParamValue::Int(ints[next_int])));
+                next_int += 1;
+            }
+            ParamKind::Array { .. } => {
+                let bytes: Vec<u8> = arrays[next_array].iter().flat_map(|v| v.to_le_bytes()).collect();
+                let a = device.allocate(bytes.len() as u64);
+                device.copy_to_device(a, 0, &bytes);
+                allocs.push((a, bytes.len()));
+                params.push(DeviceParam::Array { alloc: a, offset: 0 });
+                next_array += 1;
+            }
+        }
+    }
+    let outcome = device.launch(&Launch { module: m, kernel: g, params }).unwrap_or_else(|f| panic!("{}: {}", g.name, f.message));
+    let arrays = allocs
+        .into_iter()
+        .map(|(a, len)| {
+            let mut bytes = vec![0; len];
+            device.copy_to_host(a, 0, &mut bytes);
+            bytes.chunks(8).map(|c| f64::from_le_bytes(c.try_into().expect("8 bytes"))).collect()
+        })
+        .collect();
+    let partials = outcome.partials.iter().map(|p| p.iter().map(|r| f64::from_bits(*r)).collect()).collect();
+    SimulatedF64 { arrays, partials }
+}

@@ -50,7 +50,6 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-pub use crate::back::cuda::written_array_params;
 use crate::back::cuda::{grid_kernel_cuda, specialisable_params};
 use crate::ir::{GridKernel, Handle, Kernel, Module, ParamValue, VariantKind};
 use crate::opt::StagingMode;
@@ -99,12 +98,12 @@ pub fn variant_is_usable(variant: &GridKernel, params: &[DeviceParam]) -> bool {
         _ => None,
     };
     let written: Vec<(u32, Option<DeviceAlloc>)> =
-        written_array_params(variant).into_iter().map(|w| (w, alloc_of(w))).collect();
+        variant.written_array_params().into_iter().map(|w| (w, alloc_of(w))).collect();
     variant.variant.staged_params.iter().all(|&staged| {
         // An unbound staged param cannot be checked, so the variant is not used.
         let Some(alloc) = alloc_of(staged) else { return false };
-        // The staged array itself may be written: the staging pass saw that and writes tiles
-        // back. What it cannot see is a write through a different param into the same memory.
+        // The staging pass never stages an array written through its own param; what it cannot
+        // see is a write through a different param into the same memory.
         written.iter().all(|&(w, w_alloc)| w == staged || w_alloc != Some(alloc))
     })
 }
@@ -449,24 +448,25 @@ impl VariantChooser {
             });
             return (Pick { variant: staged.unwrap_or(variants[0]), measure: None }, None);
         }
-        let by_estimate = variants
-            .iter()
-            .copied()
-            .filter(|&v| usable(v))
-            .min_by(|&a, &b| {
-                let (ra, rb) = (module.grid_kernels[a].variant.estimated_ratio, module.grid_kernels[b].variant.estimated_ratio);
-                // `variants` is in order, plain first, so on ties the earlier one stays.
-                ra.total_cmp(&rb)
-            })
-            .unwrap_or(variants[0]);
         if self.device_times.get(device) == Some(&false) {
+            let by_estimate = variants
+                .iter()
+                .copied()
+                .filter(|&v| usable(v))
+                .min_by(|&a, &b| {
+                    let (ra, rb) =
+                        (module.grid_kernels[a].variant.estimated_ratio, module.grid_kernels[b].variant.estimated_ratio);
+                    // `variants` is in order, plain first, so on ties the earlier one stays.
+                    ra.total_cmp(&rb)
+                })
+                .unwrap_or(variants[0]);
             return (Pick { variant: by_estimate, measure: None }, None);
         }
 
         let plain_grid = &module.grid_kernels[variants[0]];
-        let key = LaunchKey::of(plain_grid, params, device);
+        let slot = (kernel, LaunchKey::of(plain_grid, params, device));
         let mut decision = None;
-        if !self.explorations.contains_key(&(kernel, key.clone())) {
+        if !self.explorations.contains_key(&slot) {
             let trials: Vec<Trial> = variants
                 .iter()
                 .filter(|&&v| v == variants[0] || shared_memory_bytes(&module.grid_kernels[v]) <= SHARED_MEMORY_LIMIT)
@@ -477,10 +477,10 @@ impl VariantChooser {
                 .collect();
             let mut exploration = Exploration::new(trials);
             // A device that cannot time never stores winners, so the lookup finds nothing there.
-            decision = self.adopt_cached_winner(module, kernel, &key, &mut exploration);
-            self.explorations.insert((kernel, key.clone()), exploration);
+            decision = self.adopt_cached_winner(module, kernel, &slot.1, &mut exploration);
+            self.explorations.insert(slot.clone(), exploration);
         }
-        let exploration = &self.explorations[&(kernel, key.clone())];
+        let exploration = &self.explorations[&slot];
         if let Some(winner) = exploration.winner {
             let variant = exploration.trials[winner].variant;
             return (Pick { variant: if usable(variant) { variant } else { variants[0] }, measure: None }, decision);
@@ -488,7 +488,7 @@ impl VariantChooser {
         match exploration.next_to_time(usable) {
             Some(trial) => {
                 let variant = exploration.trials[trial].variant;
-                (Pick { variant, measure: Some(Measurement { kernel, key, trial }) }, decision)
+                (Pick { variant, measure: Some(Measurement { kernel, key: slot.1, trial }) }, decision)
             }
             // What remains to time cannot run this launch (aliasing): the plain variant runs.
             None => (plain, decision),

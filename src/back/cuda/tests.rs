@@ -756,14 +756,14 @@ fn read_only_params_are_const_and_disjoint_launches_restrict_every_array() {
 fn params_sharing_an_allocation_are_disjoint_only_when_none_is_written() {
     let module = stencil();
     let kernel = &module.grid_kernels[Handle::new(0)];
-    assert_eq!(written_array_params(kernel).into_iter().collect::<Vec<_>>(), vec![3]);
+    assert_eq!(kernel.written_array_params().into_iter().collect::<Vec<_>>(), vec![3]);
     // n, m, u, mesh_out
     assert_eq!(param_aliasing(kernel, &[None, None, Some(1), Some(2)]), ParamAliasing::Disjoint);
     assert_eq!(param_aliasing(kernel, &[None, None, Some(1), Some(1)]), ParamAliasing::Unknown);
     // Histogram: `data` (read) and `bins` (atomically updated) in one allocation.
     let hist = histogram();
     let kernel = &hist.grid_kernels[Handle::new(0)];
-    let written = written_array_params(kernel);
+    let written = kernel.written_array_params();
     assert!(!written.contains(&1) && written.contains(&2), "{written:?}");
     let mut bound: Vec<Option<u64>> = (0..kernel.params.len() as u64).map(Some).collect();
     bound[0] = None;
@@ -777,7 +777,7 @@ fn read_only_params_may_share_an_allocation() {
     // vector add: c = a + b, with a and b the same array.
     let module = vector_add();
     let kernel = &module.grid_kernels[Handle::new(0)];
-    let written = written_array_params(kernel);
+    let written = kernel.written_array_params();
     let read: Vec<u32> = (0..kernel.params.len() as u32)
         .filter(|p| matches!(kernel.params[*p as usize].kind, ParamKind::Array { .. }) && !written.contains(p))
         .collect();

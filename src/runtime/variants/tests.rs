@@ -126,7 +126,7 @@ fn a_staged_variant_is_unusable_when_its_array_shares_memory_with_a_written_one(
     let (module, kernel) = scale_with_variants(&[(0.5, 0)]);
     let [plain, staged] = module.variants_of(kernel)[..] else { panic!("two variants") };
     let (plain, staged) = (&module.grid_kernels[plain], &module.grid_kernels[staged]);
-    assert_eq!(written_array_params(staged), std::collections::BTreeSet::from([2]));
+    assert_eq!(staged.written_array_params(), std::collections::BTreeSet::from([2]));
     assert!(variant_is_usable(staged, &bound(100, 1, 2)));
     assert!(!variant_is_usable(staged, &bound(100, 7, 7)), "a and b are one allocation");
     assert!(variant_is_usable(plain, &bound(100, 7, 7)), "the plain variant reads global memory");
