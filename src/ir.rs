@@ -333,6 +333,20 @@ pub enum ExprKind {
     GridDim(Axis),
 }
 
+impl ExprKind {
+    /// The expressions this one applies its operation to.
+    pub fn operands(&self) -> Vec<Handle<Expr>> {
+        match self {
+            ExprKind::Load { indices, .. } => indices.clone(),
+            ExprKind::Unary { arg, .. } | ExprKind::Cast { arg } => vec![*arg],
+            ExprKind::Binary { lhs, rhs, .. } => vec![*lhs, *rhs],
+            ExprKind::Select { cond, then, otherwise } => vec![*cond, *then, *otherwise],
+            ExprKind::Math { args, .. } | ExprKind::Call { args, .. } => args.clone(),
+            _ => Vec::new(),
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Expr {
     pub kind: ExprKind,
@@ -407,6 +421,35 @@ pub enum Stmt {
     Eval(Handle<Expr>),
     /// `__syncthreads()`: grid level only.
     Barrier,
+}
+
+impl Stmt {
+    /// The root of every expression the statement, and the statements nested in it, evaluate.
+    pub fn root_exprs(&self) -> Vec<Handle<Expr>> {
+        let mut out = Vec::new();
+        let mut pending = vec![self];
+        while let Some(s) = pending.pop() {
+            match s {
+                Stmt::Assign { value, .. } => out.push(*value),
+                Stmt::Store { indices, value, .. } | Stmt::Atomic { indices, value, .. } => {
+                    out.extend(indices.iter().copied());
+                    out.push(*value);
+                }
+                Stmt::If { cond, then, otherwise } => {
+                    out.push(*cond);
+                    pending.extend(then.iter().chain(otherwise));
+                }
+                Stmt::Loop { cond, body, continuing, range, .. } => {
+                    out.extend(*cond);
+                    out.extend(range.iter().flat_map(|r| [r.start, r.end]));
+                    pending.extend(body.iter().chain(continuing));
+                }
+                Stmt::Eval(e) | Stmt::Return(Some(e)) => out.push(*e),
+                Stmt::Return(None) | Stmt::Break | Stmt::Continue | Stmt::Barrier => {}
+            }
+        }
+        out
+    }
 }
 
 /// A counted sequential loop: `var` takes `start, start+step, ...` while below `end`

@@ -127,7 +127,7 @@ pub fn specialisable_params(kernel: &GridKernel) -> Vec<u32> {
                     found.insert(*p);
                 }
             }
-            kind => pending.extend(operands(kind)),
+            kind => pending.extend(kind.operands()),
         }
     }
     found.into_iter().collect()
@@ -152,17 +152,6 @@ fn conditions_in(block: &Block, out: &mut Vec<Handle<Expr>>) {
     }
 }
 
-/// The operands of an expression.
-fn operands(kind: &ExprKind) -> Vec<Handle<Expr>> {
-    match kind {
-        ExprKind::Load { indices, .. } => indices.clone(),
-        ExprKind::Unary { arg, .. } | ExprKind::Cast { arg } => vec![*arg],
-        ExprKind::Binary { lhs, rhs, .. } => vec![*lhs, *rhs],
-        ExprKind::Select { cond, then, otherwise } => vec![*cond, *then, *otherwise],
-        ExprKind::Math { args, .. } | ExprKind::Call { args, .. } => args.clone(),
-        _ => Vec::new(),
-    }
-}
 
 /// Whether `e` computes a thread position from the launch registers only (`blockIdx.x *
 /// blockDim.x + threadIdx.x` and the like), so that it fits in `int` when the launch's thread
