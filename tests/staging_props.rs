@@ -3,9 +3,10 @@
 //! (`c[i] += a[k] * b[i + k*n]` over a sequential `k` loop, and the 2-D `c[j][i] += a[j][k] *
 //! b[k][i]`), with sizes that are not multiples of
 //! the block and random power-of-two block shapes, are compiled from C source text with
-//! `StagingMode::Force`; the plain and the staged variant then run on the simulator with the
-//! same random data and must leave bit-identical arrays behind (staging moves reads into shared
-//! memory; it must not change a single value, nor read outside the arrays).
+//! `StagingMode::Force`; the plain and every staged variant (one point per thread, and the
+//! coarsened one with 2 to 5 points per thread along x for the stencils) then run on the
+//! simulator with the same random data and must leave bit-identical arrays behind (staging moves
+//! reads into shared memory; it must not change a single value, nor read outside the arrays).
 
 mod common;
 
@@ -69,7 +70,9 @@ impl Stencil {
     }
 
     fn config(&self) -> PassConfig {
-        let mut config = PassConfig { staging: StagingMode::Force, ..PassConfig::default() };
+        // The coarsened staged variant computes 2 to 5 points per thread along x.
+        let points = 2 + (self.seed % 4) as u32;
+        let mut config = PassConfig { staging: StagingMode::Force, staged_points_per_thread: points, ..PassConfig::default() };
         match self.block.as_slice() {
             [x] => config.block_threads = *x,
             [x, y] => config.block_2d = [*x, *y],

@@ -34,11 +34,15 @@ pub struct PassConfig {
     pub staging: StagingMode,
     /// Shared memory a block may use for staged tiles (see [`staging::SharedMemoryBudget`]).
     pub shared: staging::SharedMemoryBudget,
+    /// Points each thread computes along `x` in the second staged variant the staging pass
+    /// offers (thread coarsening: the tile's halo and barrier are shared by that many more
+    /// points); 1 offers only the one-point-per-thread staged variant.
+    pub staged_points_per_thread: u32,
 }
 
 impl Default for PassConfig {
     fn default() -> Self {
-        PassConfig { block_threads: 256, block_2d: [32, 8], block_3d: [32, 4, 2], staging: StagingMode::Auto, shared: staging::SharedMemoryBudget::default() }
+        PassConfig { block_threads: 256, block_2d: [32, 8], block_3d: [32, 4, 2], staging: StagingMode::Auto, shared: staging::SharedMemoryBudget::default(), staged_points_per_thread: 4 }
     }
 }
 

@@ -541,8 +541,8 @@ fn collect_assignments(
             Stmt::Loop { body: inner, continuing, range, .. } => {
                 if let Some(r) = range {
                     loop_starts.insert(r.var, r.start);
-                } else if let Some((var, start)) = stepped_loop_start(body, block, p, continuing) {
-                    loop_starts.insert(var, start);
+                } else {
+                    loop_starts.extend(stepped_loop_starts(block, p, continuing));
                 }
                 collect_assignments(body, inner, assigns, loop_starts, captured);
                 collect_assignments(body, continuing, assigns, loop_starts, captured);
@@ -552,24 +552,44 @@ fn collect_assignments(
     }
 }
 
-/// A loop without a recorded range that still steps one local by a constant: `v = start;
-/// while (...) { ... } continuing { v = v + step; }` (the staging pass's cooperative copies).
-/// The variable and its start, when the loop body does not assign it too.
-fn stepped_loop_start(
-    body: &Body,
-    block: &[Stmt],
-    loop_at: usize,
-    continuing: &[Stmt],
-) -> Option<(Handle<Local>, Handle<Expr>)> {
-    let [Stmt::Assign { local, value: next }] = continuing else { return None };
-    let ExprKind::Binary { op: BinaryOp::Add, lhs, rhs } = &body.exprs[*next].kind else { return None };
-    let reads_itself = matches!(body.exprs[*lhs].kind, ExprKind::Local(l) if l == *local);
-    if !reads_itself || !matches!(body.exprs[*rhs].kind, ExprKind::ConstInt(_)) {
-        return None;
+/// The locals a loop without a recorded range steps in its `continuing` block only, each with
+/// its value on the first iteration: the staging pass's cooperative copies, `c1 = t % w; c0 =
+/// t / w; while (c0 < h) { ... } continuing { c1 = c1 + 8; if (c1 >= w) { c1 = c1 - w; c0 =
+/// c0 + 1; } ... }` (or one local stepped by a constant). A local qualifies when the loop body
+/// does not assign it and the statements just before the loop assign it plainly (the first
+/// iteration's value is that assignment's).
+fn stepped_loop_starts(block: &[Stmt], loop_at: usize, continuing: &[Stmt]) -> Vec<(Handle<Local>, Handle<Expr>)> {
+    let Stmt::Loop { body: inner, .. } = &block[loop_at] else { return Vec::new() };
+    let mut stepped: HashMap<Handle<Local>, Vec<Handle<Expr>>> = HashMap::new();
+    collect_assignments_plain(continuing, &mut stepped);
+    let mut out = Vec::new();
+    for &local in stepped.keys() {
+        if crate::analysis::affine::count_assigns(inner, local) != 0 {
+            continue;
+        }
+        let start = block[..loop_at].iter().rev().take_while(|s| matches!(s, Stmt::Assign { .. })).find_map(|s| match s {
+            Stmt::Assign { local: l, value } if *l == local => Some(*value),
+            _ => None,
+        });
+        if let Some(start) = start {
+            out.push((local, start));
+        }
     }
-    let Some(Stmt::Assign { local: init, value: start }) = loop_at.checked_sub(1).map(|q| &block[q]) else { return None };
-    let Stmt::Loop { body: inner, .. } = &block[loop_at] else { return None };
-    (init == local && crate::analysis::affine::count_assigns(inner, *local) == 0).then_some((*local, *start))
+    out
+}
+
+/// Every `local = value` in `block` and the `If`s inside it.
+fn collect_assignments_plain(block: &[Stmt], out: &mut HashMap<Handle<Local>, Vec<Handle<Expr>>>) {
+    for stmt in block {
+        match stmt {
+            Stmt::Assign { local, value } => out.entry(*local).or_default().push(*value),
+            Stmt::If { then, otherwise, .. } => {
+                collect_assignments_plain(then, out);
+                collect_assignments_plain(otherwise, out);
+            }
+            _ => {}
+        }
+    }
 }
 
 #[cfg(test)]

@@ -89,7 +89,12 @@ pub fn stage_module(module: &mut Module, config: &PassConfig) {
         let Some(fp) = footprint::analyse(grid, space_dims) else { continue };
         let plan = plan_staging(grid, &fp, config);
         let staged = (config.staging != StagingMode::Off && !plan.tiles.is_empty() && (config.staging == StagingMode::Force || plan.estimated_ratio < 1.0))
-            .then(|| stage_kernel(grid, &fp, &plan));
+            .then(|| stage_kernel(grid, &fp, &plan, Coarsening::NONE));
+        let coarsened = staged.as_ref().and_then(|_| {
+            let coarsening = Coarsening { points_per_thread: config.staged_points_per_thread };
+            let budget = config.shared.per_block() as u64;
+            coarsening_applies(grid, &fp, &plan, coarsening, budget).then(|| stage_kernel(grid, &fp, &plan, coarsening))
+        });
         let mut notes = plan.analysis_notes.clone();
         notes.extend(plan.decision_notes.iter().cloned());
         notes.push(match (&staged, config.staging) {
@@ -102,8 +107,75 @@ pub fn stage_module(module: &mut Module, config: &PassConfig) {
         if let Some(s) = staged {
             module.grid_kernels.append(s);
         }
+        if let Some(s) = coarsened {
+            module.grid_kernels.append(s);
+        }
     }
 }
+
+/// How many points along `x` each thread of a staged variant computes. With `n > 1` a block of
+/// `bx` threads covers `n * bx` points: its tiles are `n * bx` wide plus the halo, copied in
+/// once behind one barrier, and each thread runs the kernel body `n` times, for the points
+/// `bx` apart (so that a warp still reads consecutive tile elements). What one block's halo
+/// and barrier cost is shared by `n` times the points, and each thread has `n` independent
+/// points' loads in flight.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Coarsening {
+    pub points_per_thread: u32,
+}
+
+impl Coarsening {
+    pub const NONE: Coarsening = Coarsening { points_per_thread: 1 };
+}
+
+/// Whether `grid`'s staged variant can also be made with `coarsening`: it must change
+/// something, the kernel must map a dim onto `x` and read `blockIdx.x` only where the mapping
+/// computes thread positions (before the guard), no loop may be strip-mined, and the wider
+/// tiles must fit the budget.
+fn coarsening_applies(grid: &GridKernel, fp: &AccessFootprint, plan: &StagingPlan, coarsening: Coarsening, budget: u64) -> bool {
+    if coarsening.points_per_thread <= 1 || plan.strip.is_some() || !grid.axes.iter().any(|a| a.axis == Axis::X) {
+        return false;
+    }
+    let reads_block_x = |e: Handle<Expr>| mentions(&grid.body, e, &|k| matches!(k, ExprKind::BlockIdx(Axis::X)));
+    let positions_only = grid.body.block[..fp.guard_position].iter().all(|s| match s {
+        Stmt::Assign { .. } => true,
+        other => !other.root_exprs().into_iter().any(reads_block_x),
+    });
+    if !positions_only || grid.body.block[fp.guard_position].root_exprs().into_iter().any(reads_block_x) {
+        return false;
+    }
+    let existing: u64 = grid.shared.iter().map(|s| s.dims.iter().map(|&d| d as u64).product::<u64>() * s.elem.size_bytes() as u64).sum();
+    let tiles: u64 = plan
+        .tiles
+        .iter()
+        .map(|t| {
+            let g = &fp.groups[t.group];
+            coarsened_dims(grid, g, t, coarsening).iter().map(|&d| d as u64).product::<u64>() * g.elem.size_bytes() as u64
+        })
+        .sum();
+    existing + tiles <= budget
+}
+
+/// A tile's extents when each thread computes `coarsening` points along `x`.
+fn coarsened_dims(grid: &GridKernel, g: &ReferenceGroup, tile: &StagedTile, coarsening: Coarsening) -> Vec<u32> {
+    g.dims
+        .iter()
+        .zip(&tile.dims)
+        .map(|(d, &extent)| match d.kind {
+            GroupDimKind::Thread { binding } if grid.axes[binding].axis == Axis::X => {
+                extent + (coarsening.points_per_thread - 1) * footprint::block_extent(grid, binding)
+            }
+            _ => extent,
+        })
+        .collect()
+}
+
+/// Whether some node of the expression tree at `e` satisfies `test`.
+fn mentions(body: &Body, e: Handle<Expr>, test: &dyn Fn(&ExprKind) -> bool) -> bool {
+    let kind = &body.exprs[e].kind;
+    test(kind) || kind.operands().into_iter().any(|o| mentions(body, o, test))
+}
+
 
 /// A selected group and its tile.
 #[derive(Clone, Debug)]
@@ -293,7 +365,7 @@ pub fn plan_staging(grid: &GridKernel, fp: &AccessFootprint, config: &PassConfig
     if !plan.tiles.is_empty() {
         plan.decision_notes.push("only read-only arrays are staged: tiles are never copied back".to_string());
     }
-    plan.estimated_ratio = estimate(fp, &plan);
+    plan.estimated_ratio = estimate(grid, fp, &plan, Coarsening::NONE);
     plan
 }
 
@@ -361,8 +433,9 @@ fn loop_strip_shape(_grid: &GridKernel, fp: &AccessFootprint, g: &ReferenceGroup
     (l.top_level_position.is_some() && l.enclosing.is_empty()).then(|| TileShape::Strip { lp, loop_dim, other: dims.to_vec() })
 }
 
-/// Staged cost over plain cost, in sector-equivalents per block.
-fn estimate(fp: &AccessFootprint, plan: &StagingPlan) -> f64 {
+/// Staged cost over plain cost, in sector-equivalents per block of the plain variant (a
+/// coarsened block's copies and barrier are shared by `points_per_thread` such blocks).
+fn estimate(grid: &GridKernel, fp: &AccessFootprint, plan: &StagingPlan, coarsening: Coarsening) -> f64 {
     if plan.tiles.is_empty() || fp.plain_sectors <= 0.0 {
         return 1.0;
     }
@@ -387,36 +460,61 @@ fn estimate(fp: &AccessFootprint, plan: &StagingPlan) -> f64 {
             barriers = 2.0 * strips;
             other * (l.trip_estimate() as f64 + halo * strips)
         } else {
-            t.dims.iter().map(|&d| d as f64).product()
+            coarsened_dims(grid, g, t, coarsening).iter().map(|&d| d as f64).product::<f64>() / coarsening.points_per_thread as f64
         };
         staged += copied * g.elem.size_bytes() as f64 / 32.0;
+    }
+    if plan.strip.is_none() {
+        barriers /= coarsening.points_per_thread as f64;
     }
     staged += barriers * warps * BARRIER_COST;
     staged / fp.plain_sectors
 }
 
-/// Builds the `_staged` variant of `grid` that `plan` describes.
-pub fn stage_kernel(grid: &GridKernel, fp: &AccessFootprint, plan: &StagingPlan) -> GridKernel {
+/// Builds the staged variant of `grid` that `plan` describes: `<name>_staged`, or with
+/// `coarsening` (see [`Coarsening`]) `<name>_staged_x<n>`.
+pub fn stage_kernel(grid: &GridKernel, fp: &AccessFootprint, plan: &StagingPlan, coarsening: Coarsening) -> GridKernel {
+    let points = coarsening.points_per_thread;
     let mut out = grid.clone();
-    out.name = format!("{}_staged", grid.name);
-    let mut staged_params: Vec<u32> = plan.tiles.iter().map(|t| fp.groups[t.group].param).collect();
+    out.name = if points > 1 { format!("{}_staged_x{points}", grid.name) } else { format!("{}_staged", grid.name) };
+    let tiles: Vec<StagedTile> = plan
+        .tiles
+        .iter()
+        .map(|t| StagedTile { dims: coarsened_dims(grid, &fp.groups[t.group], t, coarsening), ..t.clone() })
+        .collect();
+    let estimated_ratio = if points > 1 { estimate(grid, fp, plan, coarsening) } else { plan.estimated_ratio };
+    let mut staged_params: Vec<u32> = tiles.iter().map(|t| fp.groups[t.group].param).collect();
     staged_params.sort_unstable();
     staged_params.dedup();
-    out.variant = VariantInfo { kind: VariantKind::Staged, estimated_ratio: plan.estimated_ratio, notes: plan.decision_notes.clone(), staged_params };
-    out.variant.notes.push(format!("estimated at {:.2}x the plain variant's memory cost", plan.estimated_ratio));
+    let mut notes = plan.decision_notes.clone();
+    if points > 1 {
+        let bx = grid.launch.block[0];
+        let widened: Vec<String> = tiles
+            .iter()
+            .map(|t| format!("{} {}", grid.params[fp.groups[t.group].param as usize].name, dims_text(&t.dims)))
+            .collect();
+        notes.push(format!(
+            "each thread computes {points} points along x, {bx} apart: a block covers {} and shares one copy-in and barrier among them (tiles {})",
+            points * bx,
+            widened.join(", ")
+        ));
+    }
+    out.variant = VariantInfo { kind: VariantKind::Staged, estimated_ratio, notes, staged_params };
+    out.variant.notes.push(format!("estimated at {estimated_ratio:.2}x the plain variant's memory cost"));
 
-    let mut e = Emitter { grid: &mut out, block: grid.launch.block };
+    let mut e = Emitter { grid: &mut out, block: grid.launch.block, coarsening, point: None };
     let threads = grid.launch.block.iter().product::<u32>() as i64;
-    // Tile positions fit in `int` (a tile is at most 48 KiB): 32-bit division is far cheaper.
+    let point = (points > 1).then(|| e.local("_st_p", ScalarType::I32));
+    e.point = point;
+    // Tile positions fit in `int` (a tile is at most 48 KiB): 32-bit arithmetic is far cheaper.
     let t_local = e.local("_st_t", ScalarType::I32);
-    let elem_local = e.local("_st_e", ScalarType::I32);
     let ks_local = plan.strip.map(|_| e.local("_st_ks", ScalarType::I64));
     let mut head = Vec::new();
     let linear = e.linear_thread_id();
     head.push(Stmt::Assign { local: t_local, value: linear });
 
     let mut tile_arrays = Vec::new();
-    for t in &plan.tiles {
+    for t in &tiles {
         let g = &fp.groups[t.group];
         let n = e.grid.shared.len() as u32;
         e.grid.shared.push(SharedArray { name: format!("{}_tile", grid.params[g.param as usize].name), elem: g.elem, dims: t.dims.clone() });
@@ -424,7 +522,7 @@ pub fn stage_kernel(grid: &GridKernel, fp: &AccessFootprint, plan: &StagingPlan)
     }
 
     // Rewrite every reference of every staged group to its tile.
-    for (t, &n) in plan.tiles.iter().zip(&tile_arrays) {
+    for (t, &n) in tiles.iter().zip(&tile_arrays) {
         let g = &fp.groups[t.group];
         for &r in &g.refs {
             let reference = &fp.references[r];
@@ -432,10 +530,7 @@ pub fn stage_kernel(grid: &GridKernel, fp: &AccessFootprint, plan: &StagingPlan)
             for (d, s) in g.dims.iter().zip(&reference.subscripts) {
                 let shift = subscript_offset(s) - d.lo;
                 let base = match d.kind {
-                    GroupDimKind::Thread { binding } => {
-                        let tid = e.grid.axes[binding].axis;
-                        e.thread_idx(tid)
-                    }
+                    GroupDimKind::Thread { binding } => e.thread_position(binding),
                     GroupDimKind::Uniform { .. } => e.int32(0),
                     GroupDimKind::Loop { lp } => {
                         let var = e.local_value(fp.loops[lp].var);
@@ -457,15 +552,16 @@ pub fn stage_kernel(grid: &GridKernel, fp: &AccessFootprint, plan: &StagingPlan)
     // Copy-ins of whole tiles, before the guard.
     let mut whole_copies = Vec::new();
     let mut strip_copies = Vec::new();
-    for (t, &n) in plan.tiles.iter().zip(&tile_arrays) {
-        let copy = e.copy_in(fp, &fp.groups[t.group], t, n, t_local, elem_local, ks_local.filter(|_| t.per_strip), threads);
+    for (t, &n) in tiles.iter().zip(&tile_arrays) {
+        let copy = e.copy_in(fp, &fp.groups[t.group], t, n, t_local, ks_local.filter(|_| t.per_strip), threads);
         if t.per_strip {
             strip_copies.extend(copy);
         } else {
             whole_copies.extend(copy);
         }
     }
-    let mut block: Vec<Stmt> = grid.body.block[..fp.guard_position].to_vec();
+    let prefix = &grid.body.block[..fp.guard_position];
+    let mut block: Vec<Stmt> = prefix.to_vec();
     block.extend(head);
     if !whole_copies.is_empty() {
         block.extend(whole_copies);
@@ -474,8 +570,8 @@ pub fn stage_kernel(grid: &GridKernel, fp: &AccessFootprint, plan: &StagingPlan)
     let Stmt::If { cond: guard, then, .. } = &grid.body.block[fp.guard_position] else {
         unreachable!("the analysis found the guard here")
     };
-    match (plan.strip, ks_local) {
-        (Some(s), Some(ks)) => {
+    match (plan.strip, ks_local, point) {
+        (Some(s), Some(ks), _) => {
             let l = &fp.loops[s.lp];
             let pos = l.top_level_position.expect("strip-mined loops are top-level");
             let dims = then[..fp.dim_assignments].to_vec();
@@ -516,6 +612,43 @@ pub fn stage_kernel(grid: &GridKernel, fp: &AccessFootprint, plan: &StagingPlan)
             block.push(Stmt::Loop { cond: Some(outer_cond), test_first: true, body: strip_body, continuing: vec![Stmt::Assign { local: ks, value: next }], range: None });
             block.push(Stmt::If { cond: *guard, then: after, otherwise: Vec::new() });
         }
+        (_, _, Some(p)) => {
+            // for (p = 0; p < points; p++) { positions of virtual block blockIdx.x * points + p; guard }
+            let zero = e.int32(0);
+            let count = e.int32(points as i64);
+            let one = e.int32(1);
+            let p_value = e.expr(ExprKind::Local(p), ScalarType::I32);
+            let more = e.bin(BinaryOp::Lt, p_value, count);
+            let next = e.bin(BinaryOp::Add, p_value, one);
+            let block_x = e.expr(ExprKind::BlockIdx(Axis::X), ScalarType::I32);
+            let scaled = e.bin(BinaryOp::Mul, block_x, count);
+            let virtual_block = e.bin(BinaryOp::Add, scaled, p_value);
+            let mut per_point: Vec<Stmt> = prefix
+                .iter()
+                .filter_map(|s| match s {
+                    Stmt::Assign { local, value } if mentions(&e.grid.body, *value, &|k| matches!(k, ExprKind::BlockIdx(Axis::X))) => {
+                        Some(Stmt::Assign { local: *local, value: e.replace_block_x(*value, virtual_block) })
+                    }
+                    _ => None,
+                })
+                .collect();
+            per_point.push(grid.body.block[fp.guard_position].clone());
+            block.push(Stmt::Assign { local: p, value: zero });
+            block.push(Stmt::Loop {
+                cond: Some(more),
+                test_first: true,
+                body: per_point,
+                continuing: vec![Stmt::Assign { local: p, value: next }],
+                range: Some(LoopRange { var: p, start: zero, end: count, step: 1 }),
+            });
+            // The launch has `points` times fewer blocks along x.
+            let grid_x = e.grid.launch.grid[0];
+            let ty = e.grid.body.exprs[grid_x].ty;
+            let round_up = e.expr(ExprKind::ConstInt(points as i64 - 1), ty);
+            let divisor = e.expr(ExprKind::ConstInt(points as i64), ty);
+            let padded = e.bin(BinaryOp::Add, grid_x, round_up);
+            e.grid.launch.grid[0] = e.bin(BinaryOp::Div, padded, divisor);
+        }
         _ => block.push(grid.body.block[fp.guard_position].clone()),
     }
     block.extend(grid.body.block[fp.guard_position + 1..].iter().cloned());
@@ -534,6 +667,9 @@ fn subscript_offset(s: &footprint::TileSubscript) -> i64 {
 struct Emitter<'a> {
     grid: &'a mut GridKernel,
     block: [u32; 3],
+    coarsening: Coarsening,
+    /// The coarsened variant's point loop variable (`0..points`), when there is one.
+    point: Option<Handle<Local>>,
 }
 
 impl Emitter<'_> {
@@ -594,6 +730,51 @@ impl Emitter<'_> {
     }
     fn thread_idx(&mut self, axis: Axis) -> Handle<Expr> {
         self.expr(ExprKind::ThreadIdx(axis), ScalarType::I32)
+    }
+    /// Threads of the block along `grid.axes[binding]`, times the points per thread along `x`:
+    /// the extent one block covers.
+    fn covered_extent(&self, binding: usize) -> u32 {
+        let threads = footprint::block_extent(self.grid, binding);
+        if self.grid.axes[binding].axis == Axis::X { threads * self.coarsening.points_per_thread } else { threads }
+    }
+    /// The thread's position within what its block covers along `grid.axes[binding]`:
+    /// `threadIdx.x + p * blockDim.x` at point `p` of a coarsened variant's `x`.
+    fn thread_position(&mut self, binding: usize) -> Handle<Expr> {
+        let axis = self.grid.axes[binding].axis;
+        let tid = self.thread_idx(axis);
+        match self.point {
+            Some(p) if axis == Axis::X => {
+                let p_value = self.expr(ExprKind::Local(p), ScalarType::I32);
+                let width = self.int32(footprint::block_extent(self.grid, binding) as i64);
+                let skip = self.bin(BinaryOp::Mul, p_value, width);
+                self.bin(BinaryOp::Add, tid, skip)
+            }
+            _ => tid,
+        }
+    }
+    /// A copy of the expression tree at `e` that reads `by` wherever it read `blockIdx.x`.
+    fn replace_block_x(&mut self, e: Handle<Expr>, by: Handle<Expr>) -> Handle<Expr> {
+        let node = self.grid.body.exprs[e].clone();
+        let mut kind = node.kind;
+        let rebuilt = |em: &mut Self, h: &mut Handle<Expr>| *h = em.replace_block_x(*h, by);
+        match &mut kind {
+            ExprKind::BlockIdx(Axis::X) => return self.cast(by, node.ty),
+            ExprKind::Load { indices: hs, .. } | ExprKind::Math { args: hs, .. } | ExprKind::Call { args: hs, .. } => {
+                hs.iter_mut().for_each(|h| rebuilt(self, h))
+            }
+            ExprKind::Unary { arg, .. } | ExprKind::Cast { arg } => rebuilt(self, arg),
+            ExprKind::Binary { lhs, rhs, .. } => {
+                rebuilt(self, lhs);
+                rebuilt(self, rhs);
+            }
+            ExprKind::Select { cond, then, otherwise } => {
+                rebuilt(self, cond);
+                rebuilt(self, then);
+                rebuilt(self, otherwise);
+            }
+            _ => return e,
+        }
+        self.grid.body.add_expr(kind, node.ty, node.span)
     }
     fn grid_index(&mut self, kind: ExprKind) -> Handle<Expr> {
         let e = self.expr(kind, ScalarType::I32);
@@ -720,8 +901,13 @@ impl Emitter<'_> {
         strides
     }
 
-    /// The cooperative copy of one tile: `for (e = t; e < ELEMS; e += THREADS)`, tile coordinates
-    /// from `e` (innermost fastest), load when the global index is inside the hull.
+    /// The cooperative copy of one tile. Thread `t` takes tile elements `t`, `t + THREADS`, ...
+    /// (innermost dim fastest, so a warp reads consecutive addresses); it keeps the element's
+    /// tile coordinates in one `int` local per dim and steps them by the digits of `THREADS` in
+    /// the tile's mixed radix, with a carry, so the loop divides only once per thread, before
+    /// it starts. An element is loaded when its global index lies, per dim, in the hull of
+    /// indices the program reads: the hull's bounds are turned into tile coordinates (clamped
+    /// to the tile, so they fit `int`) once, before the loop.
     #[allow(clippy::too_many_arguments)]
     fn copy_in(
         &mut self,
@@ -730,26 +916,36 @@ impl Emitter<'_> {
         tile: &StagedTile,
         shared: u32,
         t_local: Handle<Local>,
-        e_local: Handle<Local>,
         strip_start: Option<Handle<Local>>,
         threads: i64,
     ) -> Vec<Stmt> {
-        let total: i64 = tile.dims.iter().map(|&d| d as i64).product();
-        let e_value = self.expr(ExprKind::Local(e_local), ScalarType::I32);
-        let mut coords = Vec::new();
-        let mut stride = total;
-        for (d, &extent) in tile.dims.iter().enumerate() {
-            stride /= extent as i64;
-            let s = self.int32(stride);
-            let q = if stride == 1 { e_value } else { self.bin(BinaryOp::Div, e_value, s) };
-            let c = if d == 0 {
+        let extents: Vec<i64> = tile.dims.iter().map(|&d| d as i64).collect();
+        let rank = extents.len();
+        let mut strides = vec![1i64; rank];
+        for d in (0..rank.saturating_sub(1)).rev() {
+            strides[d] = strides[d + 1] * extents[d + 1];
+        }
+        let digit = |value: i64, d: usize| if d == 0 { value / strides[0] } else { (value / strides[d]) % extents[d] };
+        let mut stmts = Vec::new();
+        let coord_locals: Vec<Handle<Local>> = (0..rank).map(|d| self.local(&format!("_st_c{d}"), ScalarType::I32)).collect();
+        for (d, &c) in coord_locals.iter().enumerate() {
+            let t_value = self.expr(ExprKind::Local(t_local), ScalarType::I32);
+            let q = if strides[d] == 1 {
+                t_value
+            } else {
+                let s = self.int32(strides[d]);
+                self.bin(BinaryOp::Div, t_value, s)
+            };
+            let value = if d == 0 {
                 q
             } else {
-                let ext = self.int32(extent as i64);
+                let ext = self.int32(extents[d]);
                 self.bin(BinaryOp::Rem, q, ext)
             };
-            coords.push(c);
+            stmts.push(Stmt::Assign { local: c, value });
         }
+        let coords: Vec<Handle<Expr>> = coord_locals.iter().map(|&c| self.expr(ExprKind::Local(c), ScalarType::I32)).collect();
+
         let mut globals: Vec<(usize, Handle<Expr>)> = Vec::new();
         let mut inside: Option<Handle<Expr>> = None;
         // Per tile dim: the element's coordinate, and the first and last value of its variable.
@@ -758,7 +954,7 @@ impl Emitter<'_> {
             let (origin, hull) = match &gd.kind {
                 GroupDimKind::Thread { binding } => {
                     let b = self.grid.axes[*binding].clone();
-                    let extent = footprint::block_extent(self.grid, *binding) as i64;
+                    let extent = self.covered_extent(*binding) as i64;
                     let bid = self.grid_index(ExprKind::BlockIdx(b.axis));
                     let bdim = self.int64(extent);
                     let first = self.bin(BinaryOp::Mul, bid, bdim);
@@ -786,10 +982,15 @@ impl Emitter<'_> {
             let (var_first, var_last) = hull.unwrap_or((origin, origin));
             extremes.push((global, var_first, var_last));
             if let Some((first, last)) = hull {
-                let first = self.offset(first, gd.lo);
-                let last = self.offset(last, gd.hi);
-                let ge = self.bin(BinaryOp::Ge, global, first);
-                let le = self.bin(BinaryOp::Le, global, last);
+                // origin + lo + c >= first + lo  <=>  c >= first - origin;
+                // origin + lo + c <= last + hi   <=>  c <= last - origin + (hi - lo).
+                let low = self.bin(BinaryOp::Sub, first, origin);
+                let high = self.bin(BinaryOp::Sub, last, origin);
+                let high = self.offset(high, gd.hi - gd.lo);
+                let low = self.tile_bound(low, extents[d], &format!("_st_lo{d}"), &mut stmts);
+                let high = self.tile_bound(high, extents[d], &format!("_st_hi{d}"), &mut stmts);
+                let ge = self.bin(BinaryOp::Ge, coords[d], low);
+                let le = self.bin(BinaryOp::Le, coords[d], high);
                 let both = self.bin(BinaryOp::LogAnd, ge, le);
                 inside = Some(match inside {
                     None => both,
@@ -822,20 +1023,58 @@ impl Emitter<'_> {
         }
         let indices = globals.into_iter().map(|(_, index)| index).collect();
         let value = self.expr(ExprKind::Load { array: ArrayRef::Param(g.param), indices }, g.elem);
-        let store = Stmt::Store { array: ArrayRef::Shared(shared), indices: coords, value, span: Span::default() };
+        let store = Stmt::Store { array: ArrayRef::Shared(shared), indices: coords.clone(), value, span: Span::default() };
         let copy = match inside {
             Some(cond) => Stmt::If { cond, then: vec![store], otherwise: Vec::new() },
             None => store,
         };
-        let t_value = self.expr(ExprKind::Local(t_local), ScalarType::I32);
-        let total_e = self.int32(total);
-        let more = self.bin(BinaryOp::Lt, e_value, total_e);
-        let step = self.int32(threads);
-        let next = self.bin(BinaryOp::Add, e_value, step);
-        vec![
-            Stmt::Assign { local: e_local, value: t_value },
-            Stmt::Loop { cond: Some(more), test_first: true, body: vec![copy], continuing: vec![Stmt::Assign { local: e_local, value: next }], range: None },
-        ]
+
+        // Step: add THREADS's digits, then carry from the innermost dim outwards (a digit and a
+        // carry add up to less than twice the extent, so one subtraction is enough).
+        let mut continuing = Vec::new();
+        for d in 0..rank {
+            let delta = digit(threads, d);
+            if delta != 0 {
+                let step = self.int32(delta);
+                let next = self.bin(BinaryOp::Add, coords[d], step);
+                continuing.push(Stmt::Assign { local: coord_locals[d], value: next });
+            }
+        }
+        let mut may_overflow = vec![false; rank];
+        for d in (1..rank).rev() {
+            may_overflow[d] = digit(threads, d) != 0 || (d + 1 < rank && may_overflow[d + 1]);
+            if !may_overflow[d] {
+                continue;
+            }
+            let extent = self.int32(extents[d]);
+            let over = self.bin(BinaryOp::Ge, coords[d], extent);
+            let wrapped = self.bin(BinaryOp::Sub, coords[d], extent);
+            let one = self.int32(1);
+            let carried = self.bin(BinaryOp::Add, coords[d - 1], one);
+            continuing.push(Stmt::If {
+                cond: over,
+                then: vec![Stmt::Assign { local: coord_locals[d], value: wrapped }, Stmt::Assign { local: coord_locals[d - 1], value: carried }],
+                otherwise: Vec::new(),
+            });
+        }
+        let outer = self.int32(extents[0]);
+        let more = self.bin(BinaryOp::Lt, coords[0], outer);
+        stmts.push(Stmt::Loop { cond: Some(more), test_first: true, body: vec![copy], continuing, range: None });
+        stmts
+    }
+
+    /// `bound` (a `long long` tile coordinate) clamped to `[-1, extent]` in an `int` local
+    /// assigned by a statement appended to `stmts`: comparing a coordinate in `0..extent`
+    /// with it gives what comparing with `bound` gives.
+    fn tile_bound(&mut self, bound: Handle<Expr>, extent: i64, name: &str, stmts: &mut Vec<Stmt>) -> Handle<Expr> {
+        let below = self.int64(-1);
+        let above = self.int64(extent);
+        let raised = self.bin(BinaryOp::Max, bound, below);
+        let clamped = self.bin(BinaryOp::Min, raised, above);
+        let narrow = self.cast(clamped, ScalarType::I32);
+        let local = self.local(name, ScalarType::I32);
+        stmts.push(Stmt::Assign { local, value: narrow });
+        self.expr(ExprKind::Local(local), ScalarType::I32)
     }
 }
 
@@ -907,6 +1146,62 @@ mod tests {
             let arrays = [ramp(n * m, 0.5), vec![7.0; n * m]];
             same_results(shapes::stencil_2d(), &config(StagingMode::Force), &[n as i64, m as i64], &arrays);
         }
+    }
+
+    #[test]
+    fn coarsened_variants_compute_what_the_plain_kernel_does_and_copy_less() {
+        for points in [2, 3, 4] {
+            let config = PassConfig { staged_points_per_thread: points, ..config(StagingMode::Force) };
+            // 2-D: 32x8 blocks; sizes that leave partial blocks and a partial last group of points.
+            for (n, m) in [(37, 45), (3, 70), (12, 300)] {
+                let arrays = [ramp(n * m, 0.5), vec![7.0; n * m]];
+                let module = compile(shapes::stencil_2d(), &config);
+                let plain = variant(&module, VariantKind::Global).unwrap();
+                let want = simulate_f64(&module, plain, &[n as i64, m as i64], &arrays);
+                let staged: Vec<&GridKernel> = module.grid_kernels.iter().map(|(_, g)| g).filter(|g| g.variant.kind == VariantKind::Staged).collect();
+                assert_eq!(staged.len(), 2, "one point per thread, and {points}");
+                let coarse = staged[1];
+                assert_eq!(coarse.name, format!("{}_x{points}", staged[0].name));
+                assert_eq!(coarse.shared.last().unwrap().dims[0], 10, "y is not coarsened");
+                assert!(coarse.shared.last().unwrap().dims[1] >= 32 * points + 2, "{:?}", coarse.shared);
+                for g in &staged {
+                    let got = simulate_f64(&module, g, &[n as i64, m as i64], &arrays);
+                    assert_eq!(got.arrays[1].iter().map(|v| v.to_bits()).collect::<Vec<_>>(), want.arrays[1].iter().map(|v| v.to_bits()).collect::<Vec<_>>(), "{} at {n}x{m}", g.name);
+                }
+                if n * m > 3000 {
+                    let one = simulate_f64(&module, staged[0], &[n as i64, m as i64], &arrays).counters;
+                    let many = simulate_f64(&module, coarse, &[n as i64, m as i64], &arrays).counters;
+                    assert!(many.global_transactions < one.global_transactions, "{}: {many:?} vs {one:?}", coarse.name);
+                    assert!(many.barriers < one.barriers, "{}: {many:?} vs {one:?}", coarse.name);
+                }
+            }
+        }
+        // 1-D with a reduction: the accumulator runs across a thread's points.
+        let config = PassConfig { staged_points_per_thread: 4, ..config(StagingMode::Force) };
+        let module = compile(shapes::stencil_1d(), &config);
+        let coarse = module.grid_kernels.iter().map(|(_, g)| g).find(|g| g.name.ends_with("_staged_x4")).expect("a coarsened variant");
+        let plain = variant(&module, VariantKind::Global).unwrap();
+        for n in [5, 1000, 2100] {
+            let arrays = [ramp(n, 1.0), vec![-1.0; n]];
+            let want = simulate_f64(&module, plain, &[n as i64], &arrays).arrays;
+            let got = simulate_f64(&module, coarse, &[n as i64], &arrays).arrays;
+            assert_eq!(got, want, "n = {n}");
+        }
+    }
+
+    #[test]
+    fn coarsening_is_not_offered_with_strip_mining_or_over_the_budget() {
+        // The matrix-vector kernel swaps strips of `a`: no coarsened variant.
+        let m = compile(shapes::matvec(), &config(StagingMode::Force));
+        assert!(m.grid_kernels.iter().all(|(_, g)| !g.name.contains("_staged_x")));
+        // 16 points of a [10][34] double tile need [10][514] = 41120 B, over the 28 KiB budget.
+        let wide = PassConfig { staged_points_per_thread: 16, ..config(StagingMode::Force) };
+        let m = compile(shapes::stencil_2d(), &wide);
+        assert!(variant(&m, VariantKind::Staged).is_some());
+        assert!(m.grid_kernels.iter().all(|(_, g)| !g.name.contains("_staged_x")));
+        let none = PassConfig { staged_points_per_thread: 1, ..config(StagingMode::Force) };
+        let m = compile(shapes::stencil_2d(), &none);
+        assert_eq!(m.grid_kernels.iter().filter(|(_, g)| g.variant.kind == VariantKind::Staged).count(), 1);
     }
 
     #[test]

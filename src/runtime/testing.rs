@@ -163,6 +163,7 @@ pub fn i32_values(bytes: &[u8]) -> Vec<i32> {
 pub struct SimulatedF64 {
     pub arrays: Vec<Vec<f64>>,
     pub partials: Vec<Vec<f64>>,
+    pub counters: crate::runtime::stats::DeviceCounters,
 }
 
 /// Runs `g` once on a fresh simulator: scalar params take `ints` in order, array params are
@@ -199,5 +200,5 @@ pub fn simulate_f64(m: &Module, g: &GridKernel, ints: &[i64], arrays: &[Vec<f64>
         })
         .collect();
     let partials = outcome.partials.iter().map(|p| p.iter().map(|r| f64::from_bits(*r)).collect()).collect();
-    SimulatedF64 { arrays, partials }
+    SimulatedF64 { arrays, partials, counters: outcome.counters }
 }
