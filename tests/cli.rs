@@ -188,7 +188,8 @@ fn emit_writes_the_generated_program_into_the_directory() {
 }
 
 /// A stencil under each staging mode prints what gcc's build prints; `--stats` shows that
-/// `on` ran the staged kernels on the simulator (barriers and all) and `off` never did.
+/// `on` ran both staged kernels (one point per thread, and four) on the simulator, barriers
+/// and all, taking turns, and `off` never ran either.
 #[test]
 fn staging_on_and_off_run_a_stencil_like_gcc() {
     let program = test_program("jacobi2d.c");
@@ -201,6 +202,7 @@ fn staging_on_and_off_run_a_stencil_like_gcc() {
         assert_eq!(finished.code(), Some(0), "--staging {mode}\n{}", finished.describe());
         assert_eq!(finished.stdout, expected.stdout, "--staging {mode} changed the output");
         assert_eq!(finished.stderr.contains("_staged x"), staged_ran, "--staging {mode}\n{}", finished.describe());
+        assert_eq!(finished.stderr.contains("_staged_x4 x"), staged_ran, "--staging {mode}\n{}", finished.describe());
     }
 }
 

@@ -8,7 +8,8 @@
 //! # The rule
 //!
 //! * `--staging off` ([`StagingMode::Off`]): the plain variant, always.
-//! * `--staging on` ([`StagingMode::Force`]): the last usable `Staged` variant, else the plain one.
+//! * `--staging on` ([`StagingMode::Force`]): the usable `Staged` variants in turn, launch by
+//!   launch (so that a run exercises every one), else the plain one.
 //! * `--staging auto` ([`StagingMode::Auto`]):
 //!   - on a device that cannot time launches (the simulator, whose
 //!     [`launch_timed`](super::device::Device::launch_timed) gives no time), the usable variant
@@ -405,6 +406,8 @@ pub struct VariantChooser {
     /// Per device name: whether `launch_timed` gives times (learned from its first answer).
     device_times: HashMap<String, bool>,
     identities: HashMap<Handle<Kernel>, KernelIdentity>,
+    /// Under `--staging on`: per kernel, how many launches have run a staged variant so far.
+    forced_launches: HashMap<Handle<Kernel>, usize>,
 }
 
 impl VariantChooser {
@@ -415,6 +418,7 @@ impl VariantChooser {
             explorations: HashMap::new(),
             device_times: HashMap::new(),
             identities: HashMap::new(),
+            forced_launches: HashMap::new(),
         }
     }
 
@@ -443,10 +447,16 @@ impl VariantChooser {
                 && variant_is_usable(grid, params)
         };
         if self.mode == StagingMode::Force {
-            let staged = variants.iter().rev().copied().find(|&v| {
-                module.grid_kernels[v].variant.kind == VariantKind::Staged && usable(v)
-            });
-            return (Pick { variant: staged.unwrap_or(variants[0]), measure: None }, None);
+            // The usable staged variants take turns, so that a run exercises every one.
+            let staged: Vec<Handle<GridKernel>> =
+                variants.iter().copied().filter(|&v| module.grid_kernels[v].variant.kind == VariantKind::Staged && usable(v)).collect();
+            if staged.is_empty() {
+                return (plain, None);
+            }
+            let turn = self.forced_launches.entry(kernel).or_default();
+            let variant = staged[*turn % staged.len()];
+            *turn += 1;
+            return (Pick { variant, measure: None }, None);
         }
         if self.device_times.get(device) == Some(&false) {
             let by_estimate = variants

@@ -144,18 +144,22 @@ fn a_variant_over_the_shared_memory_limit_is_never_launched() {
 }
 
 #[test]
-fn off_runs_plain_and_on_runs_the_last_usable_staged_variant() {
+fn off_runs_plain_and_on_runs_the_usable_staged_variants_in_turn() {
     let (module, kernel) = scale_with_variants(&[(0.5, 0), (0.9, 0)]);
     let variants = module.variants_of(kernel);
-    let pick = |mode, params: &[DeviceParam]| {
+    let picks = |mode, params: &[DeviceParam], launches: usize| {
         let mut chooser = VariantChooser::new(mode, TuningCache::in_dir(None));
-        let (pick, _) = chooser.choose(&module, kernel, "gpu", params);
-        assert_eq!(pick.measure, None, "only auto measures");
-        pick.variant
+        (0..launches)
+            .map(|_| {
+                let (pick, _) = chooser.choose(&module, kernel, "gpu", params);
+                assert_eq!(pick.measure, None, "only auto measures");
+                pick.variant
+            })
+            .collect::<Vec<_>>()
     };
-    assert_eq!(pick(StagingMode::Off, &bound(100, 1, 2)), variants[0]);
-    assert_eq!(pick(StagingMode::Force, &bound(100, 1, 2)), variants[2]);
-    assert_eq!(pick(StagingMode::Force, &bound(100, 3, 3)), variants[0], "aliased: plain, silently");
+    assert_eq!(picks(StagingMode::Off, &bound(100, 1, 2), 2), vec![variants[0]; 2]);
+    assert_eq!(picks(StagingMode::Force, &bound(100, 1, 2), 5), vec![variants[1], variants[2], variants[1], variants[2], variants[1]]);
+    assert_eq!(picks(StagingMode::Force, &bound(100, 3, 3), 3), vec![variants[0]; 3], "aliased: plain, silently");
 }
 
 #[test]
