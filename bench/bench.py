@@ -225,6 +225,7 @@ def seed_cases():
 # The `--staging` values a staging comparison runs each case with: global memory only first (the
 # baseline every ratio divides), then the runtime's choice, then staged variants always.
 STAGING_COMPARE_MODES = ("off", "auto", "on")
+STAGED_VARIANT = re.compile(r"_staged(_x[0-9]+)?$")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -367,10 +368,11 @@ class Bench:
             steps = int(m.group(1))
         kernel_ms = sum(t for _, t in kernels.values())
         main = max(kernels.items(), key=lambda kv: kv[1][1])
-        staged = sorted(name for name in kernels if name.endswith("_staged"))
+        # Staged variants are `<kernel>_staged` and the coarsened `<kernel>_staged_x<n>`.
+        staged = sorted(name for name in kernels if STAGED_VARIANT.search(name))
         # In auto mode a staged variant runs a few times while the runtime times the candidates;
         # it was kept when it ran more often than its global sibling.
-        kept = [name for name in staged if kernels[name][0] > kernels.get(name[: -len("_staged")], (0, 0.0))[0]]
+        kept = [name for name in staged if kernels[name][0] > kernels.get(STAGED_VARIANT.sub("", name), (0, 0.0))[0]]
         return {"stdout": run.stdout, "steps": steps, "kernels": kernels, "kernel_ms": kernel_ms,
                 "staged_kernels": staged, "kept_staged": kept,
                 "device_ms": device_ms, "main_kernel": main[0],

@@ -168,6 +168,13 @@ class StagingTable(unittest.TestCase):
         cells = [c.strip() for c in bench.staging_table(rows).splitlines()[2].strip("|").split("|")]
         self.assertEqual(cells[9], "global (staged timed, slower)")
 
+    def test_coarsened_staged_variants_are_staged_and_name_their_global_sibling(self):
+        for name, sibling in [("main_l48_staged", "main_l48"), ("main_l48_staged_x4", "main_l48")]:
+            self.assertTrue(bench.STAGED_VARIANT.search(name), name)
+            self.assertEqual(bench.STAGED_VARIANT.sub("", name), sibling)
+        self.assertIsNone(bench.STAGED_VARIANT.search("main_l48"))
+        self.assertIsNone(bench.STAGED_VARIANT.search("main_staged_l48"))
+
     def test_groups_follow_case_order(self):
         rows = [compare_row("off", 1.0), compare_row("on", 1.0)]
         other = dict(compare_row("off", 1.0), size="16384")
