@@ -387,7 +387,7 @@ impl<'a> FormContext<'a> {
         let mut assigns: HashMap<Handle<Local>, Vec<Handle<Expr>>> = HashMap::new();
         let mut loop_starts = HashMap::new();
         let mut captured = HashSet::new();
-        collect_assignments(body, &body.block, &mut assigns, &mut loop_starts, &mut captured);
+        collect_assignments(&body.block, &mut assigns, &mut loop_starts, &mut captured);
         let assigned_once = assigns
             .into_iter()
             .filter(|(l, values)| values.len() == 1 && !loop_starts.contains_key(l) && !captured.contains(l))
@@ -522,7 +522,6 @@ fn axis_index(axis: Axis) -> usize {
 }
 
 fn collect_assignments(
-    body: &Body,
     block: &[Stmt],
     assigns: &mut HashMap<Handle<Local>, Vec<Handle<Expr>>>,
     loop_starts: &mut HashMap<Handle<Local>, Handle<Expr>>,
@@ -535,8 +534,8 @@ fn collect_assignments(
                 captured.insert(*c);
             }
             Stmt::If { then, otherwise, .. } => {
-                collect_assignments(body, then, assigns, loop_starts, captured);
-                collect_assignments(body, otherwise, assigns, loop_starts, captured);
+                collect_assignments(then, assigns, loop_starts, captured);
+                collect_assignments(otherwise, assigns, loop_starts, captured);
             }
             Stmt::Loop { body: inner, continuing, range, .. } => {
                 if let Some(r) = range {
@@ -544,8 +543,8 @@ fn collect_assignments(
                 } else {
                     loop_starts.extend(stepped_loop_starts(block, p, continuing));
                 }
-                collect_assignments(body, inner, assigns, loop_starts, captured);
-                collect_assignments(body, continuing, assigns, loop_starts, captured);
+                collect_assignments(inner, assigns, loop_starts, captured);
+                collect_assignments(continuing, assigns, loop_starts, captured);
             }
             _ => {}
         }
@@ -561,7 +560,7 @@ fn collect_assignments(
 fn stepped_loop_starts(block: &[Stmt], loop_at: usize, continuing: &[Stmt]) -> Vec<(Handle<Local>, Handle<Expr>)> {
     let Stmt::Loop { body: inner, .. } = &block[loop_at] else { return Vec::new() };
     let mut stepped: HashMap<Handle<Local>, Vec<Handle<Expr>>> = HashMap::new();
-    collect_assignments_plain(continuing, &mut stepped);
+    collect_assignments(continuing, &mut stepped, &mut HashMap::new(), &mut HashSet::new());
     let mut out = Vec::new();
     for &local in stepped.keys() {
         if crate::analysis::affine::count_assigns(inner, local) != 0 {
@@ -576,20 +575,6 @@ fn stepped_loop_starts(block: &[Stmt], loop_at: usize, continuing: &[Stmt]) -> V
         }
     }
     out
-}
-
-/// Every `local = value` in `block` and the `If`s inside it.
-fn collect_assignments_plain(block: &[Stmt], out: &mut HashMap<Handle<Local>, Vec<Handle<Expr>>>) {
-    for stmt in block {
-        match stmt {
-            Stmt::Assign { local, value } => out.entry(*local).or_default().push(*value),
-            Stmt::If { then, otherwise, .. } => {
-                collect_assignments_plain(then, out);
-                collect_assignments_plain(otherwise, out);
-            }
-            _ => {}
-        }
-    }
 }
 
 #[cfg(test)]
