@@ -237,7 +237,7 @@ fn variants_text(module: &Module, handle: Handle<Kernel>, context: &Context, out
             }
         };
         let _ = writeln!(out, "      {} `{}`: {estimate}", variant_kind_text(info.kind), grid.name);
-        let shared = variants::shared_memory_bytes(grid);
+        let shared = grid.shared_memory_bytes();
         if info.kind == VariantKind::Staged && shared > variants::SHARED_MEMORY_LIMIT {
             let _ = writeln!(
                 out,
@@ -266,7 +266,7 @@ fn variants_text(module: &Module, handle: Handle<Kernel>, context: &Context, out
             let by_estimate = variants
                 .iter()
                 .copied()
-                .filter(|g| g.variant.kind == VariantKind::Global || variants::shared_memory_bytes(g) <= variants::SHARED_MEMORY_LIMIT)
+                .filter(|g| g.variant.kind == VariantKind::Global || g.shared_memory_bytes() <= variants::SHARED_MEMORY_LIMIT)
                 .min_by(|a, b| a.variant.estimated_ratio.total_cmp(&b.variant.estimated_ratio))
                 .unwrap_or(plain);
             let _ = writeln!(out, "    choice ({flag}):");

@@ -576,6 +576,17 @@ pub struct SharedArray {
     pub dims: Vec<u32>,
 }
 
+impl SharedArray {
+    pub fn bytes(&self) -> u64 {
+        array_bytes(&self.dims, self.elem)
+    }
+}
+
+/// Bytes of an array of `elem` with constant extents `dims`.
+pub fn array_bytes(dims: &[u32], elem: ScalarType) -> u64 {
+    dims.iter().map(|&d| d as u64).product::<u64>() * elem.size_bytes() as u64
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct GridReduction {
     pub op: ReductionOp,
@@ -655,6 +666,11 @@ pub struct GridKernel {
 }
 
 impl GridKernel {
+    /// Bytes of shared memory the grid kernel declares.
+    pub fn shared_memory_bytes(&self) -> u64 {
+        self.shared.iter().map(SharedArray::bytes).sum()
+    }
+
     /// The array params the kernel stores to or updates atomically. Device functions cannot
     /// name params, so the kernel's own body is all there is to look at.
     pub fn written_array_params(&self) -> std::collections::BTreeSet<u32> {

@@ -24,7 +24,7 @@ use std::collections::{HashMap, HashSet};
 use super::PassConfig;
 use super::staging::SharedMemoryBudget;
 use crate::ir::{
-    ArrayRef, Axis, BinaryOp, Body, Expr, ExprKind, GridKernel, Handle, Local, Module, ScalarType, Stmt, UnaryOp,
+    array_bytes, ArrayRef, Axis, BinaryOp, Body, Expr, ExprKind, GridKernel, Handle, Local, Module, ScalarType, Stmt, UnaryOp,
 };
 
 /// Banks of shared memory, each serving one 4-byte word per cycle.
@@ -169,7 +169,7 @@ pub fn pad_shared_arrays_within(kernel: &mut GridKernel, budget: &SharedMemoryBu
         let before = worst(&array.dims);
         let floor = patterns.iter().map(|p| pattern_floor(p, &array.dims, elem, block)).max().unwrap_or(0);
         let before_bytes = array_bytes(&array.dims, elem);
-        let kernel_bytes: u64 = kernel.shared.iter().map(|a| array_bytes(a.dims.as_slice(), a.elem)).sum();
+        let kernel_bytes = kernel.shared_memory_bytes();
         let max_pad = 128 / elem.size_bytes();
         let mut best = (before, row);
         let mut over_budget = false;
@@ -217,10 +217,6 @@ pub fn pad_shared_arrays_within(kernel: &mut GridKernel, budget: &SharedMemoryBu
         });
     }
     report
-}
-
-fn array_bytes(dims: &[u32], elem: ScalarType) -> u64 {
-    dims.iter().map(|&d| d as u64).product::<u64>() * elem.size_bytes() as u64
 }
 
 /// The worst degree `pattern` has over the warps of a block, with the array declared `dims`.

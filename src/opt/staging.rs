@@ -144,16 +144,23 @@ fn coarsening_applies(grid: &GridKernel, fp: &AccessFootprint, plan: &StagingPla
     if !positions_only || grid.body.block[fp.guard_position].root_exprs().into_iter().any(reads_block_x) {
         return false;
     }
-    let existing: u64 = grid.shared.iter().map(|s| s.dims.iter().map(|&d| d as u64).product::<u64>() * s.elem.size_bytes() as u64).sum();
+    let existing = grid.shared_memory_bytes();
     let tiles: u64 = plan
         .tiles
         .iter()
         .map(|t| {
             let g = &fp.groups[t.group];
-            coarsened_dims(grid, g, t, coarsening).iter().map(|&d| d as u64).product::<u64>() * g.elem.size_bytes() as u64
+            array_bytes(&coarsened_dims(grid, g, t, coarsening), g.elem)
         })
         .sum();
     existing + tiles <= budget
+}
+
+/// What one block covers along `grid.axes[binding]`: its threads along that axis, times the
+/// points per thread along `x`.
+fn covered_extent(grid: &GridKernel, binding: usize, coarsening: Coarsening) -> u32 {
+    let threads = footprint::block_extent(grid, binding);
+    if grid.axes[binding].axis == Axis::X { threads * coarsening.points_per_thread } else { threads }
 }
 
 /// A tile's extents when each thread computes `coarsening` points along `x`.
@@ -162,9 +169,7 @@ fn coarsened_dims(grid: &GridKernel, g: &ReferenceGroup, tile: &StagedTile, coar
         .iter()
         .zip(&tile.dims)
         .map(|(d, &extent)| match d.kind {
-            GroupDimKind::Thread { binding } if grid.axes[binding].axis == Axis::X => {
-                extent + (coarsening.points_per_thread - 1) * footprint::block_extent(grid, binding)
-            }
+            GroupDimKind::Thread { binding } => extent - footprint::block_extent(grid, binding) + covered_extent(grid, binding, coarsening),
             _ => extent,
         })
         .collect()
@@ -189,7 +194,7 @@ pub struct StagedTile {
 
 impl StagedTile {
     fn bytes(&self, elem: ScalarType) -> u64 {
-        self.dims.iter().map(|&d| d as u64).product::<u64>() * elem.size_bytes() as u64
+        array_bytes(&self.dims, elem)
     }
 }
 
@@ -263,7 +268,7 @@ pub fn plan_staging(grid: &GridKernel, fp: &AccessFootprint, config: &PassConfig
     }
     plan.analysis_notes.extend(fp.rejections.iter().cloned());
 
-    let existing: u64 = grid.shared.iter().map(|s| s.dims.iter().map(|&d| d as u64).product::<u64>() * s.elem.size_bytes() as u64).sum();
+    let existing = grid.shared_memory_bytes();
     let budget = config.shared.per_block() as u64;
     let mut left = budget.saturating_sub(existing);
     let threads = fp.threads_per_block;
@@ -294,7 +299,7 @@ pub fn plan_staging(grid: &GridKernel, fp: &AccessFootprint, config: &PassConfig
         };
         let (lp, loop_dim, other) = match shape {
             TileShape::Whole(dims) => {
-                let bytes = dims.iter().map(|&d| d as u64).product::<u64>() * g.elem.size_bytes() as u64;
+                let bytes = array_bytes(&dims, g.elem);
                 if bytes <= left {
                     left -= bytes;
                     plan.decision_notes.push(format!("staged {name} ({pattern}) as tile {} ({bytes} B per block)", dims_text(&dims)));
@@ -731,12 +736,6 @@ impl Emitter<'_> {
     fn thread_idx(&mut self, axis: Axis) -> Handle<Expr> {
         self.expr(ExprKind::ThreadIdx(axis), ScalarType::I32)
     }
-    /// Threads of the block along `grid.axes[binding]`, times the points per thread along `x`:
-    /// the extent one block covers.
-    fn covered_extent(&self, binding: usize) -> u32 {
-        let threads = footprint::block_extent(self.grid, binding);
-        if self.grid.axes[binding].axis == Axis::X { threads * self.coarsening.points_per_thread } else { threads }
-    }
     /// The thread's position within what its block covers along `grid.axes[binding]`:
     /// `threadIdx.x + p * blockDim.x` at point `p` of a coarsened variant's `x`.
     fn thread_position(&mut self, binding: usize) -> Handle<Expr> {
@@ -954,7 +953,7 @@ impl Emitter<'_> {
             let (origin, hull) = match &gd.kind {
                 GroupDimKind::Thread { binding } => {
                     let b = self.grid.axes[*binding].clone();
-                    let extent = self.covered_extent(*binding) as i64;
+                    let extent = covered_extent(self.grid, *binding, self.coarsening) as i64;
                     let bid = self.grid_index(ExprKind::BlockIdx(b.axis));
                     let bdim = self.int64(extent);
                     let first = self.bin(BinaryOp::Mul, bid, bdim);

@@ -73,15 +73,6 @@ pub const TUNING_CACHE_FILE: &str = "variant-choices.txt";
 /// Marks the format of every line; a line with another tag is ignored.
 const LINE_TAG: &str = "v1";
 
-/// Bytes of shared memory the grid kernel declares.
-pub fn shared_memory_bytes(kernel: &GridKernel) -> u64 {
-    kernel
-        .shared
-        .iter()
-        .map(|s| s.dims.iter().map(|&d| d as u64).product::<u64>() * s.elem.size_bytes() as u64)
-        .sum()
-}
-
 
 /// Whether `variant` may run a launch whose array params are bound as `params` (one per
 /// `variant.params`, as `Runtime::device_params` binds them): see the module doc. A `Global`
@@ -91,7 +82,7 @@ pub fn variant_is_usable(variant: &GridKernel, params: &[DeviceParam]) -> bool {
     if variant.variant.kind != VariantKind::Staged {
         return true;
     }
-    if shared_memory_bytes(variant) > SHARED_MEMORY_LIMIT {
+    if variant.shared_memory_bytes() > SHARED_MEMORY_LIMIT {
         return false;
     }
     let alloc_of = |p: u32| match params.get(p as usize) {
@@ -479,7 +470,7 @@ impl VariantChooser {
         if !self.explorations.contains_key(&slot) {
             let trials: Vec<Trial> = variants
                 .iter()
-                .filter(|&&v| v == variants[0] || shared_memory_bytes(&module.grid_kernels[v]) <= SHARED_MEMORY_LIMIT)
+                .filter(|&&v| v == variants[0] || module.grid_kernels[v].shared_memory_bytes() <= SHARED_MEMORY_LIMIT)
                 .map(|&v| {
                     let g = &module.grid_kernels[v];
                     Trial { variant: v, name: g.name.clone(), estimated_ratio: g.variant.estimated_ratio, times: Vec::new() }

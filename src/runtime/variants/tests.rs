@@ -136,7 +136,7 @@ fn a_staged_variant_is_unusable_when_its_array_shares_memory_with_a_written_one(
 fn a_variant_over_the_shared_memory_limit_is_never_launched() {
     let (module, kernel) = scale_with_variants(&[(0.5, 48 * 1024 + 8)]);
     let staged = &module.grid_kernels[module.variants_of(kernel)[1]];
-    assert_eq!(shared_memory_bytes(staged), 48 * 1024 + 8);
+    assert_eq!(staged.shared_memory_bytes(), 48 * 1024 + 8);
     assert!(!variant_is_usable(staged, &bound(100, 1, 2)));
     let mut chooser = VariantChooser::new(StagingMode::Force, TuningCache::in_dir(None));
     let (pick, _) = chooser.choose(&module, kernel, "gpu", &bound(100, 1, 2));
