@@ -173,6 +173,17 @@ pub enum Axis {
     Z,
 }
 
+impl Axis {
+    /// The axis's position in `dim3`-shaped arrays (`launch.block`, `launch.grid`).
+    pub fn index(self) -> usize {
+        match self {
+            Axis::X => 0,
+            Axis::Y => 1,
+            Axis::Z => 2,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum UnaryOp {
     Neg,

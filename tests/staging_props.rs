@@ -3,8 +3,9 @@
 //! (`c[i] += a[k] * b[i + k*n]` over a sequential `k` loop, and the 2-D `c[j][i] += a[j][k] *
 //! b[k][i]`), with sizes that are not multiples of
 //! the block and random power-of-two block shapes, are compiled from C source text with
-//! `StagingMode::Force`; the plain and every staged variant (one point per thread, and the
-//! coarsened one with 2 to 5 points per thread along x for the stencils) then run on the
+//! `StagingMode::Force`; the plain and every staged variant (one point per thread, the
+//! coarsened one with 2 to 5 points per thread along x, and for 3-D stencils the streaming one
+//! whose ring of planes slides over 2 to 5 points per thread along z) then run on the
 //! simulator with the same random data and must leave bit-identical arrays behind (staging moves
 //! reads into shared memory; it must not change a single value, nor read outside the arrays).
 
@@ -70,9 +71,16 @@ impl Stencil {
     }
 
     fn config(&self) -> PassConfig {
-        // The coarsened staged variant computes 2 to 5 points per thread along x.
+        // The coarsened staged variant computes 2 to 5 points per thread along x, the
+        // streaming one 2 to 5 along z.
         let points = 2 + (self.seed % 4) as u32;
-        let mut config = PassConfig { staging: StagingMode::Force, staged_points_per_thread: points, ..PassConfig::default() };
+        let streamed = 2 + (self.seed / 4 % 4) as u32;
+        let mut config = PassConfig {
+            staging: StagingMode::Force,
+            staged_points_per_thread: points,
+            streamed_points_per_thread: streamed,
+            ..PassConfig::default()
+        };
         match self.block.as_slice() {
             [x] => config.block_threads = *x,
             [x, y] => config.block_2d = [*x, *y],
@@ -129,13 +137,16 @@ fn block_shape(dims: usize) -> BoxedStrategy<Vec<u32>> {
 }
 
 /// Array extents (outermost first) whose loop trip `N - 2*HALO` covers one to `max_blocks`
-/// blocks and is never a multiple of the block along that dimension.
-fn sizes_for(block: &[u32], max_blocks: u32) -> BoxedStrategy<Vec<i64>> {
+/// blocks (`outer_blocks` along the outermost dimension) and is never a multiple of the block
+/// along that dimension.
+fn sizes_for(block: &[u32], max_blocks: u32, outer_blocks: u32) -> BoxedStrategy<Vec<i64>> {
     let per_dim: Vec<BoxedStrategy<i64>> = block
         .iter()
         .rev()
-        .map(|&b| {
-            (0..max_blocks as i64, 1..b as i64).prop_map(move |(q, r)| q * b as i64 + r + 2 * HALO).boxed()
+        .enumerate()
+        .map(|(d, &b)| {
+            let blocks = if d == 0 { outer_blocks } else { max_blocks };
+            (0..blocks as i64, 1..b as i64).prop_map(move |(q, r)| q * b as i64 + r + 2 * HALO).boxed()
         })
         .collect();
     per_dim.boxed()
@@ -149,9 +160,12 @@ fn stencil(dims: usize) -> impl Strategy<Value = Stencil> {
             2 => 2,
             _ => 2,
         };
+        // A 3-D stencil's z runs over up to 6 blocks, so that the streaming variant's ring of
+        // planes wraps around several times within one block's points.
+        let outer_blocks = if dims == 3 { 6 } else { max_blocks };
         let taps = proptest::collection::vec((0..WEIGHTS.len(), proptest::collection::vec(-HALO..=HALO, dims)), 2..=7);
         let elem = prop_oneof![Just(Elem::F32), Just(Elem::F64)];
-        (sizes_for(&block, max_blocks), Just(block), taps, elem, any::<u64>())
+        (sizes_for(&block, max_blocks, outer_blocks), Just(block), taps, elem, any::<u64>())
             .prop_map(|(sizes, block, taps, elem, seed)| Stencil { sizes, block, taps, elem, seed })
     })
 }
@@ -170,7 +184,8 @@ enum StagedVariant {
 
 /// Compiles `source` with `config`, launches the plain variant of `function`'s one kernel and
 /// every staged variant on `data`, and demands bit-identical arrays (and that each staged variant
-/// reads its tile). `what` describes the case in failure messages.
+/// reads its tile). `what` describes the case in failure messages. Returns the staged variants'
+/// names.
 fn compare_variants(
     source: &str,
     config: &PassConfig,
@@ -178,7 +193,7 @@ fn compare_variants(
     data: &HostData,
     staged_variant: StagedVariant,
     what: &str,
-) -> Result<(), TestCaseError> {
+) -> Result<Vec<String>, TestCaseError> {
     let program = compile_source(&format!("{function}.c"), source, config);
     let module = &program.module;
     let kernels = kernels_in_function(module, function);
@@ -194,6 +209,7 @@ fn compare_variants(
         );
     }
     let plain = launch_on_sim(module, found.plain, data).map_err(TestCaseError::fail)?;
+    let mut names = Vec::new();
     for staged in found.staged {
         let name = &module.grid_kernels[staged].name;
         let result = launch_on_sim(module, staged, data)
@@ -206,8 +222,9 @@ fn compare_variants(
             what,
             source
         );
+        names.push(name.clone());
     }
-    Ok(())
+    Ok(names)
 }
 
 fn check_stencil(case: &Stencil) -> Result<(), TestCaseError> {
@@ -229,7 +246,15 @@ fn check_stencil(case: &Stencil) -> Result<(), TestCaseError> {
         case.tile_bytes(),
         budget
     );
-    compare_variants(&case.source(), &config, "stencil", &case.host_data(), staged_variant, &what)
+    let names = compare_variants(&case.source(), &config, "stencil", &case.host_data(), staged_variant, &what)?;
+    // A 3-D stencil with a halo along z also gets the streaming variant.
+    let z_offsets = case.taps.iter().map(|(_, o)| o[0]);
+    let z_halo = case.dims() == 3 && z_offsets.clone().max() != z_offsets.min();
+    if staged_variant == StagedVariant::Required && z_halo {
+        let streaming = format!("_staged_z{}", config.streamed_points_per_thread);
+        prop_assert!(names.iter().any(|n| n.ends_with(&streaming)), "no {} variant among {:?} for {}", streaming, names, what);
+    }
+    Ok(())
 }
 
 /// `c[i] += a[k] * b[i + k*n]` for `i < n`, `k < m`: every thread of a block reads all of `a`
@@ -291,7 +316,7 @@ fn check_broadcast(case: &Broadcast) -> Result<(), TestCaseError> {
     // Every thread of a block reads all of `a`: staging forced must stage it (in strips when
     // it does not fit).
     let what = format!("the broadcast kernel, n {}, m {}, block {}", case.n, case.m, case.block);
-    compare_variants(&case.source(), &config, "broadcast", &case.host_data(), StagedVariant::Required, &what)
+    compare_variants(&case.source(), &config, "broadcast", &case.host_data(), StagedVariant::Required, &what).map(|_| ())
 }
 
 /// `c[j][i] += a[j][k] * b[k][i]` over a sequential `k` loop on a 2-D grid: `a`'s rows are
@@ -363,7 +388,7 @@ fn check_matrix_product(case: &MatrixProduct) -> Result<(), TestCaseError> {
     let staged_variant =
         if case.block[0] > 1 && case.block[1] > 1 { StagedVariant::Required } else { StagedVariant::Optional };
     let what = format!("the matrix product {}x{}x{}, block {:?}", case.nj, case.ni, case.nk, case.block);
-    compare_variants(&case.source(), &config, "matmul", &case.host_data(), staged_variant, &what)
+    compare_variants(&case.source(), &config, "matmul", &case.host_data(), staged_variant, &what).map(|_| ())
 }
 
 proptest! {

@@ -552,12 +552,7 @@ impl Analyser<'_> {
 
 /// Threads of the block along the axis of `grid.axes[binding]`.
 pub fn block_extent(grid: &GridKernel, binding: usize) -> u32 {
-    let axis = grid.axes[binding].axis;
-    grid.launch.block[match axis {
-        Axis::X => 0,
-        Axis::Y => 1,
-        Axis::Z => 2,
-    }]
+    grid.launch.block[grid.axes[binding].axis.index()]
 }
 
 impl AccessFootprint {

@@ -38,11 +38,15 @@ pub struct PassConfig {
     /// offers (thread coarsening: the tile's halo and barrier are shared by that many more
     /// points); 1 offers only the one-point-per-thread staged variant.
     pub staged_points_per_thread: u32,
+    /// Points each thread computes along `z` in the streaming staged variant of a 3-D stencil
+    /// (a ring of planes that slides along `z`, see [`staging::CoarsenedTile::SlidingRing`]);
+    /// 1 offers no streaming variant.
+    pub streamed_points_per_thread: u32,
 }
 
 impl Default for PassConfig {
     fn default() -> Self {
-        PassConfig { block_threads: 256, block_2d: [32, 8], block_3d: [32, 4, 2], staging: StagingMode::Auto, shared: staging::SharedMemoryBudget::default(), staged_points_per_thread: 4 }
+        PassConfig { block_threads: 256, block_2d: [32, 8], block_3d: [32, 4, 2], staging: StagingMode::Auto, shared: staging::SharedMemoryBudget::default(), staged_points_per_thread: 4, streamed_points_per_thread: 8 }
     }
 }
 

@@ -24,7 +24,7 @@ use std::collections::{HashMap, HashSet};
 use super::PassConfig;
 use super::staging::SharedMemoryBudget;
 use crate::ir::{
-    array_bytes, ArrayRef, Axis, BinaryOp, Body, Expr, ExprKind, GridKernel, Handle, Local, Module, ScalarType, Stmt, UnaryOp,
+    array_bytes, ArrayRef, BinaryOp, Body, Expr, ExprKind, GridKernel, Handle, Local, Module, ScalarType, Stmt, UnaryOp,
 };
 
 /// Banks of shared memory, each serving one 4-byte word per cycle.
@@ -421,8 +421,8 @@ impl<'a> FormContext<'a> {
         let sub = |x: Handle<Expr>| self.first_iteration_value(x, tid, depth + 1);
         match &e.kind {
             ExprKind::ConstInt(v) => Some(*v),
-            ExprKind::ThreadIdx(axis) => Some(tid[axis_index(*axis)]),
-            ExprKind::BlockDim(axis) => Some(self.block[axis_index(*axis)] as i64),
+            ExprKind::ThreadIdx(axis) => Some(tid[axis.index()]),
+            ExprKind::BlockDim(axis) => Some(self.block[axis.index()] as i64),
             ExprKind::Local(l) => match self.assigned_once.get(l) {
                 Some(&value) => sub(value),
                 None => sub(*self.loop_starts.get(l)?),
@@ -464,10 +464,10 @@ impl<'a> FormContext<'a> {
             ExprKind::ConstInt(v) => Some(ThreadAffine::constant(*v)),
             ExprKind::ThreadIdx(axis) => {
                 let mut thread = [0; 3];
-                thread[axis_index(*axis)] = 1;
+                thread[axis.index()] = 1;
                 Some(ThreadAffine { thread, uniform: Some(0) })
             }
-            ExprKind::BlockDim(axis) => Some(ThreadAffine::constant(self.block[axis_index(*axis)] as i64)),
+            ExprKind::BlockDim(axis) => Some(ThreadAffine::constant(self.block[axis.index()] as i64)),
             ExprKind::Param(_) | ExprKind::BlockIdx(_) | ExprKind::GridDim(_) => Some(ThreadAffine::unknown_uniform()),
             ExprKind::Local(l) => {
                 if let Some(&value) = self.assigned_once.get(l) {
@@ -506,14 +506,6 @@ impl<'a> FormContext<'a> {
             }
             _ => None,
         }
-    }
-}
-
-fn axis_index(axis: Axis) -> usize {
-    match axis {
-        Axis::X => 0,
-        Axis::Y => 1,
-        Axis::Z => 2,
     }
 }
 

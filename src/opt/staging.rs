@@ -90,11 +90,12 @@ pub fn stage_module(module: &mut Module, config: &PassConfig) {
         let plan = plan_staging(grid, &fp, config);
         let staged = (config.staging != StagingMode::Off && !plan.tiles.is_empty() && (config.staging == StagingMode::Force || plan.estimated_ratio < 1.0))
             .then(|| stage_kernel(grid, &fp, &plan, Coarsening::NONE));
-        let coarsened = staged.as_ref().and_then(|_| {
-            let coarsening = Coarsening { points_per_thread: config.staged_points_per_thread };
-            let budget = config.shared.per_block() as u64;
-            coarsening_applies(grid, &fp, &plan, coarsening, budget).then(|| stage_kernel(grid, &fp, &plan, coarsening))
-        });
+        let budget = config.shared.per_block() as u64;
+        let coarsened: Vec<GridKernel> = [Coarsening::wide_x(config.staged_points_per_thread), Coarsening::streaming_z(config.streamed_points_per_thread)]
+            .into_iter()
+            .filter(|&c| staged.is_some() && coarsening_applies(grid, &fp, &plan, c, budget))
+            .map(|c| stage_kernel(grid, &fp, &plan, c))
+            .collect();
         let mut notes = plan.analysis_notes.clone();
         notes.extend(plan.decision_notes.iter().cloned());
         notes.push(match (&staged, config.staging) {
@@ -107,41 +108,100 @@ pub fn stage_module(module: &mut Module, config: &PassConfig) {
         if let Some(s) = staged {
             module.grid_kernels.append(s);
         }
-        if let Some(s) = coarsened {
+        for s in coarsened {
             module.grid_kernels.append(s);
         }
     }
 }
 
-/// How many points along `x` each thread of a staged variant computes. With `n > 1` a block of
-/// `bx` threads covers `n * bx` points: its tiles are `n * bx` wide plus the halo, copied in
-/// once behind one barrier, and each thread runs the kernel body `n` times, for the points
-/// `bx` apart (so that a warp still reads consecutive tile elements). What one block's halo
-/// and barrier cost is shared by `n` times the points, and each thread has `n` independent
-/// points' loads in flight.
+/// How many points along one axis each thread of a staged variant computes, and how its tiles
+/// serve them. With `n > 1` a block of `b` threads along `axis` covers `n * b` points there, and
+/// each thread runs the kernel body `n` times, for the points `b` apart (so that a warp still
+/// reads consecutive tile elements); the launch has `n` times fewer blocks along `axis`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Coarsening {
     pub points_per_thread: u32,
+    pub axis: Axis,
+    pub tile: CoarsenedTile,
+}
+
+/// How a coarsened variant's tiles hold what its points read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CoarsenedTile {
+    /// Widened to all the block's points plus the halo, copied in once behind one barrier:
+    /// the halo and the barrier are shared by `n` times the points, and each thread has `n`
+    /// independent points' loads in flight.
+    Wide,
+    /// The streaming form of a 3-D stencil: along `axis` the tile keeps the one-point tile's
+    /// `b + halo` planes as a ring (plane `u` of the covered range in slot `u % (b + halo)`),
+    /// and each point copies in only the `b` planes it is the first to need, between two
+    /// barriers. A plane is read from global memory once per `n * b` points instead of once
+    /// per `b`, for twice the barriers of the one-point variant.
+    SlidingRing,
 }
 
 impl Coarsening {
-    pub const NONE: Coarsening = Coarsening { points_per_thread: 1 };
+    pub const NONE: Coarsening = Coarsening { points_per_thread: 1, axis: Axis::X, tile: CoarsenedTile::Wide };
+
+    pub fn wide_x(points_per_thread: u32) -> Coarsening {
+        Coarsening { points_per_thread, axis: Axis::X, tile: CoarsenedTile::Wide }
+    }
+
+    pub fn streaming_z(points_per_thread: u32) -> Coarsening {
+        Coarsening { points_per_thread, axis: Axis::Z, tile: CoarsenedTile::SlidingRing }
+    }
+
+    fn axis_letter(&self) -> char {
+        match self.axis {
+            Axis::X => 'x',
+            Axis::Y => 'y',
+            Axis::Z => 'z',
+        }
+    }
+}
+
+/// The tile dim of `g` a sliding ring slides along: its one thread dim on `coarsening.axis`.
+fn ring_dim(grid: &GridKernel, g: &ReferenceGroup, coarsening: Coarsening) -> Option<usize> {
+    if coarsening.tile != CoarsenedTile::SlidingRing {
+        return None;
+    }
+    let on_axis: Vec<usize> = g
+        .dims
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| matches!(d.kind, GroupDimKind::Thread { binding } if grid.axes[binding].axis == coarsening.axis))
+        .map(|(i, _)| i)
+        .collect();
+    match on_axis[..] {
+        [d] => Some(d),
+        _ => None,
+    }
 }
 
 /// Whether `grid`'s staged variant can also be made with `coarsening`: it must change
-/// something, the kernel must map a dim onto `x` and read `blockIdx.x` only where the mapping
-/// computes thread positions (before the guard), no loop may be strip-mined, and the wider
-/// tiles must fit the budget.
+/// something, the kernel must map a dim onto the axis and read that axis's `blockIdx` only
+/// where the mapping computes thread positions (before the guard), no loop may be strip-mined,
+/// and the tiles must fit the budget. A sliding ring also needs every tile to follow the axis
+/// (a tile that does not would be reloaded per point for nothing) and one to have a halo
+/// along it (without one nothing is kept from point to point).
 fn coarsening_applies(grid: &GridKernel, fp: &AccessFootprint, plan: &StagingPlan, coarsening: Coarsening, budget: u64) -> bool {
-    if coarsening.points_per_thread <= 1 || plan.strip.is_some() || !grid.axes.iter().any(|a| a.axis == Axis::X) {
+    let axis = coarsening.axis;
+    if coarsening.points_per_thread <= 1 || plan.strip.is_some() || !grid.axes.iter().any(|a| a.axis == axis) {
         return false;
     }
-    let reads_block_x = |e: Handle<Expr>| mentions(&grid.body, e, &|k| matches!(k, ExprKind::BlockIdx(Axis::X)));
+    if coarsening.tile == CoarsenedTile::SlidingRing {
+        let rings: Vec<Option<usize>> = plan.tiles.iter().map(|t| ring_dim(grid, &fp.groups[t.group], coarsening)).collect();
+        let halo_along = |(t, d): (&StagedTile, &Option<usize>)| d.is_some_and(|d| fp.groups[t.group].dims[d].hi > fp.groups[t.group].dims[d].lo);
+        if rings.iter().any(Option::is_none) || !plan.tiles.iter().zip(&rings).any(halo_along) {
+            return false;
+        }
+    }
+    let reads_block = |e: Handle<Expr>| mentions(&grid.body, e, &|k| matches!(k, ExprKind::BlockIdx(a) if *a == axis));
     let positions_only = grid.body.block[..fp.guard_position].iter().all(|s| match s {
         Stmt::Assign { .. } => true,
-        other => !other.root_exprs().into_iter().any(reads_block_x),
+        other => !other.root_exprs().into_iter().any(reads_block),
     });
-    if !positions_only || grid.body.block[fp.guard_position].root_exprs().into_iter().any(reads_block_x) {
+    if !positions_only || grid.body.block[fp.guard_position].root_exprs().into_iter().any(reads_block) {
         return false;
     }
     let existing = grid.shared_memory_bytes();
@@ -157,14 +217,18 @@ fn coarsening_applies(grid: &GridKernel, fp: &AccessFootprint, plan: &StagingPla
 }
 
 /// What one block covers along `grid.axes[binding]`: its threads along that axis, times the
-/// points per thread along `x`.
+/// points per thread along the coarsened axis.
 fn covered_extent(grid: &GridKernel, binding: usize, coarsening: Coarsening) -> u32 {
     let threads = footprint::block_extent(grid, binding);
-    if grid.axes[binding].axis == Axis::X { threads * coarsening.points_per_thread } else { threads }
+    if grid.axes[binding].axis == coarsening.axis { threads * coarsening.points_per_thread } else { threads }
 }
 
-/// A tile's extents when each thread computes `coarsening` points along `x`.
+/// A tile's extents when each thread computes `coarsening`'s points: widened along the axis,
+/// or for a sliding ring the one-point tile's.
 fn coarsened_dims(grid: &GridKernel, g: &ReferenceGroup, tile: &StagedTile, coarsening: Coarsening) -> Vec<u32> {
+    if coarsening.tile == CoarsenedTile::SlidingRing {
+        return tile.dims.clone();
+    }
     g.dims
         .iter()
         .zip(&tile.dims)
@@ -464,13 +528,23 @@ fn estimate(grid: &GridKernel, fp: &AccessFootprint, plan: &StagingPlan, coarsen
             let other: f64 = t.dims.iter().enumerate().filter(|(d, _)| *d != loop_dim).map(|(_, &e)| e as f64).product();
             barriers = 2.0 * strips;
             other * (l.trip_estimate() as f64 + halo * strips)
+        } else if let Some(d) = ring_dim(grid, g, coarsening) {
+            // Per point its new planes, plus the first point's halo planes shared by all.
+            let ring = t.dims[d] as f64;
+            let GroupDimKind::Thread { binding } = g.dims[d].kind else { unreachable!("a ring dim is a thread dim") };
+            let planes = footprint::block_extent(grid, binding) as f64;
+            let plane: f64 = t.dims.iter().map(|&e| e as f64).product::<f64>() / ring;
+            plane * (planes + (ring - planes) / coarsening.points_per_thread as f64)
         } else {
             coarsened_dims(grid, g, t, coarsening).iter().map(|&d| d as f64).product::<f64>() / coarsening.points_per_thread as f64
         };
         staged += copied * g.elem.size_bytes() as f64 / 32.0;
     }
-    if plan.strip.is_none() {
-        barriers /= coarsening.points_per_thread as f64;
+    match coarsening.tile {
+        _ if plan.strip.is_some() => {}
+        // One before and one after each point's reads of the ring.
+        CoarsenedTile::SlidingRing if coarsening.points_per_thread > 1 => barriers = 2.0,
+        _ => barriers /= coarsening.points_per_thread as f64,
     }
     staged += barriers * warps * BARRIER_COST;
     staged / fp.plain_sectors
@@ -481,7 +555,7 @@ fn estimate(grid: &GridKernel, fp: &AccessFootprint, plan: &StagingPlan, coarsen
 pub fn stage_kernel(grid: &GridKernel, fp: &AccessFootprint, plan: &StagingPlan, coarsening: Coarsening) -> GridKernel {
     let points = coarsening.points_per_thread;
     let mut out = grid.clone();
-    out.name = if points > 1 { format!("{}_staged_x{points}", grid.name) } else { format!("{}_staged", grid.name) };
+    out.name = if points > 1 { format!("{}_staged_{}{points}", grid.name, coarsening.axis_letter()) } else { format!("{}_staged", grid.name) };
     let tiles: Vec<StagedTile> = plan
         .tiles
         .iter()
@@ -493,16 +567,23 @@ pub fn stage_kernel(grid: &GridKernel, fp: &AccessFootprint, plan: &StagingPlan,
     staged_params.dedup();
     let mut notes = plan.decision_notes.clone();
     if points > 1 {
-        let bx = grid.launch.block[0];
-        let widened: Vec<String> = tiles
+        let apart = grid.launch.block[coarsening.axis.index()];
+        let axis = coarsening.axis_letter();
+        let shapes: Vec<String> = tiles
             .iter()
             .map(|t| format!("{} {}", grid.params[fp.groups[t.group].param as usize].name, dims_text(&t.dims)))
             .collect();
-        notes.push(format!(
-            "each thread computes {points} points along x, {bx} apart: a block covers {} and shares one copy-in and barrier among them (tiles {})",
-            points * bx,
-            widened.join(", ")
-        ));
+        notes.push(match coarsening.tile {
+            CoarsenedTile::Wide => format!(
+                "each thread computes {points} points along {axis}, {apart} apart: a block covers {} and shares one copy-in and barrier among them (tiles {})",
+                points * apart,
+                shapes.join(", ")
+            ),
+            CoarsenedTile::SlidingRing => format!(
+                "streaming form: each thread computes {points} points along {axis}, {apart} apart; the tiles ({}) keep their planes along {axis} as a ring that slides with the points, and each point copies in only the {apart} planes it is the first to need, between two barriers",
+                shapes.join(", ")
+            ),
+        });
     }
     out.variant = VariantInfo { kind: VariantKind::Staged, estimated_ratio, notes, staged_params };
     out.variant.notes.push(format!("estimated at {estimated_ratio:.2}x the plain variant's memory cost"));
@@ -529,10 +610,11 @@ pub fn stage_kernel(grid: &GridKernel, fp: &AccessFootprint, plan: &StagingPlan,
     // Rewrite every reference of every staged group to its tile.
     for (t, &n) in tiles.iter().zip(&tile_arrays) {
         let g = &fp.groups[t.group];
+        let ring = ring_dim(grid, g, coarsening);
         for &r in &g.refs {
             let reference = &fp.references[r];
             let mut indices = Vec::new();
-            for (d, s) in g.dims.iter().zip(&reference.subscripts) {
+            for (dim, (d, s)) in g.dims.iter().zip(&reference.subscripts).enumerate() {
                 let shift = subscript_offset(s) - d.lo;
                 let base = match d.kind {
                     GroupDimKind::Thread { binding } => e.thread_position(binding),
@@ -548,7 +630,13 @@ pub fn stage_kernel(grid: &GridKernel, fp: &AccessFootprint, plan: &StagingPlan,
                         e.bin(BinaryOp::Sub, var, origin)
                     }
                 };
-                indices.push(e.offset(base, shift));
+                let index = e.offset(base, shift);
+                indices.push(if ring == Some(dim) {
+                    let slots = e.int32(t.dims[dim] as i64);
+                    e.bin(BinaryOp::Rem, index, slots)
+                } else {
+                    index
+                });
             }
             e.grid.body.exprs[reference.expr].kind = ExprKind::Load { array: ArrayRef::Shared(n), indices };
         }
@@ -557,8 +645,32 @@ pub fn stage_kernel(grid: &GridKernel, fp: &AccessFootprint, plan: &StagingPlan,
     // Copy-ins of whole tiles, before the guard.
     let mut whole_copies = Vec::new();
     let mut strip_copies = Vec::new();
+    // A sliding ring's copies: its halo planes once (`ring_first`), then each point's new
+    // planes (`ring_per_point`, at tile plane `p * b + halo` of the covered range).
+    let mut ring_first = Vec::new();
+    let mut ring_per_point = Vec::new();
     for (t, &n) in tiles.iter().zip(&tile_arrays) {
-        let copy = e.copy_in(fp, &fp.groups[t.group], t, n, t_local, ks_local.filter(|_| t.per_strip), threads);
+        let g = &fp.groups[t.group];
+        if let (Some(d), Some(p)) = (ring_dim(grid, g, coarsening), point) {
+            let slots = t.dims[d];
+            let planes = grid.launch.block[coarsening.axis.index()];
+            let halo = slots - planes;
+            if halo > 0 {
+                let first = e.int32(0);
+                ring_first.extend(e.copy_in(fp, g, t, n, t_local, CopyWindow::Ring { dim: d, first, planes: halo }, threads));
+            }
+            let p_value = e.expr(ExprKind::Local(p), ScalarType::I32);
+            let step = e.int32(planes as i64);
+            let passed = e.bin(BinaryOp::Mul, p_value, step);
+            let first = e.offset(passed, halo as i64);
+            ring_per_point.extend(e.copy_in(fp, g, t, n, t_local, CopyWindow::Ring { dim: d, first, planes }, threads));
+            continue;
+        }
+        let window = match ks_local {
+            Some(ks) if t.per_strip => CopyWindow::Strip { start: ks },
+            _ => CopyWindow::Whole,
+        };
+        let copy = e.copy_in(fp, g, t, n, t_local, window, threads);
         if t.per_strip {
             strip_copies.extend(copy);
         } else {
@@ -572,6 +684,8 @@ pub fn stage_kernel(grid: &GridKernel, fp: &AccessFootprint, plan: &StagingPlan,
         block.extend(whole_copies);
         block.push(Stmt::Barrier);
     }
+    // The first point's barrier, after its own planes are in, also covers these.
+    block.extend(ring_first);
     let Stmt::If { cond: guard, then, .. } = &grid.body.block[fp.guard_position] else {
         unreachable!("the analysis found the guard here")
     };
@@ -618,26 +732,35 @@ pub fn stage_kernel(grid: &GridKernel, fp: &AccessFootprint, plan: &StagingPlan,
             block.push(Stmt::If { cond: *guard, then: after, otherwise: Vec::new() });
         }
         (_, _, Some(p)) => {
-            // for (p = 0; p < points; p++) { positions of virtual block blockIdx.x * points + p; guard }
+            // for (p = 0; p < points; p++) { positions of virtual block blockIdx.a * points + p; guard }
+            // with a sliding ring: { new planes; barrier; positions; guard; barrier }
+            let axis = coarsening.axis;
             let zero = e.int32(0);
             let count = e.int32(points as i64);
             let one = e.int32(1);
             let p_value = e.expr(ExprKind::Local(p), ScalarType::I32);
             let more = e.bin(BinaryOp::Lt, p_value, count);
             let next = e.bin(BinaryOp::Add, p_value, one);
-            let block_x = e.expr(ExprKind::BlockIdx(Axis::X), ScalarType::I32);
-            let scaled = e.bin(BinaryOp::Mul, block_x, count);
+            let block_index = e.expr(ExprKind::BlockIdx(axis), ScalarType::I32);
+            let scaled = e.bin(BinaryOp::Mul, block_index, count);
             let virtual_block = e.bin(BinaryOp::Add, scaled, p_value);
-            let mut per_point: Vec<Stmt> = prefix
-                .iter()
-                .filter_map(|s| match s {
-                    Stmt::Assign { local, value } if mentions(&e.grid.body, *value, &|k| matches!(k, ExprKind::BlockIdx(Axis::X))) => {
-                        Some(Stmt::Assign { local: *local, value: e.replace_block_x(*value, virtual_block) })
-                    }
-                    _ => None,
-                })
-                .collect();
+            let mut per_point = Vec::new();
+            if !ring_per_point.is_empty() {
+                per_point.extend(ring_per_point);
+                per_point.push(Stmt::Barrier);
+            }
+            for s in prefix {
+                if let Stmt::Assign { local, value } = s
+                    && mentions(&e.grid.body, *value, &|k| matches!(k, ExprKind::BlockIdx(a) if *a == axis))
+                {
+                    per_point.push(Stmt::Assign { local: *local, value: e.replace_block_index(axis, *value, virtual_block) });
+                }
+            }
             per_point.push(grid.body.block[fp.guard_position].clone());
+            if coarsening.tile == CoarsenedTile::SlidingRing {
+                // The next point's copy overwrites the planes this one read.
+                per_point.push(Stmt::Barrier);
+            }
             block.push(Stmt::Assign { local: p, value: zero });
             block.push(Stmt::Loop {
                 cond: Some(more),
@@ -646,13 +769,13 @@ pub fn stage_kernel(grid: &GridKernel, fp: &AccessFootprint, plan: &StagingPlan,
                 continuing: vec![Stmt::Assign { local: p, value: next }],
                 range: Some(LoopRange { var: p, start: zero, end: count, step: 1 }),
             });
-            // The launch has `points` times fewer blocks along x.
-            let grid_x = e.grid.launch.grid[0];
-            let ty = e.grid.body.exprs[grid_x].ty;
+            // The launch has `points` times fewer blocks along the axis.
+            let blocks = e.grid.launch.grid[axis.index()];
+            let ty = e.grid.body.exprs[blocks].ty;
             let round_up = e.expr(ExprKind::ConstInt(points as i64 - 1), ty);
             let divisor = e.expr(ExprKind::ConstInt(points as i64), ty);
-            let padded = e.bin(BinaryOp::Add, grid_x, round_up);
-            e.grid.launch.grid[0] = e.bin(BinaryOp::Div, padded, divisor);
+            let padded = e.bin(BinaryOp::Add, blocks, round_up);
+            e.grid.launch.grid[axis.index()] = e.bin(BinaryOp::Div, padded, divisor);
         }
         _ => block.push(grid.body.block[fp.guard_position].clone()),
     }
@@ -666,6 +789,18 @@ fn subscript_offset(s: &footprint::TileSubscript) -> i64 {
     match &s.form {
         footprint::SubscriptForm::Thread { offset, .. } | footprint::SubscriptForm::Loop { offset, .. } | footprint::SubscriptForm::Uniform { offset, .. } => *offset,
     }
+}
+
+/// Which part of a tile one cooperative copy loop fills.
+#[derive(Clone, Copy)]
+enum CopyWindow {
+    /// All of it, from the footprint's origin.
+    Whole,
+    /// All of it, the strip-mined loop's dim from the strip's first iteration (the local).
+    Strip { start: Handle<Local> },
+    /// `planes` planes of a sliding ring's dim `dim`, from plane `first` (an `int`) of the
+    /// range the block covers, plane `u` into slot `u % slots`.
+    Ring { dim: usize, first: Handle<Expr>, planes: u32 },
 }
 
 /// Builds expressions in the staged kernel's arena (all index arithmetic in `long long`).
@@ -737,12 +872,12 @@ impl Emitter<'_> {
         self.expr(ExprKind::ThreadIdx(axis), ScalarType::I32)
     }
     /// The thread's position within what its block covers along `grid.axes[binding]`:
-    /// `threadIdx.x + p * blockDim.x` at point `p` of a coarsened variant's `x`.
+    /// `threadIdx.a + p * blockDim.a` at point `p` of a coarsened variant's axis `a`.
     fn thread_position(&mut self, binding: usize) -> Handle<Expr> {
         let axis = self.grid.axes[binding].axis;
         let tid = self.thread_idx(axis);
         match self.point {
-            Some(p) if axis == Axis::X => {
+            Some(p) if axis == self.coarsening.axis => {
                 let p_value = self.expr(ExprKind::Local(p), ScalarType::I32);
                 let width = self.int32(footprint::block_extent(self.grid, binding) as i64);
                 let skip = self.bin(BinaryOp::Mul, p_value, width);
@@ -751,13 +886,13 @@ impl Emitter<'_> {
             _ => tid,
         }
     }
-    /// A copy of the expression tree at `e` that reads `by` wherever it read `blockIdx.x`.
-    fn replace_block_x(&mut self, e: Handle<Expr>, by: Handle<Expr>) -> Handle<Expr> {
+    /// A copy of the expression tree at `e` that reads `by` wherever it read `blockIdx.<axis>`.
+    fn replace_block_index(&mut self, axis: Axis, e: Handle<Expr>, by: Handle<Expr>) -> Handle<Expr> {
         let node = self.grid.body.exprs[e].clone();
         let mut kind = node.kind;
-        let rebuilt = |em: &mut Self, h: &mut Handle<Expr>| *h = em.replace_block_x(*h, by);
+        let rebuilt = |em: &mut Self, h: &mut Handle<Expr>| *h = em.replace_block_index(axis, *h, by);
         match &mut kind {
-            ExprKind::BlockIdx(Axis::X) => return self.cast(by, node.ty),
+            ExprKind::BlockIdx(a) if *a == axis => return self.cast(by, node.ty),
             ExprKind::Load { indices: hs, .. } | ExprKind::Math { args: hs, .. } | ExprKind::Call { args: hs, .. } => {
                 hs.iter_mut().for_each(|h| rebuilt(self, h))
             }
@@ -915,10 +1050,21 @@ impl Emitter<'_> {
         tile: &StagedTile,
         shared: u32,
         t_local: Handle<Local>,
-        strip_start: Option<Handle<Local>>,
+        window: CopyWindow,
         threads: i64,
     ) -> Vec<Stmt> {
-        let extents: Vec<i64> = tile.dims.iter().map(|&d| d as i64).collect();
+        let mut extents: Vec<i64> = tile.dims.iter().map(|&d| d as i64).collect();
+        let strip_start = match window {
+            CopyWindow::Strip { start } => Some(start),
+            _ => None,
+        };
+        let ring = match window {
+            CopyWindow::Ring { dim, first, planes } => {
+                extents[dim] = planes as i64;
+                Some((dim, first, tile.dims[dim] as i64))
+            }
+            _ => None,
+        };
         let rank = extents.len();
         let mut strides = vec![1i64; rank];
         for d in (0..rank.saturating_sub(1)).rev() {
@@ -944,6 +1090,21 @@ impl Emitter<'_> {
             stmts.push(Stmt::Assign { local: c, value });
         }
         let coords: Vec<Handle<Expr>> = coord_locals.iter().map(|&c| self.expr(ExprKind::Local(c), ScalarType::I32)).collect();
+        // Per dim the element's position in the covered range (for a ring's dim, its plane
+        // `first + c`), the range's extent, and the tile index it is stored at.
+        let mut positions = coords.clone();
+        let mut spans: Vec<i64> = tile.dims.iter().map(|&d| d as i64).collect();
+        let mut slots = coords.clone();
+        if let Some((dim, first, ring_slots)) = ring {
+            if let GroupDimKind::Thread { binding } = g.dims[dim].kind {
+                spans[dim] += covered_extent(self.grid, binding, self.coarsening) as i64 - footprint::block_extent(self.grid, binding) as i64;
+            }
+            if self.const_value(first) != Some(0) {
+                positions[dim] = self.bin(BinaryOp::Add, first, coords[dim]);
+                let modulus = self.int32(ring_slots);
+                slots[dim] = self.bin(BinaryOp::Rem, positions[dim], modulus);
+            }
+        }
 
         let mut globals: Vec<(usize, Handle<Expr>)> = Vec::new();
         let mut inside: Option<Handle<Expr>> = None;
@@ -976,7 +1137,7 @@ impl Emitter<'_> {
                 GroupDimKind::Uniform { base } => (self.affine(base), None),
             };
             let at = self.offset(origin, gd.lo);
-            let coord = self.cast(coords[d], ScalarType::I64);
+            let coord = self.cast(positions[d], ScalarType::I64);
             let global = self.bin(BinaryOp::Add, at, coord);
             let (var_first, var_last) = hull.unwrap_or((origin, origin));
             extremes.push((global, var_first, var_last));
@@ -986,10 +1147,10 @@ impl Emitter<'_> {
                 let low = self.bin(BinaryOp::Sub, first, origin);
                 let high = self.bin(BinaryOp::Sub, last, origin);
                 let high = self.offset(high, gd.hi - gd.lo);
-                let low = self.tile_bound(low, extents[d], &format!("_st_lo{d}"), &mut stmts);
-                let high = self.tile_bound(high, extents[d], &format!("_st_hi{d}"), &mut stmts);
-                let ge = self.bin(BinaryOp::Ge, coords[d], low);
-                let le = self.bin(BinaryOp::Le, coords[d], high);
+                let low = self.tile_bound(low, spans[d], &format!("_st_lo{d}"), &mut stmts);
+                let high = self.tile_bound(high, spans[d], &format!("_st_hi{d}"), &mut stmts);
+                let ge = self.bin(BinaryOp::Ge, positions[d], low);
+                let le = self.bin(BinaryOp::Le, positions[d], high);
                 let both = self.bin(BinaryOp::LogAnd, ge, le);
                 inside = Some(match inside {
                     None => both,
@@ -1022,7 +1183,7 @@ impl Emitter<'_> {
         }
         let indices = globals.into_iter().map(|(_, index)| index).collect();
         let value = self.expr(ExprKind::Load { array: ArrayRef::Param(g.param), indices }, g.elem);
-        let store = Stmt::Store { array: ArrayRef::Shared(shared), indices: coords.clone(), value, span: Span::default() };
+        let store = Stmt::Store { array: ArrayRef::Shared(shared), indices: slots, value, span: Span::default() };
         let copy = match inside {
             Some(cond) => Stmt::If { cond, then: vec![store], otherwise: Vec::new() },
             None => store,

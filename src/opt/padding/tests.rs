@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::diag::Span;
-use crate::ir::{Block, LoopRange, Module};
+use crate::ir::{Axis, Block, LoopRange, Module};
 use crate::runtime::device::{Device, DeviceParam, Launch};
 use crate::runtime::sim::SimDevice;
 use crate::runtime::stats::DeviceCounters;
