@@ -225,7 +225,7 @@ def seed_cases():
 # The `--staging` values a staging comparison runs each case with: global memory only first (the
 # baseline every ratio divides), then the runtime's choice, then staged variants always.
 STAGING_COMPARE_MODES = ("off", "auto", "on")
-STAGED_VARIANT = re.compile(r"_staged(_x[0-9]+)?$")
+STAGED_VARIANT = re.compile(r"_staged(_[xz][0-9]+)?$")
 
 
 # ---------------------------------------------------------------------------------------------

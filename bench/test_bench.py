@@ -169,7 +169,7 @@ class StagingTable(unittest.TestCase):
         self.assertEqual(cells[9], "global (staged timed, slower)")
 
     def test_coarsened_staged_variants_are_staged_and_name_their_global_sibling(self):
-        for name, sibling in [("main_l48_staged", "main_l48"), ("main_l48_staged_x4", "main_l48")]:
+        for name, sibling in [("main_l48_staged", "main_l48"), ("main_l48_staged_x4", "main_l48"), ("jacobi_l114_staged_z8", "jacobi_l114")]:
             self.assertTrue(bench.STAGED_VARIANT.search(name), name)
             self.assertEqual(bench.STAGED_VARIANT.sub("", name), sibling)
         self.assertIsNone(bench.STAGED_VARIANT.search("main_l48"))
