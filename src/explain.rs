@@ -231,9 +231,22 @@ fn variants_text(module: &Module, handle: Handle<Kernel>, context: &Context, out
         let estimate = match info.kind {
             VariantKind::Global => "every access to global memory, the reference (estimated cost 1.00)".to_string(),
             VariantKind::Staged => {
-                let names: Vec<&str> =
-                    info.staged_params.iter().filter_map(|&p| grid.params.get(p as usize)).map(|p| p.name.as_str()).collect();
-                format!("reads {} through shared-memory tiles (estimated cost {:.2} of global)", names.join(", "), info.estimated_ratio)
+                let written = grid.written_array_params();
+                let names = |copied_back: bool| -> Vec<&str> {
+                    info.staged_params
+                        .iter()
+                        .filter(|p| written.contains(p) == copied_back)
+                        .filter_map(|&p| grid.params.get(p as usize))
+                        .map(|p| p.name.as_str())
+                        .collect()
+                };
+                let (read, back) = (names(false), names(true));
+                let what = match (read.is_empty(), back.is_empty()) {
+                    (false, true) => format!("reads {}", read.join(", ")),
+                    (true, false) => format!("writes {}", back.join(", ")),
+                    _ => format!("reads {} and writes {}", read.join(", "), back.join(", ")),
+                };
+                format!("{what} through shared-memory tiles (estimated cost {:.2} of global)", info.estimated_ratio)
             }
         };
         let _ = writeln!(out, "      {} `{}`: {estimate}", variant_kind_text(info.kind), grid.name);
@@ -300,7 +313,7 @@ fn variants_text(module: &Module, handle: Handle<Kernel>, context: &Context, out
 fn usability_text(out: &mut String) {
     let _ = writeln!(
         out,
-        "      a staged variant is used only when no array it stages shares memory with an array the kernel writes (checked at each launch)"
+        "      a staged variant is used only when no array it stages shares memory with an array the kernel writes, nor one it writes through a tile with any other array (checked at each launch)"
     );
 }
 
@@ -517,7 +530,7 @@ mod tests {
             kind: VariantKind::Staged,
             estimated_ratio: 0.61,
             notes: vec!["group y: 1 reference, footprint 256 elements per block".into(), "bank degree 2 -> 1 after padding".into()],
-            staged_params: vec![2],
+            staged_params: vec![1, 2],
         };
         program.module.grid_kernels.append(staged);
         program
@@ -546,7 +559,7 @@ mod tests {
         for line in [
             "    staging analysis:\n      x: read once per element, not staged\n    variants: 2\n",
             "      global `main_l5`: every access to global memory, the reference (estimated cost 1.00)\n",
-            "      staged `main_l5_staged`: reads y through shared-memory tiles (estimated cost 0.61 of global)\n",
+            "      staged `main_l5_staged`: reads x and writes y through shared-memory tiles (estimated cost 0.61 of global)\n",
             "        group y: 1 reference, footprint 256 elements per block\n        bank degree 2 -> 1 after padding\n",
             "    choice (--staging auto):\n",
             "      on the simulator (which cannot time): the lowest estimate, `main_l5_staged` (0.61)\n",

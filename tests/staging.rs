@@ -57,6 +57,7 @@ struct PlainAndStaged {
     module: Module,
     /// The staged variant that ran (the first, when the pass made several).
     staged_kernel: Handle<GridKernel>,
+    plain_kernel: Handle<GridKernel>,
 }
 
 fn launch_both(name: &str, function: &str, config: &PassConfig, data: &HostData) -> PlainAndStaged {
@@ -77,7 +78,8 @@ fn launch_both(name: &str, function: &str, config: &PassConfig, data: &HostData)
     assert!(plain.arrays == staged.arrays, "{name}: the staged variant leaves other values than the plain one");
     assert!(staged.counters.shared_accesses > 0, "{name}: the staged variant never reads shared memory");
     assert!(staged.counters.barriers > 0, "{name}: a staged variant waits for its tile at a barrier");
-    PlainAndStaged { plain, staged, module, staged_kernel }
+    let plain_kernel = found.plain;
+    PlainAndStaged { plain, staged, module, staged_kernel, plain_kernel }
 }
 
 fn forced() -> PassConfig {
@@ -277,4 +279,39 @@ fn streaming_ring_copies_fewer_planes_than_a_tile_per_block() {
         per_block as f64 >= 1.3 * sliding as f64,
         "3-D stencil: {per_block} global transactions with a tile per block, {sliding} with the sliding ring; want a drop of at least 1.3x"
     );
+}
+
+#[test]
+fn column_writes_print_what_gcc_prints_staged_or_not() {
+    check_output_against_gcc("rowscale32.c");
+}
+
+/// `A`, `B`, `C` are `[1000][32]` floats, thread i reads row i of `A`, reads and writes row i of
+/// `B` and writes row i of `C`, blocks of 64 (16 blocks, 32 warps, the last block 40 rows).
+/// Plain, per warp and j: 32 lanes in 32 rows, a sector each, for the `A` load, the `B` load,
+/// the `B` store and the `C` store: 4 x 32 x 32 x 32 = 131072 sectors (128000 with the last
+/// warps' 8 idle lanes). Staged, each block copies its `A` and `B` rows in and its `B` and `C`
+/// rows back, 64 x 32 floats = 256 sectors per copy: 4 x 256 x 16 = 16384 (16000): a factor of
+/// 8. Asserted: 6. The tiles' column accesses are padded to bank degree 1, and `C`'s copy-back
+/// does not copy it in first (nothing reads it, every element is written).
+#[test]
+fn column_writes_go_back_through_a_tile_coalesced() {
+    const N: usize = 1000;
+    let mut data = HostData::default();
+    data.arrays.insert("A".into(), f32_bytes((0..N * 32).map(|e| ((e / 32 + 3 * (e % 32)) % 29) as f32 * 0.25)));
+    data.arrays.insert("B".into(), f32_bytes((0..N * 32).map(|e| ((7 * (e / 32) + e % 32) % 13) as f32 * 0.5)));
+    data.arrays.insert("C".into(), f32_bytes((0..N * 32).map(|_| -1.0)));
+    let run = launch_both("rowscale32.c", "rowscale", &forced(), &data);
+    let (plain, staged) = (run.plain.counters.global_transactions, run.staged.counters.global_transactions);
+    assert!(plain >= 6 * staged, "column writes: {plain} global transactions plain, {staged} staged; want a drop of at least 6x");
+    assert_eq!(run.staged.counters.bank_conflict_max_degree, 1, "padded tiles");
+    let kernel = &run.module.grid_kernels[run.staged_kernel];
+    assert_eq!(kernel.variant.staged_params.len(), 3, "A, B and C: {:?}", kernel.variant.notes);
+    let notes = &run.module.grid_kernels[run.plain_kernel].variant.notes;
+    for line in [
+        "staged C (C[i][j]) as tile [64][32] (8192 B per block), copied back after the last write",
+        "staged B (B[i][j]) as tile [64][32] (8192 B per block), copied in and back after the last write (the kernel reads and writes it)",
+    ] {
+        assert!(notes.iter().any(|n| n == line), "missing {line:?} in {notes:?}");
+    }
 }

@@ -20,16 +20,23 @@
 //! References to the same array whose subscripts differ only in the constants form one
 //! [`ReferenceGroup`]; its halo per tile dim is the range of those constants. A group's per-block
 //! footprint is a box: per mapped dim the block extent plus the halo, per loop dim the loop's
-//! trip plus the halo, per uniform dim the halo plus one. Reads through a param the kernel also
-//! writes are never candidates (a written element is owned by one thread: reuse 1, and a tile
-//! would go stale).
+//! trip plus the halo, per uniform dim the halo plus one.
+//!
+//! An array the kernel writes forms a group only when each element is owned by one thread, so
+//! that a tile can hold it between the thread's accesses and be copied back at the end: every
+//! load and store of it is a candidate reference (no atomics, nothing conditional), all of them
+//! in one group with no halo along the mapped dims (a halo along a loop, `B[i][j-1]`, stays
+//! within the thread's own elements), each mapped dim appears in its subscripts, and no array
+//! dim is linearised from two variables, so the threads' elements are disjoint. Its plain stores are references too (the
+//! [`ReferenceSite::Store`] form). Otherwise its loads and stores stay global and a line in
+//! `rejections` says why.
 //!
 //! The sector counts are a deliberately simple model of what a warp asks of the memory system:
 //! a subscript on `threadIdx.x` in the innermost array dim is coalesced (`elem` bytes per thread,
 //! so `elem` 32-byte sectors per warp), `threadIdx.x` in an outer dim is a column access (32
 //! sectors), no `threadIdx.x` at all is a broadcast (1 sector); irregular indices count 32.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeSet, HashSet};
 use std::fmt::Write as _;
 
 use crate::analysis::affine::{Affine, affine_of, count_assigns};
@@ -98,10 +105,21 @@ pub struct TileSubscript {
     pub stride: Affine,
 }
 
-/// A candidate reference: a load executed unconditionally with a stageable subscript form.
+/// Where a reference is in the kernel body, for the rewrite.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ReferenceSite {
+    /// A load expression.
+    Load(Handle<Expr>),
+    /// A plain store statement, known by its index expressions: statements are cloned when a
+    /// staged variant is built, their expression handles are not.
+    Store { indices: Vec<Handle<Expr>> },
+}
+
+/// A candidate reference: a load or store executed unconditionally with a stageable subscript
+/// form.
 #[derive(Clone, Debug)]
 pub struct ArrayReference {
-    pub expr: Handle<Expr>,
+    pub site: ReferenceSite,
     pub param: u32,
     /// Tile dims, outermost first (array dims in order, each by decreasing stride).
     pub subscripts: Vec<TileSubscript>,
@@ -136,13 +154,20 @@ pub struct ReferenceGroup {
     pub refs: Vec<usize>,
     /// Elements of the per-block box (loop dims over their whole trip, estimated if unknown).
     pub footprint_elems: u64,
-    /// Loads the block's threads make through the group (loops counted with their trips).
+    /// Loads and stores the block's threads make through the group (loops counted with their
+    /// trips).
     pub accesses: u64,
-    /// Global sectors per block the group's loads cost when they go to global memory.
+    /// Global sectors per block the group's accesses cost when they go to global memory.
     pub plain_sectors: f64,
+    /// Whether the kernel writes the array (see the module doc: each element owned by one
+    /// thread).
+    pub written: bool,
+    /// Whether some reference of the group is a load.
+    pub loaded: bool,
 }
 
 impl ReferenceGroup {
+    /// Accesses per footprint element.
     pub fn reuse(&self) -> f64 {
         self.accesses as f64 / self.footprint_elems.max(1) as f64
     }
@@ -168,6 +193,10 @@ pub struct AccessFootprint {
     pub groups: Vec<ReferenceGroup>,
     /// Array params the kernel stores to or updates atomically.
     pub written: BTreeSet<u32>,
+    /// Written params with some access that cannot be a reference: never grouped.
+    pub unstageable_written: BTreeSet<u32>,
+    /// Whether the guarded body has a `return`: a thread may then skip its later stores.
+    pub guard_may_return: bool,
     /// Load expressions that are evaluated conditionally or are not stageable (kept global).
     pub other_loads: Vec<Handle<Expr>>,
     /// Why some reads cannot be staged, one line each.
@@ -198,8 +227,8 @@ pub fn analyse(grid: &GridKernel, space_dims: usize) -> Option<AccessFootprint> 
             ..Default::default()
         },
         conditional_exprs: HashSet::new(),
-        reference_of: HashMap::new(),
     };
+    a.fp.guard_may_return = has_return(then);
     a.block(then, Context::Unconditional(Vec::new()), true);
     a.group();
     Some(a.fp)
@@ -231,7 +260,15 @@ struct Analyser<'a> {
     fp: AccessFootprint,
     /// Load expressions seen in a conditional context: a shared handle must not be rewritten.
     conditional_exprs: HashSet<Handle<Expr>>,
-    reference_of: HashMap<Handle<Expr>, usize>,
+}
+
+fn has_return(block: &[Stmt]) -> bool {
+    block.iter().any(|s| match s {
+        Stmt::Return(_) => true,
+        Stmt::If { then, otherwise, .. } => has_return(then) || has_return(otherwise),
+        Stmt::Loop { body, continuing, .. } => has_return(body) || has_return(continuing),
+        _ => false,
+    })
 }
 
 fn has_loop_exit(block: &[Stmt]) -> bool {
@@ -257,9 +294,25 @@ impl Analyser<'_> {
                         self.expr(i, &ctx);
                     }
                     self.expr(*value, &ctx);
-                    if matches!(array, ArrayRef::Param(_)) {
+                    if let ArrayRef::Param(p) = *array {
                         let warps = self.fp.threads_per_block.div_ceil(32) as f64;
                         self.fp.plain_sectors += warps * self.multiplicity(&ctx) * self.store_sectors(*array, indices);
+                        let forms = match (&ctx, s) {
+                            (Context::Unconditional(loops), Stmt::Store { .. }) => self.tile_subscripts(indices, loops),
+                            (_, Stmt::Atomic { .. }) => Err("it is updated atomically".to_string()),
+                            _ => Err("it is stored to conditionally (under if)".to_string()),
+                        };
+                        match forms {
+                            Ok(subscripts) => {
+                                let loops = match &ctx {
+                                    Context::Unconditional(l) => l.clone(),
+                                    Context::Conditional => Vec::new(),
+                                };
+                                let site = ReferenceSite::Store { indices: indices.clone() };
+                                self.fp.references.push(ArrayReference { site, param: p, subscripts, loops });
+                            }
+                            Err(why) => self.reject_written(p, &why),
+                        }
                     }
                 }
                 Stmt::If { cond, then, otherwise } => {
@@ -389,9 +442,6 @@ impl Analyser<'_> {
         let sectors = warps * self.multiplicity(ctx) * self.warp_sectors(p, forms.as_ref().ok().map(|f| f.as_slice()));
         self.fp.plain_sectors += sectors;
         let forms = forms.and_then(|f| {
-            if self.fp.written.contains(&p) {
-                return Err("the kernel writes it (only read-only arrays are staged)".to_string());
-            }
             let mut seen = HashSet::new();
             for s in &f {
                 let key = match s.form.base() {
@@ -411,17 +461,30 @@ impl Analyser<'_> {
                     Context::Unconditional(l) => l.clone(),
                     Context::Conditional => Vec::new(),
                 };
-                self.reference_of.insert(e, self.fp.references.len());
-                self.fp.references.push(ArrayReference { expr: e, param: p, subscripts, loops });
+                self.fp.references.push(ArrayReference { site: ReferenceSite::Load(e), param: p, subscripts, loops });
             }
             Err(why) => {
                 self.conditional_exprs.insert(e);
                 self.fp.other_loads.push(e);
-                let line = format!("{}: not staged: {}", self.param_name(p), why);
-                if !self.fp.rejections.contains(&line) {
-                    self.fp.rejections.push(line);
+                if self.fp.written.contains(&p) {
+                    self.reject_written(p, &why);
+                } else {
+                    self.reject(format!("{}: not staged: {}", self.param_name(p), why));
                 }
             }
+        }
+    }
+
+    fn reject(&mut self, line: String) {
+        if !self.fp.rejections.contains(&line) {
+            self.fp.rejections.push(line);
+        }
+    }
+
+    /// A written param one of whose accesses cannot be a reference: it stays in global memory.
+    fn reject_written(&mut self, p: u32, why: &str) {
+        if self.fp.unstageable_written.insert(p) {
+            self.reject(format!("{}: not staged: the kernel writes it and {why}", self.param_name(p)));
         }
     }
 
@@ -490,8 +553,21 @@ impl Analyser<'_> {
         let threads = self.fp.threads_per_block as u64;
         let warps = self.fp.threads_per_block.div_ceil(32) as f64;
         // A handle also used conditionally is not a candidate (rewriting it would change both).
+        let conditional = self.conditional_exprs.clone();
+        let shared_with_conditional = |r: &ArrayReference| matches!(r.site, ReferenceSite::Load(e) if conditional.contains(&e));
+        let written_and_shared: Vec<u32> = self
+            .fp
+            .references
+            .iter()
+            .filter(|r| shared_with_conditional(r) && self.fp.written.contains(&r.param))
+            .map(|r| r.param)
+            .collect();
+        for p in written_and_shared {
+            self.reject_written(p, "one of its loads is also evaluated conditionally");
+        }
         let refs: Vec<usize> = (0..self.fp.references.len())
-            .filter(|&r| !self.conditional_exprs.contains(&self.fp.references[r].expr))
+            .filter(|&r| !shared_with_conditional(&self.fp.references[r]))
+            .filter(|&r| !self.fp.unstageable_written.contains(&self.fp.references[r].param))
             .collect();
         let mut groups: Vec<ReferenceGroup> = Vec::new();
         for r in refs {
@@ -518,6 +594,8 @@ impl Analyser<'_> {
                         footprint_elems: 0,
                         accesses: 0,
                         plain_sectors: 0.0,
+                        written: self.fp.written.contains(&reference.param),
+                        loaded: false,
                     });
                     groups.len() - 1
                 }
@@ -528,6 +606,7 @@ impl Analyser<'_> {
                 d.hi = d.hi.max(s.form.offset());
             }
             group.refs.push(r);
+            group.loaded |= matches!(reference.site, ReferenceSite::Load(_));
             let mult: u64 = reference.loops.iter().map(|&l| self.fp.loops[l].trip_estimate() as u64).product();
             group.accesses += threads * mult;
             group.plain_sectors += warps * mult as f64 * self.warp_sectors(reference.param, Some(&reference.subscripts));
@@ -546,7 +625,37 @@ impl Analyser<'_> {
                 })
                 .product();
         }
-        self.fp.groups = groups;
+        // A written array's group must own each element per thread (see the module doc).
+        let mut kept = Vec::new();
+        for g in groups {
+            if !g.written {
+                kept.push(g);
+                continue;
+            }
+            let name = self.param_name(g.param).to_string();
+            let all_mapped = (0..self.grid.axes.len()).all(|b| g.dims.iter().any(|d| d.kind == GroupDimKind::Thread { binding: b }));
+            let mut array_dims: Vec<usize> = g.dims.iter().map(|d| d.array_dim).collect();
+            array_dims.dedup();
+            let why = if self.fp.references.iter().filter(|r| r.param == g.param).count() != g.refs.len() {
+                Some("its accesses are at different elements")
+            } else if g.dims.iter().any(|d| d.hi != d.lo && matches!(d.kind, GroupDimKind::Thread { .. })) {
+                Some("threads read or write each other's elements (a halo along a mapped dim)")
+            } else if !all_mapped {
+                Some("threads of a block share its elements (each element must belong to one thread)")
+            } else if array_dims.len() != g.dims.len() {
+                Some("an index combines two variables in one dim (linearised)")
+            } else {
+                None
+            };
+            match why {
+                Some(why) => {
+                    self.fp.unstageable_written.insert(g.param);
+                    self.reject(format!("{name}: not staged: the kernel writes it and {why}"));
+                }
+                None => kept.push(g),
+            }
+        }
+        self.fp.groups = kept;
     }
 }
 
@@ -672,8 +781,12 @@ pub(crate) mod tests {
     #[test]
     fn three_point_stencil_is_one_group_with_halo_one() {
         let (g, fp) = analysed(stencil_1d());
-        assert_eq!(fp.groups.len(), 1, "{:?}", fp.groups);
+        assert_eq!(fp.groups.len(), 2, "a's reads, b's store: {:?}", fp.groups);
+        let written = &fp.groups[1];
+        assert_eq!((written.param, written.written, written.loaded), (2, true, false));
+        assert_eq!(fp.group_pattern(&g, written), "b[i]");
         let grp = &fp.groups[0];
+        assert!(!grp.written && grp.loaded);
         assert_eq!(grp.param, 1);
         assert_eq!((grp.dims[0].lo, grp.dims[0].hi), (-1, 1));
         assert_eq!(grp.refs.len(), 3);
@@ -723,7 +836,7 @@ pub(crate) mod tests {
     #[test]
     fn five_point_stencil_has_a_one_by_one_halo_over_a_32_by_8_block() {
         let (g, fp) = analysed(stencil_2d());
-        assert_eq!(fp.groups.len(), 1);
+        assert_eq!(fp.groups.len(), 2, "in's reads, out's store");
         let grp = &fp.groups[0];
         assert_eq!(grp.refs.len(), 5);
         assert_eq!(AccessFootprint::halo_text(grp), "1x1");
@@ -777,7 +890,8 @@ pub(crate) mod tests {
         let (g, fp) = analysed(matvec());
         assert_eq!(fp.loops.len(), 1);
         assert_eq!(fp.loops[0].top_level_position, Some(3), "dim assignment, s = 0, k = 0, loop");
-        assert_eq!(fp.groups.len(), 2, "{:?}", fp.groups);
+        assert_eq!(fp.groups.len(), 3, "a, b and the written c: {:?}", fp.groups);
+        assert!(fp.groups[2].written);
         let a = &fp.groups[0];
         assert_eq!(fp.group_pattern(&g, a), "a[k]");
         assert_eq!(a.footprint_elems, UNKNOWN_TRIP_ESTIMATE as u64);
@@ -861,9 +975,12 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn column_access_is_uncoalesced_and_the_written_array_is_rejected() {
+    fn column_access_is_uncoalesced_and_the_written_array_owned_per_thread_is_a_group() {
         let (g, fp) = analysed(transpose());
-        assert_eq!(fp.groups.len(), 1);
+        assert_eq!(fp.groups.len(), 2);
+        let out = &fp.groups[1];
+        assert_eq!(fp.group_pattern(&g, out), "out[j][i]");
+        assert!(out.written && !out.uncoalesced(&g.axes), "out[j][i] with i on x is a row access");
         let grp = &fp.groups[0];
         assert_eq!(fp.group_pattern(&g, grp), "in[i][j]");
         assert!(grp.uncoalesced(&g.axes));
@@ -892,7 +1009,7 @@ pub(crate) mod tests {
         b.body.block.push(st);
         let k = kernel("sel", vec![scalar_param("n", 0), array_param("a", vec![None], 1), array_param("b", vec![None], 2)], vec![d], b.body);
         let (_, fp) = analysed(k);
-        assert!(fp.groups.is_empty());
+        assert!(fp.groups.iter().all(|g| g.param == 2 && g.written), "only b's store: {:?}", fp.groups);
         assert_eq!(fp.other_loads.len(), 2);
         assert!(fp.rejections[0].contains("conditionally"), "{:?}", fp.rejections);
     }

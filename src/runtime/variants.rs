@@ -31,8 +31,9 @@
 //! them, which is correct only if no other array the kernel writes shares their memory: the
 //! compiler cannot always see such aliasing, the runtime can. A launch therefore uses a staged
 //! variant only when none of its staged params is bound to the same device allocation (hence
-//! the same host object) as *another* array param the kernel stores to; otherwise it runs the
-//! plain variant, silently. A variant needing more than [`SHARED_MEMORY_LIMIT`] bytes of shared
+//! the same host object) as *another* array param the kernel stores to, and none it writes
+//! through its tile (copied back at the end) to the same allocation as any other array param;
+//! otherwise it runs the plain variant, silently. A variant needing more than [`SHARED_MEMORY_LIMIT`] bytes of shared
 //! memory (what a block gets without opting in to more) is never launched. Variants share the
 //! plain variant's params (the staging pass clones it), so one binding serves all of them; a
 //! variant whose params differ is not used.
@@ -94,9 +95,13 @@ pub fn variant_is_usable(variant: &GridKernel, params: &[DeviceParam]) -> bool {
     variant.variant.staged_params.iter().all(|&staged| {
         // An unbound staged param cannot be checked, so the variant is not used.
         let Some(alloc) = alloc_of(staged) else { return false };
-        // The staging pass never stages an array written through its own param; what it cannot
-        // see is a write through a different param into the same memory.
-        written.iter().all(|&(w, w_alloc)| w == staged || w_alloc != Some(alloc))
+        if written.iter().any(|&(w, _)| w == staged) {
+            // A tile copied back holds the kernel's writes until the end: no other param may
+            // read or write that memory meanwhile.
+            return (0..params.len() as u32).all(|p| p == staged || alloc_of(p) != Some(alloc));
+        }
+        // What the pass cannot see is a write through a different param into the same memory.
+        written.iter().all(|&(_, w_alloc)| w_alloc != Some(alloc))
     })
 }
 

@@ -352,8 +352,9 @@ fn the_pipeline_pads_a_staged_transposition_tile() {
         .find(|g| g.variant.kind == crate::ir::VariantKind::Staged)
         .expect("a staged variant");
     assert_eq!(staged.shared[0].dims, vec![32, 9]);
-    assert_eq!(
-        staged.variant.notes.last().map(String::as_str),
-        Some("bank conflicts on tile in_tile_s0: degree 8 -> 2 after padding rows 8 -> 9 doubles")
+    assert!(
+        staged.variant.notes.iter().any(|n| n == "bank conflicts on tile in_tile_s0: degree 8 -> 2 after padding rows 8 -> 9 doubles"),
+        "{:?}",
+        staged.variant.notes
     );
 }
