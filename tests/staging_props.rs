@@ -8,6 +8,9 @@
 //! whose ring of planes slides over 2 to 5 points per thread along z) then run on the
 //! simulator with the same random data and must leave bit-identical arrays behind (staging moves
 //! reads into shared memory; it must not change a single value, nor read outside the arrays).
+//! Forced staging also puts the written arrays each thread owns through tiles copied back (the
+//! stencils' `out`, the products' `c`), and a fourth family writes rows per thread (column
+//! writes) only, read-modify-write, or conditionally.
 
 mod common;
 
@@ -247,10 +250,13 @@ fn check_stencil(case: &Stencil) -> Result<(), TestCaseError> {
         budget
     );
     let names = compare_variants(&case.source(), &config, "stencil", &case.host_data(), staged_variant, &what)?;
-    // A 3-D stencil with a halo along z also gets the streaming variant.
+    // A 3-D stencil with a halo along z also gets the streaming variant when `in`'s tile and
+    // the written `out`'s (one element per thread; forced staging stages it too, and it may be
+    // chosen first) both fit.
     let z_offsets = case.taps.iter().map(|(_, o)| o[0]);
     let z_halo = case.dims() == 3 && z_offsets.clone().max() != z_offsets.min();
-    if staged_variant == StagedVariant::Required && z_halo {
+    let out_tile = u64::from(case.block.iter().product::<u32>()) * case.elem.size() as u64;
+    if staged_variant == StagedVariant::Required && z_halo && case.tile_bytes() + out_tile <= budget {
         let streaming = format!("_staged_z{}", config.streamed_points_per_thread);
         prop_assert!(names.iter().any(|n| n.ends_with(&streaming)), "no {} variant among {:?} for {}", streaming, names, what);
     }
@@ -391,6 +397,79 @@ fn check_matrix_product(case: &MatrixProduct) -> Result<(), TestCaseError> {
     compare_variants(&case.source(), &config, "matmul", &case.host_data(), staged_variant, &what).map(|_| ())
 }
 
+/// Column writes: thread `i` runs along row `i` (`for j in lo..m-hi`), keeping a running
+/// value from `in[i][j]`, and writes `out[i][j]` in one of three ways: only written (the tile is
+/// copied back, never in), read and written (copied in and back), or written under a condition
+/// (no tile: a conditional store keeps the array in global memory). The rows the loop skips at
+/// both ends must keep `out`'s fill.
+#[derive(Clone, Debug)]
+struct ColumnWrites {
+    n: i64,
+    m: i64,
+    skip: (i64, i64),
+    block: u32,
+    update: usize,
+    elem: Elem,
+    seed: u64,
+}
+
+const COLUMN_UPDATES: [&str; 3] = [
+    "out[i][j] = run;",
+    "out[i][j] = 0.5 * out[i][j] + run;",
+    "if (j % 3 != 1) out[i][j] = run;",
+];
+
+impl ColumnWrites {
+    fn source(&self) -> String {
+        let ty = self.elem.c_name();
+        let (n, m, (lo, hi)) = (self.n, self.m, self.skip);
+        format!(
+            "static {ty} in[{n}][{m}];\nstatic {ty} out[{n}][{m}];\n\n\
+             void columns(void) {{\n\
+             \x20   #pragma acc parallel loop gang vector vector_length({b})\n\
+             \x20   for (int i = 0; i < {n}; i++) {{\n\
+             \x20       {ty} run = 0.0;\n\
+             \x20       for (int j = {lo}; j < {m} - {hi}; j++) {{\n\
+             \x20           run = 0.75 * run + in[i][j];\n\
+             \x20           {update}\n\
+             \x20       }}\n\
+             \x20   }}\n\
+             }}\n",
+            b = self.block,
+            update = COLUMN_UPDATES[self.update]
+        )
+    }
+
+    fn host_data(&self) -> HostData {
+        let count = (self.n * self.m) as usize;
+        let mut data = HostData::default();
+        data.arrays.insert("in".into(), self.elem.bytes(&pseudo_random_values(self.seed, count)));
+        data.arrays.insert("out".into(), self.elem.bytes(&pseudo_random_values(self.seed ^ 5, count)));
+        data
+    }
+}
+
+fn column_writes() -> impl Strategy<Value = ColumnWrites> {
+    power_of_two(5, 7).prop_flat_map(|block| {
+        let b = block as i64;
+        let n = (0..3i64, 1..b).prop_map(move |(q, r)| q * b + r);
+        let elem = prop_oneof![Just(Elem::F32), Just(Elem::F64)];
+        (n, 1..24i64, (0..3i64, 0..3i64), 0..COLUMN_UPDATES.len(), elem, any::<u64>()).prop_map(move |(n, m, skip, update, elem, seed)| {
+            ColumnWrites { n, m: m + skip.0 + skip.1, skip, block, update, elem, seed }
+        })
+    })
+}
+
+fn check_column_writes(case: &ColumnWrites) -> Result<(), TestCaseError> {
+    let config = PassConfig { staging: StagingMode::Force, ..PassConfig::default() };
+    let what = format!("column writes {:?} of {}x{}, block {}", COLUMN_UPDATES[case.update], case.n, case.m, case.block);
+    let names = compare_variants(&case.source(), &config, "columns", &case.host_data(), StagedVariant::Optional, &what)?;
+    // `in`'s column reads always get a tile when it fits (at most 128 x 30 doubles, 30 KiB).
+    let fits = case.block as i64 * (case.m + 1) * case.elem.size() as i64 <= 28 * 1024 - 1024;
+    prop_assert!(!fits || !names.is_empty(), "no staged variant for {}", what);
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(Config { cases: 28, ..Config::default() })]
     #[test]
@@ -412,6 +491,14 @@ proptest! {
     #[test]
     fn staged_matrix_products_compute_what_plain_ones_do(case in matrix_product()) {
         check_matrix_product(&case)?;
+    }
+}
+
+proptest! {
+    #![proptest_config(Config { cases: 16, ..Config::default() })]
+    #[test]
+    fn column_writes_copied_back_compute_what_plain_ones_do(case in column_writes()) {
+        check_column_writes(&case)?;
     }
 }
 

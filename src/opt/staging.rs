@@ -190,10 +190,6 @@ fn coarsening_applies(grid: &GridKernel, fp: &AccessFootprint, plan: &StagingPla
         return false;
     }
     if coarsening.tile == CoarsenedTile::SlidingRing {
-        // A ring's planes leave it point by point; a written one would need copying back then.
-        if plan.tiles.iter().any(|t| t.copies.copies_back()) {
-            return false;
-        }
         let rings: Vec<Option<usize>> = plan.tiles.iter().map(|t| ring_dim(grid, &fp.groups[t.group], coarsening)).collect();
         let halo_along = |(t, d): (&StagedTile, &Option<usize>)| d.is_some_and(|d| fp.groups[t.group].dims[d].hi > fp.groups[t.group].dims[d].lo);
         if rings.iter().any(Option::is_none) || !plan.tiles.iter().zip(&rings).any(halo_along) {
@@ -714,6 +710,7 @@ pub fn stage_kernel(grid: &GridKernel, fp: &AccessFootprint, plan: &StagingPlan,
     let mut ring_first = Vec::new();
     let mut ring_per_point = Vec::new();
     let mut copies_back = Vec::new();
+    let mut ring_back_per_point = Vec::new();
     for (t, &n) in tiles.iter().zip(&tile_arrays) {
         let g = &fp.groups[t.group];
         if let (Some(d), Some(p)) = (ring_dim(grid, g, coarsening), point) {
@@ -728,7 +725,15 @@ pub fn stage_kernel(grid: &GridKernel, fp: &AccessFootprint, plan: &StagingPlan,
             let step = e.int32(planes as i64);
             let passed = e.bin(BinaryOp::Mul, p_value, step);
             let first = e.offset(passed, halo as i64);
-            ring_per_point.extend(e.copy_tile(fp, g, t, n, t_local, CopyWindow::Ring { dim: d, first, planes }, CopyDirection::In, threads));
+            let window = CopyWindow::Ring { dim: d, first, planes };
+            if t.copies.copies_in() {
+                ring_per_point.extend(e.copy_tile(fp, g, t, n, t_local, window, CopyDirection::In, threads));
+            }
+            if t.copies.copies_back() {
+                // A written tile has no halo along the axis: each point's planes go back after
+                // its body, each thread copying the elements it copies in for the next point.
+                ring_back_per_point.extend(e.copy_tile(fp, g, t, n, t_local, window, CopyDirection::Back, threads));
+            }
             continue;
         }
         let window = match ks_local {
@@ -831,6 +836,7 @@ pub fn stage_kernel(grid: &GridKernel, fp: &AccessFootprint, plan: &StagingPlan,
             if coarsening.tile == CoarsenedTile::SlidingRing {
                 // The next point's copy overwrites the planes this one read.
                 per_point.push(Stmt::Barrier);
+                per_point.extend(ring_back_per_point);
             }
             block.push(Stmt::Assign { local: p, value: zero });
             block.push(Stmt::Loop {
