@@ -155,6 +155,13 @@ def heat3d(n, steps):
                 checks=[Check(r"^heat:", 1e-8, 1e-12)])
 
 
+def row_scan(rows, reps):
+    # a read and b written once per element (32 floats per row); a multiply and an add each.
+    return Case("row_scan", str(rows), "examples/row_scan.c", defines=[f"ROWS={rows}"], args=[reps], steps=reps,
+                points=rows, bytes_per_step=256.0 * rows, flops_per_step=64.0 * rows,
+                checks=[Check(r"^b:", 1e-5)])
+
+
 def cg(m, iters):
     rows = m * m
     nnz = 5 * m * m - 4 * m
@@ -178,6 +185,7 @@ def size_set(name):
             heat3d(10, 3),
             cg(8, 6),
             matmul_vec(300, 40, 2),
+            row_scan(1000, 2),
         ]
     xl_note = "no gcc reference at XL (15 GB of static arrays, minutes on one core)"
     return [
@@ -200,6 +208,8 @@ def size_set(name):
         cg(4096, 100),
         matmul_vec(65536, 1024, 20),
         matmul_vec(1 << 20, 256, 10),
+        row_scan(1 << 20, 20),
+        row_scan(1 << 22, 10),
     ]
 
 

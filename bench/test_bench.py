@@ -101,6 +101,7 @@ class StagingCases(unittest.TestCase):
             programs = {c.program for c in bench.size_set(sizes)}
             self.assertIn("matmul_vec", programs, sizes)
             self.assertIn("diffusion_wide", programs, sizes)
+            self.assertIn("row_scan", programs, sizes)
         for case in bench.size_set("full"):
             self.assertTrue(os.path.exists(os.path.join(bench.REPO, case.source)), case.source)
 
@@ -110,6 +111,13 @@ class StagingCases(unittest.TestCase):
         self.assertEqual(case.flops_per_step, 2 * 1000 * 10)
         self.assertEqual(case.bytes_per_step, 4 * 1000 * 10 + 8 * 1000 + 4 * 10)
         self.assertEqual(case.args, ["1000", "10", "3"])
+
+    def test_row_scan_model(self):
+        case = bench.row_scan(1000, 4)
+        self.assertEqual(case.steps, 4)
+        self.assertEqual(case.bytes_per_step, 2 * 4 * 32 * 1000, "a read and b written, 32 floats per row")
+        self.assertEqual(case.defines, ["ROWS=1000"])
+        self.assertEqual(case.args, ["4"])
 
     def test_diffusion_wide_model(self):
         case = bench.diffusion_wide(1000, 5)

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs every program of tests/programs with `yosegi run --device cuda` and compares its output
+# Runs every program of tests/programs (and the staging counter tests' programs,
+# tests/staging_programs) with `yosegi run --device cuda` and compares its output
 # with the gcc reference build (pragmas ignored), the way tests/differential.rs does for the
 # simulator: both must exit 0; output tokens (split on whitespace) must match, integers and
 # words exactly, other numbers within the program's `// yosegi-test: rtol=` (default 1e-9,
@@ -95,7 +96,7 @@ fail_every_mode() {
         mode_failed[$mode]=$((${mode_failed[$mode]:-0} + 1))
     done
 }
-for entry in "$programs"/*; do
+for entry in "$programs"/* "$root/tests/staging_programs"/*.c; do
     name="$(basename "$entry")"
     if [ -d "$entry" ]; then
         base="$entry"
@@ -109,7 +110,7 @@ for entry in "$programs"/*; do
             sources=("$entry"/*.c)
         fi
     elif [[ "$entry" == *.c ]]; then
-        base="$programs"
+        base="$(dirname "$entry")"
         sources=("$entry")
     else
         continue

@@ -1,3 +1,4 @@
+// yosegi-test: rtol=1e-5
 /* A 3-D seven-point stencil on float arrays, the shape of Himeno's pressure reads: the
  * streaming staged variant keeps a ring of planes along z and copies in two new planes per
  * point instead of a block's four. A few steps with the arrays' roles swapped. */

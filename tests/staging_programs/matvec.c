@@ -1,3 +1,4 @@
+// yosegi-test: rtol=1e-5
 /* The seed's matrix-product kernel (section 000, Fig. 19): c[id] += a[k] * b[id + k*N] with
  * `a` staged: every thread of a block reads all of `a`. */
 #include <stdio.h>

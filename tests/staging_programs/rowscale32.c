@@ -1,3 +1,4 @@
+// yosegi-test: rtol=1e-5
 /* Column writes, the written counterpart of rowsum64.c: thread i reads row i of A and writes
  * rows i of B and C, so at each j a warp's 32 lanes touch 32 rows (a sector per lane). Staged,
  * all three go through tiles the whole block copies with consecutive addresses: A is copied in,

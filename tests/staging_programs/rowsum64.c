@@ -1,3 +1,4 @@
+// yosegi-test: rtol=1e-5
 /* The bank-conflict example of section 001: A[N][64] floats, thread i sums row i. Staged, a warp
  * reads a column of the tile: with rows of 64 words every lane hits the same bank (degree 32);
  * padded to 65 words per row the column spreads over all 32 banks (degree 1). */
