@@ -315,3 +315,58 @@ fn column_writes_go_back_through_a_tile_coalesced() {
         assert!(notes.iter().any(|n| n == line), "missing {line:?} in {notes:?}");
     }
 }
+
+/// The notes of the plain variant of the one kernel in `function` of `source`, staging forced.
+fn forced_notes(source: &str, function: &str) -> Vec<String> {
+    let program = compile_source("written.c", source, &forced());
+    let kernels = kernels_in_function(&program.module, function);
+    assert_eq!(kernels.len(), 1, "one kernel in\n{source}");
+    let found = variants(&program.module, kernels[0]);
+    program.module.grid_kernels[found.plain].variant.notes.clone()
+}
+
+/// A written array goes through a tile only when each of its elements belongs to one thread;
+/// otherwise the kernel keeps it in global memory and says why.
+#[test]
+fn written_arrays_are_staged_only_when_each_element_belongs_to_one_thread() {
+    let kernel = |body: &str| {
+        format!(
+            "static float in[64][16];\nstatic float out[64][16];\nstatic float flat[1024];\n\
+             void k(void) {{\n    #pragma acc parallel loop\n    for (int i = 1; i < 63; i++) {{\n{body}\n    }}\n}}\n"
+        )
+    };
+    let cases = [
+        ("        for (int j = 0; j < 16; j++) if (in[i][j] > 0.0f) out[i][j] = 1.0f;", "out: not staged: the kernel writes it and it is stored to conditionally (under if)"),
+        (
+            "        #pragma acc atomic update\n        out[i][0] += 1.0f;",
+            "out: not staged: the kernel writes it and it is updated atomically",
+        ),
+        (
+            "        for (int j = 0; j < 16; j++) { out[i][j] = in[i][j]; out[i + 1][j] = in[i][j]; }",
+            "out: not staged: the kernel writes it and threads read or write each other's elements (a halo along a mapped dim)",
+        ),
+        (
+            "        for (int j = 0; j < 16; j++) { out[i][j] = in[i][j]; out[i][0] = 2.0f; }",
+            "out: not staged: the kernel writes it and its accesses are at different elements",
+        ),
+        (
+            "        for (int j = 0; j < 16; j++) flat[i * 16 + j] = in[i][j];",
+            "flat: not staged: the kernel writes it and an index combines two variables in one dim (linearised)",
+        ),
+    ];
+    for (body, why) in cases {
+        let source = kernel(body);
+        let notes = forced_notes(&source, "k");
+        assert!(notes.iter().any(|n| n == why), "missing {why:?} in {notes:?}\n{source}");
+        assert!(!notes.iter().any(|n| n.starts_with("staged out") || n.starts_with("staged flat")), "{notes:?}\n{source}");
+    }
+    // 2-D: a row written by the whole y extent of a block is shared by its threads.
+    let shared = "static float in[64][64];\nstatic float row[64];\nvoid k(void) {\n    #pragma acc parallel loop collapse(2)\n    \
+                  for (int j = 0; j < 64; j++)\n        for (int i = 0; i < 64; i++)\n            row[i] = in[j][i];\n}\n";
+    let notes = forced_notes(shared, "k");
+    let why = "row: not staged: the kernel writes it and threads of a block share its elements (each element must belong to one thread)";
+    assert!(notes.iter().any(|n| n == why), "missing {why:?} in {notes:?}");
+    // Owned per thread: staged, copied back only (every element written, none read).
+    let notes = forced_notes(&kernel("        for (int j = 0; j < 16; j++) out[i][j] = (float)(i * j);"), "k");
+    assert!(notes.iter().any(|n| n == "staged out (out[i][j]) as tile [256][16] (16384 B per block), copied back after the last write"), "{notes:?}");
+}

@@ -392,6 +392,14 @@ pub fn plan_staging(grid: &GridKernel, fp: &AccessFootprint, config: &PassConfig
             continue;
         }
         let copies = TileCopies::of(g, fp);
+        let one_element_per_thread = g.dims.iter().all(|d| d.hi == d.lo && !matches!(d.kind, GroupDimKind::Loop { .. }));
+        if config.staging != StagingMode::Force && g.written && one_element_per_thread {
+            // `c[i] += ...` in a loop: the compiler keeps the element in a register (the
+            // params are `__restrict__` when the launch finds them disjoint); a tile would
+            // turn each access into a shared-memory one.
+            plan.decision_notes.push(format!("{pattern}: not staged: one element per thread, which a register holds between its accesses"));
+            continue;
+        }
         if config.staging != StagingMode::Force && g.written && benefit(g) <= 0.0 {
             plan.decision_notes.push(format!("{pattern}: not staged: copying its tile in and back would cost more global traffic than its accesses"));
             continue;
@@ -1698,7 +1706,7 @@ mod tests {
         assert_eq!(jacobi[0], "A: 5 refs A[j+{-1..1}][i+{-1..1}] form one group, halo 1x1; block footprint 10x34 doubles (2720 B), 1280 accesses -> reuse 3.8");
         assert_eq!(jacobi[1], "Anew: 2 refs Anew[j][i] form one group, halo 0x0; block footprint 8x32 doubles (2048 B), 512 accesses -> reuse 2.0");
         assert_eq!(jacobi[2], "staged A (A[j+{-1..1}][i+{-1..1}]) as tile [10][34] (2720 B per block)");
-        assert_eq!(jacobi[3], "Anew[j][i]: not staged: copying its tile in and back would cost more global traffic than its accesses");
+        assert_eq!(jacobi[3], "Anew[j][i]: not staged: one element per thread, which a register holds between its accesses");
         let copy_back = notes_of("examples/jacobi2d.c", "main_l56");
         assert!(copy_back.contains(&"Anew[j][i]: each element read once per block and coalesced: not staged".to_string()), "{copy_back:?}");
         let staged = notes_of("examples/jacobi2d.c", "main_l48_staged");

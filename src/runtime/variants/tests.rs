@@ -133,6 +133,18 @@ fn a_staged_variant_is_unusable_when_its_array_shares_memory_with_a_written_one(
 }
 
 #[test]
+fn a_variant_writing_through_a_tile_is_unusable_when_that_array_shares_memory_with_any_other() {
+    let (mut module, kernel) = scale_with_variants(&[(0.5, 0)]);
+    let staged = module.variants_of(kernel)[1];
+    module.grid_kernels[staged].variant.staged_params = vec![2];
+    let staged = &module.grid_kernels[staged];
+    assert!(variant_is_usable(staged, &bound(100, 1, 2)));
+    // b is copied back at the end: a, read through global memory, must not see b's memory
+    // either (the plain kernel's read would see the write, the tile holds it back).
+    assert!(!variant_is_usable(staged, &bound(100, 7, 7)));
+}
+
+#[test]
 fn a_variant_over_the_shared_memory_limit_is_never_launched() {
     let (module, kernel) = scale_with_variants(&[(0.5, 48 * 1024 + 8)]);
     let staged = &module.grid_kernels[module.variants_of(kernel)[1]];
