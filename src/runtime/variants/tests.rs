@@ -104,8 +104,8 @@ fn a_strictly_faster_variant_wins_and_a_tie_keeps_the_plain_one() {
     assert_eq!(run([0.80, 0.90], [0.95, 0.80]), Some(0), "equal best times: plain");
     assert_eq!(run([0.80, 0.90], [0.785, 0.80]), Some(0), "faster by 1.9%: within the margin");
     assert_eq!(run([0.80, 0.90], [0.78, 0.80]), Some(1), "faster by 2.5%");
-    assert_eq!(run([0.008, 0.009], [0.0075, 0.007]), Some(0), "faster by 1 us of 8: timing noise");
-    assert_eq!(run([0.008, 0.009], [0.0068, 0.007]), Some(1), "faster by 1.2 us");
+    assert_eq!(run([0.009, 0.011], [0.0075, 0.007]), Some(0), "faster by 2 us of 9: timing noise");
+    assert_eq!(run([0.011, 0.012], [0.0078, 0.009]), Some(1), "faster by 3.2 us");
     assert_eq!(run([0.50, 0.90], [0.60, 0.55]), Some(0), "the best time counts, not the mean");
 }
 
