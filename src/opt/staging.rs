@@ -9,9 +9,13 @@
 //! `yosegi explain`. The analysis says what a block reads; this module decides and rewrites.
 //!
 //! What keeps it correct:
-//! * only arrays the kernel never writes through that param are staged (a written element is
-//!   owned by one thread, reuse 1, and a tile would go stale); the variant lists them in
-//!   `staged_params` and the runtime launches it only when none aliases a written array;
+//! * a read-only array's tile never goes stale; the variant lists it in `staged_params` and the
+//!   runtime launches the variant only when it aliases no written array;
+//! * a written array is staged only when each element belongs to one thread (see
+//!   `analysis::footprint`): the thread reads and writes its elements in the tile, and after a
+//!   barrier that follows every thread's last write the block copies the tile back (copied in
+//!   first when the kernel reads it or may leave elements unwritten, [`TileCopies`]); the
+//!   runtime launches the variant only when that array aliases no other param;
 //! * only loads that every guarded thread executes are rewritten; the others stay global;
 //! * the copy-in loads a tile element only when its global index lies, per dim, in the hull of
 //!   indices the original program reads (a mapped dim: `[start + lo, start + trip - 1 + hi]`), so
@@ -26,7 +30,12 @@
 //! `if (guard) { before }`, then `for (ks = lo; ks < hi; ks += S) { barrier; copy strip;
 //! barrier; if (guard) { for (k = ks; k < min(ks + S, hi); k++) body } }`, then
 //! `if (guard) { after }` (each guarded part re-runs the dim assignments; locals are per thread
-//! and persist). Written tiles are never copied back: only read-only arrays are staged.
+//! and persist). Written tiles are never strip-mined.
+//!
+//! Coarsened variants ([`Coarsening`]) compute several points per thread: `<k>_staged_x4`
+//! with tiles widened along `x`, and for 3-D stencils the streaming form `<k>_staged_z8`,
+//! whose tiles are rings of planes sliding along `z` (a written tile's planes go back after
+//! each point).
 //!
 //! The estimate is in global sectors per block (see `analysis::footprint`), plus a cost per
 //! warp for each shared-memory access and each barrier; `estimated_ratio` is staged over plain.
