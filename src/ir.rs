@@ -685,27 +685,50 @@ impl GridKernel {
     /// The array params the kernel stores to or updates atomically. Device functions cannot
     /// name params, so the kernel's own body is all there is to look at.
     pub fn written_array_params(&self) -> std::collections::BTreeSet<u32> {
-        fn walk(block: &[Stmt], out: &mut std::collections::BTreeSet<u32>) {
-            for stmt in block {
-                match stmt {
-                    Stmt::Store { array: ArrayRef::Param(p), .. } | Stmt::Atomic { array: ArrayRef::Param(p), .. } => {
-                        out.insert(*p);
-                    }
-                    Stmt::If { then, otherwise, .. } => {
-                        walk(then, out);
-                        walk(otherwise, out);
-                    }
-                    Stmt::Loop { body, continuing, .. } => {
-                        walk(body, out);
-                        walk(continuing, out);
-                    }
-                    _ => {}
-                }
-            }
-        }
         let mut out = std::collections::BTreeSet::new();
-        walk(&self.body.block, &mut out);
+        for_each_stmt(&self.body.block, &mut |stmt| {
+            if let Stmt::Store { array: ArrayRef::Param(p), .. } | Stmt::Atomic { array: ArrayRef::Param(p), .. } = stmt {
+                out.insert(*p);
+            }
+        });
         out
+    }
+}
+
+/// Calls `f` on every statement of `block` and of the blocks nested in it (an `If`'s branches,
+/// a `Loop`'s body and continuing block), each statement before the ones nested in it.
+pub fn for_each_stmt(block: &[Stmt], f: &mut impl FnMut(&Stmt)) {
+    for stmt in block {
+        f(stmt);
+        match stmt {
+            Stmt::If { then, otherwise, .. } => {
+                for_each_stmt(then, f);
+                for_each_stmt(otherwise, f);
+            }
+            Stmt::Loop { body, continuing, .. } => {
+                for_each_stmt(body, f);
+                for_each_stmt(continuing, f);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// [`for_each_stmt`] with mutable statements.
+pub fn for_each_stmt_mut(block: &mut [Stmt], f: &mut impl FnMut(&mut Stmt)) {
+    for stmt in block {
+        f(stmt);
+        match stmt {
+            Stmt::If { then, otherwise, .. } => {
+                for_each_stmt_mut(then, f);
+                for_each_stmt_mut(otherwise, f);
+            }
+            Stmt::Loop { body, continuing, .. } => {
+                for_each_stmt_mut(body, f);
+                for_each_stmt_mut(continuing, f);
+            }
+            _ => {}
+        }
     }
 }
 

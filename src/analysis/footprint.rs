@@ -262,22 +262,19 @@ struct Analyser<'a> {
     conditional_exprs: HashSet<Handle<Expr>>,
 }
 
+/// Whether some statement of `block`, nested ones included, satisfies `test`.
+fn contains_stmt(block: &[Stmt], test: impl Fn(&Stmt) -> bool) -> bool {
+    let mut found = false;
+    for_each_stmt(block, &mut |s| found |= test(s));
+    found
+}
+
 fn has_return(block: &[Stmt]) -> bool {
-    block.iter().any(|s| match s {
-        Stmt::Return(_) => true,
-        Stmt::If { then, otherwise, .. } => has_return(then) || has_return(otherwise),
-        Stmt::Loop { body, continuing, .. } => has_return(body) || has_return(continuing),
-        _ => false,
-    })
+    contains_stmt(block, |s| matches!(s, Stmt::Return(_)))
 }
 
 fn has_loop_exit(block: &[Stmt]) -> bool {
-    block.iter().any(|s| match s {
-        Stmt::Break | Stmt::Continue | Stmt::Return(_) => true,
-        Stmt::If { then, otherwise, .. } => has_loop_exit(then) || has_loop_exit(otherwise),
-        Stmt::Loop { body, continuing, .. } => has_loop_exit(body) || has_loop_exit(continuing),
-        _ => false,
-    })
+    contains_stmt(block, |s| matches!(s, Stmt::Break | Stmt::Continue | Stmt::Return(_)))
 }
 
 impl Analyser<'_> {

@@ -169,24 +169,12 @@ fn is_position(body: &Body, e: Handle<Expr>) -> bool {
 /// The `long long` locals assigned exactly once, from a thread position (see [`is_position`]):
 /// in a 32-bit variant they are `int`.
 fn position_locals(body: &Body) -> BTreeSet<Handle<crate::ir::Local>> {
-    fn assignments(block: &Block, out: &mut Vec<(Handle<crate::ir::Local>, Handle<Expr>)>) {
-        for stmt in block {
-            match stmt {
-                Stmt::Assign { local, value } => out.push((*local, *value)),
-                Stmt::If { then, otherwise, .. } => {
-                    assignments(then, out);
-                    assignments(otherwise, out);
-                }
-                Stmt::Loop { body, continuing, .. } => {
-                    assignments(body, out);
-                    assignments(continuing, out);
-                }
-                _ => {}
-            }
-        }
-    }
     let mut all = Vec::new();
-    assignments(&body.block, &mut all);
+    crate::ir::for_each_stmt(&body.block, &mut |stmt| {
+        if let Stmt::Assign { local, value } = stmt {
+            all.push((*local, *value));
+        }
+    });
     all.iter()
         .filter(|(local, value)| {
             let l = &body.locals[*local];

@@ -896,25 +896,14 @@ struct StoreSite {
 
 /// Points every store listed in `sites` at its tile.
 fn rewrite_stores(block: &mut [Stmt], sites: &[StoreSite]) {
-    for stmt in block {
-        match stmt {
-            Stmt::Store { array, indices, .. } => {
-                if let Some(site) = sites.iter().find(|s| *array == ArrayRef::Param(s.param) && *indices == s.global) {
-                    *array = ArrayRef::Shared(site.shared);
-                    *indices = site.tile.clone();
-                }
-            }
-            Stmt::If { then, otherwise, .. } => {
-                rewrite_stores(then, sites);
-                rewrite_stores(otherwise, sites);
-            }
-            Stmt::Loop { body, continuing, .. } => {
-                rewrite_stores(body, sites);
-                rewrite_stores(continuing, sites);
-            }
-            _ => {}
+    for_each_stmt_mut(block, &mut |stmt| {
+        if let Stmt::Store { array, indices, .. } = stmt
+            && let Some(site) = sites.iter().find(|s| *array == ArrayRef::Param(s.param) && *indices == s.global)
+        {
+            *array = ArrayRef::Shared(site.shared);
+            *indices = site.tile.clone();
         }
-    }
+    });
 }
 
 fn subscript_offset(s: &footprint::TileSubscript) -> i64 {
