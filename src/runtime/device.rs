@@ -67,6 +67,11 @@ pub trait Device: Send {
     fn model(&self) -> String {
         self.name().to_string()
     }
+    /// Bytes of shared memory one block may declare statically (a staged variant needing more
+    /// is not launched there).
+    fn shared_memory_per_block(&self) -> u64 {
+        super::variants::SHARED_MEMORY_LIMIT
+    }
     fn allocate(&mut self, bytes: u64) -> DeviceAlloc;
     fn free(&mut self, alloc: DeviceAlloc);
     fn copy_to_device(&mut self, alloc: DeviceAlloc, offset: u64, src: &[u8]);

@@ -63,7 +63,8 @@ use super::device::{DeviceAlloc, DeviceParam, KernelFault, Launch, LaunchOutcome
 use super::stats::VariantDecision;
 use super::{Runtime, RuntimeError};
 
-/// Shared memory a block may use without opting in to more (CUDA's static limit).
+/// Shared memory a block may use without opting in to more (CUDA's static limit), for a device
+/// that does not say ([`super::device::Device::shared_memory_per_block`]).
 pub const SHARED_MEMORY_LIMIT: u64 = 48 * 1024;
 
 /// How many timed launches of each candidate exploration makes before choosing: the first
@@ -90,12 +91,12 @@ const LINE_TAG: &str = "v1";
 /// Whether `variant` may run a launch whose array params are bound as `params` (one per
 /// `variant.params`, as `Runtime::device_params` binds them): see the module doc. A `Global`
 /// variant always may.
-pub fn variant_is_usable(variant: &GridKernel, params: &[DeviceParam]) -> bool {
+pub fn variant_is_usable(variant: &GridKernel, params: &[DeviceParam], shared_per_block: u64) -> bool {
     // The plain variant is what runs when nothing else can: it is always usable.
     if variant.variant.kind != VariantKind::Staged {
         return true;
     }
-    if variant.shared_memory_bytes() > SHARED_MEMORY_LIMIT {
+    if variant.shared_memory_bytes() > shared_per_block {
         return false;
     }
     let alloc_of = |p: u32| match params.get(p as usize) {
@@ -421,6 +422,8 @@ pub struct VariantChooser {
     identities: HashMap<Handle<Kernel>, KernelIdentity>,
     /// Under `--staging on`: per kernel, how many launches have run a staged variant so far.
     forced_launches: HashMap<Handle<Kernel>, usize>,
+    /// Per device name: the shared memory a block may use there, as the device reported it.
+    shared_per_block: HashMap<String, u64>,
 }
 
 impl VariantChooser {
@@ -432,7 +435,18 @@ impl VariantChooser {
             device_times: HashMap::new(),
             identities: HashMap::new(),
             forced_launches: HashMap::new(),
+            shared_per_block: HashMap::new(),
         }
+    }
+
+    /// Records what `device` says a block may use of shared memory; until then
+    /// [`SHARED_MEMORY_LIMIT`] holds.
+    pub fn set_shared_memory_limit(&mut self, device: &str, bytes: u64) {
+        self.shared_per_block.insert(device.to_string(), bytes);
+    }
+
+    fn shared_memory_limit(&self, device: &str) -> u64 {
+        self.shared_per_block.get(device).copied().unwrap_or(SHARED_MEMORY_LIMIT)
     }
 
     /// The variant a launch of `kernel` on `device` runs. `params` are the launch's params as
@@ -451,13 +465,14 @@ impl VariantChooser {
             return (plain, None);
         }
         let plain_params = &module.grid_kernels[variants[0]].params;
+        let shared_limit = self.shared_memory_limit(device);
         // `params` are bound for the plain variant: a variant whose params differ from its
         // (which the staging pass does not make) cannot be launched with them.
         let usable = |v: Handle<GridKernel>| {
             let grid = &module.grid_kernels[v];
             grid.params.len() == plain_params.len()
                 && grid.params.iter().zip(plain_params).all(|(a, b)| a.arg == b.arg)
-                && variant_is_usable(grid, params)
+                && variant_is_usable(grid, params, shared_limit)
         };
         if self.mode == StagingMode::Force {
             // The usable staged variants take turns, so that a run exercises every one.
@@ -492,7 +507,7 @@ impl VariantChooser {
         if !self.explorations.contains_key(&slot) {
             let trials: Vec<Trial> = variants
                 .iter()
-                .filter(|&&v| v == variants[0] || module.grid_kernels[v].shared_memory_bytes() <= SHARED_MEMORY_LIMIT)
+                .filter(|&&v| v == variants[0] || module.grid_kernels[v].shared_memory_bytes() <= shared_limit)
                 .map(|&v| {
                     let g = &module.grid_kernels[v];
                     Trial { variant: v, name: g.name.clone(), estimated_ratio: g.variant.estimated_ratio, times: Vec::new() }
@@ -596,6 +611,8 @@ impl Runtime {
     ) -> Result<(&'m GridKernel, LaunchOutcome, Duration), RuntimeError> {
         let device = self.current_device;
         let device_name = self.devices[device].model();
+        let shared_limit = self.devices[device].shared_memory_per_block();
+        self.variants.set_shared_memory_limit(&device_name, shared_limit);
         let (pick, cached) = self.variants.choose(module, kernel, &device_name, &params);
         let grid = &module.grid_kernels[pick.variant];
         let source_name = &module.kernels[kernel].name;

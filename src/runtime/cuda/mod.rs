@@ -140,6 +140,8 @@ pub struct CudaDevice {
     context: sys::CUcontext,
     /// Compute capability as `major * 10 + minor` (90 for an H100).
     arch: u32,
+    /// `CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK`: static shared memory per block.
+    shared_per_block: u64,
     buffers: HashMap<u64, Buffer>,
     next_id: u64,
     /// `(major, minor)`, part of the disk cache key.
@@ -208,6 +210,15 @@ impl CudaDevice {
                 "cuDeviceGetAttribute",
                 sys::cuDeviceGetAttribute(&mut minor, sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device),
             )?;
+            let mut shared_per_block = 0;
+            check(
+                "cuDeviceGetAttribute",
+                sys::cuDeviceGetAttribute(
+                    &mut shared_per_block,
+                    sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK,
+                    device,
+                ),
+            )?;
             let mut context: sys::CUcontext = std::ptr::null_mut();
             check("cuDevicePrimaryCtxRetain", sys::cuDevicePrimaryCtxRetain(&mut context, device))?;
             check("cuCtxSetCurrent", sys::cuCtxSetCurrent(context))?;
@@ -225,6 +236,7 @@ impl CudaDevice {
                 ),
                 context,
                 arch: (major * 10 + minor) as u32,
+                shared_per_block: shared_per_block.max(0) as u64,
                 buffers: HashMap::new(),
                 next_id: 0,
                 nvrtc_version: (nvrtc_major, nvrtc_minor),
@@ -640,6 +652,10 @@ impl Device for CudaDevice {
 
     fn model(&self) -> String {
         self.label.clone()
+    }
+
+    fn shared_memory_per_block(&self) -> u64 {
+        self.shared_per_block
     }
 
     fn allocate(&mut self, bytes: u64) -> DeviceAlloc {

@@ -131,9 +131,9 @@ fn a_staged_variant_is_unusable_when_its_array_shares_memory_with_a_written_one(
     let [plain, staged] = module.variants_of(kernel)[..] else { panic!("two variants") };
     let (plain, staged) = (&module.grid_kernels[plain], &module.grid_kernels[staged]);
     assert_eq!(staged.written_array_params(), std::collections::BTreeSet::from([2]));
-    assert!(variant_is_usable(staged, &bound(100, 1, 2)));
-    assert!(!variant_is_usable(staged, &bound(100, 7, 7)), "a and b are one allocation");
-    assert!(variant_is_usable(plain, &bound(100, 7, 7)), "the plain variant reads global memory");
+    assert!(variant_is_usable(staged, &bound(100, 1, 2), SHARED_MEMORY_LIMIT));
+    assert!(!variant_is_usable(staged, &bound(100, 7, 7), SHARED_MEMORY_LIMIT), "a and b are one allocation");
+    assert!(variant_is_usable(plain, &bound(100, 7, 7), SHARED_MEMORY_LIMIT), "the plain variant reads global memory");
 }
 
 #[test]
@@ -142,10 +142,10 @@ fn a_variant_writing_through_a_tile_is_unusable_when_that_array_shares_memory_wi
     let staged = module.variants_of(kernel)[1];
     module.grid_kernels[staged].variant.staged_params = vec![2];
     let staged = &module.grid_kernels[staged];
-    assert!(variant_is_usable(staged, &bound(100, 1, 2)));
+    assert!(variant_is_usable(staged, &bound(100, 1, 2), SHARED_MEMORY_LIMIT));
     // b is copied back at the end: a, read through global memory, must not see b's memory
     // either (the plain kernel's read would see the write, the tile holds it back).
-    assert!(!variant_is_usable(staged, &bound(100, 7, 7)));
+    assert!(!variant_is_usable(staged, &bound(100, 7, 7), SHARED_MEMORY_LIMIT));
 }
 
 #[test]
@@ -153,10 +153,21 @@ fn a_variant_over_the_shared_memory_limit_is_never_launched() {
     let (module, kernel) = scale_with_variants(&[(0.5, 48 * 1024 + 8)]);
     let staged = &module.grid_kernels[module.variants_of(kernel)[1]];
     assert_eq!(staged.shared_memory_bytes(), 48 * 1024 + 8);
-    assert!(!variant_is_usable(staged, &bound(100, 1, 2)));
+    assert!(!variant_is_usable(staged, &bound(100, 1, 2), SHARED_MEMORY_LIMIT));
     let mut chooser = VariantChooser::new(StagingMode::Force, TuningCache::in_dir(None));
     let (pick, _) = chooser.choose(&module, kernel, "gpu", &bound(100, 1, 2));
     assert_eq!(pick.variant, module.variants_of(kernel)[0]);
+}
+
+#[test]
+fn the_shared_memory_limit_is_the_one_the_device_reports() {
+    let (module, kernel) = scale_with_variants(&[(0.5, 8 * 1024)]);
+    let [plain, staged] = module.variants_of(kernel)[..] else { panic!("two variants") };
+    let mut chooser = VariantChooser::new(StagingMode::Force, TuningCache::in_dir(None));
+    assert_eq!(chooser.choose(&module, kernel, "big", &bound(100, 1, 2)).0.variant, staged, "8 KiB fit the default 48 KiB");
+    chooser.set_shared_memory_limit("small", 4 * 1024);
+    assert_eq!(chooser.choose(&module, kernel, "small", &bound(100, 1, 2)).0.variant, plain, "a device with 4 KiB per block");
+    assert_eq!(chooser.choose(&module, kernel, "big", &bound(100, 1, 2)).0.variant, staged, "per device");
 }
 
 #[test]
