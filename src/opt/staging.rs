@@ -719,7 +719,8 @@ pub fn stage_kernel(grid: &GridKernel, fp: &AccessFootprint, plan: &StagingPlan,
         }
     }
 
-    // Copy-ins of whole tiles, before the guard.
+    // The copies: whole tiles' copy-ins go before the guard, per-strip tiles' into the strip
+    // loop, ring tiles' into the point loop, and copy-backs after the guarded body.
     let mut whole_copies = Vec::new();
     let mut strip_copies = Vec::new();
     // A sliding ring's copies: its halo planes once (`ring_first`), then each point's new
