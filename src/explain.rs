@@ -290,7 +290,8 @@ fn variants_text(module: &Module, handle: Handle<Kernel>, context: &Context, out
             };
             let _ = writeln!(
                 out,
-                "      on a GPU: the first launches of each size time every variant {samples}; the fastest is kept if it beats global by more than {}% and {} us, else global",
+                "      on a GPU: the first launches of each size time every variant {samples} (once when that launch is over {}x global's); the fastest is kept if it beats global by more than {}% and {} us, else global",
+                variants::CLEARLY_SLOWER,
                 variants::WIN_MARGIN * 100.0,
                 variants::WIN_MARGIN_MIN.as_micros()
             );

@@ -81,6 +81,16 @@ pub const WIN_MARGIN: f64 = 0.02;
 /// variant kept for 7 us against 9 ran 0.96x.
 pub const WIN_MARGIN_MIN: Duration = Duration::from_micros(3);
 
+/// A candidate whose launches so far all took more than this times the plain variant's best,
+/// plus [`CLEARLY_SLOWER_SLACK`], is not timed again: a first launch runs a little slow (cold
+/// caches), not half as fast again, so its second sample could not make it win, and each sample
+/// of a slow variant is a real launch the program waits for (on the H100, heat3d at 512^3 spent
+/// 0.64 ms of a 41 ms run on the second launch of a staged variant that took 1.48 ms against 0.83).
+pub const CLEARLY_SLOWER: f64 = 1.5;
+/// See [`CLEARLY_SLOWER`]: first launches of few-microsecond kernels can take 2-4 times their
+/// later ones, so short kernels are always sampled fully.
+pub const CLEARLY_SLOWER_SLACK: Duration = Duration::from_micros(20);
+
 /// The tuning cache's file name in the kernel cache directory.
 pub const TUNING_CACHE_FILE: &str = "variant-choices.txt";
 
@@ -177,8 +187,22 @@ impl Exploration {
         Exploration { trials: candidates, winner: None }
     }
 
-    /// The trial the next launch should time: among the usable ones with the fewest samples,
-    /// the lowest estimate (the plain one on ties). `None` when nothing usable needs timing.
+    /// Whether trial `i` still needs timing: fewer than [`SAMPLES_PER_CANDIDATE`] samples, and
+    /// not a variant already measured clearly slower than the plain one ([`CLEARLY_SLOWER`]).
+    fn needs_samples(&self, i: usize) -> bool {
+        let t = &self.trials[i];
+        if t.times.len() >= SAMPLES_PER_CANDIDATE {
+            return false;
+        }
+        match (i, t.best(), self.trials[0].best()) {
+            (1.., Some(best), Some(plain)) => best <= plain.mul_f64(CLEARLY_SLOWER) + CLEARLY_SLOWER_SLACK,
+            _ => true,
+        }
+    }
+
+    /// The trial the next launch should time: among the usable ones that need samples and
+    /// have the fewest, the lowest estimate (the plain one on ties). `None` when nothing usable
+    /// needs timing.
     pub fn next_to_time(&self, usable: impl Fn(Handle<GridKernel>) -> bool) -> Option<usize> {
         if self.winner.is_some() {
             return None;
@@ -186,7 +210,7 @@ impl Exploration {
         self.trials
             .iter()
             .enumerate()
-            .filter(|(_, t)| t.times.len() < SAMPLES_PER_CANDIDATE && usable(t.variant))
+            .filter(|(i, t)| self.needs_samples(*i) && usable(t.variant))
             .min_by(|(ia, a), (ib, b)| {
                 a.times
                     .len()
@@ -202,7 +226,7 @@ impl Exploration {
         if let Some(t) = self.trials.get_mut(trial) {
             t.times.push(time);
         }
-        if self.winner.is_none() && self.trials.iter().all(|t| t.times.len() >= SAMPLES_PER_CANDIDATE) {
+        if self.winner.is_none() && (0..self.trials.len()).all(|i| !self.needs_samples(i)) {
             self.winner = Some(self.fastest());
         }
     }

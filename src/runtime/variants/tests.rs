@@ -110,6 +110,28 @@ fn a_strictly_faster_variant_wins_and_a_tie_keeps_the_plain_one() {
 }
 
 #[test]
+fn a_clearly_slower_candidate_is_timed_once() {
+    let mut e = Exploration::new(vec![trial("plain", 1.0, 0), trial("slow", 0.5, 1), trial("close", 0.6, 2)]);
+    // Round one, lowest estimate first: slow, close, plain.
+    for (t, time) in [(1, 1.48), (2, 0.95), (0, 0.85)] {
+        assert_eq!(e.next_to_time(|_| true), Some(t));
+        e.record(t, ms(time));
+    }
+    // 1.48 > 1.5 x 0.85 + 0.02: `slow` is done; `close` (0.95) and plain take their second samples.
+    assert_eq!(e.next_to_time(|_| true), Some(2));
+    e.record(2, ms(0.93));
+    assert_eq!(e.next_to_time(|_| true), Some(0));
+    e.record(0, ms(0.83));
+    assert_eq!(e.winner, Some(0));
+    assert_eq!(e.trials[1].times.len(), 1);
+    // A few-microsecond kernel is sampled fully however slow its first launch: 20 us of slack.
+    let mut short = Exploration::new(vec![trial("plain", 1.0, 0), trial("staged", 0.5, 1)]);
+    short.record(1, ms(0.020));
+    short.record(0, ms(0.009));
+    assert_eq!(short.next_to_time(|_| true), Some(1));
+}
+
+#[test]
 fn unusable_candidates_are_not_timed() {
     let e = Exploration::new(vec![trial("plain", 1.0, 0), trial("staged", 0.6, 1)]);
     let next = e.next_to_time(|v| v != Handle::new(1)).expect("plain can run");
