@@ -10,7 +10,8 @@
 //! reads into shared memory; it must not change a single value, nor read outside the arrays).
 //! Forced staging also puts the written arrays each thread owns through tiles copied back (the
 //! stencils' `out`, the products' `c`), and a fourth family writes rows per thread (column
-//! writes) only, read-modify-write, or conditionally.
+//! writes) only, read-modify-write, or conditionally. A fifth writes box stencils with loops
+//! over the neighbour offsets (`in[z + dz][y + dy][x + dx]`).
 
 mod common;
 
@@ -397,6 +398,100 @@ fn check_matrix_product(case: &MatrixProduct) -> Result<(), TestCaseError> {
     compare_variants(&case.source(), &config, "matmul", &case.host_data(), staged_variant, &what).map(|_| ())
 }
 
+/// A box stencil written with loops over the neighbour offsets (`for dz .. for dy .. for dx:
+/// s += w(dz) * in[z + dz][y + dy][x + dx]`), the form the analysis folds into one thread dim
+/// per array dim whose halo is the loop's range; per dim the offsets run over `lo..=hi`.
+#[derive(Clone, Debug)]
+struct BoxStencil {
+    sizes: Vec<i64>,
+    block: Vec<u32>,
+    /// Per dim, outermost first: the offset loop's first and last value.
+    ranges: Vec<(i64, i64)>,
+    elem: Elem,
+    seed: u64,
+}
+
+const OFFSET_VARS: [&str; 3] = ["dz", "dy", "dx"];
+
+impl BoxStencil {
+    fn source(&self) -> String {
+        let ty = self.elem.c_name();
+        let d = self.sizes.len();
+        let vars = &LOOP_VARS[3 - d..];
+        let offsets = &OFFSET_VARS[3 - d..];
+        let extents: String = self.sizes.iter().map(|n| format!("[{n}]")).collect();
+        let mut text = format!("static {ty} in{extents};\nstatic {ty} out{extents};\n\nvoid stencil(void) {{\n");
+        for (level, (var, n)) in vars.iter().zip(&self.sizes).enumerate() {
+            let pragma = if level == 0 { "parallel loop" } else { "loop" };
+            let indent = "    ".repeat(level + 1);
+            text.push_str(&format!("{indent}#pragma acc {pragma}\n"));
+            text.push_str(&format!("{indent}for (int {var} = {HALO}; {var} < {}; {var}++) {{\n", n - HALO));
+        }
+        let inner = "    ".repeat(d + 1);
+        text.push_str(&format!("{inner}{ty} s = 0.0;\n"));
+        for (level, (off, (lo, hi))) in offsets.iter().zip(&self.ranges).enumerate() {
+            text.push_str(&format!("{inner}{}for (int {off} = {lo}; {off} <= {hi}; {off}++)\n", "    ".repeat(level)));
+        }
+        let index: String = vars.iter().zip(offsets).map(|(v, o)| format!("[{v} + {o}]")).collect();
+        let target: String = vars.iter().map(|v| format!("[{v}]")).collect();
+        text.push_str(&format!("{inner}{}s += ({} + 0.25 * {}) * in{index};\n", "    ".repeat(d), WEIGHTS[(self.seed % 8) as usize], offsets[0]));
+        text.push_str(&format!("{inner}out{target} = s;\n"));
+        for level in (0..d).rev() {
+            text.push_str(&format!("{}}}\n", "    ".repeat(level + 1)));
+        }
+        text.push_str("}\n");
+        text
+    }
+
+    fn host_data(&self) -> HostData {
+        let points: i64 = self.sizes.iter().product();
+        let mut data = HostData::default();
+        data.arrays.insert("in".into(), self.elem.bytes(&pseudo_random_values(self.seed, points as usize)));
+        data.arrays.insert("out".into(), self.elem.bytes(&vec![-7.0; points as usize]));
+        data
+    }
+}
+
+fn box_stencil() -> impl Strategy<Value = BoxStencil> {
+    (1..=3usize).prop_flat_map(|dims| {
+        block_shape(dims).prop_flat_map(move |block| {
+            let outer_blocks = if dims == 3 { 4 } else { 2 };
+            let range = (-HALO..=0i64, 0..=HALO).prop_map(|(lo, hi)| (lo, hi));
+            let ranges = proptest::collection::vec(range, dims);
+            let elem = prop_oneof![Just(Elem::F32), Just(Elem::F64)];
+            (sizes_for(&block, 2, outer_blocks), Just(block), ranges, elem, any::<u64>())
+                .prop_map(|(sizes, block, ranges, elem, seed)| BoxStencil { sizes, block, ranges, elem, seed })
+        })
+    })
+}
+
+fn check_box_stencil(case: &BoxStencil) -> Result<(), TestCaseError> {
+    let mut config = PassConfig {
+        staging: StagingMode::Force,
+        staged_points_per_thread: 2 + (case.seed % 3) as u32,
+        streamed_points_per_thread: 2 + (case.seed / 3 % 3) as u32,
+        ..PassConfig::default()
+    };
+    match case.block.as_slice() {
+        [x] => config.block_threads = *x,
+        [x, y] => config.block_2d = [*x, *y],
+        [x, y, z] => config.block_3d = [*x, *y, *z],
+        other => unreachable!("box stencils have 1 to 3 dims, not {}", other.len()),
+    }
+    let what = format!("a box stencil over offsets {:?}, sizes {:?}, block {:?}", case.ranges, case.sizes, case.block);
+    // One reference sweeping a box of offsets: it is one group, staged whenever its tile fits.
+    let tile: u64 = case
+        .ranges
+        .iter()
+        .zip(case.block.iter().rev())
+        .map(|((lo, hi), b)| u64::from(*b) + (hi - lo) as u64 + 1)
+        .product::<u64>()
+        * case.elem.size() as u64;
+    let reused = case.ranges.iter().any(|(lo, hi)| hi > lo);
+    let staged_variant = if reused && tile <= 20 * 1024 { StagedVariant::Required } else { StagedVariant::Optional };
+    compare_variants(&case.source(), &config, "stencil", &case.host_data(), staged_variant, &what).map(|_| ())
+}
+
 /// Column writes: thread `i` runs along row `i` (`for j in lo..m-hi`), keeping a running
 /// value from `in[i][j]`, and writes `out[i][j]` in one of three ways: only written (the tile is
 /// copied back, never in), read and written (copied in and back), or written under a condition
@@ -500,6 +595,31 @@ proptest! {
     fn column_writes_copied_back_compute_what_plain_ones_do(case in column_writes()) {
         check_column_writes(&case)?;
     }
+}
+
+proptest! {
+    #![proptest_config(Config { cases: 20, ..Config::default() })]
+    #[test]
+    fn box_stencils_over_offset_loops_compute_what_plain_ones_do(case in box_stencil()) {
+        check_box_stencil(&case)?;
+    }
+}
+
+/// The box generator's C text: one load swept by the offset loops, which the analysis folds
+/// into one group with the loops' ranges as its halo.
+#[test]
+fn generated_box_stencils_sweep_one_reference_over_the_offset_loops() {
+    let case = BoxStencil { sizes: vec![11, 40], block: vec![32, 4], ranges: vec![(-2, 1), (0, 3)], elem: Elem::F64, seed: 0 };
+    let source = case.source();
+    assert!(source.contains("for (int dy = -2; dy <= 1; dy++)"), "{source}");
+    assert!(source.contains("for (int dx = 0; dx <= 3; dx++)"), "{source}");
+    assert!(source.contains("s += (0.5 + 0.25 * dy) * in[y + dy][x + dx];"), "{source}");
+    let program = compile_source("stencil.c", &source, &PassConfig { staging: StagingMode::Force, ..PassConfig::default() });
+    let kernels = kernels_in_function(&program.module, "stencil");
+    let found = variants(&program.module, kernels[0]);
+    let notes = &program.module.grid_kernels[found.plain].variant.notes;
+    assert!(notes.iter().any(|n| n.starts_with("in: 1 ref in[y+{-2..1}][x+{0..3}] forms one group, halo [-2..1]x[0..3]")), "{notes:?}");
+    assert!(!found.staged.is_empty());
 }
 
 /// The generator itself: sizes are never multiples of the block, and the C text is what the

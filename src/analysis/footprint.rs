@@ -9,7 +9,9 @@
 //! branch, a `Select` branch or the right side of `&&`/`||`; inside counted loops with
 //! block-uniform bounds and no `break`/`continue` is fine) is a candidate reference when each of
 //! its subscripts is one of
-//! * a mapped dim variable (step 1, coefficient 1) plus a constant: the thread's own position;
+//! * a mapped dim variable (step 1, coefficient 1) plus a constant: the thread's own position,
+//!   possibly plus the variable of a short enclosing loop with constant bounds over neighbour
+//!   offsets (`z + dz` for `dz` in `-1..=1`), which widens the dim's halo to the loop's range;
 //! * the variable of an enclosing counted loop (coefficient 1) plus a constant;
 //! * a block-uniform affine form (params and constants) plus a constant.
 //!
@@ -45,11 +47,16 @@ use crate::ir::*;
 /// Trip count assumed for a counted loop whose bounds are not constants (for estimates only).
 pub const UNKNOWN_TRIP_ESTIMATE: i64 = 128;
 
+/// Most trips a loop over neighbour offsets (`z + dz`) may have to widen a thread dim's halo.
+pub const MAX_SHIFT_TRIP: i64 = 16;
+
 /// One subscript of a candidate reference: a base plus a constant `offset`.
 #[derive(Clone, Debug, PartialEq)]
 pub enum SubscriptForm {
-    /// `var + offset` where `var` is mapped by `GridKernel::axes[binding]`.
-    Thread { binding: usize, offset: i64 },
+    /// `var + offset` where `var` is mapped by `GridKernel::axes[binding]`, plus the variable of
+    /// [`AccessFootprint::loops`]`[lp]` for `shift: Some(lp)`: `z + dz` in a loop over
+    /// neighbour offsets, whose bounds are constants (at most [`MAX_SHIFT_TRIP`] iterations).
+    Thread { binding: usize, offset: i64, shift: Option<usize> },
     /// `var + offset` where `var` is the variable of [`AccessFootprint::loops`]`[lp]`.
     Loop { lp: usize, offset: i64 },
     /// `base + offset`, `base` made of params only (its constant is 0).
@@ -57,9 +64,22 @@ pub enum SubscriptForm {
 }
 
 impl SubscriptForm {
-    fn offset(&self) -> i64 {
+    /// The constant part of the subscript past its base.
+    pub fn offset(&self) -> i64 {
         match self {
             SubscriptForm::Thread { offset, .. } | SubscriptForm::Loop { offset, .. } | SubscriptForm::Uniform { offset, .. } => *offset,
+        }
+    }
+    /// The least and greatest value of the subscript past its base: the offset, widened by the
+    /// shift loop's range for `z + dz`.
+    pub fn offset_range(&self, loops: &[CountedLoop]) -> (i64, i64) {
+        let o = self.offset();
+        match self {
+            SubscriptForm::Thread { shift: Some(lp), .. } => {
+                let l = &loops[*lp];
+                (o + l.start.constant, o + l.end.constant - 1)
+            }
+            _ => (o, o),
         }
     }
     fn base(&self) -> GroupDimKind {
@@ -506,18 +526,33 @@ impl Analyser<'_> {
             if !stride_ok {
                 return Err("an index scales a variable by a negative or composite factor".to_string());
             }
-            if parts.iter().any(|(s, _)| *s == coefficient) {
-                return Err("an index has two variables with the same stride".to_string());
-            }
             let kind = if let Some(binding) =
                 self.grid.axes.iter().position(|b| b.var == v && b.step == 1).filter(|_| count_assigns(&self.grid.body.block, v) == 1)
             {
-                SubscriptForm::Thread { binding, offset: 0 }
+                SubscriptForm::Thread { binding, offset: 0, shift: None }
             } else if let Some(&lp) = loops.iter().find(|&&l| self.fp.loops[l].var == v) {
                 SubscriptForm::Loop { lp, offset: 0 }
             } else {
                 return Err("an index follows a variable that is neither a mapped dim nor a counted loop with uniform bounds".to_string());
             };
+            // `z + dz`: a mapped variable and a short constant-bounds loop's on one stride are
+            // one thread dim whose offset sweeps the loop's range.
+            if let Some(i) = parts.iter().position(|(s, _)| *s == coefficient) {
+                let merged = match (&parts[i].1, &kind) {
+                    (SubscriptForm::Thread { binding, offset, shift: None }, SubscriptForm::Loop { lp, .. })
+                    | (SubscriptForm::Loop { lp, offset }, SubscriptForm::Thread { binding, shift: None, .. })
+                        if self.sweeps_offsets(*lp) =>
+                    {
+                        Some(SubscriptForm::Thread { binding: *binding, offset: *offset, shift: Some(*lp) })
+                    }
+                    _ => None,
+                };
+                match merged {
+                    Some(form) => parts[i].1 = form,
+                    None => return Err("an index has two variables with the same stride".to_string()),
+                }
+                continue;
+            }
             parts.push((coefficient, kind));
         }
         // Param terms equal to a stride shift that dim; the constant shifts the stride-1 dim.
@@ -544,6 +579,13 @@ impl Analyser<'_> {
         parts.sort_by_key(|p| std::cmp::Reverse(stride_order(&p.0)));
         out.extend(parts.into_iter().map(|(stride, form)| TileSubscript { form, array_dim, stride }));
         Ok(out)
+    }
+
+    /// Whether loop `lp` can shift a thread dim: constant bounds, 1 to [`MAX_SHIFT_TRIP`]
+    /// iterations.
+    fn sweeps_offsets(&self, lp: usize) -> bool {
+        let l = &self.fp.loops[lp];
+        l.start.as_constant().is_some() && l.end.as_constant().is_some() && l.trip.is_some_and(|t| (1..=MAX_SHIFT_TRIP).contains(&t))
     }
 
     fn group(&mut self) {
@@ -585,7 +627,10 @@ impl Analyser<'_> {
                         dims: kinds
                             .into_iter()
                             .zip(&reference.subscripts)
-                            .map(|((kind, array_dim, stride), s)| GroupDim { kind, array_dim, stride, lo: s.form.offset(), hi: s.form.offset() })
+                            .map(|((kind, array_dim, stride), s)| {
+                                let (lo, hi) = s.form.offset_range(&self.fp.loops);
+                                GroupDim { kind, array_dim, stride, lo, hi }
+                            })
                             .collect(),
                         refs: Vec::new(),
                         footprint_elems: 0,
@@ -599,8 +644,9 @@ impl Analyser<'_> {
             };
             let group = &mut groups[g];
             for (d, s) in group.dims.iter_mut().zip(&reference.subscripts) {
-                d.lo = d.lo.min(s.form.offset());
-                d.hi = d.hi.max(s.form.offset());
+                let (lo, hi) = s.form.offset_range(&self.fp.loops);
+                d.lo = d.lo.min(lo);
+                d.hi = d.hi.max(hi);
             }
             group.refs.push(r);
             group.loaded |= matches!(reference.site, ReferenceSite::Load(_));

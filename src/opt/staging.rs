@@ -689,11 +689,20 @@ pub fn stage_kernel(grid: &GridKernel, fp: &AccessFootprint, plan: &StagingPlan,
             let reference = &fp.references[r];
             let mut indices = Vec::new();
             for (dim, (d, s)) in g.dims.iter().zip(&reference.subscripts).enumerate() {
-                let shift = subscript_offset(s) - d.lo;
-                let base = match d.kind {
-                    GroupDimKind::Thread { binding } => e.thread_position(binding),
-                    GroupDimKind::Uniform { .. } => e.int32(0),
-                    GroupDimKind::Loop { lp } => {
+                let shift = s.form.offset() - d.lo;
+                let base = match (&d.kind, &s.form) {
+                    (&GroupDimKind::Thread { binding }, footprint::SubscriptForm::Thread { shift: Some(lp), .. }) => {
+                        // `z + dz`: the tile index follows the loop over neighbour offsets too.
+                        let position = e.thread_position(binding);
+                        let var = fp.loops[*lp].var;
+                        let ty = e.grid.body.locals[var].ty;
+                        let value = e.expr(ExprKind::Local(var), ty);
+                        let value = e.cast(value, ScalarType::I32);
+                        e.bin(BinaryOp::Add, position, value)
+                    }
+                    (&GroupDimKind::Thread { binding }, _) => e.thread_position(binding),
+                    (GroupDimKind::Uniform { .. }, _) => e.int32(0),
+                    (&GroupDimKind::Loop { lp }, _) => {
                         let var = e.local_value(fp.loops[lp].var);
                         let origin = match (plan.strip, ks_local) {
                             // Only a per-strip tile starts at the strip; a whole tile along
@@ -905,12 +914,6 @@ fn rewrite_stores(block: &mut [Stmt], sites: &[StoreSite]) {
             *indices = site.tile.clone();
         }
     });
-}
-
-fn subscript_offset(s: &footprint::TileSubscript) -> i64 {
-    match &s.form {
-        footprint::SubscriptForm::Thread { offset, .. } | footprint::SubscriptForm::Loop { offset, .. } | footprint::SubscriptForm::Uniform { offset, .. } => *offset,
-    }
 }
 
 /// Which way a cooperative copy loop moves a tile.
@@ -1132,7 +1135,17 @@ impl Emitter<'_> {
         let last = dot(self, &mut extremes.iter().map(|x| x.2));
         let mut low: Option<Handle<Expr>> = None;
         let mut high: Option<Handle<Expr>> = None;
-        let mut shifts: Vec<Vec<i64>> = g.refs.iter().map(|&r| fp.references[r].subscripts.iter().map(subscript_offset).collect()).collect();
+        // The linear address grows with each subscript: its extremes are at the corners of
+        // each reference's range of offsets.
+        let mut shifts: Vec<Vec<i64>> = Vec::new();
+        for &r in &g.refs {
+            let mut corners: Vec<Vec<i64>> = vec![Vec::new()];
+            for s in &fp.references[r].subscripts {
+                let (lo, hi) = s.form.offset_range(&fp.loops);
+                corners = corners.into_iter().flat_map(|c| [lo, hi].map(|o| c.iter().copied().chain([o]).collect::<Vec<i64>>())).collect();
+            }
+            shifts.extend(corners);
+        }
         shifts.sort();
         shifts.dedup();
         for shift in shifts {
