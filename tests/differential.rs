@@ -216,6 +216,7 @@ differential_tests! {
     serial_atomic => "serial_atomic.c",
     multi_solver => "multi_solver",
     stencil3d_19pt => "stencil3d_19pt.c",
+    box_offsets => "box_offsets.c",
     stencil_wide1d => "stencil_wide1d.c",
     matvec_broadcast => "matvec_broadcast.c",
     matmul_tiles2d => "matmul_tiles2d.c",
