@@ -79,28 +79,11 @@ impl Stencil {
         // streaming one 2 to 5 along z.
         let points = 2 + (self.seed % 4) as u32;
         let streamed = 2 + (self.seed / 4 % 4) as u32;
-        let mut config = PassConfig {
-            staging: StagingMode::Force,
-            staged_points_per_thread: points,
-            streamed_points_per_thread: streamed,
-            ..PassConfig::default()
-        };
-        match self.block.as_slice() {
-            [x] => config.block_threads = *x,
-            [x, y] => config.block_2d = [*x, *y],
-            [x, y, z] => config.block_3d = [*x, *y, *z],
-            other => unreachable!("stencils have 1 to 3 dims, not {}", other.len()),
-        }
-        config
+        forced_config(&self.block, points, streamed)
     }
 
     fn host_data(&self) -> HostData {
-        let points: i64 = self.sizes.iter().product();
-        let mut data = HostData::default();
-        data.arrays.insert("in".into(), self.elem.bytes(&pseudo_random_values(self.seed, points as usize)));
-        // A recognisable fill in `out`: points the kernel must not write keep it in both runs.
-        data.arrays.insert("out".into(), self.elem.bytes(&vec![-7.0; points as usize]));
-        data
+        in_out_data(&self.sizes, self.elem, self.seed)
     }
 
     fn distinct_taps(&self) -> usize {
@@ -124,6 +107,34 @@ impl Stencil {
         }
         elements * self.elem.size() as u64
     }
+}
+
+/// Forced staging with `block` (x first) as the block shape of its rank, and the points per
+/// thread of the coarsened (along x) and streaming (along z) variants.
+fn forced_config(block: &[u32], points: u32, streamed: u32) -> PassConfig {
+    let mut config = PassConfig {
+        staging: StagingMode::Force,
+        staged_points_per_thread: points,
+        streamed_points_per_thread: streamed,
+        ..PassConfig::default()
+    };
+    match block {
+        [x] => config.block_threads = *x,
+        [x, y] => config.block_2d = [*x, *y],
+        [x, y, z] => config.block_3d = [*x, *y, *z],
+        other => unreachable!("stencils have 1 to 3 dims, not {}", other.len()),
+    }
+    config
+}
+
+/// `in` of `sizes` with random values, `out` filled with -7: points the kernel must not write
+/// keep that fill in both runs.
+fn in_out_data(sizes: &[i64], elem: Elem, seed: u64) -> HostData {
+    let points: i64 = sizes.iter().product();
+    let mut data = HostData::default();
+    data.arrays.insert("in".into(), elem.bytes(&pseudo_random_values(seed, points as usize)));
+    data.arrays.insert("out".into(), elem.bytes(&vec![-7.0; points as usize]));
+    data
 }
 
 /// A power of two `2^lo ..= 2^hi`.
@@ -444,11 +455,7 @@ impl BoxStencil {
     }
 
     fn host_data(&self) -> HostData {
-        let points: i64 = self.sizes.iter().product();
-        let mut data = HostData::default();
-        data.arrays.insert("in".into(), self.elem.bytes(&pseudo_random_values(self.seed, points as usize)));
-        data.arrays.insert("out".into(), self.elem.bytes(&vec![-7.0; points as usize]));
-        data
+        in_out_data(&self.sizes, self.elem, self.seed)
     }
 }
 
@@ -466,18 +473,7 @@ fn box_stencil() -> impl Strategy<Value = BoxStencil> {
 }
 
 fn check_box_stencil(case: &BoxStencil) -> Result<(), TestCaseError> {
-    let mut config = PassConfig {
-        staging: StagingMode::Force,
-        staged_points_per_thread: 2 + (case.seed % 3) as u32,
-        streamed_points_per_thread: 2 + (case.seed / 3 % 3) as u32,
-        ..PassConfig::default()
-    };
-    match case.block.as_slice() {
-        [x] => config.block_threads = *x,
-        [x, y] => config.block_2d = [*x, *y],
-        [x, y, z] => config.block_3d = [*x, *y, *z],
-        other => unreachable!("box stencils have 1 to 3 dims, not {}", other.len()),
-    }
+    let config = forced_config(&case.block, 2 + (case.seed % 3) as u32, 2 + (case.seed / 3 % 3) as u32);
     let what = format!("a box stencil over offsets {:?}, sizes {:?}, block {:?}", case.ranges, case.sizes, case.block);
     // One reference sweeping a box of offsets: it is one group, staged whenever its tile fits.
     let tile: u64 = case
