@@ -29,9 +29,9 @@
 //! load and store of it is a candidate reference (no atomics, nothing conditional), all of them
 //! in one group with no halo along the mapped dims (a halo along a loop, `B[i][j-1]`, stays
 //! within the thread's own elements), each mapped dim appears in its subscripts, and no array
-//! dim is linearised from two variables, so the threads' elements are disjoint. Its plain stores are references too (the
-//! [`ReferenceSite::Store`] form). Otherwise its loads and stores stay global and a line in
-//! `rejections` says why.
+//! dim is linearised from two variables, so the threads' elements are disjoint. Its plain
+//! stores are references too (the [`ReferenceSite::Store`] form). Otherwise its loads and
+//! stores stay global and a line in `rejections` says why.
 //!
 //! The sector counts are a deliberately simple model of what a warp asks of the memory system:
 //! a subscript on `threadIdx.x` in the innermost array dim is coalesced (`elem` bytes per thread,
@@ -315,16 +315,14 @@ impl Analyser<'_> {
                         let warps = self.fp.threads_per_block.div_ceil(32) as f64;
                         self.fp.plain_sectors += warps * self.multiplicity(&ctx) * self.store_sectors(*array, indices);
                         let forms = match (&ctx, s) {
-                            (Context::Unconditional(loops), Stmt::Store { .. }) => self.tile_subscripts(indices, loops),
+                            (Context::Unconditional(loops), Stmt::Store { .. }) => {
+                                self.tile_subscripts(indices, loops).map(|subscripts| (subscripts, loops.clone()))
+                            }
                             (_, Stmt::Atomic { .. }) => Err("it is updated atomically".to_string()),
                             _ => Err("it is stored to conditionally (under if)".to_string()),
                         };
                         match forms {
-                            Ok(subscripts) => {
-                                let loops = match &ctx {
-                                    Context::Unconditional(l) => l.clone(),
-                                    Context::Conditional => Vec::new(),
-                                };
+                            Ok((subscripts, loops)) => {
                                 let site = ReferenceSite::Store { indices: indices.clone() };
                                 self.fp.references.push(ArrayReference { site, param: p, subscripts, loops });
                             }
@@ -675,7 +673,6 @@ impl Analyser<'_> {
                 kept.push(g);
                 continue;
             }
-            let name = self.param_name(g.param).to_string();
             let all_mapped = (0..self.grid.axes.len()).all(|b| g.dims.iter().any(|d| d.kind == GroupDimKind::Thread { binding: b }));
             let mut array_dims: Vec<usize> = g.dims.iter().map(|d| d.array_dim).collect();
             array_dims.dedup();
@@ -691,10 +688,7 @@ impl Analyser<'_> {
                 None
             };
             match why {
-                Some(why) => {
-                    self.fp.unstageable_written.insert(g.param);
-                    self.reject(format!("{name}: not staged: the kernel writes it and {why}"));
-                }
+                Some(why) => self.reject_written(g.param, why),
                 None => kept.push(g),
             }
         }

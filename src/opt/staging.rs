@@ -604,8 +604,7 @@ fn estimate(grid: &GridKernel, fp: &AccessFootprint, plan: &StagingPlan, coarsen
         } else if let Some(d) = ring_dim(grid, g, coarsening) {
             // Per point its new planes, plus the first point's halo planes shared by all.
             let ring = t.dims[d] as f64;
-            let GroupDimKind::Thread { binding } = g.dims[d].kind else { unreachable!("a ring dim is a thread dim") };
-            let planes = footprint::block_extent(grid, binding) as f64;
+            let planes = grid.launch.block[coarsening.axis.index()] as f64;
             let plane: f64 = t.dims.iter().map(|&e| e as f64).product::<f64>() / ring;
             plane * (planes + (ring - planes) / coarsening.points_per_thread as f64)
         } else {

@@ -181,6 +181,10 @@ impl Runtime {
     /// A runtime on the device `config` names, or why that device cannot be used.
     pub fn try_new(module: Arc<Module>, sources: Arc<SourceSet>, config: RuntimeConfig) -> Result<Runtime, String> {
         let devices = open_devices(config.device)?;
+        let mut variants = variants::VariantChooser::new(config.staging, variants::TuningCache::default_location());
+        for device in &devices {
+            variants.set_shared_memory_limit(&device.model(), device.shared_memory_per_block());
+        }
         Ok(Runtime {
             module,
             sources,
@@ -190,7 +194,7 @@ impl Runtime {
             current_device: 0,
             stats: Stats::default(),
             empty_alloc: None,
-            variants: variants::VariantChooser::new(config.staging, variants::TuningCache::default_location()),
+            variants,
             sections_cache: SectionsCache::default(),
         })
     }

@@ -635,8 +635,6 @@ impl Runtime {
     ) -> Result<(&'m GridKernel, LaunchOutcome, Duration), RuntimeError> {
         let device = self.current_device;
         let device_name = self.devices[device].model();
-        let shared_limit = self.devices[device].shared_memory_per_block();
-        self.variants.set_shared_memory_limit(&device_name, shared_limit);
         let (pick, cached) = self.variants.choose(module, kernel, &device_name, &params);
         let grid = &module.grid_kernels[pick.variant];
         let source_name = &module.kernels[kernel].name;
