@@ -139,6 +139,16 @@ def diffusion_wide(n, steps, reference=True, note=""):
                 checks=[Check(r"^heat:", 1e-8, 1e-12)], reference=reference, note=note)
 
 
+def wide_stencil_f32(n, steps, reference=True, note=""):
+    points = n - 16
+    # u read and un written once per point in floats (the 18 reads of u hit cache or a staged
+    # tile); flops: 8 pair adds, 8 products and 8 adds of them, c0*u[i] and u + ...: 26.
+    return Case("wide_stencil_f32", str(n), "examples/wide_stencil_f32.c", args=[n, steps], steps=steps,
+                points=points, bytes_per_step=8.0 * points, flops_per_step=26.0 * points,
+                # The GPU contracts the products and sums into FMAs; gcc -O2 does not.
+                checks=[Check(r"^heat:", 1e-5)], reference=reference, note=note)
+
+
 def matmul_vec(n, m, reps):
     # b read once (4 bytes per element of the M x N matrix), a once per block (negligible), c read
     # and written once per repetition; 2 flops per element of b.
@@ -182,6 +192,7 @@ def size_set(name):
             diffusion1d(64, 10),
             diffusion1d(96, 4, reference=False, note="no reference (exercises the skip path)"),
             diffusion_wide(300, 4),
+            wide_stencil_f32(300, 4),
             heat3d(10, 3),
             cg(8, 6),
             matmul_vec(300, 40, 2),
@@ -203,6 +214,10 @@ def size_set(name):
         diffusion_wide(1 << 20, 1000),
         diffusion_wide(1 << 22, 500),
         diffusion_wide(1 << 26, 100),
+        wide_stencil_f32(1 << 20, 1000),
+        wide_stencil_f32(1 << 22, 500),
+        wide_stencil_f32(1 << 24, 200),
+        wide_stencil_f32(1 << 26, 100),
         heat3d(256, 200),
         heat3d(512, 50),
         cg(1024, 200),

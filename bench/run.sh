@@ -10,7 +10,7 @@
 #
 #   --quick        one run per case (default 3) and a 1 GiB ceiling copy (default 4 GiB)
 #   --tiny         tiny sizes (bench/selftest.sh; meant for --device sim)
-#   --only         programs (himeno,jacobi2d,diffusion1d,diffusion_wide,heat3d,cg,matmul_vec,row_scan) or
+#   --only         programs (himeno,jacobi2d,diffusion1d,diffusion_wide,wide_stencil_f32,heat3d,cg,matmul_vec,row_scan) or
 #                  cases (himeno-L, cg-1024_2, matmul_vec-65536x1024)
 #   --no-reference skip the gcc reference runs (every check reads "skipped")
 #   --timeout S    seconds allowed to each yosegi or gcc-reference run (default 300)

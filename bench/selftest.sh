@@ -27,14 +27,14 @@ OUT="$work/sim" "$here/run.sh" --device sim --quick --tiny "$binary" > "$work/si
 status=$?
 cat "$work/sim.txt"
 [ "$status" -eq 0 ] || fail "run.sh on sim exited $status"
-for program in himeno jacobi2d diffusion1d diffusion_wide heat3d cg matmul_vec; do
+for program in himeno jacobi2d diffusion1d diffusion_wide wide_stencil_f32 heat3d cg matmul_vec row_scan; do
     grep -Eq "^\| $program \| [^|]+ \| [0-9]+ \| - \| [0-9.]+ \|.*\| PASS \|$" "$work/sim.txt" ||
         fail "no PASS row with a time for $program"
 done
 grep -q "| skipped (no reference" "$work/sim.txt" || fail "the no-reference case is not reported as skipped"
 [ -s "$work/sim/results.json" ] || fail "no results.json"
-python3 -c 'import json,sys; rows=json.load(open(sys.argv[1]))["rows"]; sys.exit(0 if len(rows)==8 and all(r["runs"] for r in rows) else 1)' \
-    "$work/sim/results.json" || fail "results.json does not hold 8 rows with runs"
+python3 -c 'import json,sys; sys.path.insert(0, sys.argv[2]); import bench; rows=json.load(open(sys.argv[1]))["rows"]; sys.exit(0 if len(rows)==len(bench.size_set("tiny")) and all(r["runs"] for r in rows) else 1)' \
+    "$work/sim/results.json" "$here" || fail "results.json does not hold a row with runs for each case of the tiny set"
 ls "$work/sim/logs" | grep -q '^cg-8_2.run0.err$' || fail "no per-run log for cg"
 
 echo "== run.sh --staging-compare on sim (one case)"

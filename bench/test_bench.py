@@ -101,6 +101,7 @@ class StagingCases(unittest.TestCase):
             programs = {c.program for c in bench.size_set(sizes)}
             self.assertIn("matmul_vec", programs, sizes)
             self.assertIn("diffusion_wide", programs, sizes)
+            self.assertIn("wide_stencil_f32", programs, sizes)
             self.assertIn("row_scan", programs, sizes)
         for case in bench.size_set("full"):
             self.assertTrue(os.path.exists(os.path.join(bench.REPO, case.source)), case.source)

@@ -60,6 +60,32 @@ fn diffusion_example_runs_at_a_small_size() {
     assert!(finished.stdout.contains("diffusion1d: 500 points, 20 steps"), "{}", finished.describe());
 }
 
+/// The two wide-stencil benchmarks print what gcc's build prints (all but the timing line),
+/// with their radius-8 tile staged (`on`: both staged kernels in turn) and not (`off`).
+#[test]
+fn wide_stencil_examples_run_like_gcc_staged_and_not() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for name in ["diffusion_wide.c", "wide_stencil_f32.c"] {
+        let program = example(name);
+        let program_args = ["1000", "6"];
+        let reference = common::gcc_build(std::slice::from_ref(&program), dir.path());
+        let mut cmd = std::process::Command::new(&reference);
+        cmd.args(program_args);
+        let expected = run(cmd, Input::Nothing);
+        assert_eq!(expected.code(), Some(0), "{name}\n{}", expected.describe());
+        for mode in ["off", "on"] {
+            let finished = yosegi_run(&["--device", "sim", "--stats", "--staging", mode], &[&program], &program_args, Input::Nothing);
+            assert_eq!(finished.code(), Some(0), "{name} --staging {mode}\n{}", finished.describe());
+            assert_eq!(without_timing(&finished.stdout), without_timing(&expected.stdout), "{name} --staging {mode}");
+            assert_eq!(finished.stderr.contains("_staged_x4 x"), mode == "on", "{name} --staging {mode}\n{}", finished.describe());
+        }
+    }
+}
+
+fn without_timing(stdout: &str) -> String {
+    stdout.lines().filter(|line| !line.starts_with("time:")).collect::<Vec<_>>().join("\n")
+}
+
 #[test]
 fn a_failing_user_program_exits_with_status_1() {
     // argv_size.c rejects a zero size with a usage message and `return 1`.
