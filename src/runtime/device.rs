@@ -2,6 +2,9 @@
 //! launches. The simulator (`sim`) is the first implementation; the trait stays small so that a
 //! CUDA device can implement it next.
 
+use std::borrow::Cow;
+
+use crate::back::cuda::specialisable_params;
 use crate::diag::Span;
 use crate::ir::{GridKernel, Module, ParamValue};
 
@@ -28,6 +31,17 @@ pub struct Launch<'a> {
     pub kernel: &'a GridKernel,
     /// One per `kernel.params`.
     pub params: Vec<DeviceParam>,
+    /// `back::cuda::specialisable_params(kernel)`. The runtime computes it once per kernel and
+    /// lends it: walking the kernel's expressions for it at every launch of a time-step loop
+    /// cost microseconds a launch.
+    pub specialisable: Cow<'a, [u32]>,
+}
+
+impl<'a> Launch<'a> {
+    /// A launch that works out `specialisable` itself.
+    pub fn new(module: &'a Module, kernel: &'a GridKernel, params: Vec<DeviceParam>) -> Launch<'a> {
+        Launch { module, kernel, params, specialisable: Cow::Owned(specialisable_params(kernel)) }
+    }
 }
 
 /// What a launch hands back besides its memory effects.
@@ -64,8 +78,8 @@ pub trait Device: Send {
     fn name(&self) -> &str;
     /// What identifies the hardware in the tuning cache (`runtime::variants`): the GPU model
     /// for a GPU, so that a winner measured on one model is not reused on another.
-    fn model(&self) -> String {
-        self.name().to_string()
+    fn model(&self) -> &str {
+        self.name()
     }
     /// Bytes of shared memory one block may declare statically (a staged variant needing more
     /// is not launched there).

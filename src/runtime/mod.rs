@@ -155,6 +155,9 @@ pub struct Runtime {
     /// `launch_sections` per kernel and param values: a time-step loop launches the same
     /// kernels with the same sizes, and the analysis costs tens of microseconds per launch.
     sections_cache: SectionsCache,
+    /// Per grid kernel (by handle index): `back::cuda::specialisable_params`, which every CUDA
+    /// launch needs and which the module, fixed for the runtime's life, determines.
+    specialisable: Vec<Vec<u32>>,
 }
 
 /// A byte range of one tracked object, offsets from the object's start.
@@ -183,10 +186,9 @@ impl Runtime {
         let devices = open_devices(config.device)?;
         let mut variants = variants::VariantChooser::new(config.staging, variants::TuningCache::default_location());
         for device in &devices {
-            variants.set_shared_memory_limit(&device.model(), device.shared_memory_per_block());
+            variants.set_shared_memory_limit(device.model(), device.shared_memory_per_block());
         }
         Ok(Runtime {
-            module,
             sources,
             config,
             registry: Registry::new(),
@@ -196,6 +198,8 @@ impl Runtime {
             empty_alloc: None,
             variants,
             sections_cache: SectionsCache::default(),
+            specialisable: module.grid_kernels.iter().map(|(_, g)| crate::back::cuda::specialisable_params(g)).collect(),
+            module,
         })
     }
 
@@ -244,8 +248,11 @@ impl Runtime {
         )
     }
 
-    fn region_of(&self, id: i32) -> Result<Region, RuntimeError> {
-        usize::try_from(id).ok().and_then(|i| self.module.regions.get(i)).cloned().ok_or_else(|| {
+    /// Region `id` of `module` (the runtime's own, cloned out of `self` by the caller so that the
+    /// region can be borrowed while the runtime changes: a time-step loop enters the same region
+    /// every step, and copying it each time cost more than the launch).
+    fn region_of(module: &Module, id: i32) -> Result<&Region, RuntimeError> {
+        usize::try_from(id).ok().and_then(|i| module.regions.get(i)).ok_or_else(|| {
             RuntimeError::unsupported(Diagnostic::global_error(format!(
                 "the program called region {id}, which this compilation does not have (stale program object?)"
             )))
@@ -257,9 +264,10 @@ impl Runtime {
 
     /// Runs a compute region, or an enter/exit data, update or wait directive.
     pub fn region(&mut self, id: i32, args: &[YosegiArg]) -> Result<(), RuntimeError> {
-        let region = self.region_of(id)?;
-        check_args(&region, args)?;
-        self.adopt_sized_args(&region, args);
+        let module = self.module.clone();
+        let region = Runtime::region_of(&module, id)?;
+        check_args(region, args)?;
+        self.adopt_sized_args(region, args);
         let ran = match &region.kind {
             RegionKind::Compute { kernels, data } => {
                 self.enter_data(&region, data, args)?;
@@ -331,9 +339,10 @@ impl Runtime {
 
     /// Start of a structured `data` construct.
     pub fn data_enter(&mut self, id: i32, args: &[YosegiArg]) -> Result<(), RuntimeError> {
-        let region = self.region_of(id)?;
-        check_args(&region, args)?;
-        self.adopt_sized_args(&region, args);
+        let module = self.module.clone();
+        let region = Runtime::region_of(&module, id)?;
+        check_args(region, args)?;
+        self.adopt_sized_args(region, args);
         match &region.kind {
             RegionKind::Data { data } | RegionKind::Compute { data, .. } => {
                 self.enter_data(&region, data, args).and_then(|_| self.collect_device_reports())
@@ -344,8 +353,9 @@ impl Runtime {
 
     /// End of a structured `data` construct.
     pub fn data_exit(&mut self, id: i32, args: &[YosegiArg]) -> Result<(), RuntimeError> {
-        let region = self.region_of(id)?;
-        check_args(&region, args)?;
+        let module = self.module.clone();
+        let region = Runtime::region_of(&module, id)?;
+        check_args(region, args)?;
         match &region.kind {
             RegionKind::Data { data } | RegionKind::Compute { data, .. } => {
                 self.exit_data(&region, data, args).and_then(|_| self.collect_device_reports())

@@ -146,7 +146,17 @@ impl Stats {
     }
     /// A launch of `kernel` (the source kernel) ran its variant `variant`.
     pub fn record_variant_run(&mut self, kernel: &str, variant: &str) {
-        *self.variants.entry(kernel.to_string()).or_default().runs.entry(variant.to_string()).or_default() += 1;
+        // Called at every launch: the names are copied only the first time.
+        let runs = match self.variants.get_mut(kernel) {
+            Some(v) => &mut v.runs,
+            None => &mut self.variants.entry(kernel.to_string()).or_default().runs,
+        };
+        match runs.get_mut(variant) {
+            Some(count) => *count += 1,
+            None => {
+                runs.insert(variant.to_string(), 1);
+            }
+        }
     }
     /// The device time of an exploration launch of `variant`.
     pub fn record_variant_time(&mut self, kernel: &str, variant: &str, time: Duration) {

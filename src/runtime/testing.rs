@@ -190,7 +190,7 @@ pub fn simulate_f64(m: &Module, g: &GridKernel, ints: &[i64], arrays: &[Vec<f64>
             }
         }
     }
-    let outcome = device.launch(&Launch { module: m, kernel: g, params }).unwrap_or_else(|f| panic!("{}: {}", g.name, f.message));
+    let outcome = device.launch(&Launch::new(m, g, params)).unwrap_or_else(|f| panic!("{}: {}", g.name, f.message));
     let arrays = allocs
         .into_iter()
         .map(|(a, len)| {

@@ -49,6 +49,7 @@
 //! candidate. The cache only saves exploration: a missing, unreadable or corrupt file, or a
 //! malformed line, is ignored.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -138,15 +139,25 @@ pub struct LaunchKey {
 }
 
 impl LaunchKey {
-    pub fn of(plain: &GridKernel, params: &[DeviceParam], device: &str) -> LaunchKey {
-        let sizes = specialisable_params(plain)
-            .into_iter()
-            .filter_map(|p| match params.get(p as usize) {
-                Some(DeviceParam::Value(ParamValue::Int(v))) => Some((plain.params[p as usize].name.clone(), *v)),
-                _ => None,
-            })
+    /// `specialisable` is `back::cuda::specialisable_params(plain)`.
+    pub fn of(plain: &GridKernel, specialisable: &[u32], params: &[DeviceParam], device: &str) -> LaunchKey {
+        let sizes = LaunchKey::size_values(specialisable, params)
+            .map(|(p, v)| (plain.params[p as usize].name.clone(), v))
             .collect();
         LaunchKey { device: device.to_string(), sizes }
+    }
+
+    /// The `(param, value)` pairs a key holds, without naming them.
+    fn size_values<'p>(specialisable: &'p [u32], params: &'p [DeviceParam]) -> impl Iterator<Item = (u32, i64)> + 'p {
+        specialisable.iter().filter_map(|&p| match params.get(p as usize) {
+            Some(DeviceParam::Value(ParamValue::Int(v))) => Some((p, *v)),
+            _ => None,
+        })
+    }
+
+    /// Whether a launch with `params` on `device` has this key, found without building one.
+    fn matches(&self, specialisable: &[u32], params: &[DeviceParam], device: &str) -> bool {
+        self.device == device && self.sizes.iter().map(|(_, v)| *v).eq(LaunchKey::size_values(specialisable, params).map(|(_, v)| v))
     }
 
     /// `n=4096,m=4096` (`-` when the kernel has no size params); the cache's spelling.
@@ -448,6 +459,12 @@ pub struct VariantChooser {
     forced_launches: HashMap<Handle<Kernel>, usize>,
     /// Per device name: the shared memory a block may use there, as the device reported it.
     shared_per_block: HashMap<String, u64>,
+    /// Per kernel: `specialisable_params` of its plain variant, worked out once.
+    specialisable: HashMap<Handle<Kernel>, Vec<u32>>,
+    /// Per kernel: the launch key of its latest launch whose exploration had ended, and the
+    /// winner. A time-step loop launches each kernel with the same key every step; this answers
+    /// those launches without building a key and hashing its strings.
+    settled: HashMap<Handle<Kernel>, (LaunchKey, Handle<GridKernel>)>,
 }
 
 impl VariantChooser {
@@ -460,6 +477,8 @@ impl VariantChooser {
             identities: HashMap::new(),
             forced_launches: HashMap::new(),
             shared_per_block: HashMap::new(),
+            specialisable: HashMap::new(),
+            settled: HashMap::new(),
         }
     }
 
@@ -526,7 +545,13 @@ impl VariantChooser {
         }
 
         let plain_grid = &module.grid_kernels[variants[0]];
-        let slot = (kernel, LaunchKey::of(plain_grid, params, device));
+        let specialisable = self.specialisable.entry(kernel).or_insert_with(|| specialisable_params(plain_grid));
+        if let Some((key, winner)) = self.settled.get(&kernel)
+            && key.matches(specialisable, params, device)
+        {
+            return (Pick { variant: if usable(*winner) { *winner } else { variants[0] }, measure: None }, None);
+        }
+        let slot = (kernel, LaunchKey::of(plain_grid, specialisable, params, device));
         let mut decision = None;
         if !self.explorations.contains_key(&slot) {
             let trials: Vec<Trial> = variants
@@ -545,6 +570,7 @@ impl VariantChooser {
         let exploration = &self.explorations[&slot];
         if let Some(winner) = exploration.winner {
             let variant = exploration.trials[winner].variant;
+            self.settled.insert(kernel, (slot.1, variant));
             return (Pick { variant: if usable(variant) { variant } else { variants[0] }, measure: None }, decision);
         }
         match exploration.next_to_time(usable) {
@@ -634,8 +660,7 @@ impl Runtime {
         params: Vec<DeviceParam>,
     ) -> Result<(&'m GridKernel, LaunchOutcome, Duration), RuntimeError> {
         let device = self.current_device;
-        let device_name = self.devices[device].model();
-        let (pick, cached) = self.variants.choose(module, kernel, &device_name, &params);
+        let (pick, cached) = self.variants.choose(module, kernel, self.devices[device].model(), &params);
         let grid = &module.grid_kernels[pick.variant];
         let source_name = &module.kernels[kernel].name;
         if let Some(decision) = cached {
@@ -645,7 +670,7 @@ impl Runtime {
             self.stats.record_variant_run(source_name, &grid.name);
         }
         let started = Instant::now();
-        let launch = Launch { module, kernel: grid, params };
+        let launch = Launch { module, kernel: grid, params, specialisable: Cow::Borrowed(&self.specialisable[pick.variant.index()]) };
         let result: Result<(LaunchOutcome, Option<Duration>), KernelFault> = match &pick.measure {
             Some(_) => self.devices[device].launch_timed(&launch),
             None => self.devices[device].launch(&launch).map(|o| (o, None)),

@@ -128,7 +128,7 @@ pub fn launch_on_sim(module: &Module, grid: Handle<GridKernel>, data: &HostData)
         params.push(bound);
     }
     let outcome = device
-        .launch(&Launch { module, kernel, params })
+        .launch(&Launch::new(module, kernel, params))
         .map_err(|fault| format!("{} faulted: {}", fault.kernel, fault.message))?;
     let arrays = allocations
         .into_iter()

@@ -23,7 +23,7 @@ fn run_on_sim(kernel: &GridKernel, inputs: &[Vec<u8>]) -> (Vec<Vec<u8>>, DeviceC
         params.push(DeviceParam::Array { alloc: a, offset: 0 });
     }
     let outcome = device
-        .launch(&Launch { module: &module, kernel: &module.grid_kernels[handle], params })
+        .launch(&Launch::new(&module, &module.grid_kernels[handle], params))
         .expect("the test kernel does not fault");
     let arrays = allocs
         .into_iter()

@@ -5,6 +5,8 @@
 //!
 //! Generic over the event type so that the bookkeeping is tested without a GPU.
 
+use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::diag::Span;
@@ -46,11 +48,22 @@ impl<E> EventPool<E> {
     }
 }
 
+/// The help of a kernel fault found on the GPU, naming where the kernel's CUDA source is.
+pub fn out_of_bounds_help(saved_source: Option<&Path>) -> String {
+    let advice = "an out-of-bounds access is the usual cause: run with --device sim, which checks every access";
+    match saved_source {
+        Some(p) => format!("{advice} (the CUDA source is in {})", p.display()),
+        None => advice.to_string(),
+    }
+}
+
 /// One enqueued launch: what a fault report needs, and the events recorded before and after it.
 pub struct InFlight<E> {
     pub kernel: String,
     pub span: Span,
-    pub help: Option<String>,
+    /// Where the kernel's CUDA source was saved, for the fault's help (written only when a
+    /// fault needs it: formatting it at every launch cost more than the launch's bookkeeping).
+    pub saved_source: Option<Arc<Path>>,
     pub start: E,
     pub stop: E,
 }
@@ -115,7 +128,7 @@ impl<E> InFlightLaunches<E> {
                 count - 1
             )
         };
-        let fault = KernelFault { kernel: first.kernel, message, span: first.span, help: first.help };
+        let fault = KernelFault { kernel: first.kernel, message, span: first.span, help: Some(out_of_bounds_help(first.saved_source.as_deref())) };
         pool.give_back(first.start);
         pool.give_back(first.stop);
         for rest in launches {
@@ -131,7 +144,7 @@ mod tests {
     use super::*;
 
     fn launch(name: &str, line_offset: u32, start: u32, stop: u32) -> InFlight<u32> {
-        InFlight { kernel: name.into(), span: Span::new(0, line_offset, line_offset + 1), help: None, start, stop }
+        InFlight { kernel: name.into(), span: Span::new(0, line_offset, line_offset + 1), saved_source: None, start, stop }
     }
 
     #[test]

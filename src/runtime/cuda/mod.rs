@@ -34,14 +34,15 @@ mod upload;
 
 use std::collections::HashMap;
 use std::ffi::{CString, c_void};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use cudarc::driver::sys;
 
 use crate::analysis::uniform::eval_uniform;
 use crate::back::cuda::{
-    CudaOptions, IndexWidth, ParamAliasing, grid_kernel_cuda_with, kernel_symbol, param_aliasing, specialisable_params,
+    CudaOptions, IndexWidth, ParamAliasing, grid_kernel_cuda_with, kernel_symbol, param_aliasing,
 };
 use crate::ir::{GridKernel, ParamKind, ParamValue, ScalarType};
 use crate::runtime::device::{CompletedLaunch, Device, DeviceAlloc, DeviceParam, KernelFault, Launch, LaunchOutcome};
@@ -132,7 +133,7 @@ struct CompiledKernel {
     source: String,
     module: sys::CUmodule,
     function: sys::CUfunction,
-    saved_at: Option<PathBuf>,
+    saved_at: Option<Arc<Path>>,
 }
 
 pub struct CudaDevice {
@@ -396,8 +397,10 @@ impl CudaDevice {
     }
 
     /// The variant of `kernel` a launch with `values` uses (see the module doc).
-    fn variant_for(&self, kernel: &GridKernel, values: &[ParamValue], fits: IndexWidth, aliasing: ParamAliasing) -> VariantKey {
-        let constants: Option<Vec<i64>> = specialisable_params(kernel)
+    fn variant_for(&self, launch: &Launch, values: &[ParamValue], fits: IndexWidth, aliasing: ParamAliasing) -> VariantKey {
+        let kernel = launch.kernel;
+        let constants: Option<Vec<i64>> = launch
+            .specialisable
             .iter()
             .map(|&p| match values.get(p as usize) {
                 Some(ParamValue::Int(v)) => Some(*v),
@@ -484,7 +487,7 @@ impl CudaDevice {
         }
         if let Some(old) = self.kernels.insert(
             key,
-            CompiledKernel { ir: kernel.clone(), module_addr, kernel_addr, source, module: cu_module, function, saved_at: saved.ok() },
+            CompiledKernel { ir: kernel.clone(), module_addr, kernel_addr, source, module: cu_module, function, saved_at: saved.ok().map(Arc::from) },
         ) {
             // SAFETY: the replaced module is no longer referenced.
             unsafe { sys::cuModuleUnload(old.module) };
@@ -650,8 +653,8 @@ impl Device for CudaDevice {
         "cuda"
     }
 
-    fn model(&self) -> String {
-        self.label.clone()
+    fn model(&self) -> &str {
+        &self.label
     }
 
     fn shared_memory_per_block(&self) -> u64 {
@@ -831,7 +834,7 @@ impl CudaDevice {
         let width = self.index_width_for(kernel, &launch.params, grid, block);
         let allocations: Vec<Option<u64>> =
             launch.params.iter().map(|p| if let DeviceParam::Array { alloc, .. } = p { Some(alloc.0) } else { None }).collect();
-        let key = self.variant_for(kernel, &values, width, param_aliasing(kernel, &allocations));
+        let key = self.variant_for(launch, &values, width, param_aliasing(kernel, &allocations));
         let jit_started = Instant::now();
         let (function, origin) = self.function(launch.module, kernel, key.clone(), &values)?;
         let mut counters = DeviceCounters::default();
@@ -884,14 +887,6 @@ impl CudaDevice {
         }
         let mut args: Vec<*mut c_void> = slots.iter_mut().map(|s| s as *mut u64 as *mut c_void).collect();
 
-        let help = Some(match &saved_note {
-            Some(p) => format!(
-                "an out-of-bounds access is the usual cause: run with --device sim, which checks every access \
-                 (the CUDA source is in {})",
-                p.display()
-            ),
-            None => "an out-of-bounds access is the usual cause: run with --device sim, which checks every access".into(),
-        });
         let start = self.events.take(CudaDevice::new_event).map_err(fault)?;
         let stop = match self.events.take(CudaDevice::new_event) {
             Ok(stop) => stop,
@@ -933,7 +928,7 @@ impl CudaDevice {
             self.events.give_back(stop);
             return Err(fault(e));
         }
-        self.in_flight.push(InFlight { kernel: kernel.name.clone(), span: kernel.span, help, start, stop });
+        self.in_flight.push(InFlight { kernel: kernel.name.clone(), span: kernel.span, saved_source: saved_note, start, stop });
         let hands_back = !kernel.reductions.is_empty() || !kernel.scalar_outputs.is_empty();
         if hands_back || self.sync == LaunchSync::EachLaunch || self.in_flight.len() >= MAX_IN_FLIGHT {
             self.wait_in_flight();

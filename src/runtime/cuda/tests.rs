@@ -33,7 +33,7 @@ fn run(device: &mut dyn Device, module: &Module, args: &[Arg]) -> (Vec<Vec<u8>>,
             }
         }
     }
-    let outcome = match device.launch(&Launch { module, kernel, params }) {
+    let outcome = match device.launch(&Launch::new(module, kernel, params)) {
         Ok(o) => o,
         Err(f) => panic!("{} faulted on {}: {}\n{}", f.kernel, device.name(), f.message, f.help.unwrap_or_default()),
     };
@@ -360,7 +360,7 @@ fn device_times_are_reported_once_the_host_waited_on_the_gpu() {
     let module = vector_add();
     let kernel = &module.grid_kernels[Handle::new(0)];
     let params = vector_add_params(&mut gpu, 1 << 20, 0);
-    gpu.launch(&Launch { module: &module, kernel, params }).expect("launches");
+    gpu.launch(&Launch::new(&module, kernel, params)).expect("launches");
     assert_eq!(gpu.in_flight.len(), 1, "the host did not wait for the launch");
     assert!(gpu.take_completed().is_empty(), "no time is known before the host waited");
     gpu.wait();
@@ -407,7 +407,7 @@ fn fault_while_in_flight() {
     let kernel = &module.grid_kernels[Handle::new(0)];
     // The output 1 TiB past its allocation: the stores fault.
     let params = vector_add_params(&mut gpu, 1 << 16, 1 << 40);
-    gpu.launch(&Launch { module: &module, kernel, params }).expect("enqueued: the fault is not known yet");
+    gpu.launch(&Launch::new(&module, kernel, params)).expect("enqueued: the fault is not known yet");
     let other = stencil();
     let stencil_kernel = &other.grid_kernels[Handle::new(0)];
     let (u, out) = (gpu.allocate(8 * 64 * 64), gpu.allocate(8 * 64 * 64));
@@ -417,7 +417,7 @@ fn fault_while_in_flight() {
         DeviceParam::Array { alloc: u, offset: 0 },
         DeviceParam::Array { alloc: out, offset: 0 },
     ];
-    let second = gpu.launch(&Launch { module: &other, kernel: stencil_kernel, params: stencil_params });
+    let second = gpu.launch(&Launch::new(&other, stencil_kernel, stencil_params));
     let fault = match second {
         // Refused because the first one broke the context: reported as the first one's.
         Err(fault) => fault,

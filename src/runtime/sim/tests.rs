@@ -30,7 +30,7 @@ fn run(kernel: GridKernel, args: Vec<Arg>) -> (Vec<Vec<u8>>, Result<LaunchOutcom
             }
         }
     }
-    let outcome = device.launch(&Launch { module: &module, kernel, params });
+    let outcome = device.launch(&Launch::new(&module, kernel, params));
     let arrays = allocs
         .into_iter()
         .map(|(a, len)| {
@@ -392,7 +392,7 @@ fn jacobi_on_sim(n: usize, steps: usize) -> (Vec<f64>, std::time::Duration) {
     let (mut from, mut to) = (x, y);
     for _ in 0..steps {
         let params = vec![DeviceParam::Array { alloc: from, offset: 0 }, DeviceParam::Array { alloc: to, offset: 0 }];
-        device.launch(&Launch { module: &module, kernel, params }).expect("no fault");
+        device.launch(&Launch::new(&module, kernel, params)).expect("no fault");
         std::mem::swap(&mut from, &mut to);
     }
     let elapsed = started.elapsed();
@@ -510,11 +510,7 @@ fn device_function_returns_early_per_lane_and_local_arrays_are_per_thread() {
     let kernel = module.grid_kernels.append(kernel);
     let mut device = SimDevice::new();
     let buffer = device.allocate(4 * 32);
-    let launch = Launch {
-        module: &module,
-        kernel: &module.grid_kernels[kernel],
-        params: vec![DeviceParam::Array { alloc: buffer, offset: 0 }],
-    };
+    let launch = Launch::new(&module, &module.grid_kernels[kernel], vec![DeviceParam::Array { alloc: buffer, offset: 0 }]);
     device.launch(&launch).expect("no fault");
     let mut bytes = vec![0; 4 * 32];
     device.copy_to_host(buffer, 0, &mut bytes);

@@ -291,6 +291,27 @@ fn auto_on_a_timing_device_explores_then_keeps_and_caches_the_winner() {
     assert!(elsewhere.measure.is_some());
 }
 
+/// Launches after an exploration are answered without building a launch key; they must still
+/// tell sizes, devices and aliasing apart.
+#[test]
+fn a_settled_winner_is_rechecked_for_size_device_and_aliasing_at_every_launch() {
+    let (module, kernel) = scale_with_variants(&[(0.6, 0)]);
+    let variants = module.variants_of(kernel);
+    let mut chooser = VariantChooser::new(StagingMode::Auto, TuningCache::in_dir(None));
+    let (_, decision) = explore(&mut chooser, &module, kernel, &[("scale_l3", [0.82, 0.85]), ("scale_l3_staged", [0.70, 0.61])]);
+    assert_eq!(decision.winner, "scale_l3_staged");
+    let pick = |chooser: &mut VariantChooser, device: &str, params: &[DeviceParam]| {
+        let (pick, _) = chooser.choose(&module, kernel, device, params);
+        (pick.variant, pick.measure.is_some())
+    };
+    assert_eq!(pick(&mut chooser, "gpu", &bound(4096, 1, 2)), (variants[1], false));
+    assert_eq!(pick(&mut chooser, "gpu", &bound(4096, 3, 3)), (variants[0], false), "aliased: plain");
+    assert_eq!(pick(&mut chooser, "gpu", &bound(4096, 1, 2)), (variants[1], false));
+    assert!(pick(&mut chooser, "gpu", &bound(4097, 1, 2)).1, "another size is explored");
+    assert_eq!(pick(&mut chooser, "gpu", &bound(4096, 1, 2)), (variants[1], false), "back to the settled size");
+    assert!(pick(&mut chooser, "other gpu", &bound(4096, 1, 2)).1, "another device is explored");
+}
+
 #[test]
 fn a_variant_measured_slower_than_plain_is_never_kept() {
     let (module, kernel) = scale_with_variants(&[(0.3, 0)]);
@@ -332,10 +353,10 @@ fn a_cache_for_changed_kernels_or_a_corrupt_file_is_ignored() {
 fn the_launch_key_holds_the_size_params_and_the_device() {
     let (module, kernel) = scale_with_variants(&[]);
     let plain = &module.grid_kernels[module.grid_of(kernel).expect("mapped")];
-    let key = LaunchKey::of(plain, &bound(4096, 1, 2), "cuda:0 (NVIDIA H100)");
+    let key = LaunchKey::of(plain, &specialisable_params(plain), &bound(4096, 1, 2), "cuda:0 (NVIDIA H100)");
     assert_eq!(key.sizes, vec![("n".to_string(), 4096)]);
     assert_eq!(key.device, "cuda:0 (NVIDIA H100)");
-    assert_ne!(key, LaunchKey::of(plain, &bound(4097, 1, 2), "cuda:0 (NVIDIA H100)"));
+    assert_ne!(key, LaunchKey::of(plain, &specialisable_params(plain), &bound(4097, 1, 2), "cuda:0 (NVIDIA H100)"));
 }
 
 fn sim_runtime(module: Module, staging: StagingMode) -> Runtime {
