@@ -270,15 +270,15 @@ impl Runtime {
         self.adopt_sized_args(region, args);
         let ran = match &region.kind {
             RegionKind::Compute { kernels, data } => {
-                self.enter_data(&region, data, args)?;
+                self.enter_data(region, data, args)?;
                 for &kernel in kernels {
-                    self.launch_kernel(&region, kernel, args)?;
+                    self.launch_kernel(region, kernel, args)?;
                 }
-                self.exit_data(&region, data, args)
+                self.exit_data(region, data, args)
             }
-            RegionKind::Data { data } | RegionKind::EnterData { data } => self.enter_data(&region, data, args),
-            RegionKind::ExitData { data } => self.exit_data(&region, data, args),
-            RegionKind::Update { data } => self.update(&region, data, args),
+            RegionKind::Data { data } | RegionKind::EnterData { data } => self.enter_data(region, data, args),
+            RegionKind::ExitData { data } => self.exit_data(region, data, args),
+            RegionKind::Update { data } => self.update(region, data, args),
             RegionKind::Wait => self.synchronize_devices(),
         };
         ran.and_then(|_| self.collect_device_reports())
@@ -345,7 +345,7 @@ impl Runtime {
         self.adopt_sized_args(region, args);
         match &region.kind {
             RegionKind::Data { data } | RegionKind::Compute { data, .. } => {
-                self.enter_data(&region, data, args).and_then(|_| self.collect_device_reports())
+                self.enter_data(region, data, args).and_then(|_| self.collect_device_reports())
             }
             _ => self.region(id, args),
         }
@@ -358,7 +358,7 @@ impl Runtime {
         check_args(region, args)?;
         match &region.kind {
             RegionKind::Data { data } | RegionKind::Compute { data, .. } => {
-                self.exit_data(&region, data, args).and_then(|_| self.collect_device_reports())
+                self.exit_data(region, data, args).and_then(|_| self.collect_device_reports())
             }
             _ => Ok(()),
         }

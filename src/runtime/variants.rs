@@ -55,7 +55,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::back::cuda::{grid_kernel_cuda, specialisable_params};
+use crate::back::cuda::grid_kernel_cuda;
 use crate::ir::{GridKernel, Handle, Kernel, Module, ParamValue, VariantKind};
 use crate::opt::StagingMode;
 
@@ -459,8 +459,6 @@ pub struct VariantChooser {
     forced_launches: HashMap<Handle<Kernel>, usize>,
     /// Per device name: the shared memory a block may use there, as the device reported it.
     shared_per_block: HashMap<String, u64>,
-    /// Per kernel: `specialisable_params` of its plain variant, worked out once.
-    specialisable: HashMap<Handle<Kernel>, Vec<u32>>,
     /// Per kernel: the launch key of its latest launch whose exploration had ended, and the
     /// winner. A time-step loop launches each kernel with the same key every step; this answers
     /// those launches without building a key and hashing its strings.
@@ -477,7 +475,6 @@ impl VariantChooser {
             identities: HashMap::new(),
             forced_launches: HashMap::new(),
             shared_per_block: HashMap::new(),
-            specialisable: HashMap::new(),
             settled: HashMap::new(),
         }
     }
@@ -493,14 +490,16 @@ impl VariantChooser {
     }
 
     /// The variant a launch of `kernel` on `device` runs. `params` are the launch's params as
-    /// bound for the plain variant (variants share their params with it). Also returns the
-    /// decision taken from the tuning cache, the first time one is used (for `--stats`).
+    /// bound for the plain variant (variants share their params with it), `specialisable` the
+    /// plain variant's `specialisable_params`. Also returns the decision taken from the tuning
+    /// cache, the first time one is used (for `--stats`).
     pub fn choose(
         &mut self,
         module: &Module,
         kernel: Handle<Kernel>,
         device: &str,
         params: &[DeviceParam],
+        specialisable: &[u32],
     ) -> (Pick, Option<VariantDecision>) {
         let variants = module.variants_of(kernel);
         let plain = Pick { variant: variants[0], measure: None };
@@ -545,7 +544,6 @@ impl VariantChooser {
         }
 
         let plain_grid = &module.grid_kernels[variants[0]];
-        let specialisable = self.specialisable.entry(kernel).or_insert_with(|| specialisable_params(plain_grid));
         if let Some((key, winner)) = self.settled.get(&kernel)
             && key.matches(specialisable, params, device)
         {
@@ -660,7 +658,9 @@ impl Runtime {
         params: Vec<DeviceParam>,
     ) -> Result<(&'m GridKernel, LaunchOutcome, Duration), RuntimeError> {
         let device = self.current_device;
-        let (pick, cached) = self.variants.choose(module, kernel, self.devices[device].model(), &params);
+        let plain = module.variants_of(kernel)[0];
+        let (pick, cached) =
+            self.variants.choose(module, kernel, self.devices[device].model(), &params, &self.specialisable[plain.index()]);
         let grid = &module.grid_kernels[pick.variant];
         let source_name = &module.kernels[kernel].name;
         if let Some(decision) = cached {

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use super::*;
 use crate::analysis::testing::{B, array_param, kernel as make_kernel, scalar_param};
+use crate::back::cuda::specialisable_params;
 use crate::diag::Span;
 use crate::front::source::SourceSet;
 use crate::ir::{BinaryOp, HostArg, HostArgKind, Region, RegionKind, ScalarType, SharedArray, VariantInfo};
@@ -177,7 +178,7 @@ fn a_variant_over_the_shared_memory_limit_is_never_launched() {
     assert_eq!(staged.shared_memory_bytes(), 48 * 1024 + 8);
     assert!(!variant_is_usable(staged, &bound(100, 1, 2), SHARED_MEMORY_LIMIT));
     let mut chooser = VariantChooser::new(StagingMode::Force, TuningCache::in_dir(None));
-    let (pick, _) = chooser.choose(&module, kernel, "gpu", &bound(100, 1, 2));
+    let (pick, _) = choose(&mut chooser, &module, kernel, "gpu", &bound(100, 1, 2));
     assert_eq!(pick.variant, module.variants_of(kernel)[0]);
 }
 
@@ -186,10 +187,10 @@ fn the_shared_memory_limit_is_the_one_the_device_reports() {
     let (module, kernel) = scale_with_variants(&[(0.5, 8 * 1024)]);
     let [plain, staged] = module.variants_of(kernel)[..] else { panic!("two variants") };
     let mut chooser = VariantChooser::new(StagingMode::Force, TuningCache::in_dir(None));
-    assert_eq!(chooser.choose(&module, kernel, "big", &bound(100, 1, 2)).0.variant, staged, "8 KiB fit the default 48 KiB");
+    assert_eq!(choose(&mut chooser, &module, kernel, "big", &bound(100, 1, 2)).0.variant, staged, "8 KiB fit the default 48 KiB");
     chooser.set_shared_memory_limit("small", 4 * 1024);
-    assert_eq!(chooser.choose(&module, kernel, "small", &bound(100, 1, 2)).0.variant, plain, "a device with 4 KiB per block");
-    assert_eq!(chooser.choose(&module, kernel, "big", &bound(100, 1, 2)).0.variant, staged, "per device");
+    assert_eq!(choose(&mut chooser, &module, kernel, "small", &bound(100, 1, 2)).0.variant, plain, "a device with 4 KiB per block");
+    assert_eq!(choose(&mut chooser, &module, kernel, "big", &bound(100, 1, 2)).0.variant, staged, "per device");
 }
 
 #[test]
@@ -200,7 +201,7 @@ fn off_runs_plain_and_on_runs_the_usable_staged_variants_in_turn() {
         let mut chooser = VariantChooser::new(mode, TuningCache::in_dir(None));
         (0..launches)
             .map(|_| {
-                let (pick, _) = chooser.choose(&module, kernel, "gpu", params);
+                let (pick, _) = choose(&mut chooser, &module, kernel, "gpu", params);
                 assert_eq!(pick.measure, None, "only auto measures");
                 pick.variant
             })
@@ -216,16 +217,29 @@ fn auto_on_a_device_that_cannot_time_follows_the_estimate() {
     let (module, kernel) = scale_with_variants(&[(0.9, 0), (0.4, 0)]);
     let variants = module.variants_of(kernel);
     let mut chooser = VariantChooser::new(StagingMode::Auto, TuningCache::in_dir(None));
-    let (first, _) = chooser.choose(&module, kernel, "sim", &bound(100, 1, 2));
+    let (first, _) = choose(&mut chooser, &module, kernel, "sim", &bound(100, 1, 2));
     assert_eq!(first.variant, variants[2], "the first launch already runs the lowest estimate");
     let measurement = first.measure.expect("whether the device times is not known yet");
     assert_eq!(chooser.record_time(&module, measurement, None), None);
     for n in [100, 200] {
-        let (pick, _) = chooser.choose(&module, kernel, "sim", &bound(n, 1, 2));
+        let (pick, _) = choose(&mut chooser, &module, kernel, "sim", &bound(n, 1, 2));
         assert_eq!((pick.variant, pick.measure), (variants[2], None));
     }
-    let (aliased, _) = chooser.choose(&module, kernel, "sim", &bound(100, 5, 5));
+    let (aliased, _) = choose(&mut chooser, &module, kernel, "sim", &bound(100, 5, 5));
     assert_eq!(aliased.variant, variants[0], "no staged variant is usable: plain");
+}
+
+/// `VariantChooser::choose` with the plain variant's specialisable params worked out here, as
+/// the runtime works them out once per kernel.
+fn choose(
+    chooser: &mut VariantChooser,
+    module: &Module,
+    kernel: Handle<Kernel>,
+    device: &str,
+    params: &[DeviceParam],
+) -> (Pick, Option<VariantDecision>) {
+    let plain = &module.grid_kernels[module.variants_of(kernel)[0]];
+    chooser.choose(module, kernel, device, params, &specialisable_params(plain))
 }
 
 /// Drives one exploration on device `gpu` with the given device times per variant name.
@@ -238,7 +252,7 @@ fn explore(
     let mut ran = Vec::new();
     let mut samples: HashMap<String, usize> = HashMap::new();
     loop {
-        let (pick, _) = chooser.choose(module, kernel, "gpu", &bound(4096, 1, 2));
+        let (pick, _) = choose(chooser, module, kernel, "gpu", &bound(4096, 1, 2));
         let name = module.grid_kernels[pick.variant].name.clone();
         ran.push(name.clone());
         let measurement = pick.measure.expect("exploring");
@@ -269,15 +283,15 @@ fn auto_on_a_timing_device_explores_then_keeps_and_caches_the_winner() {
     assert_eq!(decision.sizes, "n=4096");
     assert!(!decision.from_cache);
     for _ in 0..3 {
-        let (pick, cached) = chooser.choose(&module, kernel, "gpu", &bound(4096, 1, 2));
+        let (pick, cached) = choose(&mut chooser, &module, kernel, "gpu", &bound(4096, 1, 2));
         assert_eq!((pick.variant, pick.measure, cached), (variants[1], None, None), "exploit the winner");
     }
-    let (other_size, _) = chooser.choose(&module, kernel, "gpu", &bound(100, 1, 2));
+    let (other_size, _) = choose(&mut chooser, &module, kernel, "gpu", &bound(100, 1, 2));
     assert!(other_size.measure.is_some(), "another size is explored on its own");
 
     // A new run finds the winner in the cache and skips exploration.
     let mut next_run = VariantChooser::new(StagingMode::Auto, TuningCache::in_dir(Some(dir.path().to_path_buf())));
-    let (pick, cached) = next_run.choose(&module, kernel, "gpu", &bound(4096, 1, 2));
+    let (pick, cached) = choose(&mut next_run, &module, kernel, "gpu", &bound(4096, 1, 2));
     assert_eq!((pick.variant, pick.measure), (variants[1], None));
     let cached = cached.expect("the cache decided");
     assert!(cached.from_cache);
@@ -287,7 +301,7 @@ fn auto_on_a_timing_device_explores_then_keeps_and_caches_the_winner() {
     assert_eq!(found[0].best_time(&staged_name), Some(ms(0.61)));
     assert_eq!(found[0].best_time(&plain_name), Some(ms(0.82)));
     // Another device explores again.
-    let (elsewhere, _) = next_run.choose(&module, kernel, "other gpu", &bound(4096, 1, 2));
+    let (elsewhere, _) = choose(&mut next_run, &module, kernel, "other gpu", &bound(4096, 1, 2));
     assert!(elsewhere.measure.is_some());
 }
 
@@ -301,7 +315,7 @@ fn a_settled_winner_is_rechecked_for_size_device_and_aliasing_at_every_launch() 
     let (_, decision) = explore(&mut chooser, &module, kernel, &[("scale_l3", [0.82, 0.85]), ("scale_l3_staged", [0.70, 0.61])]);
     assert_eq!(decision.winner, "scale_l3_staged");
     let pick = |chooser: &mut VariantChooser, device: &str, params: &[DeviceParam]| {
-        let (pick, _) = chooser.choose(&module, kernel, device, params);
+        let (pick, _) = choose(chooser, &module, kernel, device, params);
         (pick.variant, pick.measure.is_some())
     };
     assert_eq!(pick(&mut chooser, "gpu", &bound(4096, 1, 2)), (variants[1], false));
@@ -319,7 +333,7 @@ fn a_variant_measured_slower_than_plain_is_never_kept() {
     let mut chooser = VariantChooser::new(StagingMode::Auto, TuningCache::in_dir(None));
     let (_, decision) = explore(&mut chooser, &module, kernel, &[("scale_l3", [0.5, 0.5]), ("scale_l3_staged", [0.9, 0.5])]);
     assert_eq!(decision.winner, "scale_l3");
-    let (pick, _) = chooser.choose(&module, kernel, "gpu", &bound(4096, 1, 2));
+    let (pick, _) = choose(&mut chooser, &module, kernel, "gpu", &bound(4096, 1, 2));
     assert_eq!(pick.variant, variants[0]);
 }
 
@@ -345,7 +359,7 @@ fn a_cache_for_changed_kernels_or_a_corrupt_file_is_ignored() {
     assert_eq!(lookups(&format!("\u{0}\u{1}garbage\n{good}")), 1, "bad lines are skipped, good ones kept");
     std::fs::write(&path, [0xff, 0xfe, 0x00]).expect("write cache");
     let mut chooser = VariantChooser::new(StagingMode::Auto, TuningCache::in_dir(Some(dir.path().to_path_buf())));
-    let (pick, cached) = chooser.choose(&module, kernel, "gpu", &bound(4096, 1, 2));
+    let (pick, cached) = choose(&mut chooser, &module, kernel, "gpu", &bound(4096, 1, 2));
     assert!(pick.measure.is_some() && cached.is_none(), "a corrupt cache means exploring");
 }
 
@@ -410,7 +424,7 @@ fn storing_a_winner_keeps_what_another_run_stored_meanwhile() {
     let (module, kernel) = scale_with_variants(&[(0.6, 0)]);
     let mut chooser = VariantChooser::new(StagingMode::Auto, TuningCache::in_dir(Some(dir.path().to_path_buf())));
     // The chooser reads the (empty) cache on its first launch; another process then stores a winner.
-    let (pick, _) = chooser.choose(&module, kernel, "gpu", &bound(4096, 1, 2));
+    let (pick, _) = choose(&mut chooser, &module, kernel, "gpu", &bound(4096, 1, 2));
     chooser.record_time(&module, pick.measure.expect("exploring"), Some(ms(0.5)));
     let other = "v1\tother_l9\t0000000000000001\tgpu\tn=8\tother_l9\tother_l9=1/2\n";
     std::fs::write(dir.path().join(TUNING_CACHE_FILE), other).expect("write cache");
