@@ -182,6 +182,15 @@ impl Axis {
             Axis::Z => 2,
         }
     }
+
+    /// `x`, `y` or `z`: the axis as CUDA's `dim3` fields and our names spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Axis::X => "x",
+            Axis::Y => "y",
+            Axis::Z => "z",
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -438,27 +447,20 @@ impl Stmt {
     /// The root of every expression the statement, and the statements nested in it, evaluate.
     pub fn root_exprs(&self) -> Vec<Handle<Expr>> {
         let mut out = Vec::new();
-        let mut pending = vec![self];
-        while let Some(s) = pending.pop() {
-            match s {
-                Stmt::Assign { value, .. } => out.push(*value),
-                Stmt::Store { indices, value, .. } | Stmt::Atomic { indices, value, .. } => {
-                    out.extend(indices.iter().copied());
-                    out.push(*value);
-                }
-                Stmt::If { cond, then, otherwise } => {
-                    out.push(*cond);
-                    pending.extend(then.iter().chain(otherwise));
-                }
-                Stmt::Loop { cond, body, continuing, range, .. } => {
-                    out.extend(*cond);
-                    out.extend(range.iter().flat_map(|r| [r.start, r.end]));
-                    pending.extend(body.iter().chain(continuing));
-                }
-                Stmt::Eval(e) | Stmt::Return(Some(e)) => out.push(*e),
-                Stmt::Return(None) | Stmt::Break | Stmt::Continue | Stmt::Barrier => {}
+        for_each_stmt(std::slice::from_ref(self), &mut |s| match s {
+            Stmt::Assign { value, .. } => out.push(*value),
+            Stmt::Store { indices, value, .. } | Stmt::Atomic { indices, value, .. } => {
+                out.extend(indices.iter().copied());
+                out.push(*value);
             }
-        }
+            Stmt::If { cond, .. } => out.push(*cond),
+            Stmt::Loop { cond, range, .. } => {
+                out.extend(*cond);
+                out.extend(range.iter().flat_map(|r| [r.start, r.end]));
+            }
+            Stmt::Eval(e) | Stmt::Return(Some(e)) => out.push(*e),
+            Stmt::Return(None) | Stmt::Break | Stmt::Continue | Stmt::Barrier => {}
+        });
         out
     }
 }

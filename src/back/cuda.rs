@@ -32,7 +32,7 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 use crate::ir::{
-    ArrayRef, AtomicOp, Axis, BinaryOp, Block, Body, Expr, ExprKind, Function, GridKernel, Handle, LocalKind, MathFn,
+    ArrayRef, AtomicOp, BinaryOp, Block, Body, Expr, ExprKind, Function, GridKernel, Handle, LocalKind, MathFn,
     Module, ParamKind, ParamValue, ScalarType, Stmt, UnaryOp,
 };
 use crate::runtime::value;
@@ -114,7 +114,12 @@ pub fn specialisable_params(kernel: &GridKernel) -> Vec<u32> {
             roots.extend(dims.iter().flatten().copied());
         }
     }
-    conditions_in(&body.block, &mut roots);
+    // The conditions of every loop and `if`, nested ones included.
+    crate::ir::for_each_stmt(&body.block, &mut |stmt| match stmt {
+        Stmt::If { cond, .. } => roots.push(*cond),
+        Stmt::Loop { cond, .. } => roots.extend(*cond),
+        _ => {}
+    });
     let mut found = BTreeSet::new();
     let mut pending = roots;
     while let Some(e) = pending.pop() {
@@ -133,24 +138,6 @@ pub fn specialisable_params(kernel: &GridKernel) -> Vec<u32> {
     found.into_iter().collect()
 }
 
-/// The conditions of every loop and `if` in `block`, nested ones included.
-fn conditions_in(block: &Block, out: &mut Vec<Handle<Expr>>) {
-    for stmt in block {
-        match stmt {
-            Stmt::If { cond, then, otherwise } => {
-                out.push(*cond);
-                conditions_in(then, out);
-                conditions_in(otherwise, out);
-            }
-            Stmt::Loop { cond, body, continuing, .. } => {
-                out.extend(*cond);
-                conditions_in(body, out);
-                conditions_in(continuing, out);
-            }
-            _ => {}
-        }
-    }
-}
 
 
 /// Whether `e` computes a thread position from the launch registers only (`blockIdx.x *
@@ -271,13 +258,6 @@ fn type_suffix(ty: ScalarType) -> &'static str {
     }
 }
 
-fn axis_field(axis: Axis) -> &'static str {
-    match axis {
-        Axis::X => "x",
-        Axis::Y => "y",
-        Axis::Z => "z",
-    }
-}
 
 // ---------------------------------------------------------------------------------------------
 // Literals
@@ -1070,10 +1050,10 @@ impl<'a> Writer<'a> {
     /// A thread position (see [`is_position`]) computed in `int`.
     fn position_expr(&mut self, e: Handle<Expr>) -> String {
         match &self.body.exprs[e].kind {
-            ExprKind::ThreadIdx(a) => format!("((int)threadIdx.{})", axis_field(*a)),
-            ExprKind::BlockIdx(a) => format!("((int)blockIdx.{})", axis_field(*a)),
-            ExprKind::BlockDim(a) => format!("((int)blockDim.{})", axis_field(*a)),
-            ExprKind::GridDim(a) => format!("((int)gridDim.{})", axis_field(*a)),
+            ExprKind::ThreadIdx(a) => format!("((int)threadIdx.{})", a.name()),
+            ExprKind::BlockIdx(a) => format!("((int)blockIdx.{})", a.name()),
+            ExprKind::BlockDim(a) => format!("((int)blockDim.{})", a.name()),
+            ExprKind::GridDim(a) => format!("((int)gridDim.{})", a.name()),
             ExprKind::ConstInt(v) => v.to_string(),
             ExprKind::Cast { arg } => self.position_expr(*arg),
             ExprKind::Binary { op, lhs, rhs } => {
@@ -1163,10 +1143,10 @@ impl<'a> Writer<'a> {
                     None => call,
                 }
             }
-            ExprKind::ThreadIdx(a) => format!("(({})threadIdx.{})", cuda_type(ty), axis_field(*a)),
-            ExprKind::BlockIdx(a) => format!("(({})blockIdx.{})", cuda_type(ty), axis_field(*a)),
-            ExprKind::BlockDim(a) => format!("(({})blockDim.{})", cuda_type(ty), axis_field(*a)),
-            ExprKind::GridDim(a) => format!("(({})gridDim.{})", cuda_type(ty), axis_field(*a)),
+            ExprKind::ThreadIdx(a) => format!("(({})threadIdx.{})", cuda_type(ty), a.name()),
+            ExprKind::BlockIdx(a) => format!("(({})blockIdx.{})", cuda_type(ty), a.name()),
+            ExprKind::BlockDim(a) => format!("(({})blockDim.{})", cuda_type(ty), a.name()),
+            ExprKind::GridDim(a) => format!("(({})gridDim.{})", cuda_type(ty), a.name()),
         }
     }
 

@@ -302,10 +302,10 @@ impl<'a> Printer<'a> {
                 let args: Vec<String> = args.iter().map(|a| self.expr(*a)).collect();
                 format!("{name}({})", args.join(", "))
             }
-            ExprKind::ThreadIdx(a) => format!("threadIdx.{}", axis(*a)),
-            ExprKind::BlockIdx(a) => format!("blockIdx.{}", axis(*a)),
-            ExprKind::BlockDim(a) => format!("blockDim.{}", axis(*a)),
-            ExprKind::GridDim(a) => format!("gridDim.{}", axis(*a)),
+            ExprKind::ThreadIdx(a) => format!("threadIdx.{}", a.name()),
+            ExprKind::BlockIdx(a) => format!("blockIdx.{}", a.name()),
+            ExprKind::BlockDim(a) => format!("blockDim.{}", a.name()),
+            ExprKind::GridDim(a) => format!("gridDim.{}", a.name()),
         }
     }
 
@@ -450,13 +450,6 @@ impl<'a> Printer<'a> {
     }
 }
 
-fn axis(a: Axis) -> &'static str {
-    match a {
-        Axis::X => "x",
-        Axis::Y => "y",
-        Axis::Z => "z",
-    }
-}
 
 #[cfg(test)]
 mod tests {

@@ -76,7 +76,7 @@ pub fn map_kernel(module: &Module, kernel: Handle<Kernel>, config: &PassConfig) 
     let mut inner = Vec::new();
     for (a, axis) in axes.iter().enumerate() {
         let ax = AXES[a];
-        let g = m.local(&format!("_g{}", axis_name(ax)), ScalarType::I64);
+        let g = m.local(&format!("_g{}", ax.name()), ScalarType::I64);
         let bid = m.grid_index(ExprKind::BlockIdx(ax));
         let bdim = m.grid_index(ExprKind::BlockDim(ax));
         let tid = m.grid_index(ExprKind::ThreadIdx(ax));
@@ -117,13 +117,6 @@ pub fn map_kernel(module: &Module, kernel: Handle<Kernel>, config: &PassConfig) 
 
 const AXES: [Axis; 3] = [Axis::X, Axis::Y, Axis::Z];
 
-fn axis_name(a: Axis) -> &'static str {
-    match a {
-        Axis::X => "x",
-        Axis::Y => "y",
-        Axis::Z => "z",
-    }
-}
 
 /// The block shape: powers of two so the reduction tree halves evenly.
 pub fn block_shape(kernel: &Kernel, config: &PassConfig) -> [u32; 3] {

@@ -159,14 +159,6 @@ impl Coarsening {
     pub fn streaming_z(points_per_thread: u32) -> Coarsening {
         Coarsening { points_per_thread, axis: Axis::Z, tile: CoarsenedTile::SlidingRing }
     }
-
-    fn axis_letter(&self) -> char {
-        match self.axis {
-            Axis::X => 'x',
-            Axis::Y => 'y',
-            Axis::Z => 'z',
-        }
-    }
 }
 
 /// The tile dim of `g` a sliding ring slides along: its one thread dim on `coarsening.axis`.
@@ -627,7 +619,7 @@ fn estimate(grid: &GridKernel, fp: &AccessFootprint, plan: &StagingPlan, coarsen
 pub fn stage_kernel(grid: &GridKernel, fp: &AccessFootprint, plan: &StagingPlan, coarsening: Coarsening) -> GridKernel {
     let points = coarsening.points_per_thread;
     let mut out = grid.clone();
-    out.name = if points > 1 { format!("{}_staged_{}{points}", grid.name, coarsening.axis_letter()) } else { format!("{}_staged", grid.name) };
+    out.name = if points > 1 { format!("{}_staged_{}{points}", grid.name, coarsening.axis.name()) } else { format!("{}_staged", grid.name) };
     let tiles: Vec<StagedTile> = plan
         .tiles
         .iter()
@@ -640,7 +632,7 @@ pub fn stage_kernel(grid: &GridKernel, fp: &AccessFootprint, plan: &StagingPlan,
     let mut notes = plan.decision_notes.clone();
     if points > 1 {
         let apart = grid.launch.block[coarsening.axis.index()];
-        let axis = coarsening.axis_letter();
+        let axis = coarsening.axis.name();
         let shapes: Vec<String> = tiles
             .iter()
             .map(|t| format!("{} {}", grid.params[fp.groups[t.group].param as usize].name, dims_text(&t.dims)))

@@ -658,15 +658,15 @@ impl Runtime {
         params: Vec<DeviceParam>,
     ) -> Result<(&'m GridKernel, LaunchOutcome, Duration), RuntimeError> {
         let device = self.current_device;
-        let plain = module.variants_of(kernel)[0];
+        let variants = module.variants_of(kernel);
         let (pick, cached) =
-            self.variants.choose(module, kernel, self.devices[device].model(), &params, &self.specialisable[plain.index()]);
+            self.variants.choose(module, kernel, self.devices[device].model(), &params, &self.specialisable[variants[0].index()]);
         let grid = &module.grid_kernels[pick.variant];
         let source_name = &module.kernels[kernel].name;
         if let Some(decision) = cached {
             self.stats.record_variant_decision(decision);
         }
-        if module.variants_of(kernel).len() > 1 {
+        if variants.len() > 1 {
             self.stats.record_variant_run(source_name, &grid.name);
         }
         let started = Instant::now();
