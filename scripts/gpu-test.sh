@@ -11,7 +11,8 @@
 # runtime's choice among kernel variants) and with `--staging on` (shared-memory staged variants
 # always launched, so every staged kernel is checked on the GPU).
 # Environment: YOSEGI_DEVICE=sim runs the same comparison on the simulator (to check the
-# script itself on a machine without a GPU); ONLY=name runs one program; STAGING="auto on off"
+# script itself on a machine without a GPU); ONLY=name runs one program (ONLY=cache only the
+# kernel-cache checks, which otherwise run after the programs); STAGING="auto on off"
 # chooses the `--staging` modes (default "auto on").
 # Prints one PASS/FAIL line per program and mode, then `staging MODE: N passed, M failed` per
 # mode and the total `N passed, M failed`; exits 1 on any failure.
@@ -174,6 +175,48 @@ for entry in "$programs"/* "$root/tests/staging_programs"/*.c; do
         fi
     done
 done
+
+# The kernel cache on the GPU (docs/SECURITY.md): a private cache directory gets the compiled
+# images and the kernels' CUDA sources, private (0600 files, 0700 directories); a cache directory
+# its group can write is not used: one warning, the run still correct, nothing written into it.
+cache_check() {
+    local label="$1"
+    shift
+    if "$@"; then
+        echo "PASS $label"
+        passed=$((passed + 1))
+    else
+        echo "FAIL $label"
+        failed=$((failed + 1))
+    fi
+}
+if [ -z "${ONLY:-}" ] || [ "${ONLY}" = cache ]; then
+    jacobi="$root/examples/jacobi2d.c"
+    gcc -std=gnu11 -O1 -w -I"$root/include" "$jacobi" -o "$scratch/jacobi_ref" -lm
+    "$scratch/jacobi_ref" 64 20 | grep -v total >"$scratch/jacobi.expected"
+    private_cache() {
+        local dir="$scratch/cache-private"
+        YOSEGI_CACHE_DIR="$dir" "$yosegi" run --device "$device" "$jacobi" -- 64 20 >"$scratch/jp.out" 2>"$scratch/jp.err" || return 1
+        grep -v total "$scratch/jp.out" | diff -q - "$scratch/jacobi.expected" >/dev/null || { echo "    output differs"; return 1; }
+        if [ "$device" = cuda ]; then
+            ls "$dir"/*.kernel >/dev/null 2>&1 || { echo "    no kernel images cached"; return 1; }
+            ls "$dir"/sources/*.cu >/dev/null 2>&1 || { echo "    no kernel sources kept"; return 1; }
+            local loose
+            loose="$(find "$dir" \( -type f ! -perm 600 \) -o \( -type d ! -perm 700 \) | head -3)"
+            [ -z "$loose" ] || { echo "    not private: $loose"; return 1; }
+        fi
+    }
+    shared_cache() {
+        local dir="$scratch/cache-shared"
+        mkdir -p "$dir" && chmod 775 "$dir"
+        YOSEGI_CACHE_DIR="$dir" "$yosegi" run --device "$device" "$jacobi" -- 64 20 >"$scratch/js.out" 2>"$scratch/js.err" || return 1
+        grep -v total "$scratch/js.out" | diff -q - "$scratch/jacobi.expected" >/dev/null || { echo "    output differs"; return 1; }
+        grep -q "is not used" "$scratch/js.err" || { echo "    no warning"; return 1; }
+        [ -z "$(ls -A "$dir")" ] || { echo "    written into: $(ls -A "$dir" | head -3)"; return 1; }
+    }
+    cache_check "kernel cache: a private directory is used, privately" private_cache
+    cache_check "kernel cache: a group-writable directory is not used" shared_cache
+fi
 
 for mode in "${modes[@]}"; do
     echo "staging $mode: ${mode_passed[$mode]:-0} passed, ${mode_failed[$mode]:-0} failed"

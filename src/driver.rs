@@ -10,9 +10,7 @@
 
 use std::ffi::{CString, c_char, c_int, c_void};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
 
 use crate::back::host_c::{self, HostProgram};
 use crate::diag::{Diagnostic, Diagnostics};
@@ -21,6 +19,8 @@ use crate::front::source::SourceSet;
 use crate::front::{self, PreprocessOptions};
 use crate::ir::Module;
 use crate::opt::{self, PassConfig, StagingMode};
+use crate::private_fs;
+pub use crate::private_fs::ScratchDir;
 use crate::runtime::{ColorMode, DeviceKind, Runtime, RuntimeConfig, StatsMode, abi};
 
 /// A program compiled to the IR, with everything the later steps need.
@@ -74,7 +74,8 @@ pub fn host_program(program: &CompiledProgram) -> HostProgram {
     host_c::emit_host_program(&program.sources, &program.units, &program.module)
 }
 
-/// Writes the host program's files (and `yosegi_rt.h`, for whoever reads them) into `dir`.
+/// Writes the host program's files (and `yosegi_rt.h`, for whoever reads them) into `dir`, a
+/// directory the user chose (`emit -o`) or the run's private scratch directory.
 pub fn write_host_files(host: &HostProgram, dir: &Path) -> Result<(), Diagnostic> {
     std::fs::create_dir_all(dir)
         .map_err(|e| Diagnostic::global_error(format!("cannot create directory {}: {e}", dir.display())))?;
@@ -82,6 +83,18 @@ pub fn write_host_files(host: &HostProgram, dir: &Path) -> Result<(), Diagnostic
     for (name, code) in host.files.iter().map(|f| (f.name.as_str(), f.code.as_str())).chain(header) {
         let path = dir.join(name);
         std::fs::write(&path, code)
+            .map_err(|e| Diagnostic::global_error(format!("cannot write {}: {e}", path.display())))?;
+    }
+    Ok(())
+}
+
+/// Writes the host program's files into a fresh private scratch directory: each file is new
+/// (0600), never written through an entry that was there before.
+fn write_private_host_files(host: &HostProgram, dir: &Path) -> Result<(), Diagnostic> {
+    let header = std::iter::once(("yosegi_rt.h", host_c::RUNTIME_HEADER));
+    for (name, code) in host.files.iter().map(|f| (f.name.as_str(), f.code.as_str())).chain(header) {
+        let path = dir.join(name);
+        private_fs::write_new(&path, code.as_bytes())
             .map_err(|e| Diagnostic::global_error(format!("cannot write {}: {e}", path.display())))?;
     }
     Ok(())
@@ -98,18 +111,20 @@ fn defines_main(program: &CompiledProgram) -> bool {
     })
 }
 
-/// Builds the host side into `dir/program.so`.
-pub fn build_host(program: &CompiledProgram, dir: &Path) -> Result<PathBuf, Diagnostic> {
+/// Builds the host side into `scratch/program.so`. The compiler runs in the scratch directory
+/// with umask 077 and its temporary files there too.
+pub fn build_host(program: &CompiledProgram, scratch: &ScratchDir) -> Result<PathBuf, Diagnostic> {
+    let dir = scratch.path();
     if !defines_main(program) {
         let files: Vec<String> = program.files.iter().map(|f| f.display().to_string()).collect();
         return Err(Diagnostic::global_error(format!("no `main` function in {}", files.join(", ")))
             .with_help("give every file of the program on the command line: `yosegi run main.c util.c`"));
     }
     let host = host_program(program);
-    write_host_files(&host, dir)?;
+    write_private_host_files(&host, dir)?;
     let output = dir.join("program.so");
     let compiler = c_compiler();
-    let mut cmd = Command::new(&compiler);
+    let mut cmd = private_fs::command_private(&compiler, dir);
     // -mcmodel=medium: programs such as Himeno XL define static arrays of many gigabytes, which
     // the small code model cannot address.
     cmd.current_dir(dir).args(["-std=gnu11", "-O2", "-fPIC", "-mcmodel=medium", "-shared", "-w", "-o", "program.so"]);
@@ -133,32 +148,6 @@ pub fn build_host(program: &CompiledProgram, dir: &Path) -> Result<PathBuf, Diag
     Ok(output)
 }
 
-/// A fresh scratch directory for one build, removed when dropped.
-pub struct ScratchDir {
-    path: PathBuf,
-}
-
-impl ScratchDir {
-    pub fn new() -> Result<ScratchDir, Diagnostic> {
-        static COUNTER: AtomicU32 = AtomicU32::new(0);
-        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let path = std::env::temp_dir().join(format!("yosegi-{}-{n}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&path);
-        std::fs::create_dir_all(&path)
-            .map_err(|e| Diagnostic::global_error(format!("cannot create {}: {e}", path.display())))?;
-        Ok(ScratchDir { path })
-    }
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-}
-
-impl Drop for ScratchDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.path);
-    }
-}
-
 /// Which device runs the kernels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Device {
@@ -179,8 +168,8 @@ pub enum StatsReport {
 pub struct RunOptions {
     pub device: Device,
     pub stats: StatsReport,
-    /// The program's own arguments (after `--`).
-    pub args: Vec<String>,
+    /// The program's own arguments (after `--`), as the shell gave them (not always UTF-8).
+    pub args: Vec<std::ffi::OsString>,
 }
 
 type EntryFn = unsafe extern "C" fn(*const c_void, c_int, *mut *mut c_char) -> c_int;
@@ -211,10 +200,11 @@ impl LoadedProgram {
     /// [first file, args...]. Returns `main`'s status; a program that calls `exit` does not come
     /// back here.
     pub fn run(&self, program: &CompiledProgram, options: &RunOptions) -> Result<i32, Diagnostic> {
-        let argv0 = program.files.first().map(|p| p.display().to_string()).unwrap_or_else(|| "program".to_string());
+        use std::os::unix::ffi::OsStrExt;
+        let argv0 = program.files.first().map(|p| p.as_os_str().to_os_string()).unwrap_or_else(|| "program".into());
         let mut c_args = Vec::new();
         for arg in std::iter::once(&argv0).chain(options.args.iter()) {
-            let c = CString::new(arg.as_str())
+            let c = CString::new(arg.as_bytes())
                 .map_err(|_| Diagnostic::global_error(format!("the program argument {arg:?} contains a NUL byte")))?;
             c_args.push(c);
         }
@@ -288,7 +278,7 @@ mod tests {
         let dir = ScratchDir::new().unwrap();
         // Parses (the parser does not check types), but the C compiler refuses it.
         let program = compile_source(dir.path(), "bad.c", "struct s { int x; };\nint main(void) { struct s v; return v.y; }\n");
-        let err = build_host(&program, dir.path()).unwrap_err();
+        let err = build_host(&program, &dir).unwrap_err();
         assert!(err.message.contains("the C compiler failed"), "{}", err.message);
         assert!(err.message.contains("bad.c"), "{}", err.message);
         assert!(dir.path().join("yosegi_rt.h").exists());
@@ -298,7 +288,7 @@ mod tests {
     fn a_program_without_main_is_refused() {
         let dir = ScratchDir::new().unwrap();
         let program = compile_source(dir.path(), "lib.c", "int twice(int x) { return 2 * x; }\n");
-        let err = build_host(&program, dir.path()).unwrap_err();
+        let err = build_host(&program, &dir).unwrap_err();
         assert!(err.message.contains("no `main` function"), "{}", err.message);
     }
 
@@ -307,7 +297,7 @@ mod tests {
         let dir = ScratchDir::new().unwrap();
         let code = "#include <stdlib.h>\nint main(int argc, char **argv) {\n    int *p = malloc(sizeof(int));\n    *p = argc + atoi(argv[1]);\n    int r = *p;\n    free(p);\n    return r;\n}\n";
         let program = compile_source(dir.path(), "ok.c", code);
-        let lib = build_host(&program, dir.path()).unwrap();
+        let lib = build_host(&program, &dir).unwrap();
         let options = RunOptions { device: Device::Sim, stats: StatsReport::Off, args: vec!["40".into()] };
         assert_eq!(run_program(&program, &lib, &options).unwrap(), 42);
     }

@@ -5,7 +5,8 @@
 //! `front` (preprocess, lex, parse, directives, lowering to the IR) -> [`ir`] -> `analysis`
 //! (affine accesses, sections, dependences) -> `opt` (mapping to grid kernels) -> `back`
 //! (host C, IR text) -> `runtime` (coherence, devices). [`driver`] strings them together for
-//! the CLI.
+//! the CLI; [`private_fs`] makes the private scratch space and trusted directories every stage
+//! that touches the file system uses.
 
 pub mod analysis;
 pub mod back;
@@ -15,5 +16,6 @@ pub mod explain;
 pub mod front;
 pub mod ir;
 pub mod opt;
+pub mod private_fs;
 pub mod runtime;
 pub mod valid;

@@ -76,11 +76,15 @@ struct RunArgs {
     /// Print the runtime's counters (launches, transfers) at exit.
     #[arg(long)]
     stats: bool,
+    /// Keep the CUDA source of every kernel compiled for the GPU in DIR (the same as
+    /// `YOSEGI_KEEP=DIR`; by default they go to `sources/` in the kernel cache directory).
+    #[arg(long, value_name = "DIR")]
+    keep: Option<PathBuf>,
     #[command(flatten)]
     input: InputArgs,
     /// Arguments for the program.
     #[arg(last = true, value_name = "ARGS")]
-    args: Vec<String>,
+    args: Vec<std::ffi::OsString>,
 }
 
 #[derive(Args)]
@@ -160,6 +164,10 @@ fn fail(sources: &SourceSet, d: Diagnostic) -> ExitCode {
 }
 
 fn run(args: RunArgs) -> ExitCode {
+    if let Some(dir) = &args.keep {
+        // SAFETY: set before the run starts any thread that reads the environment.
+        unsafe { std::env::set_var("YOSEGI_KEEP", dir) };
+    }
     let device = match args.device {
         DeviceArg::Sim => Device::Sim,
         DeviceArg::Auto => Device::Auto,
@@ -173,7 +181,7 @@ fn run(args: RunArgs) -> ExitCode {
         Ok(s) => s,
         Err(d) => return fail(&program.sources, d),
     };
-    let library = match driver::build_host(&program, scratch.path()) {
+    let library = match driver::build_host(&program, &scratch) {
         Ok(lib) => lib,
         Err(d) => return fail(&program.sources, d),
     };

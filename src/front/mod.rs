@@ -39,9 +39,13 @@ pub fn parse_program(
     let mut sources = source::SourceSet::default();
     let mut units = Vec::new();
     let mut diags: Vec<Diagnostic> = Vec::new();
+    let builtin = match preprocess::BuiltinHeaders::new() {
+        Ok(b) => b,
+        Err(d) => return Err((sources, Diagnostics(vec![d]))),
+    };
     for (tu, file) in files.iter().enumerate() {
         let tu = tu as u32;
-        let text = match preprocess::preprocess(file, options) {
+        let text = match preprocess::preprocess(file, options, &builtin) {
             Ok(t) => t,
             Err(d) => {
                 diags.push(d);
@@ -69,26 +73,6 @@ pub fn parse_program(
         return Err((sources, Diagnostics(diags)));
     }
     Ok(ParsedProgram { sources, units, warnings: diags })
-}
-
-/// Parses C source held in memory, as if it were a file called `name` (for tests and tools):
-/// the text is written under the system temp directory, where it stays so that diagnostics
-/// can still show its lines.
-pub fn parse_source(
-    name: &str,
-    text: &str,
-    options: &PreprocessOptions,
-) -> Result<ParsedProgram, (source::SourceSet, Diagnostics)> {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
-    let dir = std::env::temp_dir().join(format!("yosegi-src-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed)));
-    let path = dir.join(name);
-    let written = std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(&path, text));
-    if let Err(e) = written {
-        let d = Diagnostic::global_error(format!("cannot write `{}`: {e}", path.display()));
-        return Err((source::SourceSet::default(), Diagnostics(vec![d])));
-    }
-    parse_program(&[path], options)
 }
 
 #[cfg(test)]
@@ -123,15 +107,6 @@ mod tests {
             })
             .collect();
         assert_eq!(names, vec!["now", "main"]);
-    }
-
-    #[test]
-    fn parse_source_parses_text_in_memory() {
-        let parsed = parse_source("mem.c", "int main(void) { return 0; }\n", &PreprocessOptions::default()).unwrap_or_else(|_| panic!());
-        assert_eq!(parsed.units[0].items.len(), 1);
-        let Err((sources, diags)) = parse_source("bad.c", "int main(void) { return 0 }\n", &PreprocessOptions::default()) else { panic!() };
-        let text = source::render_diagnostics(&sources, &diags.0, false);
-        assert!(text.contains("bad.c:1:27"), "{text}");
     }
 
     #[test]

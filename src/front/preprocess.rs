@@ -1,62 +1,60 @@
 //! Preprocessing with the system `cpp`: `cpp -E -fopenacc -x c -D__YOSEGI__ -I<builtin> ...`.
 //! `-fopenacc` makes cpp expand macros inside `#pragma acc` lines. The builtin include
-//! directory holds our `openacc.h`, written out once per process.
+//! directory holds our `openacc.h`; it is a private scratch directory of the run
+//! ([`BuiltinHeaders`]), never a shared one, removed when parsing ends.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-use std::sync::OnceLock;
 
 use crate::diag::Diagnostic;
 use crate::front::PreprocessOptions;
+use crate::private_fs::{self, ScratchDir};
 
 const OPENACC_H: &str = include_str!("../../include/openacc.h");
 
-/// The directory holding `openacc.h`; named by a hash of its contents so that processes of
-/// different yosegi versions never share a stale copy, and concurrent processes agree.
-pub fn builtin_include_dir() -> Result<PathBuf, Diagnostic> {
-    static DIR: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let hash = OPENACC_H.bytes().fold(0xcbf29ce484222325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100000001b3));
-        let dir = std::env::temp_dir().join(format!("yosegi-include-{hash:016x}"));
-        let file = dir.join("openacc.h");
-        if std::fs::read_to_string(&file).map(|s| s == OPENACC_H).unwrap_or(false) {
-            return Ok(dir);
-        }
-        std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-        // Write to a private name first, then rename: another process may be reading it.
-        let tmp = dir.join(format!("openacc.h.{}", std::process::id()));
-        std::fs::write(&tmp, OPENACC_H).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
-        std::fs::rename(&tmp, &file).map_err(|e| format!("cannot write {}: {e}", file.display()))?;
-        Ok(dir)
-    })
-    .clone()
-    .map_err(Diagnostic::global_error)
+/// The builtin headers, written into a fresh private directory (see `private_fs`).
+pub struct BuiltinHeaders {
+    dir: ScratchDir,
 }
 
-/// The `cpp` command line for one file.
-pub fn cpp_command(file: &Path, options: &PreprocessOptions, builtin: &Path) -> Command {
-    let mut cmd = Command::new("cpp");
+impl BuiltinHeaders {
+    pub fn new() -> Result<BuiltinHeaders, Diagnostic> {
+        let dir = ScratchDir::new()?;
+        let file = dir.path().join("openacc.h");
+        private_fs::write_new(&file, OPENACC_H.as_bytes())
+            .map_err(|e| Diagnostic::global_error(format!("cannot write {}: {e}", file.display())))?;
+        Ok(BuiltinHeaders { dir })
+    }
+
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+/// The `cpp` command line for one file. Paths are passed as they are (no shell, no UTF-8
+/// round trip); a file name that starts with `-` is not read as an option.
+pub fn cpp_command(file: &Path, options: &PreprocessOptions, builtin: &BuiltinHeaders) -> Command {
+    let mut cmd = private_fs::command_private("cpp", builtin.dir());
     cmd.args(["-E", "-fopenacc", "-x", "c", "-D__YOSEGI__"]);
-    cmd.arg(format!("-I{}", builtin.display()));
+    cmd.arg(private_fs::glued("-I", builtin.dir()));
     for dir in &options.include_dirs {
-        cmd.arg(format!("-I{}", dir.display()));
+        cmd.arg(private_fs::glued("-I", dir));
     }
     for def in &options.defines {
         cmd.arg(format!("-D{def}"));
     }
-    cmd.arg(file);
+    cmd.arg(private_fs::operand(file));
     cmd
 }
 
 /// Runs cpp on `file` and returns its output (line markers included).
-pub fn preprocess(file: &Path, options: &PreprocessOptions) -> Result<String, Diagnostic> {
+pub fn preprocess(file: &Path, options: &PreprocessOptions, builtin: &BuiltinHeaders) -> Result<String, Diagnostic> {
     if !file.is_file() {
         let what = if file.exists() { "is not a regular file" } else { "does not exist" };
         return Err(Diagnostic::global_error(format!("cannot read `{}`: the file {what}", file.display()))
             .with_help("check the path of the C file to compile"));
     }
-    let builtin = builtin_include_dir()?;
-    let output = cpp_command(file, options, &builtin).output().map_err(|e| {
+    let output = cpp_command(file, options, builtin).output().map_err(|e| {
         Diagnostic::global_error(format!("cannot run the C preprocessor `cpp`: {e}"))
             .with_help("install a C toolchain (gcc's `cpp`) and make sure it is on PATH")
     })?;
@@ -64,10 +62,36 @@ pub fn preprocess(file: &Path, options: &PreprocessOptions) -> Result<String, Di
         let stderr = String::from_utf8_lossy(&output.stderr);
         return Err(Diagnostic::global_error(format!("preprocessing `{}` failed:\n{}", file.display(), stderr.trim_end())));
     }
-    String::from_utf8(output.stdout).map_err(|_| {
+    escape_marker_bytes(output.stdout).map_err(|_| {
         Diagnostic::global_error(format!("the preprocessed `{}` is not valid UTF-8", file.display()))
             .with_help("save the source file as UTF-8")
     })
+}
+
+/// cpp copies a file name's bytes into its line markers as they are; a name that is not UTF-8
+/// gets its other bytes written as C octal escapes (`\377`), which `parse_line_marker` and the C
+/// compiler (reading the markers again in the host code) both decode. Text outside the markers
+/// must be UTF-8.
+fn escape_marker_bytes(bytes: Vec<u8>) -> Result<String, std::string::FromUtf8Error> {
+    let bytes = match String::from_utf8(bytes) {
+        Ok(text) => return Ok(text),
+        Err(e) => e.into_bytes(),
+    };
+    let mut out = Vec::with_capacity(bytes.len());
+    for line in bytes.split_inclusive(|&b| b == b'\n') {
+        if line.first() == Some(&b'#') && std::str::from_utf8(line).is_err() {
+            for &b in line {
+                if b.is_ascii() {
+                    out.push(b);
+                } else {
+                    out.extend_from_slice(format!("\\{b:03o}").as_bytes());
+                }
+            }
+        } else {
+            out.extend_from_slice(line);
+        }
+    }
+    String::from_utf8(out)
 }
 
 #[cfg(test)]
@@ -80,7 +104,7 @@ mod tests {
         let file = dir.path().join("t.c");
         std::fs::write(&file, "#include <openacc.h>\n#define N 64\n#pragma acc parallel num_gangs(N)\nint x = WIDTH;\n").unwrap();
         let opts = PreprocessOptions { include_dirs: vec![], defines: vec!["WIDTH=7".into()] };
-        let out = preprocess(&file, &opts).unwrap();
+        let out = preprocess(&file, &opts, &BuiltinHeaders::new().unwrap()).unwrap();
         assert!(out.contains("#pragma acc parallel num_gangs(64)"), "{out}");
         assert!(out.contains("int x = 7;"));
         assert!(out.contains("acc_device_t"));
@@ -91,9 +115,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("t.c");
         std::fs::write(&file, "#include \"nope.h\"\n").unwrap();
-        let e = preprocess(&file, &PreprocessOptions::default()).unwrap_err();
+        let builtin = BuiltinHeaders::new().unwrap();
+        let e = preprocess(&file, &PreprocessOptions::default(), &builtin).unwrap_err();
         assert!(e.message.contains("nope.h"), "{}", e.message);
-        let e = preprocess(&dir.path().join("missing.c"), &PreprocessOptions::default()).unwrap_err();
+        let e = preprocess(&dir.path().join("missing.c"), &PreprocessOptions::default(), &builtin).unwrap_err();
         assert!(e.message.contains("does not exist"));
     }
 }

@@ -3,6 +3,7 @@
 //! markers), and diagnostic rendering.
 
 use std::collections::HashMap;
+use std::os::unix::ffi::OsStringExt;
 use std::path::PathBuf;
 
 use codespan_reporting::diagnostic::{Diagnostic as CsDiagnostic, Label};
@@ -38,7 +39,7 @@ pub struct Location {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LineMarker {
     pub line: u32,
-    pub file: String,
+    pub file: PathBuf,
     /// Flag 3: the text comes from a system header.
     pub system: bool,
 }
@@ -54,27 +55,40 @@ pub fn parse_line_marker(line: &str) -> Option<LineMarker> {
     let line_no: u32 = rest[..digits_end].parse().ok()?;
     let rest = rest[digits_end..].trim_start();
     let (file, flags) = if let Some(quoted) = rest.strip_prefix('"') {
-        // File names escape `"` and `\` with a backslash.
-        let mut name = String::new();
-        let mut chars = quoted.char_indices();
-        let mut end = quoted.len();
-        while let Some((i, c)) = chars.next() {
-            match c {
-                '\\' => {
-                    if let Some((_, n)) = chars.next() {
-                        name.push(n);
+        // cpp escapes `"` and `\\` with a backslash; the preprocessor step writes the bytes of a
+        // name that is not UTF-8 as octal escapes (`\\377`).
+        let mut name: Vec<u8> = Vec::new();
+        let bytes = quoted.as_bytes();
+        let mut end = bytes.len();
+        let mut i = 0;
+        while i < bytes.len() {
+            match bytes[i] {
+                b'\\' => {
+                    let digits = bytes[i + 1..].iter().take(3).take_while(|b| (b'0'..=b'7').contains(b)).count();
+                    if digits > 0 {
+                        let value = bytes[i + 1..i + 1 + digits].iter().fold(0u32, |v, d| v * 8 + u32::from(d - b'0'));
+                        name.push(value as u8);
+                        i += 1 + digits;
+                    } else {
+                        if let Some(&next) = bytes.get(i + 1) {
+                            name.push(next);
+                        }
+                        i += 2;
                     }
                 }
-                '"' => {
+                b'"' => {
                     end = i + 1;
                     break;
                 }
-                _ => name.push(c),
+                b => {
+                    name.push(b);
+                    i += 1;
+                }
             }
         }
-        (name, &quoted[end.min(quoted.len())..])
+        (PathBuf::from(std::ffi::OsString::from_vec(name)), &quoted[end.min(quoted.len())..])
     } else {
-        (String::new(), rest)
+        (PathBuf::new(), rest)
     };
     let system = flags.split_whitespace().any(|f| f == "3");
     Some(LineMarker { line: line_no, file, system })
@@ -109,7 +123,7 @@ impl SourceSet {
             if line.starts_with('#')
                 && let Some(m) = parse_line_marker(line)
             {
-                return Location { file: PathBuf::from(m.file), line: m.line + lines_after_marker, column, in_system_header: m.system };
+                return Location { file: m.file, line: m.line + lines_after_marker, column, in_system_header: m.system };
             }
             lines_after_marker += 1;
             end = prev_start;
@@ -282,6 +296,9 @@ mod tests {
         assert_eq!(parse_line_marker("# 12 \"a b.c\" 2 3"), Some(LineMarker { line: 12, file: "a b.c".into(), system: true }));
         assert_eq!(parse_line_marker("# 1 \"x.c\""), Some(LineMarker { line: 1, file: "x.c".into(), system: false }));
         assert_eq!(parse_line_marker("#pragma acc parallel"), None);
+        // Quotes and backslashes are escaped by cpp; bytes that are not UTF-8 by our step.
+        let m = parse_line_marker("# 3 \"a \\\"q\\\" \\\\ \\377\\376.c\" 1").unwrap();
+        assert_eq!(m.file.as_os_str().as_encoded_bytes(), b"a \"q\" \\ \xff\xfe.c");
     }
 
     #[test]

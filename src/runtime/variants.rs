@@ -59,7 +59,7 @@ use crate::back::cuda::grid_kernel_cuda;
 use crate::ir::{GridKernel, Handle, Kernel, Module, ParamValue, VariantKind};
 use crate::opt::StagingMode;
 
-use super::cuda::cache::{default_dir, fnv1a64};
+use super::cuda::cache::{fnv1a64, trusted_dir};
 use super::device::{DeviceAlloc, DeviceParam, KernelFault, Launch, LaunchOutcome};
 use super::stats::VariantDecision;
 use super::{Runtime, RuntimeError};
@@ -313,9 +313,9 @@ impl TuningCache {
         TuningCache { path: dir.map(|d| d.join(TUNING_CACHE_FILE)), entries: None }
     }
 
-    /// The cache next to the kernel disk cache.
+    /// The cache next to the kernel disk cache, when that directory is trusted.
     pub fn default_location() -> TuningCache {
-        TuningCache::in_dir(default_dir())
+        TuningCache::in_dir(trusted_dir())
     }
 
     fn entries(&mut self) -> &mut Vec<(KernelIdentity, CachedChoice)> {
@@ -349,13 +349,11 @@ impl TuningCache {
         let text = render_cache_file(entries);
         let Some(path) = &self.path else { return };
         if let Some(dir) = path.parent() {
-            let _ = std::fs::create_dir_all(dir);
+            let _ = crate::private_fs::create_private_dir_all(dir);
         }
-        // Written aside and renamed so that a reader never sees half a file.
-        let temp = path.with_extension(format!("tmp{}", std::process::id()));
-        if std::fs::write(&temp, text).is_ok() && std::fs::rename(&temp, path).is_err() {
-            let _ = std::fs::remove_file(&temp);
-        }
+        // Written aside (a private temporary file) and renamed so that a reader never sees half
+        // a file.
+        let _ = crate::private_fs::replace_file(path, text.as_bytes());
     }
 }
 
@@ -425,7 +423,7 @@ pub fn cached_choices(module: &Module, kernel: Handle<Kernel>, dir: Option<PathB
     if module.variants_of(kernel).len() < 2 {
         return Vec::new();
     }
-    let mut cache = TuningCache::in_dir(dir.or_else(default_dir));
+    let mut cache = TuningCache::in_dir(dir.or_else(trusted_dir));
     cache.choices_of(&KernelIdentity::of(module, kernel))
 }
 

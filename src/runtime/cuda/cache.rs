@@ -6,12 +6,19 @@
 //!
 //! The cache is an optimisation only: an unreadable, corrupt or unwritable entry is a miss (the
 //! kernel is compiled as if there were no cache), with one warning per process so that a broken
-//! cache directory is noticed without flooding the output. Entries are written to a temporary
-//! file and renamed into place, so a reader never sees half an entry, even with several
-//! processes filling the same cache.
+//! cache directory is noticed without flooding the output. Entries are written to a private
+//! temporary file and renamed into place, so a reader never sees half an entry, even with
+//! several processes filling the same cache.
+//!
+//! Images are loaded into the GPU and run, so the cache is used only when nobody else can write
+//! it ([`trusted_dir`]): a directory that its group or others can write, or that belongs to
+//! another account, is not read and not written (one warning) unless the user says they trust
+//! it with `YOSEGI_TRUST_CACHE=1` (a cache prepared by one account and shared read-only).
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use crate::private_fs;
 
 /// Starts every entry; the version digit changes when the format does.
 const MAGIC: &[u8; 8] = b"YOSEGIK1";
@@ -105,6 +112,40 @@ pub fn default_dir() -> Option<PathBuf> {
     std::env::var_os("HOME").filter(|d| !d.is_empty()).map(|home| PathBuf::from(home).join(".cache/yosegi/kernels"))
 }
 
+/// Whether `dir` may be loaded from: created (mode 0700) when missing, then it must pass
+/// [`private_fs::check_trusted_dir`], unless `YOSEGI_TRUST_CACHE=1`. `Err` says why not.
+pub fn check_cache_dir(dir: &Path) -> Result<(), String> {
+    if !dir.exists() {
+        private_fs::create_private_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
+    if std::env::var("YOSEGI_TRUST_CACHE").is_ok_and(|v| v == "1") {
+        return Ok(());
+    }
+    private_fs::check_trusted_dir(dir)
+}
+
+/// [`default_dir`] when [`check_cache_dir`] accepts it; otherwise `None`, with one warning per
+/// process saying why and what to do.
+pub fn trusted_dir() -> Option<PathBuf> {
+    static DIR: OnceLock<Option<PathBuf>> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = default_dir()?;
+        match check_cache_dir(&dir) {
+            Ok(()) => Some(dir),
+            Err(why) => {
+                eprintln!(
+                    "yosegi: warning: the kernel cache {} is not used: {why}; kernels are compiled afresh \
+                     (make it writable by you alone, point YOSEGI_CACHE_DIR elsewhere, or set \
+                     YOSEGI_TRUST_CACHE=1 if you trust everyone who can write it)",
+                    dir.display()
+                );
+                None
+            }
+        }
+    })
+    .clone()
+}
+
 /// Why a lookup did not give an image.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Miss {
@@ -165,23 +206,12 @@ impl DiskCache {
     }
 }
 
-/// Writes `bytes` to a temporary file next to `path` and renames it over `path`.
+/// Writes `bytes` to a private temporary file next to `path` and renames it over `path`.
 fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let file_name = path.file_name().and_then(|n| n.to_str()).unwrap_or("entry");
-    // The process id keeps concurrent writers of the same entry off each other's temp file.
-    let temp = dir.join(format!(".{file_name}.{}.tmp", std::process::id()));
-    let written = (|| {
-        let mut file = std::fs::File::create(&temp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        std::fs::rename(&temp, path)
-    })();
-    if written.is_err() {
-        let _ = std::fs::remove_file(&temp);
+    if let Some(dir) = path.parent() {
+        private_fs::create_private_dir_all(dir)?;
     }
-    written
+    private_fs::replace_file(path, bytes)
 }
 
 #[cfg(test)]
@@ -245,6 +275,25 @@ mod tests {
         cache.store(1, ImageKind::Cubin, b"x");
         assert!(cache.warned);
         assert!(cache.load(1).is_err());
+    }
+
+    #[test]
+    fn a_cache_others_can_write_is_refused_and_a_private_one_accepted() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let shared = dir.path().join("shared");
+        std::fs::create_dir(&shared).unwrap();
+        std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o775)).unwrap();
+        let why = check_cache_dir(&shared).unwrap_err();
+        assert!(why.contains("can be written by its group"), "{why}");
+        let missing = dir.path().join("fresh").join("kernels");
+        if private_fs::check_trusted_dir(dir.path()).is_ok() {
+            assert_eq!(check_cache_dir(&missing), Ok(()));
+        } else {
+            let _ = check_cache_dir(&missing);
+        }
+        use std::os::unix::fs::MetadataExt;
+        assert_eq!(std::fs::metadata(&missing).unwrap().mode() & 0o777, 0o700);
     }
 
     #[test]

@@ -242,7 +242,7 @@ impl CudaDevice {
                 next_id: 0,
                 nvrtc_version: (nvrtc_major, nvrtc_minor),
                 kernels: HashMap::new(),
-                disk: DiskCache::at(cache::default_dir()),
+                disk: DiskCache::at(cache::trusted_dir()),
                 policy,
                 spare: Vec::new(),
                 staging: Staging::NONE,
@@ -638,13 +638,24 @@ impl Drop for Scratch {
     }
 }
 
-/// Writes the kernel's CUDA source to `<temp>/yosegi-cuda/<stem>.cu` (for error reports and
-/// for reading what ran).
+/// Where the CUDA source of each compiled kernel is kept for reading what ran: `$YOSEGI_KEEP`,
+/// else `sources/` in the kernel cache directory; either must be the user's alone
+/// (`private_fs::check_trusted_dir`), never a fixed name in the temporary directory.
+fn source_dir() -> Result<PathBuf, String> {
+    let dir = match std::env::var_os("YOSEGI_KEEP").filter(|d| !d.is_empty()) {
+        Some(dir) => PathBuf::from(dir),
+        None => cache::trusted_dir().ok_or("no kernel cache directory is usable; set YOSEGI_KEEP=DIR to keep it")?.join("sources"),
+    };
+    crate::private_fs::create_private_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    crate::private_fs::check_trusted_dir(&dir)?;
+    Ok(dir)
+}
+
+/// Writes the kernel's CUDA source to `<source_dir>/<stem>.cu` (for error reports and for
+/// reading what ran), replacing what was there without following a link.
 fn save_source(stem: &str, source: &str) -> Result<PathBuf, String> {
-    let dir = std::env::temp_dir().join("yosegi-cuda");
-    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let path = dir.join(format!("{stem}.cu"));
-    std::fs::write(&path, source).map_err(|e| format!("{}: {e}", path.display()))?;
+    let path = source_dir()?.join(format!("{stem}.cu"));
+    crate::private_fs::replace_file(&path, source.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(path)
 }
 

@@ -1,0 +1,384 @@
+//! Files and directories that only the user can reach, for a tool that runs on machines shared
+//! with other accounts (`docs/SECURITY.md`):
+//!
+//! * [`ScratchDir`]: a run's scratch space, created fresh in the temporary directory with a
+//!   random name and mode 0700 (`mkdtemp`), never reused because a directory of that name
+//!   exists, and removed when dropped, when the build fails, and when the process is
+//!   interrupted (SIGINT, SIGTERM, SIGHUP, SIGQUIT) while one is alive.
+//! * [`write_new`]: a file created with `O_CREAT|O_EXCL` (so never through an entry someone
+//!   planted, a symbolic link included) and mode 0600.
+//! * [`replace_file`]: a file replaced atomically by a private temporary file renamed over it
+//!   (a rename replaces a planted link; it never writes through it).
+//! * [`check_trusted_dir`]: whether a directory Yosegi loads from (the kernel cache) can be
+//!   written only by the user.
+//! * [`command_private`]: child processes (cpp, cc) run with umask 077 and `TMPDIR` set to the
+//!   scratch directory, so that what they create is private too.
+
+use std::ffi::OsString;
+use std::fs::{DirBuilder, OpenOptions};
+use std::io::Write;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+
+use crate::diag::Diagnostic;
+
+/// A fresh private directory in the temporary directory; see the module doc.
+pub struct ScratchDir {
+    dir: Option<tempfile::TempDir>,
+}
+
+impl ScratchDir {
+    /// Creates `$TMPDIR/yosegi-XXXXXX` (mode 0700). A `TMPDIR` that does not exist or cannot be
+    /// written is an error that says so.
+    pub fn new() -> Result<ScratchDir, Diagnostic> {
+        let base = std::env::temp_dir();
+        let from = if std::env::var_os("TMPDIR").is_some_and(|t| !t.is_empty()) { " (from TMPDIR)" } else { "" };
+        let help = "set TMPDIR to an existing directory that you can write, or unset it to use /tmp";
+        match std::fs::metadata(&base) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => {
+                return Err(Diagnostic::global_error(format!(
+                    "the temporary directory `{}`{from} is not a directory",
+                    base.display()
+                ))
+                .with_help(help));
+            }
+            Err(_) => {
+                return Err(Diagnostic::global_error(format!(
+                    "the temporary directory `{}`{from} does not exist",
+                    base.display()
+                ))
+                .with_help(help));
+            }
+        }
+        let mut guard = live_dirs();
+        let dir = tempfile::Builder::new().prefix("yosegi-").permissions(std::fs::Permissions::from_mode(0o700)).tempdir_in(&base).map_err(|e| {
+            Diagnostic::global_error(format!("cannot create a scratch directory in the temporary directory `{}`{from}: {e}", base.display()))
+                .with_help(help)
+        })?;
+        if guard.paths.is_empty() {
+            interrupt::install();
+        }
+        guard.paths.push(dir.path().to_path_buf());
+        Ok(ScratchDir { dir: Some(dir) })
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.as_ref().map(|d| d.path()).unwrap_or(Path::new(""))
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        let Some(dir) = self.dir.take() else { return };
+        // Removed under the lock: an interruption waits for the removal instead of ending the
+        // process half-way through it.
+        let mut guard = live_dirs();
+        guard.paths.retain(|p| p != dir.path());
+        let _ = dir.close();
+        if guard.paths.is_empty() {
+            interrupt::restore();
+        }
+    }
+}
+
+struct LiveDirs {
+    paths: Vec<PathBuf>,
+}
+
+static LIVE: Mutex<LiveDirs> = Mutex::new(LiveDirs { paths: Vec::new() });
+
+fn live_dirs() -> std::sync::MutexGuard<'static, LiveDirs> {
+    LIVE.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Cleaning up on interruption. The signal handler only writes the signal's number to a pipe
+/// (async-signal-safe); a thread reads it, removes the live scratch directories, puts back the
+/// signals' previous dispositions and raises the signal again, so the process ends as it would
+/// have without us. The handlers are installed only while a scratch directory exists: the
+/// user's program, which runs after its scratch directory is gone, sees the dispositions it
+/// was started with. A signal ignored at start (`nohup`) stays ignored.
+mod interrupt {
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicI32, Ordering};
+
+    const SIGNALS: [libc::c_int; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
+
+    static PIPE_WRITE: AtomicI32 = AtomicI32::new(-1);
+    /// The dispositions our handlers replaced, to put back.
+    static SAVED: Mutex<Vec<(libc::c_int, libc::sigaction)>> = Mutex::new(Vec::new());
+
+    extern "C" fn on_signal(signal: libc::c_int) {
+        let fd = PIPE_WRITE.load(Ordering::Relaxed);
+        if fd >= 0 {
+            let byte = signal as u8;
+            // SAFETY: write(2) is async-signal-safe; the buffer is a local byte.
+            unsafe { libc::write(fd, (&byte as *const u8).cast(), 1) };
+        }
+    }
+
+    fn saved() -> std::sync::MutexGuard<'static, Vec<(libc::c_int, libc::sigaction)>> {
+        SAVED.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The pipe and its reader thread, made once per process.
+    fn pipe_ready() -> bool {
+        static READY: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        *READY.get_or_init(|| {
+            let mut fds = [0 as libc::c_int; 2];
+            // SAFETY: a valid two-element array.
+            if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+                return false;
+            }
+            let read_fd = fds[0];
+            PIPE_WRITE.store(fds[1], Ordering::Relaxed);
+            let spawned = std::thread::Builder::new().name("yosegi-interrupt".into()).spawn(move || {
+                loop {
+                    let mut byte = 0u8;
+                    // SAFETY: reads one byte into a local.
+                    let n = unsafe { libc::read(read_fd, (&mut byte as *mut u8).cast(), 1) };
+                    if n == 1 {
+                        super::clean_up_and_reraise(byte as libc::c_int);
+                    } else if n == 0 || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+                        return;
+                    }
+                }
+            });
+            spawned.is_ok()
+        })
+    }
+
+    pub(super) fn install() {
+        if !pipe_ready() {
+            return;
+        }
+        let mut saved = saved();
+        if !saved.is_empty() {
+            return;
+        }
+        for signal in SIGNALS {
+            // SAFETY: sigaction with valid pointers; a zeroed sigaction is a valid starting point.
+            unsafe {
+                let mut old: libc::sigaction = std::mem::zeroed();
+                if libc::sigaction(signal, std::ptr::null(), &mut old) != 0 || old.sa_sigaction == libc::SIG_IGN {
+                    continue;
+                }
+                let mut new: libc::sigaction = std::mem::zeroed();
+                new.sa_sigaction = on_signal as *const () as libc::sighandler_t;
+                new.sa_flags = libc::SA_RESTART;
+                libc::sigemptyset(&mut new.sa_mask);
+                if libc::sigaction(signal, &new, std::ptr::null_mut()) == 0 {
+                    saved.push((signal, old));
+                }
+            }
+        }
+    }
+
+    pub(super) fn restore() {
+        for (signal, old) in saved().drain(..) {
+            // SAFETY: puts back a disposition read by sigaction.
+            unsafe { libc::sigaction(signal, &old, std::ptr::null_mut()) };
+        }
+    }
+
+    pub(super) fn raise(signal: libc::c_int) {
+        // SAFETY: plain libc calls.
+        unsafe {
+            libc::raise(signal);
+        }
+    }
+}
+
+/// Runs on the interrupt thread: removes every live scratch directory, puts the dispositions
+/// back and ends the process with the signal.
+fn clean_up_and_reraise(signal: libc::c_int) {
+    let mut guard = live_dirs();
+    for path in guard.paths.drain(..) {
+        let _ = std::fs::remove_dir_all(&path);
+    }
+    interrupt::restore();
+    interrupt::raise(signal);
+    // A signal whose previous handler returns (the program's own) leaves the process running
+    // without its scratch space: end it as the interruption asked.
+    std::process::exit(128 + signal);
+}
+
+/// Creates `path` with mode 0600 and writes `bytes`; fails if anything exists at `path`
+/// (a symbolic link included), so nothing planted is ever written through.
+pub fn write_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut file = OpenOptions::new().write(true).create_new(true).mode(0o600).custom_flags(libc::O_NOFOLLOW).open(path)?;
+    file.write_all(bytes)
+}
+
+/// Replaces `path` with `bytes`: written to a private temporary file (random name, 0600) in the
+/// same directory, then renamed over `path`, so that a reader never sees half a file and a link
+/// planted at `path` is replaced, not followed.
+pub fn replace_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let mut temp = tempfile::Builder::new().prefix(".yosegi-").suffix(".tmp").tempfile_in(dir)?;
+    temp.write_all(bytes)?;
+    temp.as_file().sync_all()?;
+    temp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// Creates `dir` and its missing parents with mode 0700 (existing ones are left as they are).
+pub fn create_private_dir_all(dir: &Path) -> std::io::Result<()> {
+    DirBuilder::new().recursive(true).mode(0o700).create(dir)
+}
+
+/// The user this process runs as.
+fn effective_uid() -> u32 {
+    // SAFETY: geteuid cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// Whether only the user (or root) can change what is in `dir`: `dir` must be owned by the user
+/// or root and not writable by group or others, and every directory above it must be owned by
+/// the user or root and not writable by others unless sticky (`/tmp` is fine: nobody can
+/// rename another account's entries there). `Err` says why not.
+pub fn check_trusted_dir(dir: &Path) -> Result<(), String> {
+    let uid = effective_uid();
+    let dir = dir.canonicalize().map_err(|e| format!("{}: {e}", dir.display()))?;
+    let meta = std::fs::metadata(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    if !meta.is_dir() {
+        return Err(format!("{} is not a directory", dir.display()));
+    }
+    if meta.uid() != uid && meta.uid() != 0 {
+        return Err(format!("{} belongs to another account (uid {})", dir.display(), meta.uid()));
+    }
+    if meta.mode() & 0o022 != 0 {
+        let who = if meta.mode() & 0o002 != 0 { "everyone" } else { "its group" };
+        return Err(format!("{} can be written by {who} (mode {:o})", dir.display(), meta.mode() & 0o7777));
+    }
+    for ancestor in dir.ancestors().skip(1) {
+        let meta = std::fs::metadata(ancestor).map_err(|e| format!("{}: {e}", ancestor.display()))?;
+        if meta.uid() != uid && meta.uid() != 0 {
+            return Err(format!("{} (above it) belongs to another account (uid {})", ancestor.display(), meta.uid()));
+        }
+        let sticky = meta.mode() & 0o1000 != 0;
+        if meta.mode() & 0o002 != 0 && !sticky {
+            return Err(format!("{} (above it) can be written by everyone", ancestor.display()));
+        }
+    }
+    Ok(())
+}
+
+/// A command for a child process that writes files (cpp, cc): umask 077, and `TMPDIR` pointing
+/// at `scratch` so that its temporary files are inside the run's private directory.
+pub fn command_private(program: impl AsRef<std::ffi::OsStr>, scratch: &Path) -> Command {
+    let mut cmd = Command::new(program);
+    cmd.env("TMPDIR", scratch);
+    // SAFETY: umask is async-signal-safe and touches no memory.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::umask(0o077);
+            Ok(())
+        });
+    }
+    cmd
+}
+
+/// A path as a command-line operand: a relative path that starts with `-` gets `./` in front
+/// so that a tool does not read it as an option.
+pub fn operand(path: &Path) -> PathBuf {
+    if path.as_os_str().as_bytes().first() == Some(&b'-') { Path::new(".").join(path) } else { path.to_path_buf() }
+}
+
+/// `-I<dir>` (or any flag glued to a path) without going through UTF-8.
+pub fn glued(flag: &str, path: &Path) -> OsString {
+    let mut arg = OsString::from(flag);
+    arg.push(path.as_os_str());
+    arg
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scratch_dirs_are_private_fresh_and_removed() {
+        let a = ScratchDir::new().unwrap();
+        let b = ScratchDir::new().unwrap();
+        assert_ne!(a.path(), b.path());
+        let mode = std::fs::metadata(a.path()).unwrap().mode() & 0o777;
+        assert_eq!(mode, 0o700);
+        let name = a.path().file_name().unwrap().to_string_lossy().into_owned();
+        assert!(name.starts_with("yosegi-") && name.len() > "yosegi-".len() + 4, "{name}");
+        let kept = a.path().to_path_buf();
+        std::fs::write(kept.join("f"), b"x").unwrap();
+        drop(a);
+        assert!(!kept.exists());
+        assert!(b.path().exists());
+    }
+
+    #[test]
+    fn write_new_refuses_planted_entries_and_links() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("victim");
+        std::fs::write(&target, b"keep").unwrap();
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        assert!(write_new(&link, b"evil").is_err());
+        assert!(write_new(&target, b"evil").is_err());
+        assert_eq!(std::fs::read(&target).unwrap(), b"keep");
+        let fresh = dir.path().join("fresh");
+        write_new(&fresh, b"ok").unwrap();
+        assert_eq!(std::fs::metadata(&fresh).unwrap().mode() & 0o777, 0o600);
+    }
+
+    #[test]
+    fn replace_file_replaces_a_planted_link_instead_of_following_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("victim");
+        std::fs::write(&target, b"keep").unwrap();
+        let path = dir.path().join("entry");
+        std::os::unix::fs::symlink(&target, &path).unwrap();
+        replace_file(&path, b"new").unwrap();
+        assert_eq!(std::fs::read(&target).unwrap(), b"keep");
+        assert!(!std::fs::symlink_metadata(&path).unwrap().file_type().is_symlink());
+        assert_eq!(std::fs::read(&path).unwrap(), b"new");
+        assert_eq!(std::fs::metadata(&path).unwrap().mode() & 0o777, 0o600);
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names.len(), 2, "{names:?}");
+    }
+
+    #[test]
+    fn trusted_dirs_are_the_users_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let own = dir.path().join("own");
+        create_private_dir_all(&own).unwrap();
+        // The test's temporary directory may itself sit below a directory that fails the
+        // test; only judge the leaf here when its parents pass.
+        if check_trusted_dir(dir.path()).is_ok() {
+            assert_eq!(check_trusted_dir(&own), Ok(()));
+        }
+        let group = dir.path().join("group");
+        std::fs::create_dir(&group).unwrap();
+        std::fs::set_permissions(&group, std::fs::Permissions::from_mode(0o775)).unwrap();
+        let why = check_trusted_dir(&group).unwrap_err();
+        assert!(why.contains("its group"), "{why}");
+        let world = dir.path().join("world");
+        std::fs::create_dir(&world).unwrap();
+        std::fs::set_permissions(&world, std::fs::Permissions::from_mode(0o777)).unwrap();
+        assert!(check_trusted_dir(&world).unwrap_err().contains("everyone"));
+        // Below a world-writable, non-sticky directory, anyone could swap the directory.
+        let below = world.join("cache");
+        create_private_dir_all(&below).unwrap();
+        assert!(check_trusted_dir(&below).unwrap_err().contains("above it"));
+        assert!(check_trusted_dir(&dir.path().join("missing")).is_err());
+    }
+
+    #[test]
+    fn operands_never_look_like_options() {
+        assert_eq!(operand(Path::new("-x.c")), PathBuf::from("./-x.c"));
+        assert_eq!(operand(Path::new("a/-x.c")), PathBuf::from("a/-x.c"));
+        assert_eq!(operand(Path::new("/abs/-x.c")), PathBuf::from("/abs/-x.c"));
+        let bytes = b"-I/a\xffb";
+        assert_eq!(glued("-I", Path::new(std::ffi::OsStr::from_bytes(&bytes[2..]))).as_bytes(), bytes);
+    }
+}
