@@ -496,7 +496,7 @@ mod tests {
         crate::opt::run_passes(&mut module, &crate::opt::PassConfig::default()).unwrap();
         CompiledProgram {
             files: vec!["prog.c".into()],
-            sources: SourceSet { units: vec![SourceUnit { path: "prog.c".into(), text: "# 1 \"prog.c\"\nint main(void) { return 0; }\n".into() }] },
+            sources: SourceSet { units: vec![SourceUnit::new("prog.c".into(), "# 1 \"prog.c\"\nint main(void) { return 0; }\n".into())] },
             units: vec![],
             module,
             warnings: vec![],

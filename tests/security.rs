@@ -329,6 +329,17 @@ fn interrupt_during(sandbox: &Sandbox, tool: &str, signal: i32, whole_group: boo
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .process_group(0);
+    // The dispositions of an interactive shell: a test run in the background (or under nohup)
+    // inherits SIGINT/SIGHUP ignored, and Yosegi rightly keeps a signal ignored at start.
+    // SAFETY: signal(2) between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT] {
+                libc::signal(signal, libc::SIG_DFL);
+            }
+            Ok(())
+        });
+    }
     let mut child = cmd.spawn().unwrap();
     let group = child.id() as i32;
     let started = Instant::now();

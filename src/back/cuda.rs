@@ -1152,7 +1152,7 @@ impl<'a> Writer<'a> {
 
     fn binary(&mut self, op: BinaryOp, lhs: Handle<Expr>, rhs: Handle<Expr>, ty: ScalarType) -> String {
         let operand = self.body.exprs[lhs].ty;
-        let a = self.expr(lhs);
+        let a = self.left_chain(lhs);
         // Both operands have the operand type (lowering casts); convert if a builder did not.
         let rhs_ty = self.body.exprs[rhs].ty;
         let b_raw = self.expr(rhs);
@@ -1198,6 +1198,56 @@ impl<'a> Writer<'a> {
             return text;
         }
         if ty != operand { convert(text, operand, ty) } else { narrow(ty, text) }
+    }
+
+    /// The text of a binary operator's left operand. A long left-leaning chain (`a + b + c + ...`,
+    /// as generated code writes sums of thousands of terms) is written in one pass over its
+    /// spine into one buffer: the same text [`Self::binary`] would make node by node, without
+    /// copying every prefix again at each level (quadratic in the chain's length).
+    fn left_chain(&mut self, lhs: Handle<Expr>) -> String {
+        let mut spine = Vec::new();
+        let mut at = lhs;
+        while let ExprKind::Binary { op, lhs: inner, rhs } = self.body.exprs[at].kind {
+            if !self.plain_chain_link(op, inner, self.body.exprs[at].ty) {
+                break;
+            }
+            spine.push((op, inner, rhs));
+            at = inner;
+        }
+        if spine.is_empty() {
+            return self.expr(lhs);
+        }
+        let mut text = "(".repeat(spine.len());
+        text.push_str(&self.expr(at));
+        for &(op, inner, rhs) in spine.iter().rev() {
+            let operand = self.body.exprs[inner].ty;
+            let rhs_ty = self.body.exprs[rhs].ty;
+            let b_raw = self.expr(rhs);
+            let b = if matches!(op, BinaryOp::LogAnd | BinaryOp::LogOr) { b_raw } else { convert(b_raw, rhs_ty, operand) };
+            text.push(' ');
+            text.push_str(op.c_operator().unwrap_or_default());
+            text.push(' ');
+            text.push_str(&b);
+            text.push(')');
+        }
+        text
+    }
+
+    /// Whether [`Self::binary`] writes this node as plain `(a op b)` with nothing around it, so
+    /// that [`Self::left_chain`] may write it in line.
+    fn plain_chain_link(&self, op: BinaryOp, inner: Handle<Expr>, ty: ScalarType) -> bool {
+        let operand = self.body.exprs[inner].ty;
+        if op.c_operator().is_none() || matches!(op, BinaryOp::Shl | BinaryOp::Shr) {
+            return false;
+        }
+        if operand.is_float() && matches!(op, BinaryOp::Rem | BinaryOp::BitAnd | BinaryOp::BitOr | BinaryOp::BitXor) {
+            return false;
+        }
+        let unconverted = matches!(
+            op,
+            BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge | BinaryOp::Eq | BinaryOp::Ne | BinaryOp::LogAnd | BinaryOp::LogOr
+        );
+        unconverted || (ty == operand && !(ty.size_bytes() < 4 && !ty.is_float()))
     }
 
     fn math(&mut self, func: MathFn, args: &[Handle<Expr>], ty: ScalarType) -> String {

@@ -41,6 +41,7 @@ pub fn lower_program<'u>(sources: &'u SourceSet, units: &'u [TranslationUnit]) -
         inline_routines,
         defined_functions,
         kernel_names: HashSet::new(),
+        next_kernel_suffix: HashMap::new(),
     };
     for unit in units {
         lowerer.unit(unit);
@@ -126,6 +127,9 @@ struct Lowerer<'a> {
     defined_functions: HashSet<String>,
     functions: Vec<Option<Function>>,
     kernel_names: HashSet<String>,
+    /// Per base name, the suffix to try next: thousands of kernels on one line get their
+    /// names in linear time.
+    next_kernel_suffix: HashMap<String, usize>,
 }
 
 /// The clauses of a compute construct, as they apply to each of its kernels.
@@ -704,11 +708,12 @@ impl<'a> Lowerer<'a> {
         let line = self.sources.location(span).line;
         let base = format!("{function}_l{line}");
         let mut name = base.clone();
-        let mut k = 2;
+        let mut k = self.next_kernel_suffix.get(&base).copied().unwrap_or(2);
         while self.kernel_names.contains(&name) {
             name = format!("{base}_{k}");
             k += 1;
         }
+        self.next_kernel_suffix.insert(base, k);
         self.kernel_names.insert(name.clone());
         name
     }

@@ -50,11 +50,11 @@ pub fn parse_program(
             Err(d) => {
                 diags.push(d);
                 // Keep `tu` aligned with `sources.units` for the files after this one.
-                sources.units.push(source::SourceUnit { path: file.clone(), text: String::new() });
+                sources.units.push(source::SourceUnit::new(file.clone(), String::new()));
                 continue;
             }
         };
-        sources.units.push(source::SourceUnit { path: file.clone(), text });
+        sources.units.push(source::SourceUnit::new(file.clone(), text));
         let text = sources.units[tu as usize].text.as_str();
         let parsed = parser::run_with_parser_stack(|| {
             let tokens = lexer::lex(text, tu)?;

@@ -61,9 +61,19 @@ pub struct Parser<'a> {
     pub(crate) warnings: Vec<Diagnostic>,
     /// Guards against stack overflow on absurdly nested input.
     depth: u32,
+    /// Operators folded into the full expression being parsed (see [`MAX_EXPRESSION_OPERATORS`]).
+    folds: usize,
+    /// How many expression entry points are active: a full expression starts at zero.
+    expression_frames: u32,
 }
 
 const MAX_DEPTH: u32 = 2000;
+
+/// The most binary, comma and postfix operators one full expression may hold. Each is a level
+/// of a left-leaning tree that the later stages walk recursively (on the compiler's large
+/// stack); this bounds that depth with a diagnostic instead of a crash. Generated code with
+/// sums of tens of thousands of terms is well inside it.
+pub const MAX_EXPRESSION_OPERATORS: usize = 200_000;
 
 /// Recursive descent on deeply nested input needs more stack than a default thread has
 /// (debug builds use large frames); [`run_with_parser_stack`] provides this much.
@@ -92,7 +102,7 @@ impl<'a> Parser<'a> {
         }
         let mut global = HashMap::new();
         global.insert("__builtin_va_list".to_string(), NameKind::Typedef);
-        Parser { text, tu, toks, pos: 0, scopes: vec![global], warnings: Vec::new(), depth: 0 }
+        Parser { text, tu, toks, pos: 0, scopes: vec![global], warnings: Vec::new(), depth: 0, folds: 0, expression_frames: 0 }
     }
 
     // ---- token helpers ------------------------------------------------------------------
@@ -182,6 +192,28 @@ impl<'a> Parser<'a> {
     }
     fn leave(&mut self) {
         self.depth -= 1;
+    }
+
+    /// Runs an expression entry point; the outermost one starts a new count of folds.
+    fn full_expression<T>(&mut self, parse: impl FnOnce(&mut Self) -> PResult<T>) -> PResult<T> {
+        if self.expression_frames == 0 {
+            self.folds = 0;
+        }
+        self.expression_frames += 1;
+        let r = parse(self);
+        self.expression_frames -= 1;
+        r
+    }
+
+    /// Counts one operator folded into the current full expression.
+    fn fold(&mut self) -> PResult<()> {
+        self.folds += 1;
+        if self.folds > MAX_EXPRESSION_OPERATORS {
+            return Err(self
+                .error_here(format!("this expression has more than {MAX_EXPRESSION_OPERATORS} operators"))
+                .with_help("split it into several statements (a long sum into partial sums)"));
+        }
+        Ok(())
     }
 
     // ---- scopes -------------------------------------------------------------------------
@@ -1260,8 +1292,13 @@ impl<'a> Parser<'a> {
     // ---- expressions --------------------------------------------------------------------
 
     pub(crate) fn expression(&mut self) -> PResult<Expr> {
+        self.full_expression(Self::expression_inner)
+    }
+
+    fn expression_inner(&mut self) -> PResult<Expr> {
         let mut e = self.assignment()?;
         while self.is_punct(",") {
+            self.fold()?;
             self.bump();
             let rhs = self.assignment()?;
             let span = e.span.to(rhs.span);
@@ -1272,7 +1309,7 @@ impl<'a> Parser<'a> {
 
     pub(crate) fn assignment(&mut self) -> PResult<Expr> {
         self.enter()?;
-        let r = self.assignment_inner();
+        let r = self.full_expression(Self::assignment_inner);
         self.leave();
         r
     }
@@ -1304,6 +1341,10 @@ impl<'a> Parser<'a> {
     }
 
     pub(crate) fn conditional(&mut self) -> PResult<Expr> {
+        self.full_expression(Self::conditional_inner)
+    }
+
+    fn conditional_inner(&mut self) -> PResult<Expr> {
         let cond = self.binary(1)?;
         if !self.is_punct("?") {
             return Ok(cond);
@@ -1354,6 +1395,7 @@ impl<'a> Parser<'a> {
             if prec < min_prec {
                 break;
             }
+            self.fold()?;
             self.bump();
             let rhs = self.binary(prec + 1)?;
             let span = lhs.span.to(rhs.span);
@@ -1447,7 +1489,18 @@ impl<'a> Parser<'a> {
     }
 
     fn postfix_ops(&mut self, mut e: Expr) -> PResult<Expr> {
+        // A chain of postfix operators (`a[i][j]`, `p->next->next`, `f()()`) nests the way a
+        // binary chain does: bounded the same way, on its own count.
+        let mut chain = 0usize;
         loop {
+            if ["[", "(", ".", "->", "++", "--"].iter().any(|p| self.is_punct(p)) {
+                chain += 1;
+                if chain > MAX_EXPRESSION_OPERATORS {
+                    return Err(self
+                        .error_here(format!("this expression has more than {MAX_EXPRESSION_OPERATORS} operators"))
+                        .with_help("split it into several statements"));
+                }
+            }
             if self.eat_punct("[") {
                 let index = self.expression()?;
                 self.expect_punct("]", "to close the subscript")?;

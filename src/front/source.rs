@@ -7,7 +7,7 @@ use std::os::unix::ffi::OsStringExt;
 use std::path::PathBuf;
 
 use codespan_reporting::diagnostic::{Diagnostic as CsDiagnostic, Label};
-use codespan_reporting::files::SimpleFiles;
+use codespan_reporting::files::Error as FilesError;
 use codespan_reporting::term;
 
 use crate::diag::{Diagnostic, Severity, Span};
@@ -23,6 +23,45 @@ pub struct SourceUnit {
     pub path: PathBuf,
     /// cpp's output, line markers included.
     pub text: String,
+    /// Where each line of `text` starts and which lines are markers, built on the first
+    /// [`SourceSet::location`]: a location costs a binary search, not a walk back through the
+    /// text (thousands of diagnostics on a long file or a long line stay linear).
+    index: std::sync::OnceLock<LineIndex>,
+}
+
+impl SourceUnit {
+    pub fn new(path: PathBuf, text: String) -> SourceUnit {
+        SourceUnit { path, text, index: std::sync::OnceLock::new() }
+    }
+
+    fn index(&self) -> &LineIndex {
+        self.index.get_or_init(|| LineIndex::of(&self.text))
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+struct LineIndex {
+    /// Byte offset of each line's start.
+    starts: Vec<usize>,
+    /// The line markers, by the index of their line, in order.
+    markers: Vec<(usize, LineMarker)>,
+}
+
+impl LineIndex {
+    fn of(text: &str) -> LineIndex {
+        let mut starts = vec![0];
+        starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        let mut markers = Vec::new();
+        for (k, &start) in starts.iter().enumerate() {
+            if text[start..].starts_with('#') {
+                let end = text[start..].find('\n').map(|i| start + i).unwrap_or(text.len());
+                if let Some(m) = parse_line_marker(&text[start..end]) {
+                    markers.push((k, m));
+                }
+            }
+        }
+        LineIndex { starts, markers }
+    }
 }
 
 /// A position in a user's file, 1-based.
@@ -112,31 +151,30 @@ impl SourceSet {
         while !text.is_char_boundary(off) {
             off -= 1;
         }
-        let line_start = text[..off].rfind('\n').map(|i| i + 1).unwrap_or(0);
+        let index = unit.index();
+        let line = index.starts.partition_point(|&s| s <= off).saturating_sub(1);
+        let line_start = index.starts.get(line).copied().unwrap_or(0);
         let column = text[line_start..off].chars().count() as u32 + 1;
-        // Walk back to the nearest line marker, counting the lines in between.
-        let mut lines_after_marker = 0u32;
-        let mut end = line_start;
-        while end > 0 {
-            let prev_start = text[..end - 1].rfind('\n').map(|i| i + 1).unwrap_or(0);
-            let line = &text[prev_start..end - 1];
-            if line.starts_with('#')
-                && let Some(m) = parse_line_marker(line)
-            {
-                return Location { file: m.file, line: m.line + lines_after_marker, column, in_system_header: m.system };
-            }
-            lines_after_marker += 1;
-            end = prev_start;
+        // The nearest line marker above the line, and the lines in between.
+        let above = index.markers.partition_point(|(k, _)| *k < line);
+        match above.checked_sub(1).map(|m| &index.markers[m]) {
+            Some((k, m)) => Location {
+                file: m.file.clone(),
+                line: m.line + (line - k - 1) as u32,
+                column,
+                in_system_header: m.system,
+            },
+            None => Location { file: unit.path.clone(), line: line as u32 + 1, column, in_system_header: false },
         }
-        Location { file: unit.path.clone(), line: lines_after_marker + 1, column, in_system_header: false }
     }
 }
 
 /// Renders diagnostics in the rustc style with codespan-reporting, reading the user's files
-/// from disk for the source lines. `color` adds ANSI colours.
+/// from disk for the source lines. `color` adds ANSI colours. Each file is read once; a line
+/// longer than [`SHOWN_LINE_BYTES`] is shown as a window around the label, so that the output
+/// and the time stay proportional to the number of diagnostics, whatever the line's length.
 pub fn render_diagnostics(sources: &SourceSet, diags: &[Diagnostic], color: bool) -> String {
-    let mut files = SimpleFiles::new();
-    let mut file_ids: HashMap<PathBuf, Option<usize>> = HashMap::new();
+    let mut read_back: HashMap<PathBuf, Option<ReadBack>> = HashMap::new();
     let config = term::Config::default();
     let mut out = String::new();
     let mut ansi = term::termcolor::Buffer::ansi();
@@ -150,31 +188,27 @@ pub fn render_diagnostics(sources: &SourceSet, diags: &[Diagnostic], color: bool
         if let Some(help) = &d.help {
             cs = cs.with_notes(vec![format!("help: {help}")]);
         }
-        let mut fallback_location = None;
+        let mut snippets = Snippets(Vec::new());
         if let Some(span) = d.span
             && (span.tu as usize) < sources.units.len()
         {
             let loc = sources.location(span);
-            let id = *file_ids.entry(loc.file.clone()).or_insert_with(|| {
-                std::fs::read_to_string(&loc.file).ok().map(|text| files.add(loc.file.display().to_string(), text))
-            });
-            match id.and_then(|id| files.get(id).ok().map(|f| (id, f.source().clone()))) {
-                Some((id, source)) => {
-                    let (lo, hi) = byte_range(&source, &loc, span, preprocessed_line(sources, span));
-                    cs = cs.with_labels(vec![Label::primary(id, lo..hi).with_message(d.label.clone())]);
+            let file = read_back.entry(loc.file.clone()).or_insert_with(|| ReadBack::of(&loc.file));
+            match file.as_ref().and_then(|f| f.snippet(&loc, span, preprocessed_line(sources, span))) {
+                Some((snippet, range)) => {
+                    snippets.0.push(snippet);
+                    cs = cs.with_labels(vec![Label::primary(0, range).with_message(d.label.clone())]);
                 }
-                None => fallback_location = Some(loc),
+                None => {
+                    // The file cannot be read back (deleted, or a generated name): point at it anyway.
+                    cs.notes.insert(0, format!("at {}:{}:{}", loc.file.display(), loc.line, loc.column));
+                }
             }
         }
-        if let Some(loc) = fallback_location {
-            // The file cannot be read back (deleted, or a generated name): point at it anyway.
-            let note = format!("at {}:{}:{}", loc.file.display(), loc.line, loc.column);
-            cs.notes.insert(0, note);
-        }
         if color {
-            let _ = term::emit_to_write_style(&mut ansi, &config, &files, &cs);
+            let _ = term::emit_to_write_style(&mut ansi, &config, &snippets, &cs);
         } else {
-            let _ = term::emit_to_string(&mut out, &config, &files, &cs);
+            let _ = term::emit_to_string(&mut out, &config, &snippets, &cs);
         }
     }
     if color {
@@ -183,12 +217,111 @@ pub fn render_diagnostics(sources: &SourceSet, diags: &[Diagnostic], color: bool
     out
 }
 
+/// Lines longer than this are shown as a window around the label.
+pub const SHOWN_LINE_BYTES: usize = 200;
+/// How much of a long line a window shows on each side of the label.
+const WINDOW_CONTEXT_BYTES: usize = 70;
+
+/// A user's file read back for diagnostics: its text and where its lines start.
+struct ReadBack {
+    name: String,
+    text: String,
+    starts: Vec<usize>,
+    /// Per line (by start): whether cpp left it as it was, and whether it is ASCII (columns
+    /// are then byte offsets); worked out once per line, not per diagnostic.
+    unchanged: std::cell::RefCell<HashMap<usize, bool>>,
+    ascii: std::cell::RefCell<HashMap<usize, bool>>,
+}
+
+impl ReadBack {
+    fn of(path: &std::path::Path) -> Option<ReadBack> {
+        let text = std::fs::read_to_string(path).ok()?;
+        let mut starts = vec![0];
+        starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        Some(ReadBack { name: path.display().to_string(), text, starts, unchanged: Default::default(), ascii: Default::default() })
+    }
+
+    /// The line `loc` is on, or a window of it, as one snippet; and the label's range in it.
+    fn snippet(&self, loc: &Location, span: Span, pre: Option<(&str, usize)>) -> Option<(Snippet, std::ops::Range<usize>)> {
+        let line_index = loc.line.checked_sub(1)? as usize;
+        let line_start = *self.starts.get(line_index)?;
+        let line_end = self.starts.get(line_index + 1).map(|&s| s - 1).unwrap_or(self.text.len());
+        let unchanged = pre.is_some_and(|(pre_line, _)| {
+            *self.unchanged.borrow_mut().entry(line_start).or_insert_with(|| pre_line == &self.text[line_start..line_end])
+        });
+        let (lo, hi) = byte_range(&self.text, line_start, line_end, loc, span, pre, unchanged);
+        let ascii = *self.ascii.borrow_mut().entry(line_start).or_insert_with(|| self.text[line_start..line_end].is_ascii());
+        let column = if ascii { lo - line_start + 1 } else { self.text[line_start..lo].chars().count() + 1 };
+        let (mut from, mut to) = (line_start, line_end);
+        let mut shown_hi = hi;
+        if line_end - line_start > SHOWN_LINE_BYTES {
+            shown_hi = hi.min(lo + WINDOW_CONTEXT_BYTES);
+            from = lo.saturating_sub(WINDOW_CONTEXT_BYTES).max(line_start);
+            to = (shown_hi + WINDOW_CONTEXT_BYTES).min(line_end);
+            while !self.text.is_char_boundary(from) {
+                from -= 1;
+            }
+            while !self.text.is_char_boundary(to) {
+                to += 1;
+            }
+            while !self.text.is_char_boundary(shown_hi) {
+                shown_hi += 1;
+            }
+        }
+        let prefix = if from > line_start { "..." } else { "" };
+        let suffix = if to < line_end { "..." } else { "" };
+        let text = format!("{prefix}{}{suffix}", &self.text[from..to]);
+        let range = (lo - from + prefix.len())..(shown_hi - from + prefix.len());
+        Some((Snippet { name: self.name.clone(), line_number: loc.line as usize, column, text }, range))
+    }
+}
+
+/// One diagnostic's source line as codespan shows it (the whole line, or a window of a long
+/// one), with the real line and column numbers.
+struct Snippet {
+    name: String,
+    line_number: usize,
+    column: usize,
+    text: String,
+}
+
+struct Snippets(Vec<Snippet>);
+
+impl<'a> codespan_reporting::files::Files<'a> for Snippets {
+    type FileId = usize;
+    type Name = &'a str;
+    type Source = &'a str;
+
+    fn name(&'a self, id: usize) -> Result<&'a str, FilesError> {
+        self.0.get(id).map(|s| s.name.as_str()).ok_or(FilesError::FileMissing)
+    }
+    fn source(&'a self, id: usize) -> Result<&'a str, FilesError> {
+        self.0.get(id).map(|s| s.text.as_str()).ok_or(FilesError::FileMissing)
+    }
+    fn line_index(&'a self, _id: usize, _byte_index: usize) -> Result<usize, FilesError> {
+        Ok(0)
+    }
+    fn line_number(&'a self, id: usize, _line_index: usize) -> Result<usize, FilesError> {
+        self.0.get(id).map(|s| s.line_number).ok_or(FilesError::FileMissing)
+    }
+    fn column_number(&'a self, id: usize, _line_index: usize, _byte_index: usize) -> Result<usize, FilesError> {
+        self.0.get(id).map(|s| s.column).ok_or(FilesError::FileMissing)
+    }
+    fn line_range(&'a self, id: usize, line_index: usize) -> Result<std::ops::Range<usize>, FilesError> {
+        let snippet = self.0.get(id).ok_or(FilesError::FileMissing)?;
+        if line_index == 0 { Ok(0..snippet.text.len()) } else { Err(FilesError::LineTooLarge { given: line_index, max: 0 }) }
+    }
+}
+
 /// The preprocessed line holding the start of `span`, and the span's byte offset in it.
 fn preprocessed_line(sources: &SourceSet, span: Span) -> Option<(&str, usize)> {
-    let text = &sources.units.get(span.tu as usize)?.text;
+    let unit = sources.units.get(span.tu as usize)?;
+    let text = &unit.text;
     let lo = (span.lo as usize).min(text.len());
-    let start = text[..lo].rfind('\n').map(|i| i + 1).unwrap_or(0);
-    let end = text[lo..].find('\n').map(|i| lo + i).unwrap_or(text.len());
+    let index = unit.index();
+    let line = index.starts.partition_point(|&s| s <= lo).saturating_sub(1);
+    let start = index.starts.get(line).copied().unwrap_or(0);
+    let end = index.starts.get(line + 1).map(|&s| s - 1).unwrap_or(text.len());
     Some((&text[start..end], lo - start))
 }
 
@@ -260,25 +393,30 @@ fn align_from_end(pre_line: &str, target: usize, orig_line: &str) -> Option<usiz
     attempt(orig_line).or_else(|| orig_line.find("//").and_then(|k| attempt(&orig_line[..k])))
 }
 
-/// The byte range in the original file for a span that starts at `loc`: the same length as
-/// the span, clamped to the line (macro expansions can make the preprocessed line longer).
-fn byte_range(source: &str, loc: &Location, span: Span, pre: Option<(&str, usize)>) -> (usize, usize) {
-    let mut line_start = 0usize;
-    for _ in 1..loc.line.max(1) {
-        match source[line_start..].find('\n') {
-            Some(i) => line_start += i + 1,
-            None => break,
-        }
-    }
-    let line_end = source[line_start..].find('\n').map(|i| line_start + i).unwrap_or(source.len());
+/// The byte range in the original file for a span that starts at `loc`, on the line that
+/// spans `line_start..line_end`: the same length as the span, clamped to the line (macro
+/// expansions can make the preprocessed line longer).
+fn byte_range(
+    source: &str,
+    line_start: usize,
+    line_end: usize,
+    loc: &Location,
+    span: Span,
+    pre: Option<(&str, usize)>,
+    unchanged: bool,
+) -> (usize, usize) {
     let line = &source[line_start..line_end];
-    let col_bytes: usize = line.chars().take(loc.column.saturating_sub(1) as usize).map(char::len_utf8).sum();
+    let at_column = || line.chars().take(loc.column.saturating_sub(1) as usize).map(char::len_utf8).sum::<usize>();
     let lo = pre
         .and_then(|(pre_line, target)| {
+            // The common case, a line cpp left as it was, needs no alignment.
+            if unchanged {
+                return Some(line_start + target);
+            }
             align(pre_line, target, source, line_start).or_else(|| align_from_end(pre_line, target, line).map(|o| line_start + o))
         })
-        .unwrap_or(line_start + col_bytes.min(line.len()));
-    let line_end = source[lo..].find('\n').map(|i| lo + i).unwrap_or(source.len());
+        .unwrap_or_else(|| line_start + at_column().min(line.len()));
+    let line_end = if lo <= line_end { line_end } else { source[lo..].find('\n').map(|i| lo + i).unwrap_or(source.len()) };
     let len = (span.hi.saturating_sub(span.lo) as usize).max(1);
     let mut hi = (lo + len).min(line_end);
     while hi < source.len() && !source.is_char_boundary(hi) {
@@ -304,7 +442,7 @@ mod tests {
     #[test]
     fn location_follows_markers() {
         let text = "# 1 \"a.c\"\n# 1 \"/usr/include/x.h\" 1 3 4\nint x;\n# 3 \"a.c\" 2\n\nint  y;\n";
-        let set = SourceSet { units: vec![SourceUnit { path: "a.c".into(), text: text.into() }] };
+        let set = SourceSet { units: vec![SourceUnit::new("a.c".into(), text.into())] };
         let y = text.find('y').unwrap() as u32;
         let loc = set.location(Span::new(0, y, y + 1));
         assert_eq!(loc, Location { file: "a.c".into(), line: 4, column: 6, in_system_header: false });
