@@ -7,6 +7,7 @@
 
 mod kernel;
 mod loops;
+mod private;
 #[cfg(test)]
 mod tests;
 pub(crate) mod walk;
@@ -41,6 +42,7 @@ pub fn lower_program<'u>(sources: &'u SourceSet, units: &'u [TranslationUnit]) -
         inline_routines,
         defined_functions,
         kernel_names: HashSet::new(),
+        current_function: None,
     };
     for unit in units {
         lowerer.unit(unit);
@@ -126,6 +128,8 @@ struct Lowerer<'a> {
     defined_functions: HashSet<String>,
     functions: Vec<Option<Function>>,
     kernel_names: HashSet<String>,
+    /// The function whose body is being walked (for what host code does after a construct).
+    current_function: Option<&'a ast::FunctionDef>,
 }
 
 /// The clauses of a compute construct, as they apply to each of its kernels.
@@ -147,6 +151,8 @@ enum Plan<'s> {
 /// Where a construct's kernels are made: the declarations at the top of its body (lowered
 /// into every kernel), the host scope, and the enclosing function.
 struct Site<'s, 'p> {
+    /// The compute construct's statement.
+    construct: &'p Stmt,
     prelude: &'p [&'s Stmt],
     sema: &'p Sema,
     function: &'p str,
@@ -194,7 +200,7 @@ impl<'a> Lowerer<'a> {
         self.diags.append(&mut sema.warnings);
     }
 
-    fn unit(&mut self, unit: &TranslationUnit) {
+    fn unit(&mut self, unit: &'a TranslationUnit) {
         let mut sema = Sema::new();
         for item in &unit.items {
             match item {
@@ -210,8 +216,9 @@ impl<'a> Lowerer<'a> {
         }
     }
 
-    fn function(&mut self, f: &ast::FunctionDef, sema: &mut Sema) {
+    fn function(&mut self, f: &'a ast::FunctionDef, sema: &mut Sema) {
         let Some(name) = function_name(f) else { return };
+        self.current_function = Some(f);
         match sema.declared_type(&f.specs, &f.declarator) {
             Ok(ty) => sema.insert(name, Symbol::Function(ty)),
             Err(e) => {
@@ -643,7 +650,7 @@ impl<'a> Lowerer<'a> {
         let mut kernels = Vec::new();
         let mut failed = false;
         for plan in plans {
-            let site = Site { prelude: &prelude, sema, function };
+            let site = Site { construct: stmt, prelude: &prelude, sema, function };
             match self.kernel(plan, &site, &mut region) {
                 Some(k) => kernels.push(k),
                 None => failed = true,
@@ -767,6 +774,7 @@ impl<'a> Lowerer<'a> {
                 reductions: Vec::new(),
                 scalar_outputs: std::mem::take(&mut kb.scalar_outputs),
                 sequential_reason: reason,
+                auto_private: Vec::new(),
             };
             (kernel, std::mem::take(&mut kb.errors))
         };
@@ -854,16 +862,20 @@ impl<'a> Lowerer<'a> {
                 if !host_scalar || declared_in(innermost_body, &n) {
                     continue;
                 }
-                match classify_scalar(innermost_body, &n) {
-                    Some(t) => {
-                        treatments.insert(n, t);
-                    }
-                    None => {
-                        return sequential(self, region, format!("`{n}` is assigned in one iteration and read in another"), outer.span);
-                    }
+                // Reductions are recognised here; private scalars below, as in `parallel`.
+                if let Some(t @ Treatment::Reduction(..)) = classify_scalar(innermost_body, &n) {
+                    treatments.insert(n, t);
                 }
             }
         }
+        let auto_private = match self.auto_privatize(outer, &counted, sema, site, &mut treatments) {
+            Ok(names) => names,
+            Err((_, why)) if checked == Checked::ByAnalysis => return sequential(self, region, why, outer.span),
+            Err((diagnostic, _)) => {
+                self.diags.push(diagnostic);
+                return None;
+            }
+        };
         let args_before = region.args.len();
         let name_span = outer.span;
         let (kernel, errors) = {
@@ -915,6 +927,7 @@ impl<'a> Lowerer<'a> {
                 reductions: std::mem::take(&mut kb.reductions),
                 scalar_outputs: Vec::new(),
                 sequential_reason: None,
+                auto_private: auto_private.clone(),
             };
             (kernel, std::mem::take(&mut kb.errors))
         };
@@ -926,6 +939,18 @@ impl<'a> Lowerer<'a> {
         }
         if self.take_errors(errors) {
             return None;
+        }
+        if checked == Checked::Trusted {
+            if let Some((p, span)) = crate::analysis::races::invariant_element_store(&kernel) {
+                let name = &kernel.params[p as usize].name;
+                self.diags.push(
+                    Diagnostic::error(span, format!("every iteration of this parallel loop writes this element of `{name}`, so the iterations race on it"))
+                        .with_help(
+                            "to accumulate into it, use a scalar with reduction(op:...) and store it after the loop, or update the element under `#pragma acc atomic`; if the last iteration's value is wanted, compute it after the loop",
+                        ),
+                );
+                return None;
+            }
         }
         if checked == Checked::ByAnalysis {
             if let Err(reason) = dependence_check(&kernel) {
@@ -941,6 +966,75 @@ impl<'a> Lowerer<'a> {
         let mut kernel = kernel;
         kernel.name = self.kernel_name(function, name_span);
         Some(kernel)
+    }
+
+    /// The host scalars a parallel loop nest assigns without a clause, made private to each
+    /// iteration (added to `treatments`, and returned for `explain`). `Err` with a diagnostic
+    /// and a short reason when one carries a value between iterations (read before an
+    /// iteration assigns it) or out of the loop (read after the construct): then the sequential
+    /// answer depends on the order of the iterations.
+    fn auto_privatize(
+        &self,
+        outer: &Stmt,
+        counted: &[loops::CountedLoop],
+        sema: &Sema,
+        site: &Site,
+        treatments: &mut HashMap<String, Treatment>,
+    ) -> Result<Vec<String>, (Diagnostic, String)> {
+        let iteration = loops::for_body(outer);
+        let nest_vars: HashSet<&str> = counted.iter().map(|c| c.var.as_str()).collect();
+        let mut names: Vec<String> = walk::written_names(outer).into_iter().collect();
+        names.sort();
+        let mut privatized = Vec::new();
+        for n in names {
+            if treatments.contains_key(&n) || declared_in(outer, &n) {
+                continue;
+            }
+            let Some(v) = sema.lookup_var(&n) else { continue };
+            if v.ty.scalar().is_none() {
+                continue;
+            }
+            let is_nest_var = nest_vars.contains(n.as_str());
+            if !is_nest_var {
+                if let Some(span) = private::exposed_read(iteration, &n) {
+                    return Err((
+                        Diagnostic::error(span, format!("`{n}` is read here before this iteration assigns it, so the iterations of the parallel loop share it"))
+                            .with_help(format!(
+                                "if it accumulates, add reduction(op:{n}) (or update it under `#pragma acc atomic`); if each iteration computes it, assign it before reading it, or declare it inside the loop"
+                            )),
+                        format!("`{n}` may be read before it is assigned in an iteration, so it would carry a value from the previous iteration"),
+                    ));
+                }
+            }
+            let local = matches!(v.storage, Storage::Local | Storage::Param);
+            if let Some(f) = self.current_function {
+                if let Some(read) = private::live_after(f, site.construct, &n, local) {
+                    let mut first_write = outer.span;
+                    walk::each_expr(outer, &mut |e| {
+                        if first_write == outer.span && walk::assigned_name(e) == Some(n.as_str()) {
+                            first_write = e.span;
+                        }
+                    });
+                    let message = if local {
+                        let line = self.sources.location(read).line;
+                        format!("`{n}` is assigned in this parallel loop and read after it (line {line}), where it holds the value of the last iteration")
+                    } else {
+                        format!("`{n}` is assigned in this parallel loop and is not local to the function, so code after the loop may read the value of the last iteration")
+                    };
+                    return Err((
+                        Diagnostic::error(first_write, message).with_help(format!(
+                            "declare `{n}` inside the loop if only the loop uses it; to combine the iterations' values use reduction(op:{n}); or compute the final value after the loop"
+                        )),
+                        format!("`{n}` is read after the loop, which needs the value of its last iteration"),
+                    ));
+                }
+            }
+            if !is_nest_var {
+                treatments.insert(n.clone(), Treatment::Private);
+                privatized.push(n);
+            }
+        }
+        Ok(privatized)
     }
 
     /// One parallel dimension from a counted loop; `None` when its bounds are not launch-time
