@@ -913,6 +913,30 @@ impl<'a> Lowerer<'a> {
                     }
                 }
             }
+            let mut private_arrays: Vec<(String, bool, ast::DataRef)> = kb
+                .treatments
+                .iter()
+                .filter_map(|(n, t)| match t {
+                    Treatment::PrivateArray { first, section } => Some((n.clone(), *first, (**section).clone())),
+                    _ => None,
+                })
+                .collect();
+            private_arrays.sort_by(|a, b| a.0.cmp(&b.0));
+            if !private_arrays.is_empty() && !space.is_empty() {
+                match self.iteration_index(&mut kb, &counted[..space.len()], &space) {
+                    Ok((index, host_iterations)) => {
+                        let it = kb.new_local("iteration", ScalarType::I64, LocalKind::Var, outer.span);
+                        block.push(crate::ir::Stmt::Assign { local: it, value: index });
+                        for (n, first, section) in &private_arrays {
+                            let at = kb.add(crate::ir::ExprKind::Local(it), ScalarType::I64, section.span);
+                            if let Err(e) = kb.private_array(n, *first, section, at, &host_iterations, &mut block) {
+                                kb.errors.push(e);
+                            }
+                        }
+                    }
+                    Err(e) => kb.errors.push(e),
+                }
+            }
             let iteration = kb.iteration_body(body_stmt);
             block.extend(iteration);
             kb.pop_scope();
@@ -966,6 +990,49 @@ impl<'a> Lowerer<'a> {
         let mut kernel = kernel;
         kernel.name = self.kernel_name(function, name_span);
         Some(kernel)
+    }
+
+    /// The linear index of the running iteration of a parallel space (row-major over its dims,
+    /// counting from 0) and the C text of the number of iterations, for the host.
+    fn iteration_index(&self, kb: &mut KernelBuilder, counted: &[loops::CountedLoop], space: &[ParallelDim]) -> Result<(Handle<crate::ir::Expr>, String), Diagnostic> {
+        let t = ScalarType::I64;
+        let sp = Span::default();
+        let mut index: Option<Handle<crate::ir::Expr>> = None;
+        let mut host = Vec::new();
+        for (c, dim) in counted.iter().zip(space) {
+            let (lo_t, hi_t) = (self.text(c.lo.span), self.text(c.bound.span));
+            let s = c.step.abs();
+            let (a, b) = match c.cmp {
+                Cmp::Lt | Cmp::Le => (&hi_t, &lo_t),
+                Cmp::Gt | Cmp::Ge => (&lo_t, &hi_t),
+            };
+            let extra = if matches!(c.cmp, Cmp::Le | Cmp::Ge) { " + 1" } else { "" };
+            let trips = format!("(((long long)({a}) - (long long)({b}){extra} + {}) / {s})", s - 1);
+            host.push(format!("({trips} > 0 ? {trips} : 0)"));
+            kb.reading_bounds = true;
+            let bounds = kb.expr(c.lo).and_then(|lo| Ok((lo, kb.expr(c.bound)?, kb.expr(c.lo)?)));
+            kb.reading_bounds = false;
+            let (lo, hi, lo_again) = bounds?;
+            let lo64 = kb.cast(lo, t);
+            let v = kb.add(crate::ir::ExprKind::Local(dim.var), kb.body.locals[dim.var].ty, sp);
+            let v64 = kb.cast(v, t);
+            let mut off = kb.binary(BinaryOp::Sub, v64, lo64, t, sp);
+            if c.step != 1 {
+                let step = kb.int_const(c.step, t);
+                off = kb.binary(BinaryOp::Div, off, step, t, sp);
+            }
+            index = Some(match index {
+                None => off,
+                Some(prev) => {
+                    let (lo64, hi64) = (kb.cast(lo_again, t), kb.cast(hi, t));
+                    let trips = trip_count(kb, lo64, hi64, c.cmp, c.step);
+                    let scaled = kb.binary(BinaryOp::Mul, prev, trips, t, sp);
+                    kb.binary(BinaryOp::Add, scaled, off, t, sp)
+                }
+            });
+        }
+        let index = index.ok_or_else(|| Diagnostic::global_error("internal: a parallel loop without dims"))?;
+        Ok((index, host.join(" * ")))
     }
 
     /// The host scalars a parallel loop nest assigns without a clause, made private to each
@@ -1218,13 +1285,13 @@ fn add_treatments<'c>(
                         Some(v) if v.ty.scalar().is_some() => {
                             treatments.insert(n.clone(), t);
                         }
-                        Some(v) if matches!(t, Treatment::Private) && kernel::local_array_shape(&v.ty).is_some() => {
+                        Some(v) if matches!(t, Treatment::Private) && kernel::local_array_shape(&v.ty).is_some() && r.sections.len() <= 1 => {
                             treatments.insert(n.clone(), t);
                         }
-                        Some(v) if kernel::local_array_shape(&v.ty).is_some() => errors.push(
-                            Diagnostic::error(r.span, format!("firstprivate array `{n}` is not supported"))
-                                .with_help(format!("copy `{n}` into a local array inside the loop")),
-                        ),
+                        Some(v) if v.ty.is_pointer_like() => {
+                            let first = matches!(t, Treatment::FirstPrivate);
+                            treatments.insert(n.clone(), Treatment::PrivateArray { first, section: Box::new(r.clone()) });
+                        }
                         Some(_) => {}
                         None => errors.push(
                             Diagnostic::error(r.span, format!("undeclared variable `{n}` in a private clause"))
