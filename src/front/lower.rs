@@ -1052,9 +1052,18 @@ impl<'a> Lowerer<'a> {
         let nest_vars: HashSet<&str> = counted.iter().map(|c| c.var.as_str()).collect();
         let mut names: Vec<String> = walk::written_names(outer).into_iter().collect();
         names.sort();
+        // A host scalar updated under `atomic` is shared on purpose (updated in place).
+        let mut atomic_targets = HashSet::new();
+        walk::each_stmt(outer, &mut |st| {
+            if let StmtKind::Acc { directive, body: Some(b) } = &st.kind {
+                if matches!(directive.kind, DirectiveKind::Atomic(_)) {
+                    atomic_targets.extend(walk::written_names(b));
+                }
+            }
+        });
         let mut privatized = Vec::new();
         for n in names {
-            if treatments.contains_key(&n) || declared_in(outer, &n) {
+            if treatments.contains_key(&n) || declared_in(outer, &n) || atomic_targets.contains(&n) {
                 continue;
             }
             let Some(v) = sema.lookup_var(&n) else { continue };
