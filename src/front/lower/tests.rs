@@ -686,3 +686,31 @@ fn sizeof_follows_lp64_struct_layout() {
     assert!(consts.contains(&24), "{consts:?}");
     assert!(consts.contains(&8), "{consts:?}");
 }
+
+#[test]
+fn liveness_after_a_construct_follows_enclosing_loops() {
+    // Read at the top of the enclosing loop's body, before anything assigns it: live.
+    let l = lower_snippet(
+        "void f(int n, double *a) {\n double t = 0.0;\n\
+         for (int s = 0; s < 3; s++) {\n a[0] = t;\n\
+         #pragma acc parallel loop\n\
+         for (int i = 1; i < n; i++) { t = a[i]; a[i] = t * t; }\n }\n}\n",
+    );
+    assert!(l.errors()[0].0.contains("read after it"));
+    // Assigned again before every later read: dead, so private.
+    let l = lower_snippet(
+        "void f(int n, double *a) {\n double t;\n\
+         for (int s = 0; s < 3; s++) {\n\
+         #pragma acc parallel loop\n\
+         for (int i = 1; i < n; i++) { if (a[i] > 0.0) t = a[i]; else t = -a[i]; a[i] = t * t; }\n\
+         t = 1.0;\n a[0] = t;\n }\n}\n",
+    );
+    assert_eq!(l.kernel(0).auto_private, vec!["t".to_string()]);
+    // A global keeps its value for other functions: refused.
+    let l = lower_snippet(
+        "double g;\nvoid f(int n, double *a) {\n\
+         #pragma acc parallel loop\n\
+         for (int i = 0; i < n; i++) { g = a[i]; a[i] = g * g; }\n}\n",
+    );
+    assert!(l.errors()[0].0.contains("not local to the function"));
+}
