@@ -127,6 +127,14 @@ fn kernel_text(module: &Module, region: &Region, handle: Handle<Kernel>, out: &m
             level_text(dim.level)
         );
     }
+    if !kernel.auto_private.is_empty() {
+        let names: Vec<String> = kernel.auto_private.iter().map(|n| format!("`{n}`")).collect();
+        let _ = writeln!(
+            out,
+            "    private (automatic): {} (each iteration assigns before reading; nothing reads them after the loop)",
+            names.join(", ")
+        );
+    }
     if let Some(grid) = module.grid_of(handle) {
         let grid = &module.grid_kernels[grid];
         let dims: Vec<String> = grid.launch.grid.iter().map(|&e| expr_text(&grid.body, &grid.params, e)).collect();

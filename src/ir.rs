@@ -579,6 +579,9 @@ pub struct Kernel {
     /// `kernels` regions): (local, index of the host arg holding the variable's address).
     pub scalar_outputs: Vec<(Handle<Local>, u32)>,
     pub sequential_reason: Option<SequentialReason>,
+    /// Host scalars the loop assigns without a clause that lowering made private to each
+    /// iteration (each iteration assigns them before reading them; nothing reads them after).
+    pub auto_private: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -65,6 +65,7 @@ macro_rules! bad_input_tests {
 }
 
 bad_input_tests! {
+    aliased_sections,
     atomic_not_update,
     bad_expression,
     bad_reduction_operator,
@@ -81,16 +82,19 @@ bad_input_tests! {
     exit_data_copyin,
     extra_brace,
     goto_in_kernel,
+    invariant_element_write,
     loop_directive_not_for,
     loop_variable_modified,
     missing_include,
     missing_paren,
     missing_semicolon,
     noncounted_loop,
+    private_scalar_read_after_loop,
     reduction_not_scalar,
     reduction_undeclared,
     return_in_kernel,
     runtime_extent,
+    scalar_read_before_write,
     unclosed_brace,
     undeclared_in_kernel,
     unknown_clause,

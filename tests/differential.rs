@@ -208,6 +208,8 @@ differential_tests! {
     stdin_sum => "stdin_sum.c",
     routine_seq => "routine_seq.c",
     private_clauses => "private_clauses.c",
+    auto_private => "auto_private.c",
+    private_arrays => "private_arrays.c",
     struct_bounds => "struct_bounds.c",
     vla_access => "vla_access.c",
     float_saxpy => "float_saxpy.c",

@@ -6,6 +6,7 @@ pub mod access;
 pub mod affine;
 pub mod dependence;
 pub mod footprint;
+pub mod races;
 pub mod uniform;
 
 #[cfg(test)]

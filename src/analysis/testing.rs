@@ -116,5 +116,6 @@ pub fn kernel(name: &str, params: Vec<Param>, space: Vec<ParallelDim>, body: Bod
         reductions: Vec::new(),
         scalar_outputs: Vec::new(),
         sequential_reason: None,
+        auto_private: Vec::new(),
     }
 }

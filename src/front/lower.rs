@@ -7,6 +7,7 @@
 
 mod kernel;
 mod loops;
+mod private;
 #[cfg(test)]
 mod tests;
 pub(crate) mod walk;
@@ -42,6 +43,7 @@ pub fn lower_program<'u>(sources: &'u SourceSet, units: &'u [TranslationUnit]) -
         defined_functions,
         kernel_names: HashSet::new(),
         next_kernel_suffix: HashMap::new(),
+        current_function: None,
     };
     for unit in units {
         lowerer.unit(unit);
@@ -130,6 +132,8 @@ struct Lowerer<'a> {
     /// Per base name, the suffix to try next: thousands of kernels on one line get their
     /// names in linear time.
     next_kernel_suffix: HashMap<String, usize>,
+    /// The function whose body is being walked (for what host code does after a construct).
+    current_function: Option<&'a ast::FunctionDef>,
 }
 
 /// The clauses of a compute construct, as they apply to each of its kernels.
@@ -151,6 +155,8 @@ enum Plan<'s> {
 /// Where a construct's kernels are made: the declarations at the top of its body (lowered
 /// into every kernel), the host scope, and the enclosing function.
 struct Site<'s, 'p> {
+    /// The compute construct's statement.
+    construct: &'p Stmt,
     prelude: &'p [&'s Stmt],
     sema: &'p Sema,
     function: &'p str,
@@ -198,7 +204,7 @@ impl<'a> Lowerer<'a> {
         self.diags.append(&mut sema.warnings);
     }
 
-    fn unit(&mut self, unit: &TranslationUnit) {
+    fn unit(&mut self, unit: &'a TranslationUnit) {
         let mut sema = Sema::new();
         for item in &unit.items {
             match item {
@@ -214,8 +220,9 @@ impl<'a> Lowerer<'a> {
         }
     }
 
-    fn function(&mut self, f: &ast::FunctionDef, sema: &mut Sema) {
+    fn function(&mut self, f: &'a ast::FunctionDef, sema: &mut Sema) {
         let Some(name) = function_name(f) else { return };
+        self.current_function = Some(f);
         match sema.declared_type(&f.specs, &f.declarator) {
             Ok(ty) => sema.insert(name, Symbol::Function(ty)),
             Err(e) => {
@@ -647,7 +654,7 @@ impl<'a> Lowerer<'a> {
         let mut kernels = Vec::new();
         let mut failed = false;
         for plan in plans {
-            let site = Site { prelude: &prelude, sema, function };
+            let site = Site { construct: stmt, prelude: &prelude, sema, function };
             match self.kernel(plan, &site, &mut region) {
                 Some(k) => kernels.push(k),
                 None => failed = true,
@@ -772,6 +779,7 @@ impl<'a> Lowerer<'a> {
                 reductions: Vec::new(),
                 scalar_outputs: std::mem::take(&mut kb.scalar_outputs),
                 sequential_reason: reason,
+                auto_private: Vec::new(),
             };
             (kernel, std::mem::take(&mut kb.errors))
         };
@@ -859,16 +867,20 @@ impl<'a> Lowerer<'a> {
                 if !host_scalar || declared_in(innermost_body, &n) {
                     continue;
                 }
-                match classify_scalar(innermost_body, &n) {
-                    Some(t) => {
-                        treatments.insert(n, t);
-                    }
-                    None => {
-                        return sequential(self, region, format!("`{n}` is assigned in one iteration and read in another"), outer.span);
-                    }
+                // Reductions are recognised here; private scalars below, as in `parallel`.
+                if let Some(t @ Treatment::Reduction(..)) = classify_scalar(innermost_body, &n) {
+                    treatments.insert(n, t);
                 }
             }
         }
+        let auto_private = match self.auto_privatize(outer, &counted, sema, site, &mut treatments) {
+            Ok(names) => names,
+            Err((_, why)) if checked == Checked::ByAnalysis => return sequential(self, region, why, outer.span),
+            Err((diagnostic, _)) => {
+                self.diags.push(diagnostic);
+                return None;
+            }
+        };
         let args_before = region.args.len();
         let name_span = outer.span;
         let (kernel, errors) = {
@@ -906,6 +918,30 @@ impl<'a> Lowerer<'a> {
                     }
                 }
             }
+            let mut private_arrays: Vec<(String, bool, ast::DataRef)> = kb
+                .treatments
+                .iter()
+                .filter_map(|(n, t)| match t {
+                    Treatment::PrivateArray { first, section } => Some((n.clone(), *first, (**section).clone())),
+                    _ => None,
+                })
+                .collect();
+            private_arrays.sort_by(|a, b| a.0.cmp(&b.0));
+            if !private_arrays.is_empty() && !space.is_empty() {
+                match self.iteration_index(&mut kb, &counted[..space.len()], &space) {
+                    Ok((index, host_iterations)) => {
+                        let it = kb.new_local("iteration", ScalarType::I64, LocalKind::Var, outer.span);
+                        block.push(crate::ir::Stmt::Assign { local: it, value: index });
+                        for (n, first, section) in &private_arrays {
+                            let at = kb.add(crate::ir::ExprKind::Local(it), ScalarType::I64, section.span);
+                            if let Err(e) = kb.private_array(n, *first, section, at, &host_iterations, &mut block) {
+                                kb.errors.push(e);
+                            }
+                        }
+                    }
+                    Err(e) => kb.errors.push(e),
+                }
+            }
             let iteration = kb.iteration_body(body_stmt);
             block.extend(iteration);
             kb.pop_scope();
@@ -920,6 +956,7 @@ impl<'a> Lowerer<'a> {
                 reductions: std::mem::take(&mut kb.reductions),
                 scalar_outputs: Vec::new(),
                 sequential_reason: None,
+                auto_private: auto_private.clone(),
             };
             (kernel, std::mem::take(&mut kb.errors))
         };
@@ -931,6 +968,18 @@ impl<'a> Lowerer<'a> {
         }
         if self.take_errors(errors) {
             return None;
+        }
+        if checked == Checked::Trusted {
+            if let Some((p, span)) = crate::analysis::races::invariant_element_store(&kernel) {
+                let name = &kernel.params[p as usize].name;
+                self.diags.push(
+                    Diagnostic::error(span, format!("every iteration of this parallel loop writes this element of `{name}`, so the iterations race on it"))
+                        .with_help(
+                            "to accumulate into it, use a scalar with reduction(op:...) and store it after the loop, or update the element under `#pragma acc atomic`; if the last iteration's value is wanted, compute it after the loop",
+                        ),
+                );
+                return None;
+            }
         }
         if checked == Checked::ByAnalysis {
             if let Err(reason) = dependence_check(&kernel) {
@@ -946,6 +995,127 @@ impl<'a> Lowerer<'a> {
         let mut kernel = kernel;
         kernel.name = self.kernel_name(function, name_span);
         Some(kernel)
+    }
+
+    /// The linear index of the running iteration of a parallel space (row-major over its dims,
+    /// counting from 0) and the C text of the number of iterations, for the host.
+    fn iteration_index(&self, kb: &mut KernelBuilder, counted: &[loops::CountedLoop], space: &[ParallelDim]) -> Result<(Handle<crate::ir::Expr>, String), Diagnostic> {
+        let t = ScalarType::I64;
+        let sp = Span::default();
+        let mut index: Option<Handle<crate::ir::Expr>> = None;
+        let mut host = Vec::new();
+        for (c, dim) in counted.iter().zip(space) {
+            let (lo_t, hi_t) = (self.text(c.lo.span), self.text(c.bound.span));
+            let s = c.step.abs();
+            let (a, b) = match c.cmp {
+                Cmp::Lt | Cmp::Le => (&hi_t, &lo_t),
+                Cmp::Gt | Cmp::Ge => (&lo_t, &hi_t),
+            };
+            let extra = if matches!(c.cmp, Cmp::Le | Cmp::Ge) { " + 1" } else { "" };
+            let trips = format!("(((long long)({a}) - (long long)({b}){extra} + {}) / {s})", s - 1);
+            host.push(format!("({trips} > 0 ? {trips} : 0)"));
+            kb.reading_bounds = true;
+            let bounds = kb.expr(c.lo).and_then(|lo| Ok((lo, kb.expr(c.bound)?, kb.expr(c.lo)?)));
+            kb.reading_bounds = false;
+            let (lo, hi, lo_again) = bounds?;
+            let lo64 = kb.cast(lo, t);
+            let v = kb.add(crate::ir::ExprKind::Local(dim.var), kb.body.locals[dim.var].ty, sp);
+            let v64 = kb.cast(v, t);
+            let mut off = kb.binary(BinaryOp::Sub, v64, lo64, t, sp);
+            if c.step != 1 {
+                let step = kb.int_const(c.step, t);
+                off = kb.binary(BinaryOp::Div, off, step, t, sp);
+            }
+            index = Some(match index {
+                None => off,
+                Some(prev) => {
+                    let (lo64, hi64) = (kb.cast(lo_again, t), kb.cast(hi, t));
+                    let trips = trip_count(kb, lo64, hi64, c.cmp, c.step);
+                    let scaled = kb.binary(BinaryOp::Mul, prev, trips, t, sp);
+                    kb.binary(BinaryOp::Add, scaled, off, t, sp)
+                }
+            });
+        }
+        let index = index.ok_or_else(|| Diagnostic::global_error("internal: a parallel loop without dims"))?;
+        Ok((index, host.join(" * ")))
+    }
+
+    /// The host scalars a parallel loop nest assigns without a clause, made private to each
+    /// iteration (added to `treatments`, and returned for `explain`). `Err` with a diagnostic
+    /// and a short reason when one carries a value between iterations (read before an
+    /// iteration assigns it) or out of the loop (read after the construct): then the sequential
+    /// answer depends on the order of the iterations.
+    fn auto_privatize(
+        &self,
+        outer: &Stmt,
+        counted: &[loops::CountedLoop],
+        sema: &Sema,
+        site: &Site,
+        treatments: &mut HashMap<String, Treatment>,
+    ) -> Result<Vec<String>, (Diagnostic, String)> {
+        let iteration = loops::for_body(outer);
+        let nest_vars: HashSet<&str> = counted.iter().map(|c| c.var.as_str()).collect();
+        let mut names: Vec<String> = walk::written_names(outer).into_iter().collect();
+        names.sort();
+        // A host scalar updated under `atomic` is shared on purpose (updated in place).
+        let mut atomic_targets = HashSet::new();
+        walk::each_stmt(outer, &mut |st| {
+            if let StmtKind::Acc { directive, body: Some(b) } = &st.kind {
+                if matches!(directive.kind, DirectiveKind::Atomic(_)) {
+                    atomic_targets.extend(walk::written_names(b));
+                }
+            }
+        });
+        let mut privatized = Vec::new();
+        for n in names {
+            if treatments.contains_key(&n) || declared_in(outer, &n) || atomic_targets.contains(&n) {
+                continue;
+            }
+            let Some(v) = sema.lookup_var(&n) else { continue };
+            if v.ty.scalar().is_none() {
+                continue;
+            }
+            let is_nest_var = nest_vars.contains(n.as_str());
+            if !is_nest_var {
+                if let Some(span) = private::exposed_read(iteration, &n) {
+                    return Err((
+                        Diagnostic::error(span, format!("`{n}` is read here before this iteration assigns it, so the iterations of the parallel loop share it"))
+                            .with_help(format!(
+                                "if it accumulates, add reduction(op:{n}) (or update it under `#pragma acc atomic`); if each iteration computes it, assign it before reading it, or declare it inside the loop"
+                            )),
+                        format!("`{n}` may be read before it is assigned in an iteration, so it would carry a value from the previous iteration"),
+                    ));
+                }
+            }
+            let local = matches!(v.storage, Storage::Local | Storage::Param);
+            if let Some(f) = self.current_function {
+                if let Some(read) = private::live_after(f, site.construct, &n, local) {
+                    let mut first_write = outer.span;
+                    walk::each_expr(outer, &mut |e| {
+                        if first_write == outer.span && walk::assigned_name(e) == Some(n.as_str()) {
+                            first_write = e.span;
+                        }
+                    });
+                    let message = if local {
+                        let line = self.sources.location(read).line;
+                        format!("`{n}` is assigned in this parallel loop and read after it (line {line}), where it holds the value of the last iteration")
+                    } else {
+                        format!("`{n}` is assigned in this parallel loop and is not local to the function, so code after the loop may read the value of the last iteration")
+                    };
+                    return Err((
+                        Diagnostic::error(first_write, message).with_help(format!(
+                            "declare `{n}` inside the loop if only the loop uses it; to combine the iterations' values use reduction(op:{n}); or compute the final value after the loop"
+                        )),
+                        format!("`{n}` is read after the loop, which needs the value of its last iteration"),
+                    ));
+                }
+            }
+            if !is_nest_var {
+                treatments.insert(n.clone(), Treatment::Private);
+                privatized.push(n);
+            }
+        }
+        Ok(privatized)
     }
 
     /// One parallel dimension from a counted loop; `None` when its bounds are not launch-time
@@ -1129,13 +1299,13 @@ fn add_treatments<'c>(
                         Some(v) if v.ty.scalar().is_some() => {
                             treatments.insert(n.clone(), t);
                         }
-                        Some(v) if matches!(t, Treatment::Private) && kernel::local_array_shape(&v.ty).is_some() => {
+                        Some(v) if matches!(t, Treatment::Private) && kernel::local_array_shape(&v.ty).is_some() && r.sections.len() <= 1 => {
                             treatments.insert(n.clone(), t);
                         }
-                        Some(v) if kernel::local_array_shape(&v.ty).is_some() => errors.push(
-                            Diagnostic::error(r.span, format!("firstprivate array `{n}` is not supported"))
-                                .with_help(format!("copy `{n}` into a local array inside the loop")),
-                        ),
+                        Some(v) if v.ty.is_pointer_like() => {
+                            let first = matches!(t, Treatment::FirstPrivate);
+                            treatments.insert(n.clone(), Treatment::PrivateArray { first, section: Box::new(r.clone()) });
+                        }
                         Some(_) => {}
                         None => errors.push(
                             Diagnostic::error(r.span, format!("undeclared variable `{n}` in a private clause"))

@@ -126,6 +126,41 @@ impl RuntimeError {
     }
 }
 
+/// Two array params of one launch whose memory overlaps, one of them written there through a
+/// different base address (`copy(p[0:n], q[0:n-1])` with `q = p + 1`): the kernel was compiled
+/// as if they were distinct arrays, so its iterations may read what others write, and the
+/// answer would depend on their order. The launch stops with the names and the kernel's line.
+/// Params bound to the same base address are one array under two names; the loop's own
+/// independence covers them. One range test per pair of array params.
+fn check_overlaps(kernel: &Kernel, footprints: &[(u32, u64, Option<(u64, u64)>, Option<(u64, u64)>)]) -> Result<(), RuntimeError> {
+    let overlap = |a: Option<(u64, u64)>, b: Option<(u64, u64)>| match (a, b) {
+        (Some((a0, a1)), Some((b0, b1))) => a0 < b1 && b0 < a1,
+        _ => false,
+    };
+    for (i, &(wp, wptr, _, wrote)) in footprints.iter().enumerate() {
+        if wrote.is_none() {
+            continue;
+        }
+        for (j, &(op, optr, read, written)) in footprints.iter().enumerate() {
+            if i == j || wptr == optr || !(overlap(wrote, read) || overlap(wrote, written)) {
+                continue;
+            }
+            let (w, o) = (&kernel.params[wp as usize].name, &kernel.params[op as usize].name);
+            return Err(RuntimeError::unsupported(
+                Diagnostic::error(
+                    kernel.span,
+                    format!(
+                        "kernel `{}` writes `{w}` where it also accesses `{o}`: the two arrays share memory, so the iterations of the loop may depend on each other",
+                        kernel.name
+                    ),
+                )
+                .with_help(format!("make `{w}` and `{o}` point to separate arrays, or run this loop sequentially (`#pragma acc loop seq`)")),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// How far below the runtime's frame tracked objects count as dead stack memory. Other
 /// mappings (heap, shared objects, thread stacks) start at least 128 MiB below the main
 /// thread's stack on Linux, so a smaller window only ever covers the stack.
@@ -628,6 +663,8 @@ impl Runtime {
         // writes and which object each array arg is bound to.
         let mut writes = Vec::new();
         let mut bound_objects: Vec<(u32, u64)> = Vec::new();
+        // Per array param: (param, base address, bytes read, bytes written), for the overlap check.
+        let mut footprints: Vec<(u32, u64, Option<(u64, u64)>, Option<(u64, u64)>)> = Vec::new();
         // What the launch must move (for --stats bandwidth): its read and write sections.
         let mut bytes_moved = 0u64;
         for sections in sections.iter() {
@@ -661,6 +698,8 @@ impl Runtime {
                 }
             };
             copies.ensure_allocated(device, &mut t);
+            let absolute = |r: Option<(u64, u64)>| r.map(|(lo, hi)| (object + lo, object + hi)).filter(|(lo, hi)| lo < hi);
+            footprints.push((sections.param, ptr, absolute(to_range(sections.read)), absolute(to_range(sections.write))));
             for (lo, hi) in [to_range(sections.read), to_range(sections.write)].into_iter().flatten() {
                 bytes_moved += hi.saturating_sub(lo);
             }
@@ -672,6 +711,7 @@ impl Runtime {
             }
         }
 
+        check_overlaps(kernel, &footprints)?;
         let params = self.device_params(region, grid, args, &bound_objects);
         // The variant that ran owns the reductions and scalar outputs below.
         let (grid, outcome, elapsed) = self.launch_chosen_variant(&module, kernel_handle, params)?;

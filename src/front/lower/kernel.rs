@@ -46,6 +46,18 @@ pub enum Treatment {
     Private,
     FirstPrivate,
     Reduction(ReductionOp, Span),
+    /// `private(c[lo:len])` / `firstprivate(...)` of an array the kernel cannot hold in a local
+    /// array (a pointer section, or a firstprivate array): a copy per iteration in a buffer.
+    PrivateArray { first: bool, section: Box<ast::DataRef> },
+}
+
+/// Where the iterations' copies of a private array live: the buffer param and the local that
+/// holds the offset of this iteration's copy minus the section's start (so the copy of
+/// element `j` is `buffer[base + j]`).
+#[derive(Clone, Copy, Debug)]
+pub struct PrivateCopies {
+    pub buffer: u32,
+    pub base: Handle<Local>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,6 +85,8 @@ pub struct KernelBuilder<'a> {
     scopes: Vec<HashMap<String, Handle<Local>>>,
     host_locals: HashMap<String, Handle<Local>>,
     pub treatments: HashMap<String, Treatment>,
+    /// Private arrays of a parallel loop, by name (see [`Treatment::PrivateArray`]).
+    pub private_arrays: HashMap<String, PrivateCopies>,
     pub reductions: Vec<Reduction>,
     pub scalar_outputs: Vec<(Handle<Local>, u32)>,
     pub mode: Mode,
@@ -180,6 +194,7 @@ impl<'a> KernelBuilder<'a> {
             scopes: vec![HashMap::new()],
             host_locals: HashMap::new(),
             treatments: HashMap::new(),
+            private_arrays: HashMap::new(),
             reductions: Vec::new(),
             scalar_outputs: Vec::new(),
             mode,
@@ -412,6 +427,7 @@ impl<'a> KernelBuilder<'a> {
                 let p = self.scalar_param(name, ty);
                 Some(self.new_local(name, ty, LocalKind::FirstPrivate(p), span))
             }
+            Some(Treatment::PrivateArray { .. }) => None,
             Some(Treatment::Reduction(op, rspan)) => {
                 if self.mode == Mode::Single {
                     Some(self.scalar_output(name, ty, span))
@@ -754,6 +770,134 @@ impl<'a> KernelBuilder<'a> {
         }
     }
 
+    /// Makes `name` (a `private`/`firstprivate` array section `r` of a parallel loop) a copy
+    /// per iteration: a buffer of `host_iterations` (C text: the parallel iterations, which the
+    /// host evaluates at the construct) times the section's length, allocated by the host
+    /// through the runtime's tracked `malloc` and reused by later launches. `iteration` is the
+    /// linear index of the running iteration. Appends to `out` the statements that compute this
+    /// iteration's offset and, for `firstprivate`, copy the section in.
+    pub fn private_array(
+        &mut self,
+        name: &str,
+        first: bool,
+        r: &ast::DataRef,
+        iteration: Handle<Expr>,
+        host_iterations: &str,
+        out: &mut Block,
+    ) -> R<()> {
+        let Some(info) = self.host_var(name) else {
+            return Err(err(r.span, format!("undeclared variable `{name}` in a private clause"), "declare the variable before the construct"));
+        };
+        let one_dim = |help: &str| err(r.span, format!("the private array `{name}` must be a one-dimensional array of numbers"), help.to_string());
+        let (elem, whole_len) = match &info.ty {
+            CType::Pointer { to, .. } => (to.scalar(), None),
+            CType::Array { elem, len } => (elem.scalar(), match len { ArrayLen::Const(n) => Some(*n as i64), _ => None }),
+            _ => (None, None),
+        };
+        let Some(elem) = elem else { return Err(one_dim("privatise a section of a one-dimensional array or pointer, such as c[0:n]")) };
+        self.reading_bounds = true;
+        let parts = (|| -> R<(Handle<Expr>, Handle<Expr>, String)> {
+            match (r.sections.as_slice(), whole_len) {
+                ([], Some(n)) => Ok((self.int_const(0, ScalarType::I64), self.int_const(n, ScalarType::I64), n.to_string())),
+                ([s], _) if !s.single && s.len.is_some() => {
+                    let len_e = s.len.as_ref().expect("checked");
+                    let lo = match &s.lo {
+                        Some(lo) => {
+                            let h = self.expr(lo)?;
+                            self.cast(h, ScalarType::I64)
+                        }
+                        None => self.int_const(0, ScalarType::I64),
+                    };
+                    let len = self.expr(len_e)?;
+                    let len = self.cast(len, ScalarType::I64);
+                    Ok((lo, len, format!("({})", self.text(len_e.span))))
+                }
+                _ => Err(err(
+                    r.span,
+                    format!("cannot tell how many elements of `{name}` each iteration needs"),
+                    format!("give the section: private({name}[0:n]) where n is the number of elements"),
+                )),
+            }
+        })();
+        self.reading_bounds = false;
+        let (lo, len, len_text) = parts?;
+        if !self.is_uniform(lo) || !self.is_uniform(len) {
+            return Err(err(r.span, format!("the section of `{name}` is not known when the loop starts"), "give a section of host values"));
+        }
+        let tag: String = name.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
+        let c_expr = format!(
+            "({{ static void *__yosegi_pv_{tag}; static long long __yosegi_pn_{tag}; \
+             long long __yosegi_b = (long long)({host_iterations}) * (long long){len_text} * (long long)sizeof({name}[0]); \
+             if (__yosegi_b < 1) __yosegi_b = 1; \
+             if (__yosegi_b > __yosegi_pn_{tag}) {{ if (__yosegi_pv_{tag}) __yosegi_free(__yosegi_pv_{tag}); \
+             __yosegi_pv_{tag} = __yosegi_malloc((size_t)__yosegi_b); __yosegi_pn_{tag} = __yosegi_b; }} __yosegi_pv_{tag}; }})"
+        );
+        let arg = self.add_arg(HostArg { c_expr: c_expr.clone(), kind: HostArgKind::Pointer, size_expr: None });
+        self.params.push(Param {
+            name: format!("{name}_private"),
+            kind: ParamKind::Array { elem, dims: vec![None], restrict: true, read_only: false },
+            arg,
+        });
+        let buffer = (self.params.len() - 1) as u32;
+        self.param_keys.insert(c_expr, buffer);
+        // base = iteration * len - lo
+        let base = self.new_local(&format!("{name}_base"), ScalarType::I64, LocalKind::Var, r.span);
+        let sp = r.span;
+        let it = self.cast(iteration, ScalarType::I64);
+        let start = self.binary(BinaryOp::Mul, it, len, ScalarType::I64, sp);
+        let lo_again = self.copy_uniform(lo);
+        let value = self.binary(BinaryOp::Sub, start, lo_again, ScalarType::I64, sp);
+        out.push(Stmt::Assign { local: base, value });
+        if first {
+            let original = self.array_param(name, &info, r.span)?;
+            let j = self.new_local(&format!("{name}_j"), ScalarType::I64, LocalKind::Var, sp);
+            let lo1 = self.copy_uniform(lo);
+            out.push(Stmt::Assign { local: j, value: lo1 });
+            let (lo2, len2) = (self.copy_uniform(lo), self.copy_uniform(len));
+            let end = self.binary(BinaryOp::Add, lo2, len2, ScalarType::I64, sp);
+            let (lo3, len3) = (self.copy_uniform(lo), self.copy_uniform(len));
+            let end2 = self.binary(BinaryOp::Add, lo3, len3, ScalarType::I64, sp);
+            let jv = self.add(ExprKind::Local(j), ScalarType::I64, sp);
+            let cond = self.binary(BinaryOp::Lt, jv, end2, ScalarType::Bool, sp);
+            let (b1, j1) = (self.add(ExprKind::Local(base), ScalarType::I64, sp), self.add(ExprKind::Local(j), ScalarType::I64, sp));
+            let at = self.binary(BinaryOp::Add, b1, j1, ScalarType::I64, sp);
+            let j2 = self.add(ExprKind::Local(j), ScalarType::I64, sp);
+            let load = self.add(ExprKind::Load { array: ArrayRef::Param(original), indices: vec![j2] }, elem, sp);
+            let j3 = self.add(ExprKind::Local(j), ScalarType::I64, sp);
+            let one = self.int_const(1, ScalarType::I64);
+            let next = self.binary(BinaryOp::Add, j3, one, ScalarType::I64, sp);
+            let lo4 = self.copy_uniform(lo);
+            out.push(Stmt::Loop {
+                cond: Some(cond),
+                test_first: true,
+                body: vec![Stmt::Store { array: ArrayRef::Param(buffer), indices: vec![at], value: load, span: sp }],
+                continuing: vec![Stmt::Assign { local: j, value: next }],
+                range: Some(LoopRange { var: j, start: lo4, end, step: 1 }),
+            });
+        }
+        self.private_arrays.insert(name.to_string(), PrivateCopies { buffer, base });
+        Ok(())
+    }
+
+    /// A fresh copy of a uniform expression (params, constants and operators on them), so that
+    /// no expression handle is shared between two places.
+    fn copy_uniform(&mut self, h: Handle<Expr>) -> Handle<Expr> {
+        let e = self.body.exprs[h].clone();
+        let kind = match e.kind {
+            ExprKind::Unary { op, arg } => ExprKind::Unary { op, arg: self.copy_uniform(arg) },
+            ExprKind::Cast { arg } => ExprKind::Cast { arg: self.copy_uniform(arg) },
+            ExprKind::Binary { op, lhs, rhs } => ExprKind::Binary { op, lhs: self.copy_uniform(lhs), rhs: self.copy_uniform(rhs) },
+            ExprKind::Select { cond, then, otherwise } => ExprKind::Select {
+                cond: self.copy_uniform(cond),
+                then: self.copy_uniform(then),
+                otherwise: self.copy_uniform(otherwise),
+            },
+            ExprKind::Math { func, args } => ExprKind::Math { func, args: args.into_iter().map(|a| self.copy_uniform(a)).collect() },
+            other => other,
+        };
+        self.add(kind, e.ty, e.span)
+    }
+
     fn param_shape(&self, p: u32) -> R<(ArrayRef, usize, ScalarType)> {
         match &self.params[p as usize].kind {
             ParamKind::Array { elem, dims, .. } => Ok((ArrayRef::Param(p), dims.len(), *elem)),
@@ -770,6 +914,19 @@ impl<'a> KernelBuilder<'a> {
             cur = base;
         }
         index_exprs.reverse();
+        if let AE::Ident(name) = &cur.kind {
+            if let (Some(&copies), None) = (self.private_arrays.get(name.as_str()), self.kernel_local(name)) {
+                let [ix] = index_exprs.as_slice() else {
+                    return Err(err(e.span, format!("the private array `{name}` has one dimension"), format!("index `{name}` with one subscript")));
+                };
+                let ix = self.index_expr(ix)?;
+                let ix = self.cast(ix, ScalarType::I64);
+                let base = self.add(ExprKind::Local(copies.base), ScalarType::I64, e.span);
+                let at = self.binary(BinaryOp::Add, base, ix, ScalarType::I64, e.span);
+                let (_, _, elem) = self.param_shape(copies.buffer)?;
+                return Ok((ArrayRef::Param(copies.buffer), vec![at], elem));
+            }
+        }
         let (array, ndims, elem) = if let AE::Unary { op: AU::Deref, operand } = &cur.kind {
             // `(*p)[i]` is rare; refuse it with the general message.
             return Err(err(operand.span, "indexing a dereferenced pointer is not supported", "index the array directly"));

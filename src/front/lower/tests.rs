@@ -189,15 +189,38 @@ fn reduction_clause_makes_accumulator_and_scalar_out() {
 }
 
 #[test]
-fn shared_scalar_write_is_refused_at_the_assignment() {
+fn scalar_assigned_before_read_is_private_automatically() {
     let l = lower_snippet(
         "void f(int n, double *a) {\n double t;\n\
          #pragma acc parallel loop\n\
          for (int i = 0; i < n; i++) { t = a[i]; a[i] = t * t; }\n}\n",
     );
+    let k = l.kernel(0);
+    assert_eq!(k.auto_private, vec!["t".to_string()]);
+    assert!(k.body.locals.iter().any(|(_, loc)| loc.name == "t" && loc.kind == LocalKind::Private));
+}
+
+#[test]
+fn shared_scalar_read_before_write_is_refused_at_the_read() {
+    let l = lower_snippet(
+        "void f(int n, double *a) {\n double t = 0.0;\n\
+         #pragma acc parallel loop\n\
+         for (int i = 0; i < n; i++) { if (a[i] > 0.0) t = a[i]; a[i] = t * t; }\n}\n",
+    );
     let errors = l.errors();
-    assert_eq!(errors[0].0, "`t` is assigned in a parallel loop but is shared by all iterations");
+    assert!(errors[0].0.contains("`t` is read here before this iteration assigns it"), "{errors:?}");
     assert_eq!(errors[0].1, "t");
+}
+
+#[test]
+fn private_scalar_read_after_the_loop_is_refused() {
+    let l = lower_snippet(
+        "double f(int n, double *a) {\n double t = 0.0;\n\
+         #pragma acc parallel loop\n\
+         for (int i = 0; i < n; i++) { t = a[i]; a[i] = t * t; }\n return t;\n}\n",
+    );
+    let errors = l.errors();
+    assert!(errors[0].0.contains("`t` is assigned in this parallel loop and read after it"), "{errors:?}");
 }
 
 #[test]
@@ -552,7 +575,7 @@ fn kernels_privatises_a_scalar_written_before_it_is_read() {
     );
     let (_, warnings) = l.ok();
     assert!(l.kernel(0).space.is_empty());
-    assert!(warnings.iter().any(|w| w.message.contains("`t` is assigned in one iteration and read in another")));
+    assert!(warnings.iter().any(|w| w.message.contains("`t` may be read before it is assigned in an iteration")), "{warnings:?}");
 }
 
 #[test]
@@ -662,4 +685,32 @@ fn sizeof_follows_lp64_struct_layout() {
         .collect();
     assert!(consts.contains(&24), "{consts:?}");
     assert!(consts.contains(&8), "{consts:?}");
+}
+
+#[test]
+fn liveness_after_a_construct_follows_enclosing_loops() {
+    // Read at the top of the enclosing loop's body, before anything assigns it: live.
+    let l = lower_snippet(
+        "void f(int n, double *a) {\n double t = 0.0;\n\
+         for (int s = 0; s < 3; s++) {\n a[0] = t;\n\
+         #pragma acc parallel loop\n\
+         for (int i = 1; i < n; i++) { t = a[i]; a[i] = t * t; }\n }\n}\n",
+    );
+    assert!(l.errors()[0].0.contains("read after it"));
+    // Assigned again before every later read: dead, so private.
+    let l = lower_snippet(
+        "void f(int n, double *a) {\n double t;\n\
+         for (int s = 0; s < 3; s++) {\n\
+         #pragma acc parallel loop\n\
+         for (int i = 1; i < n; i++) { if (a[i] > 0.0) t = a[i]; else t = -a[i]; a[i] = t * t; }\n\
+         t = 1.0;\n a[0] = t;\n }\n}\n",
+    );
+    assert_eq!(l.kernel(0).auto_private, vec!["t".to_string()]);
+    // A global keeps its value for other functions: refused.
+    let l = lower_snippet(
+        "double g;\nvoid f(int n, double *a) {\n\
+         #pragma acc parallel loop\n\
+         for (int i = 0; i < n; i++) { g = a[i]; a[i] = g * g; }\n}\n",
+    );
+    assert!(l.errors()[0].0.contains("not local to the function"));
 }
