@@ -273,7 +273,7 @@ impl DirectiveParser<'_, '_> {
         let required: Option<(&[&str], &str)> = match kind {
             DirectiveKind::Update => Some((&["host", "device"], "a `host`, `self` or `device` clause")),
             DirectiveKind::EnterData => Some((&["copyin", "create"], "a `copyin` or `create` clause")),
-            DirectiveKind::ExitData => Some((&["copyout", "delete"], "a `copyout` or `delete` clause")),
+            DirectiveKind::ExitData => Some((&["copyout", "delete", "detach"], "a `copyout`, `delete` or `detach` clause")),
             DirectiveKind::HostData => Some((&["use_device"], "a `use_device` clause")),
             _ => None,
         };

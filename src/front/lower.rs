@@ -204,10 +204,28 @@ impl<'a> Lowerer<'a> {
                         self.diags.push(e);
                     }
                 }
-                ExternalDecl::Function(f) => self.function(f, &mut sema),
-                ExternalDecl::Directive(_) => {}
+                ExternalDecl::Function(f) => {
+                    if let Some(d) = &f.routine {
+                        self.routine_bind_note(d);
+                    }
+                    self.function(f, &mut sema)
+                }
+                ExternalDecl::Directive(d) => self.routine_bind_note(d),
             }
             self.drain_sema_warnings(&mut sema);
+        }
+    }
+
+    /// `routine ... bind(g)`: the device runs the function's own body, which is what the
+    /// sequential program runs; a body bound from elsewhere could give another answer.
+    fn routine_bind_note(&mut self, d: &Directive) {
+        for c in &d.clauses {
+            if let ClauseKind::Bind(name) = &c.kind {
+                self.diags.push(
+                    Diagnostic::warning(c.span, format!("`bind({name})` is not followed: kernels run the function's own body, as the program does without OpenACC"))
+                        .with_help("give the function the body the device should run, or remove `bind`"),
+                );
+            }
         }
     }
 
