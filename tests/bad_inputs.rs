@@ -66,6 +66,7 @@ macro_rules! bad_input_tests {
 
 bad_input_tests! {
     atomic_not_update,
+    attach_not_pointer,
     bad_expression,
     bad_reduction_operator,
     break_in_parallel_loop,
@@ -76,6 +77,8 @@ bad_input_tests! {
     collapse_zero,
     copy_undeclared,
     default_none,
+    device_num_negative,
+    device_type_then_data_clause,
     empty_clause_argument,
     enter_data_copyout,
     exit_data_copyin,
@@ -91,6 +94,7 @@ bad_input_tests! {
     reduction_undeclared,
     return_in_kernel,
     runtime_extent,
+    set_without_clause,
     unclosed_brace,
     undeclared_in_kernel,
     unknown_clause,

@@ -272,7 +272,7 @@ impl DirectiveParser<'_, '_> {
         };
         let required: Option<(&[&str], &str)> = match kind {
             DirectiveKind::Update => Some((&["host", "device"], "a `host`, `self` or `device` clause")),
-            DirectiveKind::EnterData => Some((&["copyin", "create"], "a `copyin` or `create` clause")),
+            DirectiveKind::EnterData => Some((&["copyin", "create", "attach"], "a `copyin`, `create` or `attach` clause")),
             DirectiveKind::ExitData => Some((&["copyout", "delete", "detach"], "a `copyout`, `delete` or `detach` clause")),
             DirectiveKind::HostData => Some((&["use_device"], "a `use_device` clause")),
             _ => None,
@@ -820,7 +820,7 @@ mod tests {
             ("present", DataClauseKind::Present), ("deviceptr", DataClauseKind::DevicePtr),
         ];
         for (w, k) in forms {
-            let ClauseKind::Data { kind, refs } = clause(&format!("parallel {w}(a)")) else { panic!("{w}") };
+            let ClauseKind::Data { kind, refs, .. } = clause(&format!("parallel {w}(a)")) else { panic!("{w}") };
             assert_eq!(kind, k, "{w}");
             assert_eq!(refs.len(), 1);
         }
@@ -887,7 +887,7 @@ mod tests {
         assert_eq!(err("paralel"), ("unknown directive `paralel` after `#pragma acc`".into(), "paralel".into()));
         assert_eq!(err("update"), ("`update` needs a `host`, `self` or `device` clause".into(), "update".into()));
         assert_eq!(err("enter data delete(a)").0, "`delete` is not allowed on `enter data`");
-        assert_eq!(err("enter data async"), ("`enter data` needs a `copyin` or `create` clause".into(), "enter data".into()));
+        assert_eq!(err("enter data async"), ("`enter data` needs a `copyin`, `create` or `attach` clause".into(), "enter data".into()));
         assert_eq!(err("exit data copyin(a)").0, "`copyin` is not allowed on `exit data`");
         assert_eq!(err("loop reduction(-:n)"), ("invalid reduction operator `-`".into(), "-".into()));
         assert_eq!(err("loop reduction(+ n)").0, "expected `:` after the reduction operator");
@@ -901,7 +901,36 @@ mod tests {
         assert_eq!(err("loop gang seq"), ("`seq` cannot be combined with `gang` on `loop`".into(), "seq".into()));
         assert_eq!(err("loop independent auto").0, "`auto` cannot be combined with `independent` on `loop`");
         assert_eq!(err("loop collapse(2) collapse(3)"), ("`collapse` appears twice on `loop`".into(), "collapse(3)".into()));
-        assert_eq!(err("parallel attach(a)").0, "the `attach` clause is not supported by yosegi");
+        assert_eq!(err("parallel device_type(nvidia) copy(a)").0, "`copy` cannot follow `device_type` on `parallel`");
+        assert_eq!(err("set if(n)").0, "`set` needs a `default_async`, `device_num` or `device_type` clause");
+        assert_eq!(err("set device_type(nvidia, host)").0, "`set` takes one device type");
+        assert_eq!(err("init default_async(1)").0, "`default_async` is not allowed on `init`");
+        assert_eq!(err("parallel device_type()").0, "expected a device type in `device_type(...)`, found `)`");
+        assert_eq!(err("routine seq bind(1)").0, "expected a function name in `bind(...)`, found a number");
+    }
+
+    #[test]
+    fn device_type_scopes_the_clauses_after_it() {
+        let kinds = |line: &str| dir(line).unwrap().clauses.into_iter().map(|c| c.kind).collect::<Vec<_>>();
+        // Other device types' clauses are dropped; ours override the general ones.
+        let k = kinds("parallel num_gangs(2) device_type(host) num_gangs(1) async(3) device_type(nvidia) num_gangs(8)");
+        assert_eq!(k.len(), 1);
+        assert!(matches!(&k[0], ClauseKind::NumGangs(Expr { kind: ExprKind::IntLit { value: 8, .. }, .. })));
+        // `*` applies when no group names the GPU.
+        let k = kinds("loop seq dtype(*) gang vector device_type(radeon) worker");
+        assert!(matches!(k.as_slice(), [ClauseKind::Gang(None), ClauseKind::Vector(None)]), "{k:?}");
+        let k = kinds("loop gang device_type(*) seq device_type(nvidia) vector");
+        assert!(matches!(k.as_slice(), [ClauseKind::Gang(None), ClauseKind::Vector(None)]), "{k:?}");
+        // On init/shutdown/set, device_type names the device acted on.
+        assert!(matches!(&kinds("init device_type(nvidia) device_num(0)")[0], ClauseKind::DeviceType(v) if v == &["nvidia"]));
+        assert!(matches!(dir("set default_async(1)").unwrap().kind, DirectiveKind::Set));
+        assert!(matches!(dir("shutdown if(n)").unwrap().kind, DirectiveKind::Shutdown));
+        assert!(matches!(&kinds("parallel self(n > 1)")[0], ClauseKind::SelfHost(Some(_))));
+        assert!(matches!(&kinds("update self(a[0:n])")[0], ClauseKind::Data { kind: DataClauseKind::Host, .. }));
+        assert!(matches!(&kinds("data create(zero: a[0:n])")[0], ClauseKind::Data { zero: true, .. }));
+        assert!(matches!(&kinds("routine seq bind(\"g\") nohost")[1], ClauseKind::Bind(g) if g == "g"));
+        assert!(matches!(&kinds("enter data attach(a)")[0], ClauseKind::Data { kind: DataClauseKind::Attach, .. }));
+        assert!(matches!(&kinds("kernels no_create(a[0:n])")[0], ClauseKind::Data { kind: DataClauseKind::NoCreate, .. }));
     }
 
     #[test]
