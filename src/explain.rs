@@ -60,7 +60,21 @@ fn kind_text(kind: &RegionKind) -> String {
         RegionKind::ExitData { .. } => "exit data".to_string(),
         RegionKind::Update { .. } => "update".to_string(),
         RegionKind::Wait => "wait".to_string(),
+        RegionKind::Runtime(r) => runtime_directive_text(r),
     }
+}
+
+/// What an `init`, `shutdown` or `set` directive does on this runtime (one device type: the
+/// GPU, or the simulator standing for it).
+fn runtime_directive_text(r: &crate::ir::RuntimeDirective) -> String {
+    use crate::ir::RuntimeOp;
+    let types = if r.device_types.is_empty() { String::new() } else { format!(" device_type({})", r.device_types.join(", ")) };
+    let what = match r.op {
+        RuntimeOp::Init => "the devices are opened when the program starts, so this only checks the device number",
+        RuntimeOp::Shutdown => "the devices stay open until the program ends (copies the program still uses stay coherent), so this only checks the device number",
+        RuntimeOp::Set => "sets the current device (device_num, checked against the devices there are) and the default async queue (launches run in order, so queues only name them); other device types than the GPU are noted and change nothing",
+    };
+    format!("{}{types}: {what}", format!("{:?}", r.op).to_lowercase())
 }
 
 fn region_text(program: &CompiledProgram, region: &Region, context: &Context, out: &mut String) {
@@ -88,7 +102,7 @@ fn region_text(program: &CompiledProgram, region: &Region, context: &Context, ou
         | RegionKind::EnterData { data }
         | RegionKind::ExitData { data }
         | RegionKind::Update { data } => data.as_slice(),
-        RegionKind::Wait => &[],
+        RegionKind::Wait | RegionKind::Runtime(_) => &[],
     };
     for section in data {
         let _ = writeln!(out, "  data: {}", data_move(region, section));
@@ -369,7 +383,9 @@ fn data_move(region: &Region, s: &DataSection) -> String {
     match s.kind {
         DataClauseKind::Copy => format!("copy {what} -> device at region entry, back to the host at {exit}"),
         DataClauseKind::CopyIn => format!("copyin {what} -> device at region entry"),
+        DataClauseKind::CopyOut if s.zero => format!("copyout(zero:) {what}: zeroed on the device when not already there, -> host at {exit}"),
         DataClauseKind::CopyOut => format!("copyout {what} -> host at {exit}"),
+        DataClauseKind::Create if s.zero => format!("create(zero:) {what}: allocated on the device and zeroed when not already there"),
         DataClauseKind::Create => format!("create {what}: allocated on the device, not copied"),
         DataClauseKind::Present => format!("present {what}: must already be on the device"),
         DataClauseKind::Delete => format!("delete {what}: the device copy is released"),
@@ -377,6 +393,11 @@ fn data_move(region: &Region, s: &DataSection) -> String {
         DataClauseKind::Host => format!("update host {what}: device -> host now"),
         DataClauseKind::Device => format!("update device {what}: host -> device now"),
         DataClauseKind::UseDevice => format!("use_device {what}: the host code sees the device address"),
+        DataClauseKind::NoCreate => format!("no_create {what}: nothing moves here; launches move what they touch"),
+        DataClauseKind::Attach => format!("attach {what}: the object it points into gets a device copy when it is tracked; kernels translate the pointer themselves"),
+        DataClauseKind::Detach => format!("detach {what}: nothing to undo (pointers are translated per launch)"),
+        DataClauseKind::DeviceResident => format!("device_resident {what}: a placement hint"),
+        DataClauseKind::Link => format!("link {what}: a placement hint"),
     }
 }
 
@@ -490,6 +511,7 @@ mod tests {
                     elem_size: 8,
                     name: "x[0:n]".into(),
                     span: Span::new(0, 0, 1),
+                    zero: false,
                 }],
             },
             args: vec![

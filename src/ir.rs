@@ -794,6 +794,27 @@ pub struct DataSection {
     /// The clause's variable and sections as the user wrote them (`a[0:n][0:m]`).
     pub name: String,
     pub span: Span,
+    /// `create(zero: ...)` / `copyout(zero: ...)`: a device copy this clause allocates starts
+    /// zeroed (OpenACC 3.3).
+    pub zero: bool,
+}
+
+/// What an `init`, `shutdown` or `set` directive does to the runtime.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RuntimeOp {
+    Init,
+    Shutdown,
+    Set,
+}
+
+/// An `init`, `shutdown` or `set` directive: the device types it names (empty: the current
+/// one), and the args holding its `device_num` and `default_async` values.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RuntimeDirective {
+    pub op: RuntimeOp,
+    pub device_types: Vec<String>,
+    pub device_num: Option<u32>,
+    pub default_async: Option<u32>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -808,6 +829,8 @@ pub enum RegionKind {
     /// `host` sections are made valid on the host, `device` sections on the device.
     Update { data: Vec<DataSection> },
     Wait,
+    /// `init`, `shutdown`, `set`.
+    Runtime(RuntimeDirective),
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -120,6 +120,12 @@ pub fn verify_region(module: &Module, region: &Region) -> Result<(), String> {
             data.as_slice()
         }
         RegionKind::Wait => &[],
+        RegionKind::Runtime(r) => {
+            for a in r.device_num.iter().chain(&r.default_async) {
+                arg_ok(*a)?;
+            }
+            &[]
+        }
     };
     for d in data {
         arg_ok(d.base)?;

@@ -253,3 +253,36 @@ fn explain_states_the_staging_rule_in_force() {
         assert!(finished.stdout.contains(expected), "{flags:?}\n{}", finished.describe());
     }
 }
+
+/// Where OpenACC itself says what a program computes differently from its sequential reading:
+/// `create(zero:)` starts a device copy zeroed, and `acc_on_device` in a kernel names the device.
+#[test]
+fn zero_modifier_and_acc_on_device_follow_openacc() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let program = write(
+        dir.path(),
+        "zero.c",
+        "#include <stdio.h>\n#include <openacc.h>\n\
+         int main(void) {\n  double b[8]; int on = 0;\n  for (int i = 0; i < 8; i++) b[i] = 1;\n\
+         #pragma acc data create(zero: b[0:8]) copyout(b[0:8])\n  {\n\
+         #pragma acc parallel loop\n    for (int i = 0; i < 8; i++) b[i] += i;\n  }\n\
+         #pragma acc serial copy(on)\n  { on = acc_on_device(acc_device_nvidia) * 10 + acc_on_device(acc_device_host); }\n\
+           printf(\"%g %g %d %d\\n\", b[0], b[7], on, acc_on_device(acc_device_host));\n  return 0;\n}\n",
+    );
+    let finished = yosegi_run(&["--device", "sim"], &[&program], &[], Input::Nothing);
+    assert_eq!(finished.code(), Some(0), "{}", finished.describe());
+    assert_eq!(finished.stdout, "0 7 10 1\n");
+}
+
+#[test]
+fn a_device_number_out_of_range_is_a_fault_at_the_directive() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let program = write(
+        dir.path(),
+        "devnum.c",
+        "int main(void) {\n  int d = 3;\n#pragma acc set device_num(d)\n  return 0;\n}\n",
+    );
+    let finished = yosegi_run(&["--device", "sim"], &[&program], &[], Input::Nothing);
+    assert_eq!(finished.code(), Some(1), "{}", finished.describe());
+    assert!(finished.stderr.contains("devnum.c:3") && finished.stderr.contains("names device 3"), "{}", finished.stderr);
+}

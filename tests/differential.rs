@@ -200,6 +200,7 @@ differential_tests! {
     kernels_region => "kernels_region.c",
     collapse2 => "collapse2.c",
     update_host => "update_host.c",
+    directives_33 => "directives_33.c",
     enter_exit => "enter_exit.c",
     conv2d => "conv2d.c",
     matmul => "matmul.c",

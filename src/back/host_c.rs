@@ -1816,6 +1816,7 @@ int main(void) {\n\
                     elem_size: 8,
                     name: "a".into(),
                     span: acc[0].span,
+                    zero: false,
                 }],
             },
             args: vec![HostArg { c_expr: "a".into(), kind: HostArgKind::Pointer, size_expr: Some("sizeof(a)".into()) }],

@@ -149,6 +149,19 @@ pub fn region_text(module: &Module, region: &Region) -> String {
         RegionKind::ExitData { .. } => "exit data".to_string(),
         RegionKind::Update { .. } => "update".to_string(),
         RegionKind::Wait => "wait".to_string(),
+        RegionKind::Runtime(r) => {
+            let mut t = format!("{:?}", r.op).to_lowercase();
+            if !r.device_types.is_empty() {
+                t.push_str(&format!(" device_type({})", r.device_types.join(", ")));
+            }
+            if let Some(a) = r.device_num {
+                t.push_str(&format!(" device_num(arg {a})"));
+            }
+            if let Some(a) = r.default_async {
+                t.push_str(&format!(" default_async(arg {a})"));
+            }
+            t
+        }
     };
     let _ = writeln!(out, "region {} in {}: {kind} {{", region.id, region.function);
     for (n, a) in region.args.iter().enumerate() {
@@ -170,7 +183,7 @@ pub fn region_text(module: &Module, region: &Region) -> String {
         | RegionKind::EnterData { data }
         | RegionKind::ExitData { data }
         | RegionKind::Update { data } => data.as_slice(),
-        RegionKind::Wait => &[],
+        RegionKind::Wait | RegionKind::Runtime(_) => &[],
     };
     for d in data {
         let lo = d.lo.map_or("0".to_string(), |a| format!("arg {a}"));
@@ -492,7 +505,7 @@ mod tests {
         let mut m = Module::default();
         let kh = m.kernels.append(k);
         let arg = |c: &str, kind| HostArg { c_expr: c.to_string(), kind, size_expr: None };
-        let section = |kind, base, name: &str| DataSection { kind, base, lo: None, len: Some(0), elem_size: 8, name: name.into(), span: Default::default() };
+        let section = |kind, base, name: &str| DataSection { kind, base, lo: None, len: Some(0), elem_size: 8, name: name.into(), span: Default::default(), zero: false };
         m.regions.push(Region {
             id: 0,
             span: Default::default(),

@@ -324,6 +324,10 @@ pub enum DirectiveKind {
     Routine(Option<String>),
     Declare,
     Cache(Vec<DataRef>),
+    /// `init`, `shutdown`, `set`: executable directives acting on the runtime itself.
+    Init,
+    Shutdown,
+    Set,
 }
 
 impl DirectiveKind {
@@ -338,6 +342,9 @@ impl DirectiveKind {
                 | DirectiveKind::Routine(_)
                 | DirectiveKind::Declare
                 | DirectiveKind::Cache(_)
+                | DirectiveKind::Init
+                | DirectiveKind::Shutdown
+                | DirectiveKind::Set
         )
     }
 }
@@ -359,6 +366,14 @@ pub enum DataClauseKind {
     Device,
     /// `use_device(...)` on `host_data`
     UseDevice,
+    /// `no_create(...)`: use the device copy when there is one, else the host's.
+    NoCreate,
+    /// `attach(p)` / `detach(p)`: a pointer whose target a device copy may hold.
+    Attach,
+    Detach,
+    /// `declare device_resident(...)` / `declare link(...)`.
+    DeviceResident,
+    Link,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -424,7 +439,9 @@ pub struct Clause {
 
 #[derive(Clone, Debug)]
 pub enum ClauseKind {
-    Data { kind: DataClauseKind, refs: Vec<DataRef> },
+    /// `zero` is the `zero:` modifier of `create`/`copyout` (OpenACC 3.3: a device copy the
+    /// clause allocates starts zeroed); `copyin(readonly: ...)` is accepted and dropped.
+    Data { kind: DataClauseKind, refs: Vec<DataRef>, zero: bool },
     Private(Vec<DataRef>),
     FirstPrivate(Vec<DataRef>),
     Reduction { op: ReductionOp, vars: Vec<DataRef> },
@@ -446,4 +463,15 @@ pub enum ClauseKind {
     Finalize,
     /// `tile(8, 8)`: accepted and treated as a hint.
     Tile(Vec<Expr>),
+    /// `device_type(nvidia, host)` / `device_type(*)` (`dtype` too) on `init`, `shutdown` and
+    /// `set`, where it names the device type acted on. On other directives it only scopes the
+    /// clauses after it and is resolved by the parser: it never reaches the tree there.
+    DeviceType(Vec<String>),
+    DeviceNum(Expr),
+    DefaultAsync(Expr),
+    /// `self` / `self(cond)` on a compute construct: run it on the host (when `cond` holds).
+    SelfHost(Option<Expr>),
+    /// `bind(name)` / `bind("name")` on `routine`: the device version of the function.
+    Bind(String),
+    NoHost,
 }

@@ -10,13 +10,13 @@ use crate::front::parser::{directive_name, Parser};
 type PResult<T> = Result<T, Diagnostic>;
 
 const DIRECTIVE_NAMES: &str = "parallel, kernels, serial, loop, parallel loop, kernels loop, serial loop, data, \
-enter data, exit data, host_data, update, wait, atomic, routine, declare, cache";
+enter data, exit data, host_data, update, wait, atomic, routine, declare, cache, init, shutdown, set";
 
-const DATA_CLAUSES: &[&str] = &["copy", "copyin", "copyout", "create", "present", "deviceptr"];
+const DATA_CLAUSES: &[&str] = &["copy", "copyin", "copyout", "create", "no_create", "present", "deviceptr", "attach"];
 
-/// The clauses each directive accepts, by canonical clause name.
+/// The clauses each directive accepts, by canonical clause name (OpenACC 3.3, chapter 2).
 fn allowed_clauses(kind: &DirectiveKind) -> Vec<&'static str> {
-    let compute_common: &[&str] = &["async", "wait", "if", "default"];
+    let compute_common: &[&str] = &["async", "wait", "device_type", "if", "self", "default"];
     let parallelism: &[&str] = &["num_gangs", "num_workers", "vector_length"];
     let loop_clauses: &[&str] = &["collapse", "gang", "worker", "vector", "seq", "auto", "tile", "independent", "private", "reduction"];
     let mut v: Vec<&'static str> = Vec::new();
@@ -37,12 +37,17 @@ fn allowed_clauses(kind: &DirectiveKind) -> Vec<&'static str> {
             v.extend(parallelism);
             v.extend(DATA_CLAUSES);
         }
-        DirectiveKind::Loop => v.extend(loop_clauses),
-        DirectiveKind::ParallelLoop => {
+        DirectiveKind::Loop => {
+            v.extend(loop_clauses);
+            v.push("device_type");
+        }
+        DirectiveKind::ParallelLoop | DirectiveKind::KernelsLoop => {
             v.extend(compute_common);
             v.extend(parallelism);
             v.extend(DATA_CLAUSES);
-            v.push("firstprivate");
+            if matches!(kind, DirectiveKind::ParallelLoop) {
+                v.push("firstprivate");
+            }
             v.extend(loop_clauses);
         }
         DirectiveKind::SerialLoop => {
@@ -51,27 +56,51 @@ fn allowed_clauses(kind: &DirectiveKind) -> Vec<&'static str> {
             v.push("firstprivate");
             v.extend(loop_clauses);
         }
-        DirectiveKind::KernelsLoop => {
-            v.extend(compute_common);
-            v.extend(parallelism);
-            v.extend(DATA_CLAUSES);
-            v.extend(loop_clauses);
-        }
         DirectiveKind::Data => {
-            v.push("if");
+            v.extend(["if", "async", "wait", "device_type", "default"]);
             v.extend(DATA_CLAUSES);
         }
-        DirectiveKind::EnterData => v.extend(["if", "async", "wait", "copyin", "create"]),
-        DirectiveKind::ExitData => v.extend(["if", "async", "wait", "copyout", "delete", "finalize"]),
+        DirectiveKind::EnterData => v.extend(["if", "async", "wait", "copyin", "create", "attach"]),
+        DirectiveKind::ExitData => v.extend(["if", "async", "wait", "copyout", "delete", "detach", "finalize"]),
         DirectiveKind::HostData => v.extend(["use_device", "if", "if_present"]),
-        DirectiveKind::Update => v.extend(["async", "wait", "if", "if_present", "self", "host", "device"]),
+        DirectiveKind::Update => v.extend(["async", "wait", "device_type", "if", "if_present", "self", "host", "device"]),
         DirectiveKind::Wait(_) => v.extend(["async", "if"]),
         DirectiveKind::Atomic(_) => {}
-        DirectiveKind::Routine(_) => v.extend(["gang", "worker", "vector", "seq"]),
-        DirectiveKind::Declare => v.extend(["copy", "copyin", "copyout", "create", "present", "deviceptr"]),
+        DirectiveKind::Routine(_) => v.extend(["gang", "worker", "vector", "seq", "bind", "device_type", "nohost"]),
+        DirectiveKind::Declare => {
+            v.extend(["copy", "copyin", "copyout", "create", "present", "deviceptr", "device_resident", "link"])
+        }
         DirectiveKind::Cache(_) => {}
+        DirectiveKind::Init | DirectiveKind::Shutdown => v.extend(["device_type", "device_num", "if"]),
+        DirectiveKind::Set => v.extend(["default_async", "device_num", "device_type", "if"]),
     }
     v
+}
+
+/// The clauses that may follow a `device_type` clause (they then apply to the device types it
+/// names only); `None` where `device_type` names the device acted on (`init`, `shutdown`, `set`).
+fn after_device_type(kind: &DirectiveKind) -> Option<&'static [&'static str]> {
+    const LOOP: &[&str] = &["collapse", "gang", "worker", "vector", "seq", "independent", "auto", "tile"];
+    match kind {
+        DirectiveKind::Parallel | DirectiveKind::Kernels => Some(&["async", "wait", "num_gangs", "num_workers", "vector_length"]),
+        DirectiveKind::Serial | DirectiveKind::Data | DirectiveKind::Update => Some(&["async", "wait"]),
+        DirectiveKind::Loop => Some(LOOP),
+        DirectiveKind::ParallelLoop | DirectiveKind::KernelsLoop => Some(&[
+            "async", "wait", "num_gangs", "num_workers", "vector_length", "collapse", "gang", "worker", "vector", "seq",
+            "independent", "auto", "tile",
+        ]),
+        DirectiveKind::SerialLoop => {
+            Some(&["async", "wait", "collapse", "gang", "worker", "vector", "seq", "independent", "auto", "tile"])
+        }
+        DirectiveKind::Routine(_) => Some(&["gang", "worker", "vector", "seq", "bind"]),
+        _ => None,
+    }
+}
+
+/// Device types whose clauses Yosegi honours: the GPU (and the simulator, which stands for it).
+/// `*` applies when no `device_type` clause of the directive names one of these.
+fn names_our_device(name: &str) -> bool {
+    matches!(name, "nvidia" | "acc_device_nvidia")
 }
 
 /// Parses the `#pragma acc ...` line at `pragma` with the parser's expression parser (and its
@@ -134,6 +163,9 @@ impl DirectiveParser<'_, '_> {
                 if name == "enter" { DirectiveKind::EnterData } else { DirectiveKind::ExitData }
             }
             "host_data" => DirectiveKind::HostData,
+            "init" => DirectiveKind::Init,
+            "shutdown" => DirectiveKind::Shutdown,
+            "set" => DirectiveKind::Set,
             "update" => DirectiveKind::Update,
             "declare" => DirectiveKind::Declare,
             "wait" => {
@@ -188,8 +220,10 @@ impl DirectiveParser<'_, '_> {
         // `enter data` and the like: both words.
         let name_span = name_span_start.to(self.p.prev_span());
         let allowed = allowed_clauses(&kind);
-        let mut clauses = Vec::new();
-        let mut seen: Vec<&'static str> = Vec::new();
+        let scoping = after_device_type(&kind);
+        // Clauses before any `device_type` (group 0) apply everywhere; each `device_type`
+        // clause opens a group that applies to the device types it names.
+        let mut groups: Vec<(Vec<String>, Vec<Clause>, Vec<&'static str>)> = vec![(Vec::new(), Vec::new(), Vec::new())];
         loop {
             self.p.eat_punct(",");
             if self.p.at_eof() {
@@ -197,9 +231,9 @@ impl DirectiveParser<'_, '_> {
             }
             let clause_tok = self.p.peek().clone();
             let (canonical, clause) = self.clause(&kind, &allowed)?;
+            let dname = directive_name(&kind);
             if !allowed.contains(&canonical) {
                 let span = clause.span;
-                let dname = directive_name(&kind);
                 let help = if allowed.is_empty() {
                     format!("`{dname}` takes no clauses")
                 } else {
@@ -208,10 +242,27 @@ impl DirectiveParser<'_, '_> {
                 let written = clause_tok.ident().unwrap_or(canonical);
                 return Err(Diagnostic::error(span, format!("`{written}` is not allowed on `{dname}`")).with_help(help));
             }
-            check_combination(&kind, &seen, canonical, clause.span)?;
+            if scoping.is_some()
+                && let ClauseKind::DeviceType(names) = &clause.kind
+            {
+                groups.push((names.clone(), Vec::new(), Vec::new()));
+                continue;
+            }
+            let group = groups.len() - 1;
+            if group > 0
+                && let Some(after) = scoping
+                && !after.contains(&canonical)
+            {
+                let written = clause_tok.ident().unwrap_or(canonical);
+                return Err(Diagnostic::error(clause.span, format!("`{written}` cannot follow `device_type` on `{dname}`"))
+                    .with_help(format!("after `device_type(...)`, `{dname}` accepts: {}; put the other clauses before it", after.join(", "))));
+            }
+            let (_, list, seen) = &mut groups[group];
+            check_combination(&kind, seen, canonical, clause.span)?;
             seen.push(canonical);
-            clauses.push(clause);
+            list.push(clause);
         }
+        let clauses = resolve_device_type_groups(groups);
         let span = self.pragma;
         let has = |names: &[&str]| {
             clauses.iter().any(|c| match &c.kind {
@@ -221,8 +272,8 @@ impl DirectiveParser<'_, '_> {
         };
         let required: Option<(&[&str], &str)> = match kind {
             DirectiveKind::Update => Some((&["host", "device"], "a `host`, `self` or `device` clause")),
-            DirectiveKind::EnterData => Some((&["copyin", "create"], "a `copyin` or `create` clause")),
-            DirectiveKind::ExitData => Some((&["copyout", "delete"], "a `copyout` or `delete` clause")),
+            DirectiveKind::EnterData => Some((&["copyin", "create", "attach"], "a `copyin`, `create` or `attach` clause")),
+            DirectiveKind::ExitData => Some((&["copyout", "delete", "detach"], "a `copyout`, `delete` or `detach` clause")),
             DirectiveKind::HostData => Some((&["use_device"], "a `use_device` clause")),
             _ => None,
         };
@@ -232,6 +283,17 @@ impl DirectiveParser<'_, '_> {
             let dname = directive_name(&kind);
             return Err(Diagnostic::error(name_span, format!("`{dname}` needs {words}"))
                 .with_help(format!("e.g. `#pragma acc {dname} {}(a[0:n])`", names[0])));
+        }
+        if matches!(kind, DirectiveKind::Set)
+            && !clauses.iter().any(|c| matches!(c.kind, ClauseKind::DefaultAsync(_) | ClauseKind::DeviceNum(_) | ClauseKind::DeviceType(_)))
+        {
+            return Err(Diagnostic::error(name_span, "`set` needs a `default_async`, `device_num` or `device_type` clause")
+                .with_help("e.g. `#pragma acc set device_num(0)`"));
+        }
+        if matches!(kind, DirectiveKind::Set)
+            && let Some(c) = clauses.iter().find(|c| matches!(&c.kind, ClauseKind::DeviceType(v) if v.len() != 1))
+        {
+            return Err(Diagnostic::error(c.span, "`set` takes one device type").with_help("write `device_type(nvidia)`"));
         }
         Ok(Directive { kind, clauses, span })
     }
@@ -256,8 +318,15 @@ impl DirectiveParser<'_, '_> {
             "host" | "self" => data(DataClauseKind::Host),
             "device" => data(DataClauseKind::Device),
             "use_device" => data(DataClauseKind::UseDevice),
+            "no_create" => data(DataClauseKind::NoCreate),
+            "attach" => data(DataClauseKind::Attach),
+            "detach" => data(DataClauseKind::Detach),
+            "device_resident" => data(DataClauseKind::DeviceResident),
+            "link" => data(DataClauseKind::Link),
             _ => None,
         };
+        // On a compute construct `self` is the 3.3 clause that runs it on the host.
+        let data_kind = if word == "self" && is_compute(directive) { None } else { data_kind };
         let (canonical, kind): (&'static str, ClauseKind) = if let Some(k) = data_kind {
             let canonical = if word == "self" { "self" } else { data_kind_name(k) };
             self.open(&word)?;
@@ -265,11 +334,13 @@ impl DirectiveParser<'_, '_> {
                 self.p.bump();
                 self.p.bump();
             }
+            let mut zero = false;
             if matches!(k, DataClauseKind::CopyOut | DataClauseKind::Create) && self.p.is_word("zero") && self.p.peek_at(1).is_punct(":") {
                 self.p.bump();
                 self.p.bump();
+                zero = true;
             }
-            (canonical, ClauseKind::Data { kind: k, refs: self.data_list(&word)? })
+            (canonical, ClauseKind::Data { kind: k, refs: self.data_list(&word)?, zero })
         } else {
             match word.as_str() {
                 "private" => {
@@ -347,9 +418,33 @@ impl DirectiveParser<'_, '_> {
                     self.p.expect_punct(")", "to close `tile(...)`")?;
                     ("tile", ClauseKind::Tile(sizes))
                 }
-                w if UNSUPPORTED_CLAUSES.contains(&w) => {
-                    return Err(Diagnostic::error(t.span, format!("the `{word}` clause is not supported by yosegi"))
-                        .with_help("remove it; yosegi targets one device type and manages attachment itself"));
+                "self" => {
+                    let cond = if self.p.eat_punct("(") {
+                        let e = self.p.assignment()?;
+                        self.p.expect_punct(")", "to close `self(...)`")?;
+                        Some(e)
+                    } else {
+                        None
+                    };
+                    ("self", ClauseKind::SelfHost(cond))
+                }
+                "device_type" | "dtype" => ("device_type", ClauseKind::DeviceType(self.device_types(&word)?)),
+                "device_num" => ("device_num", ClauseKind::DeviceNum(self.required_arg(&word)?)),
+                "default_async" => ("default_async", ClauseKind::DefaultAsync(self.required_arg(&word)?)),
+                "nohost" => ("nohost", ClauseKind::NoHost),
+                "bind" => {
+                    self.open(&word)?;
+                    let n = self.p.peek().clone();
+                    let name = match &n.kind {
+                        TokKind::Ident(s) | TokKind::Str(s) => s.clone(),
+                        _ => {
+                            return Err(Diagnostic::error(n.span, format!("expected a function name in `bind(...)`, found {}", Parser::describe(&n)))
+                                .with_help("write `bind(name)` or `bind(\"name\")`"));
+                        }
+                    };
+                    self.p.bump();
+                    self.p.expect_punct(")", "to close `bind(...)`")?;
+                    ("bind", ClauseKind::Bind(name))
                 }
                 _ => {
                     let dname = directive_name(directive);
@@ -373,6 +468,30 @@ impl DirectiveParser<'_, '_> {
         let e = self.p.assignment()?;
         self.p.expect_punct(")", &format!("to close `{clause}(...)`"))?;
         Ok(e)
+    }
+
+    /// `device_type(nvidia, host)`, `device_type(*)`: device type names (any identifier: the
+    /// set is implementation-defined, and other implementations' names are not errors).
+    fn device_types(&mut self, clause: &str) -> PResult<Vec<String>> {
+        self.open(clause)?;
+        let mut names = Vec::new();
+        loop {
+            let t = self.p.peek().clone();
+            match &t.kind {
+                TokKind::Punct("*") => names.push("*".to_string()),
+                TokKind::Ident(n) => names.push(n.clone()),
+                _ => {
+                    return Err(Diagnostic::error(t.span, format!("expected a device type in `{clause}(...)`, found {}", Parser::describe(&t)))
+                        .with_help("write `device_type(nvidia)`, `device_type(host)` or `device_type(*)`"));
+                }
+            }
+            self.p.bump();
+            if !self.p.eat_punct(",") {
+                break;
+            }
+        }
+        self.p.expect_punct(")", &format!("to close `{clause}(...)`"))?;
+        Ok(names)
     }
 
     /// `gang`, `gang(4)`, `gang(num: 4)`; a `static:` argument is accepted as a hint and dropped.
@@ -526,13 +645,6 @@ impl DirectiveParser<'_, '_> {
     }
 }
 
-/// OpenACC clauses that exist but that yosegi does not implement (a clearer message than
-/// "unknown clause").
-const UNSUPPORTED_CLAUSES: &[&str] = &[
-    "device_type", "dtype", "no_create", "attach", "detach", "nohost", "bind", "device_resident", "link",
-    "device_num", "default_async",
-];
-
 /// Clauses that may appear once per directive, and the loop-parallelism clauses that exclude
 /// each other (OpenACC 2.7, 2.9: `seq` excludes `gang`/`worker`/`vector`; at most one of
 /// `seq`, `auto`, `independent`).
@@ -540,7 +652,8 @@ fn check_combination(kind: &DirectiveKind, seen: &[&'static str], clause: &'stat
     let dname = directive_name(kind);
     const ONCE: &[&str] = &[
         "collapse", "if", "default", "async", "num_gangs", "num_workers", "vector_length", "gang", "worker", "vector",
-        "seq", "auto", "independent", "tile", "finalize", "if_present",
+        "seq", "auto", "independent", "tile", "finalize", "if_present", "self", "device_num", "default_async", "bind",
+        "nohost",
     ];
     if ONCE.contains(&clause) && seen.contains(&clause) {
         return Err(Diagnostic::error(span, format!("`{clause}` appears twice on `{dname}`")).with_help("keep one of them"));
@@ -576,7 +689,57 @@ fn data_kind_name(k: DataClauseKind) -> &'static str {
         DataClauseKind::Host => "host",
         DataClauseKind::Device => "device",
         DataClauseKind::UseDevice => "use_device",
+        DataClauseKind::NoCreate => "no_create",
+        DataClauseKind::Attach => "attach",
+        DataClauseKind::Detach => "detach",
+        DataClauseKind::DeviceResident => "device_resident",
+        DataClauseKind::Link => "link",
     }
+}
+
+fn is_compute(kind: &DirectiveKind) -> bool {
+    matches!(
+        kind,
+        DirectiveKind::Parallel
+            | DirectiveKind::Kernels
+            | DirectiveKind::Serial
+            | DirectiveKind::ParallelLoop
+            | DirectiveKind::KernelsLoop
+            | DirectiveKind::SerialLoop
+    )
+}
+
+/// Each group: the device types its `device_type` clause names, its clauses and their
+/// canonical names. Group 0 holds the clauses before any `device_type`.
+type DeviceTypeGroup = (Vec<String>, Vec<Clause>, Vec<&'static str>);
+
+/// The clauses that apply on Yosegi's device: those before any `device_type`, overridden
+/// (same clause, or one that excludes it) by those of the groups naming the GPU, or else of
+/// the groups whose `device_type(*)` stands for every type not named elsewhere. The clauses
+/// of other device types (`host`, `radeon`, `multicore`, ...) are dropped.
+fn resolve_device_type_groups(mut groups: Vec<DeviceTypeGroup>) -> Vec<Clause> {
+    let (_, mut clauses, mut names) = groups.remove(0);
+    let ours: Vec<usize> = (0..groups.len()).filter(|&i| groups[i].0.iter().any(|n| names_our_device(n))).collect();
+    let chosen = if ours.is_empty() { (0..groups.len()).filter(|&i| groups[i].0.iter().any(|n| n == "*")).collect() } else { ours };
+    const LEVEL: &[&str] = &["seq", "auto", "independent"];
+    const SHARE: &[&str] = &["gang", "worker", "vector"];
+    for i in chosen {
+        let (_, extra, extra_names) = std::mem::take(&mut groups[i]);
+        let overridden = |c: &str| {
+            extra_names.contains(&c)
+                || (LEVEL.contains(&c) && extra_names.iter().any(|e| LEVEL.contains(e)))
+                || (c == "seq" && extra_names.iter().any(|e| SHARE.contains(e)))
+                || (SHARE.contains(&c) && extra_names.contains(&"seq"))
+        };
+        let keep: Vec<bool> = names.iter().map(|n| !overridden(n)).collect();
+        let mut k = keep.iter();
+        clauses.retain(|_| *k.next().unwrap_or(&true));
+        let mut k = keep.iter();
+        names.retain(|_| *k.next().unwrap_or(&true));
+        clauses.extend(extra);
+        names.extend(extra_names);
+    }
+    clauses
 }
 
 #[cfg(test)]
@@ -657,7 +820,7 @@ mod tests {
             ("present", DataClauseKind::Present), ("deviceptr", DataClauseKind::DevicePtr),
         ];
         for (w, k) in forms {
-            let ClauseKind::Data { kind, refs } = clause(&format!("parallel {w}(a)")) else { panic!("{w}") };
+            let ClauseKind::Data { kind, refs, .. } = clause(&format!("parallel {w}(a)")) else { panic!("{w}") };
             assert_eq!(kind, k, "{w}");
             assert_eq!(refs.len(), 1);
         }
@@ -724,7 +887,7 @@ mod tests {
         assert_eq!(err("paralel"), ("unknown directive `paralel` after `#pragma acc`".into(), "paralel".into()));
         assert_eq!(err("update"), ("`update` needs a `host`, `self` or `device` clause".into(), "update".into()));
         assert_eq!(err("enter data delete(a)").0, "`delete` is not allowed on `enter data`");
-        assert_eq!(err("enter data async"), ("`enter data` needs a `copyin` or `create` clause".into(), "enter data".into()));
+        assert_eq!(err("enter data async"), ("`enter data` needs a `copyin`, `create` or `attach` clause".into(), "enter data".into()));
         assert_eq!(err("exit data copyin(a)").0, "`copyin` is not allowed on `exit data`");
         assert_eq!(err("loop reduction(-:n)"), ("invalid reduction operator `-`".into(), "-".into()));
         assert_eq!(err("loop reduction(+ n)").0, "expected `:` after the reduction operator");
@@ -738,7 +901,36 @@ mod tests {
         assert_eq!(err("loop gang seq"), ("`seq` cannot be combined with `gang` on `loop`".into(), "seq".into()));
         assert_eq!(err("loop independent auto").0, "`auto` cannot be combined with `independent` on `loop`");
         assert_eq!(err("loop collapse(2) collapse(3)"), ("`collapse` appears twice on `loop`".into(), "collapse(3)".into()));
-        assert_eq!(err("parallel attach(a)").0, "the `attach` clause is not supported by yosegi");
+        assert_eq!(err("parallel device_type(nvidia) copy(a)").0, "`copy` cannot follow `device_type` on `parallel`");
+        assert_eq!(err("set if(n)").0, "`set` needs a `default_async`, `device_num` or `device_type` clause");
+        assert_eq!(err("set device_type(nvidia, host)").0, "`set` takes one device type");
+        assert_eq!(err("init default_async(1)").0, "`default_async` is not allowed on `init`");
+        assert_eq!(err("parallel device_type()").0, "expected a device type in `device_type(...)`, found `)`");
+        assert_eq!(err("routine seq bind(1)").0, "expected a function name in `bind(...)`, found a number");
+    }
+
+    #[test]
+    fn device_type_scopes_the_clauses_after_it() {
+        let kinds = |line: &str| dir(line).unwrap().clauses.into_iter().map(|c| c.kind).collect::<Vec<_>>();
+        // Other device types' clauses are dropped; ours override the general ones.
+        let k = kinds("parallel num_gangs(2) device_type(host) num_gangs(1) async(3) device_type(nvidia) num_gangs(8)");
+        assert_eq!(k.len(), 1);
+        assert!(matches!(&k[0], ClauseKind::NumGangs(Expr { kind: ExprKind::IntLit { value: 8, .. }, .. })));
+        // `*` applies when no group names the GPU.
+        let k = kinds("loop seq dtype(*) gang vector device_type(radeon) worker");
+        assert!(matches!(k.as_slice(), [ClauseKind::Gang(None), ClauseKind::Vector(None)]), "{k:?}");
+        let k = kinds("loop gang device_type(*) seq device_type(nvidia) vector");
+        assert!(matches!(k.as_slice(), [ClauseKind::Gang(None), ClauseKind::Vector(None)]), "{k:?}");
+        // On init/shutdown/set, device_type names the device acted on.
+        assert!(matches!(&kinds("init device_type(nvidia) device_num(0)")[0], ClauseKind::DeviceType(v) if v == &["nvidia"]));
+        assert!(matches!(dir("set default_async(1)").unwrap().kind, DirectiveKind::Set));
+        assert!(matches!(dir("shutdown if(n)").unwrap().kind, DirectiveKind::Shutdown));
+        assert!(matches!(&kinds("parallel self(n > 1)")[0], ClauseKind::SelfHost(Some(_))));
+        assert!(matches!(&kinds("update self(a[0:n])")[0], ClauseKind::Data { kind: DataClauseKind::Host, .. }));
+        assert!(matches!(&kinds("data create(zero: a[0:n])")[0], ClauseKind::Data { zero: true, .. }));
+        assert!(matches!(&kinds("routine seq bind(\"g\") nohost")[1], ClauseKind::Bind(g) if g == "g"));
+        assert!(matches!(&kinds("enter data attach(a)")[0], ClauseKind::Data { kind: DataClauseKind::Attach, .. }));
+        assert!(matches!(&kinds("kernels no_create(a[0:n])")[0], ClauseKind::Data { kind: DataClauseKind::NoCreate, .. }));
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! The walk over each function keeps a [`Sema`] in step with the host code, so that at every
 //! directive the host scope (what a kernel may read as a param) is exactly the C scope there.
 
+mod executable;
 mod kernel;
 mod loops;
 mod private;
@@ -213,10 +214,28 @@ impl<'a> Lowerer<'a> {
                         self.diags.push(e);
                     }
                 }
-                ExternalDecl::Function(f) => self.function(f, &mut sema),
-                ExternalDecl::Directive(_) => {}
+                ExternalDecl::Function(f) => {
+                    if let Some(d) = &f.routine {
+                        self.routine_bind_note(d);
+                    }
+                    self.function(f, &mut sema)
+                }
+                ExternalDecl::Directive(d) => self.routine_bind_note(d),
             }
             self.drain_sema_warnings(&mut sema);
+        }
+    }
+
+    /// `routine ... bind(g)`: the device runs the function's own body, which is what the
+    /// sequential program runs; a body bound from elsewhere could give another answer.
+    fn routine_bind_note(&mut self, d: &Directive) {
+        for c in &d.clauses {
+            if let ClauseKind::Bind(name) = &c.kind {
+                self.diags.push(
+                    Diagnostic::warning(c.span, format!("`bind({name})` is not followed: kernels run the function's own body, as the program does without OpenACC"))
+                        .with_help("give the function the body the device should run, or remove `bind`"),
+                );
+            }
         }
     }
 
@@ -388,6 +407,7 @@ impl<'a> Lowerer<'a> {
                 let (args, data, if_arg) = self.data_clauses(d, sema);
                 self.push_region(stmt.span, None, RegionKind::Update { data }, args, if_arg, function);
             }
+            (DirectiveKind::Init | DirectiveKind::Shutdown | DirectiveKind::Set, _) => self.runtime_directive(stmt, d, sema, function),
             (DirectiveKind::Wait(_), _) => self.push_region(stmt.span, None, RegionKind::Wait, Vec::new(), None, function),
             (DirectiveKind::Loop, b) => {
                 self.diags.push(
@@ -429,24 +449,32 @@ impl<'a> Lowerer<'a> {
     fn data_clauses(&mut self, d: &Directive, sema: &Sema) -> (Vec<HostArg>, Vec<DataSection>, Option<u32>) {
         let mut args = Vec::new();
         let mut data = Vec::new();
-        let mut if_arg = None;
+        let mut if_text = None;
+        let mut self_text = None;
         for c in &d.clauses {
             match &c.kind {
-                ClauseKind::Data { kind, refs } => {
+                ClauseKind::Data { kind, refs, zero } => {
                     for r in refs {
                         match self.data_section(*kind, r, sema, &mut args) {
-                            Ok(s) => data.push(s),
+                            Ok(s) => data.push(DataSection { zero: *zero, ..s }),
                             Err(e) => self.diags.push(e),
                         }
                     }
                 }
-                ClauseKind::If(e) => {
-                    let text = format!("({})", self.text(e.span));
-                    if_arg = Some(push_arg(&mut args, HostArg { c_expr: text, kind: HostArgKind::Int, size_expr: None }));
-                }
+                ClauseKind::If(e) => if_text = Some(format!("({})", self.text(e.span))),
+                // `self(c)` on a compute construct: on the host when `c` holds (a bare `self`
+                // never reaches here: the construct stays on the host).
+                ClauseKind::SelfHost(Some(e)) => self_text = Some(format!("({})", self.text(e.span))),
                 _ => {}
             }
         }
+        let device_text = match (if_text, self_text) {
+            (Some(i), Some(s)) => Some(format!("({i} && !{s})")),
+            (Some(i), None) => Some(i),
+            (None, Some(s)) => Some(format!("(!{s})")),
+            (None, None) => None,
+        };
+        let if_arg = device_text.map(|text| push_arg(&mut args, HostArg { c_expr: text, kind: HostArgKind::Int, size_expr: None }));
         (args, data, if_arg)
     }
 
@@ -457,6 +485,11 @@ impl<'a> Lowerer<'a> {
             return Err(Diagnostic::error(r.base.span, format!("undeclared variable `{base_text}` in a data clause"))
                 .with_help("name a variable declared before the directive"));
         };
+        if matches!(kind, DataClauseKind::Attach | DataClauseKind::Detach) && !matches!(ty, CType::Pointer { .. }) {
+            let clause = clause_name(kind);
+            return Err(Diagnostic::error(r.span, format!("`{clause}` needs a pointer, and `{base_text}` is not one"))
+                .with_help(format!("name a pointer variable or member: {clause}(s.p)")));
+        }
         let is_ident = matches!(r.base.kind, AE::Ident(_));
         let base_c = if is_ident { base_text.clone() } else { format!("({base_text})") };
         // The dimensions (text and constant value when known), first may be unknown for pointers.
@@ -474,7 +507,7 @@ impl<'a> Lowerer<'a> {
                 }
                 let size = sema.size_align(&ty).map(|(s, _)| s as u32).unwrap_or(0);
                 let base = push_arg(args, HostArg { c_expr: format!("&({base_text})"), kind: HostArgKind::Pointer, size_expr: Some(format!("sizeof({base_text})")) });
-                return Ok(DataSection { kind, base, lo: None, len: None, elem_size: size, name, span: r.span });
+                return Ok(DataSection { kind, base, lo: None, len: None, elem_size: size, name, span: r.span, zero: false });
             }
         };
         let elem_size = sema.size_align(&elem).map(|(s, _)| s as u32).ok_or_else(|| {
@@ -489,7 +522,7 @@ impl<'a> Lowerer<'a> {
                 return Err(Diagnostic::error(r.span, format!("cannot tell how many elements `{base_text}` has; write `{clause}({base_text}[0:n])`"))
                     .with_help(format!("give the section: {clause}({base_text}[0:n]) where n is the number of elements")));
             }
-            return Ok(DataSection { kind, base, lo: None, len: None, elem_size, name, span: r.span });
+            return Ok(DataSection { kind, base, lo: None, len: None, elem_size, name, span: r.span, zero: false });
         }
         if r.sections.len() > dims.len() {
             return Err(Diagnostic::error(r.span, format!("`{base_text}` has {} dimension(s) but the clause gives {} sections", dims.len(), r.sections.len()))
@@ -556,7 +589,7 @@ impl<'a> Lowerer<'a> {
         };
         let lo = if all_lo_zero { None } else { Some(push_arg(args, HostArg { c_expr: paren(&lo_text), kind: HostArgKind::Int, size_expr: None })) };
         let len = push_arg(args, HostArg { c_expr: paren(&len_text), kind: HostArgKind::Int, size_expr: None });
-        Ok(DataSection { kind, base, lo, len: Some(len), elem_size, name, span: r.span })
+        Ok(DataSection { kind, base, lo, len: Some(len), elem_size, name, span: r.span, zero: false })
     }
 
     /// The dimension lengths of an array type (text, constant) and its element type.
@@ -579,8 +612,15 @@ impl<'a> Lowerer<'a> {
 
     fn compute(&mut self, stmt: &Stmt, d: &Directive, body: &Stmt, sema: &mut Sema, function: &str) {
         // Library calls (printf, malloc, ...) cannot run on the device: the host keeps the construct.
+        if let Some(c) = d.clauses.iter().find(|c| matches!(c.kind, ClauseKind::SelfHost(None))) {
+            self.diags.push(
+                Diagnostic::warning(c.span, "`self` runs the compute construct on the host")
+                    .with_help("remove `self` to offload it, or give a condition: `self(cond)`"),
+            );
+            return;
+        }
         for (name, span) in walk::called_functions(body) {
-            if kernel::math_function(&name).is_none() && !self.defined_functions.contains(&name) {
+            if kernel::math_function(&name).is_none() && !kernel::is_device_builtin(&name) && !self.defined_functions.contains(&name) {
                 self.diags.push(
                     Diagnostic::warning(span, format!("the compute construct calls `{name}`, which cannot run on the device; it runs on the host"))
                         .with_help(format!("move the call to `{name}` out of the construct to offload it")),
@@ -607,7 +647,11 @@ impl<'a> Lowerer<'a> {
                 let plan = match d.kind {
                     DirectiveKind::SerialLoop => Plan::Single { stmts: vec![body], span: body.span },
                     _ if seq => Plan::Single { stmts: vec![body], span: body.span },
-                    DirectiveKind::ParallelLoop => Plan::Parallel { outer: body, clauses: all.clone(), policy: NestPolicy::Explicit, checked: Checked::Trusted },
+                    // `auto`: the compiler decides, so the dependence test does (as in `kernels`).
+                    DirectiveKind::ParallelLoop => {
+                        let checked = if has_clause(&all, |k| matches!(k, ClauseKind::Auto)) { Checked::ByAnalysis } else { Checked::Trusted };
+                        Plan::Parallel { outer: body, clauses: all.clone(), policy: NestPolicy::Explicit, checked }
+                    }
                     _ => {
                         let independent = has_clause(&all, |k| matches!(k, ClauseKind::Independent));
                         let checked = if independent { Checked::Trusted } else { Checked::ByAnalysis };
@@ -637,6 +681,8 @@ impl<'a> Lowerer<'a> {
                                 plans.push(Plan::Single { stmts: vec![s], span: s.span });
                             } else if kernels && !has_clause(&clauses, |k| matches!(k, ClauseKind::Independent)) {
                                 plans.push(Plan::Parallel { outer: inner, clauses, policy: NestPolicy::Auto, checked: Checked::ByAnalysis });
+                            } else if has_clause(&clauses, |k| matches!(k, ClauseKind::Auto)) {
+                                plans.push(Plan::Parallel { outer: inner, clauses, policy: NestPolicy::Explicit, checked: Checked::ByAnalysis });
                             } else {
                                 plans.push(Plan::Parallel { outer: inner, clauses, policy: NestPolicy::Explicit, checked: Checked::Trusted });
                             }
@@ -1262,6 +1308,11 @@ fn clause_name(kind: DataClauseKind) -> &'static str {
         DataClauseKind::Host => "update host",
         DataClauseKind::Device => "update device",
         DataClauseKind::UseDevice => "use_device",
+        DataClauseKind::NoCreate => "no_create",
+        DataClauseKind::Attach => "attach",
+        DataClauseKind::Detach => "detach",
+        DataClauseKind::DeviceResident => "device_resident",
+        DataClauseKind::Link => "link",
     }
 }
 

@@ -142,7 +142,7 @@ mod tests {
         let file = PathBuf::from("tests/front/clause_not_allowed.c");
         let Err((sources, diags)) = parse_program(&[file], &PreprocessOptions::default()) else { panic!() };
         let text = source::render_diagnostics(&sources, &diags.0, false);
-        let expected = "error: `collapse` is not allowed on `data`\n  \u{250c}\u{2500} tests/front/clause_not_allowed.c:4:31\n  \u{2502}\n4 \u{2502} #pragma acc data copy(a[0:n]) collapse(2)\n  \u{2502}                               ^^^^^^^^^^^\n  \u{2502}\n  = help: `data` accepts: if, copy, copyin, copyout, create, present, deviceptr\n\n";
+        let expected = "error: `collapse` is not allowed on `data`\n  \u{250c}\u{2500} tests/front/clause_not_allowed.c:4:31\n  \u{2502}\n4 \u{2502} #pragma acc data copy(a[0:n]) collapse(2)\n  \u{2502}                               ^^^^^^^^^^^\n  \u{2502}\n  = help: `data` accepts: if, async, wait, device_type, default, copy, copyin, copyout, create, no_create, present, deviceptr, attach\n\n";
         assert_eq!(text, expected, "\n{text}");
     }
 

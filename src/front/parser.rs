@@ -1666,6 +1666,9 @@ pub fn directive_name(k: &DirectiveKind) -> &'static str {
         DirectiveKind::Routine(_) => "routine",
         DirectiveKind::Declare => "declare",
         DirectiveKind::Cache(_) => "cache",
+        DirectiveKind::Init => "init",
+        DirectiveKind::Shutdown => "shutdown",
+        DirectiveKind::Set => "set",
     }
 }
 

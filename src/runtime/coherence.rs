@@ -185,6 +185,18 @@ impl CopyState {
         }
     }
 
+    /// `create(zero: ...)`: device `device`'s bytes `lo..hi` become zero, the only valid values
+    /// there (the host copy is stale until it is next read).
+    pub fn zero_on_device(&mut self, device: usize, lo: u64, hi: u64, t: &mut Transfer) {
+        let (lo, hi) = (lo.min(self.len), hi.min(self.len));
+        self.ensure_allocated(device, t);
+        let Some(alloc) = self.alloc(device) else { return };
+        if hi > lo {
+            t.devices[device].copy_to_device(alloc, lo, &vec![0u8; (hi - lo) as usize]);
+        }
+        self.device_wrote(device, lo, hi);
+    }
+
     /// A launch on `device` wrote `lo..hi` (whose bytes were all valid there before the launch):
     /// every other copy is stale there.
     pub fn device_wrote(&mut self, device: usize, lo: u64, hi: u64) {

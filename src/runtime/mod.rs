@@ -10,6 +10,7 @@ pub mod abi;
 pub mod coherence;
 pub mod cuda;
 pub mod device;
+mod directives;
 pub mod registry;
 pub mod sim;
 pub mod stats;
@@ -193,6 +194,8 @@ pub struct Runtime {
     /// Per grid kernel (by handle index): `back::cuda::specialisable_params`, which every CUDA
     /// launch needs and which the module, fixed for the runtime's life, determines.
     specialisable: Vec<Vec<u32>>,
+    /// The queue `async` without an argument means (`set default_async`).
+    default_async: i64,
 }
 
 /// A byte range of one tracked object, offsets from the object's start.
@@ -234,6 +237,7 @@ impl Runtime {
             variants,
             sections_cache: SectionsCache::default(),
             specialisable: module.grid_kernels.iter().map(|(_, g)| crate::back::cuda::specialisable_params(g)).collect(),
+            default_async: 0,
             module,
         })
     }
@@ -315,6 +319,7 @@ impl Runtime {
             RegionKind::ExitData { data } => self.exit_data(region, data, args),
             RegionKind::Update { data } => self.update(region, data, args),
             RegionKind::Wait => self.synchronize_devices(),
+            RegionKind::Runtime(directive) => self.runtime_directive(region, directive, args),
         };
         ran.and_then(|_| self.collect_device_reports())
     }
@@ -438,6 +443,9 @@ impl Runtime {
     fn enter_data(&mut self, region: &Region, data: &[DataSection], args: &[YosegiArg]) -> Result<(), RuntimeError> {
         let device = self.current_device;
         for section in data {
+            if self.enter_without_copy(section, args).is_some() {
+                continue;
+            }
             let Some(range) = self.data_range(region, section, args)? else { continue };
             if section.kind == DataClauseKind::Present
                 && !self.registry.get(range.object).is_some_and(|o| o.copies.has_device_copy(device))
@@ -454,11 +462,21 @@ impl Runtime {
                     copies.make_device_valid(device, range.lo, range.hi, &mut t);
                 }
                 DataClauseKind::Create | DataClauseKind::CopyOut | DataClauseKind::Present => {
-                    copies.acquire(device, &mut t)
+                    // `zero:` (OpenACC 3.3): a copy this clause allocates (none held before) starts zeroed.
+                    let fresh = !copies.devices[device].as_ref().is_some_and(|c| c.refcount > 0);
+                    copies.acquire(device, &mut t);
+                    if section.zero && fresh {
+                        copies.zero_on_device(device, range.lo, range.hi, &mut t);
+                    }
                 }
                 DataClauseKind::Host => copies.make_host_valid(range.lo, range.hi, &mut t),
                 DataClauseKind::Device => copies.make_device_valid(device, range.lo, range.hi, &mut t),
                 DataClauseKind::Delete | DataClauseKind::DevicePtr | DataClauseKind::UseDevice => {}
+                DataClauseKind::NoCreate
+                | DataClauseKind::Attach
+                | DataClauseKind::Detach
+                | DataClauseKind::DeviceResident
+                | DataClauseKind::Link => {}
             }
         }
         Ok(())
@@ -468,6 +486,9 @@ impl Runtime {
         let device = self.current_device;
         // In reverse, so that nested clauses on one object unwind in order.
         for section in data.iter().rev() {
+            if directives::exits_without_copy(section.kind) {
+                continue;
+            }
             let Some(range) = self.data_range(region, section, args)? else { continue };
             let Some((copies, mut t)) = self.transfer_for(range.object) else { continue };
             match section.kind {
@@ -480,7 +501,13 @@ impl Runtime {
                 }
                 DataClauseKind::Host => copies.make_host_valid(range.lo, range.hi, &mut t),
                 DataClauseKind::Device => copies.make_device_valid(device, range.lo, range.hi, &mut t),
-                DataClauseKind::DevicePtr | DataClauseKind::UseDevice => {}
+                DataClauseKind::DevicePtr
+                | DataClauseKind::UseDevice
+                | DataClauseKind::NoCreate
+                | DataClauseKind::Attach
+                | DataClauseKind::Detach
+                | DataClauseKind::DeviceResident
+                | DataClauseKind::Link => {}
             }
         }
         Ok(())

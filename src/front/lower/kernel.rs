@@ -134,6 +134,11 @@ fn err(span: Span, msg: impl Into<String>, help: impl Into<String>) -> Diagnosti
 }
 
 /// `math.h` names: the function, its arity, and the type it computes in.
+/// Functions of the OpenACC API a kernel evaluates itself (on the host they stay library calls).
+pub fn is_device_builtin(name: &str) -> bool {
+    name == "acc_on_device"
+}
+
 pub fn math_function(name: &str) -> Option<(MathFn, usize, ScalarType)> {
     use MathFn::*;
     let (base, ty) = match name {
@@ -1066,6 +1071,12 @@ impl<'a> KernelBuilder<'a> {
         let AE::Ident(name) = &callee.kind else {
             return Err(err(span, "calls through function pointers are not supported in kernels", "call the function by name"));
         };
+        if is_device_builtin(name) {
+            if args.len() != 1 {
+                return Err(err(span, format!("`{name}` takes 1 argument"), "write acc_on_device(acc_device_nvidia)"));
+            }
+            return self.acc_on_device(&args[0], span);
+        }
         if let Some((func, arity, ty)) = math_function(name) {
             if args.len() != arity {
                 return Err(err(span, format!("`{name}` takes {arity} argument(s)"), "check the call"));
@@ -1108,6 +1119,22 @@ impl<'a> KernelBuilder<'a> {
             ));
         }
         Err(err(span, format!("the library function `{name}` cannot be called in a kernel"), "call it on the host, outside the compute construct"))
+    }
+
+    /// `acc_on_device(dev)` in a kernel: whether `dev` names the device the kernel runs on,
+    /// `acc_device_default` (1), `acc_device_not_host` (3) or `acc_device_nvidia` (4): bit `dev`
+    /// of 0b11010, with `dev` evaluated once (negative and large values give 0).
+    fn acc_on_device(&mut self, arg: &ast::Expr, span: Span) -> R<Handle<Expr>> {
+        let t = ScalarType::U64;
+        let dev = self.expr(arg)?;
+        let dev = self.cast(dev, t);
+        let limit = self.int_const(63, t);
+        let shift = self.binary(BinaryOp::Min, dev, limit, t, span);
+        let mask = self.int_const(0b11010, t);
+        let bits = self.binary(BinaryOp::Shr, mask, shift, t, span);
+        let one = self.int_const(1, t);
+        let bit = self.binary(BinaryOp::BitAnd, bits, one, t, span);
+        Ok(self.cast(bit, ScalarType::I32))
     }
 
     // -----------------------------------------------------------------------------------------
