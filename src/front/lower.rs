@@ -371,7 +371,8 @@ impl<'a> Lowerer<'a> {
             }
             (DirectiveKind::ExitData, _) => {
                 let (args, data, if_arg) = self.data_clauses(d, sema);
-                self.push_region(stmt.span, None, RegionKind::ExitData { data }, args, if_arg, function);
+                let finalize = d.clauses.iter().any(|c| matches!(c.kind, ClauseKind::Finalize));
+                self.push_region(stmt.span, None, RegionKind::ExitData { data, finalize }, args, if_arg, function);
             }
             (DirectiveKind::Update, _) => {
                 let (args, data, if_arg) = self.data_clauses(d, sema);
@@ -569,7 +570,8 @@ impl<'a> Lowerer<'a> {
     fn compute(&mut self, stmt: &Stmt, d: &Directive, body: &Stmt, sema: &mut Sema, function: &str) {
         // Library calls (printf, malloc, ...) cannot run on the device: the host keeps the construct.
         for (name, span) in walk::called_functions(body) {
-            if kernel::math_function(&name).is_none() && !self.defined_functions.contains(&name) {
+            let device_builtin = kernel::math_function(&name).is_some() || name == "acc_on_device";
+            if !device_builtin && !self.defined_functions.contains(&name) {
                 self.diags.push(
                     Diagnostic::warning(span, format!("the compute construct calls `{name}`, which cannot run on the device; it runs on the host"))
                         .with_help(format!("move the call to `{name}` out of the construct to offload it")),

@@ -905,6 +905,27 @@ impl<'a> KernelBuilder<'a> {
         Ok(self.binary(irop, a, b, result, span))
     }
 
+    /// `acc_on_device(t)` in a kernel: whether `t` names the device the kernel runs on
+    /// (`runtime::acc_device::ON_DEVICE`), as an `int`.
+    fn acc_on_device(&mut self, args: &[ast::Expr], span: Span) -> R<Handle<Expr>> {
+        let [arg] = args else {
+            return Err(err(span, "`acc_on_device` takes 1 argument", "check the call"));
+        };
+        let t = self.expr(arg)?;
+        let t = self.cast(t, ScalarType::I32);
+        let mut on: Option<Handle<Expr>> = None;
+        for device_type in crate::runtime::acc_device::ON_DEVICE {
+            let c = self.int_const(device_type as i64, ScalarType::I32);
+            let is = self.binary(BinaryOp::Eq, t, c, ScalarType::Bool, span);
+            on = Some(match on {
+                Some(any) => self.binary(BinaryOp::LogOr, any, is, ScalarType::Bool, span),
+                None => is,
+            });
+        }
+        let on = on.expect("device types");
+        Ok(self.cast(on, ScalarType::I32))
+    }
+
     fn call(&mut self, callee: &ast::Expr, args: &[ast::Expr], span: Span) -> R<Handle<Expr>> {
         let AE::Ident(name) = &callee.kind else {
             return Err(err(span, "calls through function pointers are not supported in kernels", "call the function by name"));
@@ -919,6 +940,9 @@ impl<'a> KernelBuilder<'a> {
                 lowered.push(self.cast(h, ty));
             }
             return Ok(self.add(ExprKind::Math { func, args: lowered }, ty, span));
+        }
+        if name == "acc_on_device" {
+            return self.acc_on_device(args, span);
         }
         if let Some(def) = self.cx.inline_routines.get(name.as_str()).copied() {
             return self.inline_call(name, def, args, span);
