@@ -93,6 +93,8 @@ bad_input_tests! {
     runtime_extent,
     unclosed_brace,
     undeclared_in_kernel,
+    undefined_function,
+    undefined_helper,
     unknown_clause,
     unknown_directive,
     unterminated_comment,

@@ -346,6 +346,18 @@ fn visit_init_exprs(i: &Initializer, f: &mut dyn FnMut(&ast::Expr)) {
     }
 }
 
+/// Every expression of a translation unit's function bodies and file-scope initialisers, in
+/// order of the text (pre-order).
+pub(crate) fn visit_unit_exprs(unit: &TranslationUnit, f: &mut dyn FnMut(&ast::Expr)) {
+    for item in &unit.items {
+        match item {
+            ExternalDecl::Function(function) => visit_block_exprs(&function.body, f),
+            ExternalDecl::Declaration(d) => visit_decl_exprs(d, f),
+            ExternalDecl::Directive(_) => {}
+        }
+    }
+}
+
 /// Pre-order walk of an expression and its subexpressions.
 fn visit_expr(e: &ast::Expr, f: &mut dyn FnMut(&ast::Expr)) {
     f(e);
