@@ -16,6 +16,9 @@ typedef struct yosegi_arg {
 } yosegi_arg;
 
 enum { YOSEGI_READ = 1, YOSEGI_WRITE = 2 };
+enum { YOSEGI_ACC_COPY = 1, YOSEGI_ACC_FINALIZE = 2 };
+enum { YOSEGI_ACC_TO_DEVICE = 0, YOSEGI_ACC_FROM_DEVICE = 1, YOSEGI_ACC_DEVICE_TO_DEVICE = 2 };
+#define YOSEGI_CURRENT_DEVICE (-2147483647 - 1)
 
 typedef struct yosegi_runtime {
     int abi_version; /* YOSEGI_ABI_VERSION */
@@ -38,20 +41,46 @@ typedef struct yosegi_runtime {
     void (*register_static)(void *ptr, long long bytes, const char *name);
     /* called at exit (after stdio is flushed) */
     void (*at_exit)(void);
-    /* the OpenACC runtime API */
+    /* the OpenACC runtime API (openacc.h; the glue defines each routine through these).
+     * Device types, properties and async queues travel as ints; `call` is the routine's name,
+     * for error messages; `dev_num` is YOSEGI_CURRENT_DEVICE for the routines without one. */
     int (*acc_get_num_devices)(int device_type);
     void (*acc_set_device_num)(int num, int device_type);
     int (*acc_get_device_num)(int device_type);
     int (*acc_get_device_type)(void);
-    void (*acc_set_device_type)(int device_type);
-    void (*acc_init)(int device_type);
-    void (*acc_shutdown)(int device_type);
+    void (*acc_set_device_type)(const char *call, int device_type);
+    void (*acc_init)(const char *call, int dev_num, int device_type);
+    void (*acc_shutdown)(const char *call, int dev_num, int device_type);
     int (*acc_on_device)(int device_type);
-    void (*acc_wait_all)(void);
-    void (*acc_wait)(long long queue);
+    size_t (*acc_get_property)(const char *call, int dev_num, int device_type, int property);
+    const char *(*acc_get_property_string)(const char *call, int dev_num, int device_type, int property);
+    /* waits for `queues` (n of them; n < 0: all queues) of device `dev_num` */
+    void (*acc_wait)(const char *call, const int *queues, int n, int dev_num);
+    /* acc_async_test*: nonzero when the queues are idle */
+    int (*acc_async_test)(const char *call, const int *queues, int n, int dev_num);
+    int (*acc_wait_any)(const char *call, const int *queues, int n, int dev_num);
+    int (*acc_get_default_async)(void);
+    void (*acc_set_default_async)(const char *call, int queue);
+    void *(*acc_malloc)(size_t bytes);
+    void (*acc_free)(const char *call, void *d);
+    /* acc_copyin/acc_create (flags: YOSEGI_ACC_COPY): the device address */
+    void *(*acc_enter_data)(const char *call, void *h, size_t bytes, int flags, int queue);
+    /* acc_copyout/acc_delete (flags: YOSEGI_ACC_COPY, YOSEGI_ACC_FINALIZE) */
+    void (*acc_exit_data)(const char *call, void *h, size_t bytes, int flags, int queue);
+    void (*acc_update)(const char *call, void *h, size_t bytes, int to_device, int queue);
+    void (*acc_map_data)(const char *call, void *h, void *d, size_t bytes);
+    void (*acc_unmap_data)(const char *call, void *h);
+    void *(*acc_deviceptr)(void *h);
+    void *(*acc_hostptr)(void *d);
+    int (*acc_is_present)(void *h, size_t bytes);
+    /* direction: YOSEGI_ACC_TO_DEVICE, YOSEGI_ACC_FROM_DEVICE, YOSEGI_ACC_DEVICE_TO_DEVICE */
+    void (*acc_memcpy)(const char *call, void *dst, const void *src, size_t bytes, int direction, int queue);
+    void (*acc_memcpy_d2d)(const char *call, void *dst, const void *src, size_t bytes, int dst_dev, int src_dev, int queue);
+    /* acc_attach/acc_detach and their forms */
+    void (*acc_attach)(const char *call, void **ptr_addr, int queue);
 } yosegi_runtime;
 
-#define YOSEGI_ABI_VERSION 1
+#define YOSEGI_ABI_VERSION 2
 
 extern yosegi_runtime *__yosegi_rt;
 #endif

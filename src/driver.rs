@@ -145,6 +145,8 @@ pub fn build_host(program: &CompiledProgram, scratch: &ScratchDir) -> Result<Pat
         ))
         .with_help("this is usually an error in the program itself; `gcc -fsyntax-only` on it shows the same"));
     }
+    // A shared object links with undefined functions; refuse them here, at their call.
+    crate::back::link_check::check_symbols(&program.units, &output)?;
     Ok(output)
 }
 

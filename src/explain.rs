@@ -57,7 +57,8 @@ fn kind_text(kind: &RegionKind) -> String {
         }
         RegionKind::Data { .. } => "data".to_string(),
         RegionKind::EnterData { .. } => "enter data".to_string(),
-        RegionKind::ExitData { .. } => "exit data".to_string(),
+        RegionKind::ExitData { finalize: false, .. } => "exit data".to_string(),
+        RegionKind::ExitData { finalize: true, .. } => "exit data finalize".to_string(),
         RegionKind::Update { .. } => "update".to_string(),
         RegionKind::Wait => "wait".to_string(),
         RegionKind::Runtime(r) => runtime_directive_text(r),
@@ -100,7 +101,7 @@ fn region_text(program: &CompiledProgram, region: &Region, context: &Context, ou
         }
         RegionKind::Data { data }
         | RegionKind::EnterData { data }
-        | RegionKind::ExitData { data }
+        | RegionKind::ExitData { data, .. }
         | RegionKind::Update { data } => data.as_slice(),
         RegionKind::Wait | RegionKind::Runtime(_) => &[],
     };

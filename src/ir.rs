@@ -825,7 +825,8 @@ pub enum RegionKind {
     /// A structured `data` construct: the host emits enter before the body, exit after.
     Data { data: Vec<DataSection> },
     EnterData { data: Vec<DataSection> },
-    ExitData { data: Vec<DataSection> },
+    /// `finalize`: the dynamic reference counts drop to zero instead of by one.
+    ExitData { data: Vec<DataSection>, finalize: bool },
     /// `host` sections are made valid on the host, `device` sections on the device.
     Update { data: Vec<DataSection> },
     Wait,

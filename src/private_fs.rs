@@ -82,6 +82,12 @@ impl Drop for ScratchDir {
         let _ = dir.close();
         if guard.paths.is_empty() {
             interrupt::restore();
+            // A signal that came while the directories existed but found the process already
+            // on its way out (Ctrl-C also killed `cc`, whose failure the main thread saw
+            // first): end the way the signal asked, now that nothing is left behind.
+            if let Some(signal) = interrupt::take_pending() {
+                interrupt::raise(signal);
+            }
         }
     }
 }
@@ -109,10 +115,13 @@ mod interrupt {
     const SIGNALS: [libc::c_int; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
 
     static PIPE_WRITE: AtomicI32 = AtomicI32::new(-1);
+    /// The last signal our handler received and nobody acted on yet (0: none).
+    static PENDING: AtomicI32 = AtomicI32::new(0);
     /// The dispositions our handlers replaced, to put back.
     static SAVED: Mutex<Vec<(libc::c_int, libc::sigaction)>> = Mutex::new(Vec::new());
 
     extern "C" fn on_signal(signal: libc::c_int) {
+        PENDING.store(signal, Ordering::SeqCst);
         let fd = PIPE_WRITE.load(Ordering::Relaxed);
         if fd >= 0 {
             let byte = signal as u8;
@@ -185,6 +194,10 @@ mod interrupt {
         }
     }
 
+    pub(super) fn take_pending() -> Option<libc::c_int> {
+        Some(PENDING.swap(0, Ordering::SeqCst)).filter(|&s| s != 0)
+    }
+
     pub(super) fn raise(signal: libc::c_int) {
         // SAFETY: plain libc calls.
         unsafe {
@@ -197,6 +210,7 @@ mod interrupt {
 /// back and ends the process with the signal.
 fn clean_up_and_reraise(signal: libc::c_int) {
     let mut guard = live_dirs();
+    interrupt::take_pending();
     for path in guard.paths.drain(..) {
         let _ = std::fs::remove_dir_all(&path);
     }

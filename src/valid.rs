@@ -116,7 +116,7 @@ pub fn verify_region(module: &Module, region: &Region) -> Result<(), String> {
             }
             data.as_slice()
         }
-        RegionKind::Data { data } | RegionKind::EnterData { data } | RegionKind::ExitData { data } | RegionKind::Update { data } => {
+        RegionKind::Data { data } | RegionKind::EnterData { data } | RegionKind::ExitData { data, .. } | RegionKind::Update { data } => {
             data.as_slice()
         }
         RegionKind::Wait => &[],

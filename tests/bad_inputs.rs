@@ -101,6 +101,8 @@ bad_input_tests! {
     set_without_clause,
     unclosed_brace,
     undeclared_in_kernel,
+    undefined_function,
+    undefined_helper,
     unknown_clause,
     unknown_directive,
     unterminated_comment,

@@ -61,7 +61,7 @@ int main() {
 "#,
     ),
     (
-        "loader_missing_function",
+        "refused_missing_function",
         r#"#include "acc_testsuite.h"
 extern int conformance_function_nobody_defines(int);
 int main() {
@@ -120,7 +120,7 @@ fn classifies_groups_and_writes_the_tsv() {
     let out = run(cmd, Input::Nothing);
     assert_eq!(out.code(), Some(0), "{}", out.describe());
     assert!(
-        out.stdout.contains("summary: pass=1 fail=1 refused=2 crash=1 loader=1 total=6"),
+        out.stdout.contains("summary: pass=1 fail=1 refused=3 crash=1 loader=0 total=6"),
         "wrong counts:\n{}",
         out.describe()
     );
@@ -130,7 +130,8 @@ fn classifies_groups_and_writes_the_tsv() {
         "refusals not grouped:\n{}",
         out.describe()
     );
-    assert!(out.stdout.contains("undefined symbol: conformance_function_nobody_defines"), "{}", out.describe());
+    // A function defined nowhere is refused at compile time, never left to the loader.
+    assert!(out.stdout.contains("is defined nowhere"), "{}", out.describe());
     assert!(out.stdout.contains("main returned 5 (failcode bits of T1 T3)"), "{}", out.describe());
     assert!(out.stdout.contains("killed by signal SIGSEGV"), "{}", out.describe());
 
@@ -139,17 +140,17 @@ fn classifies_groups_and_writes_the_tsv() {
     let expected = [
         ("crash_signal", "CRASH"),
         ("fail_subtests", "FAIL"),
-        ("loader_missing_function", "LOADER"),
         ("pass_vector_add", "PASS"),
         ("refused_collapse_on_data", "REFUSED"),
         ("refused_collapse_on_data_again", "REFUSED"),
+        ("refused_missing_function", "REFUSED"),
     ];
     assert_eq!(rows.len(), expected.len(), "{table}");
     for (row, (name, status)) in rows.iter().zip(expected) {
         assert_eq!(row.len(), 3, "not three columns: {row:?}");
         assert_eq!((row[0], row[1]), (name, status), "{table}");
     }
-    assert_eq!(rows[4][2], "`collapse` is not allowed on `data`");
+    assert_eq!(rows[3][2], "`collapse` is not allowed on `data`");
     // The script's scratch folder is gone.
     let left: Vec<_> = fs::read_dir(&scratch).unwrap().collect();
     assert!(left.is_empty(), "scratch left behind: {left:?}");
@@ -185,4 +186,25 @@ fn usage_errors() {
         assert_eq!(out.code(), Some(2), "{args:?}: {}", out.describe());
         assert!(out.stdout.is_empty(), "{args:?}: {}", out.describe());
     }
+}
+
+/// A loader error (what a Yosegi without the compile-time check would give) is told apart from
+/// a crash: a stand-in for the binary prints the loader's message.
+#[test]
+fn loader_errors_are_their_own_status() {
+    let dir = tempfile::tempdir().unwrap();
+    fake_suite(dir.path());
+    let fake = dir.path().join("fake-yosegi");
+    fs::write(
+        &fake,
+        "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'yosegi 0.0.0'; exit 0; fi\n\
+         echo 'error: cannot load the program: program.so: undefined symbol: acc_frobnicate' >&2\nexit 2\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(&fake, fs::Permissions::from_mode(0o755)).unwrap();
+    let out = conformance(&["--only", "pass_*", dir.path().to_str().unwrap(), fake.to_str().unwrap()]);
+    assert_eq!(out.code(), Some(0), "{}", out.describe());
+    assert!(out.stdout.contains("summary: pass=0 fail=0 refused=0 crash=0 loader=1 total=1"), "{}", out.describe());
+    assert!(out.stdout.contains("acc_frobnicate"), "{}", out.describe());
 }

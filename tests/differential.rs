@@ -223,6 +223,8 @@ differential_tests! {
     stencil_wide1d => "stencil_wide1d.c",
     matvec_broadcast => "matvec_broadcast.c",
     matmul_tiles2d => "matmul_tiles2d.c",
+    acc_api_data => "acc_api_data.c",
+    acc_api_refcount => "acc_api_refcount.c",
 }
 
 #[test]

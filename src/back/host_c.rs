@@ -38,6 +38,8 @@ use crate::ir::{HostArg, HostArgKind, Module, Region, RegionKind};
 /// without an include path.
 pub const RUNTIME_HEADER: &str = include_str!("../../include/yosegi_rt.h");
 const OPENACC_HEADER: &str = include_str!("../../include/openacc.h");
+/// The definitions of the OpenACC API's routines, forwarding to the runtime's table.
+const OPENACC_GLUE: &str = include_str!("openacc_glue.c");
 
 /// The name of the glue file in a [`HostProgram`].
 pub const GLUE_FILE_NAME: &str = "yosegi_glue.c";
@@ -103,18 +105,8 @@ fn glue_file(tus: &[u32]) -> String {
     out.push_str("void *__yosegi_calloc(size_t n, size_t size) { return __yosegi_rt->calloc(n, size); }\n");
     out.push_str("void *__yosegi_realloc(void *p, size_t n) { return __yosegi_rt->realloc(p, n); }\n");
     out.push_str("void __yosegi_free(void *p) { __yosegi_rt->free(p); }\n\n");
-    out.push_str(
-        "int acc_get_num_devices(acc_device_t t) { return __yosegi_rt->acc_get_num_devices((int)t); }\n\
-void acc_set_device_num(int n, acc_device_t t) { __yosegi_rt->acc_set_device_num(n, (int)t); }\n\
-int acc_get_device_num(acc_device_t t) { return __yosegi_rt->acc_get_device_num((int)t); }\n\
-acc_device_t acc_get_device_type(void) { return (acc_device_t)__yosegi_rt->acc_get_device_type(); }\n\
-void acc_set_device_type(acc_device_t t) { __yosegi_rt->acc_set_device_type((int)t); }\n\
-void acc_init(acc_device_t t) { __yosegi_rt->acc_init((int)t); }\n\
-void acc_shutdown(acc_device_t t) { __yosegi_rt->acc_shutdown((int)t); }\n\
-int acc_on_device(acc_device_t t) { return __yosegi_rt->acc_on_device((int)t); }\n\
-void acc_wait_all(void) { __yosegi_rt->acc_wait_all(); }\n\
-void acc_wait(long long q) { __yosegi_rt->acc_wait(q); }\n\n",
-    );
+    out.push_str(OPENACC_GLUE);
+    out.push('\n');
     for tu in tus {
         out.push_str(&format!("void __yosegi_register_tu{tu}(void);\n"));
     }
@@ -350,6 +342,18 @@ fn visit_init_exprs(i: &Initializer, f: &mut dyn FnMut(&ast::Expr)) {
             for (_, i) in items {
                 visit_init_exprs(i, f);
             }
+        }
+    }
+}
+
+/// Every expression of a translation unit's function bodies and file-scope initialisers, in
+/// order of the text (pre-order).
+pub(crate) fn visit_unit_exprs(unit: &TranslationUnit, f: &mut dyn FnMut(&ast::Expr)) {
+    for item in &unit.items {
+        match item {
+            ExternalDecl::Function(function) => visit_block_exprs(&function.body, f),
+            ExternalDecl::Declaration(d) => visit_decl_exprs(d, f),
+            ExternalDecl::Directive(_) => {}
         }
     }
 }

@@ -146,7 +146,8 @@ pub fn region_text(module: &Module, region: &Region) -> String {
         }
         RegionKind::Data { .. } => "data".to_string(),
         RegionKind::EnterData { .. } => "enter data".to_string(),
-        RegionKind::ExitData { .. } => "exit data".to_string(),
+        RegionKind::ExitData { finalize: false, .. } => "exit data".to_string(),
+        RegionKind::ExitData { finalize: true, .. } => "exit data finalize".to_string(),
         RegionKind::Update { .. } => "update".to_string(),
         RegionKind::Wait => "wait".to_string(),
         RegionKind::Runtime(r) => {
@@ -181,7 +182,7 @@ pub fn region_text(module: &Module, region: &Region) -> String {
         RegionKind::Compute { data, .. }
         | RegionKind::Data { data }
         | RegionKind::EnterData { data }
-        | RegionKind::ExitData { data }
+        | RegionKind::ExitData { data, .. }
         | RegionKind::Update { data } => data.as_slice(),
         RegionKind::Wait | RegionKind::Runtime(_) => &[],
     };

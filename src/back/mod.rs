@@ -1,6 +1,8 @@
 //! Back ends: the host C code of a program (the user's code with offloaded regions replaced by
-//! runtime calls), CUDA C for grid kernels, and a readable text form of the IR.
+//! runtime calls), CUDA C for grid kernels, and a readable text form of the IR; `link_check`
+//! refuses a built host object that needs a function nothing provides.
 
 pub mod cuda;
 pub mod host_c;
 pub mod ir_text;
+pub mod link_check;

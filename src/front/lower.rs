@@ -401,7 +401,8 @@ impl<'a> Lowerer<'a> {
             }
             (DirectiveKind::ExitData, _) => {
                 let (args, data, if_arg) = self.data_clauses(d, sema);
-                self.push_region(stmt.span, None, RegionKind::ExitData { data }, args, if_arg, function);
+                let finalize = d.clauses.iter().any(|c| matches!(c.kind, ClauseKind::Finalize));
+                self.push_region(stmt.span, None, RegionKind::ExitData { data, finalize }, args, if_arg, function);
             }
             (DirectiveKind::Update, _) => {
                 let (args, data, if_arg) = self.data_clauses(d, sema);

@@ -27,7 +27,7 @@ impl Default for YosegiArg {
 
 pub const YOSEGI_READ: i32 = 1;
 pub const YOSEGI_WRITE: i32 = 2;
-pub const YOSEGI_ABI_VERSION: c_int = 1;
+pub const YOSEGI_ABI_VERSION: c_int = 2;
 
 /// `yosegi_runtime`: field order and types as in the header.
 #[repr(C)]
@@ -48,13 +48,45 @@ pub struct YosegiRuntime {
     pub acc_set_device_num: extern "C" fn(c_int, c_int),
     pub acc_get_device_num: extern "C" fn(c_int) -> c_int,
     pub acc_get_device_type: extern "C" fn() -> c_int,
-    pub acc_set_device_type: extern "C" fn(c_int),
-    pub acc_init: extern "C" fn(c_int),
-    pub acc_shutdown: extern "C" fn(c_int),
+    pub acc_set_device_type: extern "C" fn(CallName, c_int),
+    pub acc_init: extern "C" fn(CallName, c_int, c_int),
+    pub acc_shutdown: extern "C" fn(CallName, c_int, c_int),
     pub acc_on_device: extern "C" fn(c_int) -> c_int,
-    pub acc_wait_all: extern "C" fn(),
-    pub acc_wait: extern "C" fn(c_longlong),
+    pub acc_get_property: extern "C" fn(CallName, c_int, c_int, c_int) -> usize,
+    pub acc_get_property_string: extern "C" fn(CallName, c_int, c_int, c_int) -> *const c_char,
+    pub acc_wait: extern "C" fn(CallName, *const c_int, c_int, c_int),
+    pub acc_async_test: extern "C" fn(CallName, *const c_int, c_int, c_int) -> c_int,
+    pub acc_wait_any: extern "C" fn(CallName, *const c_int, c_int, c_int) -> c_int,
+    pub acc_get_default_async: extern "C" fn() -> c_int,
+    pub acc_set_default_async: extern "C" fn(CallName, c_int),
+    pub acc_malloc: extern "C" fn(usize) -> *mut c_void,
+    pub acc_free: extern "C" fn(CallName, *mut c_void),
+    pub acc_enter_data: extern "C" fn(CallName, *mut c_void, usize, c_int, c_int) -> *mut c_void,
+    pub acc_exit_data: extern "C" fn(CallName, *mut c_void, usize, c_int, c_int),
+    pub acc_update: extern "C" fn(CallName, *mut c_void, usize, c_int, c_int),
+    pub acc_map_data: extern "C" fn(CallName, *mut c_void, *mut c_void, usize),
+    pub acc_unmap_data: extern "C" fn(CallName, *mut c_void),
+    pub acc_deviceptr: extern "C" fn(*mut c_void) -> *mut c_void,
+    pub acc_hostptr: extern "C" fn(*mut c_void) -> *mut c_void,
+    pub acc_is_present: extern "C" fn(*mut c_void, usize) -> c_int,
+    pub acc_memcpy: extern "C" fn(CallName, *mut c_void, *const c_void, usize, c_int, c_int),
+    pub acc_memcpy_d2d: extern "C" fn(CallName, *mut c_void, *const c_void, usize, c_int, c_int, c_int),
+    pub acc_attach: extern "C" fn(CallName, *mut *mut c_void, c_int),
 }
+
+/// The name of the OpenACC routine the program called (a string literal of the glue), for
+/// error messages.
+pub type CallName = *const c_char;
+
+/// `YOSEGI_ACC_COPY`, `YOSEGI_ACC_FINALIZE`: flags of `acc_enter_data`/`acc_exit_data`.
+pub const YOSEGI_ACC_COPY: c_int = 1;
+pub const YOSEGI_ACC_FINALIZE: c_int = 2;
+/// Directions of `acc_memcpy`.
+pub const YOSEGI_ACC_TO_DEVICE: c_int = 0;
+pub const YOSEGI_ACC_FROM_DEVICE: c_int = 1;
+pub const YOSEGI_ACC_DEVICE_TO_DEVICE: c_int = 2;
+/// `dev_num` of the routines that act on the current device.
+pub const YOSEGI_CURRENT_DEVICE: c_int = c_int::MIN;
 
 unsafe extern "C" {
     fn malloc(n: usize) -> *mut c_void;
@@ -86,8 +118,26 @@ static TABLE: YosegiRuntime = YosegiRuntime {
     acc_init: rt_acc_init,
     acc_shutdown: rt_acc_shutdown,
     acc_on_device: rt_acc_on_device,
-    acc_wait_all: rt_acc_wait_all,
+    acc_get_property: rt_acc_get_property,
+    acc_get_property_string: rt_acc_get_property_string,
     acc_wait: rt_acc_wait,
+    acc_async_test: rt_acc_async_test,
+    acc_wait_any: rt_acc_wait_any,
+    acc_get_default_async: rt_acc_get_default_async,
+    acc_set_default_async: rt_acc_set_default_async,
+    acc_malloc: rt_acc_malloc,
+    acc_free: rt_acc_free,
+    acc_enter_data: rt_acc_enter_data,
+    acc_exit_data: rt_acc_exit_data,
+    acc_update: rt_acc_update,
+    acc_map_data: rt_acc_map_data,
+    acc_unmap_data: rt_acc_unmap_data,
+    acc_deviceptr: rt_acc_deviceptr,
+    acc_hostptr: rt_acc_hostptr,
+    acc_is_present: rt_acc_is_present,
+    acc_memcpy: rt_acc_memcpy,
+    acc_memcpy_d2d: rt_acc_memcpy_d2d,
+    acc_attach: rt_acc_attach,
 };
 
 /// Makes `runtime` the process's runtime and returns the table to hand to the program's glue.
@@ -291,23 +341,171 @@ extern "C" fn rt_acc_get_device_num(device_type: c_int) -> c_int {
 }
 
 extern "C" fn rt_acc_get_device_type() -> c_int {
-    acc_device::NVIDIA
+    with_runtime(|rt| Ok(rt.api.device_type()))
 }
 
-extern "C" fn rt_acc_set_device_type(_device_type: c_int) {}
+/// The routine's name as the glue passed it.
+fn call_name(call: CallName) -> String {
+    if call.is_null() {
+        "an OpenACC routine".to_string()
+    } else {
+        // SAFETY: the glue passes a string literal.
+        unsafe { CStr::from_ptr(call) }.to_string_lossy().into_owned()
+    }
+}
 
-extern "C" fn rt_acc_init(_device_type: c_int) {}
+/// `None` for the routines that act on the current device.
+fn dev_num_arg(dev_num: c_int) -> Option<i32> {
+    (dev_num != YOSEGI_CURRENT_DEVICE).then_some(dev_num)
+}
 
-extern "C" fn rt_acc_shutdown(_device_type: c_int) {}
+/// # Safety
+/// `queues` points to `n` ints (or `n` is 0 or negative).
+unsafe fn queue_slice<'a>(queues: *const c_int, n: c_int) -> &'a [c_int] {
+    if queues.is_null() || n <= 0 {
+        &[]
+    } else {
+        // SAFETY: per the contract.
+        unsafe { std::slice::from_raw_parts(queues, n as usize) }
+    }
+}
+
+extern "C" fn rt_acc_set_device_type(call: CallName, device_type: c_int) {
+    with_runtime(|rt| rt.acc_set_device_type(&call_name(call), device_type))
+}
+
+extern "C" fn rt_acc_init(call: CallName, dev_num: c_int, device_type: c_int) {
+    let dev = |rt: &Runtime| dev_num_arg(dev_num).unwrap_or(if device_type == acc_device::HOST { 0 } else { rt.current_device() as i32 });
+    with_runtime(|rt| rt.acc_init(&call_name(call), dev(rt), device_type))
+}
+
+extern "C" fn rt_acc_shutdown(call: CallName, dev_num: c_int, device_type: c_int) {
+    let dev = |rt: &Runtime| dev_num_arg(dev_num).unwrap_or(if device_type == acc_device::HOST { 0 } else { rt.current_device() as i32 });
+    with_runtime(|rt| rt.acc_shutdown(&call_name(call), dev(rt), device_type))
+}
 
 /// Called from host code only (kernels evaluate `acc_on_device` themselves).
 extern "C" fn rt_acc_on_device(device_type: c_int) -> c_int {
     (device_type == acc_device::HOST) as c_int
 }
 
-extern "C" fn rt_acc_wait_all() {}
+extern "C" fn rt_acc_get_property(call: CallName, dev_num: c_int, device_type: c_int, property: c_int) -> usize {
+    with_runtime(|rt| rt.acc_get_property(&call_name(call), dev_num, device_type, property)) as usize
+}
 
-extern "C" fn rt_acc_wait(_queue: c_longlong) {}
+extern "C" fn rt_acc_get_property_string(call: CallName, dev_num: c_int, device_type: c_int, property: c_int) -> *const c_char {
+    let text = with_runtime(|rt| rt.acc_get_property_string(&call_name(call), dev_num, device_type, property));
+    text.map_or(std::ptr::null(), |t| interned(&t).as_ptr())
+}
+
+/// A C string that lives as long as the process (the strings `acc_get_property_string`
+/// returns), one per distinct text.
+fn interned(text: &str) -> &'static CStr {
+    static STRINGS: Mutex<Vec<&'static CStr>> = Mutex::new(Vec::new());
+    let mut strings = STRINGS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(found) = strings.iter().find(|s| s.to_bytes() == text.as_bytes()) {
+        return found;
+    }
+    let owned = std::ffi::CString::new(text.replace('\0', " ")).expect("no NUL bytes");
+    let leaked: &'static CStr = Box::leak(owned.into_boxed_c_str());
+    strings.push(leaked);
+    leaked
+}
+
+extern "C" fn rt_acc_wait(call: CallName, queues: *const c_int, n: c_int, dev_num: c_int) {
+    // SAFETY: the glue passes `n` queues.
+    let queues = unsafe { queue_slice(queues, n) };
+    with_runtime(|rt| rt.acc_wait_queues(&call_name(call), queues, dev_num_arg(dev_num)))
+}
+
+extern "C" fn rt_acc_async_test(call: CallName, queues: *const c_int, n: c_int, dev_num: c_int) -> c_int {
+    // SAFETY: as in `rt_acc_wait`.
+    let queues = unsafe { queue_slice(queues, n) };
+    with_runtime(|rt| rt.acc_wait_queues(&call_name(call), queues, dev_num_arg(dev_num)).map(|_| 1))
+}
+
+extern "C" fn rt_acc_wait_any(call: CallName, queues: *const c_int, n: c_int, dev_num: c_int) -> c_int {
+    // SAFETY: as in `rt_acc_wait`.
+    let queues = unsafe { queue_slice(queues, n) };
+    with_runtime(|rt| rt.acc_wait_any(&call_name(call), queues, dev_num_arg(dev_num)))
+}
+
+extern "C" fn rt_acc_get_default_async() -> c_int {
+    with_runtime(|rt| Ok(rt.api.default_async()))
+}
+
+extern "C" fn rt_acc_set_default_async(call: CallName, queue: c_int) {
+    with_runtime(|rt| rt.acc_set_default_async(&call_name(call), queue))
+}
+
+extern "C" fn rt_acc_malloc(bytes: usize) -> *mut c_void {
+    with_runtime(|rt| Ok(rt.acc_malloc(bytes as u64))) as *mut c_void
+}
+
+extern "C" fn rt_acc_free(call: CallName, d: *mut c_void) {
+    with_runtime(|rt| rt.acc_free(&call_name(call), d as u64))
+}
+
+extern "C" fn rt_acc_enter_data(call: CallName, h: *mut c_void, bytes: usize, flags: c_int, queue: c_int) -> *mut c_void {
+    let copy = flags & YOSEGI_ACC_COPY != 0;
+    with_runtime(|rt| rt.acc_enter_data(&call_name(call), h as u64, bytes as u64, copy, queue)) as *mut c_void
+}
+
+extern "C" fn rt_acc_exit_data(call: CallName, h: *mut c_void, bytes: usize, flags: c_int, queue: c_int) {
+    let (copy, finalize) = (flags & YOSEGI_ACC_COPY != 0, flags & YOSEGI_ACC_FINALIZE != 0);
+    with_runtime(|rt| rt.acc_exit_data(&call_name(call), h as u64, bytes as u64, copy, finalize, queue))
+}
+
+extern "C" fn rt_acc_update(call: CallName, h: *mut c_void, bytes: usize, to_device: c_int, queue: c_int) {
+    with_runtime(|rt| rt.acc_update(&call_name(call), h as u64, bytes as u64, to_device != 0, queue))
+}
+
+extern "C" fn rt_acc_map_data(call: CallName, h: *mut c_void, d: *mut c_void, bytes: usize) {
+    with_runtime(|rt| rt.acc_map_data(&call_name(call), h as u64, d as u64, bytes as u64))
+}
+
+extern "C" fn rt_acc_unmap_data(call: CallName, h: *mut c_void) {
+    with_runtime(|rt| rt.acc_unmap_data(&call_name(call), h as u64))
+}
+
+extern "C" fn rt_acc_deviceptr(h: *mut c_void) -> *mut c_void {
+    with_runtime(|rt| Ok(rt.acc_deviceptr(h as u64))) as *mut c_void
+}
+
+extern "C" fn rt_acc_hostptr(d: *mut c_void) -> *mut c_void {
+    with_runtime(|rt| Ok(rt.acc_hostptr(d as u64))) as *mut c_void
+}
+
+extern "C" fn rt_acc_is_present(h: *mut c_void, bytes: usize) -> c_int {
+    with_runtime(|rt| Ok(rt.acc_is_present(h as u64, bytes as u64) as c_int))
+}
+
+extern "C" fn rt_acc_memcpy(call: CallName, dst: *mut c_void, src: *const c_void, bytes: usize, direction: c_int, queue: c_int) {
+    let call = call_name(call);
+    let (dst, src, bytes) = (dst as u64, src as u64, bytes as u64);
+    with_runtime(|rt| match direction {
+        YOSEGI_ACC_TO_DEVICE => rt.acc_memcpy_to_device(&call, dst, src, bytes, queue),
+        YOSEGI_ACC_FROM_DEVICE => rt.acc_memcpy_from_device(&call, dst, src, bytes, queue),
+        _ => rt.acc_memcpy_device(&call, dst, src, bytes, queue),
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+extern "C" fn rt_acc_memcpy_d2d(
+    call: CallName,
+    dst: *mut c_void,
+    src: *const c_void,
+    bytes: usize,
+    dst_dev: c_int,
+    src_dev: c_int,
+    queue: c_int,
+) {
+    with_runtime(|rt| rt.acc_memcpy_d2d(&call_name(call), dst as u64, src as u64, bytes as u64, dst_dev, src_dev, queue))
+}
+
+extern "C" fn rt_acc_attach(call: CallName, ptr_addr: *mut *mut c_void, queue: c_int) {
+    with_runtime(|rt| rt.acc_attach(&call_name(call), ptr_addr as u64, queue))
+}
 
 #[cfg(test)]
 mod tests {
@@ -316,8 +514,8 @@ mod tests {
     #[test]
     fn table_layout_matches_the_header() {
         // Same field count and pointer-sized slots as `yosegi_runtime` (an int padded to 8,
-        // then 21 function pointers) and `yosegi_arg` (4 eight-byte fields).
-        assert_eq!(std::mem::size_of::<YosegiRuntime>(), 8 + 21 * 8);
+        // then 39 function pointers) and `yosegi_arg` (4 eight-byte fields).
+        assert_eq!(std::mem::size_of::<YosegiRuntime>(), 8 + 39 * 8);
         assert_eq!(std::mem::size_of::<YosegiArg>(), 32);
         assert_eq!(std::mem::offset_of!(YosegiArg, size), 24);
     }
@@ -329,6 +527,5 @@ mod tests {
         assert_eq!(num_devices(acc_device::NONE, 1), 0);
         assert_eq!(rt_acc_on_device(acc_device::HOST), 1);
         assert_eq!(rt_acc_on_device(acc_device::NVIDIA), 0);
-        assert_eq!(rt_acc_get_device_type(), acc_device::NVIDIA);
     }
 }

@@ -101,10 +101,33 @@ impl IntervalSet {
 #[derive(Clone, Debug, PartialEq)]
 pub struct DeviceCopy {
     pub alloc: DeviceAlloc,
+    /// Where the object's first byte lies in `alloc`: 0, except for memory `acc_map_data` lent
+    /// (a part of an `acc_malloc` block).
+    pub base: u64,
     pub valid: IntervalSet,
-    /// Data regions (structured and dynamic) holding this copy; the copy outlives them as a
-    /// cache for later launches but is only freed when no region holds it.
-    pub refcount: u32,
+    /// Structured data constructs (`data`, the data clauses of compute constructs) holding the
+    /// copy (OpenACC's structured reference count).
+    pub structured: u32,
+    /// `enter data` and the API's `acc_copyin`/`acc_create` (OpenACC's dynamic reference count).
+    pub dynamic: u32,
+    /// The memory belongs to the program (`acc_map_data`): never freed here, and the copy stays
+    /// present until `acc_unmap_data`.
+    pub mapped: bool,
+}
+
+impl DeviceCopy {
+    /// Whether the data is present in OpenACC's sense: held by a data construct, an `enter
+    /// data` or a mapping. A copy held by none stays only as a cache for later launches.
+    pub fn is_present(&self) -> bool {
+        self.structured > 0 || self.dynamic > 0 || self.mapped
+    }
+}
+
+/// Which reference count a data action changes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Hold {
+    Structured,
+    Dynamic,
 }
 
 /// The copies of one object. Offsets are bytes from the object's start.
@@ -136,12 +159,34 @@ impl CopyState {
     pub fn ensure_allocated(&mut self, device: usize, t: &mut Transfer) {
         if self.devices[device].is_none() {
             let alloc = t.devices[device].allocate(self.len);
-            self.devices[device] = Some(DeviceCopy { alloc, valid: IntervalSet::new(), refcount: 0 });
+            self.devices[device] = Some(DeviceCopy {
+                alloc,
+                base: 0,
+                valid: IntervalSet::new(),
+                structured: 0,
+                dynamic: 0,
+                mapped: false,
+            });
         }
     }
 
     pub fn alloc(&self, device: usize) -> Option<DeviceAlloc> {
         self.devices[device].as_ref().map(|c| c.alloc)
+    }
+
+    /// The device copy's allocation and the offset of the object's first byte in it.
+    pub fn placement(&self, device: usize) -> Option<(DeviceAlloc, u64)> {
+        self.devices[device].as_ref().map(|c| (c.alloc, c.base))
+    }
+
+    /// Whether device `device` holds the object in OpenACC's sense ([`DeviceCopy::is_present`]).
+    pub fn is_present(&self, device: usize) -> bool {
+        self.devices[device].as_ref().is_some_and(DeviceCopy::is_present)
+    }
+
+    /// Whether any data construct, `enter data` or mapping holds a copy on any device.
+    pub fn is_held(&self) -> bool {
+        self.devices.iter().flatten().any(DeviceCopy::is_present)
     }
 
     /// Makes the host copy valid over `lo..hi`, fetching ranges only a device holds.
@@ -156,7 +201,7 @@ impl CopyState {
                     // The launches that wrote these bytes finish first, outside the copy's time.
                     t.devices[d].wait();
                     let started = std::time::Instant::now();
-                    t.devices[d].copy_to_host(copy.alloc, x, dst);
+                    t.devices[d].copy_to_host(copy.alloc, copy.base + x, dst);
                     t.stats.record_transfer_time(TransferDirection::ToHost, started.elapsed());
                     t.stats.record_to_host(y - x);
                 }
@@ -178,7 +223,7 @@ impl CopyState {
             // SAFETY: as in `make_host_valid`.
             let src = unsafe { std::slice::from_raw_parts(t.host.add(a as usize), (b - a) as usize) };
             let started = std::time::Instant::now();
-            t.devices[device].copy_to_device(copy.alloc, a, src);
+            t.devices[device].copy_to_device(copy.alloc, copy.base + a, src);
             t.stats.record_transfer_time(TransferDirection::ToDevice, started.elapsed());
             t.stats.record_to_device(b - a);
             copy.valid.insert(a, b);
@@ -226,33 +271,68 @@ impl CopyState {
             return;
         }
         self.make_host_valid(0, self.len, t);
-        if let Some(copy) = self.devices[device].take() {
+        if let Some(copy) = self.devices[device].take()
+            && !copy.mapped
+        {
             t.devices[device].free(copy.alloc);
         }
     }
 
     /// Frees every device copy without saving anything (the host object itself is being freed).
+    /// Memory `acc_map_data` lent stays the program's.
     pub fn discard_device_copies(&mut self, t: &mut Transfer) {
         for (d, copy) in self.devices.iter_mut().enumerate() {
-            if let Some(copy) = copy.take() {
+            if let Some(copy) = copy.take()
+                && !copy.mapped
+            {
                 t.devices[d].free(copy.alloc);
             }
         }
     }
 
-    /// A data region starts holding the device copy.
-    pub fn acquire(&mut self, device: usize, t: &mut Transfer) {
+    /// A data construct (`Hold::Structured`) or an `enter data` (`Hold::Dynamic`) starts
+    /// holding the device copy.
+    pub fn acquire(&mut self, device: usize, hold: Hold, t: &mut Transfer) {
         self.ensure_allocated(device, t);
         if let Some(copy) = self.devices[device].as_mut() {
-            copy.refcount += 1;
+            match hold {
+                Hold::Structured => copy.structured += 1,
+                Hold::Dynamic => copy.dynamic += 1,
+            }
         }
     }
 
-    /// A data region stops holding the device copy; the last one frees it (saving its data).
-    pub fn release(&mut self, device: usize, t: &mut Transfer) {
-        let Some(copy) = self.devices[device].as_mut() else { return };
-        copy.refcount = copy.refcount.saturating_sub(1);
-        if copy.refcount == 0 {
+    /// A data construct ends, or an `exit data` (`finalize`: its dynamic count drops to zero)
+    /// lets the copy go; when nothing holds it any more it is freed (saving its data). An
+    /// `exit data` of a copy no `enter data` holds does nothing, as OpenACC says. Returns
+    /// whether the copy was freed.
+    pub fn release(&mut self, device: usize, hold: Hold, finalize: bool, t: &mut Transfer) -> bool {
+        let Some(copy) = self.devices[device].as_mut() else { return false };
+        match hold {
+            Hold::Structured => copy.structured = copy.structured.saturating_sub(1),
+            Hold::Dynamic if finalize => copy.dynamic = 0,
+            Hold::Dynamic => copy.dynamic = copy.dynamic.saturating_sub(1),
+        }
+        if copy.structured == 0 && copy.dynamic == 0 && !copy.mapped {
+            self.free_device_copy(device, t);
+            return true;
+        }
+        false
+    }
+
+    /// `acc_map_data`: device `device`'s copy is the program's memory at `base` in `alloc`,
+    /// holding nothing valid yet (the host copy stays the current one). The caller checked
+    /// that the object is not present there; a cached copy is freed first, saving its data.
+    pub fn map(&mut self, device: usize, alloc: DeviceAlloc, base: u64, t: &mut Transfer) {
+        self.free_device_copy(device, t);
+        self.devices[device] =
+            Some(DeviceCopy { alloc, base, valid: IntervalSet::new(), structured: 0, dynamic: 0, mapped: true });
+    }
+
+    /// `acc_unmap_data`: the copy stops being the object's, after saving what only it holds
+    /// (the memory stays the program's).
+    pub fn unmap(&mut self, device: usize, t: &mut Transfer) {
+        if self.devices[device].as_ref().is_some_and(|c| c.mapped) {
             self.free_device_copy(device, t);
         }
     }
@@ -354,15 +434,15 @@ mod tests {
     #[test]
     fn freeing_a_device_copy_never_loses_data() {
         let mut f = Fixture::new(8);
-        f.with(|s, t| s.acquire(0, t));
-        f.with(|s, t| s.acquire(0, t));
+        f.with(|s, t| s.acquire(0, Hold::Structured, t));
+        f.with(|s, t| s.acquire(0, Hold::Structured, t));
         f.with(|s, t| s.make_device_valid(0, 0, 8, t));
         f.device_write(6, &[7, 7]);
         // The inner region ends: the outer one still holds the copy.
-        f.with(|s, t| s.release(0, t));
+        f.with(|s, t| s.release(0, Hold::Structured, false, t));
         assert!(f.state.has_device_copy(0));
         assert_eq!(f.host[6], 6);
-        f.with(|s, t| s.release(0, t));
+        f.with(|s, t| s.release(0, Hold::Structured, false, t));
         assert!(!f.state.has_device_copy(0));
         assert_eq!(&f.host[6..], &[7, 7]);
         assert!(f.state.host_valid.contains(0, 8));
@@ -371,7 +451,7 @@ mod tests {
     #[test]
     fn create_then_copyout_of_a_device_write() {
         let mut f = Fixture::new(4);
-        f.with(|s, t| s.acquire(0, t));
+        f.with(|s, t| s.acquire(0, Hold::Structured, t));
         // `create`: no transfer; the launch makes the range valid first (sequential semantics).
         assert_eq!(f.stats.transfers_to_device, 0);
         f.with(|s, t| s.make_device_valid(0, 0, 4, t));
@@ -379,5 +459,74 @@ mod tests {
         f.with(|s, t| s.make_host_valid(0, 4, t));
         assert_eq!(f.host, vec![9, 9, 9, 9]);
         assert_eq!(f.stats.bytes_to_host, 4);
+    }
+
+    #[test]
+    fn structured_and_dynamic_counts_are_separate() {
+        let mut f = Fixture::new(8);
+        // `enter data` twice, then a `data` construct inside.
+        f.with(|s, t| s.acquire(0, Hold::Dynamic, t));
+        f.with(|s, t| s.acquire(0, Hold::Dynamic, t));
+        f.with(|s, t| s.acquire(0, Hold::Structured, t));
+        f.with(|s, t| s.make_device_valid(0, 0, 8, t));
+        f.device_write(0, &[9]);
+        assert!(!f.with(|s, t| s.release(0, Hold::Structured, false, t)));
+        assert!(!f.with(|s, t| s.release(0, Hold::Dynamic, false, t)));
+        assert!(f.state.is_present(0));
+        assert_eq!(f.host[0], 0, "nothing moves while the copy is held");
+        // The last `exit data` frees it, saving the device's write.
+        assert!(f.with(|s, t| s.release(0, Hold::Dynamic, false, t)));
+        assert!(!f.state.is_present(0) && !f.state.has_device_copy(0));
+        assert_eq!(f.host[0], 9);
+    }
+
+    #[test]
+    fn finalize_zeroes_the_dynamic_count_but_not_the_structured_one() {
+        let mut f = Fixture::new(8);
+        f.with(|s, t| s.acquire(0, Hold::Structured, t));
+        for _ in 0..3 {
+            f.with(|s, t| s.acquire(0, Hold::Dynamic, t));
+        }
+        assert!(!f.with(|s, t| s.release(0, Hold::Dynamic, true, t)));
+        let copy = f.state.devices[0].as_ref().expect("held by the construct");
+        assert_eq!((copy.structured, copy.dynamic), (1, 0));
+        // An `exit data` with nothing left to release changes nothing.
+        assert!(!f.with(|s, t| s.release(0, Hold::Dynamic, false, t)));
+        assert!(f.state.is_present(0));
+        assert!(f.with(|s, t| s.release(0, Hold::Structured, false, t)));
+        assert!(!f.state.is_present(0));
+    }
+
+    #[test]
+    fn a_copy_no_region_holds_is_a_cache_not_present() {
+        let mut f = Fixture::new(8);
+        f.with(|s, t| s.make_device_valid(0, 0, 8, t));
+        assert!(f.state.has_device_copy(0));
+        assert!(!f.state.is_present(0));
+        assert!(!f.state.is_held());
+    }
+
+    #[test]
+    fn mapped_memory_is_the_programs_and_is_saved_at_unmap() {
+        let mut f = Fixture::new(8);
+        let lent = f.devices[0].allocate(32);
+        f.with(|s, t| s.map(0, lent, 16, t));
+        assert!(f.state.is_present(0));
+        // Nothing valid on the mapped memory: the first use sends the host's bytes.
+        f.with(|s, t| s.make_device_valid(0, 0, 8, t));
+        let mut raw = vec![0u8; 32];
+        f.devices[0].copy_to_host(lent, 0, &mut raw);
+        assert_eq!(&raw[16..24], &[0, 1, 2, 3, 4, 5, 6, 7]);
+        f.devices[0].copy_to_device(lent, 17, &[42]);
+        f.state.device_wrote(0, 1, 2);
+        // Releases never free a mapped copy.
+        f.with(|s, t| s.acquire(0, Hold::Structured, t));
+        assert!(!f.with(|s, t| s.release(0, Hold::Structured, false, t)));
+        f.with(|s, t| s.unmap(0, t));
+        assert!(!f.state.has_device_copy(0));
+        assert_eq!(f.host[1], 42);
+        // The lent memory is still allocated (the program frees it with acc_free).
+        f.devices[0].copy_to_host(lent, 0, &mut raw);
+        assert_eq!(raw[17], 42);
     }
 }

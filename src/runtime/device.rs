@@ -74,6 +74,14 @@ pub struct CompletedLaunch {
     pub device_time: std::time::Duration,
 }
 
+/// What `acc_get_property_string` tells about a device.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeviceDescription {
+    pub name: String,
+    pub vendor: String,
+    pub driver: String,
+}
+
 pub trait Device: Send {
     fn name(&self) -> &str;
     /// What identifies the hardware in the tuning cache (`runtime::variants`): the GPU model
@@ -88,6 +96,24 @@ pub trait Device: Send {
     }
     fn allocate(&mut self, bytes: u64) -> DeviceAlloc;
     fn free(&mut self, alloc: DeviceAlloc);
+    /// The address of `alloc`'s first byte in the device's address space: what the OpenACC API
+    /// hands the program as a device pointer (`acc_malloc`, `acc_deviceptr`). It lies outside
+    /// every host object, and no two live allocations share an address (a zero-byte allocation
+    /// may have none: 0).
+    fn address(&self, alloc: DeviceAlloc) -> u64;
+    /// Total and free bytes of device memory (`acc_get_property`).
+    fn memory(&mut self) -> (u64, u64);
+    /// The device's name, vendor and driver (`acc_get_property_string`).
+    fn description(&self) -> DeviceDescription {
+        DeviceDescription { name: self.model().to_string(), vendor: "Yosegi".to_string(), driver: String::new() }
+    }
+    /// Copies `len` bytes from one allocation of this device to another (or within one; the
+    /// ranges do not overlap).
+    fn copy_within(&mut self, dst: DeviceAlloc, dst_offset: u64, src: DeviceAlloc, src_offset: u64, len: u64) {
+        let mut bounce = vec![0u8; len as usize];
+        self.copy_to_host(src, src_offset, &mut bounce);
+        self.copy_to_device(dst, dst_offset, &bounce);
+    }
     fn copy_to_device(&mut self, alloc: DeviceAlloc, offset: u64, src: &[u8]);
     fn copy_to_host(&mut self, alloc: DeviceAlloc, offset: u64, dst: &mut [u8]);
     fn launch(&mut self, launch: &Launch) -> Result<LaunchOutcome, KernelFault>;

@@ -52,7 +52,8 @@ impl Runtime {
             }
         }
         if let Some(a) = directive.default_async {
-            self.default_async = args[a as usize].i;
+            let queue = i32::try_from(args[a as usize].i).unwrap_or(i32::MAX);
+            self.acc_set_default_async("set default_async", queue)?;
         }
         if directive.op == RuntimeOp::Shutdown && ours {
             self.synchronize_devices()?;
@@ -60,9 +61,10 @@ impl Runtime {
         Ok(())
     }
 
-    /// The queue `async` without an argument means, as `set default_async` last left it.
+    /// The queue `async` without an argument means, as `set default_async` (or
+    /// `acc_set_default_async`) last left it.
     pub fn default_async(&self) -> i64 {
-        self.default_async
+        i64::from(self.api.default_async())
     }
 
     /// The entry action of a clause that moves no data, or `None` for one that does (copies,

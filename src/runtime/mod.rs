@@ -7,6 +7,7 @@
 //! layer renders them and exits.
 
 pub mod abi;
+pub mod acc_api;
 pub mod coherence;
 pub mod cuda;
 pub mod device;
@@ -32,7 +33,7 @@ use crate::ir::{
 };
 
 use abi::YosegiArg;
-use coherence::Transfer;
+use coherence::{Hold, Transfer};
 use device::{Device, DeviceAlloc, DeviceParam, KernelFault};
 use registry::{Origin, Registry};
 use stats::Stats;
@@ -174,6 +175,8 @@ pub mod acc_device {
     pub const HOST: i32 = 2;
     pub const NOT_HOST: i32 = 3;
     pub const NVIDIA: i32 = 4;
+    /// The types `acc_on_device` is true for in a kernel (a GPU, or the simulator playing one).
+    pub const ON_DEVICE: [i32; 3] = [DEFAULT, NOT_HOST, NVIDIA];
 }
 
 pub struct Runtime {
@@ -194,8 +197,9 @@ pub struct Runtime {
     /// Per grid kernel (by handle index): `back::cuda::specialisable_params`, which every CUDA
     /// launch needs and which the module, fixed for the runtime's life, determines.
     specialisable: Vec<Vec<u32>>,
-    /// The queue `async` without an argument means (`set default_async`).
-    default_async: i64,
+    /// The OpenACC API's own state: `acc_malloc` blocks, the default async queue (also set by
+    /// the `set default_async` directive), the device type asked for.
+    api: acc_api::ApiState,
 }
 
 /// A byte range of one tracked object, offsets from the object's start.
@@ -222,6 +226,7 @@ impl Runtime {
     /// A runtime on the device `config` names, or why that device cannot be used.
     pub fn try_new(module: Arc<Module>, sources: Arc<SourceSet>, config: RuntimeConfig) -> Result<Runtime, String> {
         let devices = open_devices(config.device)?;
+        let devices_len = devices.len();
         let mut variants = variants::VariantChooser::new(config.staging, variants::TuningCache::default_location());
         for device in &devices {
             variants.set_shared_memory_limit(device.model(), device.shared_memory_per_block());
@@ -237,7 +242,7 @@ impl Runtime {
             variants,
             sections_cache: SectionsCache::default(),
             specialisable: module.grid_kernels.iter().map(|(_, g)| crate::back::cuda::specialisable_params(g)).collect(),
-            default_async: 0,
+            api: acc_api::ApiState::new(devices_len),
             module,
         })
     }
@@ -306,17 +311,20 @@ impl Runtime {
         let module = self.module.clone();
         let region = Runtime::region_of(&module, id)?;
         check_args(region, args)?;
+        // Device addresses of objects' copies (`acc_deviceptr`) stand for the objects.
+        let args = &self.host_view_of_device_pointers(region, args);
         self.adopt_sized_args(region, args);
         let ran = match &region.kind {
             RegionKind::Compute { kernels, data } => {
-                self.enter_data(region, data, args)?;
+                self.enter_data(region, data, args, Hold::Structured)?;
                 for &kernel in kernels {
                     self.launch_kernel(region, kernel, args)?;
                 }
-                self.exit_data(region, data, args)
+                self.exit_data(region, data, args, Hold::Structured, false)
             }
-            RegionKind::Data { data } | RegionKind::EnterData { data } => self.enter_data(region, data, args),
-            RegionKind::ExitData { data } => self.exit_data(region, data, args),
+            RegionKind::Data { data } => self.enter_data(region, data, args, Hold::Structured),
+            RegionKind::EnterData { data } => self.enter_data(region, data, args, Hold::Dynamic),
+            RegionKind::ExitData { data, finalize } => self.exit_data(region, data, args, Hold::Dynamic, *finalize),
             RegionKind::Update { data } => self.update(region, data, args),
             RegionKind::Wait => self.synchronize_devices(),
             RegionKind::Runtime(directive) => self.runtime_directive(region, directive, args),
@@ -385,7 +393,7 @@ impl Runtime {
         self.adopt_sized_args(region, args);
         match &region.kind {
             RegionKind::Data { data } | RegionKind::Compute { data, .. } => {
-                self.enter_data(region, data, args).and_then(|_| self.collect_device_reports())
+                self.enter_data(region, data, args, Hold::Structured).and_then(|_| self.collect_device_reports())
             }
             _ => self.region(id, args),
         }
@@ -398,7 +406,7 @@ impl Runtime {
         check_args(region, args)?;
         match &region.kind {
             RegionKind::Data { data } | RegionKind::Compute { data, .. } => {
-                self.exit_data(region, data, args).and_then(|_| self.collect_device_reports())
+                self.exit_data(region, data, args, Hold::Structured, false).and_then(|_| self.collect_device_reports())
             }
             _ => Ok(()),
         }
@@ -440,31 +448,39 @@ impl Runtime {
         Some((&mut obj.copies, t))
     }
 
-    fn enter_data(&mut self, region: &Region, data: &[DataSection], args: &[YosegiArg]) -> Result<(), RuntimeError> {
+    /// The entry actions of data clauses: `hold` says whose reference count they raise (a data
+    /// construct's or an `enter data`'s).
+    fn enter_data(
+        &mut self,
+        region: &Region,
+        data: &[DataSection],
+        args: &[YosegiArg],
+        hold: Hold,
+    ) -> Result<(), RuntimeError> {
         let device = self.current_device;
         for section in data {
-            if self.enter_without_copy(section, args).is_some() {
+            if names_device_memory(section.kind) || self.enter_without_copy(section, args).is_some() {
                 continue;
             }
             let Some(range) = self.data_range(region, section, args)? else { continue };
             if section.kind == DataClauseKind::Present
-                && !self.registry.get(range.object).is_some_and(|o| o.copies.has_device_copy(device))
+                && !self.registry.get(range.object).is_some_and(|o| o.copies.is_present(device))
             {
                 return Err(RuntimeError::fault(
                     Diagnostic::error(section.span, format!("present clause: `{}` is not on the device", section.name))
-                        .with_help("put the array on the device first (an enclosing `data` region or `enter data copyin`), or use `copyin`/`copy` instead of `present`"),
+                        .with_help("put the array on the device first (an enclosing `data` region, `enter data copyin` or `acc_copyin`), or use `copyin`/`copy` instead of `present`"),
                 ));
             }
             let Some((copies, mut t)) = self.transfer_for(range.object) else { continue };
             match section.kind {
                 DataClauseKind::Copy | DataClauseKind::CopyIn => {
-                    copies.acquire(device, &mut t);
+                    copies.acquire(device, hold, &mut t);
                     copies.make_device_valid(device, range.lo, range.hi, &mut t);
                 }
                 DataClauseKind::Create | DataClauseKind::CopyOut | DataClauseKind::Present => {
                     // `zero:` (OpenACC 3.3): a copy this clause allocates (none held before) starts zeroed.
-                    let fresh = !copies.devices[device].as_ref().is_some_and(|c| c.refcount > 0);
-                    copies.acquire(device, &mut t);
+                    let fresh = !copies.is_present(device);
+                    copies.acquire(device, hold, &mut t);
                     if section.zero && fresh {
                         copies.zero_on_device(device, range.lo, range.hi, &mut t);
                     }
@@ -482,11 +498,20 @@ impl Runtime {
         Ok(())
     }
 
-    fn exit_data(&mut self, region: &Region, data: &[DataSection], args: &[YosegiArg]) -> Result<(), RuntimeError> {
+    /// The exit actions of data clauses, lowering `hold`'s reference count (to zero for a
+    /// dynamic one with `finalize`).
+    fn exit_data(
+        &mut self,
+        region: &Region,
+        data: &[DataSection],
+        args: &[YosegiArg],
+        hold: Hold,
+        finalize: bool,
+    ) -> Result<(), RuntimeError> {
         let device = self.current_device;
         // In reverse, so that nested clauses on one object unwind in order.
         for section in data.iter().rev() {
-            if directives::exits_without_copy(section.kind) {
+            if names_device_memory(section.kind) || directives::exits_without_copy(section.kind) {
                 continue;
             }
             let Some(range) = self.data_range(region, section, args)? else { continue };
@@ -494,10 +519,10 @@ impl Runtime {
             match section.kind {
                 DataClauseKind::Copy | DataClauseKind::CopyOut => {
                     copies.make_host_valid(range.lo, range.hi, &mut t);
-                    copies.release(device, &mut t);
+                    copies.release(device, hold, finalize, &mut t);
                 }
                 DataClauseKind::CopyIn | DataClauseKind::Create | DataClauseKind::Present | DataClauseKind::Delete => {
-                    copies.release(device, &mut t)
+                    copies.release(device, hold, finalize, &mut t);
                 }
                 DataClauseKind::Host => copies.make_host_valid(range.lo, range.hi, &mut t),
                 DataClauseKind::Device => copies.make_device_valid(device, range.lo, range.hi, &mut t),
@@ -579,7 +604,7 @@ impl Runtime {
             }
         }
         let overlapping = self.registry.overlapping(lo, hi);
-        let (mut new_lo, mut new_hi, mut holders) = (lo, hi, 0u32);
+        let (mut new_lo, mut new_hi) = (lo, hi);
         for &start in &overlapping {
             let object = self.registry.get(start).expect("found");
             // A sized object may absorb smaller views of itself (earlier launch extents).
@@ -603,11 +628,31 @@ impl Runtime {
             new_lo = new_lo.min(object.start);
             new_hi = new_hi.max(object.end());
         }
-        // Inferred extents grow: save what only devices hold, then replace them by the hull.
+        // Inferred extents grow: save what only devices hold, then replace them by the hull,
+        // which every data region holding a part holds. Memory `acc_map_data` lent cannot grow.
         let device = self.current_device;
+        for &start in &overlapping {
+            let object = self.registry.get(start).expect("found");
+            if object.copies.devices.iter().flatten().any(|c| c.mapped) {
+                return Err(RuntimeError::fault(
+                    Diagnostic::error(
+                        span,
+                        format!(
+                            "`{}` reaches outside `{}` ({} bytes), which acc_map_data mapped to device memory of that size",
+                            name, object.name, object.len
+                        ),
+                    )
+                    .with_help("map the whole array with acc_map_data, or keep the accesses within the mapped bytes"),
+                ));
+            }
+        }
+        let (mut structured, mut dynamic) = (0u32, 0u32);
         for start in overlapping {
             if let Some((copies, mut t)) = self.transfer_for(start) {
-                holders = holders.max(copies.devices[device].as_ref().map(|c| c.refcount).unwrap_or(0));
+                if let Some(copy) = copies.devices[device].as_ref() {
+                    structured = structured.max(copy.structured);
+                    dynamic = dynamic.max(copy.dynamic);
+                }
                 for d in 0..copies.devices.len() {
                     copies.free_device_copy(d, &mut t);
                 }
@@ -616,11 +661,12 @@ impl Runtime {
         }
         let devices = self.devices.len();
         self.registry.insert(new_lo, new_hi - new_lo, name, origin, devices);
-        if holders > 0 {
+        if structured > 0 || dynamic > 0 {
             let (copies, mut t) = self.transfer_for(new_lo).expect("inserted");
-            copies.acquire(device, &mut t);
+            copies.ensure_allocated(device, &mut t);
             if let Some(copy) = copies.devices[device].as_mut() {
-                copy.refcount = holders;
+                copy.structured = structured;
+                copy.dynamic = dynamic;
             }
         }
         Ok(new_lo)
@@ -659,6 +705,8 @@ impl Runtime {
                 Section::None => {}
                 Section::Elements { lo, hi } if hi <= lo => {}
                 _ if self.exact_object_at(ptr).is_some() => {}
+                // The program's own device memory (`acc_malloc`): bound as it is, no host side.
+                _ if self.registry.find(ptr).is_none() && self.api.is_raw_address(device, ptr) => {}
                 Section::Whole => {
                     if self.registry.find(ptr).is_none() {
                         return Err(RuntimeError::unsupported(
@@ -801,7 +849,13 @@ impl Runtime {
             let bound = object.and_then(|start| {
                 let (copies, mut t) = self.transfer_for(start)?;
                 copies.ensure_allocated(device, &mut t);
-                Some(DeviceParam::Array { alloc: copies.alloc(device)?, offset: ptr.wrapping_sub(start) as i64 })
+                let (alloc, base) = copies.placement(device)?;
+                Some(DeviceParam::Array { alloc, offset: ptr.wrapping_sub(start).wrapping_add(base) as i64 })
+            });
+            // `acc_malloc` memory (a `deviceptr` of the program's own device memory).
+            let bound = bound.or_else(|| {
+                let (alloc, offset) = self.api.raw_binding(device, ptr)?;
+                Some(DeviceParam::Array { alloc, offset })
             });
             params.push(bound.unwrap_or_else(|| {
                 let alloc = *self.empty_alloc.get_or_insert_with(|| self.devices[device].allocate(0));
@@ -897,7 +951,7 @@ impl Runtime {
         let highest = frame.saturating_add(DEAD_STACK_WINDOW);
         for start in self.registry.overlapping(frame, highest) {
             let Some((copies, mut t)) = self.transfer_for(start) else { continue };
-            if start < frame || copies.devices.iter().flatten().any(|c| c.refcount > 0) {
+            if start < frame || copies.is_held() {
                 continue;
             }
             let len = copies.len;
@@ -945,6 +999,12 @@ impl Runtime {
         let devices = self.devices.len();
         self.registry.insert(ptr, bytes, name, Origin::Static, devices);
     }
+}
+
+/// `deviceptr` and `use_device` name device addresses: nothing to enter or exit (a device
+/// address of an object's copy stands for the object at the launch).
+fn names_device_memory(kind: DataClauseKind) -> bool {
+    matches!(kind, DataClauseKind::DevicePtr | DataClauseKind::UseDevice)
 }
 
 fn check_args(region: &Region, args: &[YosegiArg]) -> Result<(), RuntimeError> {

@@ -83,6 +83,10 @@ impl Registry {
     pub fn remove(&mut self, start: u64) -> Option<HostObject> {
         self.objects.remove(&start)
     }
+    /// Every object, by start address.
+    pub fn iter(&self) -> impl Iterator<Item = &HostObject> {
+        self.objects.values()
+    }
     pub fn starts(&self) -> Vec<u64> {
         self.objects.keys().copied().collect()
     }

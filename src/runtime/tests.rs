@@ -9,16 +9,16 @@ use crate::analysis::testing::{B, array_param, kernel as make_kernel, scalar_par
 use crate::ir::{ArrayRef, BinaryOp, ExprKind, HostArg, ReductionOp, Stmt};
 use crate::runtime::testing::GridBuilder;
 
-fn host_arg(kind: HostArgKind) -> HostArg {
+pub(super) fn host_arg(kind: HostArgKind) -> HostArg {
     HostArg { c_expr: String::new(), kind, size_expr: None }
 }
 
-fn section(kind: DataClauseKind, base: u32, len: Option<u32>, name: &str) -> DataSection {
+pub(super) fn section(kind: DataClauseKind, base: u32, len: Option<u32>, name: &str) -> DataSection {
     DataSection { kind, base, lo: None, len, elem_size: 8, name: name.into(), span: Span::new(0, 3, 4), zero: false }
 }
 
 /// Region 0 runs `b[i] = 2 * a[i]` for `i < n` (args: n, a, b); regions 1.. are `extra`.
-fn scale_module(extra: Vec<RegionKind>) -> Module {
+pub(super) fn scale_module(extra: Vec<RegionKind>) -> Module {
     let mut module = Module::default();
     let mut b = B::new();
     let i = b.loop_var("i");
@@ -69,11 +69,11 @@ fn scale_module(extra: Vec<RegionKind>) -> Module {
     module
 }
 
-fn runtime(module: Module) -> Runtime {
+pub(super) fn runtime(module: Module) -> Runtime {
     Runtime::new(Arc::new(module), Arc::new(SourceSet::default()), RuntimeConfig::default())
 }
 
-fn args(n: i64, a: &mut [f64], b: &mut [f64]) -> Vec<YosegiArg> {
+pub(super) fn args(n: i64, a: &mut [f64], b: &mut [f64]) -> Vec<YosegiArg> {
     vec![
         YosegiArg { i: n, ..Default::default() },
         YosegiArg { ptr: a.as_mut_ptr() as *mut c_void, ..Default::default() },

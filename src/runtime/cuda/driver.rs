@@ -27,6 +27,8 @@ const DRIVER_SYMBOLS: &[&str] = &[
     "cuMemcpyHtoD_v2",
     "cuMemcpyDtoH_v2",
     "cuMemcpyHtoDAsync_v2",
+    "cuMemcpyDtoD_v2",
+    "cuMemGetInfo_v2",
     "cuStreamCreate",
     "cuStreamSynchronize",
     "cuStreamDestroy_v2",

@@ -45,7 +45,9 @@ use crate::back::cuda::{
     CudaOptions, IndexWidth, ParamAliasing, grid_kernel_cuda_with, kernel_symbol, param_aliasing,
 };
 use crate::ir::{GridKernel, ParamKind, ParamValue, ScalarType};
-use crate::runtime::device::{CompletedLaunch, Device, DeviceAlloc, DeviceParam, KernelFault, Launch, LaunchOutcome};
+use crate::runtime::device::{
+    CompletedLaunch, Device, DeviceAlloc, DeviceDescription, DeviceParam, KernelFault, Launch, LaunchOutcome,
+};
 use crate::runtime::stats::DeviceCounters;
 use crate::runtime::value;
 
@@ -138,6 +140,9 @@ struct CompiledKernel {
 
 pub struct CudaDevice {
     label: String,
+    /// The GPU's name and the driver's CUDA version (`acc_get_property_string`).
+    gpu_name: String,
+    driver_version: i32,
     context: sys::CUcontext,
     /// Compute capability as `major * 10 + minor` (90 for an H100).
     arch: u32,
@@ -235,6 +240,8 @@ impl CudaDevice {
                     version / 1000,
                     (version % 1000) / 10
                 ),
+                gpu_name: name,
+                driver_version: version,
                 context,
                 arch: (major * 10 + minor) as u32,
                 shared_per_block: shared_per_block.max(0) as u64,
@@ -697,6 +704,56 @@ impl Device for CudaDevice {
             let _ = self.make_current();
             // SAFETY: allocated by `allocate`, removed from the table so freed once.
             unsafe { sys::cuMemFree_v2(buffer.ptr) };
+        }
+    }
+
+    fn address(&self, alloc: DeviceAlloc) -> u64 {
+        self.buffers.get(&alloc.0).map_or(0, |b| b.ptr)
+    }
+
+    fn memory(&mut self) -> (u64, u64) {
+        let (mut free, mut total) = (0usize, 0usize);
+        let queried = self.make_current().and_then(|_| {
+            // SAFETY: valid out-pointers.
+            check("cuMemGetInfo", unsafe { sys::cuMemGetInfo_v2(&mut free, &mut total) })
+        });
+        match queried {
+            Ok(()) => (total as u64, free as u64),
+            Err(_) => (0, 0),
+        }
+    }
+
+    fn description(&self) -> DeviceDescription {
+        DeviceDescription {
+            name: self.gpu_name.clone(),
+            vendor: "NVIDIA".to_string(),
+            driver: format!("CUDA driver {}.{}", self.driver_version / 1000, (self.driver_version % 1000) / 10),
+        }
+    }
+
+    fn copy_within(&mut self, dst: DeviceAlloc, dst_offset: u64, src: DeviceAlloc, src_offset: u64, len: u64) {
+        // Launches writing the source finish first (the copy is synchronous, on no stream).
+        self.wait_in_flight();
+        if len == 0 || self.fault.is_some() {
+            return;
+        }
+        let (src_ptr, src_bytes) = {
+            let b = self.buffer(src);
+            (b.ptr, b.bytes)
+        };
+        let (dst_ptr, dst_bytes) = {
+            let b = self.buffer(dst);
+            (b.ptr, b.bytes)
+        };
+        if src_offset + len > src_bytes || dst_offset + len > dst_bytes {
+            self.fatal(format!("a device copy of {len} bytes outside its allocations"));
+        }
+        let result = self.make_current().and_then(|_| {
+            // SAFETY: both ranges lie inside live allocations (checked above).
+            check("cuMemcpyDtoD", unsafe { sys::cuMemcpyDtoD_v2(dst_ptr + dst_offset, src_ptr + src_offset, len as usize) })
+        });
+        if let Err(e) = result {
+            self.memory_failure(format!("copying {len} bytes on the device: {e}"));
         }
     }
 

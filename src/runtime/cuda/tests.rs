@@ -463,6 +463,12 @@ impl Device for DeferringSim {
     fn free(&mut self, alloc: DeviceAlloc) {
         self.sim.free(alloc)
     }
+    fn address(&self, alloc: DeviceAlloc) -> u64 {
+        self.sim.address(alloc)
+    }
+    fn memory(&mut self) -> (u64, u64) {
+        self.sim.memory()
+    }
     fn copy_to_device(&mut self, alloc: DeviceAlloc, offset: u64, src: &[u8]) {
         self.sim.copy_to_device(alloc, offset, src)
     }

@@ -12,18 +12,46 @@ use std::sync::Arc;
 use rayon::prelude::*;
 
 use crate::ir::{ParamKind, ScalarType};
-use crate::runtime::device::{Device, DeviceAlloc, DeviceParam, KernelFault, Launch, LaunchOutcome};
+use crate::runtime::device::{Device, DeviceAlloc, DeviceDescription, DeviceParam, KernelFault, Launch, LaunchOutcome};
 use crate::runtime::stats::DeviceCounters;
 use crate::runtime::value;
 
 use interp::{ArrayBinding, BlockState, Fault, LaunchCtx};
 use memory::SimBuffer;
 
-#[derive(Default)]
 pub struct SimDevice {
     buffers: HashMap<u64, Arc<SimBuffer>>,
+    /// The simulated device address of each buffer (see [`SIM_ADDRESS_BASE`]).
+    addresses: HashMap<u64, u64>,
     next_id: u64,
+    next_address: u64,
+    /// Bytes of the live buffers (`acc_get_property`'s free memory).
+    allocated: u64,
 }
+
+impl Default for SimDevice {
+    fn default() -> Self {
+        SimDevice {
+            buffers: HashMap::new(),
+            addresses: HashMap::new(),
+            next_id: 0,
+            next_address: SIM_ADDRESS_BASE,
+            allocated: 0,
+        }
+    }
+}
+
+/// Where the simulator's device addresses start: above every user-space address of a 64-bit
+/// host (47 or 48 bits), so that no host pointer is ever mistaken for a device pointer, and a
+/// host dereference of one faults as it would on a GPU without unified memory.
+pub const SIM_ADDRESS_BASE: u64 = 0x0d00_0000_0000_0000;
+
+/// Device addresses are handed out in units of this many bytes, with one unit of gap after
+/// each buffer, so that a pointer one past a buffer's end lies in no other buffer.
+const SIM_ADDRESS_ALIGN: u64 = 256;
+
+/// The memory the simulator says it has (`acc_property_memory`): a nominal 16 GiB.
+pub const SIM_MEMORY_BYTES: u64 = 16 << 30;
 
 impl SimDevice {
     pub fn new() -> SimDevice {
@@ -47,11 +75,41 @@ impl Device for SimDevice {
     fn allocate(&mut self, bytes: u64) -> DeviceAlloc {
         self.next_id += 1;
         self.buffers.insert(self.next_id, Arc::new(SimBuffer::new(bytes as usize)));
+        // Addresses are never reused: a stale device pointer of the program never finds a
+        // later buffer.
+        self.addresses.insert(self.next_id, self.next_address);
+        self.next_address += bytes.div_ceil(SIM_ADDRESS_ALIGN).max(1) * SIM_ADDRESS_ALIGN + SIM_ADDRESS_ALIGN;
+        self.allocated += bytes;
         DeviceAlloc(self.next_id)
     }
 
     fn free(&mut self, alloc: DeviceAlloc) {
-        self.buffers.remove(&alloc.0);
+        if let Some(buffer) = self.buffers.remove(&alloc.0) {
+            self.allocated -= buffer.len() as u64;
+        }
+        self.addresses.remove(&alloc.0);
+    }
+
+    fn address(&self, alloc: DeviceAlloc) -> u64 {
+        self.addresses.get(&alloc.0).copied().unwrap_or(0)
+    }
+
+    fn memory(&mut self) -> (u64, u64) {
+        (SIM_MEMORY_BYTES, SIM_MEMORY_BYTES.saturating_sub(self.allocated))
+    }
+
+    fn description(&self) -> DeviceDescription {
+        DeviceDescription {
+            name: "Yosegi SIMT simulator".to_string(),
+            vendor: "Yosegi".to_string(),
+            driver: format!("yosegi {}", env!("CARGO_PKG_VERSION")),
+        }
+    }
+
+    fn copy_within(&mut self, dst: DeviceAlloc, dst_offset: u64, src: DeviceAlloc, src_offset: u64, len: u64) {
+        let mut bounce = vec![0u8; len as usize];
+        self.buffer(src).read_bytes(src_offset as usize, &mut bounce);
+        self.buffer(dst).write_bytes(dst_offset as usize, &bounce);
     }
 
     fn copy_to_device(&mut self, alloc: DeviceAlloc, offset: u64, src: &[u8]) {
