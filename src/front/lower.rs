@@ -5,6 +5,7 @@
 //! The walk over each function keeps a [`Sema`] in step with the host code, so that at every
 //! directive the host scope (what a kernel may read as a param) is exactly the C scope there.
 
+mod atomic;
 mod kernel;
 mod loops;
 #[cfg(test)]
@@ -1146,6 +1147,15 @@ fn add_treatments<'c>(
                         _ => None,
                     };
                     let scalar = name.and_then(|n| sema.lookup_var(n)).map(|v| v.ty.scalar().is_some());
+                    // An array, or a section or an element of one: its updates become atomics.
+                    let array = match &r.base.kind {
+                        AE::Ident(n) => sema.lookup_var(n).filter(|v| reduction_array_type(&v.ty)).map(|_| n),
+                        _ => None,
+                    };
+                    if let Some(n) = array {
+                        treatments.insert(n.clone(), Treatment::ArrayReduction(*op, c.span));
+                        continue;
+                    }
                     match (name, scalar) {
                         (Some(n), Some(true)) => {
                             treatments.insert(n.clone(), Treatment::Reduction(*op, c.span));
@@ -1163,6 +1173,15 @@ fn add_treatments<'c>(
             }
             _ => {}
         }
+    }
+}
+
+/// An array or a pointer whose elements are numbers (what a reduction on an array may name).
+fn reduction_array_type(ty: &CType) -> bool {
+    match ty {
+        CType::Array { elem, .. } => elem.scalar().is_some() || reduction_array_type(elem),
+        CType::Pointer { to, .. } => to.scalar().is_some(),
+        _ => false,
     }
 }
 
