@@ -1125,6 +1125,10 @@ fn add_treatments<'c>(
                         Some(v) if v.ty.scalar().is_some() => {
                             treatments.insert(n.clone(), t);
                         }
+                        Some(_) if matches!(treatments.get(n.as_str()), Some(Treatment::ArrayReduction(..))) => errors.push(
+                            Diagnostic::error(r.span, format!("`{n}` is under a reduction and cannot also be private"))
+                                .with_help(format!("remove `{n}` from one of the clauses")),
+                        ),
                         Some(v) if matches!(t, Treatment::Private) && kernel::local_array_shape(&v.ty).is_some() => {
                             treatments.insert(n.clone(), t);
                         }
@@ -1153,7 +1157,14 @@ fn add_treatments<'c>(
                         _ => None,
                     };
                     if let Some(n) = array {
-                        treatments.insert(n.clone(), Treatment::ArrayReduction(*op, c.span));
+                        if matches!(treatments.get(n.as_str()), Some(Treatment::Private | Treatment::FirstPrivate)) {
+                            errors.push(
+                                Diagnostic::error(r.span, format!("reduction on the private array `{n}` is not supported"))
+                                    .with_help(format!("reduce into a shared array, or keep the loop that updates `{n}` sequential")),
+                            );
+                        } else {
+                            treatments.insert(n.clone(), Treatment::ArrayReduction(*op, c.span));
+                        }
                         continue;
                     }
                     match (name, scalar) {

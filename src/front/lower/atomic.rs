@@ -67,8 +67,29 @@ fn read_of(e: &ast::Expr) -> Option<(&ast::Expr, &ast::Expr)> {
 type Same<'a> = &'a dyn Fn(&ast::Expr, &ast::Expr) -> bool;
 
 fn same_place(sources: &SourceSet, a: &ast::Expr, b: &ast::Expr) -> bool {
-    let key = |e: &ast::Expr| sources.text(e.span).chars().filter(|c| !c.is_whitespace()).collect::<String>();
+    let key = |e: &ast::Expr| strip_parens(sources.text(e.span).chars().filter(|c| !c.is_whitespace()).collect::<String>());
     walk::same_expr(a, b) || key(a) == key(b)
+}
+
+/// `((x))` as `x`: the parentheses a span may keep around a parenthesised operand.
+fn strip_parens(mut s: String) -> String {
+    while s.starts_with('(') && s.ends_with(')') {
+        // Only when the first parenthesis closes at the end: `(a)+(b)` keeps its own.
+        let mut depth = 0usize;
+        let closes_at_end = s.char_indices().all(|(i, c)| {
+            match c {
+                '(' => depth += 1,
+                ')' => depth -= 1,
+                _ => {}
+            }
+            depth > 0 || i == s.len() - 1
+        });
+        if !closes_at_end {
+            break;
+        }
+        s = s[1..s.len() - 1].to_string();
+    }
+    s
 }
 
 /// Whether `e` reads `x` (the atomic's operand must not: that read would not be atomic).
