@@ -65,7 +65,14 @@ macro_rules! bad_input_tests {
 }
 
 bad_input_tests! {
+    array_reduction_read,
+    array_reduction_wrong_operator,
+    atomic_capture_block_other_variable,
+    atomic_capture_not_a_form,
     atomic_not_update,
+    atomic_operand_reads_x,
+    atomic_shift_on_float,
+    atomic_update_not_a_form,
     bad_expression,
     bad_reduction_operator,
     break_in_parallel_loop,

@@ -448,8 +448,12 @@ fn combine(op: AtomicOp, ty: ScalarType, vty: ScalarType, cur: &str, v: &str) ->
         AtomicOp::Div => format!("({t})({cur} / {v})"),
         AtomicOp::SubRev => format!("({t})({v} - {cur})"),
         AtomicOp::DivRev => format!("({t})({v} / {cur})"),
-        AtomicOp::Max if ct.is_float() => cast_back(format!("fmax{f}({cur}, {v})")),
-        AtomicOp::Min if ct.is_float() => cast_back(format!("fmin{f}({cur}, {v})")),
+        // Both sides in the computing type, so that the one `fmax` overload applies.
+        AtomicOp::Max | AtomicOp::Min if ct.is_float() => {
+            let name = if op == AtomicOp::Max { "fmax" } else { "fmin" };
+            let (a, b) = (convert(cur.to_string(), ty, ct), convert(v.to_string(), vty, ct));
+            cast_back(format!("{name}{f}({a}, {b})"))
+        }
         AtomicOp::Max => cast_back(format!("({cur} >= {v} ? {cur} : {v})")),
         AtomicOp::Min => cast_back(format!("({cur} <= {v} ? {cur} : {v})")),
         // Bit operations on floats are refused by lowering (and by the verifier).
@@ -913,7 +917,10 @@ impl<'a> Writer<'a> {
         let elem = self.element_type(array);
         // The operand goes in the element's type where C would convert it there anyway, else
         // in its own (the update then computes in the wider type, as C does).
-        let vty = if op.compute_type(elem, self.body.exprs[value].ty) == elem { elem } else { self.body.exprs[value].ty };
+        // (`&&`/`||` test the operand's own truth: converting it first could change it.)
+        let own = self.body.exprs[value].ty;
+        let logical = matches!(op, AtomicOp::LogAnd | AtomicOp::LogOr);
+        let vty = if op.compute_type(elem, own) == elem && !logical { elem } else { own };
         let operand = self.expr_as(value, vty);
         let target = self.element(array, indices);
         let capture = capture.map(|c| (local_name(self.body, c), self.body.locals[c].ty));
