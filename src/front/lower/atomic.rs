@@ -483,9 +483,6 @@ impl KernelBuilder<'_> {
 
     /// Refuses a read or write of a reduction array outside its updates.
     pub(super) fn check_array_reduction_use(&self, base: &ast::Expr, span: Span) -> R<()> {
-        if self.reduction_update_target {
-            return Ok(());
-        }
         if let Some((name, op, _)) = self.array_reduction_of(base) {
             return Err(err(
                 span,

@@ -781,7 +781,10 @@ impl<'a> KernelBuilder<'a> {
             cur = base;
         }
         index_exprs.reverse();
-        self.check_array_reduction_use(cur, e.span)?;
+        // The update's own element only: its subscripts may not read the array.
+        if !std::mem::take(&mut self.reduction_update_target) {
+            self.check_array_reduction_use(cur, e.span)?;
+        }
         let (array, ndims, elem) = if let AE::Unary { op: AU::Deref, operand } = &cur.kind {
             // `(*p)[i]` is rare; refuse it with the general message.
             return Err(err(operand.span, "indexing a dereferenced pointer is not supported", "index the array directly"));
