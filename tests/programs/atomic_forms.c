@@ -190,11 +190,13 @@ int main(void) {
 
     for (int k = 0; k < 8; k++) printf("ia[%d] = %d\n", k, ia[k]);
     for (int k = 0; k < 8; k++) printf("ua[%d] = %u\n", k, ua[k]);
-    for (int k = 0; k < 8; k++) printf("la[%d] = %ld\n", k, la[k]);
+    /* la[3] holds the last iteration's swap: only the swap's total below is determined */
+    for (int k = 0; k < 8; k++) if (k != 3) printf("la[%d] = %ld\n", k, la[k]);
     for (int k = 0; k < 8; k++) printf("lla[%d] = %lld\n", k, lla[k]);
     for (int k = 0; k < 8; k++) printf("fa[%d] = %.9g\n", k, fa[k]);
     for (int k = 0; k < 8; k++) printf("da[%d] = %.17g\n", k, da[k]);
     for (int c = 0; c < 16; c++) {
+        if (c == 13) continue;
         long long s = 0, lo = cap[c][0], hi = cap[c][0];
         for (int i = 0; i < N; i++) {
             s += cap[c][i];
