@@ -399,6 +399,9 @@ pub struct Local {
     pub span: Span,
 }
 
+/// The update an atomic statement makes: `x = x op v` (`x = v op x` for the `*Rev` forms), with
+/// C's conversions: both sides are converted to `compute_type(elem, type of v)`, combined there,
+/// and the result converted back to the element type (`x = v` for `Write`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AtomicOp {
     /// `x = v` (atomic write)
@@ -406,11 +409,67 @@ pub enum AtomicOp {
     Add,
     Sub,
     Mul,
+    Div,
     Max,
     Min,
     BitAnd,
     BitOr,
     BitXor,
+    /// `x = x << v`
+    Shl,
+    /// `x = x >> v`
+    Shr,
+    /// `x = v - x`
+    SubRev,
+    /// `x = v / x`
+    DivRev,
+    /// `x = v << x`
+    ShlRev,
+    /// `x = v >> x`
+    ShrRev,
+    /// `x = x && v` (0 or 1 in the element type)
+    LogAnd,
+    /// `x = x || v`
+    LogOr,
+}
+
+impl AtomicOp {
+    /// The binary operator that combines the two sides (`None` for `Write`).
+    pub fn binary(self) -> Option<BinaryOp> {
+        Some(match self {
+            AtomicOp::Write => return None,
+            AtomicOp::Add => BinaryOp::Add,
+            AtomicOp::Sub | AtomicOp::SubRev => BinaryOp::Sub,
+            AtomicOp::Mul => BinaryOp::Mul,
+            AtomicOp::Div | AtomicOp::DivRev => BinaryOp::Div,
+            AtomicOp::Max => BinaryOp::Max,
+            AtomicOp::Min => BinaryOp::Min,
+            AtomicOp::BitAnd => BinaryOp::BitAnd,
+            AtomicOp::BitOr => BinaryOp::BitOr,
+            AtomicOp::BitXor => BinaryOp::BitXor,
+            AtomicOp::Shl | AtomicOp::ShlRev => BinaryOp::Shl,
+            AtomicOp::Shr | AtomicOp::ShrRev => BinaryOp::Shr,
+            AtomicOp::LogAnd => BinaryOp::LogAnd,
+            AtomicOp::LogOr => BinaryOp::LogOr,
+        })
+    }
+
+    /// Whether the operand is the left side (`x = v op x`).
+    pub fn reversed(self) -> bool {
+        matches!(self, AtomicOp::SubRev | AtomicOp::DivRev | AtomicOp::ShlRev | AtomicOp::ShrRev)
+    }
+
+    /// The type the update computes in, for an element of type `elem` and an operand of type
+    /// `operand` (C's usual arithmetic conversions; a shift computes in its promoted left side).
+    pub fn compute_type(self, elem: ScalarType, operand: ScalarType) -> ScalarType {
+        use crate::front::sema::{common_type, promote};
+        match self {
+            AtomicOp::Write | AtomicOp::LogAnd | AtomicOp::LogOr => elem,
+            AtomicOp::Shl | AtomicOp::Shr => promote(elem),
+            AtomicOp::ShlRev | AtomicOp::ShrRev => promote(operand),
+            _ => common_type(elem, operand),
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -393,12 +393,19 @@ impl Ctx<'_> {
                     return self.err("store of a value of another type than the element".to_string());
                 }
             }
-            Stmt::Atomic { array, indices, value, capture, .. } => {
+            Stmt::Atomic { op, array, indices, value, capture, .. } => {
                 for i in indices {
                     self.expr(*i)?;
                 }
                 self.expr(*value)?;
-                self.array(*array, indices.len())?;
+                let elem = self.array(*array, indices.len())?;
+                let integer_only = matches!(
+                    op.binary(),
+                    Some(BinaryOp::BitAnd | BinaryOp::BitOr | BinaryOp::BitXor | BinaryOp::Shl | BinaryOp::Shr)
+                );
+                if integer_only && (elem.is_float() || self.ty(*value).is_float()) {
+                    return self.err("a bit or shift atomic on a floating-point value".to_string());
+                }
                 if let Some(c) = capture {
                     self.local_in_range(*c)?;
                 }

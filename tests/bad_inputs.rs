@@ -66,7 +66,14 @@ macro_rules! bad_input_tests {
 
 bad_input_tests! {
     aliased_sections,
+    array_reduction_read,
+    array_reduction_wrong_operator,
+    atomic_capture_block_other_variable,
+    atomic_capture_not_a_form,
     atomic_not_update,
+    atomic_operand_reads_x,
+    atomic_shift_on_float,
+    atomic_update_not_a_form,
     attach_not_pointer,
     bad_expression,
     bad_reduction_operator,

@@ -217,6 +217,8 @@ differential_tests! {
     c_semantics => "c_semantics.c",
     control_flow => "control_flow.c",
     serial_atomic => "serial_atomic.c",
+    atomic_forms => "atomic_forms.c",
+    array_reductions => "array_reductions.c",
     multi_solver => "multi_solver",
     stencil3d_19pt => "stencil3d_19pt.c",
     box_offsets => "box_offsets.c",

@@ -335,8 +335,9 @@ enum Helper {
     /// `max`/`min` of two integers (`true` = max).
     IntMax(TypeKey),
     IntMin(TypeKey),
-    /// An atomic read-modify-write done with a compare-and-swap loop.
-    Atomic(AtomicKey, TypeKey),
+    /// An atomic read-modify-write done with a compare-and-swap loop: the operation, the
+    /// element's type and the operand's.
+    Atomic(AtomicKey, TypeKey, TypeKey),
 }
 
 /// `ScalarType` with an order, for a sorted helper set.
@@ -369,16 +370,25 @@ impl TypeKey {
 struct AtomicKey(u8);
 
 impl AtomicKey {
-    const ALL: [AtomicOp; 9] = [
+    const ALL: [AtomicOp; 18] = [
         AtomicOp::Write,
         AtomicOp::Add,
         AtomicOp::Sub,
         AtomicOp::Mul,
+        AtomicOp::Div,
         AtomicOp::Max,
         AtomicOp::Min,
         AtomicOp::BitAnd,
         AtomicOp::BitOr,
         AtomicOp::BitXor,
+        AtomicOp::Shl,
+        AtomicOp::Shr,
+        AtomicOp::SubRev,
+        AtomicOp::DivRev,
+        AtomicOp::ShlRev,
+        AtomicOp::ShrRev,
+        AtomicOp::LogAnd,
+        AtomicOp::LogOr,
     ];
     fn of(op: AtomicOp) -> AtomicKey {
         AtomicKey(Self::ALL.iter().position(|&o| o == op).unwrap_or(0) as u8)
@@ -399,6 +409,15 @@ fn atomic_op_name(op: AtomicOp) -> &'static str {
         AtomicOp::BitAnd => "and",
         AtomicOp::BitOr => "or",
         AtomicOp::BitXor => "xor",
+        AtomicOp::Div => "div",
+        AtomicOp::Shl => "shl",
+        AtomicOp::Shr => "shr",
+        AtomicOp::SubRev => "rsub",
+        AtomicOp::DivRev => "rdiv",
+        AtomicOp::ShlRev => "rshl",
+        AtomicOp::ShrRev => "rshr",
+        AtomicOp::LogAnd => "land",
+        AtomicOp::LogOr => "lor",
     }
 }
 
@@ -406,28 +425,52 @@ fn helper_name(h: Helper) -> String {
     match h {
         Helper::IntMax(t) => format!("yosegi_max_{}", type_suffix(t.ty())),
         Helper::IntMin(t) => format!("yosegi_min_{}", type_suffix(t.ty())),
-        Helper::Atomic(op, t) => format!("yosegi_atomic_{}_{}", atomic_op_name(op.op()), type_suffix(t.ty())),
+        Helper::Atomic(op, t, v) if t == v => format!("yosegi_atomic_{}_{}", atomic_op_name(op.op()), type_suffix(t.ty())),
+        Helper::Atomic(op, t, v) => {
+            format!("yosegi_atomic_{}_{}_{}", atomic_op_name(op.op()), type_suffix(t.ty()), type_suffix(v.ty()))
+        }
     }
 }
 
-/// `cur op v` at type `ty`, as the simulator combines an atomic's old value with its operand.
-fn combine(op: AtomicOp, ty: ScalarType, cur: &str, v: &str) -> String {
+/// The new value of an element of type `ty` holding `cur` after atomic `op` with operand `v`
+/// of type `vty`, as the simulator computes it (`value::atomic_update`): C's own conversions
+/// bring both sides to the operation's type, the cast brings the result back.
+fn combine(op: AtomicOp, ty: ScalarType, vty: ScalarType, cur: &str, v: &str) -> String {
     let t = cuda_type(ty);
-    let f = if ty == ScalarType::F32 { "f" } else { "" };
+    let ct = op.compute_type(ty, vty);
+    let f = if ct == ScalarType::F32 { "f" } else { "" };
+    let cast_back = |e: String| if ct == ty { e } else { format!("({t})({e})") };
     match op {
-        AtomicOp::Write => v.to_string(),
+        AtomicOp::Write => convert(v.to_string(), vty, ty),
         AtomicOp::Add => format!("({t})({cur} + {v})"),
         AtomicOp::Sub => format!("({t})({cur} - {v})"),
         AtomicOp::Mul => format!("({t})({cur} * {v})"),
-        AtomicOp::Max if ty.is_float() => format!("fmax{f}({cur}, {v})"),
-        AtomicOp::Min if ty.is_float() => format!("fmin{f}({cur}, {v})"),
-        AtomicOp::Max => format!("({cur} >= {v} ? {cur} : {v})"),
-        AtomicOp::Min => format!("({cur} <= {v} ? {cur} : {v})"),
-        // Bit operations on floats are refused by lowering; the simulator keeps the old value.
-        AtomicOp::BitAnd | AtomicOp::BitOr | AtomicOp::BitXor if ty.is_float() => cur.to_string(),
+        AtomicOp::Div => format!("({t})({cur} / {v})"),
+        AtomicOp::SubRev => format!("({t})({v} - {cur})"),
+        AtomicOp::DivRev => format!("({t})({v} / {cur})"),
+        // Both sides in the computing type, so that the one `fmax` overload applies.
+        AtomicOp::Max | AtomicOp::Min if ct.is_float() => {
+            let name = if op == AtomicOp::Max { "fmax" } else { "fmin" };
+            let (a, b) = (convert(cur.to_string(), ty, ct), convert(v.to_string(), vty, ct));
+            cast_back(format!("{name}{f}({a}, {b})"))
+        }
+        AtomicOp::Max => cast_back(format!("({cur} >= {v} ? {cur} : {v})")),
+        AtomicOp::Min => cast_back(format!("({cur} <= {v} ? {cur} : {v})")),
+        // Bit operations on floats are refused by lowering (and by the verifier).
+        AtomicOp::BitAnd | AtomicOp::BitOr | AtomicOp::BitXor | AtomicOp::Shl | AtomicOp::Shr | AtomicOp::ShlRev | AtomicOp::ShrRev
+            if ty.is_float() || vty.is_float() =>
+        {
+            cur.to_string()
+        }
         AtomicOp::BitAnd => format!("({t})({cur} & {v})"),
         AtomicOp::BitOr => format!("({t})({cur} | {v})"),
         AtomicOp::BitXor => format!("({t})({cur} ^ {v})"),
+        AtomicOp::Shl => format!("({t})({cur} << {v})"),
+        AtomicOp::Shr => format!("({t})({cur} >> {v})"),
+        AtomicOp::ShlRev => format!("({t})({v} << {cur})"),
+        AtomicOp::ShrRev => format!("({t})({v} >> {cur})"),
+        AtomicOp::LogAnd => format!("({t})({cur} && {v})"),
+        AtomicOp::LogOr => format!("({t})({cur} || {v})"),
     }
 }
 
@@ -439,8 +482,10 @@ fn helper_definition(h: Helper) -> String {
             let cmp = if matches!(h, Helper::IntMax(_)) { ">=" } else { "<=" };
             format!("__device__ static {ty} {name}({ty} a, {ty} b)\n{{\n    return a {cmp} b ? a : b;\n}}\n")
         }
-        Helper::Atomic(op, t) => {
+        Helper::Atomic(op, t, v) => {
             let ty = t.ty();
+            let vty = v.ty();
+            let vn = cuda_type(vty);
             let op = op.op();
             let tn = cuda_type(ty);
             let mut s = String::new();
@@ -456,10 +501,10 @@ fn helper_definition(h: Helper) -> String {
                     _ => ("unsigned long long", format!("({tn})old"), "(unsigned long long)".to_string()),
                 };
                 let current = from_bits.replace("old", "assumed");
-                let next = combine(op, ty, "current", "operand");
+                let next = combine(op, ty, vty, "current", "operand");
                 let _ = write!(
                     s,
-                    "__device__ static {tn} {name}({tn} *address, {tn} operand)\n{{\n    \
+                    "__device__ static {tn} {name}({tn} *address, {vn} operand)\n{{\n    \
                      {bits} *word = ({bits} *)address;\n    \
                      {bits} old = *word;\n    \
                      {bits} assumed;\n    \
@@ -475,10 +520,10 @@ fn helper_definition(h: Helper) -> String {
                 // them (the GPU is little-endian).
                 let mask = if ty.size_bytes() == 1 { "0xffu" } else { "0xffffu" };
                 let unsigned = if ty.size_bytes() == 1 { "unsigned char" } else { "unsigned short" };
-                let next = combine(op, ty, "current", "operand");
+                let next = combine(op, ty, vty, "current", "operand");
                 let _ = write!(
                     s,
-                    "__device__ static {tn} {name}({tn} *address, {tn} operand)\n{{\n    \
+                    "__device__ static {tn} {name}({tn} *address, {vn} operand)\n{{\n    \
                      unsigned int *word = (unsigned int *)((unsigned long long)address & ~3ull);\n    \
                      unsigned int shift = (unsigned int)((unsigned long long)address & 3ull) * 8u;\n    \
                      unsigned int mask = {mask} << shift;\n    \
@@ -870,7 +915,13 @@ impl<'a> Writer<'a> {
         capture: Option<Handle<crate::ir::Local>>,
     ) {
         let elem = self.element_type(array);
-        let operand = self.expr_as(value, elem);
+        // The operand goes in the element's type where C would convert it there anyway, else
+        // in its own (the update then computes in the wider type, as C does).
+        // (`&&`/`||` test the operand's own truth: converting it first could change it.)
+        let own = self.body.exprs[value].ty;
+        let logical = matches!(op, AtomicOp::LogAnd | AtomicOp::LogOr);
+        let vty = if op.compute_type(elem, own) == elem && !logical { elem } else { own };
+        let operand = self.expr_as(value, vty);
         let target = self.element(array, indices);
         let capture = capture.map(|c| (local_name(self.body, c), self.body.locals[c].ty));
         if let ArrayRef::Local(_) = array {
@@ -886,13 +937,13 @@ impl<'a> Writer<'a> {
                     self.helpers.insert(h);
                     format!("{}({target}, {operand})", helper_name(h))
                 }
-                _ => combine(op, elem, &target, &operand),
+                _ => combine(op, elem, vty, &target, &operand),
             };
             let text = format!("{target} = {next};");
             self.line(&text);
             return;
         }
-        let (call, old) = self.atomic_call(op, elem, &format!("&{target}"), &operand);
+        let (call, old) = self.atomic_call(op, elem, vty, &format!("&{target}"), &operand);
         let text = match &capture {
             Some((name, cty)) => format!("{name} = {};", strip_parens(&convert(old, elem, *cty))),
             None => format!("{call};"),
@@ -902,12 +953,17 @@ impl<'a> Writer<'a> {
 
     /// `op` applied atomically at `address`: the call, and the old value as an expression of
     /// the element type (the call converted back where it goes through another type).
-    fn atomic_call(&mut self, op: AtomicOp, elem: ScalarType, address: &str, operand: &str) -> (String, String) {
+    fn atomic_call(&mut self, op: AtomicOp, elem: ScalarType, vty: ScalarType, address: &str, operand: &str) -> (String, String) {
         use ScalarType::*;
         let ull = format!("(unsigned long long *){address}");
         let as_ull = format!("(unsigned long long){}", parens(operand));
         let plain = |call: String| (call.clone(), call);
         let via_ull = |call: String| (call.clone(), format!("({}){call}", cuda_type(elem)));
+        if vty != elem {
+            let h = Helper::Atomic(AtomicKey::of(op), TypeKey::of(elem), TypeKey::of(vty));
+            self.helpers.insert(h);
+            return plain(format!("{}({address}, {operand})", helper_name(h)));
+        }
         match (op, elem) {
             (AtomicOp::Add, I32 | U32 | U64 | F32 | F64) => plain(format!("atomicAdd({address}, {operand})")),
             (AtomicOp::Add, I64) => via_ull(format!("atomicAdd({ull}, {as_ull})")),
@@ -929,7 +985,7 @@ impl<'a> Writer<'a> {
                 (call.clone(), format!("__longlong_as_double((long long){call})"))
             }
             _ => {
-                let h = Helper::Atomic(AtomicKey::of(op), TypeKey::of(elem));
+                let h = Helper::Atomic(AtomicKey::of(op), TypeKey::of(elem), TypeKey::of(elem));
                 self.helpers.insert(h);
                 plain(format!("{}({address}, {operand})", helper_name(h)))
             }

@@ -388,11 +388,20 @@ impl<'a> Printer<'a> {
                     AtomicOp::Add => "+=",
                     AtomicOp::Sub => "-=",
                     AtomicOp::Mul => "*=",
+                    AtomicOp::Div => "/=",
                     AtomicOp::Max => "max=",
                     AtomicOp::Min => "min=",
                     AtomicOp::BitAnd => "&=",
                     AtomicOp::BitOr => "|=",
                     AtomicOp::BitXor => "^=",
+                    AtomicOp::Shl => "<<=",
+                    AtomicOp::Shr => ">>=",
+                    AtomicOp::SubRev => "=rev-",
+                    AtomicOp::DivRev => "=rev/",
+                    AtomicOp::ShlRev => "=rev<<",
+                    AtomicOp::ShrRev => "=rev>>",
+                    AtomicOp::LogAnd => "&&=",
+                    AtomicOp::LogOr => "||=",
                 };
                 let capture = capture.map(|c| format!("{} = ", self.local(c))).unwrap_or_default();
                 let _ = writeln!(

@@ -5,6 +5,7 @@
 //! The walk over each function keeps a [`Sema`] in step with the host code, so that at every
 //! directive the host scope (what a kernel may read as a param) is exactly the C scope there.
 
+mod atomic;
 mod executable;
 mod kernel;
 mod loops;
@@ -1351,6 +1352,10 @@ fn add_treatments<'c>(
                         Some(v) if v.ty.scalar().is_some() => {
                             treatments.insert(n.clone(), t);
                         }
+                        Some(_) if matches!(treatments.get(n.as_str()), Some(Treatment::ArrayReduction(..))) => errors.push(
+                            Diagnostic::error(r.span, format!("`{n}` is under a reduction and cannot also be private"))
+                                .with_help(format!("remove `{n}` from one of the clauses")),
+                        ),
                         Some(v) if matches!(t, Treatment::Private) && kernel::local_array_shape(&v.ty).is_some() && r.sections.len() <= 1 => {
                             treatments.insert(n.clone(), t);
                         }
@@ -1373,6 +1378,22 @@ fn add_treatments<'c>(
                         _ => None,
                     };
                     let scalar = name.and_then(|n| sema.lookup_var(n)).map(|v| v.ty.scalar().is_some());
+                    // An array, or a section or an element of one: its updates become atomics.
+                    let array = match &r.base.kind {
+                        AE::Ident(n) => sema.lookup_var(n).filter(|v| reduction_array_type(&v.ty)).map(|_| n),
+                        _ => None,
+                    };
+                    if let Some(n) = array {
+                        if matches!(treatments.get(n.as_str()), Some(Treatment::Private | Treatment::FirstPrivate)) {
+                            errors.push(
+                                Diagnostic::error(r.span, format!("reduction on the private array `{n}` is not supported"))
+                                    .with_help(format!("reduce into a shared array, or keep the loop that updates `{n}` sequential")),
+                            );
+                        } else {
+                            treatments.insert(n.clone(), Treatment::ArrayReduction(*op, c.span));
+                        }
+                        continue;
+                    }
                     match (name, scalar) {
                         (Some(n), Some(true)) => {
                             treatments.insert(n.clone(), Treatment::Reduction(*op, c.span));
@@ -1390,6 +1411,15 @@ fn add_treatments<'c>(
             }
             _ => {}
         }
+    }
+}
+
+/// An array or a pointer whose elements are numbers (what a reduction on an array may name).
+fn reduction_array_type(ty: &CType) -> bool {
+    match ty {
+        CType::Array { elem, .. } => elem.scalar().is_some() || reduction_array_type(elem),
+        CType::Pointer { to, .. } => to.scalar().is_some(),
+        _ => false,
     }
 }
 

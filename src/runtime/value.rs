@@ -3,7 +3,7 @@
 //! sign-extended, unsigned ones zero-extended, `Bool` is 0 or 1), floating values are `f64`
 //! bits (an `F32` value is an `f64` holding an exactly representable `f32`).
 
-use crate::ir::{BinaryOp, MathFn, ParamValue, ReductionOp, ScalarType, UnaryOp};
+use crate::ir::{AtomicOp, BinaryOp, MathFn, ParamValue, ReductionOp, ScalarType, UnaryOp};
 
 /// Wraps an integer to `ty`'s width (C's conversion to an integer type).
 #[inline]
@@ -262,6 +262,23 @@ pub fn math(func: MathFn, ty: ScalarType, args: &[u64]) -> u64 {
         MathFn::Erf => unsafe { erf(x) },
     };
     from_f64(ty, r)
+}
+
+/// The value an atomic update `op` leaves in an element of type `elem` that held `old`, for an
+/// operand `v` of type `operand` (see `AtomicOp`: C's conversions, the result converted back).
+pub fn atomic_update(op: AtomicOp, elem: ScalarType, operand: ScalarType, old: u64, v: u64) -> Result<u64, ArithError> {
+    let Some(bin) = op.binary() else {
+        return Ok(cast(operand, elem, v));
+    };
+    if matches!(bin, BinaryOp::LogAnd | BinaryOp::LogOr) {
+        let (a, b) = (is_true(elem, old), is_true(operand, v));
+        let r = if bin == BinaryOp::LogAnd { a && b } else { a || b };
+        return Ok(cast(ScalarType::Bool, elem, r as u64));
+    }
+    let ct = op.compute_type(elem, operand);
+    let (x, y) = (cast(elem, ct, old), cast(operand, ct, v));
+    let (x, y) = if op.reversed() { (y, x) } else { (x, y) };
+    Ok(cast(ct, elem, binary(bin, ct, ct, x, y)?))
 }
 
 /// Combines two values the way reduction `op` does.

@@ -1,9 +1,10 @@
-// bad input: a reduction on an array
+// bad input: a reduction on a struct
 #include <stdio.h>
+struct pair { double lo, hi; };
 int main(void) {
-    double arr[4] = {0.0, 0.0, 0.0, 0.0};
-#pragma acc parallel loop reduction(+:arr)
-    for (int i = 0; i < 100; i++) arr[i % 4] += i;
-    printf("%f\n", arr[1]);
+    struct pair p = {0.0, 0.0};
+#pragma acc parallel loop reduction(+:p)
+    for (int i = 0; i < 100; i++) p.lo += i;
+    printf("%f\n", p.lo);
     return 0;
 }

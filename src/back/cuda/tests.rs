@@ -361,6 +361,74 @@ fn atomic_histogram() {
     assert_compiles(&text);
 }
 
+/// The OpenACC 3.3 atomic forms CUDA has no instruction for (division, shifts, reversed
+/// operands, logical and/or) and updates whose operand is wider than the element (C computes
+/// in the wider type): all compare-and-swap loops on the element's bits, with the operand in
+/// its own type, returning the old value for a capture.
+#[test]
+fn atomic_forms_without_instructions_use_compare_and_swap() {
+    let mut g = GridBuilder::new("forms_l9", [128, 1, 1]);
+    let ints = g.array_param("ints", ScalarType::I32, &[]);
+    let longs = g.array_param("longs", ScalarType::I64, &[]);
+    let floats = g.array_param("floats", ScalarType::F32, &[]);
+    let bytes = g.array_param("bytes", ScalarType::I8, &[]);
+    let units = g.array_param("units", ScalarType::U32, &[]);
+    let doubles = g.array_param("doubles", ScalarType::F64, &[]);
+    let old_l = g.local("old_l", ScalarType::I64);
+    let old_f = g.local("old_f", ScalarType::F32);
+    let i = g.global_id();
+    let zero = g.int(0);
+    let one = g.int(1);
+    let two = g.int(2);
+    let three = g.int(3);
+    let seven = g.i64c(7);
+    let eight = g.float(8.0, ScalarType::F32);
+    let half = g.float(0.5, ScalarType::F64);
+    let k4096 = g.body.add_expr(ExprKind::ConstInt(4096), ScalarType::U32, Span::default());
+    let x = ArrayRef::Param;
+    let atomic = |op, array, indices: Vec<_>, value, capture| Stmt::Atomic { op, array, indices, value, capture, span: Span::default() };
+    let kernel = g.finish(vec![
+        atomic(AtomicOp::Div, x(ints), vec![zero], two, None),
+        atomic(AtomicOp::ShlRev, x(ints), vec![i], three, None),
+        atomic(AtomicOp::Shr, x(ints), vec![one], one, None),
+        atomic(AtomicOp::SubRev, x(longs), vec![zero], seven, Some(old_l)),
+        atomic(AtomicOp::DivRev, x(floats), vec![zero], eight, Some(old_f)),
+        atomic(AtomicOp::Shl, x(bytes), vec![zero], one, None),
+        atomic(AtomicOp::LogAnd, x(bytes), vec![one], i, None),
+        atomic(AtomicOp::ShrRev, x(units), vec![i], k4096, None),
+        atomic(AtomicOp::Add, x(ints), vec![two], half, None),
+        atomic(AtomicOp::Mul, x(doubles), vec![zero], half, None),
+        atomic(AtomicOp::Add, x(doubles), vec![one], half, None),
+    ]);
+    let module = module_with(kernel);
+    let text = emit(&module);
+    for (helper, next) in [
+        ("__device__ static int yosegi_atomic_div_i32(int *address, int operand)", "(int)(current / operand)"),
+        ("__device__ static int yosegi_atomic_rshl_i32(int *address, int operand)", "(int)(operand << current)"),
+        ("__device__ static int yosegi_atomic_shr_i32(int *address, int operand)", "(int)(current >> operand)"),
+        ("__device__ static long long yosegi_atomic_rsub_i64(long long *address, long long operand)", "(long long)(operand - current)"),
+        ("__device__ static float yosegi_atomic_rdiv_f32(float *address, float operand)", "__float_as_uint((float)(operand / current))"),
+        ("__device__ static signed char yosegi_atomic_shl_i8_i32(signed char *address, int operand)", "(signed char)(current << operand)"),
+        ("__device__ static signed char yosegi_atomic_land_i8_i32(signed char *address, int operand)", "(signed char)(current && operand)"),
+        ("__device__ static unsigned int yosegi_atomic_rshr_u32(unsigned int *address, unsigned int operand)", "(unsigned int)(operand >> current)"),
+        ("__device__ static int yosegi_atomic_add_i32_f64(int *address, double operand)", "(int)(current + operand)"),
+        ("__device__ static double yosegi_atomic_mul_f64(double *address, double operand)", "(double)(current * operand)"),
+    ] {
+        assert!(text.contains(helper), "{helper}\n{text}");
+        assert!(text.contains(next), "{next}\n{text}");
+    }
+    // 64-bit elements swap 64-bit words; sub-word elements swap the word that holds them.
+    assert!(text.contains("unsigned long long *word = (unsigned long long *)address;"), "{text}");
+    assert!(text.contains("unsigned int *word = (unsigned int *)((unsigned long long)address & ~3ull);"), "{text}");
+    assert!(text.contains("yosegi_atomic_div_i32(&ints_p0[0], 2);"), "{text}");
+    assert!(text.contains("old_l_0 = yosegi_atomic_rsub_i64(&longs_p1[0], 7ll);"), "{text}");
+    assert!(text.contains("old_f_1 = yosegi_atomic_rdiv_f32(&floats_p2[0], 8.0f);"), "{text}");
+    assert!(text.contains("yosegi_atomic_add_i32_f64(&ints_p0[2], 0.5);"), "the operand keeps its type\n{text}");
+    // A double add has an instruction.
+    assert!(text.contains("atomicAdd(&doubles_p5[1], 0.5);"), "{text}");
+    assert_compiles(&text);
+}
+
 /// A loop with `continue` and `break` nested in an `if`, a do-while, and a recursive device
 /// function; checks the control-flow scheme and that the text compiles.
 #[test]

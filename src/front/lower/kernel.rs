@@ -5,11 +5,11 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::diag::{Diagnostic, Span};
-use crate::front::ast::{self, AtomicKind, BinaryOp as AB, DirectiveKind, ExprKind as AE, ReductionOp, StmtKind, UnaryOp as AU};
+use crate::front::ast::{self, BinaryOp as AB, DirectiveKind, ExprKind as AE, ReductionOp, StmtKind, UnaryOp as AU};
 use crate::front::sema::{self, ArrayLen, CType, Sema, Symbol, VarInfo};
 use crate::front::source::SourceSet;
 use crate::ir::{
-    ArrayRef, AtomicOp, BinaryOp, Block, Body, Expr, ExprKind, Handle, HostArg, HostArgKind, Local, LocalKind, LoopRange,
+    ArrayRef, BinaryOp, Block, Body, Expr, ExprKind, Handle, HostArg, HostArgKind, Local, LocalKind, LoopRange,
     MathFn, Param, ParamKind, Reduction, ScalarType, Stmt, UnaryOp,
 };
 
@@ -49,6 +49,9 @@ pub enum Treatment {
     /// `private(c[lo:len])` / `firstprivate(...)` of an array the kernel cannot hold in a local
     /// array (a pointer section, or a firstprivate array): a copy per iteration in a buffer.
     PrivateArray { first: bool, section: Box<ast::DataRef> },
+    /// `reduction(op:a)` or `reduction(op:a[lo:len])` on an array: its element updates become
+    /// atomics on the array (`atomic.rs`).
+    ArrayReduction(ReductionOp, Span),
 }
 
 /// Where the iterations' copies of a private array live: the buffer param and the local that
@@ -81,9 +84,9 @@ pub struct KernelBuilder<'a> {
     pub args: &'a mut Vec<HostArg>,
     pub body: Body,
     pub params: Vec<Param>,
-    param_keys: HashMap<String, u32>,
+    pub(super) param_keys: HashMap<String, u32>,
     scopes: Vec<HashMap<String, Handle<Local>>>,
-    host_locals: HashMap<String, Handle<Local>>,
+    pub(super) host_locals: HashMap<String, Handle<Local>>,
     pub treatments: HashMap<String, Treatment>,
     /// Private arrays of a parallel loop, by name (see [`Treatment::PrivateArray`]).
     pub private_arrays: HashMap<String, PrivateCopies>,
@@ -109,6 +112,8 @@ pub struct KernelBuilder<'a> {
     inline_frames: Vec<InlineFrame>,
     /// Array parameters of inlined functions: the caller's arrays they stand for.
     aliases: HashMap<String, (ArrayRef, usize, ScalarType)>,
+    /// Lowering the element an atomic or a reduction update writes (reduction arrays allowed).
+    pub(super) reduction_update_target: bool,
 }
 
 /// A call being inlined: where `return` puts the value and the flag that ends the body.
@@ -122,14 +127,14 @@ const MAX_INLINE_DEPTH: usize = 8;
 
 /// Where an assignment stores.
 #[derive(Clone, Debug)]
-enum Target {
+pub(super) enum Target {
     Local(Handle<Local>),
     Element { array: ArrayRef, indices: Vec<Handle<Expr>>, ty: ScalarType },
 }
 
-type R<T> = Result<T, Diagnostic>;
+pub(super) type R<T> = Result<T, Diagnostic>;
 
-fn err(span: Span, msg: impl Into<String>, help: impl Into<String>) -> Diagnostic {
+pub(super) fn err(span: Span, msg: impl Into<String>, help: impl Into<String>) -> Diagnostic {
     Diagnostic::error(span, msg).with_help(help)
 }
 
@@ -215,14 +220,19 @@ impl<'a> KernelBuilder<'a> {
             pending: Vec::new(),
             inline_frames: Vec::new(),
             aliases: HashMap::new(),
+            reduction_update_target: false,
         }
     }
 
-    fn text(&self, span: Span) -> String {
+    pub(super) fn text(&self, span: Span) -> String {
         self.cx.sources.text(span).split_whitespace().collect::<Vec<_>>().join(" ")
     }
 
     /// The text of a host expression as a dedup key (whitespace removed).
+    pub(super) fn sources(&self) -> &'a SourceSet {
+        self.cx.sources
+    }
+
     fn key(&self, span: Span) -> String {
         self.cx.sources.text(span).chars().filter(|c| !c.is_whitespace()).collect()
     }
@@ -242,7 +252,7 @@ impl<'a> KernelBuilder<'a> {
         }
     }
 
-    fn kernel_local(&self, name: &str) -> Option<Handle<Local>> {
+    pub(super) fn kernel_local(&self, name: &str) -> Option<Handle<Local>> {
         self.scopes.iter().rev().find_map(|s| s.get(name).copied())
     }
 
@@ -301,7 +311,7 @@ impl<'a> KernelBuilder<'a> {
         self.add(ExprKind::Binary { op, lhs: a, rhs: b }, ty, span)
     }
 
-    fn add_arg(&mut self, arg: HostArg) -> u32 {
+    pub(super) fn add_arg(&mut self, arg: HostArg) -> u32 {
         if let Some(i) = self.args.iter().position(|a| a.c_expr == arg.c_expr && a.kind == arg.kind) {
             return i as u32;
         }
@@ -309,7 +319,7 @@ impl<'a> KernelBuilder<'a> {
         (self.args.len() - 1) as u32
     }
 
-    fn check_default_none(&mut self, root: &str, span: Span) {
+    pub(super) fn check_default_none(&mut self, root: &str, span: Span) {
         if self.default_none.span.is_some() && !self.default_none.named.contains(root) && self.reported.insert(format!("dn:{root}")) {
             self.errors.push(err(
                 span,
@@ -433,6 +443,7 @@ impl<'a> KernelBuilder<'a> {
                 Some(self.new_local(name, ty, LocalKind::FirstPrivate(p), span))
             }
             Some(Treatment::PrivateArray { .. }) => None,
+            Some(Treatment::ArrayReduction(..)) => None,
             Some(Treatment::Reduction(op, rspan)) => {
                 if self.mode == Mode::Single {
                     Some(self.scalar_output(name, ty, span))
@@ -480,7 +491,7 @@ impl<'a> KernelBuilder<'a> {
         l
     }
 
-    fn host_var(&self, name: &str) -> Option<VarInfo> {
+    pub(super) fn host_var(&self, name: &str) -> Option<VarInfo> {
         self.sema.lookup_var(name).cloned()
     }
 
@@ -919,6 +930,10 @@ impl<'a> KernelBuilder<'a> {
             cur = base;
         }
         index_exprs.reverse();
+        // The update's own element only: its subscripts may not read the array.
+        if !std::mem::take(&mut self.reduction_update_target) {
+            self.check_array_reduction_use(cur, e.span)?;
+        }
         if let AE::Ident(name) = &cur.kind {
             if let (Some(&copies), None) = (self.private_arrays.get(name.as_str()), self.kernel_local(name)) {
                 let [ix] = index_exprs.as_slice() else {
@@ -1665,7 +1680,7 @@ impl<'a> KernelBuilder<'a> {
         Ok(())
     }
 
-    fn target(&mut self, lhs: &ast::Expr) -> R<Target> {
+    pub(super) fn target(&mut self, lhs: &ast::Expr) -> R<Target> {
         match &lhs.kind {
             AE::Ident(name) => {
                 if let Some(l) = self.kernel_local(name) {
@@ -1700,21 +1715,21 @@ impl<'a> KernelBuilder<'a> {
         }
     }
 
-    fn target_type(&self, t: &Target) -> ScalarType {
+    pub(super) fn target_type(&self, t: &Target) -> ScalarType {
         match t {
             Target::Local(l) => self.body.locals[*l].ty,
             Target::Element { ty, .. } => *ty,
         }
     }
 
-    fn read_target(&mut self, t: &Target, span: Span) -> Handle<Expr> {
+    pub(super) fn read_target(&mut self, t: &Target, span: Span) -> Handle<Expr> {
         match t {
             Target::Local(l) => self.add(ExprKind::Local(*l), self.body.locals[*l].ty, span),
             Target::Element { array, indices, ty } => self.add(ExprKind::Load { array: *array, indices: indices.clone() }, *ty, span),
         }
     }
 
-    fn store(&mut self, t: Target, value: Handle<Expr>, span: Span, out: &mut Block) {
+    pub(super) fn store(&mut self, t: Target, value: Handle<Expr>, span: Span, out: &mut Block) {
         let ty = self.target_type(&t);
         let value = self.cast(value, ty);
         match t {
@@ -1725,6 +1740,9 @@ impl<'a> KernelBuilder<'a> {
 
     pub fn expr_stmt(&mut self, e: &ast::Expr, out: &mut Block) -> R<()> {
         let span = e.span;
+        if let Some(done) = self.array_reduction_update(e, out) {
+            return done;
+        }
         match &e.kind {
             AE::Assign { op, lhs, rhs } => {
                 // `a = b = e`: assign `b` first, then `a` from what `b` now holds.
@@ -1775,167 +1793,6 @@ impl<'a> KernelBuilder<'a> {
             _ => self.expr(e).map(|_| ()),
         }
     }
-
-    fn atomic(&mut self, kind: AtomicKind, body: &ast::Stmt, out: &mut Block) -> R<()> {
-        let e = match &body.kind {
-            StmtKind::Expr(Some(e)) => e,
-            _ => return Err(err(body.span, "this atomic form is not supported", "write a single expression statement such as x[i] += v")),
-        };
-        match kind {
-            AtomicKind::Read => self.expr_stmt(e, out),
-            AtomicKind::Write => {
-                let AE::Assign { op: None, lhs, rhs } = &e.kind else {
-                    return Err(err(e.span, "atomic write needs `x = expr`", "write x[i] = value"));
-                };
-                match self.atomic_target(lhs)? {
-                    Target::Element { array, indices, ty } => {
-                        let v = self.expr(rhs)?;
-                        let value = self.cast(v, ty);
-                        out.push(Stmt::Atomic { op: AtomicOp::Write, array, indices, value, capture: None, span: e.span });
-                        Ok(())
-                    }
-                    Target::Local(_) => self.expr_stmt(e, out),
-                }
-            }
-            AtomicKind::Update => {
-                let (lhs, op, value) = self.atomic_update_parts(e)?;
-                match self.atomic_target(lhs)? {
-                    Target::Element { array, indices, ty } => {
-                        let value = self.atomic_value(value, ty)?;
-                        out.push(Stmt::Atomic { op, array, indices, value, capture: None, span: e.span });
-                        Ok(())
-                    }
-                    Target::Local(_) => self.expr_stmt(e, out),
-                }
-            }
-            AtomicKind::Capture => {
-                let AE::Assign { op: None, lhs: v, rhs } = &e.kind else {
-                    return Err(err(e.span, "atomic capture needs `v = x[i]++` or `v = x[i] += e`", "write the capture in one of those forms"));
-                };
-                let (x, op, value, new_value) = match &rhs.kind {
-                    AE::Unary { op: u @ (AU::PostInc | AU::PostDec | AU::PreInc | AU::PreDec), operand } => {
-                        let op = if matches!(u, AU::PostInc | AU::PreInc) { AtomicOp::Add } else { AtomicOp::Sub };
-                        (&**operand, op, None, matches!(u, AU::PreInc | AU::PreDec))
-                    }
-                    AE::Assign { op: Some(_), .. } => {
-                        let (x, op, val) = self.atomic_update_parts(rhs)?;
-                        (x, op, Some(val), true)
-                    }
-                    _ => return Err(err(e.span, "atomic capture needs `v = x[i]++` or `v = x[i] += e`", "write the capture in one of those forms")),
-                };
-                let Target::Element { array, indices, ty } = self.atomic_target(x)? else {
-                    return Err(err(x.span, "atomic capture of a local variable", "capture array elements only"));
-                };
-                let val = match value {
-                    Some(v) => self.atomic_value(v, ty)?,
-                    None => {
-                        let one = self.int_const(1, ScalarType::I32);
-                        self.cast(one, ty)
-                    }
-                };
-                let old = self.new_local("atomic_old", ty, LocalKind::Var, e.span);
-                out.push(Stmt::Atomic { op, array, indices, value: val, capture: Some(old), span: e.span });
-                let t = self.target(v)?;
-                let old_value = self.add(ExprKind::Local(old), ty, e.span);
-                let result = if new_value {
-                    let irop = match op {
-                        AtomicOp::Add => AB::Add,
-                        AtomicOp::Sub => AB::Sub,
-                        AtomicOp::Mul => AB::Mul,
-                        AtomicOp::BitAnd => AB::BitAnd,
-                        AtomicOp::BitOr => AB::BitOr,
-                        AtomicOp::BitXor => AB::BitXor,
-                        _ => return Err(err(e.span, "this capture form is not supported", "capture with += or ++")),
-                    };
-                    self.arith(irop, old_value, val, e.span)?
-                } else {
-                    old_value
-                };
-                self.store(t, result, e.span, out);
-                Ok(())
-            }
-        }
-    }
-
-    /// The target of an atomic: a host scalar is updated in place, through its address (a
-    /// one-element array param), so every iteration sees the others' updates.
-    fn atomic_target(&mut self, lhs: &ast::Expr) -> R<Target> {
-        if let AE::Ident(name) = &lhs.kind {
-            if self.kernel_local(name).is_none() && !self.host_locals.contains_key(name.as_str()) && !self.treatments.contains_key(name.as_str()) {
-                if let Some(ty) = self.host_var(name).and_then(|v| v.ty.scalar()) {
-                    self.check_default_none(name, lhs.span);
-                    let key = format!("&({name})");
-                    let p = match self.param_keys.get(&key) {
-                        Some(&p) => p,
-                        None => {
-                            let arg = self.add_arg(HostArg { c_expr: key.clone(), kind: HostArgKind::Pointer, size_expr: Some(format!("sizeof({name})")) });
-                            self.params.push(Param {
-                                name: key.clone(),
-                                kind: ParamKind::Array { elem: ty, dims: vec![None], restrict: false, read_only: false },
-                                arg,
-                            });
-                            let p = (self.params.len() - 1) as u32;
-                            self.param_keys.insert(key, p);
-                            p
-                        }
-                    };
-                    let zero = self.int_const(0, ScalarType::I32);
-                    return Ok(Target::Element { array: ArrayRef::Param(p), indices: vec![zero], ty });
-                }
-            }
-        }
-        self.target(lhs)
-    }
-
-    fn atomic_value(&mut self, value: AtomicValue<'_>, ty: ScalarType) -> R<Handle<Expr>> {
-        let h = match value {
-            AtomicValue::Expr(e) => self.expr(e)?,
-            AtomicValue::One => self.int_const(1, ScalarType::I32),
-        };
-        Ok(self.cast(h, ty))
-    }
-
-    /// `x[i] op= e`, `x[i]++`, `x[i] = x[i] op e`: the target, the operator and the operand.
-    fn atomic_update_parts<'e>(&self, e: &'e ast::Expr) -> R<(&'e ast::Expr, AtomicOp, AtomicValue<'e>)> {
-        let bad = || err(e.span, "this atomic update form is not supported", "write x[i] += v, x[i]++, or x[i] = x[i] op v");
-        let op_of = |op: AB| -> Option<AtomicOp> {
-            Some(match op {
-                AB::Add => AtomicOp::Add,
-                AB::Sub => AtomicOp::Sub,
-                AB::Mul => AtomicOp::Mul,
-                AB::BitAnd => AtomicOp::BitAnd,
-                AB::BitOr => AtomicOp::BitOr,
-                AB::BitXor => AtomicOp::BitXor,
-                _ => return None,
-            })
-        };
-        match &e.kind {
-            AE::Assign { op: Some(op), lhs, rhs } => Ok((lhs, op_of(*op).ok_or_else(bad)?, AtomicValue::Expr(rhs))),
-            AE::Unary { op: AU::PostInc | AU::PreInc, operand } => Ok((operand, AtomicOp::Add, AtomicValue::One)),
-            AE::Unary { op: AU::PostDec | AU::PreDec, operand } => Ok((operand, AtomicOp::Sub, AtomicValue::One)),
-            AE::Assign { op: None, lhs, rhs } => {
-                let same = |x: &ast::Expr| self.key(x.span) == self.key(lhs.span);
-                match &rhs.kind {
-                    AE::Binary { op, lhs: a, rhs: b } if same(a) => Ok((lhs, op_of(*op).ok_or_else(bad)?, AtomicValue::Expr(b))),
-                    AE::Binary { op: op @ (AB::Add | AB::Mul | AB::BitAnd | AB::BitOr | AB::BitXor), lhs: a, rhs: b } if same(b) => {
-                        Ok((lhs, op_of(*op).ok_or_else(bad)?, AtomicValue::Expr(a)))
-                    }
-                    AE::Call { callee, args } if args.len() == 2 && same(&args[0]) => match &callee.kind {
-                        AE::Ident(f) if f.starts_with("fmax") => Ok((lhs, AtomicOp::Max, AtomicValue::Expr(&args[1]))),
-                        AE::Ident(f) if f.starts_with("fmin") => Ok((lhs, AtomicOp::Min, AtomicValue::Expr(&args[1]))),
-                        _ => Err(bad()),
-                    },
-                    _ => Err(bad()),
-                }
-            }
-            _ => Err(bad()),
-        }
-    }
-}
-
-enum AtomicValue<'e> {
-    Expr(&'e ast::Expr),
-    One,
 }
 
 /// The terms of a chain of `+` (parentheses and nesting looked through).

@@ -775,22 +775,13 @@ impl<'a> BlockState<'a> {
         let mut at = self.linear_index(body, frame, array, indices, mask)?;
         let elem = self.resolve(body, array, &mut at, mask, span, "atomic update")?;
         let lanes = self.lanes;
-        let bin = match op {
-            AtomicOp::Write => None,
-            AtomicOp::Add => Some(BinaryOp::Add),
-            AtomicOp::Sub => Some(BinaryOp::Sub),
-            AtomicOp::Mul => Some(BinaryOp::Mul),
-            AtomicOp::Max => Some(BinaryOp::Max),
-            AtomicOp::Min => Some(BinaryOp::Min),
-            AtomicOp::BitAnd => Some(BinaryOp::BitAnd),
-            AtomicOp::BitOr => Some(BinaryOp::BitOr),
-            AtomicOp::BitXor => Some(BinaryOp::BitXor),
-        };
+        // Division by zero inside the update: the element keeps its value and the launch faults.
+        let divided_by_zero = std::cell::Cell::new(false);
         let apply = |old: u64, operand: u64| -> u64 {
-            match bin {
-                None => operand,
-                Some(b) => value::binary(b, elem, elem, old, operand).unwrap_or(old),
-            }
+            // A compare-and-swap retry calls this again: the last call is the one that counts.
+            let r = value::atomic_update(op, elem, vty, old, operand);
+            divided_by_zero.set(r.is_err());
+            r.unwrap_or(old)
         };
         let mut old_values = self.take();
         let size = elem.size_bytes();
@@ -798,7 +789,7 @@ impl<'a> BlockState<'a> {
             if !mask[lane] {
                 continue;
             }
-            let operand = if vty == elem { v[lane] } else { value::cast(vty, elem, v[lane]) };
+            let operand = v[lane];
             let at_lane = at[lane] as usize;
             old_values[lane] = match array {
                 ArrayRef::Param(_) | ArrayRef::Partials(_) => {
@@ -826,6 +817,9 @@ impl<'a> BlockState<'a> {
                     old
                 }
             };
+            if divided_by_zero.get() {
+                return Err(fault(span, format!("integer division by zero in an atomic update (thread {} of block {:?})", lane, self.block_idx)));
+            }
         }
         match array {
             ArrayRef::Param(_) | ArrayRef::Partials(_) => self.count_global(&at, mask, size as u64),
