@@ -76,8 +76,9 @@ int main(void) {
             ua[1] = 3u * ua[1];
             #pragma acc atomic update
             la[0] = la[0] + (long)i * 1000000L;
+            /* x = expr - x in any order: an involution applied N (even) times */
             #pragma acc atomic update
-            lla[0] = (long long)i - lla[0];
+            lla[0] = (long long)(i % 2 + 1 - i % 2) * 9 - lla[0];
             #pragma acc atomic update
             lla[1] |= (long long)1 << (i % 50);
             #pragma acc atomic update
