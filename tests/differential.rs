@@ -220,6 +220,7 @@ differential_tests! {
     stencil_wide1d => "stencil_wide1d.c",
     matvec_broadcast => "matvec_broadcast.c",
     matmul_tiles2d => "matmul_tiles2d.c",
+    bool_type => "bool_type.c",
 }
 
 #[test]

@@ -791,3 +791,43 @@ fn read_only_params_may_share_an_allocation() {
     bound[read[1] as usize] = Some(read[0] as u64);
     assert_eq!(param_aliasing(kernel, &bound), ParamAliasing::Disjoint);
 }
+
+/// The CUDA C of every grid kernel of a C program, through the whole front end and the passes.
+fn cuda_of_source(c_source: &str) -> String {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("snippet.c");
+    std::fs::write(&path, c_source).expect("write snippet");
+    let program = crate::driver::compile(&[path], &crate::front::PreprocessOptions::default(), &crate::opt::PassConfig::default())
+        .unwrap_or_else(|(sources, d)| panic!("{}", crate::diag::render(&sources, &d.0, false)));
+    module_cuda(&program.module)
+}
+
+#[test]
+fn bool_is_cuda_bool() {
+    let text = cuda_of_source(
+        r#"
+#include <stdbool.h>
+#pragma acc routine seq
+bool positive(double x) { return x > 0; }
+int main(void) {
+    static bool flags[64];
+    static double v[64];
+    bool neg = true, all = true;
+    #pragma acc parallel loop copyout(flags) reduction(&&:all)
+    for (int i = 0; i < 64; i++) {
+        _Bool b = (_Bool)0.5;
+        flags[i] = neg && !positive(v[i]) && b;
+        all = all && flags[i];
+    }
+    return all;
+}
+"#,
+    );
+    assert!(!text.contains("_Bool"), "{text}");
+    assert!(text.contains("__device__ static bool positive_f0(double x_0)"), "{text}");
+    assert!(text.contains("bool neg_p") && text.contains("bool *flags_p"), "{text}");
+    // A conversion to bool is a test against zero, folded here to the constant true.
+    assert!(text.contains(" = true;"), "{text}");
+    assert!(text.contains("__shared__ bool red0_s0[256];"), "{text}");
+    assert_compiles(&text);
+}
