@@ -221,6 +221,7 @@ differential_tests! {
     matvec_broadcast => "matvec_broadcast.c",
     matmul_tiles2d => "matmul_tiles2d.c",
     bool_type => "bool_type.c",
+    assign_in_expr => "assign_in_expr.c",
 }
 
 #[test]

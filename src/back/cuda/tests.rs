@@ -831,3 +831,36 @@ int main(void) {
     assert!(text.contains("__shared__ bool red0_s0[256];"), "{text}");
     assert_compiles(&text);
 }
+
+#[test]
+fn assignments_inside_expressions_are_statements_before_their_use() {
+    let text = cuda_of_source(
+        r#"
+int main(void) {
+    static int a[64], b[64], c[64];
+    #pragma acc parallel loop copyout(a, b, c)
+    for (int i = 0; i < 64; i++) {
+        int x, z = 0, m = i % 5 + 1, s = 0;
+        a[i] = b[i] = i * 3;
+        x = (i % 3 == 0) && (z = i) > 5;
+        do {
+            if (m == 2) continue;
+            s += m;
+        } while (--m > 0);
+        c[i] = x + z + s;
+    }
+    return 0;
+}
+"#,
+    );
+    // The chained store keeps the value in a local, stored to `b` then to `a`.
+    assert!(text.contains("b_p1[i_0] = assigned_") && text.contains("a_p0[i_0] = assigned_"), "{text}");
+    // `z = i` runs only when the left operand of `&&` holds.
+    assert!(text.contains("if (and_"), "{text}");
+    // The do-while condition with its decrement is tested after the continue label, and leaves
+    // the loop with `break`.
+    let tail = &text[text.find("continue_1:;").expect("a continue label")..];
+    let close = tail.find("\n        }\n").expect("the loop's closing brace");
+    assert!(tail[..close].contains("break;"), "{text}");
+    assert_compiles(&text);
+}

@@ -16,6 +16,7 @@ use crate::ir::{
 use super::loops::{self, Cmp};
 
 mod atomic;
+mod effects;
 mod expr;
 mod stmt;
 

@@ -53,20 +53,8 @@ impl<'a> KernelBuilder<'a> {
             AE::StringLit(_) => Err(err(span, "string literals cannot be used in kernels", "compute with numbers in kernels; print on the host")),
             AE::Unary { op, operand } => self.unary(*op, operand, span),
             AE::Binary { op, lhs, rhs } => self.binary_expr(*op, lhs, rhs, span),
-            AE::Assign { .. } => Err(err(
-                span,
-                "assignment inside an expression is not supported in kernels",
-                "write the assignment as a statement of its own",
-            )),
-            AE::Conditional { cond, then, otherwise } => {
-                let c = self.expr(cond)?;
-                let c = self.truth(c);
-                let a = self.expr(then)?;
-                let b = self.expr(otherwise)?;
-                let ty = sema::common_type(self.ty(a), self.ty(b));
-                let (a, b) = (self.cast(a, ty), self.cast(b, ty));
-                Ok(self.add(ExprKind::Select { cond: c, then: a, otherwise: b }, ty, span))
-            }
+            AE::Assign { op, lhs, rhs } => self.assignment_value(*op, lhs, rhs, span),
+            AE::Conditional { cond, then, otherwise } => self.conditional(cond, then, otherwise, span),
             AE::Cast { ty, expr } => {
                 let target = self.sema.declared_type(&ty.specs, &ty.declarator)?;
                 let inner = self.expr(expr)?;
@@ -165,11 +153,7 @@ impl<'a> KernelBuilder<'a> {
                 Ok(self.add(ExprKind::Load { array, indices }, ty, span))
             }
             AU::AddrOf => Err(err(span, "taking an address (`&`) is not supported in kernels", "index arrays directly and pass values, not addresses")),
-            AU::PreInc | AU::PreDec | AU::PostInc | AU::PostDec => Err(err(
-                span,
-                "increment inside an expression is not supported in kernels",
-                "write the increment as a statement of its own",
-            )),
+            AU::PreInc | AU::PreDec | AU::PostInc | AU::PostDec => self.increment_value(op, operand, span),
         }
     }
 
@@ -379,15 +363,10 @@ impl<'a> KernelBuilder<'a> {
 
     fn binary_expr(&mut self, op: AB, lhs: &ast::Expr, rhs: &ast::Expr, span: Span) -> R<Handle<Expr>> {
         if op == AB::Comma {
-            return Err(err(span, "the comma operator is not supported in kernel expressions", "write separate statements"));
+            return self.comma(lhs, rhs);
         }
         if matches!(op, AB::LogAnd | AB::LogOr) {
-            let a = self.expr(lhs)?;
-            let a = self.truth(a);
-            let b = self.expr(rhs)?;
-            let b = self.truth(b);
-            let op = if op == AB::LogAnd { BinaryOp::LogAnd } else { BinaryOp::LogOr };
-            return Ok(self.binary(op, a, b, ScalarType::Bool, span));
+            return self.logical(op == AB::LogAnd, lhs, rhs, span);
         }
         if self.is_host_pointer(lhs) || self.is_host_pointer(rhs) {
             return Err(err(span, "pointer arithmetic is not supported in kernels", "index the array directly: p[i + k]"));

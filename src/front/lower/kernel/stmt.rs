@@ -26,20 +26,19 @@ impl<'a> KernelBuilder<'a> {
         self.pending = saved;
     }
 
-    /// A loop condition or step: it is evaluated on every trip, so it cannot need statements
-    /// run before it (an inlined call).
-    fn loop_expr(&mut self, e: &ast::Expr) -> R<Handle<Expr>> {
-        let before = self.pending.len();
-        let h = self.expr(e)?;
-        if self.pending.len() != before {
-            self.pending.truncate(before);
-            return Err(err(
-                e.span,
-                "a call of a device function with array parameters cannot be part of a loop condition",
-                "call the function in the loop body, store the result in a variable and test that",
-            ));
-        }
-        Ok(h)
+    /// A loop condition, evaluated on every trip: the test as `Bool`, and the statements it needs
+    /// run before it on every trip (an assignment or an inlined call in the condition).
+    fn loop_condition(&mut self, e: &ast::Expr) -> R<(Handle<Expr>, Block)> {
+        let (c, needed) = self.expr_deferred(e)?;
+        Ok((self.truth(c), needed))
+    }
+
+    /// A condition that needs statements, tested inside the loop: `needed; if (!c) break;`.
+    fn exit_unless(&mut self, mut needed: Block, c: Handle<Expr>) -> Block {
+        let span = self.body.exprs[c].span;
+        let stop = self.add(ExprKind::Unary { op: UnaryOp::Not, arg: c }, ScalarType::Bool, span);
+        needed.push(Stmt::If { cond: stop, then: vec![Stmt::Break], otherwise: Vec::new() });
+        needed
     }
 
     /// After a loop inside an inlined function: a `return` in the loop left it with `break`;
@@ -93,18 +92,28 @@ impl<'a> KernelBuilder<'a> {
                 Ok(())
             }
             StmtKind::While { cond, body } => {
-                let c = self.loop_expr(cond)?;
-                let c = self.truth(c);
-                let b = self.loop_body(body);
-                out.push(Stmt::Loop { cond: Some(c), test_first: true, body: b, continuing: Vec::new(), range: None });
+                let (c, needed) = self.loop_condition(cond)?;
+                let mut b = self.loop_body(body);
+                if needed.is_empty() {
+                    out.push(Stmt::Loop { cond: Some(c), test_first: true, body: b, continuing: Vec::new(), range: None });
+                } else {
+                    let mut head = self.exit_unless(needed, c);
+                    head.append(&mut b);
+                    out.push(Stmt::Loop { cond: None, test_first: true, body: head, continuing: Vec::new(), range: None });
+                }
                 self.after_loop(out);
                 Ok(())
             }
             StmtKind::DoWhile { body, cond } => {
                 let b = self.loop_body(body);
-                let c = self.loop_expr(cond)?;
-                let c = self.truth(c);
-                out.push(Stmt::Loop { cond: Some(c), test_first: false, body: b, continuing: Vec::new(), range: None });
+                let (c, needed) = self.loop_condition(cond)?;
+                if needed.is_empty() {
+                    out.push(Stmt::Loop { cond: Some(c), test_first: false, body: b, continuing: Vec::new(), range: None });
+                } else {
+                    // `continue` goes to the condition: test it in the continuing block.
+                    let continuing = self.exit_unless(needed, c);
+                    out.push(Stmt::Loop { cond: None, test_first: false, body: b, continuing, range: None });
+                }
                 self.after_loop(out);
                 Ok(())
             }
@@ -234,27 +243,34 @@ impl<'a> KernelBuilder<'a> {
                 Some(ast::ForInit::Expr(e)) => self.expr_stmt(e, out)?,
                 None => {}
             }
-            let range = match loops::counted_loop(&self.sema, s) {
+            let mut range = match loops::counted_loop(&self.sema, s) {
                 Ok(c) => self.loop_range(&c)?,
                 Err(_) => None,
             };
-            let c = match cond {
+            let (c, head) = match cond {
                 Some(c) => {
-                    let h = self.loop_expr(c)?;
-                    Some(self.truth(h))
+                    let (c, needed) = self.loop_condition(c)?;
+                    if needed.is_empty() {
+                        (Some(c), Vec::new())
+                    } else {
+                        range = None;
+                        (None, self.exit_unless(needed, c))
+                    }
                 }
-                None => None,
+                None => (None, Vec::new()),
             };
+            // The step's own statements (an inlined call in it) run with it, after each trip.
             let mut continuing = Vec::new();
             if let Some(st) = step {
-                let before = self.pending.len();
-                self.expr_stmt(st, &mut continuing)?;
-                if self.pending.len() != before {
-                    self.pending.truncate(before);
-                    return Err(err(st.span, "a call of a device function with array parameters cannot be part of a loop step", "update the loop variable with plain arithmetic"));
-                }
+                let outer = std::mem::take(&mut self.pending);
+                let mut step_stmts = Vec::new();
+                let r = self.expr_stmt(st, &mut step_stmts);
+                continuing = std::mem::replace(&mut self.pending, outer);
+                r?;
+                continuing.append(&mut step_stmts);
             }
-            let b = self.loop_body(body);
+            let mut b = head;
+            b.append(&mut self.loop_body(body));
             out.push(Stmt::Loop { cond: c, test_first: true, body: b, continuing, range });
             self.after_loop(out);
             Ok(())
@@ -269,9 +285,9 @@ impl<'a> KernelBuilder<'a> {
             None => return Ok(None),
         };
         let vty = self.body.locals[var].ty;
-        let start = self.expr(c.lo)?;
+        // The range is a second reading of the bounds: one with side effects has none.
+        let (Some(start), Some(bound)) = (self.effect_free_expr(c.lo)?, self.effect_free_expr(c.bound)?) else { return Ok(None) };
         let start = self.cast(start, vty);
-        let bound = self.expr(c.bound)?;
         let bound = self.cast(bound, vty);
         let end = match c.cmp {
             Cmp::Lt | Cmp::Gt => bound,
@@ -483,14 +499,14 @@ impl<'a> KernelBuilder<'a> {
         }
     }
 
-    fn target_type(&self, t: &Target) -> ScalarType {
+    pub(super) fn target_type(&self, t: &Target) -> ScalarType {
         match t {
             Target::Local(l) => self.body.locals[*l].ty,
             Target::Element { ty, .. } => *ty,
         }
     }
 
-    fn read_target(&mut self, t: &Target, span: Span) -> Handle<Expr> {
+    pub(super) fn read_target(&mut self, t: &Target, span: Span) -> Handle<Expr> {
         match t {
             Target::Local(l) => self.add(ExprKind::Local(*l), self.body.locals[*l].ty, span),
             Target::Element { array, indices, ty } => self.add(ExprKind::Load { array: *array, indices: indices.clone() }, *ty, span),
@@ -510,21 +526,9 @@ impl<'a> KernelBuilder<'a> {
         let span = e.span;
         match &e.kind {
             AE::Assign { op, lhs, rhs } => {
-                // `a = b = e`: assign `b` first, then `a` from what `b` now holds.
-                let chained = match &rhs.kind {
-                    AE::Assign { lhs: inner, .. } if op.is_none() => {
-                        self.expr_stmt(rhs, out)?;
-                        let inner_target = self.target(inner)?;
-                        Some(self.read_target(&inner_target, inner.span))
-                    }
-                    _ => None,
-                };
                 let t = self.target(lhs)?;
                 let value = match op {
-                    None => match chained {
-                        Some(v) => v,
-                        None => self.expr(rhs)?,
-                    },
+                    None => self.expr(rhs)?,
                     Some(op) => {
                         let cur = self.read_target(&t, lhs.span);
                         let r = self.expr(rhs)?;
