@@ -222,6 +222,7 @@ differential_tests! {
     matmul_tiles2d => "matmul_tiles2d.c",
     bool_type => "bool_type.c",
     assign_in_expr => "assign_in_expr.c",
+    switch_fallthrough => "switch_fallthrough.c",
 }
 
 #[test]

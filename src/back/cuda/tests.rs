@@ -864,3 +864,42 @@ int main(void) {
     assert!(tail[..close].contains("break;"), "{text}");
     assert_compiles(&text);
 }
+
+#[test]
+fn a_switch_whose_cases_fall_through_is_a_one_trip_loop() {
+    let text = cuda_of_source(
+        r#"
+int main(void) {
+    static int a[64], b[64];
+    #pragma acc parallel loop copyin(a) copyout(b)
+    for (int i = 0; i < 64; i++) {
+        int r = 0;
+        for (int k = 0; k < 4; k++) {
+            switch (a[i] + k) {
+            case 0:
+                continue;
+            case 1:
+                r += 2;
+            case 2:
+                r *= 3;
+                if (r > 40) break;
+                r += 1;
+            default:
+                r -= 1;
+            }
+        }
+        b[i] = r;
+    }
+    return 0;
+}
+"#,
+    );
+    // The selector is read once; each case runs when it matched or an earlier one fell into it.
+    assert!(text.contains("switch_3 = a_p0[i_0] + k_2;"), "{text}");
+    assert!(text.contains("case_running_4 = case_running_4 || (switch_3 == 1);"), "{text}");
+    assert!(text.contains("case_running_4 = case_running_4 || no_case_5;"), "{text}");
+    // `continue` out of the switch: a flag, then the loop's own continue after the switch.
+    assert!(text.contains("switch_continue_6 = true;"), "{text}");
+    assert!(text.contains("if (switch_continue_6) {"), "{text}");
+    assert_compiles(&text);
+}

@@ -19,6 +19,7 @@ mod atomic;
 mod effects;
 mod expr;
 mod stmt;
+mod switch;
 
 /// A `routine seq` function callers may call: its index in `Module::functions`.
 #[derive(Clone, Debug)]
@@ -56,7 +57,12 @@ pub enum Treatment {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum BreakTarget {
     Loop,
+    /// A switch lowered as a chain of `if`s (every case ends with `break`): `break` only ends
+    /// a case.
     Switch,
+    /// A switch lowered as a one-trip loop (cases fall through, `break` anywhere): `break`
+    /// leaves that loop; `continue` sets the switch's flag in `switch_continues` first.
+    SwitchLoop,
     /// The body of one parallel iteration: `continue` ends the iteration, `break` is refused.
     Iteration,
 }
@@ -86,6 +92,9 @@ pub struct KernelBuilder<'a> {
     /// Host scalars used as sequential loop counters inside the kernel: private per iteration.
     pub loop_vars: HashSet<String>,
     breaks: Vec<BreakTarget>,
+    /// One entry per `BreakTarget::SwitchLoop` in `breaks`: the flag a `continue` inside that
+    /// switch sets, made when the first one is lowered.
+    switch_continues: Vec<Option<Handle<Local>>>,
     pub errors: Vec<Diagnostic>,
     pub default_none: DefaultNone,
     reported: HashSet<String>,
@@ -191,6 +200,7 @@ impl<'a> KernelBuilder<'a> {
             written: HashSet::new(),
             loop_vars: HashSet::new(),
             breaks: Vec::new(),
+            switch_continues: Vec::new(),
             errors: Vec::new(),
             default_none: DefaultNone::default(),
             reported: HashSet::new(),

@@ -41,9 +41,40 @@ impl<'a> KernelBuilder<'a> {
         needed
     }
 
+    /// `continue`: to the innermost loop, or to the end of the parallel iteration. Out of a
+    /// switch lowered as a one-trip loop it sets the switch's flag and leaves that loop; the
+    /// switch continues after it (see `switch_with_fallthrough`).
+    pub(super) fn continue_stmt(&mut self, span: Span, out: &mut Block) -> R<()> {
+        match self.breaks.iter().rev().find(|b| **b != BreakTarget::Switch).copied() {
+            Some(BreakTarget::Loop) => out.push(Stmt::Continue),
+            Some(BreakTarget::Iteration) => {
+                self.iteration_continue = true;
+                out.push(Stmt::Continue);
+            }
+            Some(BreakTarget::SwitchLoop) if self.breaks.iter().any(|b| matches!(b, BreakTarget::Loop | BreakTarget::Iteration)) => {
+                let flag = match self.switch_continues.last().copied() {
+                    Some(Some(flag)) => flag,
+                    Some(None) => {
+                        let flag = self.new_local("switch_continue", ScalarType::Bool, LocalKind::Var, span);
+                        if let Some(slot) = self.switch_continues.last_mut() {
+                            *slot = Some(flag);
+                        }
+                        flag
+                    }
+                    None => return Err(Diagnostic::global_error("internal: a switch loop without its frame")),
+                };
+                let yes = self.add(ExprKind::ConstInt(1), ScalarType::Bool, span);
+                out.push(Stmt::Assign { local: flag, value: yes });
+                out.push(Stmt::Break);
+            }
+            _ => return Err(err(span, "`continue` outside a loop", "use continue inside loops only")),
+        }
+        Ok(())
+    }
+
     /// After a loop inside an inlined function: a `return` in the loop left it with `break`;
     /// leave the enclosing loops too.
-    fn after_loop(&mut self, out: &mut Block) {
+    pub(super) fn after_loop(&mut self, out: &mut Block) {
         if let Some(frame) = self.inline_frames.last() {
             let done = frame.done;
             let flag = self.add(ExprKind::Local(done), ScalarType::Bool, Span::default());
@@ -119,16 +150,18 @@ impl<'a> KernelBuilder<'a> {
             }
             StmtKind::For { .. } => self.for_loop(s, out),
             StmtKind::Switch { cond, body } => self.switch(cond, body, span, out),
-            StmtKind::Case { .. } | StmtKind::Default { .. } => {
-                Err(err(span, "`case` label outside a switch", "put case labels directly in the switch body"))
-            }
+            StmtKind::Case { .. } | StmtKind::Default { .. } => Err(err(
+                span,
+                "a `case` label that is not directly in a switch body is not supported in kernels",
+                "put case labels directly in the switch body",
+            )),
             StmtKind::Labeled { .. } | StmtKind::Goto(_) => Err(err(
                 span,
                 "`goto` and labels are not supported in kernels",
                 "restructure the code with loops, if/else, break and continue",
             )),
             StmtKind::Break => match self.breaks.last() {
-                Some(BreakTarget::Loop) => {
+                Some(BreakTarget::Loop | BreakTarget::SwitchLoop) => {
                     out.push(Stmt::Break);
                     Ok(())
                 }
@@ -143,21 +176,7 @@ impl<'a> KernelBuilder<'a> {
                     "parallel loops run every iteration; compute a flag and test it in the loop body instead",
                 )),
             },
-            StmtKind::Continue => {
-                let in_loop = self.breaks.iter().rev().find(|b| **b != BreakTarget::Switch).copied();
-                match in_loop {
-                    Some(BreakTarget::Loop) => {
-                        out.push(Stmt::Continue);
-                        Ok(())
-                    }
-                    Some(BreakTarget::Iteration) => {
-                        self.iteration_continue = true;
-                        out.push(Stmt::Continue);
-                        Ok(())
-                    }
-                    _ => Err(err(span, "`continue` outside a loop", "use continue inside loops only")),
-                }
-            }
+            StmtKind::Continue => self.continue_stmt(span, out),
             StmtKind::Return(value) => {
                 if let Some(frame) = self.inline_frames.last() {
                     let (result, done) = (frame.result, frame.done);
@@ -306,94 +325,6 @@ impl<'a> KernelBuilder<'a> {
             return Some(l);
         }
         self.host_locals.get(name).copied()
-    }
-
-    fn switch(&mut self, cond: &ast::Expr, body: &ast::Stmt, span: Span, out: &mut Block) -> R<()> {
-        let c = self.expr(cond)?;
-        let cty = sema::promote(self.ty(c));
-        if cty.is_float() {
-            return Err(err(cond.span, "switch on a floating-point value", "switch on an integer"));
-        }
-        let c = self.cast(c, cty);
-        let StmtKind::Compound(block) = &body.kind else {
-            return Err(err(span, "this switch form is not supported in kernels", "write the switch with a braced body of cases"));
-        };
-        // Groups: the labels (None = default) and the statements up to the next label.
-        let mut groups: Vec<(Vec<Option<&ast::Expr>>, Vec<&ast::Stmt>)> = Vec::new();
-        for st in &block.stmts {
-            let mut labels = Vec::new();
-            let mut cur = st;
-            loop {
-                match &cur.kind {
-                    StmtKind::Case { value, body } => {
-                        labels.push(Some(value));
-                        cur = body;
-                    }
-                    StmtKind::Default { body } => {
-                        labels.push(None);
-                        cur = body;
-                    }
-                    _ => break,
-                }
-            }
-            if labels.is_empty() {
-                match groups.last_mut() {
-                    Some(g) => g.1.push(cur),
-                    None => return Err(err(st.span, "statement before the first case label", "start the switch body with a case")),
-                }
-            } else {
-                groups.push((labels, vec![cur]));
-            }
-        }
-        let last = groups.len();
-        let mut arms: Vec<(Option<Handle<Expr>>, Block)> = Vec::new();
-        for (gi, (labels, stmts)) in groups.iter().enumerate() {
-            let ends_with_break = matches!(stmts.last().map(|s| &s.kind), Some(StmtKind::Break));
-            let empty = stmts.iter().all(|s| matches!(s.kind, StmtKind::Expr(None)));
-            if !ends_with_break && gi + 1 != last && !empty {
-                return Err(err(
-                    stmts.last().map(|s| s.span).unwrap_or(span),
-                    "a switch case falls through to the next one",
-                    "end every case with break (falling through is not supported in kernels)",
-                ));
-            }
-            let body_stmts: Vec<&ast::Stmt> = if ends_with_break { stmts[..stmts.len() - 1].to_vec() } else { stmts.clone() };
-            let mut test: Option<Handle<Expr>> = None;
-            let mut is_default = false;
-            for l in labels {
-                match l {
-                    None => is_default = true,
-                    Some(v) => {
-                        let val = self.sema.const_eval(v).ok_or_else(|| err(v.span, "case label is not a constant", "use integer constants as case labels"))?;
-                        let k = self.int_const(val, cty);
-                        let eq = self.binary(BinaryOp::Eq, c, k, ScalarType::Bool, v.span);
-                        test = Some(match test {
-                            Some(t) => self.binary(BinaryOp::LogOr, t, eq, ScalarType::Bool, v.span),
-                            None => eq,
-                        });
-                    }
-                }
-            }
-            self.breaks.push(BreakTarget::Switch);
-            self.push_scope();
-            let mut b = Vec::new();
-            for st in body_stmts {
-                self.stmt(st, &mut b);
-            }
-            self.pop_scope();
-            self.breaks.pop();
-            arms.push((if is_default { None } else { test }, b));
-        }
-        // Build the chain from the last arm backwards; the default arm is the final else.
-        let default_block = arms.iter().find(|(t, _)| t.is_none()).map(|(_, b)| b.clone()).unwrap_or_default();
-        let mut chain = default_block;
-        for (test, b) in arms.into_iter().rev() {
-            if let Some(t) = test {
-                chain = vec![Stmt::If { cond: t, then: b, otherwise: chain }];
-            }
-        }
-        out.extend(chain);
-        Ok(())
     }
 
     fn decl(&mut self, d: &ast::Declaration, out: &mut Block) -> R<()> {
