@@ -223,6 +223,7 @@ differential_tests! {
     bool_type => "bool_type.c",
     assign_in_expr => "assign_in_expr.c",
     switch_fallthrough => "switch_fallthrough.c",
+    struct_kernels => "struct_kernels.c",
 }
 
 #[test]

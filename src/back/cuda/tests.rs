@@ -903,3 +903,32 @@ int main(void) {
     assert!(text.contains("if (switch_continue_6) {"), "{text}");
     assert_compiles(&text);
 }
+
+#[test]
+fn members_of_arrays_of_structs_and_struct_locals() {
+    let text = cuda_of_source(
+        r#"
+typedef struct { double a, b, c; } item;
+struct pt { float x, y; int id; };
+int main(void) {
+    static item v[64];
+    static struct pt q[64];
+    #pragma acc parallel loop copy(v, q)
+    for (int i = 0; i < 64; i++) {
+        struct pt p = q[i];
+        p.x += p.id;
+        q[i] = p;
+        v[i].c = v[i].a + v[i].b;
+    }
+    return 0;
+}
+"#,
+    );
+    // `v` seen as rows of 3 doubles, `q` as rows of 3 floats and of 3 ints.
+    assert!(text.contains("double *v_p"), "{text}");
+    assert!(text.contains("float *q_p") && text.contains("int *q_p"), "{text}");
+    assert!(text.contains("* 3ll + (long long)2] = "), "{text}");
+    // The struct local is a local per member.
+    assert!(text.contains("float p_x_") && text.contains("int p_id_"), "{text}");
+    assert_compiles(&text);
+}

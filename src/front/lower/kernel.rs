@@ -19,6 +19,7 @@ mod atomic;
 mod effects;
 mod expr;
 mod stmt;
+mod structs;
 mod switch;
 
 /// A `routine seq` function callers may call: its index in `Module::functions`.
@@ -81,7 +82,7 @@ pub struct KernelBuilder<'a> {
     pub body: Body,
     pub params: Vec<Param>,
     param_keys: HashMap<String, u32>,
-    scopes: Vec<HashMap<String, Handle<Local>>>,
+    scopes: Vec<HashMap<String, Binding>>,
     host_locals: HashMap<String, Handle<Local>>,
     pub treatments: HashMap<String, Treatment>,
     pub reductions: Vec<Reduction>,
@@ -109,6 +110,14 @@ pub struct KernelBuilder<'a> {
     inline_frames: Vec<InlineFrame>,
     /// Array parameters of inlined functions: the caller's arrays they stand for.
     aliases: HashMap<String, (ArrayRef, usize, ScalarType)>,
+}
+
+/// What a name declared in the kernel stands for.
+#[derive(Clone, Copy, Debug)]
+enum Binding {
+    Local(Handle<Local>),
+    /// A struct local (index into `Sema::structs`): its members are bound as `name.member`.
+    Struct(usize),
 }
 
 /// A call being inlined: where `return` puts the value and the flag that ends the body.
@@ -233,12 +242,33 @@ impl<'a> KernelBuilder<'a> {
 
     pub fn bind(&mut self, name: &str, local: Handle<Local>) {
         if let Some(s) = self.scopes.last_mut() {
-            s.insert(name.to_string(), local);
+            s.insert(name.to_string(), Binding::Local(local));
         }
     }
 
-    fn kernel_local(&self, name: &str) -> Option<Handle<Local>> {
+    fn binding(&self, name: &str) -> Option<Binding> {
         self.scopes.iter().rev().find_map(|s| s.get(name).copied())
+    }
+
+    /// The local a name declared in the kernel stands for (`None` for a struct local).
+    fn kernel_local(&self, name: &str) -> Option<Handle<Local>> {
+        match self.binding(name) {
+            Some(Binding::Local(l)) => Some(l),
+            _ => None,
+        }
+    }
+
+    /// The struct of a struct local declared in the kernel.
+    fn kernel_struct(&self, name: &str) -> Option<usize> {
+        match self.binding(name) {
+            Some(Binding::Struct(i)) => Some(i),
+            _ => None,
+        }
+    }
+
+    /// Whether the name is declared in the kernel (rather than a host name).
+    fn is_kernel_name(&self, name: &str) -> bool {
+        self.binding(name).is_some()
     }
 
     pub fn new_local(&mut self, name: &str, ty: ScalarType, kind: LocalKind, span: Span) -> Handle<Local> {
@@ -328,7 +358,14 @@ impl<'a> KernelBuilder<'a> {
 
     /// The array param for a host array or pointer (`key` is its C text).
     fn array_param(&mut self, key: &str, info: &VarInfo, span: Span) -> R<u32> {
-        if let Some(&p) = self.param_keys.get(key) {
+        self.array_param_as(key, key, info, span)
+    }
+
+    /// The array param for the host array or pointer whose C text is `key`, seen with the type
+    /// in `info` (an array of structs is seen as rows of one member type); `map_key` tells
+    /// apart several views of one host array.
+    fn array_param_as(&mut self, key: &str, map_key: &str, info: &VarInfo, span: Span) -> R<u32> {
+        if let Some(&p) = self.param_keys.get(map_key) {
             return Ok(p);
         }
         let (first, rest) = match &info.ty {
@@ -395,7 +432,7 @@ impl<'a> KernelBuilder<'a> {
             arg,
         });
         let p = (self.params.len() - 1) as u32;
-        self.param_keys.insert(key.to_string(), p);
+        self.param_keys.insert(map_key.to_string(), p);
         Ok(p)
     }
 

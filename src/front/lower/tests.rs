@@ -467,8 +467,9 @@ fn more_refusals_point_at_the_construct() {
     let (msg, at) = first_error(&wrap("double y; a[i] = (y = 2.0) + (x = 1.0);"));
     assert!(msg.contains("`x` is assigned in a parallel loop"), "{msg}");
     assert_eq!(at, "x");
-    let (msg, at) = first_error(&wrap("struct S t; t.n = i; a[i] = t.n;"));
-    assert!(msg.contains("type kernels do not support"), "{msg}");
+    // A struct local is fine; a local array of structs is not.
+    let (msg, at) = first_error(&wrap("struct S u; u.n = i; struct S t[2]; t[0].n = u.n; a[i] = t[0].n;"));
+    assert!(msg.contains("needs constant dimensions and number elements"), "{msg}");
     assert_eq!(at, "t");
     // Cases may fall through, but a label must be directly in the switch body.
     let (msg, at) = first_error(&wrap("switch (i % 3) { case 0: if (i > 2) { case 1: a[i] = 2.0; } break; }"));
@@ -479,7 +480,7 @@ fn more_refusals_point_at_the_construct() {
     assert_eq!(at, "a + 1");
     // Reading a struct field of a host struct is fine; assigning it is not.
     let (msg, at) = first_error(&wrap("s.n = i;"));
-    assert!(msg.contains("struct fields"), "{msg}");
+    assert!(msg.contains("members of host structs"), "{msg}");
     assert_eq!(at, "s.n");
     let (msg, at) = first_error(
         "void f(int n, double *a, double *b) {\n#pragma acc parallel loop default(none) copy(a[0:n]) firstprivate(n)\nfor (int i = 0; i < n; i++) a[i] = b[i];\n}\n",
@@ -664,4 +665,59 @@ fn sizeof_follows_lp64_struct_layout() {
         .collect();
     assert!(consts.contains(&24), "{consts:?}");
     assert!(consts.contains(&8), "{consts:?}");
+}
+
+#[test]
+fn a_member_of_an_array_of_structs_is_a_row_of_a_view_of_the_array() {
+    let l = lower_snippet(
+        "struct rec { char tag; double value; int count; };\nvoid f(int n, struct rec *r) {\n\
+         #pragma acc parallel loop\n\
+         for (int i = 0; i < n; i++) r[i].value = r[i].count + r[i].tag;\n}\n",
+    );
+    let k = l.kernel(0);
+    // Three views of `r`, one per member type, all bound to the same host pointer.
+    let views: Vec<(ScalarType, Option<i64>)> = k
+        .params
+        .iter()
+        .filter_map(|p| match &p.kind {
+            ParamKind::Array { elem, dims, .. } if p.name == "r" => {
+                let row = dims[1].and_then(|d| match k.body.exprs[d].kind {
+                    ExprKind::ConstInt(v) => Some(v),
+                    _ => None,
+                });
+                Some((*elem, row))
+            }
+            _ => None,
+        })
+        .collect();
+    // 24 bytes: `value` is double 1 of 3, `count` int 4 of 6, `tag` char 0 of 24.
+    assert_eq!(views, vec![(ScalarType::F64, Some(3)), (ScalarType::I32, Some(6)), (ScalarType::I8, Some(24))]);
+    let (m, _) = l.ok();
+    let args: Vec<u32> = k.params.iter().filter(|p| p.name == "r").map(|p| p.arg).collect();
+    assert!(args.iter().all(|&a| a == args[0]), "one host arg for every view");
+    assert_eq!(m.regions[0].args[args[0] as usize].c_expr, "r");
+    let Some(Stmt::Store { indices, .. }) = k.body.block.iter().find(|s| matches!(s, Stmt::Store { .. })) else { panic!("a store") };
+    assert!(matches!(k.body.exprs[indices[1]].kind, ExprKind::ConstInt(1)));
+}
+
+#[test]
+fn structs_whose_layout_is_not_natural_are_refused_in_kernels() {
+    for (decl, why) in [
+        ("struct rec { int flags : 3; int count; };", "a bit-field"),
+        ("struct rec { long double x; int count; };", "a `long double` member"),
+        ("struct rec { int count; } __attribute__((aligned(32)));", "an attribute"),
+        ("struct rec { _Alignas(16) int count; };", "`_Alignas`"),
+    ] {
+        let (msg, at) = first_error(&format!(
+            "{decl}\nvoid f(int n, struct rec *r) {{\n#pragma acc parallel loop\nfor (int i = 0; i < n; i++) r[i].count = i;\n}}\n"
+        ));
+        assert!(msg.contains("layout of struct `rec` is not known") && msg.contains(why), "{decl}: {msg}");
+        assert_eq!(at, "r[i].count");
+    }
+    // Unions cannot be struct locals (their members share memory).
+    let (msg, at) = first_error(
+        "union u { int i; float f; };\nvoid f(int n, int *a) {\n#pragma acc parallel loop\nfor (int i = 0; i < n; i++) { union u v; v.i = i; a[i] = v.i; }\n}\n",
+    );
+    assert!(msg.contains("union"), "{msg}");
+    assert_eq!(at, "v");
 }

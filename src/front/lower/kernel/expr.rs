@@ -16,6 +16,13 @@ impl<'a> KernelBuilder<'a> {
                     }
                     return Ok(self.add(ExprKind::Local(l), local.ty, span));
                 }
+                if self.kernel_struct(name).is_some() {
+                    return Err(err(
+                        span,
+                        format!("the struct `{name}` is used as a value"),
+                        format!("use its members (`{name}.member`), or assign it to a struct as a whole"),
+                    ));
+                }
                 match self.sema.lookup(name).cloned() {
                     Some(Symbol::EnumConst(v)) => Ok(self.add(ExprKind::ConstInt(v), ScalarType::I32, span)),
                     Some(Symbol::Var(info)) => {
@@ -74,7 +81,11 @@ impl<'a> KernelBuilder<'a> {
             }
             AE::SizeofExpr(inner) => {
                 let size = match &inner.kind {
-                    AE::Ident(n) if self.kernel_local(n).is_none() => self.host_var(n).and_then(|v| self.sema.size_align(&v.ty)).map(|(s, _)| s),
+                    AE::Ident(n) => match self.kernel_struct(n) {
+                        Some(i) => Some(self.struct_size(i, inner.span)?),
+                        None if !self.is_kernel_name(n) => self.host_var(n).and_then(|v| self.sema.size_align(&v.ty)).map(|(s, _)| s),
+                        None => None,
+                    },
                     _ => None,
                 };
                 let size = match size {
@@ -97,7 +108,10 @@ impl<'a> KernelBuilder<'a> {
                 }
                 Ok(self.add(ExprKind::Load { array, indices }, ty, span))
             }
-            AE::Member { .. } => {
+            AE::Member { base, field, arrow } => {
+                if !arrow && let Some((place, s)) = self.kernel_struct_place(base)? {
+                    return self.member_value(&place, s, field, span);
+                }
                 let (key, ty) = self.member_chain(e)?;
                 match ty.scalar() {
                     Some(t) => {
@@ -119,7 +133,7 @@ impl<'a> KernelBuilder<'a> {
                 names.push(n.clone());
             }
         });
-        names.iter().all(|n| self.kernel_local(n).is_none() && !self.host_locals.contains_key(n.as_str()) && !self.aliases.contains_key(n.as_str()))
+        names.iter().all(|n| !self.is_kernel_name(n) && !self.host_locals.contains_key(n.as_str()) && !self.aliases.contains_key(n.as_str()))
     }
 
     fn warn_once(&mut self, span: Span, msg: &str) {
@@ -200,14 +214,14 @@ impl<'a> KernelBuilder<'a> {
     fn is_host_pointer(&mut self, e: &ast::Expr) -> bool {
         match &e.kind {
             AE::Ident(n) => {
-                self.kernel_local(n).is_none() && (self.aliases.contains_key(n.as_str()) || self.host_var(n).is_some_and(|v| v.ty.is_pointer_like()))
+                !self.is_kernel_name(n) && (self.aliases.contains_key(n.as_str()) || self.host_var(n).is_some_and(|v| v.ty.is_pointer_like()))
             }
             AE::Member { .. } => self.member_type(e).is_ok_and(|t| t.is_pointer_like()),
             _ => false,
         }
     }
 
-    fn index_expr(&mut self, e: &ast::Expr) -> R<Handle<Expr>> {
+    pub(super) fn index_expr(&mut self, e: &ast::Expr) -> R<Handle<Expr>> {
         let h = self.expr(e)?;
         if self.ty(h).is_float() {
             return Err(err(e.span, "array index is not an integer", "cast the index to an integer type"));
@@ -221,15 +235,15 @@ impl<'a> KernelBuilder<'a> {
         match &base.kind {
             AE::Ident(name) => {
                 if let Some(&alias) = self.aliases.get(name.as_str()) {
-                    if self.kernel_local(name).is_none() {
+                    if !self.is_kernel_name(name) {
                         return Ok(alias);
                     }
                 }
-                if let Some(l) = self.kernel_local(name) {
-                    let local = &self.body.locals[l];
-                    return match &local.array_dims {
-                        Some(d) => Ok((ArrayRef::Local(l), d.len(), local.ty)),
-                        None => Err(err(base.span, format!("`{name}` is not an array"), "index arrays and pointers only")),
+                if self.is_kernel_name(name) {
+                    let local = self.kernel_local(name).map(|l| (l, &self.body.locals[l]));
+                    return match local {
+                        Some((l, Local { array_dims: Some(d), ty, .. })) => Ok((ArrayRef::Local(l), d.len(), *ty)),
+                        _ => Err(err(base.span, format!("`{name}` is not an array"), "index arrays and pointers only")),
                     };
                 }
                 if let Some(&l) = self.host_locals.get(name.as_str()) {
@@ -277,7 +291,7 @@ impl<'a> KernelBuilder<'a> {
         }
     }
 
-    fn param_shape(&self, p: u32) -> R<(ArrayRef, usize, ScalarType)> {
+    pub(super) fn param_shape(&self, p: u32) -> R<(ArrayRef, usize, ScalarType)> {
         match &self.params[p as usize].kind {
             ParamKind::Array { elem, dims, .. } => Ok((ArrayRef::Param(p), dims.len(), *elem)),
             ParamKind::Scalar(_) => Err(Diagnostic::global_error("internal: scalar param used as an array")),
@@ -293,6 +307,12 @@ impl<'a> KernelBuilder<'a> {
             cur = base;
         }
         index_exprs.reverse();
+        if let AE::Member { base, field, arrow: false } = &cur.kind
+            && let Some((place, s)) = self.kernel_struct_place(base)?
+        {
+            // An array member of a struct local or of an element of an array of structs.
+            return self.member_element(&place, s, field, &index_exprs, e.span);
+        }
         let (array, ndims, elem) = if let AE::Unary { op: AU::Deref, operand } = &cur.kind {
             // `(*p)[i]` is rare; refuse it with the general message.
             return Err(err(operand.span, "indexing a dereferenced pointer is not supported", "index the array directly"));
@@ -324,11 +344,11 @@ impl<'a> KernelBuilder<'a> {
         Ok((key, ty))
     }
 
-    fn member_type(&mut self, e: &ast::Expr) -> R<CType> {
+    pub(super) fn member_type(&mut self, e: &ast::Expr) -> R<CType> {
         match &e.kind {
             AE::Ident(name) => {
-                if self.kernel_local(name).is_some() {
-                    return Err(err(e.span, "struct-typed locals are not supported in kernels", "use separate scalar locals"));
+                if self.is_kernel_name(name) {
+                    return Err(err(e.span, format!("`{}` is not a member of a struct the kernel can use", self.text(e.span)), "use the members of struct locals with `.`"));
                 }
                 match self.host_var(name) {
                     Some(v) => Ok(v.ty),
@@ -566,7 +586,7 @@ fn flatten_sum<'e>(e: &'e ast::Expr, out: &mut Vec<&'e ast::Expr>) {
     }
 }
 
-fn member_root(e: &ast::Expr) -> Option<&str> {
+pub(super) fn member_root(e: &ast::Expr) -> Option<&str> {
     match &e.kind {
         AE::Ident(n) => Some(n),
         AE::Member { base, .. } => member_root(base),

@@ -359,6 +359,12 @@ impl<'a> KernelBuilder<'a> {
                         self.local_array_init(l, &dims, elem, init, out)?;
                     }
                 }
+                CType::Struct(s) => {
+                    self.declare_struct_local(name, *s, span)?;
+                    if let Some(init) = &id.init {
+                        self.init_struct_local(name, *s, init, span, out)?;
+                    }
+                }
                 CType::Pointer { .. } => {
                     return Err(err(
                         span,
@@ -374,7 +380,7 @@ impl<'a> KernelBuilder<'a> {
         Ok(())
     }
 
-    fn local_array_init(&mut self, l: Handle<Local>, dims: &[u32], elem: ScalarType, init: &ast::Initializer, out: &mut Block) -> R<()> {
+    pub(super) fn local_array_init(&mut self, l: Handle<Local>, dims: &[u32], elem: ScalarType, init: &ast::Initializer, out: &mut Block) -> R<()> {
         let ast::Initializer::List(items, span) = init else {
             return Err(err(Span::default(), "an array needs a brace initializer", "write {a, b, c}"));
         };
@@ -404,6 +410,9 @@ impl<'a> KernelBuilder<'a> {
                     }
                     return Ok(Target::Local(l));
                 }
+                if self.kernel_struct(name).is_some() {
+                    return Err(err(lhs.span, format!("the struct `{name}` cannot be assigned here"), "assign structs as statements of their own: `s = t;`"));
+                }
                 let Some(info) = self.host_var(name) else {
                     return Err(err(lhs.span, format!("undeclared name `{name}`"), "declare it before the construct"));
                 };
@@ -425,7 +434,12 @@ impl<'a> KernelBuilder<'a> {
                 let (array, indices, ty) = self.deref(operand, lhs.span)?;
                 Ok(Target::Element { array, indices, ty })
             }
-            AE::Member { .. } => Err(err(lhs.span, "assigning struct fields in a kernel is not supported", "assign the field on the host")),
+            AE::Member { base, field, arrow } => {
+                if !arrow && let Some((place, s)) = self.kernel_struct_place(base)? {
+                    return self.member_target(&place, s, field, lhs.span);
+                }
+                Err(err(lhs.span, "assigning members of host structs in a kernel is not supported", "assign the member on the host, or use a struct local"))
+            }
             _ => Err(err(lhs.span, "this expression cannot be assigned", "assign variables and array elements")),
         }
     }
@@ -456,6 +470,7 @@ impl<'a> KernelBuilder<'a> {
     pub fn expr_stmt(&mut self, e: &ast::Expr, out: &mut Block) -> R<()> {
         let span = e.span;
         match &e.kind {
+            AE::Assign { op: None, lhs, rhs } if self.struct_assignment(lhs, rhs, span, out)? => Ok(()),
             AE::Assign { op, lhs, rhs } => {
                 let t = self.target(lhs)?;
                 let value = match op {
