@@ -252,8 +252,14 @@ impl<'a> Lexer<'a> {
         }
         self.pos = i;
         let span = self.span(lo, i);
-        let kind = classify_number(&self.text[lo..i]).ok_or_else(|| {
-            Diagnostic::error(span, format!("invalid number literal `{}`", &self.text[lo..i]))
+        let text = &self.text[lo..i];
+        let kind = classify_number(text).ok_or_else(|| {
+            if is_imaginary_constant(text) {
+                Diagnostic::error(span, format!("the imaginary constant `{text}` is not supported"))
+                    .with_help("yosegi computes with real numbers: complex types and `I` from <complex.h> are not supported")
+            } else {
+                Diagnostic::error(span, format!("invalid number literal `{text}`"))
+            }
         })?;
         self.push(kind, lo);
         Ok(())
@@ -414,6 +420,19 @@ pub fn classify_number(s: &str) -> Option<TokKind> {
     Some(TokKind::Int { value, suffix, radix })
 }
 
+/// GNU C's imaginary constants: a number with an `i` or `j` suffix (`2i`, `1.0iF`, `1.5fj`),
+/// as `I` from <complex.h> expands to.
+fn is_imaginary_constant(s: &str) -> bool {
+    let lower = s.to_ascii_lowercase();
+    if lower.starts_with("0x") && !lower.contains('p') {
+        return false;
+    }
+    let suffix_start = lower.rfind(|c: char| c.is_ascii_digit() || c == '.').map_or(0, |k| k + 1);
+    let (number, suffix) = lower.split_at(suffix_start);
+    let marks = suffix.matches(['i', 'j']).count();
+    marks == 1 && classify_number(&format!("{number}{}", suffix.replace(['i', 'j'], ""))).is_some()
+}
+
 fn parse_hex_float(s: &str) -> Option<f64> {
     let (mant, exp) = match s.find('p') {
         Some(p) => (&s[..p], s[p + 1..].parse::<i32>().ok()?),
@@ -480,6 +499,18 @@ mod tests {
         assert_eq!(one("3."), TokKind::Float { value: 3.0, single: false, long_double: false });
         assert_eq!(one("0x1.8p1"), TokKind::Float { value: 3.0, single: false, long_double: false });
         assert_eq!(one("0x1p-2f"), TokKind::Float { value: 0.25, single: true, long_double: false });
+    }
+
+    #[test]
+    fn imaginary_constants_are_refused_by_name() {
+        for text in ["1.0iF", "2i", "1.5fj", "3.0e2Li", "0x1p3i"] {
+            let e = lex(text, 0).unwrap_err();
+            assert!(e.message.contains("imaginary constant"), "{text}: {}", e.message);
+        }
+        for text in ["1.0q", "2ii"] {
+            let e = lex(text, 0).unwrap_err();
+            assert!(e.message.contains("invalid number literal"), "{text}: {}", e.message);
+        }
     }
 
     #[test]
