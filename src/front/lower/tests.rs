@@ -720,4 +720,15 @@ fn structs_whose_layout_is_not_natural_are_refused_in_kernels() {
     );
     assert!(msg.contains("union"), "{msg}");
     assert_eq!(at, "v");
+    // Nor members of unions in arrays: the views of the array would overlap.
+    let (msg, at) = first_error(
+        "struct rec { union { int i; float f; } u; };
+void f(int n, struct rec *r) {
+#pragma acc parallel loop
+for (int i = 0; i < n; i++) r[i].u.f = r[i].u.i;
+}
+",
+    );
+    assert!(msg.contains("member of a union"), "{msg}");
+    assert_eq!(at, "r[i].u.f");
 }

@@ -7,7 +7,9 @@
 //!   through an array param that sees the array's memory as rows of the member's type: for a
 //!   struct of 24 bytes, `a[i].c` (a `double` at byte 16) is element `[i][2]` of `a` seen as
 //!   `double (*)[3]`. This needs the struct's layout, which [`Sema`] computes for structs
-//!   without bit-fields, attributes or `#pragma pack`; other structs are refused.
+//!   without bit-fields, attributes or `#pragma pack`; other structs are refused. So are unions
+//!   there: distinct members must be distinct bytes, since the analyses take distinct array
+//!   params as disjoint.
 //! * Whole structs are assigned member by member (`p = a[i]`, `a[i] = p`, `p = q`, and from a
 //!   host struct, whose members the kernel reads as params), and struct locals take
 //!   initializer lists with `.member` designators.
@@ -187,6 +189,11 @@ impl<'a> KernelBuilder<'a> {
                 }
             }
             Place::Element(at) => {
+                if self.sema.structs[s].is_union {
+                    // Its members overlap; the views of the array (one per member type) would
+                    // too, and the analyses take distinct array params as disjoint.
+                    return Err(err(span, format!("the member `{field}` is a member of a union in an array; kernels cannot use it"), "use arrays of structs without unions"));
+                }
                 let Some(offset) = self.sema.field_offset(s, field) else {
                     self.struct_size(s, span)?;
                     return Err(unsupported("(of a struct whose layout is not known)"));
