@@ -230,7 +230,7 @@ impl<'a> KernelBuilder<'a> {
     fn element_view(&mut self, at: &ElementPlace, t: ScalarType, member: &str, span: Span) -> R<(ArrayRef, Vec<Handle<Expr>>)> {
         let size = self.struct_size(at.element_struct, span)?;
         let bytes = t.size_bytes() as u64;
-        if size % bytes != 0 || at.offset % bytes != 0 || at.terms.iter().any(|(_, stride)| stride % bytes != 0) {
+        if !size.is_multiple_of(bytes) || !at.offset.is_multiple_of(bytes) || at.terms.iter().any(|(_, stride)| !stride.is_multiple_of(bytes)) {
             return Err(err(
                 span,
                 format!("the member `{member}` is not at a multiple of its own size in {}", self.struct_name(at.element_struct)),
