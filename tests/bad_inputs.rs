@@ -100,6 +100,8 @@ bad_input_tests! {
     missing_semicolon,
     noncounted_loop,
     private_scalar_read_after_loop,
+    packed_struct_in_kernel,
+    pragma_pack_struct_in_kernel,
     reduction_not_scalar,
     reduction_undeclared,
     return_in_kernel,

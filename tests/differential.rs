@@ -227,6 +227,10 @@ differential_tests! {
     matmul_tiles2d => "matmul_tiles2d.c",
     acc_api_data => "acc_api_data.c",
     acc_api_refcount => "acc_api_refcount.c",
+    bool_type => "bool_type.c",
+    assign_in_expr => "assign_in_expr.c",
+    switch_fallthrough => "switch_fallthrough.c",
+    struct_kernels => "struct_kernels.c",
 }
 
 #[test]

@@ -869,7 +869,11 @@ impl<'a> Writer<'a> {
                     self.line(&text);
                     self.indent += 1;
                 }
+                // Still inside the loop: a `break` there (a condition tested in the continuing
+                // block, as a `do ... while` with an assignment in it is lowered) leaves it.
+                self.loops.push(None);
                 self.block(continuing);
+                self.loops.pop();
                 if !*test_first && let Some(t) = &test {
                     self.line(t);
                 }

@@ -109,6 +109,10 @@ pub struct StructSpec {
     pub tag: Option<String>,
     /// `None` for a reference (`struct S *p`), `Some` for a definition.
     pub fields: Option<Vec<Declaration>>,
+    /// For a definition: why its layout may not be the natural one that the semantic model
+    /// computes (a bit-field, an attribute, `_Alignas`, `#pragma pack`), which the tree does
+    /// not otherwise keep.
+    pub unnatural_layout: Option<&'static str>,
     pub span: Span,
 }
 

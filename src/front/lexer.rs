@@ -2,9 +2,17 @@
 //! line markers (tracking whether the text comes from a system header, which the parser needs
 //! to skip header declarations) and turns each `#pragma` line into one `Pragma` token, whose
 //! contents the directive parser lexes again with [`lex_range`].
+//!
+//! cpp also marks with flag 3 the expansion of a system header's macro in the user's code
+//! (`bool` from `<stdbool.h>` becomes `# 7 "prog.c" 3 4` / `_Bool` / `# 7 "prog.c"`). Such text
+//! is the user's: a marker with flag 3 counts as a system header only when it names a file that
+//! never appeared without the flag.
+
+use std::collections::HashSet;
 
 use crate::diag::{Diagnostic, Span};
 use crate::front::ast::IntSuffix;
+use crate::front::source::parse_line_marker;
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum TokKind {
@@ -50,7 +58,16 @@ const PUNCTS: &[&str] = &[
 
 /// Lexes a whole preprocessed translation unit. The result ends with an `Eof` token.
 pub fn lex(text: &str, tu: u32) -> Result<Vec<Token>, Diagnostic> {
-    let mut lx = Lexer { src: text.as_bytes(), text, pos: 0, end: text.len(), tu, in_system: false, toks: Vec::new() };
+    let mut lx = Lexer {
+        src: text.as_bytes(),
+        text,
+        pos: 0,
+        end: text.len(),
+        tu,
+        in_system: false,
+        user_files: HashSet::new(),
+        toks: Vec::new(),
+    };
     lx.run(LineMode::Directives)?;
     Ok(lx.toks)
 }
@@ -58,7 +75,16 @@ pub fn lex(text: &str, tu: u32) -> Result<Vec<Token>, Diagnostic> {
 /// Lexes `text[lo..hi]` with spans relative to the whole text (used for the inside of a
 /// `#pragma` line). No line markers or pragmas are recognised. Ends with an `Eof` token.
 pub fn lex_range(text: &str, tu: u32, lo: usize, hi: usize) -> Result<Vec<Token>, Diagnostic> {
-    let mut lx = Lexer { src: text.as_bytes(), text, pos: lo, end: hi.min(text.len()), tu, in_system: false, toks: Vec::new() };
+    let mut lx = Lexer {
+        src: text.as_bytes(),
+        text,
+        pos: lo,
+        end: hi.min(text.len()),
+        tu,
+        in_system: false,
+        user_files: HashSet::new(),
+        toks: Vec::new(),
+    };
     lx.run(LineMode::Plain)?;
     Ok(lx.toks)
 }
@@ -77,6 +103,8 @@ struct Lexer<'a> {
     end: usize,
     tu: u32,
     in_system: bool,
+    /// The files line markers named without the system-header flag (the user's files).
+    user_files: HashSet<std::path::PathBuf>,
     toks: Vec<Token>,
 }
 
@@ -151,9 +179,13 @@ impl<'a> Lexer<'a> {
         let line = &self.text[lo + 1..hi];
         let rest = line.trim_start();
         if rest.starts_with(|c: char| c.is_ascii_digit()) || rest.starts_with("line") {
-            // Flags after the file name: 3 marks a system header.
-            if let Some(q) = rest.rfind('"') {
-                self.in_system = rest[q + 1..].split_whitespace().any(|f| f == "3");
+            // Flags after the file name: 3 marks a system header, or a system macro's expansion
+            // in a user's file.
+            if let Some(marker) = parse_line_marker(&self.text[lo..hi]).filter(|_| rest.contains('"')) {
+                if !marker.system {
+                    self.user_files.insert(marker.file.clone());
+                }
+                self.in_system = marker.system && !self.user_files.contains(&marker.file);
             }
         } else if rest.starts_with("pragma") {
             self.pos = hi;
@@ -220,8 +252,14 @@ impl<'a> Lexer<'a> {
         }
         self.pos = i;
         let span = self.span(lo, i);
-        let kind = classify_number(&self.text[lo..i]).ok_or_else(|| {
-            Diagnostic::error(span, format!("invalid number literal `{}`", &self.text[lo..i]))
+        let text = &self.text[lo..i];
+        let kind = classify_number(text).ok_or_else(|| {
+            if is_imaginary_constant(text) {
+                Diagnostic::error(span, format!("the imaginary constant `{text}` is not supported"))
+                    .with_help("yosegi computes with real numbers: complex types and `I` from <complex.h> are not supported")
+            } else {
+                Diagnostic::error(span, format!("invalid number literal `{text}`"))
+            }
         })?;
         self.push(kind, lo);
         Ok(())
@@ -382,6 +420,19 @@ pub fn classify_number(s: &str) -> Option<TokKind> {
     Some(TokKind::Int { value, suffix, radix })
 }
 
+/// GNU C's imaginary constants: a number with an `i` or `j` suffix (`2i`, `1.0iF`, `1.5fj`),
+/// as `I` from <complex.h> expands to.
+fn is_imaginary_constant(s: &str) -> bool {
+    let lower = s.to_ascii_lowercase();
+    if lower.starts_with("0x") && !lower.contains('p') {
+        return false;
+    }
+    let suffix_start = lower.rfind(|c: char| c.is_ascii_digit() || c == '.').map_or(0, |k| k + 1);
+    let (number, suffix) = lower.split_at(suffix_start);
+    let marks = suffix.matches(['i', 'j']).count();
+    marks == 1 && classify_number(&format!("{number}{}", suffix.replace(['i', 'j'], ""))).is_some()
+}
+
 fn parse_hex_float(s: &str) -> Option<f64> {
     let (mant, exp) = match s.find('p') {
         Some(p) => (&s[..p], s[p + 1..].parse::<i32>().ok()?),
@@ -451,6 +502,18 @@ mod tests {
     }
 
     #[test]
+    fn imaginary_constants_are_refused_by_name() {
+        for text in ["1.0iF", "2i", "1.5fj", "3.0e2Li", "0x1p3i"] {
+            let e = lex(text, 0).unwrap_err();
+            assert!(e.message.contains("imaginary constant"), "{text}: {}", e.message);
+        }
+        for text in ["1.0q", "2ii"] {
+            let e = lex(text, 0).unwrap_err();
+            assert!(e.message.contains("invalid number literal"), "{text}: {}", e.message);
+        }
+    }
+
+    #[test]
     fn char_and_string_literals() {
         assert_eq!(one("'a'"), TokKind::Char(97));
         assert_eq!(one("'\\n'"), TokKind::Char(10));
@@ -478,5 +541,17 @@ mod tests {
         assert!(!pragma.in_system_header);
         assert_eq!(&src[pragma.span.lo as usize..pragma.span.hi as usize], "#pragma acc parallel");
         assert_eq!(toks.len(), 7);
+    }
+
+    #[test]
+    fn system_macro_expansions_in_user_code_are_user_code() {
+        // What cpp writes for `bool f(void) { return true; }` after `#include <stdbool.h>`.
+        let src = "# 1 \"p.c\"\n# 1 \"/usr/include/stdbool.h\" 1 3 4\nint hdr;\n# 2 \"p.c\" 2\n\n# 2 \"p.c\" 3 4\n_Bool\n# 2 \"p.c\"\n f(void) { return\n# 2 \"p.c\" 3 4\n 1\n# 2 \"p.c\"\n; }\n";
+        let toks = lex(src, 0).unwrap();
+        assert_eq!(toks[1].kind, TokKind::Ident("hdr".into()));
+        assert!(toks[..3].iter().all(|t| t.in_system_header));
+        let user: Vec<&Token> = toks.iter().skip(3).collect();
+        assert_eq!(user[0].kind, TokKind::Ident("_Bool".into()));
+        assert!(user.iter().all(|t| !t.in_system_header), "{user:?}");
     }
 }

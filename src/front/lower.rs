@@ -1187,9 +1187,10 @@ impl<'a> Lowerer<'a> {
             }
         };
         kb.reading_bounds = true;
-        let bounds = kb.expr(c.lo).and_then(|lo| Ok((lo, kb.expr(c.bound)?)));
+        let bounds = kb.effect_free_expr(c.lo).and_then(|lo| Ok((lo, kb.effect_free_expr(c.bound)?)));
         kb.reading_bounds = false;
-        let (lo, hi) = bounds?;
+        // Bounds with side effects (an assignment, an inlined call) are no launch-time values.
+        let (Some(lo), Some(hi)) = bounds? else { return Ok(None) };
         if !kb.is_uniform(lo) || !kb.is_uniform(hi) {
             return Ok(None);
         }

@@ -65,6 +65,8 @@ pub struct Parser<'a> {
     folds: usize,
     /// How many expression entry points are active: a full expression starts at zero.
     expression_frames: u32,
+    /// A `#pragma pack` was seen in the user's code: later struct layouts may be packed.
+    pack_pragma_seen: bool,
 }
 
 const MAX_DEPTH: u32 = 2000;
@@ -102,7 +104,7 @@ impl<'a> Parser<'a> {
         }
         let mut global = HashMap::new();
         global.insert("__builtin_va_list".to_string(), NameKind::Typedef);
-        Parser { text, tu, toks, pos: 0, scopes: vec![global], warnings: Vec::new(), depth: 0, folds: 0, expression_frames: 0 }
+        Parser { text, tu, toks, pos: 0, scopes: vec![global], warnings: Vec::new(), depth: 0, folds: 0, expression_frames: 0, pack_pragma_seen: false }
     }
 
     // ---- token helpers ------------------------------------------------------------------
@@ -646,7 +648,7 @@ impl<'a> Parser<'a> {
     fn struct_spec(&mut self) -> PResult<StructSpec> {
         let kw = self.bump();
         let is_union = kw.ident() == Some("union");
-        self.skip_attributes()?;
+        let mut unnatural_layout = self.skip_layout_attributes()?;
         let tag = match self.peek().kind.clone() {
             TokKind::Ident(s) if !KEYWORDS.contains(&s.as_str()) => {
                 self.bump();
@@ -668,10 +670,15 @@ impl<'a> Parser<'a> {
                     self.pragma()?;
                     continue;
                 }
+                let start = self.pos;
                 fields.push(self.field_declaration()?);
+                unnatural_layout = unnatural_layout.or_else(|| field_layout_note(&self.toks[start..self.pos]));
             }
             self.bump();
-            self.skip_attributes()?;
+            unnatural_layout = unnatural_layout.or(self.skip_layout_attributes()?);
+            if self.pack_pragma_seen {
+                unnatural_layout = unnatural_layout.or(Some("`#pragma pack`"));
+            }
             Some(fields)
         } else {
             if tag.is_none() {
@@ -679,7 +686,15 @@ impl<'a> Parser<'a> {
             }
             None
         };
-        Ok(StructSpec { is_union, tag, fields, span: kw.span.to(self.prev_span()) })
+        Ok(StructSpec { is_union, tag, fields, unnatural_layout, span: kw.span.to(self.prev_span()) })
+    }
+
+    /// Skips attributes around a struct's tag or body; says so when there were any (`packed`
+    /// and `aligned` change the layout).
+    fn skip_layout_attributes(&mut self) -> PResult<Option<&'static str>> {
+        let before = self.pos;
+        self.skip_attributes()?;
+        Ok((self.pos != before).then_some("an attribute"))
     }
 
     fn field_declaration(&mut self) -> PResult<Declaration> {
@@ -1099,7 +1114,8 @@ impl<'a> Parser<'a> {
             return directive::parse_directive(self, tok.span).map(Some);
         }
         if !tok.in_system_header {
-            let what = rest.split_whitespace().next().unwrap_or("");
+            let what = rest.split(|c: char| c.is_whitespace() || c == '(').next().unwrap_or("");
+            self.pack_pragma_seen |= what == "pack";
             let d = Diagnostic::warning(tok.span, "ignored pragma").with_label(format!("`#pragma {what}` is not understood by yosegi"));
             let d = if what == "omp" { d.with_help("OpenMP directives are ignored; use `#pragma acc` directives") } else { d };
             self.warnings.push(d);
@@ -1642,6 +1658,23 @@ impl Parser<'_> {
     }
 }
 
+/// What in a struct member's declaration (its tokens) can make the struct's layout other than
+/// the natural one: a bit-field width, an attribute, `_Alignas`.
+fn field_layout_note(toks: &[Token]) -> Option<&'static str> {
+    let mut depth = 0i32;
+    for t in toks {
+        match &t.kind {
+            TokKind::Punct("(" | "[" | "{") => depth += 1,
+            TokKind::Punct(")" | "]" | "}") => depth -= 1,
+            TokKind::Punct(":") if depth == 0 => return Some("a bit-field"),
+            TokKind::Ident(w) if matches!(w.as_str(), "__attribute__" | "__attribute") => return Some("an attribute"),
+            TokKind::Ident(w) if matches!(w.as_str(), "_Alignas" | "alignas") => return Some("`_Alignas`"),
+            _ => {}
+        }
+    }
+    None
+}
+
 fn is_function(d: &Declarator) -> bool {
     matches!(d.derived.first(), Some(DerivedType::Function { .. }))
 }
@@ -1841,7 +1874,7 @@ mod tests {
         assert_eq!(show(e), "(real Sub 1)");
         let StmtKind::Expr(Some(e)) = &b.stmts[2].kind else { panic!() };
         assert_eq!(show(e), "(cast TypedefName(\"real\") (Neg 1))");
-        assert_eq!(expr_of("(struct P){1, 2}.x"), "(literal Struct(StructSpec { is_union: false, tag: Some(\"P\"), fields: None, span: Span { tu: 0, lo: 16, hi: 24 } })).x");
+        assert_eq!(expr_of("(struct P){1, 2}.x"), "(literal Struct(StructSpec { is_union: false, tag: Some(\"P\"), fields: None, unnatural_layout: None, span: Span { tu: 0, lo: 16, hi: 24 } })).x");
     }
 
     fn first_decl(src: &str) -> Declaration {

@@ -53,6 +53,9 @@ pub struct StructDef {
     pub is_union: bool,
     /// `None` while incomplete (only referenced so far).
     pub fields: Option<Vec<(String, CType)>>,
+    /// Why the layout may differ from the natural one [`Sema::size_align`] computes (a
+    /// bit-field, an attribute, `#pragma pack`, a `long double` member): then it has none.
+    pub unnatural_layout: Option<&'static str>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -342,7 +345,12 @@ impl Sema {
         };
         if let Some(decls) = &s.fields {
             let mut fields = Vec::new();
+            let mut unnatural = s.unnatural_layout;
             for decl in decls {
+                if matches!(decl.specs.ty, TypeSpec::Base(BaseType::LongDouble)) {
+                    // Computed as `double`, but 16 bytes in memory.
+                    unnatural = unnatural.or(Some("a `long double` member"));
+                }
                 let base = self.resolve_specs(&decl.specs)?;
                 for d in &decl.declarators {
                     let ty = self.apply_declarator(base.clone(), &d.declarator)?;
@@ -352,12 +360,13 @@ impl Sema {
                 }
             }
             self.structs[index].fields = Some(fields);
+            self.structs[index].unnatural_layout = unnatural;
         }
         Ok(CType::Struct(index))
     }
 
     fn new_struct(&mut self, tag: Option<String>, is_union: bool) -> usize {
-        self.structs.push(StructDef { tag: tag.clone(), is_union, fields: None });
+        self.structs.push(StructDef { tag: tag.clone(), is_union, fields: None, unnatural_layout: None });
         let index = self.structs.len() - 1;
         if let (Some(tag), Some(scope)) = (tag, self.scopes.last_mut()) {
             scope.tags.insert(tag, index);
@@ -464,22 +473,60 @@ impl Sema {
                 Some((s * n, a))
             }
             CType::Struct(i) => {
-                let def = self.structs.get(*i)?;
-                let fields = def.fields.as_ref()?;
-                let (mut size, mut align) = (0u64, 1u64);
-                for (_, f) in fields {
-                    let (fs, fa) = self.size_align(f)?;
-                    align = align.max(fa);
-                    if def.is_union {
-                        size = size.max(fs);
-                    } else {
-                        size = size.div_ceil(fa) * fa + fs;
-                    }
-                }
-                Some((size.div_ceil(align) * align, align))
+                let (size, align, _) = self.struct_layout(*i, None)?;
+                Some((size, align))
             }
             _ => None,
         }
+    }
+
+    /// Size, alignment and, for `field`, its byte offset, of struct `index` laid out as the
+    /// LP64 ABI lays out a struct without attributes; `None` when the layout is not known.
+    fn struct_layout(&self, index: usize, field: Option<&str>) -> Option<(u64, u64, Option<u64>)> {
+        let def = self.structs.get(index)?;
+        if def.unnatural_layout.is_some() {
+            return None;
+        }
+        let fields = def.fields.as_ref()?;
+        let (mut size, mut align, mut offset) = (0u64, 1u64, None);
+        for (name, f) in fields {
+            let (fs, fa) = self.size_align(f)?;
+            align = align.max(fa);
+            let at = if def.is_union { 0 } else { size.div_ceil(fa) * fa };
+            if field == Some(name.as_str()) && offset.is_none() {
+                offset = Some(at);
+            }
+            size = if def.is_union { size.max(fs) } else { at + fs };
+        }
+        Some((size.div_ceil(align) * align, align, offset))
+    }
+
+    /// The byte offset of `field` in struct `index`, when its layout is known.
+    pub fn field_offset(&self, index: usize, field: &str) -> Option<u64> {
+        self.struct_layout(index, Some(field))?.2
+    }
+
+    /// Why struct `index` (or a struct inside it) has no layout [`Sema::size_align`] can
+    /// compute, in words.
+    pub fn layout_problem(&self, index: usize) -> String {
+        let Some(def) = self.structs.get(index) else { return "it is not defined".into() };
+        if let Some(why) = def.unnatural_layout {
+            return format!("it has {why}");
+        }
+        let Some(fields) = &def.fields else { return "it is not defined".into() };
+        for (name, f) in fields {
+            if self.size_align(f).is_none() {
+                let mut inner = f;
+                while let CType::Array { elem, .. } = inner {
+                    inner = elem;
+                }
+                return match inner {
+                    CType::Struct(i) => format!("its member `{name}` is a struct whose layout is not known: {}", self.layout_problem(*i)),
+                    _ => format!("the size of its member `{name}` is not known"),
+                };
+            }
+        }
+        "its layout is not known".into()
     }
 
     /// Evaluates an integer constant expression (literals, enum constants, `sizeof`, casts to

@@ -859,3 +859,144 @@ fn read_only_params_may_share_an_allocation() {
     bound[read[1] as usize] = Some(read[0] as u64);
     assert_eq!(param_aliasing(kernel, &bound), ParamAliasing::Disjoint);
 }
+
+/// The CUDA C of every grid kernel of a C program, through the whole front end and the passes.
+fn cuda_of_source(c_source: &str) -> String {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("snippet.c");
+    std::fs::write(&path, c_source).expect("write snippet");
+    let program = crate::driver::compile(&[path], &crate::front::PreprocessOptions::default(), &crate::opt::PassConfig::default())
+        .unwrap_or_else(|(sources, d)| panic!("{}", crate::diag::render(&sources, &d.0, false)));
+    module_cuda(&program.module)
+}
+
+#[test]
+fn bool_is_cuda_bool() {
+    let text = cuda_of_source(
+        r#"
+#include <stdbool.h>
+#pragma acc routine seq
+bool positive(double x) { return x > 0; }
+int main(void) {
+    static bool flags[64];
+    static double v[64];
+    bool neg = true, all = true;
+    #pragma acc parallel loop copyout(flags) reduction(&&:all)
+    for (int i = 0; i < 64; i++) {
+        _Bool b = (_Bool)0.5;
+        flags[i] = neg && !positive(v[i]) && b;
+        all = all && flags[i];
+    }
+    return all;
+}
+"#,
+    );
+    assert!(!text.contains("_Bool"), "{text}");
+    assert!(text.contains("__device__ static bool positive_f0(double x_0)"), "{text}");
+    assert!(text.contains("bool neg_p") && text.contains("bool *flags_p"), "{text}");
+    // A conversion to bool is a test against zero, folded here to the constant true.
+    assert!(text.contains(" = true;"), "{text}");
+    assert!(text.contains("__shared__ bool red0_s0[256];"), "{text}");
+    assert_compiles(&text);
+}
+
+#[test]
+fn assignments_inside_expressions_are_statements_before_their_use() {
+    let text = cuda_of_source(
+        r#"
+int main(void) {
+    static int a[64], b[64], c[64];
+    #pragma acc parallel loop copyout(a, b, c)
+    for (int i = 0; i < 64; i++) {
+        int x, z = 0, m = i % 5 + 1, s = 0;
+        a[i] = b[i] = i * 3;
+        x = (i % 3 == 0) && (z = i) > 5;
+        do {
+            if (m == 2) continue;
+            s += m;
+        } while (--m > 0);
+        c[i] = x + z + s;
+    }
+    return 0;
+}
+"#,
+    );
+    // The chained store keeps the value in a local, stored to `b` then to `a`.
+    assert!(text.contains("b_p1[i_0] = assigned_") && text.contains("a_p0[i_0] = assigned_"), "{text}");
+    // `z = i` runs only when the left operand of `&&` holds.
+    assert!(text.contains("if (and_"), "{text}");
+    // The do-while condition with its decrement is tested after the continue label, and leaves
+    // the loop with `break`.
+    let tail = &text[text.find("continue_1:;").expect("a continue label")..];
+    let close = tail.find("\n        }\n").expect("the loop's closing brace");
+    assert!(tail[..close].contains("break;"), "{text}");
+    assert_compiles(&text);
+}
+
+#[test]
+fn a_switch_whose_cases_fall_through_is_a_one_trip_loop() {
+    let text = cuda_of_source(
+        r#"
+int main(void) {
+    static int a[64], b[64];
+    #pragma acc parallel loop copyin(a) copyout(b)
+    for (int i = 0; i < 64; i++) {
+        int r = 0;
+        for (int k = 0; k < 4; k++) {
+            switch (a[i] + k) {
+            case 0:
+                continue;
+            case 1:
+                r += 2;
+            case 2:
+                r *= 3;
+                if (r > 40) break;
+                r += 1;
+            default:
+                r -= 1;
+            }
+        }
+        b[i] = r;
+    }
+    return 0;
+}
+"#,
+    );
+    // The selector is read once; each case runs when it matched or an earlier one fell into it.
+    assert!(text.contains("switch_3 = a_p0[i_0] + k_2;"), "{text}");
+    assert!(text.contains("case_running_4 = case_running_4 || (switch_3 == 1);"), "{text}");
+    assert!(text.contains("case_running_4 = case_running_4 || no_case_5;"), "{text}");
+    // `continue` out of the switch: a flag, then the loop's own continue after the switch.
+    assert!(text.contains("switch_continue_6 = true;"), "{text}");
+    assert!(text.contains("if (switch_continue_6) {"), "{text}");
+    assert_compiles(&text);
+}
+
+#[test]
+fn members_of_arrays_of_structs_and_struct_locals() {
+    let text = cuda_of_source(
+        r#"
+typedef struct { double a, b, c; } item;
+struct pt { float x, y; int id; };
+int main(void) {
+    static item v[64];
+    static struct pt q[64];
+    #pragma acc parallel loop copy(v, q)
+    for (int i = 0; i < 64; i++) {
+        struct pt p = q[i];
+        p.x += p.id;
+        q[i] = p;
+        v[i].c = v[i].a + v[i].b;
+    }
+    return 0;
+}
+"#,
+    );
+    // `v` seen as rows of 3 doubles, `q` as rows of 3 floats and of 3 ints.
+    assert!(text.contains("double *v_p"), "{text}");
+    assert!(text.contains("float *q_p") && text.contains("int *q_p"), "{text}");
+    assert!(text.contains("* 3ll + (long long)2] = "), "{text}");
+    // The struct local is a local per member.
+    assert!(text.contains("float p_x_") && text.contains("int p_id_"), "{text}");
+    assert_compiles(&text);
+}

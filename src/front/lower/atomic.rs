@@ -390,7 +390,7 @@ impl KernelBuilder<'_> {
     /// one-element array param), so every iteration sees the others' updates.
     pub(super) fn atomic_target(&mut self, lhs: &ast::Expr) -> R<Target> {
         if let AE::Ident(name) = &lhs.kind {
-            if self.kernel_local(name).is_none() && !self.host_locals.contains_key(name.as_str()) && !self.treatments.contains_key(name.as_str()) {
+            if !self.is_kernel_name(name) && !self.host_locals.contains_key(name.as_str()) && !self.treatments.contains_key(name.as_str()) {
                 if let Some(ty) = self.host_var(name).and_then(|v| v.ty.scalar()) {
                     self.check_default_none(name, lhs.span);
                     let key = format!("&({name})");
@@ -472,7 +472,7 @@ impl KernelBuilder<'_> {
             cur = base;
         }
         let AE::Ident(name) = &cur.kind else { return None };
-        if self.kernel_local(name).is_some() {
+        if self.is_kernel_name(name) {
             return None;
         }
         match self.treatments.get(name.as_str()) {

@@ -486,21 +486,32 @@ fn more_refusals_point_at_the_construct() {
     let (msg, at) = first_error(&wrap("a[i] = *(&x);"));
     assert!(msg.contains("address"), "{msg}");
     assert_eq!(at, "(&x)");
-    let (msg, at) = first_error(&wrap("double y; a[i] = (y = 2.0) + 1.0;"));
-    assert!(msg.contains("assignment inside an expression"), "{msg}");
-    assert_eq!(at, "(y = 2.0)");
-    let (msg, at) = first_error(&wrap("struct S t; t.n = i; a[i] = t.n;"));
-    assert!(msg.contains("type kernels do not support"), "{msg}");
+    // An assignment inside an expression is fine, but not to a host scalar all iterations share
+    // that is read after the loop; one nothing reads after the loop is private to each iteration.
+    let after = |tail: &str| {
+        format!(
+            "void f(int n, double *a) {{\n double x = 0;\n#pragma acc parallel loop\n\
+             for (int i = 0; i < n; i++) {{ double y; a[i] = (y = 2.0) + (x = 1.0); }}\n{tail}}}\n"
+        )
+    };
+    let (msg, at) = first_error(&after(" a[0] = x;\n"));
+    assert!(msg.contains("`x` is assigned in this parallel loop and read after it"), "{msg}");
+    assert_eq!(at, "(x = 1.0)");
+    assert_eq!(lower_snippet(&after("")).kernel(0).auto_private, vec!["x".to_string()]);
+    // A struct local is fine; a local array of structs is not.
+    let (msg, at) = first_error(&wrap("struct S u; u.n = i; struct S t[2]; t[0].n = u.n; a[i] = t[0].n;"));
+    assert!(msg.contains("needs constant dimensions and number elements"), "{msg}");
     assert_eq!(at, "t");
-    let (msg, at) = first_error(&wrap("switch (i % 3) { case 0: a[i] = 1.0; case 1: a[i] = 2.0; break; }"));
-    assert!(msg.contains("falls through"), "{msg}");
-    assert_eq!(at, "a[i] = 1.0;");
+    // Cases may fall through, but a label must be directly in the switch body.
+    let (msg, at) = first_error(&wrap("switch (i % 3) { case 0: if (i > 2) { case 1: a[i] = 2.0; } break; }"));
+    assert!(msg.contains("not directly in a switch body"), "{msg}");
+    assert_eq!(at, "case 1: a[i] = 2.0;");
     let (msg, at) = first_error(&wrap("a[i] = a + 1;"));
     assert!(msg.contains("pointer arithmetic"), "{msg}");
     assert_eq!(at, "a + 1");
     // Reading a struct field of a host struct is fine; assigning it is not.
     let (msg, at) = first_error(&wrap("s.n = i;"));
-    assert!(msg.contains("struct fields"), "{msg}");
+    assert!(msg.contains("members of host structs"), "{msg}");
     assert_eq!(at, "s.n");
     let (msg, at) = first_error(
         "void f(int n, double *a, double *b) {\n#pragma acc parallel loop default(none) copy(a[0:n]) firstprivate(n)\nfor (int i = 0; i < n; i++) a[i] = b[i];\n}\n",
@@ -713,4 +724,70 @@ fn liveness_after_a_construct_follows_enclosing_loops() {
          for (int i = 0; i < n; i++) { g = a[i]; a[i] = g * g; }\n}\n",
     );
     assert!(l.errors()[0].0.contains("not local to the function"));
+}
+
+#[test]
+fn a_member_of_an_array_of_structs_is_a_row_of_a_view_of_the_array() {
+    let l = lower_snippet(
+        "struct rec { char tag; double value; int count; };\nvoid f(int n, struct rec *r) {\n\
+         #pragma acc parallel loop\n\
+         for (int i = 0; i < n; i++) r[i].value = r[i].count + r[i].tag;\n}\n",
+    );
+    let k = l.kernel(0);
+    // Three views of `r`, one per member type, all bound to the same host pointer.
+    let views: Vec<(ScalarType, Option<i64>)> = k
+        .params
+        .iter()
+        .filter_map(|p| match &p.kind {
+            ParamKind::Array { elem, dims, .. } if p.name == "r" => {
+                let row = dims[1].and_then(|d| match k.body.exprs[d].kind {
+                    ExprKind::ConstInt(v) => Some(v),
+                    _ => None,
+                });
+                Some((*elem, row))
+            }
+            _ => None,
+        })
+        .collect();
+    // 24 bytes: `value` is double 1 of 3, `count` int 4 of 6, `tag` char 0 of 24.
+    assert_eq!(views, vec![(ScalarType::F64, Some(3)), (ScalarType::I32, Some(6)), (ScalarType::I8, Some(24))]);
+    let (m, _) = l.ok();
+    let args: Vec<u32> = k.params.iter().filter(|p| p.name == "r").map(|p| p.arg).collect();
+    assert!(args.iter().all(|&a| a == args[0]), "one host arg for every view");
+    assert_eq!(m.regions[0].args[args[0] as usize].c_expr, "r");
+    let Some(Stmt::Store { indices, .. }) = k.body.block.iter().find(|s| matches!(s, Stmt::Store { .. })) else { panic!("a store") };
+    assert!(matches!(k.body.exprs[indices[1]].kind, ExprKind::ConstInt(1)));
+}
+
+#[test]
+fn structs_whose_layout_is_not_natural_are_refused_in_kernels() {
+    for (decl, why) in [
+        ("struct rec { int flags : 3; int count; };", "a bit-field"),
+        ("struct rec { long double x; int count; };", "a `long double` member"),
+        ("struct rec { int count; } __attribute__((aligned(32)));", "an attribute"),
+        ("struct rec { _Alignas(16) int count; };", "`_Alignas`"),
+    ] {
+        let (msg, at) = first_error(&format!(
+            "{decl}\nvoid f(int n, struct rec *r) {{\n#pragma acc parallel loop\nfor (int i = 0; i < n; i++) r[i].count = i;\n}}\n"
+        ));
+        assert!(msg.contains("layout of struct `rec` is not known") && msg.contains(why), "{decl}: {msg}");
+        assert_eq!(at, "r[i].count");
+    }
+    // Unions cannot be struct locals (their members share memory).
+    let (msg, at) = first_error(
+        "union u { int i; float f; };\nvoid f(int n, int *a) {\n#pragma acc parallel loop\nfor (int i = 0; i < n; i++) { union u v; v.i = i; a[i] = v.i; }\n}\n",
+    );
+    assert!(msg.contains("union"), "{msg}");
+    assert_eq!(at, "v");
+    // Nor members of unions in arrays: the views of the array would overlap.
+    let (msg, at) = first_error(
+        "struct rec { union { int i; float f; } u; };
+void f(int n, struct rec *r) {
+#pragma acc parallel loop
+for (int i = 0; i < n; i++) r[i].u.f = r[i].u.i;
+}
+",
+    );
+    assert!(msg.contains("member of a union"), "{msg}");
+    assert_eq!(at, "r[i].u.f");
 }

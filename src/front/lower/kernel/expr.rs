@@ -1,0 +1,635 @@
+//! Expressions of a kernel body: names (kernel locals, host scalars as params, arrays as array
+//! params), C's conversions and operators, subscripts and dereferences, struct members, calls of
+//! math functions and device functions (inlined when they take arrays).
+
+use super::*;
+
+impl<'a> KernelBuilder<'a> {
+    pub fn expr(&mut self, e: &ast::Expr) -> R<Handle<Expr>> {
+        let span = e.span;
+        match &e.kind {
+            AE::Ident(name) => {
+                if let Some(l) = self.kernel_local(name) {
+                    let local = &self.body.locals[l];
+                    if local.array_dims.is_some() {
+                        return Err(err(span, format!("the array `{name}` is used as a value"), "index the array"));
+                    }
+                    return Ok(self.add(ExprKind::Local(l), local.ty, span));
+                }
+                if self.kernel_struct(name).is_some() {
+                    return Err(err(
+                        span,
+                        format!("the struct `{name}` is used as a value"),
+                        format!("use its members (`{name}.member`), or assign it to a struct as a whole"),
+                    ));
+                }
+                match self.sema.lookup(name).cloned() {
+                    Some(Symbol::EnumConst(v)) => Ok(self.add(ExprKind::ConstInt(v), ScalarType::I32, span)),
+                    Some(Symbol::Var(info)) => {
+                        self.check_default_none(name, span);
+                        match info.ty.scalar() {
+                            Some(ty) => self.host_scalar(name, ty, span, false),
+                            None if info.ty.is_pointer_like() => Err(err(
+                                span,
+                                format!("`{name}` is used as a pointer value in a kernel"),
+                                "index the array directly (a[i]); pointer arithmetic and pointer copies are not supported in kernels",
+                            )),
+                            None => Err(err(
+                                span,
+                                format!("`{name}` is a struct value; kernels only read struct fields"),
+                                format!("use its numeric fields (`{name}.field`) in the kernel"),
+                            )),
+                        }
+                    }
+                    Some(Symbol::Function(_)) => Err(err(span, format!("function `{name}` used as a value"), "call it")),
+                    Some(Symbol::Typedef(_)) | None => Err(err(span, format!("undeclared name `{name}`"), "declare it before the construct")),
+                }
+            }
+            AE::IntLit { value, suffix, radix } => {
+                let ty = sema::int_literal_type(*value, *suffix, *radix);
+                Ok(self.add(ExprKind::ConstInt(*value as i64), ty, span))
+            }
+            AE::FloatLit { value, single, long_double } => {
+                if *long_double {
+                    self.warn_once(span, "`long double` constants are computed as `double`");
+                }
+                let ty = if *single { ScalarType::F32 } else { ScalarType::F64 };
+                Ok(self.add(ExprKind::ConstFloat(*value), ty, span))
+            }
+            AE::CharLit(c) => Ok(self.add(ExprKind::ConstInt(*c), ScalarType::I32, span)),
+            AE::StringLit(_) => Err(err(span, "string literals cannot be used in kernels", "compute with numbers in kernels; print on the host")),
+            AE::Unary { op, operand } => self.unary(*op, operand, span),
+            AE::Binary { op, lhs, rhs } => self.binary_expr(*op, lhs, rhs, span),
+            AE::Assign { op, lhs, rhs } => self.assignment_value(*op, lhs, rhs, span),
+            AE::Conditional { cond, then, otherwise } => self.conditional(cond, then, otherwise, span),
+            AE::Cast { ty, expr } => {
+                let target = self.sema.declared_type(&ty.specs, &ty.declarator)?;
+                let inner = self.expr(expr)?;
+                match target {
+                    CType::Scalar(t) => Ok(self.cast(inner, t)),
+                    CType::Void => Ok(inner),
+                    _ => Err(err(span, "casts to pointer or struct types are not supported in kernels", "cast only between number types in kernels")),
+                }
+            }
+            AE::SizeofType(tn) => {
+                let t = self.sema.declared_type(&tn.specs, &tn.declarator)?;
+                let size = self.sema.size_align(&t).map(|(s, _)| s);
+                match size {
+                    Some(s) => Ok(self.add(ExprKind::ConstInt(s as i64), ScalarType::U64, span)),
+                    None => Err(err(span, "this type has no size known at compile time", "use sizeof on a complete type")),
+                }
+            }
+            AE::SizeofExpr(inner) => {
+                let size = match &inner.kind {
+                    AE::Ident(n) => match self.kernel_struct(n) {
+                        Some(i) => Some(self.struct_size(i, inner.span)?),
+                        None if !self.is_kernel_name(n) => self.host_var(n).and_then(|v| self.sema.size_align(&v.ty)).map(|(s, _)| s),
+                        None => None,
+                    },
+                    _ => None,
+                };
+                let size = match size {
+                    Some(s) => s,
+                    None => {
+                        let h = self.expr(inner)?;
+                        self.ty(h).size_bytes() as u64
+                    }
+                };
+                Ok(self.add(ExprKind::ConstInt(size as i64), ScalarType::U64, span))
+            }
+            AE::Call { callee, args } => self.call(callee, args, span),
+            AE::Index { .. } => {
+                let host_only = self.reading_bounds && self.mentions_only_host_names(e);
+                let (array, indices, ty) = self.element(e)?;
+                if host_only {
+                    // A loop bound read from a host array element: the host evaluates it at launch.
+                    let p = self.scalar_param(&self.key(span), ty);
+                    return Ok(self.add(ExprKind::Param(p), ty, span));
+                }
+                Ok(self.add(ExprKind::Load { array, indices }, ty, span))
+            }
+            AE::Member { base, field, arrow } => {
+                if !arrow && let Some((place, s)) = self.kernel_struct_place(base)? {
+                    return self.member_value(&place, s, field, span);
+                }
+                let (key, ty) = self.member_chain(e)?;
+                match ty.scalar() {
+                    Some(t) => {
+                        let p = self.scalar_param(&key, t);
+                        Ok(self.add(ExprKind::Param(p), t, span))
+                    }
+                    None => Err(err(span, format!("`{key}` is not a number"), "use numeric fields, or index pointer fields")),
+                }
+            }
+            AE::CompoundLiteral { .. } => Err(err(span, "compound literals are not supported in kernels", "declare a local variable instead")),
+        }
+    }
+
+    /// Every name in `e` is a host variable (none is a kernel local or a loop index).
+    fn mentions_only_host_names(&self, e: &ast::Expr) -> bool {
+        let mut names = Vec::new();
+        crate::front::lower::walk::expr_tree(e, &mut |x| {
+            if let AE::Ident(n) = &x.kind {
+                names.push(n.clone());
+            }
+        });
+        names.iter().all(|n| !self.is_kernel_name(n) && !self.host_locals.contains_key(n.as_str()) && !self.aliases.contains_key(n.as_str()))
+    }
+
+    fn warn_once(&mut self, span: Span, msg: &str) {
+        if self.reported.insert(format!("w:{msg}")) {
+            self.errors.push(Diagnostic::warning(span, msg).with_help("use `double`"));
+        }
+    }
+
+    fn unary(&mut self, op: AU, operand: &ast::Expr, span: Span) -> R<Handle<Expr>> {
+        match op {
+            AU::Neg | AU::BitNot | AU::Plus => {
+                let a = self.expr(operand)?;
+                let ty = sema::promote(self.ty(a));
+                if op == AU::BitNot && ty.is_float() {
+                    return Err(err(span, "`~` needs an integer operand", "apply `~` to integers only"));
+                }
+                let a = self.cast(a, ty);
+                if op == AU::Plus {
+                    return Ok(a);
+                }
+                let op = if op == AU::Neg { UnaryOp::Neg } else { UnaryOp::BitNot };
+                Ok(self.add(ExprKind::Unary { op, arg: a }, ty, span))
+            }
+            AU::Not => {
+                let a = self.expr(operand)?;
+                let a = self.truth(a);
+                Ok(self.add(ExprKind::Unary { op: UnaryOp::Not, arg: a }, ScalarType::Bool, span))
+            }
+            AU::Deref => {
+                let (array, indices, ty) = self.deref(operand, span)?;
+                Ok(self.add(ExprKind::Load { array, indices }, ty, span))
+            }
+            AU::AddrOf => Err(err(span, "taking an address (`&`) is not supported in kernels", "index arrays directly and pass values, not addresses")),
+            AU::PreInc | AU::PreDec | AU::PostInc | AU::PostDec => self.increment_value(op, operand, span),
+        }
+    }
+
+    /// `*(p + i)`, `*(i + p)`, `*p`: the element of a one-dimensional array param.
+    pub(super) fn deref(&mut self, operand: &ast::Expr, span: Span) -> R<(ArrayRef, Vec<Handle<Expr>>, ScalarType)> {
+        // `p + a + b` (in any order): one term is the pointer, the others sum to the index.
+        let mut terms = Vec::new();
+        flatten_sum(operand, &mut terms);
+        if let Some(t) = terms.iter().find(|t| matches!(t.kind, AE::Unary { op: AU::AddrOf, .. })) {
+            return self.unary(AU::AddrOf, t, t.span).map(|_| (ArrayRef::Param(0), Vec::new(), ScalarType::I32));
+        }
+        let mut pointer = None;
+        for (k, t) in terms.iter().enumerate() {
+            if self.is_host_pointer(t) {
+                if pointer.is_some() {
+                    return Err(err(span, "adding two pointers is not valid", "index one array"));
+                }
+                pointer = Some(k);
+            }
+        }
+        let Some(pk) = pointer else {
+            return Err(err(operand.span, "only pointers into arrays can be dereferenced in kernels", "index the array directly: p[i]"));
+        };
+        let base = terms.remove(pk);
+        let (array, ndims, elem) = self.array_base(base)?;
+        if ndims != 1 {
+            return Err(err(span, "dereferencing a multi-dimensional array is not supported", "index every dimension: a[i][j]"));
+        }
+        let mut idx: Option<Handle<Expr>> = None;
+        for t in terms {
+            let h = self.index_expr(t)?;
+            idx = Some(match idx {
+                None => h,
+                Some(prev) => self.arith(AB::Add, prev, h, t.span)?,
+            });
+        }
+        let idx = match idx {
+            Some(i) => i,
+            None => self.int_const(0, ScalarType::I32),
+        };
+        Ok((array, vec![idx], elem))
+    }
+
+    fn is_host_pointer(&mut self, e: &ast::Expr) -> bool {
+        match &e.kind {
+            AE::Ident(n) => {
+                !self.is_kernel_name(n) && (self.aliases.contains_key(n.as_str()) || self.host_var(n).is_some_and(|v| v.ty.is_pointer_like()))
+            }
+            AE::Member { .. } => self.member_type(e).is_ok_and(|t| t.is_pointer_like()),
+            _ => false,
+        }
+    }
+
+    pub(super) fn index_expr(&mut self, e: &ast::Expr) -> R<Handle<Expr>> {
+        let h = self.expr(e)?;
+        if self.ty(h).is_float() {
+            return Err(err(e.span, "array index is not an integer", "cast the index to an integer type"));
+        }
+        let ty = sema::promote(self.ty(h));
+        Ok(self.cast(h, ty))
+    }
+
+    /// The array a subscript chain starts from: (array, its number of dimensions, element type).
+    fn array_base(&mut self, base: &ast::Expr) -> R<(ArrayRef, usize, ScalarType)> {
+        match &base.kind {
+            AE::Ident(name) => {
+                if let Some(&alias) = self.aliases.get(name.as_str()) {
+                    if !self.is_kernel_name(name) {
+                        return Ok(alias);
+                    }
+                }
+                if self.is_kernel_name(name) {
+                    let local = self.kernel_local(name).map(|l| (l, &self.body.locals[l]));
+                    return match local {
+                        Some((l, Local { array_dims: Some(d), ty, .. })) => Ok((ArrayRef::Local(l), d.len(), *ty)),
+                        _ => Err(err(base.span, format!("`{name}` is not an array"), "index arrays and pointers only")),
+                    };
+                }
+                if let Some(&l) = self.host_locals.get(name.as_str()) {
+                    let local = &self.body.locals[l];
+                    if let Some(d) = &local.array_dims {
+                        return Ok((ArrayRef::Local(l), d.len(), local.ty));
+                    }
+                }
+                let Some(info) = self.host_var(name) else {
+                    return Err(err(base.span, format!("undeclared name `{name}`"), "declare it before the construct"));
+                };
+                self.check_default_none(name, base.span);
+                if matches!(self.treatments.get(name.as_str()), Some(Treatment::Private)) {
+                    if let Some((dims, elem)) = local_array_shape(&info.ty) {
+                        let ndims = dims.len();
+                        let l = self.body.locals.append(Local { name: name.clone(), ty: elem, array_dims: Some(dims), kind: LocalKind::Private, span: base.span });
+                        self.host_locals.insert(name.clone(), l);
+                        return Ok((ArrayRef::Local(l), ndims, elem));
+                    }
+                }
+                if !info.ty.is_pointer_like() {
+                    return Err(err(base.span, format!("`{name}` is not an array or a pointer"), "index arrays and pointers only"));
+                }
+                if self.written.contains(name.as_str()) {
+                    return Err(err(
+                        base.span,
+                        format!("the pointer `{name}` is assigned inside the construct"),
+                        "assign pointers on the host, outside the compute construct",
+                    ));
+                }
+                let p = self.array_param(name, &info, base.span)?;
+                self.param_shape(p)
+            }
+            AE::Member { .. } => {
+                let (key, ty) = self.member_chain(base)?;
+                let info = VarInfo { ty, is_const: false, restrict: false, storage: sema::Storage::Global, span: base.span };
+                let p = self.array_param(&key, &info, base.span)?;
+                self.param_shape(p)
+            }
+            _ => Err(err(
+                base.span,
+                "only named arrays, pointers and struct fields can be indexed in kernels",
+                "index the array directly: a[i]",
+            )),
+        }
+    }
+
+    pub(super) fn param_shape(&self, p: u32) -> R<(ArrayRef, usize, ScalarType)> {
+        match &self.params[p as usize].kind {
+            ParamKind::Array { elem, dims, .. } => Ok((ArrayRef::Param(p), dims.len(), *elem)),
+            ParamKind::Scalar(_) => Err(Diagnostic::global_error("internal: scalar param used as an array")),
+        }
+    }
+
+    /// `a[i][j]`: the array and one index per dimension.
+    pub(super) fn element(&mut self, e: &ast::Expr) -> R<(ArrayRef, Vec<Handle<Expr>>, ScalarType)> {
+        let mut index_exprs = Vec::new();
+        let mut cur = e;
+        while let AE::Index { base, index } = &cur.kind {
+            index_exprs.push(&**index);
+            cur = base;
+        }
+        index_exprs.reverse();
+        // The update's own element only: its subscripts may not read the array.
+        if !std::mem::take(&mut self.reduction_update_target) {
+            self.check_array_reduction_use(cur, e.span)?;
+        }
+        if let AE::Ident(name) = &cur.kind
+            && let Some(&copies) = self.private_arrays.get(name.as_str())
+            && !self.is_kernel_name(name)
+        {
+            let [ix] = index_exprs.as_slice() else {
+                return Err(err(e.span, format!("the private array `{name}` has one dimension"), format!("index `{name}` with one subscript")));
+            };
+            let ix = self.index_expr(ix)?;
+            let ix = self.cast(ix, ScalarType::I64);
+            let base = self.add(ExprKind::Local(copies.base), ScalarType::I64, e.span);
+            let at = self.binary(BinaryOp::Add, base, ix, ScalarType::I64, e.span);
+            let (_, _, elem) = self.param_shape(copies.buffer)?;
+            return Ok((ArrayRef::Param(copies.buffer), vec![at], elem));
+        }
+        if let AE::Member { base, field, arrow: false } = &cur.kind
+            && let Some((place, s)) = self.kernel_struct_place(base)?
+        {
+            // An array member of a struct local or of an element of an array of structs.
+            return self.member_element(&place, s, field, &index_exprs, e.span);
+        }
+        let (array, ndims, elem) = if let AE::Unary { op: AU::Deref, operand } = &cur.kind {
+            // `(*p)[i]` is rare; refuse it with the general message.
+            return Err(err(operand.span, "indexing a dereferenced pointer is not supported", "index the array directly"));
+        } else {
+            self.array_base(cur)?
+        };
+        if index_exprs.len() != ndims {
+            return Err(err(
+                e.span,
+                format!("`{}` indexes {} of the array's {} dimensions", self.text(e.span), index_exprs.len(), ndims),
+                "index every dimension of the array (rows of arrays cannot be used as values in kernels)",
+            ));
+        }
+        let mut indices = Vec::new();
+        for ix in index_exprs {
+            indices.push(self.index_expr(ix)?);
+        }
+        Ok((array, indices, elem))
+    }
+
+    /// `mt->mrows`, `s.n`, `mt->m`: its text (the param key) and its type.
+    fn member_chain(&mut self, e: &ast::Expr) -> R<(String, CType)> {
+        let ty = self.member_type(e)?;
+        let key = self.key(e.span);
+        let root = member_root(e);
+        if let Some(r) = root {
+            self.check_default_none(r, e.span);
+        }
+        Ok((key, ty))
+    }
+
+    pub(super) fn member_type(&mut self, e: &ast::Expr) -> R<CType> {
+        match &e.kind {
+            AE::Ident(name) => {
+                if self.is_kernel_name(name) {
+                    return Err(err(e.span, format!("`{}` is not a member of a struct the kernel can use", self.text(e.span)), "use the members of struct locals with `.`"));
+                }
+                match self.host_var(name) {
+                    Some(v) => Ok(v.ty),
+                    None => Err(err(e.span, format!("undeclared name `{name}`"), "declare it before the construct")),
+                }
+            }
+            AE::Member { base, field, arrow } => {
+                let base_ty = self.member_type(base)?;
+                let index = match (base_ty, arrow) {
+                    (CType::Pointer { to, .. }, true) => match *to {
+                        CType::Struct(i) => Some(i),
+                        _ => None,
+                    },
+                    (CType::Struct(i), false) => Some(i),
+                    _ => None,
+                };
+                let Some(i) = index else {
+                    return Err(err(e.span, format!("`{}` is not a struct member access", self.text(e.span)), "use `.` on structs and `->` on struct pointers"));
+                };
+                match self.sema.field(i, field) {
+                    Some(t) => Ok(t.clone()),
+                    None => Err(err(e.span, format!("no field `{field}` in this struct"), "check the field name")),
+                }
+            }
+            _ => Err(err(
+                e.span,
+                "only struct fields of host variables can be used in kernels",
+                "copy the value to a local variable on the host before the construct",
+            )),
+        }
+    }
+
+    fn binary_expr(&mut self, op: AB, lhs: &ast::Expr, rhs: &ast::Expr, span: Span) -> R<Handle<Expr>> {
+        if op == AB::Comma {
+            return self.comma(lhs, rhs);
+        }
+        if matches!(op, AB::LogAnd | AB::LogOr) {
+            return self.logical(op == AB::LogAnd, lhs, rhs, span);
+        }
+        if self.is_host_pointer(lhs) || self.is_host_pointer(rhs) {
+            return Err(err(span, "pointer arithmetic is not supported in kernels", "index the array directly: p[i + k]"));
+        }
+        let a = self.expr(lhs)?;
+        let b = self.expr(rhs)?;
+        self.arith(op, a, b, span)
+    }
+
+    /// A C binary operator on lowered operands, with the usual arithmetic conversions.
+    pub(super) fn arith(&mut self, op: AB, a: Handle<Expr>, b: Handle<Expr>, span: Span) -> R<Handle<Expr>> {
+        let (ta, tb) = (self.ty(a), self.ty(b));
+        let irop = match op {
+            AB::Add => BinaryOp::Add,
+            AB::Sub => BinaryOp::Sub,
+            AB::Mul => BinaryOp::Mul,
+            AB::Div => BinaryOp::Div,
+            AB::Rem => BinaryOp::Rem,
+            AB::Shl => BinaryOp::Shl,
+            AB::Shr => BinaryOp::Shr,
+            AB::Lt => BinaryOp::Lt,
+            AB::Gt => BinaryOp::Gt,
+            AB::Le => BinaryOp::Le,
+            AB::Ge => BinaryOp::Ge,
+            AB::Eq => BinaryOp::Eq,
+            AB::Ne => BinaryOp::Ne,
+            AB::BitAnd => BinaryOp::BitAnd,
+            AB::BitOr => BinaryOp::BitOr,
+            AB::BitXor => BinaryOp::BitXor,
+            AB::LogAnd => BinaryOp::LogAnd,
+            AB::LogOr => BinaryOp::LogOr,
+            AB::Comma => return Err(err(span, "the comma operator is not supported in kernel expressions", "write separate statements")),
+        };
+        if matches!(irop, BinaryOp::Shl | BinaryOp::Shr) {
+            let ty = sema::promote(ta);
+            if ty.is_float() || tb.is_float() {
+                return Err(err(span, "shifts need integer operands", "shift integers only"));
+            }
+            let a = self.cast(a, ty);
+            let b = self.cast(b, ty);
+            return Ok(self.binary(irop, a, b, ty, span));
+        }
+        let ty = sema::common_type(ta, tb);
+        if matches!(irop, BinaryOp::Rem | BinaryOp::BitAnd | BinaryOp::BitOr | BinaryOp::BitXor) && ty.is_float() {
+            return Err(err(span, "this operator needs integer operands", "use fmod for floating-point remainders"));
+        }
+        let a = self.cast(a, ty);
+        let b = self.cast(b, ty);
+        let result = if matches!(irop, BinaryOp::Lt | BinaryOp::Gt | BinaryOp::Le | BinaryOp::Ge | BinaryOp::Eq | BinaryOp::Ne) {
+            ScalarType::Bool
+        } else {
+            ty
+        };
+        Ok(self.binary(irop, a, b, result, span))
+    }
+
+    fn call(&mut self, callee: &ast::Expr, args: &[ast::Expr], span: Span) -> R<Handle<Expr>> {
+        let AE::Ident(name) = &callee.kind else {
+            return Err(err(span, "calls through function pointers are not supported in kernels", "call the function by name"));
+        };
+        if is_device_builtin(name) {
+            if args.len() != 1 {
+                return Err(err(span, format!("`{name}` takes 1 argument"), "write acc_on_device(acc_device_nvidia)"));
+            }
+            return self.acc_on_device(&args[0], span);
+        }
+        if let Some((func, arity, ty)) = math_function(name) {
+            if args.len() != arity {
+                return Err(err(span, format!("`{name}` takes {arity} argument(s)"), "check the call"));
+            }
+            let mut lowered = Vec::new();
+            for a in args {
+                let h = self.expr(a)?;
+                lowered.push(self.cast(h, ty));
+            }
+            return Ok(self.add(ExprKind::Math { func, args: lowered }, ty, span));
+        }
+        if let Some(def) = self.cx.inline_routines.get(name.as_str()).copied() {
+            return self.inline_call(name, def, args, span);
+        }
+        if let Some(info) = self.cx.routines.get(name.as_str()).cloned() {
+            let (params, result) = match self.sema.lookup(name) {
+                Some(Symbol::Function(CType::Function { params, ret, .. })) => (params.clone(), (**ret).clone()),
+                _ => return Err(err(span, format!("`{name}` is not declared before this call"), "declare the function before the construct")),
+            };
+            if params.len() != args.len() {
+                return Err(err(span, format!("`{name}` takes {} argument(s)", params.len()), "check the call"));
+            }
+            let mut lowered = Vec::new();
+            for (a, p) in args.iter().zip(&params) {
+                let h = self.expr(a)?;
+                let Some(pt) = p.scalar() else {
+                    return Err(err(a.span, "only numbers can be passed to device functions", "pass scalar values"));
+                };
+                lowered.push(self.cast(h, pt));
+            }
+            // A void call is typed I32 here; `Stmt::Eval` discards the value.
+            let ty = result.scalar().unwrap_or(ScalarType::I32);
+            return Ok(self.add(ExprKind::Call { func: Handle::new(info.index), args: lowered }, ty, span));
+        }
+        if self.cx.defined_functions.contains(name.as_str()) {
+            return Err(err(
+                span,
+                format!("`{name}` is called in a kernel but has no `#pragma acc routine seq`"),
+                format!("add `#pragma acc routine seq` before the function `{name}`"),
+            ));
+        }
+        Err(err(span, format!("the library function `{name}` cannot be called in a kernel"), "call it on the host, outside the compute construct"))
+    }
+
+    /// `acc_on_device(dev)` in a kernel: whether `dev` names the device the kernel runs on,
+    /// `acc_device_default` (1), `acc_device_not_host` (3) or `acc_device_nvidia` (4): bit `dev`
+    /// of 0b11010, with `dev` evaluated once (negative and large values give 0).
+    fn acc_on_device(&mut self, arg: &ast::Expr, span: Span) -> R<Handle<Expr>> {
+        let t = ScalarType::U64;
+        let dev = self.expr(arg)?;
+        let dev = self.cast(dev, t);
+        let limit = self.int_const(63, t);
+        let shift = self.binary(BinaryOp::Min, dev, limit, t, span);
+        let mask = self.int_const(0b11010, t);
+        let bits = self.binary(BinaryOp::Shr, mask, shift, t, span);
+        let one = self.int_const(1, t);
+        let bit = self.binary(BinaryOp::BitAnd, bits, one, t, span);
+        Ok(self.cast(bit, ScalarType::I32))
+    }
+
+
+    fn inline_call(&mut self, name: &str, def: &ast::FunctionDef, args: &[ast::Expr], span: Span) -> R<Handle<Expr>> {
+        if self.inline_frames.len() >= MAX_INLINE_DEPTH {
+            return Err(err(span, format!("calls of `{name}` nest too deeply (recursion?)"), "device functions cannot be recursive"));
+        }
+        let Some(ast::DerivedType::Function { params, .. }) = def.declarator.derived.first() else {
+            return Err(err(span, format!("`{name}` is not a function"), "call a function"));
+        };
+        let params: Vec<&ast::ParamDecl> = params.iter().filter(|p| p.declarator.name.is_some() || !p.declarator.derived.is_empty() || !matches!(p.specs.ty, ast::TypeSpec::Base(ast::BaseType::Void))).collect();
+        if params.len() != args.len() {
+            return Err(err(span, format!("`{name}` takes {} argument(s)", params.len()), "check the call"));
+        }
+        let ret = self.sema.resolve_specs(&def.specs)?;
+        let ret = self.sema.apply_declarator(ret, &ast::Declarator { name: None, name_span: span, derived: def.declarator.derived[1..].to_vec(), span })?;
+        let result = match ret {
+            CType::Void => None,
+            CType::Scalar(t) => Some(t),
+            _ => return Err(err(span, format!("`{name}` must return a number or nothing"), "return a scalar value")),
+        };
+        // Arguments are evaluated in the caller's scope.
+        let mut scalars = Vec::new();
+        let mut arrays = Vec::new();
+        for (p, a) in params.iter().zip(args) {
+            let pname = p.declarator.name.clone().unwrap_or_default();
+            let pty = sema::adjust_param(self.sema.declared_type(&p.specs, &p.declarator)?);
+            match pty {
+                CType::Scalar(t) => {
+                    let v = self.expr(a)?;
+                    let v = self.cast(v, t);
+                    scalars.push((pname, t, v));
+                }
+                CType::Pointer { to, .. } => {
+                    let mut want_dims = 1;
+                    let mut cur = &*to;
+                    while let CType::Array { elem, .. } = cur {
+                        want_dims += 1;
+                        cur = elem;
+                    }
+                    let (array, ndims, elem) = self.array_base(a)?;
+                    if ndims != want_dims || cur.scalar() != Some(elem) {
+                        return Err(err(
+                            a.span,
+                            format!("the array passed as `{pname}` does not have the parameter's shape and element type"),
+                            "pass an array of the same element type and number of dimensions",
+                        ));
+                    }
+                    arrays.push((pname, (array, ndims, elem)));
+                }
+                _ => return Err(err(a.span, format!("parameter `{pname}` of `{name}` has a type kernels do not support"), "pass numbers and arrays")),
+            }
+        }
+        let result_local = result.map(|t| (self.new_local(&format!("{name}_result"), t, LocalKind::Var, span), t));
+        let done = self.new_local(&format!("{name}_done"), ScalarType::Bool, LocalKind::Var, span);
+        let saved_aliases = std::mem::replace(&mut self.aliases, arrays.into_iter().collect());
+        let saved_breaks = std::mem::take(&mut self.breaks);
+        let saved_pending = std::mem::take(&mut self.pending);
+        self.inline_frames.push(InlineFrame { result: result_local, done });
+        self.push_scope();
+        let mut block = Vec::new();
+        for (pname, t, v) in scalars {
+            let l = self.new_local(&pname, t, LocalKind::Var, span);
+            block.push(Stmt::Assign { local: l, value: v });
+            self.bind(&pname, l);
+        }
+        self.breaks.push(BreakTarget::Loop);
+        for st in &def.body.stmts {
+            self.stmt(st, &mut block);
+        }
+        self.pop_scope();
+        self.inline_frames.pop();
+        self.breaks = saved_breaks;
+        self.aliases = saved_aliases;
+        self.pending = saved_pending;
+        let no = self.add(ExprKind::ConstInt(0), ScalarType::Bool, Span::default());
+        self.pending.push(Stmt::Assign { local: done, value: no });
+        let never = self.add(ExprKind::ConstInt(0), ScalarType::Bool, Span::default());
+        self.pending.push(Stmt::Loop { cond: Some(never), test_first: false, body: block, continuing: Vec::new(), range: None });
+        Ok(match result_local {
+            Some((l, t)) => self.add(ExprKind::Local(l), t, span),
+            None => self.int_const(0, ScalarType::I32),
+        })
+    }
+}
+
+/// The terms of a chain of `+` (parentheses and nesting looked through).
+fn flatten_sum<'e>(e: &'e ast::Expr, out: &mut Vec<&'e ast::Expr>) {
+    match &e.kind {
+        AE::Binary { op: AB::Add, lhs, rhs } => {
+            flatten_sum(lhs, out);
+            flatten_sum(rhs, out);
+        }
+        _ => out.push(e),
+    }
+}
+
+pub(super) fn member_root(e: &ast::Expr) -> Option<&str> {
+    match &e.kind {
+        AE::Ident(n) => Some(n),
+        AE::Member { base, .. } => member_root(base),
+        _ => None,
+    }
+}
