@@ -359,6 +359,12 @@ impl DirectiveParser<'_, '_> {
                 }
                 "collapse" => {
                     self.open(&word)?;
+                    if self.p.is_word("force") && self.p.peek_at(1).is_punct(":") {
+                        return Err(self
+                            .p
+                            .error_here("`collapse(force: n)` (OpenACC 3.3: collapsing loops that are not tightly nested) is not supported")
+                            .with_help("collapse tightly nested loops (`collapse(n)`), moving the code between them into the innermost loop"));
+                    }
                     let e = self.p.conditional()?;
                     let n = match e.kind {
                         ExprKind::IntLit { value, .. } if value > 0 && value <= u32::MAX as u64 => value as u32,
@@ -373,7 +379,18 @@ impl DirectiveParser<'_, '_> {
                 "gang" => ("gang", ClauseKind::Gang(self.optional_arg(&word, &["num", "static"])?)),
                 "worker" => ("worker", ClauseKind::Worker(self.optional_arg(&word, &["num"])?)),
                 "vector" => ("vector", ClauseKind::Vector(self.optional_arg(&word, &["length"])?)),
-                "num_gangs" => ("num_gangs", ClauseKind::NumGangs(self.required_arg(&word)?)),
+                "num_gangs" => {
+                    self.open(&word)?;
+                    let e = self.p.assignment()?;
+                    if self.p.is_punct(",") {
+                        return Err(self
+                            .p
+                            .error_here("`num_gangs` with more than one dimension (OpenACC 3.3 gang dimensions) is not supported")
+                            .with_help("give one number of gangs; Yosegi maps the loop nest to a grid itself"));
+                    }
+                    self.p.expect_punct(")", "to close `num_gangs(...)`")?;
+                    ("num_gangs", ClauseKind::NumGangs(e))
+                }
                 "num_workers" => ("num_workers", ClauseKind::NumWorkers(self.required_arg(&word)?)),
                 "vector_length" => ("vector_length", ClauseKind::VectorLength(self.required_arg(&word)?)),
                 "independent" => ("independent", ClauseKind::Independent),
@@ -505,6 +522,12 @@ impl DirectiveParser<'_, '_> {
             if let Some(w) = self.word()
                 && self.p.peek_at(1).is_punct(":")
             {
+                if clause == "gang" && w == "dim" {
+                    return Err(self
+                        .p
+                        .error_here("`gang(dim: n)` (OpenACC 3.3 gang dimensions) is not supported")
+                        .with_help("leave out `dim:`; Yosegi maps the loop nest to a grid itself"));
+                }
                 if !keywords.contains(&w.as_str()) {
                     return Err(self.p.error_here(format!("unknown argument `{w}:` in `{clause}(...)`")));
                 }

@@ -438,7 +438,7 @@ impl KernelBuilder<'_> {
             Err(_) => {
                 return Some(Err(err(
                     e.span,
-                    format!("`{name}` is under a `{}` reduction, and this statement is not an update of its elements", rop_text(rop)),
+                    format!("`{name}` is under a `{}` reduction, and this statement is not an update of its elements", rop.symbol()),
                     format!("update the elements with `{name}[i] {}`", rop_form(rop)),
                 )));
             }
@@ -458,7 +458,7 @@ impl KernelBuilder<'_> {
         if !fits {
             return Some(Err(err(
                 e.span,
-                format!("this update of `{name}` does not use the operator of its `{}` reduction", rop_text(rop)),
+                format!("this update of `{name}` does not use the operator of its `{}` reduction", rop.symbol()),
                 format!("update the elements with `{name}[i] {}`", rop_form(rop)),
             )));
         }
@@ -486,7 +486,7 @@ impl KernelBuilder<'_> {
         if let Some((name, op, _)) = self.array_reduction_of(base) {
             return Err(err(
                 span,
-                format!("`{name}` is under a `{}` reduction and is used here other than by an update of its elements", rop_text(op)),
+                format!("`{name}` is under a `{}` reduction and is used here other than by an update of its elements", op.symbol()),
                 format!("inside the loop only update it (`{name}[i] {}`); read it after the loop", rop_form(op)),
             ));
         }
@@ -498,19 +498,6 @@ fn sema_promote(t: ScalarType) -> ScalarType {
     crate::front::sema::promote(t)
 }
 
-fn rop_text(op: ReductionOp) -> &'static str {
-    match op {
-        ReductionOp::Add => "+",
-        ReductionOp::Mul => "*",
-        ReductionOp::Max => "max",
-        ReductionOp::Min => "min",
-        ReductionOp::BitAnd => "&",
-        ReductionOp::BitOr => "|",
-        ReductionOp::BitXor => "^",
-        ReductionOp::LogAnd => "&&",
-        ReductionOp::LogOr => "||",
-    }
-}
 
 fn rop_form(op: ReductionOp) -> &'static str {
     match op {
