@@ -16,7 +16,66 @@ use std::fmt;
 use std::marker::PhantomData;
 
 use crate::diag::Span;
-pub use crate::front::ast::ReductionOp;
+
+// ---------------------------------------------------------------------------------------------
+// Vocabulary shared with the front end and the runtime
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DataClauseKind {
+    Copy,
+    CopyIn,
+    CopyOut,
+    Create,
+    Present,
+    /// `present_or_copy` / `pcopy`; the `present_or_*` forms are the plain ones since OpenACC 2.5,
+    /// and are normalised to them.
+    Delete,
+    DevicePtr,
+    /// `update host(...)` / `update self(...)`
+    Host,
+    /// `update device(...)`
+    Device,
+    /// `use_device(...)` on `host_data`
+    UseDevice,
+    /// `no_create(...)`: use the device copy when there is one, else the host's.
+    NoCreate,
+    /// `attach(p)` / `detach(p)`: a pointer whose target a device copy may hold.
+    Attach,
+    Detach,
+    /// `declare device_resident(...)` / `declare link(...)`.
+    DeviceResident,
+    Link,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReductionOp {
+    Add,
+    Mul,
+    Max,
+    Min,
+    BitAnd,
+    BitOr,
+    BitXor,
+    LogAnd,
+    LogOr,
+}
+
+impl ReductionOp {
+    /// The operator as written in a `reduction(op:...)` clause.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            ReductionOp::Add => "+",
+            ReductionOp::Mul => "*",
+            ReductionOp::Max => "max",
+            ReductionOp::Min => "min",
+            ReductionOp::BitAnd => "&",
+            ReductionOp::BitOr => "|",
+            ReductionOp::BitXor => "^",
+            ReductionOp::LogAnd => "&&",
+            ReductionOp::LogOr => "||",
+        }
+    }
+}
 
 // ---------------------------------------------------------------------------------------------
 // Arena and handles
@@ -845,7 +904,7 @@ pub struct HostArg {
 /// object when `len` is `None`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct DataSection {
-    pub kind: crate::front::ast::DataClauseKind,
+    pub kind: DataClauseKind,
     pub base: u32,
     pub lo: Option<u32>,
     pub len: Option<u32>,

@@ -353,62 +353,9 @@ impl DirectiveKind {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DataClauseKind {
-    Copy,
-    CopyIn,
-    CopyOut,
-    Create,
-    Present,
-    /// `present_or_copy` / `pcopy`; the `present_or_*` forms are the plain ones since OpenACC 2.5,
-    /// and are normalised to them.
-    Delete,
-    DevicePtr,
-    /// `update host(...)` / `update self(...)`
-    Host,
-    /// `update device(...)`
-    Device,
-    /// `use_device(...)` on `host_data`
-    UseDevice,
-    /// `no_create(...)`: use the device copy when there is one, else the host's.
-    NoCreate,
-    /// `attach(p)` / `detach(p)`: a pointer whose target a device copy may hold.
-    Attach,
-    Detach,
-    /// `declare device_resident(...)` / `declare link(...)`.
-    DeviceResident,
-    Link,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ReductionOp {
-    Add,
-    Mul,
-    Max,
-    Min,
-    BitAnd,
-    BitOr,
-    BitXor,
-    LogAnd,
-    LogOr,
-}
-
-impl ReductionOp {
-    /// The operator as written in a `reduction(op:...)` clause.
-    pub fn symbol(self) -> &'static str {
-        match self {
-            ReductionOp::Add => "+",
-            ReductionOp::Mul => "*",
-            ReductionOp::Max => "max",
-            ReductionOp::Min => "min",
-            ReductionOp::BitAnd => "&",
-            ReductionOp::BitOr => "|",
-            ReductionOp::BitXor => "^",
-            ReductionOp::LogAnd => "&&",
-            ReductionOp::LogOr => "||",
-        }
-    }
-}
+/// Data clause kinds and reduction operators are vocabulary the IR and the runtime share:
+/// they live in the IR.
+pub use crate::ir::{DataClauseKind, ReductionOp};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DefaultKind {

@@ -25,7 +25,7 @@ use std::sync::Arc;
 
 use crate::analysis::access::{IndexForm, ParamSections, Section, launch_sections, summarize};
 use crate::diag::{Diagnostic, Span};
-use crate::front::ast::DataClauseKind;
+use crate::ir::DataClauseKind;
 use crate::front::source::SourceSet;
 use crate::ir::{
     DataSection, GridKernel, Handle, HostArgKind, Kernel, Module, Param, ParamKind, ParamValue, Region, RegionKind,

@@ -9,7 +9,7 @@
 //! every run, though not the bits of a left-to-right fold.
 
 use crate::back::cuda::cuda_type;
-use crate::front::ast::ReductionOp;
+use crate::ir::ReductionOp;
 use crate::ir::ScalarType;
 
 /// Threads of the fold kernel's one block (a power of two: the tree halves it).

@@ -326,7 +326,7 @@ impl CudaDevice {
     /// first use.
     fn fold_function(
         &mut self,
-        op: crate::front::ast::ReductionOp,
+        op: crate::ir::ReductionOp,
         ty: ScalarType,
     ) -> Result<(sys::CUfunction, KernelSource), String> {
         let symbol = fold::fold_symbol(op, ty);
