@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use crate::analysis::access::{self, AccessKind, IndexForm};
 use crate::back::ir_text::expr_text;
 use crate::driver::CompiledProgram;
-use crate::front::ast::DataClauseKind;
+use crate::ir::DataClauseKind;
 use crate::ir::{DataSection, GridKernel, Handle, Kernel, LoopLevel, Module, ParamKind, Region, RegionKind, VariantKind};
 use crate::opt::StagingMode;
 use crate::runtime::variants::{self, CachedChoice};

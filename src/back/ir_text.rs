@@ -478,7 +478,7 @@ impl<'a> Printer<'a> {
 mod tests {
     use super::*;
     use crate::analysis::testing::{B, array_param, kernel, scalar_param};
-    use crate::front::ast::DataClauseKind;
+    use crate::ir::DataClauseKind;
 
     /// `#pragma acc parallel loop reduction(+:sum) copyin(a[0:n]) copyout(b[0:n])`
     /// `for (i = 1; i < n - 1; i++) { b[i] = 0.5 * (a[i-1] + a[i+1]); sum += b[i]; }`

@@ -26,7 +26,7 @@
 //!
 //! Grid-level expressions (`ThreadIdx`, `BlockIdx`, `BlockDim`, `GridDim`) are typed `int`.
 
-use crate::front::ast::ReductionOp;
+use crate::ir::ReductionOp;
 use crate::ir::*;
 use crate::opt::PassConfig;
 

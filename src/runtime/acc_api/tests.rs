@@ -6,7 +6,7 @@
 use std::ffi::c_void;
 
 use super::*;
-use crate::front::ast::DataClauseKind;
+use crate::ir::DataClauseKind;
 use crate::ir::RegionKind;
 use crate::runtime::abi::YOSEGI_READ;
 use crate::runtime::tests::{args, runtime, scale_module, section};
