@@ -86,7 +86,12 @@ pub fn fuzz_input(corpus: &[CorpusEntry], seed: u64, k: u64) -> FuzzInput {
     let mut mutations = Vec::new();
     let count = if rng.chance(1, 3) { rng.range(2, 4) } else { 1 };
     for _ in 0..count {
-        mutations.push(mutate(&mut text, &mut rng));
+        if rng.chance(1, 12) {
+            let donor = rng.below(corpus.len());
+            mutations.push(splice(&mut text, &corpus[donor].text, &mut rng));
+        } else {
+            mutations.push(mutate(&mut text, &mut rng));
+        }
     }
     let force_staging = rng.chance(1, 4);
     FuzzInput { entry, text, mutations, force_staging }
@@ -434,6 +439,9 @@ pub fn mutate(text: &mut String, rng: &mut Rng) -> String {
         (5, swap_lines),
         (12, insert_token),
         (4, replace_token),
+        (8, replace_identifier),
+        (5, replace_type),
+        (5, replace_operator),
     ];
     let total: u32 = weights.iter().map(|w| w.0).sum();
     let mut roll = rng.below(total as usize) as u32;
@@ -611,6 +619,68 @@ fn replace_token(text: &mut String, lines: &[(usize, usize)], rng: &mut Rng) -> 
     let token = random_vocabulary_token(&names, rng);
     let what = format!("replace `{}` at {a} with `{}`", &text[a..b], token.trim());
     text.replace_range(a..b, &token);
+    what
+}
+
+/// Inserts a run of the donor's user lines (a loop with its pragma, a declaration, a function)
+/// at the start of a user line of `text`.
+fn splice(text: &mut String, donor: &str, rng: &mut Rng) -> String {
+    let theirs = user_lines(donor);
+    let ours = user_lines(text);
+    if theirs.is_empty() || ours.is_empty() {
+        return mutate(text, rng);
+    }
+    let first = rng.below(theirs.len());
+    let last = (first + rng.range(0, 12)).min(theirs.len() - 1);
+    let mut piece = String::new();
+    for &(lo, hi) in &theirs[first..=last] {
+        piece.push_str(&donor[lo..hi]);
+        piece.push('\n');
+    }
+    let &(at, _) = rng.pick(&ours);
+    text.insert_str(at, &piece);
+    format!("splice {} lines of another corpus file at {at}", last - first + 1)
+}
+
+/// One identifier replaced by another of the file's (a scalar where an array was, a function
+/// where a variable was, a loop index of another loop).
+fn replace_identifier(text: &mut String, lines: &[(usize, usize)], rng: &mut Rng) -> String {
+    let names = identifiers(text, lines, rng);
+    let Some((a, b)) = random_token(text, lines, rng, |t| is_identifier(t) && !KEYWORDS.contains(&t)) else {
+        return insert_token(text, lines, rng);
+    };
+    let name = rng.pick(&names).clone();
+    let what = format!("replace `{}` at {a} with `{name}`", &text[a..b]);
+    text.replace_range(a..b, &name);
+    what
+}
+
+const TYPES: &[&str] = &[
+    "int", "char", "short", "long", "long long", "float", "double", "long double", "void", "unsigned", "signed",
+    "_Bool", "int *", "double *", "const int", "struct s", "void *", "unsigned char", "_Complex double", "size_t",
+];
+
+/// A type keyword replaced by another type.
+fn replace_type(text: &mut String, lines: &[(usize, usize)], rng: &mut Rng) -> String {
+    let is_type = |t: &str| matches!(t, "int" | "char" | "short" | "long" | "float" | "double" | "unsigned" | "signed" | "void" | "size_t" | "const");
+    let Some((a, b)) = random_token(text, lines, rng, is_type) else { return replace_identifier(text, lines, rng) };
+    let ty = *rng.pick(TYPES);
+    let what = format!("replace the type `{}` at {a} with `{ty}`", &text[a..b]);
+    text.replace_range(a..b, ty);
+    what
+}
+
+/// An operator replaced by another.
+fn replace_operator(text: &mut String, lines: &[(usize, usize)], rng: &mut Rng) -> String {
+    const OPERATORS: &[&str] = &[
+        "+", "-", "*", "/", "%", "<", ">", "<=", ">=", "==", "!=", "&&", "||", "&", "|", "^", "<<", ">>", "=", "+=",
+        "-=", "*=", "/=", "++", "--", ",", "?", ":", "!", "~", "->", ".",
+    ];
+    let is_operator = |t: &str| matches!(t, "+" | "-" | "*" | "/" | "%" | "<" | ">" | "=" | "&" | "|" | "^" | "!");
+    let Some((a, b)) = random_token(text, lines, rng, is_operator) else { return replace_token(text, lines, rng) };
+    let op = *rng.pick(OPERATORS);
+    let what = format!("replace the operator `{}` at {a} with `{op}`", &text[a..b]);
+    text.replace_range(a..b, op);
     what
 }
 

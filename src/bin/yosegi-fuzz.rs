@@ -40,11 +40,11 @@ use yosegi::front::preprocess::{self, BuiltinHeaders};
 use yosegi::fuzz::{self, CorpusEntry};
 
 const DEFAULT_CORPUS: &[&str] = &["tests/programs", "tests/staging_programs", "tests/bad", "examples"];
-const HANG_SECONDS: u64 = 20;
+const DEFAULT_HANG_SECONDS: u64 = 20;
 const PROGRESS_EVERY: Duration = Duration::from_secs(5);
 /// Findings saved per panic location (the count covers them all).
 const SAVED_PER_LOCATION: usize = 3;
-const USAGE: &str = "usage: yosegi-fuzz [--seconds N | --inputs N] [--seed S] [--jobs J] [--out DIR] [--no-default-corpus] CORPUS...";
+const USAGE: &str = "usage: yosegi-fuzz [--seconds N | --inputs N] [--seed S] [--jobs J] [--out DIR] [--hang-seconds N] [--no-default-corpus] CORPUS...";
 
 struct Options {
     seconds: Option<u64>,
@@ -54,6 +54,10 @@ struct Options {
     out: PathBuf,
     default_corpus: bool,
     corpus: Vec<PathBuf>,
+    hang_seconds: u64,
+    /// Hidden, for the fuzzer's own tests: `panic@K`, `abort@K`, `overflow@K` or `hang@K` makes
+    /// input `K` fail that way instead of being compiled.
+    fault: Option<(String, u64)>,
     /// Hidden: run as worker `W` of `jobs`, from input `start`, until `deadline_ms` (epoch ms).
     worker: Option<usize>,
     start: u64,
@@ -69,6 +73,8 @@ fn parse_args() -> Result<Options, String> {
         out: PathBuf::from("yosegi-fuzz-out"),
         default_corpus: true,
         corpus: Vec::new(),
+        hang_seconds: DEFAULT_HANG_SECONDS,
+        fault: None,
         worker: None,
         start: 0,
         deadline_ms: None,
@@ -87,6 +93,12 @@ fn parse_args() -> Result<Options, String> {
             "--jobs" => o.jobs = (number("--jobs", value("--jobs")?)? as usize).max(1),
             "--out" => o.out = PathBuf::from(value("--out")?),
             "--no-default-corpus" => o.default_corpus = false,
+            "--hang-seconds" => o.hang_seconds = number("--hang-seconds", value("--hang-seconds")?)?.max(1),
+            "--fault" => {
+                let v = value("--fault")?;
+                let (kind, k) = v.split_once('@').ok_or("--fault: KIND@K")?;
+                o.fault = Some((kind.to_string(), number("--fault", k.to_string())?));
+            }
             "--worker" => o.worker = Some(number("--worker", value("--worker")?)? as usize),
             "--start" => o.start = number("--start", value("--start")?)?,
             "--deadline-ms" => o.deadline_ms = Some(number("--deadline-ms", value("--deadline-ms")?)?),
@@ -271,20 +283,21 @@ fn worker(options: &Options, w: usize) -> ExitCode {
         }
     };
     install_quiet_panic_hook();
-    // The watchdog: an input running over HANG_SECONDS is a hang; the process then ends, and the
+    // The watchdog: an input running over `--hang-seconds` is a hang; the process then ends, and the
     // supervisor starts the worker again after it.
     let started = Arc::new(AtomicU64::new(0));
     let current = Arc::new(AtomicU64::new(0));
+    let hang_seconds = options.hang_seconds;
     {
         let (started, current, out) = (started.clone(), current.clone(), options.out.clone());
         std::thread::spawn(move || {
             loop {
                 std::thread::sleep(Duration::from_millis(500));
                 let since = started.load(Ordering::SeqCst);
-                if since != 0 && now_ms().saturating_sub(since) > HANG_SECONDS * 1000 {
+                if since != 0 && now_ms().saturating_sub(since) > hang_seconds * 1000 {
                     let k = current.load(Ordering::SeqCst);
                     let input = std::fs::read_to_string(out.join(format!("current-{w}.c"))).unwrap_or_default();
-                    let report = format!("hang: input {k} ran over {HANG_SECONDS} s\n");
+                    let report = format!("hang: input {k} ran over {hang_seconds} s\n");
                     save_finding(&out, "hang", k, &input, &report);
                     let mut stdout = std::io::stdout().lock();
                     let _ = writeln!(stdout, "hang {k}");
@@ -320,6 +333,11 @@ fn worker(options: &Options, w: usize) -> ExitCode {
             let path = corpus[input.entry].path.clone();
             let text = input.text.clone();
             let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                if let Some((kind, at)) = &options.fault
+                    && *at == k
+                {
+                    self_test_fault(kind);
+                }
                 fuzz::check_input(&path, text, input.force_staging, &tuning_dir)
             }));
             started.store(0, Ordering::SeqCst);
@@ -358,6 +376,28 @@ fn worker(options: &Options, w: usize) -> ExitCode {
     }
 }
 
+/// Fails the way `kind` says (the fuzzer's own tests check that each is found).
+fn self_test_fault(kind: &str) {
+    fn recurse(n: u64) -> u64 {
+        let frame = [n; 64];
+        std::hint::black_box(&frame);
+        recurse(n + 1) + std::hint::black_box(frame[0])
+    }
+    match kind {
+        "panic" => panic!("self-test panic"),
+        "abort" => std::process::abort(),
+        // On a small stack, so that the overflow comes at once.
+        "overflow" => {
+            let small = std::thread::Builder::new().stack_size(256 << 10).spawn(|| std::hint::black_box(recurse(0)));
+            let _ = small.map(|t| t.join());
+        }
+        "hang" => loop {
+            std::thread::sleep(Duration::from_secs(1));
+        },
+        _ => {}
+    }
+}
+
 // ---- the supervisor --------------------------------------------------------------------------
 
 enum Event {
@@ -379,6 +419,10 @@ fn spawn_worker(options: &Options, w: usize, start: u64, deadline_ms: Option<u64
     }
     if let Some(d) = deadline_ms {
         cmd.arg("--deadline-ms").arg(d.to_string());
+    }
+    cmd.arg("--hang-seconds").arg(options.hang_seconds.to_string());
+    if let Some((kind, k)) = &options.fault {
+        cmd.arg("--fault").arg(format!("{kind}@{k}"));
     }
     cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
     let mut child: Child = cmd.spawn()?;
@@ -502,7 +546,7 @@ fn supervise(options: &Options) -> ExitCode {
             Ok(Event::Hang(w, k)) => {
                 hangs += 1;
                 workers[w].hung = true;
-                eprintln!("yosegi-fuzz: hang on input {k} (over {HANG_SECONDS} s): {}", options.out.join(format!("hang-{k}.c")).display());
+                eprintln!("yosegi-fuzz: hang on input {k} (over {} s): {}", options.hang_seconds, options.out.join(format!("hang-{k}.c")).display());
             }
             Ok(Event::Done(w, c, r)) => {
                 workers[w].done = true;
