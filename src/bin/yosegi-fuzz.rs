@@ -19,6 +19,9 @@
 //! `OUT/hang-<input>.c`, each with a `.txt` saying what happened. Input `k` depends only on the
 //! seed, `k` and the corpus, whatever the number of workers.
 //!
+//! `yosegi-fuzz --replay FILE...` compiles saved inputs (preprocessed text) once each, with
+//! staging `auto` and forced, and says what became of them.
+//!
 //! Progress goes to stderr every few seconds; the last line on stdout is
 //! `fuzz: N inputs, P panics, H hangs, C crashes`. Exit status 1 when anything was found, 2 on a
 //! usage or setup error, 0 otherwise.
@@ -58,6 +61,7 @@ struct Options {
     /// Hidden, for the fuzzer's own tests: `panic@K`, `abort@K`, `overflow@K` or `hang@K` makes
     /// input `K` fail that way instead of being compiled.
     fault: Option<(String, u64)>,
+    replay: bool,
     /// Hidden: run as worker `W` of `jobs`, from input `start`, until `deadline_ms` (epoch ms).
     worker: Option<usize>,
     start: u64,
@@ -75,6 +79,7 @@ fn parse_args() -> Result<Options, String> {
         corpus: Vec::new(),
         hang_seconds: DEFAULT_HANG_SECONDS,
         fault: None,
+        replay: false,
         worker: None,
         start: 0,
         deadline_ms: None,
@@ -93,6 +98,7 @@ fn parse_args() -> Result<Options, String> {
             "--jobs" => o.jobs = (number("--jobs", value("--jobs")?)? as usize).max(1),
             "--out" => o.out = PathBuf::from(value("--out")?),
             "--no-default-corpus" => o.default_corpus = false,
+            "--replay" => o.replay = true,
             "--hang-seconds" => o.hang_seconds = number("--hang-seconds", value("--hang-seconds")?)?.max(1),
             "--fault" => {
                 let v = value("--fault")?;
@@ -130,6 +136,7 @@ fn main() -> ExitCode {
     };
     match options.worker {
         Some(w) => worker(&options, w),
+        None if options.replay => replay(&options),
         None => supervise(&options),
     }
 }
@@ -378,6 +385,7 @@ fn worker(options: &Options, w: usize) -> ExitCode {
 
 /// Fails the way `kind` says (the fuzzer's own tests check that each is found).
 fn self_test_fault(kind: &str) {
+    #[allow(unconditional_recursion)]
     fn recurse(n: u64) -> u64 {
         let frame = [n; 64];
         std::hint::black_box(&frame);
@@ -396,6 +404,42 @@ fn self_test_fault(kind: &str) {
         },
         _ => {}
     }
+}
+
+/// Compiles each saved input as a worker would, and says what became of it.
+fn replay(options: &Options) -> ExitCode {
+    install_quiet_panic_hook();
+    let tuning_dir = options.out.join("no-tuning-cache");
+    let body = || {
+        let mut failed = false;
+        for file in &options.corpus {
+            let text = match std::fs::read_to_string(file) {
+                Ok(t) => t,
+                Err(e) => {
+                    println!("{}: cannot read: {e}", file.display());
+                    failed = true;
+                    continue;
+                }
+            };
+            for force_staging in [false, true] {
+                let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    fuzz::check_input(file, text.clone(), force_staging, &tuning_dir)
+                }));
+                let staging = if force_staging { "on" } else { "auto" };
+                match result {
+                    Ok(verdict) => println!("{} (staging {staging}): {verdict:?}", file.display()),
+                    Err(_) => {
+                        failed = true;
+                        let report = LAST_PANIC.lock().ok().and_then(|mut p| p.take()).unwrap_or_default();
+                        println!("{} (staging {staging}): {report}", file.display());
+                    }
+                }
+            }
+        }
+        if failed { ExitCode::from(1) } else { ExitCode::SUCCESS }
+    };
+    let thread = std::thread::Builder::new().stack_size(yosegi::driver::COMPILER_STACK_BYTES);
+    std::thread::scope(|s| thread.spawn_scoped(s, body).map(|h| h.join().unwrap_or(ExitCode::from(4)))).unwrap_or(ExitCode::from(2))
 }
 
 // ---- the supervisor --------------------------------------------------------------------------
