@@ -767,19 +767,55 @@ mod tests {
         assert!(!lines.iter().any(|l| l.contains("printf(const") || l.starts_with("# ")));
     }
 
+    /// Runs `f` on a thread with the CLI's stack.
+    fn on_compiler_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+        std::thread::scope(|s| {
+            let worker = std::thread::Builder::new().stack_size(driver::COMPILER_STACK_BYTES).spawn_scoped(s, f);
+            worker.unwrap().join().unwrap()
+        })
+    }
+
+    /// Inputs the fuzzer found panicking (arithmetic overflow: `cargo test` checks it, release
+    /// builds wrapped silently), reduced by hand.
+    #[test]
+    fn found_by_the_fuzzer() {
+        let dir = tempfile::tempdir().unwrap();
+        let cases = [
+            // The constant after the largest enum value has no value we can compute.
+            ("enum_after_the_largest.c", "enum big { A = 0x7fffffffffffffff, B };\nint main(void) { return 0; }\n"),
+            // A neighbour too far away for a halo: not staged, no overflowing halo.
+            (
+                "far_neighbour.c",
+                "void f(int n, double *restrict a, double *restrict b) {\n#pragma acc parallel loop\n    for (int i = 1; i < n - 1; i++)\n        b[i] = a[i - 1] + a[i + 0x7fffffffffffffff];\n}\n",
+            ),
+            (
+                "far_neighbour_2d.c",
+                "void f(int n, double a[n][n], double b[n][n]) {\n#pragma acc parallel loop collapse(2)\n    for (int i = 1; i < n - 1; i++)\n        for (int j = 1; j < n - 1; j++)\n            b[i][j] = a[i - 1][j] + a[i + 1][j] + a[i][j - 0x7fffffffffffffff] + a[i][j + 1];\n}\n",
+            ),
+        ];
+        on_compiler_stack(|| {
+            for (name, text) in cases {
+                for force_staging in [false, true] {
+                    let verdict = check_input(Path::new(name), text.to_string(), force_staging, dir.path());
+                    assert_eq!(verdict, Verdict::Compiled, "{name}");
+                }
+            }
+            let passes = PassConfig { staging: StagingMode::Force, ..PassConfig::default() };
+            let program = driver::compile_preprocessed("far.c".into(), cases[1].1.to_string(), &passes).unwrap_or_else(|_| panic!());
+            let text = crate::explain::explain_with_tuning_cache(&program, Some(dir.path().to_path_buf()));
+            assert!(text.contains("too far from its base"), "{text}");
+        });
+    }
+
     #[test]
     fn mutants_of_a_small_program_pass_the_check() {
         let corpus = corpus();
         let dir = tempfile::tempdir().unwrap();
-        let run = || {
+        on_compiler_stack(|| {
             for k in 0..200 {
                 let input = fuzz_input(&corpus, 1, k);
                 let _ = check_input(Path::new("t.c"), input.text, input.force_staging, dir.path());
             }
-        };
-        std::thread::scope(|s| {
-            let worker = std::thread::Builder::new().stack_size(driver::COMPILER_STACK_BYTES).spawn_scoped(s, run);
-            worker.unwrap().join().unwrap()
         });
     }
 }
