@@ -788,6 +788,11 @@ mod tests {
                 "far_neighbour.c",
                 "void f(int n, double *restrict a, double *restrict b) {\n#pragma acc parallel loop\n    for (int i = 1; i < n - 1; i++)\n        b[i] = a[i - 1] + a[i + 0x7fffffffffffffff];\n}\n",
             ),
+            // The offset is i64::MIN: `abs` of it overflows.
+            (
+                "far_neighbour_min.c",
+                "void f(int n, double *restrict a, double *restrict b) {\n#pragma acc parallel loop\n    for (int i = 1; i < n - 1; i++)\n        b[i] = a[i - 1] + a[i - -9223372036854775808] + a[i + 1];\n}\n",
+            ),
             (
                 "far_neighbour_2d.c",
                 "void f(int n, double a[n][n], double b[n][n]) {\n#pragma acc parallel loop collapse(2)\n    for (int i = 1; i < n - 1; i++)\n        for (int j = 1; j < n - 1; j++)\n            b[i][j] = a[i - 1][j] + a[i + 1][j] + a[i][j - 0x7fffffffffffffff] + a[i][j + 1];\n}\n",
@@ -800,6 +805,15 @@ mod tests {
                     assert_eq!(verdict, Verdict::Compiled, "{name}");
                 }
             }
+            // 20,000 locals of one name in a kernel: naming them in the IR text and finding the
+            // CUDA position locals were quadratic (37 s).
+            let many = format!(
+                "void f(int n, double *restrict y) {{\n#pragma acc parallel loop\n    for (int r = 0; r < n; r++) {{\n        double {};\n        s = r;\n        y[r] = s;\n    }}\n}}\n",
+                vec!["s"; 20000].join(", ")
+            );
+            let began = std::time::Instant::now();
+            assert_eq!(check_input(Path::new("many_locals.c"), many, false, dir.path()), Verdict::Compiled);
+            assert!(began.elapsed() < std::time::Duration::from_secs(10), "{:?}", began.elapsed());
             let passes = PassConfig { staging: StagingMode::Force, ..PassConfig::default() };
             let program = driver::compile_preprocessed("far.c".into(), cases[1].1.to_string(), &passes).unwrap_or_else(|_| panic!());
             let text = crate::explain::explain_with_tuning_cache(&program, Some(dir.path().to_path_buf()));

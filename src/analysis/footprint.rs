@@ -269,7 +269,7 @@ const TOO_FAR: &str = "an index's constant offset is too far from its base to st
 fn add_offset(form: &mut SubscriptForm, c: i64) -> bool {
     match form {
         SubscriptForm::Thread { offset, .. } | SubscriptForm::Loop { offset, .. } | SubscriptForm::Uniform { offset, .. } => {
-            match offset.checked_add(c).filter(|o| o.abs() <= MAX_OFFSET) {
+            match offset.checked_add(c).filter(|o| o.unsigned_abs() <= MAX_OFFSET as u64) {
                 Some(o) => {
                     *offset = o;
                     true
@@ -593,7 +593,7 @@ impl Analyser<'_> {
                     return Err(TOO_FAR.to_string());
                 }
             }
-            None if invariant.constant.abs() > MAX_OFFSET => return Err(TOO_FAR.to_string()),
+            None if invariant.constant.unsigned_abs() > MAX_OFFSET as u64 => return Err(TOO_FAR.to_string()),
             None => uniform.constant = invariant.constant,
         }
         let mut out = Vec::new();
@@ -612,7 +612,7 @@ impl Analyser<'_> {
     /// iterations.
     fn sweeps_offsets(&self, lp: usize) -> bool {
         let l = &self.fp.loops[lp];
-        let near = |a: &Affine| a.as_constant().is_some_and(|c| c.abs() <= MAX_OFFSET);
+        let near = |a: &Affine| a.as_constant().is_some_and(|c| c.unsigned_abs() <= MAX_OFFSET as u64);
         near(&l.start) && near(&l.end) && l.trip.is_some_and(|t| (1..=MAX_SHIFT_TRIP).contains(&t))
     }
 

@@ -590,6 +590,12 @@ fn supervise(options: &Options) -> ExitCode {
             Ok(Event::Hang(w, k)) => {
                 hangs += 1;
                 workers[w].hung = true;
+                let report = format!(
+                    "hang: input {k} ran over {} s\n{}",
+                    options.hang_seconds,
+                    describe(&corpus, options.seed, k, &fuzz::fuzz_input(&corpus, options.seed, k))
+                );
+                let _ = std::fs::write(options.out.join(format!("hang-{k}.txt")), report);
                 eprintln!("yosegi-fuzz: hang on input {k} (over {} s): {}", options.hang_seconds, options.out.join(format!("hang-{k}.c")).display());
             }
             Ok(Event::Done(w, c, r)) => {
