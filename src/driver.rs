@@ -35,6 +35,14 @@ pub struct CompiledProgram {
     pub staging: StagingMode,
 }
 
+/// The compiler's walkers recurse over expression trees, and a generated program may hold an
+/// expression of tens of thousands of terms (a left-leaning tree as deep as it is long): the
+/// CLI's whole command (and each input of `yosegi-fuzz`) runs on a thread with this much stack
+/// (address space reserved, pages used only as deep as the input needs). The parser refuses
+/// anything deeper than this can hold
+/// (`front::parser::MAX_EXPRESSION_DEPTH`).
+pub const COMPILER_STACK_BYTES: usize = 4 << 30;
+
 /// Parses, lowers and maps the program. On failure the sources come back with the diagnostics
 /// so the caller can render them.
 pub fn compile(
@@ -43,6 +51,26 @@ pub fn compile(
     passes: &PassConfig,
 ) -> Result<CompiledProgram, (SourceSet, Diagnostics)> {
     let parsed = front::parse_program(files, options)?;
+    compile_parsed(files.to_vec(), parsed, passes)
+}
+
+/// [`compile`] for one file's text that is already preprocessed (see
+/// [`front::parse_preprocessed`]): no `cpp`, no process. The fuzzer's entry point.
+pub fn compile_preprocessed(
+    file: PathBuf,
+    text: String,
+    passes: &PassConfig,
+) -> Result<CompiledProgram, (SourceSet, Diagnostics)> {
+    let parsed = front::parse_preprocessed(file.clone(), text)?;
+    compile_parsed(vec![file], parsed, passes)
+}
+
+/// Lowers a parsed program and runs the passes.
+fn compile_parsed(
+    files: Vec<PathBuf>,
+    parsed: front::ParsedProgram,
+    passes: &PassConfig,
+) -> Result<CompiledProgram, (SourceSet, Diagnostics)> {
     let mut warnings = parsed.warnings;
     let (mut module, lower_warnings) = match front::lower::lower_program(&parsed.sources, &parsed.units) {
         Ok(result) => result,
@@ -60,7 +88,7 @@ pub fn compile(
         return Err((parsed.sources, Diagnostics(warnings)));
     }
     Ok(CompiledProgram {
-        files: files.to_vec(),
+        files,
         sources: parsed.sources,
         units: parsed.units,
         module,

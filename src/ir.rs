@@ -718,7 +718,7 @@ impl SharedArray {
 
 /// Bytes of an array of `elem` with constant extents `dims`.
 pub fn array_bytes(dims: &[u32], elem: ScalarType) -> u64 {
-    dims.iter().map(|&d| d as u64).product::<u64>() * elem.size_bytes() as u64
+    dims.iter().fold(elem.size_bytes() as u64, |bytes, &d| bytes.saturating_mul(d as u64))
 }
 
 #[derive(Clone, Debug, PartialEq)]

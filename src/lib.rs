@@ -14,6 +14,7 @@ pub mod diag;
 pub mod driver;
 pub mod explain;
 pub mod front;
+pub mod fuzz;
 pub mod ir;
 pub mod opt;
 pub mod private_fs;

@@ -99,15 +99,8 @@ struct EmitArgs {
 const EXIT_PROGRAM_FAILED: u8 = 1;
 const EXIT_BAD_INPUT: u8 = 2;
 
-/// The compiler's walkers recurse over expression trees, and a generated program may hold an
-/// expression of tens of thousands of terms (a left-leaning tree as deep as it is long): the
-/// whole command runs on a thread with this much stack (address space reserved, pages used only
-/// as deep as the input needs). The parser refuses anything deeper than this can hold
-/// (`front::parser::MAX_EXPRESSION_DEPTH`).
-const COMPILER_STACK_BYTES: usize = 4 << 30;
-
 fn main() -> ExitCode {
-    let worker = std::thread::Builder::new().name("yosegi".into()).stack_size(COMPILER_STACK_BYTES).spawn(command);
+    let worker = std::thread::Builder::new().name("yosegi".into()).stack_size(driver::COMPILER_STACK_BYTES).spawn(command);
     match worker.map(|w| w.join()) {
         Ok(Ok(code)) => code,
         Ok(Err(panic)) => std::panic::resume_unwind(panic),

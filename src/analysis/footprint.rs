@@ -50,6 +50,14 @@ pub const UNKNOWN_TRIP_ESTIMATE: i64 = 128;
 /// Most trips a loop over neighbour offsets (`z + dz`) may have to widen a thread dim's halo.
 pub const MAX_SHIFT_TRIP: i64 = 16;
 
+/// Largest constant offset (in elements, either way) a subscript may have and still be a
+/// reference: a stencil's neighbours are near; one further away (`a[i + 0x7fffffffffffffff]`)
+/// stays in global memory, and halos, extents and footprints stay far from overflowing.
+pub const MAX_OFFSET: i64 = 1 << 20;
+
+/// Largest trip count the estimates take for a loop (a longer one is estimated as this long).
+pub const MAX_TRIP_ESTIMATE: i64 = 1 << 20;
+
 /// One subscript of a candidate reference: a base plus a constant `offset`.
 #[derive(Clone, Debug, PartialEq)]
 pub enum SubscriptForm {
@@ -109,7 +117,7 @@ pub struct CountedLoop {
 
 impl CountedLoop {
     pub fn trip_estimate(&self) -> i64 {
-        self.trip.unwrap_or(UNKNOWN_TRIP_ESTIMATE).max(0)
+        self.trip.unwrap_or(UNKNOWN_TRIP_ESTIMATE).clamp(0, MAX_TRIP_ESTIMATE)
     }
 }
 
@@ -254,9 +262,21 @@ pub fn analyse(grid: &GridKernel, space_dims: usize) -> Option<AccessFootprint> 
     Some(a.fp)
 }
 
-fn add_offset(form: &mut SubscriptForm, c: i64) {
+/// Adds `c` to the form's offset; false when the sum leaves [`MAX_OFFSET`]'s range.
+const TOO_FAR: &str = "an index's constant offset is too far from its base to stage";
+
+#[must_use]
+fn add_offset(form: &mut SubscriptForm, c: i64) -> bool {
     match form {
-        SubscriptForm::Thread { offset, .. } | SubscriptForm::Loop { offset, .. } | SubscriptForm::Uniform { offset, .. } => *offset += c,
+        SubscriptForm::Thread { offset, .. } | SubscriptForm::Loop { offset, .. } | SubscriptForm::Uniform { offset, .. } => {
+            match offset.checked_add(c).filter(|o| o.unsigned_abs() <= MAX_OFFSET as u64) {
+                Some(o) => {
+                    *offset = o;
+                    true
+                }
+                None => false,
+            }
+        }
     }
 }
 
@@ -559,12 +579,21 @@ impl Analyser<'_> {
         for (c, m) in &invariant.terms {
             let term = Affine::monomial(m.clone());
             match parts.iter_mut().find(|(s, _)| *s == term) {
-                Some((_, f)) => add_offset(f, *c),
+                Some((_, f)) => {
+                    if !add_offset(f, *c) {
+                        return Err(TOO_FAR.to_string());
+                    }
+                }
                 None => uniform = uniform.add(&term.scale(*c)),
             }
         }
         match parts.iter_mut().find(|(s, _)| s.as_constant() == Some(1)) {
-            Some((_, f)) => add_offset(f, invariant.constant),
+            Some((_, f)) => {
+                if !add_offset(f, invariant.constant) {
+                    return Err(TOO_FAR.to_string());
+                }
+            }
+            None if invariant.constant.unsigned_abs() > MAX_OFFSET as u64 => return Err(TOO_FAR.to_string()),
             None => uniform.constant = invariant.constant,
         }
         let mut out = Vec::new();
@@ -583,7 +612,8 @@ impl Analyser<'_> {
     /// iterations.
     fn sweeps_offsets(&self, lp: usize) -> bool {
         let l = &self.fp.loops[lp];
-        l.start.as_constant().is_some() && l.end.as_constant().is_some() && l.trip.is_some_and(|t| (1..=MAX_SHIFT_TRIP).contains(&t))
+        let near = |a: &Affine| a.as_constant().is_some_and(|c| c.unsigned_abs() <= MAX_OFFSET as u64);
+        near(&l.start) && near(&l.end) && l.trip.is_some_and(|t| (1..=MAX_SHIFT_TRIP).contains(&t))
     }
 
     fn group(&mut self) {
@@ -648,8 +678,8 @@ impl Analyser<'_> {
             }
             group.refs.push(r);
             group.loaded |= matches!(reference.site, ReferenceSite::Load(_));
-            let mult: u64 = reference.loops.iter().map(|&l| self.fp.loops[l].trip_estimate() as u64).product();
-            group.accesses += threads * mult;
+            let mult = reference.loops.iter().fold(1u64, |m, &l| m.saturating_mul(self.fp.loops[l].trip_estimate() as u64));
+            group.accesses = group.accesses.saturating_add(threads.saturating_mul(mult));
             group.plain_sectors += warps * mult as f64 * self.warp_sectors(reference.param, Some(&reference.subscripts));
         }
         for g in &mut groups {
@@ -664,7 +694,7 @@ impl Analyser<'_> {
                         GroupDimKind::Uniform { .. } => halo + 1,
                     }
                 })
-                .product();
+                .fold(1u64, u64::saturating_mul);
         }
         // A written array's group must own each element per thread (see the module doc).
         let mut kept = Vec::new();

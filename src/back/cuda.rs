@@ -162,13 +162,17 @@ fn position_locals(body: &Body) -> BTreeSet<Handle<crate::ir::Local>> {
             all.push((*local, *value));
         }
     });
+    let mut assignments: std::collections::HashMap<Handle<crate::ir::Local>, usize> = std::collections::HashMap::new();
+    for (local, _) in &all {
+        *assignments.entry(*local).or_default() += 1;
+    }
     all.iter()
         .filter(|(local, value)| {
             let l = &body.locals[*local];
             l.ty == ScalarType::I64
                 && l.kind == LocalKind::Var
                 && l.array_dims.is_none()
-                && all.iter().filter(|(other, _)| other == local).count() == 1
+                && assignments[local] == 1
                 && is_position(body, *value)
         })
         .map(|(local, _)| *local)

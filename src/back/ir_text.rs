@@ -205,12 +205,16 @@ struct Printer<'a> {
 
 impl<'a> Printer<'a> {
     fn new(body: &'a Body, params: &'a [Param], shared: &'a [SharedArray], module: Option<&'a Module>) -> Printer<'a> {
-        let all: Vec<&str> = body.locals.iter().map(|(_, l)| l.name.as_str()).collect();
+        // Counted once (a body may declare tens of thousands of locals).
+        let mut uses: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+        for (_, l) in body.locals.iter() {
+            *uses.entry(l.name.as_str()).or_default() += 1;
+        }
         let local_names = body
             .locals
             .iter()
             .map(|(h, l)| {
-                if all.iter().filter(|n| **n == l.name).count() > 1 {
+                if uses[l.name.as_str()] > 1 {
                     format!("{}_{}", l.name, h.index())
                 } else {
                     l.name.clone()

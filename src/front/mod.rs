@@ -43,8 +43,7 @@ pub fn parse_program(
         Ok(b) => b,
         Err(d) => return Err((sources, Diagnostics(vec![d]))),
     };
-    for (tu, file) in files.iter().enumerate() {
-        let tu = tu as u32;
+    for file in files {
         let text = match preprocess::preprocess(file, options, &builtin) {
             Ok(t) => t,
             Err(d) => {
@@ -54,14 +53,7 @@ pub fn parse_program(
                 continue;
             }
         };
-        sources.units.push(source::SourceUnit::new(file.clone(), text));
-        let text = sources.units[tu as usize].text.as_str();
-        let parsed = parser::run_with_parser_stack(|| {
-            let tokens = lexer::lex(text, tu)?;
-            parser::parse_translation_unit(text, tu, tokens)
-        })
-        .unwrap_or_else(|| Err(Diagnostic::global_error("cannot start the parser thread (out of memory?)")));
-        match parsed {
+        match parse_unit(&mut sources, file.clone(), text) {
             Ok((unit, warnings)) => {
                 diags.extend(warnings);
                 units.push(unit);
@@ -73,6 +65,37 @@ pub fn parse_program(
         return Err((sources, Diagnostics(diags)));
     }
     Ok(ParsedProgram { sources, units, warnings: diags })
+}
+
+/// Parses one file's text that is already preprocessed (cpp's output, line markers included),
+/// without running `cpp`: what [`parse_program`] does after preprocessing, for one file. The
+/// fuzzer (`yosegi-fuzz`) feeds mutated preprocessed text through it.
+pub fn parse_preprocessed(path: PathBuf, text: String) -> Result<ParsedProgram, (source::SourceSet, Diagnostics)> {
+    let mut sources = source::SourceSet::default();
+    match parse_unit(&mut sources, path, text) {
+        Ok((unit, warnings)) if !warnings.iter().any(Diagnostic::is_error) => {
+            Ok(ParsedProgram { sources, units: vec![unit], warnings })
+        }
+        Ok((_, warnings)) => Err((sources, Diagnostics(warnings))),
+        Err(d) => Err((sources, Diagnostics(vec![d]))),
+    }
+}
+
+/// Lexes and parses the preprocessed `text` of `file` as the next translation unit of
+/// `sources` (on a thread with the parser's stack), adding it to `sources`.
+fn parse_unit(
+    sources: &mut source::SourceSet,
+    file: PathBuf,
+    text: String,
+) -> Result<(ast::TranslationUnit, Vec<Diagnostic>), Diagnostic> {
+    let tu = sources.units.len() as u32;
+    sources.units.push(source::SourceUnit::new(file, text));
+    let text = sources.units[tu as usize].text.as_str();
+    parser::run_with_parser_stack(|| {
+        let tokens = lexer::lex(text, tu)?;
+        parser::parse_translation_unit(text, tu, tokens)
+    })
+    .unwrap_or_else(|| Err(Diagnostic::global_error("cannot start the parser thread (out of memory?)")))
 }
 
 #[cfg(test)]

@@ -318,7 +318,8 @@ impl Sema {
                         if let Some(n) = next {
                             self.insert(name, Symbol::EnumConst(n));
                         }
-                        next = next.map(|n| n + 1);
+                        // Past the largest value, the next constant has none we can compute.
+                        next = next.and_then(|n| n.checked_add(1));
                     }
                 }
                 Ok(CType::Scalar(ScalarType::I32))

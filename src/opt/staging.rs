@@ -325,9 +325,14 @@ enum TileShape {
 }
 
 fn group_bytes_per_unit(g: &ReferenceGroup, other: &[u32], loop_dim: usize) -> (u64, u64) {
-    let unit: u64 = other.iter().enumerate().filter(|(d, _)| *d != loop_dim).map(|(_, &e)| e as u64).product::<u64>() * g.elem.size_bytes() as u64;
+    let unit = other
+        .iter()
+        .enumerate()
+        .filter(|(d, _)| *d != loop_dim)
+        .fold(1u64, |u, (_, &e)| u.saturating_mul(e as u64))
+        .saturating_mul(g.elem.size_bytes() as u64);
     let halo = (g.dims[loop_dim].hi - g.dims[loop_dim].lo) as u64;
-    (unit, unit * halo)
+    (unit, unit.saturating_mul(halo))
 }
 
 /// Chooses the groups to stage (see [`StagingMode`]) and estimates the staged variant.
@@ -359,7 +364,7 @@ pub fn plan_staging(grid: &GridKernel, fp: &AccessFootprint, config: &PassConfig
             AccessFootprint::halo_text(g),
             extents.join("x"),
             elem_name(g.elem),
-            g.footprint_elems * g.elem.size_bytes() as u64,
+            g.footprint_elems.saturating_mul(g.elem.size_bytes() as u64),
             unknown.concat(),
             g.accesses,
             g.reuse(),
@@ -376,7 +381,7 @@ pub fn plan_staging(grid: &GridKernel, fp: &AccessFootprint, config: &PassConfig
     // Most global traffic saved first: sectors the group's loads cost, less the copy and the
     // shared-memory accesses that replace them.
     let benefit = |g: &ReferenceGroup| {
-        let copied = g.footprint_elems * g.elem.size_bytes() as u64 * TileCopies::of(g, fp).crossings();
+        let copied = g.footprint_elems.saturating_mul(g.elem.size_bytes() as u64).saturating_mul(TileCopies::of(g, fp).crossings());
         g.plain_sectors - copied as f64 / 32.0 - g.accesses as f64 / 32.0 * SHARED_ACCESS_COST
     };
     let mut order: Vec<usize> = (0..fp.groups.len()).collect();
@@ -465,7 +470,7 @@ pub fn plan_staging(grid: &GridKernel, fp: &AccessFootprint, config: &PassConfig
             let (unit, halo): (u64, u64) = groups
                 .iter()
                 .map(|(gi, loop_dim, other)| group_bytes_per_unit(&fp.groups[*gi], other, *loop_dim))
-                .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+                .fold((0u64, 0u64), |a, b| (a.0.saturating_add(b.0), a.1.saturating_add(b.1)));
             let fit = left.saturating_sub(halo) / unit.max(1);
             let cap = 4 * threads as u64;
             if fit >= threads as u64 { (fit.min(cap) / threads as u64) * threads as u64 } else { (fit / 32) * 32 }
