@@ -793,6 +793,11 @@ mod tests {
                 "far_neighbour_min.c",
                 "void f(int n, double *restrict a, double *restrict b) {\n#pragma acc parallel loop\n    for (int i = 1; i < n - 1; i++)\n        b[i] = a[i - 1] + a[i - -9223372036854775808] + a[i + 1];\n}\n",
             ),
+            // A private copy's section starting at i64::MIN: the tile's origin has no `-c`.
+            (
+                "firstprivate_section_at_min.c",
+                "void f(int n, double *restrict a, double *restrict c, double *restrict d) {\n#pragma acc parallel firstprivate(c[-9223372036854775808:n])\n    {\n#pragma acc loop gang\n        for (int x = 0; x < 10; ++x) {\n#pragma acc loop worker\n            for (int y = 0; y < n; ++y) {\n                d[x * n + y] = a[x * n + y] + c[y];\n            }\n        }\n    }\n}\n",
+            ),
             (
                 "far_neighbour_2d.c",
                 "void f(int n, double a[n][n], double b[n][n]) {\n#pragma acc parallel loop collapse(2)\n    for (int i = 1; i < n - 1; i++)\n        for (int j = 1; j < n - 1; j++)\n            b[i][j] = a[i - 1][j] + a[i + 1][j] + a[i][j - 0x7fffffffffffffff] + a[i][j + 1];\n}\n",

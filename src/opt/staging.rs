@@ -961,11 +961,12 @@ impl Emitter<'_> {
     fn cast(&mut self, arg: Handle<Expr>, ty: ScalarType) -> Handle<Expr> {
         if self.grid.body.exprs[arg].ty == ty { arg } else { self.expr(ExprKind::Cast { arg }, ty) }
     }
-    /// `base + c`, written `base - |c|` for a negative `c` and `base` for zero.
+    /// `base + c`, written `base - |c|` for a negative `c` (but `i64::MIN`, which has no
+    /// `|c|`) and `base` for zero.
     fn offset(&mut self, base: Handle<Expr>, c: i64) -> Handle<Expr> {
         match c {
             0 => base,
-            c if c < 0 => {
+            c if c < 0 && c != i64::MIN => {
                 let k = self.constant(-c, base);
                 self.bin(BinaryOp::Sub, base, k)
             }
