@@ -300,13 +300,7 @@ impl<'a> KernelBuilder<'a> {
 
     /// `a[i][j]`: the array and one index per dimension.
     pub(super) fn element(&mut self, e: &ast::Expr) -> R<(ArrayRef, Vec<Handle<Expr>>, ScalarType)> {
-        let mut index_exprs = Vec::new();
-        let mut cur = e;
-        while let AE::Index { base, index } = &cur.kind {
-            index_exprs.push(&**index);
-            cur = base;
-        }
-        index_exprs.reverse();
+        let (cur, index_exprs) = subscripts(e);
         // The update's own element only: its subscripts may not read the array.
         if !std::mem::take(&mut self.reduction_update_target) {
             self.check_array_reduction_use(cur, e.span)?;
@@ -632,4 +626,16 @@ pub(super) fn member_root(e: &ast::Expr) -> Option<&str> {
         AE::Member { base, .. } => member_root(base),
         _ => None,
     }
+}
+
+/// `a[i][j]` as its base (`a`) and its subscripts, outermost first.
+pub(super) fn subscripts(e: &ast::Expr) -> (&ast::Expr, Vec<&ast::Expr>) {
+    let mut index_exprs = Vec::new();
+    let mut cur = e;
+    while let AE::Index { base, index } = &cur.kind {
+        index_exprs.push(&**index);
+        cur = base;
+    }
+    index_exprs.reverse();
+    (cur, index_exprs)
 }

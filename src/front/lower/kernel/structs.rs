@@ -14,7 +14,7 @@
 //!   host struct, whose members the kernel reads as params), and struct locals take
 //!   initializer lists with `.member` designators.
 
-use super::expr::member_root;
+use super::expr::{member_root, subscripts};
 use super::*;
 
 /// Arrays members copied element by element are unrolled up to this many elements.
@@ -116,13 +116,7 @@ impl<'a> KernelBuilder<'a> {
 
     /// `a[i]`, `mt->parts[i][j]`: an element of a host array of structs.
     fn struct_element(&mut self, e: &ast::Expr) -> R<Option<(Place, usize)>> {
-        let mut index_exprs = Vec::new();
-        let mut cur = e;
-        while let AE::Index { base, index } = &cur.kind {
-            index_exprs.push(&**index);
-            cur = base;
-        }
-        index_exprs.reverse();
+        let (cur, index_exprs) = subscripts(e);
         let root_name = match member_root(cur) {
             Some(r) if !self.is_kernel_name(r) && !self.aliases.contains_key(r) && !self.host_locals.contains_key(r) => r.to_string(),
             _ => return Ok(None),
