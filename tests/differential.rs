@@ -231,6 +231,7 @@ differential_tests! {
     assign_in_expr => "assign_in_expr.c",
     switch_fallthrough => "switch_fallthrough.c",
     struct_kernels => "struct_kernels.c",
+    region_scalar_handoff => "region_scalar_handoff.c",
 }
 
 #[test]

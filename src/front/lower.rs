@@ -711,30 +711,30 @@ impl<'a> Lowerer<'a> {
         if failed {
             return;
         }
-        self.check_stale_scalars(&kernels, &region.args);
+        self.bind_scalars_assigned_earlier(&kernels, &region.args);
         self.push_region(stmt.span, None, RegionKind::Compute { kernels, data }, region.args, if_arg, function);
     }
 
-    /// Host args are evaluated once, when the region starts: a kernel cannot read a host scalar
+    /// Host args are evaluated once, when the region starts, but a kernel may read a host scalar
     /// that an earlier kernel of the same construct assigns (a reduction target or a scalar
-    /// output); refuse instead of reading the stale value.
-    fn check_stale_scalars(&mut self, kernels: &[Handle<Kernel>], args: &[HostArg]) {
-        let mut assigned: HashMap<String, String> = HashMap::new();
+    /// output, such as `m += 1` between two loops of a `parallel` region). Such a read is bound
+    /// to the scalar's address instead, which the runtime reads when that kernel launches: after
+    /// the earlier kernel's value has reached the host, so the later kernel sees the sequential
+    /// value.
+    fn bind_scalars_assigned_earlier(&mut self, kernels: &[Handle<Kernel>], args: &[HostArg]) {
+        let mut assigned: HashMap<String, u32> = HashMap::new();
         for &h in kernels {
-            let k = &self.module.kernels[h];
-            for p in &k.params {
-                if let (ParamKind::Scalar(_), Some(by)) = (&p.kind, assigned.get(&p.name)) {
-                    self.diags.push(
-                        Diagnostic::error(k.span, format!("`{}` is assigned by an earlier part of this compute construct ({by}) and read here", p.name))
-                            .with_help(format!("end the construct after the part that assigns `{}`, so that the host has its value", p.name)),
-                    );
+            let k = &mut self.module.kernels[h];
+            for p in &mut k.params {
+                if let (ParamKind::Scalar(_), Some(&address)) = (&p.kind, assigned.get(&p.name)) {
+                    p.arg = address;
                 }
             }
             let targets = k.reductions.iter().map(|r| r.target_arg).chain(k.scalar_outputs.iter().map(|(_, a)| *a));
             for a in targets {
                 let Some(arg) = args.get(a as usize) else { continue };
                 let name = arg.c_expr.trim_start_matches("&(").trim_end_matches(')').to_string();
-                assigned.insert(name, k.name.clone());
+                assigned.insert(name, a);
             }
         }
     }

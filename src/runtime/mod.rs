@@ -1035,7 +1035,15 @@ fn param_value(region: &Region, param: &Param, args: &[YosegiArg]) -> ParamValue
             HostArgKind::Int => ParamValue::Int(value::wrap_int(*ty, arg.i) as i64),
             HostArgKind::Float if ty.is_float() => ParamValue::Float(value::as_f64(value::from_f64(*ty, arg.f))),
             HostArgKind::Float => ParamValue::Int(value::cast(ScalarType::F64, *ty, arg.f.to_bits()) as i64),
-            HostArgKind::Pointer | HostArgKind::ScalarOut(_) => ParamValue::Pointer(arg.ptr as u64),
+            HostArgKind::Pointer => ParamValue::Pointer(arg.ptr as u64),
+            // A scalar an earlier kernel of the region assigned: its value now, read through
+            // its address (see the front end's `bind_scalars_assigned_earlier`).
+            HostArgKind::ScalarOut(host_ty) if !arg.ptr.is_null() => {
+                // SAFETY: the host passed `&x` of a live scalar of type `host_ty`.
+                let raw = value::cast(host_ty, *ty, unsafe { read_host_scalar(arg.ptr as *const u8, host_ty) });
+                if ty.is_float() { ParamValue::Float(value::as_f64(raw)) } else { ParamValue::Int(raw as i64) }
+            }
+            HostArgKind::ScalarOut(_) => ParamValue::Pointer(arg.ptr as u64),
         },
     }
 }
