@@ -142,6 +142,9 @@ fn kernel_text(module: &Module, region: &Region, handle: Handle<Kernel>, out: &m
             level_text(dim.level)
         );
     }
+    for reason in &kernel.inner_sequential {
+        let _ = writeln!(out, "    sequential inside each thread: {}", reason.message);
+    }
     if !kernel.auto_private.is_empty() {
         let names: Vec<String> = kernel.auto_private.iter().map(|n| format!("`{n}`")).collect();
         let _ = writeln!(

@@ -700,6 +700,9 @@ pub struct Kernel {
     /// Host scalars the loop assigns without a clause that lowering made private to each
     /// iteration (each iteration assigns them before reading them; nothing reads them after).
     pub auto_private: Vec<String>,
+    /// Loops of the nest that lowering runs sequentially inside each thread instead of mapping
+    /// them onto threads, and why (explain shows them).
+    pub inner_sequential: Vec<SequentialReason>,
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -232,6 +232,7 @@ differential_tests! {
     switch_fallthrough => "switch_fallthrough.c",
     struct_kernels => "struct_kernels.c",
     region_scalar_handoff => "region_scalar_handoff.c",
+    atomic_inner_order => "atomic_inner_order.c",
 }
 
 #[test]

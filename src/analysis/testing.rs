@@ -117,5 +117,6 @@ pub fn kernel(name: &str, params: Vec<Param>, space: Vec<ParallelDim>, body: Bod
         scalar_outputs: Vec::new(),
         sequential_reason: None,
         auto_private: Vec::new(),
+        inner_sequential: Vec::new(),
     }
 }

@@ -828,6 +828,7 @@ impl<'a> Lowerer<'a> {
                 scalar_outputs: std::mem::take(&mut kb.scalar_outputs),
                 sequential_reason: reason,
                 auto_private: Vec::new(),
+                inner_sequential: Vec::new(),
             };
             (kernel, std::mem::take(&mut kb.errors))
         };
@@ -880,6 +881,26 @@ impl<'a> Lowerer<'a> {
             }
         }
         counted.truncate(max_dims);
+        // An inner loop whose iterations read an element that an `atomic` of another iteration
+        // updates has no parallel answer to give; each thread runs it in order, which is the
+        // sequential answer.
+        let mut inner_sequential = Vec::new();
+        for depth in 1..counted.len() {
+            let Some((target, plain)) = walk::atomic_shared_by_iterations(loops::for_body(nest[depth].stmt), &counted[depth].var) else {
+                continue;
+            };
+            let (target, var) = (self.sources.text(target.span).to_string(), &counted[depth].var);
+            let message = format!("the loop over `{var}` (its iterations read `{target}` while an `atomic` in another iteration updates it)");
+            if let Some(level) = nest[depth].clauses.iter().find(|c| matches!(c.kind, ClauseKind::Gang(..) | ClauseKind::Worker(..) | ClauseKind::Vector(..))) {
+                self.diags.push(
+                    Diagnostic::warning(level.span, format!("{message} runs in order inside each thread; this clause is not honoured"))
+                        .with_help("read the element inside the `atomic` (atomic capture) to let the iterations run at once"),
+                );
+            }
+            inner_sequential.push(SequentialReason { message, span: plain.span });
+            counted.truncate(depth);
+            break;
+        }
         let nest = &nest[..counted.len()];
         // In `kernels`, host scalars the nest assigns are reductions, privates, or a reason to
         // stay sequential.
@@ -1005,6 +1026,7 @@ impl<'a> Lowerer<'a> {
                 scalar_outputs: Vec::new(),
                 sequential_reason: None,
                 auto_private: auto_private.clone(),
+                inner_sequential: inner_sequential.clone(),
             };
             (kernel, std::mem::take(&mut kb.errors))
         };

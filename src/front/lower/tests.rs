@@ -795,3 +795,35 @@ for (int i = 0; i < n; i++) r[i].u.f = r[i].u.i;
     assert!(msg.contains("member of a union"), "{msg}");
     assert_eq!(at, "r[i].u.f");
 }
+
+#[test]
+fn inner_loop_reading_an_atomically_updated_element_runs_in_order() {
+    let source = |plain_read: &str| {
+        format!(
+            "void f(int n, unsigned *a, unsigned *c) {{\n\
+             #pragma acc parallel loop\n\
+             for (int x = 0; x < n; ++x) {{\n\
+             #pragma acc loop\n\
+             for (int y = 0; y < 7; ++y) {{\n\
+             {plain_read}\n\
+             #pragma acc atomic update\n\
+             a[x] <<= 1;\n}}\n}}\n}}\n"
+        )
+    };
+    let racy = lower_snippet(&source("c[x * 7 + y] = a[x];"));
+    let k = racy.kernel(0);
+    assert_eq!(k.space.len(), 1, "the loop over y is not a parallel dimension");
+    assert_eq!(k.inner_sequential.len(), 1);
+    assert!(k.inner_sequential[0].message.contains("read `a[x]`"), "{}", k.inner_sequential[0].message);
+    // An explicit level on the loop is not honoured, with a warning saying why.
+    let vector = lower_snippet(&source("c[x * 7 + y] = a[x];").replace("#pragma acc loop\n", "#pragma acc loop vector\n"));
+    let (_, warnings) = vector.ok();
+    assert!(warnings.iter().any(|w| w.message.contains("this clause is not honoured")), "{:?}", warnings.iter().map(|w| &w.message).collect::<Vec<_>>());
+    assert_eq!(vector.kernel(0).space.len(), 1);
+    // Reading another element, or one that depends on `y`, leaves both loops parallel.
+    for plain in ["c[x * 7 + y] = a[0];", "c[x * 7 + y] = c[y];"] {
+        let l = lower_snippet(&source(plain));
+        assert_eq!(l.kernel(0).space.len(), 2, "{plain}");
+        assert!(l.kernel(0).inner_sequential.is_empty(), "{plain}");
+    }
+}

@@ -266,3 +266,51 @@ pub fn same_expr(a: &Expr, b: &Expr) -> bool {
         _ => false,
     }
 }
+
+/// An element that an `atomic` in `body` updates at one place for every iteration of the loop
+/// over `var` (its subscripts use neither `var` nor a name the body declares or assigns) and
+/// that the body also accesses outside any `atomic`: iterations run at once would read it while
+/// other iterations update it. Returns (the atomic's target, the plain access).
+pub fn atomic_shared_by_iterations<'a>(body: &'a Stmt, var: &str) -> Option<(&'a Expr, &'a Expr)> {
+    let mut targets: Vec<&Expr> = Vec::new();
+    let mut in_atomics: HashSet<*const Expr> = HashSet::new();
+    let mut local_names = written_names(body);
+    local_names.insert(var.to_string());
+    each_stmt(body, &mut |s| match &s.kind {
+        StmtKind::Acc { directive, body: Some(b) } if matches!(directive.kind, DirectiveKind::Atomic(_)) => {
+            each_expr(b, &mut |e| {
+                in_atomics.insert(e as *const Expr);
+                let target = match &e.kind {
+                    ExprKind::Assign { lhs, .. } => Some(&**lhs),
+                    ExprKind::Unary { op: UnaryOp::PreInc | UnaryOp::PreDec | UnaryOp::PostInc | UnaryOp::PostDec, operand } => Some(&**operand),
+                    _ => None,
+                };
+                targets.extend(target.filter(|t| !matches!(t.kind, ExprKind::Ident(_))));
+            });
+        }
+        StmtKind::Decl(d) => local_names.extend(d.declarators.iter().filter_map(|d| d.declarator.name.clone())),
+        StmtKind::For { init: Some(ForInit::Decl(d)), .. } => {
+            local_names.extend(d.declarators.iter().filter_map(|d| d.declarator.name.clone()))
+        }
+        _ => {}
+    });
+    let invariant = |t: &Expr| {
+        let mut uses_local = false;
+        expr_tree(t, &mut |e| {
+            if let ExprKind::Ident(n) = &e.kind {
+                uses_local |= local_names.contains(n);
+            }
+        });
+        !uses_local
+    };
+    let targets: Vec<&Expr> = targets.into_iter().filter(|t| invariant(t)).collect();
+    let mut found = None;
+    each_expr(body, &mut |e| {
+        if found.is_none() && !in_atomics.contains(&(e as *const Expr)) {
+            if let Some(t) = targets.iter().find(|t| same_expr(t, e)) {
+                found = Some((*t, e));
+            }
+        }
+    });
+    found
+}
