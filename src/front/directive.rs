@@ -591,6 +591,15 @@ impl DirectiveParser<'_, '_> {
             TokKind::Punct("||") => ReductionOp::LogOr,
             TokKind::Ident(w) if w == "max" => ReductionOp::Max,
             TokKind::Ident(w) if w == "min" => ReductionOp::Min,
+            // Not an OpenACC operator, but GCC accepts it (sharing OpenMP's reading, where the
+            // partial results of `x -= e` are added): read it the same way, and say so.
+            TokKind::Punct("-") => {
+                self.p.warnings.push(
+                    Diagnostic::warning(t.span, "`-` is not an OpenACC reduction operator; it is read as `+`, as OpenMP and GCC do")
+                        .with_help("write `reduction(+:x)`: the partial results of `x -= e` are added"),
+                );
+                ReductionOp::Add
+            }
             _ => {
                 return Err(Diagnostic::error(t.span, format!("invalid reduction operator {}", Parser::describe(&t)))
                     .with_help("use one of + * max min & | ^ && ||, e.g. `reduction(+:sum)`"));

@@ -2046,6 +2046,13 @@ mod tests {
     }
 
     #[test]
+    fn minus_reduction_is_read_as_plus_with_a_warning() {
+        let (_, warnings) = parse("void f(int n, double *a) {\ndouble s = 0;\n#pragma acc parallel loop reduction(-:s)\nfor (int i = 0; i < n; i++) s -= a[i];\n}\n").unwrap();
+        assert_eq!(warnings.len(), 1);
+        assert!(warnings[0].message.contains("read as `+`"), "{}", warnings[0].message);
+    }
+
+    #[test]
     fn other_pragmas_warn() {
         let (tu, warnings) = parse("void f(void) {\n#pragma omp parallel for\nfor (;;) break;\n}\n#pragma GCC optimize(\"O3\")\n").unwrap();
         assert_eq!(warnings.len(), 2);

@@ -69,5 +69,14 @@ int main(void) {
     printf("int sum %d prod %d max %d min %d\n", isum, iprod, imaxv, iminv);
     printf("bits and %d or %d xor %d\n", iand, ior, ixor);
     printf("logical %d %d %d %d\n", land, lor, land2, lor2);
+    // `-` (GCC's and OpenMP's reading, with a warning): the partial results are added.
+    double dminus = 1000.0;
+    int iminus = 77;
+    #pragma acc parallel loop reduction(-:dminus, iminus)
+    for (int i = 0; i < N; i++) {
+        dminus -= xd[i];
+        iminus -= xi[i] % 13;
+    }
+    printf("minus %.12e %d\n", dminus, iminus);
     return 0;
 }
