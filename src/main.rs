@@ -49,6 +49,9 @@ struct InputArgs {
     /// The same as `--staging off`.
     #[arg(long, conflicts_with = "staging")]
     no_staging: bool,
+    /// Print no warnings, only errors (as `cc -w`).
+    #[arg(short = 'w')]
+    no_warnings: bool,
     /// The C files of the program (each one translation unit).
     #[arg(required = true, value_name = "FILE.c")]
     files: Vec<PathBuf>,
@@ -158,11 +161,14 @@ fn compile(input: &InputArgs) -> Result<CompiledProgram, ExitCode> {
     }
     match driver::compile(&input.files, &preprocess_options(input), &pass_config(input)) {
         Ok(program) => {
-            print_diagnostics(&program.sources, &program.warnings);
+            if !input.no_warnings {
+                print_diagnostics(&program.sources, &program.warnings);
+            }
             Ok(program)
         }
         Err((sources, diags)) => {
-            print_diagnostics(&sources, &diags.0);
+            let shown: Vec<Diagnostic> = diags.0.into_iter().filter(|d| !input.no_warnings || d.is_error()).collect();
+            print_diagnostics(&sources, &shown);
             Err(ExitCode::from(EXIT_BAD_INPUT))
         }
     }

@@ -286,3 +286,25 @@ fn a_device_number_out_of_range_is_a_fault_at_the_directive() {
     assert_eq!(finished.code(), Some(1), "{}", finished.describe());
     assert!(finished.stderr.contains("devnum.c:3") && finished.stderr.contains("names device 3"), "{}", finished.stderr);
 }
+
+#[test]
+fn dash_w_silences_warnings_but_not_errors() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let warned = write(
+        dir.path(),
+        "warned.c",
+        "#include <stdio.h>\nint main(void) {\n  double s = 10.0, a[8] = {1, 2, 3, 4, 5, 6, 7, 8};\n\
+         #pragma acc parallel loop reduction(-:s)\n  for (int i = 0; i < 8; i++) s -= a[i];\n  printf(\"%g\\n\", s);\n  return 0;\n}\n",
+    );
+    let loud = yosegi_run(&["--device", "sim"], &[&warned], &[], Input::Nothing);
+    assert_eq!(loud.code(), Some(0), "{}", loud.describe());
+    assert!(loud.stderr.contains("warning:"), "{}", loud.describe());
+    let quiet = yosegi_run(&["--device", "sim", "-w"], &[&warned], &[], Input::Nothing);
+    assert_eq!(quiet.code(), Some(0), "{}", quiet.describe());
+    assert_eq!(quiet.stdout.trim(), "-26", "{}", quiet.describe());
+    assert!(!quiet.stderr.contains("warning"), "{}", quiet.describe());
+    let broken = write(dir.path(), "broken.c", "int main(void) {\n#pragma acc parallel loop reduction(-:s)\n  return 0 +;\n}\n");
+    let failed = yosegi_run(&["--device", "sim", "-w"], &[&broken], &[], Input::Nothing);
+    assert_eq!(failed.code(), Some(2), "{}", failed.describe());
+    assert!(failed.stderr.contains("error:") && !failed.stderr.contains("warning"), "{}", failed.describe());
+}
