@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# Runs the OpenACC programs of PolyBench-ACC (https://github.com/cavazos-lab/PolyBench-ACC) with
+# `yosegi run` and compares the arrays each one dumps with those of gcc's sequential build of the
+# same file (pragmas ignored). The suite is not part of this repository and this script fetches
+# nothing: clone it yourself and point the script at the clone.
+#
+# Usage:
+#   scripts/polybench.sh [options] SUITE [YOSEGI]
+#     SUITE    the suite's folder: the clone's root or its OpenACC/ folder
+#     YOSEGI   the yosegi binary (default: target/release/yosegi of this repository)
+#   --device sim|cuda    the device the programs run on (default sim)
+#   --dataset NAME       MINI, SMALL, STANDARD, LARGE or EXTRALARGE (default SMALL)
+#   --only NAME          only this program (its file name without .c); may be given several times
+#   --timeout SECS       per-program time limit for each build and run (default 300)
+#   --tsv FILE           writes one line per program: name, status, reason (sorted)
+#
+# Each program is built as `-I utilities -I DIR -D<DATASET>_DATASET -DPOLYBENCH_DUMP_ARRAYS
+# DIR/NAME.c utilities/polybench.c` by gcc (-O2, the reference) and by `yosegi run -w`; the
+# arrays the program prints on stderr must agree number by number (within 1e-6 relative, or
+# the last printed digit). Statuses:
+#   PASS     both ran, the dumps agree
+#   FAIL     Yosegi's run exited non-zero (not 2) or its dump differs (the reason says where)
+#   REFUSED  exit status 2 with a diagnostic (the first `error:` line is the reason)
+#   CRASH    killed by a signal, a panic, or the time limit
+#   NOREF    gcc's reference did not build or run (the program is not counted against Yosegi)
+# Prints one line per program, then `summary: pass=N fail=N refused=N crash=N noref=N total=N`.
+# Exit status: 0 when the run completed (whatever the programs did), 2 on a usage error.
+set -u
+
+usage() {
+    sed -n '/^# Usage:/,/^# Each program/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//' >&"${1:-2}"
+    exit "$([ "${1:-2}" = 1 ] && echo 0 || echo 2)"
+}
+die() {
+    echo "polybench: $*" >&2
+    exit 2
+}
+
+device=sim
+dataset=SMALL
+timeout_s=300
+tsv=
+only=()
+positional=()
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --device) [ $# -ge 2 ] || die "--device needs a value"; device=$2; shift 2 ;;
+        --dataset) [ $# -ge 2 ] || die "--dataset needs a value"; dataset=$2; shift 2 ;;
+        --only) [ $# -ge 2 ] || die "--only needs a value"; only+=("$2"); shift 2 ;;
+        --timeout) [ $# -ge 2 ] || die "--timeout needs a value"; timeout_s=$2; shift 2 ;;
+        --tsv) [ $# -ge 2 ] || die "--tsv needs a value"; tsv=$2; shift 2 ;;
+        -h|--help) usage 1 ;;
+        -*) die "unknown option $1 (see --help)" ;;
+        *) positional+=("$1"); shift ;;
+    esac
+done
+case "$device" in sim|cuda) ;; *) die "--device must be sim or cuda" ;; esac
+case "$dataset" in MINI|SMALL|STANDARD|LARGE|EXTRALARGE) ;; *) die "--dataset must be MINI, SMALL, STANDARD, LARGE or EXTRALARGE" ;; esac
+case "$timeout_s" in ''|*[!0-9]*) die "--timeout must be a number of seconds" ;; esac
+[ ${#positional[@]} -ge 1 ] && [ ${#positional[@]} -le 2 ] || usage 2
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+suite=${positional[0]}
+[ -d "$suite/OpenACC" ] && suite="$suite/OpenACC"
+[ -f "$suite/utilities/polybench.c" ] || die "$suite has no utilities/polybench.c: give the PolyBench-ACC clone or its OpenACC/ folder"
+suite="$(cd "$suite" && pwd)"
+yosegi=${positional[1]:-$root/target/release/yosegi}
+[ -x "$yosegi" ] || die "no yosegi binary at $yosegi (build it with: cargo build --release)"
+yosegi="$(cd "$(dirname "$yosegi")" && pwd)/$(basename "$yosegi")"
+command -v gcc >/dev/null || die "gcc is needed for the reference builds"
+command -v python3 >/dev/null || die "python3 is needed to compare the dumps"
+
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/polybench.XXXXXX") || die "cannot create a scratch folder"
+trap 'rm -rf "$scratch"' EXIT
+
+# Compares two dumps number by number; prints nothing when they agree, else where they differ.
+compare_dumps() {
+    python3 - "$1" "$2" <<'PY'
+import re, sys
+def numbers(path):
+    text = open(path, errors="replace").read()
+    return re.findall(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|inf", text)
+ref, got = numbers(sys.argv[1]), numbers(sys.argv[2])
+if not ref:
+    print("the reference dumped no numbers"); sys.exit(0)
+if len(ref) != len(got):
+    print(f"{len(got)} numbers dumped, the reference dumps {len(ref)}"); sys.exit(0)
+for k, (a, b) in enumerate(zip(ref, got)):
+    if a == b:
+        continue
+    try:
+        x, y = float(a), float(b)
+    except ValueError:
+        print(f"number {k}: {b}, the reference {a}"); sys.exit(0)
+    digits = len(a.split(".")[1]) if "." in a else 0
+    if abs(x - y) > max(1e-6 * max(abs(x), abs(y)), 1.01 * 10 ** -digits):
+        print(f"number {k}: {b}, the reference {a}"); sys.exit(0)
+PY
+}
+
+first_error() {
+    grep -m1 -E '^(yosegi: )?error' "$1" | sed -E 's/^(yosegi: )?error(\[[^]]*\])?: //' | cut -c1-160
+}
+
+declare -A count=([PASS]=0 [FAIL]=0 [REFUSED]=0 [CRASH]=0 [NOREF]=0)
+results=()
+while IFS= read -r src; do
+    name=$(basename "$src" .c)
+    if [ ${#only[@]} -gt 0 ]; then
+        keep=0
+        for o in "${only[@]}"; do [ "$o" = "$name" ] && keep=1; done
+        [ $keep = 1 ] || continue
+    fi
+    dir=$(dirname "$src")
+    flags=(-I "$suite/utilities" -I "$dir" "-D${dataset}_DATASET" -DPOLYBENCH_DUMP_ARRAYS)
+    work="$scratch/$name"
+    mkdir -p "$work"
+    status= reason=
+    if ! timeout "$timeout_s" gcc -O2 -w "${flags[@]}" "$src" "$suite/utilities/polybench.c" -lm -o "$work/ref" >"$work/ref.build" 2>&1 \
+        || ! (cd "$work" && timeout "$timeout_s" ./ref >/dev/null 2>"$work/ref.dump"); then
+        status=NOREF reason="gcc's sequential build did not build or run"
+    else
+        (cd "$work" && timeout "$timeout_s" "$yosegi" run -w --device "$device" "${flags[@]}" "$src" "$suite/utilities/polybench.c" \
+            >/dev/null 2>"$work/got.dump")
+        rc=$?
+        if [ $rc = 0 ]; then
+            diff=$(compare_dumps "$work/ref.dump" "$work/got.dump")
+            if [ -z "$diff" ]; then status=PASS; else status=FAIL reason="dump differs: $diff"; fi
+        elif grep -q "panicked at" "$work/got.dump"; then
+            status=CRASH reason="panic: $(grep -m1 'panicked at' "$work/got.dump" | cut -c1-160)"
+        elif [ $rc = 124 ]; then
+            status=CRASH reason="over the ${timeout_s}s limit"
+        elif [ $rc -gt 128 ]; then
+            status=CRASH reason="killed by signal $((rc - 128))"
+        elif [ $rc = 2 ]; then
+            status=REFUSED reason=$(first_error "$work/got.dump")
+        else
+            status=FAIL reason="exit status $rc: $(first_error "$work/got.dump")"
+        fi
+    fi
+    count[$status]=$((count[$status] + 1))
+    printf '%-20s %-8s %s\n' "$name" "$status" "$reason"
+    results+=("$name	$status	$reason")
+done < <(find "$suite" -name '*.c' -not -path '*/utilities/*' | sort)
+
+total=$((count[PASS] + count[FAIL] + count[REFUSED] + count[CRASH] + count[NOREF]))
+[ -n "$tsv" ] && printf '%s\n' "${results[@]}" | sort >"$tsv"
+echo "summary: pass=${count[PASS]} fail=${count[FAIL]} refused=${count[REFUSED]} crash=${count[CRASH]} noref=${count[NOREF]} total=$total (device $device, dataset $dataset)"

@@ -1,0 +1,78 @@
+//! `scripts/polybench.sh` on a fake PolyBench-ACC folder: the suite is not part of the
+//! repository, so the script's build flags, dump comparison and statuses are checked on three
+//! tiny programs laid out as the suite lays out its own (`OpenACC/<group>/<name>/<name>.c`, a
+//! `utilities/` folder with `polybench.h` and `polybench.c`, arrays dumped on stderr).
+
+mod common;
+
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+
+use common::{Input, repo_root, run};
+
+const POLYBENCH_H: &str = "#include <stdio.h>\n#ifdef MINI_DATASET\n#define N 8\n#else\n#define N 32\n#endif\nvoid polybench_note(void);\n";
+const POLYBENCH_C: &str = "#include \"polybench.h\"\nvoid polybench_note(void) {}\n";
+
+/// A program that scales an array by `factor` on the device and dumps it when asked.
+fn program(factor: &str, clause: &str) -> String {
+    format!(
+        "#include \"polybench.h\"\nint main(void) {{\n  double a[N];\n  for (int i = 0; i < N; i++) a[i] = i;\n\
+         #pragma acc parallel loop {clause}\n  for (int i = 0; i < N; i++) a[i] = a[i] * {factor};\n  polybench_note();\n\
+         #ifdef POLYBENCH_DUMP_ARRAYS\n  for (int i = 0; i < N; i++) fprintf(stderr, \"%0.2lf \", a[i]);\n#endif\n  return 0;\n}}\n"
+    )
+}
+
+fn fake_suite(root: &Path) {
+    let utilities = root.join("OpenACC/utilities");
+    fs::create_dir_all(&utilities).unwrap();
+    fs::write(utilities.join("polybench.h"), POLYBENCH_H).unwrap();
+    fs::write(utilities.join("polybench.c"), POLYBENCH_C).unwrap();
+    let programs = [
+        ("scale", program("2.5", "copy(a)")),
+        // Differs from gcc's build only on the device: `acc_on_device` is 0 in the reference.
+        ("wrong", program("(acc_on_device(acc_device_not_host) ? 3.0 : 2.0)", "copy(a)").replace("#include \"polybench.h\"", "#include \"polybench.h\"\n#include <openacc.h>\n#ifndef _OPENACC\n#define acc_on_device(x) 0\n#endif")),
+        ("refused", program("2.0", "copy(a) collapse(2)")),
+    ];
+    for (name, source) in programs {
+        let dir = root.join(format!("OpenACC/kernels/{name}"));
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join(format!("{name}.c")), source).unwrap();
+    }
+}
+
+#[test]
+fn compares_dumps_and_classifies() {
+    let dir = tempfile::tempdir().unwrap();
+    fake_suite(dir.path());
+    let tsv = dir.path().join("results.tsv");
+    let mut cmd = Command::new("bash");
+    cmd.arg(repo_root().join("scripts/polybench.sh"))
+        .args(["--device", "sim", "--dataset", "MINI", "--tsv"])
+        .arg(&tsv)
+        .arg(dir.path())
+        .arg(env!("CARGO_BIN_EXE_yosegi"));
+    let out = run(cmd, Input::Nothing);
+    assert_eq!(out.code(), Some(0), "{}", out.describe());
+    assert!(out.stdout.contains("summary: pass=1 fail=1 refused=1 crash=0 noref=0 total=3 (device sim, dataset MINI)"), "{}", out.describe());
+    let tsv = fs::read_to_string(&tsv).unwrap();
+    let lines: Vec<&str> = tsv.lines().collect();
+    assert_eq!(lines.len(), 3, "{tsv}");
+    assert!(lines[0].starts_with("refused\tREFUSED\tcollapse(2) needs 2 perfectly nested"), "{tsv}");
+    assert_eq!(lines[1], "scale\tPASS\t", "{tsv}");
+    assert!(lines[2].starts_with("wrong\tFAIL\tdump differs: number 1: 3.00, the reference 2.00"), "{tsv}");
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let mut cmd = Command::new("bash");
+    cmd.arg(repo_root().join("scripts/polybench.sh")).args(["--dataset", "HUGE", "."]);
+    let out = run(cmd, Input::Nothing);
+    assert_eq!(out.code(), Some(2), "{}", out.describe());
+    assert!(out.stderr.contains("--dataset must be"), "{}", out.describe());
+    let mut cmd = Command::new("bash");
+    cmd.arg(repo_root().join("scripts/polybench.sh")).arg("/nonexistent-suite");
+    let out = run(cmd, Input::Nothing);
+    assert_eq!(out.code(), Some(2), "{}", out.describe());
+    assert!(out.stderr.contains("has no utilities/polybench.c"), "{}", out.describe());
+}
