@@ -155,7 +155,9 @@ pub fn build_host(program: &CompiledProgram, scratch: &ScratchDir) -> Result<Pat
     let mut cmd = private_fs::command_private(&compiler, dir);
     // -mcmodel=medium: programs such as Himeno XL define static arrays of many gigabytes, which
     // the small code model cannot address.
-    cmd.current_dir(dir).args(["-std=gnu11", "-O2", "-fPIC", "-mcmodel=medium", "-shared", "-w", "-o", "program.so"]);
+    // -Bsymbolic: the program's calls bind to its own functions, as in an executable, even where
+    // the C library already loaded into this process has one of that name (NPB LU's `error()`).
+    cmd.current_dir(dir).args(["-std=gnu11", "-O2", "-fPIC", "-mcmodel=medium", "-shared", "-Wl,-Bsymbolic", "-w", "-o", "program.so"]);
     for file in &host.files {
         cmd.arg(&file.name);
     }

@@ -233,6 +233,7 @@ differential_tests! {
     struct_kernels => "struct_kernels.c",
     region_scalar_handoff => "region_scalar_handoff.c",
     atomic_inner_order => "atomic_inner_order.c",
+    libc_names => "libc_names.c",
 }
 
 #[test]
