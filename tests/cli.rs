@@ -308,3 +308,21 @@ fn dash_w_silences_warnings_but_not_errors() {
     assert_eq!(failed.code(), Some(2), "{}", failed.describe());
     assert!(failed.stderr.contains("error:") && !failed.stderr.contains("warning"), "{}", failed.describe());
 }
+
+#[test]
+fn an_inline_only_function_is_defined_as_older_compilers_define_it() {
+    // C99 makes `inline` without `extern` an inline definition only; taking the function's
+    // address needs the external one, which PGI-lineage compilers emit (NPB EP relies on it).
+    let dir = tempfile::tempdir().expect("temp dir");
+    let source = write(
+        dir.path(),
+        "inline_only.c",
+        "#include <stdio.h>\ninline double twice(double x) { return 2.0 * x; }\n\
+         int main(void) {\n  double (*f)(double) = twice;\n  double a[4] = {1, 2, 3, 4};\n\
+         #pragma acc parallel loop copy(a)\n  for (int i = 0; i < 4; i++) a[i] = a[i] + 1;\n\
+         printf(\"%g %g\\n\", f(a[3]), twice(a[0]));\n  return 0;\n}\n",
+    );
+    let finished = yosegi_run(&["--device", "sim"], &[&source], &[], Input::Nothing);
+    assert_eq!(finished.code(), Some(0), "{}", finished.describe());
+    assert_eq!(finished.stdout.trim(), "10 4", "{}", finished.describe());
+}

@@ -227,6 +227,8 @@ struct ProgramInfo {
     launching_functions: HashSet<String>,
     /// User functions declared `void f(...)`.
     void_functions: HashSet<String>,
+    /// Per unit, the inline-only functions it gives an external definition (`c_inline`).
+    inline_externals: std::collections::BTreeMap<u32, Vec<String>>,
 }
 
 impl ProgramInfo {
@@ -268,7 +270,8 @@ impl ProgramInfo {
                 break;
             }
         }
-        ProgramInfo { user_functions, launching_functions: launching, void_functions }
+        let inline_externals = super::c_inline::missing_external_definitions(units);
+        ProgramInfo { user_functions, launching_functions: launching, void_functions, inline_externals }
     }
 }
 
@@ -1070,6 +1073,9 @@ fn emit_unit(sources: &SourceSet, text: &str, unit: &TranslationUnit, module: &M
         out.push_str(&format!("    __yosegi_rt->register_static((void *){name}, sizeof({name}), \"{name}\");\n"));
     }
     out.push_str("}\n");
+    for name in info.inline_externals.get(&unit.tu).into_iter().flatten() {
+        out.push_str(&super::c_inline::external_declaration_text(name));
+    }
     out
 }
 

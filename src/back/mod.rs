@@ -2,6 +2,7 @@
 //! runtime calls), CUDA C for grid kernels, and a readable text form of the IR; `link_check`
 //! refuses a built host object that needs a function nothing provides.
 
+pub mod c_inline;
 pub mod cuda;
 pub mod host_c;
 pub mod ir_text;
