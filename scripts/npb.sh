@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# Runs the NAS Parallel Benchmarks in OpenACC C (https://github.com/uhhpctools/openacc-npb:
+# BT CG EP FT LU MG SP) with `yosegi run` and reports whether each verifies, with its time and
+# Mop/s. The suite is not part of this repository and this script fetches nothing: clone it
+# yourself and point the script at the clone. The clone is not modified: each benchmark is
+# copied into a scratch folder, where the suite's `setparams` writes its npbparams.h.
+#
+# Usage:
+#   scripts/npb.sh [options] SUITE [YOSEGI]
+#     SUITE    the clone's root (the folder holding BT/, CG/, ...)
+#     YOSEGI   the yosegi binary (default: target/release/yosegi of this repository)
+#   --device sim|cuda   the device the benchmarks run on (default sim)
+#   --class C           the problem class: S, W, A, B or C (default S)
+#   --only NAME         only this benchmark (BT, CG, ...); may be given several times
+#   --timeout SECS      per-benchmark time limit for the build and run (default 1800)
+#   --tsv FILE          writes one line per benchmark: name, status, seconds, Mop/s, reason
+#
+# The files of each benchmark are those its own Makefile links (its OBJS, with the suite's
+# make.def: RAND = randdp); they are given to `yosegi run -w -I ../common`. Statuses:
+#   PASS     the benchmark printed `Verification = SUCCESSFUL`
+#   FAIL     it ran and did not verify, or exited non-zero (not 2)
+#   REFUSED  exit status 2 with a diagnostic (the first `error:` line is the reason)
+#   CRASH    killed by a signal, a panic, or the time limit
+# Prints one line per benchmark, then `summary: pass=N fail=N refused=N crash=N total=N`.
+# Exit status: 0 when the run completed (whatever the benchmarks did), 2 on a usage error.
+set -u
+
+usage() {
+    sed -n '/^# Usage:/,/^# The files/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//' >&"${1:-2}"
+    exit "$([ "${1:-2}" = 1 ] && echo 0 || echo 2)"
+}
+die() {
+    echo "npb: $*" >&2
+    exit 2
+}
+
+device=sim
+class=S
+timeout_s=1800
+tsv=
+only=()
+positional=()
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --device) [ $# -ge 2 ] || die "--device needs a value"; device=$2; shift 2 ;;
+        --class) [ $# -ge 2 ] || die "--class needs a value"; class=$2; shift 2 ;;
+        --only) [ $# -ge 2 ] || die "--only needs a value"; only+=("$2"); shift 2 ;;
+        --timeout) [ $# -ge 2 ] || die "--timeout needs a value"; timeout_s=$2; shift 2 ;;
+        --tsv) [ $# -ge 2 ] || die "--tsv needs a value"; tsv=$2; shift 2 ;;
+        -h|--help) usage 1 ;;
+        -*) die "unknown option $1 (see --help)" ;;
+        *) positional+=("$1"); shift ;;
+    esac
+done
+case "$device" in sim|cuda) ;; *) die "--device must be sim or cuda" ;; esac
+case "$class" in S|W|A|B|C) ;; *) die "--class must be S, W, A, B or C" ;; esac
+case "$timeout_s" in ''|*[!0-9]*) die "--timeout must be a number of seconds" ;; esac
+[ ${#positional[@]} -ge 1 ] && [ ${#positional[@]} -le 2 ] || usage 2
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+suite=${positional[0]}
+[ -d "$suite/CG" ] || die "$suite has no CG/ folder: give the root of the openacc-npb clone"
+suite="$(cd "$suite" && pwd)"
+yosegi=${positional[1]:-$root/target/release/yosegi}
+[ -x "$yosegi" ] || die "no yosegi binary at $yosegi (build it with: cargo build --release)"
+yosegi="$(cd "$(dirname "$yosegi")" && pwd)/$(basename "$yosegi")"
+command -v gcc >/dev/null || die "gcc is needed to build the suite's setparams"
+command -v make >/dev/null || die "make is needed to read the benchmarks' Makefiles"
+
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/npb.XXXXXX") || die "cannot create a scratch folder"
+trap 'rm -rf "$scratch"' EXIT
+printf 'yosegi-print-objs:\n\t@echo $(OBJS)\n' >"$scratch/print-objs.mk"
+
+first_error() {
+    grep -m1 -E '^(yosegi: )?error' "$1" | sed -E 's/^(yosegi: )?error(\[[^]]*\])?: //' | cut -c1-160
+}
+field() { # the value after `NAME =` in the benchmark's report
+    grep -m1 -E "^ *$1 *=" "$2" | sed -E 's/^[^=]*= *//; s/ *$//'
+}
+
+declare -A count=([PASS]=0 [FAIL]=0 [REFUSED]=0 [CRASH]=0)
+results=()
+for bench in BT CG EP FT LU MG SP; do
+    if [ ${#only[@]} -gt 0 ]; then
+        keep=0
+        for o in "${only[@]}"; do [ "$o" = "$bench" ] && keep=1; done
+        [ $keep = 1 ] || continue
+    fi
+    [ -d "$suite/$bench" ] || continue
+    cp -r "$suite/$bench" "$scratch/$bench"
+    top="$scratch/$bench"
+    # The program folder: the one whose Makefile names the benchmark (BT/BT, LU/LU-HP, ...).
+    program=$(grep -l "^BENCHMARK *= *$(echo "$bench" | tr 'A-Z' 'a-z')" "$top"/*/Makefile 2>/dev/null | head -1)
+    status= reason= seconds= mops=
+    if [ -z "$program" ]; then
+        status=FAIL reason="no Makefile with BENCHMARK=$bench under $bench/"
+    elif ! gcc -o "$top/sys/setparams" "$top/sys/setparams.c" >"$top/setparams.log" 2>&1; then
+        status=FAIL reason="the suite's setparams does not build"
+    else
+        dir=$(dirname "$program")
+        lower=$(echo "$bench" | tr 'A-Z' 'a-z')
+        (cd "$dir" && ../sys/setparams "$lower" "$class") >"$top/setparams.log" 2>&1
+        objs=$(make -s -C "$dir" -f Makefile -f "$scratch/print-objs.mk" yosegi-print-objs CLASS="$class" COMMON=../common RAND=randdp VEC= 2>/dev/null)
+        sources=()
+        for o in $objs; do sources+=("${o%.o}.c"); done
+        (cd "$dir" && timeout "$timeout_s" "$yosegi" run -w --device "$device" -I ../common "${sources[@]}") >"$top/out.log" 2>"$top/err.log"
+        rc=$?
+        seconds=$(field "Time in seconds" "$top/out.log")
+        mops=$(field "Mop/s total" "$top/out.log")
+        if [ $rc = 0 ] && grep -qE "Verification *= *SUCCESSFUL" "$top/out.log"; then
+            status=PASS
+        elif grep -q "panicked at" "$top/err.log"; then
+            status=CRASH reason="panic: $(grep -m1 'panicked at' "$top/err.log" | cut -c1-160)"
+        elif [ $rc = 124 ]; then
+            status=CRASH reason="over the ${timeout_s}s limit"
+        elif [ $rc -gt 128 ]; then
+            status=CRASH reason="killed by signal $((rc - 128))"
+        elif [ $rc = 2 ]; then
+            status=REFUSED reason=$(first_error "$top/err.log")
+        elif [ $rc = 0 ]; then
+            status=FAIL reason="did not verify: $(field Verification "$top/out.log")"
+        else
+            status=FAIL reason="exit status $rc: $(first_error "$top/err.log")"
+        fi
+    fi
+    count[$status]=$((count[$status] + 1))
+    printf '%-4s %-8s %10s s %12s Mop/s  %s\n' "$bench" "$status" "${seconds:--}" "${mops:--}" "$reason"
+    results+=("$bench	$status	${seconds:--}	${mops:--}	$reason")
+done
+
+total=$((count[PASS] + count[FAIL] + count[REFUSED] + count[CRASH]))
+[ -n "$tsv" ] && printf '%s\n' "${results[@]}" | sort >"$tsv"
+echo "summary: pass=${count[PASS]} fail=${count[FAIL]} refused=${count[REFUSED]} crash=${count[CRASH]} total=$total (device $device, class $class)"
