@@ -25,14 +25,10 @@
 # Exit status: 0 when the run completed (whatever the benchmarks did), 2 on a usage error.
 set -u
 
-usage() {
-    sed -n '/^# Usage:/,/^# The files/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//' >&"${1:-2}"
-    exit "$([ "${1:-2}" = 1 ] && echo 0 || echo 2)"
-}
-die() {
-    echo "npb: $*" >&2
-    exit 2
-}
+script_name=npb
+# shellcheck source=suite-lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/suite-lib.sh"
+usage() { usage_and_exit "${1:-}" "The files" "${BASH_SOURCE[0]}"; }
 
 device=sim
 class=S
@@ -40,30 +36,16 @@ timeout_s=1800
 tsv=
 only=()
 positional=()
-while [ $# -gt 0 ]; do
-    case "$1" in
-        --device) [ $# -ge 2 ] || die "--device needs a value"; device=$2; shift 2 ;;
-        --class) [ $# -ge 2 ] || die "--class needs a value"; class=$2; shift 2 ;;
-        --only) [ $# -ge 2 ] || die "--only needs a value"; only+=("$2"); shift 2 ;;
-        --timeout) [ $# -ge 2 ] || die "--timeout needs a value"; timeout_s=$2; shift 2 ;;
-        --tsv) [ $# -ge 2 ] || die "--tsv needs a value"; tsv=$2; shift 2 ;;
-        -h|--help) usage 1 ;;
-        -*) die "unknown option $1 (see --help)" ;;
-        *) positional+=("$1"); shift ;;
-    esac
-done
-case "$device" in sim|cuda) ;; *) die "--device must be sim or cuda" ;; esac
+extra_options=(class)
+parse_suite_options "$@"
 case "$class" in S|W|A|B|C) ;; *) die "--class must be S, W, A, B or C" ;; esac
-case "$timeout_s" in ''|*[!0-9]*) die "--timeout must be a number of seconds" ;; esac
-[ ${#positional[@]} -ge 1 ] && [ ${#positional[@]} -le 2 ] || usage 2
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 suite=${positional[0]}
 [ -d "$suite/CG" ] || die "$suite has no CG/ folder: give the root of the openacc-npb clone"
 suite="$(cd "$suite" && pwd)"
 yosegi=${positional[1]:-$root/target/release/yosegi}
-[ -x "$yosegi" ] || die "no yosegi binary at $yosegi (build it with: cargo build --release)"
-yosegi="$(cd "$(dirname "$yosegi")" && pwd)/$(basename "$yosegi")"
+yosegi=$(resolve_yosegi "$yosegi") || exit 2
 command -v gcc >/dev/null || die "gcc is needed to build the suite's setparams"
 command -v make >/dev/null || die "make is needed to read the benchmarks' Makefiles"
 
@@ -71,9 +53,6 @@ scratch=$(mktemp -d "${TMPDIR:-/tmp}/npb.XXXXXX") || die "cannot create a scratc
 trap 'rm -rf "$scratch"' EXIT
 printf 'yosegi-print-objs:\n\t@echo $(OBJS)\n' >"$scratch/print-objs.mk"
 
-first_error() {
-    grep -m1 -E '^(yosegi: )?error' "$1" | sed -E 's/^(yosegi: )?error(\[[^]]*\])?: //' | cut -c1-160
-}
 field() { # the value after `NAME =` in the benchmark's report
     grep -m1 -E "^ *$1 *=" "$2" | sed -E 's/^[^=]*= *//; s/ *$//'
 }
@@ -109,18 +88,10 @@ for bench in BT CG EP FT LU MG SP; do
         mops=$(field "Mop/s total" "$top/out.log")
         if [ $rc = 0 ] && grep -qE "Verification *= *SUCCESSFUL" "$top/out.log"; then
             status=PASS
-        elif grep -q "panicked at" "$top/err.log"; then
-            status=CRASH reason="panic: $(grep -m1 'panicked at' "$top/err.log" | cut -c1-160)"
-        elif [ $rc = 124 ]; then
-            status=CRASH reason="over the ${timeout_s}s limit"
-        elif [ $rc -gt 128 ]; then
-            status=CRASH reason="killed by signal $((rc - 128))"
-        elif [ $rc = 2 ]; then
-            status=REFUSED reason=$(first_error "$top/err.log")
         elif [ $rc = 0 ]; then
             status=FAIL reason="did not verify: $(field Verification "$top/out.log")"
         else
-            status=FAIL reason="exit status $rc: $(first_error "$top/err.log")"
+            classify_failed_run "$rc" "$top/err.log" "$timeout_s"
         fi
     fi
     count[$status]=$((count[$status] + 1))

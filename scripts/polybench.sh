@@ -27,14 +27,10 @@
 # Exit status: 0 when the run completed (whatever the programs did), 2 on a usage error.
 set -u
 
-usage() {
-    sed -n '/^# Usage:/,/^# Each program/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//' >&"${1:-2}"
-    exit "$([ "${1:-2}" = 1 ] && echo 0 || echo 2)"
-}
-die() {
-    echo "polybench: $*" >&2
-    exit 2
-}
+script_name=polybench
+# shellcheck source=suite-lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/suite-lib.sh"
+usage() { usage_and_exit "${1:-}" "Each program" "${BASH_SOURCE[0]}"; }
 
 device=sim
 dataset=SMALL
@@ -42,22 +38,9 @@ timeout_s=300
 tsv=
 only=()
 positional=()
-while [ $# -gt 0 ]; do
-    case "$1" in
-        --device) [ $# -ge 2 ] || die "--device needs a value"; device=$2; shift 2 ;;
-        --dataset) [ $# -ge 2 ] || die "--dataset needs a value"; dataset=$2; shift 2 ;;
-        --only) [ $# -ge 2 ] || die "--only needs a value"; only+=("$2"); shift 2 ;;
-        --timeout) [ $# -ge 2 ] || die "--timeout needs a value"; timeout_s=$2; shift 2 ;;
-        --tsv) [ $# -ge 2 ] || die "--tsv needs a value"; tsv=$2; shift 2 ;;
-        -h|--help) usage 1 ;;
-        -*) die "unknown option $1 (see --help)" ;;
-        *) positional+=("$1"); shift ;;
-    esac
-done
-case "$device" in sim|cuda) ;; *) die "--device must be sim or cuda" ;; esac
+extra_options=(dataset)
+parse_suite_options "$@"
 case "$dataset" in MINI|SMALL|STANDARD|LARGE|EXTRALARGE) ;; *) die "--dataset must be MINI, SMALL, STANDARD, LARGE or EXTRALARGE" ;; esac
-case "$timeout_s" in ''|*[!0-9]*) die "--timeout must be a number of seconds" ;; esac
-[ ${#positional[@]} -ge 1 ] && [ ${#positional[@]} -le 2 ] || usage 2
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 suite=${positional[0]}
@@ -65,8 +48,7 @@ suite=${positional[0]}
 [ -f "$suite/utilities/polybench.c" ] || die "$suite has no utilities/polybench.c: give the PolyBench-ACC clone or its OpenACC/ folder"
 suite="$(cd "$suite" && pwd)"
 yosegi=${positional[1]:-$root/target/release/yosegi}
-[ -x "$yosegi" ] || die "no yosegi binary at $yosegi (build it with: cargo build --release)"
-yosegi="$(cd "$(dirname "$yosegi")" && pwd)/$(basename "$yosegi")"
+yosegi=$(resolve_yosegi "$yosegi") || exit 2
 command -v gcc >/dev/null || die "gcc is needed for the reference builds"
 command -v python3 >/dev/null || die "python3 is needed to compare the dumps"
 
@@ -98,9 +80,6 @@ for k, (a, b) in enumerate(zip(ref, got)):
 PY
 }
 
-first_error() {
-    grep -m1 -E '^(yosegi: )?error' "$1" | sed -E 's/^(yosegi: )?error(\[[^]]*\])?: //' | cut -c1-160
-}
 
 declare -A count=([PASS]=0 [FAIL]=0 [REFUSED]=0 [CRASH]=0 [NOREF]=0)
 results=()
@@ -126,16 +105,8 @@ while IFS= read -r src; do
         if [ $rc = 0 ]; then
             diff=$(compare_dumps "$work/ref.dump" "$work/got.dump")
             if [ -z "$diff" ]; then status=PASS; else status=FAIL reason="dump differs: $diff"; fi
-        elif grep -q "panicked at" "$work/got.dump"; then
-            status=CRASH reason="panic: $(grep -m1 'panicked at' "$work/got.dump" | cut -c1-160)"
-        elif [ $rc = 124 ]; then
-            status=CRASH reason="over the ${timeout_s}s limit"
-        elif [ $rc -gt 128 ]; then
-            status=CRASH reason="killed by signal $((rc - 128))"
-        elif [ $rc = 2 ]; then
-            status=REFUSED reason=$(first_error "$work/got.dump")
         else
-            status=FAIL reason="exit status $rc: $(first_error "$work/got.dump")"
+            classify_failed_run "$rc" "$work/got.dump" "$timeout_s"
         fi
     fi
     count[$status]=$((count[$status] + 1))
