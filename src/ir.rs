@@ -374,7 +374,8 @@ pub enum MathFn {
 /// Which array a load or store touches.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ArrayRef {
-    /// A kernel parameter of kind [`ParamKind::Array`] (global memory).
+    /// A kernel parameter of kind [`ParamKind::Array`] or [`ParamKind::RowTable`] (global
+    /// memory).
     Param(u32),
     /// A local array (a private array such as `double tmp[3]` declared in the body).
     Local(Handle<Local>),
@@ -631,6 +632,20 @@ pub enum ParamKind {
     /// `[None]`, `double (*a)[m]` has `[None, Some(m)]`. Every dimension but the first must be
     /// known (a constant or an expression of scalar params, in the owning body's arena).
     Array { elem: ScalarType, dims: Vec<Option<Handle<Expr>>>, restrict: bool, read_only: bool },
+    /// A pointer to row pointers (`double **a`, or an array of pointers `double *a[N]`):
+    /// `a[i][j]` is element `j` of the row `a[i]` points to, and every access has exactly
+    /// these two indices. Rows are separate host objects of any length (they may even be the
+    /// same row twice). The runtime binds the param to the device copy of the pointer table,
+    /// after writing there the device address of every row the launch touches (the rows are
+    /// "attached"), so the kernel loads `a[i]` from device memory and indexes the row there.
+    RowTable { elem: ScalarType, read_only: bool },
+}
+
+impl ParamKind {
+    /// Whether the param is memory the kernel indexes (an array or a row table).
+    pub fn is_indexed(&self) -> bool {
+        !matches!(self, ParamKind::Scalar(_))
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -915,6 +930,22 @@ pub struct DataSection {
     /// `create(zero: ...)` / `copyout(zero: ...)`: a device copy this clause allocates starts
     /// zeroed (OpenACC 3.3).
     pub zero: bool,
+    /// A two-dimensional section of a pointer to pointers (`copyin(a[0:n][0:m])` with
+    /// `double **a`): `base`/`lo`/`len` select row pointers of the table (`elem_size` is a
+    /// pointer's), and the clause applies to this section of each row they point to, while the
+    /// table itself is only made present, holding the rows' device addresses (deep copy, as
+    /// OpenACC 3.3 section 2.7.2 says). `None` for a plain section.
+    pub rows: Option<RowSection>,
+}
+
+/// The part of a two-dimensional data clause on a pointer to pointers that selects elements of
+/// every row: from element arg `lo` (or 0) for arg `len` elements (or the whole row object, as
+/// the runtime tracks it, when `len` is `None`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RowSection {
+    pub lo: Option<u32>,
+    pub len: Option<u32>,
+    pub elem_size: u32,
 }
 
 /// What an `init`, `shutdown` or `set` directive does to the runtime.

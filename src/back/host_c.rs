@@ -1821,6 +1821,7 @@ int main(void) {\n\
                     name: "a".into(),
                     span: acc[0].span,
                     zero: false,
+                    rows: None,
                 }],
             },
             args: vec![HostArg { c_expr: "a".into(), kind: HostArgKind::Pointer, size_expr: Some("sizeof(a)".into()) }],

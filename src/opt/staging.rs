@@ -529,10 +529,13 @@ fn extents_estimate(grid: &GridKernel, fp: &AccessFootprint, g: &ReferenceGroup)
 
 /// The tile a group needs, or why it cannot have one.
 fn tile_shape(grid: &GridKernel, fp: &AccessFootprint, g: &ReferenceGroup) -> Result<TileShape, String> {
-    if let ParamKind::Array { dims, .. } = &grid.params[g.param as usize].kind
-        && dims.iter().skip(1).any(Option::is_none)
-    {
-        return Err("an inner dim of the array has no known extent".to_string());
+    match &grid.params[g.param as usize].kind {
+        ParamKind::Array { dims, .. } if dims.iter().skip(1).any(Option::is_none) => {
+            return Err("an inner dim of the array has no known extent".to_string());
+        }
+        // Its rows are separate objects, so no tile of neighbouring rows exists.
+        ParamKind::RowTable { .. } => return Err("the array is a table of row pointers".to_string()),
+        _ => {}
     }
     let loop_dims: Vec<usize> = g.dims.iter().enumerate().filter(|(_, d)| matches!(d.kind, GroupDimKind::Loop { .. })).map(|(i, _)| i).collect();
     let mut dims = Vec::new();
@@ -1077,7 +1080,7 @@ impl Emitter<'_> {
             for &p in &m.params {
                 let ty = match self.grid.params[p as usize].kind {
                     ParamKind::Scalar(t) => t,
-                    ParamKind::Array { .. } => ScalarType::I64,
+                    ParamKind::Array { .. } | ParamKind::RowTable { .. } => ScalarType::I64,
                 };
                 let v = self.expr(ExprKind::Param(p), ty);
                 let v = self.cast(v, ScalarType::I64);
@@ -1163,7 +1166,7 @@ impl Emitter<'_> {
     fn row_strides(&mut self, p: u32) -> Vec<Handle<Expr>> {
         let dims = match &self.grid.params[p as usize].kind {
             ParamKind::Array { dims, .. } => dims.clone(),
-            ParamKind::Scalar(_) => Vec::new(),
+            ParamKind::Scalar(_) | ParamKind::RowTable { .. } => Vec::new(),
         };
         let mut strides = vec![self.int64(1); dims.len().max(1)];
         for a in (0..dims.len().saturating_sub(1)).rev() {

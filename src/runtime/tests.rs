@@ -14,7 +14,7 @@ pub(super) fn host_arg(kind: HostArgKind) -> HostArg {
 }
 
 pub(super) fn section(kind: DataClauseKind, base: u32, len: Option<u32>, name: &str) -> DataSection {
-    DataSection { kind, base, lo: None, len, elem_size: 8, name: name.into(), span: Span::new(0, 3, 4), zero: false }
+    DataSection { kind, base, lo: None, len, elem_size: 8, name: name.into(), span: Span::new(0, 3, 4), zero: false, rows: None }
 }
 
 /// Region 0 runs `b[i] = 2 * a[i]` for `i < n` (args: n, a, b); regions 1.. are `extra`.

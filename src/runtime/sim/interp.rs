@@ -37,6 +37,9 @@ pub struct ArrayBinding {
     /// Every dimension's length; the first is unused for addressing.
     pub dims: Vec<i64>,
     pub name: String,
+    /// A row table (`ParamKind::RowTable`): `buffer` holds the rows' device addresses (8 bytes
+    /// each, from `offset`), and `elem` is the rows' element type.
+    pub row_table: bool,
 }
 
 /// Everything a launch shares between its blocks.
@@ -46,6 +49,9 @@ pub struct LaunchCtx<'a> {
     /// Raw values of scalar params (0 for array params).
     pub scalars: Vec<u64>,
     pub arrays: Vec<Option<ArrayBinding>>,
+    /// Every live buffer of the device by its device address, ascending: where the rows of row
+    /// tables are found (empty when the kernel has no row table).
+    pub memory: Vec<(u64, Arc<SimBuffer>)>,
     /// Per reduction: the partials buffer (one element per block).
     pub partials: Vec<Arc<SimBuffer>>,
     pub block_dim: [u32; 3],
@@ -86,6 +92,9 @@ pub struct BlockState<'a> {
     call_depth: usize,
     /// Each lane's `threadIdx` per axis (the divisions are done once, not per evaluation).
     thread_idx: [Vec<u64>; 3],
+    /// For an access to a row table: each lane's row buffer (an index into
+    /// `LaunchCtx::memory`). `linear_index` fills it and the access that called it reads it.
+    row_buffers: Vec<u32>,
 }
 
 fn any(mask: &[bool]) -> bool {
@@ -122,6 +131,7 @@ impl<'a> BlockState<'a> {
             counters: DeviceCounters::default(),
             call_depth: 0,
             thread_idx,
+            row_buffers: vec![0; lanes],
         }
     }
 
@@ -228,7 +238,7 @@ impl<'a> BlockState<'a> {
             ExprKind::BlockDim(axis) => self.filled(value::wrap_int(ty, self.ctx.block_dim[*axis as usize] as i64)),
             ExprKind::GridDim(axis) => self.filled(value::wrap_int(ty, self.ctx.grid_dim[*axis as usize] as i64)),
             ExprKind::Load { array, indices } => {
-                let idx = self.linear_index(body, frame, *array, indices, mask)?;
+                let idx = self.linear_index(body, frame, *array, indices, mask, expr.span)?;
                 let out = self.load(body, frame, *array, &idx, mask, ty, expr.span);
                 self.give(idx);
                 out?
@@ -403,6 +413,8 @@ impl<'a> BlockState<'a> {
     // -----------------------------------------------------------------------------------------
     // Memory
 
+    /// Each active lane's element of `array`: its linear index, or, for a row table, its byte
+    /// offset in the lane's row buffer (see [`BlockState::row_elements`]).
     fn linear_index(
         &mut self,
         body: &Body,
@@ -410,11 +422,15 @@ impl<'a> BlockState<'a> {
         array: ArrayRef,
         indices: &[Handle<Expr>],
         mask: &[bool],
+        span: Span,
     ) -> Result<Vec<u64>, Fault> {
         let mut dims = [1i64; 8];
         match array {
             ArrayRef::Param(p) => {
                 if let Some(Some(b)) = self.ctx.arrays.get(p as usize) {
+                    if b.row_table {
+                        return self.row_elements(body, frame, b, indices, mask, span);
+                    }
                     for (slot, &d) in dims.iter_mut().zip(&b.dims) {
                         *slot = d;
                     }
@@ -445,6 +461,99 @@ impl<'a> BlockState<'a> {
             self.give(v);
         }
         Ok(acc)
+    }
+
+    /// `a[i][j]` of a row table, per active lane: loads row `i`'s device address from the
+    /// table (a global load), finds the buffer holding element `j` of that row, and returns
+    /// the element's byte offset in it, with the buffer in `row_buffers`. A row outside the
+    /// table, a null row, or an element outside the row's buffer faults here.
+    fn row_elements(
+        &mut self,
+        body: &Body,
+        frame: &mut Frame,
+        table: &'a ArrayBinding,
+        indices: &[Handle<Expr>],
+        mask: &[bool],
+        span: Span,
+    ) -> Result<Vec<u64>, Fault> {
+        let [row_index, col_index] = indices else {
+            return Err(fault(span, format!("the row table `{}` is indexed with {} subscripts", table.name, indices.len())));
+        };
+        let rows = self.eval(body, frame, *row_index, mask)?;
+        let cols = self.eval(body, frame, *col_index, mask)?;
+        let size = table.elem.size_bytes() as i64;
+        let mut table_bytes = self.take();
+        let mut out = self.take();
+        let memory = &self.ctx.memory;
+        let mut failure = None;
+        for lane in 0..self.lanes {
+            if !mask[lane] {
+                continue;
+            }
+            let (r, c) = (rows[lane] as i64, cols[lane] as i64);
+            let at = r.checked_mul(8).and_then(|b| b.checked_add(table.offset)).filter(|&b| b >= 0 && b + 8 <= table.buffer.len() as i64);
+            let Some(at) = at else {
+                failure = Some((lane, format!("row {r} is outside the table of row pointers ({} bytes)", table.buffer.len())));
+                break;
+            };
+            table_bytes[lane] = at as u64;
+            let entry = table.buffer.load(at as usize, 8);
+            if entry == 0 {
+                failure = Some((lane, format!("row {r} is a null pointer on the device")));
+                break;
+            }
+            let address = c.checked_mul(size).map(|b| entry.wrapping_add_signed(b));
+            // The buffer whose address range holds the element.
+            let found = address.and_then(|address| {
+                let k = memory.partition_point(|(start, _)| *start <= address).checked_sub(1)?;
+                let (start, buffer) = &memory[k];
+                (address - start + size as u64 <= buffer.len() as u64).then_some((k, address - start))
+            });
+            let Some((k, byte)) = found else {
+                failure = Some((lane, format!("element {c} of row {r} is outside the row's device memory")));
+                break;
+            };
+            self.row_buffers[lane] = k as u32;
+            out[lane] = byte;
+        }
+        self.give(rows);
+        self.give(cols);
+        if let Some((lane, what)) = failure {
+            self.give(table_bytes);
+            self.give(out);
+            let mut f = fault(span, format!("out-of-bounds access of `{}` in thread {lane} of block {:?}: {what}", table.name, self.block_idx));
+            f.help = Some("check the loop bounds and the index expressions against the rows the data clauses put on the device".to_string());
+            return Err(f);
+        }
+        self.counters.global_loads += mask.iter().filter(|&&m| m).count() as u64;
+        self.count_global(&table_bytes, mask, 8);
+        self.give(table_bytes);
+        Ok(out)
+    }
+
+    /// Whether `array` is a row-table param (its lanes' elements lie in `row_buffers`).
+    fn is_row_table(&self, array: ArrayRef) -> bool {
+        matches!(array, ArrayRef::Param(p) if matches!(self.ctx.arrays.get(p as usize), Some(Some(b)) if b.row_table))
+    }
+
+    /// The global buffer holding `lane`'s element of a global array, once resolved.
+    fn lane_buffer(&self, array: ArrayRef, lane: usize) -> &'a Arc<SimBuffer> {
+        if self.is_row_table(array) {
+            &self.ctx.memory[self.row_buffers[lane] as usize].1
+        } else {
+            self.global(array).expect("resolved before the access").0
+        }
+    }
+
+    /// Counts a warp-level access to a global array: rows of a table are counted by their
+    /// device addresses, since their elements lie in different buffers.
+    fn count_param_access(&mut self, array: ArrayRef, at: &[u64], mask: &[bool], size: u64) {
+        if self.is_row_table(array) {
+            let addresses: Vec<u64> = (0..self.lanes).map(|lane| if mask[lane] { self.ctx.memory[self.row_buffers[lane] as usize].0 + at[lane] } else { 0 }).collect();
+            self.count_global(&addresses, mask, size);
+        } else {
+            self.count_global(at, mask, size);
+        }
     }
 
     fn array_name(&self, body: &Body, array: ArrayRef) -> String {
@@ -494,6 +603,10 @@ impl<'a> BlockState<'a> {
             f
         };
         match array {
+            // `row_elements` checked the row and the element and left byte offsets.
+            ArrayRef::Param(p) if self.is_row_table(array) => {
+                Ok(self.ctx.arrays[p as usize].as_ref().expect("a row table").elem)
+            }
             ArrayRef::Param(_) | ArrayRef::Partials(_) => {
                 let Some((buffer, offset, elem)) = self.global(array) else {
                     return Err(fault(
@@ -666,15 +779,14 @@ impl<'a> BlockState<'a> {
         let lanes = self.lanes;
         match array {
             ArrayRef::Param(_) | ArrayRef::Partials(_) => {
-                let (buffer, _, _) = self.global(array).expect("resolved above");
                 let size = elem.size_bytes();
                 for lane in 0..lanes {
                     if mask[lane] {
-                        out[lane] = value::from_memory(elem, buffer.load(at[lane] as usize, size));
+                        out[lane] = value::from_memory(elem, self.lane_buffer(array, lane).load(at[lane] as usize, size));
                         self.counters.global_loads += 1;
                     }
                 }
-                self.count_global(&at, mask, size as u64);
+                self.count_param_access(array, &at, mask, size as u64);
             }
             ArrayRef::Shared(s) => {
                 let data = &self.shared[s as usize];
@@ -718,21 +830,20 @@ impl<'a> BlockState<'a> {
     ) -> Result<(), Fault> {
         let vty = body.exprs[value_expr].ty;
         let v = self.eval(body, frame, value_expr, mask)?;
-        let mut at = self.linear_index(body, frame, array, indices, mask)?;
+        let mut at = self.linear_index(body, frame, array, indices, mask, span)?;
         let elem = self.resolve(body, array, &mut at, mask, span, "write")?;
         let lanes = self.lanes;
         let conv = |x: u64| if vty == elem { x } else { value::cast(vty, elem, x) };
         match array {
             ArrayRef::Param(_) | ArrayRef::Partials(_) => {
-                let (buffer, _, _) = self.global(array).expect("resolved above");
                 let size = elem.size_bytes();
                 for lane in 0..lanes {
                     if mask[lane] {
-                        buffer.store(at[lane] as usize, size, value::to_memory(elem, conv(v[lane])));
+                        self.lane_buffer(array, lane).store(at[lane] as usize, size, value::to_memory(elem, conv(v[lane])));
                         self.counters.global_stores += 1;
                     }
                 }
-                self.count_global(&at, mask, size as u64);
+                self.count_param_access(array, &at, mask, size as u64);
             }
             ArrayRef::Shared(s) => {
                 let data = &mut self.shared[s as usize];
@@ -772,7 +883,7 @@ impl<'a> BlockState<'a> {
     ) -> Result<(), Fault> {
         let vty = body.exprs[value_expr].ty;
         let v = self.eval(body, frame, value_expr, mask)?;
-        let mut at = self.linear_index(body, frame, array, indices, mask)?;
+        let mut at = self.linear_index(body, frame, array, indices, mask, span)?;
         let elem = self.resolve(body, array, &mut at, mask, span, "atomic update")?;
         let lanes = self.lanes;
         // Division by zero inside the update: the element keeps its value and the launch faults.
@@ -796,7 +907,7 @@ impl<'a> BlockState<'a> {
                     if !at_lane.is_multiple_of(size as usize) {
                         return Err(fault(span, "misaligned atomic access".to_string()));
                     }
-                    let (buffer, _, _) = self.global(array).expect("resolved above");
+                    let buffer = self.lane_buffer(array, lane);
                     self.counters.global_loads += 1;
                     self.counters.global_stores += 1;
                     let old_bits = buffer.read_modify_write(at_lane, size, |bits| {
@@ -822,7 +933,7 @@ impl<'a> BlockState<'a> {
             }
         }
         match array {
-            ArrayRef::Param(_) | ArrayRef::Partials(_) => self.count_global(&at, mask, size as u64),
+            ArrayRef::Param(_) | ArrayRef::Partials(_) => self.count_param_access(array, &at, mask, size as u64),
             ArrayRef::Shared(_) => self.count_shared(&at, mask, size as u64),
             ArrayRef::Local(_) => {}
         }
