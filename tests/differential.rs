@@ -231,6 +231,8 @@ differential_tests! {
     assign_in_expr => "assign_in_expr.c",
     switch_fallthrough => "switch_fallthrough.c",
     struct_kernels => "struct_kernels.c",
+    ptr2d_deep_copy => "ptr2d_deep_copy.c",
+    ptr2d_routines => "ptr2d_routines.c",
 }
 
 #[test]

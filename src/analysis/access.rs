@@ -798,6 +798,51 @@ mod tests {
         assert_eq!(s[0].read, Section::Elements { lo: 0, hi: 5 });
     }
 
+    /// `t[i][j] = t[i][j + shift]` over `i < n`, `j < m` (parallel), `t` a table of rows;
+    /// `diagonal` stores `t[i][i]` instead.
+    fn row_table_kernel(shift: i64, diagonal: bool) -> Kernel {
+        let mut b = B::new();
+        let i = b.loop_var("i");
+        let j = b.loop_var("j");
+        let zero = b.int(0);
+        let n = b.param(0);
+        let m = b.param(1);
+        let di = b.dim(i, zero, n);
+        let dj = b.dim(j, zero, m);
+        let (ie, je) = (b.local(i), b.var_plus(j, shift));
+        let load = b.load(2, vec![ie, je]);
+        let (ie2, je2) = (b.local(i), if diagonal { b.local(i) } else { b.local(j) });
+        let st = b.store(2, vec![ie2, je2], load);
+        b.body.block.push(st);
+        let table = crate::ir::Param { name: "t".into(), kind: ParamKind::RowTable { elem: crate::ir::ScalarType::F64, read_only: false }, arg: 2 };
+        kernel("rows", vec![scalar_param("n", 0), scalar_param("m", 1), table], vec![di, dj], b.body)
+    }
+
+    #[test]
+    fn row_tables_have_row_and_element_sections() {
+        let s = launch_sections(&row_table_kernel(1, false), &[ParamValue::Int(6), ParamValue::Int(4), P]);
+        let rows = Section::Elements { lo: 0, hi: 6 };
+        assert_eq!(s, vec![ParamSections {
+            param: 2,
+            read: Section::Elements { lo: 1, hi: 5 },
+            write: Section::Elements { lo: 0, hi: 4 },
+            rows: Some(RowSections { read: rows, write: rows }),
+        }]);
+    }
+
+    #[test]
+    fn a_row_table_write_that_misses_elements_of_its_box_is_also_read() {
+        // t[i][i]: rows 0..6 and elements 0..6, but one element per row.
+        let s = launch_sections(&row_table_kernel(0, true), &[ParamValue::Int(6), ParamValue::Int(6), P]);
+        let box6 = Section::Elements { lo: 0, hi: 6 };
+        assert_eq!((s[0].write, s[0].read), (box6, box6));
+        assert_eq!(s[0].rows, Some(RowSections { read: box6, write: box6 }));
+        // With no iterations, nothing at all.
+        let s = launch_sections(&row_table_kernel(0, false), &[ParamValue::Int(0), ParamValue::Int(6), P]);
+        assert_eq!(s[0].rows, Some(RowSections { read: Section::None, write: Section::None }));
+        assert_eq!(s[0].read, Section::None);
+    }
+
     mod brute_force {
         use super::*;
         use proptest::prelude::*;

@@ -1190,6 +1190,9 @@ impl SectionsCache {
 mod tests;
 
 #[cfg(test)]
+mod rows_tests;
+
+#[cfg(test)]
 mod sections_cache_tests {
     use super::*;
     use crate::analysis::testing::{B, array_param, kernel as make_kernel, scalar_param};

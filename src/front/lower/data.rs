@@ -119,7 +119,7 @@ impl<'a> Lowerer<'a> {
         }
         if r.sections.len() > dims.len() {
             return Err(Diagnostic::error(r.span, format!("`{base_text}` has {} dimension(s) but the clause gives {} sections", dims.len(), r.sections.len()))
-                .with_help("give one section per dimension"));
+                .with_help("give one section per dimension (a section of the elements of each row needs a table of row pointers, such as `double **a`)"));
         }
         let (lo, len) = self.flat_section(&base_text, r, &r.sections, &dims, sema, args)?;
         Ok(DataSection { kind, base, lo, len: Some(len), elem_size, name, span: r.span, zero: false, rows: None })
