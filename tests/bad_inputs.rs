@@ -103,6 +103,7 @@ bad_input_tests! {
     missing_semicolon,
     noncounted_loop,
     private_scalar_read_after_loop,
+    ptr2d_overlapping_rows,
     ptr2d_section_of_pointer,
     ptr2d_three_sections,
     packed_struct_in_kernel,

@@ -18,7 +18,9 @@
 //! subscripts differ by a constant).
 //!
 //! Distinct array params are assumed not to overlap (lowering gives one param per host
-//! object).
+//! object), and so are distinct rows of a table of row pointers (`a[i][j]`: the first subscript
+//! pins the row); the runtime stops a launch whose written rows overlap each other or another
+//! array.
 
 use std::collections::BTreeSet;
 
