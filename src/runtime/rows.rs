@@ -72,14 +72,25 @@ impl Runtime {
         let pointers = unsafe { host_rows(ptr, first, count as usize) };
         let row_lo = rows.lo.map(|a| args[a as usize].i).unwrap_or(0);
         let row_len = rows.len.map(|a| args[a as usize].i);
-        let mut out = Vec::with_capacity(pointers.len());
+        // Absolute byte ranges first: registering a later row may grow the object of an
+        // earlier one (rows overlapping in memory the runtime did not track).
+        let mut absolute = Vec::with_capacity(pointers.len());
         for (k, &row) in pointers.iter().enumerate() {
             let index = first + k as i64;
             let name = format!("{}[{index}]", base_name(&section.name));
             let range = self.section_range(region, section.span, &name, row, row_lo, row_len, rows.elem_size)?;
-            out.push(ClauseRow { index, pointer: row, range });
+            absolute.push((index, row, range.map(|r| (r.object + r.lo, r.object + r.hi))));
         }
-        Ok(out)
+        Ok(absolute
+            .into_iter()
+            .map(|(index, pointer, bytes)| {
+                let range = bytes.and_then(|(lo, hi)| {
+                    let object = self.registry.find(lo)?;
+                    Some(ObjectRange { object, lo: lo - object, hi: hi - object })
+                });
+                ClauseRow { index, pointer, range }
+            })
+            .collect())
     }
 
     /// The entry actions of a deep-copy clause (see the module doc), and `update host/device`
@@ -88,6 +99,9 @@ impl Runtime {
         let device = self.current_device;
         let Some(table) = self.data_range(region, section, args)? else { return Ok(()) };
         let rows = self.clause_rows(region, section, args, table)?;
+        // Registering the rows may have grown the object holding the table (a table among its
+        // rows in memory the runtime did not track): find it again.
+        let Some(table) = self.data_range(region, section, args)? else { return Ok(()) };
         if section.kind == DataClauseKind::Present {
             let absent = std::iter::once((None, Some(table)))
                 .chain(rows.iter().map(|r| (Some(r.index), r.range)))
@@ -152,6 +166,7 @@ impl Runtime {
         let device = self.current_device;
         let Some(table) = self.data_range(region, section, args)? else { return Ok(()) };
         let rows = self.clause_rows(region, section, args, table)?;
+        let Some(table) = self.data_range(region, section, args)? else { return Ok(()) };
         for row in rows.iter().rev() {
             let Some(range) = row.range else { continue };
             let Some((copies, mut t)) = self.transfer_for(range.object) else { continue };
