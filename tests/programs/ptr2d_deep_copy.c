@@ -2,7 +2,7 @@
 // Two-dimensional sections of pointers to pointers (deep copy): every data clause on a table
 // of rows, row sub-sections (a[x:1][0:m]), nested regions holding the same rows, enter/exit
 // data and update of rows, writes through a[i][j] in kernels, rows of different lengths and
-// rows that share one allocation.
+// rows that share one allocation, and a table of device pointers under `deviceptr`.
 #include <stdio.h>
 #include <stdlib.h>
 #include <openacc.h>
@@ -167,11 +167,36 @@ static void shared_block(void) {
     free(r);
 }
 
+/// A table the program builds in device memory itself (`acc_malloc`, filled with device
+/// addresses), used through `deviceptr`: the kernel follows the program's own pointers.
+static void device_table(void) {
+    double **table = (double **)acc_malloc(N * sizeof(double *));
+    double *rows[N];
+    for (int i = 0; i < N; i++) {
+        double init[M];
+        for (int j = 0; j < M; j++) init[j] = i * M + j;
+        rows[i] = (double *)acc_malloc(M * sizeof(double));
+        acc_memcpy_to_device(rows[i], init, M * sizeof(double));
+    }
+    acc_memcpy_to_device(table, rows, N * sizeof(double *));
+    double out[N][M];
+    #pragma acc parallel loop collapse(2) deviceptr(table) copyout(out)
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < M; j++) out[i][j] = table[i][j] * (i + 1);
+    double s = 0;
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < M; j++) s += out[i][j] * (j + 1);
+    printf("device table: %.6f\n", s);
+    for (int i = 0; i < N; i++) acc_free(rows[i]);
+    acc_free(table);
+}
+
 int main(void) {
     clauses();
     nested_rows();
     unstructured();
     ragged();
     shared_block();
+    device_table();
     return 0;
 }
