@@ -129,10 +129,12 @@ impl RuntimeError {
     }
 }
 
-/// The host memory one array of a launch reaches: an array param, or one row of a row table
-/// (`a[3]`), with its base address and the absolute byte ranges it reads and writes.
+/// The host memory one array of a launch reaches: array param `param`, or row `row` of row
+/// table `param` (`a[3]`), with its base address and the absolute byte ranges it reads and
+/// writes.
 struct Footprint {
-    name: String,
+    param: u32,
+    row: Option<i64>,
     base: u64,
     read: Option<(u64, u64)>,
     write: Option<(u64, u64)>,
@@ -180,7 +182,11 @@ fn check_overlaps(kernel: &Kernel, footprints: &[Footprint]) -> Result<(), Runti
         }
     }
     let Some((w, o)) = worst else { return Ok(()) };
-    let (w, o) = (&footprints[w].name, &footprints[o].name);
+    let name = |f: &Footprint| {
+        let array = &kernel.params[f.param as usize].name;
+        f.row.map_or_else(|| array.clone(), |row| format!("{array}[{row}]"))
+    };
+    let (w, o) = (name(&footprints[w]), name(&footprints[o]));
     Err(RuntimeError::unsupported(
         Diagnostic::error(
             kernel.span,
@@ -855,7 +861,8 @@ impl Runtime {
             copies.ensure_allocated(device, &mut t);
             let absolute = |r: Option<(u64, u64)>| r.map(|(lo, hi)| (object + lo, object + hi)).filter(|(lo, hi)| lo < hi);
             launch.footprints.push(Footprint {
-                name: param.name.clone(),
+                param: sections.param,
+                row: None,
                 base: ptr,
                 read: absolute(to_range(sections.read)),
                 write: absolute(to_range(sections.write)),

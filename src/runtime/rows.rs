@@ -321,7 +321,6 @@ impl Runtime {
     ) -> Option<u64> {
         let device = self.current_device;
         let rows = sections.rows?;
-        let name = &kernel.params[plan.param as usize].name;
         let elem = match kernel.params[plan.param as usize].kind {
             ParamKind::RowTable { elem, .. } => elem.size_bytes() as i128,
             _ => 1,
@@ -365,7 +364,7 @@ impl Runtime {
                 copies.make_device_valid(device, lo, hi, &mut t);
             }
             let absolute = |r: Option<(u64, u64)>| r.map(|(lo, hi)| (object + lo, object + hi)).filter(|(lo, hi)| lo < hi);
-            launch.footprints.push(Footprint { name: format!("{name}[{index}]"), base: row, read: absolute(read), write: absolute(write) });
+            launch.footprints.push(Footprint { param: plan.param, row: Some(index), base: row, read: absolute(read), write: absolute(write) });
             for (lo, hi) in [read, write].into_iter().flatten() {
                 launch.bytes_moved += hi.saturating_sub(lo);
             }
