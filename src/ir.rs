@@ -385,6 +385,24 @@ pub enum ArrayRef {
     /// per block, indexed by the linear block number. Written by the grid kernel, combined by
     /// the runtime with the host variable's value.
     Partials(u32),
+    /// An element of the given type at a device address the kernel computes (an integer the
+    /// program turned into a pointer, `*((double *) p[i])`, such as an address `host_data
+    /// use_device` gave the host): the one index is the byte address. Nothing tells which
+    /// object it lies in, so a launch of a kernel with such accesses makes every device copy
+    /// current before it and counts every one as written after it.
+    Address(ScalarType),
+}
+
+/// Whether `body` reads or writes memory at computed addresses ([`ArrayRef::Address`]).
+pub fn uses_addresses(body: &Body) -> bool {
+    let loads = body.exprs.iter().any(|(_, e)| matches!(e.kind, ExprKind::Load { array: ArrayRef::Address(_), .. }));
+    let mut stores = false;
+    for_each_stmt(&body.block, &mut |stmt| {
+        if let Stmt::Store { array: ArrayRef::Address(_), .. } | Stmt::Atomic { array: ArrayRef::Address(_), .. } = stmt {
+            stores = true;
+        }
+    });
+    loads || stores
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -1010,6 +1028,13 @@ pub struct Module {
 }
 
 impl Module {
+    /// Whether a kernel with `body` may access memory at computed addresses: in its own body
+    /// or in a device function (any of the module's: they are few, and a device function
+    /// reached only through another one is still counted).
+    pub fn reaches_addresses(&self, body: &Body) -> bool {
+        uses_addresses(body) || self.functions.iter().any(|(_, f)| uses_addresses(&f.body))
+    }
+
     /// The plain grid kernel made from `kernel` by the mapping pass (the first of its variants).
     pub fn grid_of(&self, kernel: Handle<Kernel>) -> Option<Handle<GridKernel>> {
         self.grid_kernels.iter().find(|(_, g)| g.source == kernel).map(|(h, _)| h)

@@ -228,6 +228,7 @@ impl Ctx<'_> {
                     None => return self.err(format!("shared array {n} is out of range")),
                 }
             }
+            ArrayRef::Address(ty) => (ty, Some(1)),
             ArrayRef::Partials(n) => {
                 if self.level != Level::Grid {
                     return self.err("reduction partials outside a grid kernel".to_string());

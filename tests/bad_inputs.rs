@@ -121,6 +121,7 @@ bad_input_tests! {
     unknown_clause,
     unknown_directive,
     unterminated_comment,
+    use_device_member,
     update_no_clause,
 }
 

@@ -233,6 +233,7 @@ differential_tests! {
     struct_kernels => "struct_kernels.c",
     ptr2d_deep_copy => "ptr2d_deep_copy.c",
     ptr2d_routines => "ptr2d_routines.c",
+    host_data_addresses => "host_data_addresses.c",
 }
 
 #[test]

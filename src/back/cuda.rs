@@ -77,10 +77,11 @@ impl CudaOptions<'_> {
 /// params; one entry per `kernel.params`): `Disjoint` when no param the kernel writes shares
 /// its allocation with another array param. Read-only params may share one: `__restrict__`
 /// promises only that memory written through one pointer is not reached through another. A
-/// kernel with a row table is always `Unknown`.
+/// kernel with a row table, or with accesses at computed addresses, is always `Unknown`.
 pub fn param_aliasing(kernel: &GridKernel, allocations: &[Option<u64>]) -> ParamAliasing {
-    // The rows of a table lie in allocations of their own, which any other param may share.
-    if kernel.params.iter().any(|p| matches!(p.kind, ParamKind::RowTable { .. })) {
+    // The rows of a table lie in allocations of their own, which any other param may share;
+    // so may memory at a computed address.
+    if kernel.params.iter().any(|p| matches!(p.kind, ParamKind::RowTable { .. })) || crate::ir::uses_addresses(&kernel.body) {
         return ParamAliasing::Unknown;
     }
     let written = kernel.written_array_params();
@@ -1023,6 +1024,7 @@ impl<'a> Writer<'a> {
             ArrayRef::Local(l) => self.body.locals[l].ty,
             ArrayRef::Shared(s) => self.kernel.and_then(|k| k.shared.get(s as usize)).map(|s| s.elem).unwrap_or(ScalarType::I32),
             ArrayRef::Partials(r) => self.kernel.and_then(|k| k.reductions.get(r as usize)).map(|r| r.ty).unwrap_or(ScalarType::I32),
+            ArrayRef::Address(ty) => ty,
         }
     }
 
@@ -1064,6 +1066,11 @@ impl<'a> Writer<'a> {
                 let Some(dims) = self.body.locals[l].array_dims.clone() else { return name };
                 let elem = self.body.locals[l].ty;
                 self.fixed_element(&name, elem, &dims, indices)
+            }
+            // The device address the kernel computed, as a pointer to the element's type.
+            ArrayRef::Address(ty) => {
+                let address = indices.first().map(|&i| self.expr(i)).unwrap_or_else(|| "0ull".to_string());
+                format!("(*({} *)({}))", cuda_type(ty), strip_parens(&address))
             }
         }
     }

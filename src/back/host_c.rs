@@ -32,7 +32,7 @@ use crate::front::ast::{
     StmtKind, StorageClass, TranslationUnit, TypeSpec, UnaryOp,
 };
 use crate::front::source::SourceSet;
-use crate::ir::{HostArg, HostArgKind, Module, Region, RegionKind};
+use crate::ir::{DataClauseKind, HostArg, HostArgKind, Module, Region, RegionKind};
 
 /// The host/runtime interface, inlined at the top of every generated file so the files build
 /// without an include path.
@@ -1423,11 +1423,12 @@ impl<'a> UnitEmitter<'a> {
                     }
                     None => (String::new(), String::new()),
                 };
+                let (shadows, closes) = use_device_shadows(region);
                 let enter =
-                    format!("{{ {decl}{guard_decl}{guard}__yosegi_rt->data_enter({id}, {args_ref}, {count}); ");
+                    format!("{{ {decl}{guard_decl}{guard}__yosegi_rt->data_enter({id}, {args_ref}, {count}); {shadows}");
                 pieces.push(Piece::Text(keep_lines(enter, head)));
                 pieces.push(Piece::Source(body.lo, body.hi));
-                let exit = format!(" {guard}__yosegi_rt->data_exit({id}, {args_ref}, {count}); }}");
+                let exit = format!("{closes} {guard}__yosegi_rt->data_exit({id}, {args_ref}, {count}); }}");
                 pieces.push(Piece::Text(keep_lines(exit, tail)));
             }
             _ => {
@@ -1490,6 +1491,28 @@ impl<'a> UnitEmitter<'a> {
             self.edits.push(Edit::insert(hash, "// ".to_string()));
         }
     }
+}
+
+/// `host_data use_device(v)`: around the body, a variable `v` of `v`'s pointer type holding the
+/// device address of `v`'s copy (the host address when `v` is not on the device, or when the
+/// region's `if` is false), which hides the program's `v` there; and the braces that close
+/// those scopes after the body.
+fn use_device_shadows(region: &Region) -> (String, String) {
+    let RegionKind::Data { data } = &region.kind else { return (String::new(), String::new()) };
+    let id = region.id;
+    let on_device = if region.if_arg.is_some() { format!("__yosegi_if{id}") } else { "1".to_string() };
+    let (mut shadows, mut closes) = (String::new(), String::new());
+    for (k, section) in data.iter().filter(|s| s.kind == DataClauseKind::UseDevice).enumerate() {
+        let (v, host) = (&section.name, format!("__yosegi_ud{id}_{k}"));
+        let _ = std::fmt::Write::write_fmt(
+            &mut shadows,
+            format_args!("{{ __typeof__(&({v})[0]) {host} = ({v}); {{ __typeof__({host}) {v} = {host}; \
+             if ({on_device}) {{ void *__yosegi_d = __yosegi_rt->acc_deviceptr((void *) {host}); \
+             if (__yosegi_d) {v} = (__typeof__({host})) __yosegi_d; }} ")
+        );
+        closes.push_str(" } }");
+    }
+    (shadows, closes)
 }
 
 /// A hook evaluated in the middle of a statement: `host_access_all` when a base cannot be

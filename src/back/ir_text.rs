@@ -244,6 +244,7 @@ impl<'a> Printer<'a> {
             ArrayRef::Local(l) => self.local(l),
             ArrayRef::Shared(n) => self.shared.get(n as usize).map_or_else(|| format!("shared{n}"), |s| s.name.clone()),
             ArrayRef::Partials(n) => format!("partials{n}"),
+            ArrayRef::Address(ty) => format!("({} at address)", ty.c_name()),
         }
     }
 

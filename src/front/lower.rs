@@ -432,11 +432,19 @@ impl<'a> Lowerer<'a> {
                 Diagnostic::warning(d.span, "`atomic` outside a compute construct has no effect on the host")
                     .with_help("atomics matter only inside compute constructs"),
             ),
+            // The body's code sees the `use_device` variables as device addresses: the host
+            // back end declares, around the body, variables of the same names holding them.
             (DirectiveKind::HostData, Some(b)) => {
-                self.diags.push(
-                    Diagnostic::warning(d.span, "`host_data` is ignored: host code sees host addresses")
-                        .with_help("remove the directive"),
-                );
+                let (args, data, if_arg) = self.data_clauses(d, sema);
+                for section in data.iter().filter(|s| s.kind == DataClauseKind::UseDevice) {
+                    if !section.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                        self.diags.push(
+                            Diagnostic::error(section.span, format!("`use_device` takes the name of a pointer or array variable, not `{}`", section.name))
+                                .with_help("copy the pointer to a variable before the construct and name that variable"),
+                        );
+                    }
+                }
+                self.push_region(stmt.span, Some(b.span), RegionKind::Data { data }, args, if_arg, function);
                 self.host_stmt(b, sema, function);
             }
             (DirectiveKind::Declare, _) => self.diags.push(

@@ -817,6 +817,11 @@ impl Runtime {
             }
         }
 
+        // Memory at addresses the kernel computes may be any object's device copy: every one
+        // is made current first (before the rows of pointer tables are attached below) and
+        // counted as written after.
+        let address_writes = if module.reaches_addresses(&kernel.body) { self.device_copies_made_current() } else { Vec::new() };
+
         // Pass 2: make the device copies current for what the launch reads; remember what it
         // writes and which object each array arg is bound to.
         let mut launch = LaunchFootprint::default();
@@ -879,7 +884,10 @@ impl Runtime {
         }
 
         check_overlaps(kernel, &launch.footprints)?;
-        let LaunchFootprint { writes, bytes_moved, .. } = launch;
+        let LaunchFootprint { mut writes, bytes_moved, .. } = launch;
+        // Pointer tables hold device addresses the kernel must not be thought to have written.
+        let tables: Vec<u64> = tables.iter().filter_map(|plan| bound_objects.iter().find(|(arg, _)| *arg == kernel.params[plan.param as usize].arg)).map(|&(_, o)| o).collect();
+        writes.extend(address_writes.into_iter().filter(|w| !tables.contains(&w.object)));
         let params = self.device_params(region, grid, args, &bound_objects);
         // The variant that ran owns the reductions and scalar outputs below.
         let (grid, outcome, elapsed) = self.launch_chosen_variant(&module, kernel_handle, params)?;
@@ -915,6 +923,23 @@ impl Runtime {
             }
         }
         Ok(())
+    }
+
+    /// Every object with a copy on the current device, that copy made current over the whole
+    /// object (what a kernel accessing memory by computed addresses may reach).
+    fn device_copies_made_current(&mut self) -> Vec<ObjectRange> {
+        let device = self.current_device;
+        let mut ranges = Vec::new();
+        for start in self.registry.starts() {
+            let Some((copies, mut t)) = self.transfer_for(start) else { continue };
+            if !copies.has_device_copy(device) {
+                continue;
+            }
+            let len = copies.len;
+            copies.make_device_valid(device, 0, len, &mut t);
+            ranges.push(ObjectRange { object: start, lo: 0, hi: len });
+        }
+        ranges
     }
 
     /// Binds the grid kernel's params: scalars by value, arrays to their object's device copy.

@@ -8,7 +8,9 @@
 //! only held (made present, counted like the rows), never copied either way: its device copy
 //! holds device addresses, which must never reach the host's table, and the host's pointers
 //! mean nothing on the device. After a clause's entry, and at every launch, the device table
-//! holds the device address of every row it touched (the pointer is "attached").
+//! holds the device address of every row it touched (the pointer is "attached"); coherence
+//! counts those bytes as not holding the table's value, so it never copies them to the host
+//! (what it may copy to the device over them, the next launch attaches again).
 //!
 //! A launch reads the rows it touches from the host's table (the host is the only writer of
 //! pointers: kernels cannot store them), makes those rows current on the device for what it
@@ -219,6 +221,11 @@ impl Runtime {
             }
         }
         if !entries.is_empty() {
+            // Coherence must never take these bytes for the table's value (and copy device
+            // addresses over the host's pointers).
+            if let Some((copies, mut t)) = self.transfer_for(table.object) {
+                copies.device_overwrote(device, table.lo, table.lo + entries.len() as u64, &mut t);
+            }
             self.devices[device].copy_to_device(table_alloc, table_base + table.lo, &entries);
             self.stats.record_to_device(entries.len() as u64);
         }

@@ -1057,3 +1057,46 @@ fn a_kernel_with_a_row_table_promises_no_disjoint_params() {
     assert!(text.contains("t_p1[(long long)"), "{text}");
     assert_compiles(&text);
 }
+
+#[test]
+fn pointers_made_from_integers_are_cast_device_addresses() {
+    let text = cuda_of_source(
+        r#"
+#include <stddef.h>
+#include <stdint.h>
+int main(void) {
+    static size_t where[16];
+    static double v[16];
+    uintptr_t base = 0;
+    float sum = 0;
+    #pragma acc host_data use_device(v)
+    {
+        for (int i = 0; i < 16; i++) where[i] = (size_t)(v + i);
+        base = (uintptr_t)v;
+    }
+    #pragma acc parallel loop reduction(+:sum)
+    for (int i = 0; i < 16; i++) {
+        *((double *)where[i]) += 1;
+        sum += ((float *)base)[i];
+        #pragma acc atomic update
+        *((int *)where[i]) += 2;
+    }
+    return (int)sum;
+}
+"#,
+    );
+    assert!(text.contains("(*(double *)(where_p"), "{text}");
+    assert!(text.contains("(*(float *)(base_p") && text.contains("* 4ull"), "{text}");
+    assert!(text.contains("atomicAdd(&(*(int *)(where_p"), "{text}");
+    assert_compiles(&text);
+    // A computed address may be any param's memory: no launch makes the params `__restrict__`.
+    let mut g = GridBuilder::new("addr_l9", [32, 1, 1]);
+    let a = g.array_param("a", ScalarType::F64, &[]);
+    let at = g.scalar_param("at", ScalarType::U64);
+    let i = g.global_id();
+    let load = g.load(ArrayRef::Param(a), &[i], ScalarType::F64, Span::default());
+    let address = g.param(at);
+    let store = g.store(ArrayRef::Address(ScalarType::F64), &[address], load);
+    let kernel = g.finish(vec![store]);
+    assert_eq!(param_aliasing(&kernel, &[Some(1), None]), ParamAliasing::Unknown);
+}

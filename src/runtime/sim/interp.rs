@@ -447,6 +447,29 @@ impl<'a> BlockState<'a> {
                 }
             }
             ArrayRef::Partials(_) => {}
+            ArrayRef::Address(elem) => {
+                let [index] = indices else {
+                    return Err(fault(span, format!("a computed address is indexed with {} subscripts", indices.len())));
+                };
+                let addresses = self.eval(body, frame, *index, mask)?;
+                let found = self.find_buffers(&addresses, elem.size_bytes() as u64, mask);
+                return match found {
+                    Ok(offsets) => {
+                        self.give(addresses);
+                        Ok(offsets)
+                    }
+                    Err(lane) => {
+                        let address = addresses[lane];
+                        self.give(addresses);
+                        let mut f = fault(
+                            span,
+                            format!("thread {lane} of block {:?} accesses address {address:#x}, which is no device memory", self.block_idx),
+                        );
+                        f.help = Some("a pointer a kernel makes from an integer must be a device address (from `host_data use_device`, acc_deviceptr or acc_malloc) of memory on the device".to_string());
+                        Err(f)
+                    }
+                };
+            }
         }
         // Integer values are kept sign- or zero-extended to 64 bits, so the raw value is the
         // index itself.
@@ -483,8 +506,7 @@ impl<'a> BlockState<'a> {
         let cols = self.eval(body, frame, *col_index, mask)?;
         let size = table.elem.size_bytes() as i64;
         let mut table_bytes = self.take();
-        let mut out = self.take();
-        let memory = &self.ctx.memory;
+        let mut addresses = self.take();
         let mut failure = None;
         for lane in 0..self.lanes {
             if !mask[lane] {
@@ -502,38 +524,68 @@ impl<'a> BlockState<'a> {
                 failure = Some((lane, format!("row {r} is a null pointer on the device")));
                 break;
             }
-            let address = c.checked_mul(size).map(|b| entry.wrapping_add_signed(b));
-            // The buffer whose address range holds the element.
-            let found = address.and_then(|address| {
-                let k = memory.partition_point(|(start, _)| *start <= address).checked_sub(1)?;
+            // An element index too large for an address lands at 0, in no buffer.
+            addresses[lane] = c.checked_mul(size).map_or(0, |b| entry.wrapping_add_signed(b));
+        }
+        let offsets = match failure {
+            Some(f) => Err(f),
+            None => self.find_buffers(&addresses, size as u64, mask).map_err(|lane| {
+                let (r, c) = (rows[lane] as i64, cols[lane] as i64);
+                (lane, format!("element {c} of row {r} is outside the row's device memory"))
+            }),
+        };
+        self.give(rows);
+        self.give(cols);
+        self.give(addresses);
+        match offsets {
+            Ok(offsets) => {
+                self.counters.global_loads += mask.iter().filter(|&&m| m).count() as u64;
+                self.count_global(&table_bytes, mask, 8);
+                self.give(table_bytes);
+                Ok(offsets)
+            }
+            Err((lane, what)) => {
+                self.give(table_bytes);
+                let mut f = fault(span, format!("out-of-bounds access of `{}` in thread {lane} of block {:?}: {what}", table.name, self.block_idx));
+                f.help = Some("check the loop bounds and the index expressions against the rows the data clauses put on the device".to_string());
+                Err(f)
+            }
+        }
+    }
+
+    /// Each active lane's buffer holding `size` bytes at its device address, into
+    /// `row_buffers`, and the byte offset there; `Err` with the first lane whose bytes lie in no
+    /// buffer.
+    fn find_buffers(&mut self, addresses: &[u64], size: u64, mask: &[bool]) -> Result<Vec<u64>, usize> {
+        let memory = &self.ctx.memory;
+        let mut out = self.take();
+        for lane in 0..self.lanes {
+            if !mask[lane] {
+                continue;
+            }
+            let address = addresses[lane];
+            let found = memory.partition_point(|(start, _)| *start <= address).checked_sub(1).and_then(|k| {
                 let (start, buffer) = &memory[k];
-                (address - start + size as u64 <= buffer.len() as u64).then_some((k, address - start))
+                (address - start + size <= buffer.len() as u64).then_some((k, address - start))
             });
             let Some((k, byte)) = found else {
-                failure = Some((lane, format!("element {c} of row {r} is outside the row's device memory")));
-                break;
+                self.give(out);
+                return Err(lane);
             };
             self.row_buffers[lane] = k as u32;
             out[lane] = byte;
         }
-        self.give(rows);
-        self.give(cols);
-        if let Some((lane, what)) = failure {
-            self.give(table_bytes);
-            self.give(out);
-            let mut f = fault(span, format!("out-of-bounds access of `{}` in thread {lane} of block {:?}: {what}", table.name, self.block_idx));
-            f.help = Some("check the loop bounds and the index expressions against the rows the data clauses put on the device".to_string());
-            return Err(f);
-        }
-        self.counters.global_loads += mask.iter().filter(|&&m| m).count() as u64;
-        self.count_global(&table_bytes, mask, 8);
-        self.give(table_bytes);
         Ok(out)
     }
 
-    /// Whether `array` is a row-table param (its lanes' elements lie in `row_buffers`).
+    /// Whether each lane's element of `array` lies in a buffer of its own (`row_buffers`): a
+    /// row table's, or memory at a computed address.
     fn is_row_table(&self, array: ArrayRef) -> bool {
-        matches!(array, ArrayRef::Param(p) if matches!(self.ctx.arrays.get(p as usize), Some(Some(b)) if b.row_table))
+        match array {
+            ArrayRef::Param(p) => matches!(self.ctx.arrays.get(p as usize), Some(Some(b)) if b.row_table),
+            ArrayRef::Address(_) => true,
+            _ => false,
+        }
     }
 
     /// The global buffer holding `lane`'s element of a global array, once resolved.
@@ -562,6 +614,7 @@ impl<'a> BlockState<'a> {
             ArrayRef::Shared(s) => self.ctx.kernel.shared[s as usize].name.clone(),
             ArrayRef::Local(l) => body.locals[l].name.clone(),
             ArrayRef::Partials(r) => format!("<partials of reduction {r}>"),
+            ArrayRef::Address(_) => "<memory at a computed address>".to_string(),
         }
     }
 
@@ -603,10 +656,11 @@ impl<'a> BlockState<'a> {
             f
         };
         match array {
-            // `row_elements` checked the row and the element and left byte offsets.
+            // `row_elements` and `find_buffers` checked the element and left byte offsets.
             ArrayRef::Param(p) if self.is_row_table(array) => {
                 Ok(self.ctx.arrays[p as usize].as_ref().expect("a row table").elem)
             }
+            ArrayRef::Address(elem) => Ok(elem),
             ArrayRef::Param(_) | ArrayRef::Partials(_) => {
                 let Some((buffer, offset, elem)) = self.global(array) else {
                     return Err(fault(
@@ -778,7 +832,7 @@ impl<'a> BlockState<'a> {
         let mut out = self.take();
         let lanes = self.lanes;
         match array {
-            ArrayRef::Param(_) | ArrayRef::Partials(_) => {
+            ArrayRef::Param(_) | ArrayRef::Partials(_) | ArrayRef::Address(_) => {
                 let size = elem.size_bytes();
                 for lane in 0..lanes {
                     if mask[lane] {
@@ -835,7 +889,7 @@ impl<'a> BlockState<'a> {
         let lanes = self.lanes;
         let conv = |x: u64| if vty == elem { x } else { value::cast(vty, elem, x) };
         match array {
-            ArrayRef::Param(_) | ArrayRef::Partials(_) => {
+            ArrayRef::Param(_) | ArrayRef::Partials(_) | ArrayRef::Address(_) => {
                 let size = elem.size_bytes();
                 for lane in 0..lanes {
                     if mask[lane] {
@@ -903,7 +957,7 @@ impl<'a> BlockState<'a> {
             let operand = v[lane];
             let at_lane = at[lane] as usize;
             old_values[lane] = match array {
-                ArrayRef::Param(_) | ArrayRef::Partials(_) => {
+                ArrayRef::Param(_) | ArrayRef::Partials(_) | ArrayRef::Address(_) => {
                     if !at_lane.is_multiple_of(size as usize) {
                         return Err(fault(span, "misaligned atomic access".to_string()));
                     }
@@ -933,7 +987,7 @@ impl<'a> BlockState<'a> {
             }
         }
         match array {
-            ArrayRef::Param(_) | ArrayRef::Partials(_) => self.count_param_access(array, &at, mask, size as u64),
+            ArrayRef::Param(_) | ArrayRef::Partials(_) | ArrayRef::Address(_) => self.count_param_access(array, &at, mask, size as u64),
             ArrayRef::Shared(_) => self.count_shared(&at, mask, size as u64),
             ArrayRef::Local(_) => {}
         }

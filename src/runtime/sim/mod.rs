@@ -158,9 +158,10 @@ impl Device for SimDevice {
                 }
             }
         }
-        // A row table holds device addresses: the kernel finds the rows' buffers by address.
+        // A row table holds device addresses, and a kernel may compute some: it finds their
+        // buffers by address.
         let mut memory = Vec::new();
-        if kernel.params.iter().any(|p| matches!(p.kind, ParamKind::RowTable { .. })) {
+        if kernel.params.iter().any(|p| matches!(p.kind, ParamKind::RowTable { .. })) || launch.module.reaches_addresses(&kernel.body) {
             memory = self.buffers.iter().map(|(id, b)| (self.addresses[id], b.clone())).collect();
             memory.sort_by_key(|(address, _)| *address);
         }

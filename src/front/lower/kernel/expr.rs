@@ -189,6 +189,12 @@ impl<'a> KernelBuilder<'a> {
             }
         }
         let Some(pk) = pointer else {
+            // `*((double *) addr + k)`: an address the program computed.
+            if let Some(k) = terms.iter().position(|t| self.pointer_cast(t).is_some()) {
+                let cast = terms.remove(k);
+                let index = self.sum_of(&terms)?;
+                return self.address_element(cast, index, span);
+            }
             return Err(err(operand.span, "only pointers into arrays can be dereferenced in kernels", "index the array directly: p[i]"));
         };
         let base = terms.remove(pk);
@@ -210,6 +216,46 @@ impl<'a> KernelBuilder<'a> {
             None => self.int_const(0, ScalarType::I32),
         };
         Ok((array, self.with_chosen(&view, vec![idx]), elem))
+    }
+
+    /// `(T *) e` with `T` a number type: the element type and `e`.
+    fn pointer_cast<'e>(&mut self, e: &'e ast::Expr) -> Option<(ScalarType, &'e ast::Expr)> {
+        let AE::Cast { ty, expr } = &e.kind else { return None };
+        match self.sema.declared_type(&ty.specs, &ty.declarator).ok()? {
+            CType::Pointer { to, .. } => Some((to.scalar()?, expr)),
+            _ => None,
+        }
+    }
+
+    /// The sum of index terms (`None` for none).
+    fn sum_of(&mut self, terms: &[&ast::Expr]) -> R<Option<Handle<Expr>>> {
+        let mut idx: Option<Handle<Expr>> = None;
+        for t in terms {
+            let h = self.index_expr(t)?;
+            idx = Some(match idx {
+                None => h,
+                Some(prev) => self.arith(AB::Add, prev, h, t.span)?,
+            });
+        }
+        Ok(idx)
+    }
+
+    /// Element `index` (or 0) of `(T *) e`, an integer the program turned into a pointer: the
+    /// memory at byte address `e + index * sizeof(T)`, which must be device memory.
+    fn address_element(&mut self, cast: &ast::Expr, index: Option<Handle<Expr>>, span: Span) -> R<(ArrayRef, Vec<Handle<Expr>>, ScalarType)> {
+        let (elem, inner) = self.pointer_cast(cast).expect("a cast to a pointer to numbers");
+        let base = self.expr(inner)?;
+        if self.ty(base).is_float() || self.ty(base) == ScalarType::Bool {
+            return Err(err(inner.span, "only integers can be turned into pointers in kernels", "cast an address held in an integer, such as a size_t"));
+        }
+        let mut address = self.cast(base, ScalarType::U64);
+        if let Some(index) = index {
+            let index = self.cast(index, ScalarType::U64);
+            let size = self.int_const(elem.size_bytes() as i64, ScalarType::U64);
+            let offset = self.binary(BinaryOp::Mul, index, size, ScalarType::U64, span);
+            address = self.binary(BinaryOp::Add, address, offset, ScalarType::U64, span);
+        }
+        Ok((ArrayRef::Address(elem), vec![address], elem))
     }
 
     fn is_host_pointer(&mut self, e: &ast::Expr) -> bool {
@@ -341,6 +387,13 @@ impl<'a> KernelBuilder<'a> {
         {
             // An array member of a struct local or of an element of an array of structs.
             return self.member_element(&place, s, field, &index_exprs, e.span);
+        }
+        if self.pointer_cast(cur).is_some() {
+            let [ix] = index_exprs.as_slice() else {
+                return Err(err(e.span, "a pointer made from an integer has one dimension", "index it with one subscript"));
+            };
+            let index = self.index_expr(ix)?;
+            return self.address_element(cur, Some(index), e.span);
         }
         let view = if let AE::Unary { op: AU::Deref, operand } = &cur.kind {
             // `(*p)[i]` is rare; refuse it with the general message.
