@@ -172,13 +172,14 @@ fn kernel_text(module: &Module, region: &Region, handle: Handle<Kernel>, out: &m
             .map(|p| match &p.kind {
                 ParamKind::Scalar(t) => format!("{} ({})", p.name, t.c_name()),
                 ParamKind::Array { elem, dims, .. } => format!("{} ({} array, {} dims)", p.name, elem.c_name(), dims.len()),
+                ParamKind::RowTable { elem, .. } => format!("{} (table of {} rows)", p.name, elem.c_name()),
             })
             .collect();
         let _ = writeln!(out, "    params: {}", params.join(", "));
     }
     let summary = access::summarize(kernel);
     for (index, param) in kernel.params.iter().enumerate() {
-        if !matches!(param.kind, ParamKind::Array { .. }) {
+        if !param.kind.is_indexed() {
             continue;
         }
         let accesses: Vec<String> = summary
@@ -375,7 +376,11 @@ fn cached_choice_text(variants: &[&GridKernel], choice: &CachedChoice) -> String
 /// A data clause as the user wrote it (`a[0:n][0:m]`); the IR's linear element range is in
 /// `yosegi emit`'s listing.
 fn section_text(s: &DataSection) -> String {
-    s.name.clone()
+    match s.rows {
+        // A deep copy: what happens to the rows; the table of pointers is only made present.
+        Some(_) => format!("{} (each row; the pointer table is attached on the device)", s.name),
+        None => s.name.clone(),
+    }
 }
 
 fn data_move(region: &Region, s: &DataSection) -> String {
@@ -419,7 +424,7 @@ fn implicit_moves(
         let kernel = &module.kernels[k];
         let summary = access::summarize(kernel);
         for (index, param) in kernel.params.iter().enumerate() {
-            if !matches!(param.kind, ParamKind::Array { .. }) || seen.contains(&param.arg) {
+            if !param.kind.is_indexed() || seen.contains(&param.arg) {
                 continue;
             }
             seen.push(param.arg);
@@ -516,6 +521,7 @@ mod tests {
                     name: "x[0:n]".into(),
                     span: Span::new(0, 0, 1),
                     zero: false,
+                    rows: None,
                 }],
             },
             args: vec![

@@ -374,7 +374,8 @@ pub enum MathFn {
 /// Which array a load or store touches.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ArrayRef {
-    /// A kernel parameter of kind [`ParamKind::Array`] (global memory).
+    /// A kernel parameter of kind [`ParamKind::Array`] or [`ParamKind::RowTable`] (global
+    /// memory).
     Param(u32),
     /// A local array (a private array such as `double tmp[3]` declared in the body).
     Local(Handle<Local>),
@@ -384,6 +385,24 @@ pub enum ArrayRef {
     /// per block, indexed by the linear block number. Written by the grid kernel, combined by
     /// the runtime with the host variable's value.
     Partials(u32),
+    /// An element of the given type at a device address the kernel computes (an integer the
+    /// program turned into a pointer, `*((double *) p[i])`, such as an address `host_data
+    /// use_device` gave the host): the one index is the byte address. Nothing tells which
+    /// object it lies in, so a launch of a kernel with such accesses makes every device copy
+    /// current before it and counts every one as written after it.
+    Address(ScalarType),
+}
+
+/// Whether `body` reads or writes memory at computed addresses ([`ArrayRef::Address`]).
+pub fn uses_addresses(body: &Body) -> bool {
+    let loads = body.exprs.iter().any(|(_, e)| matches!(e.kind, ExprKind::Load { array: ArrayRef::Address(_), .. }));
+    let mut stores = false;
+    for_each_stmt(&body.block, &mut |stmt| {
+        if let Stmt::Store { array: ArrayRef::Address(_), .. } | Stmt::Atomic { array: ArrayRef::Address(_), .. } = stmt {
+            stores = true;
+        }
+    });
+    loads || stores
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -631,6 +650,20 @@ pub enum ParamKind {
     /// `[None]`, `double (*a)[m]` has `[None, Some(m)]`. Every dimension but the first must be
     /// known (a constant or an expression of scalar params, in the owning body's arena).
     Array { elem: ScalarType, dims: Vec<Option<Handle<Expr>>>, restrict: bool, read_only: bool },
+    /// A pointer to row pointers (`double **a`, or an array of pointers `double *a[N]`):
+    /// `a[i][j]` is element `j` of the row `a[i]` points to, and every access has exactly
+    /// these two indices. Rows are separate host objects of any length (they may even be the
+    /// same row twice). The runtime binds the param to the device copy of the pointer table,
+    /// after writing there the device address of every row the launch touches (the rows are
+    /// "attached"), so the kernel loads `a[i]` from device memory and indexes the row there.
+    RowTable { elem: ScalarType, read_only: bool },
+}
+
+impl ParamKind {
+    /// Whether the param is memory the kernel indexes (an array or a row table).
+    pub fn is_indexed(&self) -> bool {
+        !matches!(self, ParamKind::Scalar(_))
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -918,6 +951,22 @@ pub struct DataSection {
     /// `create(zero: ...)` / `copyout(zero: ...)`: a device copy this clause allocates starts
     /// zeroed (OpenACC 3.3).
     pub zero: bool,
+    /// A two-dimensional section of a pointer to pointers (`copyin(a[0:n][0:m])` with
+    /// `double **a`): `base`/`lo`/`len` select row pointers of the table (`elem_size` is a
+    /// pointer's), and the clause applies to this section of each row they point to, while the
+    /// table itself is only made present, holding the rows' device addresses (deep copy, as
+    /// OpenACC 3.3 section 2.7.2 says). `None` for a plain section.
+    pub rows: Option<RowSection>,
+}
+
+/// The part of a two-dimensional data clause on a pointer to pointers that selects elements of
+/// every row: from element arg `lo` (or 0) for arg `len` elements (or the whole row object, as
+/// the runtime tracks it, when `len` is `None`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RowSection {
+    pub lo: Option<u32>,
+    pub len: Option<u32>,
+    pub elem_size: u32,
 }
 
 /// What an `init`, `shutdown` or `set` directive does to the runtime.
@@ -982,6 +1031,13 @@ pub struct Module {
 }
 
 impl Module {
+    /// Whether a kernel with `body` may access memory at computed addresses: in its own body
+    /// or in a device function (any of the module's: they are few, and a device function
+    /// reached only through another one is still counted).
+    pub fn reaches_addresses(&self, body: &Body) -> bool {
+        uses_addresses(body) || self.functions.iter().any(|(_, f)| uses_addresses(&f.body))
+    }
+
     /// The plain grid kernel made from `kernel` by the mapping pass (the first of its variants).
     pub fn grid_of(&self, kernel: Handle<Kernel>) -> Option<Handle<GridKernel>> {
         self.grid_kernels.iter().find(|(_, g)| g.source == kernel).map(|(h, _)| h)

@@ -206,6 +206,8 @@ impl Ctx<'_> {
         let (elem, want) = match array {
             ArrayRef::Param(n) => match self.params.get(n as usize).map(|p| &p.kind) {
                 Some(ParamKind::Array { elem, dims, .. }) => (*elem, Some(dims.len())),
+                // `a[i][j]`: the row pointer, then the element of the row.
+                Some(ParamKind::RowTable { elem, .. }) => (*elem, Some(2)),
                 Some(ParamKind::Scalar(_)) => return self.err(format!("param {n} is a scalar, indexed as an array")),
                 None => return self.err(format!("array param {n} is out of range")),
             },
@@ -226,6 +228,7 @@ impl Ctx<'_> {
                     None => return self.err(format!("shared array {n} is out of range")),
                 }
             }
+            ArrayRef::Address(ty) => (ty, Some(1)),
             ArrayRef::Partials(n) => {
                 if self.level != Level::Grid {
                     return self.err("reduction partials outside a grid kernel".to_string());
@@ -265,7 +268,9 @@ impl Ctx<'_> {
             }
             ExprKind::Param(n) => match self.params.get(*n as usize).map(|p| &p.kind) {
                 Some(ParamKind::Scalar(_)) => {}
-                Some(ParamKind::Array { .. }) => return self.err(format!("array param {n} used as a scalar")),
+                Some(ParamKind::Array { .. } | ParamKind::RowTable { .. }) => {
+                    return self.err(format!("array param {n} used as a scalar"));
+                }
                 None => return self.err(format!("param {n} is out of range")),
             },
             ExprKind::Local(l) => {

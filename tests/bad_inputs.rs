@@ -103,6 +103,9 @@ bad_input_tests! {
     missing_semicolon,
     noncounted_loop,
     private_scalar_read_after_loop,
+    ptr2d_overlapping_rows,
+    ptr2d_section_of_pointer,
+    ptr2d_three_sections,
     packed_struct_in_kernel,
     pragma_pack_struct_in_kernel,
     reduction_not_scalar,
@@ -118,6 +121,7 @@ bad_input_tests! {
     unknown_clause,
     unknown_directive,
     unterminated_comment,
+    use_device_member,
     update_no_clause,
 }
 

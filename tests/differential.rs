@@ -234,6 +234,9 @@ differential_tests! {
     region_scalar_handoff => "region_scalar_handoff.c",
     atomic_inner_order => "atomic_inner_order.c",
     libc_names => "libc_names.c",
+    ptr2d_deep_copy => "ptr2d_deep_copy.c",
+    ptr2d_routines => "ptr2d_routines.c",
+    host_data_addresses => "host_data_addresses.c",
 }
 
 #[test]

@@ -299,6 +299,19 @@ impl Section {
 pub struct ParamSections {
     /// The array param's index in `Kernel::params`.
     pub param: u32,
+    /// Elements read and written: of the array, or, for a row table, of each row it touches
+    /// (the second subscript).
+    pub read: Section,
+    pub write: Section,
+    /// For a row table (`ParamKind::RowTable`): the rows (first subscript) whose elements
+    /// `read` and `write` name. The launch reads the box `rows.read x read` and may write
+    /// `rows.write x write`; a write box it is not sure to fill is in the read box too.
+    pub rows: Option<RowSections>,
+}
+
+/// The rows of a row table a launch reads and writes (indices into the table).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RowSections {
     pub read: Section,
     pub write: Section,
 }
@@ -311,20 +324,26 @@ pub fn launch_sections(kernel: &Kernel, params: &[ParamValue]) -> Vec<ParamSecti
         .params
         .iter()
         .enumerate()
-        .filter(|(_, p)| matches!(p.kind, ParamKind::Array { .. }))
+        .filter(|(_, p)| p.kind.is_indexed())
         .map(|(i, _)| i as u32)
         .collect();
+    let empty = |param: u32| {
+        let rows = matches!(kernel.params[param as usize].kind, ParamKind::RowTable { .. })
+            .then_some(RowSections { read: Section::None, write: Section::None });
+        ParamSections { param, read: Section::None, write: Section::None, rows }
+    };
     let space = match parallel_ranges(kernel, params) {
         Ok(Some(space)) => Some(space),
-        Ok(None) => {
-            return array_params.iter().map(|&param| ParamSections { param, read: Section::None, write: Section::None }).collect();
-        }
+        Ok(None) => return array_params.iter().map(|&param| empty(param)).collect(),
         Err(_) => None,
     };
     array_params
         .iter()
         .map(|&param| {
-            let mut sections = ParamSections { param, read: Section::None, write: Section::None };
+            if matches!(kernel.params[param as usize].kind, ParamKind::RowTable { .. }) {
+                return row_table_sections(&summary, param, space.as_ref(), params);
+            }
+            let mut sections = empty(param);
             for access in summary.of_param(param) {
                 let (section, dense) = match &space {
                     Some(space) => access_section(kernel, access, space, params),
@@ -415,24 +434,25 @@ fn interval(lin: &Linear, env: &BTreeMap<Handle<Local>, VarRange>) -> Option<(i1
     Some((lo, hi))
 }
 
-fn access_section(
-    kernel: &Kernel,
+/// The ranges of the variables at `access`: the parallel dims' and those of the sequential
+/// loops around it. `Err` holds what the access amounts to when they cannot be bounded (the
+/// whole array), or `Section::None` when a loop around it never runs its body.
+fn access_env(
     access: &ArrayAccess,
     space: &BTreeMap<Handle<Local>, VarRange>,
     params: &[ParamValue],
-) -> (Section, Density) {
+) -> Result<BTreeMap<Handle<Local>, VarRange>, (Section, Density)> {
     let whole = (Section::Whole, Density::Unknown);
-    let body = &kernel.body;
     let mut env = space.clone();
     for lp in &access.loops {
         let (Some(start), Some(end)) = (lp.start.as_affine(), lp.end.as_affine()) else {
-            return whole;
+            return Err(whole);
         };
         let (Some(start), Some(end)) = (evaluate_params(start, params), evaluate_params(end, params)) else {
-            return whole;
+            return Err(whole);
         };
         let (Some(s), Some(e)) = (interval(&start, &env), interval(&end, &env)) else {
-            return whole;
+            return Err(whole);
         };
         let (mut lo, mut hi) = if lp.step > 0 { (s.0, e.1 - 1) } else { (e.0 + 1, s.1) };
         if lp.runs_once_at_least {
@@ -441,7 +461,7 @@ fn access_section(
         }
         if lo > hi || lp.step == 0 {
             // The loop never runs its body: the reference never executes.
-            return (Section::None, Density::Dense);
+            return Err((Section::None, Density::Dense));
         }
         let bounds_fixed = start.coeffs.values().all(|k| *k == 0) && end.coeffs.values().all(|k| *k == 0);
         let exact = (bounds_fixed && !lp.runs_once_at_least).then(|| {
@@ -450,6 +470,21 @@ fn access_section(
         });
         env.insert(lp.var, VarRange { lo, hi, exact });
     }
+    Ok(env)
+}
+
+fn access_section(
+    kernel: &Kernel,
+    access: &ArrayAccess,
+    space: &BTreeMap<Handle<Local>, VarRange>,
+    params: &[ParamValue],
+) -> (Section, Density) {
+    let whole = (Section::Whole, Density::Unknown);
+    let body = &kernel.body;
+    let env = match access_env(access, space, params) {
+        Ok(env) => env,
+        Err(outcome) => return outcome,
+    };
     let Some(ArrayShape { dims }) = array_dims(kernel, access.param) else {
         return whole;
     };
@@ -492,8 +527,82 @@ struct ArrayShape<'a> {
 fn array_dims(kernel: &Kernel, param: u32) -> Option<ArrayShape<'_>> {
     match &kernel.params.get(param as usize)?.kind {
         ParamKind::Array { dims, .. } => Some(ArrayShape { dims }),
-        ParamKind::Scalar(_) => None,
+        ParamKind::Scalar(_) | ParamKind::RowTable { .. } => None,
     }
+}
+
+/// One subscript's values at an access, as a section of that dimension alone.
+fn index_section(form: &IndexForm, env: &BTreeMap<Handle<Local>, VarRange>, params: &[ParamValue]) -> (Section, Density, Option<Linear>) {
+    let Some(lin) = form.as_affine().and_then(|a| evaluate_params(a, params)) else {
+        return (Section::Whole, Density::Unknown, None);
+    };
+    let Some((lo, hi)) = interval(&lin, env) else {
+        return (Section::Whole, Density::Unknown, None);
+    };
+    let (Ok(lo), Ok(hi)) = (i64::try_from(lo), i64::try_from(hi + 1)) else {
+        return (Section::Whole, Density::Unknown, None);
+    };
+    let dense = density(&lin, env);
+    (Section::Elements { lo, hi }, dense, Some(lin))
+}
+
+/// The sections of a row table: each access is the box of its row subscript's values by its
+/// element subscript's. A write fills its box only when it runs unconditionally, both
+/// subscripts are dense and depend on different variables (each row then gets every element),
+/// and every write of the param has that same box; any other write box is read as well, so
+/// that the device rows hold the elements the launch leaves alone.
+fn row_table_sections(
+    summary: &AccessSummary,
+    param: u32,
+    space: Option<&BTreeMap<Handle<Local>, VarRange>>,
+    params: &[ParamValue],
+) -> ParamSections {
+    let mut rows = RowSections { read: Section::None, write: Section::None };
+    let (mut read, mut write) = (Section::None, Section::None);
+    let mut write_boxes: Vec<((Section, Section), bool)> = Vec::new();
+    for access in summary.of_param(param) {
+        let boxed = match space.map(|space| access_env(access, space, params)) {
+            None => Ok(((Section::Whole, Density::Unknown, None), (Section::Whole, Density::Unknown, None))),
+            Some(Err((Section::None, _))) => continue,
+            Some(Err(_)) => Ok(((Section::Whole, Density::Unknown, None), (Section::Whole, Density::Unknown, None))),
+            Some(Ok(env)) if access.indices.len() == 2 => {
+                Ok((index_section(&access.indices[0], &env, params), index_section(&access.indices[1], &env, params)))
+            }
+            Some(Ok(_)) => Err(()),
+        };
+        let ((row, row_dense, row_lin), (col, col_dense, col_lin)) = match boxed {
+            Ok(b) => b,
+            // Not two subscripts (the verifier refuses it): everything, conservatively.
+            Err(()) => ((Section::Whole, Density::Unknown, None), (Section::Whole, Density::Unknown, None)),
+        };
+        let separate = match (&row_lin, &col_lin) {
+            (Some(r), Some(c)) => r.coeffs.iter().all(|(v, k)| *k == 0 || c.coeffs.get(v).is_none_or(|k| *k == 0)),
+            _ => false,
+        };
+        let fills = access.kind != AccessKind::Read
+            && access.certainty == Certainty::Always
+            && row_dense == Density::Dense
+            && col_dense == Density::Dense
+            && separate;
+        if access.kind != AccessKind::Write {
+            rows.read = rows.read.hull(row);
+            read = read.hull(col);
+        }
+        if access.kind != AccessKind::Read {
+            rows.write = rows.write.hull(row);
+            write = write.hull(col);
+            write_boxes.push(((row, col), fills));
+        }
+    }
+    let first = write_boxes.first().map(|(b, _)| *b);
+    let all_fill = write_boxes.iter().all(|(b, fills)| *fills && Some(*b) == first);
+    if !all_fill {
+        for ((row, col), _) in write_boxes {
+            rows.read = rows.read.hull(row);
+            read = read.hull(col);
+        }
+    }
+    ParamSections { param, read, write, rows: Some(rows) }
 }
 
 /// Dense when the variables, taken from the finest spacing to the coarsest, each start their
@@ -562,6 +671,7 @@ mod tests {
             param: 1,
             read: Section::Elements { lo: 0, hi: 100 },
             write: Section::Elements { lo: 1, hi: 99 },
+            rows: None,
         }]);
     }
 
@@ -638,8 +748,8 @@ mod tests {
             b.body,
         );
         let s = launch_sections(&kern, &[ParamValue::Int(10), P, P]);
-        assert_eq!(s[0], ParamSections { param: 1, read: Section::Elements { lo: 0, hi: 12 }, write: Section::None });
-        assert_eq!(s[1], ParamSections { param: 2, read: Section::None, write: Section::Elements { lo: 0, hi: 10 } });
+        assert_eq!(s[0], ParamSections { param: 1, read: Section::Elements { lo: 0, hi: 12 }, write: Section::None, rows: None });
+        assert_eq!(s[1], ParamSections { param: 2, read: Section::None, write: Section::Elements { lo: 0, hi: 10 }, rows: None });
     }
 
     #[test]
@@ -686,6 +796,51 @@ mod tests {
         let s = launch_sections(&kern, &[ParamValue::Int(5), P]);
         assert_eq!(s[0].write, Section::Elements { lo: 0, hi: 5 });
         assert_eq!(s[0].read, Section::Elements { lo: 0, hi: 5 });
+    }
+
+    /// `t[i][j] = t[i][j + shift]` over `i < n`, `j < m` (parallel), `t` a table of rows;
+    /// `diagonal` stores `t[i][i]` instead.
+    fn row_table_kernel(shift: i64, diagonal: bool) -> Kernel {
+        let mut b = B::new();
+        let i = b.loop_var("i");
+        let j = b.loop_var("j");
+        let zero = b.int(0);
+        let n = b.param(0);
+        let m = b.param(1);
+        let di = b.dim(i, zero, n);
+        let dj = b.dim(j, zero, m);
+        let (ie, je) = (b.local(i), b.var_plus(j, shift));
+        let load = b.load(2, vec![ie, je]);
+        let (ie2, je2) = (b.local(i), if diagonal { b.local(i) } else { b.local(j) });
+        let st = b.store(2, vec![ie2, je2], load);
+        b.body.block.push(st);
+        let table = crate::ir::Param { name: "t".into(), kind: ParamKind::RowTable { elem: crate::ir::ScalarType::F64, read_only: false }, arg: 2 };
+        kernel("rows", vec![scalar_param("n", 0), scalar_param("m", 1), table], vec![di, dj], b.body)
+    }
+
+    #[test]
+    fn row_tables_have_row_and_element_sections() {
+        let s = launch_sections(&row_table_kernel(1, false), &[ParamValue::Int(6), ParamValue::Int(4), P]);
+        let rows = Section::Elements { lo: 0, hi: 6 };
+        assert_eq!(s, vec![ParamSections {
+            param: 2,
+            read: Section::Elements { lo: 1, hi: 5 },
+            write: Section::Elements { lo: 0, hi: 4 },
+            rows: Some(RowSections { read: rows, write: rows }),
+        }]);
+    }
+
+    #[test]
+    fn a_row_table_write_that_misses_elements_of_its_box_is_also_read() {
+        // t[i][i]: rows 0..6 and elements 0..6, but one element per row.
+        let s = launch_sections(&row_table_kernel(0, true), &[ParamValue::Int(6), ParamValue::Int(6), P]);
+        let box6 = Section::Elements { lo: 0, hi: 6 };
+        assert_eq!((s[0].write, s[0].read), (box6, box6));
+        assert_eq!(s[0].rows, Some(RowSections { read: box6, write: box6 }));
+        // With no iterations, nothing at all.
+        let s = launch_sections(&row_table_kernel(0, false), &[ParamValue::Int(0), ParamValue::Int(6), P]);
+        assert_eq!(s[0].rows, Some(RowSections { read: Section::None, write: Section::None }));
+        assert_eq!(s[0].read, Section::None);
     }
 
     mod brute_force {

@@ -17,8 +17,13 @@
 //! possible dependence, and the message names the references (and the distance when the
 //! subscripts differ by a constant).
 //!
+//! A store through a pointer the kernel made from an integer (`ir::ArrayRef::Address`) may
+//! reach anything: such a loop stays sequential.
+//!
 //! Distinct array params are assumed not to overlap (lowering gives one param per host
-//! object).
+//! object), and so are distinct rows of a table of row pointers (`a[i][j]`: the first subscript
+//! pins the row); the runtime stops a launch whose written rows overlap each other or another
+//! array.
 
 use std::collections::BTreeSet;
 
@@ -48,6 +53,18 @@ pub fn check_parallel(kernel: &Kernel) -> Result<(), SequentialReason> {
                 l.name
             ),
             span: if l.span == Span::default() { kernel.span } else { l.span },
+        });
+    }
+    let mut address_store = None;
+    crate::ir::for_each_stmt(&kernel.body.block, &mut |stmt| {
+        if let Stmt::Store { array: crate::ir::ArrayRef::Address(_), span, .. } = stmt {
+            address_store.get_or_insert(*span);
+        }
+    });
+    if let Some(span) = address_store {
+        return Err(SequentialReason {
+            message: "the loop stores through a pointer made from an integer, which may be memory other iterations use".to_string(),
+            span,
         });
     }
     let parallel: Vec<Handle<Local>> = kernel.space.iter().map(|d| d.var).collect();

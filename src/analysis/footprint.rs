@@ -443,7 +443,7 @@ impl Analyser<'_> {
 
     fn param_elem(&self, p: u32) -> ScalarType {
         match &self.grid.params[p as usize].kind {
-            ParamKind::Array { elem, .. } => *elem,
+            ParamKind::Array { elem, .. } | ParamKind::RowTable { elem, .. } => *elem,
             ParamKind::Scalar(t) => *t,
         }
     }

@@ -76,8 +76,14 @@ impl CudaOptions<'_> {
 /// What a launch guarantees, from the allocation each param is bound to (`None` for scalar
 /// params; one entry per `kernel.params`): `Disjoint` when no param the kernel writes shares
 /// its allocation with another array param. Read-only params may share one: `__restrict__`
-/// promises only that memory written through one pointer is not reached through another.
+/// promises only that memory written through one pointer is not reached through another. A
+/// kernel with a row table, or with accesses at computed addresses, is always `Unknown`.
 pub fn param_aliasing(kernel: &GridKernel, allocations: &[Option<u64>]) -> ParamAliasing {
+    // The rows of a table lie in allocations of their own, which any other param may share;
+    // so may memory at a computed address.
+    if kernel.params.iter().any(|p| matches!(p.kind, ParamKind::RowTable { .. })) || crate::ir::uses_addresses(&kernel.body) {
+        return ParamAliasing::Unknown;
+    }
     let written = kernel.written_array_params();
     for (i, a) in allocations.iter().enumerate() {
         for (j, b) in allocations.iter().enumerate().skip(i + 1) {
@@ -733,6 +739,12 @@ impl<'a> Writer<'a> {
                         if *restrict || self.aliasing == ParamAliasing::Disjoint { "__restrict__ " } else { "" };
                     format!("{constness}{} *{restrict}{name}", cuda_type(*elem))
                 }
+                // The device table of the rows' device addresses; the kernel never writes the
+                // table itself. No `__restrict__`: two rows may be one array.
+                ParamKind::RowTable { elem, read_only } => {
+                    let constness = if *read_only || !written.contains(&(k as u32)) { "const " } else { "" };
+                    format!("{constness}{} *const *{name}", cuda_type(*elem))
+                }
             });
         }
         for (n, r) in kernel.reductions.iter().enumerate() {
@@ -1006,12 +1018,13 @@ impl<'a> Writer<'a> {
     fn element_type(&self, array: ArrayRef) -> ScalarType {
         match array {
             ArrayRef::Param(p) => match self.kernel.and_then(|k| k.params.get(p as usize)).map(|p| &p.kind) {
-                Some(ParamKind::Array { elem, .. }) => *elem,
+                Some(ParamKind::Array { elem, .. } | ParamKind::RowTable { elem, .. }) => *elem,
                 _ => ScalarType::I32,
             },
             ArrayRef::Local(l) => self.body.locals[l].ty,
             ArrayRef::Shared(s) => self.kernel.and_then(|k| k.shared.get(s as usize)).map(|s| s.elem).unwrap_or(ScalarType::I32),
             ArrayRef::Partials(r) => self.kernel.and_then(|k| k.reductions.get(r as usize)).map(|r| r.ty).unwrap_or(ScalarType::I32),
+            ArrayRef::Address(ty) => ty,
         }
     }
 
@@ -1023,6 +1036,11 @@ impl<'a> Writer<'a> {
                 let name = kernel.map(|k| param_name(k, p)).unwrap_or_else(|| format!("missing_param_p{p}"));
                 let dims: Vec<Option<Handle<Expr>>> = match kernel.and_then(|k| k.params.get(p as usize)).map(|p| &p.kind) {
                     Some(ParamKind::Array { dims, .. }) => dims.clone(),
+                    // `a[i][j]`: load the row's address from the table, then index the row.
+                    Some(ParamKind::RowTable { .. }) => {
+                        let subscripts: Vec<String> = indices.iter().map(|&i| self.index_expr(i)).collect();
+                        return subscripts.iter().fold(name, |acc, i| format!("{acc}[{}]", strip_parens(i)));
+                    }
                     _ => Vec::new(),
                 };
                 let index = self.linear_index(indices, |w, k| match dims.get(k).copied().flatten() {
@@ -1048,6 +1066,11 @@ impl<'a> Writer<'a> {
                 let Some(dims) = self.body.locals[l].array_dims.clone() else { return name };
                 let elem = self.body.locals[l].ty;
                 self.fixed_element(&name, elem, &dims, indices)
+            }
+            // The device address the kernel computed, as a pointer to the element's type.
+            ArrayRef::Address(ty) => {
+                let address = indices.first().map(|&i| self.expr(i)).unwrap_or_else(|| "0ull".to_string());
+                format!("(*({} *)({}))", cuda_type(ty), strip_parens(&address))
             }
         }
     }

@@ -189,7 +189,13 @@ pub fn region_text(module: &Module, region: &Region) -> String {
     for d in data {
         let lo = d.lo.map_or("0".to_string(), |a| format!("arg {a}"));
         let len = d.len.map_or("all".to_string(), |a| format!("arg {a}"));
-        let _ = writeln!(out, "  data {:?} {} = arg {} [{lo} : {len}] elem {}", d.kind, d.name, d.base, d.elem_size);
+        let _ = write!(out, "  data {:?} {} = arg {} [{lo} : {len}] elem {}", d.kind, d.name, d.base, d.elem_size);
+        if let Some(rows) = &d.rows {
+            let lo = rows.lo.map_or("0".to_string(), |a| format!("arg {a}"));
+            let len = rows.len.map_or("all".to_string(), |a| format!("arg {a}"));
+            let _ = write!(out, " rows [{lo} : {len}] elem {}", rows.elem_size);
+        }
+        out.push('\n');
     }
     out.push_str("}\n");
     out
@@ -238,6 +244,7 @@ impl<'a> Printer<'a> {
             ArrayRef::Local(l) => self.local(l),
             ArrayRef::Shared(n) => self.shared.get(n as usize).map_or_else(|| format!("shared{n}"), |s| s.name.clone()),
             ArrayRef::Partials(n) => format!("partials{n}"),
+            ArrayRef::Address(ty) => format!("({} at address)", ty.c_name()),
         }
     }
 
@@ -345,6 +352,10 @@ impl<'a> Printer<'a> {
                     }
                     let flags = if flags.is_empty() { String::new() } else { format!(" ({})", flags.join(", ")) };
                     format!("{} {}{dims}{flags}", elem.c_name(), p.name)
+                }
+                ParamKind::RowTable { elem, read_only } => {
+                    let flags = if *read_only { " (read-only)" } else { "" };
+                    format!("{} *{}[] (row table){flags}", elem.c_name(), p.name)
                 }
             };
             let _ = writeln!(out, "  param {n}: {decl} = arg {}", p.arg);
@@ -519,7 +530,7 @@ mod tests {
         let mut m = Module::default();
         let kh = m.kernels.append(k);
         let arg = |c: &str, kind| HostArg { c_expr: c.to_string(), kind, size_expr: None };
-        let section = |kind, base, name: &str| DataSection { kind, base, lo: None, len: Some(0), elem_size: 8, name: name.into(), span: Default::default(), zero: false };
+        let section = |kind, base, name: &str| DataSection { kind, base, lo: None, len: Some(0), elem_size: 8, name: name.into(), span: Default::default(), zero: false, rows: None };
         m.regions.push(Region {
             id: 0,
             span: Default::default(),

@@ -6,6 +6,7 @@
 //! directive the host scope (what a kernel may read as a param) is exactly the C scope there.
 
 mod atomic;
+mod data;
 mod executable;
 mod kernel;
 mod loops;
@@ -28,13 +29,14 @@ use crate::ir::{
     Region, RegionKind, ScalarType, SequentialReason,
 };
 
+use data::push_arg;
 use kernel::{Context, DefaultNone, KernelBuilder, Mode, RoutineInfo, Treatment};
 use loops::{Cmp, NestPolicy};
 
 /// Lowers all translation units into one module (kernels and regions; no grid kernels yet).
 /// Returns the warnings with the module (for example: a `kernels` loop left sequential, and why).
 pub fn lower_program<'u>(sources: &'u SourceSet, units: &'u [TranslationUnit]) -> Result<(Module, Vec<Diagnostic>), Diagnostics> {
-    let (routines, inline_routines, defined_functions) = collect_functions(units);
+    let (routines, inline_routines, defined_functions, routine_defs) = collect_functions(units);
     let mut lowerer = Lowerer {
         sources,
         module: Module::default(),
@@ -43,6 +45,7 @@ pub fn lower_program<'u>(sources: &'u SourceSet, units: &'u [TranslationUnit]) -
         routines,
         inline_routines,
         defined_functions,
+        routine_defs,
         kernel_names: HashSet::new(),
         next_kernel_suffix: HashMap::new(),
         current_function: None,
@@ -76,7 +79,10 @@ fn has_array_params(f: &ast::FunctionDef) -> bool {
     }
 }
 
-type FunctionTables<'u> = (HashMap<String, RoutineInfo>, HashMap<String, &'u ast::FunctionDef>, HashSet<String>);
+/// The `routine seq` functions lowered to IR functions, those inlined at each call, the
+/// names of every function the program defines, and the definition of every routine.
+type FunctionTables<'u> =
+    (HashMap<String, RoutineInfo>, HashMap<String, &'u ast::FunctionDef>, HashSet<String>, HashMap<String, &'u ast::FunctionDef>);
 
 fn collect_functions(units: &[TranslationUnit]) -> FunctionTables<'_> {
     let mut routine_names = HashSet::new();
@@ -103,11 +109,15 @@ fn collect_functions(units: &[TranslationUnit]) -> FunctionTables<'_> {
     let mut routines = HashMap::new();
     let mut inline = HashMap::new();
     let mut defined = HashSet::new();
+    let mut routine_defs = HashMap::new();
     for unit in units {
         for item in &unit.items {
             if let ExternalDecl::Function(f) = item {
                 let Some(name) = function_name(f) else { continue };
                 defined.insert(name.to_string());
+                if f.routine.is_some() || routine_names.contains(name) {
+                    routine_defs.entry(name.to_string()).or_insert(f);
+                }
                 if (f.routine.is_some() || routine_names.contains(name)) && !routines.contains_key(name) && !inline.contains_key(name) {
                     if has_array_params(f) {
                         inline.insert(name.to_string(), f);
@@ -119,7 +129,7 @@ fn collect_functions(units: &[TranslationUnit]) -> FunctionTables<'_> {
             }
         }
     }
-    (routines, inline, defined)
+    (routines, inline, defined, routine_defs)
 }
 
 struct Lowerer<'a> {
@@ -129,6 +139,8 @@ struct Lowerer<'a> {
     routines: HashMap<String, RoutineInfo>,
     inline_routines: HashMap<String, &'a ast::FunctionDef>,
     defined_functions: HashSet<String>,
+    /// Every routine's definition, to follow the calls a compute construct makes through them.
+    routine_defs: HashMap<String, &'a ast::FunctionDef>,
     functions: Vec<Option<Function>>,
     kernel_names: HashSet<String>,
     /// Per base name, the suffix to try next: thousands of kernels on one line get their
@@ -179,10 +191,6 @@ enum Checked {
     Trusted,
     ByAnalysis,
 }
-
-/// One dimension of an array in a data clause: its length as C text and as a constant when it
-/// is one; `None` when unknown (the first dimension behind a pointer).
-type DimText = Option<(String, Option<i64>)>;
 
 fn norm(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
@@ -424,11 +432,19 @@ impl<'a> Lowerer<'a> {
                 Diagnostic::warning(d.span, "`atomic` outside a compute construct has no effect on the host")
                     .with_help("atomics matter only inside compute constructs"),
             ),
+            // The body's code sees the `use_device` variables as device addresses: the host
+            // back end declares, around the body, variables of the same names holding them.
             (DirectiveKind::HostData, Some(b)) => {
-                self.diags.push(
-                    Diagnostic::warning(d.span, "`host_data` is ignored: host code sees host addresses")
-                        .with_help("remove the directive"),
-                );
+                let (args, data, if_arg) = self.data_clauses(d, sema);
+                for section in data.iter().filter(|s| s.kind == DataClauseKind::UseDevice) {
+                    if !section.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                        self.diags.push(
+                            Diagnostic::error(section.span, format!("`use_device` takes the name of a pointer or array variable, not `{}`", section.name))
+                                .with_help("copy the pointer to a variable before the construct and name that variable"),
+                        );
+                    }
+                }
+                self.push_region(stmt.span, Some(b.span), RegionKind::Data { data }, args, if_arg, function);
                 self.host_stmt(b, sema, function);
             }
             (DirectiveKind::Declare, _) => self.diags.push(
@@ -440,173 +456,41 @@ impl<'a> Lowerer<'a> {
         }
     }
 
+    /// The first call of a library function (neither `math.h` nor a function the program
+    /// defines) that `body` makes, directly or in the routines it calls, with the span of the
+    /// call in `body` and the routines it goes through (empty for a direct call).
+    fn library_call(&self, body: &Stmt) -> Option<(String, Span, Vec<String>)> {
+        let runs_on_device = |name: &str| kernel::math_function(name).is_some() || kernel::is_device_builtin(name);
+        for (name, span) in walk::called_functions(body) {
+            if !runs_on_device(&name) && !self.defined_functions.contains(&name) {
+                return Some((name, span, Vec::new()));
+            }
+        }
+        // Depth first through the routines, each visited once (recursion is refused later).
+        let mut visited = HashSet::new();
+        let mut stack: Vec<(String, Span, Vec<String>)> =
+            walk::called_functions(body).into_iter().rev().map(|(name, span)| (name.clone(), span, vec![name])).collect();
+        while let Some((name, span, chain)) = stack.pop() {
+            let Some(def) = self.routine_defs.get(&name) else { continue };
+            if !visited.insert(name) {
+                continue;
+            }
+            let calls: Vec<(String, Span)> = def.body.stmts.iter().flat_map(walk::called_functions).collect();
+            if let Some((callee, _)) = calls.iter().find(|(c, _)| !runs_on_device(c) && !self.defined_functions.contains(c)) {
+                return Some((callee.clone(), span, chain));
+            }
+            for (callee, _) in calls.into_iter().rev() {
+                let mut longer = chain.clone();
+                longer.push(callee.clone());
+                stack.push((callee, span, longer));
+            }
+        }
+        None
+    }
+
     fn push_region(&mut self, span: Span, body_span: Option<Span>, kind: RegionKind, args: Vec<HostArg>, if_arg: Option<u32>, function: &str) {
         let id = self.module.regions.len() as u32;
         self.module.regions.push(Region { id, span, body_span, kind, args, if_arg, function: function.to_string() });
-    }
-
-    // -----------------------------------------------------------------------------------------
-    // Data clauses
-
-    fn data_clauses(&mut self, d: &Directive, sema: &Sema) -> (Vec<HostArg>, Vec<DataSection>, Option<u32>) {
-        let mut args = Vec::new();
-        let mut data = Vec::new();
-        let mut if_text = None;
-        let mut self_text = None;
-        for c in &d.clauses {
-            match &c.kind {
-                ClauseKind::Data { kind, refs, zero } => {
-                    for r in refs {
-                        match self.data_section(*kind, r, sema, &mut args) {
-                            Ok(s) => data.push(DataSection { zero: *zero, ..s }),
-                            Err(e) => self.diags.push(e),
-                        }
-                    }
-                }
-                ClauseKind::If(e) => if_text = Some(format!("({})", self.text(e.span))),
-                // `self(c)` on a compute construct: on the host when `c` holds (a bare `self`
-                // never reaches here: the construct stays on the host).
-                ClauseKind::SelfHost(Some(e)) => self_text = Some(format!("({})", self.text(e.span))),
-                _ => {}
-            }
-        }
-        let device_text = match (if_text, self_text) {
-            (Some(i), Some(s)) => Some(format!("({i} && !{s})")),
-            (Some(i), None) => Some(i),
-            (None, Some(s)) => Some(format!("(!{s})")),
-            (None, None) => None,
-        };
-        let if_arg = device_text.map(|text| push_arg(&mut args, HostArg { c_expr: text, kind: HostArgKind::Int, size_expr: None }));
-        (args, data, if_arg)
-    }
-
-    fn data_section(&self, kind: DataClauseKind, r: &DataRef, sema: &Sema, args: &mut Vec<HostArg>) -> Result<DataSection, Diagnostic> {
-        let base_text = self.text(r.base.span);
-        let name = self.text(r.span);
-        let Some(ty) = host_lvalue_type(sema, &r.base) else {
-            return Err(Diagnostic::error(r.base.span, format!("undeclared variable `{base_text}` in a data clause"))
-                .with_help("name a variable declared before the directive"));
-        };
-        if matches!(kind, DataClauseKind::Attach | DataClauseKind::Detach) && !matches!(ty, CType::Pointer { .. }) {
-            let clause = clause_name(kind);
-            return Err(Diagnostic::error(r.span, format!("`{clause}` needs a pointer, and `{base_text}` is not one"))
-                .with_help(format!("name a pointer variable or member: {clause}(s.p)")));
-        }
-        let is_ident = matches!(r.base.kind, AE::Ident(_));
-        let base_c = if is_ident { base_text.clone() } else { format!("({base_text})") };
-        // The dimensions (text and constant value when known), first may be unknown for pointers.
-        let (dims, elem): (Vec<DimText>, CType) = match &ty {
-            CType::Array { .. } => self.dim_texts(&ty),
-            CType::Pointer { to, .. } => {
-                let (mut d, e) = self.dim_texts(to);
-                d.insert(0, None);
-                (d, e)
-            }
-            _ => {
-                if !r.sections.is_empty() {
-                    return Err(Diagnostic::error(r.span, format!("`{base_text}` is not an array"))
-                        .with_help("use sections only on arrays and pointers"));
-                }
-                let size = sema.size_align(&ty).map(|(s, _)| s as u32).unwrap_or(0);
-                let base = push_arg(args, HostArg { c_expr: format!("&({base_text})"), kind: HostArgKind::Pointer, size_expr: Some(format!("sizeof({base_text})")) });
-                return Ok(DataSection { kind, base, lo: None, len: None, elem_size: size, name, span: r.span, zero: false });
-            }
-        };
-        let elem_size = sema.size_align(&elem).map(|(s, _)| s as u32).ok_or_else(|| {
-            Diagnostic::error(r.span, format!("the elements of `{base_text}` have no known size")).with_help("use arrays of complete types")
-        })?;
-        let is_object = matches!(ty, CType::Array { .. });
-        let size_expr = if is_object { Some(format!("sizeof({base_text})")) } else { None };
-        let base = push_arg(args, HostArg { c_expr: base_c, kind: HostArgKind::Pointer, size_expr });
-        if r.sections.is_empty() {
-            if !is_object && matches!(kind, DataClauseKind::Copy | DataClauseKind::CopyIn | DataClauseKind::CopyOut | DataClauseKind::Create) {
-                let clause = clause_name(kind);
-                return Err(Diagnostic::error(r.span, format!("cannot tell how many elements `{base_text}` has; write `{clause}({base_text}[0:n])`"))
-                    .with_help(format!("give the section: {clause}({base_text}[0:n]) where n is the number of elements")));
-            }
-            return Ok(DataSection { kind, base, lo: None, len: None, elem_size, name, span: r.span, zero: false });
-        }
-        if r.sections.len() > dims.len() {
-            return Err(Diagnostic::error(r.span, format!("`{base_text}` has {} dimension(s) but the clause gives {} sections", dims.len(), r.sections.len()))
-                .with_help("give one section per dimension"));
-        }
-        // Per section: lo text ("0" when absent), len text, whether it covers the whole dim.
-        let mut parts = Vec::new();
-        let mut all_lo_zero = true;
-        for (k, s) in r.sections.iter().enumerate() {
-            let lo = s.lo.as_ref().map(|e| format!("({})", self.text(e.span)));
-            let lo_const = match &s.lo {
-                None => Some(0),
-                Some(e) => sema.const_eval(e),
-            };
-            let (len, len_const) = if s.single {
-                ("1".to_string(), Some(1))
-            } else {
-                match (&s.len, &dims[k]) {
-                    (Some(e), _) => (format!("({})", self.text(e.span)), sema.const_eval(e)),
-                    (None, Some((d, dc))) => match &lo {
-                        Some(l) => (format!("({d} - {l})"), None),
-                        None => (d.clone(), *dc),
-                    },
-                    (None, None) => {
-                        return Err(Diagnostic::error(s.span, format!("the section of `{base_text}` has no length"))
-                            .with_help(format!("write {base_text}[lo:len]")));
-                    }
-                }
-            };
-            let full = lo_const == Some(0)
-                && match &dims[k] {
-                    Some((d, dc)) => (dc.is_some() && len_const == *dc) || len == *d || s.len.is_none(),
-                    None => false,
-                };
-            all_lo_zero &= lo_const == Some(0);
-            parts.push((lo.unwrap_or_else(|| "0".into()), len, full));
-        }
-        // Stride of dimension k: the product of the later dimensions.
-        let mut strides = Vec::new();
-        for k in 0..r.sections.len() {
-            let mut factors = Vec::new();
-            for d in &dims[k + 1..] {
-                match d {
-                    Some((t, Some(1))) if t == "1" => {}
-                    Some((t, _)) => factors.push(t.clone()),
-                    None => {
-                        return Err(Diagnostic::error(r.span, format!("an inner dimension of `{base_text}` has no length"))
-                            .with_help("give every dimension but the first a length"));
-                    }
-                }
-            }
-            strides.push(factors);
-        }
-        let times = |a: &str, f: &[String]| -> String {
-            if f.is_empty() { a.to_string() } else { format!("{a} * {}", f.join(" * ")) }
-        };
-        let inner_full = parts.iter().skip(1).all(|p| p.2);
-        let (lo_text, len_text) = if inner_full {
-            (times(&parts[0].0, &strides[0]), times(&parts[0].1, &strides[0]))
-        } else {
-            let lo = parts.iter().zip(&strides).map(|(p, f)| times(&p.0, f)).collect::<Vec<_>>().join(" + ");
-            let len = parts.iter().zip(&strides).map(|(p, f)| times(&format!("({} - 1)", p.1), f)).collect::<Vec<_>>().join(" + ");
-            (lo, format!("{len} + 1"))
-        };
-        let lo = if all_lo_zero { None } else { Some(push_arg(args, HostArg { c_expr: paren(&lo_text), kind: HostArgKind::Int, size_expr: None })) };
-        let len = push_arg(args, HostArg { c_expr: paren(&len_text), kind: HostArgKind::Int, size_expr: None });
-        Ok(DataSection { kind, base, lo, len: Some(len), elem_size, name, span: r.span, zero: false })
-    }
-
-    /// The dimension lengths of an array type (text, constant) and its element type.
-    fn dim_texts(&self, ty: &CType) -> (Vec<DimText>, CType) {
-        let mut dims = Vec::new();
-        let mut cur = ty;
-        while let CType::Array { elem, len } = cur {
-            dims.push(match len {
-                ArrayLen::Const(n) => Some((n.to_string(), Some(*n as i64))),
-                ArrayLen::Var(e) => Some((format!("({})", self.text(e.span)), None)),
-                ArrayLen::Unknown => None,
-            });
-            cur = elem;
-        }
-        (dims, cur.clone())
     }
 
     // -----------------------------------------------------------------------------------------
@@ -621,14 +505,22 @@ impl<'a> Lowerer<'a> {
             );
             return;
         }
-        for (name, span) in walk::called_functions(body) {
-            if kernel::math_function(&name).is_none() && !kernel::is_device_builtin(&name) && !self.defined_functions.contains(&name) {
-                self.diags.push(
-                    Diagnostic::warning(span, format!("the compute construct calls `{name}`, which cannot run on the device; it runs on the host"))
-                        .with_help(format!("move the call to `{name}` out of the construct to offload it")),
-                );
-                return;
-            }
+        if let Some((name, span, through)) = self.library_call(body) {
+            let (message, help) = match through.as_slice() {
+                [] => (
+                    format!("the compute construct calls `{name}`, which cannot run on the device; it runs on the host"),
+                    format!("move the call to `{name}` out of the construct to offload it"),
+                ),
+                [first, rest @ ..] => (
+                    format!(
+                        "the compute construct calls `{first}`, which calls `{name}`{}; `{name}` cannot run on the device, so the construct runs on the host",
+                        rest.iter().map(|f| format!(" through `{f}`")).collect::<String>()
+                    ),
+                    format!("move the call to `{name}` out of the routines the construct calls to offload it"),
+                ),
+            };
+            self.diags.push(Diagnostic::warning(span, message).with_help(help));
+            return;
         }
         let (args, data, if_arg) = self.data_clauses(d, sema);
         let mut region = RegionState { args, treatments: HashMap::new(), default_none: DefaultNone::default(), vector_hint: None };
@@ -1297,50 +1189,6 @@ fn for_head_span(s: &Stmt) -> Span {
     }
 }
 
-/// Parenthesises C text unless it already is one parenthesised group.
-fn paren(text: &str) -> String {
-    let mut depth = 0i32;
-    let bytes = text.as_bytes();
-    let whole_group = bytes.first() == Some(&b'(')
-        && bytes.iter().enumerate().all(|(i, b)| {
-            match b {
-                b'(' => depth += 1,
-                b')' => depth -= 1,
-                _ => {}
-            }
-            depth > 0 || i + 1 == bytes.len()
-        });
-    if whole_group { text.to_string() } else { format!("({text})") }
-}
-
-fn push_arg(args: &mut Vec<HostArg>, arg: HostArg) -> u32 {
-    if let Some(i) = args.iter().position(|a| a.c_expr == arg.c_expr && a.kind == arg.kind) {
-        return i as u32;
-    }
-    args.push(arg);
-    (args.len() - 1) as u32
-}
-
-fn clause_name(kind: DataClauseKind) -> &'static str {
-    match kind {
-        DataClauseKind::Copy => "copy",
-        DataClauseKind::CopyIn => "copyin",
-        DataClauseKind::CopyOut => "copyout",
-        DataClauseKind::Create => "create",
-        DataClauseKind::Present => "present",
-        DataClauseKind::Delete => "delete",
-        DataClauseKind::DevicePtr => "deviceptr",
-        DataClauseKind::Host => "update host",
-        DataClauseKind::Device => "update device",
-        DataClauseKind::UseDevice => "use_device",
-        DataClauseKind::NoCreate => "no_create",
-        DataClauseKind::Attach => "attach",
-        DataClauseKind::Detach => "detach",
-        DataClauseKind::DeviceResident => "device_resident",
-        DataClauseKind::Link => "link",
-    }
-}
-
 fn clause_refs(c: &Clause) -> Vec<&DataRef> {
     match &c.kind {
         ClauseKind::Data { refs, .. } | ClauseKind::Private(refs) | ClauseKind::FirstPrivate(refs) => refs.iter().collect(),
@@ -1585,31 +1433,3 @@ fn guarded_update(st: &Stmt, name: &str) -> Option<ReductionOp> {
     Some(if greater { ReductionOp::Max } else { ReductionOp::Min })
 }
 
-/// The type of a host lvalue named in a clause (`a`, `s.f`, `p->m`, `a[i]`).
-fn host_lvalue_type(sema: &Sema, e: &ast::Expr) -> Option<CType> {
-    match &e.kind {
-        AE::Ident(n) => sema.lookup_var(n).map(|v| v.ty.clone()),
-        AE::Member { base, field, arrow } => {
-            let bt = host_lvalue_type(sema, base)?;
-            let index = match (bt, arrow) {
-                (CType::Pointer { to, .. }, true) => match *to {
-                    CType::Struct(i) => i,
-                    _ => return None,
-                },
-                (CType::Struct(i), false) => i,
-                _ => return None,
-            };
-            sema.field(index, field).cloned()
-        }
-        AE::Index { base, .. } => match host_lvalue_type(sema, base)? {
-            CType::Array { elem, .. } => Some(*elem),
-            CType::Pointer { to, .. } => Some(*to),
-            _ => None,
-        },
-        AE::Unary { op: ast::UnaryOp::Deref, operand } => match host_lvalue_type(sema, operand)? {
-            CType::Pointer { to, .. } => Some(*to),
-            _ => None,
-        },
-        _ => None,
-    }
-}

@@ -257,6 +257,16 @@ impl CopyState {
         self.host_valid.remove(lo, hi);
     }
 
+    /// The runtime wrote into device `device`'s copy over `lo..hi` something other than the
+    /// object's value (the device addresses of a pointer table's rows): that copy no longer
+    /// holds the value there, which the host copy keeps.
+    pub fn device_overwrote(&mut self, device: usize, lo: u64, hi: u64, t: &mut Transfer) {
+        self.make_host_valid(lo, hi, t);
+        if let Some(copy) = self.devices[device].as_mut() {
+            copy.valid.remove(lo, hi);
+        }
+    }
+
     /// The host is about to write `lo..hi`: the host copy becomes the only valid one there.
     pub fn host_writes(&mut self, lo: u64, hi: u64, t: &mut Transfer) {
         self.make_host_valid(lo, hi, t);

@@ -13,6 +13,7 @@ pub mod cuda;
 pub mod device;
 mod directives;
 pub mod registry;
+mod rows;
 pub mod sim;
 pub mod stats;
 pub mod value;
@@ -128,39 +129,74 @@ impl RuntimeError {
     }
 }
 
-/// Two array params of one launch whose memory overlaps, one of them written there through a
-/// different base address (`copy(p[0:n], q[0:n-1])` with `q = p + 1`): the kernel was compiled
-/// as if they were distinct arrays, so its iterations may read what others write, and the
-/// answer would depend on their order. The launch stops with the names and the kernel's line.
-/// Params bound to the same base address are one array under two names; the loop's own
-/// independence covers them. One range test per pair of array params.
-fn check_overlaps(kernel: &Kernel, footprints: &[(u32, u64, Option<(u64, u64)>, Option<(u64, u64)>)]) -> Result<(), RuntimeError> {
-    let overlap = |a: Option<(u64, u64)>, b: Option<(u64, u64)>| match (a, b) {
-        (Some((a0, a1)), Some((b0, b1))) => a0 < b1 && b0 < a1,
-        _ => false,
-    };
-    for (i, &(wp, wptr, _, wrote)) in footprints.iter().enumerate() {
-        if wrote.is_none() {
-            continue;
-        }
-        for (j, &(op, optr, read, written)) in footprints.iter().enumerate() {
-            if i == j || wptr == optr || !(overlap(wrote, read) || overlap(wrote, written)) {
+/// The host memory one array of a launch reaches: array param `param`, or row `row` of row
+/// table `param` (`a[3]`), with its base address and the absolute byte ranges it reads and
+/// writes.
+struct Footprint {
+    param: u32,
+    row: Option<i64>,
+    base: u64,
+    read: Option<(u64, u64)>,
+    write: Option<(u64, u64)>,
+}
+
+/// What pass 2 of a launch gathers: the arrays' footprints (for the overlap check), the ranges
+/// the launch writes, and the bytes it must move (for `--stats` bandwidth).
+#[derive(Default)]
+struct LaunchFootprint {
+    footprints: Vec<Footprint>,
+    writes: Vec<ObjectRange>,
+    bytes_moved: u64,
+}
+
+/// Two arrays of one launch whose memory overlaps, one of them written there through a
+/// different base address (`copy(p[0:n], q[0:n-1])` with `q = p + 1`, or two rows of a table
+/// that overlap): the kernel was compiled as if they were distinct, so its iterations may read
+/// what others write, and the answer would depend on their order. The launch stops with the
+/// names and the kernel's line. Arrays with the same base address are one array under two
+/// names; the loop's own independence covers them. The ranges are sorted, so a launch with
+/// many rows costs n log n, not a test per pair.
+fn check_overlaps(kernel: &Kernel, footprints: &[Footprint]) -> Result<(), RuntimeError> {
+    // (lo, hi, footprint, written)
+    let mut ranges: Vec<(u64, u64, usize, bool)> = Vec::new();
+    for (i, f) in footprints.iter().enumerate() {
+        ranges.extend(f.read.map(|(lo, hi)| (lo, hi, i, false)));
+        ranges.extend(f.write.map(|(lo, hi)| (lo, hi, i, true)));
+    }
+    ranges.sort_unstable();
+    // The pair reported is the first (writer, other) in footprint order, whatever the sort.
+    let mut worst: Option<(usize, usize)> = None;
+    for (k, &(_, hi, i, i_writes)) in ranges.iter().enumerate() {
+        for &(lo_j, _, j, j_writes) in &ranges[k + 1..] {
+            if lo_j >= hi {
+                break;
+            }
+            if i == j || footprints[i].base == footprints[j].base {
                 continue;
             }
-            let (w, o) = (&kernel.params[wp as usize].name, &kernel.params[op as usize].name);
-            return Err(RuntimeError::unsupported(
-                Diagnostic::error(
-                    kernel.span,
-                    format!(
-                        "kernel `{}` writes `{w}` where it also accesses `{o}`: the two arrays share memory, so the iterations of the loop may depend on each other",
-                        kernel.name
-                    ),
-                )
-                .with_help(format!("make `{w}` and `{o}` point to separate arrays, or run this loop sequentially (`#pragma acc loop seq`)")),
-            ));
+            for (w, o, writes) in [(i, j, i_writes), (j, i, j_writes)] {
+                if writes && worst.is_none_or(|best| (w, o) < best) {
+                    worst = Some((w, o));
+                }
+            }
         }
     }
-    Ok(())
+    let Some((w, o)) = worst else { return Ok(()) };
+    let name = |f: &Footprint| {
+        let array = &kernel.params[f.param as usize].name;
+        f.row.map_or_else(|| array.clone(), |row| format!("{array}[{row}]"))
+    };
+    let (w, o) = (name(&footprints[w]), name(&footprints[o]));
+    Err(RuntimeError::unsupported(
+        Diagnostic::error(
+            kernel.span,
+            format!(
+                "kernel `{}` writes `{w}` where it also accesses `{o}`: the two arrays share memory, so the iterations of the loop may depend on each other",
+                kernel.name
+            ),
+        )
+        .with_help(format!("make `{w}` and `{o}` point to separate arrays, or run this loop sequentially (`#pragma acc loop seq`)")),
+    ))
 }
 
 /// How far below the runtime's frame tracked objects count as dead stack memory. Other
@@ -459,6 +495,10 @@ impl Runtime {
     ) -> Result<(), RuntimeError> {
         let device = self.current_device;
         for section in data {
+            if section.rows.is_some() {
+                self.enter_rows(region, section, args, hold)?;
+                continue;
+            }
             if names_device_memory(section.kind) || self.enter_without_copy(section, args).is_some() {
                 continue;
             }
@@ -511,6 +551,10 @@ impl Runtime {
         let device = self.current_device;
         // In reverse, so that nested clauses on one object unwind in order.
         for section in data.iter().rev() {
+            if section.rows.is_some() {
+                self.exit_rows(region, section, args, hold, finalize)?;
+                continue;
+            }
             if names_device_memory(section.kind) || directives::exits_without_copy(section.kind) {
                 continue;
             }
@@ -541,6 +585,10 @@ impl Runtime {
     fn update(&mut self, region: &Region, data: &[DataSection], args: &[YosegiArg]) -> Result<(), RuntimeError> {
         let device = self.current_device;
         for section in data {
+            if section.rows.is_some() {
+                self.enter_rows(region, section, args, Hold::Structured)?;
+                continue;
+            }
             let Some(range) = self.data_range(region, section, args)? else { continue };
             let Some((copies, mut t)) = self.transfer_for(range.object) else { continue };
             match section.kind {
@@ -564,32 +612,61 @@ impl Runtime {
         if ptr == 0 {
             return Ok(None);
         }
-        let elem = section.elem_size.max(1) as i64;
-        let (lo, hi) = match section.len {
+        let first = section.lo.map(|a| args[a as usize].i).unwrap_or(0);
+        match section.len {
             Some(len_arg) => {
-                let first = section.lo.map(|a| args[a as usize].i).unwrap_or(0);
                 let len = args[len_arg as usize].i;
+                self.section_range(region, section.span, &section.name, ptr, first, Some(len), section.elem_size)
+            }
+            None if base.size > 0 => {
+                let object = self.ensure_object(ptr, ptr + base.size as u64, &section.name, Origin::DataClause, section.span)?;
+                let start = self.registry.get(object).expect("ensured").start;
+                Ok(Some(ObjectRange { object, lo: ptr - start, hi: ptr + base.size as u64 - start }))
+            }
+            None => self.section_range(region, section.span, &section.name, ptr, first, None, section.elem_size),
+        }
+    }
+
+    /// Elements `first..first + len` of `elem_size` bytes from `ptr` (to the end of the tracked
+    /// object holding `ptr` when `len` is `None`), registered as (part of) a tracked object
+    /// named `name`. `None` for an empty section or a null pointer.
+    #[allow(clippy::too_many_arguments)]
+    fn section_range(
+        &mut self,
+        region: &Region,
+        span: Span,
+        name: &str,
+        ptr: u64,
+        first: i64,
+        len: Option<i64>,
+        elem_size: u32,
+    ) -> Result<Option<ObjectRange>, RuntimeError> {
+        if ptr == 0 {
+            return Ok(None);
+        }
+        let elem = elem_size.max(1) as i64;
+        let (lo, hi) = match len {
+            Some(len) => {
                 if len <= 0 {
                     return Ok(None);
                 }
                 let lo = ptr.wrapping_add_signed(first.wrapping_mul(elem));
                 (lo, lo.wrapping_add_signed(len.wrapping_mul(elem)))
             }
-            None if base.size > 0 => (ptr, ptr + base.size as u64),
             None => match self.registry.find(ptr) {
-                Some(start) => (ptr, self.registry.get(start).expect("found").end()),
+                Some(start) => (ptr.wrapping_add_signed(first.wrapping_mul(elem)), self.registry.get(start).expect("found").end()),
                 None => {
                     return Err(RuntimeError::unsupported(
-                        Diagnostic::error(
-                            section.span,
-                            format!("cannot tell the extent of `{}` (in function `{}`)", section.name, region.function),
-                        )
-                        .with_help(format!("give the section's bounds, such as copyin({}[0:n])", section.name)),
+                        Diagnostic::error(span, format!("cannot tell the extent of `{name}` (in function `{}`)", region.function))
+                            .with_help(format!("give the section's bounds, such as copyin({name}[0:n])")),
                     ));
                 }
             },
         };
-        let object = self.ensure_object(lo, hi, &section.name, Origin::DataClause, section.span)?;
+        if hi <= lo {
+            return Ok(None);
+        }
+        let object = self.ensure_object(lo, hi, name, Origin::DataClause, span)?;
         let start = self.registry.get(object).expect("ensured").start;
         Ok(Some(ObjectRange { object, lo: lo - start, hi: hi - start }))
     }
@@ -697,8 +774,14 @@ impl Runtime {
         // objects are settled before any range is made valid, because growing one for a later
         // param (two params into one array) replaces an object an earlier param resolved.
         let sections = self.sections_cache.sections(kernel_handle, kernel, &kernel_params);
+        let mut tables = Vec::new();
         for sections in sections.iter() {
             let param = &kernel.params[sections.param as usize];
+            if let ParamKind::RowTable { .. } = param.kind {
+                let ptr = args[param.arg as usize].ptr as u64;
+                tables.extend(self.plan_table(kernel, sections.param, ptr, sections)?);
+                continue;
+            }
             let ParamKind::Array { elem, .. } = &param.kind else { continue };
             let ptr = args[param.arg as usize].ptr as u64;
             match sections.read.hull(sections.write) {
@@ -734,14 +817,22 @@ impl Runtime {
             }
         }
 
+        // Memory at addresses the kernel computes may be any object's device copy: every one
+        // is made current first (before the rows of pointer tables are attached below) and
+        // counted as written after.
+        let address_writes = if module.reaches_addresses(&kernel.body) { self.device_copies_made_current() } else { Vec::new() };
+
         // Pass 2: make the device copies current for what the launch reads; remember what it
         // writes and which object each array arg is bound to.
-        let mut writes = Vec::new();
+        let mut launch = LaunchFootprint::default();
         let mut bound_objects: Vec<(u32, u64)> = Vec::new();
-        // Per array param: (param, base address, bytes read, bytes written), for the overlap check.
-        let mut footprints: Vec<(u32, u64, Option<(u64, u64)>, Option<(u64, u64)>)> = Vec::new();
-        // What the launch must move (for --stats bandwidth): its read and write sections.
-        let mut bytes_moved = 0u64;
+        for plan in &tables {
+            let param = &kernel.params[plan.param as usize];
+            let sections = sections.iter().find(|s| s.param == plan.param).expect("planned from these sections");
+            if let Some(table) = self.bind_table(kernel, plan, sections, &mut launch) {
+                bound_objects.push((param.arg, table));
+            }
+        }
         for sections in sections.iter() {
             let param = &kernel.params[sections.param as usize];
             let ParamKind::Array { elem, .. } = &param.kind else { continue };
@@ -774,19 +865,29 @@ impl Runtime {
             };
             copies.ensure_allocated(device, &mut t);
             let absolute = |r: Option<(u64, u64)>| r.map(|(lo, hi)| (object + lo, object + hi)).filter(|(lo, hi)| lo < hi);
-            footprints.push((sections.param, ptr, absolute(to_range(sections.read)), absolute(to_range(sections.write))));
+            launch.footprints.push(Footprint {
+                param: sections.param,
+                row: None,
+                base: ptr,
+                read: absolute(to_range(sections.read)),
+                write: absolute(to_range(sections.write)),
+            });
             for (lo, hi) in [to_range(sections.read), to_range(sections.write)].into_iter().flatten() {
-                bytes_moved += hi.saturating_sub(lo);
+                launch.bytes_moved += hi.saturating_sub(lo);
             }
             if let Some((lo, hi)) = to_range(sections.read) {
                 copies.make_device_valid(device, lo, hi, &mut t);
             }
             if let Some((lo, hi)) = to_range(sections.write) {
-                writes.push(ObjectRange { object, lo, hi });
+                launch.writes.push(ObjectRange { object, lo, hi });
             }
         }
 
-        check_overlaps(kernel, &footprints)?;
+        check_overlaps(kernel, &launch.footprints)?;
+        let LaunchFootprint { mut writes, bytes_moved, .. } = launch;
+        // Pointer tables hold device addresses the kernel must not be thought to have written.
+        let tables: Vec<u64> = tables.iter().filter_map(|plan| bound_objects.iter().find(|(arg, _)| *arg == kernel.params[plan.param as usize].arg)).map(|&(_, o)| o).collect();
+        writes.extend(address_writes.into_iter().filter(|w| !tables.contains(&w.object)));
         let params = self.device_params(region, grid, args, &bound_objects);
         // The variant that ran owns the reductions and scalar outputs below.
         let (grid, outcome, elapsed) = self.launch_chosen_variant(&module, kernel_handle, params)?;
@@ -824,6 +925,23 @@ impl Runtime {
         Ok(())
     }
 
+    /// Every object with a copy on the current device, that copy made current over the whole
+    /// object (what a kernel accessing memory by computed addresses may reach).
+    fn device_copies_made_current(&mut self) -> Vec<ObjectRange> {
+        let device = self.current_device;
+        let mut ranges = Vec::new();
+        for start in self.registry.starts() {
+            let Some((copies, mut t)) = self.transfer_for(start) else { continue };
+            if !copies.has_device_copy(device) {
+                continue;
+            }
+            let len = copies.len;
+            copies.make_device_valid(device, 0, len, &mut t);
+            ranges.push(ObjectRange { object: start, lo: 0, hi: len });
+        }
+        ranges
+    }
+
     /// Binds the grid kernel's params: scalars by value, arrays to their object's device copy.
     fn device_params(
         &mut self,
@@ -836,10 +954,11 @@ impl Runtime {
         let mut params = Vec::with_capacity(grid.params.len());
         for param in &grid.params {
             let value = param_value(region, param, args);
-            let ParamKind::Array { .. } = param.kind else {
+            // A row table binds like an array: to its table's device copy.
+            if !param.kind.is_indexed() {
                 params.push(DeviceParam::Value(value));
                 continue;
-            };
+            }
             let ptr = args[param.arg as usize].ptr as u64;
             let resolved = bound_objects.iter().find(|(arg, _)| *arg == param.arg).map(|&(_, object)| object);
             let object = resolved.or_else(|| self.registry.find(ptr)).or_else(|| {
@@ -1027,7 +1146,7 @@ fn param_value(region: &Region, param: &Param, args: &[YosegiArg]) -> ParamValue
     let arg = &args[param.arg as usize];
     let host_kind = region.args.get(param.arg as usize).map(|a| a.kind).unwrap_or(HostArgKind::Int);
     match &param.kind {
-        ParamKind::Array { .. } => ParamValue::Pointer(arg.ptr as u64),
+        ParamKind::Array { .. } | ParamKind::RowTable { .. } => ParamValue::Pointer(arg.ptr as u64),
         ParamKind::Scalar(ty) => match host_kind {
             HostArgKind::Int if ty.is_float() => {
                 ParamValue::Float(value::as_f64(value::cast(ScalarType::I64, *ty, arg.i as u64)))
@@ -1109,6 +1228,9 @@ impl SectionsCache {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod rows_tests;
 
 #[cfg(test)]
 mod sections_cache_tests {

@@ -51,6 +51,12 @@ impl GridBuilder {
         });
         arg
     }
+    /// A table of row pointers (`double **t`), indexed `t[i][j]`.
+    pub fn row_table_param(&mut self, name: &str, elem: ScalarType) -> u32 {
+        let arg = self.params.len() as u32;
+        self.params.push(Param { name: name.into(), kind: ParamKind::RowTable { elem, read_only: false }, arg });
+        arg
+    }
     pub fn shared(&mut self, name: &str, elem: ScalarType, dims: &[u32]) -> u32 {
         self.shared.push(SharedArray { name: name.into(), elem, dims: dims.to_vec() });
         self.shared.len() as u32 - 1
@@ -188,6 +194,7 @@ pub fn simulate_f64(m: &Module, g: &GridKernel, ints: &[i64], arrays: &[Vec<f64>
                 params.push(DeviceParam::Array { alloc: a, offset: 0 });
                 next_array += 1;
             }
+            ParamKind::RowTable { .. } => panic!("{}: simulate_f64 binds scalars and flat arrays, not row tables", g.name),
         }
     }
     let outcome = device.launch(&Launch::new(m, g, params)).unwrap_or_else(|f| panic!("{}: {}", g.name, f.message));

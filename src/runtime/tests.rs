@@ -14,7 +14,7 @@ pub(super) fn host_arg(kind: HostArgKind) -> HostArg {
 }
 
 pub(super) fn section(kind: DataClauseKind, base: u32, len: Option<u32>, name: &str) -> DataSection {
-    DataSection { kind, base, lo: None, len, elem_size: 8, name: name.into(), span: Span::new(0, 3, 4), zero: false }
+    DataSection { kind, base, lo: None, len, elem_size: 8, name: name.into(), span: Span::new(0, 3, 4), zero: false, rows: None }
 }
 
 /// Region 0 runs `b[i] = 2 * a[i]` for `i < n` (args: n, a, b); regions 1.. are `extra`.
@@ -306,9 +306,12 @@ fn a_sized_array_partially_over_a_stale_one_replaces_it() {
 fn stack_objects_not_held_by_a_data_region_are_settled_on_the_host() {
     let data = vec![section(DataClauseKind::Copy, 2, Some(0), "b")];
     let mut rt = runtime(scale_module(vec![RegionKind::Data { data }]));
-    let mut a = vec![1.0; 8];
-    let mut b = vec![0.0; 8];
-    let region_args = args(8, &mut a, &mut b);
+    // Two arrays of one frame: side by side in one block, as on a stack (two heap blocks may
+    // come from arenas further apart than the window of live frames).
+    let mut frame_memory = vec![0.0; 16];
+    let (a, b) = frame_memory.split_at_mut(8);
+    a.fill(1.0);
+    let region_args = args(8, a, b);
     let frame = a.as_ptr().min(b.as_ptr()) as u64 - 64;
     // Held by a data region: the device keeps the only current copy.
     rt.data_enter(1, &region_args).expect("enter");

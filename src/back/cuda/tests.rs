@@ -1000,3 +1000,103 @@ int main(void) {
     assert!(text.contains("float p_x_") && text.contains("int p_id_"), "{text}");
     assert_compiles(&text);
 }
+
+#[test]
+fn row_tables_load_the_row_pointer_then_index_the_row() {
+    let text = cuda_of_source(
+        r#"
+#include <stdlib.h>
+#pragma acc routine seq
+double row_sum(double **a, int x, int m) {
+    double s = 0;
+    for (int y = 0; y < m; y++) s += a[x][y];
+    return s;
+}
+int main(void) {
+    int n = 8, m = 5;
+    double **a = (double **)malloc(n * sizeof(double *));
+    float **h = (float **)malloc(n * sizeof(float *));
+    double *out = (double *)malloc(n * sizeof(double));
+    for (int i = 0; i < n; i++) { a[i] = (double *)calloc(m, sizeof(double)); h[i] = (float *)calloc(4, sizeof(float)); }
+    #pragma acc parallel loop copyin(a[0:n][0:m]) copy(h[0:n][0:4]) copyout(out[0:n])
+    for (int i = 0; i < n; i++) {
+        out[i] = row_sum(a, i, m);
+        #pragma acc atomic update
+        h[(i + 1) % n][i % 4] += 1.0f;
+    }
+    return (int)out[0];
+}
+"#,
+    );
+    // The table of a read-only table is `const` all the way down; a written one only in the
+    // table itself (the kernel never stores a pointer). No `__restrict__`: rows may alias.
+    assert!(text.contains("const double *const *a_p"), "{text}");
+    assert!(text.contains("float *const *h_p"), "{text}");
+    assert!(!text.contains("__restrict__"), "{text}");
+    // `a[x][y]` is C's double subscript: the row's address from the table, then the element.
+    let a_name = text.split("const double *const *").nth(1).and_then(|rest| rest.split([',', ')']).next()).expect("the table param");
+    assert!(text.contains(&format!("{a_name}[(long long)")), "{text}");
+    assert!(text.contains("atomicAdd(&h_p"), "{text}");
+    assert_compiles(&text);
+}
+
+#[test]
+fn a_kernel_with_a_row_table_promises_no_disjoint_params() {
+    let mut g = GridBuilder::new("rows_l3", [32, 1, 1]);
+    let a = g.array_param("a", ScalarType::F64, &[]);
+    let t = g.row_table_param("t", ScalarType::F64);
+    let i = g.global_id();
+    let zero = g.int(0);
+    let load = g.load(ArrayRef::Param(a), &[i], ScalarType::F64, Span::default());
+    let store = g.store(ArrayRef::Param(t), &[i, zero], load);
+    let kernel = g.finish(vec![store]);
+    // Distinct allocations would make every other kernel `Disjoint`: a row may be `a` itself.
+    assert_eq!(param_aliasing(&kernel, &[Some(1), Some(2)]), ParamAliasing::Unknown);
+    let text = grid_kernel_cuda(&module_with(kernel.clone()), &kernel);
+    assert!(text.contains("const double *a_p0, double *const *t_p1"), "{text}");
+    assert!(text.contains("t_p1[(long long)"), "{text}");
+    assert_compiles(&text);
+}
+
+#[test]
+fn pointers_made_from_integers_are_cast_device_addresses() {
+    let text = cuda_of_source(
+        r#"
+#include <stddef.h>
+#include <stdint.h>
+int main(void) {
+    static size_t where[16];
+    static double v[16];
+    uintptr_t base = 0;
+    float sum = 0;
+    #pragma acc host_data use_device(v)
+    {
+        for (int i = 0; i < 16; i++) where[i] = (size_t)(v + i);
+        base = (uintptr_t)v;
+    }
+    #pragma acc parallel loop reduction(+:sum)
+    for (int i = 0; i < 16; i++) {
+        *((double *)where[i]) += 1;
+        sum += ((float *)base)[i];
+        #pragma acc atomic update
+        *((int *)where[i]) += 2;
+    }
+    return (int)sum;
+}
+"#,
+    );
+    assert!(text.contains("(*(double *)(where_p"), "{text}");
+    assert!(text.contains("(*(float *)(base_p") && text.contains("* 4ull"), "{text}");
+    assert!(text.contains("atomicAdd(&(*(int *)(where_p"), "{text}");
+    assert_compiles(&text);
+    // A computed address may be any param's memory: no launch makes the params `__restrict__`.
+    let mut g = GridBuilder::new("addr_l9", [32, 1, 1]);
+    let a = g.array_param("a", ScalarType::F64, &[]);
+    let at = g.scalar_param("at", ScalarType::U64);
+    let i = g.global_id();
+    let load = g.load(ArrayRef::Param(a), &[i], ScalarType::F64, Span::default());
+    let address = g.param(at);
+    let store = g.store(ArrayRef::Address(ScalarType::F64), &[address], load);
+    let kernel = g.finish(vec![store]);
+    assert_eq!(param_aliasing(&kernel, &[Some(1), None]), ParamAliasing::Unknown);
+}

@@ -125,7 +125,7 @@ pub struct KernelBuilder<'a> {
     pending: Vec<Stmt>,
     inline_frames: Vec<InlineFrame>,
     /// Array parameters of inlined functions: the caller's arrays they stand for.
-    aliases: HashMap<String, (ArrayRef, usize, ScalarType)>,
+    aliases: HashMap<String, ArrayView>,
     /// Lowering the element an atomic or a reduction update writes (reduction arrays allowed).
     pub(super) reduction_update_target: bool,
 }
@@ -136,6 +136,19 @@ enum Binding {
     Local(Handle<Local>),
     /// A struct local (index into `Sema::structs`): its members are bound as `name.member`.
     Struct(usize),
+}
+
+/// An array as an expression of the kernel names it: the array, how many subscripts its
+/// elements still take, their type, and the subscripts already chosen, held in locals, which
+/// go before the ones the expression gives. A parameter of an inlined function bound to a row
+/// of the caller's array (`f(a[i])`, `a` a table of rows or a two-dimensional array) has `[i]`
+/// chosen; any other array has none.
+#[derive(Clone, Debug)]
+pub(super) struct ArrayView {
+    pub array: ArrayRef,
+    pub ndims: usize,
+    pub elem: ScalarType,
+    pub chosen: Vec<Handle<Local>>,
 }
 
 /// A call being inlined: where `return` puts the value and the flag that ends the body.
@@ -402,6 +415,17 @@ impl<'a> KernelBuilder<'a> {
             CType::Array { elem, len } => (Some(len.clone()), &**elem),
             _ => return Err(err(span, format!("`{key}` is not an array or a pointer"), "index only arrays and pointers")),
         };
+        // `double **a` or `double *a[N]`: a table of row pointers, indexed `a[i][j]`.
+        if let CType::Pointer { to: row, .. } = rest
+            && let Some(elem) = row.scalar()
+        {
+            let size_expr = matches!(info.ty, CType::Array { len: ArrayLen::Const(_) | ArrayLen::Var(_), .. }).then(|| format!("sizeof({key})"));
+            let arg = self.add_arg(HostArg { c_expr: key.to_string(), kind: HostArgKind::Pointer, size_expr });
+            self.params.push(Param { name: key.to_string(), kind: ParamKind::RowTable { elem, read_only: info.is_const }, arg });
+            let p = (self.params.len() - 1) as u32;
+            self.param_keys.insert(map_key.to_string(), p);
+            return Ok(p);
+        }
         let mut lens = Vec::new();
         let mut cur = rest;
         loop {

@@ -506,6 +506,10 @@ impl CudaDevice {
     fn index_width_for(&self, kernel: &GridKernel, params: &[DeviceParam], grid: [u32; 3], block: [u32; 3]) -> IndexWidth {
         let mut extents = Vec::new();
         for (param, bound) in kernel.params.iter().zip(params) {
+            // Rows have lengths the device never learns: index them in 64 bits.
+            if let ParamKind::RowTable { .. } = param.kind {
+                return IndexWidth::Bits64;
+            }
             if let (ParamKind::Array { elem, .. }, DeviceParam::Array { alloc, offset }) = (&param.kind, bound) {
                 let Some(b) = self.buffers.get(&alloc.0) else { return IndexWidth::Bits64 };
                 let elem = elem.size_bytes().max(1) as i128;
@@ -902,7 +906,9 @@ impl CudaDevice {
         let width = self.index_width_for(kernel, &launch.params, grid, block);
         let allocations: Vec<Option<u64>> =
             launch.params.iter().map(|p| if let DeviceParam::Array { alloc, .. } = p { Some(alloc.0) } else { None }).collect();
-        let key = self.variant_for(launch, &values, width, param_aliasing(kernel, &allocations));
+        // A computed address may point into any param's memory, also in a device function.
+        let aliasing = if launch.module.reaches_addresses(&kernel.body) { ParamAliasing::Unknown } else { param_aliasing(kernel, &allocations) };
+        let key = self.variant_for(launch, &values, width, aliasing);
         let jit_started = Instant::now();
         let (function, origin) = self.function(launch.module, kernel, key.clone(), &values)?;
         let mut counters = DeviceCounters::default();
@@ -922,7 +928,7 @@ impl CudaDevice {
         for (param, bound) in kernel.params.iter().zip(&launch.params) {
             match (&param.kind, bound) {
                 (ParamKind::Scalar(ty), DeviceParam::Value(v)) => slots.push(value::to_memory(*ty, value::from_param(*ty, *v))),
-                (ParamKind::Array { .. }, DeviceParam::Array { alloc, offset }) => match self.buffers.get(&alloc.0) {
+                (ParamKind::Array { .. } | ParamKind::RowTable { .. }, DeviceParam::Array { alloc, offset }) => match self.buffers.get(&alloc.0) {
                     Some(b) => slots.push(b.ptr.wrapping_add_signed(*offset)),
                     None => return Err(fault(format!("parameter `{}` is bound to a device allocation that is not live", param.name))),
                 },

@@ -37,6 +37,9 @@ pub struct ArrayBinding {
     /// Every dimension's length; the first is unused for addressing.
     pub dims: Vec<i64>,
     pub name: String,
+    /// A row table (`ParamKind::RowTable`): `buffer` holds the rows' device addresses (8 bytes
+    /// each, from `offset`), and `elem` is the rows' element type.
+    pub row_table: bool,
 }
 
 /// Everything a launch shares between its blocks.
@@ -46,6 +49,9 @@ pub struct LaunchCtx<'a> {
     /// Raw values of scalar params (0 for array params).
     pub scalars: Vec<u64>,
     pub arrays: Vec<Option<ArrayBinding>>,
+    /// Every live buffer of the device by its device address, ascending: where the rows of row
+    /// tables are found (empty when the kernel has no row table).
+    pub memory: Vec<(u64, Arc<SimBuffer>)>,
     /// Per reduction: the partials buffer (one element per block).
     pub partials: Vec<Arc<SimBuffer>>,
     pub block_dim: [u32; 3],
@@ -86,6 +92,9 @@ pub struct BlockState<'a> {
     call_depth: usize,
     /// Each lane's `threadIdx` per axis (the divisions are done once, not per evaluation).
     thread_idx: [Vec<u64>; 3],
+    /// For an access to a row table: each lane's row buffer (an index into
+    /// `LaunchCtx::memory`). `linear_index` fills it and the access that called it reads it.
+    row_buffers: Vec<u32>,
 }
 
 fn any(mask: &[bool]) -> bool {
@@ -122,6 +131,7 @@ impl<'a> BlockState<'a> {
             counters: DeviceCounters::default(),
             call_depth: 0,
             thread_idx,
+            row_buffers: vec![0; lanes],
         }
     }
 
@@ -228,7 +238,7 @@ impl<'a> BlockState<'a> {
             ExprKind::BlockDim(axis) => self.filled(value::wrap_int(ty, self.ctx.block_dim[*axis as usize] as i64)),
             ExprKind::GridDim(axis) => self.filled(value::wrap_int(ty, self.ctx.grid_dim[*axis as usize] as i64)),
             ExprKind::Load { array, indices } => {
-                let idx = self.linear_index(body, frame, *array, indices, mask)?;
+                let idx = self.linear_index(body, frame, *array, indices, mask, expr.span)?;
                 let out = self.load(body, frame, *array, &idx, mask, ty, expr.span);
                 self.give(idx);
                 out?
@@ -403,6 +413,8 @@ impl<'a> BlockState<'a> {
     // -----------------------------------------------------------------------------------------
     // Memory
 
+    /// Each active lane's element of `array`: its linear index, or, for a row table, its byte
+    /// offset in the lane's row buffer (see [`BlockState::row_elements`]).
     fn linear_index(
         &mut self,
         body: &Body,
@@ -410,11 +422,15 @@ impl<'a> BlockState<'a> {
         array: ArrayRef,
         indices: &[Handle<Expr>],
         mask: &[bool],
+        span: Span,
     ) -> Result<Vec<u64>, Fault> {
         let mut dims = [1i64; 8];
         match array {
             ArrayRef::Param(p) => {
                 if let Some(Some(b)) = self.ctx.arrays.get(p as usize) {
+                    if b.row_table {
+                        return self.row_elements(body, frame, b, indices, mask, span);
+                    }
                     for (slot, &d) in dims.iter_mut().zip(&b.dims) {
                         *slot = d;
                     }
@@ -431,6 +447,29 @@ impl<'a> BlockState<'a> {
                 }
             }
             ArrayRef::Partials(_) => {}
+            ArrayRef::Address(elem) => {
+                let [index] = indices else {
+                    return Err(fault(span, format!("a computed address is indexed with {} subscripts", indices.len())));
+                };
+                let addresses = self.eval(body, frame, *index, mask)?;
+                let found = self.find_buffers(&addresses, elem.size_bytes() as u64, mask);
+                return match found {
+                    Ok(offsets) => {
+                        self.give(addresses);
+                        Ok(offsets)
+                    }
+                    Err(lane) => {
+                        let address = addresses[lane];
+                        self.give(addresses);
+                        let mut f = fault(
+                            span,
+                            format!("thread {lane} of block {:?} accesses address {address:#x}, which is no device memory", self.block_idx),
+                        );
+                        f.help = Some("a pointer a kernel makes from an integer must be a device address (from `host_data use_device`, acc_deviceptr or acc_malloc) of memory on the device".to_string());
+                        Err(f)
+                    }
+                };
+            }
         }
         // Integer values are kept sign- or zero-extended to 64 bits, so the raw value is the
         // index itself.
@@ -447,12 +486,135 @@ impl<'a> BlockState<'a> {
         Ok(acc)
     }
 
+    /// `a[i][j]` of a row table, per active lane: loads row `i`'s device address from the
+    /// table (a global load), finds the buffer holding element `j` of that row, and returns
+    /// the element's byte offset in it, with the buffer in `row_buffers`. A row outside the
+    /// table, a null row, or an element outside the row's buffer faults here.
+    fn row_elements(
+        &mut self,
+        body: &Body,
+        frame: &mut Frame,
+        table: &'a ArrayBinding,
+        indices: &[Handle<Expr>],
+        mask: &[bool],
+        span: Span,
+    ) -> Result<Vec<u64>, Fault> {
+        let [row_index, col_index] = indices else {
+            return Err(fault(span, format!("the row table `{}` is indexed with {} subscripts", table.name, indices.len())));
+        };
+        let rows = self.eval(body, frame, *row_index, mask)?;
+        let cols = self.eval(body, frame, *col_index, mask)?;
+        let size = table.elem.size_bytes() as i64;
+        let mut table_bytes = self.take();
+        let mut addresses = self.take();
+        let mut failure = None;
+        for lane in 0..self.lanes {
+            if !mask[lane] {
+                continue;
+            }
+            let (r, c) = (rows[lane] as i64, cols[lane] as i64);
+            let at = r.checked_mul(8).and_then(|b| b.checked_add(table.offset)).filter(|&b| b >= 0 && b + 8 <= table.buffer.len() as i64);
+            let Some(at) = at else {
+                failure = Some((lane, format!("row {r} is outside the table of row pointers ({} bytes)", table.buffer.len())));
+                break;
+            };
+            table_bytes[lane] = at as u64;
+            let entry = table.buffer.load(at as usize, 8);
+            if entry == 0 {
+                failure = Some((lane, format!("row {r} is a null pointer on the device")));
+                break;
+            }
+            // An element index too large for an address lands at 0, in no buffer.
+            addresses[lane] = c.checked_mul(size).map_or(0, |b| entry.wrapping_add_signed(b));
+        }
+        let offsets = match failure {
+            Some(f) => Err(f),
+            None => self.find_buffers(&addresses, size as u64, mask).map_err(|lane| {
+                let (r, c) = (rows[lane] as i64, cols[lane] as i64);
+                (lane, format!("element {c} of row {r} is outside the row's device memory"))
+            }),
+        };
+        self.give(rows);
+        self.give(cols);
+        self.give(addresses);
+        match offsets {
+            Ok(offsets) => {
+                self.counters.global_loads += mask.iter().filter(|&&m| m).count() as u64;
+                self.count_global(&table_bytes, mask, 8);
+                self.give(table_bytes);
+                Ok(offsets)
+            }
+            Err((lane, what)) => {
+                self.give(table_bytes);
+                let mut f = fault(span, format!("out-of-bounds access of `{}` in thread {lane} of block {:?}: {what}", table.name, self.block_idx));
+                f.help = Some("check the loop bounds and the index expressions against the rows the data clauses put on the device".to_string());
+                Err(f)
+            }
+        }
+    }
+
+    /// Each active lane's buffer holding `size` bytes at its device address, into
+    /// `row_buffers`, and the byte offset there; `Err` with the first lane whose bytes lie in no
+    /// buffer.
+    fn find_buffers(&mut self, addresses: &[u64], size: u64, mask: &[bool]) -> Result<Vec<u64>, usize> {
+        let memory = &self.ctx.memory;
+        let mut out = self.take();
+        for lane in 0..self.lanes {
+            if !mask[lane] {
+                continue;
+            }
+            let address = addresses[lane];
+            let found = memory.partition_point(|(start, _)| *start <= address).checked_sub(1).and_then(|k| {
+                let (start, buffer) = &memory[k];
+                (address - start + size <= buffer.len() as u64).then_some((k, address - start))
+            });
+            let Some((k, byte)) = found else {
+                self.give(out);
+                return Err(lane);
+            };
+            self.row_buffers[lane] = k as u32;
+            out[lane] = byte;
+        }
+        Ok(out)
+    }
+
+    /// Whether each lane's element of `array` lies in a buffer of its own (`row_buffers`): a
+    /// row table's, or memory at a computed address.
+    fn is_row_table(&self, array: ArrayRef) -> bool {
+        match array {
+            ArrayRef::Param(p) => matches!(self.ctx.arrays.get(p as usize), Some(Some(b)) if b.row_table),
+            ArrayRef::Address(_) => true,
+            _ => false,
+        }
+    }
+
+    /// The global buffer holding `lane`'s element of a global array, once resolved.
+    fn lane_buffer(&self, array: ArrayRef, lane: usize) -> &'a Arc<SimBuffer> {
+        if self.is_row_table(array) {
+            &self.ctx.memory[self.row_buffers[lane] as usize].1
+        } else {
+            self.global(array).expect("resolved before the access").0
+        }
+    }
+
+    /// Counts a warp-level access to a global array: rows of a table are counted by their
+    /// device addresses, since their elements lie in different buffers.
+    fn count_param_access(&mut self, array: ArrayRef, at: &[u64], mask: &[bool], size: u64) {
+        if self.is_row_table(array) {
+            let addresses: Vec<u64> = (0..self.lanes).map(|lane| if mask[lane] { self.ctx.memory[self.row_buffers[lane] as usize].0 + at[lane] } else { 0 }).collect();
+            self.count_global(&addresses, mask, size);
+        } else {
+            self.count_global(at, mask, size);
+        }
+    }
+
     fn array_name(&self, body: &Body, array: ArrayRef) -> String {
         match array {
             ArrayRef::Param(p) => self.ctx.kernel.params.get(p as usize).map(|p| p.name.clone()).unwrap_or_default(),
             ArrayRef::Shared(s) => self.ctx.kernel.shared[s as usize].name.clone(),
             ArrayRef::Local(l) => body.locals[l].name.clone(),
             ArrayRef::Partials(r) => format!("<partials of reduction {r}>"),
+            ArrayRef::Address(_) => "<memory at a computed address>".to_string(),
         }
     }
 
@@ -494,6 +656,11 @@ impl<'a> BlockState<'a> {
             f
         };
         match array {
+            // `row_elements` and `find_buffers` checked the element and left byte offsets.
+            ArrayRef::Param(p) if self.is_row_table(array) => {
+                Ok(self.ctx.arrays[p as usize].as_ref().expect("a row table").elem)
+            }
+            ArrayRef::Address(elem) => Ok(elem),
             ArrayRef::Param(_) | ArrayRef::Partials(_) => {
                 let Some((buffer, offset, elem)) = self.global(array) else {
                     return Err(fault(
@@ -665,16 +832,15 @@ impl<'a> BlockState<'a> {
         let mut out = self.take();
         let lanes = self.lanes;
         match array {
-            ArrayRef::Param(_) | ArrayRef::Partials(_) => {
-                let (buffer, _, _) = self.global(array).expect("resolved above");
+            ArrayRef::Param(_) | ArrayRef::Partials(_) | ArrayRef::Address(_) => {
                 let size = elem.size_bytes();
                 for lane in 0..lanes {
                     if mask[lane] {
-                        out[lane] = value::from_memory(elem, buffer.load(at[lane] as usize, size));
+                        out[lane] = value::from_memory(elem, self.lane_buffer(array, lane).load(at[lane] as usize, size));
                         self.counters.global_loads += 1;
                     }
                 }
-                self.count_global(&at, mask, size as u64);
+                self.count_param_access(array, &at, mask, size as u64);
             }
             ArrayRef::Shared(s) => {
                 let data = &self.shared[s as usize];
@@ -718,21 +884,20 @@ impl<'a> BlockState<'a> {
     ) -> Result<(), Fault> {
         let vty = body.exprs[value_expr].ty;
         let v = self.eval(body, frame, value_expr, mask)?;
-        let mut at = self.linear_index(body, frame, array, indices, mask)?;
+        let mut at = self.linear_index(body, frame, array, indices, mask, span)?;
         let elem = self.resolve(body, array, &mut at, mask, span, "write")?;
         let lanes = self.lanes;
         let conv = |x: u64| if vty == elem { x } else { value::cast(vty, elem, x) };
         match array {
-            ArrayRef::Param(_) | ArrayRef::Partials(_) => {
-                let (buffer, _, _) = self.global(array).expect("resolved above");
+            ArrayRef::Param(_) | ArrayRef::Partials(_) | ArrayRef::Address(_) => {
                 let size = elem.size_bytes();
                 for lane in 0..lanes {
                     if mask[lane] {
-                        buffer.store(at[lane] as usize, size, value::to_memory(elem, conv(v[lane])));
+                        self.lane_buffer(array, lane).store(at[lane] as usize, size, value::to_memory(elem, conv(v[lane])));
                         self.counters.global_stores += 1;
                     }
                 }
-                self.count_global(&at, mask, size as u64);
+                self.count_param_access(array, &at, mask, size as u64);
             }
             ArrayRef::Shared(s) => {
                 let data = &mut self.shared[s as usize];
@@ -772,7 +937,7 @@ impl<'a> BlockState<'a> {
     ) -> Result<(), Fault> {
         let vty = body.exprs[value_expr].ty;
         let v = self.eval(body, frame, value_expr, mask)?;
-        let mut at = self.linear_index(body, frame, array, indices, mask)?;
+        let mut at = self.linear_index(body, frame, array, indices, mask, span)?;
         let elem = self.resolve(body, array, &mut at, mask, span, "atomic update")?;
         let lanes = self.lanes;
         // Division by zero inside the update: the element keeps its value and the launch faults.
@@ -792,11 +957,11 @@ impl<'a> BlockState<'a> {
             let operand = v[lane];
             let at_lane = at[lane] as usize;
             old_values[lane] = match array {
-                ArrayRef::Param(_) | ArrayRef::Partials(_) => {
+                ArrayRef::Param(_) | ArrayRef::Partials(_) | ArrayRef::Address(_) => {
                     if !at_lane.is_multiple_of(size as usize) {
                         return Err(fault(span, "misaligned atomic access".to_string()));
                     }
-                    let (buffer, _, _) = self.global(array).expect("resolved above");
+                    let buffer = self.lane_buffer(array, lane);
                     self.counters.global_loads += 1;
                     self.counters.global_stores += 1;
                     let old_bits = buffer.read_modify_write(at_lane, size, |bits| {
@@ -822,7 +987,7 @@ impl<'a> BlockState<'a> {
             }
         }
         match array {
-            ArrayRef::Param(_) | ArrayRef::Partials(_) => self.count_global(&at, mask, size as u64),
+            ArrayRef::Param(_) | ArrayRef::Partials(_) | ArrayRef::Address(_) => self.count_param_access(array, &at, mask, size as u64),
             ArrayRef::Shared(_) => self.count_shared(&at, mask, size as u64),
             ArrayRef::Local(_) => {}
         }

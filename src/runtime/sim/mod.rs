@@ -136,6 +136,17 @@ impl Device for SimDevice {
                         elem: *elem,
                         dims: vec![0; dims.len()],
                         name: param.name.clone(),
+                        row_table: false,
+                    });
+                }
+                (ParamKind::RowTable { elem, .. }, DeviceParam::Array { alloc, offset }) => {
+                    arrays[i] = Some(ArrayBinding {
+                        buffer: self.buffer(*alloc).clone(),
+                        offset: *offset,
+                        elem: *elem,
+                        dims: Vec::new(),
+                        name: param.name.clone(),
+                        row_table: true,
                     });
                 }
                 _ => {
@@ -147,11 +158,19 @@ impl Device for SimDevice {
                 }
             }
         }
+        // A row table holds device addresses, and a kernel may compute some: it finds their
+        // buffers by address.
+        let mut memory = Vec::new();
+        if kernel.params.iter().any(|p| matches!(p.kind, ParamKind::RowTable { .. })) || launch.module.reaches_addresses(&kernel.body) {
+            memory = self.buffers.iter().map(|(id, b)| (self.addresses[id], b.clone())).collect();
+            memory.sort_by_key(|(address, _)| *address);
+        }
         let mut ctx = LaunchCtx {
             module: launch.module,
             kernel,
             scalars,
             arrays,
+            memory,
             partials: Vec::new(),
             block_dim: kernel.launch.block,
             grid_dim: [1, 1, 1],

@@ -517,3 +517,45 @@ fn device_function_returns_early_per_lane_and_local_arrays_are_per_thread() {
     let expected: Vec<i32> = (0..32).map(|t: i32| (0..).find(|k: &i32| k * k >= t).unwrap() * 100 + t).collect();
     assert_eq!(i32_values(&bytes), expected);
 }
+
+/// `*(double *)(addr + 8 t) = 2 t` for the 4 threads: stores at device addresses the kernel
+/// computes, found by the buffer that holds them.
+#[test]
+fn stores_at_computed_addresses_reach_the_buffer_there_and_fault_elsewhere() {
+    let mut g = GridBuilder::new("addr_l3", [4, 1, 1]);
+    let base = g.scalar_param("addr", ScalarType::U64);
+    let bv = g.param(base);
+    let t = g.tid();
+    let t64 = g.cast(t, ScalarType::U64);
+    let eight = g.body.add_expr(crate::ir::ExprKind::ConstInt(8), ScalarType::U64, Span::default());
+    let offset = g.bin(BinaryOp::Mul, t64, eight);
+    let address = g.bin(BinaryOp::Add, bv, offset);
+    let tf = g.cast(t, ScalarType::F64);
+    let two = g.float(2.0, ScalarType::F64);
+    let value = g.bin(BinaryOp::Mul, tf, two);
+    let mut st = g.store(ArrayRef::Address(ScalarType::F64), &[address], value);
+    if let Stmt::Store { span, .. } = &mut st {
+        *span = load_span();
+    }
+    let mut module = Module::default();
+    module.grid_kernels.append(g.finish(vec![st]));
+    let kernel = &module.grid_kernels[crate::ir::Handle::new(0)];
+    let mut device = SimDevice::new();
+    let other = device.allocate(64);
+    let a = device.allocate(32);
+    let start = device.address(a);
+    let launch = |at: u64| Launch::new(&module, kernel, vec![DeviceParam::Value(ParamValue::Int(at as i64))]);
+    device.launch(&launch(start)).expect("every store lies in `a`");
+    let mut bytes = vec![0u8; 32];
+    device.copy_to_host(a, 0, &mut bytes);
+    let values: Vec<f64> = bytes.chunks(8).map(|c| f64::from_le_bytes(c.try_into().expect("8 bytes"))).collect();
+    assert_eq!(values, vec![0.0, 2.0, 4.0, 6.0]);
+    let mut untouched = vec![1u8; 64];
+    device.copy_to_host(other, 0, &mut untouched);
+    assert!(untouched.iter().all(|&b| b == 0), "the other buffer is left alone");
+    // From the last element of `a` on, thread 1 stores past its end: in no buffer.
+    let fault = device.launch(&launch(start + 24)).expect_err("past the end of `a`");
+    assert_eq!(fault.span, load_span());
+    assert!(fault.message.contains("thread 1 of block [0, 0, 0] accesses address"), "{}", fault.message);
+    assert!(fault.message.contains("which is no device memory"), "{}", fault.message);
+}

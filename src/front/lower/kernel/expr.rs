@@ -189,10 +189,17 @@ impl<'a> KernelBuilder<'a> {
             }
         }
         let Some(pk) = pointer else {
+            // `*((double *) addr + k)`: an address the program computed.
+            if let Some(k) = terms.iter().position(|t| self.pointer_cast(t).is_some()) {
+                let cast = terms.remove(k);
+                let index = self.sum_of(&terms)?;
+                return self.address_element(cast, index, span);
+            }
             return Err(err(operand.span, "only pointers into arrays can be dereferenced in kernels", "index the array directly: p[i]"));
         };
         let base = terms.remove(pk);
-        let (array, ndims, elem) = self.array_base(base)?;
+        let view = self.array_base(base)?;
+        let (array, ndims, elem) = (view.array, view.ndims, view.elem);
         if ndims != 1 {
             return Err(err(span, "dereferencing a multi-dimensional array is not supported", "index every dimension: a[i][j]"));
         }
@@ -208,7 +215,47 @@ impl<'a> KernelBuilder<'a> {
             Some(i) => i,
             None => self.int_const(0, ScalarType::I32),
         };
-        Ok((array, vec![idx], elem))
+        Ok((array, self.with_chosen(&view, vec![idx]), elem))
+    }
+
+    /// `(T *) e` with `T` a number type: the element type and `e`.
+    fn pointer_cast<'e>(&mut self, e: &'e ast::Expr) -> Option<(ScalarType, &'e ast::Expr)> {
+        let AE::Cast { ty, expr } = &e.kind else { return None };
+        match self.sema.declared_type(&ty.specs, &ty.declarator).ok()? {
+            CType::Pointer { to, .. } => Some((to.scalar()?, expr)),
+            _ => None,
+        }
+    }
+
+    /// The sum of index terms (`None` for none).
+    fn sum_of(&mut self, terms: &[&ast::Expr]) -> R<Option<Handle<Expr>>> {
+        let mut idx: Option<Handle<Expr>> = None;
+        for t in terms {
+            let h = self.index_expr(t)?;
+            idx = Some(match idx {
+                None => h,
+                Some(prev) => self.arith(AB::Add, prev, h, t.span)?,
+            });
+        }
+        Ok(idx)
+    }
+
+    /// Element `index` (or 0) of `(T *) e`, an integer the program turned into a pointer: the
+    /// memory at byte address `e + index * sizeof(T)`, which must be device memory.
+    fn address_element(&mut self, cast: &ast::Expr, index: Option<Handle<Expr>>, span: Span) -> R<(ArrayRef, Vec<Handle<Expr>>, ScalarType)> {
+        let (elem, inner) = self.pointer_cast(cast).expect("a cast to a pointer to numbers");
+        let base = self.expr(inner)?;
+        if self.ty(base).is_float() || self.ty(base) == ScalarType::Bool {
+            return Err(err(inner.span, "only integers can be turned into pointers in kernels", "cast an address held in an integer, such as a size_t"));
+        }
+        let mut address = self.cast(base, ScalarType::U64);
+        if let Some(index) = index {
+            let index = self.cast(index, ScalarType::U64);
+            let size = self.int_const(elem.size_bytes() as i64, ScalarType::U64);
+            let offset = self.binary(BinaryOp::Mul, index, size, ScalarType::U64, span);
+            address = self.binary(BinaryOp::Add, address, offset, ScalarType::U64, span);
+        }
+        Ok((ArrayRef::Address(elem), vec![address], elem))
     }
 
     fn is_host_pointer(&mut self, e: &ast::Expr) -> bool {
@@ -230,15 +277,30 @@ impl<'a> KernelBuilder<'a> {
         Ok(self.cast(h, ty))
     }
 
-    /// The array a subscript chain starts from: (array, its number of dimensions, element type).
-    fn array_base(&mut self, base: &ast::Expr) -> R<(ArrayRef, usize, ScalarType)> {
+    /// `view`'s chosen subscripts (as loads of their locals) followed by `indices`.
+    fn with_chosen(&mut self, view: &ArrayView, indices: Vec<Handle<Expr>>) -> Vec<Handle<Expr>> {
+        let mut all: Vec<Handle<Expr>> = view.chosen.iter().map(|&l| self.add(ExprKind::Local(l), ScalarType::I64, Span::default())).collect();
+        all.extend(indices);
+        all
+    }
+
+    /// The array a subscript chain starts from.
+    fn array_base(&mut self, base: &ast::Expr) -> R<ArrayView> {
+        if let AE::Ident(name) = &base.kind
+            && !self.is_kernel_name(name)
+            && let Some(alias) = self.aliases.get(name.as_str())
+        {
+            return Ok(alias.clone());
+        }
+        let (array, ndims, elem) = self.array_base_plain(base)?;
+        Ok(ArrayView { array, ndims, elem, chosen: Vec::new() })
+    }
+
+    /// [`KernelBuilder::array_base`] of a name that is no parameter of an inlined function:
+    /// (array, its number of dimensions, element type).
+    fn array_base_plain(&mut self, base: &ast::Expr) -> R<(ArrayRef, usize, ScalarType)> {
         match &base.kind {
             AE::Ident(name) => {
-                if let Some(&alias) = self.aliases.get(name.as_str()) {
-                    if !self.is_kernel_name(name) {
-                        return Ok(alias);
-                    }
-                }
                 if self.is_kernel_name(name) {
                     let local = self.kernel_local(name).map(|l| (l, &self.body.locals[l]));
                     return match local {
@@ -294,6 +356,7 @@ impl<'a> KernelBuilder<'a> {
     pub(super) fn param_shape(&self, p: u32) -> R<(ArrayRef, usize, ScalarType)> {
         match &self.params[p as usize].kind {
             ParamKind::Array { elem, dims, .. } => Ok((ArrayRef::Param(p), dims.len(), *elem)),
+            ParamKind::RowTable { elem, .. } => Ok((ArrayRef::Param(p), 2, *elem)),
             ParamKind::Scalar(_) => Err(Diagnostic::global_error("internal: scalar param used as an array")),
         }
     }
@@ -325,12 +388,20 @@ impl<'a> KernelBuilder<'a> {
             // An array member of a struct local or of an element of an array of structs.
             return self.member_element(&place, s, field, &index_exprs, e.span);
         }
-        let (array, ndims, elem) = if let AE::Unary { op: AU::Deref, operand } = &cur.kind {
+        if self.pointer_cast(cur).is_some() {
+            let [ix] = index_exprs.as_slice() else {
+                return Err(err(e.span, "a pointer made from an integer has one dimension", "index it with one subscript"));
+            };
+            let index = self.index_expr(ix)?;
+            return self.address_element(cur, Some(index), e.span);
+        }
+        let view = if let AE::Unary { op: AU::Deref, operand } = &cur.kind {
             // `(*p)[i]` is rare; refuse it with the general message.
             return Err(err(operand.span, "indexing a dereferenced pointer is not supported", "index the array directly"));
         } else {
             self.array_base(cur)?
         };
+        let (array, ndims, elem) = (view.array, view.ndims, view.elem);
         if index_exprs.len() != ndims {
             return Err(err(
                 e.span,
@@ -342,7 +413,7 @@ impl<'a> KernelBuilder<'a> {
         for ix in index_exprs {
             indices.push(self.index_expr(ix)?);
         }
-        Ok((array, indices, elem))
+        Ok((array, self.with_chosen(&view, indices), elem))
     }
 
     /// `mt->mrows`, `s.n`, `mt->m`: its text (the param key) and its type.
@@ -526,6 +597,29 @@ impl<'a> KernelBuilder<'a> {
     }
 
 
+    /// The array an argument of an inlined call passes: a whole array (`a`), or a row of one
+    /// (`a[i]` of a table of rows or of a two-dimensional array), whose subscripts are
+    /// evaluated once, at the call, into locals (appended to `chosen` with their values).
+    fn array_argument(&mut self, a: &ast::Expr, chosen: &mut Vec<(Handle<Local>, Handle<Expr>)>) -> R<ArrayView> {
+        let (base, index_exprs) = subscripts(a);
+        if index_exprs.is_empty() {
+            return self.array_base(a);
+        }
+        let mut view = self.array_base(base)?;
+        if index_exprs.len() >= view.ndims {
+            return Err(err(a.span, format!("`{}` is an element, not an array", self.text(a.span)), "pass the array, or one of its rows"));
+        }
+        for ix in index_exprs {
+            let value = self.index_expr(ix)?;
+            let value = self.cast(value, ScalarType::I64);
+            let local = self.new_local("row", ScalarType::I64, LocalKind::Var, ix.span);
+            chosen.push((local, value));
+            view.chosen.push(local);
+            view.ndims -= 1;
+        }
+        Ok(view)
+    }
+
     fn inline_call(&mut self, name: &str, def: &ast::FunctionDef, args: &[ast::Expr], span: Span) -> R<Handle<Expr>> {
         if self.inline_frames.len() >= MAX_INLINE_DEPTH {
             return Err(err(span, format!("calls of `{name}` nest too deeply (recursion?)"), "device functions cannot be recursive"));
@@ -547,6 +641,8 @@ impl<'a> KernelBuilder<'a> {
         // Arguments are evaluated in the caller's scope.
         let mut scalars = Vec::new();
         let mut arrays = Vec::new();
+        // The subscripts of rows passed as arrays (`f(a[i])`): (local, value).
+        let mut chosen = Vec::new();
         for (p, a) in params.iter().zip(args) {
             let pname = p.declarator.name.clone().unwrap_or_default();
             let pty = sema::adjust_param(self.sema.declared_type(&p.specs, &p.declarator)?);
@@ -563,15 +659,23 @@ impl<'a> KernelBuilder<'a> {
                         want_dims += 1;
                         cur = elem;
                     }
-                    let (array, ndims, elem) = self.array_base(a)?;
-                    if ndims != want_dims || cur.scalar() != Some(elem) {
+                    // `double **a`: a table of row pointers (and only a table fits it).
+                    let want_table = matches!(cur, CType::Pointer { .. }) && want_dims == 1;
+                    if want_table && let CType::Pointer { to: row, .. } = cur {
+                        want_dims = 2;
+                        cur = row;
+                    }
+                    let view = self.array_argument(a, &mut chosen)?;
+                    let is_table = view.chosen.is_empty()
+                        && matches!(view.array, ArrayRef::Param(p) if matches!(self.params[p as usize].kind, ParamKind::RowTable { .. }));
+                    if view.ndims != want_dims || cur.scalar() != Some(view.elem) || is_table != want_table {
                         return Err(err(
                             a.span,
                             format!("the array passed as `{pname}` does not have the parameter's shape and element type"),
                             "pass an array of the same element type and number of dimensions",
                         ));
                     }
-                    arrays.push((pname, (array, ndims, elem)));
+                    arrays.push((pname, view));
                 }
                 _ => return Err(err(a.span, format!("parameter `{pname}` of `{name}` has a type kernels do not support"), "pass numbers and arrays")),
             }
@@ -584,6 +688,9 @@ impl<'a> KernelBuilder<'a> {
         self.inline_frames.push(InlineFrame { result: result_local, done });
         self.push_scope();
         let mut block = Vec::new();
+        for (local, value) in chosen {
+            block.push(Stmt::Assign { local, value });
+        }
         for (pname, t, v) in scalars {
             let l = self.new_local(&pname, t, LocalKind::Var, span);
             block.push(Stmt::Assign { local: l, value: v });

@@ -1,0 +1,491 @@
+//! Coherence hooks: what memory a host statement may read or write (the array and pointer
+//! bases it touches, found by walking it with the C types in scope) and the `host_access`
+//! calls that cover them before the statement runs.
+
+use super::*;
+
+pub(super) const READ: u8 = 1;
+pub(super) const WRITE: u8 = 2;
+
+/// The memory a library function touches through its pointer arguments.
+pub(super) enum LibraryEffect {
+    /// Argument `n` is written, the others read.
+    WritesArg(usize),
+    /// Arguments from `n` on are written (scanf's targets), the others read.
+    WritesFrom(usize),
+    /// Argument `n` is read and written.
+    ReadsWritesArg(usize),
+    ReadsAll,
+    /// Allocation functions and the OpenACC API: the runtime sees these itself.
+    None,
+    /// A function we know nothing about: every pointer argument may be read and written.
+    Unknown,
+}
+
+pub(super) fn library_effect(name: &str) -> LibraryEffect {
+    match name {
+        "memcpy" | "memmove" | "memset" | "strcpy" | "strncpy" | "strcat" | "strncat" | "sprintf" | "snprintf"
+        | "vsprintf" | "vsnprintf" | "fgets" | "gets" | "fread" => LibraryEffect::WritesArg(0),
+        "scanf" => LibraryEffect::WritesFrom(1),
+        "fscanf" | "sscanf" => LibraryEffect::WritesFrom(2),
+        "qsort" => LibraryEffect::ReadsWritesArg(0),
+        "printf" | "fprintf" | "puts" | "fputs" | "fwrite" | "strlen" | "strcmp" | "strncmp" | "strchr" | "strrchr"
+        | "strstr" | "memcmp" | "atoi" | "atol" | "atoll" | "atof" | "strtol" | "strtoul" | "strtoll" | "strtoull"
+        | "strtod" | "strtof" | "perror" | "fopen" | "bsearch" | "putchar" | "fputc" | "putc" | "__assert_fail"
+        | "__builtin_expect" => LibraryEffect::ReadsAll,
+        "malloc" | "calloc" | "realloc" | "free" | "exit" | "abort" | "fclose" | "fflush" | "srand" | "rand"
+        | "time" | "clock" | "__yosegi_malloc" | "__yosegi_calloc" | "__yosegi_realloc" | "__yosegi_free" => {
+            LibraryEffect::None
+        }
+        n if n.starts_with("acc_") => LibraryEffect::None,
+        _ => LibraryEffect::Unknown,
+    }
+}
+
+#[derive(Clone, Debug)]
+pub(super) struct Access {
+    pub(super) text: String,
+    pub(super) mode: u8,
+    /// Identifiers the base expression reads (for the loop-invariance test).
+    pub(super) idents: Vec<String>,
+    /// The base expression has side effects or calls: it cannot be evaluated again in a hook.
+    pub(super) impure: bool,
+    /// Evaluating the base reads memory (`mt->m`, `grid[i]`), and the statement reads it only
+    /// under a condition (`p && p->v[0]`): the hook could fault where the program does not.
+    pub(super) guarded_load: bool,
+}
+
+/// Collects the accesses of one host statement, walking it with its own declarations in scope.
+pub(super) struct Collector<'a> {
+    pub(super) sources: &'a SourceSet,
+    pub(super) tables: &'a mut TypeTables,
+    pub(super) scopes: &'a mut Scopes,
+    pub(super) info: &'a ProgramInfo,
+    pub(super) accesses: Vec<Access>,
+    /// Variables declared or assigned inside the statement.
+    pub(super) assigned: HashSet<String>,
+    pub(super) declared: HashSet<String>,
+    /// Inside `&&`/`||` right operands, `?:` arms, `if` branches and `switch` bodies.
+    pub(super) conditional_depth: u32,
+}
+
+impl<'a> Collector<'a> {
+    pub(super) fn conditionally(&mut self, f: impl FnOnce(&mut Self)) {
+        self.conditional_depth += 1;
+        f(self);
+        self.conditional_depth -= 1;
+    }
+
+    pub(super) fn record(&mut self, base: &ast::Expr, mode: u8) {
+        let text = self.sources.text(base.span).trim().to_string();
+        let conditional = self.conditional_depth > 0;
+        if let Some(existing) = self.accesses.iter_mut().find(|a| a.text == text) {
+            existing.mode |= mode;
+            existing.guarded_load &= conditional;
+            return;
+        }
+        let mut idents = Vec::new();
+        let mut impure = false;
+        let mut loads = false;
+        visit_expr(base, &mut |e| match &e.kind {
+            ExprKind::Ident(n) => idents.push(n.clone()),
+            ExprKind::Index { .. } | ExprKind::Member { arrow: true, .. } | ExprKind::Unary { op: UnaryOp::Deref, .. } => {
+                loads = true
+            }
+            ExprKind::Assign { .. } | ExprKind::Call { .. } | ExprKind::CompoundLiteral { .. } => impure = true,
+            ExprKind::Unary { op: UnaryOp::PreInc | UnaryOp::PreDec | UnaryOp::PostInc | UnaryOp::PostDec, .. } => {
+                impure = true
+            }
+            _ => {}
+        });
+        self.accesses.push(Access { text, mode, idents, impure, guarded_load: loads && conditional });
+    }
+
+    pub(super) fn type_of(&mut self, e: &ast::Expr) -> CType {
+        match &e.kind {
+            ExprKind::Ident(n) => self.scopes.lookup(n),
+            ExprKind::IntLit { .. } | ExprKind::FloatLit { .. } | ExprKind::CharLit(_) => CType::Scalar,
+            ExprKind::StringLit(_) => CType::Pointer(Box::new(CType::Opaque)),
+            ExprKind::SizeofType(_) | ExprKind::SizeofExpr(_) => CType::Scalar,
+            ExprKind::Index { base, index } => {
+                let b = self.type_of(base);
+                match b {
+                    CType::Pointer(_) | CType::Array(_) => b.element(),
+                    _ => self.type_of(index).element(),
+                }
+            }
+            ExprKind::Unary { op, operand } => match op {
+                UnaryOp::Deref => self.type_of(operand).element(),
+                UnaryOp::AddrOf => CType::Pointer(Box::new(self.type_of(operand))),
+                UnaryOp::Not => CType::Scalar,
+                _ => self.type_of(operand),
+            },
+            ExprKind::Member { base, field, arrow } => {
+                let b = self.type_of(base);
+                let s = if *arrow { b.element() } else { b };
+                self.tables.field(&s, field)
+            }
+            ExprKind::Binary { op, lhs, rhs } => match op {
+                ast::BinaryOp::Add | ast::BinaryOp::Sub => {
+                    let l = self.type_of(lhs);
+                    let r = self.type_of(rhs);
+                    match (&l, &r) {
+                        (CType::Pointer(_) | CType::Array(_), CType::Pointer(_) | CType::Array(_)) => CType::Scalar,
+                        (CType::Pointer(t) | CType::Array(t), _) => CType::Pointer(t.clone()),
+                        (_, CType::Pointer(t) | CType::Array(t)) => CType::Pointer(t.clone()),
+                        _ => l,
+                    }
+                }
+                ast::BinaryOp::Comma => self.type_of(rhs),
+                _ => CType::Scalar,
+            },
+            ExprKind::Assign { lhs, .. } => self.type_of(lhs),
+            ExprKind::Conditional { then, .. } => self.type_of(then),
+            ExprKind::Cast { ty, .. } | ExprKind::CompoundLiteral { ty, .. } => {
+                let base = self.tables.base_type(&ty.specs);
+                apply_derived(base, &ty.declarator)
+            }
+            ExprKind::Call { callee, .. } => match self.type_of(callee) {
+                CType::Function(r) => *r,
+                CType::Pointer(f) => match *f {
+                    CType::Function(r) => *r,
+                    _ => CType::Unknown,
+                },
+                _ => CType::Unknown,
+            },
+        }
+    }
+
+    /// An lvalue accessed with `mode`.
+    pub(super) fn access_lvalue(&mut self, e: &ast::Expr, mode: u8) {
+        match &e.kind {
+            ExprKind::Ident(n) => {
+                if matches!(self.scopes.lookup(n), CType::Array(_)) {
+                    self.record(e, mode);
+                }
+            }
+            ExprKind::Index { base, index } => {
+                let (base, index) = match self.type_of(base) {
+                    CType::Pointer(_) | CType::Array(_) => (base, index),
+                    // `i[a]`
+                    _ => (index, base),
+                };
+                self.rvalue(index);
+                match self.type_of(base) {
+                    CType::Array(_) => self.access_lvalue(base, mode),
+                    t if t.is_trackable_pointer() => {
+                        self.record(base, mode);
+                        self.rvalue(base);
+                    }
+                    _ => self.rvalue(base),
+                }
+            }
+            ExprKind::Unary { op: UnaryOp::Deref, operand } => {
+                if self.type_of(operand).is_trackable_pointer() {
+                    self.pointer_target(operand, mode);
+                }
+                self.rvalue(operand);
+            }
+            ExprKind::Member { base, arrow: true, .. } => {
+                if self.type_of(base).is_trackable_pointer() {
+                    self.pointer_target(base, mode);
+                }
+                self.rvalue(base);
+            }
+            ExprKind::Member { base, arrow: false, .. } => self.access_lvalue(base, mode),
+            _ => self.rvalue(e),
+        }
+    }
+
+    /// The object a pointer-valued expression points into, accessed with `mode`: `p`, `a + k`,
+    /// `&a[i]`, `(double *)p`.
+    pub(super) fn pointer_target(&mut self, e: &ast::Expr, mode: u8) {
+        match &e.kind {
+            ExprKind::Cast { expr, .. } => self.pointer_target(expr, mode),
+            ExprKind::Binary { op: ast::BinaryOp::Add | ast::BinaryOp::Sub, lhs, rhs } => {
+                if self.type_of(lhs).is_trackable_pointer() {
+                    self.pointer_target(lhs, mode)
+                } else if self.type_of(rhs).is_trackable_pointer() {
+                    self.pointer_target(rhs, mode)
+                }
+            }
+            ExprKind::Unary { op: UnaryOp::AddrOf, operand } => self.address_target(operand, mode),
+            _ => match self.type_of(e) {
+                CType::Array(_) => self.address_target(e, mode),
+                t if t.is_trackable_pointer() => self.record(e, mode),
+                _ => {}
+            },
+        }
+    }
+
+    /// The object containing lvalue `e` (whose address is taken), accessed with `mode`.
+    pub(super) fn address_target(&mut self, e: &ast::Expr, mode: u8) {
+        match &e.kind {
+            ExprKind::Ident(_) => {
+                if matches!(self.type_of(e), CType::Array(_)) {
+                    self.record(e, mode)
+                }
+            }
+            ExprKind::Index { base, .. } => match self.type_of(base) {
+                CType::Array(_) => self.address_target(base, mode),
+                t if t.is_trackable_pointer() => self.record(base, mode),
+                _ => {}
+            },
+            ExprKind::Unary { op: UnaryOp::Deref, operand } => self.pointer_target(operand, mode),
+            ExprKind::Member { base, arrow: true, .. } => self.pointer_target(base, mode),
+            ExprKind::Member { base, arrow: false, .. } => self.address_target(base, mode),
+            _ => {}
+        }
+    }
+
+    /// Address computation only: visits what evaluating `&e` reads.
+    pub(super) fn address_of(&mut self, e: &ast::Expr) {
+        match &e.kind {
+            ExprKind::Index { base, index } => {
+                self.rvalue(index);
+                if matches!(self.type_of(base), CType::Array(_)) {
+                    self.address_of(base)
+                } else {
+                    self.rvalue(base)
+                }
+            }
+            ExprKind::Member { base, arrow: true, .. } | ExprKind::Unary { op: UnaryOp::Deref, operand: base } => {
+                self.rvalue(base)
+            }
+            ExprKind::Member { base, arrow: false, .. } => self.address_of(base),
+            ExprKind::Ident(_) => {}
+            _ => self.rvalue(e),
+        }
+    }
+
+    pub(super) fn note_assigned(&mut self, lhs: &ast::Expr) {
+        if let ExprKind::Ident(n) = &lhs.kind {
+            self.assigned.insert(n.clone());
+        }
+    }
+
+    pub(super) fn rvalue(&mut self, e: &ast::Expr) {
+        match &e.kind {
+            ExprKind::Index { .. } | ExprKind::Member { .. } | ExprKind::Unary { op: UnaryOp::Deref, .. } => {
+                self.access_lvalue(e, READ)
+            }
+            ExprKind::Assign { op, lhs, rhs } => {
+                self.note_assigned(lhs);
+                self.access_lvalue(lhs, if op.is_some() { READ | WRITE } else { WRITE });
+                self.rvalue(rhs);
+            }
+            ExprKind::Unary { op: UnaryOp::PreInc | UnaryOp::PreDec | UnaryOp::PostInc | UnaryOp::PostDec, operand } => {
+                self.note_assigned(operand);
+                self.access_lvalue(operand, READ | WRITE);
+            }
+            ExprKind::Unary { op: UnaryOp::AddrOf, operand } => self.address_of(operand),
+            ExprKind::Unary { operand, .. } => self.rvalue(operand),
+            ExprKind::Binary { op: ast::BinaryOp::LogAnd | ast::BinaryOp::LogOr, lhs, rhs } => {
+                self.rvalue(lhs);
+                self.conditionally(|c| c.rvalue(rhs));
+            }
+            ExprKind::Binary { lhs, rhs, .. } => {
+                self.rvalue(lhs);
+                self.rvalue(rhs);
+            }
+            ExprKind::Conditional { cond, then, otherwise } => {
+                self.rvalue(cond);
+                self.conditionally(|c| {
+                    c.rvalue(then);
+                    c.rvalue(otherwise);
+                });
+            }
+            ExprKind::Cast { expr, .. } => self.rvalue(expr),
+            ExprKind::CompoundLiteral { init, .. } => self.initializer(init),
+            ExprKind::Call { callee, args } => self.call(callee, args),
+            ExprKind::Ident(_)
+            | ExprKind::IntLit { .. }
+            | ExprKind::FloatLit { .. }
+            | ExprKind::CharLit(_)
+            | ExprKind::StringLit(_)
+            | ExprKind::SizeofType(_)
+            | ExprKind::SizeofExpr(_) => {}
+        }
+    }
+
+    pub(super) fn call(&mut self, callee: &ast::Expr, args: &[ast::Expr]) {
+        let effect = match &callee.kind {
+            // A user function's body has its own hooks.
+            ExprKind::Ident(n) if self.info.user_functions.contains(n) => LibraryEffect::None,
+            ExprKind::Ident(n) => library_effect(n),
+            _ => {
+                self.rvalue(callee);
+                LibraryEffect::Unknown
+            }
+        };
+        for (i, arg) in args.iter().enumerate() {
+            // A callee given `&x` may change `x` (and so what `x.m` points to).
+            let mut stripped = arg;
+            while let ExprKind::Cast { expr, .. } = &stripped.kind {
+                stripped = expr;
+            }
+            if let ExprKind::Unary { op: UnaryOp::AddrOf, operand } = &stripped.kind
+                && let ExprKind::Ident(n) = &operand.kind
+            {
+                self.assigned.insert(n.clone());
+            }
+            self.rvalue(arg);
+            let mode = match effect {
+                LibraryEffect::None => 0,
+                LibraryEffect::ReadsAll => READ,
+                LibraryEffect::Unknown => READ | WRITE,
+                LibraryEffect::WritesArg(n) => {
+                    if i == n {
+                        WRITE
+                    } else {
+                        READ
+                    }
+                }
+                LibraryEffect::WritesFrom(n) => {
+                    if i >= n {
+                        WRITE
+                    } else {
+                        READ
+                    }
+                }
+                LibraryEffect::ReadsWritesArg(n) => {
+                    if i == n {
+                        READ | WRITE
+                    } else {
+                        READ
+                    }
+                }
+            };
+            if mode != 0 {
+                self.pointer_target(arg, mode);
+            }
+        }
+    }
+
+    pub(super) fn initializer(&mut self, init: &Initializer) {
+        match init {
+            Initializer::Expr(e) => self.rvalue(e),
+            Initializer::List(items, _) => {
+                for (designators, i) in items {
+                    for d in designators {
+                        if let ast::Designator::Index(e) = d {
+                            self.rvalue(e);
+                        }
+                    }
+                    self.initializer(i);
+                }
+            }
+        }
+    }
+
+    pub(super) fn declaration(&mut self, d: &Declaration) {
+        self.tables.declare_typedefs(d);
+        let base = self.tables.base_type(&d.specs);
+        for init in &d.declarators {
+            for derived in &init.declarator.derived {
+                if let DerivedType::Array { size: Some(size), .. } = derived {
+                    self.rvalue(size);
+                }
+            }
+            if let Some(i) = &init.init {
+                self.initializer(i);
+            }
+            if let Some(name) = &init.declarator.name
+                && d.specs.storage != Some(StorageClass::Typedef)
+            {
+                self.declared.insert(name.clone());
+                self.assigned.insert(name.clone());
+                self.scopes.declare(name, apply_derived(base.clone(), &init.declarator));
+            }
+        }
+    }
+
+    pub(super) fn stmt(&mut self, s: &ast::Stmt) {
+        match &s.kind {
+            StmtKind::Compound(b) => {
+                self.scopes.push();
+                for s in &b.stmts {
+                    self.stmt(s);
+                }
+                self.scopes.pop();
+            }
+            StmtKind::Expr(Some(e)) | StmtKind::Return(Some(e)) => self.rvalue(e),
+            StmtKind::Decl(d) => self.declaration(d),
+            StmtKind::If { cond, then, otherwise } => {
+                self.rvalue(cond);
+                self.conditionally(|c| {
+                    c.stmt(then);
+                    if let Some(o) = otherwise {
+                        c.stmt(o);
+                    }
+                });
+            }
+            StmtKind::Switch { cond, body } => {
+                self.rvalue(cond);
+                self.conditionally(|c| c.stmt(body));
+            }
+            // Loop bodies count as run: a loop over `mt->m` with `mt` null is not a program we
+            // protect against.
+            StmtKind::While { cond, body } | StmtKind::DoWhile { body, cond } => {
+                self.rvalue(cond);
+                self.stmt(body);
+            }
+            StmtKind::For { init, cond, step, body } => {
+                self.scopes.push();
+                match init {
+                    Some(ForInit::Decl(d)) => self.declaration(d),
+                    Some(ForInit::Expr(e)) => self.rvalue(e),
+                    None => {}
+                }
+                for e in [cond, step].into_iter().flatten() {
+                    self.rvalue(e);
+                }
+                self.stmt(body);
+                self.scopes.pop();
+            }
+            StmtKind::Case { body, .. } | StmtKind::Default { body } | StmtKind::Labeled { body, .. } => self.stmt(body),
+            StmtKind::Acc { body: Some(b), .. } => self.stmt(b),
+            StmtKind::Expr(None)
+            | StmtKind::Goto(_)
+            | StmtKind::Break
+            | StmtKind::Continue
+            | StmtKind::Return(None)
+            | StmtKind::Acc { body: None, .. } => {}
+        }
+    }
+}
+
+/// The text of a hook covering `accesses`, or `None` when there is nothing to cover.
+pub(super) fn hook_call(accesses: &[Access]) -> Option<String> {
+    if accesses.is_empty() {
+        return None;
+    }
+    let ptrs: Vec<String> = accesses.iter().map(|a| format!("(void *)({})", a.text)).collect();
+    let modes: Vec<String> = accesses.iter().map(|a| a.mode.to_string()).collect();
+    Some(format!(
+        "__yosegi_rt->host_access((void *const[]){{{}}}, (const int[]){{{}}}, {})",
+        ptrs.join(", "),
+        modes.join(", "),
+        accesses.len()
+    ))
+}
+
+pub(super) const HOOK_ALL: &str = "__yosegi_rt->host_access_all()";
+
+/// A hook evaluated in the middle of a statement: `host_access_all` when a base cannot be
+/// evaluated again (side effects, conditional loads, names the statement declares).
+pub(super) fn hook_for_reevaluation(accesses: &[Access], declared: &HashSet<String>) -> Option<String> {
+    if accesses.iter().any(|a| a.idents.iter().any(|i| declared.contains(i))) {
+        return Some(HOOK_ALL.to_string());
+    }
+    pure_hook(accesses)
+}
+
+/// A hook for accesses that can all be evaluated before the statement, else `host_access_all`.
+pub(super) fn pure_hook(accesses: &[Access]) -> Option<String> {
+    if accesses.iter().any(|a| a.impure || a.guarded_load) {
+        return Some(HOOK_ALL.to_string());
+    }
+    hook_call(accesses)
+}
+
