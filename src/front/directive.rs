@@ -921,7 +921,7 @@ mod tests {
         assert_eq!(err("enter data delete(a)").0, "`delete` is not allowed on `enter data`");
         assert_eq!(err("enter data async"), ("`enter data` needs a `copyin`, `create` or `attach` clause".into(), "enter data".into()));
         assert_eq!(err("exit data copyin(a)").0, "`copyin` is not allowed on `exit data`");
-        assert_eq!(err("loop reduction(-:n)"), ("invalid reduction operator `-`".into(), "-".into()));
+        assert_eq!(err("loop reduction(/:n)"), ("invalid reduction operator `/`".into(), "/".into()));
         assert_eq!(err("loop reduction(+ n)").0, "expected `:` after the reduction operator");
         assert_eq!(err("loop collapse(0)"), ("`collapse` needs a positive integer constant".into(), "0".into()));
         assert_eq!(err("loop collapse(n)"), ("`collapse` needs a positive integer constant".into(), "n".into()));
