@@ -234,6 +234,7 @@ differential_tests! {
     region_scalar_handoff => "region_scalar_handoff.c",
     atomic_inner_order => "atomic_inner_order.c",
     libc_names => "libc_names.c",
+    implicit_routine => "implicit_routine.c",
     ptr2d_deep_copy => "ptr2d_deep_copy.c",
     ptr2d_routines => "ptr2d_routines.c",
     host_data_addresses => "host_data_addresses.c",

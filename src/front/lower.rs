@@ -106,6 +106,7 @@ fn collect_functions(units: &[TranslationUnit]) -> FunctionTables<'_> {
             }
         }
     }
+    routine_names.extend(implicit_routines(units));
     let mut routines = HashMap::new();
     let mut inline = HashMap::new();
     let mut defined = HashSet::new();
@@ -130,6 +131,52 @@ fn collect_functions(units: &[TranslationUnit]) -> FunctionTables<'_> {
         }
     }
     (routines, inline, defined, routine_defs)
+}
+
+/// The functions the program defines that a compute construct calls, directly or through
+/// other functions it defines, without a `routine` directive: OpenACC 3.0 (2.15.1) gives each
+/// an implicit `routine seq`.
+fn implicit_routines(units: &[TranslationUnit]) -> HashSet<String> {
+    let mut bodies: HashMap<&str, &ast::FunctionDef> = HashMap::new();
+    for unit in units {
+        for item in &unit.items {
+            if let ExternalDecl::Function(f) = item
+                && let Some(name) = function_name(f)
+            {
+                bodies.entry(name).or_insert(f);
+            }
+        }
+    }
+    let mut pending: Vec<String> = Vec::new();
+    for f in bodies.values() {
+        for stmt in &f.body.stmts {
+            walk::each_stmt(stmt, &mut |s| {
+                if let StmtKind::Acc { directive, body: Some(b) } = &s.kind
+                    && matches!(
+                        directive.kind,
+                        DirectiveKind::Parallel
+                            | DirectiveKind::Kernels
+                            | DirectiveKind::Serial
+                            | DirectiveKind::ParallelLoop
+                            | DirectiveKind::KernelsLoop
+                            | DirectiveKind::SerialLoop
+                    )
+                {
+                    pending.extend(walk::called_functions(b).into_iter().map(|(n, _)| n));
+                }
+            });
+        }
+    }
+    let mut found = HashSet::new();
+    while let Some(name) = pending.pop() {
+        let Some(f) = bodies.get(name.as_str()) else { continue };
+        if found.insert(name) {
+            for stmt in &f.body.stmts {
+                pending.extend(walk::called_functions(stmt).into_iter().map(|(n, _)| n));
+            }
+        }
+    }
+    found
 }
 
 struct Lowerer<'a> {

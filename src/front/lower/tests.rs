@@ -339,9 +339,9 @@ fn refusals_carry_the_offending_span() {
          #pragma acc parallel loop\n\
          for (int i = 0; i < n; i++) { a[i] = g(i); }\n}\n",
     );
-    let errors = l.errors();
-    assert!(errors[0].0.contains("routine seq"), "{errors:?}");
-    assert_eq!(errors[0].1, "g(i)");
+    // `g` has no `routine` directive: calling it in the construct gives it an implicit one.
+    let (m, _) = l.ok();
+    assert_eq!(m.functions.len(), 1, "g is lowered as a device function");
 
     let l = lower_snippet(
         "void f(int n, double *a) {\n\
