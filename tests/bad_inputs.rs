@@ -81,7 +81,6 @@ bad_input_tests! {
     bad_expression,
     bad_reduction_operator,
     break_in_parallel_loop,
-    call_without_routine,
     clause_not_allowed,
     collapse_nonconstant,
     collapse_not_perfect,
