@@ -5,7 +5,9 @@
 //! kernel (or function or region) and the broken rule; the driver reports it as an internal
 //! error. Type rules checked: binary operands have the same type (shift counts excepted) and
 //! arithmetic yields it; comparisons, `!`, `&&` and `||` yield `Bool`; `?:` arms have the
-//! node's type; loads have the element type and stores and assignments store values of it.
+//! node's type; loads have the element's value type and stores and assignments store values of
+//! it. `F80` (the host's `long double` in memory) is only an element type: no expression, local,
+//! scalar param, shared array, atomic element or reduction has it.
 
 use crate::ir::*;
 
@@ -181,11 +183,23 @@ impl Ctx<'_> {
     }
 
     fn local_in_range(&self, l: Handle<Local>) -> Result<(), String> {
-        if l.index() < self.body.locals.len() { Ok(()) } else { self.err(format!("local {l:?} is out of range")) }
+        if l.index() >= self.body.locals.len() {
+            return self.err(format!("local {l:?} is out of range"));
+        }
+        if self.body.locals[l].ty == ScalarType::F80 {
+            return self.err(format!("local `{}` has the memory format F80", self.body.locals[l].name));
+        }
+        Ok(())
     }
 
     fn params(&self) -> Result<(), String> {
+        if self.shared.iter().any(|s| s.elem == ScalarType::F80) || self.reductions.iter().any(|r| r.ty == ScalarType::F80) {
+            return self.err("a shared array or a reduction of the memory format F80".to_string());
+        }
         for p in self.params {
+            if p.kind == ParamKind::Scalar(ScalarType::F80) {
+                return self.err(format!("scalar param `{}` has the memory format F80", p.name));
+            }
             if let ParamKind::Array { dims, .. } = &p.kind {
                 if dims.is_empty() {
                     return self.err(format!("array param `{}` has no dimensions", p.name));
@@ -252,6 +266,9 @@ impl Ctx<'_> {
         }
         let e = &self.body.exprs[h];
         let mismatch = |what: &str| self.err(format!("{what} in expression {h:?}"));
+        if e.ty == ScalarType::F80 {
+            return mismatch("a value of the memory format F80");
+        }
         match &e.kind {
             ExprKind::ConstInt(_) => {
                 if e.ty.is_float() {
@@ -283,7 +300,7 @@ impl Ctx<'_> {
                     self.expr(*i)?;
                 }
                 let elem = self.array(*array, indices.len())?;
-                if elem != e.ty {
+                if elem.value_type() != e.ty {
                     return mismatch("load typed differently from its element");
                 }
             }
@@ -389,7 +406,7 @@ impl Ctx<'_> {
                 }
                 self.expr(*value)?;
                 let elem = self.array(*array, indices.len())?;
-                if elem != self.ty(*value) {
+                if elem.value_type() != self.ty(*value) {
                     return self.err("store of a value of another type than the element".to_string());
                 }
             }
@@ -399,6 +416,9 @@ impl Ctx<'_> {
                 }
                 self.expr(*value)?;
                 let elem = self.array(*array, indices.len())?;
+                if elem == ScalarType::F80 {
+                    return self.err("an atomic on an element of the memory format F80".to_string());
+                }
                 let integer_only = matches!(
                     op.binary(),
                     Some(BinaryOp::BitAnd | BinaryOp::BitOr | BinaryOp::BitXor | BinaryOp::Shl | BinaryOp::Shr)

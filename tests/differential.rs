@@ -231,6 +231,8 @@ differential_tests! {
     assign_in_expr => "assign_in_expr.c",
     switch_fallthrough => "switch_fallthrough.c",
     struct_kernels => "struct_kernels.c",
+    long_double => "long_double.c",
+    ordered_reductions => "ordered_reductions.c",
 }
 
 #[test]

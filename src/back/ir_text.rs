@@ -515,7 +515,7 @@ mod tests {
             vec![d],
             b.body,
         );
-        k.reductions.push(Reduction { op: ReductionOp::Add, ty: ScalarType::F64, local: sum, target_arg: 3, span: Default::default() });
+        k.reductions.push(Reduction { op: ReductionOp::Add, ty: ScalarType::F64, local: sum, target_arg: 3, span: Default::default(), part: None });
         let mut m = Module::default();
         let kh = m.kernels.append(k);
         let arg = |c: &str, kind| HostArg { c_expr: c.to_string(), kind, size_expr: None };

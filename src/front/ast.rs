@@ -91,6 +91,11 @@ pub enum BaseType {
     Float,
     Double,
     LongDouble,
+    /// `float _Complex` (also spelt `_Complex float`, `__complex__ float`).
+    ComplexFloat,
+    /// `double _Complex`, and `_Complex` alone (GNU C).
+    ComplexDouble,
+    ComplexLongDouble,
 }
 
 #[derive(Clone, Debug)]

@@ -274,7 +274,7 @@ impl<'a> Lowerer<'a> {
         let mut kb = KernelBuilder::new(&cx, sema.clone(), &mut args, Mode::Function);
         kb.function_result = match &*ret {
             CType::Void => None,
-            CType::Scalar(t) => Some(*t),
+            CType::Scalar(t) => Some(t.value_type()),
             _ => {
                 self.diags.push(
                     Diagnostic::error(f.declarator.span, format!("device function `{name}` must return a number or nothing"))
@@ -291,7 +291,7 @@ impl<'a> Lowerer<'a> {
                 let Some(pname) = &p.declarator.name else { continue };
                 match kb.sema.declared_type(&p.specs, &p.declarator) {
                     Ok(CType::Scalar(t)) => {
-                        let l = kb.new_local(pname, t, LocalKind::Var, p.declarator.name_span);
+                        let l = kb.new_local(pname, t.value_type(), LocalKind::Var, p.declarator.name_span);
                         kb.bind(pname, l);
                         params.push(l);
                     }

@@ -288,6 +288,15 @@ impl KernelBuilder<'_> {
         let mut value = self.atomic_operand(op, ty, operand, span)?;
         match target {
             Target::Element { array, indices, .. } => {
+                if let ArrayRef::Param(p) = array
+                    && matches!(self.params[p as usize].kind, ParamKind::Array { elem: ScalarType::F80, .. })
+                {
+                    return Err(err(
+                        x.span,
+                        "atomic updates of `long double` elements are not supported",
+                        "use an array of `double`, which the device updates atomically",
+                    ));
+                }
                 // A captured new value is recomputed from the old one: the operand is read once.
                 if matches!(capture, Capture::New(_)) && !self.is_simple(value) {
                     let vty = self.ty(value);

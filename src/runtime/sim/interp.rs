@@ -88,6 +88,31 @@ pub struct BlockState<'a> {
     thread_idx: [Vec<u64>; 3],
 }
 
+/// The value of the element of type `elem` at byte `at` of `buffer`.
+#[inline]
+fn load_element(buffer: &SimBuffer, at: usize, elem: ScalarType) -> u64 {
+    if elem == ScalarType::F80 {
+        // The significand word, then the sign and exponent: the 10 bytes of the x87 format.
+        let mut bytes = [0u8; 10];
+        bytes[..8].copy_from_slice(&buffer.load(at, 8).to_le_bytes());
+        bytes[8..].copy_from_slice(&(buffer.load(at + 8, 2) as u16).to_le_bytes());
+        return value::from_bytes(elem, &bytes);
+    }
+    value::from_memory(elem, buffer.load(at, elem.size_bytes()))
+}
+
+/// Stores `raw` (a value of type `elem`) as the element at byte `at` of `buffer`.
+#[inline]
+fn store_element(buffer: &SimBuffer, at: usize, elem: ScalarType, raw: u64) {
+    if elem == ScalarType::F80 {
+        let bytes = value::to_bytes(elem, raw);
+        buffer.store(at, 8, u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes")));
+        buffer.store(at + 8, 8, u64::from_le_bytes(bytes[8..].try_into().expect("8 bytes")));
+        return;
+    }
+    buffer.store(at, elem.size_bytes(), value::to_memory(elem, raw));
+}
+
 fn any(mask: &[bool]) -> bool {
     mask.iter().any(|&m| m)
 }
@@ -670,7 +695,7 @@ impl<'a> BlockState<'a> {
                 let size = elem.size_bytes();
                 for lane in 0..lanes {
                     if mask[lane] {
-                        out[lane] = value::from_memory(elem, buffer.load(at[lane] as usize, size));
+                        out[lane] = load_element(buffer, at[lane] as usize, elem);
                         self.counters.global_loads += 1;
                     }
                 }
@@ -728,7 +753,7 @@ impl<'a> BlockState<'a> {
                 let size = elem.size_bytes();
                 for lane in 0..lanes {
                     if mask[lane] {
-                        buffer.store(at[lane] as usize, size, value::to_memory(elem, conv(v[lane])));
+                        store_element(buffer, at[lane] as usize, elem, conv(v[lane]));
                         self.counters.global_stores += 1;
                     }
                 }

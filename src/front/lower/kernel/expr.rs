@@ -66,7 +66,7 @@ impl<'a> KernelBuilder<'a> {
                 let target = self.sema.declared_type(&ty.specs, &ty.declarator)?;
                 let inner = self.expr(expr)?;
                 match target {
-                    CType::Scalar(t) => Ok(self.cast(inner, t)),
+                    CType::Scalar(t) => Ok(self.cast(inner, t.value_type())),
                     CType::Void => Ok(inner),
                     _ => Err(err(span, "casts to pointer or struct types are not supported in kernels", "cast only between number types in kernels")),
                 }
@@ -208,7 +208,7 @@ impl<'a> KernelBuilder<'a> {
             Some(i) => i,
             None => self.int_const(0, ScalarType::I32),
         };
-        Ok((array, vec![idx], elem))
+        Ok((array, vec![idx], elem.value_type()))
     }
 
     fn is_host_pointer(&mut self, e: &ast::Expr) -> bool {
@@ -317,7 +317,7 @@ impl<'a> KernelBuilder<'a> {
             let base = self.add(ExprKind::Local(copies.base), ScalarType::I64, e.span);
             let at = self.binary(BinaryOp::Add, base, ix, ScalarType::I64, e.span);
             let (_, _, elem) = self.param_shape(copies.buffer)?;
-            return Ok((ArrayRef::Param(copies.buffer), vec![at], elem));
+            return Ok((ArrayRef::Param(copies.buffer), vec![at], elem.value_type()));
         }
         if let AE::Member { base, field, arrow: false } = &cur.kind
             && let Some((place, s)) = self.kernel_struct_place(base)?
@@ -342,7 +342,8 @@ impl<'a> KernelBuilder<'a> {
         for ix in index_exprs {
             indices.push(self.index_expr(ix)?);
         }
-        Ok((array, indices, elem))
+        // A `long double` element is read and written as a `double` value.
+        Ok((array, indices, elem.value_type()))
     }
 
     /// `mt->mrows`, `s.n`, `mt->m`: its text (the param key) and its type.
@@ -541,7 +542,7 @@ impl<'a> KernelBuilder<'a> {
         let ret = self.sema.apply_declarator(ret, &ast::Declarator { name: None, name_span: span, derived: def.declarator.derived[1..].to_vec(), span })?;
         let result = match ret {
             CType::Void => None,
-            CType::Scalar(t) => Some(t),
+            CType::Scalar(t) => Some(t.value_type()),
             _ => return Err(err(span, format!("`{name}` must return a number or nothing"), "return a scalar value")),
         };
         // Arguments are evaluated in the caller's scope.
@@ -552,6 +553,7 @@ impl<'a> KernelBuilder<'a> {
             let pty = sema::adjust_param(self.sema.declared_type(&p.specs, &p.declarator)?);
             match pty {
                 CType::Scalar(t) => {
+                    let t = t.value_type();
                     let v = self.expr(a)?;
                     let v = self.cast(v, t);
                     scalars.push((pname, t, v));
@@ -564,7 +566,7 @@ impl<'a> KernelBuilder<'a> {
                         cur = elem;
                     }
                     let (array, ndims, elem) = self.array_base(a)?;
-                    if ndims != want_dims || cur.scalar() != Some(elem) {
+                    if ndims != want_dims || cur.element_scalar() != Some(elem) {
                         return Err(err(
                             a.span,
                             format!("the array passed as `{pname}` does not have the parameter's shape and element type"),

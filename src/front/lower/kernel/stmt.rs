@@ -338,6 +338,7 @@ impl<'a> KernelBuilder<'a> {
             let span = id.declarator.name_span;
             match &ty {
                 CType::Scalar(t) => {
+                    let t = &t.value_type();
                     let l = self.new_local(name, *t, LocalKind::Var, span);
                     if let Some(init) = &id.init {
                         let ast::Initializer::Expr(e) = init else {

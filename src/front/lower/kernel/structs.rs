@@ -210,7 +210,7 @@ impl<'a> KernelBuilder<'a> {
             Place::Host(key) => {
                 let name = format!("{key}.{field}");
                 match &fty {
-                    CType::Scalar(t) => Ok(MemberRef::HostScalar(name, *t)),
+                    CType::Scalar(t) => Ok(MemberRef::HostScalar(name, t.value_type())),
                     CType::Array { .. } => Ok(MemberRef::Array(ArrayMember::Host(name, fty))),
                     CType::Struct(t) => Ok(MemberRef::Struct(Place::Host(name), *t)),
                     _ => Err(unsupported("(a pointer)")),
@@ -313,7 +313,7 @@ impl<'a> KernelBuilder<'a> {
                 if indices.len() != ndims {
                     return Err(count_error(self, ndims));
                 }
-                Ok((array, indices, elem))
+                Ok((array, indices, elem.value_type()))
             }
             _ => Err(err(span, format!("the member `{field}` is not an array"), "index array members only")),
         }
@@ -419,7 +419,7 @@ impl<'a> KernelBuilder<'a> {
             let full = format!("{name}.{field}");
             match fty {
                 CType::Scalar(t) => {
-                    let l = self.new_local(&full, *t, LocalKind::Var, span);
+                    let l = self.new_local(&full, t.value_type(), LocalKind::Var, span);
                     self.bind(&full, l);
                 }
                 CType::Array { .. } => {
@@ -514,7 +514,7 @@ impl<'a> KernelBuilder<'a> {
             match (fty, init, self.binding(&full)) {
                 (CType::Scalar(t), ast::Initializer::Expr(e), Some(Binding::Local(l))) => {
                     let v = self.expr(e)?;
-                    let v = self.cast(v, *t);
+                    let v = self.cast(v, t.value_type());
                     out.push(Stmt::Assign { local: l, value: v });
                 }
                 (CType::Array { .. }, ast::Initializer::List(..), Some(Binding::Local(l))) => {
