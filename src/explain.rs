@@ -200,14 +200,24 @@ fn kernel_text(module: &Module, region: &Region, handle: Handle<Kernel>, out: &m
     }
     for r in &kernel.reductions {
         let target = region.args.get(r.target_arg as usize).map(|a| a.c_expr.as_str()).unwrap_or("?");
-        let _ = writeln!(
-            out,
-            "    reduction {}: {} ({}) into {}",
-            r.op.symbol(),
-            body.locals[r.local].name,
-            r.ty.c_name(),
-            target
-        );
+        let name = &body.locals[r.local].name;
+        match r.part {
+            None => {
+                let _ = writeln!(out, "    reduction {}: {} ({}) into {}", r.op.symbol(), name, r.ty.c_name(), target);
+            }
+            // The imaginary part's line would repeat the real part's.
+            Some(crate::ir::ComplexPart::Imag) => {}
+            Some(crate::ir::ComplexPart::Real) => {
+                let variable = name.strip_suffix(".re").unwrap_or(name);
+                let how = if r.op == crate::ir::ReductionOp::Mul { "the parts multiplied as complex numbers" } else { "each part on its own" };
+                let _ = writeln!(
+                    out,
+                    "    reduction {}: {variable} ({} _Complex: real and imaginary parts, {how}) into {variable}",
+                    r.op.symbol(),
+                    r.ty.c_name(),
+                );
+            }
+        }
     }
 }
 

@@ -233,6 +233,8 @@ differential_tests! {
     struct_kernels => "struct_kernels.c",
     long_double => "long_double.c",
     ordered_reductions => "ordered_reductions.c",
+    complex_kernels => "complex_kernels.c",
+    complex_reductions => "complex_reductions.c",
 }
 
 #[test]

@@ -550,7 +550,7 @@ impl<'a> Writer<'a> {
                     _ => continue,
                 },
                 LocalKind::Reduction(r) => match kernel.reductions.get(r as usize) {
-                    Some(red) => raw_literal(local.ty, value::cast(red.ty, local.ty, value::reduction_identity(red.op, red.ty))),
+                    Some(red) => raw_literal(local.ty, value::cast(red.ty, local.ty, value::part_identity(red.op, red.ty, red.part))),
                     None => continue,
                 },
                 _ => continue,

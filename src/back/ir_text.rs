@@ -63,11 +63,12 @@ pub fn kernel_text(module: &Module, kernel: &Kernel) -> String {
     for (n, r) in kernel.reductions.iter().enumerate() {
         let _ = writeln!(
             out,
-            "  reduction {n}: {} {} {} -> arg {}",
+            "  reduction {n}: {} {} {} -> arg {}{}",
             r.op.symbol(),
             r.ty.c_name(),
             p.local(r.local),
-            r.target_arg
+            r.target_arg,
+            part_text(r.part)
         );
     }
     p.scalar_outputs(&mut out, &kernel.scalar_outputs);
@@ -106,7 +107,7 @@ pub fn grid_kernel_text(module: &Module, grid: &GridKernel) -> String {
         let _ = writeln!(out, "  shared {} {}{dims}", s.elem.c_name(), s.name);
     }
     for (n, r) in grid.reductions.iter().enumerate() {
-        let _ = writeln!(out, "  reduction {n}: {} {} partials{n} -> arg {}", r.op.symbol(), r.ty.c_name(), r.target_arg);
+        let _ = writeln!(out, "  reduction {n}: {} {} partials{n} -> arg {}{}", r.op.symbol(), r.ty.c_name(), r.target_arg, part_text(r.part));
     }
     p.scalar_outputs(&mut out, &grid.scalar_outputs);
     p.locals(&mut out);
@@ -477,6 +478,15 @@ impl<'a> Printer<'a> {
     }
 }
 
+
+/// The part of a complex variable a reduction accumulates, as the listing says it.
+fn part_text(part: Option<crate::ir::ComplexPart>) -> &'static str {
+    match part {
+        None => "",
+        Some(crate::ir::ComplexPart::Real) => " (real part)",
+        Some(crate::ir::ComplexPart::Imag) => " (imaginary part)",
+    }
+}
 
 #[cfg(test)]
 mod tests {

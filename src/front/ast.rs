@@ -235,6 +235,10 @@ pub enum UnaryOp {
     PreDec,
     PostInc,
     PostDec,
+    /// GNU C's `__real__ z` and `__imag__ z`: a part of a complex value (of a real one, the
+    /// value itself and zero).
+    Real,
+    Imag,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -274,6 +278,9 @@ pub enum ExprKind {
     IntLit { value: u64, suffix: IntSuffix, radix: u32 },
     /// `single`: an `f`/`F` suffix; `long_double`: `l`/`L`.
     FloatLit { value: f64, single: bool, long_double: bool },
+    /// GNU C's imaginary constant (`1.0iF`, what `I` expands to): `value` times the imaginary
+    /// unit, of type `float _Complex` (`single`), `double _Complex` or `long double _Complex`.
+    ImagLit { value: f64, single: bool, long_double: bool },
     CharLit(i64),
     /// Adjacent literals already concatenated; escapes decoded.
     StringLit(String),

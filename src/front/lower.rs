@@ -622,7 +622,11 @@ impl<'a> Lowerer<'a> {
             return;
         }
         for (name, span) in walk::called_functions(body) {
-            if kernel::math_function(&name).is_none() && !kernel::is_device_builtin(&name) && !self.defined_functions.contains(&name) {
+            if kernel::math_function(&name).is_none()
+                && !kernel::is_complex_function(&name)
+                && !kernel::is_device_builtin(&name)
+                && !self.defined_functions.contains(&name)
+            {
                 self.diags.push(
                     Diagnostic::warning(span, format!("the compute construct calls `{name}`, which cannot run on the device; it runs on the host"))
                         .with_help(format!("move the call to `{name}` out of the construct to offload it")),
@@ -723,18 +727,18 @@ impl<'a> Lowerer<'a> {
         for &h in kernels {
             let k = &self.module.kernels[h];
             for p in &k.params {
-                if let (ParamKind::Scalar(_), Some(by)) = (&p.kind, assigned.get(&p.name)) {
+                let name = assigned_variable(&p.name);
+                if let (ParamKind::Scalar(_), Some(by)) = (&p.kind, assigned.get(name)) {
                     self.diags.push(
-                        Diagnostic::error(k.span, format!("`{}` is assigned by an earlier part of this compute construct ({by}) and read here", p.name))
-                            .with_help(format!("end the construct after the part that assigns `{}`, so that the host has its value", p.name)),
+                        Diagnostic::error(k.span, format!("`{name}` is assigned by an earlier part of this compute construct ({by}) and read here"))
+                            .with_help(format!("end the construct after the part that assigns `{name}`, so that the host has its value")),
                     );
                 }
             }
             let targets = k.reductions.iter().map(|r| r.target_arg).chain(k.scalar_outputs.iter().map(|(_, a)| *a));
             for a in targets {
                 let Some(arg) = args.get(a as usize) else { continue };
-                let name = arg.c_expr.trim_start_matches("&(").trim_end_matches(')').to_string();
-                assigned.insert(name, k.name.clone());
+                assigned.insert(assigned_variable(&arg.c_expr).to_string(), k.name.clone());
             }
         }
     }
@@ -911,13 +915,16 @@ impl<'a> Lowerer<'a> {
                 if nest_vars.contains(n.as_str()) || loop_vars.contains(&n) || treatments.contains_key(&n) {
                     continue;
                 }
-                let host_scalar = sema.lookup_var(&n).is_some_and(|v| v.ty.scalar().is_some());
-                if !host_scalar || declared_in(innermost_body, &n) {
+                let Some(ty) = sema.lookup_var(&n).map(|v| v.ty.clone()).filter(CType::is_arithmetic) else { continue };
+                if declared_in(innermost_body, &n) {
                     continue;
                 }
                 // Reductions are recognised here; private scalars below, as in `parallel`.
-                if let Some(t @ Treatment::Reduction(..)) = classify_scalar(innermost_body, &n) {
-                    treatments.insert(n, t);
+                if let Some(t @ Treatment::Reduction(op, _)) = classify_scalar(innermost_body, &n) {
+                    // Complex numbers reduce with `+` and `*` only.
+                    if !matches!(ty, CType::Complex(_)) || matches!(op, ReductionOp::Add | ReductionOp::Mul) {
+                        treatments.insert(n, t);
+                    }
                 }
             }
         }
@@ -1120,7 +1127,7 @@ impl<'a> Lowerer<'a> {
                 continue;
             }
             let Some(v) = sema.lookup_var(&n) else { continue };
-            if v.ty.scalar().is_none() {
+            if !v.ty.is_arithmetic() {
                 continue;
             }
             let is_nest_var = nest_vars.contains(n.as_str());
@@ -1350,7 +1357,7 @@ fn add_treatments<'c>(
                     let AE::Ident(n) = &r.base.kind else { continue };
                     let t = if matches!(c.kind, ClauseKind::Private(_)) { Treatment::Private } else { Treatment::FirstPrivate };
                     match sema.lookup_var(n) {
-                        Some(v) if v.ty.scalar().is_some() => {
+                        Some(v) if v.ty.is_arithmetic() => {
                             treatments.insert(n.clone(), t);
                         }
                         Some(_) if matches!(treatments.get(n.as_str()), Some(Treatment::ArrayReduction(..))) => errors.push(
@@ -1378,7 +1385,15 @@ fn add_treatments<'c>(
                         AE::Ident(n) if r.sections.is_empty() => Some(n),
                         _ => None,
                     };
-                    let scalar = name.and_then(|n| sema.lookup_var(n)).map(|v| v.ty.scalar().is_some());
+                    let scalar = name.and_then(|n| sema.lookup_var(n)).map(|v| v.ty.is_arithmetic());
+                    let complex = name.and_then(|n| sema.lookup_var(n)).is_some_and(|v| matches!(v.ty, CType::Complex(_)));
+                    if complex && !matches!(op, ReductionOp::Add | ReductionOp::Mul) {
+                        errors.push(
+                            Diagnostic::error(r.span, format!("`{}` reductions are not defined on complex numbers", op.symbol()))
+                                .with_help("reduce complex numbers with + or *"),
+                        );
+                        continue;
+                    }
                     // An array, or a section or an element of one: its updates become atomics.
                     let array = match &r.base.kind {
                         AE::Ident(n) => sema.lookup_var(n).filter(|v| reduction_array_type(&v.ty)).map(|_| n),
@@ -1403,6 +1418,10 @@ fn add_treatments<'c>(
                             Diagnostic::error(r.span, format!("undeclared variable `{n}` in a reduction clause"))
                                 .with_help("declare the variable before the construct"),
                         ),
+                        _ if ref_root(&r.base).and_then(|n| sema.lookup_var(n)).is_some_and(|v| complex_elements(&v.ty)) => errors.push(
+                            Diagnostic::error(r.span, format!("reductions on arrays of complex numbers (`{}`) are not supported", norm(sources.text(r.span))))
+                                .with_help("reduce into a complex scalar and store it into the array after the loop"),
+                        ),
                         _ => errors.push(
                             Diagnostic::error(r.span, format!("reduction on `{}`, which is not a scalar", norm(sources.text(r.span))))
                                 .with_help("reduce into a scalar variable and store it into the array after the loop"),
@@ -1420,6 +1439,30 @@ fn reduction_array_type(ty: &CType) -> bool {
     match ty {
         CType::Array { elem, .. } => elem.scalar().is_some() || reduction_array_type(elem),
         CType::Pointer { to, .. } => to.scalar().is_some(),
+        _ => false,
+    }
+}
+
+/// The host variable a write-back target (`&(x)`, `(double *)&(z) + 1`: a part of a complex
+/// variable) or a param (`x`, `creal(z)`) names.
+fn assigned_variable(text: &str) -> &str {
+    if let Some(at) = text.rfind("&(") {
+        let rest = &text[at + 2..];
+        return rest.rfind(')').map_or(rest, |end| &rest[..end]);
+    }
+    for part in ["creal(", "cimag("] {
+        if let Some(inner) = text.strip_prefix(part).and_then(|t| t.strip_suffix(')')) {
+            return inner;
+        }
+    }
+    text
+}
+
+/// An array or a pointer whose elements are complex numbers.
+fn complex_elements(ty: &CType) -> bool {
+    match ty {
+        CType::Array { elem, .. } => matches!(**elem, CType::Complex(_)) || complex_elements(elem),
+        CType::Pointer { to, .. } => matches!(**to, CType::Complex(_)),
         _ => false,
     }
 }

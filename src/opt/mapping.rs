@@ -273,7 +273,12 @@ impl Mapper {
         k.reductions
             .iter()
             .map(|r| {
-                let value = self.identity(r.op, r.ty);
+                let value = if r.op == ReductionOp::Mul && r.part == Some(ComplexPart::Imag) {
+                    // `1 + 0i`: the imaginary part of a complex product starts at 0.
+                    self.expr(ExprKind::ConstFloat(0.0), r.ty)
+                } else {
+                    self.identity(r.op, r.ty)
+                };
                 Stmt::Assign { local: r.local, value }
             })
             .collect()

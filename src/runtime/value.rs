@@ -6,7 +6,7 @@
 
 pub mod f80;
 
-use crate::ir::{AtomicOp, BinaryOp, MathFn, ParamValue, ReductionOp, ScalarType, UnaryOp};
+use crate::ir::{AtomicOp, BinaryOp, ComplexPart, MathFn, ParamValue, ReductionOp, ScalarType, UnaryOp};
 
 /// Wraps an integer to `ty`'s width (C's conversion to an integer type).
 #[inline]
@@ -301,6 +301,15 @@ pub fn complex_mul(ty: ScalarType, (a, b): (u64, u64), (c, d): (u64, u64)) -> (u
     let re = op(BinaryOp::Sub, op(BinaryOp::Mul, a, c), op(BinaryOp::Mul, b, d));
     let im = op(BinaryOp::Add, op(BinaryOp::Mul, a, d), op(BinaryOp::Mul, b, c));
     (re, im)
+}
+
+/// The identity of reduction `op` at type `ty` for a reduction or, `part`, one part of a
+/// complex reduction: `1 + 0i` for a product, so its imaginary part starts at 0.
+pub fn part_identity(op: ReductionOp, ty: ScalarType, part: Option<ComplexPart>) -> u64 {
+    if op == ReductionOp::Mul && part == Some(ComplexPart::Imag) {
+        return from_f64(ty, 0.0);
+    }
+    reduction_identity(op, ty)
 }
 
 /// The identity of reduction `op` at type `ty` (what each thread's accumulator starts at).

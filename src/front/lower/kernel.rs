@@ -15,6 +15,9 @@ use crate::ir::{
 
 use super::loops::{self, Cmp};
 
+pub use complex::is_complex_function;
+
+mod complex;
 mod effects;
 mod expr;
 mod stmt;
@@ -128,6 +131,10 @@ pub struct KernelBuilder<'a> {
     aliases: HashMap<String, (ArrayRef, usize, ScalarType)>,
     /// Lowering the element an atomic or a reduction update writes (reduction arrays allowed).
     pub(super) reduction_update_target: bool,
+    /// Which expression nodes have a complex type (see `complex::is_complex`), by address.
+    complex_nodes: HashMap<usize, bool>,
+    /// Host complex variables named in the kernel, and how the kernel sees them.
+    host_complexes: HashMap<String, complex::HostComplex>,
 }
 
 /// What a name declared in the kernel stands for.
@@ -136,6 +143,8 @@ enum Binding {
     Local(Handle<Local>),
     /// A struct local (index into `Sema::structs`): its members are bound as `name.member`.
     Struct(usize),
+    /// A complex local: the locals of its parts, and the parts' format (for `sizeof`).
+    Complex { re: Handle<Local>, im: Handle<Local>, format: ScalarType },
 }
 
 /// A call being inlined: where `return` puts the value and the flag that ends the body.
@@ -244,6 +253,8 @@ impl<'a> KernelBuilder<'a> {
             inline_frames: Vec::new(),
             aliases: HashMap::new(),
             reduction_update_target: false,
+            complex_nodes: HashMap::new(),
+            host_complexes: HashMap::new(),
         }
     }
 
@@ -410,7 +421,7 @@ impl<'a> KernelBuilder<'a> {
                     lens.push(len.clone());
                     cur = elem;
                 }
-                CType::Scalar(_) => break,
+                CType::Scalar(_) | CType::Complex(_) => break,
                 CType::Pointer { .. } => {
                     return Err(err(
                         span,
@@ -427,7 +438,12 @@ impl<'a> KernelBuilder<'a> {
                 }
             }
         }
-        let Some(elem) = cur.element_scalar() else { return Err(err(span, format!("`{key}` has no element type"), "index arrays of numbers")) };
+        // An array of complex numbers is seen as rows of 2 parts (real, imaginary).
+        let (elem, complex) = match cur {
+            CType::Complex(f) => (Some(*f), true),
+            _ => (cur.element_scalar(), false),
+        };
+        let Some(elem) = elem else { return Err(err(span, format!("`{key}` has no element type"), "index arrays of numbers")) };
         if elem == ScalarType::F80 {
             long_double_format(span)?;
         }
@@ -451,6 +467,9 @@ impl<'a> KernelBuilder<'a> {
                 }
             };
             dims.push(Some(d));
+        }
+        if complex {
+            dims.push(Some(self.int_const(2, ScalarType::I64)));
         }
         // An array object (static, local or VLA) has a size the host can take; a pointer has not.
         let size_expr = match info.ty {

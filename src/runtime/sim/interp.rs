@@ -175,7 +175,7 @@ impl<'a> BlockState<'a> {
             let init = match local.kind {
                 LocalKind::FirstPrivate(p) => self.ctx.scalars.get(p as usize).copied().unwrap_or(0),
                 LocalKind::Reduction(r) => match kernel.reductions.get(r as usize) {
-                    Some(red) => value::reduction_identity(red.op, red.ty),
+                    Some(red) => value::part_identity(red.op, red.ty, red.part),
                     None => 0,
                 },
                 _ => continue,

@@ -7,6 +7,10 @@ use super::*;
 impl<'a> KernelBuilder<'a> {
     pub fn expr(&mut self, e: &ast::Expr) -> R<Handle<Expr>> {
         let span = e.span;
+        if self.is_complex(e) {
+            // C converts a complex value to a real type by dropping its imaginary part.
+            return Ok(self.complex_value(e)?.re);
+        }
         match &e.kind {
             AE::Ident(name) => {
                 if let Some(l) = self.kernel_local(name) {
@@ -56,6 +60,8 @@ impl<'a> KernelBuilder<'a> {
                 let ty = if *single { ScalarType::F32 } else { ScalarType::F64 };
                 Ok(self.add(ExprKind::ConstFloat(*value), ty, span))
             }
+            // Always complex (handled above); as a real value, its real part is zero.
+            AE::ImagLit { single, .. } => Ok(self.zero_of(if *single { ScalarType::F32 } else { ScalarType::F64 })),
             AE::CharLit(c) => Ok(self.add(ExprKind::ConstInt(*c), ScalarType::I32, span)),
             AE::StringLit(_) => Err(err(span, "string literals cannot be used in kernels", "compute with numbers in kernels; print on the host")),
             AE::Unary { op, operand } => self.unary(*op, operand, span),
@@ -81,6 +87,7 @@ impl<'a> KernelBuilder<'a> {
             }
             AE::SizeofExpr(inner) => {
                 let size = match &inner.kind {
+                    _ if self.is_complex(inner) => self.complex_size(inner),
                     AE::Ident(n) => match self.kernel_struct(n) {
                         Some(i) => Some(self.struct_size(i, inner.span)?),
                         None if !self.is_kernel_name(n) => self.host_var(n).and_then(|v| self.sema.size_align(&v.ty)).map(|(s, _)| s),
@@ -136,7 +143,7 @@ impl<'a> KernelBuilder<'a> {
         names.iter().all(|n| !self.is_kernel_name(n) && !self.host_locals.contains_key(n.as_str()) && !self.aliases.contains_key(n.as_str()))
     }
 
-    fn warn_once(&mut self, span: Span, msg: &str) {
+    pub(super) fn warn_once(&mut self, span: Span, msg: &str) {
         if self.reported.insert(format!("w:{msg}")) {
             self.errors.push(Diagnostic::warning(span, msg).with_help("use `double`"));
         }
@@ -158,16 +165,20 @@ impl<'a> KernelBuilder<'a> {
                 Ok(self.add(ExprKind::Unary { op, arg: a }, ty, span))
             }
             AU::Not => {
-                let a = self.expr(operand)?;
-                let a = self.truth(a);
+                let a = self.condition(operand)?;
                 Ok(self.add(ExprKind::Unary { op: UnaryOp::Not, arg: a }, ScalarType::Bool, span))
             }
+            AU::Real => self.part_value(crate::ir::ComplexPart::Real, operand),
+            AU::Imag => self.part_value(crate::ir::ComplexPart::Imag, operand),
             AU::Deref => {
                 let (array, indices, ty) = self.deref(operand, span)?;
                 Ok(self.add(ExprKind::Load { array, indices }, ty, span))
             }
             AU::AddrOf => Err(err(span, "taking an address (`&`) is not supported in kernels", "index arrays directly and pass values, not addresses")),
-            AU::PreInc | AU::PreDec | AU::PostInc | AU::PostDec => self.increment_value(op, operand, span),
+            AU::PreInc | AU::PreDec | AU::PostInc | AU::PostDec => {
+                self.no_complex_increment(operand, span)?;
+                self.increment_value(op, operand, span)
+            }
         }
     }
 
@@ -231,7 +242,7 @@ impl<'a> KernelBuilder<'a> {
     }
 
     /// The array a subscript chain starts from: (array, its number of dimensions, element type).
-    fn array_base(&mut self, base: &ast::Expr) -> R<(ArrayRef, usize, ScalarType)> {
+    pub(super) fn array_base(&mut self, base: &ast::Expr) -> R<(ArrayRef, usize, ScalarType)> {
         match &base.kind {
             AE::Ident(name) => {
                 if let Some(&alias) = self.aliases.get(name.as_str()) {
@@ -404,6 +415,9 @@ impl<'a> KernelBuilder<'a> {
         if self.is_host_pointer(lhs) || self.is_host_pointer(rhs) {
             return Err(err(span, "pointer arithmetic is not supported in kernels", "index the array directly: p[i + k]"));
         }
+        if let Some(c) = self.complex_compare(op, lhs, rhs, span)? {
+            return Ok(c);
+        }
         let a = self.expr(lhs)?;
         let b = self.expr(rhs)?;
         self.arith(op, a, b, span)
@@ -465,6 +479,9 @@ impl<'a> KernelBuilder<'a> {
                 return Err(err(span, format!("`{name}` takes 1 argument"), "write acc_on_device(acc_device_nvidia)"));
             }
             return self.acc_on_device(&args[0], span);
+        }
+        if let Some(v) = self.real_complex_call(name, args, span)? {
+            return Ok(v);
         }
         if let Some((func, arity, ty)) = math_function(name) {
             if args.len() != arity {

@@ -29,8 +29,7 @@ impl<'a> KernelBuilder<'a> {
     /// A loop condition, evaluated on every trip: the test as `Bool`, and the statements it needs
     /// run before it on every trip (an assignment or an inlined call in the condition).
     fn loop_condition(&mut self, e: &ast::Expr) -> R<(Handle<Expr>, Block)> {
-        let (c, needed) = self.expr_deferred(e)?;
-        Ok((self.truth(c), needed))
+        self.condition_deferred(e)
     }
 
     /// A condition that needs statements, tested inside the loop: `needed; if (!c) break;`.
@@ -111,8 +110,7 @@ impl<'a> KernelBuilder<'a> {
             StmtKind::Expr(Some(e)) => self.expr_stmt(e, out),
             StmtKind::Decl(d) => self.decl(d, out),
             StmtKind::If { cond, then, otherwise } => {
-                let c = self.expr(cond)?;
-                let c = self.truth(c);
+                let c = self.condition(cond)?;
                 let mut tb = Vec::new();
                 self.scoped_stmt(then, &mut tb);
                 let mut eb = Vec::new();
@@ -337,6 +335,7 @@ impl<'a> KernelBuilder<'a> {
             let ty = self.sema.apply_declarator(base.clone(), &id.declarator)?;
             let span = id.declarator.name_span;
             match &ty {
+                CType::Complex(format) => self.declare_complex_local(name, *format, id.init.as_ref(), span, out)?,
                 CType::Scalar(t) => {
                     let t = &t.value_type();
                     let l = self.new_local(name, *t, LocalKind::Var, span);
@@ -435,6 +434,8 @@ impl<'a> KernelBuilder<'a> {
                 let (array, indices, ty) = self.deref(operand, lhs.span)?;
                 Ok(Target::Element { array, indices, ty })
             }
+            AE::Unary { op: AU::Real, operand } => self.part_target(crate::ir::ComplexPart::Real, operand, lhs.span),
+            AE::Unary { op: AU::Imag, operand } => self.part_target(crate::ir::ComplexPart::Imag, operand, lhs.span),
             AE::Member { base, field, arrow } => {
                 if !arrow && let Some((place, s)) = self.kernel_struct_place(base)? {
                     return self.member_target(&place, s, field, lhs.span);
@@ -475,20 +476,27 @@ impl<'a> KernelBuilder<'a> {
         }
         match &e.kind {
             AE::Assign { op: None, lhs, rhs } if self.struct_assignment(lhs, rhs, span, out)? => Ok(()),
+            AE::Assign { op, lhs, rhs } if self.is_complex(lhs) => self.complex_assignment(*op, lhs, rhs, span, out),
             AE::Assign { op, lhs, rhs } => {
                 let t = self.target(lhs)?;
                 let value = match op {
                     None => self.expr(rhs)?,
                     Some(op) => {
                         let cur = self.read_target(&t, lhs.span);
-                        let r = self.expr(rhs)?;
-                        self.arith(*op, cur, r, span)?
+                        match self.real_update_by_complex(*op, cur, rhs, span)? {
+                            Some(v) => v,
+                            None => {
+                                let r = self.expr(rhs)?;
+                                self.arith(*op, cur, r, span)?
+                            }
+                        }
                     }
                 };
                 self.store(t, value, span, out);
                 Ok(())
             }
             AE::Unary { op: op @ (AU::PreInc | AU::PreDec | AU::PostInc | AU::PostDec), operand } => {
+                self.no_complex_increment(operand, span)?;
                 let t = self.target(operand)?;
                 let cur = self.read_target(&t, operand.span);
                 let one = self.int_const(1, ScalarType::I32);

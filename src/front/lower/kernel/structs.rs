@@ -179,6 +179,7 @@ impl<'a> KernelBuilder<'a> {
                     Some(Binding::Local(l)) if self.body.locals[l].array_dims.is_some() => Ok(MemberRef::Array(ArrayMember::Local(l))),
                     Some(Binding::Local(l)) => Ok(MemberRef::Scalar(Target::Local(l))),
                     Some(Binding::Struct(t)) => Ok(MemberRef::Struct(Place::Local(name), t)),
+                    Some(Binding::Complex { .. }) => Err(unsupported("(a complex number)")),
                     None => Err(Diagnostic::global_error(format!("internal: the member `{name}` of a struct local is not bound"))),
                 }
             }
@@ -489,7 +490,8 @@ impl<'a> KernelBuilder<'a> {
                     }
                 }
                 (Some(Binding::Struct(t)), _) => self.zero_struct(&full, t, out),
-                (None, _) => {}
+                // Struct locals have no complex members (refused when declared).
+                (Some(Binding::Complex { .. }) | None, _) => {}
             }
         }
     }
