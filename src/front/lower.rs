@@ -275,6 +275,13 @@ impl<'a> Lowerer<'a> {
         kb.function_result = match &*ret {
             CType::Void => None,
             CType::Scalar(t) => Some(t.value_type()),
+            CType::Complex(_) => {
+                self.diags.push(
+                    Diagnostic::error(f.declarator.span, format!("device function `{name}` returns a complex number, which device functions cannot do"))
+                        .with_help("return the real and imaginary parts from two functions, or write the computation in the loop"),
+                );
+                return None;
+            }
             _ => {
                 self.diags.push(
                     Diagnostic::error(f.declarator.span, format!("device function `{name}` must return a number or nothing"))

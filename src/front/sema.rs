@@ -388,14 +388,9 @@ impl Sema {
             let mut fields = Vec::new();
             let mut unnatural = s.unnatural_layout;
             for decl in decls {
-                match decl.specs.ty {
+                if matches!(decl.specs.ty, TypeSpec::Base(BaseType::LongDouble)) {
                     // Computed as `double`, but 16 bytes in memory.
-                    TypeSpec::Base(BaseType::LongDouble) => unnatural = unnatural.or(Some("a `long double` member")),
-                    // Kernels see members as rows of one real type.
-                    TypeSpec::Base(BaseType::ComplexFloat | BaseType::ComplexDouble | BaseType::ComplexLongDouble) => {
-                        unnatural = unnatural.or(Some("a complex member"))
-                    }
-                    _ => {}
+                    unnatural = unnatural.or(Some("a `long double` member"));
                 }
                 let base = self.resolve_specs(&decl.specs)?;
                 for d in &decl.declarators {

@@ -230,12 +230,12 @@ pub(super) fn helper_definition(h: Helper) -> String {
 /// explicit integer bit, then the sign and the 15-bit exponent biased by 16383, then padding),
 /// and its conversions, as `runtime::value::f80` computes them: to `double` rounds the
 /// significand once (`__ull2double_rn`) and scales it exactly, from `double` is exact.
-const LONG_DOUBLE: &str = r#"struct __align__(16) yosegi_f80
+const LONG_DOUBLE: &str = r#"typedef struct __align__(16) yosegi_f80
 {
     unsigned long long significand;
     unsigned short sign_exponent;
     unsigned short padding[3];
-};
+} yosegi_f80;
 
 __device__ static double yosegi_f80_to_double(yosegi_f80 v)
 {

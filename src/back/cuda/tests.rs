@@ -30,6 +30,9 @@ static float __uint_as_float(unsigned int x) { float f; memcpy(&f, &x, 4); retur
 static unsigned int __float_as_uint(float f) { unsigned int x; memcpy(&x, &f, 4); return x; }
 static double __longlong_as_double(long long x) { double f; memcpy(&f, &x, 8); return f; }
 static long long __double_as_longlong(double f) { long long x; memcpy(&x, &f, 8); return x; }
+#define __align__(n) __attribute__((aligned(n)))
+static double __ull2double_rn(unsigned long long x) { return (double)x; }
+static int __clzll(long long x) { return x ? __builtin_clzll((unsigned long long)x) : 64; }
 "#;
 
 /// C++ stand-ins with CUDA's own signatures: overload resolution then checks that every
@@ -61,6 +64,8 @@ int atomicCAS(int *, int, int); unsigned int atomicCAS(unsigned int *, unsigned 
 unsigned long long atomicCAS(unsigned long long *, unsigned long long, unsigned long long);
 float __uint_as_float(unsigned int); unsigned int __float_as_uint(float);
 double __longlong_as_double(long long); long long __double_as_longlong(double);
+#define __align__(n) __attribute__((aligned(n)))
+double __ull2double_rn(unsigned long long); int __clzll(long long);
 "#;
 
 fn tool_on_path(tool: &str) -> bool {
@@ -163,6 +168,40 @@ fn vector_add_with_guard() {
     assert_compiles(&text);
 }
 
+/// `b[i] = a[i] * 2` on `long double` arrays: the host's x87 format in memory, `double` values.
+pub(crate) fn long_double_scale() -> Module {
+    let mut g = GridBuilder::new("scale_l7", [128, 1, 1]);
+    let np = g.scalar_param("n", ScalarType::I32);
+    let a = g.array_param("a", ScalarType::F80, &[]);
+    let b = g.array_param("b", ScalarType::F80, &[]);
+    let nv = g.param(np);
+    g.grid_x(nv);
+    let i = g.global_id();
+    let guard = g.bin(BinaryOp::Lt, i, nv);
+    let la = g.load(ArrayRef::Param(a), &[i], ScalarType::F64, Span::default());
+    let two = g.float(2.0, ScalarType::F64);
+    let scaled = g.bin(BinaryOp::Mul, la, two);
+    let store = g.store(ArrayRef::Param(b), &[i], scaled);
+    module_with(g.finish(vec![Stmt::If { cond: guard, then: vec![store], otherwise: vec![] }]))
+}
+
+#[test]
+fn long_double_elements_are_converted_at_each_access() {
+    let mut module = long_double_scale();
+    let grid = module.grid_kernels[Handle::new(0)].clone();
+    let source = crate::analysis::testing::kernel("scale", grid.params.clone(), vec![], crate::ir::Body::default());
+    module.kernels.append(source);
+    crate::valid::verify_module(&module).expect("loads and stores of F80 elements carry F64 values");
+    let text = emit(&module);
+    assert!(text.contains("typedef struct __align__(16) yosegi_f80"), "{text}");
+    assert!(text.contains("const yosegi_f80 *a_p1, yosegi_f80 *b_p2"), "{text}");
+    assert!(text.contains("= yosegi_f80_from_double(yosegi_f80_to_double(a_p1["), "{text}");
+    // The struct comes before the kernel that names it, once.
+    assert_eq!(text.matches("} yosegi_f80;").count(), 1);
+    assert!(text.find("} yosegi_f80;") < text.find("__global__"));
+    assert_compiles(&text);
+}
+
 /// The tree reduction the mapping pass writes: shared array, barriers, a halving loop whose
 /// step runs in `continuing`, and thread 0 storing the block's partial.
 pub(crate) fn block_reduction() -> Module {
@@ -233,8 +272,8 @@ fn block_reduction_with_shared_memory_and_barriers() {
     insta::assert_snapshot!(text);
     assert!(text.contains("__shared__ double red_s0[64];"));
     assert!(text.contains("double *__partials_0)"));
-    // The accumulator starts at the identity of `+`.
-    assert!(text.contains("sum_0 = 0.0;"));
+    // The accumulator starts at the identity of `+` (-0.0: adding it changes no value).
+    assert!(text.contains("sum_0 = (-0.0);"));
     assert_eq!(text.matches("__syncthreads();").count(), 2);
     assert_compiles(&text);
 }

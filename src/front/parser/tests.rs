@@ -23,6 +23,7 @@ fn show(e: &Expr) -> String {
         ExprKind::Ident(s) => s.clone(),
         ExprKind::IntLit { value, .. } => value.to_string(),
         ExprKind::FloatLit { value, .. } => value.to_string(),
+        ExprKind::ImagLit { value, .. } => format!("{value}i"),
         ExprKind::CharLit(c) => format!("'{c}'"),
         ExprKind::StringLit(s) => format!("{s:?}"),
         ExprKind::Unary { op, operand } => format!("({op:?} {})", show(operand)),
@@ -77,6 +78,35 @@ fn casts_versus_parentheses() {
     let StmtKind::Expr(Some(e)) = &b.stmts[2].kind else { panic!() };
     assert_eq!(show(e), "(cast TypedefName(\"real\") (Neg 1))");
     assert_eq!(expr_of("(struct P){1, 2}.x"), "(literal Struct(StructSpec { is_union: false, tag: Some(\"P\"), fields: None, unnatural_layout: None, span: Span { tu: 0, lo: 16, hi: 24 } })).x");
+}
+
+#[test]
+fn complex_types_and_imaginary_constants() {
+    for (src, base) in [
+        ("float _Complex z;", BaseType::ComplexFloat),
+        ("_Complex float z;", BaseType::ComplexFloat),
+        ("double _Complex z;", BaseType::ComplexDouble),
+        ("__complex__ double z;", BaseType::ComplexDouble),
+        ("_Complex z;", BaseType::ComplexDouble),
+        ("long double _Complex z;", BaseType::ComplexLongDouble),
+        ("_Complex long double z;", BaseType::ComplexLongDouble),
+    ] {
+        assert!(matches!(first_decl(src).specs.ty, TypeSpec::Base(b) if b == base), "{src}");
+    }
+    for (src, message) in [
+        ("int _Complex z;", "complex integer types"),
+        ("_Complex _Complex double z;", "invalid combination"),
+        ("float double _Complex z;", "invalid combination"),
+    ] {
+        let e = parse(src).unwrap_err();
+        assert!(e.message.contains(message), "{src}: {}", e.message);
+    }
+    // What `I` expands to is an expression, not a cast.
+    assert_eq!(expr_of("10 + 10 * (__extension__ 1.0iF)"), "(10 Add (10 Mul 1i))");
+    assert_eq!(expr_of("(double)__real__ z + __imag__ w"), "((cast Base(Double) (Real z)) Add (Imag w))");
+    let tu = parse_ok("void f(void) { double _Complex z; __real__ z = 1; }");
+    let StmtKind::Expr(Some(e)) = &body(&tu, 0).stmts[1].kind else { panic!() };
+    assert_eq!(show(e), "((Real z) =None 1)");
 }
 
 fn first_decl(src: &str) -> Declaration {

@@ -136,7 +136,7 @@ impl<'a> KernelBuilder<'a> {
     /// Whether `e` has a complex type. Memoised per node: lowering asks at every node of an
     /// expression, and the answer for a node only depends on the names in scope, which are
     /// the same each time the node is lowered.
-    pub(super) fn is_complex(&mut self, e: &ast::Expr) -> bool {
+    pub(in crate::front::lower) fn is_complex(&mut self, e: &ast::Expr) -> bool {
         let key = e as *const ast::Expr as usize;
         if let Some(&known) = self.complex_nodes.get(&key) {
             return known;

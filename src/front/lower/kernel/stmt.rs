@@ -349,6 +349,13 @@ impl<'a> KernelBuilder<'a> {
                     }
                     self.bind(name, l);
                 }
+                CType::Array { .. } if local_array_of_complex(&ty) => {
+                    return Err(err(
+                        span,
+                        format!("the local array `{name}` holds complex numbers, which kernels do not support in local arrays"),
+                        "use two arrays, one for the real parts and one for the imaginary parts",
+                    ));
+                }
                 CType::Array { .. } => {
                     let (dims, elem) = local_array_shape(&ty).ok_or_else(|| {
                         err(span, format!("the local array `{name}` needs constant dimensions and number elements"), "give the array constant sizes, e.g. double t[3]")
@@ -519,5 +526,13 @@ impl<'a> KernelBuilder<'a> {
             AE::Cast { expr, .. } => self.expr_stmt(expr, out),
             _ => self.expr(e).map(|_| ()),
         }
+    }
+}
+
+/// An array (of arrays) of complex numbers.
+fn local_array_of_complex(ty: &CType) -> bool {
+    match ty {
+        CType::Array { elem, .. } => matches!(**elem, CType::Complex(_)) || local_array_of_complex(elem),
+        _ => false,
     }
 }

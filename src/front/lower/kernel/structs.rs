@@ -205,6 +205,7 @@ impl<'a> KernelBuilder<'a> {
                         None => Err(unsupported("(an array of pointers or structs)")),
                     },
                     CType::Struct(t) => Ok(MemberRef::Struct(Place::Element(at), *t)),
+                    CType::Complex(_) => Err(unsupported("(a complex number)")),
                     _ => Err(unsupported("(a pointer in an element of an array of structs)")),
                 }
             }
@@ -214,6 +215,7 @@ impl<'a> KernelBuilder<'a> {
                     CType::Scalar(t) => Ok(MemberRef::HostScalar(name, t.value_type())),
                     CType::Array { .. } => Ok(MemberRef::Array(ArrayMember::Host(name, fty))),
                     CType::Struct(t) => Ok(MemberRef::Struct(Place::Host(name), *t)),
+                    CType::Complex(_) => Err(unsupported("(a complex number)")),
                     _ => Err(unsupported("(a pointer)")),
                 }
             }
