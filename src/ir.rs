@@ -687,6 +687,10 @@ pub struct ParallelDim {
     pub level: LoopLevel,
     /// `vector_length`/`vector(n)` or `num_gangs` when given as constants.
     pub size_hint: Option<u32>,
+    /// `gang(dim: d)` on the loop (OpenACC 3.3 gang dimensions, 1 to 3), for explain: the
+    /// mapping pass lays dims onto grid axes by nesting, which for loops nested as OpenACC
+    /// requires (dims decreasing inward) puts dimension `d` on axis `d - 1`.
+    pub gang_dim: Option<u8>,
     pub span: Span,
 }
 
@@ -737,6 +741,9 @@ pub struct Kernel {
     /// Host scalars the loop assigns without a clause that lowering made private to each
     /// iteration (each iteration assigns them before reading them; nothing reads them after).
     pub auto_private: Vec<String>,
+    /// The values of the construct's `num_gangs` clause as written, one per gang dimension
+    /// (empty without one), for explain: the grid is sized by the trip counts, not by them.
+    pub num_gangs: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq)]

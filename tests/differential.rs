@@ -235,6 +235,7 @@ differential_tests! {
     ordered_reductions => "ordered_reductions.c",
     complex_kernels => "complex_kernels.c",
     complex_reductions => "complex_reductions.c",
+    gang_dimensions => "gang_dimensions.c",
 }
 
 #[test]

@@ -50,7 +50,10 @@ pub fn kernel_text(module: &Module, kernel: &Kernel) -> String {
             LoopLevel::Vector => "vector",
             LoopLevel::Auto => "auto",
         };
-        let hint = d.size_hint.map(|h| format!(" size {h}")).unwrap_or_default();
+        let mut hint = d.size_hint.map(|h| format!(" size {h}")).unwrap_or_default();
+        if let Some(g) = d.gang_dim {
+            hint.push_str(&format!(" gang dim {g}"));
+        }
         let _ = writeln!(
             out,
             "  parallel for {} in {}.. step {} (trip {}) [{level}]{hint}",

@@ -409,10 +409,13 @@ pub enum ClauseKind {
     FirstPrivate(Vec<DataRef>),
     Reduction { op: ReductionOp, vars: Vec<DataRef> },
     Collapse(u32),
-    Gang(Option<Expr>),
+    /// `gang`, `gang(n)`/`gang(num: n)`, `gang(dim: d)` (OpenACC 3.3 gang dimensions: the loop
+    /// runs across gang dimension `d`, 1 to 3); `static:` is accepted as a hint and dropped.
+    Gang { num: Option<Expr>, dim: Option<Expr> },
     Worker(Option<Expr>),
     Vector(Option<Expr>),
-    NumGangs(Expr),
+    /// `num_gangs(n)`, or one value per gang dimension (`num_gangs(n1, n2, n3)`, OpenACC 3.3).
+    NumGangs(Vec<Expr>),
     NumWorkers(Expr),
     VectorLength(Expr),
     Independent,

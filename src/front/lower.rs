@@ -7,6 +7,7 @@
 
 mod atomic;
 mod executable;
+mod gang;
 mod kernel;
 mod loops;
 mod private;
@@ -144,6 +145,8 @@ struct RegionState {
     treatments: HashMap<String, Treatment>,
     default_none: DefaultNone,
     vector_hint: Option<u32>,
+    /// The `num_gangs` values as written (see `Kernel::num_gangs`).
+    num_gangs: Vec<String>,
 }
 
 /// What one kernel of a construct is made from.
@@ -641,8 +644,10 @@ impl<'a> Lowerer<'a> {
                 return;
             }
         }
+        let Some(num_gangs) = self.check_gang_dimensions(d, body, sema) else { return };
         let (args, data, if_arg) = self.data_clauses(d, sema);
-        let mut region = RegionState { args, treatments: HashMap::new(), default_none: DefaultNone::default(), vector_hint: None };
+        let mut region =
+            RegionState { args, treatments: HashMap::new(), default_none: DefaultNone::default(), vector_hint: None, num_gangs };
         self.region_clauses(&d.clauses, sema, &mut region);
         let all: Vec<&Clause> = d.clauses.iter().collect();
         let mut plans: Vec<Plan> = Vec::new();
@@ -839,6 +844,7 @@ impl<'a> Lowerer<'a> {
                 scalar_outputs: std::mem::take(&mut kb.scalar_outputs),
                 sequential_reason: reason,
                 auto_private: Vec::new(),
+                num_gangs: region.num_gangs.clone(),
             };
             (kernel, std::mem::take(&mut kb.errors))
         };
@@ -1019,6 +1025,7 @@ impl<'a> Lowerer<'a> {
                 scalar_outputs: Vec::new(),
                 sequential_reason: None,
                 auto_private: auto_private.clone(),
+                num_gangs: region.num_gangs.clone(),
             };
             (kernel, std::mem::take(&mut kb.errors))
         };
@@ -1216,9 +1223,14 @@ impl<'a> Lowerer<'a> {
         kb.bind(&c.var, var);
         let mut levels = Vec::new();
         let mut size_hint = None;
+        let mut gang_dim = None;
         for cl in &l.clauses {
             match &cl.kind {
-                ClauseKind::Gang(_) => levels.push(LoopLevel::Gang),
+                ClauseKind::Gang { dim, .. } => {
+                    levels.push(LoopLevel::Gang);
+                    // Checked by `gang::check_gang_dimensions` before the kernel is made.
+                    gang_dim = dim.as_ref().and_then(|d| kb.sema.const_eval(d)).and_then(|v| u8::try_from(v).ok());
+                }
                 ClauseKind::Worker(_) => levels.push(LoopLevel::Worker),
                 ClauseKind::Vector(e) => {
                     levels.push(LoopLevel::Vector);
@@ -1232,7 +1244,7 @@ impl<'a> Lowerer<'a> {
             [one] => *one,
             _ => LoopLevel::Auto,
         };
-        Ok(Some(ParallelDim { var, start, trip_count, step: c.step, level, size_hint, span: l.stmt.span }))
+        Ok(Some(ParallelDim { var, start, trip_count, step: c.step, level, size_hint, gang_dim, span: l.stmt.span }))
     }
 }
 
