@@ -132,7 +132,7 @@ pub struct KernelBuilder<'a> {
     /// Lowering the element an atomic or a reduction update writes (reduction arrays allowed).
     pub(super) reduction_update_target: bool,
     /// Which expression nodes have a complex type (see `complex::is_complex`), by address.
-    complex_nodes: HashMap<usize, bool>,
+    complex_nodes: HashMap<(usize, Span), bool>,
     /// Host complex variables named in the kernel, and how the kernel sees them.
     host_complexes: HashMap<String, complex::HostComplex>,
 }

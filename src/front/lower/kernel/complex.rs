@@ -135,9 +135,11 @@ impl<'a> KernelBuilder<'a> {
 
     /// Whether `e` has a complex type. Memoised per node: lowering asks at every node of an
     /// expression, and the answer for a node only depends on the names in scope, which are
-    /// the same each time the node is lowered.
+    /// the same each time the node is lowered. The key is the node's address and its source
+    /// span: a copy of a node (a variable-length dimension in a cloned type) may later lie at
+    /// an address another copy had, but then it is a copy of the same source expression.
     pub(in crate::front::lower) fn is_complex(&mut self, e: &ast::Expr) -> bool {
-        let key = e as *const ast::Expr as usize;
+        let key = (e as *const ast::Expr as usize, e.span);
         if let Some(&known) = self.complex_nodes.get(&key) {
             return known;
         }
@@ -907,6 +909,11 @@ impl<'a> KernelBuilder<'a> {
     /// A host complex variable named in the kernel: the locals that stand for it, or its
     /// params (as [`Self::host_scalar`] decides for a real one).
     fn host_complex(&mut self, name: &str, format: ScalarType, span: Span, writing: bool) -> R<HostComplex> {
+        if self.reading_bounds && !writing {
+            // A parallel loop's bounds read host values at launch, whatever the body does.
+            let (pr, pi) = self.complex_params(name, format);
+            return Ok(HostComplex::Params(pr, pi));
+        }
         if let Some(&h) = self.host_complexes.get(name) {
             return Ok(h);
         }
