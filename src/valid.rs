@@ -506,6 +506,32 @@ mod tests {
     }
 
     #[test]
+    fn long_double_is_a_memory_format_only() {
+        let mut b = B::new();
+        let zero = b.int(0);
+        let mut ld = array_param("a", vec![None], 0);
+        if let ParamKind::Array { elem, .. } = &mut ld.kind {
+            *elem = ScalarType::F80;
+        }
+        // A load of an F80 element yields an F64 value, which a store takes back.
+        let load = b.add_expr(ExprKind::Load { array: ArrayRef::Param(0), indices: vec![zero] }, ScalarType::F64);
+        let zero2 = b.int(0);
+        b.body.block.push(Stmt::Store { array: ArrayRef::Param(0), indices: vec![zero2], value: load, span: Default::default() });
+        assert_eq!(verify_module(&module_with(kernel("k", vec![ld.clone()], vec![], b.body.clone()))), Ok(()));
+        // No value, local or atomic has the format itself.
+        let bad = b.add_expr(ExprKind::Load { array: ArrayRef::Param(0), indices: vec![zero] }, ScalarType::F80);
+        b.body.block.push(Stmt::Eval(bad));
+        let err = verify_module(&module_with(kernel("k", vec![ld.clone()], vec![], b.body.clone()))).unwrap_err();
+        assert!(err.contains("memory format F80"), "{err}");
+        let mut c = B::new();
+        let x = c.new_local("x", ScalarType::F80, LocalKind::Var);
+        let one = c.float(1.0, ScalarType::F64);
+        c.body.block.push(Stmt::Assign { local: x, value: one });
+        let err = verify_module(&module_with(kernel("k", vec![], vec![], c.body))).unwrap_err();
+        assert!(err.contains("memory format F80"), "{err}");
+    }
+
+    #[test]
     fn mixed_operand_types_are_refused() {
         let (mut b, i) = simple();
         let zero = b.int(0);

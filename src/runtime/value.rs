@@ -507,6 +507,33 @@ mod tests {
     }
 
     #[test]
+    fn complex_products_and_identities() {
+        let f = |v: f64| from_f64(ScalarType::F64, v);
+        // (1 + 2i)(3 - i) = 5 + 5i
+        let (re, im) = complex_mul(ScalarType::F64, (f(1.0), f(2.0)), (f(3.0), f(-1.0)));
+        assert_eq!((as_f64(re), as_f64(im)), (5.0, 5.0));
+        // Each operation rounds to float: (1 + 2^-24 i)^2 keeps the 1.
+        let g = |v: f32| from_f64(ScalarType::F32, v as f64);
+        let (re, _) = complex_mul(ScalarType::F32, (g(1.0), g(2f32.powi(-24))), (g(1.0), g(2f32.powi(-24))));
+        assert_eq!(as_f64(re), 1.0);
+        // A complex product starts at 1 + 0i; a sum's parts at -0.0, which keeps -0.0.
+        assert_eq!(as_f64(part_identity(ReductionOp::Mul, ScalarType::F64, Some(ComplexPart::Real))), 1.0);
+        assert_eq!(as_f64(part_identity(ReductionOp::Mul, ScalarType::F64, Some(ComplexPart::Imag))), 0.0);
+        let zero = part_identity(ReductionOp::Add, ScalarType::F32, None);
+        let neg = from_f64(ScalarType::F32, -0.0);
+        assert!(as_f64(reduce(ReductionOp::Add, ScalarType::F32, neg, zero)).is_sign_negative());
+    }
+
+    #[test]
+    fn long_double_memory_goes_through_its_own_format() {
+        let bytes = to_bytes(ScalarType::F80, from_f64(ScalarType::F80, 2.5));
+        assert_eq!(as_f64(from_bytes(ScalarType::F80, &bytes)), 2.5);
+        assert_eq!(u16::from_le_bytes([bytes[8], bytes[9]]), 0x4000);
+        // An F80 value converts like an F64 one.
+        assert_eq!(cast(ScalarType::F80, ScalarType::I32, from_f64(ScalarType::F80, -7.9)) as i64, -7);
+    }
+
+    #[test]
     fn reductions_have_identities() {
         assert_eq!(reduction_identity(ReductionOp::Max, ScalarType::I32) as i64, i32::MIN as i64);
         assert_eq!(reduction_identity(ReductionOp::Min, ScalarType::U8), 255);

@@ -82,6 +82,15 @@ int main(void) {
         real_only += w;
     }
 
+    /* An assignment used as a value, with a side effect in its subscript (run once). */
+    double complex chain[8] = {0}, last = 0;
+    int k = 0;
+    #pragma acc serial copy(chain, k, last)
+    for (int i = 0; i < 4; i++) {
+        last = (chain[k++] = (i + 1.0) * I) * 2.0;
+        chain[k++] += last;
+    }
+
     show("b[0]", b[0]);
     show("b[37]", b[37]);
     show("b[63]", b[63]);
@@ -91,6 +100,10 @@ int main(void) {
     show("table[10]", table[10]);
     show("acc", acc);
     printf("real_only = %.9g\n", real_only);
+    printf("k = %d\n", k);
+    show("chain[6]", chain[6]);
+    show("chain[7]", chain[7]);
+    show("last", last);
     printf("sizes %d %d %d\n", (int)sizeof(float complex), (int)sizeof(double complex), (int)sizeof(long double complex));
     free(a);
     free(b);

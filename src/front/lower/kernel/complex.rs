@@ -839,6 +839,12 @@ impl<'a> KernelBuilder<'a> {
 
     /// `lhs = rhs` or `lhs op= rhs` as a statement, with a complex `lhs`.
     pub(super) fn complex_assignment(&mut self, op: Option<AB>, lhs: &ast::Expr, rhs: &ast::Expr, span: Span, out: &mut Block) -> R<()> {
+        self.complex_store(op, lhs, rhs, span, out).map(|_| ())
+    }
+
+    /// [`Self::complex_assignment`], returning the place it stored to (its subscripts lowered
+    /// once: `a[k++] = z` increments `k` once).
+    fn complex_store(&mut self, op: Option<AB>, lhs: &ast::Expr, rhs: &ast::Expr, span: Span, out: &mut Block) -> R<ComplexTarget> {
         let t = self.complex_target(lhs, true)?;
         let value = match op {
             None => self.complex_value(rhs)?,
@@ -850,15 +856,14 @@ impl<'a> KernelBuilder<'a> {
         };
         out.append(&mut std::mem::take(&mut self.pending));
         self.store_complex(&t, value, span, out);
-        Ok(())
+        Ok(t)
     }
 
     /// A complex assignment used as a value: stored before the statement, then read back.
     fn complex_assignment_value(&mut self, op: Option<AB>, lhs: &ast::Expr, rhs: &ast::Expr, span: Span) -> R<Parts> {
         let mut block = Vec::new();
-        self.complex_assignment(op, lhs, rhs, span, &mut block)?;
+        let t = self.complex_store(op, lhs, rhs, span, &mut block)?;
         self.pending.append(&mut block);
-        let t = self.complex_target(lhs, true)?;
         let p = self.read_complex(&t, span);
         Ok(match t {
             ComplexTarget::Locals(..) => p,
