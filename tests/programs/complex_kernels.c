@@ -76,10 +76,12 @@ int main(void) {
 
     /* A real variable updated by a complex value keeps the real part of the complex result. */
     double real_only = 1.0;
-    #pragma acc serial
+    int kernel_sizes = 0;
+    #pragma acc serial copyin(l[0:N], f[0:N])
     {
         real_only /= (2.0 + 2.0 * I);
         real_only += w;
+        kernel_sizes = (int)(sizeof(l[0]) + 100 * sizeof(f[1]) + 10000 * sizeof(f[2] * 2.0));
     }
 
     /* An assignment used as a value, with a side effect in its subscript (run once). */
@@ -100,7 +102,7 @@ int main(void) {
     show("table[10]", table[10]);
     show("acc", acc);
     printf("real_only = %.9g\n", real_only);
-    printf("k = %d\n", k);
+    printf("k = %d kernel sizes %d\n", k, kernel_sizes);
     show("chain[6]", chain[6]);
     show("chain[7]", chain[7]);
     show("last", last);

@@ -194,27 +194,7 @@ impl<'a> KernelBuilder<'a> {
 
     /// Whether indexing `base` `n` times reaches a complex element.
     fn element_is_complex(&mut self, base: &ast::Expr, n: usize) -> bool {
-        let ty = match &base.kind {
-            AE::Ident(name) if self.is_kernel_name(name) || self.aliases.contains_key(name.as_str()) => return false,
-            AE::Ident(name) => match self.host_var(name) {
-                Some(v) => v.ty,
-                None => return false,
-            },
-            AE::Member { .. } => match self.member_type(base) {
-                Ok(t) => t,
-                Err(_) => return false,
-            },
-            _ => return false,
-        };
-        let mut cur = &ty;
-        for _ in 0..n {
-            cur = match cur {
-                CType::Pointer { to, .. } => to,
-                CType::Array { elem, .. } => elem,
-                _ => return false,
-            };
-        }
-        matches!(cur, CType::Complex(_))
+        self.complex_array_format(base, n).is_some()
     }
 
     // -----------------------------------------------------------------------------------------
@@ -522,22 +502,51 @@ impl<'a> KernelBuilder<'a> {
     }
 
     /// `sizeof` of a complex expression: twice its part format's size (`long double _Complex`
-    /// is 32 bytes though it computes in `double`).
-    pub(super) fn complex_size(&mut self, e: &ast::Expr) -> Option<u64> {
-        if !self.is_complex(e) {
-            return None;
-        }
+    /// is 32 bytes though it computes in `double`). A variable or an element has its declared
+    /// format; another expression the part type it computes in.
+    pub(super) fn complex_size(&mut self, e: &ast::Expr) -> R<u64> {
         let format = match &e.kind {
             AE::Ident(n) if self.is_kernel_name(n) => self.kernel_complex(n).map(|(_, _, f)| f),
             AE::Ident(n) => match self.host_var(n).map(|v| v.ty) {
                 Some(CType::Complex(f)) => Some(f),
                 _ => None,
             },
+            AE::Index { .. } => {
+                let (base, subs) = subscripts(e);
+                self.complex_array_format(base, subs.len())
+            }
             AE::ImagLit { single: true, .. } => Some(ScalarType::F32),
             AE::ImagLit { long_double: true, .. } => Some(ScalarType::F80),
             _ => None,
         };
-        format.map(|f| 2 * f.size_bytes() as u64)
+        let format = match format {
+            Some(f) => f,
+            None => self.complex_value(e)?.ty,
+        };
+        Ok(2 * format.size_bytes() as u64)
+    }
+
+    /// The part format of the complex elements of host array `base` indexed `n` times.
+    fn complex_array_format(&mut self, base: &ast::Expr, n: usize) -> Option<ScalarType> {
+        let ty = match &base.kind {
+            // Kernel locals and inlined functions' array parameters hold no complex numbers.
+            AE::Ident(name) if self.is_kernel_name(name) || self.aliases.contains_key(name.as_str()) => return None,
+            AE::Ident(name) => self.host_var(name)?.ty,
+            AE::Member { .. } => self.member_type(base).ok()?,
+            _ => return None,
+        };
+        let mut cur = &ty;
+        for _ in 0..n {
+            cur = match cur {
+                CType::Pointer { to, .. } => to,
+                CType::Array { elem, .. } => elem,
+                _ => return None,
+            };
+        }
+        match cur {
+            CType::Complex(f) => Some(*f),
+            _ => None,
+        }
     }
 
     /// `c ? a : b` with a complex arm: only the chosen arm is evaluated.

@@ -87,7 +87,7 @@ impl<'a> KernelBuilder<'a> {
             }
             AE::SizeofExpr(inner) => {
                 let size = match &inner.kind {
-                    _ if self.is_complex(inner) => self.complex_size(inner),
+                    _ if self.is_complex(inner) => Some(self.complex_size(inner)?),
                     AE::Ident(n) => match self.kernel_struct(n) {
                         Some(i) => Some(self.struct_size(i, inner.span)?),
                         None if !self.is_kernel_name(n) => self.host_var(n).and_then(|v| self.sema.size_align(&v.ty)).map(|(s, _)| s),
