@@ -74,13 +74,13 @@ impl<'a> Lowerer<'a> {
                     }
                 },
             };
-            if let (Some(h), Some(e)) = (here, dim) {
-                if let Some(n) = limit.filter(|&n| h.dim as usize > n) {
-                    self.diags.push(
-                        Diagnostic::error(e.span, format!("`gang(dim: {})` names gang dimension {}, but the construct's `num_gangs` gives {n}", h.dim, h.dim))
-                            .with_help(format!("give `num_gangs` a value per dimension up to {}: num_gangs(n1, ..., n{})", h.dim, h.dim)),
-                    );
-                }
+            if let (Some(h), Some(e)) = (here, dim)
+                && let Some(n) = limit.filter(|&n| h.dim as usize > n)
+            {
+                self.diags.push(
+                    Diagnostic::error(e.span, format!("`gang(dim: {})` names gang dimension {}, but the construct's `num_gangs` gives {n}", h.dim, h.dim))
+                        .with_help(format!("give `num_gangs` a value per dimension up to {}: num_gangs(n1, ..., n{})", h.dim, h.dim)),
+                );
             }
             if let (Some(h), Some(outer)) = (here, enclosing)
                 && (h.explicit || outer.explicit)
