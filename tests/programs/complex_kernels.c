@@ -5,6 +5,7 @@
 // values, complex locals, casts, __real__/__imag__ (read and assigned), host complex scalars
 // read as firstprivate values and written back from a serial region.
 #include <complex.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -93,6 +94,16 @@ int main(void) {
         chain[k++] += last;
     }
 
+    /* Conversions to bool count both parts; a non-zero number over zero is infinite. */
+    double complex zs[4] = {0, 1.0 * I, 2.0, 0}, over[4];
+    int truth[4];
+    #pragma acc parallel loop copyin(zs) copyout(over, truth)
+    for (int i = 0; i < 4; i++) {
+        bool t = zs[i];
+        truth[i] = t + 2 * (bool)zs[i] + 4 * (_Bool)(zs[i] * 2.0);
+        over[i] = (1.0 + 2.0 * I) / zs[i];
+    }
+
     show("b[0]", b[0]);
     show("b[37]", b[37]);
     show("b[63]", b[63]);
@@ -103,6 +114,10 @@ int main(void) {
     show("acc", acc);
     printf("real_only = %.9g\n", real_only);
     printf("k = %d kernel sizes %d\n", k, kernel_sizes);
+    for (int i = 0; i < 4; i++) {
+        printf("truth %d ", truth[i]);
+        show("over", over[i]);
+    }
     show("chain[6]", chain[6]);
     show("chain[7]", chain[7]);
     show("last", last);

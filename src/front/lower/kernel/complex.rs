@@ -400,7 +400,9 @@ impl<'a> KernelBuilder<'a> {
 
     /// `(a + bi) / (c + di)` by Smith's algorithm: with `|c| >= |d|`, `r = d/c`, `t = c + d*r`,
     /// the result is `((a + b*r) + (b - a*r)i) / t`; otherwise the same with the roles of `c`
-    /// and `d` exchanged.
+    /// and `d` exchanged. Over zero, `copysign(inf, c) * (a + bi)`, as C's library gives
+    /// (Annex G: a non-zero number over zero is infinite). Other infinite or NaN operands may
+    /// give other non-finite parts than C's library recovers.
     fn complex_div(&mut self, x: Parts, y: Parts, span: Span) -> Parts {
         let (x, y) = (self.once_parts(x, span), self.once_parts(y, span));
         let ty = x.ty;
@@ -433,6 +435,18 @@ impl<'a> KernelBuilder<'a> {
         let im2 = self.op(BinaryOp::Div, im2_n, t2, span);
         let re = self.add(ExprKind::Select { cond: c_wider, then: re1, otherwise: re2 }, ty, span);
         let im = self.add(ExprKind::Select { cond: c_wider, then: im1, otherwise: im2 }, ty, span);
+        let zero = self.float_const(0.0, ty);
+        let c_zero = self.binary(BinaryOp::Eq, c, zero, ScalarType::Bool, span);
+        let d_zero = self.binary(BinaryOp::Eq, d, zero, ScalarType::Bool, span);
+        let over_zero = self.binary(BinaryOp::LogAnd, c_zero, d_zero, ScalarType::Bool, span);
+        let over_zero = self.once(over_zero, span);
+        let inf = self.float_const(f64::INFINITY, ty);
+        let inf = self.math2(MathFn::Copysign, inf, c, span);
+        let inf = self.once(inf, span);
+        let re_inf = self.op(BinaryOp::Mul, inf, a, span);
+        let im_inf = self.op(BinaryOp::Mul, inf, b, span);
+        let re = self.add(ExprKind::Select { cond: over_zero, then: re_inf, otherwise: re }, ty, span);
+        let im = self.add(ExprKind::Select { cond: over_zero, then: im_inf, otherwise: im }, ty, span);
         Parts { re, im, ty }
     }
 
@@ -452,6 +466,17 @@ impl<'a> KernelBuilder<'a> {
         }
         let c = self.expr(e)?;
         Ok(self.truth(c))
+    }
+
+    /// `e` converted to the real type `ty` as C converts it: a complex value becomes its real
+    /// part, or for `_Bool` the truth of `e != 0`, both parts counting.
+    pub(in crate::front::lower) fn value_as(&mut self, e: &ast::Expr, ty: ScalarType) -> R<Handle<Expr>> {
+        if ty == ScalarType::Bool && self.is_complex(e) {
+            let p = self.complex_value(e)?;
+            return Ok(self.complex_truth(p, e.span));
+        }
+        let v = self.expr(e)?;
+        Ok(self.cast(v, ty))
     }
 
     /// [`Self::condition`] evaluated only sometimes: its value and the statements it needs.

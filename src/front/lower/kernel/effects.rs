@@ -60,7 +60,7 @@ impl<'a> KernelBuilder<'a> {
     pub(super) fn assignment_value(&mut self, op: Option<AB>, lhs: &ast::Expr, rhs: &ast::Expr, span: Span) -> R<Handle<Expr>> {
         let target = self.target(lhs)?;
         let value = match op {
-            None => self.expr(rhs)?,
+            None => self.value_as(rhs, self.target_type(&target))?,
             Some(op) => {
                 let current = self.read_target(&target, lhs.span);
                 match self.real_update_by_complex(op, current, rhs, span)? {

@@ -70,10 +70,9 @@ impl<'a> KernelBuilder<'a> {
             AE::Conditional { cond, then, otherwise } => self.conditional(cond, then, otherwise, span),
             AE::Cast { ty, expr } => {
                 let target = self.sema.declared_type(&ty.specs, &ty.declarator)?;
-                let inner = self.expr(expr)?;
                 match target {
-                    CType::Scalar(t) => Ok(self.cast(inner, t.value_type())),
-                    CType::Void => Ok(inner),
+                    CType::Scalar(t) => self.value_as(expr, t.value_type()),
+                    CType::Void => self.expr(expr),
                     _ => Err(err(span, "casts to pointer or struct types are not supported in kernels", "cast only between number types in kernels")),
                 }
             }
@@ -507,10 +506,10 @@ impl<'a> KernelBuilder<'a> {
             }
             let mut lowered = Vec::new();
             for (a, p) in args.iter().zip(&params) {
-                let h = self.expr(a)?;
                 let Some(pt) = p.scalar() else {
                     return Err(err(a.span, "only numbers can be passed to device functions", "pass scalar values"));
                 };
+                let h = self.value_as(a, pt)?;
                 lowered.push(self.cast(h, pt));
             }
             // A void call is typed I32 here; `Stmt::Eval` discards the value.
@@ -571,8 +570,7 @@ impl<'a> KernelBuilder<'a> {
             match pty {
                 CType::Scalar(t) => {
                     let t = t.value_type();
-                    let v = self.expr(a)?;
-                    let v = self.cast(v, t);
+                    let v = self.value_as(a, t)?;
                     scalars.push((pname, t, v));
                 }
                 CType::Pointer { to, .. } => {

@@ -343,8 +343,7 @@ impl<'a> KernelBuilder<'a> {
                         let ast::Initializer::Expr(e) = init else {
                             return Err(err(span, "brace initializer for a scalar", "initialise scalars with an expression"));
                         };
-                        let v = self.expr(e)?;
-                        let v = self.cast(v, *t);
+                        let v = self.value_as(e, *t)?;
                         out.push(Stmt::Assign { local: l, value: v });
                     }
                     self.bind(name, l);
@@ -396,10 +395,7 @@ impl<'a> KernelBuilder<'a> {
         }
         for k in 0..dims[0] as usize {
             let value = match items.get(k) {
-                Some((_, ast::Initializer::Expr(e))) => {
-                    let v = self.expr(e)?;
-                    self.cast(v, elem)
-                }
+                Some((_, ast::Initializer::Expr(e))) => self.value_as(e, elem)?,
                 _ => self.zero_of(elem),
             };
             let idx = self.int_const(k as i64, ScalarType::I32);
@@ -487,7 +483,7 @@ impl<'a> KernelBuilder<'a> {
             AE::Assign { op, lhs, rhs } => {
                 let t = self.target(lhs)?;
                 let value = match op {
-                    None => self.expr(rhs)?,
+                    None => self.value_as(rhs, self.target_type(&t))?,
                     Some(op) => {
                         let cur = self.read_target(&t, lhs.span);
                         match self.real_update_by_complex(*op, cur, rhs, span)? {

@@ -517,8 +517,7 @@ impl<'a> KernelBuilder<'a> {
             let full = format!("{name}.{field}");
             match (fty, init, self.binding(&full)) {
                 (CType::Scalar(t), ast::Initializer::Expr(e), Some(Binding::Local(l))) => {
-                    let v = self.expr(e)?;
-                    let v = self.cast(v, t.value_type());
+                    let v = self.value_as(e, t.value_type())?;
                     out.push(Stmt::Assign { local: l, value: v });
                 }
                 (CType::Array { .. }, ast::Initializer::List(..), Some(Binding::Local(l))) => {
