@@ -180,8 +180,7 @@ impl<'a> KernelBuilder<'a> {
                     let (result, done) = (frame.result, frame.done);
                     match (value, result) {
                         (Some(e), Some((l, t))) => {
-                            let h = self.expr(e)?;
-                            let v = self.cast(h, t);
+                            let v = self.value_as(e, t)?;
                             out.push(Stmt::Assign { local: l, value: v });
                         }
                         (None, None) => {}
@@ -197,10 +196,7 @@ impl<'a> KernelBuilder<'a> {
                     return Err(err(span, "`return` would leave the parallel loop", "use if/else to skip the rest of the iteration"));
                 }
                 let v = match (value, self.function_result) {
-                    (Some(e), Some(t)) => {
-                        let h = self.expr(e)?;
-                        Some(self.cast(h, t))
-                    }
+                    (Some(e), Some(t)) => Some(self.value_as(e, t)?),
                     (None, None) => None,
                     (Some(_), None) => return Err(err(span, "a void function returns a value", "remove the value")),
                     (None, Some(_)) => return Err(err(span, "the function must return a value", "return a value")),
