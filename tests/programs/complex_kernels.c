@@ -104,6 +104,13 @@ int main(void) {
         over[i] = (1.0 + 2.0 * I) / zs[i];
     }
 
+    /* Through a pointer: `*(p + i)` read and assigned. */
+    double complex *pa = a;
+    #pragma acc parallel loop copy(pa[0:N])
+    for (int i = 0; i < N; i++) {
+        *(pa + i) = *(i + pa) * I + cimag(*(pa + i));
+    }
+
     show("b[0]", b[0]);
     show("b[37]", b[37]);
     show("b[63]", b[63]);
@@ -112,6 +119,7 @@ int main(void) {
     for (int i = 0; i < 8; i++) show("e", e[i]);
     show("table[10]", table[10]);
     show("acc", acc);
+    show("a[7]", a[7]);
     printf("real_only = %.9g\n", real_only);
     printf("k = %d kernel sizes %d\n", k, kernel_sizes);
     for (int i = 0; i < 4; i++) {

@@ -24,7 +24,7 @@
 //! `l` forms, and `__builtin_complex` (`CMPLX`). A construct that calls another function of
 //! <complex.h> runs on the host (lowering's usual rule for library calls).
 
-use super::expr::subscripts;
+use super::expr::{flatten_sum, subscripts};
 use super::*;
 use crate::ir::{ComplexPart, MathFn};
 
@@ -151,7 +151,7 @@ impl<'a> KernelBuilder<'a> {
                 self.element_is_complex(base, subs.len())
             }
             AE::Unary { op: AU::Neg | AU::Plus | AU::BitNot, operand } => self.is_complex(operand),
-            AE::Unary { op: AU::Deref, operand } => self.element_is_complex(operand, 1),
+            AE::Unary { op: AU::Deref, operand } => self.points_to_complex(operand),
             AE::Binary { op: AB::Add | AB::Sub | AB::Mul | AB::Div, lhs, rhs } => {
                 // Both sides first: deep chains are then answered from the memo.
                 let l = self.is_complex(lhs);
@@ -190,6 +190,14 @@ impl<'a> KernelBuilder<'a> {
             return self.kernel_complex(name).is_some();
         }
         self.host_var(name).is_some_and(|v| matches!(v.ty, CType::Complex(_)))
+    }
+
+    /// Whether `e` (`p`, `p + i`) points to complex numbers.
+    fn points_to_complex(&mut self, e: &ast::Expr) -> bool {
+        match &e.kind {
+            AE::Binary { op: AB::Add | AB::Sub, lhs, rhs } => self.points_to_complex(lhs) || self.points_to_complex(rhs),
+            _ => self.element_is_complex(e, 1),
+        }
     }
 
     /// Whether indexing `base` `n` times reaches a complex element.
@@ -249,21 +257,21 @@ impl<'a> KernelBuilder<'a> {
                 let t = self.complex_target(e, false)?;
                 self.read_complex(&t, span)
             }
-            AE::Unary { op, operand } => {
+            AE::Unary { op: AU::Plus, operand } => self.complex_value(operand)?,
+            AE::Unary { op: AU::Neg, operand } => {
                 let p = self.complex_value(operand)?;
-                match op {
-                    AU::Plus => p,
-                    AU::Neg => {
-                        let re = self.add(ExprKind::Unary { op: UnaryOp::Neg, arg: p.re }, p.ty, span);
-                        let im = self.add(ExprKind::Unary { op: UnaryOp::Neg, arg: p.im }, p.ty, span);
-                        Parts { re, im, ty: p.ty }
-                    }
-                    // GNU C: `~z` is the conjugate.
-                    AU::BitNot => self.conjugate(p, span),
-                    _ => {
-                        return Err(err(span, "dereferencing a pointer to complex numbers is not supported in kernels", "index the array: p[i]"));
-                    }
-                }
+                let re = self.add(ExprKind::Unary { op: UnaryOp::Neg, arg: p.re }, p.ty, span);
+                let im = self.add(ExprKind::Unary { op: UnaryOp::Neg, arg: p.im }, p.ty, span);
+                Parts { re, im, ty: p.ty }
+            }
+            // GNU C: `~z` is the conjugate.
+            AE::Unary { op: AU::BitNot, operand } => {
+                let p = self.complex_value(operand)?;
+                self.conjugate(p, span)
+            }
+            AE::Unary { op: AU::Deref, .. } => {
+                let t = self.complex_target(e, false)?;
+                self.read_complex(&t, span)
             }
             AE::Binary { op: AB::Comma, lhs, rhs } => {
                 let mut effects = Vec::new();
@@ -805,6 +813,29 @@ impl<'a> KernelBuilder<'a> {
                     indices.push(self.index_expr(ix)?);
                 }
                 Ok(ComplexTarget::Element { array, indices, elem })
+            }
+            AE::Unary { op: AU::Deref, operand } => {
+                // `*(p + i)`: one term is the pointer, the others sum to the index.
+                let mut terms = Vec::new();
+                flatten_sum(operand, &mut terms);
+                let Some(k) = terms.iter().position(|t| self.is_host_pointer(t)) else {
+                    return Err(err(span, "only pointers into arrays can be dereferenced in kernels", "index the array directly: p[i]"));
+                };
+                let base = terms.remove(k);
+                let (array, ndims, elem) = self.array_base(base)?;
+                if ndims != 2 {
+                    return Err(err(span, "dereferencing a multi-dimensional array is not supported", "index every dimension: a[i][j]"));
+                }
+                let mut index: Option<Handle<Expr>> = None;
+                for t in terms {
+                    let h = self.index_expr(t)?;
+                    index = Some(match index {
+                        None => h,
+                        Some(prev) => self.arith(AB::Add, prev, h, t.span)?,
+                    });
+                }
+                let index = index.unwrap_or_else(|| self.int_const(0, ScalarType::I32));
+                Ok(ComplexTarget::Element { array, indices: vec![index], elem })
             }
             _ => Err(err(span, "this complex expression cannot be assigned", "assign complex variables and array elements")),
         }

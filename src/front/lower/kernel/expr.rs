@@ -221,7 +221,7 @@ impl<'a> KernelBuilder<'a> {
         Ok((array, vec![idx], elem.value_type()))
     }
 
-    fn is_host_pointer(&mut self, e: &ast::Expr) -> bool {
+    pub(super) fn is_host_pointer(&mut self, e: &ast::Expr) -> bool {
         match &e.kind {
             AE::Ident(n) => {
                 !self.is_kernel_name(n) && (self.aliases.contains_key(n.as_str()) || self.host_var(n).is_some_and(|v| v.ty.is_pointer_like()))
@@ -627,7 +627,7 @@ impl<'a> KernelBuilder<'a> {
 }
 
 /// The terms of a chain of `+` (parentheses and nesting looked through).
-fn flatten_sum<'e>(e: &'e ast::Expr, out: &mut Vec<&'e ast::Expr>) {
+pub(super) fn flatten_sum<'e>(e: &'e ast::Expr, out: &mut Vec<&'e ast::Expr>) {
     match &e.kind {
         AE::Binary { op: AB::Add, lhs, rhs } => {
             flatten_sum(lhs, out);
