@@ -104,6 +104,16 @@ int main(void) {
         over[i] = (1.0 + 2.0 * I) / zs[i];
     }
 
+    /* Assignments whose value reads the place's other part: swaps, for a local and an element. */
+    double complex swapped[N];
+    #pragma acc parallel loop copy(b[0:N]) copyout(swapped[0:N])
+    for (int i = 0; i < N; i++) {
+        double complex s = b[i];
+        s = cimag(s) + creal(s) * I;
+        swapped[i] = s;
+        b[i] = __imag__ b[i] + I * __real__ b[i];
+    }
+
     /* Through a pointer: `*(p + i)` read and assigned. */
     double complex *pa = a;
     #pragma acc parallel loop copy(pa[0:N])
@@ -120,6 +130,8 @@ int main(void) {
     show("table[10]", table[10]);
     show("acc", acc);
     show("a[7]", a[7]);
+    show("swapped[9]", swapped[9]);
+    show("b[9] swapped", b[9]);
     printf("real_only = %.9g\n", real_only);
     printf("k = %d kernel sizes %d\n", k, kernel_sizes);
     for (int i = 0; i < 4; i++) {

@@ -860,15 +860,16 @@ impl<'a> KernelBuilder<'a> {
         }
     }
 
-    /// Stores `v` into the complex place `t`: the real part through a copy when the imaginary
-    /// part's value reads the place (`z = z * w` needs the old real part for both).
+    /// Stores `v` into the complex place `t`, the imaginary part first: both values are of the
+    /// place's old parts (`z = z * w` reads both parts for each), so the real part goes through
+    /// a copy when its value reads what the first store changes.
     fn store_complex(&mut self, t: &ComplexTarget, v: Parts, span: Span, out: &mut Block) {
         let ty = match t {
             ComplexTarget::Locals(re, _) => self.body.locals[*re].ty,
             ComplexTarget::Element { elem, .. } => elem.value_type(),
         };
         let v = self.cast_parts(v, ty);
-        let re = if self.reads_place(v.im, t) {
+        let re = if self.reads_place(v.re, t) {
             let copy = self.new_local("part", ty, LocalKind::Var, span);
             out.push(Stmt::Assign { local: copy, value: v.re });
             self.add(ExprKind::Local(copy), ty, span)
@@ -890,12 +891,12 @@ impl<'a> KernelBuilder<'a> {
         }
     }
 
-    /// Whether `e` reads the real part of the place `t` (any element of its array, for an
+    /// Whether `e` reads the imaginary part of the place `t` (any element of its array, for an
     /// element: the indices may coincide).
     fn reads_place(&self, e: Handle<Expr>, t: &ComplexTarget) -> bool {
         let x = &self.body.exprs[e];
         let here = match (&x.kind, t) {
-            (ExprKind::Local(l), ComplexTarget::Locals(re, _)) => l == re,
+            (ExprKind::Local(l), ComplexTarget::Locals(_, im)) => l == im,
             (ExprKind::Load { array, .. }, ComplexTarget::Element { array: a, .. }) => array == a,
             _ => false,
         };
