@@ -113,6 +113,35 @@ fn region_text(program: &CompiledProgram, region: &Region, context: &Context, ou
     }
 }
 
+/// What became of the construct's `num_gangs` and its loops' `gang(dim: d)`.
+fn gang_dimensions_text(kernel: &Kernel, grid: Option<&GridKernel>, out: &mut String) {
+    let body = &kernel.body;
+    if !kernel.num_gangs.is_empty() {
+        let _ = writeln!(
+            out,
+            "    num_gangs({}): gangs asked for in {} dimension(s); the grid has as many blocks per axis as the trip counts need (every iteration runs once either way)",
+            kernel.num_gangs.join(", "),
+            kernel.num_gangs.len()
+        );
+    }
+    for dim in &kernel.space {
+        let Some(g) = dim.gang_dim else { continue };
+        let name = &body.locals[dim.var].name;
+        let axis = grid.and_then(|grid| grid.axes.iter().find(|a| a.var == dim.var)).map(|a| a.axis);
+        let want = ["x", "y", "z"].get(g as usize - 1).copied().unwrap_or("?");
+        let _ = match axis {
+            Some(a) if a.name() == want => writeln!(out, "    gang(dim: {g}) on {name}: runs along grid axis {want}, as gang dimension {g}"),
+            Some(a) => writeln!(
+                out,
+                "    gang(dim: {g}) on {name}: runs along grid axis {} (the loops of the nest take the axes innermost first; every iteration runs once either way)",
+                a.name()
+            ),
+            None if kernel.sequential_reason.is_some() => writeln!(out, "    gang(dim: {g}) on {name}: runs sequentially, with the rest of the nest"),
+            None => writeln!(out, "    gang(dim: {g}) on {name}: shares grid axis z with the other outer loops of the nest"),
+        };
+    }
+}
+
 fn level_text(level: LoopLevel) -> &'static str {
     match level {
         LoopLevel::Gang => "gang",
@@ -131,6 +160,7 @@ fn kernel_text(module: &Module, region: &Region, handle: Handle<Kernel>, out: &m
     } else if kernel.space.is_empty() {
         let _ = writeln!(out, "    sequential: the body runs once, on one thread");
     }
+    let grid = module.grid_of(handle).map(|g| &module.grid_kernels[g]);
     for dim in &kernel.space {
         let _ = writeln!(
             out,
@@ -144,6 +174,9 @@ fn kernel_text(module: &Module, region: &Region, handle: Handle<Kernel>, out: &m
     }
     for reason in &kernel.inner_sequential {
         let _ = writeln!(out, "    sequential inside each thread: {}", reason.message);
+    }
+    if !kernel.num_gangs.is_empty() || kernel.space.iter().any(|d| d.gang_dim.is_some()) {
+        gang_dimensions_text(kernel, grid, out);
     }
     if !kernel.auto_private.is_empty() {
         let names: Vec<String> = kernel.auto_private.iter().map(|n| format!("`{n}`")).collect();
@@ -204,14 +237,24 @@ fn kernel_text(module: &Module, region: &Region, handle: Handle<Kernel>, out: &m
     }
     for r in &kernel.reductions {
         let target = region.args.get(r.target_arg as usize).map(|a| a.c_expr.as_str()).unwrap_or("?");
-        let _ = writeln!(
-            out,
-            "    reduction {}: {} ({}) into {}",
-            r.op.symbol(),
-            body.locals[r.local].name,
-            r.ty.c_name(),
-            target
-        );
+        let name = &body.locals[r.local].name;
+        match r.part {
+            None => {
+                let _ = writeln!(out, "    reduction {}: {} ({}) into {}", r.op.symbol(), name, r.ty.c_name(), target);
+            }
+            // The imaginary part's line would repeat the real part's.
+            Some(crate::ir::ComplexPart::Imag) => {}
+            Some(crate::ir::ComplexPart::Real) => {
+                let variable = name.strip_suffix(".re").unwrap_or(name);
+                let how = if r.op == crate::ir::ReductionOp::Mul { "the parts multiplied as complex numbers" } else { "each part on its own" };
+                let _ = writeln!(
+                    out,
+                    "    reduction {}: {variable} ({} _Complex: real and imaginary parts, {how}) into {variable}",
+                    r.op.symbol(),
+                    r.ty.c_name(),
+                );
+            }
+        }
     }
 }
 

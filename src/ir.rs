@@ -174,6 +174,18 @@ impl<T> std::ops::IndexMut<Handle<T>> for Arena<T> {
 
 /// The scalar types a kernel computes with. C's `char`/`short` values are promoted to `I32`
 /// in arithmetic, but loads and stores keep the element's own width.
+///
+/// `F80` is the host's `long double` on x86-64: the x87 80-bit extended format, in 16 bytes.
+/// It is a *memory* format only (array elements, host variables a region writes back): kernels
+/// compute `long double` values as `F64` (there is no wider arithmetic on a GPU), so a load of
+/// an `F80` element yields an `F64` value and a store converts an `F64` value back
+/// ([`ScalarType::value_type`]). No expression, local, scalar param, shared array or reduction
+/// has type `F80`; the verifier checks it.
+///
+/// C's complex types have no scalar type of their own: lowering splits a complex value into
+/// its real and imaginary parts (two values of the component type), a complex array element
+/// into the two elements of a row of 2, and a complex reduction into two reductions marked as
+/// a pair ([`ComplexPart`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ScalarType {
     Bool,
@@ -187,6 +199,7 @@ pub enum ScalarType {
     U64,
     F32,
     F64,
+    F80,
 }
 
 impl ScalarType {
@@ -196,10 +209,19 @@ impl ScalarType {
             ScalarType::I16 | ScalarType::U16 => 2,
             ScalarType::I32 | ScalarType::U32 | ScalarType::F32 => 4,
             ScalarType::I64 | ScalarType::U64 | ScalarType::F64 => 8,
+            ScalarType::F80 => 16,
         }
     }
     pub fn is_float(self) -> bool {
-        matches!(self, ScalarType::F32 | ScalarType::F64)
+        matches!(self, ScalarType::F32 | ScalarType::F64 | ScalarType::F80)
+    }
+    /// The type a value loaded from memory of this type computes in: `F64` for `F80`, the type
+    /// itself otherwise.
+    pub fn value_type(self) -> ScalarType {
+        match self {
+            ScalarType::F80 => ScalarType::F64,
+            t => t,
+        }
     }
     pub fn is_signed(self) -> bool {
         matches!(self, ScalarType::I8 | ScalarType::I16 | ScalarType::I32 | ScalarType::I64)
@@ -218,6 +240,7 @@ impl ScalarType {
             ScalarType::U64 => "unsigned long long",
             ScalarType::F32 => "float",
             ScalarType::F64 => "double",
+            ScalarType::F80 => "long double",
         }
     }
 }
@@ -381,9 +404,11 @@ pub enum ArrayRef {
     Local(Handle<Local>),
     /// A shared-memory array of the grid kernel (`GridKernel::shared`).
     Shared(u32),
-    /// The per-block partial results of reduction `n` (`GridKernel::reductions[n]`), one element
-    /// per block, indexed by the linear block number. Written by the grid kernel, combined by
-    /// the runtime with the host variable's value.
+    /// The partial results of reduction `n` (`GridKernel::reductions[n]`): one element per block,
+    /// indexed by the linear block number, except in a launch of one block, where every thread
+    /// writes its own value at its linear thread index. Written by the grid kernel, folded in
+    /// index order after the host variable's value by the runtime (so that a reduction over one
+    /// block's iterations gives the sequential answer: see `opt::mapping`).
     Partials(u32),
     /// An element of the given type at a device address the kernel computes (an integer the
     /// program turned into a pointer, `*((double *) p[i])`, such as an address `host_data
@@ -695,7 +720,21 @@ pub struct ParallelDim {
     pub level: LoopLevel,
     /// `vector_length`/`vector(n)` or `num_gangs` when given as constants.
     pub size_hint: Option<u32>,
+    /// `gang(dim: d)` on the loop (OpenACC 3.3 gang dimensions, 1 to 3), for explain: the
+    /// mapping pass lays dims onto grid axes by nesting, which for loops nested as OpenACC
+    /// requires (dims decreasing inward) puts dimension `d` on axis `d - 1`.
+    pub gang_dim: Option<u8>,
     pub span: Span,
+}
+
+/// Which part of a C complex variable a reduction accumulates. A reduction on a complex
+/// variable is two [`Reduction`]s at consecutive indices, the real part's first, each with the
+/// address of its part as its target. `+` combines each part on its own; `*` combines the two
+/// together (a complex product), so the mapping pass and the runtime treat such a pair as one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ComplexPart {
+    Real,
+    Imag,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -707,6 +746,8 @@ pub struct Reduction {
     /// Index into the region's args of the host variable's address (`HostArgKind::ScalarOut`).
     pub target_arg: u32,
     pub span: Span,
+    /// `Some` for the parts of a reduction on a complex variable.
+    pub part: Option<ComplexPart>,
 }
 
 /// Why a kernel of a `kernels` region runs sequentially (explain shows it).
@@ -736,6 +777,9 @@ pub struct Kernel {
     /// Loops of the nest that lowering runs sequentially inside each thread instead of mapping
     /// them onto threads, and why (explain shows them).
     pub inner_sequential: Vec<SequentialReason>,
+    /// The values of the construct's `num_gangs` clause as written, one per gang dimension
+    /// (empty without one), for explain: the grid is sized by the trip counts, not by them.
+    pub num_gangs: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -762,6 +806,8 @@ pub struct GridReduction {
     pub op: ReductionOp,
     pub ty: ScalarType,
     pub target_arg: u32,
+    /// As in [`Reduction::part`].
+    pub part: Option<ComplexPart>,
 }
 
 /// Launch shape. `block` is fixed when the grid kernel is made; `grid` are expressions of

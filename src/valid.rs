@@ -5,7 +5,9 @@
 //! kernel (or function or region) and the broken rule; the driver reports it as an internal
 //! error. Type rules checked: binary operands have the same type (shift counts excepted) and
 //! arithmetic yields it; comparisons, `!`, `&&` and `||` yield `Bool`; `?:` arms have the
-//! node's type; loads have the element type and stores and assignments store values of it.
+//! node's type; loads have the element's value type and stores and assignments store values of
+//! it. `F80` (the host's `long double` in memory) is only an element type: no expression, local,
+//! scalar param, shared array, atomic element or reduction has it.
 
 use crate::ir::*;
 
@@ -181,11 +183,23 @@ impl Ctx<'_> {
     }
 
     fn local_in_range(&self, l: Handle<Local>) -> Result<(), String> {
-        if l.index() < self.body.locals.len() { Ok(()) } else { self.err(format!("local {l:?} is out of range")) }
+        if l.index() >= self.body.locals.len() {
+            return self.err(format!("local {l:?} is out of range"));
+        }
+        if self.body.locals[l].ty == ScalarType::F80 {
+            return self.err(format!("local `{}` has the memory format F80", self.body.locals[l].name));
+        }
+        Ok(())
     }
 
     fn params(&self) -> Result<(), String> {
+        if self.shared.iter().any(|s| s.elem == ScalarType::F80) || self.reductions.iter().any(|r| r.ty == ScalarType::F80) {
+            return self.err("a shared array or a reduction of the memory format F80".to_string());
+        }
         for p in self.params {
+            if p.kind == ParamKind::Scalar(ScalarType::F80) {
+                return self.err(format!("scalar param `{}` has the memory format F80", p.name));
+            }
             if let ParamKind::Array { dims, .. } = &p.kind {
                 if dims.is_empty() {
                     return self.err(format!("array param `{}` has no dimensions", p.name));
@@ -255,6 +269,9 @@ impl Ctx<'_> {
         }
         let e = &self.body.exprs[h];
         let mismatch = |what: &str| self.err(format!("{what} in expression {h:?}"));
+        if e.ty == ScalarType::F80 {
+            return mismatch("a value of the memory format F80");
+        }
         match &e.kind {
             ExprKind::ConstInt(_) => {
                 if e.ty.is_float() {
@@ -288,7 +305,7 @@ impl Ctx<'_> {
                     self.expr(*i)?;
                 }
                 let elem = self.array(*array, indices.len())?;
-                if elem != e.ty {
+                if elem.value_type() != e.ty {
                     return mismatch("load typed differently from its element");
                 }
             }
@@ -394,7 +411,7 @@ impl Ctx<'_> {
                 }
                 self.expr(*value)?;
                 let elem = self.array(*array, indices.len())?;
-                if elem != self.ty(*value) {
+                if elem.value_type() != self.ty(*value) {
                     return self.err("store of a value of another type than the element".to_string());
                 }
             }
@@ -404,6 +421,9 @@ impl Ctx<'_> {
                 }
                 self.expr(*value)?;
                 let elem = self.array(*array, indices.len())?;
+                if elem == ScalarType::F80 {
+                    return self.err("an atomic on an element of the memory format F80".to_string());
+                }
                 let integer_only = matches!(
                     op.binary(),
                     Some(BinaryOp::BitAnd | BinaryOp::BitOr | BinaryOp::BitXor | BinaryOp::Shl | BinaryOp::Shr)
@@ -488,6 +508,32 @@ mod tests {
         b.body.block.push(st);
         let m = module_with(kernel("k", vec![scalar_param("n", 0), array_param("a", vec![None], 1)], vec![d], b.body));
         assert_eq!(verify_module(&m), Ok(()));
+    }
+
+    #[test]
+    fn long_double_is_a_memory_format_only() {
+        let mut b = B::new();
+        let zero = b.int(0);
+        let mut ld = array_param("a", vec![None], 0);
+        if let ParamKind::Array { elem, .. } = &mut ld.kind {
+            *elem = ScalarType::F80;
+        }
+        // A load of an F80 element yields an F64 value, which a store takes back.
+        let load = b.add_expr(ExprKind::Load { array: ArrayRef::Param(0), indices: vec![zero] }, ScalarType::F64);
+        let zero2 = b.int(0);
+        b.body.block.push(Stmt::Store { array: ArrayRef::Param(0), indices: vec![zero2], value: load, span: Default::default() });
+        assert_eq!(verify_module(&module_with(kernel("k", vec![ld.clone()], vec![], b.body.clone()))), Ok(()));
+        // No value, local or atomic has the format itself.
+        let bad = b.add_expr(ExprKind::Load { array: ArrayRef::Param(0), indices: vec![zero] }, ScalarType::F80);
+        b.body.block.push(Stmt::Eval(bad));
+        let err = verify_module(&module_with(kernel("k", vec![ld.clone()], vec![], b.body.clone()))).unwrap_err();
+        assert!(err.contains("memory format F80"), "{err}");
+        let mut c = B::new();
+        let x = c.new_local("x", ScalarType::F80, LocalKind::Var);
+        let one = c.float(1.0, ScalarType::F64);
+        c.body.block.push(Stmt::Assign { local: x, value: one });
+        let err = verify_module(&module_with(kernel("k", vec![], vec![], c.body))).unwrap_err();
+        assert!(err.contains("memory format F80"), "{err}");
     }
 
     #[test]

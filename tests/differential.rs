@@ -238,6 +238,13 @@ differential_tests! {
     ptr2d_deep_copy => "ptr2d_deep_copy.c",
     ptr2d_routines => "ptr2d_routines.c",
     host_data_addresses => "host_data_addresses.c",
+    long_double => "long_double.c",
+    ordered_reductions => "ordered_reductions.c",
+    complex_kernels => "complex_kernels.c",
+    complex_reductions => "complex_reductions.c",
+    gang_dimensions => "gang_dimensions.c",
+    complex_handoff => "complex_handoff.c",
+    long_double_rows => "long_double_rows.c",
 }
 
 #[test]

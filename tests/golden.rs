@@ -40,4 +40,5 @@ golden! {
     jacobi_max => "jacobi_max.c",
     kernels_dep => "kernels_dep.c",
     csr_struct => "csr_struct.c",
+    complex_gangs => "complex_gangs.c",
 }

@@ -698,7 +698,18 @@ impl Analyser<'_> {
         }
         // A written array's group must own each element per thread (see the module doc).
         let mut kept = Vec::new();
+        let mut long_double = BTreeSet::new();
         for g in groups {
+            if g.elem == ScalarType::F80 {
+                // Tiles hold values of their element type, and a `long double` value is a
+                // `double` in a kernel: such an array stays in global memory.
+                if g.written {
+                    self.reject_written(g.param, "its elements are `long double`, converted at each access");
+                } else if long_double.insert(g.param) {
+                    self.reject(format!("{}: not staged: its elements are `long double`, converted at each access", self.param_name(g.param)));
+                }
+                continue;
+            }
             if !g.written {
                 kept.push(g);
                 continue;

@@ -90,7 +90,7 @@ impl B {
     }
     /// A parallel dim `var` in `start..start+trip`, step 1.
     pub fn dim(&mut self, var: Handle<Local>, start: Handle<Expr>, trip: Handle<Expr>) -> ParallelDim {
-        ParallelDim { var, start, trip_count: trip, step: 1, level: LoopLevel::Auto, size_hint: None, span: Span::default() }
+        ParallelDim { var, start, trip_count: trip, step: 1, level: LoopLevel::Auto, size_hint: None, gang_dim: None, span: Span::default() }
     }
 }
 
@@ -118,5 +118,6 @@ pub fn kernel(name: &str, params: Vec<Param>, space: Vec<ParallelDim>, body: Bod
         sequential_reason: None,
         auto_private: Vec::new(),
         inner_sequential: Vec::new(),
+        num_gangs: Vec::new(),
     }
 }

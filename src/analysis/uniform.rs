@@ -37,7 +37,7 @@ pub fn wrap_int(v: i64, ty: ScalarType) -> i64 {
         ScalarType::U16 => v as u16 as i64,
         ScalarType::I32 => v as i32 as i64,
         ScalarType::U32 => v as u32 as i64,
-        ScalarType::I64 | ScalarType::U64 | ScalarType::F32 | ScalarType::F64 => v,
+        ScalarType::I64 | ScalarType::U64 | ScalarType::F32 | ScalarType::F64 | ScalarType::F80 => v,
     }
 }
 

@@ -37,6 +37,10 @@ use crate::ir::{
 };
 use crate::runtime::value;
 
+mod helpers;
+
+use helpers::{AtomicKey, Helper, TypeKey, combine, helper_definition, helper_name};
+
 /// The integer width of thread positions and array index arithmetic.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum IndexWidth {
@@ -203,6 +207,8 @@ pub fn kernel_symbol(kernel: &GridKernel) -> String {
 pub fn cuda_type(ty: ScalarType) -> &'static str {
     match ty {
         ScalarType::Bool => "bool",
+        // A memory format only (array elements): values are `double`.
+        ScalarType::F80 => "yosegi_f80",
         other => other.c_name(),
     }
 }
@@ -265,6 +271,7 @@ fn type_suffix(ty: ScalarType) -> &'static str {
         ScalarType::U64 => "u64",
         ScalarType::F32 => "f32",
         ScalarType::F64 => "f64",
+        ScalarType::F80 => "f80",
     }
 }
 
@@ -335,223 +342,6 @@ fn raw_literal(ty: ScalarType, raw: u64) -> String {
 /// `text` (of type `from`) converted to `to`.
 fn convert(text: String, from: ScalarType, to: ScalarType) -> String {
     if from == to { text } else { format!("(({}){})", cuda_type(to), text) }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Helpers emitted before the kernels
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-enum Helper {
-    /// `max`/`min` of two integers (`true` = max).
-    IntMax(TypeKey),
-    IntMin(TypeKey),
-    /// An atomic read-modify-write done with a compare-and-swap loop: the operation, the
-    /// element's type and the operand's.
-    Atomic(AtomicKey, TypeKey, TypeKey),
-}
-
-/// `ScalarType` with an order, for a sorted helper set.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-struct TypeKey(u8);
-
-impl TypeKey {
-    const ALL: [ScalarType; 11] = [
-        ScalarType::Bool,
-        ScalarType::I8,
-        ScalarType::U8,
-        ScalarType::I16,
-        ScalarType::U16,
-        ScalarType::I32,
-        ScalarType::U32,
-        ScalarType::I64,
-        ScalarType::U64,
-        ScalarType::F32,
-        ScalarType::F64,
-    ];
-    fn of(ty: ScalarType) -> TypeKey {
-        TypeKey(Self::ALL.iter().position(|&t| t == ty).unwrap_or(0) as u8)
-    }
-    fn ty(self) -> ScalarType {
-        Self::ALL[self.0 as usize]
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-struct AtomicKey(u8);
-
-impl AtomicKey {
-    const ALL: [AtomicOp; 18] = [
-        AtomicOp::Write,
-        AtomicOp::Add,
-        AtomicOp::Sub,
-        AtomicOp::Mul,
-        AtomicOp::Div,
-        AtomicOp::Max,
-        AtomicOp::Min,
-        AtomicOp::BitAnd,
-        AtomicOp::BitOr,
-        AtomicOp::BitXor,
-        AtomicOp::Shl,
-        AtomicOp::Shr,
-        AtomicOp::SubRev,
-        AtomicOp::DivRev,
-        AtomicOp::ShlRev,
-        AtomicOp::ShrRev,
-        AtomicOp::LogAnd,
-        AtomicOp::LogOr,
-    ];
-    fn of(op: AtomicOp) -> AtomicKey {
-        AtomicKey(Self::ALL.iter().position(|&o| o == op).unwrap_or(0) as u8)
-    }
-    fn op(self) -> AtomicOp {
-        Self::ALL[self.0 as usize]
-    }
-}
-
-fn atomic_op_name(op: AtomicOp) -> &'static str {
-    match op {
-        AtomicOp::Write => "write",
-        AtomicOp::Add => "add",
-        AtomicOp::Sub => "sub",
-        AtomicOp::Mul => "mul",
-        AtomicOp::Max => "max",
-        AtomicOp::Min => "min",
-        AtomicOp::BitAnd => "and",
-        AtomicOp::BitOr => "or",
-        AtomicOp::BitXor => "xor",
-        AtomicOp::Div => "div",
-        AtomicOp::Shl => "shl",
-        AtomicOp::Shr => "shr",
-        AtomicOp::SubRev => "rsub",
-        AtomicOp::DivRev => "rdiv",
-        AtomicOp::ShlRev => "rshl",
-        AtomicOp::ShrRev => "rshr",
-        AtomicOp::LogAnd => "land",
-        AtomicOp::LogOr => "lor",
-    }
-}
-
-fn helper_name(h: Helper) -> String {
-    match h {
-        Helper::IntMax(t) => format!("yosegi_max_{}", type_suffix(t.ty())),
-        Helper::IntMin(t) => format!("yosegi_min_{}", type_suffix(t.ty())),
-        Helper::Atomic(op, t, v) if t == v => format!("yosegi_atomic_{}_{}", atomic_op_name(op.op()), type_suffix(t.ty())),
-        Helper::Atomic(op, t, v) => {
-            format!("yosegi_atomic_{}_{}_{}", atomic_op_name(op.op()), type_suffix(t.ty()), type_suffix(v.ty()))
-        }
-    }
-}
-
-/// The new value of an element of type `ty` holding `cur` after atomic `op` with operand `v`
-/// of type `vty`, as the simulator computes it (`value::atomic_update`): C's own conversions
-/// bring both sides to the operation's type, the cast brings the result back.
-fn combine(op: AtomicOp, ty: ScalarType, vty: ScalarType, cur: &str, v: &str) -> String {
-    let t = cuda_type(ty);
-    let ct = op.compute_type(ty, vty);
-    let f = if ct == ScalarType::F32 { "f" } else { "" };
-    let cast_back = |e: String| if ct == ty { e } else { format!("({t})({e})") };
-    match op {
-        AtomicOp::Write => convert(v.to_string(), vty, ty),
-        AtomicOp::Add => format!("({t})({cur} + {v})"),
-        AtomicOp::Sub => format!("({t})({cur} - {v})"),
-        AtomicOp::Mul => format!("({t})({cur} * {v})"),
-        AtomicOp::Div => format!("({t})({cur} / {v})"),
-        AtomicOp::SubRev => format!("({t})({v} - {cur})"),
-        AtomicOp::DivRev => format!("({t})({v} / {cur})"),
-        // Both sides in the computing type, so that the one `fmax` overload applies.
-        AtomicOp::Max | AtomicOp::Min if ct.is_float() => {
-            let name = if op == AtomicOp::Max { "fmax" } else { "fmin" };
-            let (a, b) = (convert(cur.to_string(), ty, ct), convert(v.to_string(), vty, ct));
-            cast_back(format!("{name}{f}({a}, {b})"))
-        }
-        AtomicOp::Max => cast_back(format!("({cur} >= {v} ? {cur} : {v})")),
-        AtomicOp::Min => cast_back(format!("({cur} <= {v} ? {cur} : {v})")),
-        // Bit operations on floats are refused by lowering (and by the verifier).
-        AtomicOp::BitAnd | AtomicOp::BitOr | AtomicOp::BitXor | AtomicOp::Shl | AtomicOp::Shr | AtomicOp::ShlRev | AtomicOp::ShrRev
-            if ty.is_float() || vty.is_float() =>
-        {
-            cur.to_string()
-        }
-        AtomicOp::BitAnd => format!("({t})({cur} & {v})"),
-        AtomicOp::BitOr => format!("({t})({cur} | {v})"),
-        AtomicOp::BitXor => format!("({t})({cur} ^ {v})"),
-        AtomicOp::Shl => format!("({t})({cur} << {v})"),
-        AtomicOp::Shr => format!("({t})({cur} >> {v})"),
-        AtomicOp::ShlRev => format!("({t})({v} << {cur})"),
-        AtomicOp::ShrRev => format!("({t})({v} >> {cur})"),
-        AtomicOp::LogAnd => format!("({t})({cur} && {v})"),
-        AtomicOp::LogOr => format!("({t})({cur} || {v})"),
-    }
-}
-
-fn helper_definition(h: Helper) -> String {
-    let name = helper_name(h);
-    match h {
-        Helper::IntMax(t) | Helper::IntMin(t) => {
-            let ty = cuda_type(t.ty());
-            let cmp = if matches!(h, Helper::IntMax(_)) { ">=" } else { "<=" };
-            format!("__device__ static {ty} {name}({ty} a, {ty} b)\n{{\n    return a {cmp} b ? a : b;\n}}\n")
-        }
-        Helper::Atomic(op, t, v) => {
-            let ty = t.ty();
-            let vty = v.ty();
-            let vn = cuda_type(vty);
-            let op = op.op();
-            let tn = cuda_type(ty);
-            let mut s = String::new();
-            if ty.size_bytes() >= 4 {
-                let (bits, from_bits, to_bits) = match ty {
-                    ScalarType::F32 => ("unsigned int", "__uint_as_float(old)".to_string(), "__float_as_uint".to_string()),
-                    ScalarType::F64 => (
-                        "unsigned long long",
-                        "__longlong_as_double((long long)old)".to_string(),
-                        "(unsigned long long)__double_as_longlong".to_string(),
-                    ),
-                    _ if ty.size_bytes() == 4 => ("unsigned int", format!("({tn})old"), "(unsigned int)".to_string()),
-                    _ => ("unsigned long long", format!("({tn})old"), "(unsigned long long)".to_string()),
-                };
-                let current = from_bits.replace("old", "assumed");
-                let next = combine(op, ty, vty, "current", "operand");
-                let _ = write!(
-                    s,
-                    "__device__ static {tn} {name}({tn} *address, {vn} operand)\n{{\n    \
-                     {bits} *word = ({bits} *)address;\n    \
-                     {bits} old = *word;\n    \
-                     {bits} assumed;\n    \
-                     do {{\n        \
-                     assumed = old;\n        \
-                     {tn} current = {current};\n        \
-                     old = atomicCAS(word, assumed, {to_bits}({next}));\n    \
-                     }} while (assumed != old);\n    \
-                     return {from_bits};\n}}\n"
-                );
-            } else {
-                // One- and two-byte elements: compare-and-swap the aligned 32-bit word holding
-                // them (the GPU is little-endian).
-                let mask = if ty.size_bytes() == 1 { "0xffu" } else { "0xffffu" };
-                let unsigned = if ty.size_bytes() == 1 { "unsigned char" } else { "unsigned short" };
-                let next = combine(op, ty, vty, "current", "operand");
-                let _ = write!(
-                    s,
-                    "__device__ static {tn} {name}({tn} *address, {vn} operand)\n{{\n    \
-                     unsigned int *word = (unsigned int *)((unsigned long long)address & ~3ull);\n    \
-                     unsigned int shift = (unsigned int)((unsigned long long)address & 3ull) * 8u;\n    \
-                     unsigned int mask = {mask} << shift;\n    \
-                     unsigned int old = *word;\n    \
-                     unsigned int assumed;\n    \
-                     do {{\n        \
-                     assumed = old;\n        \
-                     {tn} current = ({tn})((assumed & mask) >> shift);\n        \
-                     {tn} next = {next};\n        \
-                     unsigned int bits = ((unsigned int)({unsigned})next << shift) & mask;\n        \
-                     old = atomicCAS(word, assumed, (assumed & ~mask) | bits);\n    \
-                     }} while (assumed != old);\n    \
-                     return ({tn})((old & mask) >> shift);\n}}\n"
-                );
-            }
-            s
-        }
-    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -731,6 +521,9 @@ impl<'a> Writer<'a> {
             params.push(match &p.kind {
                 ParamKind::Scalar(ty) => format!("{} {}", cuda_type(*ty), name),
                 ParamKind::Array { elem, restrict, read_only, .. } => {
+                    if *elem == ScalarType::F80 {
+                        self.helpers.insert(Helper::LongDouble);
+                    }
                     let constness = if *read_only || !written.contains(&(k as u32)) { "const " } else { "" };
                     // `__restrict__` only where the program or the launch promised it: two
                     // params may name the same array (`a` and `a + 1`), and restrict would let
@@ -742,6 +535,9 @@ impl<'a> Writer<'a> {
                 // The device table of the rows' device addresses; the kernel never writes the
                 // table itself. No `__restrict__`: two rows may be one array.
                 ParamKind::RowTable { elem, read_only } => {
+                    if *elem == ScalarType::F80 {
+                        self.helpers.insert(Helper::LongDouble);
+                    }
                     let constness = if *read_only || !written.contains(&(k as u32)) { "const " } else { "" };
                     format!("{constness}{} *const *{name}", cuda_type(*elem))
                 }
@@ -769,7 +565,7 @@ impl<'a> Writer<'a> {
                     _ => continue,
                 },
                 LocalKind::Reduction(r) => match kernel.reductions.get(r as usize) {
-                    Some(red) => raw_literal(local.ty, value::cast(red.ty, local.ty, value::reduction_identity(red.op, red.ty))),
+                    Some(red) => raw_literal(local.ty, value::cast(red.ty, local.ty, value::part_identity(red.op, red.ty, red.part))),
                     None => continue,
                 },
                 _ => continue,
@@ -837,8 +633,14 @@ impl<'a> Writer<'a> {
             }
             Stmt::Store { array, indices, value, .. } => {
                 let elem = self.element_type(*array);
-                let v = self.expr_as(*value, elem);
+                let v = self.expr_as(*value, elem.value_type());
                 let target = self.element(*array, indices);
+                let v = if elem == ScalarType::F80 {
+                    self.helpers.insert(Helper::LongDouble);
+                    format!("yosegi_f80_from_double({})", strip_parens(&v))
+                } else {
+                    v
+                };
                 let text = format!("{target} = {};", strip_parens(&v));
                 self.line(&text);
             }
@@ -1191,6 +993,10 @@ impl<'a> Writer<'a> {
             ExprKind::Load { array, indices } => {
                 let elem = self.element_type(*array);
                 let text = self.element(*array, indices);
+                if elem == ScalarType::F80 {
+                    self.helpers.insert(Helper::LongDouble);
+                    return convert(format!("yosegi_f80_to_double({text})"), ScalarType::F64, ty);
+                }
                 convert(text, elem, ty)
             }
             ExprKind::Unary { op, arg } => {

@@ -50,7 +50,10 @@ pub fn kernel_text(module: &Module, kernel: &Kernel) -> String {
             LoopLevel::Vector => "vector",
             LoopLevel::Auto => "auto",
         };
-        let hint = d.size_hint.map(|h| format!(" size {h}")).unwrap_or_default();
+        let mut hint = d.size_hint.map(|h| format!(" size {h}")).unwrap_or_default();
+        if let Some(g) = d.gang_dim {
+            hint.push_str(&format!(" gang dim {g}"));
+        }
         let _ = writeln!(
             out,
             "  parallel for {} in {}.. step {} (trip {}) [{level}]{hint}",
@@ -63,11 +66,12 @@ pub fn kernel_text(module: &Module, kernel: &Kernel) -> String {
     for (n, r) in kernel.reductions.iter().enumerate() {
         let _ = writeln!(
             out,
-            "  reduction {n}: {} {} {} -> arg {}",
+            "  reduction {n}: {} {} {} -> arg {}{}",
             r.op.symbol(),
             r.ty.c_name(),
             p.local(r.local),
-            r.target_arg
+            r.target_arg,
+            part_text(r.part)
         );
     }
     p.scalar_outputs(&mut out, &kernel.scalar_outputs);
@@ -106,7 +110,7 @@ pub fn grid_kernel_text(module: &Module, grid: &GridKernel) -> String {
         let _ = writeln!(out, "  shared {} {}{dims}", s.elem.c_name(), s.name);
     }
     for (n, r) in grid.reductions.iter().enumerate() {
-        let _ = writeln!(out, "  reduction {n}: {} {} partials{n} -> arg {}", r.op.symbol(), r.ty.c_name(), r.target_arg);
+        let _ = writeln!(out, "  reduction {n}: {} {} partials{n} -> arg {}{}", r.op.symbol(), r.ty.c_name(), r.target_arg, part_text(r.part));
     }
     p.scalar_outputs(&mut out, &grid.scalar_outputs);
     p.locals(&mut out);
@@ -489,6 +493,15 @@ impl<'a> Printer<'a> {
 }
 
 
+/// The part of a complex variable a reduction accumulates, as the listing says it.
+fn part_text(part: Option<crate::ir::ComplexPart>) -> &'static str {
+    match part {
+        None => "",
+        Some(crate::ir::ComplexPart::Real) => " (real part)",
+        Some(crate::ir::ComplexPart::Imag) => " (imaginary part)",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -526,7 +539,7 @@ mod tests {
             vec![d],
             b.body,
         );
-        k.reductions.push(Reduction { op: ReductionOp::Add, ty: ScalarType::F64, local: sum, target_arg: 3, span: Default::default() });
+        k.reductions.push(Reduction { op: ReductionOp::Add, ty: ScalarType::F64, local: sum, target_arg: 3, span: Default::default(), part: None });
         let mut m = Module::default();
         let kh = m.kernels.append(k);
         let arg = |c: &str, kind| HostArg { c_expr: c.to_string(), kind, size_expr: None };

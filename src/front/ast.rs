@@ -91,6 +91,11 @@ pub enum BaseType {
     Float,
     Double,
     LongDouble,
+    /// `float _Complex` (also spelt `_Complex float`, `__complex__ float`).
+    ComplexFloat,
+    /// `double _Complex`, and `_Complex` alone (GNU C).
+    ComplexDouble,
+    ComplexLongDouble,
 }
 
 #[derive(Clone, Debug)]
@@ -230,6 +235,10 @@ pub enum UnaryOp {
     PreDec,
     PostInc,
     PostDec,
+    /// GNU C's `__real__ z` and `__imag__ z`: a part of a complex value (of a real one, the
+    /// value itself and zero).
+    Real,
+    Imag,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -269,6 +278,9 @@ pub enum ExprKind {
     IntLit { value: u64, suffix: IntSuffix, radix: u32 },
     /// `single`: an `f`/`F` suffix; `long_double`: `l`/`L`.
     FloatLit { value: f64, single: bool, long_double: bool },
+    /// GNU C's imaginary constant (`1.0iF`, what `I` expands to): `value` times the imaginary
+    /// unit, of type `float _Complex` (`single`), `double _Complex` or `long double _Complex`.
+    ImagLit { value: f64, single: bool, long_double: bool },
     CharLit(i64),
     /// Adjacent literals already concatenated; escapes decoded.
     StringLit(String),
@@ -397,10 +409,13 @@ pub enum ClauseKind {
     FirstPrivate(Vec<DataRef>),
     Reduction { op: ReductionOp, vars: Vec<DataRef> },
     Collapse(u32),
-    Gang(Option<Expr>),
+    /// `gang`, `gang(n)`/`gang(num: n)`, `gang(dim: d)` (OpenACC 3.3 gang dimensions: the loop
+    /// runs across gang dimension `d`, 1 to 3); `static:` is accepted as a hint and dropped.
+    Gang { num: Option<Expr>, dim: Option<Expr> },
     Worker(Option<Expr>),
     Vector(Option<Expr>),
-    NumGangs(Expr),
+    /// `num_gangs(n)`, or one value per gang dimension (`num_gangs(n1, n2, n3)`, OpenACC 3.3).
+    NumGangs(Vec<Expr>),
     NumWorkers(Expr),
     VectorLength(Expr),
     Independent,

@@ -376,20 +376,26 @@ impl DirectiveParser<'_, '_> {
                     self.p.expect_punct(")", "to close `collapse(...)`")?;
                     ("collapse", ClauseKind::Collapse(n))
                 }
-                "gang" => ("gang", ClauseKind::Gang(self.optional_arg(&word, &["num", "static"])?)),
+                "gang" => {
+                    let (num, dim) = self.gang_args()?;
+                    ("gang", ClauseKind::Gang { num, dim })
+                }
                 "worker" => ("worker", ClauseKind::Worker(self.optional_arg(&word, &["num"])?)),
                 "vector" => ("vector", ClauseKind::Vector(self.optional_arg(&word, &["length"])?)),
                 "num_gangs" => {
                     self.open(&word)?;
-                    let e = self.p.assignment()?;
-                    if self.p.is_punct(",") {
-                        return Err(self
-                            .p
-                            .error_here("`num_gangs` with more than one dimension (OpenACC 3.3 gang dimensions) is not supported")
-                            .with_help("give one number of gangs; Yosegi maps the loop nest to a grid itself"));
+                    let mut values = vec![self.p.assignment()?];
+                    while self.p.eat_punct(",") {
+                        if values.len() == 3 {
+                            return Err(self
+                                .p
+                                .error_here("`num_gangs` takes at most 3 values, one per gang dimension")
+                                .with_help("give the number of gangs of dimensions 1, 2 and 3: num_gangs(n1, n2, n3)"));
+                        }
+                        values.push(self.p.assignment()?);
                     }
                     self.p.expect_punct(")", "to close `num_gangs(...)`")?;
-                    ("num_gangs", ClauseKind::NumGangs(e))
+                    ("num_gangs", ClauseKind::NumGangs(values))
                 }
                 "num_workers" => ("num_workers", ClauseKind::NumWorkers(self.required_arg(&word)?)),
                 "vector_length" => ("vector_length", ClauseKind::VectorLength(self.required_arg(&word)?)),
@@ -511,7 +517,45 @@ impl DirectiveParser<'_, '_> {
         Ok(names)
     }
 
-    /// `gang`, `gang(4)`, `gang(num: 4)`; a `static:` argument is accepted as a hint and dropped.
+    /// `gang`, `gang(4)`, `gang(num: 4)`, `gang(dim: 2)`: the number of gangs and the gang
+    /// dimension; a `static:` argument is accepted as a hint and dropped.
+    fn gang_args(&mut self) -> PResult<(Option<Expr>, Option<Expr>)> {
+        if !self.p.eat_punct("(") {
+            return Ok((None, None));
+        }
+        let (mut num, mut dim) = (None, None);
+        loop {
+            let keyword = match self.word() {
+                Some(w) if self.p.peek_at(1).is_punct(":") => {
+                    if !matches!(w.as_str(), "num" | "dim" | "static") {
+                        return Err(self.p.error_here(format!("unknown argument `{w}:` in `gang(...)`")));
+                    }
+                    self.p.bump();
+                    self.p.bump();
+                    Some(w)
+                }
+                _ => None,
+            };
+            match keyword.as_deref() {
+                Some("static") => {
+                    if !self.p.eat_punct("*") {
+                        self.p.assignment()?;
+                    }
+                }
+                Some("dim") if dim.is_some() => return Err(self.p.error_here("`dim:` is given twice in `gang(...)`")),
+                Some("dim") => dim = Some(self.p.assignment()?),
+                _ if num.is_some() => return Err(self.p.error_here("the number of gangs is given twice in `gang(...)`")),
+                _ => num = Some(self.p.assignment()?),
+            }
+            if !self.p.eat_punct(",") {
+                break;
+            }
+        }
+        self.p.expect_punct(")", "to close `gang(...)`")?;
+        Ok((num, dim))
+    }
+
+    /// `worker(4)`, `worker(num: 4)`, `vector(length: 128)`.
     fn optional_arg(&mut self, clause: &str, keywords: &[&str]) -> PResult<Option<Expr>> {
         if !self.p.eat_punct("(") {
             return Ok(None);
@@ -522,12 +566,6 @@ impl DirectiveParser<'_, '_> {
             if let Some(w) = self.word()
                 && self.p.peek_at(1).is_punct(":")
             {
-                if clause == "gang" && w == "dim" {
-                    return Err(self
-                        .p
-                        .error_here("`gang(dim: n)` (OpenACC 3.3 gang dimensions) is not supported")
-                        .with_help("leave out `dim:`; Yosegi maps the loop nest to a grid itself"));
-                }
                 if !keywords.contains(&w.as_str()) {
                     return Err(self.p.error_here(format!("unknown argument `{w}:` in `{clause}(...)`")));
                 }
@@ -884,14 +922,18 @@ mod tests {
             assert!(matches!(clause(&format!("parallel loop reduction({s}:n)")), ClauseKind::Reduction { op, .. } if op == o), "{s}");
         }
         assert!(matches!(clause("loop collapse(2)"), ClauseKind::Collapse(2)));
-        assert!(matches!(clause("loop gang"), ClauseKind::Gang(None)));
-        assert!(matches!(clause("loop gang(4)"), ClauseKind::Gang(Some(_))));
-        assert!(matches!(clause("loop gang(num: n)"), ClauseKind::Gang(Some(_))));
-        assert!(matches!(clause("loop gang(static: *)"), ClauseKind::Gang(None)));
+        assert!(matches!(clause("loop gang"), ClauseKind::Gang { num: None, dim: None }));
+        assert!(matches!(clause("loop gang(4)"), ClauseKind::Gang { num: Some(_), dim: None }));
+        assert!(matches!(clause("loop gang(num: n)"), ClauseKind::Gang { num: Some(_), dim: None }));
+        assert!(matches!(clause("loop gang(static: *)"), ClauseKind::Gang { num: None, dim: None }));
+        assert!(matches!(clause("loop gang(dim: 2)"), ClauseKind::Gang { num: None, dim: Some(_) }));
+        assert!(matches!(clause("loop gang(dim: 1, static: 4)"), ClauseKind::Gang { num: None, dim: Some(_) }));
+        assert!(matches!(clause("parallel num_gangs(n, 4)"), ClauseKind::NumGangs(v) if v.len() == 2));
+        assert!(matches!(clause("parallel num_gangs(n, n, n)"), ClauseKind::NumGangs(v) if v.len() == 3));
         assert!(matches!(clause("loop worker(4)"), ClauseKind::Worker(Some(_))));
         assert!(matches!(clause("loop vector"), ClauseKind::Vector(None)));
         assert!(matches!(clause("loop vector(length: 128)"), ClauseKind::Vector(Some(_))));
-        assert!(matches!(clause("parallel num_gangs(n * 2)"), ClauseKind::NumGangs(Expr { kind: ExprKind::Binary { .. }, .. })));
+        assert!(matches!(clause("parallel num_gangs(n * 2)"), ClauseKind::NumGangs(v) if matches!(v[..], [Expr { kind: ExprKind::Binary { .. }, .. }])));
         assert!(matches!(clause("parallel num_workers(4)"), ClauseKind::NumWorkers(_)));
         assert!(matches!(clause("parallel vector_length(128)"), ClauseKind::VectorLength(_)));
         assert!(matches!(clause("loop independent"), ClauseKind::Independent));
@@ -947,12 +989,12 @@ mod tests {
         // Other device types' clauses are dropped; ours override the general ones.
         let k = kinds("parallel num_gangs(2) device_type(host) num_gangs(1) async(3) device_type(nvidia) num_gangs(8)");
         assert_eq!(k.len(), 1);
-        assert!(matches!(&k[0], ClauseKind::NumGangs(Expr { kind: ExprKind::IntLit { value: 8, .. }, .. })));
+        assert!(matches!(&k[0], ClauseKind::NumGangs(v) if matches!(v[..], [Expr { kind: ExprKind::IntLit { value: 8, .. }, .. }])));
         // `*` applies when no group names the GPU.
         let k = kinds("loop seq dtype(*) gang vector device_type(radeon) worker");
-        assert!(matches!(k.as_slice(), [ClauseKind::Gang(None), ClauseKind::Vector(None)]), "{k:?}");
+        assert!(matches!(k.as_slice(), [ClauseKind::Gang { num: None, dim: None }, ClauseKind::Vector(None)]), "{k:?}");
         let k = kinds("loop gang device_type(*) seq device_type(nvidia) vector");
-        assert!(matches!(k.as_slice(), [ClauseKind::Gang(None), ClauseKind::Vector(None)]), "{k:?}");
+        assert!(matches!(k.as_slice(), [ClauseKind::Gang { num: None, dim: None }, ClauseKind::Vector(None)]), "{k:?}");
         // On init/shutdown/set, device_type names the device acted on.
         assert!(matches!(&kinds("init device_type(nvidia) device_num(0)")[0], ClauseKind::DeviceType(v) if v == &["nvidia"]));
         assert!(matches!(dir("set default_async(1)").unwrap().kind, DirectiveKind::Set));
@@ -985,7 +1027,8 @@ mod tests {
         let (tu, _) = parse_translation_unit(src, 0, lex(src, 0).unwrap()).unwrap();
         let ExternalDecl::Function(f) = &tu.items[0] else { panic!() };
         let StmtKind::Acc { directive, .. } = &f.body.stmts[0].kind else { panic!() };
-        let ClauseKind::NumGangs(e) = &directive.clauses[0].kind else { panic!() };
+        let ClauseKind::NumGangs(v) = &directive.clauses[0].kind else { panic!() };
+        let e = &v[0];
         assert_eq!(&src[e.span.lo as usize..e.span.hi as usize], "n + 1");
         assert_eq!(&src[directive.clauses[0].span.lo as usize..directive.clauses[0].span.hi as usize], "num_gangs(n + 1)");
     }

@@ -20,6 +20,9 @@ pub enum TokKind {
     Ident(String),
     Int { value: u64, suffix: IntSuffix, radix: u32 },
     Float { value: f64, single: bool, long_double: bool },
+    /// GNU C's imaginary floating constant (`1.0iF`, `2.5i`, as `I` from <complex.h> expands
+    /// to): `value` times the imaginary unit, of the complex type of the suffix's real type.
+    Imaginary { value: f64, single: bool, long_double: bool },
     Char(i64),
     /// Escapes decoded.
     Str(String),
@@ -253,14 +256,17 @@ impl<'a> Lexer<'a> {
         self.pos = i;
         let span = self.span(lo, i);
         let text = &self.text[lo..i];
-        let kind = classify_number(text).ok_or_else(|| {
-            if is_imaginary_constant(text) {
-                Diagnostic::error(span, format!("the imaginary constant `{text}` is not supported"))
-                    .with_help("yosegi computes with real numbers: complex types and `I` from <complex.h> are not supported")
-            } else {
-                Diagnostic::error(span, format!("invalid number literal `{text}`"))
-            }
-        })?;
+        let kind = match classify_number(text) {
+            Some(kind) => kind,
+            None => match imaginary_constant(text) {
+                Some(TokKind::Float { value, single, long_double }) => TokKind::Imaginary { value, single, long_double },
+                Some(_) => {
+                    return Err(Diagnostic::error(span, format!("the integer imaginary constant `{text}` is not supported"))
+                        .with_help("complex integer types are a GNU extension; write a floating constant such as `2.0i`"));
+                }
+                None => return Err(Diagnostic::error(span, format!("invalid number literal `{text}`"))),
+            },
+        };
         self.push(kind, lo);
         Ok(())
     }
@@ -421,16 +427,19 @@ pub fn classify_number(s: &str) -> Option<TokKind> {
 }
 
 /// GNU C's imaginary constants: a number with an `i` or `j` suffix (`2i`, `1.0iF`, `1.5fj`),
-/// as `I` from <complex.h> expands to.
-fn is_imaginary_constant(s: &str) -> bool {
+/// as `I` from <complex.h> expands to. The number without its `i` (a float or an integer).
+fn imaginary_constant(s: &str) -> Option<TokKind> {
     let lower = s.to_ascii_lowercase();
     if lower.starts_with("0x") && !lower.contains('p') {
-        return false;
+        return None;
     }
     let suffix_start = lower.rfind(|c: char| c.is_ascii_digit() || c == '.').map_or(0, |k| k + 1);
     let (number, suffix) = lower.split_at(suffix_start);
     let marks = suffix.matches(['i', 'j']).count();
-    marks == 1 && classify_number(&format!("{number}{}", suffix.replace(['i', 'j'], ""))).is_some()
+    if marks != 1 {
+        return None;
+    }
+    classify_number(&format!("{number}{}", suffix.replace(['i', 'j'], "")))
 }
 
 fn parse_hex_float(s: &str) -> Option<f64> {
@@ -502,12 +511,15 @@ mod tests {
     }
 
     #[test]
-    fn imaginary_constants_are_refused_by_name() {
-        for text in ["1.0iF", "2i", "1.5fj", "3.0e2Li", "0x1p3i"] {
-            let e = lex(text, 0).unwrap_err();
-            assert!(e.message.contains("imaginary constant"), "{text}: {}", e.message);
-        }
-        for text in ["1.0q", "2ii"] {
+    fn imaginary_constants() {
+        assert_eq!(one("1.0iF"), TokKind::Imaginary { value: 1.0, single: true, long_double: false });
+        assert_eq!(one("1.5fj"), TokKind::Imaginary { value: 1.5, single: true, long_double: false });
+        assert_eq!(one("2.5i"), TokKind::Imaginary { value: 2.5, single: false, long_double: false });
+        assert_eq!(one("3.0e2Li"), TokKind::Imaginary { value: 300.0, single: false, long_double: true });
+        assert_eq!(one("0x1p3i"), TokKind::Imaginary { value: 8.0, single: false, long_double: false });
+        let e = lex("2i", 0).unwrap_err();
+        assert!(e.message.contains("integer imaginary constant"), "{}", e.message);
+        for text in ["1.0q", "2ii", "1.0ij"] {
             let e = lex(text, 0).unwrap_err();
             assert!(e.message.contains("invalid number literal"), "{text}: {}", e.message);
         }

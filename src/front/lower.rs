@@ -8,9 +8,11 @@
 mod atomic;
 mod data;
 mod executable;
+mod gang;
 mod kernel;
 mod loops;
 mod private;
+mod treatments;
 #[cfg(test)]
 mod tests;
 pub(crate) mod walk;
@@ -31,6 +33,7 @@ use crate::ir::{
 
 use data::push_arg;
 use kernel::{Context, DefaultNone, KernelBuilder, Mode, RoutineInfo, Treatment};
+use treatments::{add_treatments, classify_scalar, declared_in};
 use loops::{Cmp, NestPolicy};
 
 /// Lowers all translation units into one module (kernels and regions; no grid kernels yet).
@@ -203,6 +206,8 @@ struct RegionState {
     treatments: HashMap<String, Treatment>,
     default_none: DefaultNone,
     vector_hint: Option<u32>,
+    /// The `num_gangs` values as written (see `Kernel::num_gangs`).
+    num_gangs: Vec<String>,
 }
 
 /// What one kernel of a construct is made from.
@@ -329,7 +334,14 @@ impl<'a> Lowerer<'a> {
         let mut kb = KernelBuilder::new(&cx, sema.clone(), &mut args, Mode::Function);
         kb.function_result = match &*ret {
             CType::Void => None,
-            CType::Scalar(t) => Some(*t),
+            CType::Scalar(t) => Some(t.value_type()),
+            CType::Complex(_) => {
+                self.diags.push(
+                    Diagnostic::error(f.declarator.span, format!("device function `{name}` returns a complex number, which device functions cannot do"))
+                        .with_help("return the real and imaginary parts from two functions, or write the computation in the loop"),
+                );
+                return None;
+            }
             _ => {
                 self.diags.push(
                     Diagnostic::error(f.declarator.span, format!("device function `{name}` must return a number or nothing"))
@@ -346,7 +358,7 @@ impl<'a> Lowerer<'a> {
                 let Some(pname) = &p.declarator.name else { continue };
                 match kb.sema.declared_type(&p.specs, &p.declarator) {
                     Ok(CType::Scalar(t)) => {
-                        let l = kb.new_local(pname, t, LocalKind::Var, p.declarator.name_span);
+                        let l = kb.new_local(pname, t.value_type(), LocalKind::Var, p.declarator.name_span);
                         kb.bind(pname, l);
                         params.push(l);
                     }
@@ -507,7 +519,8 @@ impl<'a> Lowerer<'a> {
     /// defines) that `body` makes, directly or in the routines it calls, with the span of the
     /// call in `body` and the routines it goes through (empty for a direct call).
     fn library_call(&self, body: &Stmt) -> Option<(String, Span, Vec<String>)> {
-        let runs_on_device = |name: &str| kernel::math_function(name).is_some() || kernel::is_device_builtin(name);
+        let runs_on_device =
+            |name: &str| kernel::math_function(name).is_some() || kernel::is_complex_function(name) || kernel::is_device_builtin(name);
         for (name, span) in walk::called_functions(body) {
             if !runs_on_device(&name) && !self.defined_functions.contains(&name) {
                 return Some((name, span, Vec::new()));
@@ -569,8 +582,10 @@ impl<'a> Lowerer<'a> {
             self.diags.push(Diagnostic::warning(span, message).with_help(help));
             return;
         }
+        let Some(num_gangs) = self.check_gang_dimensions(d, body, sema) else { return };
         let (args, data, if_arg) = self.data_clauses(d, sema);
-        let mut region = RegionState { args, treatments: HashMap::new(), default_none: DefaultNone::default(), vector_hint: None };
+        let mut region =
+            RegionState { args, treatments: HashMap::new(), default_none: DefaultNone::default(), vector_hint: None, num_gangs };
         self.region_clauses(&d.clauses, sema, &mut region);
         let all: Vec<&Clause> = d.clauses.iter().collect();
         let mut plans: Vec<Plan> = Vec::new();
@@ -661,19 +676,23 @@ impl<'a> Lowerer<'a> {
     /// the earlier kernel's value has reached the host, so the later kernel sees the sequential
     /// value.
     fn bind_scalars_assigned_earlier(&mut self, kernels: &[Handle<Kernel>], args: &[HostArg]) {
+        // The C expression of each assigned value (`x` for the target `&(x)`, `*((double
+        // *)&(z) + 1)` for the imaginary part of a complex `z`), with the arg of its address:
+        // a later param matches by its name or by the expression of its own arg.
         let mut assigned: HashMap<String, u32> = HashMap::new();
         for &h in kernels {
             let k = &mut self.module.kernels[h];
             for p in &mut k.params {
-                if let (ParamKind::Scalar(_), Some(&address)) = (&p.kind, assigned.get(&p.name)) {
+                let value = args.get(p.arg as usize).map(|a| a.c_expr.as_str());
+                let address = assigned.get(&p.name).or_else(|| value.and_then(|v| assigned.get(v)));
+                if let (ParamKind::Scalar(_), Some(&address)) = (&p.kind, address) {
                     p.arg = address;
                 }
             }
             let targets = k.reductions.iter().map(|r| r.target_arg).chain(k.scalar_outputs.iter().map(|(_, a)| *a));
             for a in targets {
                 let Some(arg) = args.get(a as usize) else { continue };
-                let name = arg.c_expr.trim_start_matches("&(").trim_end_matches(')').to_string();
-                assigned.insert(name, a);
+                assigned.insert(assigned_value(&arg.c_expr), a);
             }
         }
     }
@@ -768,6 +787,7 @@ impl<'a> Lowerer<'a> {
                 sequential_reason: reason,
                 auto_private: Vec::new(),
                 inner_sequential: Vec::new(),
+                num_gangs: region.num_gangs.clone(),
             };
             (kernel, std::mem::take(&mut kb.errors))
         };
@@ -830,7 +850,7 @@ impl<'a> Lowerer<'a> {
             };
             let (target, var) = (self.sources.text(target.span).to_string(), &counted[depth].var);
             let message = format!("the loop over `{var}` (its iterations read `{target}` while an `atomic` in another iteration updates it)");
-            if let Some(level) = nest[depth].clauses.iter().find(|c| matches!(c.kind, ClauseKind::Gang(..) | ClauseKind::Worker(..) | ClauseKind::Vector(..))) {
+            if let Some(level) = nest[depth].clauses.iter().find(|c| matches!(c.kind, ClauseKind::Gang { .. } | ClauseKind::Worker(..) | ClauseKind::Vector(..))) {
                 self.diags.push(
                     Diagnostic::warning(level.span, format!("{message} runs in order inside each thread; this clause is not honoured"))
                         .with_help("read the element inside the `atomic` (atomic capture) to let the iterations run at once"),
@@ -871,13 +891,16 @@ impl<'a> Lowerer<'a> {
                 if nest_vars.contains(n.as_str()) || loop_vars.contains(&n) || treatments.contains_key(&n) {
                     continue;
                 }
-                let host_scalar = sema.lookup_var(&n).is_some_and(|v| v.ty.scalar().is_some());
-                if !host_scalar || declared_in(innermost_body, &n) {
+                let Some(ty) = sema.lookup_var(&n).map(|v| v.ty.clone()).filter(CType::is_arithmetic) else { continue };
+                if declared_in(innermost_body, &n) {
                     continue;
                 }
                 // Reductions are recognised here; private scalars below, as in `parallel`.
-                if let Some(t @ Treatment::Reduction(..)) = classify_scalar(innermost_body, &n) {
-                    treatments.insert(n, t);
+                if let Some(t @ Treatment::Reduction(op, _)) = classify_scalar(innermost_body, &n) {
+                    // Complex numbers reduce with `+` and `*` only.
+                    if !matches!(ty, CType::Complex(_)) || matches!(op, ReductionOp::Add | ReductionOp::Mul) {
+                        treatments.insert(n, t);
+                    }
                 }
             }
         }
@@ -966,6 +989,7 @@ impl<'a> Lowerer<'a> {
                 sequential_reason: None,
                 auto_private: auto_private.clone(),
                 inner_sequential: inner_sequential.clone(),
+                num_gangs: region.num_gangs.clone(),
             };
             (kernel, std::mem::take(&mut kb.errors))
         };
@@ -1049,84 +1073,6 @@ impl<'a> Lowerer<'a> {
         Ok((index, host.join(" * ")))
     }
 
-    /// The host scalars a parallel loop nest assigns without a clause, made private to each
-    /// iteration (added to `treatments`, and returned for `explain`). `Err` with a diagnostic
-    /// and a short reason when one carries a value between iterations (read before an
-    /// iteration assigns it) or out of the loop (read after the construct): then the sequential
-    /// answer depends on the order of the iterations.
-    fn auto_privatize(
-        &self,
-        outer: &Stmt,
-        counted: &[loops::CountedLoop],
-        sema: &Sema,
-        site: &Site,
-        treatments: &mut HashMap<String, Treatment>,
-    ) -> Result<Vec<String>, (Diagnostic, String)> {
-        let iteration = loops::for_body(outer);
-        let nest_vars: HashSet<&str> = counted.iter().map(|c| c.var.as_str()).collect();
-        let mut names: Vec<String> = walk::written_names(outer).into_iter().collect();
-        names.sort();
-        // A host scalar updated under `atomic` is shared on purpose (updated in place).
-        let mut atomic_targets = HashSet::new();
-        walk::each_stmt(outer, &mut |st| {
-            if let StmtKind::Acc { directive, body: Some(b) } = &st.kind {
-                if matches!(directive.kind, DirectiveKind::Atomic(_)) {
-                    atomic_targets.extend(walk::written_names(b));
-                }
-            }
-        });
-        let mut privatized = Vec::new();
-        for n in names {
-            if treatments.contains_key(&n) || declared_in(outer, &n) || atomic_targets.contains(&n) {
-                continue;
-            }
-            let Some(v) = sema.lookup_var(&n) else { continue };
-            if v.ty.scalar().is_none() {
-                continue;
-            }
-            let is_nest_var = nest_vars.contains(n.as_str());
-            if !is_nest_var {
-                if let Some(span) = private::exposed_read(iteration, &n) {
-                    return Err((
-                        Diagnostic::error(span, format!("`{n}` is read here before this iteration assigns it, so the iterations of the parallel loop share it"))
-                            .with_help(format!(
-                                "if it accumulates, add reduction(op:{n}) (or update it under `#pragma acc atomic`); if each iteration computes it, assign it before reading it, or declare it inside the loop"
-                            )),
-                        format!("`{n}` may be read before it is assigned in an iteration, so it would carry a value from the previous iteration"),
-                    ));
-                }
-            }
-            let local = matches!(v.storage, Storage::Local | Storage::Param);
-            if let Some(f) = self.current_function {
-                if let Some(read) = private::live_after(f, site.construct, &n, local) {
-                    let mut first_write = outer.span;
-                    walk::each_expr(outer, &mut |e| {
-                        if first_write == outer.span && walk::assigned_name(e) == Some(n.as_str()) {
-                            first_write = e.span;
-                        }
-                    });
-                    let message = if local {
-                        let line = self.sources.location(read).line;
-                        format!("`{n}` is assigned in this parallel loop and read after it (line {line}), where it holds the value of the last iteration")
-                    } else {
-                        format!("`{n}` is assigned in this parallel loop and is not local to the function, so code after the loop may read the value of the last iteration")
-                    };
-                    return Err((
-                        Diagnostic::error(first_write, message).with_help(format!(
-                            "declare `{n}` inside the loop if only the loop uses it; to combine the iterations' values use reduction(op:{n}); or compute the final value after the loop"
-                        )),
-                        format!("`{n}` is read after the loop, which needs the value of its last iteration"),
-                    ));
-                }
-            }
-            if !is_nest_var {
-                treatments.insert(n.clone(), Treatment::Private);
-                privatized.push(n);
-            }
-        }
-        Ok(privatized)
-    }
-
     /// One parallel dimension from a counted loop; `None` when its bounds are not launch-time
     /// values (they depend on an outer loop's variable).
     fn parallel_dim(&self, kb: &mut KernelBuilder, l: &loops::NestLoop, c: &loops::CountedLoop, vector_hint: Option<u32>) -> Result<Option<ParallelDim>, Diagnostic> {
@@ -1163,9 +1109,14 @@ impl<'a> Lowerer<'a> {
         kb.bind(&c.var, var);
         let mut levels = Vec::new();
         let mut size_hint = None;
+        let mut gang_dim = None;
         for cl in &l.clauses {
             match &cl.kind {
-                ClauseKind::Gang(_) => levels.push(LoopLevel::Gang),
+                ClauseKind::Gang { dim, .. } => {
+                    levels.push(LoopLevel::Gang);
+                    // Checked by `gang::check_gang_dimensions` before the kernel is made.
+                    gang_dim = dim.as_ref().and_then(|d| kb.sema.const_eval(d)).and_then(|v| u8::try_from(v).ok());
+                }
                 ClauseKind::Worker(_) => levels.push(LoopLevel::Worker),
                 ClauseKind::Vector(e) => {
                     levels.push(LoopLevel::Vector);
@@ -1179,7 +1130,7 @@ impl<'a> Lowerer<'a> {
             [one] => *one,
             _ => LoopLevel::Auto,
         };
-        Ok(Some(ParallelDim { var, start, trip_count, step: c.step, level, size_hint, span: l.stmt.span }))
+        Ok(Some(ParallelDim { var, start, trip_count, step: c.step, level, size_hint, gang_dim, span: l.stmt.span }))
     }
 }
 
@@ -1252,231 +1203,11 @@ fn ref_root(e: &ast::Expr) -> Option<&str> {
     }
 }
 
-/// private/firstprivate/reduction clauses as treatments of host scalars (and private arrays).
-fn add_treatments<'c>(
-    clauses: impl Iterator<Item = &'c Clause>,
-    sema: &Sema,
-    treatments: &mut HashMap<String, Treatment>,
-    errors: &mut Vec<Diagnostic>,
-    sources: &SourceSet,
-) {
-    for c in clauses {
-        match &c.kind {
-            ClauseKind::Private(refs) | ClauseKind::FirstPrivate(refs) => {
-                for r in refs {
-                    let AE::Ident(n) = &r.base.kind else { continue };
-                    let t = if matches!(c.kind, ClauseKind::Private(_)) { Treatment::Private } else { Treatment::FirstPrivate };
-                    match sema.lookup_var(n) {
-                        Some(v) if v.ty.scalar().is_some() => {
-                            treatments.insert(n.clone(), t);
-                        }
-                        Some(_) if matches!(treatments.get(n.as_str()), Some(Treatment::ArrayReduction(..))) => errors.push(
-                            Diagnostic::error(r.span, format!("`{n}` is under a reduction and cannot also be private"))
-                                .with_help(format!("remove `{n}` from one of the clauses")),
-                        ),
-                        Some(v) if matches!(t, Treatment::Private) && kernel::local_array_shape(&v.ty).is_some() && r.sections.len() <= 1 => {
-                            treatments.insert(n.clone(), t);
-                        }
-                        Some(v) if v.ty.is_pointer_like() => {
-                            let first = matches!(t, Treatment::FirstPrivate);
-                            treatments.insert(n.clone(), Treatment::PrivateArray { first, section: Box::new(r.clone()) });
-                        }
-                        Some(_) => {}
-                        None => errors.push(
-                            Diagnostic::error(r.span, format!("undeclared variable `{n}` in a private clause"))
-                                .with_help("declare the variable before the construct"),
-                        ),
-                    }
-                }
-            }
-            ClauseKind::Reduction { op, vars } => {
-                for r in vars {
-                    let name = match &r.base.kind {
-                        AE::Ident(n) if r.sections.is_empty() => Some(n),
-                        _ => None,
-                    };
-                    let scalar = name.and_then(|n| sema.lookup_var(n)).map(|v| v.ty.scalar().is_some());
-                    // An array, or a section or an element of one: its updates become atomics.
-                    let array = match &r.base.kind {
-                        AE::Ident(n) => sema.lookup_var(n).filter(|v| reduction_array_type(&v.ty)).map(|_| n),
-                        _ => None,
-                    };
-                    if let Some(n) = array {
-                        if matches!(treatments.get(n.as_str()), Some(Treatment::Private | Treatment::FirstPrivate)) {
-                            errors.push(
-                                Diagnostic::error(r.span, format!("reduction on the private array `{n}` is not supported"))
-                                    .with_help(format!("reduce into a shared array, or keep the loop that updates `{n}` sequential")),
-                            );
-                        } else {
-                            treatments.insert(n.clone(), Treatment::ArrayReduction(*op, c.span));
-                        }
-                        continue;
-                    }
-                    match (name, scalar) {
-                        (Some(n), Some(true)) => {
-                            treatments.insert(n.clone(), Treatment::Reduction(*op, c.span));
-                        }
-                        (Some(n), None) => errors.push(
-                            Diagnostic::error(r.span, format!("undeclared variable `{n}` in a reduction clause"))
-                                .with_help("declare the variable before the construct"),
-                        ),
-                        _ => errors.push(
-                            Diagnostic::error(r.span, format!("reduction on `{}`, which is not a scalar", norm(sources.text(r.span))))
-                                .with_help("reduce into a scalar variable and store it into the array after the loop"),
-                        ),
-                    }
-                }
-            }
-            _ => {}
-        }
+/// The C expression of the value a write-back target holds: `x` for `&(x)`, `*(p)` for a
+/// pointer `p` such as `(double *)&(z) + 1`, a part of a complex variable.
+fn assigned_value(target: &str) -> String {
+    match target.strip_prefix("&(").and_then(|t| t.strip_suffix(')')) {
+        Some(inner) => inner.to_string(),
+        None => format!("*({target})"),
     }
 }
-
-/// An array or a pointer whose elements are numbers (what a reduction on an array may name).
-fn reduction_array_type(ty: &CType) -> bool {
-    match ty {
-        CType::Array { elem, .. } => elem.scalar().is_some() || reduction_array_type(elem),
-        CType::Pointer { to, .. } => to.scalar().is_some(),
-        _ => false,
-    }
-}
-
-/// Whether `name` is declared somewhere in `s`.
-fn declared_in(s: &Stmt, name: &str) -> bool {
-    fn decl_has(d: &ast::Declaration, name: &str) -> bool {
-        d.declarators.iter().any(|id| id.declarator.name.as_deref() == Some(name))
-    }
-    match &s.kind {
-        StmtKind::Decl(d) => decl_has(d, name),
-        StmtKind::Compound(b) => b.stmts.iter().any(|s| declared_in(s, name)),
-        StmtKind::For { init, body, .. } => matches!(init, Some(ast::ForInit::Decl(d)) if decl_has(d, name)) || declared_in(body, name),
-        StmtKind::If { then, otherwise, .. } => declared_in(then, name) || otherwise.as_ref().is_some_and(|o| declared_in(o, name)),
-        StmtKind::While { body, .. } | StmtKind::DoWhile { body, .. } | StmtKind::Switch { body, .. } => declared_in(body, name),
-        StmtKind::Acc { body: Some(b), .. } => declared_in(b, name),
-        _ => false,
-    }
-}
-
-/// A host scalar assigned in a `kernels` loop: a reduction when every use is `s = s op e`
-/// (or `s op= e`, `s = fmax(s, e)`), private when each iteration writes it before reading it.
-fn classify_scalar(body: &Stmt, name: &str) -> Option<Treatment> {
-    let total = walk::count_name_in_stmt(body, name);
-    let mut accounted = 0;
-    let mut op_seen: Option<ReductionOp> = None;
-    let mut consistent = true;
-    let is_name = |e: &ast::Expr| matches!(&e.kind, AE::Ident(n) if n == name);
-    // `if (v > s) s = v;` is a max reduction, `if (v < s) s = v;` a min one.
-    let mut guarded = Vec::new();
-    walk::each_stmt(body, &mut |st| {
-        if let Some(op) = guarded_update(st, name) {
-            guarded.push((op, st.span));
-        }
-    });
-    for (op, _) in &guarded {
-        accounted += 2;
-        if op_seen.is_some_and(|o| o != *op) {
-            consistent = false;
-        }
-        op_seen = Some(*op);
-    }
-    walk::each_expr(body, &mut |e| {
-        let AE::Assign { op, lhs, rhs } = &e.kind else { return };
-        if !is_name(lhs) {
-            return;
-        }
-        let found = match op {
-            Some(ast::BinaryOp::Add | ast::BinaryOp::Sub) => Some((ReductionOp::Add, &**rhs, 1)),
-            Some(ast::BinaryOp::Mul) => Some((ReductionOp::Mul, &**rhs, 1)),
-            Some(ast::BinaryOp::BitAnd) => Some((ReductionOp::BitAnd, &**rhs, 1)),
-            Some(ast::BinaryOp::BitOr) => Some((ReductionOp::BitOr, &**rhs, 1)),
-            Some(ast::BinaryOp::BitXor) => Some((ReductionOp::BitXor, &**rhs, 1)),
-            None => match &rhs.kind {
-                AE::Binary { op: bop, lhs: a, rhs: b } => {
-                    let rop = match bop {
-                        ast::BinaryOp::Add => Some(ReductionOp::Add),
-                        ast::BinaryOp::Mul => Some(ReductionOp::Mul),
-                        ast::BinaryOp::Sub if is_name(a) => Some(ReductionOp::Add),
-                        _ => None,
-                    };
-                    match rop {
-                        Some(r) if is_name(a) => Some((r, &**b, 2)),
-                        Some(r) if is_name(b) && *bop != ast::BinaryOp::Sub => Some((r, &**a, 2)),
-                        _ => None,
-                    }
-                }
-                AE::Call { callee, args } if args.len() == 2 => {
-                    let rop = match &callee.kind {
-                        AE::Ident(f) if f == "fmax" || f == "fmaxf" => Some(ReductionOp::Max),
-                        AE::Ident(f) if f == "fmin" || f == "fminf" => Some(ReductionOp::Min),
-                        _ => None,
-                    };
-                    match rop {
-                        Some(r) if is_name(&args[0]) => Some((r, &args[1], 2)),
-                        Some(r) if is_name(&args[1]) => Some((r, &args[0], 2)),
-                        _ => None,
-                    }
-                }
-                _ => None,
-            },
-            _ => None,
-        };
-        if let Some((rop, other, uses)) = found {
-            if walk::count_name(other, name) == 0 {
-                accounted += uses;
-                if op_seen.is_some_and(|o| o != rop) {
-                    consistent = false;
-                }
-                op_seen = Some(rop);
-            }
-        }
-    });
-    if let Some(op) = op_seen {
-        if consistent && accounted == total {
-            return Some(Treatment::Reduction(op, body.span));
-        }
-    }
-    // Private: the first statement that mentions the name assigns it without reading it.
-    let stmts: Vec<&Stmt> = match &body.kind {
-        StmtKind::Compound(b) => b.stmts.iter().collect(),
-        _ => vec![body],
-    };
-    for s in stmts {
-        if walk::count_name_in_stmt(s, name) == 0 {
-            continue;
-        }
-        return match &s.kind {
-            StmtKind::Expr(Some(ast::Expr { kind: AE::Assign { op: None, lhs, rhs }, .. })) if is_name(lhs) && walk::count_name(rhs, name) == 0 => {
-                Some(Treatment::Private)
-            }
-            _ => None,
-        };
-    }
-    None
-}
-
-/// `if (v > s) s = v;` (or `s < v`): `Some(Max)`; the `<` forms: `Some(Min)`.
-fn guarded_update(st: &Stmt, name: &str) -> Option<ReductionOp> {
-    let StmtKind::If { cond, then, otherwise: None } = &st.kind else { return None };
-    let AE::Binary { op, lhs, rhs } = &cond.kind else { return None };
-    let then = loops::single_stmt(then);
-    let StmtKind::Expr(Some(ast::Expr { kind: AE::Assign { op: None, lhs: target, rhs: value }, .. })) = &then.kind else {
-        return None;
-    };
-    let is_name = |e: &ast::Expr| matches!(&e.kind, AE::Ident(n) if n == name);
-    if !is_name(target) || walk::count_name(value, name) != 0 {
-        return None;
-    }
-    // Normalise to `v OP s`.
-    let (v, greater) = match op {
-        ast::BinaryOp::Gt | ast::BinaryOp::Ge if is_name(rhs) => (&**lhs, true),
-        ast::BinaryOp::Lt | ast::BinaryOp::Le if is_name(rhs) => (&**lhs, false),
-        ast::BinaryOp::Gt | ast::BinaryOp::Ge if is_name(lhs) => (&**rhs, false),
-        ast::BinaryOp::Lt | ast::BinaryOp::Le if is_name(lhs) => (&**rhs, true),
-        _ => return None,
-    };
-    if !walk::same_expr(v, value) {
-        return None;
-    }
-    Some(if greater { ReductionOp::Max } else { ReductionOp::Min })
-}
-

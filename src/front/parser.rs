@@ -12,6 +12,10 @@ use crate::front::ast::*;
 use crate::front::directive;
 use crate::front::lexer::{TokKind, Token};
 
+mod expr;
+
+pub use expr::STMT_EXPR_CALLEE;
+
 /// Parses the tokens of one translation unit (`text` is its preprocessed text, which the
 /// pragma handling re-lexes). Returns the tree and the warnings.
 pub fn parse_translation_unit(text: &str, tu: u32, tokens: Vec<Token>) -> Result<(TranslationUnit, Vec<Diagnostic>), Diagnostic> {
@@ -37,7 +41,7 @@ enum DeclaratorKind {
 
 const TYPE_KEYWORDS: &[&str] = &[
     "void", "char", "short", "int", "long", "float", "double", "signed", "unsigned", "_Bool", "struct", "union",
-    "enum", "__signed__", "__signed", "_Complex", "__int128", "_Float128",
+    "enum", "__signed__", "__signed", "_Complex", "__complex__", "__int128", "_Float128",
 ];
 const QUALIFIER_KEYWORDS: &[&str] = &[
     "const", "volatile", "restrict", "__restrict", "__restrict__", "__const", "__volatile__", "__volatile", "_Atomic",
@@ -49,7 +53,8 @@ const IGNORED_KEYWORDS: &[&str] = &["__extension__"];
 const KEYWORDS: &[&str] = &[
     "if", "else", "while", "do", "for", "switch", "case", "default", "goto", "break", "continue", "return", "sizeof",
     "typedef", "extern", "static", "auto", "register", "void", "char", "short", "int", "long", "float", "double",
-    "signed", "unsigned", "_Bool", "struct", "union", "enum", "const", "volatile", "restrict", "inline",
+    "signed", "unsigned", "_Bool", "struct", "union", "enum", "const", "volatile", "restrict", "inline", "__real__",
+    "__imag__",
 ];
 
 pub struct Parser<'a> {
@@ -153,7 +158,7 @@ impl<'a> Parser<'a> {
     pub(crate) fn describe(t: &Token) -> String {
         match &t.kind {
             TokKind::Ident(s) => format!("`{s}`"),
-            TokKind::Int { .. } | TokKind::Float { .. } => "a number".into(),
+            TokKind::Int { .. } | TokKind::Float { .. } | TokKind::Imaginary { .. } => "a number".into(),
             TokKind::Char(_) => "a character literal".into(),
             TokKind::Str(_) => "a string literal".into(),
             TokKind::Punct(p) => format!("`{p}`"),
@@ -267,6 +272,16 @@ impl<'a> Parser<'a> {
             Some(w) => !STORAGE_KEYWORDS.contains(&w) && self.starts_decl_specs(t),
             None => false,
         }
+    }
+
+    /// Whether the `(` at the cursor opens a type name (a cast, `sizeof(type)`), looking past
+    /// `__extension__`: `(__extension__ 1.0iF)`, what `I` expands to, is an expression.
+    fn paren_opens_type_name(&self) -> bool {
+        let mut k = 1;
+        while self.peek_at(k).ident() == Some("__extension__") {
+            k += 1;
+        }
+        self.starts_type_name(&self.peek_at(k).clone())
     }
 
     // ---- translation unit ---------------------------------------------------------------
@@ -507,7 +522,7 @@ impl<'a> Parser<'a> {
         let mut ty: Option<TypeSpec> = None;
         // Counts of the arithmetic keywords, combined at the end.
         let (mut n_void, mut n_bool, mut n_char, mut n_short, mut n_int, mut n_long) = (0, 0, 0, 0, 0, 0);
-        let (mut n_float, mut n_double, mut n_signed, mut n_unsigned) = (0, 0, 0, 0);
+        let (mut n_float, mut n_double, mut n_signed, mut n_unsigned, mut n_complex) = (0, 0, 0, 0, 0);
         let mut any = false;
         loop {
             let t = self.peek().clone();
@@ -556,9 +571,7 @@ impl<'a> Parser<'a> {
                 "typeof" | "__typeof__" | "__typeof" => {
                     return Err(Diagnostic::error(t.span, format!("`{w}` is not supported")).with_help("write the type out"));
                 }
-                "_Complex" => {
-                    return Err(Diagnostic::error(t.span, "complex types are not supported"));
-                }
+                "_Complex" | "__complex__" => n_complex += 1,
                 "struct" | "union" => {
                     if ty.is_some() {
                         return Err(Diagnostic::error(t.span, "two types in one declaration"));
@@ -579,7 +592,8 @@ impl<'a> Parser<'a> {
                     continue;
                 }
                 _ => {
-                    let has_base = n_void + n_bool + n_char + n_short + n_int + n_long + n_float + n_double + n_signed + n_unsigned > 0;
+                    let has_base =
+                        n_void + n_bool + n_char + n_short + n_int + n_long + n_float + n_double + n_signed + n_unsigned + n_complex > 0;
                     if ty.is_none() && !has_base && self.is_typedef_name(&w) {
                         ty = Some(TypeSpec::TypedefName(w.clone()));
                     } else {
@@ -591,7 +605,24 @@ impl<'a> Parser<'a> {
             self.bump();
         }
         let span = start.to(self.prev_span());
-        let counts = n_void + n_bool + n_char + n_short + n_int + n_long + n_float + n_double + n_signed + n_unsigned;
+        let counts = n_void + n_bool + n_char + n_short + n_int + n_long + n_float + n_double + n_signed + n_unsigned + n_complex;
+        if n_complex > 0 && ty.is_none() {
+            // `float _Complex`, `_Complex double`, `long double _Complex`; `_Complex` alone is
+            // `double _Complex` (GNU C).
+            let reals = n_float + n_double + n_long;
+            let base = match (n_complex, n_float, n_double, n_long) {
+                (1, 1, 0, 0) => BaseType::ComplexFloat,
+                (1, 0, 1, 0) => BaseType::ComplexDouble,
+                (1, 0, 1, 1) => BaseType::ComplexLongDouble,
+                (1, 0, 0, 0) if counts == 1 => BaseType::ComplexDouble,
+                _ if n_complex == 1 && counts > 1 + reals => {
+                    return Err(Diagnostic::error(span, "complex integer types are not supported")
+                        .with_help("complex integer types are a GNU extension; use `double _Complex`"));
+                }
+                _ => return Err(Diagnostic::error(span, "invalid combination of type keywords")),
+            };
+            return Ok(DeclSpecs { storage, qualifiers, is_inline, ty: TypeSpec::Base(base), span });
+        }
         let ty = match ty {
             Some(t) => {
                 if counts > 0 {
@@ -1305,357 +1336,6 @@ impl<'a> Parser<'a> {
         r
     }
 
-    // ---- expressions --------------------------------------------------------------------
-
-    pub(crate) fn expression(&mut self) -> PResult<Expr> {
-        self.full_expression(Self::expression_inner)
-    }
-
-    fn expression_inner(&mut self) -> PResult<Expr> {
-        let mut e = self.assignment()?;
-        while self.is_punct(",") {
-            self.fold()?;
-            self.bump();
-            let rhs = self.assignment()?;
-            let span = e.span.to(rhs.span);
-            e = Expr { kind: ExprKind::Binary { op: BinaryOp::Comma, lhs: Box::new(e), rhs: Box::new(rhs) }, span };
-        }
-        Ok(e)
-    }
-
-    pub(crate) fn assignment(&mut self) -> PResult<Expr> {
-        self.enter()?;
-        let r = self.full_expression(Self::assignment_inner);
-        self.leave();
-        r
-    }
-
-    fn assignment_inner(&mut self) -> PResult<Expr> {
-        let lhs = self.conditional()?;
-        let op = match &self.peek().kind {
-            TokKind::Punct(p) => match *p {
-                "=" => Some(None),
-                "+=" => Some(Some(BinaryOp::Add)),
-                "-=" => Some(Some(BinaryOp::Sub)),
-                "*=" => Some(Some(BinaryOp::Mul)),
-                "/=" => Some(Some(BinaryOp::Div)),
-                "%=" => Some(Some(BinaryOp::Rem)),
-                "<<=" => Some(Some(BinaryOp::Shl)),
-                ">>=" => Some(Some(BinaryOp::Shr)),
-                "&=" => Some(Some(BinaryOp::BitAnd)),
-                "|=" => Some(Some(BinaryOp::BitOr)),
-                "^=" => Some(Some(BinaryOp::BitXor)),
-                _ => None,
-            },
-            _ => None,
-        };
-        let Some(op) = op else { return Ok(lhs) };
-        self.bump();
-        let rhs = self.assignment()?;
-        let span = lhs.span.to(rhs.span);
-        Ok(Expr { kind: ExprKind::Assign { op, lhs: Box::new(lhs), rhs: Box::new(rhs) }, span })
-    }
-
-    pub(crate) fn conditional(&mut self) -> PResult<Expr> {
-        self.full_expression(Self::conditional_inner)
-    }
-
-    fn conditional_inner(&mut self) -> PResult<Expr> {
-        let cond = self.binary(1)?;
-        if !self.is_punct("?") {
-            return Ok(cond);
-        }
-        self.bump();
-        self.enter()?;
-        let then = self.expression();
-        self.leave();
-        let then = then?;
-        self.expect_punct(":", "in the conditional expression")?;
-        self.enter()?;
-        let otherwise = self.conditional();
-        self.leave();
-        let otherwise = otherwise?;
-        let span = cond.span.to(otherwise.span);
-        Ok(Expr { kind: ExprKind::Conditional { cond: Box::new(cond), then: Box::new(then), otherwise: Box::new(otherwise) }, span })
-    }
-
-    fn binary_op(&self) -> Option<(BinaryOp, u8)> {
-        let TokKind::Punct(p) = &self.peek().kind else { return None };
-        Some(match *p {
-            "||" => (BinaryOp::LogOr, 1),
-            "&&" => (BinaryOp::LogAnd, 2),
-            "|" => (BinaryOp::BitOr, 3),
-            "^" => (BinaryOp::BitXor, 4),
-            "&" => (BinaryOp::BitAnd, 5),
-            "==" => (BinaryOp::Eq, 6),
-            "!=" => (BinaryOp::Ne, 6),
-            "<" => (BinaryOp::Lt, 7),
-            ">" => (BinaryOp::Gt, 7),
-            "<=" => (BinaryOp::Le, 7),
-            ">=" => (BinaryOp::Ge, 7),
-            "<<" => (BinaryOp::Shl, 8),
-            ">>" => (BinaryOp::Shr, 8),
-            "+" => (BinaryOp::Add, 9),
-            "-" => (BinaryOp::Sub, 9),
-            "*" => (BinaryOp::Mul, 10),
-            "/" => (BinaryOp::Div, 10),
-            "%" => (BinaryOp::Rem, 10),
-            _ => return None,
-        })
-    }
-
-    /// Precedence climbing over the left-associative binary operators.
-    fn binary(&mut self, min_prec: u8) -> PResult<Expr> {
-        let mut lhs = self.cast()?;
-        while let Some((op, prec)) = self.binary_op() {
-            if prec < min_prec {
-                break;
-            }
-            self.fold()?;
-            self.bump();
-            let rhs = self.binary(prec + 1)?;
-            let span = lhs.span.to(rhs.span);
-            lhs = Expr { kind: ExprKind::Binary { op, lhs: Box::new(lhs), rhs: Box::new(rhs) }, span };
-        }
-        Ok(lhs)
-    }
-
-    fn cast(&mut self) -> PResult<Expr> {
-        self.enter()?;
-        let r = self.cast_inner();
-        self.leave();
-        r
-    }
-
-    fn cast_inner(&mut self) -> PResult<Expr> {
-        if self.is_punct("(") && self.starts_type_name(&self.peek_at(1).clone()) {
-            let open = self.bump().span;
-            let ty = self.type_name()?;
-            self.expect_punct(")", "to close the type in the cast")?;
-            if self.is_punct("{") {
-                let init = self.initializer()?;
-                let span = open.to(self.prev_span());
-                let e = Expr { kind: ExprKind::CompoundLiteral { ty: Box::new(ty), init: Box::new(init) }, span };
-                return self.postfix_ops(e);
-            }
-            let expr = self.cast()?;
-            let span = open.to(expr.span);
-            return Ok(Expr { kind: ExprKind::Cast { ty: Box::new(ty), expr: Box::new(expr) }, span });
-        }
-        self.unary()
-    }
-
-    fn unary(&mut self) -> PResult<Expr> {
-        let t = self.peek().clone();
-        let op = match &t.kind {
-            TokKind::Punct(p) => match *p {
-                "-" => Some(UnaryOp::Neg),
-                "+" => Some(UnaryOp::Plus),
-                "!" => Some(UnaryOp::Not),
-                "~" => Some(UnaryOp::BitNot),
-                "*" => Some(UnaryOp::Deref),
-                "&" => Some(UnaryOp::AddrOf),
-                "++" => Some(UnaryOp::PreInc),
-                "--" => Some(UnaryOp::PreDec),
-                _ => None,
-            },
-            _ => None,
-        };
-        if let Some(op) = op {
-            self.bump();
-            let operand = if matches!(op, UnaryOp::PreInc | UnaryOp::PreDec) { self.unary_nested()? } else { self.cast()? };
-            let span = t.span.to(operand.span);
-            return Ok(Expr { kind: ExprKind::Unary { op, operand: Box::new(operand) }, span });
-        }
-        if t.ident() == Some("sizeof") || t.ident() == Some("_Alignof") || t.ident() == Some("__alignof__") {
-            self.bump();
-            if self.is_punct("(") && self.starts_type_name(&self.peek_at(1).clone()) {
-                self.bump();
-                let ty = self.type_name()?;
-                self.expect_punct(")", "to close `sizeof(type)`")?;
-                if self.is_punct("{") {
-                    // `sizeof (T){...}`: the size of a compound literal.
-                    let init = self.initializer()?;
-                    let lit_span = t.span.to(self.prev_span());
-                    let lit = Expr { kind: ExprKind::CompoundLiteral { ty: Box::new(ty), init: Box::new(init) }, span: lit_span };
-                    let e = self.postfix_ops(lit)?;
-                    let span = t.span.to(e.span);
-                    return Ok(Expr { kind: ExprKind::SizeofExpr(Box::new(e)), span });
-                }
-                let span = t.span.to(self.prev_span());
-                return Ok(Expr { kind: ExprKind::SizeofType(Box::new(ty)), span });
-            }
-            let e = self.unary_nested()?;
-            let span = t.span.to(e.span);
-            return Ok(Expr { kind: ExprKind::SizeofExpr(Box::new(e)), span });
-        }
-        if t.ident() == Some("__extension__") {
-            self.bump();
-            return self.cast();
-        }
-        let e = self.primary()?;
-        self.postfix_ops(e)
-    }
-
-    fn unary_nested(&mut self) -> PResult<Expr> {
-        self.enter()?;
-        let r = self.unary();
-        self.leave();
-        r
-    }
-
-    fn postfix_ops(&mut self, mut e: Expr) -> PResult<Expr> {
-        // A chain of postfix operators (`a[i][j]`, `p->next->next`, `f()()`) nests the way a
-        // binary chain does: bounded the same way, on its own count.
-        let mut chain = 0usize;
-        loop {
-            if ["[", "(", ".", "->", "++", "--"].iter().any(|p| self.is_punct(p)) {
-                chain += 1;
-                if chain > MAX_EXPRESSION_OPERATORS {
-                    return Err(self
-                        .error_here(format!("this expression has more than {MAX_EXPRESSION_OPERATORS} operators"))
-                        .with_help("split it into several statements"));
-                }
-            }
-            if self.eat_punct("[") {
-                let index = self.expression()?;
-                self.expect_punct("]", "to close the subscript")?;
-                let span = e.span.to(self.prev_span());
-                e = Expr { kind: ExprKind::Index { base: Box::new(e), index: Box::new(index) }, span };
-            } else if self.eat_punct("(") {
-                let mut args = Vec::new();
-                if !self.is_punct(")") {
-                    loop {
-                        args.push(self.assignment()?);
-                        if !self.eat_punct(",") {
-                            break;
-                        }
-                    }
-                }
-                self.expect_punct(")", "to close the argument list")?;
-                let span = e.span.to(self.prev_span());
-                e = Expr { kind: ExprKind::Call { callee: Box::new(e), args }, span };
-            } else if self.is_punct(".") || self.is_punct("->") {
-                let arrow = self.bump().is_punct("->");
-                let (field, _) = self.expect_ident(if arrow { "a member name after `->`" } else { "a member name after `.`" })?;
-                let span = e.span.to(self.prev_span());
-                e = Expr { kind: ExprKind::Member { base: Box::new(e), field, arrow }, span };
-            } else if self.is_punct("++") || self.is_punct("--") {
-                let op = if self.bump().is_punct("++") { UnaryOp::PostInc } else { UnaryOp::PostDec };
-                let span = e.span.to(self.prev_span());
-                e = Expr { kind: ExprKind::Unary { op, operand: Box::new(e) }, span };
-            } else {
-                return Ok(e);
-            }
-        }
-    }
-
-    fn primary(&mut self) -> PResult<Expr> {
-        let t = self.peek().clone();
-        let span = t.span;
-        let kind = match t.kind {
-            TokKind::Ident(ref s) if matches!(s.as_str(), "__builtin_offsetof" | "__builtin_va_arg" | "__builtin_types_compatible_p") => {
-                return self.builtin_with_type_argument(s.clone());
-            }
-            TokKind::Ident(ref s) if !KEYWORDS.contains(&s.as_str()) => {
-                if self.is_typedef_name(s) {
-                    return Err(self.error_here(format!("expected expression, found the type name `{s}`")));
-                }
-                self.bump();
-                ExprKind::Ident(s.clone())
-            }
-            TokKind::Int { value, suffix, radix } => {
-                self.bump();
-                ExprKind::IntLit { value, suffix, radix }
-            }
-            TokKind::Float { value, single, long_double } => {
-                self.bump();
-                ExprKind::FloatLit { value, single, long_double }
-            }
-            TokKind::Char(c) => {
-                self.bump();
-                ExprKind::CharLit(c)
-            }
-            TokKind::Str(_) => {
-                let mut s = String::new();
-                let mut end = span;
-                while let TokKind::Str(part) = &self.peek().kind {
-                    s.push_str(part);
-                    end = self.bump().span;
-                }
-                return Ok(Expr { kind: ExprKind::StringLit(s), span: span.to(end) });
-            }
-            TokKind::Punct("(") => {
-                self.bump();
-                if self.is_punct("{") {
-                    // GNU statement expression (glibc's `assert` expands to one).
-                    self.block()?;
-                    self.expect_punct(")", "to close the statement expression")?;
-                    let span = span.to(self.prev_span());
-                    return Ok(opaque_builtin(STMT_EXPR_CALLEE, Vec::new(), span));
-                }
-                let inner = self.expression()?;
-                self.expect_punct(")", "to close the parenthesised expression")?;
-                // The parentheses are part of the span so host code can be copied verbatim.
-                return Ok(Expr { kind: inner.kind, span: span.to(self.prev_span()) });
-            }
-            _ => return Err(self.error_here("expected expression")),
-        };
-        Ok(Expr { kind, span })
-    }
-}
-
-/// The callee name standing for a GNU statement expression `({ ... })`: the tree keeps it as
-/// a call with no arguments (its span covers the whole expression, so host code copied by span
-/// is unchanged; a kernel cannot call it).
-pub const STMT_EXPR_CALLEE: &str = "__builtin_stmt_expr";
-
-/// A call to a compiler builtin whose arguments are not all expressions (they take types), kept
-/// as a call with the expression arguments only.
-fn opaque_builtin(name: &str, args: Vec<Expr>, span: Span) -> Expr {
-    let callee = Expr { kind: ExprKind::Ident(name.to_string()), span };
-    Expr { kind: ExprKind::Call { callee: Box::new(callee), args }, span }
-}
-
-impl Parser<'_> {
-    /// `__builtin_offsetof(type, member.designator[i])`, `__builtin_va_arg(ap, type)`,
-    /// `__builtin_types_compatible_p(t1, t2)`: what `offsetof`, `va_arg` and friends expand to.
-    fn builtin_with_type_argument(&mut self, name: String) -> PResult<Expr> {
-        let start = self.bump().span;
-        self.expect_punct("(", &format!("after `{name}`"))?;
-        let mut args = Vec::new();
-        match name.as_str() {
-            "__builtin_offsetof" => {
-                self.type_name()?;
-                self.expect_punct(",", "after the type in `offsetof`")?;
-                self.expect_ident("a member name")?;
-                loop {
-                    if self.eat_punct(".") {
-                        self.expect_ident("a member name")?;
-                    } else if self.eat_punct("[") {
-                        args.push(self.expression()?);
-                        self.expect_punct("]", "to close the subscript")?;
-                    } else {
-                        break;
-                    }
-                }
-            }
-            "__builtin_va_arg" => {
-                args.push(self.assignment()?);
-                self.expect_punct(",", "after the `va_list` in `va_arg`")?;
-                self.type_name()?;
-            }
-            _ => {
-                self.type_name()?;
-                self.expect_punct(",", "between the two types")?;
-                self.type_name()?;
-            }
-        }
-        self.expect_punct(")", &format!("to close `{name}(...)`"))?;
-        let span = start.to(self.prev_span());
-        let e = opaque_builtin(&name, args, span);
-        self.postfix_ops(e)
-    }
 }
 
 /// What in a struct member's declaration (its tokens) can make the struct's layout other than
@@ -1795,357 +1475,4 @@ fn declarator_name_in(seg: &[&Token]) -> Option<String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::front::lexer::lex;
-
-    pub(crate) fn parse(src: &str) -> Result<(TranslationUnit, Vec<Diagnostic>), Diagnostic> {
-        let toks = lex(src, 0)?;
-        parse_translation_unit(src, 0, toks)
-    }
-    fn parse_ok(src: &str) -> TranslationUnit {
-        match parse(src) {
-            Ok((tu, _)) => tu,
-            Err(d) => panic!("parse failed: {} at {:?} ({})", d.message, d.span, d.label),
-        }
-    }
-    fn body(tu: &TranslationUnit, i: usize) -> &Block {
-        match &tu.items[i] {
-            ExternalDecl::Function(f) => &f.body,
-            other => panic!("not a function: {other:?}"),
-        }
-    }
-    /// Renders an expression in fully parenthesised form to check the tree shape.
-    fn show(e: &Expr) -> String {
-        match &e.kind {
-            ExprKind::Ident(s) => s.clone(),
-            ExprKind::IntLit { value, .. } => value.to_string(),
-            ExprKind::FloatLit { value, .. } => value.to_string(),
-            ExprKind::CharLit(c) => format!("'{c}'"),
-            ExprKind::StringLit(s) => format!("{s:?}"),
-            ExprKind::Unary { op, operand } => format!("({op:?} {})", show(operand)),
-            ExprKind::Binary { op, lhs, rhs } => format!("({} {op:?} {})", show(lhs), show(rhs)),
-            ExprKind::Assign { op, lhs, rhs } => format!("({} ={op:?} {})", show(lhs), show(rhs)),
-            ExprKind::Conditional { cond, then, otherwise } => format!("({} ? {} : {})", show(cond), show(then), show(otherwise)),
-            ExprKind::Cast { ty, expr } => format!("(cast {:?} {})", ty.specs.ty, show(expr)),
-            ExprKind::SizeofType(t) => format!("(sizeof {:?})", t.specs.ty),
-            ExprKind::SizeofExpr(e) => format!("(sizeof {})", show(e)),
-            ExprKind::Call { callee, args } => format!("{}({})", show(callee), args.iter().map(show).collect::<Vec<_>>().join(", ")),
-            ExprKind::Index { base, index } => format!("{}[{}]", show(base), show(index)),
-            ExprKind::Member { base, field, arrow } => format!("{}{}{field}", show(base), if *arrow { "->" } else { "." }),
-            ExprKind::CompoundLiteral { ty, .. } => format!("(literal {:?})", ty.specs.ty),
-        }
-    }
-    fn expr_of(src: &str) -> String {
-        let tu = parse_ok(&format!("void f(void) {{ {src}; }}"));
-        match &body(&tu, 0).stmts[0].kind {
-            StmtKind::Expr(Some(e)) => show(e),
-            other => panic!("{other:?}"),
-        }
-    }
-
-    #[test]
-    fn precedence_and_associativity() {
-        assert_eq!(expr_of("a + b * c"), "(a Add (b Mul c))");
-        assert_eq!(expr_of("a - b - c"), "((a Sub b) Sub c)");
-        assert_eq!(expr_of("a = b = c"), "(a =None (b =None c))");
-        assert_eq!(expr_of("a || b && c | d ^ e & f == g < h << i + j"), "(a LogOr (b LogAnd (c BitOr (d BitXor (e BitAnd (f Eq (g Lt (h Shl (i Add j)))))))))");
-        assert_eq!(expr_of("a ? b : c ? d : e"), "(a ? b : (c ? d : e))");
-        assert_eq!(expr_of("x += -*p++"), "(x =Some(Add) (Neg (Deref (PostInc p))))");
-        assert_eq!(expr_of("a, b = c"), "(a Comma (b =None c))");
-        assert_eq!(expr_of("s.a[i]->b(x, y)"), "s.a[i]->b(x, y)");
-        assert_eq!(expr_of("!a < b"), "((Not a) Lt b)");
-        assert_eq!(expr_of("\"ab\" \"cd\""), "\"abcd\"");
-    }
-
-    #[test]
-    fn casts_versus_parentheses() {
-        assert_eq!(expr_of("(double)a / b"), "((cast Base(Double) a) Div b)");
-        assert_eq!(expr_of("(a) - b"), "(a Sub b)");
-        assert_eq!(expr_of("sizeof(int) * n"), "((sizeof Base(Int)) Mul n)");
-        assert_eq!(expr_of("sizeof a[0]"), "(sizeof a[0])");
-        assert_eq!(expr_of("sizeof(a) + 1"), "((sizeof a) Add 1)");
-        let tu = parse_ok("typedef float real; void f(void) { (real)x; { int real = 2; (real) - 1; } (real)-1; }");
-        let b = body(&tu, 1);
-        let StmtKind::Expr(Some(e)) = &b.stmts[0].kind else { panic!() };
-        assert_eq!(show(e), "(cast TypedefName(\"real\") x)");
-        let StmtKind::Compound(inner) = &b.stmts[1].kind else { panic!() };
-        let StmtKind::Expr(Some(e)) = &inner.stmts[1].kind else { panic!() };
-        assert_eq!(show(e), "(real Sub 1)");
-        let StmtKind::Expr(Some(e)) = &b.stmts[2].kind else { panic!() };
-        assert_eq!(show(e), "(cast TypedefName(\"real\") (Neg 1))");
-        assert_eq!(expr_of("(struct P){1, 2}.x"), "(literal Struct(StructSpec { is_union: false, tag: Some(\"P\"), fields: None, unnatural_layout: None, span: Span { tu: 0, lo: 16, hi: 24 } })).x");
-    }
-
-    fn first_decl(src: &str) -> Declaration {
-        match parse_ok(src).items.into_iter().next() {
-            Some(ExternalDecl::Declaration(d)) => d,
-            other => panic!("{other:?}"),
-        }
-    }
-    fn shape(d: &Declarator) -> String {
-        d.derived
-            .iter()
-            .map(|x| match x {
-                DerivedType::Pointer(_) => "ptr".to_string(),
-                DerivedType::Array { size: Some(_), .. } => "arr(n)".into(),
-                DerivedType::Array { size: None, .. } => "arr".into(),
-                DerivedType::Function { params, .. } => format!("fn/{}", params.len()),
-            })
-            .collect::<Vec<_>>()
-            .join(" ")
-    }
-
-    #[test]
-    fn declarators() {
-        let d = first_decl("int *a[10];");
-        assert_eq!(shape(&d.declarators[0].declarator), "arr(n) ptr");
-        let d = first_decl("int (*p)[10];");
-        assert_eq!(d.declarators[0].declarator.name.as_deref(), Some("p"));
-        assert_eq!(shape(&d.declarators[0].declarator), "ptr arr(n)");
-        let d = first_decl("double (*fp)(double, int);");
-        assert_eq!(shape(&d.declarators[0].declarator), "ptr fn/2");
-        let d = first_decl("static const unsigned long x = 1, *y, z[2][3] = {{1}, {2, 3}};");
-        assert_eq!(d.specs.storage, Some(StorageClass::Static));
-        assert!(d.specs.qualifiers.is_const);
-        assert!(matches!(d.specs.ty, TypeSpec::Base(BaseType::ULong)));
-        assert_eq!(shape(&d.declarators[2].declarator), "arr(n) arr(n)");
-        let d = first_decl("void (*signal(int sig, void (*handler)(int)))(int);");
-        assert_eq!(d.declarators[0].declarator.name.as_deref(), Some("signal"));
-        assert_eq!(shape(&d.declarators[0].declarator), "fn/2 ptr fn/1");
-    }
-
-    #[test]
-    fn array_parameters_and_vla() {
-        let tu = parse_ok("void f(int n, int m, double a[n][m], double b[static 4], const float *restrict c) { double t[n]; }");
-        let ExternalDecl::Function(f) = &tu.items[0] else { panic!() };
-        let DerivedType::Function { params, .. } = &f.declarator.derived[0] else { panic!() };
-        assert_eq!(params.len(), 5);
-        assert_eq!(shape(&params[2].declarator), "arr(n) arr(n)");
-        assert_eq!(shape(&params[3].declarator), "arr(n)");
-        let DerivedType::Pointer(q) = params[4].declarator.derived[0] else { panic!() };
-        assert!(q.is_restrict);
-        assert!(params[4].specs.qualifiers.is_const);
-    }
-
-    #[test]
-    fn structs_unions_enums_typedefs() {
-        let src = "struct P { int x, y; struct { double d; } inner; union { int i; float f; } u; };\n\
-                   typedef struct P P;\n typedef struct { P *p; int n; } Mesh;\n enum Color { RED, GREEN = 5, BLUE };\n\
-                   int g(Mesh *m, P p) { enum Color c = RED; return m->p->x + p.y + m->n + c; }";
-        let tu = parse_ok(src);
-        assert_eq!(tu.items.len(), 5);
-        let ExternalDecl::Declaration(d) = &tu.items[0] else { panic!() };
-        let TypeSpec::Struct(s) = &d.specs.ty else { panic!() };
-        assert_eq!(s.fields.as_ref().map(|f| f.len()), Some(3));
-        let b = body(&tu, 4);
-        let StmtKind::Return(Some(e)) = &b.stmts[1].kind else { panic!() };
-        assert_eq!(show(e), "(((m->p->x Add p.y) Add m->n) Add c)");
-    }
-
-    #[test]
-    fn statements() {
-        let src = "int f(int n) { int s = 0; for (int i = 0; i < n; i++) s += i; while (n) n--; do { s++; } while (s < 3);\n\
-                   switch (n) { case 1: s = 2; break; case 2: default: s = 3; }\n\
-                   if (s) goto out; else s = 1; out: return s; }";
-        let tu = parse_ok(src);
-        let b = body(&tu, 0);
-        let kinds: Vec<&str> = b.stmts.iter().map(|s| match &s.kind {
-            StmtKind::Decl(_) => "decl",
-            StmtKind::For { init: Some(ForInit::Decl(_)), .. } => "for",
-            StmtKind::While { .. } => "while",
-            StmtKind::DoWhile { .. } => "do",
-            StmtKind::Switch { .. } => "switch",
-            StmtKind::If { otherwise: Some(_), .. } => "ifelse",
-            StmtKind::Labeled { label, .. } if label == "out" => "label",
-            _ => "other",
-        }).collect();
-        assert_eq!(kinds, vec!["decl", "for", "while", "do", "switch", "ifelse", "label"]);
-        let tu = parse_ok("void f(void) { __asm__ __volatile__ (\"\" ::: \"memory\"); }");
-        assert!(matches!(body(&tu, 0).stmts[0].kind, StmtKind::Expr(None)));
-    }
-
-    #[test]
-    fn pragma_wraps_unbraced_loop_and_nests() {
-        let src = "void f(int n, float *a) {\n#pragma acc parallel\n#pragma acc loop\nfor (int i = 0; i < n; i++)\n#pragma acc loop seq\nfor (int j = 0; j < n; j++) a[i] = j;\n#pragma acc update host(a[0:n])\n}";
-        let tu = parse_ok(src);
-        let b = body(&tu, 0);
-        assert_eq!(b.stmts.len(), 2);
-        let StmtKind::Acc { directive, body: Some(inner) } = &b.stmts[0].kind else { panic!() };
-        assert!(matches!(directive.kind, DirectiveKind::Parallel));
-        let StmtKind::Acc { directive, body: Some(for_stmt) } = &inner.kind else { panic!() };
-        assert!(matches!(directive.kind, DirectiveKind::Loop));
-        let StmtKind::For { body: for_body, .. } = &for_stmt.kind else { panic!() };
-        let StmtKind::Acc { directive, body: Some(inner_for) } = &for_body.kind else { panic!() };
-        assert!(matches!(directive.clauses[0].kind, ClauseKind::Seq));
-        assert!(matches!(inner_for.kind, StmtKind::For { .. }));
-        let StmtKind::Acc { directive, body: None } = &b.stmts[1].kind else { panic!() };
-        assert!(matches!(directive.kind, DirectiveKind::Update));
-    }
-
-    #[test]
-    fn routine_attaches_to_next_function() {
-        let src = "#pragma acc routine seq\nfloat sq(float x) { return x * x; }\nint g(void);\n#pragma acc routine(g) seq\nint h(void) { return 0; }";
-        let tu = parse_ok(src);
-        let ExternalDecl::Function(f) = &tu.items[0] else { panic!() };
-        assert!(f.routine.is_some());
-        assert!(matches!(tu.items[2], ExternalDecl::Directive(Directive { kind: DirectiveKind::Routine(Some(_)), .. })));
-        let ExternalDecl::Function(h) = &tu.items[3] else { panic!() };
-        assert!(h.routine.is_none());
-    }
-
-    #[test]
-    fn spans_cover_the_source_text() {
-        let src = "static int f(int n) {\n  int s = (n + 1) * 2;\n#pragma acc parallel loop\n  for (int i = 0; i < n; i++) s += i;\n  return s;\n}\n";
-        let tu = parse_ok(src);
-        let text = |sp: Span| &src[sp.lo as usize..sp.hi as usize];
-        let ExternalDecl::Function(f) = &tu.items[0] else { panic!() };
-        assert_eq!(text(f.span), src.trim_end());
-        let b = &f.body;
-        assert_eq!(text(b.stmts[0].span), "int s = (n + 1) * 2;");
-        let StmtKind::Decl(d) = &b.stmts[0].kind else { panic!() };
-        let Some(Initializer::Expr(e)) = &d.declarators[0].init else { panic!() };
-        let ExprKind::Binary { lhs, .. } = &e.kind else { panic!() };
-        assert_eq!(text(lhs.span), "(n + 1)");
-        assert_eq!(text(b.stmts[1].span), "#pragma acc parallel loop\n  for (int i = 0; i < n; i++) s += i;");
-        assert_eq!(text(b.stmts[2].span), "return s;");
-    }
-
-    #[test]
-    fn routine_before_a_prototype_names_it() {
-        let tu = parse_ok("#pragma acc routine seq\nfloat sq(float x);\nfloat sq(float x) { return x * x; }");
-        assert!(matches!(&tu.items[0], ExternalDecl::Directive(Directive { kind: DirectiveKind::Routine(Some(n)), .. }) if n == "sq"));
-        assert!(matches!(&tu.items[2], ExternalDecl::Function(f) if f.routine.is_none()));
-    }
-
-    #[test]
-    fn typedef_names_as_parameter_names_and_static_asserts() {
-        let tu = parse_ok("typedef float real;\n_Static_assert(sizeof(real) == 4, \"x\");\nvoid f(real, int real) { _Static_assert(1, \"y\"); (real) * 2; }");
-        assert_eq!(tu.items.len(), 2);
-        let ExternalDecl::Function(f) = &tu.items[1] else { panic!() };
-        let DerivedType::Function { params, .. } = &f.declarator.derived[0] else { panic!() };
-        assert!(params[0].declarator.name.is_none());
-        assert_eq!(params[1].declarator.name.as_deref(), Some("real"));
-        let StmtKind::Expr(Some(e)) = &f.body.stmts[1].kind else { panic!() };
-        assert_eq!(show(e), "(real Mul 2)");
-    }
-
-    #[test]
-    fn gnu_builtins_from_standard_macros() {
-        // What glibc's assert, offsetof and va_arg expand to.
-        assert_eq!(expr_of("((void) sizeof ((x) ? 1 : 0), __extension__ ({ if (x) ; else abort(); }))"),
-            "((cast Base(Void) (sizeof (x ? 1 : 0))) Comma __builtin_stmt_expr())");
-        assert_eq!(expr_of("n = __builtin_offsetof(struct P, a[2].b)"), "(n =None __builtin_offsetof(2))");
-        assert_eq!(expr_of("d = __builtin_va_arg(ap, double)"), "(d =None __builtin_va_arg(ap))");
-    }
-
-    #[test]
-    fn compute_directive_at_file_scope_is_an_error() {
-        let e = parse("int x;\n#pragma acc parallel\nint y;").unwrap_err();
-        assert_eq!(e.message, "`parallel` must be inside a function");
-    }
-
-    #[test]
-    fn minus_reduction_is_read_as_plus_with_a_warning() {
-        let (_, warnings) = parse("void f(int n, double *a) {\ndouble s = 0;\n#pragma acc parallel loop reduction(-:s)\nfor (int i = 0; i < n; i++) s -= a[i];\n}\n").unwrap();
-        assert_eq!(warnings.len(), 1);
-        assert!(warnings[0].message.contains("read as `+`"), "{}", warnings[0].message);
-    }
-
-    #[test]
-    fn other_pragmas_warn() {
-        let (tu, warnings) = parse("void f(void) {\n#pragma omp parallel for\nfor (;;) break;\n}\n#pragma GCC optimize(\"O3\")\n").unwrap();
-        assert_eq!(warnings.len(), 2);
-        assert_eq!(warnings[0].message, "ignored pragma");
-        assert!(matches!(body(&tu, 0).stmts[0].kind, StmtKind::For { .. }));
-    }
-
-    #[test]
-    fn system_header_declarations_are_skipped_but_typedefs_kept() {
-        let src = "# 1 \"/usr/include/x.h\" 1 3 4\n\
-                   typedef unsigned long size_t;\n typedef struct _IO_FILE FILE;\n typedef struct { int a; } div_t, *pdiv_t;\n\
-                   typedef void (*__sighandler_t) (int);\n extern int printf (const char *__restrict __format, ...) __attribute__ ((__nonnull__ (1)));\n\
-                   static inline int foo(int x) { return x; }\n typedef int __jmp_buf[8];\n\
-                   # 3 \"a.c\" 2\n\
-                   size_t n; FILE *f; div_t d; pdiv_t pd; __sighandler_t h; __jmp_buf j;\n int main(void) { return (size_t)1; }";
-        let tu = parse_ok(src);
-        assert_eq!(tu.items.len(), 7);
-        for item in &tu.items[..6] {
-            let ExternalDecl::Declaration(d) = item else { panic!() };
-            assert!(matches!(d.specs.ty, TypeSpec::TypedefName(_)), "{d:?}");
-        }
-    }
-
-    #[test]
-    fn parse_errors_have_spans_and_messages() {
-        let src = "int main(void) {\n  int x = 1\n  return x;\n}";
-        let e = parse(src).unwrap_err();
-        assert_eq!(e.message, "expected `;` after the declaration");
-        assert_eq!(e.span.unwrap().lo as usize, src.find("return").unwrap());
-        let e = parse("int f(void) { return (1 + ; }").unwrap_err();
-        assert_eq!(e.message, "expected expression");
-        let e = parse("int f(void) { if 1) {} }").unwrap_err();
-        assert_eq!(e.message, "expected `(` after `if`");
-        let e = parse("int f(void) { real x = 1; }").unwrap_err();
-        assert_eq!((e.message.as_str(), e.span.unwrap().lo), ("unknown type name `real`", 14));
-        let e = parse("vec3 *v;").unwrap_err();
-        assert_eq!(e.message, "unknown type name `vec3`");
-        // A multiplication statement is not mistaken for a declaration.
-        assert!(parse("void f(int a, int b) { a * b; }").is_ok());
-        let e = parse("int f(void) { return 1; }\n}").unwrap_err();
-        assert_eq!((e.message.as_str(), e.span.unwrap().lo), ("unexpected `}` at file scope", 26));
-    }
-
-    #[test]
-    fn garbled_input_never_panics() {
-        let sample = "typedef struct { int n; double *v; } Vec;\nstatic double dot(const Vec *a, const Vec *b) {\n  double s = 0.0;\n#pragma acc parallel loop reduction(+:s) copyin(a->v[0:a->n], b->v[0:b->n])\n  for (int i = 0; i < a->n; i++) s += a->v[i] * b->v[i];\n  return s;\n}\nint main(int argc, char **argv) { Vec x = { .n = 3, .v = (double[]){1, 2, 3} }; switch (argc) { case 1: return (int)dot(&x, &x); default: ; } return sizeof(Vec) > 2 ? 0 : 1; }\n";
-        assert!(parse(sample).is_ok());
-        for end in 0..sample.len() {
-            if sample.is_char_boundary(end) {
-                let _ = parse(&sample[..end]);
-            }
-        }
-        // Drop each token-ish byte in turn.
-        for skip in 0..sample.len() {
-            let garbled: String = sample.char_indices().filter(|(i, _)| *i != skip).map(|(_, c)| c).collect();
-            let _ = parse(&garbled);
-        }
-    }
-
-    proptest::proptest! {
-        #![proptest_config(proptest::test_runner::Config { cases: 300, ..Default::default() })]
-        /// Random sequences of C fragments (and pragma lines) never make the parser panic.
-        #[test]
-        fn random_fragments_never_panic(parts in proptest::collection::vec(proptest::sample::select(vec![
-            "int ", "x", "T", "typedef ", "struct S ", "{", "}", "(", ")", "[", "]", ";", ",", "*", "=", "1",
-            "2.5f", "'c'", "\"s\"", "+", "-", "?", ":", "for", "if", "else", "while", "return ", "sizeof",
-            "->", ".", "\n#pragma acc parallel loop copy(x[0:1])\n", "\n#pragma acc update host(x)\n",
-            "\n#pragma omp for\n", "case ", "default", "goto ", "enum ", "union ", "const ", "static ",
-            "void ", "(*", "...", "&&", "<<=", "++", "__attribute__((x))", "#", "\n# 1 \"/usr/include/a.h\" 1 3\n",
-            "\n# 9 \"a.c\" 2\n",
-        ]), 0..60)) {
-            let src: String = parts.concat();
-            let _ = parse(&src);
-        }
-    }
-
-    #[test]
-    fn absurd_nesting_is_an_error_not_a_crash() {
-        let deep = "int x = ".to_string() + &"(".repeat(5000) + "1" + &")".repeat(5000) + ";";
-        let r = run_with_parser_stack(|| parse(&deep).map(|_| ()).map_err(|d| d.message)).unwrap();
-        assert_eq!(r, Err("nesting is too deep".to_string()));
-        let deep_blocks = "void f(void) ".to_string() + &"{".repeat(3000) + &"}".repeat(3000);
-        assert!(run_with_parser_stack(|| parse(&deep_blocks).is_err()).unwrap());
-        let deep_structs = "struct { ".repeat(3000) + &"int x; } y; ".repeat(3000);
-        assert!(run_with_parser_stack(|| parse(&deep_structs).is_err()).unwrap());
-        for deep in ["int ".to_string() + &"(".repeat(5000) + "x" + &")".repeat(5000) + ";",
-                     "int x[1] = ".to_string() + &"{".repeat(5000) + "1" + &"}".repeat(5000) + ";",
-                     "int x = ".to_string() + &"-".repeat(10000) + "1;",
-                     "void f(void) { ".to_string() + &"if (1) ;".repeat(1) + &" else if (1) ;".repeat(5000) + " }"] {
-            assert!(run_with_parser_stack(|| parse(&deep).is_err()).unwrap());
-        }
-        // Long but reasonable nesting is fine: a 1,000-arm else-if chain.
-        let chain = "void f(int x) { if (x == 0) ; ".to_string() + &(1..1000).map(|i| format!("else if (x == {i}) ; ")).collect::<String>() + "}";
-        assert!(run_with_parser_stack(|| parse(&chain).is_ok()).unwrap());
-    }
-}
+mod tests;

@@ -2,6 +2,10 @@
 //! (variables, typedefs, enum constants, functions), struct/union tags, the system typedefs
 //! whose declarations the parser skipped, integer constant evaluation, and C's arithmetic
 //! conversions mapped onto [`ScalarType`].
+//!
+//! `long double` is [`ScalarType::F80`] in memory (the x87 format on x86-64) and `F64` as a value:
+//! [`CType::scalar`] gives the type a value computes in, [`CType::element_scalar`] the format an
+//! array element has. C's complex types are [`CType::Complex`] of their component type.
 
 use std::collections::HashMap;
 
@@ -17,6 +21,9 @@ use crate::ir::ScalarType;
 pub enum CType {
     Void,
     Scalar(ScalarType),
+    /// `float _Complex` (`F32`), `double _Complex` (`F64`), `long double _Complex` (`F80`): the
+    /// type of each of the real and imaginary parts, which lie side by side in memory.
+    Complex(ScalarType),
     /// `quals` are the pointer's own qualifiers (`double *restrict p`).
     Pointer { to: Box<CType>, quals: Qualifiers },
     Array { elem: Box<CType>, len: ArrayLen },
@@ -36,11 +43,32 @@ pub enum ArrayLen {
 }
 
 impl CType {
+    /// The type a value of this type computes in, for a real arithmetic type (`F64` for
+    /// `long double`).
     pub fn scalar(&self) -> Option<ScalarType> {
+        match self {
+            CType::Scalar(s) => Some(s.value_type()),
+            _ => None,
+        }
+    }
+    /// The memory format of a real arithmetic type (`F80` for `long double`), as an array of it
+    /// holds its elements.
+    pub fn element_scalar(&self) -> Option<ScalarType> {
         match self {
             CType::Scalar(s) => Some(*s),
             _ => None,
         }
+    }
+    /// For a complex type, the type each part computes in.
+    pub fn complex(&self) -> Option<ScalarType> {
+        match self {
+            CType::Complex(s) => Some(s.value_type()),
+            _ => None,
+        }
+    }
+    /// A real or complex arithmetic type.
+    pub fn is_arithmetic(&self) -> bool {
+        matches!(self, CType::Scalar(_) | CType::Complex(_))
     }
     pub fn is_pointer_like(&self) -> bool {
         matches!(self, CType::Pointer { .. } | CType::Array { .. })
@@ -128,12 +156,23 @@ pub fn system_typedef(name: &str) -> Option<CType> {
     Some(CType::Scalar(s))
 }
 
-/// The scalar type of a C arithmetic base type; `None` for `void`. `long double` is computed
-/// as `double` (the caller warns).
+/// The type of a C base type: `void`, a scalar, or a complex type.
+pub fn base_type(base: BaseType) -> CType {
+    match base {
+        BaseType::Void => CType::Void,
+        BaseType::ComplexFloat => CType::Complex(ScalarType::F32),
+        BaseType::ComplexDouble => CType::Complex(ScalarType::F64),
+        BaseType::ComplexLongDouble => CType::Complex(ScalarType::F80),
+        b => base_scalar(b).map(CType::Scalar).unwrap_or(CType::Void),
+    }
+}
+
+/// The scalar type of a C real arithmetic base type (`F80` for `long double`, which kernels
+/// compute as `double`: the caller warns); `None` for `void` and the complex types.
 pub fn base_scalar(base: BaseType) -> Option<ScalarType> {
     use ScalarType::*;
     Some(match base {
-        BaseType::Void => return None,
+        BaseType::Void | BaseType::ComplexFloat | BaseType::ComplexDouble | BaseType::ComplexLongDouble => return None,
         BaseType::Bool => Bool,
         BaseType::Char | BaseType::SChar => I8,
         BaseType::UChar => U8,
@@ -144,7 +183,8 @@ pub fn base_scalar(base: BaseType) -> Option<ScalarType> {
         BaseType::Long | BaseType::LongLong => I64,
         BaseType::ULong | BaseType::ULongLong => U64,
         BaseType::Float => F32,
-        BaseType::Double | BaseType::LongDouble => F64,
+        BaseType::Double => F64,
+        BaseType::LongDouble => F80,
     })
 }
 
@@ -165,7 +205,7 @@ fn int_rank(t: ScalarType) -> u8 {
         I16 | U16 => 2,
         I32 | U32 => 3,
         I64 | U64 => 4,
-        F32 | F64 => 5,
+        F32 | F64 | F80 => 5,
     }
 }
 
@@ -292,13 +332,13 @@ impl Sema {
     pub fn resolve_specs(&mut self, specs: &DeclSpecs) -> Result<CType, Diagnostic> {
         match &specs.ty {
             TypeSpec::Base(b) => {
-                if *b == BaseType::LongDouble {
+                if matches!(b, BaseType::LongDouble | BaseType::ComplexLongDouble) {
                     self.warnings.push(
                         Diagnostic::warning(specs.span, "`long double` is computed as `double`")
                             .with_help("use `double` to make the precision explicit"),
                     );
                 }
-                Ok(base_scalar(*b).map(CType::Scalar).unwrap_or(CType::Void))
+                Ok(base_type(*b))
             }
             // A typedef of a system header we do not model (`pthread_mutex_t`): host code may use
             // it freely; a kernel that touches it is refused where it does.
@@ -468,6 +508,7 @@ impl Sema {
     pub fn size_align(&self, ty: &CType) -> Option<(u64, u64)> {
         match ty {
             CType::Scalar(s) => Some((s.size_bytes() as u64, s.size_bytes() as u64)),
+            CType::Complex(s) => Some((2 * s.size_bytes() as u64, s.size_bytes() as u64)),
             CType::Pointer { .. } => Some((8, 8)),
             CType::Array { elem, len: ArrayLen::Const(n) } => {
                 let (s, a) = self.size_align(elem)?;

@@ -13,12 +13,20 @@
 //! only when `g < trip` on every axis (the *guard*), after setting each dim variable to
 //! `start + g * step`.
 //!
-//! Reductions: each thread starts its accumulator at the operator's identity before the guard,
-//! so threads past the end contribute nothing. After the guarded body, *outside* the guard so
-//! that every thread of the block reaches the same barriers, the block combines its threads'
-//! values in a shared array with a tree (halving the active threads each step, a barrier after
-//! each) and thread 0 writes the block's value to `Partials(n)[linear block id]`; the runtime
-//! combines the partials with the host variable.
+//! Reductions: each thread starts its accumulator at the operator's identity before the guard
+//! (`-0.0` for a floating `+`, which leaves every value as it is), so threads past the end
+//! contribute nothing. After the guarded body, *outside* the guard so that every thread of the
+//! block reaches the same barriers, the block combines its threads' values in a shared array
+//! with a tree (halving the active threads each step, a barrier after each) and thread 0 writes
+//! the block's value to `Partials(n)[linear block id]`; the runtime folds the partials, in
+//! order, after the host variable's value. A launch of one block skips the tree: every thread
+//! writes its value to `Partials(n)[linear thread id]`. Thread order is iteration order there
+//! (the innermost dim runs along `x`), so when each iteration updates the variable once
+//! (`sum += a[i]`), the runtime's fold `((h + a[0]) + a[1]) + ...` is the sequential program's
+//! own sum, to the bit: small floating-point reductions give the sequential answer.
+//!
+//! The two parts of a complex `*` reduction (`Reduction::part`) share one tree, which
+//! multiplies their pairs as complex numbers.
 //!
 //! A kernel with no parallel dims, or one that must run sequentially (`sequential_reason`, or
 //! scalar outputs the host reads back), becomes a one-thread grid; a sequential kernel's dims
@@ -26,7 +34,6 @@
 //!
 //! Grid-level expressions (`ThreadIdx`, `BlockIdx`, `BlockDim`, `GridDim`) are typed `int`.
 
-use crate::ir::ReductionOp;
 use crate::ir::*;
 use crate::opt::PassConfig;
 
@@ -45,7 +52,7 @@ pub fn map_kernel(module: &Module, kernel: Handle<Kernel>, config: &PassConfig) 
         reductions: k
             .reductions
             .iter()
-            .map(|r| GridReduction { op: r.op, ty: r.ty, target_arg: r.target_arg })
+            .map(|r| GridReduction { op: r.op, ty: r.ty, target_arg: r.target_arg, part: r.part })
             .collect(),
         scalar_outputs: k.scalar_outputs.clone(),
         axes: Vec::new(),
@@ -266,7 +273,12 @@ impl Mapper {
         k.reductions
             .iter()
             .map(|r| {
-                let value = self.identity(r.op, r.ty);
+                let value = if r.op == ReductionOp::Mul && r.part == Some(ComplexPart::Imag) {
+                    // `1 + 0i`: the imaginary part of a complex product starts at 0.
+                    self.expr(ExprKind::ConstFloat(0.0), r.ty)
+                } else {
+                    self.identity(r.op, r.ty)
+                };
                 Stmt::Assign { local: r.local, value }
             })
             .collect()
@@ -276,6 +288,8 @@ impl Mapper {
     fn identity(&mut self, op: ReductionOp, ty: ScalarType) -> Handle<Expr> {
         let float = ty.is_float();
         let (kind, int_value) = match op {
+            // -0.0, not 0.0: `-0.0 + x` is `x` for every `x`, negative zero included.
+            ReductionOp::Add if float => (Some(-0.0), 0),
             ReductionOp::Add | ReductionOp::BitOr | ReductionOp::BitXor | ReductionOp::LogOr => (None, 0),
             ReductionOp::Mul | ReductionOp::LogAnd => (None, 1),
             ReductionOp::BitAnd => (None, -1),
@@ -297,7 +311,9 @@ impl Mapper {
         self.cast(v, ty)
     }
 
-    /// The per-block tree for every reduction, run by all threads of the block.
+    /// The per-block combination of every reduction, run by all threads of the block: with
+    /// one block, each thread hands its own value back (partials indexed by thread); with more,
+    /// a tree per block in shared memory, and thread 0 writes the block's value.
     fn block_reductions(&mut self, k: &Kernel, shared: &mut Vec<SharedArray>, block: [u32; 3], threads: u32) -> Block {
         let mut out = Vec::new();
         // tid = threadIdx.x + threadIdx.y * bx + threadIdx.z * bx * by
@@ -324,50 +340,115 @@ impl Mapper {
         let sum = self.bin(BinaryOp::Add, bid_x, y_part);
         let block_id = self.bin(BinaryOp::Add, sum, z_part);
 
-        for (n, r) in k.reductions.iter().enumerate() {
-            let sh = shared.len() as u32;
-            shared.push(SharedArray { name: format!("_red{n}"), elem: r.ty, dims: vec![threads] });
-            let arr = ArrayRef::Shared(sh);
+        let mut per_thread = Vec::new();
+        let mut tree = Vec::new();
+        let mut n = 0;
+        while n < k.reductions.len() {
+            let r = &k.reductions[n];
+            let imag = (r.op == ReductionOp::Mul && r.part == Some(ComplexPart::Real))
+                .then(|| k.reductions.get(n + 1).filter(|i| i.part == Some(ComplexPart::Imag)))
+                .flatten();
+            let parts: Vec<(u32, &Reduction)> = match imag {
+                Some(i) => vec![(n as u32, r), (n as u32 + 1, i)],
+                None => vec![(n as u32, r)],
+            };
+            for &(m, part) in &parts {
+                let tid_e = self.expr(ExprKind::Local(tid), ScalarType::I32);
+                let acc = self.expr(ExprKind::Local(part.local), part.ty);
+                per_thread.push(Stmt::Store { array: ArrayRef::Partials(m), indices: vec![tid_e], value: acc, span: part.span });
+            }
+            tree.extend(self.tree(&parts, shared, tid, block_id, threads));
+            n += parts.len();
+        }
+        // One block: every thread's value goes back, and the runtime folds them after the
+        // host's value in thread order, which is iteration order (see the module doc).
+        let one = self.int32(1);
+        let mut single: Option<Handle<Expr>> = None;
+        for a in AXES {
+            let g = self.expr(ExprKind::GridDim(a), ScalarType::I32);
+            let is_one = self.bin(BinaryOp::Eq, g, one);
+            single = Some(match single {
+                None => is_one,
+                Some(prev) => self.bin(BinaryOp::LogAnd, prev, is_one),
+            });
+        }
+        let single = single.expect("three axes");
+        out.push(Stmt::If { cond: single, then: per_thread, otherwise: tree });
+        out
+    }
+
+    /// The tree of one reduction, or of the two parts of a complex product (`parts` of length
+    /// 2: real, imaginary), which combine together: `(a + bi)(c + di)`.
+    fn tree(&mut self, parts: &[(u32, &Reduction)], shared: &mut Vec<SharedArray>, tid: Handle<Local>, block_id: Handle<Expr>, threads: u32) -> Block {
+        let mut out = Vec::new();
+        let (n, first) = parts[0];
+        let arrays: Vec<ArrayRef> = parts
+            .iter()
+            .map(|&(m, r)| {
+                let sh = shared.len() as u32;
+                shared.push(SharedArray { name: format!("_red{m}"), elem: r.ty, dims: vec![threads] });
+                ArrayRef::Shared(sh)
+            })
+            .collect();
+        for (&(_, r), &arr) in parts.iter().zip(&arrays) {
             let tid_e = self.expr(ExprKind::Local(tid), ScalarType::I32);
             let acc = self.expr(ExprKind::Local(r.local), r.ty);
             out.push(Stmt::Store { array: arr, indices: vec![tid_e], value: acc, span: r.span });
-            out.push(Stmt::Barrier);
-            // for (s = threads/2; s > 0; s >>= 1) { if (tid < s) red[tid] = op(red[tid], red[tid+s]); barrier }
-            let s = self.local(&format!("_s{n}"), ScalarType::I32);
-            let half = self.int32((threads / 2) as i64);
-            out.push(Stmt::Assign { local: s, value: half });
-            let s_e = self.expr(ExprKind::Local(s), ScalarType::I32);
-            let zero = self.int32(0);
-            let more = self.bin(BinaryOp::Gt, s_e, zero);
-            let active = self.bin(BinaryOp::Lt, tid_e, s_e);
-            let mine = self.expr(ExprKind::Load { array: arr, indices: vec![tid_e] }, r.ty);
-            let partner_idx = self.bin(BinaryOp::Add, tid_e, s_e);
-            let partner = self.expr(ExprKind::Load { array: arr, indices: vec![partner_idx] }, r.ty);
-            let combined = self.combine(r.op, r.ty, mine, partner);
-            let one = self.int32(1);
-            let halved = self.bin(BinaryOp::Shr, s_e, one);
-            out.push(Stmt::Loop {
-                cond: Some(more),
-                test_first: true,
-                body: vec![
-                    Stmt::If {
-                        cond: active,
-                        then: vec![Stmt::Store { array: arr, indices: vec![tid_e], value: combined, span: r.span }],
-                        otherwise: Vec::new(),
-                    },
-                    Stmt::Barrier,
-                ],
-                continuing: vec![Stmt::Assign { local: s, value: halved }],
-                range: None,
-            });
-            let is_first = self.bin(BinaryOp::Eq, tid_e, zero);
-            let first = self.expr(ExprKind::Load { array: arr, indices: vec![zero] }, r.ty);
-            out.push(Stmt::If {
-                cond: is_first,
-                then: vec![Stmt::Store { array: ArrayRef::Partials(n as u32), indices: vec![block_id], value: first, span: r.span }],
-                otherwise: Vec::new(),
-            });
         }
+        out.push(Stmt::Barrier);
+        // for (s = threads/2; s > 0; s >>= 1) { if (tid < s) red[tid] = op(red[tid], red[tid+s]); barrier }
+        let s = self.local(&format!("_s{n}"), ScalarType::I32);
+        let half = self.int32((threads / 2) as i64);
+        out.push(Stmt::Assign { local: s, value: half });
+        let s_e = self.expr(ExprKind::Local(s), ScalarType::I32);
+        let tid_e = self.expr(ExprKind::Local(tid), ScalarType::I32);
+        let zero = self.int32(0);
+        let more = self.bin(BinaryOp::Gt, s_e, zero);
+        let active = self.bin(BinaryOp::Lt, tid_e, s_e);
+        let partner_idx = self.bin(BinaryOp::Add, tid_e, s_e);
+        let ty = first.ty;
+        let mine: Vec<Handle<Expr>> = arrays.iter().map(|&a| self.expr(ExprKind::Load { array: a, indices: vec![tid_e] }, ty)).collect();
+        let partner: Vec<Handle<Expr>> =
+            arrays.iter().map(|&a| self.expr(ExprKind::Load { array: a, indices: vec![partner_idx] }, ty)).collect();
+        let step = match (&mine[..], &partner[..]) {
+            ([a, b], [c, d]) => {
+                // Both parts from the old values, then both stores.
+                let (ac, bd) = (self.bin(BinaryOp::Mul, *a, *c), self.bin(BinaryOp::Mul, *b, *d));
+                let (ad, bc) = (self.bin(BinaryOp::Mul, *a, *d), self.bin(BinaryOp::Mul, *b, *c));
+                let (re, im) = (self.bin(BinaryOp::Sub, ac, bd), self.bin(BinaryOp::Add, ad, bc));
+                let (t_re, t_im) = (self.local(&format!("_re{n}"), ty), self.local(&format!("_im{n}"), ty));
+                let (v_re, v_im) = (self.expr(ExprKind::Local(t_re), ty), self.expr(ExprKind::Local(t_im), ty));
+                vec![
+                    Stmt::Assign { local: t_re, value: re },
+                    Stmt::Assign { local: t_im, value: im },
+                    Stmt::Store { array: arrays[0], indices: vec![tid_e], value: v_re, span: first.span },
+                    Stmt::Store { array: arrays[1], indices: vec![tid_e], value: v_im, span: first.span },
+                ]
+            }
+            _ => {
+                let combined = self.combine(first.op, ty, mine[0], partner[0]);
+                vec![Stmt::Store { array: arrays[0], indices: vec![tid_e], value: combined, span: first.span }]
+            }
+        };
+        let one = self.int32(1);
+        let halved = self.bin(BinaryOp::Shr, s_e, one);
+        out.push(Stmt::Loop {
+            cond: Some(more),
+            test_first: true,
+            body: vec![Stmt::If { cond: active, then: step, otherwise: Vec::new() }, Stmt::Barrier],
+            continuing: vec![Stmt::Assign { local: s, value: halved }],
+            range: None,
+        });
+        let is_first = self.bin(BinaryOp::Eq, tid_e, zero);
+        let writes = parts
+            .iter()
+            .zip(&arrays)
+            .map(|(&(m, r), &arr)| {
+                let first_value = self.expr(ExprKind::Load { array: arr, indices: vec![zero] }, r.ty);
+                Stmt::Store { array: ArrayRef::Partials(m), indices: vec![block_id], value: first_value, span: r.span }
+            })
+            .collect();
+        out.push(Stmt::If { cond: is_first, then: writes, otherwise: Vec::new() });
         out
     }
 }
@@ -401,7 +482,7 @@ mod tests {
         let add = b.add(acc, ld);
         b.body.block.push(Stmt::Assign { local: sum, value: add });
         let mut k = kernel("sum_l3", vec![scalar_param("n", 0), array_param("a", vec![None], 1)], vec![d], b.body);
-        k.reductions.push(Reduction { op: ReductionOp::Add, ty: ScalarType::F64, local: sum, target_arg: 2, span: Default::default() });
+        k.reductions.push(Reduction { op: ReductionOp::Add, ty: ScalarType::F64, local: sum, target_arg: 2, span: Default::default(), part: None });
         k
     }
 
@@ -432,7 +513,7 @@ mod tests {
         assert_eq!(eval_uniform(&g.body, g.launch.grid[0], &[ParamValue::Int(0)]), Ok(ParamValue::Int(0)));
         assert_eq!(eval_uniform(&g.body, g.launch.grid[1], &[]), Ok(ParamValue::Int(1)));
         assert_eq!(g.shared, vec![SharedArray { name: "_red0".into(), elem: ScalarType::F64, dims: vec![256] }]);
-        assert_eq!(g.reductions, vec![GridReduction { op: ReductionOp::Add, ty: ScalarType::F64, target_arg: 2 }]);
+        assert_eq!(g.reductions, vec![GridReduction { op: ReductionOp::Add, ty: ScalarType::F64, target_arg: 2, part: None }]);
         // Identity first, then the guard, with no barrier inside it.
         assert!(matches!(g.body.block[0], Stmt::Assign { value, .. } if g.body.exprs[value].kind == ExprKind::ConstFloat(0.0)));
         let guard = g.body.block.iter().position(|s| matches!(s, Stmt::If { .. })).unwrap();

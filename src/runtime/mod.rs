@@ -29,8 +29,8 @@ use crate::diag::{Diagnostic, Span};
 use crate::ir::DataClauseKind;
 use crate::front::source::SourceSet;
 use crate::ir::{
-    DataSection, GridKernel, Handle, HostArgKind, Kernel, Module, Param, ParamKind, ParamValue, Region, RegionKind,
-    ScalarType,
+    ComplexPart, DataSection, GridKernel, GridReduction, Handle, HostArgKind, Kernel, Module, Param, ParamKind,
+    ParamValue, ReductionOp, Region, RegionKind, ScalarType,
 };
 
 use abi::YosegiArg;
@@ -899,27 +899,14 @@ impl Runtime {
             }
         }
 
-        // Reductions: fold the per-block partials, in block order, into the host variable.
-        for (reduction, partials) in grid.reductions.iter().zip(&outcome.partials) {
-            let target = args[reduction.target_arg as usize].ptr as *mut u8;
-            if target.is_null() {
-                continue;
-            }
-            // SAFETY: the host passed `&x` of a live scalar of this type (HostArgKind::ScalarOut).
-            unsafe {
-                let mut acc = read_host_scalar(target, reduction.ty);
-                for &p in partials {
-                    acc = value::reduce(reduction.op, reduction.ty, acc, p);
-                }
-                write_host_scalar(target, reduction.ty, acc);
-            }
-        }
+        fold_reductions(region, &grid.reductions, &outcome.partials, args);
         for ((local, arg), &raw) in grid.scalar_outputs.iter().zip(&outcome.scalar_outputs) {
             let target = args[*arg as usize].ptr as *mut u8;
             if !target.is_null() {
                 let ty = grid.body.locals[*local].ty;
-                // SAFETY: as for reductions.
-                unsafe { write_host_scalar(target, ty, raw) };
+                let format = host_format(region, *arg, ty);
+                // SAFETY: the host passed `&x` of a live scalar of this format (HostArgKind::ScalarOut).
+                unsafe { write_host_scalar(target, format, value::cast(ty, format, raw)) };
             }
         }
         Ok(())
@@ -1141,6 +1128,59 @@ fn check_args(region: &Region, args: &[YosegiArg]) -> Result<(), RuntimeError> {
     Ok(())
 }
 
+/// The memory format of the host scalar that arg `arg` points to (`HostArgKind::ScalarOut`),
+/// for a value of type `ty`.
+fn host_format(region: &Region, arg: u32, ty: ScalarType) -> ScalarType {
+    match region.args.get(arg as usize).map(|a| a.kind) {
+        Some(HostArgKind::ScalarOut(format)) => format,
+        _ => ty,
+    }
+}
+
+/// Folds each reduction's per-block partials, in block order, into its host variable. The two
+/// parts of a complex `*` reduction fold together: `(a + bi)(c + di)`, each operation rounded
+/// to the parts' type as C computes it.
+fn fold_reductions(region: &Region, reductions: &[GridReduction], partials: &[Vec<u64>], args: &[YosegiArg]) {
+    let target = |r: &GridReduction| (args[r.target_arg as usize].ptr as *mut u8, host_format(region, r.target_arg, r.ty));
+    let mut n = 0;
+    while n < reductions.len() {
+        let r = &reductions[n];
+        let pair = (r.op == ReductionOp::Mul && r.part == Some(ComplexPart::Real))
+            .then(|| reductions.get(n + 1).filter(|i| i.part == Some(ComplexPart::Imag)))
+            .flatten();
+        let Some(imag) = pair else {
+            let (ptr, format) = target(r);
+            if !ptr.is_null() {
+                // SAFETY: the host passed `&x` of a live scalar of this format (HostArgKind::ScalarOut).
+                unsafe {
+                    let mut acc = value::cast(format, r.ty, read_host_scalar(ptr, format));
+                    for &p in &partials[n] {
+                        acc = value::reduce(r.op, r.ty, acc, p);
+                    }
+                    write_host_scalar(ptr, format, value::cast(r.ty, format, acc));
+                }
+            }
+            n += 1;
+            continue;
+        };
+        let ((re_ptr, re_format), (im_ptr, im_format)) = (target(r), target(imag));
+        if !re_ptr.is_null() && !im_ptr.is_null() {
+            let ty = r.ty;
+            // SAFETY: as above, one pointer per part.
+            unsafe {
+                let mut re = value::cast(re_format, ty, read_host_scalar(re_ptr, re_format));
+                let mut im = value::cast(im_format, ty, read_host_scalar(im_ptr, im_format));
+                for (&pr, &pi) in partials[n].iter().zip(&partials[n + 1]) {
+                    (re, im) = value::complex_mul(ty, (re, im), (pr, pi));
+                }
+                write_host_scalar(re_ptr, re_format, value::cast(ty, re_format, re));
+                write_host_scalar(im_ptr, im_format, value::cast(ty, im_format, im));
+            }
+        }
+        n += 2;
+    }
+}
+
 /// The launch value of `param` from its host arg.
 fn param_value(region: &Region, param: &Param, args: &[YosegiArg]) -> ParamValue {
     let arg = &args[param.arg as usize];
@@ -1180,9 +1220,9 @@ unsafe fn read_host_scalar(ptr: *const u8, ty: ScalarType) -> u64 {
 /// As for [`read_host_scalar`], writable.
 unsafe fn write_host_scalar(ptr: *mut u8, ty: ScalarType, raw: u64) {
     let size = ty.size_bytes() as usize;
-    let bits = value::to_memory(ty, raw).to_le_bytes();
+    let bytes = value::to_bytes(ty, raw);
     // SAFETY: per the contract.
-    unsafe { std::ptr::copy_nonoverlapping(bits.as_ptr(), ptr, size) };
+    unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), ptr, size) };
 }
 
 /// Launch sections already computed, by kernel and the bit patterns of its param values

@@ -71,7 +71,7 @@ impl GridBuilder {
         })
     }
     pub fn reduction(&mut self, op: ReductionOp, ty: ScalarType, target_arg: u32) -> u32 {
-        self.reductions.push(GridReduction { op, ty, target_arg });
+        self.reductions.push(GridReduction { op, ty, target_arg, part: None });
         self.reductions.len() as u32 - 1
     }
     pub fn scalar_output(&mut self, local: Handle<Local>, arg: u32) {

@@ -1,9 +1,12 @@
 //! Scalar values with C semantics, shared by the simulator and the runtime's reduction fold.
 //! A value is a raw `u64`: integers are kept normalised to their type's width (signed ones
 //! sign-extended, unsigned ones zero-extended, `Bool` is 0 or 1), floating values are `f64`
-//! bits (an `F32` value is an `f64` holding an exactly representable `f32`).
+//! bits (an `F32` value is an `f64` holding an exactly representable `f32`; an `F80` value, the
+//! host's `long double`, is an `f64` too: only its memory format differs, see [`f80`]).
 
-use crate::ir::{AtomicOp, BinaryOp, MathFn, ParamValue, ReductionOp, ScalarType, UnaryOp};
+pub mod f80;
+
+use crate::ir::{AtomicOp, BinaryOp, ComplexPart, MathFn, ParamValue, ReductionOp, ScalarType, UnaryOp};
 
 /// Wraps an integer to `ty`'s width (C's conversion to an integer type).
 #[inline]
@@ -18,7 +21,7 @@ pub fn wrap_int(ty: ScalarType, v: i64) -> u64 {
         ScalarType::U32 => v as u32 as u64,
         ScalarType::I64 | ScalarType::U64 => v as u64,
         ScalarType::F32 => from_f64(ScalarType::F32, v as f64),
-        ScalarType::F64 => (v as f64).to_bits(),
+        ScalarType::F64 | ScalarType::F80 => (v as f64).to_bits(),
     }
 }
 
@@ -26,7 +29,7 @@ pub fn wrap_int(ty: ScalarType, v: i64) -> u64 {
 pub fn from_f64(ty: ScalarType, f: f64) -> u64 {
     match ty {
         ScalarType::F32 => (f as f32 as f64).to_bits(),
-        ScalarType::F64 => f.to_bits(),
+        ScalarType::F64 | ScalarType::F80 => f.to_bits(),
         _ => cast(ScalarType::F64, ty, f.to_bits()),
     }
 }
@@ -51,7 +54,7 @@ pub fn cast(from: ScalarType, to: ScalarType, raw: u64) -> u64 {
     if from.is_float() {
         let f = as_f64(raw);
         match to {
-            ScalarType::F32 | ScalarType::F64 => from_f64(to, f),
+            ScalarType::F32 | ScalarType::F64 | ScalarType::F80 => from_f64(to, f),
             ScalarType::Bool => (f != 0.0) as u64,
             ScalarType::U64 => f as u64,
             ScalarType::U32 => f as i64 as u32 as u64,
@@ -291,21 +294,41 @@ pub fn reduce(op: ReductionOp, ty: ScalarType, a: u64, b: u64) -> u64 {
     binary(bin, ty, ty, a, b).unwrap_or(a)
 }
 
+/// The complex product `(a + bi)(c + di)` of parts of type `ty`: `(ac - bd) + (ad + bc)i`, each
+/// operation rounded to `ty`, as kernels compute it (and as C does for finite values).
+pub fn complex_mul(ty: ScalarType, (a, b): (u64, u64), (c, d): (u64, u64)) -> (u64, u64) {
+    let op = |op: BinaryOp, x: u64, y: u64| binary(op, ty, ty, x, y).unwrap_or(x);
+    let re = op(BinaryOp::Sub, op(BinaryOp::Mul, a, c), op(BinaryOp::Mul, b, d));
+    let im = op(BinaryOp::Add, op(BinaryOp::Mul, a, d), op(BinaryOp::Mul, b, c));
+    (re, im)
+}
+
+/// The identity of reduction `op` at type `ty` for a reduction or, `part`, one part of a
+/// complex reduction: `1 + 0i` for a product, so its imaginary part starts at 0.
+pub fn part_identity(op: ReductionOp, ty: ScalarType, part: Option<ComplexPart>) -> u64 {
+    if op == ReductionOp::Mul && part == Some(ComplexPart::Imag) {
+        return from_f64(ty, 0.0);
+    }
+    reduction_identity(op, ty)
+}
+
 /// The identity of reduction `op` at type `ty` (what each thread's accumulator starts at).
 pub fn reduction_identity(op: ReductionOp, ty: ScalarType) -> u64 {
     match op {
+        // -0.0 leaves every value unchanged, negative zero included.
+        ReductionOp::Add if ty.is_float() => (-0.0f64).to_bits(),
         ReductionOp::Add | ReductionOp::BitOr | ReductionOp::BitXor | ReductionOp::LogOr => wrap_int(ty, 0),
         ReductionOp::Mul | ReductionOp::LogAnd => wrap_int(ty, 1),
         ReductionOp::BitAnd => wrap_int(ty, -1),
         ReductionOp::Max => match ty {
             ScalarType::F32 => (f32::MIN as f64).to_bits(),
-            ScalarType::F64 => f64::MIN.to_bits(),
+            ScalarType::F64 | ScalarType::F80 => f64::MIN.to_bits(),
             t if t.is_signed() => wrap_int(t, i64::MIN >> (64 - 8 * t.size_bytes())),
             t => wrap_int(t, 0),
         },
         ReductionOp::Min => match ty {
             ScalarType::F32 => (f32::MAX as f64).to_bits(),
-            ScalarType::F64 => f64::MAX.to_bits(),
+            ScalarType::F64 | ScalarType::F80 => f64::MAX.to_bits(),
             t if t.is_signed() => wrap_int(t, i64::MAX >> (64 - 8 * t.size_bytes())),
             t => wrap_int(t, -1),
         },
@@ -314,14 +337,29 @@ pub fn reduction_identity(op: ReductionOp, ty: ScalarType) -> u64 {
 
 /// Reads a value of type `ty` from `size_bytes(ty)` little-endian bytes.
 pub fn from_bytes(ty: ScalarType, bytes: &[u8]) -> u64 {
+    if ty == ScalarType::F80 {
+        return f80::to_f64(bytes).to_bits();
+    }
     let mut buf = [0u8; 8];
     buf[..bytes.len()].copy_from_slice(bytes);
     from_memory(ty, u64::from_le_bytes(buf))
 }
 
-/// The value of type `ty` whose memory representation is the low bytes of `bits`.
+/// The memory representation of a value of type `ty`: its first `size_bytes(ty)` bytes.
+pub fn to_bytes(ty: ScalarType, raw: u64) -> [u8; f80::BYTES] {
+    if ty == ScalarType::F80 {
+        return f80::from_f64(as_f64(raw));
+    }
+    let mut out = [0u8; f80::BYTES];
+    out[..8].copy_from_slice(&to_memory(ty, raw).to_le_bytes());
+    out
+}
+
+/// The value of type `ty` whose memory representation is the low bytes of `bits` (`ty` of at
+/// most 8 bytes: an `F80` goes through [`from_bytes`]).
 #[inline]
 pub fn from_memory(ty: ScalarType, bits: u64) -> u64 {
+    debug_assert!(ty != ScalarType::F80, "an F80 value is 16 bytes");
     match ty {
         ScalarType::F32 => (f32::from_bits(bits as u32) as f64).to_bits(),
         ScalarType::F64 => bits,
@@ -330,9 +368,11 @@ pub fn from_memory(ty: ScalarType, bits: u64) -> u64 {
     }
 }
 
-/// The memory representation (low `size_bytes(ty)` bytes) of a value of type `ty`.
+/// The memory representation (low `size_bytes(ty)` bytes) of a value of type `ty` (at most 8
+/// bytes: an `F80` goes through [`to_bytes`]).
 #[inline]
 pub fn to_memory(ty: ScalarType, raw: u64) -> u64 {
+    debug_assert!(ty != ScalarType::F80, "an F80 value is 16 bytes");
     match ty {
         ScalarType::F32 => (as_f64(raw) as f32).to_bits() as u64,
         _ => raw,
@@ -464,6 +504,33 @@ mod tests {
         assert_eq!(as_f64(cast(ScalarType::U32, ScalarType::F64, u32::MAX as u64)), 4294967295.0);
         assert_eq!(as_f64(cast(ScalarType::I32, ScalarType::F64, wrap_int(ScalarType::I32, -5))), -5.0);
         assert_eq!(cast(ScalarType::I32, ScalarType::I8, 200), wrap_int(ScalarType::I8, -56));
+    }
+
+    #[test]
+    fn complex_products_and_identities() {
+        let f = |v: f64| from_f64(ScalarType::F64, v);
+        // (1 + 2i)(3 - i) = 5 + 5i
+        let (re, im) = complex_mul(ScalarType::F64, (f(1.0), f(2.0)), (f(3.0), f(-1.0)));
+        assert_eq!((as_f64(re), as_f64(im)), (5.0, 5.0));
+        // Each operation rounds to float: (1 + 2^-24 i)^2 keeps the 1.
+        let g = |v: f32| from_f64(ScalarType::F32, v as f64);
+        let (re, _) = complex_mul(ScalarType::F32, (g(1.0), g(2f32.powi(-24))), (g(1.0), g(2f32.powi(-24))));
+        assert_eq!(as_f64(re), 1.0);
+        // A complex product starts at 1 + 0i; a sum's parts at -0.0, which keeps -0.0.
+        assert_eq!(as_f64(part_identity(ReductionOp::Mul, ScalarType::F64, Some(ComplexPart::Real))), 1.0);
+        assert_eq!(as_f64(part_identity(ReductionOp::Mul, ScalarType::F64, Some(ComplexPart::Imag))), 0.0);
+        let zero = part_identity(ReductionOp::Add, ScalarType::F32, None);
+        let neg = from_f64(ScalarType::F32, -0.0);
+        assert!(as_f64(reduce(ReductionOp::Add, ScalarType::F32, neg, zero)).is_sign_negative());
+    }
+
+    #[test]
+    fn long_double_memory_goes_through_its_own_format() {
+        let bytes = to_bytes(ScalarType::F80, from_f64(ScalarType::F80, 2.5));
+        assert_eq!(as_f64(from_bytes(ScalarType::F80, &bytes)), 2.5);
+        assert_eq!(u16::from_le_bytes([bytes[8], bytes[9]]), 0x4000);
+        // An F80 value converts like an F64 one.
+        assert_eq!(cast(ScalarType::F80, ScalarType::I32, from_f64(ScalarType::F80, -7.9)) as i64, -7);
     }
 
     #[test]

@@ -30,6 +30,8 @@ static float __uint_as_float(unsigned int x) { float f; memcpy(&f, &x, 4); retur
 static unsigned int __float_as_uint(float f) { unsigned int x; memcpy(&x, &f, 4); return x; }
 static double __longlong_as_double(long long x) { double f; memcpy(&f, &x, 8); return f; }
 static long long __double_as_longlong(double f) { long long x; memcpy(&x, &f, 8); return x; }
+static double __ull2double_rn(unsigned long long x) { return (double)x; }
+static int __clzll(long long x) { return x ? __builtin_clzll((unsigned long long)x) : 64; }
 "#;
 
 /// C++ stand-ins with CUDA's own signatures: overload resolution then checks that every
@@ -61,6 +63,7 @@ int atomicCAS(int *, int, int); unsigned int atomicCAS(unsigned int *, unsigned 
 unsigned long long atomicCAS(unsigned long long *, unsigned long long, unsigned long long);
 float __uint_as_float(unsigned int); unsigned int __float_as_uint(float);
 double __longlong_as_double(long long); long long __double_as_longlong(double);
+double __ull2double_rn(unsigned long long); int __clzll(long long);
 "#;
 
 fn tool_on_path(tool: &str) -> bool {
@@ -163,6 +166,40 @@ fn vector_add_with_guard() {
     assert_compiles(&text);
 }
 
+/// `b[i] = a[i] * 2` on `long double` arrays: the host's x87 format in memory, `double` values.
+pub(crate) fn long_double_scale() -> Module {
+    let mut g = GridBuilder::new("scale_l7", [128, 1, 1]);
+    let np = g.scalar_param("n", ScalarType::I32);
+    let a = g.array_param("a", ScalarType::F80, &[]);
+    let b = g.array_param("b", ScalarType::F80, &[]);
+    let nv = g.param(np);
+    g.grid_x(nv);
+    let i = g.global_id();
+    let guard = g.bin(BinaryOp::Lt, i, nv);
+    let la = g.load(ArrayRef::Param(a), &[i], ScalarType::F64, Span::default());
+    let two = g.float(2.0, ScalarType::F64);
+    let scaled = g.bin(BinaryOp::Mul, la, two);
+    let store = g.store(ArrayRef::Param(b), &[i], scaled);
+    module_with(g.finish(vec![Stmt::If { cond: guard, then: vec![store], otherwise: vec![] }]))
+}
+
+#[test]
+fn long_double_elements_are_converted_at_each_access() {
+    let mut module = long_double_scale();
+    let grid = module.grid_kernels[Handle::new(0)].clone();
+    let source = crate::analysis::testing::kernel("scale", grid.params.clone(), vec![], crate::ir::Body::default());
+    module.kernels.append(source);
+    crate::valid::verify_module(&module).expect("loads and stores of F80 elements carry F64 values");
+    let text = emit(&module);
+    assert!(text.contains("typedef struct yosegi_f80"), "{text}");
+    assert!(text.contains("const yosegi_f80 *a_p1, yosegi_f80 *b_p2"), "{text}");
+    assert!(text.contains("= yosegi_f80_from_double(yosegi_f80_to_double(a_p1["), "{text}");
+    // The struct comes before the kernel that names it, once.
+    assert_eq!(text.matches("} yosegi_f80;").count(), 1);
+    assert!(text.find("} yosegi_f80;") < text.find("__global__"));
+    assert_compiles(&text);
+}
+
 /// The tree reduction the mapping pass writes: shared array, barriers, a halving loop whose
 /// step runs in `continuing`, and thread 0 storing the block's partial.
 pub(crate) fn block_reduction() -> Module {
@@ -233,8 +270,8 @@ fn block_reduction_with_shared_memory_and_barriers() {
     insta::assert_snapshot!(text);
     assert!(text.contains("__shared__ double red_s0[64];"));
     assert!(text.contains("double *__partials_0)"));
-    // The accumulator starts at the identity of `+`.
-    assert!(text.contains("sum_0 = 0.0;"));
+    // The accumulator starts at the identity of `+` (-0.0: adding it changes no value).
+    assert!(text.contains("sum_0 = (-0.0);"));
     assert_eq!(text.matches("__syncthreads();").count(), 2);
     assert_compiles(&text);
 }
@@ -665,13 +702,11 @@ pub(crate) fn miscellany() -> Module {
     let shri = g.cast(shr, ScalarType::I32);
     let sv = g.bin(BinaryOp::Add, t1000, shri);
     let store_s = g.store(ArrayRef::Param(out_s), &[tv], sv);
-    // m = max(m, arr[2]); thread 0 writes the partial; so = (double)fp * 3.0
+    // m = max(m, arr[2]); every thread of the one block writes its partial; so = (double)fp * 3.0
     let mv = g.get(m);
     let a2 = g.load(ArrayRef::Local(arr), &[two], ScalarType::I32, Span::default());
     let mx = g.bin(BinaryOp::Max, mv, a2);
-    let is0 = g.bin(BinaryOp::Eq, tv, zero);
-    let bid = e(&mut g, ExprKind::BlockIdx(Axis::X), ScalarType::I32, );
-    let write_partial = g.store(ArrayRef::Partials(red), &[bid], mv);
+    let write_partial = g.store(ArrayRef::Partials(red), &[tv], mv);
     let threed = g.float(3.0, ScalarType::F64);
     let so_v = g.bin(BinaryOp::Mul, fpd, threed);
     let atomic = |op, array, indices: Vec<_>, value, capture| Stmt::Atomic { op, array, indices, value, capture, span: Span::default() };
@@ -685,7 +720,7 @@ pub(crate) fn miscellany() -> Module {
         store_i,
         store_s,
         Stmt::Assign { local: m, value: mx },
-        Stmt::If { cond: is0, then: vec![write_partial], otherwise: vec![] },
+        write_partial,
         Stmt::Assign { local: so, value: so_v },
     ]);
     module.grid_kernels.append(kernel);

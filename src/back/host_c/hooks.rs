@@ -104,7 +104,7 @@ impl<'a> Collector<'a> {
     pub(super) fn type_of(&mut self, e: &ast::Expr) -> CType {
         match &e.kind {
             ExprKind::Ident(n) => self.scopes.lookup(n),
-            ExprKind::IntLit { .. } | ExprKind::FloatLit { .. } | ExprKind::CharLit(_) => CType::Scalar,
+            ExprKind::IntLit { .. } | ExprKind::FloatLit { .. } | ExprKind::ImagLit { .. } | ExprKind::CharLit(_) => CType::Scalar,
             ExprKind::StringLit(_) => CType::Pointer(Box::new(CType::Opaque)),
             ExprKind::SizeofType(_) | ExprKind::SizeofExpr(_) => CType::Scalar,
             ExprKind::Index { base, index } => {
@@ -193,6 +193,8 @@ impl<'a> Collector<'a> {
                 self.rvalue(base);
             }
             ExprKind::Member { base, arrow: false, .. } => self.access_lvalue(base, mode),
+            // `__real__ a[i] = x` writes (part of) `a[i]`.
+            ExprKind::Unary { op: UnaryOp::Real | UnaryOp::Imag, operand } => self.access_lvalue(operand, mode),
             _ => self.rvalue(e),
         }
     }
@@ -301,6 +303,7 @@ impl<'a> Collector<'a> {
             ExprKind::Ident(_)
             | ExprKind::IntLit { .. }
             | ExprKind::FloatLit { .. }
+            | ExprKind::ImagLit { .. }
             | ExprKind::CharLit(_)
             | ExprKind::StringLit(_)
             | ExprKind::SizeofType(_)

@@ -288,6 +288,15 @@ impl KernelBuilder<'_> {
         let mut value = self.atomic_operand(op, ty, operand, span)?;
         match target {
             Target::Element { array, indices, .. } => {
+                if let ArrayRef::Param(p) = array
+                    && matches!(self.params[p as usize].kind, ParamKind::Array { elem: ScalarType::F80, .. })
+                {
+                    return Err(err(
+                        x.span,
+                        "atomic updates of `long double` elements are not supported",
+                        "use an array of `double`, which the device updates atomically",
+                    ));
+                }
                 // A captured new value is recomputed from the old one: the operand is read once.
                 if matches!(capture, Capture::New(_)) && !self.is_simple(value) {
                     let vty = self.ty(value);
@@ -389,9 +398,18 @@ impl KernelBuilder<'_> {
     /// The target of an atomic: a host scalar is updated in place, through its address (a
     /// one-element array param), so every iteration sees the others' updates.
     pub(super) fn atomic_target(&mut self, lhs: &ast::Expr) -> R<Target> {
+        if self.is_complex(lhs) {
+            return Err(err(
+                lhs.span,
+                "atomic updates of complex numbers are not supported",
+                "update each part under its own atomic (`__real__ z += ...`), or use reduction(+:z)",
+            ));
+        }
         if let AE::Ident(name) = &lhs.kind {
             if !self.is_kernel_name(name) && !self.host_locals.contains_key(name.as_str()) && !self.treatments.contains_key(name.as_str()) {
-                if let Some(ty) = self.host_var(name).and_then(|v| v.ty.scalar()) {
+                // The variable's own format: a `long double` is refused below, not updated as
+                // a `double`.
+                if let Some(ty) = self.host_var(name).and_then(|v| v.ty.element_scalar()) {
                     self.check_default_none(name, lhs.span);
                     let key = format!("&({name})");
                     let p = match self.param_keys.get(&key) {

@@ -15,6 +15,9 @@ use crate::ir::{
 
 use super::loops::{self, Cmp};
 
+pub use complex::is_complex_function;
+
+mod complex;
 mod effects;
 mod expr;
 mod stmt;
@@ -128,6 +131,10 @@ pub struct KernelBuilder<'a> {
     aliases: HashMap<String, ArrayView>,
     /// Lowering the element an atomic or a reduction update writes (reduction arrays allowed).
     pub(super) reduction_update_target: bool,
+    /// Which expression nodes have a complex type (see `complex::is_complex`), by address.
+    complex_nodes: HashMap<(usize, Span), bool>,
+    /// Host complex variables named in the kernel, and how the kernel sees them.
+    host_complexes: HashMap<String, complex::HostComplex>,
 }
 
 /// What a name declared in the kernel stands for.
@@ -136,6 +143,8 @@ enum Binding {
     Local(Handle<Local>),
     /// A struct local (index into `Sema::structs`): its members are bound as `name.member`.
     Struct(usize),
+    /// A complex local: the locals of its parts, and the parts' format (for `sizeof`).
+    Complex { re: Handle<Local>, im: Handle<Local>, format: ScalarType },
 }
 
 /// An array as an expression of the kernel names it: the array, how many subscripts its
@@ -257,6 +266,8 @@ impl<'a> KernelBuilder<'a> {
             inline_frames: Vec::new(),
             aliases: HashMap::new(),
             reduction_update_target: false,
+            complex_nodes: HashMap::new(),
+            host_complexes: HashMap::new(),
         }
     }
 
@@ -417,8 +428,11 @@ impl<'a> KernelBuilder<'a> {
         };
         // `double **a` or `double *a[N]`: a table of row pointers, indexed `a[i][j]`.
         if let CType::Pointer { to: row, .. } = rest
-            && let Some(elem) = row.scalar()
+            && let Some(elem) = row.element_scalar()
         {
+            if elem == ScalarType::F80 {
+                long_double_format(span)?;
+            }
             let size_expr = matches!(info.ty, CType::Array { len: ArrayLen::Const(_) | ArrayLen::Var(_), .. }).then(|| format!("sizeof({key})"));
             let arg = self.add_arg(HostArg { c_expr: key.to_string(), kind: HostArgKind::Pointer, size_expr });
             self.params.push(Param { name: key.to_string(), kind: ParamKind::RowTable { elem, read_only: info.is_const }, arg });
@@ -434,7 +448,7 @@ impl<'a> KernelBuilder<'a> {
                     lens.push(len.clone());
                     cur = elem;
                 }
-                CType::Scalar(_) => break,
+                CType::Scalar(_) | CType::Complex(_) => break,
                 CType::Pointer { .. } => {
                     return Err(err(
                         span,
@@ -451,7 +465,15 @@ impl<'a> KernelBuilder<'a> {
                 }
             }
         }
-        let Some(elem) = cur.scalar() else { return Err(err(span, format!("`{key}` has no element type"), "index arrays of numbers")) };
+        // An array of complex numbers is seen as rows of 2 parts (real, imaginary).
+        let (elem, complex) = match cur {
+            CType::Complex(f) => (Some(*f), true),
+            _ => (cur.element_scalar(), false),
+        };
+        let Some(elem) = elem else { return Err(err(span, format!("`{key}` has no element type"), "index arrays of numbers")) };
+        if elem == ScalarType::F80 {
+            long_double_format(span)?;
+        }
         let mut dims = Vec::new();
         dims.push(match first {
             Some(ArrayLen::Const(n)) => Some(self.int_const(n as i64, ScalarType::I64)),
@@ -472,6 +494,9 @@ impl<'a> KernelBuilder<'a> {
                 }
             };
             dims.push(Some(d));
+        }
+        if complex {
+            dims.push(Some(self.int_const(2, ScalarType::I64)));
         }
         // An array object (static, local or VLA) has a size the host can take; a pointer has not.
         let size_expr = match info.ty {
@@ -522,11 +547,14 @@ impl<'a> KernelBuilder<'a> {
         };
         let one_dim = |help: &str| err(r.span, format!("the private array `{name}` must be a one-dimensional array of numbers"), help.to_string());
         let (elem, whole_len) = match &info.ty {
-            CType::Pointer { to, .. } => (to.scalar(), None),
-            CType::Array { elem, len } => (elem.scalar(), match len { ArrayLen::Const(n) => Some(*n as i64), _ => None }),
+            CType::Pointer { to, .. } => (to.element_scalar(), None),
+            CType::Array { elem, len } => (elem.element_scalar(), match len { ArrayLen::Const(n) => Some(*n as i64), _ => None }),
             _ => (None, None),
         };
         let Some(elem) = elem else { return Err(one_dim("privatise a section of a one-dimensional array or pointer, such as c[0:n]")) };
+        if elem == ScalarType::F80 {
+            long_double_format(r.span)?;
+        }
         let not_known = || err(r.span, format!("the section of `{name}` is not known when the loop starts"), "give a section of host values");
         self.reading_bounds = true;
         let parts = (|| -> R<(Handle<Expr>, Handle<Expr>, String)> {
@@ -596,7 +624,7 @@ impl<'a> KernelBuilder<'a> {
             let (b1, j1) = (self.add(ExprKind::Local(base), ScalarType::I64, sp), self.add(ExprKind::Local(j), ScalarType::I64, sp));
             let at = self.binary(BinaryOp::Add, b1, j1, ScalarType::I64, sp);
             let j2 = self.add(ExprKind::Local(j), ScalarType::I64, sp);
-            let load = self.add(ExprKind::Load { array: ArrayRef::Param(original), indices: vec![j2] }, elem, sp);
+            let load = self.add(ExprKind::Load { array: ArrayRef::Param(original), indices: vec![j2] }, elem.value_type(), sp);
             let j3 = self.add(ExprKind::Local(j), ScalarType::I64, sp);
             let one = self.int_const(1, ScalarType::I64);
             let next = self.binary(BinaryOp::Add, j3, one, ScalarType::I64, sp);
@@ -651,17 +679,18 @@ impl<'a> KernelBuilder<'a> {
             Some(Treatment::ArrayReduction(..)) => None,
             Some(Treatment::Reduction(op, rspan)) => {
                 if self.mode == Mode::Single {
-                    Some(self.scalar_output(name, ty, span))
+                    Some(self.scalar_output(name, ty, span)?)
                 } else {
                     let n = self.reductions.len() as u32;
                     let l = self.new_local(name, ty, LocalKind::Reduction(n), span);
-                    let arg = self.add_arg(HostArg { c_expr: format!("&({name})"), kind: HostArgKind::ScalarOut(ty), size_expr: None });
-                    self.reductions.push(Reduction { op, ty, local: l, target_arg: arg, span: rspan });
+                    let out = self.host_format(name, ty, span)?;
+                    let arg = self.add_arg(HostArg { c_expr: format!("&({name})"), kind: HostArgKind::ScalarOut(out), size_expr: None });
+                    self.reductions.push(Reduction { op, ty, local: l, target_arg: arg, span: rspan, part: None });
                     Some(l)
                 }
             }
             None if self.written.contains(name) => match self.mode {
-                Mode::Single | Mode::Function => Some(self.scalar_output(name, ty, span)),
+                Mode::Single | Mode::Function => Some(self.scalar_output(name, ty, span)?),
                 Mode::Parallel if self.loop_vars.contains(name) => Some(self.new_local(name, ty, LocalKind::Private, span)),
                 Mode::Parallel => {
                     if writing {
@@ -688,17 +717,41 @@ impl<'a> KernelBuilder<'a> {
         }
     }
 
-    fn scalar_output(&mut self, name: &str, ty: ScalarType, span: Span) -> Handle<Local> {
+    fn scalar_output(&mut self, name: &str, ty: ScalarType, span: Span) -> R<Handle<Local>> {
         let p = self.scalar_param(name, ty);
         let l = self.new_local(name, ty, LocalKind::FirstPrivate(p), span);
-        let arg = self.add_arg(HostArg { c_expr: format!("&({name})"), kind: HostArgKind::ScalarOut(ty), size_expr: None });
+        let out = self.host_format(name, ty, span)?;
+        let arg = self.add_arg(HostArg { c_expr: format!("&({name})"), kind: HostArgKind::ScalarOut(out), size_expr: None });
         self.scalar_outputs.push((l, arg));
-        l
+        Ok(l)
+    }
+
+    /// The memory format of the host scalar `name` whose value has type `ty` (`F80` for a
+    /// `long double`), for the runtime to write it back.
+    fn host_format(&self, name: &str, ty: ScalarType, span: Span) -> R<ScalarType> {
+        let format = self.host_var(name).and_then(|v| v.ty.element_scalar()).unwrap_or(ty);
+        if format == ScalarType::F80 {
+            long_double_format(span)?;
+        }
+        Ok(format)
     }
 
     pub(super) fn host_var(&self, name: &str) -> Option<VarInfo> {
         self.sema.lookup_var(name).cloned()
     }
+}
+
+/// Kernels read and write the host's `long double` in the x87 extended format of x86-64
+/// (`ScalarType::F80`); on another host its memory format is not one the runtime knows.
+pub(super) fn long_double_format(span: Span) -> R<()> {
+    if cfg!(target_arch = "x86_64") {
+        return Ok(());
+    }
+    Err(err(
+        span,
+        "`long double` in memory a kernel reads or writes is supported on x86-64 hosts only",
+        "use `double` (kernels compute `long double` as `double` anyway)",
+    ))
 }
 
 /// Constant dimensions and element type of a local array type.

@@ -101,6 +101,7 @@ impl DefAssign<'_> {
             | ExprKind::Ident(_)
             | ExprKind::IntLit { .. }
             | ExprKind::FloatLit { .. }
+            | ExprKind::ImagLit { .. }
             | ExprKind::CharLit(_)
             | ExprKind::StringLit(_)
             | ExprKind::SizeofType(_) => Ok(a),

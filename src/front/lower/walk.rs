@@ -87,6 +87,7 @@ pub fn expr_tree<'a>(e: &'a Expr, f: &mut dyn FnMut(&'a Expr)) {
         ExprKind::Ident(_)
         | ExprKind::IntLit { .. }
         | ExprKind::FloatLit { .. }
+        | ExprKind::ImagLit { .. }
         | ExprKind::CharLit(_)
         | ExprKind::StringLit(_)
         | ExprKind::SizeofType(_) => {}

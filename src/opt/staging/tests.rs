@@ -165,7 +165,7 @@ fn a_tile_over_the_budget_is_not_made_even_when_forced() {
     // The reduction tree's shared array counts against the budget too.
     let mut with_tree = shapes::stencil_1d();
     let acc = with_tree.body.locals.append(Local { name: "s".into(), ty: ScalarType::F64, array_dims: None, kind: LocalKind::Reduction(0), span: Span::default() });
-    with_tree.reductions.push(Reduction { op: crate::ir::ReductionOp::Add, ty: ScalarType::F64, local: acc, target_arg: 3, span: Span::default() });
+    with_tree.reductions.push(Reduction { op: crate::ir::ReductionOp::Add, ty: ScalarType::F64, local: acc, target_arg: 3, span: Span::default(), part: None });
     let budget = |bytes| PassConfig { shared: SharedMemoryBudget { static_per_block: bytes, ..Default::default() }, ..config(StagingMode::Force) };
     let m = compile(with_tree.clone(), &budget(2048 + 2063));
     let notes = &variant(&m, VariantKind::Global).unwrap().variant.notes;

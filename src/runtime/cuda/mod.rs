@@ -44,7 +44,7 @@ use crate::analysis::uniform::eval_uniform;
 use crate::back::cuda::{
     CudaOptions, IndexWidth, ParamAliasing, grid_kernel_cuda_with, kernel_symbol, param_aliasing,
 };
-use crate::ir::{GridKernel, ParamKind, ParamValue, ScalarType};
+use crate::ir::{GridKernel, GridReduction, ParamKind, ParamValue, ReductionOp, ScalarType};
 use crate::runtime::device::{
     CompletedLaunch, Device, DeviceAlloc, DeviceDescription, DeviceParam, KernelFault, Launch, LaunchOutcome,
 };
@@ -939,17 +939,24 @@ impl CudaDevice {
             return Err(fault(format!("{} parameters were bound for {} kernel parameters", launch.params.len(), kernel.params.len())));
         }
         let mut scratch = Scratch(Vec::new());
-        // Per reduction: the partials (one per block), the fold kernel and where it writes.
+        // Per reduction: the partials (one per block, or one per thread of a one-block launch)
+        // and, when the GPU folds them, the fold kernel and where it writes.
         let mut partial_buffers = Vec::new();
         for r in &kernel.reductions {
-            let ptr = self.scratch(blocks * r.ty.size_bytes() as u64, &mut scratch).map_err(fault)?;
-            let folded = self.scratch(r.ty.size_bytes() as u64, &mut scratch).map_err(fault)?;
-            let fold_started = Instant::now();
-            let (fold, fold_origin) = self.fold_function(r.op, r.ty).map_err(fault)?;
-            if fold_origin != KernelSource::Memory {
-                counters.jit_time_ns += fold_started.elapsed().as_nanos() as u64;
-            }
-            partial_buffers.push((ptr, fold, folded));
+            let count = partials_handed_back(r, blocks, threads);
+            let ptr = self.scratch(count.max(blocks) * r.ty.size_bytes() as u64, &mut scratch).map_err(fault)?;
+            let fold = if count == 1 {
+                let folded = self.scratch(r.ty.size_bytes() as u64, &mut scratch).map_err(fault)?;
+                let fold_started = Instant::now();
+                let (fold, fold_origin) = self.fold_function(r.op, r.ty).map_err(fault)?;
+                if fold_origin != KernelSource::Memory {
+                    counters.jit_time_ns += fold_started.elapsed().as_nanos() as u64;
+                }
+                Some((fold, folded))
+            } else {
+                None
+            };
+            partial_buffers.push((ptr, count, fold));
             slots.push(ptr);
         }
         let mut output_buffers = Vec::new();
@@ -995,7 +1002,10 @@ impl CudaDevice {
                 .and_then(|_| check("cuEventRecord", sys::cuEventRecord(stop, std::ptr::null_mut())))
         };
         let enqueued = enqueued.and_then(|_| {
-            partial_buffers.iter().try_for_each(|&(partials, fold, folded)| self.enqueue_fold(fold, partials, blocks, folded))
+            partial_buffers.iter().try_for_each(|&(partials, _, fold)| match fold {
+                Some((fold, folded)) => self.enqueue_fold(fold, partials, blocks, folded),
+                None => Ok(()),
+            })
         });
         if let Err(e) = enqueued {
             self.events.give_back(start);
@@ -1014,7 +1024,10 @@ impl CudaDevice {
             .reductions
             .iter()
             .zip(&partial_buffers)
-            .map(|(r, &(_, _, folded))| self.read_back(folded, r.ty, 1))
+            .map(|(r, &(partials, count, fold))| match fold {
+                Some((_, folded)) => self.read_back(folded, r.ty, 1),
+                None => self.read_back(partials, r.ty, count),
+            })
             .collect::<Result<Vec<_>, _>>()
             .map_err(fault)?;
         let scalar_outputs = output_buffers
@@ -1024,6 +1037,21 @@ impl CudaDevice {
             .map_err(fault)?;
         self.recycle(scratch);
         Ok((LaunchOutcome { partials, scalar_outputs, counters }, Enqueued::Kernel))
+    }
+}
+
+/// How many partials of reduction `r` a launch of `blocks` blocks of `threads` threads hands
+/// back to the runtime: one per thread of a one-block launch (the runtime folds them in thread
+/// order, see `opt::mapping`), one per block for the two parts of a complex product (they
+/// combine together, which the per-type fold kernel cannot do), else the one value the fold
+/// kernel leaves.
+fn partials_handed_back(r: &GridReduction, blocks: u64, threads: u64) -> u64 {
+    if blocks == 1 {
+        threads
+    } else if r.op == ReductionOp::Mul && r.part.is_some() {
+        blocks
+    } else {
+        1
     }
 }
 

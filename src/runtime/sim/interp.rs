@@ -97,6 +97,31 @@ pub struct BlockState<'a> {
     row_buffers: Vec<u32>,
 }
 
+/// The value of the element of type `elem` at byte `at` of `buffer`.
+#[inline]
+fn load_element(buffer: &SimBuffer, at: usize, elem: ScalarType) -> u64 {
+    if elem == ScalarType::F80 {
+        // The significand word, then the sign and exponent: the 10 bytes of the x87 format.
+        let mut bytes = [0u8; 10];
+        bytes[..8].copy_from_slice(&buffer.load(at, 8).to_le_bytes());
+        bytes[8..].copy_from_slice(&(buffer.load(at + 8, 2) as u16).to_le_bytes());
+        return value::from_bytes(elem, &bytes);
+    }
+    value::from_memory(elem, buffer.load(at, elem.size_bytes()))
+}
+
+/// Stores `raw` (a value of type `elem`) as the element at byte `at` of `buffer`.
+#[inline]
+fn store_element(buffer: &SimBuffer, at: usize, elem: ScalarType, raw: u64) {
+    if elem == ScalarType::F80 {
+        let bytes = value::to_bytes(elem, raw);
+        buffer.store(at, 8, u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes")));
+        buffer.store(at + 8, 8, u64::from_le_bytes(bytes[8..].try_into().expect("8 bytes")));
+        return;
+    }
+    buffer.store(at, elem.size_bytes(), value::to_memory(elem, raw));
+}
+
 fn any(mask: &[bool]) -> bool {
     mask.iter().any(|&m| m)
 }
@@ -160,7 +185,7 @@ impl<'a> BlockState<'a> {
             let init = match local.kind {
                 LocalKind::FirstPrivate(p) => self.ctx.scalars.get(p as usize).copied().unwrap_or(0),
                 LocalKind::Reduction(r) => match kernel.reductions.get(r as usize) {
-                    Some(red) => value::reduction_identity(red.op, red.ty),
+                    Some(red) => value::part_identity(red.op, red.ty, red.part),
                     None => 0,
                 },
                 _ => continue,
@@ -836,7 +861,7 @@ impl<'a> BlockState<'a> {
                 let size = elem.size_bytes();
                 for lane in 0..lanes {
                     if mask[lane] {
-                        out[lane] = value::from_memory(elem, self.lane_buffer(array, lane).load(at[lane] as usize, size));
+                        out[lane] = load_element(self.lane_buffer(array, lane), at[lane] as usize, elem);
                         self.counters.global_loads += 1;
                     }
                 }
@@ -893,7 +918,7 @@ impl<'a> BlockState<'a> {
                 let size = elem.size_bytes();
                 for lane in 0..lanes {
                     if mask[lane] {
-                        self.lane_buffer(array, lane).store(at[lane] as usize, size, value::to_memory(elem, conv(v[lane])));
+                        store_element(self.lane_buffer(array, lane), at[lane] as usize, elem, conv(v[lane]));
                         self.counters.global_stores += 1;
                     }
                 }

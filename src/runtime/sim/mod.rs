@@ -213,10 +213,13 @@ impl Device for SimDevice {
             }));
         }
         ctx.grid_dim = grid;
+        // A one-block launch hands back one value per thread (see `opt::mapping`).
+        let threads: u64 = kernel.launch.block.iter().map(|&b| b as u64).product();
+        let count = if blocks == 1 { threads } else { blocks };
         ctx.partials = kernel
             .reductions
             .iter()
-            .map(|r| Arc::new(SimBuffer::new((blocks * r.ty.size_bytes() as u64) as usize)))
+            .map(|r| Arc::new(SimBuffer::new((count * r.ty.size_bytes() as u64) as usize)))
             .collect();
         if blocks == 0 || kernel.launch.block.iter().product::<u32>() == 0 {
             return Ok(LaunchOutcome {
@@ -249,7 +252,7 @@ impl Device for SimDevice {
             .zip(&ctx.partials)
             .map(|(red, buffer)| {
                 let size = red.ty.size_bytes();
-                (0..blocks).map(|b| value::from_memory(red.ty, buffer.load((b * size as u64) as usize, size))).collect()
+                (0..count).map(|b| value::from_memory(red.ty, buffer.load((b * size as u64) as usize, size))).collect()
             })
             .collect();
         Ok(LaunchOutcome { partials, scalar_outputs, counters })

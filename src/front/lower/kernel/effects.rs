@@ -30,7 +30,7 @@ impl<'a> KernelBuilder<'a> {
 
     /// `value` as it is now, for use after later statements of the same expression: itself
     /// when it reads only params and constants, else a copy in a new local.
-    fn snapshot(&mut self, value: Handle<Expr>, name: &str, span: Span) -> Handle<Expr> {
+    pub(super) fn snapshot(&mut self, value: Handle<Expr>, name: &str, span: Span) -> Handle<Expr> {
         if self.is_uniform(value) {
             return value;
         }
@@ -60,11 +60,16 @@ impl<'a> KernelBuilder<'a> {
     pub(super) fn assignment_value(&mut self, op: Option<AB>, lhs: &ast::Expr, rhs: &ast::Expr, span: Span) -> R<Handle<Expr>> {
         let target = self.target(lhs)?;
         let value = match op {
-            None => self.expr(rhs)?,
+            None => self.value_as(rhs, self.target_type(&target))?,
             Some(op) => {
                 let current = self.read_target(&target, lhs.span);
-                let r = self.expr(rhs)?;
-                self.arith(op, current, r, span)?
+                match self.real_update_by_complex(op, current, rhs, span)? {
+                    Some(v) => v,
+                    None => {
+                        let r = self.expr(rhs)?;
+                        self.arith(op, current, r, span)?
+                    }
+                }
             }
         };
         let value = self.cast(value, self.target_type(&target));
@@ -96,10 +101,8 @@ impl<'a> KernelBuilder<'a> {
 
     /// `lhs && rhs` (`and`) or `lhs || rhs`: `rhs` is evaluated only when `lhs` does not decide.
     pub(super) fn logical(&mut self, and: bool, lhs: &ast::Expr, rhs: &ast::Expr, span: Span) -> R<Handle<Expr>> {
-        let a = self.expr(lhs)?;
-        let a = self.truth(a);
-        let (b, mut needed) = self.expr_deferred(rhs)?;
-        let b = self.truth(b);
+        let a = self.condition(lhs)?;
+        let (b, mut needed) = self.condition_deferred(rhs)?;
         let op = if and { BinaryOp::LogAnd } else { BinaryOp::LogOr };
         if needed.is_empty() {
             return Ok(self.binary(op, a, b, ScalarType::Bool, span));
@@ -118,8 +121,7 @@ impl<'a> KernelBuilder<'a> {
 
     /// `cond ? then : otherwise`: only the chosen operand is evaluated.
     pub(super) fn conditional(&mut self, cond: &ast::Expr, then: &ast::Expr, otherwise: &ast::Expr, span: Span) -> R<Handle<Expr>> {
-        let c = self.expr(cond)?;
-        let c = self.truth(c);
+        let c = self.condition(cond)?;
         let (a, mut then_needed) = self.expr_deferred(then)?;
         let (b, mut else_needed) = self.expr_deferred(otherwise)?;
         let ty = sema::common_type(self.ty(a), self.ty(b));

@@ -7,6 +7,10 @@ use super::*;
 impl<'a> KernelBuilder<'a> {
     pub fn expr(&mut self, e: &ast::Expr) -> R<Handle<Expr>> {
         let span = e.span;
+        if self.is_complex(e) {
+            // C converts a complex value to a real type by dropping its imaginary part.
+            return Ok(self.complex_value(e)?.re);
+        }
         match &e.kind {
             AE::Ident(name) => {
                 if let Some(l) = self.kernel_local(name) {
@@ -56,6 +60,8 @@ impl<'a> KernelBuilder<'a> {
                 let ty = if *single { ScalarType::F32 } else { ScalarType::F64 };
                 Ok(self.add(ExprKind::ConstFloat(*value), ty, span))
             }
+            // Always complex (handled above); as a real value, its real part is zero.
+            AE::ImagLit { single, .. } => Ok(self.zero_of(if *single { ScalarType::F32 } else { ScalarType::F64 })),
             AE::CharLit(c) => Ok(self.add(ExprKind::ConstInt(*c), ScalarType::I32, span)),
             AE::StringLit(_) => Err(err(span, "string literals cannot be used in kernels", "compute with numbers in kernels; print on the host")),
             AE::Unary { op, operand } => self.unary(*op, operand, span),
@@ -64,10 +70,9 @@ impl<'a> KernelBuilder<'a> {
             AE::Conditional { cond, then, otherwise } => self.conditional(cond, then, otherwise, span),
             AE::Cast { ty, expr } => {
                 let target = self.sema.declared_type(&ty.specs, &ty.declarator)?;
-                let inner = self.expr(expr)?;
                 match target {
-                    CType::Scalar(t) => Ok(self.cast(inner, t)),
-                    CType::Void => Ok(inner),
+                    CType::Scalar(t) => self.value_as(expr, t.value_type()),
+                    CType::Void => self.expr(expr),
                     _ => Err(err(span, "casts to pointer or struct types are not supported in kernels", "cast only between number types in kernels")),
                 }
             }
@@ -81,6 +86,7 @@ impl<'a> KernelBuilder<'a> {
             }
             AE::SizeofExpr(inner) => {
                 let size = match &inner.kind {
+                    _ if self.is_complex(inner) => Some(self.complex_size(inner)?),
                     AE::Ident(n) => match self.kernel_struct(n) {
                         Some(i) => Some(self.struct_size(i, inner.span)?),
                         None if !self.is_kernel_name(n) => self.host_var(n).and_then(|v| self.sema.size_align(&v.ty)).map(|(s, _)| s),
@@ -136,7 +142,7 @@ impl<'a> KernelBuilder<'a> {
         names.iter().all(|n| !self.is_kernel_name(n) && !self.host_locals.contains_key(n.as_str()) && !self.aliases.contains_key(n.as_str()))
     }
 
-    fn warn_once(&mut self, span: Span, msg: &str) {
+    pub(super) fn warn_once(&mut self, span: Span, msg: &str) {
         if self.reported.insert(format!("w:{msg}")) {
             self.errors.push(Diagnostic::warning(span, msg).with_help("use `double`"));
         }
@@ -158,16 +164,20 @@ impl<'a> KernelBuilder<'a> {
                 Ok(self.add(ExprKind::Unary { op, arg: a }, ty, span))
             }
             AU::Not => {
-                let a = self.expr(operand)?;
-                let a = self.truth(a);
+                let a = self.condition(operand)?;
                 Ok(self.add(ExprKind::Unary { op: UnaryOp::Not, arg: a }, ScalarType::Bool, span))
             }
+            AU::Real => self.part_value(crate::ir::ComplexPart::Real, operand),
+            AU::Imag => self.part_value(crate::ir::ComplexPart::Imag, operand),
             AU::Deref => {
                 let (array, indices, ty) = self.deref(operand, span)?;
                 Ok(self.add(ExprKind::Load { array, indices }, ty, span))
             }
             AU::AddrOf => Err(err(span, "taking an address (`&`) is not supported in kernels", "index arrays directly and pass values, not addresses")),
-            AU::PreInc | AU::PreDec | AU::PostInc | AU::PostDec => self.increment_value(op, operand, span),
+            AU::PreInc | AU::PreDec | AU::PostInc | AU::PostDec => {
+                self.no_complex_increment(operand, span)?;
+                self.increment_value(op, operand, span)
+            }
         }
     }
 
@@ -215,14 +225,14 @@ impl<'a> KernelBuilder<'a> {
             Some(i) => i,
             None => self.int_const(0, ScalarType::I32),
         };
-        Ok((array, self.with_chosen(&view, vec![idx]), elem))
+        Ok((array, self.with_chosen(&view, vec![idx]), elem.value_type()))
     }
 
     /// `(T *) e` with `T` a number type: the element type and `e`.
     fn pointer_cast<'e>(&mut self, e: &'e ast::Expr) -> Option<(ScalarType, &'e ast::Expr)> {
         let AE::Cast { ty, expr } = &e.kind else { return None };
         match self.sema.declared_type(&ty.specs, &ty.declarator).ok()? {
-            CType::Pointer { to, .. } => Some((to.scalar()?, expr)),
+            CType::Pointer { to, .. } => Some((to.element_scalar()?, expr)),
             _ => None,
         }
     }
@@ -255,10 +265,10 @@ impl<'a> KernelBuilder<'a> {
             let offset = self.binary(BinaryOp::Mul, index, size, ScalarType::U64, span);
             address = self.binary(BinaryOp::Add, address, offset, ScalarType::U64, span);
         }
-        Ok((ArrayRef::Address(elem), vec![address], elem))
+        Ok((ArrayRef::Address(elem), vec![address], elem.value_type()))
     }
 
-    fn is_host_pointer(&mut self, e: &ast::Expr) -> bool {
+    pub(super) fn is_host_pointer(&mut self, e: &ast::Expr) -> bool {
         match &e.kind {
             AE::Ident(n) => {
                 !self.is_kernel_name(n) && (self.aliases.contains_key(n.as_str()) || self.host_var(n).is_some_and(|v| v.ty.is_pointer_like()))
@@ -278,14 +288,14 @@ impl<'a> KernelBuilder<'a> {
     }
 
     /// `view`'s chosen subscripts (as loads of their locals) followed by `indices`.
-    fn with_chosen(&mut self, view: &ArrayView, indices: Vec<Handle<Expr>>) -> Vec<Handle<Expr>> {
+    pub(super) fn with_chosen(&mut self, view: &ArrayView, indices: Vec<Handle<Expr>>) -> Vec<Handle<Expr>> {
         let mut all: Vec<Handle<Expr>> = view.chosen.iter().map(|&l| self.add(ExprKind::Local(l), ScalarType::I64, Span::default())).collect();
         all.extend(indices);
         all
     }
 
     /// The array a subscript chain starts from.
-    fn array_base(&mut self, base: &ast::Expr) -> R<ArrayView> {
+    pub(super) fn array_base(&mut self, base: &ast::Expr) -> R<ArrayView> {
         if let AE::Ident(name) = &base.kind
             && !self.is_kernel_name(name)
             && let Some(alias) = self.aliases.get(name.as_str())
@@ -380,7 +390,7 @@ impl<'a> KernelBuilder<'a> {
             let base = self.add(ExprKind::Local(copies.base), ScalarType::I64, e.span);
             let at = self.binary(BinaryOp::Add, base, ix, ScalarType::I64, e.span);
             let (_, _, elem) = self.param_shape(copies.buffer)?;
-            return Ok((ArrayRef::Param(copies.buffer), vec![at], elem));
+            return Ok((ArrayRef::Param(copies.buffer), vec![at], elem.value_type()));
         }
         if let AE::Member { base, field, arrow: false } = &cur.kind
             && let Some((place, s)) = self.kernel_struct_place(base)?
@@ -413,7 +423,8 @@ impl<'a> KernelBuilder<'a> {
         for ix in index_exprs {
             indices.push(self.index_expr(ix)?);
         }
-        Ok((array, self.with_chosen(&view, indices), elem))
+        // A `long double` element is read and written as a `double` value.
+        Ok((array, self.with_chosen(&view, indices), elem.value_type()))
     }
 
     /// `mt->mrows`, `s.n`, `mt->m`: its text (the param key) and its type.
@@ -473,6 +484,9 @@ impl<'a> KernelBuilder<'a> {
         }
         if self.is_host_pointer(lhs) || self.is_host_pointer(rhs) {
             return Err(err(span, "pointer arithmetic is not supported in kernels", "index the array directly: p[i + k]"));
+        }
+        if let Some(c) = self.complex_compare(op, lhs, rhs, span)? {
+            return Ok(c);
         }
         let a = self.expr(lhs)?;
         let b = self.expr(rhs)?;
@@ -536,6 +550,9 @@ impl<'a> KernelBuilder<'a> {
             }
             return self.acc_on_device(&args[0], span);
         }
+        if let Some(v) = self.real_complex_call(name, args, span)? {
+            return Ok(v);
+        }
         if let Some((func, arity, ty)) = math_function(name) {
             if args.len() != arity {
                 return Err(err(span, format!("`{name}` takes {arity} argument(s)"), "check the call"));
@@ -560,10 +577,10 @@ impl<'a> KernelBuilder<'a> {
             }
             let mut lowered = Vec::new();
             for (a, p) in args.iter().zip(&params) {
-                let h = self.expr(a)?;
                 let Some(pt) = p.scalar() else {
                     return Err(err(a.span, "only numbers can be passed to device functions", "pass scalar values"));
                 };
+                let h = self.value_as(a, pt)?;
                 lowered.push(self.cast(h, pt));
             }
             // A void call is typed I32 here; `Stmt::Eval` discards the value.
@@ -635,7 +652,7 @@ impl<'a> KernelBuilder<'a> {
         let ret = self.sema.apply_declarator(ret, &ast::Declarator { name: None, name_span: span, derived: def.declarator.derived[1..].to_vec(), span })?;
         let result = match ret {
             CType::Void => None,
-            CType::Scalar(t) => Some(t),
+            CType::Scalar(t) => Some(t.value_type()),
             _ => return Err(err(span, format!("`{name}` must return a number or nothing"), "return a scalar value")),
         };
         // Arguments are evaluated in the caller's scope.
@@ -648,8 +665,8 @@ impl<'a> KernelBuilder<'a> {
             let pty = sema::adjust_param(self.sema.declared_type(&p.specs, &p.declarator)?);
             match pty {
                 CType::Scalar(t) => {
-                    let v = self.expr(a)?;
-                    let v = self.cast(v, t);
+                    let t = t.value_type();
+                    let v = self.value_as(a, t)?;
                     scalars.push((pname, t, v));
                 }
                 CType::Pointer { to, .. } => {
@@ -668,7 +685,7 @@ impl<'a> KernelBuilder<'a> {
                     let view = self.array_argument(a, &mut chosen)?;
                     let is_table = view.chosen.is_empty()
                         && matches!(view.array, ArrayRef::Param(p) if matches!(self.params[p as usize].kind, ParamKind::RowTable { .. }));
-                    if view.ndims != want_dims || cur.scalar() != Some(view.elem) || is_table != want_table {
+                    if view.ndims != want_dims || cur.element_scalar() != Some(view.elem) || is_table != want_table {
                         return Err(err(
                             a.span,
                             format!("the array passed as `{pname}` does not have the parameter's shape and element type"),
@@ -717,7 +734,7 @@ impl<'a> KernelBuilder<'a> {
 }
 
 /// The terms of a chain of `+` (parentheses and nesting looked through).
-fn flatten_sum<'e>(e: &'e ast::Expr, out: &mut Vec<&'e ast::Expr>) {
+pub(super) fn flatten_sum<'e>(e: &'e ast::Expr, out: &mut Vec<&'e ast::Expr>) {
     match &e.kind {
         AE::Binary { op: AB::Add, lhs, rhs } => {
             flatten_sum(lhs, out);

@@ -29,8 +29,7 @@ impl<'a> KernelBuilder<'a> {
     /// A loop condition, evaluated on every trip: the test as `Bool`, and the statements it needs
     /// run before it on every trip (an assignment or an inlined call in the condition).
     fn loop_condition(&mut self, e: &ast::Expr) -> R<(Handle<Expr>, Block)> {
-        let (c, needed) = self.expr_deferred(e)?;
-        Ok((self.truth(c), needed))
+        self.condition_deferred(e)
     }
 
     /// A condition that needs statements, tested inside the loop: `needed; if (!c) break;`.
@@ -111,8 +110,7 @@ impl<'a> KernelBuilder<'a> {
             StmtKind::Expr(Some(e)) => self.expr_stmt(e, out),
             StmtKind::Decl(d) => self.decl(d, out),
             StmtKind::If { cond, then, otherwise } => {
-                let c = self.expr(cond)?;
-                let c = self.truth(c);
+                let c = self.condition(cond)?;
                 let mut tb = Vec::new();
                 self.scoped_stmt(then, &mut tb);
                 let mut eb = Vec::new();
@@ -182,8 +180,7 @@ impl<'a> KernelBuilder<'a> {
                     let (result, done) = (frame.result, frame.done);
                     match (value, result) {
                         (Some(e), Some((l, t))) => {
-                            let h = self.expr(e)?;
-                            let v = self.cast(h, t);
+                            let v = self.value_as(e, t)?;
                             out.push(Stmt::Assign { local: l, value: v });
                         }
                         (None, None) => {}
@@ -199,10 +196,7 @@ impl<'a> KernelBuilder<'a> {
                     return Err(err(span, "`return` would leave the parallel loop", "use if/else to skip the rest of the iteration"));
                 }
                 let v = match (value, self.function_result) {
-                    (Some(e), Some(t)) => {
-                        let h = self.expr(e)?;
-                        Some(self.cast(h, t))
-                    }
+                    (Some(e), Some(t)) => Some(self.value_as(e, t)?),
                     (None, None) => None,
                     (Some(_), None) => return Err(err(span, "a void function returns a value", "remove the value")),
                     (None, Some(_)) => return Err(err(span, "the function must return a value", "return a value")),
@@ -337,17 +331,25 @@ impl<'a> KernelBuilder<'a> {
             let ty = self.sema.apply_declarator(base.clone(), &id.declarator)?;
             let span = id.declarator.name_span;
             match &ty {
+                CType::Complex(format) => self.declare_complex_local(name, *format, id.init.as_ref(), span, out)?,
                 CType::Scalar(t) => {
+                    let t = &t.value_type();
                     let l = self.new_local(name, *t, LocalKind::Var, span);
                     if let Some(init) = &id.init {
                         let ast::Initializer::Expr(e) = init else {
                             return Err(err(span, "brace initializer for a scalar", "initialise scalars with an expression"));
                         };
-                        let v = self.expr(e)?;
-                        let v = self.cast(v, *t);
+                        let v = self.value_as(e, *t)?;
                         out.push(Stmt::Assign { local: l, value: v });
                     }
                     self.bind(name, l);
+                }
+                CType::Array { .. } if local_array_of_complex(&ty) => {
+                    return Err(err(
+                        span,
+                        format!("the local array `{name}` holds complex numbers, which kernels do not support in local arrays"),
+                        "use two arrays, one for the real parts and one for the imaginary parts",
+                    ));
                 }
                 CType::Array { .. } => {
                     let (dims, elem) = local_array_shape(&ty).ok_or_else(|| {
@@ -389,10 +391,7 @@ impl<'a> KernelBuilder<'a> {
         }
         for k in 0..dims[0] as usize {
             let value = match items.get(k) {
-                Some((_, ast::Initializer::Expr(e))) => {
-                    let v = self.expr(e)?;
-                    self.cast(v, elem)
-                }
+                Some((_, ast::Initializer::Expr(e))) => self.value_as(e, elem)?,
                 _ => self.zero_of(elem),
             };
             let idx = self.int_const(k as i64, ScalarType::I32);
@@ -434,6 +433,8 @@ impl<'a> KernelBuilder<'a> {
                 let (array, indices, ty) = self.deref(operand, lhs.span)?;
                 Ok(Target::Element { array, indices, ty })
             }
+            AE::Unary { op: AU::Real, operand } => self.part_target(crate::ir::ComplexPart::Real, operand, lhs.span),
+            AE::Unary { op: AU::Imag, operand } => self.part_target(crate::ir::ComplexPart::Imag, operand, lhs.span),
             AE::Member { base, field, arrow } => {
                 if !arrow && let Some((place, s)) = self.kernel_struct_place(base)? {
                     return self.member_target(&place, s, field, lhs.span);
@@ -474,20 +475,27 @@ impl<'a> KernelBuilder<'a> {
         }
         match &e.kind {
             AE::Assign { op: None, lhs, rhs } if self.struct_assignment(lhs, rhs, span, out)? => Ok(()),
+            AE::Assign { op, lhs, rhs } if self.is_complex(lhs) => self.complex_assignment(*op, lhs, rhs, span, out),
             AE::Assign { op, lhs, rhs } => {
                 let t = self.target(lhs)?;
                 let value = match op {
-                    None => self.expr(rhs)?,
+                    None => self.value_as(rhs, self.target_type(&t))?,
                     Some(op) => {
                         let cur = self.read_target(&t, lhs.span);
-                        let r = self.expr(rhs)?;
-                        self.arith(*op, cur, r, span)?
+                        match self.real_update_by_complex(*op, cur, rhs, span)? {
+                            Some(v) => v,
+                            None => {
+                                let r = self.expr(rhs)?;
+                                self.arith(*op, cur, r, span)?
+                            }
+                        }
                     }
                 };
                 self.store(t, value, span, out);
                 Ok(())
             }
             AE::Unary { op: op @ (AU::PreInc | AU::PreDec | AU::PostInc | AU::PostDec), operand } => {
+                self.no_complex_increment(operand, span)?;
                 let t = self.target(operand)?;
                 let cur = self.read_target(&t, operand.span);
                 let one = self.int_const(1, ScalarType::I32);
@@ -510,5 +518,13 @@ impl<'a> KernelBuilder<'a> {
             AE::Cast { expr, .. } => self.expr_stmt(expr, out),
             _ => self.expr(e).map(|_| ()),
         }
+    }
+}
+
+/// An array (of arrays) of complex numbers.
+fn local_array_of_complex(ty: &CType) -> bool {
+    match ty {
+        CType::Array { elem, .. } => matches!(**elem, CType::Complex(_)) || local_array_of_complex(elem),
+        _ => false,
     }
 }

@@ -179,6 +179,7 @@ impl<'a> KernelBuilder<'a> {
                     Some(Binding::Local(l)) if self.body.locals[l].array_dims.is_some() => Ok(MemberRef::Array(ArrayMember::Local(l))),
                     Some(Binding::Local(l)) => Ok(MemberRef::Scalar(Target::Local(l))),
                     Some(Binding::Struct(t)) => Ok(MemberRef::Struct(Place::Local(name), t)),
+                    Some(Binding::Complex { .. }) => Err(unsupported("(a complex number)")),
                     None => Err(Diagnostic::global_error(format!("internal: the member `{name}` of a struct local is not bound"))),
                 }
             }
@@ -204,15 +205,17 @@ impl<'a> KernelBuilder<'a> {
                         None => Err(unsupported("(an array of pointers or structs)")),
                     },
                     CType::Struct(t) => Ok(MemberRef::Struct(Place::Element(at), *t)),
+                    CType::Complex(_) => Err(unsupported("(a complex number)")),
                     _ => Err(unsupported("(a pointer in an element of an array of structs)")),
                 }
             }
             Place::Host(key) => {
                 let name = format!("{key}.{field}");
                 match &fty {
-                    CType::Scalar(t) => Ok(MemberRef::HostScalar(name, *t)),
+                    CType::Scalar(t) => Ok(MemberRef::HostScalar(name, t.value_type())),
                     CType::Array { .. } => Ok(MemberRef::Array(ArrayMember::Host(name, fty))),
                     CType::Struct(t) => Ok(MemberRef::Struct(Place::Host(name), *t)),
+                    CType::Complex(_) => Err(unsupported("(a complex number)")),
                     _ => Err(unsupported("(a pointer)")),
                 }
             }
@@ -313,7 +316,7 @@ impl<'a> KernelBuilder<'a> {
                 if indices.len() != ndims {
                     return Err(count_error(self, ndims));
                 }
-                Ok((array, indices, elem))
+                Ok((array, indices, elem.value_type()))
             }
             _ => Err(err(span, format!("the member `{field}` is not an array"), "index array members only")),
         }
@@ -419,7 +422,7 @@ impl<'a> KernelBuilder<'a> {
             let full = format!("{name}.{field}");
             match fty {
                 CType::Scalar(t) => {
-                    let l = self.new_local(&full, *t, LocalKind::Var, span);
+                    let l = self.new_local(&full, t.value_type(), LocalKind::Var, span);
                     self.bind(&full, l);
                 }
                 CType::Array { .. } => {
@@ -489,7 +492,8 @@ impl<'a> KernelBuilder<'a> {
                     }
                 }
                 (Some(Binding::Struct(t)), _) => self.zero_struct(&full, t, out),
-                (None, _) => {}
+                // Struct locals have no complex members (refused when declared).
+                (Some(Binding::Complex { .. }) | None, _) => {}
             }
         }
     }
@@ -513,8 +517,7 @@ impl<'a> KernelBuilder<'a> {
             let full = format!("{name}.{field}");
             match (fty, init, self.binding(&full)) {
                 (CType::Scalar(t), ast::Initializer::Expr(e), Some(Binding::Local(l))) => {
-                    let v = self.expr(e)?;
-                    let v = self.cast(v, *t);
+                    let v = self.value_as(e, t.value_type())?;
                     out.push(Stmt::Assign { local: l, value: v });
                 }
                 (CType::Array { .. }, ast::Initializer::List(..), Some(Binding::Local(l))) => {
