@@ -302,6 +302,31 @@ impl CopyState {
 
     /// A data construct (`Hold::Structured`) or an `enter data` (`Hold::Dynamic`) starts
     /// holding the device copy.
+    /// What a data clause of `kind` does to `lo..hi` when its region starts: takes a hold of
+    /// `hold` on the device copy, and brings data in for `copy`/`copyin` (the device copy
+    /// valid) or zeroes a copy it allocates under `zero:`; `update host/device` make one side
+    /// valid. Other kinds do nothing here.
+    pub fn enter_clause(&mut self, kind: crate::ir::DataClauseKind, zero: bool, device: usize, hold: Hold, lo: u64, hi: u64, t: &mut Transfer) {
+        use crate::ir::DataClauseKind as K;
+        match kind {
+            K::Copy | K::CopyIn => {
+                self.acquire(device, hold, t);
+                self.make_device_valid(device, lo, hi, t);
+            }
+            K::Create | K::CopyOut | K::Present => {
+                // `zero:` (OpenACC 3.3): a copy this clause allocates (none held before) starts zeroed.
+                let fresh = !self.is_present(device);
+                self.acquire(device, hold, t);
+                if zero && fresh {
+                    self.zero_on_device(device, lo, hi, t);
+                }
+            }
+            K::Host => self.make_host_valid(lo, hi, t),
+            K::Device => self.make_device_valid(device, lo, hi, t),
+            _ => {}
+        }
+    }
+
     pub fn acquire(&mut self, device: usize, hold: Hold, t: &mut Transfer) {
         self.ensure_allocated(device, t);
         if let Some(copy) = self.devices[device].as_mut() {

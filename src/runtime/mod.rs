@@ -512,28 +512,7 @@ impl Runtime {
                 ));
             }
             let Some((copies, mut t)) = self.transfer_for(range.object) else { continue };
-            match section.kind {
-                DataClauseKind::Copy | DataClauseKind::CopyIn => {
-                    copies.acquire(device, hold, &mut t);
-                    copies.make_device_valid(device, range.lo, range.hi, &mut t);
-                }
-                DataClauseKind::Create | DataClauseKind::CopyOut | DataClauseKind::Present => {
-                    // `zero:` (OpenACC 3.3): a copy this clause allocates (none held before) starts zeroed.
-                    let fresh = !copies.is_present(device);
-                    copies.acquire(device, hold, &mut t);
-                    if section.zero && fresh {
-                        copies.zero_on_device(device, range.lo, range.hi, &mut t);
-                    }
-                }
-                DataClauseKind::Host => copies.make_host_valid(range.lo, range.hi, &mut t),
-                DataClauseKind::Device => copies.make_device_valid(device, range.lo, range.hi, &mut t),
-                DataClauseKind::Delete | DataClauseKind::DevicePtr | DataClauseKind::UseDevice => {}
-                DataClauseKind::NoCreate
-                | DataClauseKind::Attach
-                | DataClauseKind::Detach
-                | DataClauseKind::DeviceResident
-                | DataClauseKind::Link => {}
-            }
+            copies.enter_clause(section.kind, section.zero, device, hold, range.lo, range.hi, &mut t);
         }
         Ok(())
     }

@@ -126,22 +126,7 @@ impl Runtime {
         for row in &rows {
             let Some(range) = row.range else { continue };
             let Some((copies, mut t)) = self.transfer_for(range.object) else { continue };
-            match section.kind {
-                DataClauseKind::Copy | DataClauseKind::CopyIn => {
-                    copies.acquire(device, hold, &mut t);
-                    copies.make_device_valid(device, range.lo, range.hi, &mut t);
-                }
-                DataClauseKind::Create | DataClauseKind::CopyOut | DataClauseKind::Present => {
-                    let fresh = !copies.is_present(device);
-                    copies.acquire(device, hold, &mut t);
-                    if section.zero && fresh {
-                        copies.zero_on_device(device, range.lo, range.hi, &mut t);
-                    }
-                }
-                DataClauseKind::Host => copies.make_host_valid(range.lo, range.hi, &mut t),
-                DataClauseKind::Device => copies.make_device_valid(device, range.lo, range.hi, &mut t),
-                _ => {}
-            }
+            copies.enter_clause(section.kind, section.zero, device, hold, range.lo, range.hi, &mut t);
         }
         if holds && let Some((copies, mut t)) = self.transfer_for(table.object) {
             copies.acquire(device, hold, &mut t);
