@@ -327,6 +327,25 @@ impl CopyState {
         }
     }
 
+    /// What a data clause of `kind` does to `lo..hi` when its region ends: `copy`/`copyout`
+    /// bring the data home, then every holding kind releases its hold (`finalize`: all of
+    /// them); `update host/device` make one side valid. Other kinds do nothing here.
+    pub fn exit_clause(&mut self, kind: crate::ir::DataClauseKind, device: usize, hold: Hold, finalize: bool, lo: u64, hi: u64, t: &mut Transfer) {
+        use crate::ir::DataClauseKind as K;
+        match kind {
+            K::Copy | K::CopyOut => {
+                self.make_host_valid(lo, hi, t);
+                self.release(device, hold, finalize, t);
+            }
+            K::CopyIn | K::Create | K::Present | K::Delete => {
+                self.release(device, hold, finalize, t);
+            }
+            K::Host => self.make_host_valid(lo, hi, t),
+            K::Device => self.make_device_valid(device, lo, hi, t),
+            _ => {}
+        }
+    }
+
     pub fn acquire(&mut self, device: usize, hold: Hold, t: &mut Transfer) {
         self.ensure_allocated(device, t);
         if let Some(copy) = self.devices[device].as_mut() {

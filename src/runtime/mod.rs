@@ -539,24 +539,7 @@ impl Runtime {
             }
             let Some(range) = self.data_range(region, section, args)? else { continue };
             let Some((copies, mut t)) = self.transfer_for(range.object) else { continue };
-            match section.kind {
-                DataClauseKind::Copy | DataClauseKind::CopyOut => {
-                    copies.make_host_valid(range.lo, range.hi, &mut t);
-                    copies.release(device, hold, finalize, &mut t);
-                }
-                DataClauseKind::CopyIn | DataClauseKind::Create | DataClauseKind::Present | DataClauseKind::Delete => {
-                    copies.release(device, hold, finalize, &mut t);
-                }
-                DataClauseKind::Host => copies.make_host_valid(range.lo, range.hi, &mut t),
-                DataClauseKind::Device => copies.make_device_valid(device, range.lo, range.hi, &mut t),
-                DataClauseKind::DevicePtr
-                | DataClauseKind::UseDevice
-                | DataClauseKind::NoCreate
-                | DataClauseKind::Attach
-                | DataClauseKind::Detach
-                | DataClauseKind::DeviceResident
-                | DataClauseKind::Link => {}
-            }
+            copies.exit_clause(section.kind, device, hold, finalize, range.lo, range.hi, &mut t);
         }
         Ok(())
     }
