@@ -2,7 +2,7 @@
 //! file, rendered with a caret line. Stages return `Result<_, Diagnostics>`; nothing panics on
 //! bad input.
 
-use crate::front::source::SourceSet;
+use crate::source::SourceSet;
 
 /// A byte range in the preprocessed text of one translation unit (`tu` indexes
 /// [`SourceSet::units`]). `SourceSet` maps it back to the user's file, line and column.
@@ -87,5 +87,5 @@ impl Diagnostics {
 /// Renders diagnostics as `file:line:col: error: message`, a caret line and the help, in the
 /// style of rustc (codespan-reporting). Returns the text (the CLI writes it to stderr).
 pub fn render(sources: &SourceSet, diags: &[Diagnostic], color: bool) -> String {
-    crate::front::source::render_diagnostics(sources, diags, color)
+    crate::source::render_diagnostics(sources, diags, color)
 }

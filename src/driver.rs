@@ -15,7 +15,7 @@ use std::sync::Arc;
 use crate::back::host_c::{self, HostProgram};
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::front::ast::TranslationUnit;
-use crate::front::source::SourceSet;
+use crate::source::SourceSet;
 use crate::front::{self, PreprocessOptions};
 use crate::ir::Module;
 use crate::opt::{self, PassConfig, StagingMode};

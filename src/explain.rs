@@ -522,7 +522,7 @@ mod tests {
     use super::*;
     use crate::analysis::testing::{B, array_param, kernel, scalar_param};
     use crate::diag::Span;
-    use crate::front::source::{SourceSet, SourceUnit};
+    use crate::source::{SourceSet, SourceUnit};
     use crate::ir::{HostArg, HostArgKind, Stmt};
 
     /// `y[i] = x[i] + y[i]` for `i < n`, with `copyin(x[0:n])` and `y` left to coherence.

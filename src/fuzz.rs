@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use crate::diag::{self, Diagnostic};
 use crate::driver::{self, CompiledProgram};
-use crate::front::source::parse_line_marker;
+use crate::source::parse_line_marker;
 use crate::opt::{PassConfig, StagingMode};
 
 /// One corpus file: its path and its preprocessed text.

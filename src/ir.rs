@@ -565,7 +565,6 @@ impl AtomicOp {
     /// The type the update computes in, for an element of type `elem` and an operand of type
     /// `operand` (C's usual arithmetic conversions; a shift computes in its promoted left side).
     pub fn compute_type(self, elem: ScalarType, operand: ScalarType) -> ScalarType {
-        use crate::front::sema::{common_type, promote};
         match self {
             AtomicOp::Write | AtomicOp::LogAnd | AtomicOp::LogOr => elem,
             AtomicOp::Shl | AtomicOp::Shr => promote(elem),
@@ -1093,4 +1092,61 @@ impl Module {
     pub fn variants_of(&self, kernel: Handle<Kernel>) -> Vec<Handle<GridKernel>> {
         self.grid_kernels.iter().filter(|(_, g)| g.source == kernel).map(|(h, _)| h).collect()
     }
+}
+
+/// C's integer promotions: everything narrower than `int` (and `_Bool`) computes as `int`.
+pub fn promote(t: ScalarType) -> ScalarType {
+    use ScalarType::*;
+    match t {
+        Bool | I8 | U8 | I16 | U16 => I32,
+        other => other,
+    }
+}
+
+fn int_rank(t: ScalarType) -> u8 {
+    use ScalarType::*;
+    match t {
+        Bool => 0,
+        I8 | U8 => 1,
+        I16 | U16 => 2,
+        I32 | U32 => 3,
+        I64 | U64 => 4,
+        F32 | F64 | F80 => 5,
+    }
+}
+
+fn to_unsigned(t: ScalarType) -> ScalarType {
+    use ScalarType::*;
+    match t {
+        I8 => U8,
+        I16 => U16,
+        I32 => U32,
+        I64 => U64,
+        other => other,
+    }
+}
+
+/// C's usual arithmetic conversions: the type both operands of a binary operator take.
+pub fn common_type(a: ScalarType, b: ScalarType) -> ScalarType {
+    use ScalarType::*;
+    if a == F64 || b == F64 {
+        return F64;
+    }
+    if a == F32 || b == F32 {
+        return F32;
+    }
+    let (a, b) = (promote(a), promote(b));
+    if a == b {
+        return a;
+    }
+    let (hi, lo) = if int_rank(a) >= int_rank(b) { (a, b) } else { (b, a) };
+    if int_rank(hi) == int_rank(lo) {
+        // Same rank, one signed and one unsigned: unsigned wins.
+        return to_unsigned(hi);
+    }
+    if !hi.is_signed() {
+        return hi;
+    }
+    // A signed type of greater rank represents every value of the narrower unsigned one on LP64.
+    hi
 }

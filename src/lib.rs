@@ -19,4 +19,5 @@ pub mod ir;
 pub mod opt;
 pub mod private_fs;
 pub mod runtime;
+pub mod source;
 pub mod valid;

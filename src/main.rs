@@ -13,7 +13,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use yosegi::diag::{self, Diagnostic};
 use yosegi::driver::{self, CompiledProgram, Device, RunOptions, ScratchDir, StatsReport};
 use yosegi::front::PreprocessOptions;
-use yosegi::front::source::SourceSet;
+use yosegi::source::SourceSet;
 use yosegi::opt::{PassConfig, StagingMode};
 
 #[derive(Parser)]

@@ -34,7 +34,7 @@ use crate::front::ast::{
     self, DeclSpecs, Declaration, Declarator, DerivedType, ExprKind, ExternalDecl, ForInit, Initializer,
     StmtKind, StorageClass, TranslationUnit, TypeSpec, UnaryOp,
 };
-use crate::front::source::SourceSet;
+use crate::source::SourceSet;
 use crate::ir::{DataClauseKind, HostArg, HostArgKind, Module, Region, RegionKind};
 
 mod walk;

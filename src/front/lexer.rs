@@ -12,7 +12,7 @@ use std::collections::HashSet;
 
 use crate::diag::{Diagnostic, Span};
 use crate::front::ast::IntSuffix;
-use crate::front::source::parse_line_marker;
+use crate::source::parse_line_marker;
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum TokKind {

@@ -25,7 +25,7 @@ use crate::front::ast::{
     StmtKind, TranslationUnit,
 };
 use crate::front::sema::{ArrayLen, CType, Sema, Storage, Symbol};
-use crate::front::source::SourceSet;
+use crate::source::SourceSet;
 use crate::ir::{
     BinaryOp, DataSection, Function, Handle, HostArg, HostArgKind, Kernel, LocalKind, LoopLevel, Module, ParallelDim, ParamKind,
     Region, RegionKind, ScalarType, SequentialReason,

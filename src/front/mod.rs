@@ -8,7 +8,8 @@ pub mod lower;
 pub mod parser;
 pub mod preprocess;
 pub mod sema;
-pub mod source;
+
+use crate::source;
 
 use std::path::PathBuf;
 

@@ -7,6 +7,9 @@
 //! [`CType::scalar`] gives the type a value computes in, [`CType::element_scalar`] the format an
 //! array element has. C's complex types are [`CType::Complex`] of their component type.
 
+/// C's promotions and usual arithmetic conversions live with the IR's types; the front end
+/// applies them where it types expressions.
+pub use crate::ir::{common_type, promote};
 use std::collections::HashMap;
 
 use crate::diag::{Diagnostic, Span};
@@ -186,63 +189,6 @@ pub fn base_scalar(base: BaseType) -> Option<ScalarType> {
         BaseType::Double => F64,
         BaseType::LongDouble => F80,
     })
-}
-
-/// C's integer promotions: everything narrower than `int` (and `_Bool`) computes as `int`.
-pub fn promote(t: ScalarType) -> ScalarType {
-    use ScalarType::*;
-    match t {
-        Bool | I8 | U8 | I16 | U16 => I32,
-        other => other,
-    }
-}
-
-fn int_rank(t: ScalarType) -> u8 {
-    use ScalarType::*;
-    match t {
-        Bool => 0,
-        I8 | U8 => 1,
-        I16 | U16 => 2,
-        I32 | U32 => 3,
-        I64 | U64 => 4,
-        F32 | F64 | F80 => 5,
-    }
-}
-
-fn to_unsigned(t: ScalarType) -> ScalarType {
-    use ScalarType::*;
-    match t {
-        I8 => U8,
-        I16 => U16,
-        I32 => U32,
-        I64 => U64,
-        other => other,
-    }
-}
-
-/// C's usual arithmetic conversions: the type both operands of a binary operator take.
-pub fn common_type(a: ScalarType, b: ScalarType) -> ScalarType {
-    use ScalarType::*;
-    if a == F64 || b == F64 {
-        return F64;
-    }
-    if a == F32 || b == F32 {
-        return F32;
-    }
-    let (a, b) = (promote(a), promote(b));
-    if a == b {
-        return a;
-    }
-    let (hi, lo) = if int_rank(a) >= int_rank(b) { (a, b) } else { (b, a) };
-    if int_rank(hi) == int_rank(lo) {
-        // Same rank, one signed and one unsigned: unsigned wins.
-        return to_unsigned(hi);
-    }
-    if !hi.is_signed() {
-        return hi;
-    }
-    // A signed type of greater rank represents every value of the narrower unsigned one on LP64.
-    hi
 }
 
 /// The type C gives an integer literal (C11 6.4.4.1): decimal unsuffixed literals stay signed,

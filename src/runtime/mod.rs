@@ -27,7 +27,7 @@ use std::sync::Arc;
 use crate::analysis::access::{IndexForm, ParamSections, Section, launch_sections, summarize};
 use crate::diag::{Diagnostic, Span};
 use crate::ir::DataClauseKind;
-use crate::front::source::SourceSet;
+use crate::source::SourceSet;
 use crate::ir::{
     ComplexPart, DataSection, GridKernel, GridReduction, Handle, HostArgKind, Kernel, Module, Param, ParamKind,
     ParamValue, ReductionOp, Region, RegionKind, ScalarType,

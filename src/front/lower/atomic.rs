@@ -20,7 +20,7 @@
 use crate::diag::Span;
 use crate::front::ast::{self, AtomicKind, BinaryOp as AB, ExprKind as AE, ReductionOp, StmtKind, UnaryOp as AU};
 use crate::front::lower::walk;
-use crate::front::source::SourceSet;
+use crate::source::SourceSet;
 use crate::ir::{ArrayRef, AtomicOp, BinaryOp, Block, Expr, ExprKind, Handle, HostArg, HostArgKind, LocalKind, Param, ParamKind, ScalarType, Stmt};
 
 use super::kernel::{KernelBuilder, R, Target, err};

@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 use crate::diag::{Diagnostic, Span};
 use crate::front::ast::{self, BinaryOp as AB, DirectiveKind, ExprKind as AE, ReductionOp, StmtKind, UnaryOp as AU};
 use crate::front::sema::{self, ArrayLen, CType, Sema, Symbol, VarInfo};
-use crate::front::source::SourceSet;
+use crate::source::SourceSet;
 use crate::ir::{
     ArrayRef, BinaryOp, Block, Body, Expr, ExprKind, Handle, HostArg, HostArgKind, Local, LocalKind, LoopRange,
     MathFn, Param, ParamKind, Reduction, ScalarType, Stmt, UnaryOp,

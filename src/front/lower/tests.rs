@@ -3,7 +3,7 @@
 use crate::analysis::uniform::eval_uniform;
 use crate::diag::{Diagnostic, Diagnostics, Severity};
 use crate::front::ast::DataClauseKind;
-use crate::front::source::SourceSet;
+use crate::source::SourceSet;
 use crate::front::{PreprocessOptions, parse_program};
 use crate::ir::{
     ArrayRef, AtomicOp, ExprKind, HostArgKind, Kernel, LocalKind, Module, ParamKind, ParamValue, RegionKind, ScalarType, Stmt,

@@ -170,7 +170,7 @@ fn launch_arguments_use_the_parameters_c_width() {
 
 #[test]
 fn runtime_selection_of_the_cuda_device() {
-    use crate::front::source::SourceSet;
+    use crate::source::SourceSet;
     use crate::runtime::{DeviceKind, Runtime, RuntimeConfig};
     use std::sync::Arc;
     let make = |device| {
@@ -551,7 +551,7 @@ fn deferring_runtime(device: DeferringSim) -> crate::runtime::Runtime {
     use crate::runtime::{Runtime, RuntimeConfig};
     let mut rt = Runtime::try_new(
         std::sync::Arc::new(increment_module()),
-        std::sync::Arc::new(crate::front::source::SourceSet::default()),
+        std::sync::Arc::new(crate::source::SourceSet::default()),
         RuntimeConfig::default(),
     )
     .expect("the simulator is always there");

@@ -11,7 +11,7 @@ use super::*;
 use crate::analysis::testing::{B, array_param, kernel as make_kernel, scalar_param};
 use crate::back::cuda::specialisable_params;
 use crate::diag::Span;
-use crate::front::source::SourceSet;
+use crate::source::SourceSet;
 use crate::ir::{BinaryOp, HostArg, HostArgKind, Region, RegionKind, ScalarType, SharedArray, VariantInfo};
 use crate::runtime::abi::{self, YosegiArg};
 use crate::runtime::{RuntimeConfig, StatsMode};
