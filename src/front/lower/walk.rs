@@ -53,7 +53,8 @@ pub fn each_expr<'a>(s: &'a Stmt, f: &mut dyn FnMut(&'a Expr)) {
     }
 }
 
-fn init_tree<'a>(init: &'a Initializer, f: &mut dyn FnMut(&'a Expr)) {
+/// Calls `f` on every expression of an initializer, outermost first.
+pub fn init_tree<'a>(init: &'a Initializer, f: &mut dyn FnMut(&'a Expr)) {
     match init {
         Initializer::Expr(e) => expr_tree(e, f),
         Initializer::List(items, _) => items.iter().for_each(|(_, i)| init_tree(i, f)),
