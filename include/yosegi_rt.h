@@ -37,6 +37,8 @@ typedef struct yosegi_runtime {
     void *(*calloc)(size_t n, size_t size);
     void *(*realloc)(void *p, size_t n);
     void (*free)(void *p);
+    int (*posix_memalign)(void **p, size_t align, size_t n);
+    void *(*aligned_alloc)(size_t align, size_t n);
     /* a file-scope array the program defines, so its extent is known */
     void (*register_static)(void *ptr, long long bytes, const char *name);
     /* called at exit (after stdio is flushed) */
@@ -80,7 +82,7 @@ typedef struct yosegi_runtime {
     void (*acc_attach)(const char *call, void **ptr_addr, int queue);
 } yosegi_runtime;
 
-#define YOSEGI_ABI_VERSION 2
+#define YOSEGI_ABI_VERSION 3
 
 extern yosegi_runtime *__yosegi_rt;
 #endif

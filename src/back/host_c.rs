@@ -8,7 +8,7 @@
 //!   structured `data` region wraps its body, whose own edits are applied inside it (and a
 //!   `host_data` region declares around it variables of its `use_device` names holding device
 //!   addresses);
-//! * `malloc`/`calloc`/`realloc`/`free` callees become the runtime's tracking wrappers;
+//! * `malloc`/`calloc`/`realloc`/`free`/`posix_memalign`/`aligned_alloc` callees become the runtime's tracking wrappers;
 //! * coherence hooks (`host_access`, from the accesses [`hooks`] finds) go before host
 //!   statements that may touch memory a device holds; loops that launch nothing get one hook
 //!   before the loop;
@@ -79,7 +79,9 @@ fn unit_prelude() -> String {
 const WRAPPER_DECLS: &str = "void *__yosegi_malloc(size_t n);\n\
 void *__yosegi_calloc(size_t n, size_t size);\n\
 void *__yosegi_realloc(void *p, size_t n);\n\
-void __yosegi_free(void *p);\n";
+void __yosegi_free(void *p);\n\
+int __yosegi_posix_memalign(void **p, size_t align, size_t n);\n\
+void *__yosegi_aligned_alloc(size_t align, size_t n);\n";
 
 pub fn emit_host_program(sources: &SourceSet, units: &[TranslationUnit], module: &Module) -> HostProgram {
     let program_info = ProgramInfo::new(units, module);
@@ -115,7 +117,9 @@ fn glue_file(tus: &[u32]) -> String {
     out.push_str("void *__yosegi_malloc(size_t n) { return __yosegi_rt->malloc(n); }\n");
     out.push_str("void *__yosegi_calloc(size_t n, size_t size) { return __yosegi_rt->calloc(n, size); }\n");
     out.push_str("void *__yosegi_realloc(void *p, size_t n) { return __yosegi_rt->realloc(p, n); }\n");
-    out.push_str("void __yosegi_free(void *p) { __yosegi_rt->free(p); }\n\n");
+    out.push_str("void __yosegi_free(void *p) { __yosegi_rt->free(p); }\n");
+    out.push_str("int __yosegi_posix_memalign(void **p, size_t align, size_t n) { return __yosegi_rt->posix_memalign(p, align, n); }\n");
+    out.push_str("void *__yosegi_aligned_alloc(size_t align, size_t n) { return __yosegi_rt->aligned_alloc(align, n); }\n\n");
     out.push_str(OPENACC_GLUE);
     out.push('\n');
     for tu in tus {
@@ -518,7 +522,7 @@ impl<'a> UnitEmitter<'a> {
         walk(&mut |e| {
             if let ExprKind::Call { callee, .. } = &e.kind
                 && let ExprKind::Ident(n) = &callee.kind
-                && matches!(n.as_str(), "malloc" | "calloc" | "realloc" | "free")
+                && matches!(n.as_str(), "malloc" | "calloc" | "realloc" | "free" | "posix_memalign" | "aligned_alloc")
             {
                 edits.push(Edit::replace(callee.span.lo, callee.span.hi, vec![Piece::Text(format!("__yosegi_{n}"))]));
             }

@@ -105,6 +105,10 @@ pub struct VarInfo {
     pub restrict: bool,
     pub storage: Storage,
     pub span: Span,
+    /// For a parameter declared as an array (`double a[n][m]`, adjusted to `double (*a)[m]`):
+    /// the declared outer length, which data clauses without sections take as the extent, as
+    /// PGI/NVIDIA compilers do.
+    pub declared_len: Option<ArrayLen>,
 }
 
 #[derive(Clone, Debug)]
@@ -430,7 +434,7 @@ impl Sema {
             CType::Pointer { quals, .. } => quals.is_restrict,
             _ => false,
         };
-        VarInfo { ty, is_const: specs.qualifiers.is_const, restrict, storage, span: declarator.name_span }
+        VarInfo { ty, is_const: specs.qualifiers.is_const, restrict, storage, span: declarator.name_span, declared_len: None }
     }
 
     /// Declares a function's parameters in the current scope (array parameters adjusted to
@@ -440,8 +444,14 @@ impl Sema {
         for p in params {
             let Some(name) = &p.declarator.name else { continue };
             let base = self.resolve_specs(&p.specs)?;
-            let ty = adjust_param(self.apply_declarator(base, &p.declarator)?);
+            let declared = self.apply_declarator(base, &p.declarator)?;
+            let declared_len = match &declared {
+                CType::Array { len: len @ (ArrayLen::Const(_) | ArrayLen::Var(_)), .. } => Some(len.clone()),
+                _ => None,
+            };
+            let ty = adjust_param(declared);
             let mut info = self.var_info(ty, &p.specs, &p.declarator, Storage::Param);
+            info.declared_len = declared_len;
             if let Some(DerivedType::Array { qualifiers, .. }) = p.declarator.derived.first() {
                 info.restrict |= qualifiers.is_restrict;
             }

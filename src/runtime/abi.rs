@@ -27,7 +27,7 @@ impl Default for YosegiArg {
 
 pub const YOSEGI_READ: i32 = 1;
 pub const YOSEGI_WRITE: i32 = 2;
-pub const YOSEGI_ABI_VERSION: c_int = 2;
+pub const YOSEGI_ABI_VERSION: c_int = 3;
 
 /// `yosegi_runtime`: field order and types as in the header.
 #[repr(C)]
@@ -42,6 +42,8 @@ pub struct YosegiRuntime {
     pub calloc: extern "C" fn(usize, usize) -> *mut c_void,
     pub realloc: extern "C" fn(*mut c_void, usize) -> *mut c_void,
     pub free: extern "C" fn(*mut c_void),
+    pub posix_memalign: extern "C" fn(*mut *mut c_void, usize, usize) -> c_int,
+    pub aligned_alloc: extern "C" fn(usize, usize) -> *mut c_void,
     pub register_static: extern "C" fn(*mut c_void, c_longlong, *const c_char),
     pub at_exit: extern "C" fn(),
     pub acc_get_num_devices: extern "C" fn(c_int) -> c_int,
@@ -93,6 +95,8 @@ unsafe extern "C" {
     fn calloc(n: usize, size: usize) -> *mut c_void;
     fn realloc(p: *mut c_void, n: usize) -> *mut c_void;
     fn free(p: *mut c_void);
+    fn posix_memalign(p: *mut *mut c_void, align: usize, n: usize) -> c_int;
+    fn aligned_alloc(align: usize, n: usize) -> *mut c_void;
 }
 
 static RUNTIME: Mutex<Option<Runtime>> = Mutex::new(None);
@@ -108,6 +112,8 @@ static TABLE: YosegiRuntime = YosegiRuntime {
     calloc: rt_calloc,
     realloc: rt_realloc,
     free: rt_free,
+    posix_memalign: rt_posix_memalign,
+    aligned_alloc: rt_aligned_alloc,
     register_static: rt_register_static,
     at_exit: rt_at_exit,
     acc_get_num_devices: rt_acc_get_num_devices,
@@ -270,6 +276,28 @@ extern "C" fn rt_realloc(old: *mut c_void, n: usize) -> *mut c_void {
     });
     // SAFETY: `old` came from the C library's allocator (or is null).
     let p = unsafe { realloc(old, n) };
+    if_installed(|rt| {
+        rt.track_malloc(p as u64, n as u64);
+    });
+    p
+}
+
+extern "C" fn rt_posix_memalign(out: *mut *mut c_void, align: usize, n: usize) -> c_int {
+    // SAFETY: the C library's allocator; `out` is the caller's pointer variable.
+    let status = unsafe { posix_memalign(out, align, n) };
+    if status == 0 && !out.is_null() {
+        // SAFETY: on success the C library stored the allocation through `out`.
+        let p = unsafe { *out };
+        if_installed(|rt| {
+            rt.track_malloc(p as u64, n as u64);
+        });
+    }
+    status
+}
+
+extern "C" fn rt_aligned_alloc(align: usize, n: usize) -> *mut c_void {
+    // SAFETY: the C library's allocator.
+    let p = unsafe { aligned_alloc(align, n) };
     if_installed(|rt| {
         rt.track_malloc(p as u64, n as u64);
     });

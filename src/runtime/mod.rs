@@ -619,8 +619,14 @@ impl Runtime {
                 Some(start) => (ptr.wrapping_add_signed(first.wrapping_mul(elem)), self.registry.get(start).expect("found").end()),
                 None => {
                     return Err(RuntimeError::unsupported(
-                        Diagnostic::error(span, format!("cannot tell the extent of `{name}` (in function `{}`)", region.function))
-                            .with_help(format!("give the section's bounds, such as copyin({name}[0:n])")),
+                        Diagnostic::error(
+                            span,
+                            format!(
+                                "cannot tell how many elements `{name}` has (in function `{}`): it points to memory that was not allocated with malloc, calloc, realloc, posix_memalign or aligned_alloc, nor is it a file-scope array",
+                                region.function
+                            ),
+                        )
+                        .with_help(format!("give the section's bounds, such as copyin({name}[0:n]), or allocate it with malloc")),
                     ));
                 }
             },

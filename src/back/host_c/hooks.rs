@@ -33,8 +33,9 @@ pub(super) fn library_effect(name: &str) -> LibraryEffect {
         | "strstr" | "memcmp" | "atoi" | "atol" | "atoll" | "atof" | "strtol" | "strtoul" | "strtoll" | "strtoull"
         | "strtod" | "strtof" | "perror" | "fopen" | "bsearch" | "putchar" | "fputc" | "putc" | "__assert_fail"
         | "__builtin_expect" => LibraryEffect::ReadsAll,
-        "malloc" | "calloc" | "realloc" | "free" | "exit" | "abort" | "fclose" | "fflush" | "srand" | "rand"
-        | "time" | "clock" | "__yosegi_malloc" | "__yosegi_calloc" | "__yosegi_realloc" | "__yosegi_free" => {
+        "malloc" | "calloc" | "realloc" | "free" | "posix_memalign" | "aligned_alloc" | "exit" | "abort" | "fclose" | "fflush" | "srand" | "rand"
+        | "time" | "clock" | "__yosegi_malloc" | "__yosegi_calloc" | "__yosegi_realloc" | "__yosegi_free"
+        | "__yosegi_posix_memalign" | "__yosegi_aligned_alloc" => {
             LibraryEffect::None
         }
         n if n.starts_with("acc_") => LibraryEffect::None,

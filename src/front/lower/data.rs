@@ -87,10 +87,24 @@ impl<'a> Lowerer<'a> {
         let size_expr = if is_object { Some(format!("sizeof({base_text})")) } else { None };
         let base = push_arg(args, HostArg { c_expr: base_c, kind: HostArgKind::Pointer, size_expr });
         if r.sections.is_empty() {
-            if !is_object && matches!(kind, DataClauseKind::Copy | DataClauseKind::CopyIn | DataClauseKind::CopyOut | DataClauseKind::Create) {
-                let clause = clause_name(kind);
-                return Err(Diagnostic::error(r.span, format!("cannot tell how many elements `{base_text}` has; write `{clause}({base_text}[0:n])`"))
-                    .with_help(format!("give the section: {clause}({base_text}[0:n]) where n is the number of elements")));
+            // A parameter declared as an array (`double a[n][m]`) has the declared extent; any
+            // other pointer's extent is the allocation it points into, which the runtime knows
+            // (it tracks malloc and its relatives, and static arrays) and refuses when it does not.
+            let declared = match &r.base.kind {
+                AE::Ident(n) if !is_object => sema.lookup_var(n).and_then(|v| v.declared_len.clone()),
+                _ => None,
+            };
+            let outer = match &declared {
+                Some(ArrayLen::Const(n)) => Some(n.to_string()),
+                Some(ArrayLen::Var(e)) => Some(format!("({})", self.text(e.span))),
+                _ => None,
+            };
+            if let Some(outer) = outer
+                && dims[1..].iter().all(|d| d.is_some())
+            {
+                let factors: Vec<String> = std::iter::once(outer).chain(dims[1..].iter().flatten().map(|(t, _)| t.clone())).collect();
+                let len = push_arg(args, HostArg { c_expr: paren(&factors.join(" * ")), kind: HostArgKind::Int, size_expr: None });
+                return Ok(DataSection { kind, base, lo: None, len: Some(len), elem_size, name, span: r.span, zero: false, rows: None });
             }
             return Ok(DataSection { kind, base, lo: None, len: None, elem_size, name, span: r.span, zero: false, rows: None });
         }

@@ -351,7 +351,7 @@ impl<'a> KernelBuilder<'a> {
             }
             AE::Member { .. } => {
                 let (key, ty) = self.member_chain(base)?;
-                let info = VarInfo { ty, is_const: false, restrict: false, storage: sema::Storage::Global, span: base.span };
+                let info = VarInfo { ty, is_const: false, restrict: false, storage: sema::Storage::Global, span: base.span, declared_len: None };
                 let p = self.array_param(&key, &info, base.span)?;
                 self.param_shape(p)
             }

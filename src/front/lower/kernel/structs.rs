@@ -127,7 +127,7 @@ impl<'a> KernelBuilder<'a> {
                 None => return Ok(None),
             },
             AE::Member { .. } => match self.member_type(cur) {
-                Ok(ty) => (self.key(cur.span), VarInfo { ty, is_const: false, restrict: false, storage: sema::Storage::Global, span: cur.span }),
+                Ok(ty) => (self.key(cur.span), VarInfo { ty, is_const: false, restrict: false, storage: sema::Storage::Global, span: cur.span, declared_len: None }),
                 Err(_) => return Ok(None),
             },
             _ => return Ok(None),
@@ -310,7 +310,7 @@ impl<'a> KernelBuilder<'a> {
                 Ok((array, indices, elem))
             }
             MemberRef::Array(ArrayMember::Host(key, ty)) => {
-                let info = VarInfo { ty, is_const: false, restrict: false, storage: sema::Storage::Global, span };
+                let info = VarInfo { ty, is_const: false, restrict: false, storage: sema::Storage::Global, span, declared_len: None };
                 let p = self.array_param(&key, &info, span)?;
                 let (array, ndims, elem) = self.param_shape(p)?;
                 if indices.len() != ndims {
