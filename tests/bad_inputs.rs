@@ -104,7 +104,6 @@ bad_input_tests! {
     extra_brace,
     goto_in_kernel,
     imaginary_integer,
-    invariant_element_write,
     loop_directive_not_for,
     long_double_atomic,
     loop_variable_modified,

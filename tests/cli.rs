@@ -326,3 +326,37 @@ fn an_inline_only_function_is_defined_as_older_compilers_define_it() {
     assert_eq!(finished.code(), Some(0), "{}", finished.describe());
     assert_eq!(finished.stdout.trim(), "10 4", "{}", finished.describe());
 }
+
+#[test]
+fn a_loop_whose_iterations_write_one_element_runs_in_order_with_a_warning() {
+    let finished = yosegi_run(&["--device", "sim"], &[&test_program("racing_stores.c")], &[], Input::Nothing);
+    assert_eq!(finished.code(), Some(0), "{}", finished.describe());
+    assert!(
+        finished.stderr.contains("every iteration of the loop over `j` writes the same element of `x`")
+            && finished.stderr.contains("that loop and those inside it run in order inside each thread"),
+        "{}",
+        finished.describe()
+    );
+    assert!(finished.stderr.contains("the loop nest runs on one thread"), "{}", finished.describe());
+}
+
+#[test]
+fn a_pointer_of_unknown_extent_is_refused_at_the_clause_naming_the_allocation_kinds() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let source = write(
+        dir.path(),
+        "untracked.c",
+        "#include <stdio.h>\nstatic void twice(double *p) {\n#pragma acc parallel loop copy(p)\n\
+         for (int i = 0; i < 8; i++) p[i] *= 2;\n}\nint main(void) {\n  double local[8] = {1, 2, 3, 4, 5, 6, 7, 8};\n\
+         twice(local);\n  printf(\"%g\\n\", local[7]);\n  return 0;\n}\n",
+    );
+    let finished = yosegi_run(&["--device", "sim"], &[&source], &[], Input::Nothing);
+    assert_eq!(finished.code(), Some(2), "{}", finished.describe());
+    assert!(
+        finished.stderr.contains("untracked.c:3:32")
+            && finished.stderr.contains("cannot tell how many elements `p` has")
+            && finished.stderr.contains("posix_memalign"),
+        "{}",
+        finished.describe()
+    );
+}

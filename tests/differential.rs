@@ -233,6 +233,8 @@ differential_tests! {
     struct_kernels => "struct_kernels.c",
     region_scalar_handoff => "region_scalar_handoff.c",
     atomic_inner_order => "atomic_inner_order.c",
+    racing_stores => "racing_stores.c",
+    extents_without_sections => "extents_without_sections.c",
     libc_names => "libc_names.c",
     implicit_routine => "implicit_routine.c",
     ptr2d_deep_copy => "ptr2d_deep_copy.c",

@@ -1,36 +1,49 @@
 //! Races a parallel loop's body shows on its face: a store to an array element that every
-//! iteration of the parallel dims writes (a subscript that depends on none of their indices,
-//! such as `a[0] = i` or `s[0] += x`). Sequentially the element ends with the last iteration's
-//! value (or the sum of all of them); in parallel the iterations overwrite each other in any
-//! order and lose updates. Lowering refuses such a loop with the `reduction`/`atomic` fix;
-//! atomic statements are indivisible and are not stores here. A store whose value is the same
-//! in every iteration (a constant or an expression of host values: `found[0] = 1`) gives the
-//! sequential answer whatever the order, and is left alone.
+//! iteration of one parallel dim writes (a subscript that depends on none of that dim's
+//! indices, such as `a[0] = i`, `s[0] += x`, or `x[i] += a[i][j]` inside a parallel loop over
+//! `j`). Sequentially the element ends with the last iteration's value (or the sum of all of
+//! them); in parallel the iterations overwrite each other in any order and lose updates.
+//! Lowering runs such a dim (and those inside it) in order, with a warning that names the
+//! `reduction`/`atomic` fix. Atomic statements are indivisible and are not stores here. A store
+//! whose value is the same in every iteration (a constant or an expression of host values:
+//! `found[0] = 1`) gives the sequential answer whatever the order, and is left alone.
 
 use crate::analysis::affine::affine_of;
 use crate::diag::Span;
 use crate::ir::{ArrayRef, Body, Expr, ExprKind, Handle, Kernel, Local, Stmt, for_each_stmt};
 
-/// The first non-atomic store (array param, span) of a kernel with parallel dims whose
-/// subscripts are affine and mention none of the parallel indices, storing a value that
-/// differs between iterations.
-pub fn invariant_element_store(kernel: &Kernel) -> Option<(u32, Span)> {
+/// A store whose iterations race along one parallel dim.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RacingStore {
+    /// The outermost dim of `kernel.space` whose index the store's subscripts do not mention.
+    pub dim: usize,
+    /// The array param stored to.
+    pub param: u32,
+    pub span: Span,
+}
+
+/// Of the non-atomic stores with affine subscripts that store a value differing between
+/// iterations, the one whose racing dim is outermost (the first in the body among equals).
+pub fn outermost_racing_store(kernel: &Kernel) -> Option<RacingStore> {
     if kernel.space.is_empty() {
         return None;
     }
     let parallel: Vec<Handle<Local>> = kernel.space.iter().map(|d| d.var).collect();
     let body = &kernel.body;
-    let mut found = None;
+    let mut found: Option<RacingStore> = None;
     for_each_stmt(&body.block, &mut |s| {
         let Stmt::Store { array: ArrayRef::Param(p), indices, value, span } = s else { return };
-        if found.is_some() || same_in_every_iteration(body, *value) {
+        if same_in_every_iteration(body, *value) {
             return;
         }
-        let invariant = indices
-            .iter()
-            .all(|&i| affine_of(body, i).is_some_and(|a| !a.vars().iter().any(|v| parallel.contains(v))));
-        if invariant {
-            found = Some((*p, *span));
+        let mut mentioned = Vec::new();
+        for &i in indices {
+            let Some(a) = affine_of(body, i) else { return };
+            mentioned.extend(a.vars());
+        }
+        let Some(dim) = parallel.iter().position(|v| !mentioned.contains(v)) else { return };
+        if found.is_none_or(|f| dim < f.dim) {
+            found = Some(RacingStore { dim, param: *p, span: *span });
         }
     });
     found

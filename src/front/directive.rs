@@ -230,7 +230,11 @@ impl DirectiveParser<'_, '_> {
                 break;
             }
             let clause_tok = self.p.peek().clone();
-            let (canonical, clause) = self.clause(&kind, &allowed)?;
+            let (canonical, clause) = match self.caps_dimension_clause()? {
+                CapsForm::Not => self.clause(&kind, &allowed)?,
+                CapsForm::Ignored => continue,
+                CapsForm::Level(canonical, clause) => (canonical, clause),
+            };
             let dname = directive_name(&kind);
             if !allowed.contains(&canonical) {
                 let span = clause.span;
@@ -299,6 +303,67 @@ impl DirectiveParser<'_, '_> {
     }
 
     /// Parses one clause; returns its canonical name (for the allowed-clause check) too.
+    /// CAPS's per-dimension forms, which PolyBench-ACC writes: `gang[1]`, `worker[0]`,
+    /// `vector[0]` are the plain clauses (the dimension index is a placement hint), and
+    /// `num_gangs[0](n)`, `num_workers[1](n)`, `vector_length[0](n)` are launch-shape hints,
+    /// dropped; each with a warning.
+    fn caps_dimension_clause(&mut self) -> PResult<CapsForm> {
+        let t = self.p.peek().clone();
+        let Some(word) = t.ident().map(str::to_string) else { return Ok(CapsForm::Not) };
+        let canonical: &'static str = match word.as_str() {
+            "gang" => "gang",
+            "worker" => "worker",
+            "vector" => "vector",
+            "num_gangs" => "num_gangs",
+            "num_workers" => "num_workers",
+            "vector_length" => "vector_length",
+            _ => return Ok(CapsForm::Not),
+        };
+        if !self.p.peek_at(1).is_punct("[") {
+            return Ok(CapsForm::Not);
+        }
+        self.p.bump();
+        self.p.bump();
+        let index = self.p.bump();
+        if !matches!(index.kind, TokKind::Int { .. }) || !self.p.is_punct("]") {
+            return Err(Diagnostic::error(index.span, format!("expected a dimension number and `]` after `{word}[`"))
+                .with_help(format!("write `{word}` (OpenACC), or CAPS's `{word}[0]`")));
+        }
+        self.p.bump();
+        if canonical.starts_with("num_") || canonical == "vector_length" {
+            self.open(&word)?;
+            let mut depth = 1;
+            while depth > 0 {
+                if self.p.at_eof() {
+                    return Err(self.p.error_here(format!("expected `)` to close `{word}[...](...)`")));
+                }
+                let tok = self.p.bump();
+                if tok.is_punct("(") {
+                    depth += 1;
+                } else if tok.is_punct(")") {
+                    depth -= 1;
+                }
+            }
+            let span = t.span.to(self.p.prev_span());
+            self.p.warnings.push(
+                Diagnostic::warning(span, format!("`{word}[...]` (CAPS's per-dimension launch size) is ignored; Yosegi chooses the launch shape"))
+                    .with_help(format!("write `{word}(n)` to give the size in OpenACC")),
+            );
+            return Ok(CapsForm::Ignored);
+        }
+        let span = t.span.to(self.p.prev_span());
+        self.p.warnings.push(
+            Diagnostic::warning(span, format!("`{word}[...]` (CAPS's per-dimension form) is read as `{word}`"))
+                .with_help(format!("write `{word}` in OpenACC")),
+        );
+        let kind = match canonical {
+            "gang" => ClauseKind::Gang { num: None, dim: None },
+            "worker" => ClauseKind::Worker(None),
+            _ => ClauseKind::Vector(None),
+        };
+        Ok(CapsForm::Level(canonical, Clause { kind, span }))
+    }
+
     fn clause(&mut self, directive: &DirectiveKind, allowed: &[&str]) -> PResult<(&'static str, Clause)> {
         let t = self.p.peek().clone();
         let Some(word) = t.ident().map(str::to_string) else {
@@ -715,6 +780,16 @@ impl DirectiveParser<'_, '_> {
     }
 }
 
+/// What [`DirectiveParser::caps_dimension_clause`] found.
+enum CapsForm {
+    /// Not a CAPS form: parse an OpenACC clause.
+    Not,
+    /// A launch-size hint, dropped.
+    Ignored,
+    /// A loop-level clause.
+    Level(&'static str, Clause),
+}
+
 /// Clauses that may appear once per directive, and the loop-parallelism clauses that exclude
 /// each other (OpenACC 2.7, 2.9: `seq` excludes `gang`/`worker`/`vector`; at most one of
 /// `seq`, `auto`, `independent`).
@@ -878,6 +953,18 @@ mod tests {
     fn clause(line: &str) -> ClauseKind {
         let d = dir(line).unwrap_or_else(|e| panic!("{line}: {e:?}"));
         d.clauses.last().expect(line).kind.clone()
+    }
+
+    #[test]
+    fn caps_per_dimension_forms_are_read_as_plain_clauses_or_dropped() {
+        let d = dir("parallel num_gangs[0](n/8) num_gangs[1](n/8) num_workers[0](8) copy(a[0:n])").expect("parses");
+        assert_eq!(d.clauses.len(), 1, "{:?}", d.clauses);
+        assert!(matches!(d.clauses[0].kind, ClauseKind::Data { kind: DataClauseKind::Copy, .. }));
+        let d = dir("loop gang[1] worker[1]").expect("parses");
+        assert!(matches!(d.clauses[0].kind, ClauseKind::Gang { num: None, dim: None }), "{:?}", d.clauses);
+        assert!(matches!(d.clauses[1].kind, ClauseKind::Worker(None)), "{:?}", d.clauses);
+        assert_eq!(err("loop gang[x]").0, "expected a dimension number and `]` after `gang[`");
+        assert_eq!(err("loop gang[0] gang[1]").0, "`gang` appears twice on `loop`");
     }
 
     #[test]

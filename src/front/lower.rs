@@ -923,7 +923,6 @@ impl<'a> Lowerer<'a> {
             for p in prelude {
                 kb.written.extend(walk::written_names(p));
             }
-            walk::for_loop_vars(innermost_body, &mut kb.loop_vars);
             kb.push_scope();
             let mut block = Vec::new();
             kb.stmts(prelude, &mut block);
@@ -949,6 +948,9 @@ impl<'a> Lowerer<'a> {
                     }
                 }
             }
+            // The loops the body runs (an inner one whose bounds ruled it out of the space
+            // included) own their variables: each iteration's are private.
+            walk::for_loop_vars(body_stmt, &mut kb.loop_vars);
             let mut private_arrays: Vec<(String, bool, ast::DataRef)> = kb
                 .treatments
                 .iter()
@@ -1002,17 +1004,29 @@ impl<'a> Lowerer<'a> {
         if self.take_errors(errors) {
             return None;
         }
-        if checked == Checked::Trusted {
-            if let Some((p, span)) = crate::analysis::races::invariant_element_store(&kernel) {
-                let name = &kernel.params[p as usize].name;
-                self.diags.push(
-                    Diagnostic::error(span, format!("every iteration of this parallel loop writes this element of `{name}`, so the iterations race on it"))
-                        .with_help(
-                            "to accumulate into it, use a scalar with reduction(op:...) and store it after the loop, or update the element under `#pragma acc atomic`; if the last iteration's value is wanted, compute it after the loop",
-                        ),
-                );
-                return None;
+        if checked == Checked::Trusted
+            && let Some(race) = crate::analysis::races::outermost_racing_store(&kernel)
+        {
+            // The user called the loop independent, and it is not: the racing dim and those
+            // inside it run in order, which is the program's sequential meaning.
+            let name = &kernel.params[race.param as usize].name;
+            let var = &kernel.body.locals[kernel.space[race.dim].var].name;
+            let message = format!("every iteration of the loop over `{var}` writes the same element of `{name}`");
+            let (what, runs) = if race.dim == 0 { ("the loop nest", "runs on one thread") } else { ("that loop and those inside it", "run in order inside each thread") };
+            self.diags.push(
+                Diagnostic::warning(race.span, format!("{message}, so its iterations would race; {what} {runs}"))
+                    .with_help(
+                        "to accumulate into it in parallel, use a scalar with reduction(op:...) and store it after the loop, or update the element under `#pragma acc atomic`",
+                    ),
+            );
+            region.args.truncate(args_before);
+            let reason = SequentialReason { message, span: race.span };
+            if race.dim == 0 {
+                return self.single_kernel(&[outer], outer.span, site, region, Some(reason));
             }
+            let mut kernel = self.parallel_kernel(outer, all_clauses, NestPlan { policy, checked, max_dims: race.dim }, site, region)?;
+            kernel.inner_sequential.push(reason);
+            return Some(kernel);
         }
         if checked == Checked::ByAnalysis {
             if let Err(reason) = dependence_check(&kernel) {

@@ -91,7 +91,6 @@ pub const YOSEGI_ACC_DEVICE_TO_DEVICE: c_int = 2;
 pub const YOSEGI_CURRENT_DEVICE: c_int = c_int::MIN;
 
 unsafe extern "C" {
-    fn malloc(n: usize) -> *mut c_void;
     fn calloc(n: usize, size: usize) -> *mut c_void;
     fn realloc(p: *mut c_void, n: usize) -> *mut c_void;
     fn free(p: *mut c_void);
@@ -252,9 +251,13 @@ extern "C" fn rt_host_access_all() {
     })
 }
 
+// Memory the program allocates comes zeroed (`malloc` is `calloc`): a program that reads
+// elements it never wrote (a stencil's untouched border copied back whole) sees what a fresh
+// process's pages hold, the same on every run, and not what the runtime's own allocations
+// left behind. Large blocks are fresh pages either way, so this costs little.
 extern "C" fn rt_malloc(n: usize) -> *mut c_void {
     // SAFETY: the C library's allocator.
-    let p = unsafe { malloc(n) };
+    let p = unsafe { calloc(1, n) };
     if_installed(|rt| {
         rt.track_malloc(p as u64, n as u64);
     });
@@ -286,8 +289,10 @@ extern "C" fn rt_posix_memalign(out: *mut *mut c_void, align: usize, n: usize) -
     // SAFETY: the C library's allocator; `out` is the caller's pointer variable.
     let status = unsafe { posix_memalign(out, align, n) };
     if status == 0 && !out.is_null() {
-        // SAFETY: on success the C library stored the allocation through `out`.
+        // SAFETY: on success the C library stored an allocation of `n` bytes through `out`;
+        // zeroed as `rt_malloc`'s are.
         let p = unsafe { *out };
+        unsafe { std::ptr::write_bytes(p as *mut u8, 0, n) };
         if_installed(|rt| {
             rt.track_malloc(p as u64, n as u64);
         });
@@ -298,6 +303,10 @@ extern "C" fn rt_posix_memalign(out: *mut *mut c_void, align: usize, n: usize) -
 extern "C" fn rt_aligned_alloc(align: usize, n: usize) -> *mut c_void {
     // SAFETY: the C library's allocator.
     let p = unsafe { aligned_alloc(align, n) };
+    if !p.is_null() {
+        // SAFETY: a fresh allocation of `n` bytes; zeroed as `rt_malloc`'s are.
+        unsafe { std::ptr::write_bytes(p as *mut u8, 0, n) };
+    }
     if_installed(|rt| {
         rt.track_malloc(p as u64, n as u64);
     });
@@ -542,8 +551,8 @@ mod tests {
     #[test]
     fn table_layout_matches_the_header() {
         // Same field count and pointer-sized slots as `yosegi_runtime` (an int padded to 8,
-        // then 39 function pointers) and `yosegi_arg` (4 eight-byte fields).
-        assert_eq!(std::mem::size_of::<YosegiRuntime>(), 8 + 39 * 8);
+        // then 41 function pointers) and `yosegi_arg` (4 eight-byte fields).
+        assert_eq!(std::mem::size_of::<YosegiRuntime>(), 8 + 41 * 8);
         assert_eq!(std::mem::size_of::<YosegiArg>(), 32);
         assert_eq!(std::mem::offset_of!(YosegiArg, size), 24);
     }

@@ -626,7 +626,7 @@ impl Runtime {
                                 region.function
                             ),
                         )
-                        .with_help(format!("give the section's bounds, such as copyin({name}[0:n]), or allocate it with malloc")),
+                        .with_help(format!("give the section's bounds in the clause (`{name}[0:n]`), or allocate the memory with malloc")),
                     ));
                 }
             },

@@ -151,7 +151,7 @@ fn whole_array_clause_of_an_unknown_pointer_is_an_extent_error() {
     let mut b = vec![0.0; 8];
     let err = rt.region(1, &args(8, &mut a, &mut b)).expect_err("unknown extent");
     assert_eq!(err.exit_code(), 2);
-    assert!(err.diagnostic.help.as_deref().unwrap_or("").contains("copyin(a[0:n])"));
+    assert!(err.diagnostic.help.as_deref().unwrap_or("").contains("`a[0:n]`"));
     // The same clause on a registered (static) array works from its known extent.
     rt.register_static(a.as_ptr() as u64, 64, "a");
     rt.region(1, &args(8, &mut a, &mut b)).expect("known extent");

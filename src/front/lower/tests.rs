@@ -159,15 +159,29 @@ fn whole_static_array_and_two_dimensional_sections() {
 }
 
 #[test]
-fn pointer_without_section_is_refused() {
+fn pointer_without_section_takes_the_extent_of_its_allocation_at_run_time() {
     let l = lower_snippet(
         "void f(int n, double *p) {\n\
          #pragma acc parallel loop copy(p)\n\
          for (int i = 0; i < n; i++) p[i] = 0.0;\n}\n",
     );
-    let errors = l.errors();
-    assert_eq!(errors[0].0, "cannot tell how many elements `p` has; write `copy(p[0:n])`");
-    assert_eq!(errors[0].1, "p");
+    let (module, _) = l.ok();
+    let RegionKind::Compute { data, .. } = &module.regions[0].kind else { panic!("not a compute region") };
+    assert_eq!((data[0].name.as_str(), data[0].lo, data[0].len), ("p", None, None));
+}
+
+#[test]
+fn array_parameter_without_section_takes_its_declared_extent() {
+    let l = lower_snippet(
+        "void f(int n, double a[n][8]) {\n\
+         #pragma acc parallel loop copy(a)\n\
+         for (int i = 0; i < n; i++) a[i][0] = 0.0;\n}\n",
+    );
+    let (module, _) = l.ok();
+    let region = &module.regions[0];
+    let RegionKind::Compute { data, .. } = &region.kind else { panic!("not a compute region") };
+    let len = data[0].len.expect("a length from the declaration");
+    assert_eq!(region.args[len as usize].c_expr, "((n) * 8)");
 }
 
 #[test]
