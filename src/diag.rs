@@ -6,7 +6,7 @@ use crate::source::SourceSet;
 
 /// A byte range in the preprocessed text of one translation unit (`tu` indexes
 /// [`SourceSet::units`]). `SourceSet` maps it back to the user's file, line and column.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Span {
     pub tu: u32,
     pub lo: u32,

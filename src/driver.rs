@@ -65,6 +65,17 @@ pub fn compile_preprocessed(
     compile_parsed(vec![file], parsed, passes)
 }
 
+/// [`compile`] for translation units already preprocessed (`yosegi cc` links the units its
+/// objects carry).
+pub fn compile_preprocessed_units(
+    units: Vec<(PathBuf, String)>,
+    passes: &PassConfig,
+) -> Result<CompiledProgram, (SourceSet, Diagnostics)> {
+    let files = units.iter().map(|(p, _)| p.clone()).collect();
+    let parsed = front::parse_preprocessed_units(units)?;
+    compile_parsed(files, parsed, passes)
+}
+
 /// Lowers a parsed program and runs the passes.
 fn compile_parsed(
     files: Vec<PathBuf>,

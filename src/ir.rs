@@ -15,12 +15,14 @@
 use std::fmt;
 use std::marker::PhantomData;
 
+use serde::{Deserialize, Serialize};
+
 use crate::diag::Span;
 
 // ---------------------------------------------------------------------------------------------
 // Vocabulary shared with the front end and the runtime
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum DataClauseKind {
     Copy,
     CopyIn,
@@ -47,7 +49,7 @@ pub enum DataClauseKind {
     Link,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ReductionOp {
     Add,
     Mul,
@@ -80,6 +82,9 @@ impl ReductionOp {
 // ---------------------------------------------------------------------------------------------
 // Arena and handles
 
+/// Serialised as its index (the IR travels inside executables built by `yosegi cc`).
+#[derive(Serialize, Deserialize)]
+#[serde(bound = "")]
 pub struct Handle<T> {
     index: u32,
     marker: PhantomData<fn() -> T>,
@@ -127,7 +132,7 @@ impl<T> fmt::Debug for Handle<T> {
     }
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Arena<T> {
     items: Vec<T>,
 }
@@ -186,7 +191,7 @@ impl<T> std::ops::IndexMut<Handle<T>> for Arena<T> {
 /// its real and imaginary parts (two values of the component type), a complex array element
 /// into the two elements of a row of 2, and a complex reduction into two reductions marked as
 /// a pair ([`ComplexPart`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum ScalarType {
     Bool,
     I8,
@@ -248,7 +253,7 @@ impl ScalarType {
 // ---------------------------------------------------------------------------------------------
 // Bodies: expressions, locals, statements
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Axis {
     X,
     Y,
@@ -275,7 +280,7 @@ impl Axis {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum UnaryOp {
     Neg,
     /// Logical not: yields `Bool`.
@@ -287,7 +292,7 @@ pub enum UnaryOp {
 /// C's usual arithmetic conversions); comparisons and `LogAnd`/`LogOr` yield `Bool`.
 /// `LogAnd`/`LogOr` evaluate the right operand only where needed (C's short circuit), so a
 /// guarded load such as `i > 0 && a[i-1] > 0` never reads out of bounds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum BinaryOp {
     Add,
     Sub,
@@ -357,7 +362,7 @@ impl BinaryOp {
 
 /// `math.h` functions a kernel may call; the `f` variants (`sqrtf`) are the same function at
 /// type `F32`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum MathFn {
     Sqrt,
     Cbrt,
@@ -395,7 +400,7 @@ pub enum MathFn {
 }
 
 /// Which array a load or store touches.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum ArrayRef {
     /// A kernel parameter of kind [`ParamKind::Array`] or [`ParamKind::RowTable`] (global
     /// memory).
@@ -430,7 +435,7 @@ pub fn uses_addresses(body: &Body) -> bool {
     loads || stores
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum ExprKind {
     /// Integer constant of the node's type (bit pattern sign-extended into i64).
     ConstInt(i64),
@@ -470,7 +475,7 @@ impl ExprKind {
     }
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Expr {
     pub kind: ExprKind,
     pub ty: ScalarType,
@@ -478,7 +483,7 @@ pub struct Expr {
     pub span: Span,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum LocalKind {
     /// A variable declared in the body.
     Var,
@@ -492,7 +497,7 @@ pub enum LocalKind {
     Reduction(u32),
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Local {
     pub name: String,
     pub ty: ScalarType,
@@ -505,7 +510,7 @@ pub struct Local {
 /// The update an atomic statement makes: `x = x op v` (`x = v op x` for the `*Rev` forms), with
 /// C's conversions: both sides are converted to `compute_type(elem, type of v)`, combined there,
 /// and the result converted back to the element type (`x = v` for `Write`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum AtomicOp {
     /// `x = v` (atomic write)
     Write,
@@ -574,7 +579,7 @@ impl AtomicOp {
     }
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Stmt {
     Assign { local: Handle<Local>, value: Handle<Expr> },
     Store { array: ArrayRef, indices: Vec<Handle<Expr>>, value: Handle<Expr>, span: Span },
@@ -628,7 +633,7 @@ impl Stmt {
 
 /// A counted sequential loop: `var` takes `start, start+step, ...` while below `end`
 /// (`step > 0`) or above it (`step < 0`); `end` is exclusive.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LoopRange {
     pub var: Handle<Local>,
     pub start: Handle<Expr>,
@@ -639,7 +644,7 @@ pub struct LoopRange {
 pub type Block = Vec<Stmt>;
 
 /// Expressions, locals and statements of one kernel, grid kernel or device function.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Body {
     pub exprs: Arena<Expr>,
     pub locals: Arena<Local>,
@@ -666,7 +671,7 @@ impl Body {
 // ---------------------------------------------------------------------------------------------
 // Kernels
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum ParamKind {
     Scalar(ScalarType),
     /// A base pointer into host-visible memory. `dims` has one entry per dimension the kernel
@@ -690,7 +695,7 @@ impl ParamKind {
     }
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Param {
     /// The host expression's text, for explain and for generated names (`n`, `mt->mrows`).
     pub name: String,
@@ -699,7 +704,7 @@ pub struct Param {
     pub arg: u32,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum LoopLevel {
     Gang,
     Worker,
@@ -710,7 +715,7 @@ pub enum LoopLevel {
 
 /// One dimension of a parallel iteration space: `var` takes `start + k*step` for
 /// `k in 0..trip_count`. `trip_count` is an expression of params (evaluated at launch).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ParallelDim {
     pub var: Handle<Local>,
     pub start: Handle<Expr>,
@@ -730,13 +735,13 @@ pub struct ParallelDim {
 /// variable is two [`Reduction`]s at consecutive indices, the real part's first, each with the
 /// address of its part as its target. `+` combines each part on its own; `*` combines the two
 /// together (a complex product), so the mapping pass and the runtime treat such a pair as one.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ComplexPart {
     Real,
     Imag,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Reduction {
     pub op: ReductionOp,
     pub ty: ScalarType,
@@ -750,13 +755,13 @@ pub struct Reduction {
 }
 
 /// Why a kernel of a `kernels` region runs sequentially (explain shows it).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SequentialReason {
     pub message: String,
     pub span: Span,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Kernel {
     /// `<function>_l<line>`, unique in the module.
     pub name: String,
@@ -781,7 +786,7 @@ pub struct Kernel {
     pub num_gangs: Vec<String>,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SharedArray {
     pub name: String,
     pub elem: ScalarType,
@@ -800,7 +805,7 @@ pub fn array_bytes(dims: &[u32], elem: ScalarType) -> u64 {
     dims.iter().fold(elem.size_bytes() as u64, |bytes, &d| bytes.saturating_mul(d as u64))
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GridReduction {
     pub op: ReductionOp,
     pub ty: ScalarType,
@@ -811,7 +816,7 @@ pub struct GridReduction {
 
 /// Launch shape. `block` is fixed when the grid kernel is made; `grid` are expressions of
 /// params in the grid kernel's body arena, evaluated at launch.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LaunchShape {
     pub block: [u32; 3],
     pub grid: [Handle<Expr>; 3],
@@ -822,7 +827,7 @@ pub struct LaunchShape {
 /// `var = start + g * step`, for `g < trip`. The mapping pass records one per dim that owns its
 /// axis alone (dims folded together into `Z` have none); the staging analysis reads them.
 /// `start` and `trip` are uniform expressions (params and constants) in the grid body's arena.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct AxisBinding {
     pub var: Handle<Local>,
     pub axis: Axis,
@@ -832,7 +837,7 @@ pub struct AxisBinding {
 }
 
 /// What sets a grid kernel apart from the other variants of its source kernel.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum VariantKind {
     /// The mapping pass's plain form: every array access goes to global memory.
     Global,
@@ -842,7 +847,7 @@ pub enum VariantKind {
 
 /// A grid kernel's place among the variants of its source kernel (the runtime chooses which one
 /// to launch; explain shows all of them).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct VariantInfo {
     pub kind: VariantKind,
     /// The cost model's estimate of this variant's time relative to the `Global` variant (which
@@ -863,7 +868,7 @@ impl VariantInfo {
     }
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GridKernel {
     pub name: String,
     pub span: Span,
@@ -936,7 +941,7 @@ pub fn for_each_stmt_mut(block: &mut [Stmt], f: &mut impl FnMut(&mut Stmt)) {
     }
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Function {
     pub name: String,
     pub params: Vec<Handle<Local>>,
@@ -946,7 +951,7 @@ pub struct Function {
 }
 
 /// The value of a param at launch (the runtime builds these from the region's host args).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub enum ParamValue {
     Int(i64),
     Float(f64),
@@ -957,7 +962,7 @@ pub enum ParamValue {
 // ---------------------------------------------------------------------------------------------
 // Regions: the host's view
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum HostArgKind {
     /// Evaluated as `long long`.
     Int,
@@ -971,7 +976,7 @@ pub enum HostArgKind {
     ScalarOut(ScalarType),
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct HostArg {
     /// C expression text, valid at the region's place in the host code.
     pub c_expr: String,
@@ -983,7 +988,7 @@ pub struct HostArg {
 /// A data clause after lowering: the section is a range of elements of the array whose base
 /// pointer is arg `base`, from element arg `lo` (or 0) for arg `len` elements (or the whole
 /// object when `len` is `None`).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DataSection {
     pub kind: DataClauseKind,
     pub base: u32,
@@ -1007,7 +1012,7 @@ pub struct DataSection {
 /// The part of a two-dimensional data clause on a pointer to pointers that selects elements of
 /// every row: from element arg `lo` (or 0) for arg `len` elements (or the whole row object, as
 /// the runtime tracks it, when `len` is `None`).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RowSection {
     pub lo: Option<u32>,
     pub len: Option<u32>,
@@ -1015,7 +1020,7 @@ pub struct RowSection {
 }
 
 /// What an `init`, `shutdown` or `set` directive does to the runtime.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum RuntimeOp {
     Init,
     Shutdown,
@@ -1024,7 +1029,7 @@ pub enum RuntimeOp {
 
 /// An `init`, `shutdown` or `set` directive: the device types it names (empty: the current
 /// one), and the args holding its `device_num` and `default_async` values.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RuntimeDirective {
     pub op: RuntimeOp,
     pub device_types: Vec<String>,
@@ -1032,7 +1037,7 @@ pub struct RuntimeDirective {
     pub default_async: Option<u32>,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum RegionKind {
     /// A `parallel`/`kernels`/`serial` construct: its kernels run in order; `data` holds its
     /// data clauses (entered before the first kernel, exited after the last).
@@ -1049,7 +1054,7 @@ pub enum RegionKind {
     Runtime(RuntimeDirective),
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Region {
     pub id: u32,
     /// The directive and the statement it covers, in the preprocessed text: the host back end
@@ -1067,7 +1072,7 @@ pub struct Region {
 }
 
 /// The whole compiled program, all translation units together.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Module {
     pub kernels: Arena<Kernel>,
     pub grid_kernels: Arena<GridKernel>,

@@ -17,7 +17,8 @@ use yosegi::source::SourceSet;
 use yosegi::opt::{PassConfig, StagingMode};
 
 #[derive(Parser)]
-#[command(name = "yosegi", version, about = "Runs C programs with OpenACC directives on GPUs or on a simulated device")]
+#[command(name = "yosegi", version, about = "Runs C programs with OpenACC directives on GPUs or on a simulated device",
+    after_help = "`yosegi cc ARGS...` (or `yosegi-cc`) is a C compiler driver for Makefiles: see the README.")]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -113,6 +114,11 @@ fn main() -> ExitCode {
 }
 
 fn command() -> ExitCode {
+    // `yosegi cc` takes a C compiler's command line, which clap's conventions do not fit.
+    let raw: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if raw.get(1).is_some_and(|a| a == "cc") {
+        return ExitCode::from(yosegi::cc::main(&raw[2..]).clamp(0, 255) as u8);
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -128,7 +134,7 @@ fn command() -> ExitCode {
 }
 
 fn preprocess_options(input: &InputArgs) -> PreprocessOptions {
-    PreprocessOptions { include_dirs: input.include.clone(), defines: input.define.clone() }
+    PreprocessOptions { include_dirs: input.include.clone(), defines: input.define.clone(), cpp_flags: Vec::new() }
 }
 
 fn pass_config(input: &InputArgs) -> PassConfig {

@@ -360,3 +360,17 @@ fn a_pointer_of_unknown_extent_is_refused_at_the_clause_naming_the_allocation_ki
         finished.describe()
     );
 }
+
+#[test]
+fn same_named_static_functions_that_kernels_call_are_refused_not_confused() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let main = write(dir.path(), "main.c", "static double scale(double x) { return 2 * x; }\nvoid run(double *a);\nint main(void) {\n  double a[4] = {1, 2, 3, 4};\n  run(a);\n  return (int)scale(a[0]);\n}\n");
+    let other = write(
+        dir.path(),
+        "other.c",
+        "static double scale(double x) { return x / 2; }\nvoid run(double *a) {\n#pragma acc parallel loop copy(a[0:4])\n  for (int i = 0; i < 4; i++) a[i] = scale(a[i]);\n}\n",
+    );
+    let finished = yosegi_run(&["--device", "sim"], &[&main, &other], &[], Input::Nothing);
+    assert_eq!(finished.code(), Some(2), "{}", finished.describe());
+    assert!(finished.stderr.contains("a function named `scale` is defined in another file too"), "{}", finished.describe());
+}

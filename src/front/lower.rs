@@ -53,6 +53,7 @@ pub fn lower_program<'u>(sources: &'u SourceSet, units: &'u [TranslationUnit]) -
         next_kernel_suffix: HashMap::new(),
         current_function: None,
     };
+    lowerer.diags.extend(routines_defined_twice(units, &lowerer.routine_defs));
     for unit in units {
         lowerer.unit(unit);
     }
@@ -73,6 +74,37 @@ fn function_name(f: &ast::FunctionDef) -> Option<&str> {
 
 /// The `routine seq` functions (in definition order: their index in `Module::functions`) and
 /// the names of every function the program defines.
+/// Device functions are known by name across the program, so two files' `static` functions of
+/// one name that kernels call cannot both reach the device: the kernels of both files would
+/// call the same one. Refused at the second definition rather than run with the wrong one.
+fn routines_defined_twice(units: &[TranslationUnit], routines: &HashMap<String, &ast::FunctionDef>) -> Vec<Diagnostic> {
+    let mut first: HashMap<&str, &ast::FunctionDef> = HashMap::new();
+    let mut diags = Vec::new();
+    for unit in units {
+        for item in &unit.items {
+            let ExternalDecl::Function(f) = item else { continue };
+            let Some(name) = function_name(f) else { continue };
+            if !routines.contains_key(name) {
+                continue;
+            }
+            match first.get(name) {
+                None => {
+                    first.insert(name, f);
+                }
+                Some(earlier) if earlier.span.tu != f.span.tu => diags.push(
+                    Diagnostic::error(
+                        f.declarator.name_span,
+                        format!("a function named `{name}` is defined in another file too, and a compute construct calls one of them"),
+                    )
+                    .with_help("Yosegi does not yet tell same-named `static` functions of different files apart on the device: rename one of them"),
+                ),
+                Some(_) => {}
+            }
+        }
+    }
+    diags
+}
+
 /// The `routine seq` functions with pointer or array parameters are not IR functions: their
 /// bodies are inlined at each call, with the array arguments standing for the parameters.
 fn has_array_params(f: &ast::FunctionDef) -> bool {

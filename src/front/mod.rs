@@ -21,6 +21,8 @@ pub struct PreprocessOptions {
     pub include_dirs: Vec<PathBuf>,
     /// `NAME` or `NAME=VALUE`
     pub defines: Vec<String>,
+    /// Other flags for cpp, in order (`-UNAME`, `-std=c99`), as a compiler driver passes them.
+    pub cpp_flags: Vec<String>,
 }
 
 /// A parsed program: every translation unit, their sources, and the warnings so far.
@@ -72,14 +74,28 @@ pub fn parse_program(
 /// without running `cpp`: what [`parse_program`] does after preprocessing, for one file. The
 /// fuzzer (`yosegi-fuzz`) feeds mutated preprocessed text through it.
 pub fn parse_preprocessed(path: PathBuf, text: String) -> Result<ParsedProgram, (source::SourceSet, Diagnostics)> {
+    parse_preprocessed_units(vec![(path, text)])
+}
+
+/// [`parse_preprocessed`] for several translation units, one program (what `yosegi cc` links
+/// from the sources its objects carry).
+pub fn parse_preprocessed_units(files: Vec<(PathBuf, String)>) -> Result<ParsedProgram, (source::SourceSet, Diagnostics)> {
     let mut sources = source::SourceSet::default();
-    match parse_unit(&mut sources, path, text) {
-        Ok((unit, warnings)) if !warnings.iter().any(Diagnostic::is_error) => {
-            Ok(ParsedProgram { sources, units: vec![unit], warnings })
+    let mut units = Vec::new();
+    let mut diags = Vec::new();
+    for (path, text) in files {
+        match parse_unit(&mut sources, path, text) {
+            Ok((unit, warnings)) => {
+                diags.extend(warnings);
+                units.push(unit);
+            }
+            Err(d) => diags.push(d),
         }
-        Ok((_, warnings)) => Err((sources, Diagnostics(warnings))),
-        Err(d) => Err((sources, Diagnostics(vec![d]))),
     }
+    if diags.iter().any(Diagnostic::is_error) {
+        return Err((sources, Diagnostics(diags)));
+    }
+    Ok(ParsedProgram { sources, units, warnings: diags })
 }
 
 /// Lexes and parses the preprocessed `text` of `file` as the next translation unit of

@@ -43,6 +43,7 @@ pub fn cpp_command(file: &Path, options: &PreprocessOptions, builtin: &BuiltinHe
     for def in &options.defines {
         cmd.arg(format!("-D{def}"));
     }
+    cmd.args(&options.cpp_flags);
     cmd.arg(private_fs::operand(file));
     cmd
 }
@@ -103,7 +104,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("t.c");
         std::fs::write(&file, "#include <openacc.h>\n#define N 64\n#pragma acc parallel num_gangs(N)\nint x = WIDTH;\n").unwrap();
-        let opts = PreprocessOptions { include_dirs: vec![], defines: vec!["WIDTH=7".into()] };
+        let opts = PreprocessOptions { include_dirs: vec![], defines: vec!["WIDTH=7".into()], cpp_flags: Vec::new() };
         let out = preprocess(&file, &opts, &BuiltinHeaders::new().unwrap()).unwrap();
         assert!(out.contains("#pragma acc parallel num_gangs(64)"), "{out}");
         assert!(out.contains("int x = 7;"));

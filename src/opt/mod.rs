@@ -9,7 +9,7 @@ pub mod staging;
 use crate::ir::{Handle, Module};
 
 /// Whether kernels get shared-memory staged variants, and how the runtime picks among them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub enum StagingMode {
     /// Only the plain global-memory variant is made (`--no-staging`).
     Off,

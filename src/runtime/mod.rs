@@ -16,6 +16,7 @@ pub mod registry;
 mod rows;
 pub mod sim;
 pub mod stats;
+pub mod start;
 pub mod value;
 pub mod variants;
 

@@ -1,0 +1,481 @@
+//! `yosegi cc` (and `yosegi-cc`): a drop-in C compiler driver for Makefiles.
+//!
+//! * `-c file.c [-o file.o]` checks the file through Yosegi's front end (diagnostics as
+//!   `yosegi run` gives them, exit status 2 on errors), compiles it with the system C compiler
+//!   as plain sequential C (an ordinary object: the OpenACC directives ignored), and adds the
+//!   preprocessed source as the section `.yosegi_src`.
+//! * Linking (no `-c`) gathers every input carrying that section (and every `.c` given
+//!   directly), compiles them together as one program (as `yosegi run` would), compiles the
+//!   generated host code with the user's code-generation flags, embeds the program image (IR
+//!   and sources, [`crate::image`]) and links the executable against the runtime library
+//!   `libyosegi.so`, whose `yosegi_rt_start` runs it (`YOSEGI_DEVICE`, `YOSEGI_STATS`). The
+//!   objects' sequential code is left out then. Inputs without the section (objects of other
+//!   compilers, archives, libraries) are linked as they are.
+//! * The system compiler is `$YOSEGI_HOST_CC`, else `cc`.
+//! * Flags: `-I -D -U -std=` reach the preprocessor; `-O* -g* -f* -m* -W* -w -pthread` the host
+//!   compiler (a `-f`/`-m` flag the host compiler does not know is dropped with one warning);
+//!   `-l -L -Wl,* -shared? -static` the link. `-E` and the dependency flags (`-M`, `-MM`, ...)
+//!   run the system compiler alone. PGI/NVIDIA's OpenACC flags (`-acc`, `-ta=`, `-gpu=`,
+//!   `-Minfo`, `-Msafeptr`, `-fast`, `-fopenacc`) are dropped with one warning: Yosegi always
+//!   compiles the directives.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::diag::{self, Diagnostic};
+use crate::driver;
+use crate::front::preprocess::{self, BuiltinHeaders};
+use crate::front::PreprocessOptions;
+use crate::image::ProgramImage;
+use crate::opt::PassConfig;
+use crate::private_fs::{self, ScratchDir};
+use crate::source::SourceSet;
+
+/// The section of an object that carries its preprocessed source.
+const SOURCE_SECTION: &str = ".yosegi_src";
+/// The start of that section's contents; the path and the text follow, separated by a newline.
+const SOURCE_MAGIC: &str = "YOSEGI-SRC1\n";
+const EXIT_BAD_INPUT: i32 = 2;
+
+/// One item of the link line, in the user's order (libraries resolve left to right).
+#[derive(Clone, Debug, PartialEq)]
+enum LinkItem {
+    Input(PathBuf),
+    Flag(String),
+}
+
+#[derive(Debug, Default)]
+struct CcArgs {
+    compile_only: bool,
+    output: Option<PathBuf>,
+    sources: Vec<PathBuf>,
+    /// Inputs and link flags in order; `.c` sources take their place here too.
+    link: Vec<LinkItem>,
+    preprocess: PreprocessOptions,
+    /// Code-generation flags for the host compiler (`-O2`, `-g`, `-fopenmp`, `-march=native`).
+    host_flags: Vec<String>,
+    /// `-E`, `-M`, `-MM` and company: the system compiler does the whole job.
+    passthrough: bool,
+    no_warnings: bool,
+    /// Flags dropped, for the one warning.
+    dropped: Vec<String>,
+}
+
+/// Flags taking their value as the next argument.
+const WITH_VALUE: &[&str] = &["-o", "-I", "-D", "-U", "-L", "-l", "-MF", "-MT", "-MQ", "-include", "-isystem", "-x"];
+
+fn parse_args(args: &[String]) -> Result<CcArgs, String> {
+    let mut cc = CcArgs::default();
+    let mut i = 0;
+    while i < args.len() {
+        let arg = args[i].as_str();
+        i += 1;
+        let mut value = |flag: &str| -> Result<String, String> {
+            if arg.len() > flag.len() {
+                return Ok(arg[flag.len()..].to_string());
+            }
+            let v = args.get(i).cloned().ok_or_else(|| format!("`{flag}` needs a value"))?;
+            i += 1;
+            Ok(v)
+        };
+        let flag = WITH_VALUE.iter().copied().filter(|f| arg.starts_with(f)).max_by_key(|f| f.len());
+        match flag {
+            Some("-o") => cc.output = Some(PathBuf::from(value("-o")?)),
+            Some("-I") => cc.preprocess.include_dirs.push(PathBuf::from(value("-I")?)),
+            Some("-D") => cc.preprocess.defines.push(value("-D")?),
+            Some("-U") => cc.preprocess.cpp_flags.push(format!("-U{}", value("-U")?)),
+            Some("-L") => cc.link.push(LinkItem::Flag(format!("-L{}", value("-L")?))),
+            Some("-l") => cc.link.push(LinkItem::Flag(format!("-l{}", value("-l")?))),
+            Some(f @ ("-MF" | "-MT" | "-MQ")) => {
+                let v = value(f)?;
+                cc.passthrough = true;
+                cc.host_flags.extend([f.to_string(), v]);
+            }
+            Some(f @ ("-include" | "-isystem")) => {
+                let v = value(f)?;
+                cc.preprocess.cpp_flags.extend([f.to_string(), v]);
+            }
+            Some("-x") => {
+                let v = value("-x")?;
+                if v != "c" {
+                    return Err(format!("`-x {v}`: Yosegi compiles C only"));
+                }
+            }
+            _ => match arg {
+                "-c" => cc.compile_only = true,
+                "-w" => {
+                    cc.no_warnings = true;
+                    cc.host_flags.push("-w".into());
+                }
+                "-E" | "-M" | "-MM" | "-MD" | "-MMD" | "-MP" => {
+                    cc.passthrough = true;
+                    cc.host_flags.push(arg.to_string());
+                }
+                "-acc" | "-fast" | "-fopenacc" | "-mp" => cc.dropped.push(arg.to_string()),
+                "-pthread" | "-static" | "-rdynamic" => cc.host_flags.push(arg.to_string()),
+                "-S" => return Err("`-S`: Yosegi produces objects and executables, not assembly".to_string()),
+                "-shared" => return Err("`-shared`: Yosegi links executables; build libraries without OpenACC with the system compiler".to_string()),
+                _ if arg.starts_with("-ta=") || arg.starts_with("-gpu=") || arg.starts_with("-acc=") || arg.starts_with("-Minfo") || arg.starts_with("-M") => {
+                    cc.dropped.push(arg.to_string())
+                }
+                _ if arg.starts_with("-std=") => cc.preprocess.cpp_flags.push(arg.to_string()),
+                _ if arg.starts_with("-Wl,") || arg.starts_with("-Xlinker") => cc.link.push(LinkItem::Flag(arg.to_string())),
+                _ if arg.starts_with("-O") || arg.starts_with("-g") || arg.starts_with("-W") => cc.host_flags.push(arg.to_string()),
+                _ if arg.starts_with("-f") || arg.starts_with("-m") => cc.host_flags.push(arg.to_string()),
+                _ if arg.starts_with('-') && arg.len() > 1 => return Err(format!("unknown flag `{arg}`")),
+                _ => {
+                    let path = PathBuf::from(arg);
+                    if path.extension().is_some_and(|e| e == "c") {
+                        cc.sources.push(path.clone());
+                    }
+                    cc.link.push(LinkItem::Input(path));
+                }
+            },
+        }
+    }
+    if cc.link.iter().all(|l| !matches!(l, LinkItem::Input(_))) && !cc.passthrough {
+        return Err("no input files".to_string());
+    }
+    if cc.compile_only && cc.output.is_some() && cc.sources.len() > 1 {
+        return Err("`-o` with `-c` and several sources: give one source per command, or no `-o`".to_string());
+    }
+    Ok(cc)
+}
+
+/// `yosegi cc ARGS...`: returns the exit status.
+pub fn main(args: &[OsString]) -> i32 {
+    let args: Vec<String> = match args.iter().map(|a| a.clone().into_string()).collect() {
+        Ok(a) => a,
+        Err(bad) => return usage_error(&format!("the argument {bad:?} is not UTF-8")),
+    };
+    let mut cc = match parse_args(&args) {
+        Ok(cc) => cc,
+        Err(message) => return usage_error(&message),
+    };
+    if cc.passthrough {
+        return run_system_compiler(&cc, &args);
+    }
+    filter_host_flags(&mut cc);
+    if !cc.dropped.is_empty() && !cc.no_warnings {
+        eprintln!("yosegi cc: warning: ignoring {} (Yosegi compiles the OpenACC directives itself)", cc.dropped.join(" "));
+    }
+    let scratch = match ScratchDir::new() {
+        Ok(s) => s,
+        Err(d) => return report(&SourceSet::default(), &[d]),
+    };
+    let result = if cc.compile_only { compile_objects(&cc, &scratch) } else { link(&cc, &scratch) };
+    match result {
+        Ok(()) => 0,
+        Err(Failure::Diagnostics(sources, diags)) => report(&sources, &diags),
+        Err(Failure::Status(code)) => code,
+    }
+}
+
+enum Failure {
+    Diagnostics(SourceSet, Vec<Diagnostic>),
+    /// The system compiler or linker failed and said why on stderr.
+    Status(i32),
+}
+
+impl From<Diagnostic> for Failure {
+    fn from(d: Diagnostic) -> Failure {
+        Failure::Diagnostics(SourceSet::default(), vec![d])
+    }
+}
+
+fn usage_error(message: &str) -> i32 {
+    eprintln!("yosegi cc: error: {message}");
+    eprintln!("usage: yosegi cc [-c] [-o OUT] [-I DIR] [-D NAME[=VAL]] [-O2] [-lLIB] FILE.c|FILE.o...");
+    EXIT_BAD_INPUT
+}
+
+fn report(sources: &SourceSet, diags: &[Diagnostic]) -> i32 {
+    use std::io::IsTerminal;
+    eprint!("{}", diag::render(sources, diags, std::io::stderr().is_terminal()));
+    if diags.iter().any(Diagnostic::is_error) { EXIT_BAD_INPUT } else { 0 }
+}
+
+/// The system compiler with the user's arguments, less what only Yosegi reads.
+fn run_system_compiler(cc: &CcArgs, args: &[String]) -> i32 {
+    let keep: Vec<&String> = args.iter().filter(|a| !cc.dropped.contains(a)).collect();
+    match Command::new(host_compiler()).args(keep).status() {
+        Ok(status) => status.code().unwrap_or(1),
+        Err(e) => {
+            eprintln!("yosegi cc: error: cannot run the C compiler `{}`: {e}", host_compiler());
+            EXIT_BAD_INPUT
+        }
+    }
+}
+
+/// Drops the `-f`/`-m` flags the host compiler does not accept (PGI's `-mcmodel=medium` is
+/// gcc's too; `-Msafeptr` never gets here).
+fn filter_host_flags(cc: &mut CcArgs) {
+    let compiler = host_compiler();
+    let mut kept = Vec::new();
+    for flag in std::mem::take(&mut cc.host_flags) {
+        let probe = flag.starts_with("-f") || flag.starts_with("-m");
+        let accepted = !probe
+            || Command::new(&compiler)
+                .args([flag.as_str(), "-Werror", "-E", "-x", "c", "/dev/null", "-o", "/dev/null"])
+                .stderr(std::process::Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success());
+        if accepted { kept.push(flag) } else { cc.dropped.push(flag) }
+    }
+    cc.host_flags = kept;
+}
+
+/// Preprocesses and checks one source through the front end; its text for the object.
+fn check_source(cc: &CcArgs, source: &Path, builtin: &BuiltinHeaders) -> Result<String, Failure> {
+    let text = preprocess::preprocess(source, &cc.preprocess, builtin)?;
+    match driver::compile_preprocessed_units(vec![(source.to_path_buf(), text.clone())], &PassConfig::default()) {
+        Ok(program) => {
+            if !cc.no_warnings {
+                report(&program.sources, &program.warnings);
+            }
+            Ok(text)
+        }
+        Err((sources, diags)) => {
+            let shown = diags.0.into_iter().filter(|d| !cc.no_warnings || d.is_error()).collect();
+            Err(Failure::Diagnostics(sources, shown))
+        }
+    }
+}
+
+fn object_name(source: &Path) -> PathBuf {
+    PathBuf::from(source.file_stem().unwrap_or_default()).with_extension("o")
+}
+
+fn compile_objects(cc: &CcArgs, scratch: &ScratchDir) -> Result<(), Failure> {
+    let builtin = BuiltinHeaders::new()?;
+    for source in &cc.sources {
+        let text = check_source(cc, source, &builtin)?;
+        let output = cc.output.clone().unwrap_or_else(|| object_name(source));
+        let plain = scratch.path().join("plain.o");
+        let mut cmd = Command::new(host_compiler());
+        cmd.arg("-c").args(&cc.host_flags);
+        for dir in &cc.preprocess.include_dirs {
+            cmd.arg(private_fs::glued("-I", dir));
+        }
+        for def in &cc.preprocess.defines {
+            cmd.arg(format!("-D{def}"));
+        }
+        cmd.args(&cc.preprocess.cpp_flags).arg(private_fs::operand(source)).arg("-o").arg(&plain);
+        run(&mut cmd)?;
+        let payload = scratch.path().join("source.payload");
+        let mut bytes = SOURCE_MAGIC.as_bytes().to_vec();
+        bytes.extend(source.to_string_lossy().as_bytes());
+        bytes.push(b'\n');
+        bytes.extend(text.as_bytes());
+        std::fs::write(&payload, bytes).map_err(|e| Diagnostic::global_error(format!("cannot write {}: {e}", payload.display())))?;
+        let mut objcopy = Command::new("objcopy");
+        objcopy
+            .arg(format!("--add-section={SOURCE_SECTION}={}", payload.display()))
+            .arg(format!("--set-section-flags={SOURCE_SECTION}=readonly,contents"))
+            .arg(&plain)
+            .arg(&output);
+        run(&mut objcopy)?;
+    }
+    Ok(())
+}
+
+/// The source an object carries, if it was made by `yosegi cc -c`.
+fn carried_source(object: &Path, scratch: &ScratchDir) -> Result<Option<(PathBuf, String)>, Failure> {
+    let is_object = object.extension().is_some_and(|e| e == "o");
+    if !is_object {
+        return Ok(None);
+    }
+    if !object.is_file() {
+        return Err(Diagnostic::global_error(format!("cannot read {}: no such file", object.display())).into());
+    }
+    let out = scratch.path().join("carried.bin");
+    let _ = std::fs::remove_file(&out);
+    // objcopy refuses to dump a section the object lacks: an object of another compiler.
+    let dumped = Command::new("objcopy")
+        .arg(format!("--dump-section={SOURCE_SECTION}={}", out.display()))
+        .arg(object)
+        .arg(scratch.path().join("carried.o"))
+        .stderr(std::process::Stdio::null())
+        .status()
+        .map_err(|e| Diagnostic::global_error(format!("cannot run `objcopy`: {e}")).with_help("install binutils"))?;
+    if !dumped.success() {
+        return Ok(None);
+    }
+    let bytes = std::fs::read(&out).unwrap_or_default();
+    let Some(rest) = bytes.strip_prefix(SOURCE_MAGIC.as_bytes()) else { return Ok(None) };
+    let text = String::from_utf8_lossy(rest).into_owned();
+    let (path, source) = text.split_once('\n').unwrap_or((&text, ""));
+    Ok(Some((PathBuf::from(path), source.to_string())))
+}
+
+fn link(cc: &CcArgs, scratch: &ScratchDir) -> Result<(), Failure> {
+    let builtin = BuiltinHeaders::new()?;
+    let output = cc.output.clone().unwrap_or_else(|| PathBuf::from("a.out"));
+    let mut units = Vec::new();
+    let mut others = Vec::new();
+    for item in &cc.link {
+        match item {
+            LinkItem::Input(path) if cc.sources.contains(path) => {
+                units.push((path.clone(), check_source(cc, path, &builtin)?));
+            }
+            LinkItem::Input(path) => match carried_source(path, scratch)? {
+                Some(unit) => units.push(unit),
+                None => others.push(item.clone()),
+            },
+            LinkItem::Flag(_) => others.push(item.clone()),
+        }
+    }
+    let mut cmd = Command::new(host_compiler());
+    cmd.args(&cc.host_flags);
+    if units.is_empty() {
+        // Nothing of Yosegi's: an ordinary link.
+        add_link_items(&mut cmd, &others);
+        cmd.arg("-o").arg(&output);
+        return run(&mut cmd);
+    }
+    let program = match driver::compile_preprocessed_units(units, &PassConfig::default()) {
+        Ok(p) => p,
+        Err((sources, diags)) => return Err(Failure::Diagnostics(sources, diags.0)),
+    };
+    let host = driver::host_program(&program);
+    let dir = scratch.path();
+    driver::write_host_files(&host, dir)?;
+    let mut objects = Vec::new();
+    let mcmodel = cc.host_flags.iter().any(|f| f.starts_with("-mcmodel="));
+    for file in &host.files {
+        let object = dir.join(&file.name).with_extension("o");
+        let mut c = Command::new(host_compiler());
+        c.current_dir(dir).arg("-c").args(&cc.host_flags).args(["-std=gnu11", "-w", "-Dmain=__yosegi_user_main"]);
+        if !mcmodel {
+            // Programs such as NPB define static arrays larger than the small model addresses.
+            c.arg("-mcmodel=medium");
+        }
+        c.arg(&file.name).arg("-o").arg(&object);
+        run(&mut c)?;
+        objects.push(object);
+    }
+    let image = ProgramImage { module: program.module.clone(), sources: program.sources.clone(), staging: program.staging };
+    let image_path = dir.join("program.image");
+    std::fs::write(&image_path, image.to_bytes()).map_err(|e| Diagnostic::global_error(format!("cannot write the program image: {e}")))?;
+    let start = dir.join("yosegi_start.c");
+    std::fs::write(&start, start_code(&image_path)).map_err(|e| Diagnostic::global_error(format!("cannot write {}: {e}", start.display())))?;
+    let start_object = dir.join("yosegi_start.o");
+    run(Command::new(host_compiler()).arg("-c").arg(&start).arg("-o").arg(&start_object))?;
+    let lib_dir = runtime_library_dir()?;
+    cmd.args(&objects).arg(&start_object);
+    add_link_items(&mut cmd, &others);
+    cmd.arg(private_fs::glued("-L", &lib_dir)).arg(format!("-Wl,-rpath,{}", lib_dir.display())).args(["-lyosegi", "-lm"]);
+    cmd.arg("-o").arg(&output);
+    run(&mut cmd)
+}
+
+fn add_link_items(cmd: &mut Command, items: &[LinkItem]) {
+    for item in items {
+        match item {
+            LinkItem::Input(p) => cmd.arg(private_fs::operand(p)),
+            LinkItem::Flag(f) => cmd.arg(f),
+        };
+    }
+}
+
+/// The executable's `main`: the program image (embedded with `.incbin`) goes to the runtime
+/// library, which runs the user's `main` (renamed `__yosegi_user_main`) through the glue.
+fn start_code(image: &Path) -> String {
+    let quoted = image.display().to_string().replace('\\', "\\\\").replace('"', "\\\"");
+    format!(
+        "/* Generated by yosegi cc: the executable's entry. */\n\
+         __asm__(\".section .rodata.yosegi_image,\\\"a\\\"\\n.balign 16\\n\
+         .globl __yosegi_image\\n__yosegi_image:\\n.incbin \\\"{quoted}\\\"\\n\
+         .globl __yosegi_image_end\\n__yosegi_image_end:\\n.previous\");\n\
+         extern const unsigned char __yosegi_image[], __yosegi_image_end[];\n\
+         int __yosegi_entry(const void *rt, int argc, char **argv);\n\
+         int yosegi_rt_start(const unsigned char *image, unsigned long len, int argc, char **argv,\n\
+         \x20                   int (*entry)(const void *, int, char **));\n\
+         int main(int argc, char **argv) {{\n\
+         \x20   return yosegi_rt_start(__yosegi_image, (unsigned long)(__yosegi_image_end - __yosegi_image), argc, argv, __yosegi_entry);\n\
+         }}\n"
+    )
+}
+
+/// Where `libyosegi.so` is: `$YOSEGI_LIB_DIR`, else next to this executable (cargo puts the
+/// library and the binaries in one folder).
+fn runtime_library_dir() -> Result<PathBuf, Diagnostic> {
+    let dir = match std::env::var_os("YOSEGI_LIB_DIR") {
+        Some(d) => PathBuf::from(d),
+        None => std::env::current_exe()
+            .ok()
+            .and_then(|e| e.canonicalize().ok())
+            .and_then(|e| e.parent().map(Path::to_path_buf))
+            .unwrap_or_default(),
+    };
+    if dir.join("libyosegi.so").is_file() {
+        return Ok(dir);
+    }
+    Err(Diagnostic::global_error(format!("cannot find the runtime library libyosegi.so in {}", dir.display()))
+        .with_help("build it with `cargo build --release` (it lands next to the yosegi binary), or point YOSEGI_LIB_DIR at its folder"))
+}
+
+/// The system C compiler: `$YOSEGI_HOST_CC`, else `cc`. Not `$CC`: under `make CC="yosegi cc"`
+/// that is this driver.
+fn host_compiler() -> String {
+    std::env::var("YOSEGI_HOST_CC").ok().filter(|c| !c.trim().is_empty()).unwrap_or_else(|| "cc".to_string())
+}
+
+/// Runs a tool of the toolchain; its own messages reach the user's stderr.
+fn run(cmd: &mut Command) -> Result<(), Failure> {
+    let program = cmd.get_program().to_string_lossy().into_owned();
+    match cmd.status() {
+        Ok(status) if status.success() => Ok(()),
+        Ok(status) => Err(Failure::Status(status.code().unwrap_or(1))),
+        Err(e) => Err(Diagnostic::global_error(format!("cannot run `{program}`: {e}"))
+            .with_help("install a C toolchain (gcc and binutils) and make sure it is on PATH")
+            .into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(line: &str) -> Vec<String> {
+        line.split_whitespace().map(str::to_string).collect()
+    }
+
+    #[test]
+    fn compile_flags_go_where_they_belong() {
+        let cc = parse_args(&args("-c -O3 -I../common -DCLASS=S -UX -std=c99 -mcmodel=medium -acc -ta=tesla -Minfo=accel cg.c -o cg.o")).unwrap();
+        assert!(cc.compile_only);
+        assert_eq!(cc.output, Some(PathBuf::from("cg.o")));
+        assert_eq!(cc.sources, vec![PathBuf::from("cg.c")]);
+        assert_eq!(cc.preprocess.include_dirs, vec![PathBuf::from("../common")]);
+        assert_eq!(cc.preprocess.defines, vec!["CLASS=S".to_string()]);
+        assert_eq!(cc.preprocess.cpp_flags, vec!["-UX".to_string(), "-std=c99".to_string()]);
+        assert_eq!(cc.host_flags, vec!["-O3".to_string(), "-mcmodel=medium".to_string()]);
+        assert_eq!(cc.dropped, vec!["-acc".to_string(), "-ta=tesla".to_string(), "-Minfo=accel".to_string()]);
+    }
+
+    #[test]
+    fn link_items_keep_their_order() {
+        let cc = parse_args(&args("-o prog a.o -L /opt/lib b.o -lm -Wl,--as-needed")).unwrap();
+        assert_eq!(
+            cc.link,
+            vec![
+                LinkItem::Input("a.o".into()),
+                LinkItem::Flag("-L/opt/lib".into()),
+                LinkItem::Input("b.o".into()),
+                LinkItem::Flag("-lm".into()),
+                LinkItem::Flag("-Wl,--as-needed".into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn bad_command_lines_are_named() {
+        assert_eq!(parse_args(&args("-O2")).unwrap_err(), "no input files");
+        assert_eq!(parse_args(&args("a.c -o")).unwrap_err(), "`-o` needs a value");
+        assert_eq!(parse_args(&args("--frobnicate a.c")).unwrap_err(), "unknown flag `--frobnicate`");
+        assert!(parse_args(&args("-c a.c b.c -o x.o")).unwrap_err().contains("one source per command"));
+        assert!(parse_args(&args("-MM a.c")).unwrap().passthrough);
+    }
+}

@@ -1,0 +1,99 @@
+//! The program image: what an executable built by `yosegi cc` carries for the runtime (the
+//! compiled IR, the sources its diagnostics point into, how staged variants were made). The
+//! linker embeds it as bytes; the runtime library reads it back at start, so the executable
+//! never runs the front end.
+//!
+//! Format: the magic `YOSEGI-IMAGE`, a format version byte, then the bincode of
+//! [`ImageContents`]. The version changes whenever the IR's shape does; an executable built
+//! by another version is refused with a message rather than misread.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::ir::Module;
+use crate::opt::StagingMode;
+use crate::source::{SourceSet, SourceUnit};
+
+const MAGIC: &[u8] = b"YOSEGI-IMAGE";
+/// Bump with any change to the IR's types (or to `ImageContents`).
+const FORMAT_VERSION: u8 = 1;
+
+/// What the image holds.
+#[derive(Serialize, Deserialize)]
+struct ImageContents {
+    module: Module,
+    /// Each translation unit: the path given to the compiler and its preprocessed text.
+    sources: Vec<(PathBuf, String)>,
+    staging: StagingMode,
+}
+
+/// A compiled program as the runtime needs it.
+pub struct ProgramImage {
+    pub module: Module,
+    pub sources: SourceSet,
+    pub staging: StagingMode,
+}
+
+impl ProgramImage {
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let contents = ImageContents {
+            module: self.module.clone(),
+            sources: self.sources.units.iter().map(|u| (u.path.clone(), u.text.clone())).collect(),
+            staging: self.staging,
+        };
+        let mut bytes = MAGIC.to_vec();
+        bytes.push(FORMAT_VERSION);
+        bytes.extend(bincode::serialize(&contents).expect("the IR serialises: plain data"));
+        bytes
+    }
+
+    pub fn from_bytes(bytes: &[u8]) -> Result<ProgramImage, String> {
+        let Some(rest) = bytes.strip_prefix(MAGIC) else {
+            return Err("the executable holds no Yosegi program image".to_string());
+        };
+        match rest.first() {
+            Some(&FORMAT_VERSION) => {}
+            Some(v) => {
+                return Err(format!(
+                    "the executable was built by a Yosegi whose program image is version {v}; this runtime reads version {FORMAT_VERSION}: rebuild it"
+                ));
+            }
+            None => return Err("the program image is empty".to_string()),
+        }
+        let contents: ImageContents = bincode::deserialize(&rest[1..]).map_err(|e| format!("the program image is damaged: {e}"))?;
+        let mut sources = SourceSet::default();
+        sources.units = contents.sources.into_iter().map(|(path, text)| SourceUnit::new(path, text)).collect();
+        Ok(ProgramImage { module: contents.module, sources, staging: contents.staging })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_image_reads_back_what_was_written() {
+        let path = std::env::temp_dir().join(format!("yosegi-image-{}.c", std::process::id()));
+        std::fs::write(&path, "int main(void) {\n  double a[8];\n#pragma acc parallel loop copyout(a)\n  for (int i = 0; i < 8; i++) a[i] = i;\n  return (int)a[7];\n}\n").unwrap();
+        let program = crate::driver::compile(&[path.clone()], &Default::default(), &Default::default())
+            .unwrap_or_else(|(s, d)| panic!("{}", crate::diag::render(&s, &d.0, false)));
+        std::fs::remove_file(&path).unwrap();
+        let image = ProgramImage { module: program.module.clone(), sources: program.sources.clone(), staging: StagingMode::Force };
+        let back = ProgramImage::from_bytes(&image.to_bytes()).expect("reads back");
+        assert_eq!(crate::back::ir_text::module_text(&back.module), crate::back::ir_text::module_text(&program.module));
+        assert_eq!(back.sources.units[0].text, program.sources.units[0].text);
+        assert_eq!(back.staging, StagingMode::Force);
+    }
+
+    #[test]
+    fn a_foreign_or_other_version_image_is_refused_with_a_reason() {
+        assert!(ProgramImage::from_bytes(b"ELF").unwrap_err().contains("no Yosegi program image"));
+        let mut bytes = MAGIC.to_vec();
+        bytes.push(FORMAT_VERSION + 1);
+        assert!(ProgramImage::from_bytes(&bytes).unwrap_err().contains("rebuild it"));
+        let mut bytes = MAGIC.to_vec();
+        bytes.extend([FORMAT_VERSION, 0xff, 0xff]);
+        assert!(ProgramImage::from_bytes(&bytes).unwrap_err().contains("damaged"));
+    }
+}

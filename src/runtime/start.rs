@@ -1,0 +1,91 @@
+//! The runtime's entry for executables built by `yosegi cc`: the generated `main` hands it the
+//! program image the linker embedded and the host code's entry (`__yosegi_entry` of the
+//! glue); it reads the image, opens the device the environment names, installs the runtime
+//! and runs the program's own `main` through the entry.
+//!
+//! Environment: `YOSEGI_DEVICE` = `auto` (the default: the GPU when one is usable, else the
+//! simulator, with a one-line notice), `cuda` or `sim`; `YOSEGI_STATS=1` prints the runtime's
+//! counters at exit.
+
+use std::ffi::{c_char, c_int, c_void};
+use std::sync::Arc;
+
+use crate::image::ProgramImage;
+use crate::runtime::{ColorMode, DeviceKind, Runtime, RuntimeConfig, StatsMode, abi};
+
+/// `__yosegi_entry(table, argc, argv)`: the glue's entry, which runs the user's `main`.
+pub type HostEntry = unsafe extern "C" fn(*const c_void, c_int, *mut *mut c_char) -> c_int;
+
+/// Status for a bad image or environment, as for bad input to the compiler.
+const EXIT_BAD_SETUP: c_int = 2;
+
+/// Runs the program; does not come back (the process ends through C's `exit` with `main`'s
+/// status, so the program's `atexit` handlers and stdio buffers are served).
+///
+/// # Safety
+/// `image` points to `len` readable bytes; `argv` is the process's argv; `entry` is the glue's.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn yosegi_rt_start(image: *const u8, len: usize, argc: c_int, argv: *mut *mut c_char, entry: HostEntry) -> c_int {
+    // SAFETY: the caller's contract.
+    let bytes = unsafe { std::slice::from_raw_parts(image, len) };
+    let status = match prepare(bytes) {
+        // SAFETY: the table is 'static; argv is the process's.
+        Ok(table) => unsafe { entry(table, argc, argv) },
+        Err(message) => {
+            eprintln!("yosegi: {message}");
+            EXIT_BAD_SETUP
+        }
+    };
+    exit_process(status)
+}
+
+/// Reads the image and the environment and installs the runtime; returns the glue's table.
+fn prepare(bytes: &[u8]) -> Result<*const c_void, String> {
+    use std::io::IsTerminal;
+    let image = ProgramImage::from_bytes(bytes)?;
+    let device = device_from_env(std::env::var("YOSEGI_DEVICE").ok().as_deref())?;
+    let stats = match std::env::var("YOSEGI_STATS").ok().as_deref() {
+        None | Some("" | "0") => StatsMode::Off,
+        Some(_) => StatsMode::Print,
+    };
+    let color = if std::io::stderr().is_terminal() { ColorMode::Always } else { ColorMode::Never };
+    let config = RuntimeConfig { device, stats, color, staging: image.staging };
+    let runtime = Runtime::try_new(Arc::new(image.module), Arc::new(image.sources), config)
+        .map_err(|why| format!("{why} (YOSEGI_DEVICE=sim runs the program on the simulator)"))?;
+    if device == DeviceKind::Auto && runtime.device_name() == "sim" {
+        eprintln!("yosegi: no usable CUDA GPU; running on the sim device");
+    }
+    Ok(abi::install(runtime) as *const abi::YosegiRuntime as *const c_void)
+}
+
+fn device_from_env(value: Option<&str>) -> Result<DeviceKind, String> {
+    match value.map(str::trim) {
+        None | Some("" | "auto") => Ok(DeviceKind::Auto),
+        Some("cuda") => Ok(DeviceKind::Cuda),
+        Some("sim") => Ok(DeviceKind::Sim),
+        Some(other) => Err(format!("YOSEGI_DEVICE is `{other}`; it must be auto, cuda or sim")),
+    }
+}
+
+fn exit_process(status: c_int) -> ! {
+    unsafe extern "C" {
+        fn exit(status: c_int) -> !;
+    }
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    // SAFETY: libc's exit.
+    unsafe { exit(status) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_device_comes_from_the_environment_and_a_bad_one_is_named() {
+        assert_eq!(device_from_env(None), Ok(DeviceKind::Auto));
+        assert_eq!(device_from_env(Some("sim")), Ok(DeviceKind::Sim));
+        assert_eq!(device_from_env(Some("cuda")), Ok(DeviceKind::Cuda));
+        assert!(device_from_env(Some("gpu")).unwrap_err().contains("`gpu`"));
+    }
+}

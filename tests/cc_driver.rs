@@ -1,0 +1,67 @@
+//! `yosegi cc`: programs under `tests/make_programs/` are built by their own Makefile with
+//! `make CC="yosegi cc"` and with `make CC=gcc` (the reference, pragmas ignored), run, and
+//! compared. The Yosegi build must run its kernels through the runtime library.
+
+mod common;
+
+use common::repo_root;
+use std::path::Path;
+use std::process::Command;
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+    }
+}
+
+fn make(dir: &Path, cc: &str) {
+    let out = Command::new("make")
+        .current_dir(dir)
+        .arg(format!("CC={cc}"))
+        .output()
+        .expect("`make` must be installed to test the compiler driver (.ci/run installs it)");
+    assert!(out.status.success(), "make CC={cc} failed:\n{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+}
+
+fn run(program: &Path, env: &[(&str, &str)]) -> std::process::Output {
+    Command::new(program).arg("7").envs(env.iter().copied()).output().expect("the built program runs")
+}
+
+#[test]
+fn a_two_file_makefile_program_builds_with_yosegi_cc_and_matches_gcc() {
+    let source = repo_root().join("tests/make_programs/two_files");
+    let scratch = tempfile::tempdir().unwrap();
+    let (ours, reference) = (scratch.path().join("yosegi"), scratch.path().join("gcc"));
+    copy_dir(&source, &ours);
+    copy_dir(&source, &reference);
+    make(&ours, &format!("{} cc", env!("CARGO_BIN_EXE_yosegi")));
+    make(&reference, "gcc");
+    let expected = run(&reference.join("prog"), &[]);
+    assert!(expected.status.success());
+    let got = run(&ours.join("prog"), &[("YOSEGI_DEVICE", "sim"), ("YOSEGI_STATS", "1")]);
+    let stderr = String::from_utf8_lossy(&got.stderr);
+    assert!(got.status.success(), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&got.stdout), String::from_utf8_lossy(&expected.stdout), "{stderr}");
+    // The kernels ran on the device through the runtime, not the objects' sequential code.
+    assert!(stderr.contains("relax_l15"), "no kernel launches reported:\n{stderr}");
+    let bad = run(&ours.join("prog"), &[("YOSEGI_DEVICE", "gpu")]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("YOSEGI_DEVICE is `gpu`"));
+}
+
+#[test]
+fn yosegi_cc_reports_errors_with_the_location_and_status_2() {
+    let scratch = tempfile::tempdir().unwrap();
+    let file = scratch.path().join("bad.c");
+    std::fs::write(&file, "int main(void) {\n  int a[4];\n#pragma acc parallel loop copy(a) frobnicate\n  for (int i = 0; i < 4; i++) a[i] = i;\n  return 0;\n}\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_yosegi")).current_dir(scratch.path()).args(["cc", "-c", "bad.c"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("bad.c:3:") && stderr.contains("frobnicate"), "{stderr}");
+    assert!(!scratch.path().join("bad.o").exists());
+    let usage = Command::new(env!("CARGO_BIN_EXE_yosegi-cc")).arg("--frobnicate").output().unwrap();
+    assert_eq!(usage.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&usage.stderr).contains("unknown flag `--frobnicate`"));
+}
