@@ -29,6 +29,7 @@ struct ImageContents {
 }
 
 /// A compiled program as the runtime needs it.
+#[derive(Debug)]
 pub struct ProgramImage {
     pub module: Module,
     pub sources: SourceSet,

@@ -56,18 +56,9 @@ pub fn parse_program(
                 continue;
             }
         };
-        match parse_unit(&mut sources, file.clone(), text) {
-            Ok((unit, warnings)) => {
-                diags.extend(warnings);
-                units.push(unit);
-            }
-            Err(d) => diags.push(d),
-        }
+        add_unit(&mut sources, &mut units, &mut diags, file.clone(), text);
     }
-    if diags.iter().any(Diagnostic::is_error) {
-        return Err((sources, Diagnostics(diags)));
-    }
-    Ok(ParsedProgram { sources, units, warnings: diags })
+    finish(sources, units, diags)
 }
 
 /// Parses one file's text that is already preprocessed (cpp's output, line markers included),
@@ -84,14 +75,24 @@ pub fn parse_preprocessed_units(files: Vec<(PathBuf, String)>) -> Result<ParsedP
     let mut units = Vec::new();
     let mut diags = Vec::new();
     for (path, text) in files {
-        match parse_unit(&mut sources, path, text) {
-            Ok((unit, warnings)) => {
-                diags.extend(warnings);
-                units.push(unit);
-            }
-            Err(d) => diags.push(d),
-        }
+        add_unit(&mut sources, &mut units, &mut diags, path, text);
     }
+    finish(sources, units, diags)
+}
+
+/// Parses one unit into the program, its warnings (or its error) into `diags`.
+fn add_unit(sources: &mut source::SourceSet, units: &mut Vec<ast::TranslationUnit>, diags: &mut Vec<Diagnostic>, path: PathBuf, text: String) {
+    match parse_unit(sources, path, text) {
+        Ok((unit, warnings)) => {
+            diags.extend(warnings);
+            units.push(unit);
+        }
+        Err(d) => diags.push(d),
+    }
+}
+
+/// The parsed program, or the diagnostics when any is an error.
+fn finish(sources: source::SourceSet, units: Vec<ast::TranslationUnit>, diags: Vec<Diagnostic>) -> Result<ParsedProgram, (source::SourceSet, Diagnostics)> {
     if diags.iter().any(Diagnostic::is_error) {
         return Err((sources, Diagnostics(diags)));
     }
