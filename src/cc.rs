@@ -355,9 +355,9 @@ fn link(cc: &CcArgs, scratch: &ScratchDir) -> Result<(), Failure> {
         run(&mut c)?;
         objects.push(object);
     }
-    let image = ProgramImage { module: program.module.clone(), sources: program.sources.clone(), staging: program.staging };
+    let image = ProgramImage::encode(&program.module, &program.sources, program.staging);
     let image_path = dir.join("program.image");
-    std::fs::write(&image_path, image.to_bytes()).map_err(|e| Diagnostic::global_error(format!("cannot write the program image: {e}")))?;
+    std::fs::write(&image_path, image).map_err(|e| Diagnostic::global_error(format!("cannot write the program image: {e}")))?;
     let start = dir.join("yosegi_start.c");
     std::fs::write(&start, start_code(&image_path)).map_err(|e| Diagnostic::global_error(format!("cannot write {}: {e}", start.display())))?;
     let start_object = dir.join("yosegi_start.o");

@@ -21,7 +21,7 @@ use crate::ir::Module;
 use crate::opt::{self, PassConfig, StagingMode};
 use crate::private_fs;
 pub use crate::private_fs::ScratchDir;
-use crate::runtime::{ColorMode, DeviceKind, Runtime, RuntimeConfig, StatsMode, abi};
+use crate::runtime::{ColorMode, DeviceKind, RuntimeConfig, StatsMode};
 
 /// A program compiled to the IR, with everything the later steps need.
 pub struct CompiledProgram {
@@ -55,14 +55,13 @@ pub fn compile(
 }
 
 /// [`compile`] for one file's text that is already preprocessed (see
-/// [`front::parse_preprocessed`]): no `cpp`, no process. The fuzzer's entry point.
+/// [`front::parse_preprocessed_units`]): no `cpp`, no process. The fuzzer's entry point.
 pub fn compile_preprocessed(
     file: PathBuf,
     text: String,
     passes: &PassConfig,
 ) -> Result<CompiledProgram, (SourceSet, Diagnostics)> {
-    let parsed = front::parse_preprocessed(file.clone(), text)?;
-    compile_parsed(vec![file], parsed, passes)
+    compile_preprocessed_units(vec![(file, text)], passes)
 }
 
 /// [`compile`] for translation units already preprocessed (`yosegi cc` links the units its
@@ -269,17 +268,7 @@ pub fn run_program(program: &CompiledProgram, library: &Path, options: &RunOptio
     load_program(library)?.run(program, options)
 }
 
-/// Ends the process the way C's `exit` does: the program's and the runtime's `atexit` handlers
-/// run (stdio is flushed) before the process ends with `status`.
-pub fn exit_process(status: i32) -> ! {
-    unsafe extern "C" {
-        fn exit(status: c_int) -> !;
-    }
-    // SAFETY: libc's exit; Rust's own stdout is flushed first.
-    use std::io::Write;
-    let _ = std::io::stdout().flush();
-    unsafe { exit(status) }
-}
+pub use crate::runtime::start::exit_process;
 
 /// Installs the process's runtime for this program and returns the table for its glue.
 fn install_runtime(program: &CompiledProgram, options: &RunOptions) -> Result<*const c_void, Diagnostic> {
@@ -297,12 +286,8 @@ fn install_runtime(program: &CompiledProgram, options: &RunOptions) -> Result<*c
         color: if std::io::stderr().is_terminal() { ColorMode::Always } else { ColorMode::Never },
         staging: program.staging,
     };
-    let runtime = Runtime::try_new(Arc::new(program.module.clone()), Arc::new(program.sources.clone()), config)
-        .map_err(|why| Diagnostic::global_error(why).with_help("run on the simulator with --device sim"))?;
-    if options.device == Device::Auto && runtime.device_name() == "sim" {
-        eprintln!("yosegi: no usable CUDA GPU; running on the sim device");
-    }
-    Ok(abi::install(runtime) as *const abi::YosegiRuntime as *const c_void)
+    crate::runtime::start::install_program(Arc::new(program.module.clone()), Arc::new(program.sources.clone()), config)
+        .map_err(|why| Diagnostic::global_error(why).with_help("run on the simulator with --device sim"))
 }
 
 #[cfg(test)]

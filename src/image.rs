@@ -7,7 +7,7 @@
 //! [`ImageContents`]. The version changes whenever the IR's shape does; an executable built
 //! by another version is refused with a message rather than misread.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
@@ -19,12 +19,21 @@ const MAGIC: &[u8] = b"YOSEGI-IMAGE";
 /// Bump with any change to the IR's types (or to `ImageContents`).
 const FORMAT_VERSION: u8 = 1;
 
-/// What the image holds.
-#[derive(Serialize, Deserialize)]
+/// What the image holds, as read back.
+#[derive(Deserialize)]
 struct ImageContents {
     module: Module,
     /// Each translation unit: the path given to the compiler and its preprocessed text.
     sources: Vec<(PathBuf, String)>,
+    staging: StagingMode,
+}
+
+/// The same fields, borrowed from the compiled program for writing (bincode encodes a
+/// reference as the value, so [`ImageContents`] reads it back).
+#[derive(Serialize)]
+struct ImageContentsRef<'a> {
+    module: &'a Module,
+    sources: Vec<(&'a Path, &'a str)>,
     staging: StagingMode,
 }
 
@@ -37,11 +46,12 @@ pub struct ProgramImage {
 }
 
 impl ProgramImage {
-    pub fn to_bytes(&self) -> Vec<u8> {
-        let contents = ImageContents {
-            module: self.module.clone(),
-            sources: self.sources.units.iter().map(|u| (u.path.clone(), u.text.clone())).collect(),
-            staging: self.staging,
+    /// The image bytes of a compiled program.
+    pub fn encode(module: &Module, sources: &SourceSet, staging: StagingMode) -> Vec<u8> {
+        let contents = ImageContentsRef {
+            module,
+            sources: sources.units.iter().map(|u| (u.path.as_path(), u.text.as_str())).collect(),
+            staging,
         };
         let mut bytes = MAGIC.to_vec();
         bytes.push(FORMAT_VERSION);
@@ -80,8 +90,8 @@ mod tests {
         let program = crate::driver::compile(&[path.clone()], &Default::default(), &Default::default())
             .unwrap_or_else(|(s, d)| panic!("{}", crate::diag::render(&s, &d.0, false)));
         std::fs::remove_file(&path).unwrap();
-        let image = ProgramImage { module: program.module.clone(), sources: program.sources.clone(), staging: StagingMode::Force };
-        let back = ProgramImage::from_bytes(&image.to_bytes()).expect("reads back");
+        let bytes = ProgramImage::encode(&program.module, &program.sources, StagingMode::Force);
+        let back = ProgramImage::from_bytes(&bytes).expect("reads back");
         assert_eq!(crate::back::ir_text::module_text(&back.module), crate::back::ir_text::module_text(&program.module));
         assert_eq!(back.sources.units[0].text, program.sources.units[0].text);
         assert_eq!(back.staging, StagingMode::Force);

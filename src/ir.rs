@@ -62,6 +62,29 @@ pub enum ReductionOp {
     LogOr,
 }
 
+impl DataClauseKind {
+    /// The clause's keyword as written in a directive (`host` and `device` are `update`'s).
+    pub fn keyword(self) -> &'static str {
+        match self {
+            DataClauseKind::Copy => "copy",
+            DataClauseKind::CopyIn => "copyin",
+            DataClauseKind::CopyOut => "copyout",
+            DataClauseKind::Create => "create",
+            DataClauseKind::Present => "present",
+            DataClauseKind::Delete => "delete",
+            DataClauseKind::DevicePtr => "deviceptr",
+            DataClauseKind::Host => "host",
+            DataClauseKind::Device => "device",
+            DataClauseKind::UseDevice => "use_device",
+            DataClauseKind::NoCreate => "no_create",
+            DataClauseKind::Attach => "attach",
+            DataClauseKind::Detach => "detach",
+            DataClauseKind::DeviceResident => "device_resident",
+            DataClauseKind::Link => "link",
+        }
+    }
+}
+
 impl ReductionOp {
     /// The operator as written in a `reduction(op:...)` clause.
     pub fn symbol(self) -> &'static str {

@@ -270,7 +270,7 @@ impl DirectiveParser<'_, '_> {
         let span = self.pragma;
         let has = |names: &[&str]| {
             clauses.iter().any(|c| match &c.kind {
-                ClauseKind::Data { kind, .. } => names.contains(&data_kind_name(*kind)),
+                ClauseKind::Data { kind, .. } => names.contains(&kind.keyword()),
                 _ => false,
             })
         };
@@ -393,7 +393,7 @@ impl DirectiveParser<'_, '_> {
         // On a compute construct `self` is the 3.3 clause that runs it on the host.
         let data_kind = if word == "self" && is_compute(directive) { None } else { data_kind };
         let (canonical, kind): (&'static str, ClauseKind) = if let Some(k) = data_kind {
-            let canonical = if word == "self" { "self" } else { data_kind_name(k) };
+            let canonical = if word == "self" { "self" } else { k.keyword() };
             self.open(&word)?;
             if matches!(k, DataClauseKind::CopyIn) && self.p.is_word("readonly") && self.p.peek_at(1).is_punct(":") {
                 self.p.bump();
@@ -820,26 +820,6 @@ fn check_combination(kind: &DirectiveKind, seen: &[&'static str], clause: &'stat
         }
     }
     Ok(())
-}
-
-fn data_kind_name(k: DataClauseKind) -> &'static str {
-    match k {
-        DataClauseKind::Copy => "copy",
-        DataClauseKind::CopyIn => "copyin",
-        DataClauseKind::CopyOut => "copyout",
-        DataClauseKind::Create => "create",
-        DataClauseKind::Present => "present",
-        DataClauseKind::Delete => "delete",
-        DataClauseKind::DevicePtr => "deviceptr",
-        DataClauseKind::Host => "host",
-        DataClauseKind::Device => "device",
-        DataClauseKind::UseDevice => "use_device",
-        DataClauseKind::NoCreate => "no_create",
-        DataClauseKind::Attach => "attach",
-        DataClauseKind::Detach => "detach",
-        DataClauseKind::DeviceResident => "device_resident",
-        DataClauseKind::Link => "link",
-    }
 }
 
 fn is_compute(kind: &DirectiveKind) -> bool {

@@ -61,15 +61,10 @@ pub fn parse_program(
     finish(sources, units, diags)
 }
 
-/// Parses one file's text that is already preprocessed (cpp's output, line markers included),
-/// without running `cpp`: what [`parse_program`] does after preprocessing, for one file. The
-/// fuzzer (`yosegi-fuzz`) feeds mutated preprocessed text through it.
-pub fn parse_preprocessed(path: PathBuf, text: String) -> Result<ParsedProgram, (source::SourceSet, Diagnostics)> {
-    parse_preprocessed_units(vec![(path, text)])
-}
-
-/// [`parse_preprocessed`] for several translation units, one program (what `yosegi cc` links
-/// from the sources its objects carry).
+/// Parses translation units whose text is already preprocessed (cpp's output, line markers
+/// included), as one program, without running `cpp`: what [`parse_program`] does after
+/// preprocessing. The fuzzer (`yosegi-fuzz`) feeds mutated text through it, and `yosegi cc`
+/// links the units its objects carry.
 pub fn parse_preprocessed_units(files: Vec<(PathBuf, String)>) -> Result<ParsedProgram, (source::SourceSet, Diagnostics)> {
     let mut sources = source::SourceSet::default();
     let mut units = Vec::new();

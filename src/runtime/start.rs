@@ -11,6 +11,8 @@ use std::ffi::{c_char, c_int, c_void};
 use std::sync::Arc;
 
 use crate::image::ProgramImage;
+use crate::ir::Module;
+use crate::source::SourceSet;
 use crate::runtime::{ColorMode, DeviceKind, Runtime, RuntimeConfig, StatsMode, abi};
 
 /// `__yosegi_entry(table, argc, argv)`: the glue's entry, which runs the user's `main`.
@@ -50,9 +52,16 @@ fn prepare(bytes: &[u8]) -> Result<*const c_void, String> {
     };
     let color = if std::io::stderr().is_terminal() { ColorMode::Always } else { ColorMode::Never };
     let config = RuntimeConfig { device, stats, color, staging: image.staging };
-    let runtime = Runtime::try_new(Arc::new(image.module), Arc::new(image.sources), config)
-        .map_err(|why| format!("{why} (YOSEGI_DEVICE=sim runs the program on the simulator)"))?;
-    if device == DeviceKind::Auto && runtime.device_name() == "sim" {
+    install_program(Arc::new(image.module), Arc::new(image.sources), config)
+        .map_err(|why| format!("{why} (YOSEGI_DEVICE=sim runs the program on the simulator)"))
+}
+
+/// Opens the device `config` names, installs the process's runtime for `module` and returns
+/// the table for the program's glue. With `DeviceKind::Auto` and no usable GPU it says, in
+/// one line, that the simulator runs the program. `yosegi run` and executables both start here.
+pub fn install_program(module: Arc<Module>, sources: Arc<SourceSet>, config: RuntimeConfig) -> Result<*const c_void, String> {
+    let runtime = Runtime::try_new(module, sources, config)?;
+    if config.device == DeviceKind::Auto && runtime.device_name() == "sim" {
         eprintln!("yosegi: no usable CUDA GPU; running on the sim device");
     }
     Ok(abi::install(runtime) as *const abi::YosegiRuntime as *const c_void)
@@ -67,13 +76,15 @@ fn device_from_env(value: Option<&str>) -> Result<DeviceKind, String> {
     }
 }
 
-fn exit_process(status: c_int) -> ! {
+/// Ends the process the way C's `exit` does: the program's and the runtime's `atexit` handlers
+/// run (stdio is flushed) before the process ends with `status`.
+pub fn exit_process(status: c_int) -> ! {
     unsafe extern "C" {
         fn exit(status: c_int) -> !;
     }
     use std::io::Write;
     let _ = std::io::stdout().flush();
-    // SAFETY: libc's exit.
+    // SAFETY: libc's exit; Rust's own stdout is flushed first.
     unsafe { exit(status) }
 }
 

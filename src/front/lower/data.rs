@@ -304,23 +304,12 @@ pub(super) fn push_arg(args: &mut Vec<HostArg>, arg: HostArg) -> u32 {
     (args.len() - 1) as u32
 }
 
+/// The clause as diagnostics name it (`update host` for the `update` directive's clauses).
 pub(super) fn clause_name(kind: DataClauseKind) -> &'static str {
     match kind {
-        DataClauseKind::Copy => "copy",
-        DataClauseKind::CopyIn => "copyin",
-        DataClauseKind::CopyOut => "copyout",
-        DataClauseKind::Create => "create",
-        DataClauseKind::Present => "present",
-        DataClauseKind::Delete => "delete",
-        DataClauseKind::DevicePtr => "deviceptr",
         DataClauseKind::Host => "update host",
         DataClauseKind::Device => "update device",
-        DataClauseKind::UseDevice => "use_device",
-        DataClauseKind::NoCreate => "no_create",
-        DataClauseKind::Attach => "attach",
-        DataClauseKind::Detach => "detach",
-        DataClauseKind::DeviceResident => "device_resident",
-        DataClauseKind::Link => "link",
+        other => other.keyword(),
     }
 }
 
