@@ -347,6 +347,21 @@ pub enum DirectiveKind {
 }
 
 impl DirectiveKind {
+    /// A compute construct: `parallel`, `kernels`, `serial` and their combined `loop` forms.
+    pub fn is_compute(&self) -> bool {
+        matches!(
+            self,
+            DirectiveKind::Parallel
+                | DirectiveKind::Kernels
+                | DirectiveKind::Serial
+                | DirectiveKind::ParallelLoop
+                | DirectiveKind::KernelsLoop
+                | DirectiveKind::SerialLoop
+        )
+    }
+}
+
+impl DirectiveKind {
     /// Standalone directives have no statement attached.
     pub fn is_standalone(&self) -> bool {
         matches!(

@@ -391,7 +391,7 @@ impl DirectiveParser<'_, '_> {
             _ => None,
         };
         // On a compute construct `self` is the 3.3 clause that runs it on the host.
-        let data_kind = if word == "self" && is_compute(directive) { None } else { data_kind };
+        let data_kind = if word == "self" && directive.is_compute() { None } else { data_kind };
         let (canonical, kind): (&'static str, ClauseKind) = if let Some(k) = data_kind {
             let canonical = if word == "self" { "self" } else { k.keyword() };
             self.open(&word)?;
@@ -820,18 +820,6 @@ fn check_combination(kind: &DirectiveKind, seen: &[&'static str], clause: &'stat
         }
     }
     Ok(())
-}
-
-fn is_compute(kind: &DirectiveKind) -> bool {
-    matches!(
-        kind,
-        DirectiveKind::Parallel
-            | DirectiveKind::Kernels
-            | DirectiveKind::Serial
-            | DirectiveKind::ParallelLoop
-            | DirectiveKind::KernelsLoop
-            | DirectiveKind::SerialLoop
-    )
 }
 
 /// Each group: the device types its `device_type` clause names, its clauses and their

@@ -187,15 +187,7 @@ fn implicit_routines(units: &[TranslationUnit]) -> HashSet<String> {
         for stmt in &f.body.stmts {
             walk::each_stmt(stmt, &mut |s| {
                 if let StmtKind::Acc { directive, body: Some(b) } = &s.kind
-                    && matches!(
-                        directive.kind,
-                        DirectiveKind::Parallel
-                            | DirectiveKind::Kernels
-                            | DirectiveKind::Serial
-                            | DirectiveKind::ParallelLoop
-                            | DirectiveKind::KernelsLoop
-                            | DirectiveKind::SerialLoop
-                    )
+                    && directive.kind.is_compute()
                 {
                     pending.extend(walk::called_functions(b).into_iter().map(|(n, _)| n));
                 }
@@ -481,15 +473,7 @@ impl<'a> Lowerer<'a> {
 
     fn directive(&mut self, stmt: &Stmt, d: &Directive, body: Option<&Stmt>, sema: &mut Sema, function: &str) {
         match (&d.kind, body) {
-            (
-                DirectiveKind::Parallel
-                | DirectiveKind::Kernels
-                | DirectiveKind::Serial
-                | DirectiveKind::ParallelLoop
-                | DirectiveKind::KernelsLoop
-                | DirectiveKind::SerialLoop,
-                Some(b),
-            ) => self.compute(stmt, d, b, sema, function),
+            (kind, Some(b)) if kind.is_compute() => self.compute(stmt, d, b, sema, function),
             (DirectiveKind::Data, Some(b)) => {
                 let (args, data, if_arg) = self.data_clauses(d, sema);
                 self.push_region(stmt.span, Some(b.span), RegionKind::Data { data }, args, if_arg, function);
