@@ -14,6 +14,8 @@
 #   --only NAME         only this benchmark (BT, CG, ...); may be given several times
 #   --timeout SECS      per-benchmark time limit for the build and run (default 1800)
 #   --tsv FILE          writes one line per benchmark: name, status, seconds, Mop/s, reason
+#   --logs DIR          runs with `--stats` and keeps each benchmark's output in DIR/NAME.out
+#                       and DIR/NAME.err (the runtime's counters, per kernel, are in .err)
 #
 # The files of each benchmark are those its own Makefile links (its OBJS, with the suite's
 # make.def: RAND = randdp); they are given to `yosegi run -w -I ../common`. Statuses:
@@ -34,11 +36,16 @@ device=sim
 class=S
 timeout_s=1800
 tsv=
+logs=
 only=()
 positional=()
-extra_options=(class)
+extra_options=(class logs)
 parse_suite_options "$@"
 case "$class" in S|W|A|B|C) ;; *) die "--class must be S, W, A, B or C" ;; esac
+if [ -n "$logs" ]; then
+    mkdir -p "$logs" || die "cannot create $logs"
+    logs="$(cd "$logs" && pwd)"
+fi
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 suite=${positional[0]}
@@ -82,8 +89,14 @@ for bench in BT CG EP FT LU MG SP; do
         objs=$(make -s -C "$dir" -f Makefile -f "$scratch/print-objs.mk" yosegi-print-objs CLASS="$class" COMMON=../common RAND=randdp VEC= 2>/dev/null)
         sources=()
         for o in $objs; do sources+=("${o%.o}.c"); done
-        (cd "$dir" && timeout "$timeout_s" "$yosegi" run -w --device "$device" -I ../common "${sources[@]}") >"$top/out.log" 2>"$top/err.log"
+        stats=()
+        [ -n "$logs" ] && stats=(--stats)
+        (cd "$dir" && timeout "$timeout_s" "$yosegi" run -w "${stats[@]}" --device "$device" -I ../common "${sources[@]}") >"$top/out.log" 2>"$top/err.log"
         rc=$?
+        if [ -n "$logs" ]; then
+            cp "$top/out.log" "$logs/$bench.out"
+            cp "$top/err.log" "$logs/$bench.err"
+        fi
         seconds=$(field "Time in seconds" "$top/out.log")
         mops=$(field "Mop/s total" "$top/out.log")
         if [ $rc = 0 ] && grep -qE "Verification *= *SUCCESSFUL" "$top/out.log"; then

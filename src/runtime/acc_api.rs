@@ -301,7 +301,8 @@ impl Runtime {
             let hi = (lo + bytes).min(copies.len);
             copies.make_host_valid(lo, hi, &mut t);
         }
-        copies.release(device, Hold::Dynamic, finalize, &mut t);
+        copies.release(device, Hold::Dynamic, finalize);
+        self.trim_device_caches(device);
         self.collect_device_reports()
     }
 
@@ -329,7 +330,7 @@ impl Runtime {
             ));
         }
         if to_device {
-            copies.make_device_valid(device, lo, lo + bytes, &mut t);
+            copies.update_device(device, lo, lo + bytes, &mut t);
         } else {
             copies.make_host_valid(lo, lo + bytes, &mut t);
         }

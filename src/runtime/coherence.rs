@@ -105,6 +105,10 @@ pub struct DeviceCopy {
     /// (a part of an `acc_malloc` block).
     pub base: u64,
     pub valid: IntervalSet,
+    /// Bytes of `valid` a `create` started as zeros standing for the host's bytes
+    /// ([`CopyState::start_undefined`]) and no launch has written since: valid only while the
+    /// copy is present.
+    pub undefined: IntervalSet,
     /// Structured data constructs (`data`, the data clauses of compute constructs) holding the
     /// copy (OpenACC's structured reference count).
     pub structured: u32,
@@ -163,6 +167,7 @@ impl CopyState {
                 alloc,
                 base: 0,
                 valid: IntervalSet::new(),
+                undefined: IntervalSet::new(),
                 structured: 0,
                 dynamic: 0,
                 mapped: false,
@@ -230,6 +235,24 @@ impl CopyState {
         }
     }
 
+    /// `update device`: the host's bytes of `lo..hi` go to device `device`, even where the
+    /// device copy counts as valid too (a `create` copy starts as zeros that stand for the
+    /// host's bytes; see [`CopyState::start_undefined`]). Bytes a device wrote after the host's
+    /// last write are newer than the host's: they stay.
+    pub fn update_device(&mut self, device: usize, lo: u64, hi: u64, t: &mut Transfer) {
+        let (lo, hi) = (lo.min(self.len), hi.min(self.len));
+        if let Some(copy) = self.devices[device].as_mut() {
+            for &(a, b) in self.host_valid.ranges() {
+                let (a, b) = (a.max(lo), b.min(hi));
+                if a < b {
+                    copy.valid.remove(a, b);
+                    copy.undefined.remove(a, b);
+                }
+            }
+        }
+        self.make_device_valid(device, lo, hi, t);
+    }
+
     /// `create(zero: ...)`: device `device`'s bytes `lo..hi` become zero, the only valid values
     /// there (the host copy is stale until it is next read).
     pub fn zero_on_device(&mut self, device: usize, lo: u64, hi: u64, t: &mut Transfer) {
@@ -250,6 +273,7 @@ impl CopyState {
             let Some(copy) = copy else { continue };
             if d == device {
                 copy.valid.insert(lo, hi);
+                copy.undefined.remove(lo, hi);
             } else {
                 copy.valid.remove(lo, hi);
             }
@@ -264,6 +288,7 @@ impl CopyState {
         self.make_host_valid(lo, hi, t);
         if let Some(copy) = self.devices[device].as_mut() {
             copy.valid.remove(lo, hi);
+            copy.undefined.remove(lo, hi);
         }
     }
 
@@ -272,6 +297,7 @@ impl CopyState {
         self.make_host_valid(lo, hi, t);
         for copy in self.devices.iter_mut().flatten() {
             copy.valid.remove(lo, hi);
+            copy.undefined.remove(lo, hi);
         }
     }
 
@@ -319,10 +345,12 @@ impl CopyState {
                 self.acquire(device, hold, t);
                 if zero && fresh {
                     self.zero_on_device(device, lo, hi, t);
+                } else if kind == K::Create && fresh {
+                    self.start_undefined(device, lo, hi, t);
                 }
             }
             K::Host => self.make_host_valid(lo, hi, t),
-            K::Device => self.make_device_valid(device, lo, hi, t),
+            K::Device => self.update_device(device, lo, hi, t),
             _ => {}
         }
     }
@@ -335,13 +363,13 @@ impl CopyState {
         match kind {
             K::Copy | K::CopyOut => {
                 self.make_host_valid(lo, hi, t);
-                self.release(device, hold, finalize, t);
+                self.release(device, hold, finalize);
             }
             K::CopyIn | K::Create | K::Present | K::Delete => {
-                self.release(device, hold, finalize, t);
+                self.release(device, hold, finalize);
             }
             K::Host => self.make_host_valid(lo, hi, t),
-            K::Device => self.make_device_valid(device, lo, hi, t),
+            K::Device => self.update_device(device, lo, hi, t),
             _ => {}
         }
     }
@@ -357,21 +385,46 @@ impl CopyState {
     }
 
     /// A data construct ends, or an `exit data` (`finalize`: its dynamic count drops to zero)
-    /// lets the copy go; when nothing holds it any more it is freed (saving its data). An
-    /// `exit data` of a copy no `enter data` holds does nothing, as OpenACC says. Returns
-    /// whether the copy was freed.
-    pub fn release(&mut self, device: usize, hold: Hold, finalize: bool, t: &mut Transfer) -> bool {
+    /// lets the copy go. An `exit data` of a copy no `enter data` holds does nothing, as
+    /// OpenACC says. When nothing holds the copy any more it stays as a cache, not present:
+    /// bytes only it holds go to the host when the host reads them (its access hooks) and
+    /// nowhere when the program frees the object, so a scratch array a `data` region creates
+    /// on every call neither comes back nor goes out again (the runtime frees caches when
+    /// device memory runs short: `Runtime::trim_device_caches`). Returns whether the copy
+    /// stopped being present.
+    pub fn release(&mut self, device: usize, hold: Hold, finalize: bool) -> bool {
         let Some(copy) = self.devices[device].as_mut() else { return false };
         match hold {
             Hold::Structured => copy.structured = copy.structured.saturating_sub(1),
             Hold::Dynamic if finalize => copy.dynamic = 0,
             Hold::Dynamic => copy.dynamic = copy.dynamic.saturating_sub(1),
         }
-        if copy.structured == 0 && copy.dynamic == 0 && !copy.mapped {
-            self.free_device_copy(device, t);
-            return true;
+        if copy.is_present() {
+            return false;
         }
-        false
+        // The zeros a `create` left unwritten are not the object's value: a later region
+        // sends the host's bytes there.
+        for &(a, b) in copy.undefined.ranges() {
+            copy.valid.remove(a, b);
+        }
+        copy.undefined = IntervalSet::new();
+        true
+    }
+
+    /// A `create` allocates device `device`'s copy: OpenACC leaves its contents undefined, and
+    /// nothing is sent. The bytes of `lo..hi` it lacks become zero (the same on every device
+    /// and every run) and count as valid, so a launch that may read them before writing them
+    /// does not fetch the host's bytes; the host copy stays valid too (the two differ only where
+    /// the program reads what it never wrote on the device, which OpenACC leaves undefined).
+    pub fn start_undefined(&mut self, device: usize, lo: u64, hi: u64, t: &mut Transfer) {
+        let (lo, hi) = (lo.min(self.len), hi.min(self.len));
+        self.ensure_allocated(device, t);
+        let Some(copy) = self.devices[device].as_mut() else { return };
+        for (a, b) in copy.valid.missing(lo, hi) {
+            t.devices[device].fill_zero(copy.alloc, copy.base + a, b - a);
+            copy.valid.insert(a, b);
+            copy.undefined.insert(a, b);
+        }
     }
 
     /// `acc_map_data`: device `device`'s copy is the program's memory at `base` in `alloc`,
@@ -380,7 +433,15 @@ impl CopyState {
     pub fn map(&mut self, device: usize, alloc: DeviceAlloc, base: u64, t: &mut Transfer) {
         self.free_device_copy(device, t);
         self.devices[device] =
-            Some(DeviceCopy { alloc, base, valid: IntervalSet::new(), structured: 0, dynamic: 0, mapped: true });
+            Some(DeviceCopy {
+            alloc,
+            base,
+            valid: IntervalSet::new(),
+            undefined: IntervalSet::new(),
+            structured: 0,
+            dynamic: 0,
+            mapped: true,
+        });
     }
 
     /// `acc_unmap_data`: the copy stops being the object's, after saving what only it holds
@@ -493,10 +554,14 @@ mod tests {
         f.with(|s, t| s.make_device_valid(0, 0, 8, t));
         f.device_write(6, &[7, 7]);
         // The inner region ends: the outer one still holds the copy.
-        f.with(|s, t| s.release(0, Hold::Structured, false, t));
-        assert!(f.state.has_device_copy(0));
+        assert!(!f.with(|s, _| s.release(0, Hold::Structured, false)));
+        assert!(f.state.is_present(0));
         assert_eq!(f.host[6], 6);
-        f.with(|s, t| s.release(0, Hold::Structured, false, t));
+        // The outer one ends: the copy stays as a cache until the host reads or it is freed.
+        assert!(f.with(|s, _| s.release(0, Hold::Structured, false)));
+        assert!(!f.state.is_present(0));
+        assert_eq!(f.host[6], 6, "nothing moves before the host reads");
+        f.with(|s, t| s.free_device_copy(0, t));
         assert!(!f.state.has_device_copy(0));
         assert_eq!(&f.host[6..], &[7, 7]);
         assert!(f.state.host_valid.contains(0, 8));
@@ -516,6 +581,37 @@ mod tests {
     }
 
     #[test]
+    fn create_sends_nothing_and_its_zeros_never_outlive_it() {
+        use crate::ir::DataClauseKind as K;
+        let mut f = Fixture::new(8);
+        f.with(|s, t| s.enter_clause(K::Create, false, 0, Hold::Structured, 0, 8, t));
+        // A launch that may read the copy finds it valid: zeros, not the host's bytes.
+        f.with(|s, t| s.make_device_valid(0, 0, 8, t));
+        assert_eq!(f.stats.transfers_to_device, 0);
+        assert_eq!(f.device_bytes(), vec![0; 8]);
+        f.device_write(2, &[5]);
+        f.with(|s, t| s.exit_clause(K::Create, 0, Hold::Structured, false, 0, 8, t));
+        // The copy stays as a cache: nothing came back yet, and the device's write is the value.
+        assert!(f.state.has_device_copy(0) && !f.state.is_present(0));
+        assert_eq!(f.stats.transfers_to_host, 0);
+        // A `copyin` region later: the zeros are not the object's value, the host's bytes are.
+        f.with(|s, t| s.enter_clause(K::CopyIn, false, 0, Hold::Structured, 0, 8, t));
+        assert_eq!(f.device_bytes(), vec![0, 1, 5, 3, 4, 5, 6, 7]);
+        f.with(|s, t| s.make_host_valid(0, 8, t));
+        assert_eq!(f.host, vec![0, 1, 5, 3, 4, 5, 6, 7]);
+    }
+
+    #[test]
+    fn update_device_resends_over_a_create_copy() {
+        use crate::ir::DataClauseKind as K;
+        let mut f = Fixture::new(4);
+        f.with(|s, t| s.enter_clause(K::Create, false, 0, Hold::Dynamic, 0, 4, t));
+        f.with(|s, t| s.enter_clause(K::Device, false, 0, Hold::Structured, 1, 3, t));
+        assert_eq!(f.device_bytes(), vec![0, 1, 2, 0]);
+        assert_eq!(f.stats.bytes_to_device, 2);
+    }
+
+    #[test]
     fn structured_and_dynamic_counts_are_separate() {
         let mut f = Fixture::new(8);
         // `enter data` twice, then a `data` construct inside.
@@ -524,13 +620,14 @@ mod tests {
         f.with(|s, t| s.acquire(0, Hold::Structured, t));
         f.with(|s, t| s.make_device_valid(0, 0, 8, t));
         f.device_write(0, &[9]);
-        assert!(!f.with(|s, t| s.release(0, Hold::Structured, false, t)));
-        assert!(!f.with(|s, t| s.release(0, Hold::Dynamic, false, t)));
+        assert!(!f.with(|s, _| s.release(0, Hold::Structured, false)));
+        assert!(!f.with(|s, _| s.release(0, Hold::Dynamic, false)));
         assert!(f.state.is_present(0));
         assert_eq!(f.host[0], 0, "nothing moves while the copy is held");
-        // The last `exit data` frees it, saving the device's write.
-        assert!(f.with(|s, t| s.release(0, Hold::Dynamic, false, t)));
-        assert!(!f.state.is_present(0) && !f.state.has_device_copy(0));
+        // The last `exit data` lets it go: a cache, whose write the host gets when it reads.
+        assert!(f.with(|s, _| s.release(0, Hold::Dynamic, false)));
+        assert!(!f.state.is_present(0) && f.state.has_device_copy(0));
+        f.with(|s, t| s.make_host_valid(0, 8, t));
         assert_eq!(f.host[0], 9);
     }
 
@@ -541,13 +638,13 @@ mod tests {
         for _ in 0..3 {
             f.with(|s, t| s.acquire(0, Hold::Dynamic, t));
         }
-        assert!(!f.with(|s, t| s.release(0, Hold::Dynamic, true, t)));
+        assert!(!f.with(|s, _| s.release(0, Hold::Dynamic, true)));
         let copy = f.state.devices[0].as_ref().expect("held by the construct");
         assert_eq!((copy.structured, copy.dynamic), (1, 0));
         // An `exit data` with nothing left to release changes nothing.
-        assert!(!f.with(|s, t| s.release(0, Hold::Dynamic, false, t)));
+        assert!(!f.with(|s, _| s.release(0, Hold::Dynamic, false)));
         assert!(f.state.is_present(0));
-        assert!(f.with(|s, t| s.release(0, Hold::Structured, false, t)));
+        assert!(f.with(|s, _| s.release(0, Hold::Structured, false)));
         assert!(!f.state.is_present(0));
     }
 
@@ -575,7 +672,7 @@ mod tests {
         f.state.device_wrote(0, 1, 2);
         // Releases never free a mapped copy.
         f.with(|s, t| s.acquire(0, Hold::Structured, t));
-        assert!(!f.with(|s, t| s.release(0, Hold::Structured, false, t)));
+        assert!(!f.with(|s, _| s.release(0, Hold::Structured, false)));
         f.with(|s, t| s.unmap(0, t));
         assert!(!f.state.has_device_copy(0));
         assert_eq!(f.host[1], 42);

@@ -115,6 +115,17 @@ pub trait Device: Send {
         self.copy_to_device(dst, dst_offset, &bounce);
     }
     fn copy_to_device(&mut self, alloc: DeviceAlloc, offset: u64, src: &[u8]);
+    /// Sets `len` bytes of `alloc` from `offset` to zero, after the launches enqueued so far.
+    fn fill_zero(&mut self, alloc: DeviceAlloc, offset: u64, len: u64) {
+        const CHUNK: u64 = 1 << 24;
+        let zeros = vec![0u8; len.min(CHUNK) as usize];
+        let mut done = 0;
+        while done < len {
+            let n = (len - done).min(CHUNK);
+            self.copy_to_device(alloc, offset + done, &zeros[..n as usize]);
+            done += n;
+        }
+    }
     fn copy_to_host(&mut self, alloc: DeviceAlloc, offset: u64, dst: &mut [u8]);
     fn launch(&mut self, launch: &Launch) -> Result<LaunchOutcome, KernelFault>;
     /// Runs the launch, waits for it to finish and gives its device time (CUDA events); `None`

@@ -542,7 +542,32 @@ impl Runtime {
             let Some((copies, mut t)) = self.transfer_for(range.object) else { continue };
             copies.exit_clause(section.kind, device, hold, finalize, range.lo, range.hi, &mut t);
         }
+        self.trim_device_caches(device);
         Ok(())
+    }
+
+    /// Frees copies no region holds (caches: [`coherence::CopyState::release`]) on `device`
+    /// while it has less than a quarter of its memory free ([`caches_to_free`]), saving what
+    /// only they hold.
+    fn trim_device_caches(&mut self, device: usize) {
+        let (total, free) = self.devices[device].memory();
+        if free >= total / 4 {
+            return;
+        }
+        let cached: Vec<(u64, u64)> = self
+            .registry
+            .starts()
+            .into_iter()
+            .filter_map(|start| {
+                let copies = &self.registry.get(start)?.copies;
+                (copies.has_device_copy(device) && !copies.is_present(device)).then_some((start, copies.len))
+            })
+            .collect();
+        for start in caches_to_free(total, free, cached) {
+            if let Some((copies, mut t)) = self.transfer_for(start) {
+                copies.free_device_copy(device, &mut t);
+            }
+        }
     }
 
     fn update(&mut self, region: &Region, data: &[DataSection], args: &[YosegiArg]) -> Result<(), RuntimeError> {
@@ -555,7 +580,7 @@ impl Runtime {
             let Some(range) = self.data_range(region, section, args)? else { continue };
             let Some((copies, mut t)) = self.transfer_for(range.object) else { continue };
             match section.kind {
-                DataClauseKind::Device => copies.make_device_valid(device, range.lo, range.hi, &mut t),
+                DataClauseKind::Device => copies.update_device(device, range.lo, range.hi, &mut t),
                 _ => copies.make_host_valid(range.lo, range.hi, &mut t),
             }
         }
@@ -1095,6 +1120,21 @@ fn check_args(region: &Region, args: &[YosegiArg]) -> Result<(), RuntimeError> {
         )));
     }
     Ok(())
+}
+
+/// Which cached copies (object start, bytes) to free, largest first, so that at least a
+/// quarter of a device's `total` bytes are free again (all of them if that is not enough).
+fn caches_to_free(total: u64, mut free: u64, mut cached: Vec<(u64, u64)>) -> Vec<u64> {
+    cached.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let mut chosen = Vec::new();
+    for (start, len) in cached {
+        if free >= total / 4 {
+            break;
+        }
+        chosen.push(start);
+        free += len;
+    }
+    chosen
 }
 
 /// The memory format of the host scalar that arg `arg` points to (`HostArgKind::ScalarOut`),

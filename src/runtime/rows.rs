@@ -168,8 +168,8 @@ impl Runtime {
                 | DataClauseKind::Present
                 | DataClauseKind::Delete
         );
-        if releases && let Some((copies, mut t)) = self.transfer_for(table.object) {
-            copies.release(device, hold, finalize, &mut t);
+        if releases && let Some((copies, _)) = self.transfer_for(table.object) {
+            copies.release(device, hold, finalize);
         }
         Ok(())
     }

@@ -115,7 +115,7 @@ fn host_writes_are_sent_again_before_the_next_launch() {
 }
 
 #[test]
-fn data_region_copies_out_at_exit_and_frees_the_device_copy() {
+fn data_region_copies_out_at_exit_and_keeps_the_device_copy_as_a_cache() {
     let data =
         vec![section(DataClauseKind::CopyIn, 1, Some(0), "a"), section(DataClauseKind::CopyOut, 2, Some(0), "b")];
     let mut rt = runtime(scale_module(vec![RegionKind::Data { data }]));
@@ -129,7 +129,8 @@ fn data_region_copies_out_at_exit_and_frees_the_device_copy() {
     rt.data_exit(1, &region_args).expect("exit");
     assert_eq!(b[39], 78.0);
     let b_object = rt.registry().find(b.as_ptr() as u64).expect("tracked");
-    assert!(!rt.registry().get(b_object).expect("object").copies.has_device_copy(0));
+    let copies = &rt.registry().get(b_object).expect("object").copies;
+    assert!(copies.has_device_copy(0) && !copies.is_present(0));
 }
 
 #[test]
@@ -327,4 +328,13 @@ fn stack_objects_not_held_by_a_data_region_are_settled_on_the_host() {
     assert_eq!(b[0], 2.0);
     rt.settle_stack_objects(frame);
     assert_eq!(b[0], 10.0);
+}
+
+#[test]
+fn caches_are_freed_largest_first_until_a_quarter_is_free() {
+    // 100 bytes, 10 free: freeing the 12-byte cache reaches 22, the 5-byte one 27 (>= 25).
+    assert_eq!(caches_to_free(100, 10, vec![(1, 5), (2, 12), (3, 3)]), vec![2, 1]);
+    assert_eq!(caches_to_free(100, 30, vec![(1, 5)]), Vec::<u64>::new());
+    // Not enough: all of them.
+    assert_eq!(caches_to_free(100, 0, vec![(1, 5), (2, 6)]), vec![2, 1]);
 }

@@ -789,6 +789,27 @@ impl Device for CudaDevice {
         }
     }
 
+    fn fill_zero(&mut self, alloc: DeviceAlloc, offset: u64, len: u64) {
+        if len == 0 || self.fault.is_some() {
+            return;
+        }
+        let (ptr, bytes) = {
+            let b = self.buffer(alloc);
+            (b.ptr, b.bytes)
+        };
+        if offset + len > bytes {
+            self.fatal(format!("zeroing {len} bytes at offset {offset} of a {bytes}-byte allocation"));
+        }
+        if let Err(e) = self.make_current() {
+            return self.memory_failure(e);
+        }
+        // On the legacy stream, which the launch stream (a blocking one) is ordered with.
+        // SAFETY: the range lies inside the allocation (checked above).
+        if let Err(e) = check("cuMemsetD8", unsafe { sys::cuMemsetD8_v2(ptr + offset, 0, len as usize) }) {
+            self.memory_failure(format!("zeroing {len} bytes on the device: {e}"));
+        }
+    }
+
     fn copy_to_host(&mut self, alloc: DeviceAlloc, offset: u64, dst: &mut [u8]) {
         // The launches that wrote the data must finish first, and a fault of theirs must be
         // reported as theirs, not as this copy's.
