@@ -565,6 +565,7 @@ mod tests {
                     span: Span::new(0, 0, 1),
                     zero: false,
                     rows: None,
+                    dead_on_host: false,
                 }],
             },
             args: vec![

@@ -1030,6 +1030,10 @@ pub struct DataSection {
     /// table itself is only made present, holding the rows' device addresses (deep copy, as
     /// OpenACC 3.3 section 2.7.2 says). `None` for a plain section.
     pub rows: Option<RowSection>,
+    /// The clause names an automatic local array that its function's host code never names
+    /// (front end: `locals_the_host_never_names`): when its device copy is let go, the bytes
+    /// only the device holds are dropped, not copied back, since nothing could read them.
+    pub dead_on_host: bool,
 }
 
 /// The part of a two-dimensional data clause on a pointer to pointers that selects elements of

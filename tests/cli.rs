@@ -374,3 +374,26 @@ fn same_named_static_functions_that_kernels_call_are_refused_not_confused() {
     assert_eq!(finished.code(), Some(2), "{}", finished.describe());
     assert!(finished.stderr.contains("a function named `scale` is defined in another file too"), "{}", finished.describe());
 }
+
+/// A local scratch array that only kernels touch is never copied back when its `data create`
+/// region ends, and a file-scope one created on every call moves once; the program still
+/// prints what gcc's build prints (tests/programs/scratch_arrays.c says what each array does).
+#[test]
+fn scratch_arrays_of_create_regions_do_not_travel() {
+    let program = test_program("scratch_arrays.c");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let reference = common::gcc_build(std::slice::from_ref(&program), dir.path());
+    let expected = run(std::process::Command::new(&reference), Input::Nothing);
+    assert_eq!(expected.code(), Some(0), "{}", expected.describe());
+    let finished = yosegi_run(&["--device", "sim", "--stats"], &[&program], &[], Input::Nothing);
+    assert_eq!(finished.code(), Some(0), "{}", finished.describe());
+    assert_eq!(finished.stdout, expected.stdout);
+    let counter = |name: &str| -> u64 {
+        let line = finished.stderr.lines().find(|l| l.starts_with(name)).unwrap_or_else(|| panic!("no `{name}` in\n{}", finished.stderr));
+        line.split_whitespace().last().and_then(|v| v.parse().ok()).expect("a number")
+    };
+    // Sent: `a` once (cached between calls). Back: `out` and `kept` per call, `total` once.
+    let n = 4096 * 8;
+    assert_eq!(counter("host->device bytes"), n, "{}", finished.stderr);
+    assert_eq!(counter("device->host bytes"), 4 * 2 * n + n, "{}", finished.stderr);
+}

@@ -238,6 +238,7 @@ differential_tests! {
     libc_names => "libc_names.c",
     implicit_routine => "implicit_routine.c",
     ptr2d_deep_copy => "ptr2d_deep_copy.c",
+    scratch_arrays => "scratch_arrays.c",
     ptr2d_routines => "ptr2d_routines.c",
     host_data_addresses => "host_data_addresses.c",
     long_double => "long_double.c",

@@ -543,7 +543,7 @@ mod tests {
         let mut m = Module::default();
         let kh = m.kernels.append(k);
         let arg = |c: &str, kind| HostArg { c_expr: c.to_string(), kind, size_expr: None };
-        let section = |kind, base, name: &str| DataSection { kind, base, lo: None, len: Some(0), elem_size: 8, name: name.into(), span: Default::default(), zero: false, rows: None };
+        let section = |kind, base, name: &str| DataSection { kind, base, lo: None, len: Some(0), elem_size: 8, name: name.into(), span: Default::default(), zero: false, rows: None, dead_on_host: false };
         m.regions.push(Region {
             id: 0,
             span: Default::default(),

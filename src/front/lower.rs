@@ -52,6 +52,7 @@ pub fn lower_program<'u>(sources: &'u SourceSet, units: &'u [TranslationUnit]) -
         kernel_names: HashSet::new(),
         next_kernel_suffix: HashMap::new(),
         current_function: None,
+        locals_the_host_never_names: HashSet::new(),
     };
     lowerer.diags.extend(routines_defined_twice(units, &lowerer.routine_defs));
     for unit in units {
@@ -222,6 +223,8 @@ struct Lowerer<'a> {
     next_kernel_suffix: HashMap<String, usize>,
     /// The function whose body is being walked (for what host code does after a construct).
     current_function: Option<&'a ast::FunctionDef>,
+    /// `walk::locals_the_host_never_names` of the function being lowered.
+    locals_the_host_never_names: HashSet<String>,
 }
 
 /// The clauses of a compute construct, as they apply to each of its kernels.
@@ -327,6 +330,7 @@ impl<'a> Lowerer<'a> {
     fn function(&mut self, f: &'a ast::FunctionDef, sema: &mut Sema) {
         let Some(name) = function_name(f) else { return };
         self.current_function = Some(f);
+        self.locals_the_host_never_names = walk::locals_the_host_never_names(&f.body.stmts);
         match sema.declared_type(&f.specs, &f.declarator) {
             Ok(ty) => sema.insert(name, Symbol::Function(ty)),
             Err(e) => {

@@ -302,6 +302,7 @@ impl Runtime {
             copies.make_host_valid(lo, hi, &mut t);
         }
         copies.release(device, Hold::Dynamic, finalize);
+        self.after_release(start, device, false);
         self.trim_device_caches(device);
         self.collect_device_reports()
     }

@@ -314,6 +314,30 @@ impl CopyState {
         }
     }
 
+    /// Frees device `device`'s copy without saving it: nothing will read the bytes only it
+    /// holds ([`crate::ir::DataSection::dead_on_host`]), so the host's older bytes become the
+    /// value there.
+    pub fn drop_device_copy(&mut self, device: usize, t: &mut Transfer) {
+        let Some(copy) = self.devices[device].take() else { return };
+        let mut orphaned = IntervalSet::new();
+        for &(a, b) in copy.valid.ranges() {
+            for (x, y) in self.host_valid.missing(a, b) {
+                orphaned.insert(x, y);
+            }
+        }
+        for other in self.devices.iter().flatten() {
+            for &(a, b) in other.valid.ranges() {
+                orphaned.remove(a, b);
+            }
+        }
+        for &(a, b) in orphaned.ranges() {
+            self.host_valid.insert(a, b);
+        }
+        if !copy.mapped {
+            t.devices[device].free(copy.alloc);
+        }
+    }
+
     /// Frees every device copy without saving anything (the host object itself is being freed).
     /// Memory `acc_map_data` lent stays the program's.
     pub fn discard_device_copies(&mut self, t: &mut Transfer) {

@@ -540,10 +540,31 @@ impl Runtime {
             }
             let Some(range) = self.data_range(region, section, args)? else { continue };
             let Some((copies, mut t)) = self.transfer_for(range.object) else { continue };
+            let was_present = copies.is_present(device);
             copies.exit_clause(section.kind, device, hold, finalize, range.lo, range.hi, &mut t);
+            if was_present {
+                self.after_release(range.object, device, section.dead_on_host);
+            }
         }
         self.trim_device_caches(device);
         Ok(())
+    }
+
+    /// After a release of `object`'s copy on `device`: a copy no longer present stays as a
+    /// cache only for arrays whose lifetime the runtime sees (file-scope arrays, heap blocks);
+    /// a stack array's copy would outlive its frame, so it is freed, saving what only it holds,
+    /// or dropped when nothing can read that (`dead_on_host`).
+    fn after_release(&mut self, object: u64, device: usize, dead_on_host: bool) {
+        let cacheable = self.registry.get(object).is_some_and(|o| matches!(o.origin, Origin::Static | Origin::Malloc));
+        let Some((copies, mut t)) = self.transfer_for(object) else { return };
+        if !copies.has_device_copy(device) || copies.is_present(device) {
+            return;
+        }
+        if dead_on_host {
+            copies.drop_device_copy(device, &mut t);
+        } else if !cacheable {
+            copies.free_device_copy(device, &mut t);
+        }
     }
 
     /// Frees copies no region holds (caches: [`coherence::CopyState::release`]) on `device`
@@ -997,6 +1018,7 @@ impl Runtime {
     pub fn host_access(&mut self, ptrs: &[u64], modes: &[i32]) {
         for (&ptr, &mode) in ptrs.iter().zip(modes) {
             let Some(start) = self.registry.find(ptr) else { continue };
+            if std::env::var_os("YOSEGI_DEBUG_ACCESS").is_some() { let o = self.registry.get(start).unwrap(); eprintln!("host_access {:#x} in {} {:#x}+{} {:?}", ptr, o.name, o.start, o.len, o.origin); }
             let (copies, mut t) = self.transfer_for(start).expect("found");
             let len = copies.len;
             if mode & abi::YOSEGI_WRITE != 0 {

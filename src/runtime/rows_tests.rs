@@ -59,6 +59,7 @@ fn rows_clause(kind: DataClauseKind, one_row: bool) -> DataSection {
         span: Span::new(0, 3, 4),
         zero: false,
         rows: Some(RowSection { lo: None, len: Some(2), elem_size: 8 }),
+        dead_on_host: false,
     }
 }
 

@@ -289,6 +289,7 @@ fn data_region_wraps_its_body_and_nested_regions_are_replaced() {
                 span: acc[0].span,
                 zero: false,
                 rows: None,
+                dead_on_host: false,
             }],
         },
         args: vec![HostArg { c_expr: "a".into(), kind: HostArgKind::Pointer, size_expr: Some("sizeof(a)".into()) }],

@@ -26,7 +26,10 @@ impl<'a> Lowerer<'a> {
                 ClauseKind::Data { kind, refs, zero } => {
                     for r in refs {
                         match self.data_section(*kind, r, sema, &mut args) {
-                            Ok(s) => data.push(DataSection { zero: *zero, ..s }),
+                            Ok(s) => {
+                                let dead_on_host = self.dead_on_host(r, sema);
+                                data.push(DataSection { zero: *zero, dead_on_host, ..s })
+                            }
                             Err(e) => self.diags.push(e),
                         }
                     }
@@ -46,6 +49,16 @@ impl<'a> Lowerer<'a> {
         };
         let if_arg = device_text.map(|text| push_arg(&mut args, HostArg { c_expr: text, kind: HostArgKind::Int, size_expr: None }));
         (args, data, if_arg)
+    }
+
+    /// Whether `r` names a whole automatic local array of the function being lowered that
+    /// its host code never names ([`DataSection::dead_on_host`]).
+    fn dead_on_host(&self, r: &DataRef, sema: &Sema) -> bool {
+        let AE::Ident(name) = &r.base.kind else { return false };
+        let local_array = sema
+            .lookup_var(name)
+            .is_some_and(|v| matches!(v.storage, Storage::Local) && matches!(v.ty, CType::Array { .. }));
+        local_array && self.locals_the_host_never_names.contains(name)
     }
 
     fn data_section(&self, kind: DataClauseKind, r: &DataRef, sema: &Sema, args: &mut Vec<HostArg>) -> Result<DataSection, Diagnostic> {
@@ -77,7 +90,7 @@ impl<'a> Lowerer<'a> {
                 }
                 let size = sema.size_align(&ty).map(|(s, _)| s as u32).unwrap_or(0);
                 let base = push_arg(args, HostArg { c_expr: format!("&({base_text})"), kind: HostArgKind::Pointer, size_expr: Some(format!("sizeof({base_text})")) });
-                return Ok(DataSection { kind, base, lo: None, len: None, elem_size: size, name, span: r.span, zero: false, rows: None });
+                return Ok(DataSection { kind, base, lo: None, len: None, elem_size: size, name, span: r.span, zero: false, rows: None, dead_on_host: false });
             }
         };
         let elem_size = sema.size_align(&elem).map(|(s, _)| s as u32).ok_or_else(|| {
@@ -104,9 +117,9 @@ impl<'a> Lowerer<'a> {
             {
                 let factors: Vec<String> = std::iter::once(outer).chain(dims[1..].iter().flatten().map(|(t, _)| t.clone())).collect();
                 let len = push_arg(args, HostArg { c_expr: paren(&factors.join(" * ")), kind: HostArgKind::Int, size_expr: None });
-                return Ok(DataSection { kind, base, lo: None, len: Some(len), elem_size, name, span: r.span, zero: false, rows: None });
+                return Ok(DataSection { kind, base, lo: None, len: Some(len), elem_size, name, span: r.span, zero: false, rows: None, dead_on_host: false });
             }
-            return Ok(DataSection { kind, base, lo: None, len: None, elem_size, name, span: r.span, zero: false, rows: None });
+            return Ok(DataSection { kind, base, lo: None, len: None, elem_size, name, span: r.span, zero: false, rows: None, dead_on_host: false });
         }
         // One section more than the table has dimensions, on a table of pointers: the last one
         // selects elements of each row (deep copy).
@@ -129,14 +142,14 @@ impl<'a> Lowerer<'a> {
             }
             let rows = self.row_section(kind, r, &base_text, row_elem, sema, args)?;
             let (lo, len) = self.flat_section(&base_text, r, &r.sections[..1], &dims, sema, args)?;
-            return Ok(DataSection { kind, base, lo, len: Some(len), elem_size, name, span: r.span, zero: false, rows: Some(rows) });
+            return Ok(DataSection { kind, base, lo, len: Some(len), elem_size, name, span: r.span, zero: false, rows: Some(rows), dead_on_host: false });
         }
         if r.sections.len() > dims.len() {
             return Err(Diagnostic::error(r.span, format!("`{base_text}` has {} dimension(s) but the clause gives {} sections", dims.len(), r.sections.len()))
                 .with_help("give one section per dimension (a section of the elements of each row needs a table of row pointers, such as `double **a`)"));
         }
         let (lo, len) = self.flat_section(&base_text, r, &r.sections, &dims, sema, args)?;
-        Ok(DataSection { kind, base, lo, len: Some(len), elem_size, name, span: r.span, zero: false, rows: None })
+        Ok(DataSection { kind, base, lo, len: Some(len), elem_size, name, span: r.span, zero: false, rows: None, dead_on_host: false })
     }
 
     /// The element range `sections` name in an array of dimensions `dims` (the hull of the

@@ -841,3 +841,28 @@ fn inner_loop_reading_an_atomically_updated_element_runs_in_order() {
         assert!(l.kernel(0).inner_sequential.is_empty(), "{plain}");
     }
 }
+
+#[test]
+fn locals_the_host_never_names_skip_compute_bodies_and_data_clauses() {
+    use crate::front::lower::walk::locals_the_host_never_names;
+    let src = "void f(double *a, int n) {\n\
+        double scratch[8]; double kept[8]; double seen[8]; static double st[8]; double upd[8];\n\
+        #pragma acc data create(scratch, kept, st, upd)\n\
+        {\n\
+          #pragma acc parallel loop\n\
+          for (int i = 0; i < 8; i++) { scratch[i] = a[i]; kept[i] = scratch[i]; st[i] = 1; upd[i] = 2; }\n\
+          #pragma acc update host(upd)\n\
+        }\n\
+        a[0] = kept[1];\n\
+        double *p = seen;\n\
+      }\n";
+    let tokens = crate::front::lexer::lex(src, 0).expect("lexes");
+    let (unit, _) = crate::front::parser::parse_translation_unit(src, 0, tokens).expect("parses");
+    let Some(crate::front::ast::ExternalDecl::Function(f)) = unit.items.first() else { panic!("one function") };
+    let mut names: Vec<_> = locals_the_host_never_names(&f.body.stmts).into_iter().collect();
+    names.sort();
+    // `kept` is read on the host, `seen` has its address taken, `st` is static, `upd` is
+    // named by `update host`; `p` is named by nothing but its own declaration, and `i` lives
+    // in the kernel.
+    assert_eq!(names, vec!["p".to_string(), "scratch".to_string()]);
+}

@@ -316,3 +316,114 @@ pub fn atomic_shared_by_iterations<'a>(body: &'a Stmt, var: &str) -> Option<(&'a
     });
     found
 }
+
+/// Names of `body`'s automatic local variables (declared in it without `static` or `extern`)
+/// that its host code never names: not in a statement outside compute constructs, nor in a
+/// clause of a directive other than `data`, `enter data` and `exit data`. The host can neither
+/// read nor write such a variable, so the device's bytes of it are never needed on the host.
+/// Names are compared as text: a name declared twice, or shadowing another, counts as named
+/// when any of them is.
+pub fn locals_the_host_never_names(body: &[Stmt]) -> HashSet<String> {
+    let mut declared = HashSet::new();
+    let mut excluded = HashSet::new();
+    let mut named = HashSet::new();
+    for s in body {
+        host_names(s, &mut declared, &mut excluded, &mut named);
+    }
+    declared.retain(|n| !excluded.contains(n) && !named.contains(n));
+    declared
+}
+
+fn host_names(s: &Stmt, declared: &mut HashSet<String>, excluded: &mut HashSet<String>, named: &mut HashSet<String>) {
+    use crate::front::ast::{ClauseKind, StorageClass};
+    let note_decl = |d: &crate::front::ast::Declaration, declared: &mut HashSet<String>, excluded: &mut HashSet<String>| {
+        let automatic = !matches!(d.specs.storage, Some(StorageClass::Static | StorageClass::Extern | StorageClass::Typedef));
+        for id in &d.declarators {
+            if let Some(name) = &id.declarator.name {
+                if automatic && !declared.contains(name) {
+                    declared.insert(name.clone());
+                } else {
+                    excluded.insert(name.clone());
+                }
+            }
+        }
+    };
+    let name_all = |e: &Expr, named: &mut HashSet<String>| {
+        expr_tree(e, &mut |x| {
+            if let ExprKind::Ident(n) = &x.kind {
+                named.insert(n.clone());
+            }
+        })
+    };
+    match &s.kind {
+        StmtKind::Acc { directive, body } => {
+            let data_only = matches!(directive.kind, DirectiveKind::Data | DirectiveKind::EnterData | DirectiveKind::ExitData);
+            if !directive.kind.is_compute() && !data_only {
+                for c in &directive.clauses {
+                    if let ClauseKind::Data { refs, .. } = &c.kind {
+                        for r in refs {
+                            name_all(&r.base, named);
+                        }
+                    }
+                }
+            }
+            if let Some(b) = body
+                && !directive.kind.is_compute()
+            {
+                host_names(b, declared, excluded, named);
+            }
+        }
+        StmtKind::Compound(b) => b.stmts.iter().for_each(|s| host_names(s, declared, excluded, named)),
+        StmtKind::Decl(d) => {
+            note_decl(d, declared, excluded);
+            for id in &d.declarators {
+                if let Some(init) = &id.init {
+                    init_tree(init, &mut |x| {
+                        if let ExprKind::Ident(n) = &x.kind {
+                            named.insert(n.clone());
+                        }
+                    });
+                }
+            }
+        }
+        StmtKind::For { init: Some(ForInit::Decl(d)), cond, step, body } => {
+            note_decl(d, declared, excluded);
+            for id in &d.declarators {
+                if let Some(init) = &id.init {
+                    init_tree(init, &mut |x| {
+                        if let ExprKind::Ident(n) = &x.kind {
+                            named.insert(n.clone());
+                        }
+                    });
+                }
+            }
+            cond.iter().chain(step.iter()).for_each(|e| name_all(e, named));
+            host_names(body, declared, excluded, named);
+        }
+        StmtKind::If { cond, then, otherwise } => {
+            name_all(cond, named);
+            host_names(then, declared, excluded, named);
+            if let Some(o) = otherwise {
+                host_names(o, declared, excluded, named);
+            }
+        }
+        StmtKind::While { cond, body } | StmtKind::DoWhile { body, cond } | StmtKind::Switch { cond, body } => {
+            name_all(cond, named);
+            host_names(body, declared, excluded, named);
+        }
+        StmtKind::For { init, cond, step, body } => {
+            if let Some(ForInit::Expr(e)) = init {
+                name_all(e, named);
+            }
+            cond.iter().chain(step.iter()).for_each(|e| name_all(e, named));
+            host_names(body, declared, excluded, named);
+        }
+        StmtKind::Case { value, body } => {
+            name_all(value, named);
+            host_names(body, declared, excluded, named);
+        }
+        StmtKind::Default { body } | StmtKind::Labeled { body, .. } => host_names(body, declared, excluded, named),
+        StmtKind::Expr(Some(e)) | StmtKind::Return(Some(e)) => name_all(e, named),
+        StmtKind::Expr(None) | StmtKind::Goto(_) | StmtKind::Break | StmtKind::Continue | StmtKind::Return(None) => {}
+    }
+}
