@@ -19,7 +19,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::analysis::affine::{Affine, affine_of};
+use crate::analysis::affine::{Affine, AffineForms, affine_of};
 use crate::analysis::uniform::{eval_uniform, eval_uniform_int};
 use crate::diag::Span;
 use crate::ir::{ArrayRef, Body, Expr, ExprKind, Handle, Kernel, Local, ParamKind, ParamValue, Stmt};
@@ -102,25 +102,30 @@ pub fn summarize(kernel: &Kernel) -> AccessSummary {
 
 /// The references of any body (a grid kernel's too: its thread indices are irregular).
 pub fn summarize_body(body: &Body) -> AccessSummary {
-    let mut walker = Walker { body, loops: Vec::new(), certainty: Certainty::Always, out: Vec::new() };
+    let mut walker = Walker { body, forms: AffineForms::new(body), loops: Vec::new(), certainty: Certainty::Always, out: Vec::new() };
     walker.block(&body.block);
     AccessSummary { accesses: walker.out }
 }
 
 struct Walker<'a> {
     body: &'a Body,
+    forms: AffineForms<'a>,
     loops: Vec<LoopBound>,
     certainty: Certainty,
     out: Vec<ArrayAccess>,
 }
 
 impl Walker<'_> {
+    fn form(&self, expr: Handle<Expr>) -> IndexForm {
+        self.forms.of(expr).map_or(IndexForm::Irregular, IndexForm::Affine)
+    }
+
     fn record(&mut self, array: ArrayRef, indices: &[Handle<Expr>], kind: AccessKind, span: Span) {
         if let ArrayRef::Param(param) = array {
             self.out.push(ArrayAccess {
                 param,
                 kind,
-                indices: indices.iter().map(|i| IndexForm::of(self.body, *i)).collect(),
+                indices: indices.iter().map(|i| self.form(*i)).collect(),
                 index_exprs: indices.to_vec(),
                 span,
                 loops: self.loops.clone(),
@@ -224,8 +229,8 @@ impl Walker<'_> {
                 let pushed = if let Some(r) = range {
                     self.loops.push(LoopBound {
                         var: r.var,
-                        start: IndexForm::of(self.body, r.start),
-                        end: IndexForm::of(self.body, r.end),
+                        start: self.form(r.start),
+                        end: self.form(r.end),
                         step: r.step,
                         runs_once_at_least: !*test_first,
                     });
@@ -319,7 +324,11 @@ pub struct RowSections {
 /// For each array param of `kernel` (in param order), the elements a launch with `params` may
 /// read and write. See the module doc for what is conservative.
 pub fn launch_sections(kernel: &Kernel, params: &[ParamValue]) -> Vec<ParamSections> {
-    let summary = summarize(kernel);
+    launch_sections_with(kernel, &summarize(kernel), params)
+}
+
+/// [`launch_sections`] with the kernel's [`summarize`] already made.
+pub fn launch_sections_with(kernel: &Kernel, summary: &AccessSummary, params: &[ParamValue]) -> Vec<ParamSections> {
     let array_params: Vec<u32> = kernel
         .params
         .iter()
@@ -341,7 +350,7 @@ pub fn launch_sections(kernel: &Kernel, params: &[ParamValue]) -> Vec<ParamSecti
         .iter()
         .map(|&param| {
             if matches!(kernel.params[param as usize].kind, ParamKind::RowTable { .. }) {
-                return row_table_sections(&summary, param, space.as_ref(), params);
+                return row_table_sections(summary, param, space.as_ref(), params);
             }
             let mut sections = empty(param);
             for access in summary.of_param(param) {

@@ -152,7 +152,21 @@ impl Affine {
 
 /// The affine form of `expr`, or `None` when it is irregular (see the module doc).
 pub fn affine_of(body: &Body, expr: Handle<Expr>) -> Option<Affine> {
-    Recogniser { body, bindings: OnceCell::new(), range_vars: OnceCell::new() }.affine(expr)
+    AffineForms::new(body).of(expr)
+}
+
+/// Affine forms of many expressions of one body: what the body's single assignments bind is
+/// found once for all of them (finding it walks the whole body per assignment).
+pub struct AffineForms<'a>(Recogniser<'a>);
+
+impl<'a> AffineForms<'a> {
+    pub fn new(body: &'a Body) -> AffineForms<'a> {
+        AffineForms(Recogniser { body, bindings: OnceCell::new(), range_vars: OnceCell::new() })
+    }
+    /// As [`affine_of`].
+    pub fn of(&self, expr: Handle<Expr>) -> Option<Affine> {
+        self.0.affine(expr)
+    }
 }
 
 /// The variables of counted loops (`Stmt::Loop::range`), whatever their local kind.

@@ -25,7 +25,7 @@ pub(crate) mod testing;
 
 use std::sync::Arc;
 
-use crate::analysis::access::{IndexForm, ParamSections, Section, launch_sections, summarize};
+use crate::analysis::access::{AccessSummary, IndexForm, ParamSections, Section, launch_sections_with, summarize};
 use crate::diag::{Diagnostic, Span};
 use crate::ir::DataClauseKind;
 use crate::source::SourceSet;
@@ -1261,6 +1261,9 @@ unsafe fn write_host_scalar(ptr: *mut u8, ty: ScalarType, raw: u64) {
 #[derive(Default)]
 struct SectionsCache {
     entries: std::collections::HashMap<SectionsKey, Arc<Vec<ParamSections>>>,
+    /// Each kernel's accesses, analysed once: a kernel launched with new values every time
+    /// (a wavefront's plane number) only evaluates them.
+    summaries: std::collections::HashMap<Handle<Kernel>, Arc<AccessSummary>>,
 }
 
 /// A kernel and the bit patterns of its param values (tagged by kind).
@@ -1291,7 +1294,8 @@ impl SectionsCache {
         if self.entries.len() >= SectionsCache::CAPACITY {
             self.entries.clear();
         }
-        let computed = Arc::new(launch_sections(kernel, values));
+        let summary = self.summaries.entry(handle).or_insert_with(|| Arc::new(summarize(kernel))).clone();
+        let computed = Arc::new(launch_sections_with(kernel, &summary, values));
         self.entries.insert(key, computed.clone());
         computed
     }
@@ -1306,6 +1310,7 @@ mod rows_tests;
 #[cfg(test)]
 mod sections_cache_tests {
     use super::*;
+    use crate::analysis::access::launch_sections;
     use crate::analysis::testing::{B, array_param, kernel as make_kernel, scalar_param};
 
     /// `b[i] = a[i + 1]` for `i < n`.

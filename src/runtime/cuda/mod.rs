@@ -60,6 +60,9 @@ use upload::{STAGED_UPLOAD_MIN, UploadPath, UploadStaging};
 /// kernel (a param that changes at every launch must not cost a compilation each time).
 pub const MAX_VARIANTS: usize = 8;
 
+/// Bytes of freed allocations [`CudaDevice::pool`] keeps at most.
+const POOL_LIMIT: u64 = 16 << 30;
+
 /// Scratch buffers (reduction partials, scalar outputs) kept for reuse between launches.
 const MAX_SPARE_BUFFERS: usize = 8;
 
@@ -158,6 +161,11 @@ pub struct CudaDevice {
     policy: VariantPolicy,
     /// Scratch buffers of finished launches, for the next ones.
     spare: Vec<Buffer>,
+    /// Freed allocations kept for the next allocation of the same size (a solver's `data
+    /// create` of a stack array on every call): `cuMemAlloc` of a large block maps pages and
+    /// `cuMemFree` waits for the device, both per call. Given back when an allocation fails
+    /// and when more than [`POOL_LIMIT`] bytes wait.
+    pool: Vec<Buffer>,
     staging: Staging,
     sync: LaunchSync,
     /// Events recorded around launches, reused once their launch is resolved.
@@ -252,6 +260,7 @@ impl CudaDevice {
                 disk: DiskCache::at(cache::trusted_dir()),
                 policy,
                 spare: Vec::new(),
+                pool: Vec::new(),
                 staging: Staging::NONE,
                 sync: match std::env::var("YOSEGI_SYNC_LAUNCHES").as_deref() {
                     Ok("1") => LaunchSync::EachLaunch,
@@ -522,6 +531,22 @@ impl CudaDevice {
     /// `bytes` of zeroed device memory for a launch's own buffers: a spare buffer of an earlier
     /// launch when one is large enough (allocating and freeing at every launch of a reduction
     /// kernel costs more than the kernel itself), else a new allocation.
+    /// Frees pooled allocations, oldest first, until at most `keep` bytes stay pooled.
+    fn drain_pool(&mut self, keep: u64) {
+        let mut pooled: u64 = self.pool.iter().map(|b| b.bytes).sum();
+        if pooled <= keep {
+            return;
+        }
+        // A failure here (after a fault broke the context) loses nothing the program needs.
+        let _ = self.make_current();
+        while pooled > keep && !self.pool.is_empty() {
+            let b = self.pool.remove(0);
+            pooled -= b.bytes;
+            // SAFETY: allocated by `allocate` and no longer in the buffer table: freed once.
+            unsafe { sys::cuMemFree_v2(b.ptr) };
+        }
+    }
+
     fn scratch(&mut self, bytes: u64, scratch: &mut Scratch) -> Result<sys::CUdeviceptr, String> {
         if bytes == 0 {
             return Ok(0);
@@ -686,11 +711,18 @@ impl Device for CudaDevice {
     fn allocate(&mut self, bytes: u64) -> DeviceAlloc {
         self.next_id += 1;
         let mut ptr: sys::CUdeviceptr = 0;
-        if bytes > 0 && self.fault.is_none() {
-            let allocated = self.make_current().and_then(|_| {
+        if let Some(i) = self.pool.iter().position(|b| b.bytes == bytes).filter(|_| bytes > 0) {
+            ptr = self.pool.swap_remove(i).ptr;
+        } else if bytes > 0 && self.fault.is_none() {
+            let mut allocated = self.make_current().and_then(|_| {
                 // SAFETY: valid out-pointer.
                 check("cuMemAlloc", unsafe { sys::cuMemAlloc_v2(&mut ptr, bytes as usize) })
             });
+            if allocated.is_err() && !self.pool.is_empty() {
+                self.drain_pool(0);
+                // SAFETY: as above.
+                allocated = check("cuMemAlloc", unsafe { sys::cuMemAlloc_v2(&mut ptr, bytes as usize) });
+            }
             if let Err(e) = allocated {
                 ptr = 0;
                 self.memory_failure(format!("allocating {bytes} bytes: {e}"));
@@ -704,10 +736,9 @@ impl Device for CudaDevice {
         if let Some(buffer) = self.buffers.remove(&alloc.0)
             && buffer.ptr != 0
         {
-            // A failure here (after a fault broke the context) loses nothing the program needs.
-            let _ = self.make_current();
-            // SAFETY: allocated by `allocate`, removed from the table so freed once.
-            unsafe { sys::cuMemFree_v2(buffer.ptr) };
+            // Launches still using it are ahead of any later use on the one stream.
+            self.pool.push(buffer);
+            self.drain_pool(POOL_LIMIT);
         }
     }
 
@@ -721,8 +752,10 @@ impl Device for CudaDevice {
             // SAFETY: valid out-pointers.
             check("cuMemGetInfo", unsafe { sys::cuMemGetInfo_v2(&mut free, &mut total) })
         });
+        // The pool's blocks are free to the program: the next allocation that needs them gets them.
+        let pooled: u64 = self.pool.iter().map(|b| b.bytes).sum();
         match queried {
-            Ok(()) => (total as u64, free as u64),
+            Ok(()) => (total as u64, free as u64 + pooled),
             Err(_) => (0, 0),
         }
     }
@@ -1089,7 +1122,7 @@ impl Drop for CudaDevice {
         }
         // SAFETY: every handle below was created by this device and is released once.
         unsafe {
-            for (_, b) in self.buffers.drain() {
+            for b in self.pool.drain(..).chain(self.buffers.drain().map(|(_, b)| b)) {
                 if b.ptr != 0 {
                     sys::cuMemFree_v2(b.ptr);
                 }
