@@ -292,6 +292,10 @@ impl Runtime {
     pub fn stats(&self) -> &Stats {
         &self.stats
     }
+    /// Adds a call of a runtime entry point the program made ([`Stats::runtime_calls`]).
+    pub fn record_runtime_call(&mut self, entry: &'static str, time: std::time::Duration) {
+        self.stats.record_runtime_call(entry, time);
+    }
     pub fn config(&self) -> &RuntimeConfig {
         &self.config
     }

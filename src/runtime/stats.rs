@@ -127,6 +127,10 @@ pub struct Stats {
     pub time_to_host: Duration,
     /// Per source kernel that has several variants.
     pub variants: BTreeMap<String, VariantUse>,
+    /// Per entry point of the runtime the program calls (`region`, `data enter`, ...): calls
+    /// and the wall time spent in them, launches and transfers included. What a region spends
+    /// beyond its launches' time is the runtime's own work.
+    pub runtime_calls: BTreeMap<&'static str, (u64, Duration)>,
 }
 
 impl Stats {
@@ -164,6 +168,11 @@ impl Stats {
     }
     pub fn record_variant_decision(&mut self, decision: VariantDecision) {
         self.variants.entry(decision.kernel.clone()).or_default().decisions.push(decision);
+    }
+    pub fn record_runtime_call(&mut self, entry: &'static str, time: Duration) {
+        let e = self.runtime_calls.entry(entry).or_default();
+        e.0 += 1;
+        e.1 += time;
     }
     pub fn record_transfer_time(&mut self, direction: TransferDirection, time: Duration) {
         match direction {
@@ -211,6 +220,10 @@ impl Stats {
         if d.device_time_ns > 0 {
             let _ = writeln!(out, "{:<42} {:>22.3}", "kernel time on the device (ms)", d.device_time_ns as f64 / 1e6);
             self.render_device_rows(&mut out);
+        }
+        for (entry, (calls, time)) in &self.runtime_calls {
+            let label = format!("runtime: {entry} calls / ms");
+            let _ = writeln!(out, "{:<42} {:>10} {:>11.3}", label, calls, time.as_secs_f64() * 1e3);
         }
         self.render_variants(&mut out);
         out
