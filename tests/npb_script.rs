@@ -59,10 +59,13 @@ fn builds_from_the_makefile_and_classifies() {
     benchmark(dir.path(), "CG", false);
     benchmark(dir.path(), "EP", true);
     let tsv = dir.path().join("results.tsv");
+    let logs = dir.path().join("logs");
     let mut cmd = Command::new("bash");
     cmd.arg(repo_root().join("scripts/npb.sh"))
         .args(["--device", "sim", "--class", "S", "--tsv"])
         .arg(&tsv)
+        .arg("--logs")
+        .arg(&logs)
         .arg(dir.path())
         .arg(env!("CARGO_BIN_EXE_yosegi"));
     let out = run(cmd, Input::Nothing);
@@ -71,6 +74,9 @@ fn builds_from_the_makefile_and_classifies() {
     let tsv = fs::read_to_string(&tsv).unwrap();
     assert!(tsv.contains("CG\tPASS\t0.01\t12.5\t"), "{tsv}");
     assert!(tsv.contains("EP\tFAIL\t0.01\t12.5\tdid not verify: UNSUCCESSFUL"), "{tsv}");
+    // `--logs`: each benchmark's output, and the runtime's counters (`--stats`) on stderr.
+    assert!(fs::read_to_string(logs.join("CG.out")).unwrap().contains("Verification"));
+    assert!(fs::read_to_string(logs.join("CG.err")).unwrap().contains("=== yosegi stats ==="));
     // The clone is not modified: setparams wrote into the scratch copy.
     assert!(!dir.path().join("CG/CG/npbparams.h").exists());
 }
