@@ -336,7 +336,8 @@ pub fn locals_the_host_never_names(body: &[Stmt]) -> HashSet<String> {
 
 fn host_names(s: &Stmt, declared: &mut HashSet<String>, excluded: &mut HashSet<String>, named: &mut HashSet<String>) {
     use crate::front::ast::{ClauseKind, StorageClass};
-    let note_decl = |d: &crate::front::ast::Declaration, declared: &mut HashSet<String>, excluded: &mut HashSet<String>| {
+    // A declaration: its names are declared (or excluded), its initialisers name what they read.
+    let note_decl = |d: &crate::front::ast::Declaration, declared: &mut HashSet<String>, excluded: &mut HashSet<String>, named: &mut HashSet<String>| {
         let automatic = !matches!(d.specs.storage, Some(StorageClass::Static | StorageClass::Extern | StorageClass::Typedef));
         for id in &d.declarators {
             if let Some(name) = &id.declarator.name {
@@ -345,6 +346,13 @@ fn host_names(s: &Stmt, declared: &mut HashSet<String>, excluded: &mut HashSet<S
                 } else {
                     excluded.insert(name.clone());
                 }
+            }
+            if let Some(init) = &id.init {
+                init_tree(init, &mut |x| {
+                    if let ExprKind::Ident(n) = &x.kind {
+                        named.insert(n.clone());
+                    }
+                });
             }
         }
     };
@@ -374,29 +382,9 @@ fn host_names(s: &Stmt, declared: &mut HashSet<String>, excluded: &mut HashSet<S
             }
         }
         StmtKind::Compound(b) => b.stmts.iter().for_each(|s| host_names(s, declared, excluded, named)),
-        StmtKind::Decl(d) => {
-            note_decl(d, declared, excluded);
-            for id in &d.declarators {
-                if let Some(init) = &id.init {
-                    init_tree(init, &mut |x| {
-                        if let ExprKind::Ident(n) = &x.kind {
-                            named.insert(n.clone());
-                        }
-                    });
-                }
-            }
-        }
+        StmtKind::Decl(d) => note_decl(d, declared, excluded, named),
         StmtKind::For { init: Some(ForInit::Decl(d)), cond, step, body } => {
-            note_decl(d, declared, excluded);
-            for id in &d.declarators {
-                if let Some(init) = &id.init {
-                    init_tree(init, &mut |x| {
-                        if let ExprKind::Ident(n) = &x.kind {
-                            named.insert(n.clone());
-                        }
-                    });
-                }
-            }
+            note_decl(d, declared, excluded, named);
             cond.iter().chain(step.iter()).for_each(|e| name_all(e, named));
             host_names(body, declared, excluded, named);
         }
