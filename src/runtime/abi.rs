@@ -215,8 +215,10 @@ extern "C" fn rt_region(id: c_int, args: *mut YosegiArg, n: c_int) {
     with_runtime(|rt| {
         let started = std::time::Instant::now();
         rt.region(id, args)?;
+        let settling = std::time::Instant::now();
         let frame_marker = 0u8;
         rt.settle_stack_objects(std::hint::black_box(&frame_marker) as *const u8 as u64);
+        rt.record_runtime_call("region: settling stack arrays", settling.elapsed());
         rt.record_runtime_call("region", started.elapsed());
         Ok(())
     })

@@ -24,6 +24,7 @@ pub mod variants;
 pub(crate) mod testing;
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use crate::analysis::access::{AccessSummary, IndexForm, ParamSections, Section, launch_sections_with, summarize};
 use crate::diag::{Diagnostic, Span};
@@ -357,11 +358,16 @@ impl Runtime {
         self.adopt_sized_args(region, args);
         let ran = match &region.kind {
             RegionKind::Compute { kernels, data } => {
+                let started = Instant::now();
                 self.enter_data(region, data, args, Hold::Structured)?;
+                self.stats.record_runtime_call("region: data clauses in", started.elapsed());
                 for &kernel in kernels {
                     self.launch_kernel(region, kernel, args)?;
                 }
-                self.exit_data(region, data, args, Hold::Structured, false)
+                let started = Instant::now();
+                let exited = self.exit_data(region, data, args, Hold::Structured, false);
+                self.stats.record_runtime_call("region: data clauses out", started.elapsed());
+                exited
             }
             RegionKind::Data { data } => self.enter_data(region, data, args, Hold::Structured),
             RegionKind::EnterData { data } => self.enter_data(region, data, args, Hold::Dynamic),
@@ -777,6 +783,7 @@ impl Runtime {
         kernel_handle: Handle<Kernel>,
         args: &[YosegiArg],
     ) -> Result<(), RuntimeError> {
+        let prepared = Instant::now();
         let module = self.module.clone();
         let kernel = &module.kernels[kernel_handle];
         let Some(grid_handle) = module.grid_of(kernel_handle) else {
@@ -908,6 +915,7 @@ impl Runtime {
         let tables: Vec<u64> = tables.iter().filter_map(|plan| bound_objects.iter().find(|(arg, _)| *arg == kernel.params[plan.param as usize].arg)).map(|&(_, o)| o).collect();
         writes.extend(address_writes.into_iter().filter(|w| !tables.contains(&w.object)));
         let params = self.device_params(region, grid, args, &bound_objects);
+        self.stats.record_runtime_call("region: launch preparation", prepared.elapsed());
         // The variant that ran owns the reductions and scalar outputs below.
         let (grid, outcome, elapsed) = self.launch_chosen_variant(&module, kernel_handle, params)?;
         self.stats.record_launch(&grid.name, elapsed, &outcome.counters);

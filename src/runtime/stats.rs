@@ -223,7 +223,7 @@ impl Stats {
         }
         for (entry, (calls, time)) in &self.runtime_calls {
             let label = format!("runtime: {entry} calls / ms");
-            let _ = writeln!(out, "{:<42} {:>10} {:>11.3}", label, calls, time.as_secs_f64() * 1e3);
+            let _ = writeln!(out, "{:<52} {:>10} {:>11.3}", label, calls, time.as_secs_f64() * 1e3);
         }
         self.render_variants(&mut out);
         out
