@@ -163,6 +163,7 @@ impl CopyState {
     pub fn ensure_allocated(&mut self, device: usize, t: &mut Transfer) {
         if self.devices[device].is_none() {
             let alloc = t.devices[device].allocate(self.len);
+            t.stats.device_copies_allocated += 1;
             self.devices[device] = Some(DeviceCopy {
                 alloc,
                 base: 0,

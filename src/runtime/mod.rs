@@ -232,6 +232,10 @@ pub struct Runtime {
     /// `launch_sections` per kernel and param values: a time-step loop launches the same
     /// kernels with the same sizes, and the analysis costs tens of microseconds per launch.
     sections_cache: SectionsCache,
+    /// `Stats::device_copies_allocated` when device memory was last checked for caches to free:
+    /// with no copy allocated since, there is nothing new to check (the query costs
+    /// microseconds, and a wavefront exits hundreds of thousands of regions).
+    allocations_at_last_trim: Option<u64>,
     /// Per grid kernel (by handle index): `back::cuda::specialisable_params`, which every CUDA
     /// launch needs and which the module, fixed for the runtime's life, determines.
     specialisable: Vec<Vec<u32>>,
@@ -279,6 +283,7 @@ impl Runtime {
             empty_alloc: None,
             variants,
             sections_cache: SectionsCache::default(),
+            allocations_at_last_trim: None,
             specialisable: module.grid_kernels.iter().map(|(_, g)| crate::back::cuda::specialisable_params(g)).collect(),
             api: acc_api::ApiState::new(devices_len),
             module,
@@ -581,6 +586,10 @@ impl Runtime {
     /// while it has less than a quarter of its memory free ([`caches_to_free`]), saving what
     /// only they hold.
     fn trim_device_caches(&mut self, device: usize) {
+        if self.allocations_at_last_trim == Some(self.stats.device_copies_allocated) {
+            return;
+        }
+        self.allocations_at_last_trim = Some(self.stats.device_copies_allocated);
         let (total, free) = self.devices[device].memory();
         if free >= total / 4 {
             return;

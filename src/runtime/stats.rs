@@ -131,6 +131,9 @@ pub struct Stats {
     /// and the wall time spent in them, launches and transfers included. What a region spends
     /// beyond its launches' time is the runtime's own work.
     pub runtime_calls: BTreeMap<&'static str, (u64, Duration)>,
+    /// Device copies allocated (not printed: the runtime checks device memory only after it
+    /// changed).
+    pub device_copies_allocated: u64,
 }
 
 impl Stats {
