@@ -19,7 +19,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::analysis::affine::{Affine, AffineForms, affine_of};
+use crate::analysis::affine::{Affine, AffineForms};
 use crate::analysis::uniform::{eval_uniform, eval_uniform_int};
 use crate::diag::Span;
 use crate::ir::{ArrayRef, Body, Expr, ExprKind, Handle, Kernel, Local, ParamKind, ParamValue, Stmt};
@@ -31,9 +31,6 @@ pub enum IndexForm {
 }
 
 impl IndexForm {
-    pub fn of(body: &Body, expr: Handle<Expr>) -> IndexForm {
-        affine_of(body, expr).map_or(IndexForm::Irregular, IndexForm::Affine)
-    }
     pub fn as_affine(&self) -> Option<&Affine> {
         match self {
             IndexForm::Affine(a) => Some(a),

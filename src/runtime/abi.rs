@@ -213,13 +213,13 @@ extern "C" fn rt_region(id: c_int, args: *mut YosegiArg, n: c_int) {
     // SAFETY: the glue passes an array of `n` args.
     let args = unsafe { args_slice(args, n) };
     with_runtime(|rt| {
-        let started = std::time::Instant::now();
+        let started = rt.clock();
         rt.region(id, args)?;
-        let settling = std::time::Instant::now();
+        let settling = rt.clock();
         let frame_marker = 0u8;
         rt.settle_stack_objects(std::hint::black_box(&frame_marker) as *const u8 as u64);
-        rt.record_runtime_call("region: settling stack arrays", settling.elapsed());
-        rt.record_runtime_call("region", started.elapsed());
+        rt.record_runtime_call("region: settling stack arrays", settling);
+        rt.record_runtime_call("region", started);
         Ok(())
     })
 }
@@ -228,9 +228,9 @@ extern "C" fn rt_data_enter(id: c_int, args: *mut YosegiArg, n: c_int) {
     // SAFETY: as in `rt_region`.
     let args = unsafe { args_slice(args, n) };
     with_runtime(|rt| {
-        let started = std::time::Instant::now();
+        let started = rt.clock();
         let entered = rt.data_enter(id, args);
-        rt.record_runtime_call("data enter", started.elapsed());
+        rt.record_runtime_call("data enter", started);
         entered
     })
 }
@@ -239,9 +239,9 @@ extern "C" fn rt_data_exit(id: c_int, args: *mut YosegiArg, n: c_int) {
     // SAFETY: as in `rt_region`.
     let args = unsafe { args_slice(args, n) };
     with_runtime(|rt| {
-        let started = std::time::Instant::now();
+        let started = rt.clock();
         let exited = rt.data_exit(id, args);
-        rt.record_runtime_call("data exit", started.elapsed());
+        rt.record_runtime_call("data exit", started);
         exited
     })
 }
@@ -255,9 +255,9 @@ extern "C" fn rt_host_access(ptrs: *const *mut c_void, modes: *const c_int, n: c
         unsafe { (std::slice::from_raw_parts(ptrs, n as usize), std::slice::from_raw_parts(modes, n as usize)) };
     let addresses: Vec<u64> = ptrs.iter().map(|&p| p as u64).collect();
     if_installed(|rt| {
-        let started = std::time::Instant::now();
+        let started = rt.clock();
         rt.host_access(&addresses, modes);
-        rt.record_runtime_call("host access", started.elapsed());
+        rt.record_runtime_call("host access", started);
     })
 }
 

@@ -301,8 +301,9 @@ impl Runtime {
             let hi = (lo + bytes).min(copies.len);
             copies.make_host_valid(lo, hi, &mut t);
         }
-        copies.release(device, Hold::Dynamic, finalize);
-        self.after_release(start, device, false);
+        if copies.release(device, Hold::Dynamic, finalize) {
+            self.after_release(start, device, false);
+        }
         self.trim_device_caches(device);
         self.collect_device_reports()
     }

@@ -382,20 +382,25 @@ impl CopyState {
 
     /// What a data clause of `kind` does to `lo..hi` when its region ends: `copy`/`copyout`
     /// bring the data home, then every holding kind releases its hold (`finalize`: all of
-    /// them); `update host/device` make one side valid. Other kinds do nothing here.
-    pub fn exit_clause(&mut self, kind: crate::ir::DataClauseKind, device: usize, hold: Hold, finalize: bool, lo: u64, hi: u64, t: &mut Transfer) {
+    /// them); `update host/device` make one side valid. Other kinds do nothing here. Returns
+    /// whether the copy stopped being present ([`CopyState::release`]).
+    pub fn exit_clause(&mut self, kind: crate::ir::DataClauseKind, device: usize, hold: Hold, finalize: bool, lo: u64, hi: u64, t: &mut Transfer) -> bool {
         use crate::ir::DataClauseKind as K;
         match kind {
             K::Copy | K::CopyOut => {
                 self.make_host_valid(lo, hi, t);
-                self.release(device, hold, finalize);
+                self.release(device, hold, finalize)
             }
-            K::CopyIn | K::Create | K::Present | K::Delete => {
-                self.release(device, hold, finalize);
+            K::CopyIn | K::Create | K::Present | K::Delete => self.release(device, hold, finalize),
+            K::Host => {
+                self.make_host_valid(lo, hi, t);
+                false
             }
-            K::Host => self.make_host_valid(lo, hi, t),
-            K::Device => self.update_device(device, lo, hi, t),
-            _ => {}
+            K::Device => {
+                self.update_device(device, lo, hi, t);
+                false
+            }
+            _ => false,
         }
     }
 
@@ -457,8 +462,7 @@ impl CopyState {
     /// that the object is not present there; a cached copy is freed first, saving its data.
     pub fn map(&mut self, device: usize, alloc: DeviceAlloc, base: u64, t: &mut Transfer) {
         self.free_device_copy(device, t);
-        self.devices[device] =
-            Some(DeviceCopy {
+        self.devices[device] = Some(DeviceCopy {
             alloc,
             base,
             valid: IntervalSet::new(),

@@ -298,9 +298,16 @@ impl Runtime {
     pub fn stats(&self) -> &Stats {
         &self.stats
     }
-    /// Adds a call of a runtime entry point the program made ([`Stats::runtime_calls`]).
-    pub fn record_runtime_call(&mut self, entry: &'static str, time: std::time::Duration) {
-        self.stats.record_runtime_call(entry, time);
+    /// The start of a part of the runtime's own work to time, when `--stats` prints the times
+    /// ([`Stats::runtime_calls`]): the clock stays off the hot path otherwise.
+    pub fn clock(&self) -> Option<Instant> {
+        (self.config.stats == StatsMode::Print).then(Instant::now)
+    }
+    /// Adds the time since `started` (from [`Runtime::clock`]) to `entry`'s.
+    pub fn record_runtime_call(&mut self, entry: &'static str, started: Option<Instant>) {
+        if let Some(started) = started {
+            self.stats.record_runtime_call(entry, started.elapsed());
+        }
     }
     pub fn config(&self) -> &RuntimeConfig {
         &self.config
@@ -363,15 +370,15 @@ impl Runtime {
         self.adopt_sized_args(region, args);
         let ran = match &region.kind {
             RegionKind::Compute { kernels, data } => {
-                let started = Instant::now();
+                let started = self.clock();
                 self.enter_data(region, data, args, Hold::Structured)?;
-                self.stats.record_runtime_call("region: data clauses in", started.elapsed());
+                self.record_runtime_call("region: data clauses in", started);
                 for &kernel in kernels {
                     self.launch_kernel(region, kernel, args)?;
                 }
-                let started = Instant::now();
+                let started = self.clock();
                 let exited = self.exit_data(region, data, args, Hold::Structured, false);
-                self.stats.record_runtime_call("region: data clauses out", started.elapsed());
+                self.record_runtime_call("region: data clauses out", started);
                 exited
             }
             RegionKind::Data { data } => self.enter_data(region, data, args, Hold::Structured),
@@ -555,9 +562,7 @@ impl Runtime {
             }
             let Some(range) = self.data_range(region, section, args)? else { continue };
             let Some((copies, mut t)) = self.transfer_for(range.object) else { continue };
-            let was_present = copies.is_present(device);
-            copies.exit_clause(section.kind, device, hold, finalize, range.lo, range.hi, &mut t);
-            if was_present {
+            if copies.exit_clause(section.kind, device, hold, finalize, range.lo, range.hi, &mut t) {
                 self.after_release(range.object, device, section.dead_on_host);
             }
         }
@@ -565,16 +570,13 @@ impl Runtime {
         Ok(())
     }
 
-    /// After a release of `object`'s copy on `device`: a copy no longer present stays as a
-    /// cache only for arrays whose lifetime the runtime sees (file-scope arrays, heap blocks);
-    /// a stack array's copy would outlive its frame, so it is freed, saving what only it holds,
-    /// or dropped when nothing can read that (`dead_on_host`).
+    /// After `object`'s copy on `device` stopped being present (`CopyState::release`): it
+    /// stays as a cache only for arrays whose lifetime the runtime sees (file-scope arrays, heap
+    /// blocks); a stack array's copy would outlive its frame, so it is freed, saving what only
+    /// it holds, or dropped when nothing can read that (`dead_on_host`).
     fn after_release(&mut self, object: u64, device: usize, dead_on_host: bool) {
         let cacheable = self.registry.get(object).is_some_and(|o| matches!(o.origin, Origin::Static | Origin::Malloc));
         let Some((copies, mut t)) = self.transfer_for(object) else { return };
-        if !copies.has_device_copy(device) || copies.is_present(device) {
-            return;
-        }
         if dead_on_host {
             copies.drop_device_copy(device, &mut t);
         } else if !cacheable {
@@ -792,7 +794,7 @@ impl Runtime {
         kernel_handle: Handle<Kernel>,
         args: &[YosegiArg],
     ) -> Result<(), RuntimeError> {
-        let prepared = Instant::now();
+        let prepared = self.clock();
         let module = self.module.clone();
         let kernel = &module.kernels[kernel_handle];
         let Some(grid_handle) = module.grid_of(kernel_handle) else {
@@ -924,7 +926,7 @@ impl Runtime {
         let tables: Vec<u64> = tables.iter().filter_map(|plan| bound_objects.iter().find(|(arg, _)| *arg == kernel.params[plan.param as usize].arg)).map(|&(_, o)| o).collect();
         writes.extend(address_writes.into_iter().filter(|w| !tables.contains(&w.object)));
         let params = self.device_params(region, grid, args, &bound_objects);
-        self.stats.record_runtime_call("region: launch preparation", prepared.elapsed());
+        self.record_runtime_call("region: launch preparation", prepared);
         // The variant that ran owns the reductions and scalar outputs below.
         let (grid, outcome, elapsed) = self.launch_chosen_variant(&module, kernel_handle, params)?;
         self.stats.record_launch(&grid.name, elapsed, &outcome.counters);
@@ -1039,7 +1041,6 @@ impl Runtime {
     pub fn host_access(&mut self, ptrs: &[u64], modes: &[i32]) {
         for (&ptr, &mode) in ptrs.iter().zip(modes) {
             let Some(start) = self.registry.find(ptr) else { continue };
-            if std::env::var_os("YOSEGI_DEBUG_ACCESS").is_some() { let o = self.registry.get(start).unwrap(); eprintln!("host_access {:#x} in {} {:#x}+{} {:?}", ptr, o.name, o.start, o.len, o.origin); }
             let (copies, mut t) = self.transfer_for(start).expect("found");
             let len = copies.len;
             if mode & abi::YOSEGI_WRITE != 0 {

@@ -157,9 +157,7 @@ impl Runtime {
         for row in rows.iter().rev() {
             let Some(range) = row.range else { continue };
             let Some((copies, mut t)) = self.transfer_for(range.object) else { continue };
-            let was_present = copies.is_present(device);
-            copies.exit_clause(section.kind, device, hold, finalize, range.lo, range.hi, &mut t);
-            if was_present {
+            if copies.exit_clause(section.kind, device, hold, finalize, range.lo, range.hi, &mut t) {
                 self.after_release(range.object, device, false);
             }
         }
@@ -172,8 +170,10 @@ impl Runtime {
                 | DataClauseKind::Present
                 | DataClauseKind::Delete
         );
-        if releases && let Some((copies, _)) = self.transfer_for(table.object) {
-            copies.release(device, hold, finalize);
+        if releases
+            && let Some((copies, _)) = self.transfer_for(table.object)
+            && copies.release(device, hold, finalize)
+        {
             self.after_release(table.object, device, false);
         }
         self.trim_device_caches(device);

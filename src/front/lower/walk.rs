@@ -348,46 +348,29 @@ fn host_names(s: &Stmt, declared: &mut HashSet<String>, excluded: &mut HashSet<S
                 }
             }
             if let Some(init) = &id.init {
-                init_tree(init, &mut |x| {
-                    if let ExprKind::Ident(n) = &x.kind {
-                        named.insert(n.clone());
-                    }
-                });
+                init_tree(init, &mut |x| name_ident(x, named));
             }
         }
     };
-    let name_all = |e: &Expr, named: &mut HashSet<String>| {
-        expr_tree(e, &mut |x| {
-            if let ExprKind::Ident(n) = &x.kind {
-                named.insert(n.clone());
-            }
-        })
-    };
+    let name_all = |e: &Expr, named: &mut HashSet<String>| expr_tree(e, &mut |x| name_ident(x, named));
     match &s.kind {
+        // A compute construct's body is the device's.
+        StmtKind::Acc { directive, .. } if directive.kind.is_compute() => {}
         StmtKind::Acc { directive, body } => {
             let data_only = matches!(directive.kind, DirectiveKind::Data | DirectiveKind::EnterData | DirectiveKind::ExitData);
-            if !directive.kind.is_compute() && !data_only {
+            if !data_only {
                 for c in &directive.clauses {
                     if let ClauseKind::Data { refs, .. } = &c.kind {
-                        for r in refs {
-                            name_all(&r.base, named);
-                        }
+                        refs.iter().for_each(|r| name_all(&r.base, named));
                     }
                 }
             }
-            if let Some(b) = body
-                && !directive.kind.is_compute()
-            {
+            if let Some(b) = body {
                 host_names(b, declared, excluded, named);
             }
         }
         StmtKind::Compound(b) => b.stmts.iter().for_each(|s| host_names(s, declared, excluded, named)),
         StmtKind::Decl(d) => note_decl(d, declared, excluded, named),
-        StmtKind::For { init: Some(ForInit::Decl(d)), cond, step, body } => {
-            note_decl(d, declared, excluded, named);
-            cond.iter().chain(step.iter()).for_each(|e| name_all(e, named));
-            host_names(body, declared, excluded, named);
-        }
         StmtKind::If { cond, then, otherwise } => {
             name_all(cond, named);
             host_names(then, declared, excluded, named);
@@ -400,8 +383,10 @@ fn host_names(s: &Stmt, declared: &mut HashSet<String>, excluded: &mut HashSet<S
             host_names(body, declared, excluded, named);
         }
         StmtKind::For { init, cond, step, body } => {
-            if let Some(ForInit::Expr(e)) = init {
-                name_all(e, named);
+            match init {
+                Some(ForInit::Decl(d)) => note_decl(d, declared, excluded, named),
+                Some(ForInit::Expr(e)) => name_all(e, named),
+                None => {}
             }
             cond.iter().chain(step.iter()).for_each(|e| name_all(e, named));
             host_names(body, declared, excluded, named);
@@ -413,5 +398,11 @@ fn host_names(s: &Stmt, declared: &mut HashSet<String>, excluded: &mut HashSet<S
         StmtKind::Default { body } | StmtKind::Labeled { body, .. } => host_names(body, declared, excluded, named),
         StmtKind::Expr(Some(e)) | StmtKind::Return(Some(e)) => name_all(e, named),
         StmtKind::Expr(None) | StmtKind::Goto(_) | StmtKind::Break | StmtKind::Continue | StmtKind::Return(None) => {}
+    }
+}
+
+fn name_ident(e: &Expr, named: &mut HashSet<String>) {
+    if let ExprKind::Ident(n) = &e.kind {
+        named.insert(n.clone());
     }
 }
