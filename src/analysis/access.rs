@@ -17,7 +17,6 @@
 //! Device functions (`ir::Function`) take only scalar locals as parameters and their bodies
 //! have no array params, so they touch no arrays the host sees: calls add nothing here.
 
-use std::collections::BTreeMap;
 
 use crate::analysis::affine::{Affine, AffineForms};
 use crate::analysis::uniform::{eval_uniform, eval_uniform_int};
@@ -84,12 +83,46 @@ pub struct ArrayAccess {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct AccessSummary {
     pub accesses: Vec<ArrayAccess>,
+    /// Per array param, the indices in `accesses` of its references that differ in what they
+    /// reach (kind, certainty, subscripts, loops): a section is the hull of these alone. An
+    /// unrolled body repeats one reference many times (BT's `rhs[m][k][j][i]`), and the
+    /// runtime evaluates the distinct ones at every launch.
+    distinct: Vec<(u32, Vec<usize>)>,
 }
 
 impl AccessSummary {
+    pub fn new(accesses: Vec<ArrayAccess>) -> AccessSummary {
+        let mut distinct: Vec<(u32, Vec<usize>)> = Vec::new();
+        for (i, access) in accesses.iter().enumerate() {
+            let slot = match distinct.iter().position(|(param, _)| *param == access.param) {
+                Some(slot) => slot,
+                None => {
+                    distinct.push((access.param, Vec::new()));
+                    distinct.len() - 1
+                }
+            };
+            let seen = distinct[slot].1.iter().any(|&j| reaches_the_same(&accesses[j], access));
+            if !seen {
+                distinct[slot].1.push(i);
+            }
+        }
+        AccessSummary { accesses, distinct }
+    }
+
     pub fn of_param(&self, param: u32) -> impl Iterator<Item = &ArrayAccess> {
         self.accesses.iter().filter(move |a| a.param == param)
     }
+
+    /// `param`'s references, one of each group that reaches the same elements.
+    pub fn distinct_of_param(&self, param: u32) -> impl Iterator<Item = &ArrayAccess> {
+        let indices = self.distinct.iter().find(|(p, _)| *p == param).map_or(&[][..], |(_, list)| &list[..]);
+        indices.iter().map(|&i| &self.accesses[i])
+    }
+}
+
+/// Whether two references of one param reach the same elements the same way at any launch.
+fn reaches_the_same(a: &ArrayAccess, b: &ArrayAccess) -> bool {
+    a.param == b.param && a.kind == b.kind && a.certainty == b.certainty && a.indices == b.indices && a.loops == b.loops
 }
 
 /// The references of a kernel's body to its array params.
@@ -101,7 +134,7 @@ pub fn summarize(kernel: &Kernel) -> AccessSummary {
 pub fn summarize_body(body: &Body) -> AccessSummary {
     let mut walker = Walker { body, forms: AffineForms::new(body), loops: Vec::new(), certainty: Certainty::Always, out: Vec::new() };
     walker.block(&body.block);
-    AccessSummary { accesses: walker.out }
+    AccessSummary::new(walker.out)
 }
 
 struct Walker<'a> {
@@ -350,9 +383,10 @@ pub fn launch_sections_with(kernel: &Kernel, summary: &AccessSummary, params: &[
                 return row_table_sections(summary, param, space.as_ref(), params);
             }
             let mut sections = empty(param);
-            for access in summary.of_param(param) {
+            let strides = array_strides(kernel, param, params);
+            for access in summary.distinct_of_param(param) {
                 let (section, dense) = match &space {
-                    Some(space) => access_section(kernel, access, space, params),
+                    Some(space) => access_section(access, strides.as_deref(), space, params),
                     None => (Section::Whole, Density::Unknown),
                 };
                 let reads = access.kind != AccessKind::Write
@@ -381,8 +415,8 @@ struct VarRange {
 }
 
 /// The parallel dims' ranges, `Ok(None)` when the iteration space is empty.
-fn parallel_ranges(kernel: &Kernel, params: &[ParamValue]) -> Result<Option<BTreeMap<Handle<Local>, VarRange>>, String> {
-    let mut ranges = BTreeMap::new();
+fn parallel_ranges(kernel: &Kernel, params: &[ParamValue]) -> Result<Option<VarMap<VarRange>>, String> {
+    let mut ranges = VarMap::default();
     for dim in &kernel.space {
         let trip = eval_uniform_int(&kernel.body, dim.trip_count, params)? as i128;
         if trip <= 0 {
@@ -408,11 +442,80 @@ enum Density {
 /// An affine form evaluated at the launch's params: constant plus per-variable coefficients.
 struct Linear {
     constant: i128,
-    coeffs: BTreeMap<Handle<Local>, i128>,
+    coeffs: VarMap<i128>,
+}
+
+/// A small map keyed by loop variable: a kernel's accesses involve a handful, and the runtime
+/// builds these at every launch, where a vector beats a tree.
+#[derive(Clone, Debug)]
+struct VarMap<T>(Vec<(Handle<Local>, T)>);
+
+impl<T> Default for VarMap<T> {
+    fn default() -> Self {
+        VarMap(Vec::new())
+    }
+}
+
+impl<T> VarMap<T> {
+    fn get(&self, var: &Handle<Local>) -> Option<&T> {
+        self.0.iter().find(|(v, _)| v == var).map(|(_, t)| t)
+    }
+    fn insert(&mut self, var: Handle<Local>, value: T) {
+        match self.0.iter_mut().find(|(v, _)| *v == var) {
+            Some((_, t)) => *t = value,
+            None => self.0.push((var, value)),
+        }
+    }
+    fn iter(&self) -> impl Iterator<Item = (&Handle<Local>, &T)> {
+        self.0.iter().map(|(v, t)| (v, t))
+    }
+    fn values(&self) -> impl Iterator<Item = &T> {
+        self.0.iter().map(|(_, t)| t)
+    }
+}
+
+impl<T: Default> VarMap<T> {
+    fn entry_or_zero(&mut self, var: Handle<Local>) -> &mut T {
+        let i = match self.0.iter().position(|(v, _)| *v == var) {
+            Some(i) => i,
+            None => {
+                self.0.push((var, T::default()));
+                self.0.len() - 1
+            }
+        };
+        &mut self.0[i].1
+    }
+}
+
+impl<'a, T> IntoIterator for &'a VarMap<T> {
+    type Item = (&'a Handle<Local>, &'a T);
+    type IntoIter = std::iter::Map<std::slice::Iter<'a, (Handle<Local>, T)>, fn(&'a (Handle<Local>, T)) -> (&'a Handle<Local>, &'a T)>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter().map(|(v, t)| (v, t))
+    }
+}
+
+impl Linear {
+    fn scaled(&self, by: i128) -> Option<Linear> {
+        let mut coeffs = VarMap::default();
+        for (&v, &k) in &self.coeffs {
+            coeffs.insert(v, k.checked_mul(by)?);
+        }
+        Some(Linear { constant: self.constant.checked_mul(by)?, coeffs })
+    }
+
+    fn plus(&self, other: &Linear) -> Option<Linear> {
+        let mut sum = Linear { constant: self.constant.checked_add(other.constant)?, coeffs: self.coeffs.clone() };
+        for (&v, &k) in &other.coeffs {
+            let c = sum.coeffs.entry_or_zero(v);
+            *c = c.checked_add(k)?;
+        }
+        Some(sum)
+    }
 }
 
 fn evaluate_params(form: &Affine, params: &[ParamValue]) -> Option<Linear> {
-    let mut lin = Linear { constant: form.constant as i128, coeffs: BTreeMap::new() };
+    let mut lin = Linear { constant: form.constant as i128, coeffs: VarMap::default() };
     for (c, m) in &form.terms {
         let mut k = *c as i128;
         for p in &m.params {
@@ -422,14 +525,14 @@ fn evaluate_params(form: &Affine, params: &[ParamValue]) -> Option<Linear> {
             }
         }
         match m.var {
-            Some(v) => *lin.coeffs.entry(v).or_insert(0) += k,
+            Some(v) => *lin.coeffs.entry_or_zero(v) += k,
             None => lin.constant = lin.constant.checked_add(k)?,
         }
     }
     Some(lin)
 }
 
-fn interval(lin: &Linear, env: &BTreeMap<Handle<Local>, VarRange>) -> Option<(i128, i128)> {
+fn interval(lin: &Linear, env: &VarMap<VarRange>) -> Option<(i128, i128)> {
     let (mut lo, mut hi) = (lin.constant, lin.constant);
     for (v, k) in &lin.coeffs {
         let r = env.get(v)?;
@@ -445,9 +548,9 @@ fn interval(lin: &Linear, env: &BTreeMap<Handle<Local>, VarRange>) -> Option<(i1
 /// whole array), or `Section::None` when a loop around it never runs its body.
 fn access_env(
     access: &ArrayAccess,
-    space: &BTreeMap<Handle<Local>, VarRange>,
+    space: &VarMap<VarRange>,
     params: &[ParamValue],
-) -> Result<BTreeMap<Handle<Local>, VarRange>, (Section, Density)> {
+) -> Result<VarMap<VarRange>, (Section, Density)> {
     let whole = (Section::Whole, Density::Unknown);
     let mut env = space.clone();
     for lp in &access.loops {
@@ -480,43 +583,30 @@ fn access_env(
 }
 
 fn access_section(
-    kernel: &Kernel,
     access: &ArrayAccess,
-    space: &BTreeMap<Handle<Local>, VarRange>,
+    strides: Option<&[i64]>,
+    space: &VarMap<VarRange>,
     params: &[ParamValue],
 ) -> (Section, Density) {
     let whole = (Section::Whole, Density::Unknown);
-    let body = &kernel.body;
     let env = match access_env(access, space, params) {
         Ok(env) => env,
         Err(outcome) => return outcome,
     };
-    let Some(ArrayShape { dims }) = array_dims(kernel, access.param) else {
+    let Some(strides) = strides.filter(|s| s.len() == access.indices.len()) else {
         return whole;
     };
-    if dims.len() != access.indices.len() {
-        return whole;
-    }
-    // Linearise: the stride of dimension d is the product of the lengths of the inner ones.
-    let mut linear = Affine::constant(0);
-    let mut stride: i64 = 1;
-    for d in (0..dims.len()).rev() {
-        let Some(index) = access.indices[d].as_affine() else {
+    // Linearise: the element offset is the sum of each subscript times its dimension's stride.
+    let mut lin = Linear { constant: 0, coeffs: VarMap::default() };
+    for (index, &stride) in access.indices.iter().zip(strides) {
+        let Some(part) = index.as_affine().and_then(|a| evaluate_params(a, params)) else {
             return whole;
         };
-        linear = linear.add(&index.scale(stride));
-        if d > 0 {
-            let Some(len) = dims[d] else { return whole };
-            let Ok(ParamValue::Int(len)) = eval_uniform(body, len, params) else {
-                return whole;
-            };
-            let Some(s) = stride.checked_mul(len) else { return whole };
-            stride = s;
-        }
+        let Some(scaled) = part.scaled(stride as i128).and_then(|part| lin.plus(&part)) else {
+            return whole;
+        };
+        lin = scaled;
     }
-    let Some(lin) = evaluate_params(&linear, params) else {
-        return whole;
-    };
     let Some((lo, hi)) = interval(&lin, &env) else {
         return whole;
     };
@@ -524,6 +614,25 @@ fn access_section(
         return whole;
     };
     (Section::Elements { lo, hi }, density(&lin, &env))
+}
+
+/// The element stride of each dimension of array param `param` at these param values (the
+/// product of the lengths of the inner dimensions), `None` when a length is unknown.
+fn array_strides(kernel: &Kernel, param: u32, params: &[ParamValue]) -> Option<Vec<i64>> {
+    let ArrayShape { dims } = array_dims(kernel, param)?;
+    let mut strides = vec![0i64; dims.len()];
+    let mut stride: i64 = 1;
+    for d in (0..dims.len()).rev() {
+        strides[d] = stride;
+        if d > 0 {
+            let len = dims[d]?;
+            let Ok(ParamValue::Int(len)) = eval_uniform(&kernel.body, len, params) else {
+                return None;
+            };
+            stride = stride.checked_mul(len)?;
+        }
+    }
+    Some(strides)
 }
 
 struct ArrayShape<'a> {
@@ -538,7 +647,7 @@ fn array_dims(kernel: &Kernel, param: u32) -> Option<ArrayShape<'_>> {
 }
 
 /// One subscript's values at an access, as a section of that dimension alone.
-fn index_section(form: &IndexForm, env: &BTreeMap<Handle<Local>, VarRange>, params: &[ParamValue]) -> (Section, Density, Option<Linear>) {
+fn index_section(form: &IndexForm, env: &VarMap<VarRange>, params: &[ParamValue]) -> (Section, Density, Option<Linear>) {
     let Some(lin) = form.as_affine().and_then(|a| evaluate_params(a, params)) else {
         return (Section::Whole, Density::Unknown, None);
     };
@@ -560,13 +669,13 @@ fn index_section(form: &IndexForm, env: &BTreeMap<Handle<Local>, VarRange>, para
 fn row_table_sections(
     summary: &AccessSummary,
     param: u32,
-    space: Option<&BTreeMap<Handle<Local>, VarRange>>,
+    space: Option<&VarMap<VarRange>>,
     params: &[ParamValue],
 ) -> ParamSections {
     let mut rows = RowSections { read: Section::None, write: Section::None };
     let (mut read, mut write) = (Section::None, Section::None);
     let mut write_boxes: Vec<((Section, Section), bool)> = Vec::new();
-    for access in summary.of_param(param) {
+    for access in summary.distinct_of_param(param) {
         let boxed = match space.map(|space| access_env(access, space, params)) {
             None => Ok(((Section::Whole, Density::Unknown, None), (Section::Whole, Density::Unknown, None))),
             Some(Err((Section::None, _))) => continue,
@@ -613,7 +722,7 @@ fn row_table_sections(
 
 /// Dense when the variables, taken from the finest spacing to the coarsest, each start their
 /// next value no further than one past what the finer ones already cover.
-fn density(lin: &Linear, env: &BTreeMap<Handle<Local>, VarRange>) -> Density {
+fn density(lin: &Linear, env: &VarMap<VarRange>) -> Density {
     let mut steps = Vec::new();
     for (v, k) in &lin.coeffs {
         if *k == 0 {
@@ -679,6 +788,36 @@ mod tests {
             write: Section::Elements { lo: 1, hi: 99 },
             rows: None,
         }]);
+    }
+
+    /// An unrolled body repeats references: the summary keeps one of each for the runtime's
+    /// per-launch evaluation, and the sections are those of every reference.
+    #[test]
+    fn repeated_references_are_evaluated_once() {
+        let mut b = B::new();
+        let i = b.loop_var("i");
+        let one = b.int(1);
+        let n = b.param(0);
+        let two = b.int(2);
+        let trip = b.bin(BinaryOp::Sub, n, two);
+        let dim = b.dim(i, one, trip);
+        for shift in [0, 0, 1, 0, -1, 1] {
+            let at = b.var_plus(i, shift);
+            let here = b.local(i);
+            let old = b.load(1, vec![here]);
+            let other = b.load(1, vec![at]);
+            let sum = b.add(old, other);
+            let st = b.store(1, vec![here], sum);
+            b.body.block.push(st);
+        }
+        let k = kernel("unrolled", vec![scalar_param("n", 0), array_param("a", vec![None], 1)], vec![dim], b.body);
+        let summary = summarize(&k);
+        assert_eq!(summary.of_param(1).count(), 18);
+        // Reads of a[i], a[i+1], a[i-1]; the write of a[i].
+        assert_eq!(summary.distinct_of_param(1).count(), 4);
+        let s = launch_sections(&k, &[N, P]);
+        assert_eq!(s[0].read, Section::Elements { lo: 0, hi: 100 });
+        assert_eq!(s[0].write, Section::Elements { lo: 1, hi: 99 });
     }
 
     #[test]

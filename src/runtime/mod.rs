@@ -811,6 +811,8 @@ impl Runtime {
         // objects are settled before any range is made valid, because growing one for a later
         // param (two params into one array) replaces an object an earlier param resolved.
         let sections = self.sections_cache.sections(kernel_handle, kernel, &kernel_params);
+        self.record_runtime_call("region: launch preparation: access sections", prepared);
+        let part = self.clock();
         let mut tables = Vec::new();
         for sections in sections.iter() {
             let param = &kernel.params[sections.param as usize];
@@ -858,6 +860,8 @@ impl Runtime {
         // is made current first (before the rows of pointer tables are attached below) and
         // counted as written after.
         let address_writes = if module.reaches_addresses(&kernel.body) { self.device_copies_made_current() } else { Vec::new() };
+        self.record_runtime_call("region: launch preparation: objects", part);
+        let part = self.clock();
 
         // Pass 2: make the device copies current for what the launch reads; remember what it
         // writes and which object each array arg is bound to.
@@ -921,11 +925,14 @@ impl Runtime {
         }
 
         check_overlaps(kernel, &launch.footprints)?;
+        self.record_runtime_call("region: launch preparation: device copies current", part);
+        let part = self.clock();
         let LaunchFootprint { mut writes, bytes_moved, .. } = launch;
         // Pointer tables hold device addresses the kernel must not be thought to have written.
         let tables: Vec<u64> = tables.iter().filter_map(|plan| bound_objects.iter().find(|(arg, _)| *arg == kernel.params[plan.param as usize].arg)).map(|&(_, o)| o).collect();
         writes.extend(address_writes.into_iter().filter(|w| !tables.contains(&w.object)));
         let params = self.device_params(region, grid, args, &bound_objects);
+        self.record_runtime_call("region: launch preparation: device params", part);
         self.record_runtime_call("region: launch preparation", prepared);
         // The variant that ran owns the reductions and scalar outputs below.
         let (grid, outcome, elapsed) = self.launch_chosen_variant(&module, kernel_handle, params)?;
@@ -1292,10 +1299,11 @@ struct SectionsCache {
 type SectionsKey = (Handle<Kernel>, Vec<(u8, u64)>);
 
 impl SectionsCache {
-    /// Entries kept before the cache starts over: enough for the kernels of a time-step loop
-    /// under a few pointer swaps, small enough that a loop whose sizes change every launch
-    /// does not grow it without bound.
-    const CAPACITY: usize = 256;
+    /// Entries kept before the cache starts over: enough for every launch of a time step
+    /// whose kernels take a plane number (NPB LU's wavefronts: 4 kernels by 2 sweeps by about
+    /// 480 hyperplanes at class C; BT's line solves: 3 by 162 planes), small enough (a few MB)
+    /// that a loop whose sizes change at every launch does not grow it without bound.
+    const CAPACITY: usize = 8192;
 
     fn key_of(values: &[ParamValue]) -> Vec<(u8, u64)> {
         values
