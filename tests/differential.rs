@@ -248,6 +248,7 @@ differential_tests! {
     gang_dimensions => "gang_dimensions.c",
     complex_handoff => "complex_handoff.c",
     long_double_rows => "long_double_rows.c",
+    nest_prefix => "nest_prefix.c",
 }
 
 #[test]

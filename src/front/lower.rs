@@ -995,6 +995,11 @@ impl<'a> Lowerer<'a> {
                     Err(e) => kb.errors.push(e),
                 }
             }
+            // What the outer loops of the space run before their inner loop, every thread runs
+            // before its iteration (`loops::sinkable_prefix` says why that is the same).
+            for l in &nest[..space.len().saturating_sub(1)] {
+                kb.stmts(&l.prefix, &mut block);
+            }
             let iteration = kb.iteration_body(body_stmt);
             block.extend(iteration);
             kb.pop_scope();

@@ -1,8 +1,12 @@
 //! Loop normalisation: recognises `for` loops that count (`for (i = lo; i < hi; i += step)` and
 //! its variants) and finds the loop nests a compute construct turns into parallel dimensions.
 
-use crate::front::ast::{BinaryOp, Clause, ClauseKind, Declaration, Directive, DirectiveKind, Expr, ExprKind, ForInit, Stmt, StmtKind, UnaryOp};
-use crate::front::sema::Sema;
+use std::collections::HashSet;
+
+use crate::front::ast::{
+    BinaryOp, Clause, ClauseKind, Declaration, Directive, DirectiveKind, Expr, ExprKind, ForInit, Initializer, StmtKind, Stmt, StorageClass, UnaryOp,
+};
+use crate::front::sema::{Sema, Storage};
 
 use super::walk;
 
@@ -158,6 +162,11 @@ pub fn single_stmt(s: &Stmt) -> &Stmt {
 pub struct NestLoop<'a> {
     pub stmt: &'a Stmt,
     pub clauses: Vec<&'a Clause>,
+    /// Statements this loop's body runs before the nest's next loop (`i3 = 2*j3 - d3;`
+    /// between a gang loop and its worker loop): each iteration of the loops inside may run
+    /// them again with the same result ([`sinkable_prefix`]), so they move into the innermost
+    /// body and the nest stays a nest.
+    pub prefix: Vec<&'a Stmt>,
 }
 
 /// How far into a loop nest a construct reaches.
@@ -201,7 +210,7 @@ pub fn loop_nest<'a>(
     policy: NestPolicy,
 ) -> Result<(Vec<NestLoop<'a>>, &'a Stmt), (crate::diag::Span, String)> {
     let mut wanted = collapse_of(&outer_clauses);
-    let mut nest = vec![NestLoop { stmt: outer, clauses: outer_clauses }];
+    let mut nest = vec![NestLoop { stmt: outer, clauses: outer_clauses, prefix: Vec::new() }];
     let mut body = for_body(outer);
     loop {
         let inner = single_stmt(body);
@@ -210,7 +219,7 @@ pub fn loop_nest<'a>(
         }
         if nest.len() < wanted {
             if matches!(inner.kind, StmtKind::For { .. }) {
-                nest.push(NestLoop { stmt: inner, clauses: Vec::new() });
+                nest.push(NestLoop { stmt: inner, clauses: Vec::new(), prefix: Vec::new() });
                 body = for_body(inner);
                 continue;
             }
@@ -225,19 +234,148 @@ pub fn loop_nest<'a>(
                 if matches!(b.kind, StmtKind::For { .. }) {
                     let clauses: Vec<&Clause> = directive.clauses.iter().collect();
                     wanted = nest.len() + collapse_of(&clauses);
-                    nest.push(NestLoop { stmt: b, clauses });
+                    nest.push(NestLoop { stmt: b, clauses, prefix: Vec::new() });
                     body = for_body(b);
                     continue;
                 }
                 return Ok((nest, body));
             }
+            StmtKind::Compound(_) => {
+                let Some((prefix, next)) = sinkable_prefix(sema, inner) else { return Ok((nest, body)) };
+                let StmtKind::Acc { directive, body: Some(b) } = &next.kind else { return Ok((nest, body)) };
+                if !clause_is_parallel_loop(directive, policy) || !matches!(b.kind, StmtKind::For { .. }) {
+                    return Ok((nest, body));
+                }
+                nest.last_mut().expect("the outer loop").prefix = prefix;
+                let clauses: Vec<&Clause> = directive.clauses.iter().collect();
+                wanted = nest.len() + collapse_of(&clauses);
+                nest.push(NestLoop { stmt: b, clauses, prefix: Vec::new() });
+                body = for_body(b);
+            }
             StmtKind::For { .. } if policy == NestPolicy::Auto && counted_loop(sema, inner).is_ok() => {
-                nest.push(NestLoop { stmt: inner, clauses: Vec::new() });
+                nest.push(NestLoop { stmt: inner, clauses: Vec::new(), prefix: Vec::new() });
                 body = for_body(inner);
             }
             _ => return Ok((nest, body)),
         }
     }
+}
+
+/// A loop body `{ s1; ...; sk; next }` whose statements before `next` (the nest's next loop)
+/// give the same result however often they run in an iteration: each assigns or declares a
+/// scalar from an expression without effects (no call, store or element read), that no later
+/// statement here or in `next` assigns, from names nothing here or in `next` assigns, and
+/// whose address `next` never takes; no loop header in `next` names what they assign (the
+/// loops' bounds are evaluated before any iteration). Returns the statements and `next`.
+pub fn sinkable_prefix<'a>(sema: &Sema, body: &'a Stmt) -> Option<(Vec<&'a Stmt>, &'a Stmt)> {
+    let StmtKind::Compound(block) = &body.kind else { return None };
+    let (last, prefix) = block.stmts.split_last()?;
+    if prefix.is_empty() {
+        return None;
+    }
+    let next = single_stmt(last);
+    let written_after = walk::written_names(next);
+    let calls = !walk::called_functions(next).is_empty();
+    let mut assigned: Vec<HashSet<String>> = Vec::new();
+    let mut reads: Vec<HashSet<String>> = Vec::new();
+    for stmt in prefix {
+        let (names, read) = scalar_definition(stmt)?;
+        assigned.push(names);
+        reads.push(read);
+    }
+    let mut taken = HashSet::new();
+    walk::each_expr(next, &mut |e| {
+        if let ExprKind::Unary { op: UnaryOp::AddrOf, operand } = &e.kind
+            && let ExprKind::Ident(n) = &operand.kind
+        {
+            taken.insert(n.clone());
+        }
+    });
+    let mut headers = HashSet::new();
+    walk::each_stmt(next, &mut |st| {
+        if let StmtKind::For { init, cond, step, .. } = &st.kind {
+            let mut note = |e: &Expr| names_read(e, &mut headers);
+            match init {
+                Some(ForInit::Expr(e)) => note(e),
+                Some(ForInit::Decl(d)) => d.declarators.iter().filter_map(|d| d.init.as_ref()).for_each(|i| walk::init_tree(i, &mut |e| names_read(e, &mut headers))),
+                None => {}
+            }
+            cond.iter().chain(step.iter()).for_each(|e| names_read(e, &mut headers));
+        }
+    });
+    for (i, (names, read)) in assigned.iter().zip(&reads).enumerate() {
+        let later: HashSet<&String> = assigned[i..].iter().flatten().chain(&written_after).collect();
+        let assigned_again = assigned[i + 1..].iter().flatten().chain(&written_after).any(|n| names.contains(n));
+        if assigned_again || read.iter().any(|n| later.contains(n)) {
+            return None;
+        }
+        if names.iter().chain(read).any(|n| taken.contains(n)) || names.iter().any(|n| headers.contains(n)) {
+            return None;
+        }
+        // A call in `next` may assign a file-scope variable the statement reads.
+        if calls && read.iter().any(|n| sema.lookup_var(n).is_some_and(|v| v.storage == Storage::Global)) {
+            return None;
+        }
+    }
+    Some((prefix.iter().collect(), next))
+}
+
+/// What a statement of [`sinkable_prefix`] assigns and reads: `x = e;` or a declaration of
+/// scalars with such initialisers; `None` for anything else.
+fn scalar_definition(stmt: &Stmt) -> Option<(HashSet<String>, HashSet<String>)> {
+    let (mut names, mut read) = (HashSet::new(), HashSet::new());
+    match &stmt.kind {
+        StmtKind::Expr(Some(Expr { kind: ExprKind::Assign { op: None, lhs, rhs }, .. })) => {
+            let ExprKind::Ident(n) = &lhs.kind else { return None };
+            if !without_effects(rhs) {
+                return None;
+            }
+            names.insert(n.clone());
+            names_read(rhs, &mut read);
+        }
+        StmtKind::Decl(d) => {
+            if matches!(d.specs.storage, Some(StorageClass::Static | StorageClass::Extern | StorageClass::Typedef)) {
+                return None;
+            }
+            for d in &d.declarators {
+                if !d.declarator.derived.is_empty() {
+                    return None;
+                }
+                match &d.init {
+                    Some(Initializer::Expr(e)) if without_effects(e) => names_read(e, &mut read),
+                    None => {}
+                    Some(_) => return None,
+                }
+                names.insert(d.declarator.name.clone()?);
+            }
+        }
+        _ => return None,
+    }
+    Some((names, read))
+}
+
+/// Arithmetic on names and constants: no call, assignment, element or member read.
+fn without_effects(e: &Expr) -> bool {
+    let mut pure = true;
+    walk::expr_tree(e, &mut |e| {
+        pure &= match &e.kind {
+            ExprKind::Ident(_) | ExprKind::IntLit { .. } | ExprKind::FloatLit { .. } | ExprKind::CharLit(_) => true,
+            ExprKind::Unary { op, .. } => {
+                !matches!(op, UnaryOp::PreInc | UnaryOp::PreDec | UnaryOp::PostInc | UnaryOp::PostDec | UnaryOp::Deref | UnaryOp::AddrOf)
+            }
+            ExprKind::Binary { .. } | ExprKind::Conditional { .. } | ExprKind::Cast { .. } | ExprKind::SizeofType(_) | ExprKind::SizeofExpr(_) => true,
+            _ => false,
+        };
+    });
+    pure
+}
+
+fn names_read(e: &Expr, out: &mut HashSet<String>) {
+    walk::expr_tree(e, &mut |e| {
+        if let ExprKind::Ident(n) = &e.kind {
+            out.insert(n.clone());
+        }
+    });
 }
 
 /// The body of a `for` statement (the statement itself for anything else).

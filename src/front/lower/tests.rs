@@ -866,3 +866,27 @@ fn locals_the_host_never_names_skip_compute_bodies_and_data_clauses() {
     // in the kernel.
     assert_eq!(names, vec!["p".to_string(), "scratch".to_string()]);
 }
+
+/// Statements between the loops of a nest that give the same result however often they run
+/// move into the innermost body: the nest keeps its dimensions. One that reads what it
+/// assigns, or one that an inner loop writes a name of, stops the nest there.
+#[test]
+fn statements_between_nested_loops_move_inside_when_they_can_run_again() {
+    let nest = |between: &str| {
+        let src = format!(
+            "void f(int n, int d, double a[n][n]) {{\n int i2, k;\n\
+             #pragma acc parallel loop gang\n\
+             for (int i = 0; i < n; i++) {{\n {between}\n\
+               #pragma acc loop vector\n\
+               for (int j = 0; j < n; j++) a[i][j] = i2 + j;\n }}\n}}\n"
+        );
+        let l = lower_snippet(&src);
+        let k = l.kernel(0);
+        k.space.len()
+    };
+    assert_eq!(nest("i2 = 2 * i - d;"), 2);
+    assert_eq!(nest("int m = i + 1; i2 = m * d;"), 2);
+    assert_eq!(nest("i2 = i; i2 = i2 + 1;"), 1);
+    assert_eq!(nest("i2 = a[i][0];"), 1);
+    assert_eq!(nest("k = 0; i2 = k++;"), 1);
+}
