@@ -54,7 +54,7 @@ use crate::runtime::value;
 use cache::{DiskCache, ImageKind};
 use driver::{Image, check};
 use flight::{EventPool, InFlight, InFlightLaunches, MAX_IN_FLIGHT};
-use upload::{STAGED_UPLOAD_MIN, UploadPath, UploadStaging};
+use upload::{STAGED_UPLOAD_MIN, UploadPath, PinnedStaging};
 
 /// Specialised variants compiled per kernel; launches with further value sets use the generic
 /// kernel (a param that changes at every launch must not cost a compilation each time).
@@ -181,7 +181,7 @@ pub struct CudaDevice {
     folds: HashMap<String, LoadedFold>,
     upload_path: UploadPath,
     /// Pinned buffers and the copy stream of large uploads (`upload`), made on first use.
-    uploads: Option<UploadStaging>,
+    pinned: Option<PinnedStaging>,
 }
 
 /// A loaded fold kernel.
@@ -272,7 +272,7 @@ impl CudaDevice {
                 fault: None,
                 folds: HashMap::new(),
                 upload_path: UploadPath::from_env(),
-                uploads: None,
+                pinned: None,
             })
         }
     }
@@ -808,11 +808,11 @@ impl Device for CudaDevice {
         if let Err(e) = self.make_current() {
             return self.memory_failure(e);
         }
-        if self.upload_path == UploadPath::Staged && src.len() >= STAGED_UPLOAD_MIN && self.uploads.is_none() {
+        if self.upload_path == UploadPath::Staged && src.len() >= STAGED_UPLOAD_MIN && self.pinned.is_none() {
             // Without pinned memory the pageable path still works.
-            self.uploads = UploadStaging::create().ok();
+            self.pinned = PinnedStaging::create().ok();
         }
-        let result = match self.uploads.as_mut() {
+        let result = match self.pinned.as_mut() {
             Some(staging) if src.len() >= STAGED_UPLOAD_MIN => staging.upload(ptr + offset, src),
             // SAFETY: the destination range lies inside the allocation (checked above).
             _ => check("cuMemcpyHtoD", unsafe { sys::cuMemcpyHtoD_v2(ptr + offset, src.as_ptr() as *const c_void, src.len()) }),
@@ -858,10 +858,17 @@ impl Device for CudaDevice {
             self.fatal(format!("a copy of {} bytes at offset {offset} out of a {bytes}-byte allocation", dst.len()));
         }
         let len = dst.len();
-        let result = self.make_current().and_then(|_| {
+        if let Err(e) = self.make_current() {
+            return self.memory_failure(e);
+        }
+        if self.upload_path == UploadPath::Staged && len >= STAGED_UPLOAD_MIN && self.pinned.is_none() {
+            self.pinned = PinnedStaging::create().ok();
+        }
+        let result = match self.pinned.as_mut() {
+            Some(staging) if len >= STAGED_UPLOAD_MIN => staging.download(dst, ptr + offset),
             // SAFETY: the source range lies inside the allocation (checked above).
-            check("cuMemcpyDtoH", unsafe { sys::cuMemcpyDtoH_v2(dst.as_mut_ptr() as *mut c_void, ptr + offset, len) })
-        });
+            _ => check("cuMemcpyDtoH", unsafe { sys::cuMemcpyDtoH_v2(dst.as_mut_ptr() as *mut c_void, ptr + offset, len) }),
+        };
         if let Err(e) = result {
             self.memory_failure(format!("copying {len} bytes to the host: {e}"));
         }
@@ -1117,8 +1124,8 @@ impl Drop for CudaDevice {
         if !self.in_flight.is_empty() {
             self.wait_in_flight();
         }
-        if let Some(mut uploads) = self.uploads.take() {
-            uploads.release();
+        if let Some(mut pinned) = self.pinned.take() {
+            pinned.release();
         }
         // SAFETY: every handle below was created by this device and is released once.
         unsafe {
