@@ -755,9 +755,8 @@ mod tests {
     const N: ParamValue = ParamValue::Int(100);
     const P: ParamValue = ParamValue::Pointer(0x1000);
 
-    /// `for i in 1..n-1: b[i] = a[i-1] + a[i] + a[i+1]` over one array `a` read and written:
-    /// `a[i] = a[i-1] + a[i+1]` keeps the test to one param.
-    fn stencil() -> Kernel {
+    /// A builder with the one dim `i` from 1, `n - 2` iterations (`n` is param 0).
+    fn interior_loop() -> (B, Handle<Local>, crate::ir::ParallelDim) {
         let mut b = B::new();
         let i = b.loop_var("i");
         let one = b.int(1);
@@ -765,6 +764,13 @@ mod tests {
         let two = b.int(2);
         let trip = b.bin(BinaryOp::Sub, n, two);
         let dim = b.dim(i, one, trip);
+        (b, i, dim)
+    }
+
+    /// `for i in 1..n-1: b[i] = a[i-1] + a[i] + a[i+1]` over one array `a` read and written:
+    /// `a[i] = a[i-1] + a[i+1]` keeps the test to one param.
+    fn stencil() -> Kernel {
+        let (mut b, i, dim) = interior_loop();
         let im1 = b.var_plus(i, -1);
         let ip1 = b.var_plus(i, 1);
         let ie = b.local(i);
@@ -794,13 +800,7 @@ mod tests {
     /// per-launch evaluation, and the sections are those of every reference.
     #[test]
     fn repeated_references_are_evaluated_once() {
-        let mut b = B::new();
-        let i = b.loop_var("i");
-        let one = b.int(1);
-        let n = b.param(0);
-        let two = b.int(2);
-        let trip = b.bin(BinaryOp::Sub, n, two);
-        let dim = b.dim(i, one, trip);
+        let (mut b, i, dim) = interior_loop();
         for shift in [0, 0, 1, 0, -1, 1] {
             let at = b.var_plus(i, shift);
             let here = b.local(i);

@@ -109,17 +109,8 @@ impl PinnedStaging {
                     "cuMemcpyHtoDAsync",
                     sys::cuMemcpyHtoDAsync_v2(dst + chunk.offset as u64, self.buffers[b] as *const _, chunk.len, self.stream),
                 )?;
-                let event = match self.read[b] {
-                    Some(event) => event,
-                    None => {
-                        let mut event: sys::CUevent = std::ptr::null_mut();
-                        check("cuEventCreate", sys::cuEventCreate(&mut event, 0))?;
-                        self.read[b] = Some(event);
-                        event
-                    }
-                };
-                check("cuEventRecord", sys::cuEventRecord(event, self.stream))?;
             }
+            self.mark_last_use(b)?;
         }
         Ok(())
     }
@@ -167,6 +158,14 @@ impl PinnedStaging {
                 "cuMemcpyDtoHAsync",
                 sys::cuMemcpyDtoHAsync_v2(self.buffers[b] as *mut _, src + chunk.offset as u64, chunk.len, self.stream),
             )?;
+        }
+        self.mark_last_use(b)
+    }
+
+    /// Records buffer `b`'s event after the copy just enqueued on the stream (its last use).
+    fn mark_last_use(&mut self, b: usize) -> Result<(), String> {
+        // SAFETY: the event is ours, created here on first use; the stream is ours.
+        unsafe {
             let event = match self.read[b] {
                 Some(event) => event,
                 None => {
@@ -176,9 +175,8 @@ impl PinnedStaging {
                     event
                 }
             };
-            check("cuEventRecord", sys::cuEventRecord(event, self.stream))?;
+            check("cuEventRecord", sys::cuEventRecord(event, self.stream))
         }
-        Ok(())
     }
 
     /// Frees everything (after waiting for the copies still reading the buffers).
