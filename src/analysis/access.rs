@@ -496,21 +496,14 @@ impl<'a, T> IntoIterator for &'a VarMap<T> {
 }
 
 impl Linear {
-    fn scaled(&self, by: i128) -> Option<Linear> {
-        let mut coeffs = VarMap::default();
-        for (&v, &k) in &self.coeffs {
-            coeffs.insert(v, k.checked_mul(by)?);
-        }
-        Some(Linear { constant: self.constant.checked_mul(by)?, coeffs })
-    }
-
-    fn plus(&self, other: &Linear) -> Option<Linear> {
-        let mut sum = Linear { constant: self.constant.checked_add(other.constant)?, coeffs: self.coeffs.clone() };
+    /// Adds `other` times `by`; `None` on overflow.
+    fn add_scaled(&mut self, other: &Linear, by: i128) -> Option<()> {
+        self.constant = self.constant.checked_add(other.constant.checked_mul(by)?)?;
         for (&v, &k) in &other.coeffs {
-            let c = sum.coeffs.entry_or_zero(v);
-            *c = c.checked_add(k)?;
+            let c = self.coeffs.entry_or_zero(v);
+            *c = c.checked_add(k.checked_mul(by)?)?;
         }
-        Some(sum)
+        Some(())
     }
 }
 
@@ -602,10 +595,9 @@ fn access_section(
         let Some(part) = index.as_affine().and_then(|a| evaluate_params(a, params)) else {
             return whole;
         };
-        let Some(scaled) = part.scaled(stride as i128).and_then(|part| lin.plus(&part)) else {
+        if lin.add_scaled(&part, stride as i128).is_none() {
             return whole;
-        };
-        lin = scaled;
+        }
     }
     let Some((lo, hi)) = interval(&lin, &env) else {
         return whole;

@@ -294,13 +294,12 @@ pub fn sinkable_prefix<'a>(sema: &Sema, body: &'a Stmt) -> Option<(Vec<&'a Stmt>
     let mut headers = HashSet::new();
     walk::each_stmt(next, &mut |st| {
         if let StmtKind::For { init, cond, step, .. } = &st.kind {
-            let mut note = |e: &Expr| names_read(e, &mut headers);
             match init {
-                Some(ForInit::Expr(e)) => note(e),
-                Some(ForInit::Decl(d)) => d.declarators.iter().filter_map(|d| d.init.as_ref()).for_each(|i| walk::init_tree(i, &mut |e| names_read(e, &mut headers))),
+                Some(ForInit::Expr(e)) => walk::names_in(e, &mut headers),
+                Some(ForInit::Decl(d)) => d.declarators.iter().filter_map(|d| d.init.as_ref()).for_each(|i| walk::init_tree(i, &mut |e| walk::names_in(e, &mut headers))),
                 None => {}
             }
-            cond.iter().chain(step.iter()).for_each(|e| names_read(e, &mut headers));
+            cond.iter().chain(step.iter()).for_each(|e| walk::names_in(e, &mut headers));
         }
     });
     for (i, (names, read)) in assigned.iter().zip(&reads).enumerate() {
@@ -331,7 +330,7 @@ fn scalar_definition(stmt: &Stmt) -> Option<(HashSet<String>, HashSet<String>)> 
                 return None;
             }
             names.insert(n.clone());
-            names_read(rhs, &mut read);
+            walk::names_in(rhs, &mut read);
         }
         StmtKind::Decl(d) => {
             if matches!(d.specs.storage, Some(StorageClass::Static | StorageClass::Extern | StorageClass::Typedef)) {
@@ -342,7 +341,7 @@ fn scalar_definition(stmt: &Stmt) -> Option<(HashSet<String>, HashSet<String>)> 
                     return None;
                 }
                 match &d.init {
-                    Some(Initializer::Expr(e)) if without_effects(e) => names_read(e, &mut read),
+                    Some(Initializer::Expr(e)) if without_effects(e) => walk::names_in(e, &mut read),
                     None => {}
                     Some(_) => return None,
                 }
@@ -368,14 +367,6 @@ fn without_effects(e: &Expr) -> bool {
         };
     });
     pure
-}
-
-fn names_read(e: &Expr, out: &mut HashSet<String>) {
-    walk::expr_tree(e, &mut |e| {
-        if let ExprKind::Ident(n) = &e.kind {
-            out.insert(n.clone());
-        }
-    });
 }
 
 /// The body of a `for` statement (the statement itself for anything else).

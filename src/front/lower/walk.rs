@@ -352,7 +352,6 @@ fn host_names(s: &Stmt, declared: &mut HashSet<String>, excluded: &mut HashSet<S
             }
         }
     };
-    let name_all = |e: &Expr, named: &mut HashSet<String>| expr_tree(e, &mut |x| name_ident(x, named));
     match &s.kind {
         // A compute construct's body is the device's.
         StmtKind::Acc { directive, .. } if directive.kind.is_compute() => {}
@@ -361,7 +360,7 @@ fn host_names(s: &Stmt, declared: &mut HashSet<String>, excluded: &mut HashSet<S
             if !data_only {
                 for c in &directive.clauses {
                     if let ClauseKind::Data { refs, .. } = &c.kind {
-                        refs.iter().for_each(|r| name_all(&r.base, named));
+                        refs.iter().for_each(|r| names_in(&r.base, named));
                     }
                 }
             }
@@ -372,33 +371,38 @@ fn host_names(s: &Stmt, declared: &mut HashSet<String>, excluded: &mut HashSet<S
         StmtKind::Compound(b) => b.stmts.iter().for_each(|s| host_names(s, declared, excluded, named)),
         StmtKind::Decl(d) => note_decl(d, declared, excluded, named),
         StmtKind::If { cond, then, otherwise } => {
-            name_all(cond, named);
+            names_in(cond, named);
             host_names(then, declared, excluded, named);
             if let Some(o) = otherwise {
                 host_names(o, declared, excluded, named);
             }
         }
         StmtKind::While { cond, body } | StmtKind::DoWhile { body, cond } | StmtKind::Switch { cond, body } => {
-            name_all(cond, named);
+            names_in(cond, named);
             host_names(body, declared, excluded, named);
         }
         StmtKind::For { init, cond, step, body } => {
             match init {
                 Some(ForInit::Decl(d)) => note_decl(d, declared, excluded, named),
-                Some(ForInit::Expr(e)) => name_all(e, named),
+                Some(ForInit::Expr(e)) => names_in(e, named),
                 None => {}
             }
-            cond.iter().chain(step.iter()).for_each(|e| name_all(e, named));
+            cond.iter().chain(step.iter()).for_each(|e| names_in(e, named));
             host_names(body, declared, excluded, named);
         }
         StmtKind::Case { value, body } => {
-            name_all(value, named);
+            names_in(value, named);
             host_names(body, declared, excluded, named);
         }
         StmtKind::Default { body } | StmtKind::Labeled { body, .. } => host_names(body, declared, excluded, named),
-        StmtKind::Expr(Some(e)) | StmtKind::Return(Some(e)) => name_all(e, named),
+        StmtKind::Expr(Some(e)) | StmtKind::Return(Some(e)) => names_in(e, named),
         StmtKind::Expr(None) | StmtKind::Goto(_) | StmtKind::Break | StmtKind::Continue | StmtKind::Return(None) => {}
     }
+}
+
+/// Adds every name `e` mentions to `named`.
+pub fn names_in(e: &Expr, named: &mut HashSet<String>) {
+    expr_tree(e, &mut |x| name_ident(x, named));
 }
 
 fn name_ident(e: &Expr, named: &mut HashSet<String>) {
