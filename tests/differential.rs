@@ -234,6 +234,7 @@ differential_tests! {
     region_scalar_handoff => "region_scalar_handoff.c",
     atomic_inner_order => "atomic_inner_order.c",
     racing_stores => "racing_stores.c",
+    carried_dependences => "carried_dependences.c",
     extents_without_sections => "extents_without_sections.c",
     libc_names => "libc_names.c",
     implicit_routine => "implicit_routine.c",

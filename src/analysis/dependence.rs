@@ -86,7 +86,7 @@ pub fn check_parallel(kernel: &Kernel) -> Result<(), SequentialReason> {
     Ok(())
 }
 
-fn check_pair(kernel: &Kernel, parallel: &[Handle<Local>], w: &ArrayAccess, r: &ArrayAccess, same_ref: bool) -> Result<(), String> {
+pub(crate) fn check_pair(kernel: &Kernel, parallel: &[Handle<Local>], w: &ArrayAccess, r: &ArrayAccess, same_ref: bool) -> Result<(), String> {
     if w.indices.len() != r.indices.len() {
         return Err(format!("`{}` and `{}` index the array differently", ref_text(kernel, w), ref_text(kernel, r)));
     }
@@ -245,7 +245,7 @@ fn early_in_expr(body: &Body, expr: Handle<Expr>, assigned: &BTreeSet<Handle<Loc
     }
 }
 
-fn ref_text(kernel: &Kernel, a: &ArrayAccess) -> String {
+pub(crate) fn ref_text(kernel: &Kernel, a: &ArrayAccess) -> String {
     let name = kernel.params.get(a.param as usize).map_or("?", |p| p.name.as_str());
     let idx: String = a.index_exprs.iter().map(|i| format!("[{}]", expr_text(&kernel.body, &kernel.params, *i))).collect();
     format!("{name}{idx}")

@@ -4,8 +4,10 @@
 
 pub mod access;
 pub mod affine;
+pub mod carried;
 pub mod dependence;
 pub mod footprint;
+pub mod linear_system;
 pub mod races;
 pub mod uniform;
 

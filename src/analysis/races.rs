@@ -49,6 +49,20 @@ pub fn outermost_racing_store(kernel: &Kernel) -> Option<RacingStore> {
     found
 }
 
+/// Whether the store at `span` stores a value that is the same in every iteration, so that
+/// the iterations that repeat it leave the element as any one of them would.
+pub fn stores_one_value(kernel: &Kernel, span: Span) -> bool {
+    let mut found = false;
+    for_each_stmt(&kernel.body.block, &mut |s| {
+        if let Stmt::Store { value, span: at, .. } = s
+            && *at == span
+        {
+            found |= same_in_every_iteration(&kernel.body, *value);
+        }
+    });
+    found
+}
+
 /// Constants and host values (params) only.
 fn same_in_every_iteration(body: &Body, h: Handle<Expr>) -> bool {
     match &body.exprs[h].kind {

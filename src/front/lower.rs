@@ -279,6 +279,37 @@ fn has_clause(clauses: &[&Clause], f: impl Fn(&ClauseKind) -> bool) -> bool {
     clauses.iter().any(|c| f(&c.kind))
 }
 
+/// A dim of a loop nest the user called independent whose iterations are not: the
+/// outermost one, of a store every iteration makes to one element and a dependence the
+/// analysis has a witness for.
+struct MisplacedIndependence {
+    dim: usize,
+    span: Span,
+    message: String,
+    help: &'static str,
+}
+
+fn misplaced_independence(kernel: &Kernel) -> Option<MisplacedIndependence> {
+    let race = crate::analysis::races::outermost_racing_store(kernel).map(|race| {
+        let name = &kernel.params[race.param as usize].name;
+        let var = &kernel.body.locals[kernel.space[race.dim].var].name;
+        MisplacedIndependence {
+            dim: race.dim,
+            span: race.span,
+            message: format!("every iteration of the loop over `{var}` writes the same element of `{name}`"),
+            help: "to accumulate into it in parallel, use a scalar with reduction(op:...) and store it after the loop, or update the element under `#pragma acc atomic`",
+        }
+    });
+    let limit = race.as_ref().map_or(kernel.space.len(), |r| r.dim);
+    let carried = (limit > 0).then(|| crate::analysis::carried::proven_carried(kernel)).flatten().filter(|d| d.dim < limit).map(|d| MisplacedIndependence {
+        dim: d.dim,
+        span: d.span,
+        message: d.message,
+        help: "a loop inside `parallel` is independent unless it says otherwise; mark this one `#pragma acc loop seq` to say that it runs in order, or change the program so that no iteration uses another's results",
+    });
+    carried.or(race)
+}
+
 /// The dependence test of the analysis stage (may the kernel's dims run in parallel?).
 fn dependence_check(kernel: &Kernel) -> Result<(), SequentialReason> {
     crate::analysis::dependence::check_parallel(kernel)
@@ -927,9 +958,15 @@ impl<'a> Lowerer<'a> {
         let auto_private = match self.auto_privatize(outer, &counted, sema, site, &mut treatments) {
             Ok(names) => names,
             Err((_, why)) if checked == Checked::ByAnalysis => return sequential(self, region, why, outer.span),
-            Err((diagnostic, _)) => {
+            Err((mut diagnostic, why)) => {
+                // The user called the loop independent, and a scalar carries a value between
+                // its iterations (or out of it): in order, on one thread, it keeps the
+                // program's sequential meaning.
+                diagnostic.severity = crate::diag::Severity::Warning;
+                diagnostic.message.push_str("; the loop nest runs in order on one thread");
                 self.diags.push(diagnostic);
-                return None;
+                let reason = SequentialReason { message: why, span: outer.span };
+                return self.single_kernel(&[outer], outer.span, site, region, Some(reason));
             }
         };
         let args_before = region.args.len();
@@ -1030,26 +1067,21 @@ impl<'a> Lowerer<'a> {
             return None;
         }
         if checked == Checked::Trusted
-            && let Some(race) = crate::analysis::races::outermost_racing_store(&kernel)
+            && let Some(found) = misplaced_independence(&kernel)
         {
-            // The user called the loop independent, and it is not: the racing dim and those
-            // inside it run in order, which is the program's sequential meaning.
-            let name = &kernel.params[race.param as usize].name;
-            let var = &kernel.body.locals[kernel.space[race.dim].var].name;
-            let message = format!("every iteration of the loop over `{var}` writes the same element of `{name}`");
-            let (what, runs) = if race.dim == 0 { ("the loop nest", "runs on one thread") } else { ("that loop and those inside it", "run in order inside each thread") };
+            // The user called the loop independent, and it is not: the dim that carries the
+            // dependence and those inside it run in order, which is the program's sequential
+            // meaning.
+            let (what, runs) = if found.dim == 0 { ("the loop nest", "runs on one thread") } else { ("that loop and those inside it", "run in order inside each thread") };
             self.diags.push(
-                Diagnostic::warning(race.span, format!("{message}, so its iterations would race; {what} {runs}"))
-                    .with_help(
-                        "to accumulate into it in parallel, use a scalar with reduction(op:...) and store it after the loop, or update the element under `#pragma acc atomic`",
-                    ),
+                Diagnostic::warning(found.span, format!("{}, so its iterations would race; {what} {runs}", found.message)).with_help(found.help),
             );
             region.args.truncate(args_before);
-            let reason = SequentialReason { message, span: race.span };
-            if race.dim == 0 {
+            let reason = SequentialReason { message: found.message, span: found.span };
+            if found.dim == 0 {
                 return self.single_kernel(&[outer], outer.span, site, region, Some(reason));
             }
-            let mut kernel = self.parallel_kernel(outer, all_clauses, NestPlan { policy, checked, max_dims: race.dim }, site, region)?;
+            let mut kernel = self.parallel_kernel(outer, all_clauses, NestPlan { policy, checked, max_dims: found.dim }, site, region)?;
             kernel.inner_sequential.push(reason);
             return Some(kernel);
         }
