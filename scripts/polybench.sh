@@ -15,7 +15,8 @@
 #   --tsv FILE           writes one line per program: name, status, reason (sorted)
 #
 # Each program is built as `-I utilities -I DIR -D<DATASET>_DATASET -DPOLYBENCH_DUMP_ARRAYS
-# DIR/NAME.c utilities/polybench.c` by gcc (-O2, the reference) and by `yosegi run -w`; the
+# DIR/NAME.c utilities/polybench.c` by gcc (-O2, the reference) and by `yosegi run -w` (a
+# program whose source fixes its own dataset gets the requested one's sizes as -D flags); the
 # arrays the program prints on stderr must agree number by number (within 1e-6 relative, or
 # the last printed digit). Statuses:
 #   PASS     both ran, the dumps agree
@@ -81,6 +82,25 @@ PY
 }
 
 
+# A program whose source defines a dataset itself (correlation.c starts with
+# `#define EXTRALARGE_DATASET`) ignores -D<DATASET>_DATASET: both get defined and the later size
+# wins. PolyBench lets the user set the sizes instead (the headers skip their tables when the
+# sizes are defined), so such a program gets the requested dataset's sizes, read from its header,
+# as -D flags. Prints them, one a line; nothing for other programs.
+forced_dataset_sizes() {
+    local src=$1 header=${1%.c}.h
+    grep -q "^#[[:space:]]*define[[:space:]]\+[A-Z]*_DATASET" "$src" || return 0
+    grep -q "^#[[:space:]]*define[[:space:]]\+${dataset}_DATASET" "$src" && return 0
+    [ -f "$header" ] || return 0
+    awk -v want="${dataset}_DATASET" '
+        $1 == "#" && $2 == "ifdef" { inside = ($3 == want); next }
+        $1 ~ /^#[[:space:]]*ifdef$/ { inside = ($2 == want); next }
+        /^#[[:space:]]*endif/ { inside = 0; next }
+        inside && $1 == "#" && $2 == "define" { print "-D" $3 "=" $4; next }
+        inside && $1 == "#define" { print "-D" $2 "=" $3 }
+    ' "$header"
+}
+
 declare -A count=([PASS]=0 [FAIL]=0 [REFUSED]=0 [CRASH]=0 [NOREF]=0)
 results=()
 while IFS= read -r src; do
@@ -92,12 +112,21 @@ while IFS= read -r src; do
     fi
     dir=$(dirname "$src")
     flags=(-I "$suite/utilities" -I "$dir" "-D${dataset}_DATASET" -DPOLYBENCH_DUMP_ARRAYS)
+    while IFS= read -r size; do flags+=("$size"); done < <(forced_dataset_sizes "$src")
     work="$scratch/$name"
     mkdir -p "$work"
     status= reason=
-    if ! timeout "$timeout_s" gcc -O2 -w "${flags[@]}" "$src" "$suite/utilities/polybench.c" -lm -o "$work/ref" >"$work/ref.build" 2>&1 \
-        || ! (cd "$work" && timeout "$timeout_s" ./ref >/dev/null 2>"$work/ref.dump"); then
-        status=NOREF reason="gcc's sequential build did not build or run"
+    ref_rc=0
+    if ! timeout "$timeout_s" gcc -O2 -w "${flags[@]}" "$src" "$suite/utilities/polybench.c" -lm -o "$work/ref" >"$work/ref.build" 2>&1; then
+        status=NOREF reason="gcc did not build it"
+    elif (cd "$work" && timeout "$timeout_s" ./ref >/dev/null 2>"$work/ref.dump") 2>/dev/null; ref_rc=$?; [ $ref_rc != 0 ]; then
+        if [ $ref_rc = 124 ]; then
+            status=NOREF reason="gcc's sequential build ran past ${timeout_s} s"
+        elif [ $ref_rc -gt 128 ]; then
+            status=NOREF reason="gcc's sequential build died of signal $((ref_rc - 128)) (a fault in the program itself)"
+        else
+            status=NOREF reason="gcc's sequential build exited with status $ref_rc"
+        fi
     else
         (cd "$work" && timeout "$timeout_s" "$yosegi" run -w --device "$device" "${flags[@]}" "$src" "$suite/utilities/polybench.c" \
             >/dev/null 2>"$work/got.dump")

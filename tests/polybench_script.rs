@@ -39,6 +39,22 @@ fn fake_suite(root: &Path) {
         fs::create_dir_all(&dir).unwrap();
         fs::write(dir.join(format!("{name}.c")), source).unwrap();
     }
+    // A program that fixes its own dataset, as correlation.c does (`#define EXTRALARGE_DATASET`
+    // before its header): run at the requested dataset's sizes, read from its header. It does
+    // not build at any other size.
+    let dir = root.join("OpenACC/kernels/fixed");
+    fs::create_dir_all(&dir).unwrap();
+    let header = "# if !defined(M)\n#  ifdef MINI_DATASET\n#   define M 6\n#  endif\n#  ifdef EXTRALARGE_DATASET\n#   define M 4000\n#  endif\n# endif\n";
+    fs::write(dir.join("fixed.h"), header).unwrap();
+    let source = "#define EXTRALARGE_DATASET\n#include <stdio.h>\n#include \"fixed.h\"\n#if M != 6\n#error not the requested size\n#endif\n\
+                  int main(void) {\n  double a[M];\n#pragma acc parallel loop copyout(a)\n  for (int i = 0; i < M; i++) a[i] = i * 1.5;\n\
+                  for (int i = 0; i < M; i++) fprintf(stderr, \"%0.2lf \", a[i]);\n  return 0;\n}\n";
+    fs::write(dir.join("fixed.c"), source).unwrap();
+    // A program whose own host code faults (convolution-3d's initialisation loops on the wrong
+    // variable): gcc's build crashes too, so there is nothing to compare with.
+    let dir = root.join("OpenACC/kernels/faulty");
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(dir.join("faulty.c"), "#include <signal.h>\nint main(void) { raise(SIGSEGV); return 0; }\n").unwrap();
 }
 
 #[test]
@@ -54,13 +70,15 @@ fn compares_dumps_and_classifies() {
         .arg(env!("CARGO_BIN_EXE_yosegi"));
     let out = run(cmd, Input::Nothing);
     assert_eq!(out.code(), Some(0), "{}", out.describe());
-    assert!(out.stdout.contains("summary: pass=1 fail=1 refused=1 crash=0 noref=0 total=3 (device sim, dataset MINI)"), "{}", out.describe());
+    assert!(out.stdout.contains("summary: pass=2 fail=1 refused=1 crash=0 noref=1 total=5 (device sim, dataset MINI)"), "{}", out.describe());
     let tsv = fs::read_to_string(&tsv).unwrap();
     let lines: Vec<&str> = tsv.lines().collect();
-    assert_eq!(lines.len(), 3, "{tsv}");
-    assert!(lines[0].starts_with("refused\tREFUSED\tcollapse(2) needs 2 perfectly nested"), "{tsv}");
-    assert_eq!(lines[1], "scale\tPASS\t", "{tsv}");
-    assert!(lines[2].starts_with("wrong\tFAIL\tdump differs: number 1: 3.00, the reference 2.00"), "{tsv}");
+    assert_eq!(lines.len(), 5, "{tsv}");
+    assert_eq!(lines[0], "faulty\tNOREF\tgcc's sequential build died of signal 11 (a fault in the program itself)", "{tsv}");
+    assert_eq!(lines[1], "fixed\tPASS\t", "{tsv}");
+    assert!(lines[2].starts_with("refused\tREFUSED\tcollapse(2) needs 2 perfectly nested"), "{tsv}");
+    assert_eq!(lines[3], "scale\tPASS\t", "{tsv}");
+    assert!(lines[4].starts_with("wrong\tFAIL\tdump differs: number 1: 3.00, the reference 2.00"), "{tsv}");
 }
 
 #[test]
