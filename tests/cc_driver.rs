@@ -42,12 +42,13 @@ fn ensure_runtime_library() {
     assert!(status.success() && bin_dir.join("libyosegi.so").is_file(), "cannot build libyosegi.so");
 }
 
-#[test]
-fn a_two_file_makefile_program_builds_with_yosegi_cc_and_matches_gcc() {
+/// Builds `tests/make_programs/<name>` with `make CC="yosegi cc"` and with `make CC=gcc`,
+/// runs both, and checks that the Yosegi build prints gcc's output. Returns the directory of
+/// the Yosegi build (under `scratch`) and what its run wrote to stderr (the stats).
+fn build_and_match_gcc(name: &str, scratch: &Path) -> (std::path::PathBuf, String) {
     ensure_runtime_library();
-    let source = repo_root().join("tests/make_programs/two_files");
-    let scratch = tempfile::tempdir().unwrap();
-    let (ours, reference) = (scratch.path().join("yosegi"), scratch.path().join("gcc"));
+    let source = repo_root().join("tests/make_programs").join(name);
+    let (ours, reference) = (scratch.join("yosegi"), scratch.join("gcc"));
     copy_dir(&source, &ours);
     copy_dir(&source, &reference);
     make(&ours, &format!("{} cc", env!("CARGO_BIN_EXE_yosegi")));
@@ -55,14 +56,30 @@ fn a_two_file_makefile_program_builds_with_yosegi_cc_and_matches_gcc() {
     let expected = run(&reference.join("prog"), &[]);
     assert!(expected.status.success());
     let got = run(&ours.join("prog"), &[("YOSEGI_DEVICE", "sim"), ("YOSEGI_STATS", "1")]);
-    let stderr = String::from_utf8_lossy(&got.stderr);
+    let stderr = String::from_utf8_lossy(&got.stderr).into_owned();
     assert!(got.status.success(), "{stderr}");
     assert_eq!(String::from_utf8_lossy(&got.stdout), String::from_utf8_lossy(&expected.stdout), "{stderr}");
+    (ours, stderr)
+}
+
+#[test]
+fn a_two_file_makefile_program_builds_with_yosegi_cc_and_matches_gcc() {
+    let scratch = tempfile::tempdir().unwrap();
+    let (ours, stderr) = build_and_match_gcc("two_files", scratch.path());
     // The kernels ran on the device through the runtime, not the objects' sequential code.
     assert!(stderr.contains("relax_l15"), "no kernel launches reported:\n{stderr}");
     let bad = run(&ours.join("prog"), &[("YOSEGI_DEVICE", "gpu")]);
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("YOSEGI_DEVICE is `gpu`"));
+}
+
+/// Same-named `static` functions of two files (one plain, one inlined for its array
+/// parameter), each called by its own file's kernels, built by make with `yosegi cc`.
+#[test]
+fn same_named_statics_of_two_files_build_with_yosegi_cc_and_match_gcc() {
+    let scratch = tempfile::tempdir().unwrap();
+    let (_, stderr) = build_and_match_gcc("static_twins", scratch.path());
+    assert!(stderr.contains("main_l15") && stderr.contains("other_pass_l9"), "no kernel launches reported:\n{stderr}");
 }
 
 #[test]

@@ -361,18 +361,53 @@ fn a_pointer_of_unknown_extent_is_refused_at_the_clause_naming_the_allocation_ki
     );
 }
 
+/// Two files' `static` functions of one name are two functions on the device as in C: each
+/// file's kernel calls its own (`scale` doubles in main.c, halves in other.c; gcc's build of
+/// the same two files is the reference).
 #[test]
-fn same_named_static_functions_that_kernels_call_are_refused_not_confused() {
+fn same_named_static_functions_of_two_files_each_serve_their_own_kernels() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let main = write(dir.path(), "main.c", "static double scale(double x) { return 2 * x; }\nvoid run(double *a);\nint main(void) {\n  double a[4] = {1, 2, 3, 4};\n  run(a);\n  return (int)scale(a[0]);\n}\n");
+    let main = write(
+        dir.path(),
+        "main.c",
+        "#include <stdio.h>\nstatic double scale(double x) { return 2 * x; }\nvoid run(double *a);\nint main(void) {\n  double a[4] = {1, 2, 3, 4};\n\
+         #pragma acc parallel loop copy(a[0:4])\n  for (int i = 0; i < 4; i++) a[i] = scale(a[i]);\n  run(a);\n\
+         printf(\"%g %g %g\\n\", a[0], a[3], scale(a[1]));\n  return 0;\n}\n",
+    );
     let other = write(
         dir.path(),
         "other.c",
-        "static double scale(double x) { return x / 2; }\nvoid run(double *a) {\n#pragma acc parallel loop copy(a[0:4])\n  for (int i = 0; i < 4; i++) a[i] = scale(a[i]);\n}\n",
+        "static double scale(double x) { return x / 2 + 1; }\nvoid run(double *a) {\n#pragma acc parallel loop copy(a[0:4])\n  for (int i = 0; i < 4; i++) a[i] = scale(a[i]);\n}\n",
+    );
+    let reference = common::gcc_build(&[main.clone(), other.clone()], dir.path());
+    let expected = run(std::process::Command::new(&reference), Input::Nothing);
+    assert_eq!(expected.stdout, "2 5 6\n", "{}", expected.describe());
+    let finished = yosegi_run(&["--device", "sim"], &[&main, &other], &[], Input::Nothing);
+    assert_eq!(finished.code(), Some(0), "{}", finished.describe());
+    assert_eq!(finished.stdout, expected.stdout, "{}", finished.describe());
+}
+
+/// Two external definitions of one function are the linker's error: refused at the second,
+/// naming the first, with status 2.
+#[test]
+fn an_external_function_defined_in_two_files_is_refused_with_both_places() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let main = write(dir.path(), "main.c", "double scale(double x) { return 2 * x; }\nvoid run(double *a);\nint main(void) {\n  double a[4] = {1, 2, 3, 4};\n  run(a);\n  return (int)scale(a[0]);\n}\n");
+    let other = write(
+        dir.path(),
+        "other.c",
+        "double scale(double x) { return x / 2; }\nvoid run(double *a) {\n#pragma acc parallel loop copy(a[0:4])\n  for (int i = 0; i < 4; i++) a[i] = scale(a[i]);\n}\n",
     );
     let finished = yosegi_run(&["--device", "sim"], &[&main, &other], &[], Input::Nothing);
     assert_eq!(finished.code(), Some(2), "{}", finished.describe());
-    assert!(finished.stderr.contains("a function named `scale` is defined in another file too"), "{}", finished.describe());
+    assert!(
+        finished.stderr.contains("other.c:1:8")
+            && finished.stderr.contains("the function `scale` is also defined at")
+            && finished.stderr.contains("main.c:1:8")
+            && finished.stderr.contains("make `scale` `static`"),
+        "{}",
+        finished.describe()
+    );
 }
 
 /// A local scratch array that only kernels touch is never copied back when its `data create`

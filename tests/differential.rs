@@ -250,6 +250,7 @@ differential_tests! {
     complex_handoff => "complex_handoff.c",
     long_double_rows => "long_double_rows.c",
     nest_prefix => "nest_prefix.c",
+    static_twins => "static_twins",
 }
 
 #[test]

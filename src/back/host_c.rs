@@ -34,6 +34,7 @@ use crate::front::ast::{
     self, DeclSpecs, Declaration, Declarator, DerivedType, ExprKind, ExternalDecl, ForInit, Initializer,
     StmtKind, StorageClass, TranslationUnit, TypeSpec, UnaryOp,
 };
+use crate::front::linkage::{Definitions, FunctionKey};
 use crate::source::SourceSet;
 use crate::ir::{DataClauseKind, HostArg, HostArgKind, Module, Region, RegionKind};
 
@@ -236,43 +237,40 @@ fn is_acc_pragma_line(line: &str) -> bool {
 // ---------------------------------------------------------------------------------------------
 // Whole-program facts: user functions, and which of them (transitively) contain regions
 
-struct ProgramInfo {
-    user_functions: HashSet<String>,
+struct ProgramInfo<'u> {
+    /// Which function a call names in the unit it is written in (two files' `static`
+    /// functions of one name are two functions here too).
+    definitions: Definitions<'u>,
     /// User functions whose bodies contain a region or call one that does.
-    launching_functions: HashSet<String>,
+    launching_functions: HashSet<FunctionKey>,
     /// User functions declared `void f(...)`.
-    void_functions: HashSet<String>,
+    void_functions: HashSet<FunctionKey>,
     /// Per unit, the inline-only functions it gives an external definition (`c_inline`).
     inline_externals: std::collections::BTreeMap<u32, Vec<String>>,
 }
 
-impl ProgramInfo {
-    fn new(units: &[TranslationUnit], module: &Module) -> ProgramInfo {
-        let mut user_functions = HashSet::new();
+impl<'u> ProgramInfo<'u> {
+    fn new(units: &'u [TranslationUnit], module: &Module) -> ProgramInfo<'u> {
+        let definitions = Definitions::new(units);
         let mut void_functions = HashSet::new();
-        let mut calls: HashMap<String, HashSet<String>> = HashMap::new();
+        let mut calls: HashMap<FunctionKey, HashSet<FunctionKey>> = HashMap::new();
         let mut launching = HashSet::new();
-        for unit in units {
-            for item in &unit.items {
-                let ExternalDecl::Function(f) = item else { continue };
-                let Some(name) = f.declarator.name.clone() else { continue };
-                user_functions.insert(name.clone());
-                if matches!(f.specs.ty, TypeSpec::Base(ast::BaseType::Void)) && f.declarator.derived.len() == 1 {
-                    void_functions.insert(name.clone());
-                }
-                if module.regions.iter().any(|r| span_inside(r.span, f.span)) {
-                    launching.insert(name.clone());
-                }
-                let mut callees = HashSet::new();
-                visit_block_exprs(&f.body, &mut |e| {
-                    if let ExprKind::Call { callee, .. } = &e.kind
-                        && let ExprKind::Ident(n) = &callee.kind
-                    {
-                        callees.insert(n.clone());
-                    }
-                });
-                calls.entry(name).or_default().extend(callees);
+        for (key, f) in definitions.iter() {
+            if matches!(f.specs.ty, TypeSpec::Base(ast::BaseType::Void)) && f.declarator.derived.len() == 1 {
+                void_functions.insert(key.clone());
             }
+            if module.regions.iter().any(|r| span_inside(r.span, f.span)) {
+                launching.insert(key.clone());
+            }
+            let mut callees = HashSet::new();
+            visit_block_exprs(&f.body, &mut |e| {
+                if let ExprKind::Call { callee, .. } = &e.kind
+                    && let ExprKind::Ident(n) = &callee.kind
+                {
+                    callees.extend(definitions.resolve(n, e.span.tu));
+                }
+            });
+            calls.entry(key.clone()).or_default().extend(callees);
         }
         loop {
             let before = launching.len();
@@ -286,7 +284,12 @@ impl ProgramInfo {
             }
         }
         let inline_externals = super::c_inline::missing_external_definitions(units);
-        ProgramInfo { user_functions, launching_functions: launching, void_functions, inline_externals }
+        ProgramInfo { definitions, launching_functions: launching, void_functions, inline_externals }
+    }
+
+    /// The function a call of `name` at `call` names, when it launches kernels.
+    fn launching(&self, name: &str, call: Span) -> Option<FunctionKey> {
+        self.definitions.resolve(name, call.tu).filter(|k| self.launching_functions.contains(k))
     }
 }
 
@@ -427,7 +430,7 @@ impl Scopes {
 struct UnitEmitter<'a> {
     sources: &'a SourceSet,
     text: &'a str,
-    info: &'a ProgramInfo,
+    info: &'a ProgramInfo<'a>,
     tables: TypeTables,
     scopes: Scopes,
     edits: Vec<Edit>,
@@ -581,7 +584,7 @@ impl<'a> UnitEmitter<'a> {
         visit_stmt_exprs(s, &mut |e| {
             if let ExprKind::Call { callee, .. } = &e.kind
                 && let ExprKind::Ident(n) = &callee.kind
-                && self.info.launching_functions.contains(n)
+                && self.info.launching(n, e.span).is_some()
             {
                 calls_launcher = true;
             }
@@ -735,10 +738,10 @@ impl<'a> UnitEmitter<'a> {
         walk(&mut |e| {
             if let ExprKind::Call { callee, .. } = &e.kind
                 && let ExprKind::Ident(n) = &callee.kind
-                && self.info.launching_functions.contains(n)
+                && let Some(key) = self.info.launching(n, e.span)
                 && Some(e.span) != whole
             {
-                calls.push((e.span, self.info.void_functions.contains(n)));
+                calls.push((e.span, self.info.void_functions.contains(&key)));
             }
         });
         for (span, is_void) in calls {

@@ -12,6 +12,7 @@ mod gang;
 mod kernel;
 mod loops;
 mod private;
+mod routines;
 mod treatments;
 #[cfg(test)]
 mod tests;
@@ -24,6 +25,7 @@ use crate::front::ast::{
     self, Clause, ClauseKind, DataClauseKind, DataRef, Directive, DirectiveKind, ExprKind as AE, ExternalDecl, ReductionOp, Stmt,
     StmtKind, TranslationUnit,
 };
+use crate::front::linkage::{Definitions, FunctionKey};
 use crate::front::sema::{ArrayLen, CType, Sema, Storage, Symbol};
 use crate::source::SourceSet;
 use crate::ir::{
@@ -39,22 +41,22 @@ use loops::{Cmp, NestPolicy};
 /// Lowers all translation units into one module (kernels and regions; no grid kernels yet).
 /// Returns the warnings with the module (for example: a `kernels` loop left sequential, and why).
 pub fn lower_program<'u>(sources: &'u SourceSet, units: &'u [TranslationUnit]) -> Result<(Module, Vec<Diagnostic>), Diagnostics> {
-    let (routines, inline_routines, defined_functions, routine_defs) = collect_functions(units);
+    let definitions = Definitions::new(units);
+    let routines::Routines { ir: routines, inline: inline_routines } = routines::collect(units, &definitions);
     let mut lowerer = Lowerer {
         sources,
         module: Module::default(),
-        diags: Vec::new(),
+        diags: routines::defined_twice(&definitions, sources),
         functions: vec![None; routines.len()],
         routines,
         inline_routines,
-        defined_functions,
-        routine_defs,
+        definitions,
+        current_unit: 0,
         kernel_names: HashSet::new(),
         next_kernel_suffix: HashMap::new(),
         current_function: None,
         locals_the_host_never_names: HashSet::new(),
     };
-    lowerer.diags.extend(routines_defined_twice(units, &lowerer.routine_defs));
     for unit in units {
         lowerer.unit(unit);
     }
@@ -73,149 +75,17 @@ fn function_name(f: &ast::FunctionDef) -> Option<&str> {
     f.declarator.name.as_deref()
 }
 
-/// The `routine seq` functions (in definition order: their index in `Module::functions`) and
-/// the names of every function the program defines.
-/// Device functions are known by name across the program, so two files' `static` functions of
-/// one name that kernels call cannot both reach the device: the kernels of both files would
-/// call the same one. Refused at the second definition rather than run with the wrong one.
-fn routines_defined_twice(units: &[TranslationUnit], routines: &HashMap<String, &ast::FunctionDef>) -> Vec<Diagnostic> {
-    let mut first: HashMap<&str, &ast::FunctionDef> = HashMap::new();
-    let mut diags = Vec::new();
-    for unit in units {
-        for item in &unit.items {
-            let ExternalDecl::Function(f) = item else { continue };
-            let Some(name) = function_name(f) else { continue };
-            if !routines.contains_key(name) {
-                continue;
-            }
-            match first.get(name) {
-                None => {
-                    first.insert(name, f);
-                }
-                Some(earlier) if earlier.span.tu != f.span.tu => diags.push(
-                    Diagnostic::error(
-                        f.declarator.name_span,
-                        format!("a function named `{name}` is defined in another file too, and a compute construct calls one of them"),
-                    )
-                    .with_help("Yosegi does not yet tell same-named `static` functions of different files apart on the device: rename one of them"),
-                ),
-                Some(_) => {}
-            }
-        }
-    }
-    diags
-}
-
-/// The `routine seq` functions with pointer or array parameters are not IR functions: their
-/// bodies are inlined at each call, with the array arguments standing for the parameters.
-fn has_array_params(f: &ast::FunctionDef) -> bool {
-    match f.declarator.derived.first() {
-        Some(ast::DerivedType::Function { params, .. }) => params.iter().any(|p| !p.declarator.derived.is_empty()),
-        _ => false,
-    }
-}
-
-/// The `routine seq` functions lowered to IR functions, those inlined at each call, the
-/// names of every function the program defines, and the definition of every routine.
-type FunctionTables<'u> =
-    (HashMap<String, RoutineInfo>, HashMap<String, &'u ast::FunctionDef>, HashSet<String>, HashMap<String, &'u ast::FunctionDef>);
-
-fn collect_functions(units: &[TranslationUnit]) -> FunctionTables<'_> {
-    let mut routine_names = HashSet::new();
-    for unit in units {
-        let mut pending = false;
-        for item in &unit.items {
-            match item {
-                ExternalDecl::Directive(Directive { kind: DirectiveKind::Routine(Some(name)), .. }) => {
-                    routine_names.insert(name.clone());
-                }
-                ExternalDecl::Directive(Directive { kind: DirectiveKind::Routine(None), .. }) => pending = true,
-                ExternalDecl::Declaration(d) if pending => {
-                    for id in &d.declarators {
-                        if let Some(n) = &id.declarator.name {
-                            routine_names.insert(n.clone());
-                        }
-                    }
-                    pending = false;
-                }
-                _ => pending = false,
-            }
-        }
-    }
-    routine_names.extend(implicit_routines(units));
-    let mut routines = HashMap::new();
-    let mut inline = HashMap::new();
-    let mut defined = HashSet::new();
-    let mut routine_defs = HashMap::new();
-    for unit in units {
-        for item in &unit.items {
-            if let ExternalDecl::Function(f) = item {
-                let Some(name) = function_name(f) else { continue };
-                defined.insert(name.to_string());
-                if f.routine.is_some() || routine_names.contains(name) {
-                    routine_defs.entry(name.to_string()).or_insert(f);
-                }
-                if (f.routine.is_some() || routine_names.contains(name)) && !routines.contains_key(name) && !inline.contains_key(name) {
-                    if has_array_params(f) {
-                        inline.insert(name.to_string(), f);
-                    } else {
-                        let index = routines.len();
-                        routines.insert(name.to_string(), RoutineInfo { index });
-                    }
-                }
-            }
-        }
-    }
-    (routines, inline, defined, routine_defs)
-}
-
-/// The functions the program defines that a compute construct calls, directly or through
-/// other functions it defines, without a `routine` directive: OpenACC 3.0 (2.15.1) gives each
-/// an implicit `routine seq`.
-fn implicit_routines(units: &[TranslationUnit]) -> HashSet<String> {
-    let mut bodies: HashMap<&str, &ast::FunctionDef> = HashMap::new();
-    for unit in units {
-        for item in &unit.items {
-            if let ExternalDecl::Function(f) = item
-                && let Some(name) = function_name(f)
-            {
-                bodies.entry(name).or_insert(f);
-            }
-        }
-    }
-    let mut pending: Vec<String> = Vec::new();
-    for f in bodies.values() {
-        for stmt in &f.body.stmts {
-            walk::each_stmt(stmt, &mut |s| {
-                if let StmtKind::Acc { directive, body: Some(b) } = &s.kind
-                    && directive.kind.is_compute()
-                {
-                    pending.extend(walk::called_functions(b).into_iter().map(|(n, _)| n));
-                }
-            });
-        }
-    }
-    let mut found = HashSet::new();
-    while let Some(name) = pending.pop() {
-        let Some(f) = bodies.get(name.as_str()) else { continue };
-        if found.insert(name) {
-            for stmt in &f.body.stmts {
-                pending.extend(walk::called_functions(stmt).into_iter().map(|(n, _)| n));
-            }
-        }
-    }
-    found
-}
-
 struct Lowerer<'a> {
     sources: &'a SourceSet,
     module: Module,
     diags: Vec<Diagnostic>,
-    routines: HashMap<String, RoutineInfo>,
-    inline_routines: HashMap<String, &'a ast::FunctionDef>,
-    defined_functions: HashSet<String>,
-    /// Every routine's definition, to follow the calls a compute construct makes through them.
-    routine_defs: HashMap<String, &'a ast::FunctionDef>,
+    /// The routines lowered to IR functions and those inlined at each call (`routines.rs`).
+    routines: HashMap<FunctionKey, RoutineInfo>,
+    inline_routines: HashMap<FunctionKey, &'a ast::FunctionDef>,
+    /// Every function the program defines, by C's linkage: which one a call names.
+    definitions: Definitions<'a>,
+    /// The translation unit being lowered.
+    current_unit: u32,
     functions: Vec<Option<Function>>,
     kernel_names: HashSet<String>,
     /// Per base name, the suffix to try next: thousands of kernels on one line get their
@@ -325,6 +195,7 @@ impl<'a> Lowerer<'a> {
     }
 
     fn unit(&mut self, unit: &'a TranslationUnit) {
+        self.current_unit = unit.tu;
         let mut sema = Sema::new();
         for item in &unit.items {
             match item {
@@ -369,12 +240,14 @@ impl<'a> Lowerer<'a> {
                 return;
             }
         }
-        if let Some(info) = self.routines.get(name).cloned() {
-            if self.functions[info.index].is_none() {
-                if let Some(func) = self.routine_function(f, name, sema) {
-                    self.functions[info.index] = Some(func);
-                }
-            }
+        // A second definition of an external function is refused (`routines::defined_twice`);
+        // the device function is made from the kept one.
+        if let Some(key) = self.definitions.key_of(f).filter(|_| self.definitions.is_kept(f))
+            && let Some(info) = self.routines.get(&key).cloned()
+            && self.functions[info.index].is_none()
+            && let Some(func) = self.routine_function(f, &key, sema)
+        {
+            self.functions[info.index] = Some(func);
         }
         sema.push_scope();
         if let Err(e) = sema.declare_params(&f.declarator) {
@@ -386,10 +259,17 @@ impl<'a> Lowerer<'a> {
         sema.pop_scope();
     }
 
-    fn routine_function(&mut self, f: &ast::FunctionDef, name: &str, sema: &Sema) -> Option<Function> {
+    fn routine_function(&mut self, f: &ast::FunctionDef, key: &FunctionKey, sema: &Sema) -> Option<Function> {
+        let name = key.name.as_str();
         let Some(Symbol::Function(CType::Function { ret, .. })) = sema.lookup(name).cloned() else { return None };
         let mut args = Vec::new();
-        let cx = Context { sources: self.sources, routines: &self.routines, inline_routines: &self.inline_routines, defined_functions: &self.defined_functions };
+        let cx = Context {
+            sources: self.sources,
+            routines: &self.routines,
+            inline_routines: &self.inline_routines,
+            definitions: &self.definitions,
+            unit: f.span.tu,
+        };
         let mut kb = KernelBuilder::new(&cx, sema.clone(), &mut args, Mode::Function);
         kb.function_result = match &*ret {
             CType::Void => None,
@@ -454,7 +334,9 @@ impl<'a> Lowerer<'a> {
         }
         let mut body = body;
         body.block = block;
-        Some(Function { name: name.to_string(), params, result: ret.scalar(), body, span: f.span })
+        // Same-named `static` functions of two files are two device functions: the name says
+        // whose each is.
+        Some(Function { name: self.definitions.display_name(key, self.sources), params, result: ret.scalar(), body, span: f.span })
     }
 
     /// Walks host code, keeping the scope current, and lowers the directives it meets.
@@ -572,28 +454,35 @@ impl<'a> Lowerer<'a> {
     fn library_call(&self, body: &Stmt) -> Option<(String, Span, Vec<String>)> {
         let runs_on_device =
             |name: &str| kernel::math_function(name).is_some() || kernel::is_complex_function(name) || kernel::is_device_builtin(name);
+        // Each call is resolved in the file it is written in.
+        let foreign = |name: &str, call: Span| !runs_on_device(name) && self.definitions.resolve(name, call.tu).is_none();
         for (name, span) in walk::called_functions(body) {
-            if !runs_on_device(&name) && !self.defined_functions.contains(&name) {
+            if foreign(&name, span) {
                 return Some((name, span, Vec::new()));
             }
         }
-        // Depth first through the routines, each visited once (recursion is refused later).
+        // Depth first through the routines, each visited once (recursion is refused later):
+        // (callee, its call, the call in `body` that leads there, the routines on the way).
         let mut visited = HashSet::new();
-        let mut stack: Vec<(String, Span, Vec<String>)> =
-            walk::called_functions(body).into_iter().rev().map(|(name, span)| (name.clone(), span, vec![name])).collect();
-        while let Some((name, span, chain)) = stack.pop() {
-            let Some(def) = self.routine_defs.get(&name) else { continue };
-            if !visited.insert(name) {
+        let mut stack: Vec<(String, Span, Span, Vec<String>)> =
+            walk::called_functions(body).into_iter().rev().map(|(name, span)| (name.clone(), span, span, vec![name])).collect();
+        while let Some((name, call, span, chain)) = stack.pop() {
+            let Some(key) = self.definitions.resolve(&name, call.tu) else { continue };
+            if !(self.routines.contains_key(&key) || self.inline_routines.contains_key(&key)) {
+                continue;
+            }
+            let Some(def) = self.definitions.get(&key) else { continue };
+            if !visited.insert(key) {
                 continue;
             }
             let calls: Vec<(String, Span)> = def.body.stmts.iter().flat_map(walk::called_functions).collect();
-            if let Some((callee, _)) = calls.iter().find(|(c, _)| !runs_on_device(c) && !self.defined_functions.contains(c)) {
+            if let Some((callee, _)) = calls.iter().find(|(c, at)| foreign(c, *at)) {
                 return Some((callee.clone(), span, chain));
             }
-            for (callee, _) in calls.into_iter().rev() {
+            for (callee, at) in calls.into_iter().rev() {
                 let mut longer = chain.clone();
                 longer.push(callee.clone());
-                stack.push((callee, span, longer));
+                stack.push((callee, at, span, longer));
             }
         }
         None
@@ -799,7 +688,13 @@ impl<'a> Lowerer<'a> {
     }
 
     fn context(&self) -> Context<'_> {
-        Context { sources: self.sources, routines: &self.routines, inline_routines: &self.inline_routines, defined_functions: &self.defined_functions }
+        Context {
+            sources: self.sources,
+            routines: &self.routines,
+            inline_routines: &self.inline_routines,
+            definitions: &self.definitions,
+            unit: self.current_unit,
+        }
     }
 
     /// Moves the builder's diagnostics into ours; true when there were errors.

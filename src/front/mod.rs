@@ -4,6 +4,7 @@
 pub mod ast;
 pub mod directive;
 pub mod lexer;
+pub mod linkage;
 pub mod lower;
 pub mod parser;
 pub mod preprocess;

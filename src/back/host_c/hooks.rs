@@ -61,7 +61,7 @@ pub(super) struct Collector<'a> {
     pub(super) sources: &'a SourceSet,
     pub(super) tables: &'a mut TypeTables,
     pub(super) scopes: &'a mut Scopes,
-    pub(super) info: &'a ProgramInfo,
+    pub(super) info: &'a ProgramInfo<'a>,
     pub(super) accesses: Vec<Access>,
     /// Variables declared or assigned inside the statement.
     pub(super) assigned: HashSet<String>,
@@ -314,8 +314,9 @@ impl<'a> Collector<'a> {
 
     pub(super) fn call(&mut self, callee: &ast::Expr, args: &[ast::Expr]) {
         let effect = match &callee.kind {
-            // A user function's body has its own hooks.
-            ExprKind::Ident(n) if self.info.user_functions.contains(n) => LibraryEffect::None,
+            // A user function's body has its own hooks (a name another file defines `static` is
+            // not one here).
+            ExprKind::Ident(n) if self.info.definitions.resolve(n, callee.span.tu).is_some() => LibraryEffect::None,
             ExprKind::Ident(n) => library_effect(n),
             _ => {
                 self.rvalue(callee);

@@ -5,6 +5,7 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::diag::{Diagnostic, Span};
+use crate::front::linkage::{Definitions, FunctionKey};
 use crate::front::ast::{self, BinaryOp as AB, DirectiveKind, ExprKind as AE, ReductionOp, StmtKind, UnaryOp as AU};
 use crate::front::sema::{self, ArrayLen, CType, Sema, Symbol, VarInfo};
 use crate::source::SourceSet;
@@ -28,16 +29,24 @@ mod switch;
 #[derive(Clone, Debug)]
 pub struct RoutineInfo {
     pub index: usize,
+    /// Its type as its own file declares it, for a call that file's code makes in a kernel of
+    /// another file (through an inlined routine), where the kernel's scope may not know it or
+    /// may know another function of that name (see `routines::add_signatures`).
+    pub signature: Option<CType>,
 }
 
 /// What the program around a kernel offers: sources, the host scope at the construct, the
 /// device functions, the functions the program defines.
 pub struct Context<'a> {
     pub sources: &'a SourceSet,
-    pub routines: &'a HashMap<String, RoutineInfo>,
+    pub routines: &'a HashMap<FunctionKey, RoutineInfo>,
     /// `routine seq` functions with array parameters, inlined at each call.
-    pub inline_routines: &'a HashMap<String, &'a ast::FunctionDef>,
-    pub defined_functions: &'a HashSet<String>,
+    pub inline_routines: &'a HashMap<FunctionKey, &'a ast::FunctionDef>,
+    /// Every function the program defines: a call is resolved in the file it is written in.
+    pub definitions: &'a Definitions<'a>,
+    /// The translation unit whose scope the builder's `sema` is (the construct's or the
+    /// routine's file).
+    pub unit: u32,
 }
 
 /// Whether the body runs once per iteration of a parallel space or once in total.

@@ -564,14 +564,25 @@ impl<'a> KernelBuilder<'a> {
             }
             return Ok(self.add(ExprKind::Math { func, args: lowered }, ty, span));
         }
-        if let Some(def) = self.cx.inline_routines.get(name.as_str()).copied() {
+        // The function C's linkage names from the file the call is written in (an inlined
+        // routine's body keeps its own file's spans).
+        let key = self.cx.definitions.resolve(name, span.tu);
+        if let Some(def) = key.as_ref().and_then(|k| self.cx.inline_routines.get(k)).copied() {
             return self.inline_call(name, def, args, span);
         }
-        if let Some(info) = self.cx.routines.get(name.as_str()).cloned() {
-            let (params, result) = match self.sema.lookup(name) {
-                Some(Symbol::Function(CType::Function { params, ret, .. })) => (params.clone(), (**ret).clone()),
-                _ => return Err(err(span, format!("`{name}` is not declared before this call"), "declare the function before the construct")),
+        if let Some(info) = key.as_ref().and_then(|k| self.cx.routines.get(k)).cloned() {
+            let declared = if span.tu == self.cx.unit {
+                match self.sema.lookup(name) {
+                    Some(Symbol::Function(ty)) => Some(ty.clone()),
+                    _ => None,
+                }
+            } else {
+                info.signature
             };
+            let Some(CType::Function { params, ret, .. }) = declared else {
+                return Err(err(span, format!("`{name}` is not declared before this call"), "declare the function before the construct"));
+            };
+            let result = *ret;
             if params.len() != args.len() {
                 return Err(err(span, format!("`{name}` takes {} argument(s)", params.len()), "check the call"));
             }
@@ -587,7 +598,7 @@ impl<'a> KernelBuilder<'a> {
             let ty = result.scalar().unwrap_or(ScalarType::I32);
             return Ok(self.add(ExprKind::Call { func: Handle::new(info.index), args: lowered }, ty, span));
         }
-        if self.cx.defined_functions.contains(name.as_str()) {
+        if key.is_some() {
             return Err(err(
                 span,
                 format!("`{name}` is called in a kernel but has no `#pragma acc routine seq`"),

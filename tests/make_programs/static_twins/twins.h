@@ -1,0 +1,2 @@
+#define N 1024
+void other_pass(double *f, int steps);
