@@ -432,3 +432,35 @@ fn scratch_arrays_of_create_regions_do_not_travel() {
     assert_eq!(counter("host->device bytes"), n, "{}", finished.stderr);
     assert_eq!(counter("device->host bytes"), 4 * 2 * n + n, "{}", finished.stderr);
 }
+
+/// A grid of fewer blocks than the device has multiprocessors runs with narrower blocks
+/// (`runtime::launch_shape`): 40x40 iterations make 2x5 blocks of 32x8, spread over 64
+/// multiprocessors 2x40 blocks of 32x1, with gcc's answer. A kernel with a reduction combines
+/// per block in shared memory and keeps its shape.
+#[test]
+fn small_grids_spread_their_blocks_over_the_multiprocessors() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let program = write(
+        dir.path(),
+        "spread.c",
+        "#include <stdio.h>\n#define N 40\nstatic double a[N][N];\nint main(void) {\n  double s = 0.0;\n\
+         #pragma acc parallel loop collapse(2) copyout(a)\n  for (int i = 0; i < N; i++)\n    for (int j = 0; j < N; j++) a[i][j] = i * 0.5 + j;\n\
+         #pragma acc parallel loop reduction(+:s) copyin(a)\n  for (int i = 0; i < N * N; i++) s += a[i / N][i % N];\n\
+         printf(\"%.3f %.3f\\n\", a[N - 1][3], s);\n  return 0;\n}\n",
+    );
+    let reference = common::gcc_build(std::slice::from_ref(&program), dir.path());
+    let expected = run(std::process::Command::new(&reference), Input::Nothing);
+    assert_eq!(expected.code(), Some(0), "{}", expected.describe());
+    let blocks = |multiprocessors: &str| -> u64 {
+        let mut cmd = yosegi();
+        cmd.args(["run", "--device", "sim", "--stats"]).arg(&program).env("YOSEGI_MULTIPROCESSORS", multiprocessors);
+        let finished = run(cmd, Input::Nothing);
+        assert_eq!(finished.code(), Some(0), "{}", finished.describe());
+        assert_eq!(finished.stdout, expected.stdout, "{}", finished.describe());
+        let line = finished.stderr.lines().find(|l| l.starts_with("blocks launched")).unwrap_or_else(|| panic!("{}", finished.stderr));
+        line.split_whitespace().last().and_then(|v| v.parse().ok()).expect("a number")
+    };
+    // The reduction's launch: 1600 iterations in blocks of 256, 7 blocks either way.
+    assert_eq!(blocks("0"), 2 * 5 + 7);
+    assert_eq!(blocks("64"), 2 * 40 + 7);
+}

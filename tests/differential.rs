@@ -7,8 +7,9 @@
 //! `// yosegi-test: args=64 10`, `// yosegi-test: stdin=FILE` (relative to the program) and
 //! `// yosegi-test: rtol=1e-9` (0 compares the text exactly).
 //!
-//! Each program runs three times, with `--staging auto`, `on` (staged variants always launched)
-//! and `off` (global memory only), against one shared gcc reference: the simulator executes the
+//! Each program runs four times, with `--staging auto`, `on` (staged variants always launched),
+//! `off` (global memory only) and `off` with small grids' blocks narrowed as the cuda device
+//! narrows them (`runtime::launch_shape`), against one shared gcc reference: the simulator executes the
 //! staged grid kernels, barriers and all, so every staged variant is checked against gcc.
 
 mod common;
@@ -86,6 +87,10 @@ enum StagingRun {
     Forced,
     /// `--staging off`: global memory only.
     Disabled,
+    /// `--staging off` with every grid spread over 4096 multiprocessors
+    /// (`YOSEGI_MULTIPROCESSORS`, `runtime::launch_shape`): the blocks the cuda device narrows
+    /// for small grids, down to one warp, on every launch that can be.
+    Spread,
 }
 
 impl StagingRun {
@@ -93,7 +98,7 @@ impl StagingRun {
         match self {
             StagingRun::Auto => "auto",
             StagingRun::Forced => "on",
-            StagingRun::Disabled => "off",
+            StagingRun::Disabled | StagingRun::Spread => "off",
         }
     }
 }
@@ -140,6 +145,7 @@ fn check_program(entry: &str, staging: StagingRun) {
     let mut yosegi_cmd = yosegi();
     yosegi_cmd
         .args(["run", "--device", "sim", "--staging", staging.flag()])
+        .env("YOSEGI_MULTIPROCESSORS", if staging == StagingRun::Spread { "4096" } else { "0" })
         .args(&program.sources)
         .arg("--")
         .args(&program.args);
@@ -182,6 +188,10 @@ macro_rules! differential_tests {
                 #[test]
                 fn staging_off() {
                     check_program($entry, StagingRun::Disabled);
+                }
+                #[test]
+                fn spread_blocks() {
+                    check_program($entry, StagingRun::Spread);
                 }
             }
         )*

@@ -11,6 +11,7 @@ pub mod acc_api;
 pub mod coherence;
 pub mod cuda;
 pub mod device;
+pub mod launch_shape;
 mod directives;
 pub mod registry;
 mod rows;

@@ -28,6 +28,8 @@ pub struct DeviceCounters {
     pub bank_conflict_max_degree: u64,
     /// Barriers executed, counted once per block.
     pub barriers: u64,
+    /// Blocks launched (a small grid's blocks are narrowed and multiplied: `runtime::launch_shape`).
+    pub blocks: u64,
     /// Kernel execution time measured on the device itself (CUDA events), in nanoseconds;
     /// zero on the simulator, which has no such clock.
     pub device_time_ns: u64,
@@ -49,6 +51,7 @@ impl DeviceCounters {
         self.bank_conflict_degree_sum += other.bank_conflict_degree_sum;
         self.bank_conflict_max_degree = self.bank_conflict_max_degree.max(other.bank_conflict_max_degree);
         self.barriers += other.barriers;
+        self.blocks += other.blocks;
         self.device_time_ns += other.device_time_ns;
         self.jit_time_ns += other.jit_time_ns;
         self.kernel_cache_memory_hits += other.kernel_cache_memory_hits;
@@ -204,7 +207,7 @@ impl Stats {
             let _ = writeln!(out, "{:<40} {:>10} {:>14.3}", name, l.count, l.time.as_secs_f64() * 1e3);
         }
         let d = &self.device;
-        let rows: [(&str, u64); 11] = [
+        let rows: [(&str, u64); 12] = [
             ("global memory transactions (32B sectors)", d.global_transactions),
             ("global loads (elements)", d.global_loads),
             ("global stores (elements)", d.global_stores),
@@ -212,6 +215,7 @@ impl Stats {
             ("shared bank conflict degree (sum)", d.bank_conflict_degree_sum),
             ("shared bank conflict degree (max)", d.bank_conflict_max_degree),
             ("barriers (per block)", d.barriers),
+            ("blocks launched", d.blocks),
             ("host->device bytes", self.bytes_to_device),
             ("host->device transfers", self.transfers_to_device),
             ("device->host bytes", self.bytes_to_host),

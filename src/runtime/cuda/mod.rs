@@ -48,6 +48,7 @@ use crate::ir::{GridKernel, GridReduction, ParamKind, ParamValue, ReductionOp, S
 use crate::runtime::device::{
     CompletedLaunch, Device, DeviceAlloc, DeviceDescription, DeviceParam, KernelFault, Launch, LaunchOutcome,
 };
+use crate::runtime::launch_shape;
 use crate::runtime::stats::DeviceCounters;
 use crate::runtime::value;
 
@@ -151,6 +152,9 @@ pub struct CudaDevice {
     arch: u32,
     /// `CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK`: static shared memory per block.
     shared_per_block: u64,
+    /// What small grids are spread over (`runtime::launch_shape`): the GPU's multiprocessors,
+    /// or `YOSEGI_MULTIPROCESSORS`.
+    multiprocessors: u32,
     buffers: HashMap<u64, Buffer>,
     next_id: u64,
     /// `(major, minor)`, part of the disk cache key.
@@ -233,6 +237,11 @@ impl CudaDevice {
                     device,
                 ),
             )?;
+            let mut multiprocessors = 0;
+            check(
+                "cuDeviceGetAttribute",
+                sys::cuDeviceGetAttribute(&mut multiprocessors, sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device),
+            )?;
             let mut context: sys::CUcontext = std::ptr::null_mut();
             check("cuDevicePrimaryCtxRetain", sys::cuDevicePrimaryCtxRetain(&mut context, device))?;
             check("cuCtxSetCurrent", sys::cuCtxSetCurrent(context))?;
@@ -253,6 +262,7 @@ impl CudaDevice {
                 context,
                 arch: (major * 10 + minor) as u32,
                 shared_per_block: shared_per_block.max(0) as u64,
+                multiprocessors: launch_shape::multiprocessors(multiprocessors.max(0) as u32),
                 buffers: HashMap::new(),
                 next_id: 0,
                 nvrtc_version: (nvrtc_major, nvrtc_minor),
@@ -949,7 +959,14 @@ impl CudaDevice {
             }
             grid[axis] = blocks as u32;
         }
-        let block = kernel.launch.block;
+        let (block, spread_grid) = launch_shape::spread(
+            kernel,
+            kernel.launch.block,
+            grid.map(u64::from),
+            self.multiprocessors,
+            MAX_GRID.map(|m| m as u64),
+        );
+        let grid = spread_grid.map(|g| g as u32);
         let threads: u64 = block.iter().map(|&b| b as u64).product();
         if threads > MAX_BLOCK_THREADS {
             return Err(fault(format!("a block of {threads} threads is more than the GPU accepts ({MAX_BLOCK_THREADS})")));
@@ -972,7 +989,7 @@ impl CudaDevice {
         let key = self.variant_for(launch, &values, width, aliasing);
         let jit_started = Instant::now();
         let (function, origin) = self.function(launch.module, kernel, key.clone(), &values)?;
-        let mut counters = DeviceCounters::default();
+        let mut counters = DeviceCounters { blocks, ..DeviceCounters::default() };
         match origin {
             KernelSource::Memory => counters.kernel_cache_memory_hits = 1,
             KernelSource::Disk => counters.kernel_cache_disk_hits = 1,

@@ -13,6 +13,7 @@ use rayon::prelude::*;
 
 use crate::ir::{ParamKind, ScalarType};
 use crate::runtime::device::{Device, DeviceAlloc, DeviceDescription, DeviceParam, KernelFault, Launch, LaunchOutcome};
+use crate::runtime::launch_shape;
 use crate::runtime::stats::DeviceCounters;
 use crate::runtime::value;
 
@@ -27,6 +28,9 @@ pub struct SimDevice {
     next_address: u64,
     /// Bytes of the live buffers (`acc_get_property`'s free memory).
     allocated: u64,
+    /// What small grids are spread over (`runtime::launch_shape`): `YOSEGI_MULTIPROCESSORS`,
+    /// else none.
+    multiprocessors: u32,
 }
 
 impl Default for SimDevice {
@@ -37,6 +41,7 @@ impl Default for SimDevice {
             next_id: 0,
             next_address: SIM_ADDRESS_BASE,
             allocated: 0,
+            multiprocessors: launch_shape::multiprocessors(0),
         }
     }
 }
@@ -204,6 +209,10 @@ impl Device for SimDevice {
                 b.dims = d;
             }
         }
+        // Spread over `YOSEGI_MULTIPROCESSORS` as the cuda device spreads over its GPU's (none
+        // unless set), so that the tests run reshaped launches too.
+        let (block, grid) = launch_shape::spread(kernel, kernel.launch.block, grid, self.multiprocessors, [MAX_BLOCKS; 3]);
+        ctx.block_dim = block;
         let blocks = grid[0] * grid[1] * grid[2];
         if blocks > MAX_BLOCKS {
             return Err(with_name(Fault {
@@ -214,14 +223,14 @@ impl Device for SimDevice {
         }
         ctx.grid_dim = grid;
         // A one-block launch hands back one value per thread (see `opt::mapping`).
-        let threads: u64 = kernel.launch.block.iter().map(|&b| b as u64).product();
+        let threads: u64 = block.iter().map(|&b| b as u64).product();
         let count = if blocks == 1 { threads } else { blocks };
         ctx.partials = kernel
             .reductions
             .iter()
             .map(|r| Arc::new(SimBuffer::new((count * r.ty.size_bytes() as u64) as usize)))
             .collect();
-        if blocks == 0 || kernel.launch.block.iter().product::<u32>() == 0 {
+        if blocks == 0 || block.iter().product::<u32>() == 0 {
             return Ok(LaunchOutcome {
                 partials: vec![Vec::new(); kernel.reductions.len()],
                 scalar_outputs: Vec::new(),
@@ -245,7 +254,8 @@ impl Device for SimDevice {
         if let Some((_, fault)) = folded.fault {
             return Err(with_name(fault));
         }
-        let (counters, scalar_outputs) = (folded.counters, folded.scalar_outputs);
+        let (mut counters, scalar_outputs) = (folded.counters, folded.scalar_outputs);
+        counters.blocks = blocks;
         let partials = kernel
             .reductions
             .iter()
