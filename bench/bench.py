@@ -6,10 +6,10 @@ GFLOP/s, achieved GB/s and the fraction of the measured copy ceiling.
 Called by bench/run.sh (which measures the ceiling); standard library only, because the GPU
 machine has python3 but no network.
 
-Times come from the runtime's `--stats` table (src/runtime/stats.rs): the per-kernel wall time
-summed over launches, and, when the device reports it, "kernel time on the device (ms)" (CUDA
-events). Every kernel a program launches belongs to its timed loop, so time per step is the total
-over all kernels divided by the number of steps.
+Times come from the runtime's `--stats` table (crates/yosegi-rt/src/runtime/stats.rs): the
+per-kernel wall time summed over launches, and, when the device reports it, "kernel time on the
+device (ms)" (CUDA events). Every kernel a program launches belongs to its timed loop, so time per
+step is the total over all kernels divided by the number of steps.
 
 `--staging-compare` runs every case with `--staging off` (global memory only), `auto` and `on`
 in one invocation and adds a table of the three times, the speed-ups over global memory, and for

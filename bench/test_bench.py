@@ -17,7 +17,8 @@ global memory transactions (32B sectors)                   158570
 host->device transfers                                          7
 """
 
-# The cuda device adds one row after the counters (src/runtime/stats.rs on the cuda branch).
+# The cuda device adds one row after the counters (crates/yosegi-rt/src/runtime/stats.rs on the
+# cuda branch).
 CUDA_STATS = SIM_STATS + "kernel time on the device (ms)                             12.500\n"
 
 

@@ -8,9 +8,10 @@
 //!   directly), compiles them together as one program (as `yosegi run` would), compiles the
 //!   generated host code with the user's code-generation flags, embeds the program image (IR
 //!   and sources, [`crate::image`]) and links the executable against the runtime library
-//!   `libyosegi.so`, whose `yosegi_rt_start` runs it (`YOSEGI_DEVICE`, `YOSEGI_STATS`). The
-//!   objects' sequential code is left out then. Inputs without the section (objects of other
-//!   compilers, archives, libraries) are linked as they are.
+//!   `libyosegi_rt.so` (the `yosegi-rt` crate), whose `yosegi_rt_start` runs it
+//!   (`YOSEGI_DEVICE`, `YOSEGI_STATS`). The objects' sequential code is left out then. Inputs
+//!   without the section (objects of other compilers, archives, libraries) are linked as they
+//!   are.
 //! * The system compiler is `$YOSEGI_HOST_CC`, else `cc`.
 //! * Flags: `-I -D -U -std=` reach the preprocessor; `-O* -g* -f* -m* -W* -w -pthread` the host
 //!   compiler (a `-f`/`-m` flag the host compiler does not know is dropped with one warning);
@@ -365,7 +366,7 @@ fn link(cc: &CcArgs, scratch: &ScratchDir) -> Result<(), Failure> {
     let lib_dir = runtime_library_dir()?;
     cmd.args(&objects).arg(&start_object);
     add_link_items(&mut cmd, &others);
-    cmd.arg(private_fs::glued("-L", &lib_dir)).arg(format!("-Wl,-rpath,{}", lib_dir.display())).args(["-lyosegi", "-lm"]);
+    cmd.arg(private_fs::glued("-L", &lib_dir)).arg(format!("-Wl,-rpath,{}", lib_dir.display())).args(["-lyosegi_rt", "-lm"]);
     cmd.arg("-o").arg(&output);
     run(&mut cmd)
 }
@@ -398,7 +399,7 @@ fn start_code(image: &Path) -> String {
     )
 }
 
-/// Where `libyosegi.so` is: `$YOSEGI_LIB_DIR`, else next to this executable (cargo puts the
+/// Where `libyosegi_rt.so` is: `$YOSEGI_LIB_DIR`, else next to this executable (cargo puts the
 /// library and the binaries in one folder).
 fn runtime_library_dir() -> Result<PathBuf, Diagnostic> {
     let dir = match std::env::var_os("YOSEGI_LIB_DIR") {
@@ -409,10 +410,10 @@ fn runtime_library_dir() -> Result<PathBuf, Diagnostic> {
             .and_then(|e| e.parent().map(Path::to_path_buf))
             .unwrap_or_default(),
     };
-    if dir.join("libyosegi.so").is_file() {
+    if dir.join("libyosegi_rt.so").is_file() {
         return Ok(dir);
     }
-    Err(Diagnostic::global_error(format!("cannot find the runtime library libyosegi.so in {}", dir.display()))
+    Err(Diagnostic::global_error(format!("cannot find the runtime library libyosegi_rt.so in {}", dir.display()))
         .with_help("build it with `cargo build --release` (it lands next to the yosegi binary), or point YOSEGI_LIB_DIR at its folder"))
 }
 

@@ -7,19 +7,16 @@
 //! (host C, IR text) -> `runtime` (coherence, devices). [`driver`] strings them together for
 //! the CLI; [`private_fs`] makes the private scratch space and trusted directories every stage
 //! that touches the file system uses.
+//!
+//! Every stage after the front end lives in the `yosegi-rt` crate (crates/yosegi-rt), whose
+//! cdylib is the runtime library; it cannot depend on this crate, so the runtime library holds
+//! no front end by construction. Its modules are re-exported here under their old paths.
 
-pub mod analysis;
+pub use yosegi_rt::{analysis, diag, image, ir, opt, private_fs, runtime, source, valid};
+
 pub mod back;
-pub mod diag;
-pub mod driver;
 pub mod cc;
+pub mod driver;
 pub mod explain;
 pub mod front;
 pub mod fuzz;
-pub mod image;
-pub mod ir;
-pub mod opt;
-pub mod private_fs;
-pub mod runtime;
-pub mod source;
-pub mod valid;

@@ -311,23 +311,3 @@ fn staged_jacobi_prints_as_cuda_with_a_two_dimensional_tile() {
     assert!(text.contains("__shared__ double in_tile_s0[10][34];"), "{text}");
     assert!(text.contains("__syncthreads();"), "{text}");
 }
-
-#[test]
-fn example_notes_say_what_was_staged_and_why() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let notes_of = |file: &str, kernel: &str| {
-        let program = crate::driver::compile(&[root.join(file)], &Default::default(), &config(StagingMode::Auto))
-            .unwrap_or_else(|_| panic!("{file} compiles"));
-        let g = program.module.grid_kernels.iter().map(|(_, g)| g).find(|g| g.name == kernel).unwrap_or_else(|| panic!("no {kernel}"));
-        g.variant.notes.clone()
-    };
-    let jacobi = notes_of("examples/jacobi2d.c", "main_l48");
-    assert_eq!(jacobi[0], "A: 5 refs A[j+{-1..1}][i+{-1..1}] form one group, halo 1x1; block footprint 10x34 doubles (2720 B), 1280 accesses -> reuse 3.8");
-    assert_eq!(jacobi[1], "Anew: 2 refs Anew[j][i] form one group, halo 0x0; block footprint 8x32 doubles (2048 B), 512 accesses -> reuse 2.0");
-    assert_eq!(jacobi[2], "staged A (A[j+{-1..1}][i+{-1..1}]) as tile [10][34] (2720 B per block)");
-    assert_eq!(jacobi[3], "Anew[j][i]: not staged: one element per thread, which a register holds between its accesses");
-    let copy_back = notes_of("examples/jacobi2d.c", "main_l56");
-    assert!(copy_back.contains(&"Anew[j][i]: each element read once per block and coalesced: not staged".to_string()), "{copy_back:?}");
-    let staged = notes_of("examples/jacobi2d.c", "main_l48_staged");
-    assert!(staged.iter().any(|n| n.starts_with("estimated at 0.")), "{staged:?}");
-}

@@ -11,5 +11,5 @@ pub mod linear_system;
 pub mod races;
 pub mod uniform;
 
-#[cfg(test)]
-pub(crate) mod testing;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;

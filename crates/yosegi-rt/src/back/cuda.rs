@@ -1251,5 +1251,8 @@ fn strip_parens(text: &str) -> &str {
     if is_grouped(text) { &text[1..text.len() - 1] } else { text }
 }
 
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
+
 #[cfg(test)]
 pub(crate) mod tests;

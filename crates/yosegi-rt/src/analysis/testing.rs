@@ -5,6 +5,7 @@ use crate::diag::Span;
 use crate::ir::*;
 
 /// A body under construction. Integer helpers build `I32` nodes, like C's `int`.
+#[derive(Default)]
 pub struct B {
     pub body: Body,
 }

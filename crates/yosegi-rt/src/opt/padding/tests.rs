@@ -332,29 +332,3 @@ fn cooperative_copies_through_division_are_measured_at_their_first_iteration() {
     assert_eq!(pattern_degree(&pattern, &kernel.shared[0].dims, ScalarType::F32, kernel.launch.block), counters.bank_conflict_max_degree);
     assert_eq!(counters.bank_conflict_max_degree, 1);
 }
-
-#[test]
-fn the_pipeline_pads_a_staged_transposition_tile() {
-    // The staging pass copies `in` into a [32][8] tile of doubles that the warp then reads
-    // down a column: degree 8 per half-warp before padding, 2 after one extra double per row
-    // (a second one would grow the tile by more than an eighth).
-    let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().join("transpose.c");
-    let program = "#include <stdio.h>\n#define N 100\ndouble in[N][N], out[N][N];\nint main(void) {\n    #pragma acc parallel loop collapse(2) copyin(in) copyout(out)\n    for (int j = 0; j < N; j++)\n        for (int i = 0; i < N; i++)\n            out[j][i] = in[i][j];\n    printf(\"%f\\n\", out[1][2]);\n    return 0;\n}\n";
-    std::fs::write(&path, program).expect("write");
-    let config = PassConfig { staging: crate::opt::StagingMode::Force, ..Default::default() };
-    let compiled = crate::driver::compile(&[path], &Default::default(), &config).unwrap_or_else(|_| panic!("compiles"));
-    let staged = compiled
-        .module
-        .grid_kernels
-        .iter()
-        .map(|(_, g)| g)
-        .find(|g| g.variant.kind == crate::ir::VariantKind::Staged)
-        .expect("a staged variant");
-    assert_eq!(staged.shared[0].dims, vec![32, 9]);
-    assert!(
-        staged.variant.notes.iter().any(|n| n == "bank conflicts on tile in_tile_s0: degree 8 -> 2 after padding rows 8 -> 9 doubles"),
-        "{:?}",
-        staged.variant.notes
-    );
-}

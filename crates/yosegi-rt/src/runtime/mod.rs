@@ -21,8 +21,8 @@ pub mod start;
 pub mod value;
 pub mod variants;
 
-#[cfg(test)]
-pub(crate) mod testing;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 
 use std::sync::Arc;
 use std::time::Instant;
