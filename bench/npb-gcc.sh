@@ -94,25 +94,9 @@ first_error() { # the first error line of build log $1, at most 160 characters
         | sed -E 's|^[^ :]*/([^/ :]+:[0-9])|\1|' | tr '\t' ' ' | cut -c1-160
 }
 
-# ---------------------------------------------------------------------------------------- build
-# As in scripts/polybench.sh: a program whose source defines a dataset itself (correlation.c
-# starts with `#define EXTRALARGE_DATASET`) would ignore -D<DATASET>_DATASET, so it gets the
-# requested dataset's sizes, read from its header, as -D flags. Prints them, one a line.
-forced_dataset_sizes() {
-    local src=$1 header=${1%.c}.h
-    grep -q "^#[[:space:]]*define[[:space:]]\+[A-Z]*_DATASET" "$src" || return 0
-    grep -q "^#[[:space:]]*define[[:space:]]\+${dataset}_DATASET" "$src" && return 0
-    [ -f "$header" ] || return 0
-    awk -v want="${dataset}_DATASET" '
-        $1 == "#" && $2 == "ifdef" { inside = ($3 == want); next }
-        $1 ~ /^#[[:space:]]*ifdef$/ { inside = ($2 == want); next }
-        /^#[[:space:]]*endif/ { inside = 0; next }
-        inside && $1 == "#" && $2 == "define" { print "-D" $3 "=" $4; next }
-        inside && $1 == "#define" { print "-D" $2 "=" $3 }
-    ' "$header"
-}
-
 do_build() {
+    # shellcheck source=../scripts/polybench-sizes.sh
+    . "$(dirname "${BASH_SOURCE[0]}")/../scripts/polybench-sizes.sh"
     local npb= out= classes="B C" pb= dataset=STANDARD cc=gcc-12 isa= positional=()
     while [ $# -gt 0 ]; do
         case "$1" in
@@ -218,7 +202,7 @@ do_build() {
             keep "$name" || continue
             dir=$(dirname "$src")
             pflags=(-w -I "$pb/utilities" -I "$dir" "-D${dataset}_DATASET" -DPOLYBENCH_DUMP_ARRAYS -DPOLYBENCH_TIME)
-            while IFS= read -r size; do pflags+=("$size"); done < <(forced_dataset_sizes "$src")
+            while IFS= read -r size; do pflags+=("$size"); done < <(polybench_forced_sizes "$src" "$dataset")
             status=FAIL bytes=0 reason=
             log="$out/logs/$name.build.log"
             # --no-as-needed: where GCC drops every compute region (convolution-3d's print_array

@@ -31,6 +31,8 @@ set -u
 script_name=polybench
 # shellcheck source=suite-lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/suite-lib.sh"
+# shellcheck source=polybench-sizes.sh
+. "$(dirname "${BASH_SOURCE[0]}")/polybench-sizes.sh"
 usage() { usage_and_exit "${1:-}" "Each program" "${BASH_SOURCE[0]}"; }
 
 device=sim
@@ -82,25 +84,6 @@ PY
 }
 
 
-# A program whose source defines a dataset itself (correlation.c starts with
-# `#define EXTRALARGE_DATASET`) ignores -D<DATASET>_DATASET: both get defined and the later size
-# wins. PolyBench lets the user set the sizes instead (the headers skip their tables when the
-# sizes are defined), so such a program gets the requested dataset's sizes, read from its header,
-# as -D flags. Prints them, one a line; nothing for other programs.
-forced_dataset_sizes() {
-    local src=$1 header=${1%.c}.h
-    grep -q "^#[[:space:]]*define[[:space:]]\+[A-Z]*_DATASET" "$src" || return 0
-    grep -q "^#[[:space:]]*define[[:space:]]\+${dataset}_DATASET" "$src" && return 0
-    [ -f "$header" ] || return 0
-    awk -v want="${dataset}_DATASET" '
-        $1 == "#" && $2 == "ifdef" { inside = ($3 == want); next }
-        $1 ~ /^#[[:space:]]*ifdef$/ { inside = ($2 == want); next }
-        /^#[[:space:]]*endif/ { inside = 0; next }
-        inside && $1 == "#" && $2 == "define" { print "-D" $3 "=" $4; next }
-        inside && $1 == "#define" { print "-D" $2 "=" $3 }
-    ' "$header"
-}
-
 declare -A count=([PASS]=0 [FAIL]=0 [REFUSED]=0 [CRASH]=0 [NOREF]=0)
 results=()
 while IFS= read -r src; do
@@ -112,7 +95,7 @@ while IFS= read -r src; do
     fi
     dir=$(dirname "$src")
     flags=(-I "$suite/utilities" -I "$dir" "-D${dataset}_DATASET" -DPOLYBENCH_DUMP_ARRAYS)
-    while IFS= read -r size; do flags+=("$size"); done < <(forced_dataset_sizes "$src")
+    while IFS= read -r size; do flags+=("$size"); done < <(polybench_forced_sizes "$src" "$dataset")
     work="$scratch/$name"
     mkdir -p "$work"
     status= reason=

@@ -89,21 +89,10 @@ pub fn external_declaration_text(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::front::{PreprocessOptions, parse_program};
 
     /// Parses one source per unit and gives the names each unit must declare `extern`.
     fn missing(sources: &[&str]) -> Vec<(u32, Vec<String>)> {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let files: Vec<std::path::PathBuf> = sources
-            .iter()
-            .enumerate()
-            .map(|(i, text)| {
-                let path = dir.path().join(format!("unit{i}.c"));
-                std::fs::write(&path, text).expect("write unit");
-                path
-            })
-            .collect();
-        let parsed = parse_program(&files, &PreprocessOptions::default()).unwrap_or_else(|_| panic!("units do not parse"));
+        let parsed = crate::front::parse_test_units(sources);
         let tus: Vec<u32> = parsed.units.iter().map(|u| u.tu).collect();
         missing_external_definitions(&parsed.units).into_iter().map(|(tu, names)| (tus.iter().position(|&t| t == tu).unwrap() as u32, names)).collect()
     }

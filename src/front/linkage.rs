@@ -149,20 +149,10 @@ impl<'u> Definitions<'u> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::front::{PreprocessOptions, ParsedProgram, parse_program};
+    use crate::front::ParsedProgram;
 
     fn parse(sources: &[&str]) -> ParsedProgram {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let files: Vec<std::path::PathBuf> = sources
-            .iter()
-            .enumerate()
-            .map(|(i, text)| {
-                let path = dir.path().join(format!("unit{i}.c"));
-                std::fs::write(&path, text).expect("write unit");
-                path
-            })
-            .collect();
-        parse_program(&files, &PreprocessOptions::default()).unwrap_or_else(|_| panic!("units do not parse"))
+        crate::front::parse_test_units(sources)
     }
 
     #[test]

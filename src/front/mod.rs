@@ -33,6 +33,23 @@ pub struct ParsedProgram {
     pub warnings: Vec<Diagnostic>,
 }
 
+/// Parses one source per unit (written as `unit<k>.c` to a scratch folder): what tests of the
+/// front end's view of several files start from.
+#[cfg(test)]
+pub(crate) fn parse_test_units(sources: &[&str]) -> ParsedProgram {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let files: Vec<std::path::PathBuf> = sources
+        .iter()
+        .enumerate()
+        .map(|(i, text)| {
+            let path = dir.path().join(format!("unit{i}.c"));
+            std::fs::write(&path, text).expect("write unit");
+            path
+        })
+        .collect();
+    parse_program(&files, &PreprocessOptions::default()).unwrap_or_else(|_| panic!("units do not parse"))
+}
+
 /// Preprocesses and parses each file (one translation unit each).
 /// On failure the `SourceSet` is returned too, so the caller can render the diagnostics
 /// (with the warnings gathered so far in front of the errors).

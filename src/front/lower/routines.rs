@@ -155,22 +155,11 @@ pub(super) fn defined_twice(defs: &Definitions, sources: &SourceSet) -> Vec<Diag
 
 #[cfg(test)]
 mod tests {
-    use crate::front::{PreprocessOptions, parse_program};
     use crate::ir::{ExprKind, Handle, Kernel, Module};
 
     /// Parses one source per unit (`unit<k>.c`) and lowers them as one program.
     fn lower(sources: &[&str]) -> Result<Module, Vec<String>> {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let files: Vec<std::path::PathBuf> = sources
-            .iter()
-            .enumerate()
-            .map(|(i, text)| {
-                let path = dir.path().join(format!("unit{i}.c"));
-                std::fs::write(&path, text).expect("write unit");
-                path
-            })
-            .collect();
-        let parsed = parse_program(&files, &PreprocessOptions::default()).unwrap_or_else(|_| panic!("units do not parse"));
+        let parsed = crate::front::parse_test_units(sources);
         super::super::lower_program(&parsed.sources, &parsed.units).map(|(m, _)| m).map_err(|d| d.0.into_iter().map(|d| d.message).collect())
     }
 
