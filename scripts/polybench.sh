@@ -13,6 +13,12 @@
 #   --only NAME          only this program (its file name without .c); may be given several times
 #   --timeout SECS       per-program time limit for each build and run (default 300)
 #   --tsv FILE           writes one line per program: name, status, reason (sorted)
+#   --make               builds each program with its own Makefile (in a copy of the suite) and
+#                        the driver `yosegi-cc` next to YOSEGI as CC, instead of `yosegi run`:
+#                        make CC=yosegi-cc OBJ=NAME.c ACC_INC_PATH= ACC_LIB_PATH= ACC_LIBS=-lm
+#                        CFLAGS="-O2 -w <dataset flags>" --eval '%-data.c: ; @: > $@'
+#                        (the Makefiles' first step is ROSE's roseacc, which Yosegi replaces);
+#                        runs the executable with YOSEGI_DEVICE set to the device
 #
 # Each program is built as `-I utilities -I DIR -D<DATASET>_DATASET -DPOLYBENCH_DUMP_ARRAYS
 # DIR/NAME.c utilities/polybench.c` by gcc (-O2, the reference) and by `yosegi run -w` (a
@@ -42,7 +48,10 @@ tsv=
 only=()
 positional=()
 extra_options=(dataset)
-parse_suite_options "$@"
+make_mode=0
+args=()
+for a in "$@"; do if [ "$a" = --make ]; then make_mode=1; else args+=("$a"); fi; done
+parse_suite_options "${args[@]}"
 case "$dataset" in MINI|SMALL|STANDARD|LARGE|EXTRALARGE) ;; *) die "--dataset must be MINI, SMALL, STANDARD, LARGE or EXTRALARGE" ;; esac
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -52,11 +61,20 @@ suite=${positional[0]}
 suite="$(cd "$suite" && pwd)"
 yosegi=${positional[1]:-$root/target/release/yosegi}
 yosegi=$(resolve_yosegi "$yosegi") || exit 2
+if [ $make_mode = 1 ]; then
+    command -v make >/dev/null || die "--make needs make"
+    yosegi_cc="$(dirname "$yosegi")/yosegi-cc"
+    [ -x "$yosegi_cc" ] || die "--make needs yosegi-cc next to $yosegi (cargo build --release builds it)"
+fi
 command -v gcc >/dev/null || die "gcc is needed for the reference builds"
 command -v python3 >/dev/null || die "python3 is needed to compare the dumps"
 
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/polybench.XXXXXX") || die "cannot create a scratch folder"
 trap 'rm -rf "$scratch"' EXIT
+# --make builds in a copy of the suite: make writes its products beside the sources.
+if [ $make_mode = 1 ]; then
+    cp -r "$suite" "$scratch/suite" || die "cannot copy $suite"
+fi
 
 # Compares two dumps number by number; prints nothing when they agree, else where they differ.
 compare_dumps() {
@@ -111,9 +129,26 @@ while IFS= read -r src; do
             status=NOREF reason="gcc's sequential build exited with status $ref_rc"
         fi
     else
-        (cd "$work" && timeout "$timeout_s" "$yosegi" run -w --device "$device" "${flags[@]}" "$src" "$suite/utilities/polybench.c" \
-            >/dev/null 2>"$work/got.dump")
-        rc=$?
+        if [ $make_mode = 1 ]; then
+            # The program's own Makefile, with the driver as CC. Its first step runs ROSE's
+            # source-to-source compiler (roseacc) into rose_NAME.c and NAME-data.c; Yosegi
+            # compiles the OpenACC source itself, so OBJ names it and NAME-data.c is made empty.
+            built="$scratch/suite/${dir#"$suite"/}"
+            timeout "$timeout_s" make -s -C "$built" CC="$yosegi_cc" OBJ="$name.c" ACC_INC_PATH= ACC_LIB_PATH= ACC_LIBS=-lm \
+                CFLAGS="-O2 -w ${flags[*]:4}" --eval '%-data.c: ; @: > $@' >"$work/make.log" 2>&1
+            rc=$?
+            if [ $rc = 0 ]; then
+                (cd "$work" && YOSEGI_DEVICE=$device timeout "$timeout_s" "$built/$name" >/dev/null 2>"$work/got.dump")
+                rc=$?
+            else
+                [ $rc = 124 ] || rc=2
+                cp "$work/make.log" "$work/got.dump"
+            fi
+        else
+            (cd "$work" && timeout "$timeout_s" "$yosegi" run -w --device "$device" "${flags[@]}" "$src" "$suite/utilities/polybench.c" \
+                >/dev/null 2>"$work/got.dump")
+            rc=$?
+        fi
         if [ $rc = 0 ]; then
             diff=$(compare_dumps "$work/ref.dump" "$work/got.dump")
             if [ -z "$diff" ]; then status=PASS; else status=FAIL reason="dump differs: $diff"; fi

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::repo_root;
+use common::{ensure_runtime_library, repo_root};
 use std::path::Path;
 use std::process::Command;
 
@@ -29,18 +29,6 @@ fn run(program: &Path, env: &[(&str, &str)]) -> std::process::Output {
     Command::new(program).arg("7").envs(env.iter().copied()).output().expect("the built program runs")
 }
 
-/// `cargo test` may build yosegi-rt's rlib only, not its cdylib: build the runtime library the
-/// driver links executables against (next to the binary) when it is not there yet.
-fn ensure_runtime_library() {
-    let bin_dir = Path::new(env!("CARGO_BIN_EXE_yosegi")).parent().unwrap().to_path_buf();
-    if bin_dir.join("libyosegi_rt.so").is_file() {
-        return;
-    }
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
-    let profile = if bin_dir.ends_with("release") { vec!["--release"] } else { Vec::new() };
-    let status = Command::new(cargo).current_dir(repo_root()).args(["build", "-p", "yosegi-rt", "--lib"]).args(profile).status().expect("cargo runs");
-    assert!(status.success() && bin_dir.join("libyosegi_rt.so").is_file(), "cannot build libyosegi_rt.so");
-}
 
 /// Builds `tests/make_programs/<name>` with `make CC="yosegi cc"` and with `make CC=gcc`,
 /// runs both, and checks that the Yosegi build prints gcc's output. Returns the directory of

@@ -23,11 +23,26 @@ fn program(factor: &str, clause: &str) -> String {
     )
 }
 
+/// The suite's compiler settings (`utilities/options.mk`): ROSE's source-to-source compiler
+/// and the `openacc` tool that gives its paths, neither of which exists here.
+const OPTIONS_MK: &str = "ACC = roseacc\nACCFLAGS=--roseacc:desc_format=static_data --roseacc:compile=false\n\
+                          ACC_INC_PATH=`openacc --incpath`\nACC_LIB_PATH=`openacc --libpath`\nACC_LIBS=`openacc --libs`\n\
+                          CC = gcc\nCFLAGS = -O2\nUTIL_DIR = ../../utilities\n";
+
+/// Each program's Makefile, as the suite writes it: ROSE turns NAME.c into rose_NAME.c and
+/// NAME-data.c, which the host compiler links with polybench.c.
+const PROGRAM_MAKEFILE: &str = "-include ../../utilities/options.mk\nINCPATHS = -I$(UTIL_DIR)\nBENCHMARK = $(shell basename `pwd`)\n\
+                                EXE = $(BENCHMARK)\nOBJ = rose_$(BENCHMARK).c\nSRC = $(BENCHMARK).c\nall : exe\nexe : $(EXE)\n\
+                                $(OBJ) : $(SRC)\n\t$(ACC) $(ACCFLAGS) $(ACC_INC_PATH) $(INCPATHS) $^\n\
+                                $(EXE) : $(OBJ) $(BENCHMARK)-data.c $(UTIL_DIR)/polybench.c\n\
+                                \t$(CC) -o $@ $(CFLAGS) $(ACC_INC_PATH) $(ACC_LIB_PATH) $(INCPATHS) $^ $(ACC_LIBS)\n";
+
 fn fake_suite(root: &Path) {
     let utilities = root.join("OpenACC/utilities");
     fs::create_dir_all(&utilities).unwrap();
     fs::write(utilities.join("polybench.h"), POLYBENCH_H).unwrap();
     fs::write(utilities.join("polybench.c"), POLYBENCH_C).unwrap();
+    fs::write(utilities.join("options.mk"), OPTIONS_MK).unwrap();
     let programs = [
         ("scale", program("2.5", "copy(a)")),
         // Differs from gcc's build only on the device: `acc_on_device` is 0 in the reference.
@@ -38,6 +53,7 @@ fn fake_suite(root: &Path) {
         let dir = root.join(format!("OpenACC/kernels/{name}"));
         fs::create_dir_all(&dir).unwrap();
         fs::write(dir.join(format!("{name}.c")), source).unwrap();
+        fs::write(dir.join("Makefile"), PROGRAM_MAKEFILE).unwrap();
     }
     // A program that fixes its own dataset, as correlation.c does (`#define EXTRALARGE_DATASET`
     // before its header): run at the requested dataset's sizes, read from its header. It does
@@ -50,20 +66,23 @@ fn fake_suite(root: &Path) {
                   int main(void) {\n  double a[M];\n#pragma acc parallel loop copyout(a)\n  for (int i = 0; i < M; i++) a[i] = i * 1.5;\n\
                   for (int i = 0; i < M; i++) fprintf(stderr, \"%0.2lf \", a[i]);\n  return 0;\n}\n";
     fs::write(dir.join("fixed.c"), source).unwrap();
+    fs::write(dir.join("Makefile"), PROGRAM_MAKEFILE).unwrap();
     // A program whose own host code faults (convolution-3d's initialisation loops on the wrong
     // variable): gcc's build crashes too, so there is nothing to compare with.
     let dir = root.join("OpenACC/kernels/faulty");
     fs::create_dir_all(&dir).unwrap();
     fs::write(dir.join("faulty.c"), "#include <signal.h>\nint main(void) { raise(SIGSEGV); return 0; }\n").unwrap();
+    fs::write(dir.join("Makefile"), PROGRAM_MAKEFILE).unwrap();
 }
 
-#[test]
-fn compares_dumps_and_classifies() {
+/// Runs the script on a fake suite (with `extra` options) and checks the five statuses.
+fn check_statuses(extra: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
     fake_suite(dir.path());
     let tsv = dir.path().join("results.tsv");
     let mut cmd = Command::new("bash");
     cmd.arg(repo_root().join("scripts/polybench.sh"))
+        .args(extra)
         .args(["--device", "sim", "--dataset", "MINI", "--tsv"])
         .arg(&tsv)
         .arg(dir.path())
@@ -79,6 +98,21 @@ fn compares_dumps_and_classifies() {
     assert!(lines[2].starts_with("refused\tREFUSED\tcollapse(2) needs 2 perfectly nested"), "{tsv}");
     assert_eq!(lines[3], "scale\tPASS\t", "{tsv}");
     assert!(lines[4].starts_with("wrong\tFAIL\tdump differs: number 1: 3.00, the reference 2.00"), "{tsv}");
+    // The suite itself is left as it was: builds happen in a copy.
+    assert!(!dir.path().join("OpenACC/kernels/scale/scale").exists() && !dir.path().join("OpenACC/kernels/scale/scale-data.c").exists());
+}
+
+#[test]
+fn compares_dumps_and_classifies() {
+    check_statuses(&[]);
+}
+
+/// `--make`: each program built by its own Makefile with `yosegi-cc` as CC (ROSE's step
+/// replaced on make's command line), the executable run on the simulator.
+#[test]
+fn builds_with_the_suites_own_makefiles_and_the_driver() {
+    common::ensure_runtime_library();
+    check_statuses(&["--make"]);
 }
 
 #[test]

@@ -22,6 +22,19 @@ pub fn yosegi() -> Command {
     Command::new(env!("CARGO_BIN_EXE_yosegi"))
 }
 
+/// `cargo test` may build yosegi-rt's rlib only, not its cdylib: build the runtime library the
+/// driver links executables against (next to the binary) when it is not there yet.
+pub fn ensure_runtime_library() {
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_yosegi")).parent().unwrap().to_path_buf();
+    if bin_dir.join("libyosegi_rt.so").is_file() {
+        return;
+    }
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    let profile = if bin_dir.ends_with("release") { vec!["--release"] } else { Vec::new() };
+    let status = Command::new(cargo).current_dir(repo_root()).args(["build", "-p", "yosegi-rt", "--lib"]).args(profile).status().expect("cargo runs");
+    assert!(status.success() && bin_dir.join("libyosegi_rt.so").is_file(), "cannot build libyosegi_rt.so");
+}
+
 /// Where a child's stdin comes from.
 pub enum Input<'a> {
     Nothing,
