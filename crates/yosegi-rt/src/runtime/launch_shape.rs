@@ -54,7 +54,7 @@ fn spread_shape(mut block: [u32; 3], mut grid: [u64; 3], multiprocessors: u32, m
         // z, then y, then x down to a warp; an axis whose grid would pass its limit is skipped.
         // Along x the half must still be whole warps.
         let axis = [2, 1, 0].into_iter().find(|&a| {
-            let halves = if a == 0 { block[a] % (2 * WARP) == 0 } else { block[a] % 2 == 0 };
+            let halves = if a == 0 { block[a].is_multiple_of(2 * WARP) } else { block[a].is_multiple_of(2) };
             halves && grid[a] * 2 <= max_grid[a]
         });
         let Some(a) = axis else { break };
