@@ -410,6 +410,53 @@ fn an_external_function_defined_in_two_files_is_refused_with_both_places() {
     );
 }
 
+/// A routine with array parameters is inlined into the kernels that call it, and its names are
+/// looked up in the kernel's file. One from another file that reads a file-scope variable
+/// `static` in either file would read the wrong one: refused at the call. An external variable
+/// both files share, and a local that shadows the static's name, are the same in both files:
+/// those give gcc's answer.
+#[test]
+fn an_inlined_routine_of_another_file_that_reads_a_static_variable_is_refused() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let main = write(
+        dir.path(),
+        "main.c",
+        "#include <stdio.h>\nstatic double g = 100.0;\ndouble shared = 0.5;\ndouble b_sum(int n, double *x);\ndouble b_mix(int n, double *x);\n\
+         int main(void) {\n  double x[8], out[4];\n  for (int i = 0; i < 8; i++) x[i] = i;\n\
+         #pragma acc parallel loop copyin(x) copyout(out)\n  for (int i = 0; i < 4; i++) out[i] = SUM(8, x) + g;\n\
+         printf(\"%.3f %.3f\\n\", out[0], out[3]);\n  return 0;\n}\n",
+    );
+    let other = write(
+        dir.path(),
+        "other.c",
+        "static double g = 1.0;\nextern double shared;\n#pragma acc routine seq\n\
+         double b_sum(int n, double *x) { double s = 0; for (int i = 0; i < n; i++) s += x[i] * g; return s; }\n\
+         #pragma acc routine seq\n\
+         double b_mix(int n, double *x) { double g = 2.0, s = 0; for (int i = 0; i < n; i++) s += x[i] * g * shared; return s; }\n",
+    );
+    let with_call = |call: &str| {
+        let text = std::fs::read_to_string(&main).unwrap().replace("SUM", call);
+        write(dir.path(), &format!("{call}/main.c"), &text)
+    };
+    let refused = with_call("b_sum");
+    let finished = yosegi_run(&["--device", "sim"], &[&refused, &other], &[], Input::Nothing);
+    assert_eq!(finished.code(), Some(2), "{}", finished.describe());
+    assert!(
+        finished.stderr.contains("main.c:10:40")
+            && finished.stderr.contains("`b_sum` (defined in other.c) reads the file-scope variable `g`, which is `static` in other.c")
+            && finished.stderr.contains("pass `g` to `b_sum` as an argument"),
+        "{}",
+        finished.describe()
+    );
+    let fine = with_call("b_mix");
+    let reference = common::gcc_build(&[fine.clone(), other.clone()], dir.path());
+    let expected = run(std::process::Command::new(&reference), Input::Nothing);
+    assert_eq!(expected.code(), Some(0), "{}", expected.describe());
+    let finished = yosegi_run(&["--device", "sim"], &[&fine, &other], &[], Input::Nothing);
+    assert_eq!(finished.code(), Some(0), "{}", finished.describe());
+    assert_eq!(finished.stdout, expected.stdout);
+}
+
 /// A local scratch array that only kernels touch is never copied back when its `data create`
 /// region ends, and a file-scope one created on every call moves once; the program still
 /// prints what gcc's build prints (tests/programs/scratch_arrays.c says what each array does).

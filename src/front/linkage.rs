@@ -28,6 +28,8 @@ pub struct Definitions<'u> {
     order: Vec<FunctionKey>,
     /// (unit, name) for each name a unit's file-scope declarations make `static`.
     internal: HashSet<(u32, &'u str)>,
+    /// (unit, name) for each variable a unit's file-scope declarations make `static`.
+    static_objects: HashSet<(u32, &'u str)>,
     /// How many functions of each name the program has (its statics and its external one).
     same_named: HashMap<&'u str, usize>,
     /// External functions defined (not `inline`) in two units, which the linker refuses: the
@@ -62,8 +64,11 @@ impl<'u> Definitions<'u> {
                     }
                     ExternalDecl::Declaration(decl) if decl.specs.storage == Some(StorageClass::Static) => {
                         for init in &decl.declarators {
-                            if let (Some(DerivedType::Function { .. }), Some(name)) = (init.declarator.derived.first(), &init.declarator.name) {
+                            let Some(name) = &init.declarator.name else { continue };
+                            if let Some(DerivedType::Function { .. }) = init.declarator.derived.first() {
                                 d.internal.insert((unit.tu, name));
+                            } else {
+                                d.static_objects.insert((unit.tu, name));
                             }
                         }
                     }
@@ -105,6 +110,11 @@ impl<'u> Definitions<'u> {
     /// The function a definition defines.
     pub fn key_of(&self, f: &FunctionDef) -> Option<FunctionKey> {
         Some(self.key_of_name(function_name(f)?, f.span.tu))
+    }
+
+    /// Whether `unit` declares a `static` variable `name` at file scope.
+    pub fn static_object(&self, unit: u32, name: &str) -> bool {
+        self.static_objects.contains(&(unit, name))
     }
 
     /// The function a call of `name` in unit `unit` calls: the unit's `static` one, else the

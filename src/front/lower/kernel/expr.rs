@@ -648,6 +648,58 @@ impl<'a> KernelBuilder<'a> {
         Ok(view)
     }
 
+    /// An inlined body's names are looked up in the kernel's scope. For a routine of another
+    /// file, a name `static` at file scope in either file may mean another variable there than
+    /// in the routine's own file: refused rather than read from the wrong one. (The routine's
+    /// own parameters and locals shadow such names and are fine.)
+    fn check_inlined_file_scope_names(&self, name: &str, def: &ast::FunctionDef, span: Span) -> R<()> {
+        let (own, here) = (def.span.tu, self.cx.unit);
+        if own == here {
+            return Ok(());
+        }
+        let mut local = HashSet::new();
+        if let Some(ast::DerivedType::Function { params, .. }) = def.declarator.derived.first() {
+            local.extend(params.iter().filter_map(|p| p.declarator.name.clone()));
+        }
+        let mut named = HashSet::new();
+        for stmt in &def.body.stmts {
+            crate::front::lower::walk::each_stmt(stmt, &mut |s| match &s.kind {
+                ast::StmtKind::Decl(d) => local.extend(d.declarators.iter().filter_map(|d| d.declarator.name.clone())),
+                ast::StmtKind::For { init: Some(ast::ForInit::Decl(d)), .. } => {
+                    local.extend(d.declarators.iter().filter_map(|d| d.declarator.name.clone()))
+                }
+                _ => {}
+            });
+            crate::front::lower::walk::each_expr(stmt, &mut |e| {
+                if let ast::ExprKind::Ident(n) = &e.kind {
+                    named.insert(n.clone());
+                }
+            });
+        }
+        let mut clashing: Vec<&String> =
+            named.iter().filter(|n| !local.contains(*n) && (self.cx.definitions.static_object(own, n) || self.cx.definitions.static_object(here, n))).collect();
+        clashing.sort();
+        match clashing.first() {
+            None => Ok(()),
+            Some(v) => {
+                let file = |tu: u32| {
+                    self.cx.sources.units.get(tu as usize).map_or_else(String::new, |u| {
+                        u.path.file_name().map_or_else(|| u.path.display().to_string(), |f| f.to_string_lossy().into_owned())
+                    })
+                };
+                let (routine_file, kernel_file) = (file(own), file(here));
+                Err(err(
+                    span,
+                    format!(
+                        "`{name}` (defined in {routine_file}) reads the file-scope variable `{v}`, which is `static` in {}; inlined into this kernel of {kernel_file}, it would read {kernel_file}'s `{v}`",
+                        if self.cx.definitions.static_object(own, v) { &routine_file } else { &kernel_file }
+                    ),
+                    format!("pass `{v}` to `{name}` as an argument, or define `{name}` in {kernel_file}"),
+                ))
+            }
+        }
+    }
+
     fn inline_call(&mut self, name: &str, def: &ast::FunctionDef, args: &[ast::Expr], span: Span) -> R<Handle<Expr>> {
         if self.inline_frames.len() >= MAX_INLINE_DEPTH {
             return Err(err(span, format!("calls of `{name}` nest too deeply (recursion?)"), "device functions cannot be recursive"));
@@ -655,6 +707,7 @@ impl<'a> KernelBuilder<'a> {
         let Some(ast::DerivedType::Function { params, .. }) = def.declarator.derived.first() else {
             return Err(err(span, format!("`{name}` is not a function"), "call a function"));
         };
+        self.check_inlined_file_scope_names(name, def, span)?;
         let params: Vec<&ast::ParamDecl> = params.iter().filter(|p| p.declarator.name.is_some() || !p.declarator.derived.is_empty() || !matches!(p.specs.ty, ast::TypeSpec::Base(ast::BaseType::Void))).collect();
         if params.len() != args.len() {
             return Err(err(span, format!("`{name}` takes {} argument(s)", params.len()), "check the call"));
