@@ -112,8 +112,9 @@ while IFS= read -r src; do
         [ $keep = 1 ] || continue
     fi
     dir=$(dirname "$src")
-    flags=(-I "$suite/utilities" -I "$dir" "-D${dataset}_DATASET" -DPOLYBENCH_DUMP_ARRAYS)
-    while IFS= read -r size; do flags+=("$size"); done < <(polybench_forced_sizes "$src" "$dataset")
+    defines=("-D${dataset}_DATASET" -DPOLYBENCH_DUMP_ARRAYS)
+    while IFS= read -r size; do defines+=("$size"); done < <(polybench_forced_sizes "$src" "$dataset")
+    flags=(-I "$suite/utilities" -I "$dir" "${defines[@]}")
     work="$scratch/$name"
     mkdir -p "$work"
     status= reason=
@@ -135,7 +136,7 @@ while IFS= read -r src; do
             # compiles the OpenACC source itself, so OBJ names it and NAME-data.c is made empty.
             built="$scratch/suite/${dir#"$suite"/}"
             timeout "$timeout_s" make -s -C "$built" CC="$yosegi_cc" OBJ="$name.c" ACC_INC_PATH= ACC_LIB_PATH= ACC_LIBS=-lm \
-                CFLAGS="-O2 -w ${flags[*]:4}" --eval '%-data.c: ; @: > $@' >"$work/make.log" 2>&1
+                CFLAGS="-O2 -w ${defines[*]}" --eval '%-data.c: ; @: > $@' >"$work/make.log" 2>&1
             rc=$?
             if [ $rc = 0 ]; then
                 (cd "$work" && YOSEGI_DEVICE=$device timeout "$timeout_s" "$built/$name" >/dev/null 2>"$work/got.dump")

@@ -134,6 +134,13 @@ pub fn parse_line_marker(line: &str) -> Option<LineMarker> {
 }
 
 impl SourceSet {
+    /// The file name (without its folder) of unit `tu`, as messages name a file.
+    pub fn file_name(&self, tu: u32) -> String {
+        self.units.get(tu as usize).map_or_else(String::new, |u| {
+            u.path.file_name().map_or_else(|| u.path.display().to_string(), |f| f.to_string_lossy().into_owned())
+        })
+    }
+
     /// The preprocessed text a span covers.
     /// Empty for a span that does not fit the text (never panics).
     pub fn text(&self, span: Span) -> &str {

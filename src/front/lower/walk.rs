@@ -400,6 +400,21 @@ fn host_names(s: &Stmt, declared: &mut HashSet<String>, excluded: &mut HashSet<S
     }
 }
 
+/// The names `body` declares (declarations and `for` headers, at any depth) and the names its
+/// expressions mention.
+pub fn declared_and_named(body: &[Stmt]) -> (HashSet<String>, HashSet<String>) {
+    let (mut declared, mut named) = (HashSet::new(), HashSet::new());
+    let mut note = |d: &crate::front::ast::Declaration| declared.extend(d.declarators.iter().filter_map(|d| d.declarator.name.clone()));
+    for stmt in body {
+        each_stmt(stmt, &mut |s| match &s.kind {
+            StmtKind::Decl(d) | StmtKind::For { init: Some(ForInit::Decl(d)), .. } => note(d),
+            _ => {}
+        });
+        each_expr(stmt, &mut |e| name_ident(e, &mut named));
+    }
+    (declared, named)
+}
+
 /// Adds every name `e` mentions to `named`.
 pub fn names_in(e: &Expr, named: &mut HashSet<String>) {
     expr_tree(e, &mut |x| name_ident(x, named));

@@ -52,6 +52,7 @@ pub fn proven_carried(kernel: &Kernel) -> Option<CarriedDependence> {
     let mut params: Vec<u32> = summary.accesses.iter().map(|a| a.param).collect();
     params.sort_unstable();
     params.dedup();
+    let one_value = crate::analysis::races::stores_of_one_value(kernel);
     let mut best: Option<CarriedDependence> = None;
     let mut systems = 0;
     for param in params {
@@ -73,7 +74,7 @@ pub fn proven_carried(kernel: &Kernel) -> Option<CarriedDependence> {
                 }
                 // One store repeated with one value (`row[i] = 2.0f` in a loop over `j`):
                 // any order leaves what the last iteration leaves.
-                if ri == wi && crate::analysis::races::stores_one_value(kernel, w.span) {
+                if ri == wi && one_value.contains(&w.span) {
                     continue;
                 }
                 let dims = best.as_ref().map_or(kernel.space.len(), |b| b.dim);

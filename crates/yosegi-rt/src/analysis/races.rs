@@ -49,18 +49,18 @@ pub fn outermost_racing_store(kernel: &Kernel) -> Option<RacingStore> {
     found
 }
 
-/// Whether the store at `span` stores a value that is the same in every iteration, so that
-/// the iterations that repeat it leave the element as any one of them would.
-pub fn stores_one_value(kernel: &Kernel, span: Span) -> bool {
-    let mut found = false;
+/// The spans of the stores whose value is the same in every iteration, so that the
+/// iterations that repeat one of them leave the element as any one of them would.
+pub fn stores_of_one_value(kernel: &Kernel) -> Vec<Span> {
+    let mut spans = Vec::new();
     for_each_stmt(&kernel.body.block, &mut |s| {
-        if let Stmt::Store { value, span: at, .. } = s
-            && *at == span
+        if let Stmt::Store { value, span, .. } = s
+            && same_in_every_iteration(&kernel.body, *value)
         {
-            found |= same_in_every_iteration(&kernel.body, *value);
+            spans.push(*span);
         }
     });
-    found
+    spans
 }
 
 /// Constants and host values (params) only.

@@ -35,14 +35,14 @@ pub fn multiprocessors(default: u32) -> u32 {
     std::env::var("YOSEGI_MULTIPROCESSORS").ok().and_then(|v| v.trim().parse().ok()).unwrap_or(default)
 }
 
-/// The block and grid to launch `kernel` with over `multiprocessors`: `block` and `grid` as
-/// the mapping made them, or the spread shape (see the module's documentation). `max_grid`
-/// bounds each axis of the grid.
-pub fn spread(kernel: &GridKernel, block: [u32; 3], grid: [u64; 3], multiprocessors: u32, max_grid: [u64; 3]) -> ([u32; 3], [u64; 3]) {
+/// The block and grid to launch `kernel` with over `multiprocessors`, given the `grid` the
+/// mapping's expressions make: the mapping's shape, or the spread one (see the module's
+/// documentation). `max_grid` bounds each axis of the grid.
+pub fn spread(kernel: &GridKernel, grid: [u64; 3], multiprocessors: u32, max_grid: [u64; 3]) -> ([u32; 3], [u64; 3]) {
     if !reshapable(kernel) {
-        return (block, grid);
+        return (kernel.launch.block, grid);
     }
-    spread_shape(block, grid, multiprocessors, max_grid)
+    spread_shape(kernel.launch.block, grid, multiprocessors, max_grid)
 }
 
 fn spread_shape(mut block: [u32; 3], mut grid: [u64; 3], multiprocessors: u32, max_grid: [u64; 3]) -> ([u32; 3], [u64; 3]) {

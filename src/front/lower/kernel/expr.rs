@@ -657,24 +657,9 @@ impl<'a> KernelBuilder<'a> {
         if own == here {
             return Ok(());
         }
-        let mut local = HashSet::new();
+        let (mut local, named) = crate::front::lower::walk::declared_and_named(&def.body.stmts);
         if let Some(ast::DerivedType::Function { params, .. }) = def.declarator.derived.first() {
             local.extend(params.iter().filter_map(|p| p.declarator.name.clone()));
-        }
-        let mut named = HashSet::new();
-        for stmt in &def.body.stmts {
-            crate::front::lower::walk::each_stmt(stmt, &mut |s| match &s.kind {
-                ast::StmtKind::Decl(d) => local.extend(d.declarators.iter().filter_map(|d| d.declarator.name.clone())),
-                ast::StmtKind::For { init: Some(ast::ForInit::Decl(d)), .. } => {
-                    local.extend(d.declarators.iter().filter_map(|d| d.declarator.name.clone()))
-                }
-                _ => {}
-            });
-            crate::front::lower::walk::each_expr(stmt, &mut |e| {
-                if let ast::ExprKind::Ident(n) = &e.kind {
-                    named.insert(n.clone());
-                }
-            });
         }
         let mut clashing: Vec<&String> =
             named.iter().filter(|n| !local.contains(*n) && (self.cx.definitions.static_object(own, n) || self.cx.definitions.static_object(here, n))).collect();
@@ -682,12 +667,7 @@ impl<'a> KernelBuilder<'a> {
         match clashing.first() {
             None => Ok(()),
             Some(v) => {
-                let file = |tu: u32| {
-                    self.cx.sources.units.get(tu as usize).map_or_else(String::new, |u| {
-                        u.path.file_name().map_or_else(|| u.path.display().to_string(), |f| f.to_string_lossy().into_owned())
-                    })
-                };
-                let (routine_file, kernel_file) = (file(own), file(here));
+                let (routine_file, kernel_file) = (self.cx.sources.file_name(own), self.cx.sources.file_name(here));
                 Err(err(
                     span,
                     format!(

@@ -211,7 +211,7 @@ impl Device for SimDevice {
         }
         // Spread over `YOSEGI_MULTIPROCESSORS` as the cuda device spreads over its GPU's (none
         // unless set), so that the tests run reshaped launches too.
-        let (block, grid) = launch_shape::spread(kernel, kernel.launch.block, grid, self.multiprocessors, [MAX_BLOCKS; 3]);
+        let (block, grid) = launch_shape::spread(kernel, grid, self.multiprocessors, [MAX_BLOCKS; 3]);
         ctx.block_dim = block;
         let blocks = grid[0] * grid[1] * grid[2];
         if blocks > MAX_BLOCKS {
