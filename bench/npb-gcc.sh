@@ -33,7 +33,8 @@
 # libgomp-plugin-nvptx.so.1 (the compiler's own, copied; the GPU machine needs only its CUDA
 # driver), OUT_DIR/polybench/NAME.x and NAME.ref.x (gcc -O2 without -fopenacc: the reference),
 # OUT_DIR/build.tsv (suite, name, class or dataset, ok or FAIL, bytes, first error) and a copy of
-# this script as OUT_DIR/npb-gcc.sh, which needs only bash, coreutils, grep, paste and awk.
+# this script as OUT_DIR/npb-gcc.sh with scripts/polybench-lib.sh beside it, which need only bash,
+# coreutils, grep, paste and awk.
 # PolyBench is built as `-I utilities -I DIR -D<DATASET>_DATASET -DPOLYBENCH_DUMP_ARRAYS
 # -DPOLYBENCH_TIME DIR/NAME.c utilities/polybench.c -lm` (scripts/polybench.sh's build, sizes
 # forced as it does, plus the kernel's time on stdout), the OpenACC one with -O3 -fopenacc
@@ -95,8 +96,10 @@ first_error() { # the first error line of build log $1, at most 160 characters
 }
 
 do_build() {
-    # shellcheck source=../scripts/polybench-sizes.sh
-    . "$(dirname "${BASH_SOURCE[0]}")/../scripts/polybench-sizes.sh"
+    local lib_sh
+    lib_sh="$(dirname "${BASH_SOURCE[0]}")/../scripts/polybench-lib.sh"
+    # shellcheck source=../scripts/polybench-lib.sh
+    . "$lib_sh"
     local npb= out= classes="B C" pb= dataset=STANDARD cc=gcc-12 isa= positional=()
     while [ $# -gt 0 ]; do
         case "$1" in
@@ -150,6 +153,7 @@ do_build() {
         cp "$real" "$out/lib/$lib"
     done
     cp "$0" "$out/npb-gcc.sh"
+    cp "$lib_sh" "$out/polybench-lib.sh"
     {
         echo "compiler: $("$cc" --version | head -1)"
         echo "npb flags: -O3 -mcmodel=medium -fgnu89-inline ${acc[*]}"
@@ -228,29 +232,6 @@ do_build() {
 }
 
 # ------------------------------------------------------------------------------------------ run
-# Compares two PolyBench dumps number by number, as scripts/polybench.sh does (there in Python);
-# prints nothing when they agree, else where they differ. Unlike Python's float compare, a nan
-# never agrees with a number.
-compare_dumps() {
-    local re='[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?|nan|inf'
-    paste -d , <(grep -oE "$re" "$1") <(grep -oE "$re" "$2") | awk -F , '
-        function abs(v) { return v < 0 ? -v : v }
-        { if ($1 != "") nref++; if ($2 != "") ngot++ }
-        bad == "" && $1 != "" && $2 != "" && ($1 "") != ($2 "") {
-            a = $1; b = $2
-            if (a ~ /nan|inf/ || b ~ /nan|inf/) { bad = "number " NR - 1 ": " b ", the reference " a; next }
-            x = a + 0; y = b + 0
-            digits = index(a, ".") ? length(substr(a, index(a, ".") + 1)) : 0
-            tol = 1e-6 * (abs(x) > abs(y) ? abs(x) : abs(y))
-            if (tol < 1.01 * 10 ^ (-digits)) tol = 1.01 * 10 ^ (-digits)
-            if (abs(x - y) > tol) bad = "number " NR - 1 ": " b ", the reference " a
-        }
-        END {
-            if (nref == 0) print "the reference dumped no numbers"
-            else if (nref != ngot) print ngot + 0 " numbers dumped, the reference dumps " nref
-            else if (bad != "") print bad
-        }'
-}
 
 # Sets `status` and `reason` for a run that exited with status $1 (its output in file $2).
 classify_failed_run() {
@@ -288,6 +269,9 @@ do_run() {
     case "$device" in nvidia|host) ;; *) die "--device must be nvidia or host" ;; esac
     [ -f "$out/build.tsv" ] && [ -x "$out/bin/acc-probe.x" ] || die "$out has no build.tsv and bin/acc-probe.x: give the OUT_DIR of \`build\`"
     out="$(cd "$out" && pwd)"
+    [ -f "$out/polybench-lib.sh" ] || die "$out has no polybench-lib.sh: build it again with this script"
+    # shellcheck source=../scripts/polybench-lib.sh
+    . "$out/polybench-lib.sh"
     [ -n "$tsv" ] || tsv="$out/results.tsv"
     [ -n "$logs" ] || logs="$out/logs"
     mkdir -p "$logs" || die "cannot create $logs"

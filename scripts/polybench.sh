@@ -37,8 +37,8 @@ set -u
 script_name=polybench
 # shellcheck source=suite-lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/suite-lib.sh"
-# shellcheck source=polybench-sizes.sh
-. "$(dirname "${BASH_SOURCE[0]}")/polybench-sizes.sh"
+# shellcheck source=polybench-lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/polybench-lib.sh"
 usage() { usage_and_exit "${1:-}" "Each program" "${BASH_SOURCE[0]}"; }
 
 device=sim
@@ -67,7 +67,6 @@ if [ $make_mode = 1 ]; then
     [ -x "$yosegi_cc" ] || die "--make needs yosegi-cc next to $yosegi (cargo build --release builds it)"
 fi
 command -v gcc >/dev/null || die "gcc is needed for the reference builds"
-command -v python3 >/dev/null || die "python3 is needed to compare the dumps"
 
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/polybench.XXXXXX") || die "cannot create a scratch folder"
 trap 'rm -rf "$scratch"' EXIT
@@ -75,32 +74,6 @@ trap 'rm -rf "$scratch"' EXIT
 if [ $make_mode = 1 ]; then
     cp -r "$suite" "$scratch/suite" || die "cannot copy $suite"
 fi
-
-# Compares two dumps number by number; prints nothing when they agree, else where they differ.
-compare_dumps() {
-    python3 - "$1" "$2" <<'PY'
-import re, sys
-def numbers(path):
-    text = open(path, errors="replace").read()
-    return re.findall(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|inf", text)
-ref, got = numbers(sys.argv[1]), numbers(sys.argv[2])
-if not ref:
-    print("the reference dumped no numbers"); sys.exit(0)
-if len(ref) != len(got):
-    print(f"{len(got)} numbers dumped, the reference dumps {len(ref)}"); sys.exit(0)
-for k, (a, b) in enumerate(zip(ref, got)):
-    if a == b:
-        continue
-    try:
-        x, y = float(a), float(b)
-    except ValueError:
-        print(f"number {k}: {b}, the reference {a}"); sys.exit(0)
-    digits = len(a.split(".")[1]) if "." in a else 0
-    if abs(x - y) > max(1e-6 * max(abs(x), abs(y)), 1.01 * 10 ** -digits):
-        print(f"number {k}: {b}, the reference {a}"); sys.exit(0)
-PY
-}
-
 
 declare -A count=([PASS]=0 [FAIL]=0 [REFUSED]=0 [CRASH]=0 [NOREF]=0)
 results=()
