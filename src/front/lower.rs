@@ -734,6 +734,7 @@ impl<'a> Lowerer<'a> {
                 auto_private: Vec::new(),
                 inner_sequential: Vec::new(),
                 num_gangs: region.num_gangs.clone(),
+                partition: None,
             };
             (kernel, std::mem::take(&mut kb.errors))
         };
@@ -949,6 +950,7 @@ impl<'a> Lowerer<'a> {
                 auto_private: auto_private.clone(),
                 inner_sequential: inner_sequential.clone(),
                 num_gangs: region.num_gangs.clone(),
+                partition: None,
             };
             (kernel, std::mem::take(&mut kb.errors))
         };

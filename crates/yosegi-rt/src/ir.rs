@@ -807,6 +807,26 @@ pub struct Kernel {
     /// The values of the construct's `num_gangs` clause as written, one per gang dimension
     /// (empty without one), for explain: the grid is sized by the trip counts, not by them.
     pub num_gangs: Vec<String>,
+    /// How a launch runs only a part of the distributed dim (`opt::partition`), so that the
+    /// runtime can split the kernel over several devices; `None` for kernels it never splits.
+    pub partition: Option<KernelPartition>,
+}
+
+/// A kernel whose dim `dim` runs, at each launch, only iterations `first..first + count` of its
+/// whole trip `0..trip` (`opt::partition` rewrote the dim's start and trip count in terms of
+/// two params the runtime sets per device). A launch on one device runs `first = 0`,
+/// `count = trip`: the kernel the source wrote.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct KernelPartition {
+    /// Index into `Kernel::space` of the distributed dim.
+    pub dim: u32,
+    /// The region args (`HostArgKind::Int`) holding `first` and `count`: the host passes 0 for
+    /// both, and the runtime replaces them before the launch.
+    pub first_arg: u32,
+    pub count_arg: u32,
+    /// The dim's whole trip count as the source gives it (an expression of the other params,
+    /// in the kernel body's arena).
+    pub trip: Handle<Expr>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

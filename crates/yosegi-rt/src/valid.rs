@@ -50,6 +50,12 @@ pub fn verify_kernel(module: &Module, kernel: &Kernel) -> Result<(), String> {
     for (l, _) in &kernel.scalar_outputs {
         ctx.local_in_range(*l)?;
     }
+    if let Some(partition) = &kernel.partition {
+        if partition.dim as usize >= kernel.space.len() {
+            return ctx.err(format!("the partition's dim {} is out of range", partition.dim));
+        }
+        ctx.expr(partition.trip)?;
+    }
     ctx.block(&kernel.body.block, Nesting::Outside)
 }
 
@@ -114,6 +120,14 @@ pub fn verify_region(module: &Module, region: &Region) -> Result<(), String> {
                 }
                 for r in &module.kernels[*k].reductions {
                     arg_ok(r.target_arg)?;
+                }
+                if let Some(partition) = &module.kernels[*k].partition {
+                    for a in [partition.first_arg, partition.count_arg] {
+                        arg_ok(a)?;
+                        if region.args[a as usize].kind != HostArgKind::Int {
+                            return Err(format!("{what}: partition arg {a} is not an Int"));
+                        }
+                    }
                 }
             }
             data.as_slice()

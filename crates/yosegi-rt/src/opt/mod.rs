@@ -4,6 +4,7 @@
 pub mod fold;
 pub mod mapping;
 pub mod padding;
+pub mod partition;
 pub mod staging;
 
 use crate::ir::{Handle, Module};
@@ -50,12 +51,14 @@ impl Default for PassConfig {
     }
 }
 
-/// Folds constants, maps every kernel of the module that has no grid kernel yet to a grid
+/// Gives kernels their partition params (`partition`, for several devices), folds constants, maps every kernel of the module that has no grid kernel yet to a grid
 /// kernel, folds the new grid kernels' constants, adds shared-memory staged variants
 /// (`staging`, per `config.staging`) and pads their tiles (`padding`), running the verifier
 /// between passes. An `Err` is a compiler bug (the verifier's message), not a user error: the
 /// driver reports it as an internal error.
 pub fn run_passes(module: &mut Module, config: &PassConfig) -> Result<(), String> {
+    crate::valid::verify_module(module).map_err(|e| format!("before partitioning: {e}"))?;
+    partition::partition_module(module);
     crate::valid::verify_module(module).map_err(|e| format!("before folding: {e}"))?;
     fold::fold_module(module);
     crate::valid::verify_module(module).map_err(|e| format!("before mapping: {e}"))?;

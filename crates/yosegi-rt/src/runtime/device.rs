@@ -74,6 +74,14 @@ pub struct CompletedLaunch {
     pub device_time: std::time::Duration,
 }
 
+/// Another device's memory as a device of the same kind can copy from it directly: for a GPU,
+/// the CUDA context it belongs to and its device address.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PeerMemory {
+    pub context: usize,
+    pub address: u64,
+}
+
 /// What `acc_get_property_string` tells about a device.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DeviceDescription {
@@ -115,6 +123,20 @@ pub trait Device: Send {
         self.copy_to_device(dst, dst_offset, &bounce);
     }
     fn copy_to_device(&mut self, alloc: DeviceAlloc, offset: u64, src: &[u8]);
+    /// `offset` bytes into `alloc`, as another device of the same kind reads it in
+    /// [`Device::copy_from_peer`]; `None` where copies between devices go through the host.
+    fn peer_memory(&self, _alloc: DeviceAlloc, _offset: u64) -> Option<PeerMemory> {
+        None
+    }
+    /// Copies `len` bytes at `src_offset` of `src_alloc` on another device, `src`, to
+    /// `dst_offset` of `dst` on this one, after the work already enqueued on both devices and
+    /// before any work enqueued on either later. A GPU copies directly (peer to peer) from
+    /// memory [`Device::peer_memory`] describes; the default goes through host memory.
+    fn copy_from_peer(&mut self, dst: DeviceAlloc, dst_offset: u64, src: &mut dyn Device, src_alloc: DeviceAlloc, src_offset: u64, len: u64) {
+        let mut bounce = vec![0u8; len as usize];
+        src.copy_to_host(src_alloc, src_offset, &mut bounce);
+        self.copy_to_device(dst, dst_offset, &bounce);
+    }
     /// Sets `len` bytes of `alloc` from `offset` to zero, after the launches enqueued so far.
     fn fill_zero(&mut self, alloc: DeviceAlloc, offset: u64, len: u64) {
         const CHUNK: u64 = 1 << 24;

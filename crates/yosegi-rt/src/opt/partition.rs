@@ -1,0 +1,155 @@
+//! Partitioning: every kernel of a compute region that has a parallel dim gets two params, the
+//! first iteration and the iteration count of its outermost dim, so that one launch can run any
+//! contiguous part of that dim. The runtime splits the dim into blocks, one per device, and
+//! launches the same kernel (every variant the later passes make of it) on each device with its
+//! part; on one device it passes the whole dim, which is the kernel the source wrote.
+//!
+//! The rewrite happens before mapping, on the source kernel, so that the access analysis
+//! (`analysis::access`) sees the part too: evaluating a kernel's sections with a device's
+//! `first` and `count` gives the sections that device uses and defines (the USE and DEF of
+//! the multi-GPU flow analysis), with no separate analysis to keep in step with the kernel.
+//!
+//! The distributed dim is the outermost one: in C's row-major arrays it selects whole rows
+//! (planes), so each device's part of an array is one contiguous range and a stencil's halo is
+//! a few rows at each end.
+
+use crate::diag::Span;
+use crate::ir::{BinaryOp, Expr, ExprKind, Handle, HostArg, HostArgKind, Kernel, KernelPartition, Module, Param, ParamKind, RegionKind, ScalarType};
+
+/// Names of the two params the pass adds (the host passes 0 for both; the runtime sets them).
+pub const FIRST_PARAM: &str = "__yosegi_first";
+pub const COUNT_PARAM: &str = "__yosegi_count";
+
+/// Gives every kernel of every compute region that can be split its partition params (see the
+/// module doc). Runs before mapping; kernels already partitioned are left alone.
+pub fn partition_module(module: &mut Module) {
+    for region in &mut module.regions {
+        let RegionKind::Compute { kernels, .. } = &region.kind else { continue };
+        for &handle in kernels {
+            let kernel = &mut module.kernels[handle];
+            if kernel.partition.is_some() || !can_split(kernel) {
+                continue;
+            }
+            let first_arg = region.args.len() as u32;
+            let count_arg = first_arg + 1;
+            for _ in 0..2 {
+                region.args.push(HostArg { c_expr: "0".to_string(), kind: HostArgKind::Int, size_expr: None });
+            }
+            split_outermost_dim(kernel, first_arg, count_arg);
+        }
+    }
+}
+
+/// A kernel can be split when it has a parallel dim and hands no scalar back (a sequential
+/// kernel's final values come from its single thread).
+fn can_split(kernel: &Kernel) -> bool {
+    !kernel.space.is_empty() && kernel.scalar_outputs.is_empty()
+}
+
+/// Rewrites dim 0 as `start' = start + first * step`, `trip' = count`, with `first` and `count`
+/// new params bound to region args `first_arg` and `count_arg`.
+fn split_outermost_dim(kernel: &mut Kernel, first_arg: u32, count_arg: u32) {
+    let first_param = kernel.params.len() as u32;
+    kernel.params.push(Param { name: FIRST_PARAM.to_string(), kind: ParamKind::Scalar(ScalarType::I64), arg: first_arg });
+    kernel.params.push(Param { name: COUNT_PARAM.to_string(), kind: ParamKind::Scalar(ScalarType::I64), arg: count_arg });
+    let dim = &kernel.space[0];
+    let (start, trip, step) = (dim.start, dim.trip_count, dim.step);
+    let exprs = &mut kernel.body.exprs;
+    let start_ty = exprs[start].ty;
+    let trip_ty = exprs[trip].ty;
+    let mut add = |kind: ExprKind, ty: ScalarType| exprs.append(Expr { kind, ty, span: Span::default() });
+    let as_type = |e: Handle<Expr>, ty: ScalarType, add: &mut dyn FnMut(ExprKind, ScalarType) -> Handle<Expr>| {
+        if ty == ScalarType::I64 { e } else { add(ExprKind::Cast { arg: e }, ty) }
+    };
+    let first = add(ExprKind::Param(first_param), ScalarType::I64);
+    let first = as_type(first, start_ty, &mut add);
+    let offset = if step == 1 {
+        first
+    } else {
+        let step = add(ExprKind::ConstInt(step), start_ty);
+        add(ExprKind::Binary { op: BinaryOp::Mul, lhs: first, rhs: step }, start_ty)
+    };
+    let new_start = add(ExprKind::Binary { op: BinaryOp::Add, lhs: start, rhs: offset }, start_ty);
+    let count = add(ExprKind::Param(first_param + 1), ScalarType::I64);
+    let new_trip = as_type(count, trip_ty, &mut add);
+    kernel.space[0].start = new_start;
+    kernel.space[0].trip_count = new_trip;
+    kernel.partition = Some(KernelPartition { dim: 0, first_arg, count_arg, trip });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::access::{Section, launch_sections};
+    use crate::analysis::testing::{B, array_param, kernel as make_kernel, scalar_param};
+    use crate::ir::{ParamValue, Region};
+
+    /// `b[i] = a[i - 1] + a[i + 1]` for `i` in `1..n-1` (dim start 1, trip `n - 2`).
+    fn stencil_module() -> Module {
+        let mut b = B::new();
+        let i = b.loop_var("i");
+        let one = b.int(1);
+        let n = b.param(0);
+        let two = b.int(2);
+        let trip = b.bin(BinaryOp::Sub, n, two);
+        let dim = b.dim(i, one, trip);
+        let left = b.var_plus(i, -1);
+        let right = b.var_plus(i, 1);
+        let l = b.load(1, vec![left]);
+        let r = b.load(1, vec![right]);
+        let sum = b.add(l, r);
+        let iv = b.local(i);
+        let store = b.store(2, vec![iv], sum);
+        b.body.block = vec![store];
+        let params = vec![scalar_param("n", 0), array_param("a", vec![None], 1), array_param("b", vec![None], 2)];
+        let mut module = Module::default();
+        let kernel = module.kernels.append(make_kernel("stencil", params, vec![dim], b.body));
+        let arg = |c: &str, kind| HostArg { c_expr: c.to_string(), kind, size_expr: None };
+        module.regions.push(Region {
+            id: 0,
+            span: Span::default(),
+            body_span: None,
+            kind: RegionKind::Compute { kernels: vec![kernel], data: Vec::new() },
+            args: vec![arg("n", HostArgKind::Int), arg("a", HostArgKind::Pointer), arg("b", HostArgKind::Pointer)],
+            if_arg: None,
+            function: "main".to_string(),
+        });
+        module
+    }
+
+    #[test]
+    fn each_part_has_its_own_use_and_def_sections() {
+        let mut module = stencil_module();
+        partition_module(&mut module);
+        crate::valid::verify_module(&module).expect("the partitioned module verifies");
+        let kernel = &module.kernels.iter().next().expect("one kernel").1;
+        let partition = kernel.partition.clone().expect("partitioned");
+        assert_eq!((partition.first_arg, partition.count_arg), (3, 4));
+        assert_eq!(module.regions[0].args.len(), 5);
+        let values = |first: i64, count: i64| {
+            vec![ParamValue::Int(10), ParamValue::Pointer(0x1000), ParamValue::Pointer(0x2000), ParamValue::Int(first), ParamValue::Int(count)]
+        };
+        // (USE of `a`, DEF of `b`) of a launch.
+        let sections = |first: i64, count: i64| {
+            let all = launch_sections(kernel, &values(first, count));
+            let of = |p: u32| all.iter().find(|s| s.param == p).cloned().expect("an array param's sections");
+            (of(1).read, of(2).write)
+        };
+        let elements = |lo: i64, hi: i64| Section::Elements { lo, hi };
+        // The whole dim: iterations 1..9 read a[0..10) and write b[1..9).
+        assert_eq!(sections(0, 8), (elements(0, 10), elements(1, 9)));
+        // Two halves: disjoint DEF, USE overlapping by the halo.
+        assert_eq!(sections(0, 4), (elements(0, 6), elements(1, 5)));
+        assert_eq!(sections(4, 4), (elements(4, 10), elements(5, 9)));
+    }
+
+    #[test]
+    fn partitioning_twice_changes_nothing() {
+        let mut module = stencil_module();
+        partition_module(&mut module);
+        let once = module.kernels.iter().next().expect("kernel").1.clone();
+        partition_module(&mut module);
+        assert_eq!(module.kernels.iter().next().expect("kernel").1, &once);
+        assert_eq!(module.regions[0].args.len(), 5);
+    }
+}
