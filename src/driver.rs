@@ -209,6 +209,8 @@ pub enum StatsReport {
 #[derive(Clone, Debug)]
 pub struct RunOptions {
     pub device: Device,
+    /// How many devices kernels are split over (`--gpus`).
+    pub gpus: crate::runtime::GpuCount,
     pub stats: StatsReport,
     /// The program's own arguments (after `--`), as the shell gave them (not always UTF-8).
     pub args: Vec<std::ffi::OsString>,
@@ -285,6 +287,7 @@ fn install_runtime(program: &CompiledProgram, options: &RunOptions) -> Result<*c
         },
         color: if std::io::stderr().is_terminal() { ColorMode::Always } else { ColorMode::Never },
         staging: program.staging,
+        gpus: options.gpus,
     };
     crate::runtime::start::install_program(Arc::new(program.module.clone()), Arc::new(program.sources.clone()), config)
         .map_err(|why| Diagnostic::global_error(why).with_help("run on the simulator with --device sim"))
@@ -326,7 +329,7 @@ mod tests {
         let code = "#include <stdlib.h>\nint main(int argc, char **argv) {\n    int *p = malloc(sizeof(int));\n    *p = argc + atoi(argv[1]);\n    int r = *p;\n    free(p);\n    return r;\n}\n";
         let program = compile_source(dir.path(), "ok.c", code);
         let lib = build_host(&program, &dir).unwrap();
-        let options = RunOptions { device: Device::Sim, stats: StatsReport::Off, args: vec!["40".into()] };
+        let options = RunOptions { device: Device::Sim, gpus: crate::runtime::GpuCount::All, stats: StatsReport::Off, args: vec!["40".into()] };
         assert_eq!(run_program(&program, &lib, &options).unwrap(), 42);
     }
 }

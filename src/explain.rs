@@ -142,6 +142,28 @@ fn gang_dimensions_text(kernel: &Kernel, grid: Option<&GridKernel>, out: &mut St
     }
 }
 
+/// The two params `opt::partition` added (told by the partition line, not among the params).
+fn is_partition_param(kernel: &Kernel, param: &crate::ir::Param) -> bool {
+    kernel.partition.as_ref().is_some_and(|p| param.arg == p.first_arg || param.arg == p.count_arg)
+}
+
+/// How the kernel is split over several devices (`--gpus`): which dim, and per array what
+/// each device's part reads and writes along it.
+fn partition_text(kernel: &Kernel, out: &mut String) {
+    let Some(partition) = &kernel.partition else {
+        let _ = writeln!(out, "    devices: runs whole on one device (a sequential kernel hands its scalars back from one thread)");
+        return;
+    };
+    let var = &kernel.body.locals[kernel.space[partition.dim as usize].var].name;
+    let _ = writeln!(
+        out,
+        "    devices: split along {var} in equal blocks, one per device, when several devices are used and the launch writes no byte from two blocks (else it runs whole on one device, after gathering what the others wrote)"
+    );
+    for line in crate::analysis::split::split_sections_text(kernel, partition) {
+        let _ = writeln!(out, "      {line}");
+    }
+}
+
 fn level_text(level: LoopLevel) -> &'static str {
     match level {
         LoopLevel::Gang => "gang",
@@ -161,17 +183,23 @@ fn kernel_text(module: &Module, region: &Region, handle: Handle<Kernel>, out: &m
         let _ = writeln!(out, "    sequential: the body runs once, on one thread");
     }
     let grid = module.grid_of(handle).map(|g| &module.grid_kernels[g]);
-    for dim in &kernel.space {
+    for (n, dim) in kernel.space.iter().enumerate() {
+        // A partitioned dim as the source wrote it; the split is told below.
+        let (start, trip) = match &kernel.partition {
+            Some(p) if p.dim as usize == n => (p.start, p.trip),
+            _ => (dim.start, dim.trip_count),
+        };
         let _ = writeln!(
             out,
             "    parallel: {} from {} step {}, {} iterations [{}]",
             body.locals[dim.var].name,
-            expr_text(body, &kernel.params, dim.start),
+            expr_text(body, &kernel.params, start),
             dim.step,
-            expr_text(body, &kernel.params, dim.trip_count),
+            expr_text(body, &kernel.params, trip),
             level_text(dim.level)
         );
     }
+    partition_text(kernel, out);
     for reason in &kernel.inner_sequential {
         let _ = writeln!(out, "    sequential inside each thread: {}", reason.message);
     }
@@ -202,6 +230,7 @@ fn kernel_text(module: &Module, region: &Region, handle: Handle<Kernel>, out: &m
         let params: Vec<String> = kernel
             .params
             .iter()
+            .filter(|p| !is_partition_param(kernel, p))
             .map(|p| match &p.kind {
                 ParamKind::Scalar(t) => format!("{} ({})", p.name, t.c_name()),
                 ParamKind::Array { elem, dims, .. } => format!("{} ({} array, {} dims)", p.name, elem.c_name(), dims.len()),

@@ -77,6 +77,12 @@ struct RunArgs {
     /// Which device runs the kernels.
     #[arg(long, value_enum, default_value = "auto")]
     device: DeviceArg,
+    /// How many devices to split kernels over: a number, or `all` (every usable GPU; kernels
+    /// too small to gain stay on one). On one GPU, a number above 1 gives that many logical
+    /// devices on it; on `sim`, that many simulated devices. The same as `YOSEGI_GPUS` for
+    /// executables built by `yosegi cc`.
+    #[arg(long, value_name = "N|all", default_value = "all", value_parser = parse_gpus)]
+    gpus: yosegi::runtime::GpuCount,
     /// Print the runtime's counters (launches, transfers) at exit.
     #[arg(long)]
     stats: bool,
@@ -98,6 +104,10 @@ struct EmitArgs {
     /// The directory to write into (created if missing).
     #[arg(short = 'o', value_name = "DIR", required = true)]
     output: PathBuf,
+}
+
+fn parse_gpus(text: &str) -> Result<yosegi::runtime::GpuCount, String> {
+    yosegi::runtime::GpuCount::parse(text)
 }
 
 const EXIT_PROGRAM_FAILED: u8 = 1;
@@ -209,6 +219,7 @@ fn run(args: RunArgs) -> ExitCode {
     };
     let options = RunOptions {
         device,
+        gpus: args.gpus,
         stats: if args.stats { StatsReport::AtExit } else { StatsReport::Off },
         args: args.args,
     };

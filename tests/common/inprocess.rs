@@ -105,10 +105,30 @@ pub fn launch_on_sim(module: &Module, grid: Handle<GridKernel>, data: &HostData)
         device.copy_to_device(alloc, 0, bytes);
         allocations.insert(name.clone(), (alloc, bytes.len()));
     }
+    // A partitioned kernel runs its whole dim: `first` 0, `count` the whole trip.
+    let source = &module.kernels[kernel.source];
+    let int_of = |param: &yosegi::ir::Param| data.ints.get(&arg_name(&region.args[param.arg as usize].c_expr)).copied();
+    let source_values: Vec<ParamValue> =
+        source.params.iter().map(|p| if p.kind.is_indexed() { ParamValue::Pointer(0) } else { ParamValue::Int(int_of(p).unwrap_or(0)) }).collect();
+    let trip = yosegi::opt::partition::whole_trip(source, &source_values).expect("the trip count evaluates");
+    let partition_value = |arg: u32| {
+        let partition = source.partition.as_ref()?;
+        if arg == partition.first_arg {
+            Some(0)
+        } else if arg == partition.count_arg {
+            trip
+        } else {
+            None
+        }
+    };
     let mut params = Vec::new();
     for param in &kernel.params {
         let host_arg = &region.args[param.arg as usize];
         let name = arg_name(&host_arg.c_expr);
+        if let Some(value) = partition_value(param.arg) {
+            params.push(DeviceParam::Value(ParamValue::Int(value)));
+            continue;
+        }
         let bound = match (&param.kind, host_arg.kind) {
             (ParamKind::Array { .. }, HostArgKind::Pointer) => {
                 let (alloc, _) = allocations

@@ -824,8 +824,9 @@ pub struct KernelPartition {
     /// both, and the runtime replaces them before the launch.
     pub first_arg: u32,
     pub count_arg: u32,
-    /// The dim's whole trip count as the source gives it (an expression of the other params,
-    /// in the kernel body's arena).
+    /// The dim's start and whole trip count as the source gives them (expressions of the
+    /// other params, in the kernel body's arena).
+    pub start: Handle<Expr>,
     pub trip: Handle<Expr>,
 }
 

@@ -54,6 +54,7 @@ pub fn verify_kernel(module: &Module, kernel: &Kernel) -> Result<(), String> {
         if partition.dim as usize >= kernel.space.len() {
             return ctx.err(format!("the partition's dim {} is out of range", partition.dim));
         }
+        ctx.expr(partition.start)?;
         ctx.expr(partition.trip)?;
     }
     ctx.block(&kernel.body.block, Nesting::Outside)

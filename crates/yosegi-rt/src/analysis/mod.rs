@@ -9,6 +9,7 @@ pub mod dependence;
 pub mod footprint;
 pub mod linear_system;
 pub mod races;
+pub mod split;
 pub mod uniform;
 
 #[cfg(any(test, feature = "testing"))]

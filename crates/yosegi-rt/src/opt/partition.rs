@@ -16,9 +16,6 @@
 use crate::diag::Span;
 use crate::ir::{BinaryOp, Expr, ExprKind, Handle, HostArg, HostArgKind, Kernel, KernelPartition, Module, Param, ParamKind, RegionKind, ScalarType};
 
-/// Names of the two params the pass adds (the host passes 0 for both; the runtime sets them).
-pub const FIRST_PARAM: &str = "__yosegi_first";
-pub const COUNT_PARAM: &str = "__yosegi_count";
 
 /// Gives every kernel of every compute region that can be split its partition params (see the
 /// module doc). Runs before mapping; kernels already partitioned are left alone.
@@ -40,6 +37,13 @@ pub fn partition_module(module: &mut Module) {
     }
 }
 
+/// The whole trip of a partitioned kernel's split dim, from the launch's param values (the
+/// partition's own two params are not read): what `count` is when one device runs it all.
+pub fn whole_trip(kernel: &Kernel, values: &[crate::ir::ParamValue]) -> Result<Option<i64>, String> {
+    let Some(partition) = &kernel.partition else { return Ok(None) };
+    crate::analysis::uniform::eval_uniform_int(&kernel.body, partition.trip, values).map(Some)
+}
+
 /// A kernel can be split when it has a parallel dim and hands no scalar back (a sequential
 /// kernel's final values come from its single thread).
 fn can_split(kernel: &Kernel) -> bool {
@@ -49,9 +53,12 @@ fn can_split(kernel: &Kernel) -> bool {
 /// Rewrites dim 0 as `start' = start + first * step`, `trip' = count`, with `first` and `count`
 /// new params bound to region args `first_arg` and `count_arg`.
 fn split_outermost_dim(kernel: &mut Kernel, first_arg: u32, count_arg: u32) {
+    // Named after the dim's variable (`i_first`, `i_count`): the count is a launch's size, which
+    // `--stats` and the tuning cache show by name.
     let first_param = kernel.params.len() as u32;
-    kernel.params.push(Param { name: FIRST_PARAM.to_string(), kind: ParamKind::Scalar(ScalarType::I64), arg: first_arg });
-    kernel.params.push(Param { name: COUNT_PARAM.to_string(), kind: ParamKind::Scalar(ScalarType::I64), arg: count_arg });
+    let var = kernel.body.locals[kernel.space[0].var].name.clone();
+    kernel.params.push(Param { name: format!("{var}_first"), kind: ParamKind::Scalar(ScalarType::I64), arg: first_arg });
+    kernel.params.push(Param { name: format!("{var}_count"), kind: ParamKind::Scalar(ScalarType::I64), arg: count_arg });
     let dim = &kernel.space[0];
     let (start, trip, step) = (dim.start, dim.trip_count, dim.step);
     let exprs = &mut kernel.body.exprs;
@@ -74,7 +81,7 @@ fn split_outermost_dim(kernel: &mut Kernel, first_arg: u32, count_arg: u32) {
     let new_trip = as_type(count, trip_ty, &mut add);
     kernel.space[0].start = new_start;
     kernel.space[0].trip_count = new_trip;
-    kernel.partition = Some(KernelPartition { dim: 0, first_arg, count_arg, trip });
+    kernel.partition = Some(KernelPartition { dim: 0, first_arg, count_arg, start, trip });
 }
 
 #[cfg(test)]

@@ -149,6 +149,18 @@ pub struct Transfer<'a> {
     pub stats: &'a mut Stats,
 }
 
+/// Devices `a` and `b` (distinct) of `devices`, both mutable.
+fn two_devices(devices: &mut [Box<dyn Device>], a: usize, b: usize) -> (&mut dyn Device, &mut dyn Device) {
+    assert_ne!(a, b, "a copy between devices needs two devices");
+    if a < b {
+        let (low, high) = devices.split_at_mut(b);
+        (low[a].as_mut(), high[0].as_mut())
+    } else {
+        let (low, high) = devices.split_at_mut(a);
+        (high[0].as_mut(), low[b].as_mut())
+    }
+}
+
 impl CopyState {
     /// A fresh object: only the host copy is valid.
     pub fn new(len: u64, device_count: usize) -> CopyState {
@@ -195,21 +207,26 @@ impl CopyState {
         self.devices.iter().flatten().any(DeviceCopy::is_present)
     }
 
-    /// Makes the host copy valid over `lo..hi`, fetching ranges only a device holds.
+    /// Makes the host copy valid over `lo..hi`, fetching ranges only a device holds (each
+    /// byte once, from the first device that holds it).
     pub fn make_host_valid(&mut self, lo: u64, hi: u64, t: &mut Transfer) {
         let (lo, hi) = (lo.min(self.len), hi.min(self.len));
         for (a, b) in self.host_valid.missing(lo, hi) {
+            let mut wanted = IntervalSet::with_range(a, b);
             for (d, copy) in self.devices.iter().enumerate() {
                 let Some(copy) = copy else { continue };
-                for (x, y) in copy.valid.present(a, b) {
-                    // SAFETY: the registry only tracks live host objects of `len` bytes.
-                    let dst = unsafe { std::slice::from_raw_parts_mut(t.host.add(x as usize), (y - x) as usize) };
-                    // The launches that wrote these bytes finish first, outside the copy's time.
-                    t.devices[d].wait();
-                    let started = std::time::Instant::now();
-                    t.devices[d].copy_to_host(copy.alloc, copy.base + x, dst);
-                    t.stats.record_transfer_time(TransferDirection::ToHost, started.elapsed());
-                    t.stats.record_to_host(y - x);
+                for (u, v) in copy.valid.present(a, b) {
+                    for (x, y) in wanted.present(u, v) {
+                        // SAFETY: the registry only tracks live host objects of `len` bytes.
+                        let dst = unsafe { std::slice::from_raw_parts_mut(t.host.add(x as usize), (y - x) as usize) };
+                        // The launches that wrote these bytes finish first, outside the copy's time.
+                        t.devices[d].wait();
+                        let started = std::time::Instant::now();
+                        t.devices[d].copy_to_host(copy.alloc, copy.base + x, dst);
+                        t.stats.record_transfer_time(TransferDirection::ToHost, started.elapsed());
+                        t.stats.record_to_host(d, y - x);
+                        wanted.remove(x, y);
+                    }
                 }
             }
             self.host_valid.insert(a, b);
@@ -217,23 +234,69 @@ impl CopyState {
     }
 
     /// Makes device `device`'s copy valid over `lo..hi` (allocating it if needed), sending
-    /// only the ranges it lacks.
+    /// only the ranges it lacks: from another device that holds them (directly, device to
+    /// device), else from the host. Bytes a `create` left as zeros on another device are not
+    /// the object's value there ([`DeviceCopy::undefined`]): they come from the host.
     pub fn make_device_valid(&mut self, device: usize, lo: u64, hi: u64, t: &mut Transfer) {
         let (lo, hi) = (lo.min(self.len), hi.min(self.len));
         self.ensure_allocated(device, t);
         let missing = self.devices[device].as_ref().map(|c| c.valid.missing(lo, hi)).unwrap_or_default();
         for (a, b) in missing {
-            // Another device may hold the only valid bytes: route them through the host.
-            self.make_host_valid(a, b, t);
-            let copy = self.devices[device].as_mut().expect("allocated above");
-            // SAFETY: as in `make_host_valid`.
-            let src = unsafe { std::slice::from_raw_parts(t.host.add(a as usize), (b - a) as usize) };
-            let started = std::time::Instant::now();
-            t.devices[device].copy_to_device(copy.alloc, copy.base + a, src);
-            t.stats.record_transfer_time(TransferDirection::ToDevice, started.elapsed());
-            t.stats.record_to_device(b - a);
-            copy.valid.insert(a, b);
+            let mut from_host = IntervalSet::with_range(a, b);
+            for peer in (0..self.devices.len()).filter(|&d| d != device) {
+                for (x, y) in self.peer_ranges(peer, &from_host, a, b) {
+                    self.copy_from_peer(peer, device, x, y, t);
+                    from_host.remove(x, y);
+                }
+            }
+            for &(x, y) in from_host.ranges() {
+                self.send_from_host(device, x, y, t);
+            }
         }
+    }
+
+    /// The parts of `a..b` still `wanted` that device `peer`'s copy holds as the object's value.
+    fn peer_ranges(&self, peer: usize, wanted: &IntervalSet, a: u64, b: u64) -> Vec<(u64, u64)> {
+        let Some(copy) = self.devices[peer].as_ref() else { return Vec::new() };
+        let mut out = Vec::new();
+        for (x, y) in copy.valid.present(a, b) {
+            for (u, v) in wanted.present(x, y) {
+                let mut held = IntervalSet::with_range(u, v);
+                for &(p, q) in copy.undefined.ranges() {
+                    held.remove(p, q);
+                }
+                out.extend_from_slice(held.ranges());
+            }
+        }
+        out
+    }
+
+    /// Copies `x..y` from device `from`'s copy to device `to`'s, which becomes valid there.
+    fn copy_from_peer(&mut self, from: usize, to: usize, x: u64, y: u64, t: &mut Transfer) {
+        let (src, dst) = match (self.devices[from].as_ref(), self.devices[to].as_ref()) {
+            (Some(src), Some(dst)) => ((src.alloc, src.base), (dst.alloc, dst.base)),
+            _ => return,
+        };
+        let (src_device, dst_device) = two_devices(t.devices, from, to);
+        dst_device.copy_from_peer(dst.0, dst.1 + x, src_device, src.0, src.1 + x, y - x);
+        t.stats.record_peer(from, to, y - x);
+        if let Some(copy) = self.devices[to].as_mut() {
+            copy.valid.insert(x, y);
+        }
+    }
+
+    /// Sends the host's bytes `x..y` to device `device`'s copy (making the host copy valid
+    /// there first: another device may have held the only valid bytes).
+    fn send_from_host(&mut self, device: usize, x: u64, y: u64, t: &mut Transfer) {
+        self.make_host_valid(x, y, t);
+        let Some(copy) = self.devices[device].as_mut() else { return };
+        // SAFETY: as in `make_host_valid`.
+        let src = unsafe { std::slice::from_raw_parts(t.host.add(x as usize), (y - x) as usize) };
+        let started = std::time::Instant::now();
+        t.devices[device].copy_to_device(copy.alloc, copy.base + x, src);
+        t.stats.record_transfer_time(TransferDirection::ToDevice, started.elapsed());
+        t.stats.record_to_device(device, y - x);
+        copy.valid.insert(x, y);
     }
 
     /// `update device`: the host's bytes of `lo..hi` go to device `device`, even where the

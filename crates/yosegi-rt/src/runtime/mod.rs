@@ -13,6 +13,8 @@ pub mod cuda;
 pub mod device;
 pub mod launch_shape;
 mod directives;
+mod distribute;
+pub use distribute::GpuCount;
 pub mod registry;
 mod rows;
 pub mod sim;
@@ -87,6 +89,8 @@ pub struct RuntimeConfig {
     pub color: ColorMode,
     /// How the compiler made staged variants, hence how the runtime chooses among them.
     pub staging: crate::opt::StagingMode,
+    /// How many devices kernels are split over (`runtime::distribute`).
+    pub gpus: GpuCount,
 }
 
 impl Default for RuntimeConfig {
@@ -96,6 +100,7 @@ impl Default for RuntimeConfig {
             stats: StatsMode::Off,
             color: ColorMode::Never,
             staging: crate::opt::StagingMode::Auto,
+            gpus: GpuCount::All,
         }
     }
 }
@@ -141,6 +146,13 @@ struct Footprint {
     base: u64,
     read: Option<(u64, u64)>,
     write: Option<(u64, u64)>,
+}
+
+/// What pass 2 prepared for one part of a launch: its footprint, and the object each array
+/// arg (by region arg index) is bound to.
+struct PreparedPart {
+    launch: LaunchFootprint,
+    bound_objects: Vec<(u32, u64)>,
 }
 
 /// What pass 2 of a launch gathers: the arrays' footprints (for the overlap check), the ranges
@@ -243,6 +255,11 @@ pub struct Runtime {
     /// The OpenACC API's own state: `acc_malloc` blocks, the default async queue (also set by
     /// the `set default_async` directive), the device type asked for.
     api: acc_api::ApiState,
+    /// The program chose a device (`acc_set_device_num`) or handled device addresses: launches
+    /// are no longer split over the devices (`distribute`).
+    program_manages_devices: bool,
+    /// Iterations below which a launch is not split (0: every launch that can be).
+    min_split_iterations: i64,
 }
 
 /// A byte range of one tracked object, offsets from the object's start.
@@ -268,8 +285,22 @@ impl Runtime {
 
     /// A runtime on the device `config` names, or why that device cannot be used.
     pub fn try_new(module: Arc<Module>, sources: Arc<SourceSet>, config: RuntimeConfig) -> Result<Runtime, String> {
-        let devices = open_devices(config.device)?;
+        let mut devices = open_devices(config.device)?;
+        if let GpuCount::Exactly(n) = config.gpus
+            && devices.first().is_some_and(|d| d.name() == "sim")
+        {
+            while devices.len() < n {
+                devices.push(Box::new(sim::SimDevice::new()));
+            }
+        }
         let devices_len = devices.len();
+        let min_split_iterations = match config.gpus {
+            GpuCount::Exactly(_) => 0,
+            GpuCount::All => std::env::var("YOSEGI_MIN_SPLIT_ITERATIONS")
+                .ok()
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(distribute::DEFAULT_MIN_SPLIT_ITERATIONS),
+        };
         let mut variants = variants::VariantChooser::new(config.staging, variants::TuningCache::default_location());
         for device in &devices {
             variants.set_shared_memory_limit(device.model(), device.shared_memory_per_block());
@@ -287,6 +318,8 @@ impl Runtime {
             allocations_at_last_trim: None,
             specialisable: module.grid_kernels.iter().map(|(_, g)| crate::back::cuda::specialisable_params(g)).collect(),
             api: acc_api::ApiState::new(devices_len),
+            program_manages_devices: false,
+            min_split_iterations,
             module,
         })
     }
@@ -327,6 +360,7 @@ impl Runtime {
     }
     /// `acc_set_device_num`: the caller validated `num`.
     pub fn set_current_device(&mut self, num: usize) {
+        self.stop_splitting();
         self.current_device = num.min(self.devices.len() - 1);
     }
 
@@ -806,6 +840,9 @@ impl Runtime {
         };
         let grid = &module.grid_kernels[grid_handle];
         let device = self.current_device;
+        // The whole iteration space: a partitioned kernel's `first` and `count` cover its dim.
+        let whole = distribute::whole_launch_args(region, kernel, args)?;
+        let args = whole.as_slice();
         let kernel_params: Vec<ParamValue> = kernel.params.iter().map(|p| param_value(region, p, args)).collect();
 
         // Pass 1: every array param's object, created or grown to cover its access hull. All
@@ -815,6 +852,7 @@ impl Runtime {
         self.record_runtime_call("region: launch preparation: access sections", prepared);
         let part = self.clock();
         let mut tables = Vec::new();
+        let mut raw_memory = false;
         for sections in sections.iter() {
             let param = &kernel.params[sections.param as usize];
             if let ParamKind::RowTable { .. } = param.kind {
@@ -829,7 +867,7 @@ impl Runtime {
                 Section::Elements { lo, hi } if hi <= lo => {}
                 _ if self.exact_object_at(ptr).is_some() => {}
                 // The program's own device memory (`acc_malloc`): bound as it is, no host side.
-                _ if self.registry.find(ptr).is_none() && self.api.is_raw_address(device, ptr) => {}
+                _ if self.registry.find(ptr).is_none() && self.api.is_raw_address(device, ptr) => raw_memory = true,
                 Section::Whole => {
                     if self.registry.find(ptr).is_none() {
                         return Err(RuntimeError::unsupported(
@@ -856,26 +894,87 @@ impl Runtime {
                 }
             }
         }
+        let reaches_addresses = module.reaches_addresses(&kernel.body);
+
+        // Which devices run which part of the space (one part on the current device unless
+        // the kernel is split: `distribute`).
+        let splittable = tables.is_empty() && !reaches_addresses && !raw_memory;
+        let parts = if splittable { self.plan_parts(region, kernel_handle, kernel, args, &kernel_params) } else { None };
+        let parts = parts.unwrap_or_else(|| vec![distribute::Part { device, args: whole.clone(), sections: sections.clone() }]);
 
         // Memory at addresses the kernel computes may be any object's device copy: every one
         // is made current first (before the rows of pointer tables are attached below) and
         // counted as written after.
-        let address_writes = if module.reaches_addresses(&kernel.body) { self.device_copies_made_current() } else { Vec::new() };
+        let address_writes = if reaches_addresses { self.device_copies_made_current() } else { Vec::new() };
         self.record_runtime_call("region: launch preparation: objects", part);
-        let part = self.clock();
 
-        // Pass 2: make the device copies current for what the launch reads; remember what it
-        // writes and which object each array arg is bound to.
+        // Pass 2 and the launch, part by part: each device's copies made current for what its
+        // part reads, then its launch (which the device may run while the host goes on).
+        let mut launched = Vec::with_capacity(parts.len());
+        for (n, part) in parts.iter().enumerate() {
+            let prepared_part = self.clock();
+            let mut footprint = self.prepare_part(kernel, part, if n == 0 { &tables } else { &[] })?;
+            check_overlaps(kernel, &footprint.launch.footprints)?;
+            if n == 0 {
+                let tables: Vec<u64> = tables.iter().filter_map(|plan| footprint.bound_objects.iter().find(|(arg, _)| *arg == kernel.params[plan.param as usize].arg)).map(|&(_, o)| o).collect();
+                footprint.launch.writes.extend(address_writes.iter().copied().filter(|w| !tables.contains(&w.object)));
+            }
+            let params = self.device_params(region, grid, &part.args, &footprint.bound_objects, part.device);
+            self.record_runtime_call("region: launch preparation: device copies current", prepared_part);
+            if n == 0 {
+                self.record_runtime_call("region: launch preparation", prepared);
+            }
+            // The variant that ran owns the reductions and scalar outputs below.
+            let (grid, outcome, elapsed) = self.launch_chosen_variant(&module, kernel_handle, params, part.device)?;
+            self.stats.record_launch(&grid.name, elapsed, &outcome.counters);
+            self.stats.record_bytes_moved(&grid.name, footprint.launch.bytes_moved);
+            if self.devices.len() > 1 {
+                self.stats.record_device_launch(part.device, &outcome.counters);
+            }
+            launched.push((part.device, grid, outcome, footprint.launch.writes));
+        }
+
+        let mut partials: Vec<Vec<u64>> = vec![Vec::new(); grid.reductions.len()];
+        for (device, _, outcome, writes) in &launched {
+            for w in writes {
+                if let Some(object) = self.registry.get_mut(w.object) {
+                    object.copies.device_wrote(*device, w.lo, w.hi);
+                }
+            }
+            for (all, mine) in partials.iter_mut().zip(&outcome.partials) {
+                all.extend_from_slice(mine);
+            }
+        }
+        let (_, grid, outcome, _) = &launched[0];
+        fold_reductions(region, &grid.reductions, &partials, args);
+        for ((local, arg), &raw) in grid.scalar_outputs.iter().zip(&outcome.scalar_outputs) {
+            let target = args[*arg as usize].ptr as *mut u8;
+            if !target.is_null() {
+                let ty = grid.body.locals[*local].ty;
+                let format = host_format(region, *arg, ty);
+                // SAFETY: the host passed `&x` of a live scalar of this format (HostArgKind::ScalarOut).
+                unsafe { write_host_scalar(target, format, value::cast(ty, format, raw)) };
+            }
+        }
+        Ok(())
+    }
+
+    /// Launch pass 2 for one part: makes device `part.device`'s copies current for what the
+    /// part reads; gathers what it writes, which object each array arg is bound to and the
+    /// bytes it must move.
+    fn prepare_part(&mut self, kernel: &Kernel, part: &distribute::Part, tables: &[rows::TablePlan]) -> Result<PreparedPart, RuntimeError> {
+        let device = part.device;
+        let args = part.args.as_slice();
         let mut launch = LaunchFootprint::default();
         let mut bound_objects: Vec<(u32, u64)> = Vec::new();
-        for plan in &tables {
+        for plan in tables {
             let param = &kernel.params[plan.param as usize];
-            let sections = sections.iter().find(|s| s.param == plan.param).expect("planned from these sections");
+            let sections = part.sections.iter().find(|s| s.param == plan.param).expect("planned from these sections");
             if let Some(table) = self.bind_table(kernel, plan, sections, &mut launch) {
                 bound_objects.push((param.arg, table));
             }
         }
-        for sections in sections.iter() {
+        for sections in part.sections.iter() {
             let param = &kernel.params[sections.param as usize];
             let ParamKind::Array { elem, .. } = &param.kind else { continue };
             let ptr = args[param.arg as usize].ptr as u64;
@@ -924,38 +1023,7 @@ impl Runtime {
                 launch.writes.push(ObjectRange { object, lo, hi });
             }
         }
-
-        check_overlaps(kernel, &launch.footprints)?;
-        self.record_runtime_call("region: launch preparation: device copies current", part);
-        let part = self.clock();
-        let LaunchFootprint { mut writes, bytes_moved, .. } = launch;
-        // Pointer tables hold device addresses the kernel must not be thought to have written.
-        let tables: Vec<u64> = tables.iter().filter_map(|plan| bound_objects.iter().find(|(arg, _)| *arg == kernel.params[plan.param as usize].arg)).map(|&(_, o)| o).collect();
-        writes.extend(address_writes.into_iter().filter(|w| !tables.contains(&w.object)));
-        let params = self.device_params(region, grid, args, &bound_objects);
-        self.record_runtime_call("region: launch preparation: device params", part);
-        self.record_runtime_call("region: launch preparation", prepared);
-        // The variant that ran owns the reductions and scalar outputs below.
-        let (grid, outcome, elapsed) = self.launch_chosen_variant(&module, kernel_handle, params)?;
-        self.stats.record_launch(&grid.name, elapsed, &outcome.counters);
-        self.stats.record_bytes_moved(&grid.name, bytes_moved);
-        for w in writes {
-            if let Some(object) = self.registry.get_mut(w.object) {
-                object.copies.device_wrote(device, w.lo, w.hi);
-            }
-        }
-
-        fold_reductions(region, &grid.reductions, &outcome.partials, args);
-        for ((local, arg), &raw) in grid.scalar_outputs.iter().zip(&outcome.scalar_outputs) {
-            let target = args[*arg as usize].ptr as *mut u8;
-            if !target.is_null() {
-                let ty = grid.body.locals[*local].ty;
-                let format = host_format(region, *arg, ty);
-                // SAFETY: the host passed `&x` of a live scalar of this format (HostArgKind::ScalarOut).
-                unsafe { write_host_scalar(target, format, value::cast(ty, format, raw)) };
-            }
-        }
-        Ok(())
+        Ok(PreparedPart { launch, bound_objects })
     }
 
     /// Every object with a copy on the current device, that copy made current over the whole
@@ -982,8 +1050,8 @@ impl Runtime {
         grid: &GridKernel,
         args: &[YosegiArg],
         bound_objects: &[(u32, u64)],
+        device: usize,
     ) -> Vec<DeviceParam> {
-        let device = self.current_device;
         let mut params = Vec::with_capacity(grid.params.len());
         for param in &grid.params {
             let value = param_value(region, param, args);

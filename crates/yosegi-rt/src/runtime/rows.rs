@@ -207,7 +207,7 @@ impl Runtime {
                 copies.device_overwrote(device, table.lo, table.lo + entries.len() as u64, &mut t);
             }
             self.devices[device].copy_to_device(table_alloc, table_base + table.lo, &entries);
-            self.stats.record_to_device(entries.len() as u64);
+            self.stats.record_to_device(device, entries.len() as u64);
         }
     }
 

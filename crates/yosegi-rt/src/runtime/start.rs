@@ -4,8 +4,9 @@
 //! and runs the program's own `main` through the entry.
 //!
 //! Environment: `YOSEGI_DEVICE` = `auto` (the default: the GPU when one is usable, else the
-//! simulator, with a one-line notice), `cuda` or `sim`; `YOSEGI_STATS=1` prints the runtime's
-//! counters at exit.
+//! simulator, with a one-line notice), `cuda` or `sim`; `YOSEGI_GPUS` = `all` (the default) or
+//! a number of devices to split kernels over (`runtime::distribute`); `YOSEGI_STATS=1` prints
+//! the runtime's counters at exit.
 
 use std::ffi::{c_char, c_int, c_void};
 use std::sync::Arc;
@@ -13,7 +14,7 @@ use std::sync::Arc;
 use crate::image::ProgramImage;
 use crate::ir::Module;
 use crate::source::SourceSet;
-use crate::runtime::{ColorMode, DeviceKind, Runtime, RuntimeConfig, StatsMode, abi};
+use crate::runtime::{ColorMode, DeviceKind, GpuCount, Runtime, RuntimeConfig, StatsMode, abi};
 
 /// `__yosegi_entry(table, argc, argv)`: the glue's entry, which runs the user's `main`.
 pub type HostEntry = unsafe extern "C" fn(*const c_void, c_int, *mut *mut c_char) -> c_int;
@@ -51,7 +52,11 @@ fn prepare(bytes: &[u8]) -> Result<*const c_void, String> {
         Some(_) => StatsMode::Print,
     };
     let color = if std::io::stderr().is_terminal() { ColorMode::Always } else { ColorMode::Never };
-    let config = RuntimeConfig { device, stats, color, staging: image.staging };
+    let gpus = match std::env::var("YOSEGI_GPUS").ok().as_deref().map(str::trim) {
+        None | Some("") => GpuCount::All,
+        Some(text) => GpuCount::parse(text).map_err(|why| format!("YOSEGI_GPUS: {why}"))?,
+    };
+    let config = RuntimeConfig { device, stats, color, staging: image.staging, gpus };
     install_program(Arc::new(image.module), Arc::new(image.sources), config)
         .map_err(|why| format!("{why} (YOSEGI_DEVICE=sim runs the program on the simulator)"))
 }

@@ -110,6 +110,21 @@ pub struct VariantUse {
     pub decisions: Vec<VariantDecision>,
 }
 
+/// What one device did, when a program runs on several (`--gpus`): its launches, their time
+/// on the device, and the bytes it received from and sent to the host and received from the
+/// other devices.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DeviceTraffic {
+    pub launches: u64,
+    /// Device time of its launches (CUDA events; zero on the simulator).
+    pub kernel_time: Duration,
+    pub bytes_from_host: u64,
+    pub bytes_to_host: u64,
+    /// Bytes copied into this device's memory from another device's.
+    pub peer_bytes_in: u64,
+    pub peer_transfers_in: u64,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TransferDirection {
     ToDevice,
@@ -137,6 +152,15 @@ pub struct Stats {
     /// Device copies allocated (not printed: the runtime checks device memory only after it
     /// changed).
     pub device_copies_allocated: u64,
+    /// Bytes copied from one device's memory to another's (peer to peer on GPUs), and copies.
+    pub peer_bytes: u64,
+    pub peer_transfers: u64,
+    /// Per device, by index; grown as devices are seen (printed when there are several).
+    pub per_device: Vec<DeviceTraffic>,
+    /// Launches split over several devices, and launches that could have been but ran on one
+    /// device because their parts would write the same memory (or write it irregularly).
+    pub distributed_launches: u64,
+    pub undistributed_launches: u64,
 }
 
 impl Stats {
@@ -186,13 +210,36 @@ impl Stats {
             TransferDirection::ToHost => self.time_to_host += time,
         }
     }
-    pub fn record_to_device(&mut self, bytes: u64) {
+    /// Device `device`'s entry, created with the ones before it.
+    pub fn of_device(&mut self, device: usize) -> &mut DeviceTraffic {
+        if self.per_device.len() <= device {
+            self.per_device.resize(device + 1, DeviceTraffic::default());
+        }
+        &mut self.per_device[device]
+    }
+    pub fn record_to_device(&mut self, device: usize, bytes: u64) {
         self.bytes_to_device += bytes;
         self.transfers_to_device += 1;
+        self.of_device(device).bytes_from_host += bytes;
     }
-    pub fn record_to_host(&mut self, bytes: u64) {
+    pub fn record_to_host(&mut self, device: usize, bytes: u64) {
         self.bytes_to_host += bytes;
         self.transfers_to_host += 1;
+        self.of_device(device).bytes_to_host += bytes;
+    }
+    /// `bytes` copied from device `from`'s memory to device `to`'s.
+    pub fn record_peer(&mut self, _from: usize, to: usize, bytes: u64) {
+        self.peer_bytes += bytes;
+        self.peer_transfers += 1;
+        let entry = self.of_device(to);
+        entry.peer_bytes_in += bytes;
+        entry.peer_transfers_in += 1;
+    }
+    /// A launch on device `device` (a part of a distributed launch, or a whole one).
+    pub fn record_device_launch(&mut self, device: usize, counters: &DeviceCounters) {
+        let entry = self.of_device(device);
+        entry.launches += 1;
+        entry.kernel_time += Duration::from_nanos(counters.device_time_ns);
     }
     pub fn total_launches(&self) -> u64 {
         self.launches.values().map(|l| l.count).sum()
@@ -224,6 +271,9 @@ impl Stats {
         for (label, value) in rows {
             let _ = writeln!(out, "{:<42} {:>22}", label, value);
         }
+        if self.per_device.len() > 1 {
+            self.render_per_device(&mut out);
+        }
         if d.device_time_ns > 0 {
             let _ = writeln!(out, "{:<42} {:>22.3}", "kernel time on the device (ms)", d.device_time_ns as f64 / 1e6);
             self.render_device_rows(&mut out);
@@ -234,6 +284,36 @@ impl Stats {
         }
         self.render_variants(&mut out);
         out
+    }
+
+    /// The devices' own rows, when the program ran on several.
+    fn render_per_device(&self, out: &mut String) {
+        let rows: [(&str, u64); 4] = [
+            ("peer bytes (device to device)", self.peer_bytes),
+            ("peer transfers", self.peer_transfers),
+            ("launches split over the devices", self.distributed_launches),
+            ("launches kept on one device", self.undistributed_launches),
+        ];
+        for (label, value) in rows {
+            let _ = writeln!(out, "{:<42} {:>22}", label, value);
+        }
+        let _ = writeln!(
+            out,
+            "{:<8} {:>10} {:>14} {:>16} {:>16} {:>16}",
+            "device", "launches", "kernel (ms)", "host->dev bytes", "dev->host bytes", "peer bytes in"
+        );
+        for (n, d) in self.per_device.iter().enumerate() {
+            let _ = writeln!(
+                out,
+                "{:<8} {:>10} {:>14.3} {:>16} {:>16} {:>16}",
+                n,
+                d.launches,
+                d.kernel_time.as_secs_f64() * 1e3,
+                d.bytes_from_host,
+                d.bytes_to_host,
+                d.peer_bytes_in
+            );
+        }
     }
 
     /// Per kernel with several variants: launches per variant, then each choice with the times
@@ -333,13 +413,31 @@ mod tests {
         let c = DeviceCounters { global_transactions: 4, bank_conflict_max_degree: 2, ..Default::default() };
         stats.record_launch("k", Duration::from_millis(1), &c);
         stats.record_launch("k", Duration::from_millis(2), &c);
-        stats.record_to_device(100);
+        stats.record_to_device(0, 100);
         assert_eq!(stats.launches["k"].count, 2);
         assert_eq!(stats.device.global_transactions, 8);
         assert_eq!(stats.device.bank_conflict_max_degree, 2);
         assert!(stats.render().contains("host->device bytes"));
         // The simulator's table has no device rows.
         assert!(!stats.render().contains("GB/s"));
+        // One device: no per-device table.
+        assert!(!stats.render().contains("peer bytes"));
+    }
+
+    #[test]
+    fn several_devices_get_their_own_rows() {
+        let mut stats = Stats::default();
+        stats.record_to_device(0, 100);
+        stats.record_peer(0, 1, 40);
+        stats.record_peer(0, 1, 2);
+        stats.record_to_host(1, 8);
+        assert_eq!(stats.peer_bytes, 42);
+        assert_eq!(stats.per_device[1].peer_bytes_in, 42);
+        assert_eq!(stats.per_device[1].bytes_to_host, 8);
+        assert_eq!(stats.per_device[0].bytes_from_host, 100);
+        let text = stats.render();
+        assert!(text.lines().any(|l| l.starts_with("peer bytes (device to device)") && l.ends_with(" 42")), "{text}");
+        assert!(text.lines().any(|l| l.split_whitespace().collect::<Vec<_>>() == ["1", "0", "0.000", "0", "8", "42"]), "{text}");
     }
 
     #[test]
@@ -351,7 +449,7 @@ mod tests {
         stats.record_bytes_moved("k", 4_000_000);
         stats.record_launch("k", Duration::from_millis(2), &again);
         stats.record_bytes_moved("k", 4_000_000);
-        stats.record_to_device(1_000_000);
+        stats.record_to_device(0, 1_000_000);
         stats.record_transfer_time(TransferDirection::ToDevice, Duration::from_millis(1));
         let k = &stats.launches["k"];
         assert_eq!(k.device_time, Duration::from_millis(4));

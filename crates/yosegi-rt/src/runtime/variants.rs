@@ -646,16 +646,16 @@ impl VariantChooser {
 }
 
 impl Runtime {
-    /// Launches the variant of `kernel` the chooser picks (see the module doc). `params` are
-    /// bound for the plain variant. Returns the grid kernel that ran, its outcome and
+    /// Launches the variant of `kernel` the chooser picks (see the module doc) on device
+    /// `device`. `params` are bound for the plain variant. Returns the grid kernel that ran, its outcome and
     /// the launch's wall time.
     pub(super) fn launch_chosen_variant<'m>(
         &mut self,
         module: &'m Module,
         kernel: Handle<Kernel>,
         params: Vec<DeviceParam>,
+        device: usize,
     ) -> Result<(&'m GridKernel, LaunchOutcome, Duration), RuntimeError> {
-        let device = self.current_device;
         let variants = module.variants_of(kernel);
         let (pick, cached) =
             self.variants.choose(module, kernel, self.devices[device].model(), &params, &self.specialisable[variants[0].index()]);

@@ -144,8 +144,9 @@ fn array(alloc: u64) -> DeviceParam {
     DeviceParam::Array { alloc: DeviceAlloc(alloc), offset: 0 }
 }
 
+/// The params of a launch over all of `0..n` (the partition's first and count last).
 fn bound(n: i64, a: u64, b: u64) -> Vec<DeviceParam> {
-    vec![DeviceParam::Value(ParamValue::Int(n)), array(a), array(b)]
+    vec![DeviceParam::Value(ParamValue::Int(n)), array(a), array(b), DeviceParam::Value(ParamValue::Int(0)), DeviceParam::Value(ParamValue::Int(n))]
 }
 
 #[test]
@@ -280,7 +281,7 @@ fn auto_on_a_timing_device_explores_then_keeps_and_caches_the_winner() {
     let (ran, decision) = explore(&mut chooser, &module, kernel, &times);
     assert_eq!(ran, [staged_name.clone(), plain_name.clone(), staged_name.clone(), plain_name.clone()]);
     assert_eq!(decision.winner, staged_name);
-    assert_eq!(decision.sizes, "n=4096");
+    assert_eq!(decision.sizes, "i_count=4096");
     assert!(!decision.from_cache);
     for _ in 0..3 {
         let (pick, cached) = choose(&mut chooser, &module, kernel, "gpu", &bound(4096, 1, 2));
@@ -368,7 +369,7 @@ fn the_launch_key_holds_the_size_params_and_the_device() {
     let (module, kernel) = scale_with_variants(&[]);
     let plain = &module.grid_kernels[module.grid_of(kernel).expect("mapped")];
     let key = LaunchKey::of(plain, &specialisable_params(plain), &bound(4096, 1, 2), "cuda:0 (NVIDIA H100)");
-    assert_eq!(key.sizes, vec![("n".to_string(), 4096)]);
+    assert_eq!(key.sizes, vec![("i_count".to_string(), 4096)]);
     assert_eq!(key.device, "cuda:0 (NVIDIA H100)");
     assert_ne!(key, LaunchKey::of(plain, &specialisable_params(plain), &bound(4097, 1, 2), "cuda:0 (NVIDIA H100)"));
 }
@@ -383,6 +384,9 @@ fn region_args(n: i64, a: *mut f64, b: *mut f64) -> Vec<YosegiArg> {
         YosegiArg { i: n, ..Default::default() },
         YosegiArg { ptr: a as *mut c_void, ..Default::default() },
         YosegiArg { ptr: b as *mut c_void, ..Default::default() },
+        // The partition's first and count: the host passes zeros, the runtime sets them.
+        YosegiArg::default(),
+        YosegiArg::default(),
     ]
 }
 

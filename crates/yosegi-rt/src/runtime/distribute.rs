@@ -1,0 +1,267 @@
+//! Distribution of a launch over several devices: which device runs which block of a
+//! partitioned kernel's outermost dim (`opt::partition`), and whether the kernel may be split
+//! at all.
+//!
+//! A launch is split when the runtime has several devices, the program has not taken the
+//! devices in hand itself (`acc_set_device_num`, device addresses), the kernel is large enough
+//! (any size when the user asked for a number of devices: `--gpus N`), and the parts' DEF
+//! sections are affine and pairwise disjoint: then no byte is written by two devices, and the
+//! coherence manager (`coherence`) knows after the launch which device holds each written
+//! byte. Before a part runs, its device's copies are made current for the part's USE sections:
+//! a stencil's halo comes from the neighbouring device, device to device. A kernel whose parts
+//! would write the same bytes, or whose writes are irregular (`a[idx[i]]`), runs whole on the
+//! current device, which first gathers what the others wrote.
+//!
+//! Reductions: each part reduces its block; the runtime folds the parts' partial results in
+//! device order with the host variable's value, once.
+
+use std::sync::Arc;
+
+use crate::analysis::access::{ParamSections, Section};
+use crate::analysis::uniform::eval_uniform_int;
+use crate::diag::Diagnostic;
+use crate::ir::{Handle, Kernel, ParamKind, ParamValue, Region};
+
+use super::abi::YosegiArg;
+use super::{Runtime, RuntimeError, param_value};
+
+/// How many devices a runtime drives (`--gpus`, `YOSEGI_GPUS`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum GpuCount {
+    /// Every usable GPU (one simulated device on `sim`); kernels are split only when large
+    /// enough ([`DEFAULT_MIN_SPLIT_ITERATIONS`]).
+    #[default]
+    All,
+    /// Exactly this many devices (on one GPU, that many logical devices); every kernel that
+    /// can be split is.
+    Exactly(usize),
+}
+
+impl GpuCount {
+    /// `all` or a positive count, as `--gpus` and `YOSEGI_GPUS` take it.
+    pub fn parse(text: &str) -> Result<GpuCount, String> {
+        match text.trim() {
+            "all" => Ok(GpuCount::All),
+            n => match n.parse::<usize>() {
+                Ok(0) | Err(_) => Err(format!("`{n}` is not a number of GPUs: give a positive count or `all`")),
+                Ok(n) => Ok(GpuCount::Exactly(n)),
+            },
+        }
+    }
+}
+
+/// Iterations (the product of a kernel's trip counts) below which a launch stays on one device
+/// when the device count was not asked for: splitting a small grid costs more in halo copies
+/// and launch latency than it saves. `YOSEGI_MIN_SPLIT_ITERATIONS` overrides it.
+pub const DEFAULT_MIN_SPLIT_ITERATIONS: i64 = 100_000;
+
+/// One device's part of a launch: its args (the partition's `first` and `count` set) and the
+/// sections its part reads and writes.
+#[derive(Clone)]
+pub(super) struct Part {
+    pub device: usize,
+    pub args: Vec<YosegiArg>,
+    pub sections: Arc<Vec<ParamSections>>,
+}
+
+/// `args` with a partitioned kernel's `first` and `count` covering its whole dim (the host
+/// passes zeros); other kernels' args as they are.
+pub(super) fn whole_launch_args(region: &Region, kernel: &Kernel, args: &[YosegiArg]) -> Result<Vec<YosegiArg>, RuntimeError> {
+    let mut whole = args.to_vec();
+    if let Some(partition) = &kernel.partition {
+        let values: Vec<ParamValue> = kernel.params.iter().map(|p| param_value(region, p, args)).collect();
+        let trip = crate::opt::partition::whole_trip(kernel, &values).map(Option::unwrap_or_default).map_err(|why| {
+            RuntimeError::unsupported(
+                Diagnostic::error(kernel.space[partition.dim as usize].span, format!("cannot evaluate the trip count of kernel `{}`: {why}", kernel.name))
+                    .with_help("this is a compiler bug: a trip count is an expression of the kernel's params"),
+            )
+        })?;
+        whole[partition.first_arg as usize].i = 0;
+        whole[partition.count_arg as usize].i = trip;
+    }
+    Ok(whole)
+}
+
+/// Blocks of `0..trip` for `devices` devices, as (first, count), in device order: as even as
+/// integers allow, the larger ones first. Devices beyond `trip` get empty blocks.
+pub fn block_parts(trip: i64, devices: usize) -> Vec<(i64, i64)> {
+    let n = devices.max(1) as i64;
+    let trip = trip.max(0);
+    (0..n)
+        .map(|d| {
+            let first = d * (trip / n) + d.min(trip % n);
+            let count = trip / n + i64::from(d < trip % n);
+            (first, count)
+        })
+        .collect()
+}
+
+/// Whether the write sections of the parts (absolute byte ranges, per part) overlap between
+/// two parts. A part's own ranges may overlap each other (two params into one array).
+pub fn parts_write_overlap(mut writes: Vec<(u64, u64, usize)>) -> bool {
+    writes.retain(|&(lo, hi, _)| lo < hi);
+    writes.sort_unstable();
+    // The highest end seen so far and which part reached it; a range starting below an end
+    // of another part overlaps it.
+    let mut reach: Vec<(u64, usize)> = Vec::new();
+    for &(lo, hi, part) in &writes {
+        if reach.iter().any(|&(end, other)| other != part && lo < end) {
+            return true;
+        }
+        reach.retain(|&(end, _)| end > lo);
+        reach.push((hi, part));
+    }
+    false
+}
+
+impl Runtime {
+    /// Whether launches may be split over the devices now: several devices, and a program that
+    /// has not chosen devices or handled device addresses itself.
+    fn splitting_allowed(&self) -> bool {
+        self.devices.len() > 1 && !self.program_manages_devices
+    }
+
+    /// The parts of a launch of `kernel` when it is split over the devices (see the module
+    /// doc), or `None` when it runs whole on the current device. `args` cover the whole space.
+    pub(super) fn plan_parts(
+        &mut self,
+        region: &Region,
+        handle: Handle<Kernel>,
+        kernel: &Kernel,
+        args: &[YosegiArg],
+        values: &[ParamValue],
+    ) -> Option<Vec<Part>> {
+        let partition = kernel.partition.as_ref()?;
+        if !self.splitting_allowed() {
+            return None;
+        }
+        let trip = args[partition.count_arg as usize].i;
+        if trip < 2 {
+            return None;
+        }
+        if self.min_split_iterations > 0 {
+            let mut iterations = trip as i128;
+            for dim in kernel.space.iter().skip(1) {
+                iterations *= eval_uniform_int(&kernel.body, dim.trip_count, values).ok()?.max(0) as i128;
+            }
+            if iterations < self.min_split_iterations as i128 {
+                return None;
+            }
+        }
+        let mut parts = Vec::new();
+        let mut writes = Vec::new();
+        for (device, (first, count)) in block_parts(trip, self.devices.len()).into_iter().enumerate() {
+            if count == 0 {
+                continue;
+            }
+            let mut part_args = args.to_vec();
+            part_args[partition.first_arg as usize].i = first;
+            part_args[partition.count_arg as usize].i = count;
+            let part_values: Vec<ParamValue> = kernel.params.iter().map(|p| param_value(region, p, &part_args)).collect();
+            let sections = self.sections_cache.sections(handle, kernel, &part_values);
+            for s in sections.iter() {
+                let param = &kernel.params[s.param as usize];
+                let ParamKind::Array { elem, .. } = &param.kind else { return None };
+                let ptr = part_args[param.arg as usize].ptr as u64;
+                let elem = elem.size_bytes() as i64;
+                match s.write {
+                    Section::None => {}
+                    Section::Whole => {
+                        self.stats.undistributed_launches += 1;
+                        return None;
+                    }
+                    Section::Elements { lo, hi } => {
+                        writes.push((ptr.wrapping_add_signed(lo.wrapping_mul(elem)), ptr.wrapping_add_signed(hi.wrapping_mul(elem)), device));
+                    }
+                }
+            }
+            parts.push(Part { device, args: part_args, sections });
+        }
+        if parts.len() < 2 {
+            return None;
+        }
+        if parts_write_overlap(writes) {
+            self.stats.undistributed_launches += 1;
+            return None;
+        }
+        self.stats.distributed_launches += 1;
+        Some(parts)
+    }
+
+    /// The program takes devices in hand (chooses one, or handles device addresses): launches
+    /// are no longer split, and the current device's copies are made current wherever another
+    /// device holds newer bytes, so that what the program reads through device addresses is
+    /// the object's value.
+    pub(super) fn stop_splitting(&mut self) {
+        if self.program_manages_devices {
+            return;
+        }
+        self.program_manages_devices = true;
+        if self.devices.len() < 2 {
+            return;
+        }
+        let device = self.current_device;
+        for start in self.registry.starts() {
+            let Some((copies, mut t)) = self.transfer_for(start) else { continue };
+            if !copies.has_device_copy(device) {
+                continue;
+            }
+            let elsewhere: Vec<(u64, u64)> = copies
+                .devices
+                .iter()
+                .enumerate()
+                .filter(|&(d, _)| d != device)
+                .filter_map(|(_, c)| c.as_ref())
+                .flat_map(|c| c.valid.ranges().to_vec())
+                .collect();
+            for (lo, hi) in elsewhere {
+                copies.make_device_valid(device, lo, hi, &mut t);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocks_cover_the_trip_in_order_and_evenly() {
+        assert_eq!(block_parts(10, 3), vec![(0, 4), (4, 3), (7, 3)]);
+        assert_eq!(block_parts(8, 2), vec![(0, 4), (4, 4)]);
+        // Fewer iterations than devices: the last devices get nothing.
+        assert_eq!(block_parts(2, 4), vec![(0, 1), (1, 1), (2, 0), (2, 0)]);
+        assert_eq!(block_parts(0, 2), vec![(0, 0), (0, 0)]);
+        for trip in 0..40 {
+            for devices in 1..6 {
+                let parts = block_parts(trip, devices);
+                assert_eq!(parts.iter().map(|p| p.1).sum::<i64>(), trip);
+                let mut next = 0;
+                for (first, count) in parts {
+                    assert_eq!(first, next);
+                    next += count;
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn overlapping_writes_of_two_parts_are_found() {
+        assert!(!parts_write_overlap(vec![(0, 8, 0), (8, 16, 1)]));
+        assert!(parts_write_overlap(vec![(0, 9, 0), (8, 16, 1)]));
+        // One part's own ranges may overlap.
+        assert!(!parts_write_overlap(vec![(0, 8, 0), (4, 12, 0), (12, 20, 1)]));
+        // A long range of part 0 spanning part 1's.
+        assert!(parts_write_overlap(vec![(0, 100, 0), (10, 20, 0), (50, 60, 1)]));
+        // Empty ranges write nothing.
+        assert!(!parts_write_overlap(vec![(0, 8, 0), (4, 4, 1)]));
+    }
+
+    #[test]
+    fn gpu_counts_parse() {
+        assert_eq!(GpuCount::parse("all"), Ok(GpuCount::All));
+        assert_eq!(GpuCount::parse("3"), Ok(GpuCount::Exactly(3)));
+        assert!(GpuCount::parse("0").unwrap_err().contains("`0`"));
+        assert!(GpuCount::parse("two").is_err());
+    }
+}
