@@ -82,6 +82,18 @@ pub struct PeerMemory {
     pub address: u64,
 }
 
+/// How many devices a runtime drives (`runtime::open_devices`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeviceCount {
+    /// One per GPU of the machine (one simulator).
+    All,
+    /// This many. Beyond the GPUs there are, devices are logical: device `i` runs on GPU
+    /// `i % gpus`, with allocations, kernels and launches of its own (see
+    /// `cuda::CudaDevice::probe_all`), so that a program can be spread over more devices than
+    /// the machine has.
+    Exactly(usize),
+}
+
 /// What `acc_get_property_string` tells about a device.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DeviceDescription {

@@ -51,19 +51,25 @@ pub enum DeviceKind {
     Auto,
 }
 
-/// Opens the devices a runtime of `kind` drives. `Err` (only for `DeviceKind::Cuda`) says why
-/// there is no usable GPU.
-pub fn open_devices(kind: DeviceKind) -> Result<Vec<Box<dyn Device>>, String> {
+/// Opens the `count` devices a runtime of `kind` drives (`All`: one per GPU, one simulator).
+/// `Err` says why there is no usable GPU (for `DeviceKind::Cuda`), or that no device was
+/// asked for (a count of 0, for every kind).
+pub fn open_devices(kind: DeviceKind, count: device::DeviceCount) -> Result<Vec<Box<dyn Device>>, String> {
+    let sims = || -> Vec<Box<dyn Device>> {
+        let n = match count {
+            device::DeviceCount::All => 1,
+            device::DeviceCount::Exactly(n) => n,
+        };
+        (0..n).map(|_| Box::new(sim::SimDevice::new()) as Box<dyn Device>).collect()
+    };
+    let gpus = || cuda::CudaDevice::probe_all(count).map(|g| g.into_iter().map(|d| Box::new(d) as Box<dyn Device>).collect());
+    if count == device::DeviceCount::Exactly(0) {
+        return Err("cannot run on 0 devices: at least one is needed".to_string());
+    }
     match kind {
-        DeviceKind::Sim => Ok(vec![Box::new(sim::SimDevice::new())]),
-        DeviceKind::Cuda => match cuda::CudaDevice::probe() {
-            Ok(gpu) => Ok(vec![Box::new(gpu)]),
-            Err(why) => Err(format!("cannot use the cuda device: {why}")),
-        },
-        DeviceKind::Auto => Ok(match cuda::CudaDevice::probe() {
-            Ok(gpu) => vec![Box::new(gpu)],
-            Err(_) => vec![Box::new(sim::SimDevice::new())],
-        }),
+        DeviceKind::Sim => Ok(sims()),
+        DeviceKind::Cuda => gpus().map_err(|why| format!("cannot use the cuda device: {why}")),
+        DeviceKind::Auto => Ok(gpus().unwrap_or_else(|_| sims())),
     }
 }
 
@@ -268,7 +274,7 @@ impl Runtime {
 
     /// A runtime on the device `config` names, or why that device cannot be used.
     pub fn try_new(module: Arc<Module>, sources: Arc<SourceSet>, config: RuntimeConfig) -> Result<Runtime, String> {
-        let devices = open_devices(config.device)?;
+        let devices = open_devices(config.device, device::DeviceCount::Exactly(1))?;
         let devices_len = devices.len();
         let mut variants = variants::VariantChooser::new(config.staging, variants::TuningCache::default_location());
         for device in &devices {
