@@ -210,7 +210,7 @@ pub enum StatsReport {
 pub struct RunOptions {
     pub device: Device,
     /// How many devices kernels are split over (`--gpus`).
-    pub gpus: crate::runtime::GpuCount,
+    pub gpus: crate::runtime::DeviceCount,
     pub stats: StatsReport,
     /// The program's own arguments (after `--`), as the shell gave them (not always UTF-8).
     pub args: Vec<std::ffi::OsString>,
@@ -329,7 +329,7 @@ mod tests {
         let code = "#include <stdlib.h>\nint main(int argc, char **argv) {\n    int *p = malloc(sizeof(int));\n    *p = argc + atoi(argv[1]);\n    int r = *p;\n    free(p);\n    return r;\n}\n";
         let program = compile_source(dir.path(), "ok.c", code);
         let lib = build_host(&program, &dir).unwrap();
-        let options = RunOptions { device: Device::Sim, gpus: crate::runtime::GpuCount::All, stats: StatsReport::Off, args: vec!["40".into()] };
+        let options = RunOptions { device: Device::Sim, gpus: crate::runtime::DeviceCount::All, stats: StatsReport::Off, args: vec!["40".into()] };
         assert_eq!(run_program(&program, &lib, &options).unwrap(), 42);
     }
 }

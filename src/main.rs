@@ -82,7 +82,7 @@ struct RunArgs {
     /// devices on it; on `sim`, that many simulated devices. The same as `YOSEGI_GPUS` for
     /// executables built by `yosegi cc`.
     #[arg(long, value_name = "N|all", default_value = "all", value_parser = parse_gpus)]
-    gpus: yosegi::runtime::GpuCount,
+    gpus: yosegi::runtime::DeviceCount,
     /// Print the runtime's counters (launches, transfers) at exit.
     #[arg(long)]
     stats: bool,
@@ -106,8 +106,8 @@ struct EmitArgs {
     output: PathBuf,
 }
 
-fn parse_gpus(text: &str) -> Result<yosegi::runtime::GpuCount, String> {
-    yosegi::runtime::GpuCount::parse(text)
+fn parse_gpus(text: &str) -> Result<yosegi::runtime::DeviceCount, String> {
+    yosegi::runtime::DeviceCount::parse(text)
 }
 
 const EXIT_PROGRAM_FAILED: u8 = 1;

@@ -82,6 +82,33 @@ pub struct PeerMemory {
     pub address: u64,
 }
 
+/// How many devices a runtime drives (`runtime::open_devices`; `--gpus`, `YOSEGI_GPUS`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum DeviceCount {
+    /// One per GPU of the machine (one simulator); kernels are split over them only when large
+    /// enough to gain (`runtime::distribute`).
+    #[default]
+    All,
+    /// This many. Beyond the GPUs there are, devices are logical: device `i` runs on GPU
+    /// `i % gpus`, with allocations, kernels and launches of its own (see
+    /// `cuda::CudaDevice::probe_all`), so that a program can be spread over more devices than
+    /// the machine has.
+    Exactly(usize),
+}
+
+impl DeviceCount {
+    /// `all` or a positive count, as `--gpus` and `YOSEGI_GPUS` take it.
+    pub fn parse(text: &str) -> Result<DeviceCount, String> {
+        match text.trim() {
+            "all" => Ok(DeviceCount::All),
+            n => match n.parse::<usize>() {
+                Ok(0) | Err(_) => Err(format!("`{n}` is not a number of GPUs: give a positive count or `all`")),
+                Ok(n) => Ok(DeviceCount::Exactly(n)),
+            },
+        }
+    }
+}
+
 /// What `acc_get_property_string` tells about a device.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DeviceDescription {
@@ -169,5 +196,18 @@ pub trait Device: Send {
     /// `LaunchOutcome` counters did not hold them).
     fn take_completed(&mut self) -> Vec<CompletedLaunch> {
         Vec::new()
+    }
+}
+
+#[cfg(test)]
+mod count_tests {
+    use super::DeviceCount;
+
+    #[test]
+    fn device_counts_parse() {
+        assert_eq!(DeviceCount::parse("all"), Ok(DeviceCount::All));
+        assert_eq!(DeviceCount::parse(" 3"), Ok(DeviceCount::Exactly(3)));
+        assert!(DeviceCount::parse("0").unwrap_err().contains("`0`"));
+        assert!(DeviceCount::parse("two").is_err());
     }
 }

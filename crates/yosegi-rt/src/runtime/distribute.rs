@@ -25,31 +25,6 @@ use crate::ir::{Handle, Kernel, ParamKind, ParamValue, Region};
 use super::abi::YosegiArg;
 use super::{Runtime, RuntimeError, param_value};
 
-/// How many devices a runtime drives (`--gpus`, `YOSEGI_GPUS`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum GpuCount {
-    /// Every usable GPU (one simulated device on `sim`); kernels are split only when large
-    /// enough ([`DEFAULT_MIN_SPLIT_ITERATIONS`]).
-    #[default]
-    All,
-    /// Exactly this many devices (on one GPU, that many logical devices); every kernel that
-    /// can be split is.
-    Exactly(usize),
-}
-
-impl GpuCount {
-    /// `all` or a positive count, as `--gpus` and `YOSEGI_GPUS` take it.
-    pub fn parse(text: &str) -> Result<GpuCount, String> {
-        match text.trim() {
-            "all" => Ok(GpuCount::All),
-            n => match n.parse::<usize>() {
-                Ok(0) | Err(_) => Err(format!("`{n}` is not a number of GPUs: give a positive count or `all`")),
-                Ok(n) => Ok(GpuCount::Exactly(n)),
-            },
-        }
-    }
-}
-
 /// Iterations (the product of a kernel's trip counts) below which a launch stays on one device
 /// when the device count was not asked for: splitting a small grid costs more in halo copies
 /// and launch latency than it saves. `YOSEGI_MIN_SPLIT_ITERATIONS` overrides it.
@@ -257,11 +232,4 @@ mod tests {
         assert!(!parts_write_overlap(vec![(0, 8, 0), (4, 4, 1)]));
     }
 
-    #[test]
-    fn gpu_counts_parse() {
-        assert_eq!(GpuCount::parse("all"), Ok(GpuCount::All));
-        assert_eq!(GpuCount::parse("3"), Ok(GpuCount::Exactly(3)));
-        assert!(GpuCount::parse("0").unwrap_err().contains("`0`"));
-        assert!(GpuCount::parse("two").is_err());
-    }
 }

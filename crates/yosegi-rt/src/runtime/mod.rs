@@ -14,7 +14,7 @@ pub mod device;
 pub mod launch_shape;
 mod directives;
 mod distribute;
-pub use distribute::GpuCount;
+pub use device::DeviceCount;
 pub mod registry;
 mod rows;
 pub mod sim;
@@ -53,19 +53,25 @@ pub enum DeviceKind {
     Auto,
 }
 
-/// Opens the devices a runtime of `kind` drives. `Err` (only for `DeviceKind::Cuda`) says why
-/// there is no usable GPU.
-pub fn open_devices(kind: DeviceKind) -> Result<Vec<Box<dyn Device>>, String> {
+/// Opens the `count` devices a runtime of `kind` drives (`All`: one per GPU, one simulator).
+/// `Err` says why there is no usable GPU (for `DeviceKind::Cuda`), or that no device was
+/// asked for (a count of 0, for every kind).
+pub fn open_devices(kind: DeviceKind, count: device::DeviceCount) -> Result<Vec<Box<dyn Device>>, String> {
+    let sims = || -> Vec<Box<dyn Device>> {
+        let n = match count {
+            device::DeviceCount::All => 1,
+            device::DeviceCount::Exactly(n) => n,
+        };
+        (0..n).map(|_| Box::new(sim::SimDevice::new()) as Box<dyn Device>).collect()
+    };
+    let gpus = || cuda::CudaDevice::probe_all(count).map(|g| g.into_iter().map(|d| Box::new(d) as Box<dyn Device>).collect());
+    if count == device::DeviceCount::Exactly(0) {
+        return Err("cannot run on 0 devices: at least one is needed".to_string());
+    }
     match kind {
-        DeviceKind::Sim => Ok(vec![Box::new(sim::SimDevice::new())]),
-        DeviceKind::Cuda => match cuda::CudaDevice::probe() {
-            Ok(gpu) => Ok(vec![Box::new(gpu)]),
-            Err(why) => Err(format!("cannot use the cuda device: {why}")),
-        },
-        DeviceKind::Auto => Ok(match cuda::CudaDevice::probe() {
-            Ok(gpu) => vec![Box::new(gpu)],
-            Err(_) => vec![Box::new(sim::SimDevice::new())],
-        }),
+        DeviceKind::Sim => Ok(sims()),
+        DeviceKind::Cuda => gpus().map_err(|why| format!("cannot use the cuda device: {why}")),
+        DeviceKind::Auto => Ok(gpus().unwrap_or_else(|_| sims())),
     }
 }
 
@@ -90,7 +96,7 @@ pub struct RuntimeConfig {
     /// How the compiler made staged variants, hence how the runtime chooses among them.
     pub staging: crate::opt::StagingMode,
     /// How many devices kernels are split over (`runtime::distribute`).
-    pub gpus: GpuCount,
+    pub gpus: DeviceCount,
 }
 
 impl Default for RuntimeConfig {
@@ -100,7 +106,7 @@ impl Default for RuntimeConfig {
             stats: StatsMode::Off,
             color: ColorMode::Never,
             staging: crate::opt::StagingMode::Auto,
-            gpus: GpuCount::All,
+            gpus: DeviceCount::All,
         }
     }
 }
@@ -285,18 +291,11 @@ impl Runtime {
 
     /// A runtime on the device `config` names, or why that device cannot be used.
     pub fn try_new(module: Arc<Module>, sources: Arc<SourceSet>, config: RuntimeConfig) -> Result<Runtime, String> {
-        let mut devices = open_devices(config.device)?;
-        if let GpuCount::Exactly(n) = config.gpus
-            && devices.first().is_some_and(|d| d.name() == "sim")
-        {
-            while devices.len() < n {
-                devices.push(Box::new(sim::SimDevice::new()));
-            }
-        }
+        let devices = open_devices(config.device, config.gpus)?;
         let devices_len = devices.len();
         let min_split_iterations = match config.gpus {
-            GpuCount::Exactly(_) => 0,
-            GpuCount::All => std::env::var("YOSEGI_MIN_SPLIT_ITERATIONS")
+            DeviceCount::Exactly(_) => 0,
+            DeviceCount::All => std::env::var("YOSEGI_MIN_SPLIT_ITERATIONS")
                 .ok()
                 .and_then(|v| v.trim().parse().ok())
                 .unwrap_or(distribute::DEFAULT_MIN_SPLIT_ITERATIONS),

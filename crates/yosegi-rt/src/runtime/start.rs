@@ -14,7 +14,7 @@ use std::sync::Arc;
 use crate::image::ProgramImage;
 use crate::ir::Module;
 use crate::source::SourceSet;
-use crate::runtime::{ColorMode, DeviceKind, GpuCount, Runtime, RuntimeConfig, StatsMode, abi};
+use crate::runtime::{ColorMode, DeviceKind, DeviceCount, Runtime, RuntimeConfig, StatsMode, abi};
 
 /// `__yosegi_entry(table, argc, argv)`: the glue's entry, which runs the user's `main`.
 pub type HostEntry = unsafe extern "C" fn(*const c_void, c_int, *mut *mut c_char) -> c_int;
@@ -53,8 +53,8 @@ fn prepare(bytes: &[u8]) -> Result<*const c_void, String> {
     };
     let color = if std::io::stderr().is_terminal() { ColorMode::Always } else { ColorMode::Never };
     let gpus = match std::env::var("YOSEGI_GPUS").ok().as_deref().map(str::trim) {
-        None | Some("") => GpuCount::All,
-        Some(text) => GpuCount::parse(text).map_err(|why| format!("YOSEGI_GPUS: {why}"))?,
+        None | Some("") => DeviceCount::All,
+        Some(text) => DeviceCount::parse(text).map_err(|why| format!("YOSEGI_GPUS: {why}"))?,
     };
     let config = RuntimeConfig { device, stats, color, staging: image.staging, gpus };
     install_program(Arc::new(image.module), Arc::new(image.sources), config)

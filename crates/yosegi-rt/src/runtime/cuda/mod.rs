@@ -12,6 +12,9 @@
 //! and its tests run on machines without CUDA; [`CudaDevice::probe`] says why there is no GPU
 //! to use instead of failing later.
 //!
+//! Several devices ([`CudaDevice::probe_all`]): one per GPU, or more devices than GPUs, which
+//! then share them as logical devices; copies between devices and peer access are `peers`.
+//!
 //! Kernels are cached: in memory per variant for the life of the device, and on disk across
 //! runs (`cache`: keyed by the source, the architecture and the NVRTC version). A launch uses a
 //! variant specialised on its iteration-space params (`back::cuda::CudaOptions`), with 32-bit
@@ -30,6 +33,7 @@ pub(crate) mod cache;
 mod driver;
 mod flight;
 mod fold;
+pub mod peers;
 mod upload;
 
 use std::collections::HashMap;
@@ -46,7 +50,8 @@ use crate::back::cuda::{
 };
 use crate::ir::{GridKernel, GridReduction, ParamKind, ParamValue, ReductionOp, ScalarType};
 use crate::runtime::device::{
-    CompletedLaunch, Device, DeviceAlloc, DeviceDescription, DeviceParam, KernelFault, Launch, LaunchOutcome,
+    CompletedLaunch, Device, DeviceAlloc, DeviceCount, DeviceDescription, DeviceParam, KernelFault, Launch, LaunchOutcome,
+    PeerMemory,
 };
 use crate::runtime::launch_shape;
 use crate::runtime::stats::DeviceCounters;
@@ -55,6 +60,7 @@ use crate::runtime::value;
 use cache::{DiskCache, ImageKind};
 use driver::{Image, check};
 use flight::{EventPool, InFlight, InFlightLaunches, MAX_IN_FLIGHT};
+use peers::PeerLink;
 use upload::{STAGED_UPLOAD_MIN, UploadPath, PinnedStaging};
 
 /// Specialised variants compiled per kernel; launches with further value sets use the generic
@@ -143,11 +149,24 @@ struct CompiledKernel {
 }
 
 pub struct CudaDevice {
+    /// `cuda:<index> (<model>)`, or for a device sharing its GPU with others
+    /// `cuda:<index> (logical device on GPU <ordinal>: <model>)`.
     label: String,
+    /// The GPU's name, architecture and driver (`NVIDIA H100 ..., sm_90, driver for CUDA
+    /// 13.0`): what identifies the hardware in the tuning cache, the same for every device on
+    /// GPUs of one model.
+    model: String,
     /// The GPU's name and the driver's CUDA version (`acc_get_property_string`).
     gpu_name: String,
     driver_version: i32,
+    /// The physical GPU: its ordinal and driver handle.
+    ordinal: i32,
+    cu_device: sys::CUdevice,
+    /// The GPU's primary context, shared by every device on the GPU.
     context: sys::CUcontext,
+    /// Per other GPU among the devices opened together (`peers::enable_peer_access`), by
+    /// ordinal: whether this context may access its memory directly.
+    peers: Vec<(i32, PeerLink)>,
     /// Compute capability as `major * 10 + minor` (90 for an H100).
     arch: u32,
     /// `CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK`: static shared memory per block.
@@ -199,23 +218,69 @@ struct LoadedFold {
 unsafe impl Send for CudaDevice {}
 
 impl CudaDevice {
-    /// Opens GPU 0: loads the driver and NVRTC, creates the context. `Err` says why there is
-    /// no usable GPU (no driver, no device, no NVRTC).
+    /// Opens GPU 0 as `cuda:0` (the one device of `probe_all(DeviceCount::Exactly(1))`): loads
+    /// the driver and NVRTC, retains the context. `Err` says why there is no usable GPU (no
+    /// driver, no device, no NVRTC).
     pub fn probe() -> Result<CudaDevice, String> {
+        CudaDevice::probe_all(DeviceCount::Exactly(1))?
+            .into_iter()
+            .next()
+            .ok_or_else(|| "no CUDA GPU: no device was opened".to_string())
+    }
+
+    /// Opens `requested` devices (see [`peers::physical_ordinals`]): one per GPU, or as many
+    /// as asked for, device `i` on GPU `i % gpus`; devices sharing a GPU are labelled logical.
+    /// Then enables peer access between the GPUs where the hardware allows it.
+    pub fn probe_all(requested: DeviceCount) -> Result<Vec<CudaDevice>, String> {
+        let gpus = CudaDevice::gpu_count()?;
+        let ordinals = peers::physical_ordinals(requested, gpus);
+        if ordinals.is_empty() {
+            return Err("no CUDA device was requested (a count of 0)".to_string());
+        }
+        let mut devices = Vec::with_capacity(ordinals.len());
+        for (i, &ordinal) in ordinals.iter().enumerate() {
+            let ordinal = i32::try_from(ordinal).map_err(|_| format!("no CUDA GPU {ordinal}"))?;
+            let mut device = CudaDevice::open(ordinal, i)?;
+            if peers::shares_gpu(&ordinals, i) {
+                device.label = format!("cuda:{i} (logical device on GPU {ordinal}: {})", device.model);
+            }
+            devices.push(device);
+        }
+        peers::enable_peer_access(&mut devices);
+        Ok(devices)
+    }
+
+    /// The number of GPUs the driver reports (at least one), after checking that the driver
+    /// and NVRTC can be loaded.
+    fn gpu_count() -> Result<usize, String> {
         driver::check_libraries()?;
-        // SAFETY (this block): the libraries and every symbol used were checked above; the
-        // out-pointers are valid locals.
+        let mut count = 0;
+        // SAFETY: the libraries and every symbol used were checked above; valid out-pointer.
         unsafe {
             check("cuInit", sys::cuInit(0))?;
+            check("cuDeviceGetCount", sys::cuDeviceGetCount(&mut count))?;
+        }
+        if count <= 0 {
+            return Err("no CUDA GPU: the driver reports no devices".to_string());
+        }
+        Ok(count as usize)
+    }
+
+    /// Opens physical GPU `ordinal` as device `cuda:<label_index>`: retains its primary context
+    /// (the one every device on that GPU shares) and makes it current. Peer access is
+    /// [`CudaDevice::probe_all`]'s.
+    pub fn open(ordinal: i32, label_index: usize) -> Result<CudaDevice, String> {
+        let gpus = CudaDevice::gpu_count()?;
+        if ordinal < 0 || ordinal as usize >= gpus {
+            return Err(format!("no CUDA GPU {ordinal}: the driver reports {gpus}"));
+        }
+        // SAFETY (this block): the libraries and every symbol used were checked by `gpu_count`;
+        // the out-pointers are valid locals.
+        unsafe {
             let mut version = 0;
             check("cuDriverGetVersion", sys::cuDriverGetVersion(&mut version))?;
-            let mut count = 0;
-            check("cuDeviceGetCount", sys::cuDeviceGetCount(&mut count))?;
-            if count == 0 {
-                return Err("no CUDA GPU: the driver reports no devices".to_string());
-            }
             let mut device: sys::CUdevice = 0;
-            check("cuDeviceGet", sys::cuDeviceGet(&mut device, 0))?;
+            check("cuDeviceGet", sys::cuDeviceGet(&mut device, ordinal))?;
             let mut name = [0 as std::ffi::c_char; 256];
             check("cuDeviceGetName", sys::cuDeviceGetName(name.as_mut_ptr(), name.len() as i32, device))?;
             let name = std::ffi::CStr::from_ptr(name.as_ptr()).to_string_lossy().into_owned();
@@ -251,15 +316,16 @@ impl CudaDevice {
                 Ok("generic") => VariantPolicy::GenericOnly,
                 _ => VariantPolicy::Specialise,
             };
+            let model = format!("{name}, sm_{major}{minor}, driver for CUDA {}.{}", version / 1000, (version % 1000) / 10);
             Ok(CudaDevice {
-                label: format!(
-                    "cuda:0 ({name}, sm_{major}{minor}, driver for CUDA {}.{})",
-                    version / 1000,
-                    (version % 1000) / 10
-                ),
+                label: format!("cuda:{label_index} ({model})"),
+                model,
                 gpu_name: name,
                 driver_version: version,
+                ordinal,
+                cu_device: device,
                 context,
+                peers: Vec::new(),
                 arch: (major * 10 + minor) as u32,
                 shared_per_block: shared_per_block.max(0) as u64,
                 multiprocessors: launch_shape::multiprocessors(multiprocessors.max(0) as u32),
@@ -287,13 +353,13 @@ impl CudaDevice {
         }
     }
 
-    /// A description of the GPU (`cuda:0 (NVIDIA H100 ..., sm_90, ...)`).
+    /// A description of the device (`cuda:0 (NVIDIA H100 ..., sm_90, ...)`).
     pub fn label(&self) -> &str {
         &self.label
     }
 
     fn make_current(&self) -> Result<(), String> {
-        // SAFETY: the context was retained in `probe` and is never released while we live.
+        // SAFETY: the context was retained in `open` and is never released while we live.
         check("cuCtxSetCurrent", unsafe { sys::cuCtxSetCurrent(self.context) })
     }
 
@@ -711,7 +777,7 @@ impl Device for CudaDevice {
     }
 
     fn model(&self) -> &str {
-        &self.label
+        &self.model
     }
 
     fn shared_memory_per_block(&self) -> u64 {
@@ -802,6 +868,14 @@ impl Device for CudaDevice {
         if let Err(e) = result {
             self.memory_failure(format!("copying {len} bytes on the device: {e}"));
         }
+    }
+
+    fn peer_memory(&self, alloc: DeviceAlloc, offset: u64) -> Option<PeerMemory> {
+        self.lend_memory(alloc, offset)
+    }
+
+    fn copy_from_peer(&mut self, dst: DeviceAlloc, dst_offset: u64, src: &mut dyn Device, src_alloc: DeviceAlloc, src_offset: u64, len: u64) {
+        self.copy_from_peer_device(dst, dst_offset, src, src_alloc, src_offset, len);
     }
 
     fn copy_to_device(&mut self, alloc: DeviceAlloc, offset: u64, src: &[u8]) {

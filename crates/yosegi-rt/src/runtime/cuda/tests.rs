@@ -610,3 +610,136 @@ fn a_fault_found_after_the_launch_is_reported_with_its_kernel() {
     assert!(error.diagnostic.message.contains("kernel `inc_g` faulted"), "{}", error.diagnostic.message);
     assert!(error.diagnostic.message.contains("CUDA_ERROR_ILLEGAL_ADDRESS"), "{}", error.diagnostic.message);
 }
+
+#[test]
+fn requested_devices_map_onto_the_physical_gpus_in_turn() {
+    use peers::{physical_ordinals, shares_gpu};
+    assert_eq!(physical_ordinals(DeviceCount::All, 2), vec![0, 1]);
+    assert_eq!(physical_ordinals(DeviceCount::Exactly(1), 8), vec![0]);
+    assert_eq!(physical_ordinals(DeviceCount::Exactly(4), 1), vec![0, 0, 0, 0], "logical devices on one GPU");
+    assert_eq!(physical_ordinals(DeviceCount::Exactly(5), 2), vec![0, 1, 0, 1, 0]);
+    assert_eq!(physical_ordinals(DeviceCount::Exactly(0), 2), Vec::<usize>::new());
+    assert_eq!(physical_ordinals(DeviceCount::All, 0), Vec::<usize>::new(), "no GPU, no device");
+    let ordinals = physical_ordinals(DeviceCount::Exactly(3), 2);
+    assert_eq!((0..3).map(|i| shares_gpu(&ordinals, i)).collect::<Vec<_>>(), vec![true, false, true]);
+    assert!(!shares_gpu(&physical_ordinals(DeviceCount::All, 4), 2));
+}
+
+#[test]
+fn open_devices_gives_as_many_simulators_as_asked_for() {
+    use crate::runtime::{DeviceKind, open_devices};
+    let names = |devices: Vec<Box<dyn Device>>| devices.iter().map(|d| d.name().to_string()).collect::<Vec<_>>();
+    let three = open_devices(DeviceKind::Sim, DeviceCount::Exactly(3)).expect("sims always open");
+    assert_eq!(names(three), vec!["sim"; 3]);
+    let all = open_devices(DeviceKind::Sim, DeviceCount::All).expect("sims always open");
+    assert_eq!(names(all), vec!["sim"], "one simulator stands for the machine");
+    for kind in [DeviceKind::Sim, DeviceKind::Cuda, DeviceKind::Auto] {
+        let why = open_devices(kind, DeviceCount::Exactly(0)).err().unwrap_or_else(|| panic!("{kind:?}: 0 devices is refused"));
+        assert!(why.contains("0 devices"), "{why}");
+    }
+    let auto = open_devices(DeviceKind::Auto, DeviceCount::Exactly(2)).expect("auto never fails");
+    let gpu_present = CudaDevice::probe().is_ok();
+    assert_eq!(names(auto), vec![if gpu_present { "cuda" } else { "sim" }; 2]);
+}
+
+/// Fills `len` bytes of a new allocation of `device` with a pattern that differs per `seed`.
+fn patterned(device: &mut dyn Device, len: usize, seed: u8) -> (DeviceAlloc, Vec<u8>) {
+    let bytes: Vec<u8> = (0..len).map(|i| (i as u8).wrapping_mul(7).wrapping_add(seed)).collect();
+    let alloc = device.allocate(len as u64);
+    device.copy_to_device(alloc, 0, &bytes);
+    (alloc, bytes)
+}
+
+/// Copies a middle range of a patterned allocation of `src` into a zeroed one of `dst` (at
+/// another offset) and checks every byte of the destination.
+fn check_copy_between(dst: &mut dyn Device, src: &mut dyn Device, len: usize) {
+    let (from, pattern) = patterned(src, len, 3);
+    let to = dst.allocate(len as u64);
+    dst.fill_zero(to, 0, len as u64);
+    let (src_offset, dst_offset, count) = (16, 40, len - 64);
+    dst.copy_from_peer(to, dst_offset as u64, src, from, src_offset as u64, count as u64);
+    let mut got = vec![0xffu8; len];
+    dst.copy_to_host(to, 0, &mut got);
+    let mut want = vec![0u8; len];
+    want[dst_offset..dst_offset + count].copy_from_slice(&pattern[src_offset..src_offset + count]);
+    assert!(got == want, "{} <- {}: the copied range and only it", dst.name(), src.name());
+    src.free(from);
+    dst.free(to);
+}
+
+#[test]
+fn copies_between_simulators_go_through_the_host() {
+    let (mut a, mut b) = (SimDevice::new(), SimDevice::new());
+    let lent = a.allocate(8);
+    assert_eq!(a.peer_memory(lent, 0), None, "the simulator lends no memory");
+    check_copy_between(&mut a, &mut b, 4096);
+    check_copy_between(&mut b, &mut a, 100);
+}
+
+/// Two devices of a slice at once.
+fn pair_mut<T>(devices: &mut [T], i: usize, j: usize) -> (&mut T, &mut T) {
+    assert_ne!(i, j);
+    if i < j {
+        let (low, high) = devices.split_at_mut(j);
+        (&mut low[i], &mut high[0])
+    } else {
+        let (low, high) = devices.split_at_mut(i);
+        (&mut high[0], &mut low[j])
+    }
+}
+
+/// On a GPU: every pair of three devices (logical ones sharing a GPU on a one-GPU machine,
+/// peers on a machine with several) copies between their memories, also right after a launch
+/// that writes the source is enqueued (the copy must come after it), and from and to a
+/// simulator (through the host).
+#[test]
+fn devices_copy_from_each_other_on_the_gpu() {
+    let mut devices = match CudaDevice::probe_all(DeviceCount::Exactly(3)) {
+        Ok(devices) => devices,
+        Err(why) => {
+            eprintln!("skipped: no usable CUDA GPU ({why})");
+            assert!(CudaDevice::probe_all(DeviceCount::All).is_err());
+            return;
+        }
+    };
+    let gpus = CudaDevice::probe_all(DeviceCount::All).expect("the GPUs opened a moment ago").len();
+    let ordinals = peers::physical_ordinals(DeviceCount::Exactly(3), gpus);
+    for (i, d) in devices.iter().enumerate() {
+        assert_eq!(d.ordinal() as usize, ordinals[i]);
+        let logical = peers::shares_gpu(&ordinals, i);
+        let prefix = if logical { format!("cuda:{i} (logical device on GPU {}: ", ordinals[i]) } else { format!("cuda:{i} (") };
+        assert!(d.label().starts_with(&prefix), "{}", d.label());
+        assert!(d.model().contains(", sm_") && !d.model().contains("cuda:"), "{}", d.model());
+        eprintln!("{}: peers {:?}", d.label(), d.peer_links());
+        let others: Vec<i32> = ordinals.iter().map(|&o| o as i32).filter(|&o| o != d.ordinal()).collect();
+        assert!(d.peer_links().iter().all(|(o, _)| others.contains(o)), "{:?}", d.peer_links());
+    }
+    for i in 0..3 {
+        for j in 0..3 {
+            if i != j {
+                let (dst, src) = pair_mut(&mut devices, i, j);
+                check_copy_between(dst, src, 1 << 16);
+            }
+        }
+    }
+    let mut sim = SimDevice::new();
+    check_copy_between(&mut devices[1], &mut sim, 1000);
+    check_copy_between(&mut sim, &mut devices[2], 1000);
+
+    // A copy enqueued behind a launch in flight on the source sees what the launch wrote
+    // (devices 0 and 1 are on two GPUs where there are two).
+    let n = 1 << 20;
+    let module = vector_add();
+    let kernel = &module.grid_kernels[Handle::new(0)];
+    let (dst, src) = pair_mut(&mut devices, 1, 0);
+    src.sync = LaunchSync::Deferred;
+    let params = vector_add_params(src, n, 0);
+    let DeviceParam::Array { alloc: c, .. } = params[3] else { panic!("c is an array") };
+    src.launch(&Launch::new(&module, kernel, params)).expect("launches");
+    let to = dst.allocate(4 * n as u64);
+    dst.copy_from_peer(to, 0, src, c, 0, 4 * n as u64);
+    let mut got = vec![0u8; 4 * n];
+    dst.copy_to_host(to, 0, &mut got);
+    assert!(got == f32s((0..n).map(|i| i as f32 + 0.5)), "the copy came after the launch");
+    assert!(dst.take_fault().is_none() && src.take_fault().is_none());
+}

@@ -8,6 +8,7 @@ pub mod memory;
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
@@ -26,6 +27,8 @@ pub struct SimDevice {
     addresses: HashMap<u64, u64>,
     next_id: u64,
     next_address: u64,
+    /// The device's own range of addresses (see [`SIM_ADDRESS_SPACE`]).
+    address_space: std::ops::Range<u64>,
     /// Bytes of the live buffers (`acc_get_property`'s free memory).
     allocated: u64,
     /// What small grids are spread over (`runtime::launch_shape`): `YOSEGI_MULTIPROCESSORS`,
@@ -35,11 +38,13 @@ pub struct SimDevice {
 
 impl Default for SimDevice {
     fn default() -> Self {
+        let address_space = sim_address_space(NEXT_SIM_ADDRESS_SPACE.fetch_add(1, Ordering::Relaxed));
         SimDevice {
             buffers: HashMap::new(),
             addresses: HashMap::new(),
             next_id: 0,
-            next_address: SIM_ADDRESS_BASE,
+            next_address: address_space.start,
+            address_space,
             allocated: 0,
             multiprocessors: launch_shape::multiprocessors(0),
         }
@@ -50,6 +55,25 @@ impl Default for SimDevice {
 /// host (47 or 48 bits), so that no host pointer is ever mistaken for a device pointer, and a
 /// host dereference of one faults as it would on a GPU without unified memory.
 pub const SIM_ADDRESS_BASE: u64 = 0x0d00_0000_0000_0000;
+
+/// Each simulator hands out addresses from a range of its own, this many bytes long (4 PiB),
+/// so that no two live devices share an address, as on GPUs, whose addresses are unified
+/// across devices (a device pointer of one device is never taken for another device's).
+pub const SIM_ADDRESS_SPACE: u64 = 1 << 52;
+
+/// How many ranges of [`SIM_ADDRESS_SPACE`] bytes fit above [`SIM_ADDRESS_BASE`]; the
+/// simulators of a process take them in turn, and the range after the last is the first
+/// again (only the simulators created thousands of devices apart share a range).
+const SIM_ADDRESS_SPACES: u64 = (u64::MAX - SIM_ADDRESS_BASE) / SIM_ADDRESS_SPACE;
+
+/// Which range the next simulator of the process takes.
+static NEXT_SIM_ADDRESS_SPACE: AtomicU64 = AtomicU64::new(0);
+
+/// The addresses of the `n`th simulator created in the process.
+pub fn sim_address_space(n: u64) -> std::ops::Range<u64> {
+    let start = SIM_ADDRESS_BASE + (n % SIM_ADDRESS_SPACES) * SIM_ADDRESS_SPACE;
+    start..start + SIM_ADDRESS_SPACE
+}
 
 /// Device addresses are handed out in units of this many bytes, with one unit of gap after
 /// each buffer, so that a pointer one past a buffer's end lies in no other buffer.
@@ -80,10 +104,14 @@ impl Device for SimDevice {
     fn allocate(&mut self, bytes: u64) -> DeviceAlloc {
         self.next_id += 1;
         self.buffers.insert(self.next_id, Arc::new(SimBuffer::new(bytes as usize)));
-        // Addresses are never reused: a stale device pointer of the program never finds a
-        // later buffer.
+        // Addresses are not reused (until the device has handed out its whole range, 4 PiB):
+        // a stale device pointer of the program never finds a later buffer.
+        let span = bytes.div_ceil(SIM_ADDRESS_ALIGN).max(1) * SIM_ADDRESS_ALIGN + SIM_ADDRESS_ALIGN;
+        if self.address_space.end - self.next_address < span {
+            self.next_address = self.address_space.start;
+        }
         self.addresses.insert(self.next_id, self.next_address);
-        self.next_address += bytes.div_ceil(SIM_ADDRESS_ALIGN).max(1) * SIM_ADDRESS_ALIGN + SIM_ADDRESS_ALIGN;
+        self.next_address += span;
         self.allocated += bytes;
         DeviceAlloc(self.next_id)
     }

@@ -559,3 +559,34 @@ fn stores_at_computed_addresses_reach_the_buffer_there_and_fault_elsewhere() {
     assert!(fault.message.contains("thread 1 of block [0, 0, 0] accesses address"), "{}", fault.message);
     assert!(fault.message.contains("which is no device memory"), "{}", fault.message);
 }
+
+#[test]
+fn two_simulators_never_hand_out_the_same_address() {
+    // Several devices of one runtime (and the acc_api, which maps an address back to its
+    // device's memory) need addresses unique across devices, as a GPU's unified addresses are.
+    let (mut first, mut second) = (SimDevice::new(), SimDevice::new());
+    let a = first.allocate(1000);
+    let b = second.allocate(1000);
+    let (at_a, at_b) = (first.address(a), second.address(b));
+    assert!(at_a >= SIM_ADDRESS_BASE && at_b >= SIM_ADDRESS_BASE, "{at_a:#x} {at_b:#x}");
+    assert!(at_a.abs_diff(at_b) >= SIM_ADDRESS_SPACE, "separate ranges: {at_a:#x} {at_b:#x}");
+    let later = first.allocate(8);
+    assert!(first.address(later) > at_a + 1000, "within a device, addresses follow one another");
+    // The ranges lie above the base and below the end of the address space, and wrap around.
+    assert!(SIM_ADDRESS_BASE.checked_add(SIM_ADDRESS_SPACES * SIM_ADDRESS_SPACE).is_some());
+    let last = sim_address_space(SIM_ADDRESS_SPACES - 1);
+    assert!(last.start > SIM_ADDRESS_BASE && last.end > last.start);
+    assert_eq!(sim_address_space(SIM_ADDRESS_SPACES), sim_address_space(0));
+    assert_eq!(sim_address_space(0).start, SIM_ADDRESS_BASE);
+}
+
+#[test]
+fn a_simulator_that_used_up_its_addresses_starts_its_range_again() {
+    let mut device = SimDevice::new();
+    let start = device.address_space.start;
+    device.next_address = device.address_space.end - 512;
+    let a = device.allocate(200);
+    assert_eq!(device.address(a), device.address_space.end - 512, "256 bytes and a gap fit");
+    let b = device.allocate(200);
+    assert_eq!(device.address(b), start, "no room left: from the start of the range");
+}

@@ -1,0 +1,186 @@
+//! Several GPUs in one runtime: which physical GPU each requested device runs on, peer access
+//! between the GPUs, and copies from one device's memory to another's
+//! ([`Device::copy_from_peer`] of the cuda device).
+//!
+//! A request for more devices than the machine has GPUs gives logical devices: device `i` runs
+//! on GPU `i % gpus` and shares that GPU's primary context (and so its legacy default stream)
+//! with the other devices on it, but has allocations, kernels and launches of its own. Copies
+//! between two devices of one context are ordinary device-to-device copies; between two GPUs
+//! they are `cuMemcpyPeer`, which goes over NVLink or PCIe when peer access is enabled and
+//! through host memory inside the driver when it is not.
+
+use cudarc::driver::sys;
+
+use crate::runtime::device::{Device, DeviceAlloc, DeviceCount, PeerMemory};
+
+use super::CudaDevice;
+use super::driver::{check, describe};
+
+/// The physical GPU (ordinal) of each device a request for `requested` devices gives on a
+/// machine with `gpus` GPUs: every GPU once for `All`, else GPU `i % gpus` for device `i`.
+/// Empty when there are no GPUs or none was requested.
+pub fn physical_ordinals(requested: DeviceCount, gpus: usize) -> Vec<usize> {
+    if gpus == 0 {
+        return Vec::new();
+    }
+    match requested {
+        DeviceCount::All => (0..gpus).collect(),
+        DeviceCount::Exactly(n) => (0..n).map(|i| i % gpus).collect(),
+    }
+}
+
+/// Whether device `i` of `ordinals` shares its GPU with another device (it is then labelled a
+/// logical device).
+pub fn shares_gpu(ordinals: &[usize], i: usize) -> bool {
+    ordinals.iter().enumerate().any(|(j, &o)| j != i && Some(&o) == ordinals.get(i))
+}
+
+/// Whether a device's context may read and write another GPU's memory directly.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PeerLink {
+    /// `cuCtxEnablePeerAccess` succeeded (or access was already enabled).
+    Enabled,
+    /// `cuDeviceCanAccessPeer` says the two GPUs cannot: copies between them go through host
+    /// memory inside the driver.
+    Unsupported,
+    /// Asking or enabling failed (too many peers, for one): copies go through host memory as
+    /// for `Unsupported`. The message names the failing call.
+    Failed(String),
+}
+
+/// Enables peer access between the contexts of every ordered pair of distinct GPUs among
+/// `devices` where the hardware allows it, and records the outcome on every device of the
+/// accessing GPU. Nothing here is fatal: `cuMemcpyPeer` works without peer access, only slower.
+pub fn enable_peer_access(devices: &mut [CudaDevice]) {
+    // One entry per physical GPU, in the order of its first device.
+    let mut gpus: Vec<(i32, sys::CUdevice, sys::CUcontext)> = Vec::new();
+    for d in devices.iter() {
+        if !gpus.iter().any(|&(o, _, _)| o == d.ordinal) {
+            gpus.push((d.ordinal, d.cu_device, d.context));
+        }
+    }
+    for &(ordinal, device, context) in &gpus {
+        for &(peer_ordinal, peer_device, peer_context) in &gpus {
+            if peer_ordinal == ordinal {
+                continue;
+            }
+            let link = enable_one(device, context, peer_device, peer_context);
+            for d in devices.iter_mut().filter(|d| d.ordinal == ordinal) {
+                d.peers.push((peer_ordinal, link.clone()));
+            }
+        }
+    }
+    // Every method makes its own context current; this only leaves the thread as opening one
+    // GPU leaves it. A failure here would show again, and be reported, at the first operation.
+    if let Some(first) = devices.first() {
+        let _ = first.make_current();
+    }
+}
+
+/// Lets `context` (on `device`) access the memory of `peer_context` (on `peer_device`). The
+/// access is one-way: the pair is asked for again the other way round.
+fn enable_one(device: sys::CUdevice, context: sys::CUcontext, peer_device: sys::CUdevice, peer_context: sys::CUcontext) -> PeerLink {
+    let mut can = 0;
+    // SAFETY: both are devices the driver handed out; valid out-pointer.
+    if let Err(e) = check("cuDeviceCanAccessPeer", unsafe { sys::cuDeviceCanAccessPeer(&mut can, device, peer_device) }) {
+        return PeerLink::Failed(e);
+    }
+    if can == 0 {
+        return PeerLink::Unsupported;
+    }
+    // SAFETY: both contexts are primary contexts retained by their devices and live as long
+    // as the process (they are never released). Peer access is enabled for the current context.
+    let enabled = unsafe {
+        check("cuCtxSetCurrent", sys::cuCtxSetCurrent(context)).map(|_| sys::cuCtxEnablePeerAccess(peer_context, 0))
+    };
+    match enabled {
+        Ok(sys::CUresult::CUDA_SUCCESS | sys::CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) => PeerLink::Enabled,
+        Ok(code) => PeerLink::Failed(format!("cuCtxEnablePeerAccess failed: {}", describe(code))),
+        Err(e) => PeerLink::Failed(e),
+    }
+}
+
+impl CudaDevice {
+    /// The physical GPU this device runs on (its CUDA ordinal).
+    pub fn ordinal(&self) -> i32 {
+        self.ordinal
+    }
+
+    /// Per other GPU among the devices opened together (by ordinal): whether this device's
+    /// context may access its memory directly.
+    pub fn peer_links(&self) -> &[(i32, PeerLink)] {
+        &self.peers
+    }
+
+    /// `offset` bytes into `alloc` as another cuda device copies from it: `None` for an
+    /// allocation that is not live or has no memory (zero bytes), and while a fault is held
+    /// (the context is broken and memory operations do nothing).
+    pub(super) fn lend_memory(&self, alloc: DeviceAlloc, offset: u64) -> Option<PeerMemory> {
+        if self.fault.is_some() {
+            return None;
+        }
+        let b = self.buffers.get(&alloc.0).filter(|b| b.ptr != 0)?;
+        Some(PeerMemory { context: self.context as usize, address: b.ptr + offset })
+    }
+
+    /// [`Device::copy_from_peer`]: one copy on the legacy default streams, which orders it
+    /// after the work already enqueued on both devices and before work enqueued later, so
+    /// neither device waits for its launches in flight first. Not staged: the bytes never
+    /// reach the host unless the driver itself bounces them (no peer access).
+    pub(super) fn copy_from_peer_device(
+        &mut self,
+        dst: DeviceAlloc,
+        dst_offset: u64,
+        src: &mut dyn Device,
+        src_alloc: DeviceAlloc,
+        src_offset: u64,
+        len: u64,
+    ) {
+        if len == 0 || self.fault.is_some() {
+            return;
+        }
+        let Some(from) = src.peer_memory(src_alloc, src_offset) else {
+            // Not a cuda device's live memory, or the source holds a fault (it then copies
+            // nothing out, and the runtime reports its fault): through the host, as the
+            // trait's default does.
+            let mut bounce = vec![0u8; len as usize];
+            src.copy_to_host(src_alloc, src_offset, &mut bounce);
+            self.copy_to_device(dst, dst_offset, &bounce);
+            return;
+        };
+        let (dst_ptr, dst_bytes) = {
+            let b = self.buffer(dst);
+            (b.ptr, b.bytes)
+        };
+        if dst_offset + len > dst_bytes {
+            self.fatal(format!("a copy of {len} bytes from another device at offset {dst_offset} into a {dst_bytes}-byte allocation"));
+        }
+        let src_context = from.context as sys::CUcontext;
+        let result = self.make_current().and_then(|_| {
+            // SAFETY: the destination range lies inside a live allocation (checked above); the
+            // source is `len` bytes of a live allocation of a device of `src_context`, which the
+            // runtime sized (`PeerMemory` does not carry the allocation's size).
+            unsafe {
+                if src_context == self.context {
+                    // Two logical devices of one GPU: one context, one address space.
+                    check("cuMemcpyDtoD", sys::cuMemcpyDtoD_v2(dst_ptr + dst_offset, from.address, len as usize))
+                } else {
+                    check(
+                        "cuMemcpyPeer",
+                        sys::cuMemcpyPeer(dst_ptr + dst_offset, self.context, from.address, src_context, len as usize),
+                    )
+                }
+            }
+        });
+        if let Err(e) = result {
+            // A fault of the source's launches breaks its context and fails the copy: it is
+            // theirs, kept by the source for the runtime to report. The source lends no memory
+            // once it holds one.
+            src.wait();
+            if src.peer_memory(src_alloc, src_offset).is_none() {
+                return;
+            }
+            self.memory_failure(format!("copying {len} bytes from another device: {e}"));
+        }
+    }
+}
