@@ -103,3 +103,7 @@ int main(int argc, char **argv) {
     free(x); free(r); free(p); free(q);
     return 0;
 }
+
+/* The sizes the test suite runs it at (tests/differential.rs): */
+// yosegi-test: args=32 20
+// yosegi-test: ignore-lines=time:

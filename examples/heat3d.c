@@ -73,3 +73,7 @@ int main(int argc, char **argv) {
     free(un);
     return 0;
 }
+
+/* The sizes the test suite runs it at (tests/differential.rs): */
+// yosegi-test: args=16 4
+// yosegi-test: ignore-lines=time:

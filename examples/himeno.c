@@ -182,3 +182,8 @@ int main(void) {
     printf(" Score based on Pentium III 600MHz : %f\n", mflops / 82.84);
     return 0;
 }
+
+/* The sizes the test suite runs it at (tests/differential.rs): */
+// yosegi-test: cflags=-DSIZE_TINY -DNN=4
+// yosegi-test: rtol=1e-4
+// yosegi-test: ignore-lines=MFLOPS Score Rehearsal

@@ -67,3 +67,7 @@ int main(int argc, char **argv) {
     free(Anew);
     return 0;
 }
+
+/* The sizes the test suite runs it at (tests/differential.rs): */
+// yosegi-test: args=48 60
+// yosegi-test: ignore-lines=total:

@@ -55,3 +55,7 @@ int main(int argc, char **argv) {
     free(c);
     return 0;
 }
+
+/* The sizes the test suite runs it at (tests/differential.rs): */
+// yosegi-test: args=512 64 2
+// yosegi-test: ignore-lines=time:

@@ -63,3 +63,8 @@ int main(int argc, char **argv) {
     printf("time: %f s, %.1f M rows/s\n", elapsed, elapsed > 0.0 ? (double)ROWS * reps / elapsed * 1.0e-6 : 0.0);
     return 0;
 }
+
+/* The sizes the test suite runs it at (tests/differential.rs): */
+// yosegi-test: cflags=-DROWS=1000
+// yosegi-test: args=3
+// yosegi-test: ignore-lines=time:

@@ -67,3 +67,8 @@ int main(int argc, char **argv) {
     free(un);
     return 0;
 }
+
+/* The sizes the test suite runs it at (tests/differential.rs): */
+// yosegi-test: args=4096 5
+// yosegi-test: rtol=1e-4
+// yosegi-test: ignore-lines=time:

@@ -4,17 +4,22 @@
 //!
 //! A program is either one `.c` file or a directory (a multi-file program: the files named in
 //! its `FILES`, else all its `.c` files). Its header comments configure the run:
-//! `// yosegi-test: args=64 10`, `// yosegi-test: stdin=FILE` (relative to the program) and
-//! `// yosegi-test: rtol=1e-9` (0 compares the text exactly).
+//! `// yosegi-test: args=64 10`, `// yosegi-test: stdin=FILE` (relative to the program),
+//! `// yosegi-test: rtol=1e-9` (0 compares the text exactly) and `// yosegi-test: cflags=-DN=8`
+//! (definitions for both compilers), `// yosegi-test: ignore-lines=time:` (output lines starting
+//! with one of these words, such as timings, are not compared).
 //!
-//! Each program runs four times, with `--staging auto`, `on` (staged variants always launched),
-//! `off` (global memory only) and `off` with small grids' blocks narrowed as the cuda device
-//! narrows them (`runtime::launch_shape`), against one shared gcc reference: the simulator executes the
-//! staged grid kernels, barriers and all, so every staged variant is checked against gcc.
+//! Each program runs seven times against one shared gcc reference: with `--staging auto`, `on`
+//! (staged variants always launched), `off` (global memory only) and `off` with small grids'
+//! blocks narrowed as the cuda device narrows them (`runtime::launch_shape`): the simulator
+//! executes the staged grid kernels, barriers and all, so every staged variant is checked
+//! against gcc; and on 2, 3 and 4 simulated devices (`--gpus N`), every kernel that can be split
+//! over them split (`runtime::distribute`), each device with its own memory. The programs of
+//! `examples/` run the same way, with the small sizes their headers give.
 
 mod common;
 
-use common::{Input, compare_outputs, gcc_build, repo_root, run, yosegi};
+use common::{Input, compare_outputs, gcc_build_with, repo_root, run, yosegi};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -29,6 +34,9 @@ struct TestProgram {
     args: Vec<String>,
     stdin: Option<PathBuf>,
     rtol: f64,
+    cflags: Vec<String>,
+    /// Output lines starting with one of these words are not compared (timings).
+    ignored_lines: Vec<String>,
 }
 
 fn programs_dir() -> PathBuf {
@@ -42,7 +50,8 @@ fn load_program(entry: &str) -> TestProgram {
     } else {
         (path.parent().expect("program has a parent dir").to_path_buf(), vec![path.clone()])
     };
-    let mut program = TestProgram { name: entry.to_string(), sources, args: Vec::new(), stdin: None, rtol: DEFAULT_RTOL };
+    let mut program =
+        TestProgram { name: entry.to_string(), sources, args: Vec::new(), stdin: None, rtol: DEFAULT_RTOL, cflags: Vec::new(), ignored_lines: Vec::new() };
     for source in &program.sources.clone() {
         let text = std::fs::read_to_string(source).unwrap_or_else(|e| panic!("cannot read {}: {e}", source.display()));
         for line in text.lines() {
@@ -50,6 +59,8 @@ fn load_program(entry: &str) -> TestProgram {
             let (key, value) = setting.trim().split_once('=').unwrap_or_else(|| panic!("{}: malformed header `{line}`", source.display()));
             match key.trim() {
                 "args" => program.args = value.split_whitespace().map(str::to_string).collect(),
+                "cflags" => program.cflags = value.split_whitespace().map(str::to_string).collect(),
+                "ignore-lines" => program.ignored_lines = value.split_whitespace().map(str::to_string).collect(),
                 "stdin" => program.stdin = Some(base_dir.join(value.trim())),
                 "rtol" => {
                     program.rtol = value.trim().parse().unwrap_or_else(|_| panic!("{}: rtol `{value}` is not a number", source.display()))
@@ -91,12 +102,14 @@ enum StagingRun {
     /// (`YOSEGI_MULTIPROCESSORS`, `runtime::launch_shape`): the blocks the cuda device narrows
     /// for small grids, down to one warp, on every launch that can be.
     Spread,
+    /// The default staging on this many simulated devices (`--gpus N`).
+    Devices(usize),
 }
 
 impl StagingRun {
     fn flag(self) -> &'static str {
         match self {
-            StagingRun::Auto => "auto",
+            StagingRun::Auto | StagingRun::Devices(_) => "auto",
             StagingRun::Forced => "on",
             StagingRun::Disabled | StagingRun::Spread => "off",
         }
@@ -121,7 +134,7 @@ fn reference_of(program: &TestProgram) -> Reference {
     // Tests of other programs go on while this one builds: only the table lookup is locked.
     slot.get_or_init(|| {
         let scratch = tempfile::tempdir().expect("temp dir");
-        let reference_exe = gcc_build(&program.sources, scratch.path());
+        let reference_exe = gcc_build_with(&program.sources, scratch.path(), &program.cflags);
         let mut reference_cmd = std::process::Command::new(&reference_exe);
         reference_cmd.args(&program.args);
         let finished = run(reference_cmd, program_input(program));
@@ -143,9 +156,14 @@ fn check_program(entry: &str, staging: StagingRun) {
     assert_eq!(expected.code, Some(0), "the gcc reference of {} failed\n{}", program.name, expected.describe);
 
     let mut yosegi_cmd = yosegi();
+    let devices = match staging {
+        StagingRun::Devices(n) => n,
+        _ => 1,
+    };
     yosegi_cmd
-        .args(["run", "--device", "sim", "--staging", staging.flag()])
+        .args(["run", "--device", "sim", "--staging", staging.flag(), "--gpus", &devices.to_string()])
         .env("YOSEGI_MULTIPROCESSORS", if staging == StagingRun::Spread { "4096" } else { "0" })
+        .args(&program.cflags)
         .args(&program.sources)
         .arg("--")
         .args(&program.args);
@@ -158,7 +176,13 @@ fn check_program(entry: &str, staging: StagingRun) {
         program.name,
         actual.describe()
     );
-    if let Err(mismatch) = compare_outputs(&expected.stdout, &actual.stdout, program.rtol) {
+    let compared = |text: &str| -> String {
+        text.lines()
+            .filter(|line| !program.ignored_lines.iter().any(|word| line.trim_start().starts_with(word.as_str())))
+            .map(|line| format!("{line}\n"))
+            .collect()
+    };
+    if let Err(mismatch) = compare_outputs(&compared(&expected.stdout), &compared(&actual.stdout), program.rtol) {
         panic!(
             "{} (--staging {}): output differs from gcc's (rtol {:e}): {mismatch}\n--- gcc ---\n{}\n--- yosegi ---\n{}\n--- yosegi stderr ---\n{}",
             program.name,
@@ -192,6 +216,18 @@ macro_rules! differential_tests {
                 #[test]
                 fn spread_blocks() {
                     check_program($entry, StagingRun::Spread);
+                }
+                #[test]
+                fn devices_2() {
+                    check_program($entry, StagingRun::Devices(2));
+                }
+                #[test]
+                fn devices_3() {
+                    check_program($entry, StagingRun::Devices(3));
+                }
+                #[test]
+                fn devices_4() {
+                    check_program($entry, StagingRun::Devices(4));
                 }
             }
         )*
@@ -261,6 +297,16 @@ differential_tests! {
     long_double_rows => "long_double_rows.c",
     nest_prefix => "nest_prefix.c",
     static_twins => "static_twins",
+    sparse_writes => "sparse_writes.c",
+    example_cg => "../../examples/cg.c",
+    example_diffusion1d => "../../examples/diffusion1d.c",
+    example_diffusion_wide => "../../examples/diffusion_wide.c",
+    example_heat3d => "../../examples/heat3d.c",
+    example_himeno => "../../examples/himeno.c",
+    example_jacobi2d => "../../examples/jacobi2d.c",
+    example_matmul_vec => "../../examples/matmul_vec.c",
+    example_row_scan => "../../examples/row_scan.c",
+    example_wide_stencil_f32 => "../../examples/wide_stencil_f32.c",
 }
 
 #[test]
@@ -271,6 +317,13 @@ fn every_program_in_the_directory_has_a_test() {
         let name = path.file_name().expect("file name").to_string_lossy().into_owned();
         let is_program = path.is_dir() || path.extension().is_some_and(|x| x == "c");
         if is_program && !LISTED_PROGRAMS.contains(&name.as_str()) {
+            unlisted.push(name);
+        }
+    }
+    for entry in std::fs::read_dir(repo_root().join("examples")).expect("examples/ exists") {
+        let path = entry.expect("dir entry").path();
+        let name = format!("../../examples/{}", path.file_name().expect("file name").to_string_lossy());
+        if path.extension().is_some_and(|x| x == "c") && !LISTED_PROGRAMS.contains(&name.as_str()) {
             unlisted.push(name);
         }
     }

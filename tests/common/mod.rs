@@ -106,9 +106,15 @@ pub fn run(mut cmd: Command, input: Input) -> Finished {
 /// Compiles `sources` with gcc exactly as a user without OpenACC would (pragmas ignored, the
 /// repository's host-only `openacc.h`), returning the executable's path inside `dir`.
 pub fn gcc_build(sources: &[PathBuf], dir: &Path) -> PathBuf {
+    gcc_build_with(sources, dir, &[])
+}
+
+/// [`gcc_build`] with extra flags (`-D` definitions a program's test asks for).
+pub fn gcc_build_with(sources: &[PathBuf], dir: &Path, flags: &[String]) -> PathBuf {
     let exe = dir.join("reference");
     let mut cmd = Command::new("gcc");
     cmd.args(["-std=gnu11", "-O1", "-w"])
+        .args(flags)
         .arg(format!("-I{}", repo_root().join("include").display()))
         .args(sources)
         .arg("-o")

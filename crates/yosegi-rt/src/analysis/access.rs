@@ -384,6 +384,9 @@ pub fn launch_sections_with(kernel: &Kernel, summary: &AccessSummary, params: &[
             }
             let mut sections = empty(param);
             let strides = array_strides(kernel, param, params);
+            // The sections of the writes that fill theirs: the write section is their hull,
+            // which they fill only when they leave no gap (`v[0]` and `v[n-1]` leave one).
+            let mut filled: Vec<(i64, i64)> = Vec::new();
             for access in summary.distinct_of_param(param) {
                 let (section, dense) = match &space {
                     Some(space) => access_section(access, strides.as_deref(), space, params),
@@ -397,11 +400,34 @@ pub fn launch_sections_with(kernel: &Kernel, summary: &AccessSummary, params: &[
                 }
                 if access.kind != AccessKind::Read {
                     sections.write = sections.write.hull(section);
+                    if let (false, Section::Elements { lo, hi }) = (reads, section) {
+                        filled.push((lo, hi));
+                    }
                 }
+            }
+            // The hull's gaps keep what the launch leaves alone: the launch reads them, so that
+            // the copy it writes holds them current (the runtime counts the whole write section
+            // as written by the device that ran the launch).
+            if leaves_gaps(filled) {
+                sections.read = sections.read.hull(sections.write);
             }
             sections
         })
         .collect()
+}
+
+/// Whether the union of these half-open ranges is not one range.
+fn leaves_gaps(mut ranges: Vec<(i64, i64)>) -> bool {
+    ranges.retain(|(lo, hi)| lo < hi);
+    ranges.sort_unstable();
+    let Some(&(_, mut reach)) = ranges.first() else { return false };
+    for &(lo, hi) in &ranges[1..] {
+        if lo > reach {
+            return true;
+        }
+        reach = reach.max(hi);
+    }
+    false
 }
 
 /// The values a loop variable takes: `lo..=hi`, and how many distinct values with what spacing
@@ -933,6 +959,29 @@ mod tests {
         let s = launch_sections(&kern, &[ParamValue::Int(5), P]);
         assert_eq!(s[0].write, Section::Elements { lo: 0, hi: 5 });
         assert_eq!(s[0].read, Section::Elements { lo: 0, hi: 5 });
+    }
+
+    #[test]
+    fn writes_whose_hull_has_gaps_also_read_it() {
+        // a[0] = 0; a[n - 1] = 0 in a one-iteration loop: the hull 0..n is not all written.
+        let mut b = B::new();
+        let i = b.loop_var("i");
+        let zero = b.int(0);
+        let one = b.int(1);
+        let n = b.param(0);
+        let di = b.dim(i, zero, one);
+        let v = b.float(0.0, crate::ir::ScalarType::F64);
+        let first = b.store(1, vec![zero], v);
+        let last_index = b.bin(BinaryOp::Sub, n, one);
+        let last = b.store(1, vec![last_index], v);
+        b.body.block = vec![first, last];
+        let kern = kernel("ends", vec![scalar_param("n", 0), array_param("a", vec![None], 1)], vec![di], b.body);
+        let s = launch_sections(&kern, &[ParamValue::Int(8), P]);
+        assert_eq!(s[0].write, Section::Elements { lo: 0, hi: 8 });
+        assert_eq!(s[0].read, Section::Elements { lo: 0, hi: 8 }, "the gap 1..7 must be current where the write lands");
+        // Writes that meet leave no gap: a[0] and a[1] with n = 2.
+        let s = launch_sections(&kern, &[ParamValue::Int(2), P]);
+        assert_eq!(s[0].read, Section::None);
     }
 
     /// `t[i][j] = t[i][j + shift]` over `i < n`, `j < m` (parallel), `t` a table of rows;

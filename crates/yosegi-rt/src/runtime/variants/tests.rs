@@ -499,7 +499,7 @@ fn on_a_timing_device_the_runtime_explores_then_runs_the_winner_without_timing()
     assert_eq!(use_.runs.get("scale_l3_staged"), Some(&8));
     assert_eq!(use_.timed["scale_l3_staged"], vec![ms(0.6), ms(0.6)]);
     let report = rt.exit_report().expect("stats on");
-    assert!(report.contains("winner on timed-sim (n=64): scale_l3_staged (scale_l3 best 0.800, scale_l3_staged best 0.600, measured)"), "{report}");
+    assert!(report.contains("winner on timed-sim (i_count=64): scale_l3_staged (scale_l3 best 0.800, scale_l3_staged best 0.600, measured)"), "{report}");
 
     // The next run takes the winner from the cache and times nothing.
     let (module, _) = scale_with_variants(&[(0.6, 0)]);
@@ -510,5 +510,5 @@ fn on_a_timing_device_the_runtime_explores_then_runs_the_winner_without_timing()
     again.region(0, &region_args(64, a.as_mut_ptr(), b.as_mut_ptr())).expect("runs");
     assert_eq!(timed_again.load(std::sync::atomic::Ordering::Relaxed), 0);
     assert_eq!(again.stats().variants["scale_l3"].runs.get("scale_l3_staged"), Some(&1));
-    assert!(again.exit_report().expect("stats on").contains("cached winner on timed-sim (n=64): scale_l3_staged"));
+    assert!(again.exit_report().expect("stats on").contains("cached winner on timed-sim (i_count=64): scale_l3_staged"));
 }
