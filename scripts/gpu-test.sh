@@ -1,20 +1,23 @@
 #!/usr/bin/env bash
 # Runs every program of tests/programs (and the staging counter tests' programs,
-# tests/staging_programs) with `yosegi run --device cuda` and compares its output
+# tests/staging_programs, and examples/ at their test sizes) with `yosegi run --device cuda`
+# and compares its output
 # with the gcc reference build (pragmas ignored), the way tests/differential.rs does for the
 # simulator: both must exit 0; output tokens (split on whitespace) must match, integers and
 # words exactly, other numbers within the program's `// yosegi-test: rtol=` (default 1e-9,
 # 0 = identical text; values within 1e-12 of each other always agree).
 #
 # Usage: scripts/gpu-test.sh [path/to/yosegi]     (default: target/release/yosegi)
-# Every program runs twice against one gcc reference: with the default `--staging auto` (the
-# runtime's choice among kernel variants) and with `--staging on` (shared-memory staged variants
-# always launched, so every staged kernel is checked on the GPU).
+# Every program runs four times against one gcc reference: with the default `--staging auto`
+# (the runtime's choice among kernel variants), with `--staging on` (shared-memory staged
+# variants always launched, so every staged kernel is checked on the GPU), and split over 2 and
+# 4 devices (`--gpus N`: on a machine with fewer GPUs, logical devices on them, each with its own
+# memory; every kernel that can be split is).
 # Environment: YOSEGI_DEVICE=sim runs the same comparison on the simulator (to check the
 # script itself on a machine without a GPU); ONLY=name runs one program (ONLY=cache only the
-# kernel-cache checks, which otherwise run after the programs); STAGING="auto on off"
-# chooses the `--staging` modes (default "auto on").
-# Prints one PASS/FAIL line per program and mode, then `staging MODE: N passed, M failed` per
+# kernel-cache checks, which otherwise run after the programs); STAGING="auto on off gpus3"
+# chooses the modes (`gpusN`: `--staging auto --gpus N`; default "auto on gpus2 gpus4").
+# Prints one PASS/FAIL line per program and mode, then `mode MODE: N passed, M failed` per
 # mode and the total `N passed, M failed`; exits 1 on any failure.
 # (The unit tests `cargo test --lib runtime::cuda` also compare the GPU with the simulator
 # kernel by kernel when a GPU is present.)
@@ -24,13 +27,20 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 yosegi="${1:-$root/target/release/yosegi}"
 device="${YOSEGI_DEVICE:-cuda}"
 programs="$root/tests/programs"
-read -r -a modes <<<"${STAGING:-auto on}"
+read -r -a modes <<<"${STAGING:-auto on gpus2 gpus4}"
 for mode in "${modes[@]}"; do
     case "$mode" in
-        auto|on|off) ;;
-        *) echo "gpu-test: STAGING mode \`$mode\` is not one of auto, on, off" >&2; exit 2 ;;
+        auto|on|off|gpus[1-9]|gpus[1-9][0-9]) ;;
+        *) echo "gpu-test: STAGING mode \`$mode\` is not one of auto, on, off, gpusN" >&2; exit 2 ;;
     esac
 done
+# The `yosegi run` flags of a mode.
+mode_flags() {
+    case "$1" in
+        gpus*) echo "--staging auto --gpus ${1#gpus}" ;;
+        *) echo "--staging $1 --gpus 1" ;;
+    esac
+}
 [ "${#modes[@]}" -gt 0 ] || { echo "gpu-test: STAGING names no mode" >&2; exit 2; }
 
 if [ ! -x "$yosegi" ]; then
@@ -74,8 +84,12 @@ def agree(want, got, rtol):
         return False
     return abs(w - g) <= max(rtol * max(abs(w), abs(g)), 1e-12)
 
-expected = open(sys.argv[1], errors="replace").read().split()
-actual = open(sys.argv[2], errors="replace").read().split()
+ignored = sys.argv[4].split() if len(sys.argv) > 4 else []
+def tokens(path):
+    lines = open(path, errors="replace").read().splitlines()
+    return " ".join(l for l in lines if not any(l.lstrip().startswith(w) for w in ignored)).split()
+expected = tokens(sys.argv[1])
+actual = tokens(sys.argv[2])
 rtol = float(sys.argv[3])
 for i, (w, g) in enumerate(zip(expected, actual)):
     if not agree(w, g, rtol):
@@ -97,7 +111,7 @@ fail_every_mode() {
         mode_failed[$mode]=$((${mode_failed[$mode]:-0} + 1))
     done
 }
-for entry in "$programs"/* "$root/tests/staging_programs"/*.c; do
+for entry in "$programs"/* "$root/tests/staging_programs"/*.c "$root/examples"/*.c; do
     name="$(basename "$entry")"
     if [ -d "$entry" ]; then
         base="$entry"
@@ -121,6 +135,8 @@ for entry in "$programs"/* "$root/tests/staging_programs"/*.c; do
     fi
 
     args=()
+    cflags=()
+    ignored=""
     stdin_file=/dev/null
     rtol=1e-9
     while IFS= read -r setting; do
@@ -131,13 +147,15 @@ for entry in "$programs"/* "$root/tests/staging_programs"/*.c; do
             args) read -r -a args <<<"$value" ;;
             stdin) stdin_file="$base/$(echo "$value" | tr -d '[:space:]')" ;;
             rtol) rtol="$(echo "$value" | tr -d '[:space:]')" ;;
+            cflags) read -r -a cflags <<<"$value" ;;
+            ignore-lines) ignored="$value" ;;
             *) echo "gpu-test: $name: unknown yosegi-test key \`$key\`" >&2 ;;
         esac
     done < <(cat "${sources[@]}" | sed -n 's#^[[:space:]]*// yosegi-test:[[:space:]]*##p')
 
     work="$scratch/$name"
     mkdir -p "$work"
-    if ! gcc -std=gnu11 -O1 -w -I"$root/include" "${sources[@]}" -o "$work/reference" -lm 2>"$work/gcc.err"; then
+    if ! gcc -std=gnu11 -O1 -w -I"$root/include" "${cflags[@]}" "${sources[@]}" -o "$work/reference" -lm 2>"$work/gcc.err"; then
         echo "FAIL $name: gcc could not build the reference: $(head -c 300 "$work/gcc.err")"
         fail_every_mode
         continue
@@ -150,20 +168,21 @@ for entry in "$programs"/* "$root/tests/staging_programs"/*.c; do
         continue
     fi
     for mode in "${modes[@]}"; do
-        label="$name [staging $mode]"
+        label="$name [$mode]"
         started=$(date +%s.%N)
-        "$yosegi" run --device "$device" --staging "$mode" "${sources[@]}" -- "${args[@]}" <"$stdin_file" \
+        read -r -a flags <<<"$(mode_flags "$mode")"
+        "$yosegi" run --device "$device" "${flags[@]}" "${cflags[@]}" "${sources[@]}" -- "${args[@]}" <"$stdin_file" \
             >"$work/actual.$mode" 2>"$work/actual.$mode.err"
         status=$?
         seconds=$(python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.2f}')" "$started" "$(date +%s.%N)")
         if [ "$status" -ne 0 ]; then
-            echo "FAIL $label: yosegi --device $device --staging $mode exited with $status (${seconds}s)"
+            echo "FAIL $label: yosegi --device $device ${flags[*]} exited with $status (${seconds}s)"
             sed 's/^/    /' "$work/actual.$mode.err" | head -20
             failed=$((failed + 1))
             mode_failed[$mode]=$((${mode_failed[$mode]:-0} + 1))
             continue
         fi
-        if mismatch="$(python3 "$scratch/compare.py" "$work/expected" "$work/actual.$mode" "$rtol")"; then
+        if mismatch="$(python3 "$scratch/compare.py" "$work/expected" "$work/actual.$mode" "$rtol" "$ignored")"; then
             echo "PASS $label (${seconds}s)"
             passed=$((passed + 1))
             mode_passed[$mode]=$((${mode_passed[$mode]:-0} + 1))
@@ -219,7 +238,7 @@ if [ -z "${ONLY:-}" ] || [ "${ONLY}" = cache ]; then
 fi
 
 for mode in "${modes[@]}"; do
-    echo "staging $mode: ${mode_passed[$mode]:-0} passed, ${mode_failed[$mode]:-0} failed"
+    echo "mode $mode: ${mode_passed[$mode]:-0} passed, ${mode_failed[$mode]:-0} failed"
 done
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

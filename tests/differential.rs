@@ -298,6 +298,7 @@ differential_tests! {
     nest_prefix => "nest_prefix.c",
     static_twins => "static_twins",
     sparse_writes => "sparse_writes.c",
+    halo_exchange => "halo_exchange.c",
     example_cg => "../../examples/cg.c",
     example_diffusion1d => "../../examples/diffusion1d.c",
     example_diffusion_wide => "../../examples/diffusion_wide.c",
@@ -345,6 +346,33 @@ fn stats_report_the_device_counters() {
     // diffusion1d.c copies its 4096-double array `u` in, so at least 32 KiB cross to the device.
     let bytes_in = counter_value(&finished.stderr, "host->device bytes");
     assert!(bytes_in.is_some_and(|b| b >= 4096 * 8), "host->device bytes {bytes_in:?}, want >= 32768\n{}", finished.describe());
+}
+
+/// On several devices a split stencil moves, per step, exactly the rows beside each block
+/// boundary from device to device (both ways), and nothing between host and devices: ten more
+/// steps add ten times the halo to the peer bytes and nothing to the host's.
+#[test]
+fn split_stencil_moves_only_the_halo_between_devices() {
+    let program = load_program("halo_exchange.c");
+    let counters = |devices: usize, steps: u32| {
+        let mut cmd = yosegi();
+        cmd.args(["run", "--device", "sim", "--stats", "--gpus", &devices.to_string()]).args(&program.sources).arg("--").arg(steps.to_string());
+        let finished = run(cmd, Input::Nothing);
+        assert_eq!(finished.code(), Some(0), "{}", finished.describe());
+        let value = |label: &str| counter_value(&finished.stderr, label).unwrap_or_else(|| panic!("no `{label}`\n{}", finished.describe()));
+        (value("peer bytes (device to device)"), value("host->device bytes"), value("device->host bytes"), value("launches kept on one device"))
+    };
+    // A row's interior: M - 2 = 46 doubles.
+    let row = 46 * 8;
+    for devices in [2usize, 3, 4] {
+        let (peer_short, in_short, out_short, kept) = counters(devices, 6);
+        let (peer_long, in_long, out_long, _) = counters(devices, 16);
+        let boundaries = devices as u64 - 1;
+        assert_eq!(peer_long - peer_short, 10 * boundaries * 2 * row, "{devices} devices: peer bytes per step are not the halo");
+        assert_eq!((in_long, out_long), (in_short, out_short), "{devices} devices: steps moved host bytes");
+        assert_eq!(in_short, 2 * 64 * 48 * 8, "{devices} devices: the host sends each array once");
+        assert_eq!(kept, 0, "{devices} devices: every launch is split");
+    }
 }
 
 /// The number at the end of the first stats line that starts with `label`.

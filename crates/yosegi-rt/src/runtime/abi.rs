@@ -491,8 +491,15 @@ extern "C" fn rt_acc_set_default_async(call: CallName, queue: c_int) {
     with_runtime(|rt| rt.acc_set_default_async(&call_name(call), queue))
 }
 
+// The calls below hand the program device addresses or act on them: from the first one on,
+// launches are no longer split over several devices (`Runtime::stop_splitting`), so that the
+// current device's copies are the objects' values.
+
 extern "C" fn rt_acc_malloc(bytes: usize) -> *mut c_void {
-    with_runtime(|rt| Ok(rt.acc_malloc(bytes as u64))) as *mut c_void
+    with_runtime(|rt| {
+        rt.stop_splitting();
+        Ok(rt.acc_malloc(bytes as u64))
+    }) as *mut c_void
 }
 
 extern "C" fn rt_acc_free(call: CallName, d: *mut c_void) {
@@ -514,7 +521,10 @@ extern "C" fn rt_acc_update(call: CallName, h: *mut c_void, bytes: usize, to_dev
 }
 
 extern "C" fn rt_acc_map_data(call: CallName, h: *mut c_void, d: *mut c_void, bytes: usize) {
-    with_runtime(|rt| rt.acc_map_data(&call_name(call), h as u64, d as u64, bytes as u64))
+    with_runtime(|rt| {
+        rt.stop_splitting();
+        rt.acc_map_data(&call_name(call), h as u64, d as u64, bytes as u64)
+    })
 }
 
 extern "C" fn rt_acc_unmap_data(call: CallName, h: *mut c_void) {
@@ -522,7 +532,10 @@ extern "C" fn rt_acc_unmap_data(call: CallName, h: *mut c_void) {
 }
 
 extern "C" fn rt_acc_deviceptr(h: *mut c_void) -> *mut c_void {
-    with_runtime(|rt| Ok(rt.acc_deviceptr(h as u64))) as *mut c_void
+    with_runtime(|rt| {
+        rt.stop_splitting();
+        Ok(rt.acc_deviceptr(h as u64))
+    }) as *mut c_void
 }
 
 extern "C" fn rt_acc_hostptr(d: *mut c_void) -> *mut c_void {
@@ -536,10 +549,13 @@ extern "C" fn rt_acc_is_present(h: *mut c_void, bytes: usize) -> c_int {
 extern "C" fn rt_acc_memcpy(call: CallName, dst: *mut c_void, src: *const c_void, bytes: usize, direction: c_int, queue: c_int) {
     let call = call_name(call);
     let (dst, src, bytes) = (dst as u64, src as u64, bytes as u64);
-    with_runtime(|rt| match direction {
-        YOSEGI_ACC_TO_DEVICE => rt.acc_memcpy_to_device(&call, dst, src, bytes, queue),
-        YOSEGI_ACC_FROM_DEVICE => rt.acc_memcpy_from_device(&call, dst, src, bytes, queue),
-        _ => rt.acc_memcpy_device(&call, dst, src, bytes, queue),
+    with_runtime(|rt| {
+        rt.stop_splitting();
+        match direction {
+            YOSEGI_ACC_TO_DEVICE => rt.acc_memcpy_to_device(&call, dst, src, bytes, queue),
+            YOSEGI_ACC_FROM_DEVICE => rt.acc_memcpy_from_device(&call, dst, src, bytes, queue),
+            _ => rt.acc_memcpy_device(&call, dst, src, bytes, queue),
+        }
     })
 }
 
@@ -553,7 +569,10 @@ extern "C" fn rt_acc_memcpy_d2d(
     src_dev: c_int,
     queue: c_int,
 ) {
-    with_runtime(|rt| rt.acc_memcpy_d2d(&call_name(call), dst as u64, src as u64, bytes as u64, dst_dev, src_dev, queue))
+    with_runtime(|rt| {
+        rt.stop_splitting();
+        rt.acc_memcpy_d2d(&call_name(call), dst as u64, src as u64, bytes as u64, dst_dev, src_dev, queue)
+    })
 }
 
 extern "C" fn rt_acc_attach(call: CallName, ptr_addr: *mut *mut c_void, queue: c_int) {

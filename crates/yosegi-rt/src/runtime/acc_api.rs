@@ -304,7 +304,7 @@ impl Runtime {
         if copies.release(device, Hold::Dynamic, finalize) {
             self.after_release(start, device, false);
         }
-        self.trim_device_caches(device);
+        self.trim_device_caches();
         self.collect_device_reports()
     }
 

@@ -56,6 +56,16 @@ pub struct LaunchOutcome {
     pub counters: DeviceCounters,
 }
 
+/// A launch whose results the host may not have read yet ([`Device::start_launch`]).
+#[derive(Debug)]
+pub enum StartedLaunch {
+    /// Ran (or was enqueued) with its results already known.
+    Finished(LaunchOutcome),
+    /// Enqueued; the device reads its results back in [`Device::finish_launch`] (the token is
+    /// the device's own).
+    Pending(u64),
+}
+
 /// A fault of the user's kernel (out-of-bounds access, division by zero, barrier under
 /// divergence): reported with the kernel's name and the source span of the culprit.
 #[derive(Clone, Debug, PartialEq)]
@@ -177,6 +187,25 @@ pub trait Device: Send {
     }
     fn copy_to_host(&mut self, alloc: DeviceAlloc, offset: u64, dst: &mut [u8]);
     fn launch(&mut self, launch: &Launch) -> Result<LaunchOutcome, KernelFault>;
+    /// Starts the launch without waiting for results it hands back (reductions, scalar
+    /// outputs), so that the parts of a launch split over several devices run together; the
+    /// caller hands it to [`Device::finish_launch`] of the same device before any other launch
+    /// there. The default runs it to completion.
+    fn start_launch(&mut self, launch: &Launch) -> Result<StartedLaunch, KernelFault> {
+        self.launch(launch).map(StartedLaunch::Finished)
+    }
+    /// The outcome of a launch [`Device::start_launch`] started, waiting for it if needed.
+    fn finish_launch(&mut self, started: StartedLaunch) -> Result<LaunchOutcome, KernelFault> {
+        match started {
+            StartedLaunch::Finished(outcome) => Ok(outcome),
+            StartedLaunch::Pending(token) => Err(KernelFault {
+                kernel: String::new(),
+                message: format!("launch {token} was not started on this device (a runtime bug)"),
+                span: Span::default(),
+                help: None,
+            }),
+        }
+    }
     /// Runs the launch, waits for it to finish and gives its device time (CUDA events); `None`
     /// on devices whose time says nothing about a GPU (the simulator). Used to choose among
     /// the variants of a kernel.

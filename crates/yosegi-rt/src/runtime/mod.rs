@@ -600,7 +600,7 @@ impl Runtime {
                 self.after_release(range.object, device, section.dead_on_host);
             }
         }
-        self.trim_device_caches(device);
+        self.trim_device_caches();
         Ok(())
     }
 
@@ -610,22 +610,39 @@ impl Runtime {
     /// it holds, or dropped when nothing can read that (`dead_on_host`).
     fn after_release(&mut self, object: u64, device: usize, dead_on_host: bool) {
         let cacheable = self.registry.get(object).is_some_and(|o| matches!(o.origin, Origin::Static | Origin::Malloc));
+        if cacheable && !dead_on_host {
+            return;
+        }
         let Some((copies, mut t)) = self.transfer_for(object) else { return };
-        if dead_on_host {
-            copies.drop_device_copy(device, &mut t);
-        } else if !cacheable {
-            copies.free_device_copy(device, &mut t);
+        // The copies split launches left on the other devices are caches too: they go with it.
+        let others = (0..copies.devices.len()).filter(|&d| d != device && copies.has_device_copy(d) && !copies.is_present(d));
+        let released: Vec<usize> = std::iter::once(device).chain(others).collect();
+        for d in released {
+            if dead_on_host {
+                copies.drop_device_copy(d, &mut t);
+            } else {
+                copies.free_device_copy(d, &mut t);
+            }
         }
     }
 
-    /// Frees copies no region holds (caches: [`coherence::CopyState::release`]) on `device`
-    /// while it has less than a quarter of its memory free ([`caches_to_free`]), saving what
+    /// Frees copies no region holds (caches: [`coherence::CopyState::release`]) on every device
+    /// that has less than a quarter of its memory free ([`caches_to_free`]), saving what
     /// only they hold.
-    fn trim_device_caches(&mut self, device: usize) {
+    fn trim_device_caches(&mut self) {
+        // Device memory is checked only after a copy was allocated since the last check (the
+        // query costs microseconds, and a wavefront exits hundreds of thousands of regions).
         if self.allocations_at_last_trim == Some(self.stats.device_copies_allocated) {
             return;
         }
         self.allocations_at_last_trim = Some(self.stats.device_copies_allocated);
+        for device in 0..self.devices.len() {
+            self.trim_caches_of(device);
+        }
+    }
+
+    /// [`Runtime::trim_device_caches`] for one device.
+    fn trim_caches_of(&mut self, device: usize) {
         let (total, free) = self.devices[device].memory();
         if free >= total / 4 {
             return;
@@ -909,7 +926,7 @@ impl Runtime {
 
         // Pass 2 and the launch, part by part: each device's copies made current for what its
         // part reads, then its launch (which the device may run while the host goes on).
-        let mut launched = Vec::with_capacity(parts.len());
+        let mut started_parts = Vec::with_capacity(parts.len());
         for (n, part) in parts.iter().enumerate() {
             let prepared_part = self.clock();
             let mut footprint = self.prepare_part(kernel, part, if n == 0 { &tables } else { &[] })?;
@@ -923,14 +940,20 @@ impl Runtime {
             if n == 0 {
                 self.record_runtime_call("region: launch preparation", prepared);
             }
-            // The variant that ran owns the reductions and scalar outputs below.
-            let (grid, outcome, elapsed) = self.launch_chosen_variant(&module, kernel_handle, params, part.device)?;
+            // The variant that ran owns the reductions and scalar outputs below. The parts'
+            // results are read once every part is started, so that the devices run together.
+            let (grid, started, elapsed) = self.launch_chosen_variant(&module, kernel_handle, params, part.device)?;
+            started_parts.push((part.device, grid, started, elapsed, footprint.launch));
+        }
+        let mut launched = Vec::with_capacity(started_parts.len());
+        for (device, grid, started, elapsed, footprint) in started_parts {
+            let outcome = self.devices[device].finish_launch(started).map_err(|f| self.fault_error(f))?;
             self.stats.record_launch(&grid.name, elapsed, &outcome.counters);
-            self.stats.record_bytes_moved(&grid.name, footprint.launch.bytes_moved);
+            self.stats.record_bytes_moved(&grid.name, footprint.bytes_moved);
             if self.devices.len() > 1 {
-                self.stats.record_device_launch(part.device, &outcome.counters);
+                self.stats.record_device_launch(device, &outcome.counters);
             }
-            launched.push((part.device, grid, outcome, footprint.launch.writes));
+            launched.push((device, grid, outcome, footprint.writes));
         }
 
         let mut partials: Vec<Vec<u64>> = vec![Vec::new(); grid.reductions.len()];

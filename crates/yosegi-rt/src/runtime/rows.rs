@@ -176,7 +176,7 @@ impl Runtime {
         {
             self.after_release(table.object, device, false);
         }
-        self.trim_device_caches(device);
+        self.trim_device_caches();
         Ok(())
     }
 

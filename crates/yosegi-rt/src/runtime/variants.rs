@@ -60,7 +60,7 @@ use crate::ir::{GridKernel, Handle, Kernel, Module, ParamValue, VariantKind};
 use crate::opt::StagingMode;
 
 use super::cuda::cache::{fnv1a64, trusted_dir};
-use super::device::{DeviceAlloc, DeviceParam, KernelFault, Launch, LaunchOutcome};
+use super::device::{DeviceAlloc, DeviceParam, KernelFault, Launch, StartedLaunch};
 use super::stats::VariantDecision;
 use super::{Runtime, RuntimeError};
 
@@ -647,15 +647,16 @@ impl VariantChooser {
 
 impl Runtime {
     /// Launches the variant of `kernel` the chooser picks (see the module doc) on device
-    /// `device`. `params` are bound for the plain variant. Returns the grid kernel that ran, its outcome and
-    /// the launch's wall time.
+    /// `device`. `params` are bound for the plain variant. Returns the grid kernel that ran,
+    /// the started launch (whose outcome `Device::finish_launch` gives) and the launch's wall
+    /// time.
     pub(super) fn launch_chosen_variant<'m>(
         &mut self,
         module: &'m Module,
         kernel: Handle<Kernel>,
         params: Vec<DeviceParam>,
         device: usize,
-    ) -> Result<(&'m GridKernel, LaunchOutcome, Duration), RuntimeError> {
+    ) -> Result<(&'m GridKernel, StartedLaunch, Duration), RuntimeError> {
         let variants = module.variants_of(kernel);
         let (pick, cached) =
             self.variants.choose(module, kernel, self.devices[device].model(), &params, &self.specialisable[variants[0].index()]);
@@ -669,9 +670,9 @@ impl Runtime {
         }
         let started = Instant::now();
         let launch = Launch { module, kernel: grid, params, specialisable: Cow::Borrowed(&self.specialisable[pick.variant.index()]) };
-        let result: Result<(LaunchOutcome, Option<Duration>), KernelFault> = match &pick.measure {
-            Some(_) => self.devices[device].launch_timed(&launch),
-            None => self.devices[device].launch(&launch).map(|o| (o, None)),
+        let result: Result<(StartedLaunch, Option<Duration>), KernelFault> = match &pick.measure {
+            Some(_) => self.devices[device].launch_timed(&launch).map(|(o, t)| (StartedLaunch::Finished(o), t)),
+            None => self.devices[device].start_launch(&launch).map(|s| (s, None)),
         };
         let elapsed = started.elapsed();
         let (outcome, time) = result.map_err(|f| self.fault_error(f))?;

@@ -51,7 +51,7 @@ use crate::back::cuda::{
 use crate::ir::{GridKernel, GridReduction, ParamKind, ParamValue, ReductionOp, ScalarType};
 use crate::runtime::device::{
     CompletedLaunch, Device, DeviceAlloc, DeviceCount, DeviceDescription, DeviceParam, KernelFault, Launch, LaunchOutcome,
-    PeerMemory,
+    PeerMemory, StartedLaunch,
 };
 use crate::runtime::launch_shape;
 use crate::runtime::stats::DeviceCounters;
@@ -205,6 +205,9 @@ pub struct CudaDevice {
     upload_path: UploadPath,
     /// Pinned buffers and the copy stream of large uploads (`upload`), made on first use.
     pinned: Option<PinnedStaging>,
+    /// Results of launches started with `start_launch`, by token, until `finish_launch`.
+    pending: HashMap<u64, PendingResults>,
+    next_pending: u64,
 }
 
 /// A loaded fold kernel.
@@ -349,6 +352,8 @@ impl CudaDevice {
                 folds: HashMap::new(),
                 upload_path: UploadPath::from_env(),
                 pinned: None,
+                pending: HashMap::new(),
+                next_pending: 0,
             })
         }
     }
@@ -959,11 +964,37 @@ impl Device for CudaDevice {
     }
 
     fn launch(&mut self, launch: &Launch) -> Result<LaunchOutcome, KernelFault> {
-        self.enqueue(launch).map(|(outcome, _)| outcome)
+        let (started, _) = self.enqueue(launch, ResultsWhen::Now)?;
+        self.finish_launch(started)
+    }
+
+    fn start_launch(&mut self, launch: &Launch) -> Result<StartedLaunch, KernelFault> {
+        self.enqueue(launch, ResultsWhen::Later).map(|(started, _)| started)
+    }
+
+    fn finish_launch(&mut self, started: StartedLaunch) -> Result<LaunchOutcome, KernelFault> {
+        let token = match started {
+            StartedLaunch::Finished(outcome) => return Ok(outcome),
+            StartedLaunch::Pending(token) => token,
+        };
+        let Some(pending) = self.pending.remove(&token) else {
+            return Err(KernelFault {
+                kernel: String::new(),
+                message: format!("launch {token} was not started on this device (a runtime bug)"),
+                span: crate::diag::Span::default(),
+                help: None,
+            });
+        };
+        self.wait_in_flight();
+        if let Some(f) = self.fault.take() {
+            return Err(f);
+        }
+        self.read_results(pending)
     }
 
     fn launch_timed(&mut self, launch: &Launch) -> Result<(LaunchOutcome, Option<Duration>), KernelFault> {
-        let (outcome, enqueued) = self.enqueue(launch)?;
+        let (started, enqueued) = self.enqueue(launch, ResultsWhen::Now)?;
+        let outcome = self.finish_launch(started)?;
         self.wait_in_flight();
         if let Some(f) = self.fault.take() {
             return Err(f);
@@ -994,17 +1025,17 @@ impl CudaDevice {
     /// scalar outputs) or launches are synchronous (`LaunchSync`). A launch that fails while
     /// others are in flight (loading its module, allocating its buffers, launching) most
     /// likely failed because one of them broke the context: that one's fault is reported.
-    fn enqueue(&mut self, launch: &Launch) -> Result<(LaunchOutcome, Enqueued), KernelFault> {
+    fn enqueue(&mut self, launch: &Launch, results: ResultsWhen) -> Result<(StartedLaunch, Enqueued), KernelFault> {
         if let Some(f) = self.fault.take() {
             return Err(f);
         }
-        self.enqueue_on_stream(launch).map_err(|own| {
+        self.enqueue_on_stream(launch, results).map_err(|own| {
             self.wait_in_flight();
             self.fault.take().unwrap_or(own)
         })
     }
 
-    fn enqueue_on_stream(&mut self, launch: &Launch) -> Result<(LaunchOutcome, Enqueued), KernelFault> {
+    fn enqueue_on_stream(&mut self, launch: &Launch, results_when: ResultsWhen) -> Result<(StartedLaunch, Enqueued), KernelFault> {
         let kernel = launch.kernel;
         let fault = |message: String| KernelFault { kernel: kernel.name.clone(), message, span: kernel.span, help: None };
         self.make_current().map_err(fault)?;
@@ -1046,7 +1077,7 @@ impl CudaDevice {
                 scalar_outputs: Vec::new(),
                 counters: DeviceCounters::default(),
             };
-            return Ok((outcome, Enqueued::Nothing));
+            return Ok((StartedLaunch::Finished(outcome), Enqueued::Nothing));
         }
 
         let width = self.index_width_for(kernel, &launch.params, grid, block);
@@ -1160,30 +1191,76 @@ impl CudaDevice {
         }
         self.in_flight.push(InFlight { kernel: kernel.name.clone(), span: kernel.span, saved_source: saved_note, start, stop });
         let hands_back = !kernel.reductions.is_empty() || !kernel.scalar_outputs.is_empty();
+        let results = PendingResults {
+            kernel: kernel.name.clone(),
+            span: kernel.span,
+            reductions: kernel.reductions.iter().zip(&partial_buffers).map(|(r, &(partials, count, fold))| match fold {
+                Some((_, folded)) => (folded, r.ty, 1),
+                None => (partials, r.ty, count),
+            }).collect(),
+            outputs: output_buffers,
+            scratch,
+            counters,
+        };
+        if hands_back && results_later(results_when, self.sync) && self.in_flight.len() < MAX_IN_FLIGHT {
+            let token = self.next_pending;
+            self.next_pending += 1;
+            self.pending.insert(token, results);
+            return Ok((StartedLaunch::Pending(token), Enqueued::Kernel));
+        }
         if hands_back || self.sync == LaunchSync::EachLaunch || self.in_flight.len() >= MAX_IN_FLIGHT {
             self.wait_in_flight();
             if let Some(f) = self.fault.take() {
                 return Err(f);
             }
         }
-        let partials = kernel
-            .reductions
+        self.read_results(results).map(|outcome| (StartedLaunch::Finished(outcome), Enqueued::Kernel))
+    }
+
+    /// Reads a launch's reduction results and scalar outputs back (the launch finished) and
+    /// keeps its buffers for the next launches.
+    fn read_results(&mut self, results: PendingResults) -> Result<LaunchOutcome, KernelFault> {
+        let PendingResults { kernel, span, reductions, outputs, scratch, counters } = results;
+        let fault = |message: String| KernelFault { kernel: kernel.clone(), message, span, help: None };
+        let partials = reductions
             .iter()
-            .zip(&partial_buffers)
-            .map(|(r, &(partials, count, fold))| match fold {
-                Some((_, folded)) => self.read_back(folded, r.ty, 1),
-                None => self.read_back(partials, r.ty, count),
-            })
+            .map(|&(ptr, ty, count)| self.read_back(ptr, ty, count))
             .collect::<Result<Vec<_>, _>>()
             .map_err(fault)?;
-        let scalar_outputs = output_buffers
+        let scalar_outputs = outputs
             .iter()
             .map(|&(ptr, ty)| self.read_back(ptr, ty, 1).map(|v| v.first().copied().unwrap_or(0)))
             .collect::<Result<Vec<_>, _>>()
             .map_err(fault)?;
         self.recycle(scratch);
-        Ok((LaunchOutcome { partials, scalar_outputs, counters }, Enqueued::Kernel))
+        Ok(LaunchOutcome { partials, scalar_outputs, counters })
     }
+}
+
+/// When a launch's results (reductions, scalar outputs) are read back: at once, or when the
+/// runtime asks for them (`Device::start_launch`), after starting the other devices' parts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ResultsWhen {
+    Now,
+    Later,
+}
+
+/// Whether a launch's results wait for `finish_launch`: asked for, and launches are not
+/// synchronous (`YOSEGI_SYNC_LAUNCHES=1` reads them at once, naming a fault's kernel).
+fn results_later(when: ResultsWhen, sync: LaunchSync) -> bool {
+    when == ResultsWhen::Later && sync == LaunchSync::Deferred
+}
+
+/// What a launch hands back, on the device until [`CudaDevice::read_results`] reads it.
+struct PendingResults {
+    kernel: String,
+    span: crate::diag::Span,
+    /// Per reduction: where its values are, their type and how many.
+    reductions: Vec<(sys::CUdeviceptr, ScalarType, u64)>,
+    /// Per scalar output: where it is and its type.
+    outputs: Vec<(sys::CUdeviceptr, ScalarType)>,
+    scratch: Scratch,
+    counters: DeviceCounters,
 }
 
 /// How many partials of reduction `r` a launch of `blocks` blocks of `threads` threads hands
