@@ -80,9 +80,9 @@ struct RunArgs {
     /// How many devices to split kernels over: a number, or `all` (every usable GPU; kernels
     /// too small to gain stay on one). On one GPU, a number above 1 gives that many logical
     /// devices on it; on `sim`, that many simulated devices. The same as `YOSEGI_GPUS` for
-    /// executables built by `yosegi cc`.
-    #[arg(long, value_name = "N|all", default_value = "all", value_parser = parse_gpus)]
-    gpus: yosegi::runtime::DeviceCount,
+    /// executables built by `yosegi cc`, which `run` also reads when `--gpus` is not given.
+    #[arg(long, value_name = "N|all", value_parser = parse_gpus)]
+    gpus: Option<yosegi::runtime::DeviceCount>,
     /// Print the runtime's counters (launches, transfers) at exit.
     #[arg(long)]
     stats: bool,
@@ -217,9 +217,22 @@ fn run(args: RunArgs) -> ExitCode {
         Ok(lib) => lib,
         Err(d) => return fail(&program.sources, d),
     };
+    let gpus = match args.gpus {
+        Some(gpus) => gpus,
+        None => match std::env::var("YOSEGI_GPUS").ok().filter(|v| !v.trim().is_empty()) {
+            Some(text) => match parse_gpus(&text) {
+                Ok(gpus) => gpus,
+                Err(why) => {
+                    eprintln!("yosegi: error: YOSEGI_GPUS: {why}");
+                    return ExitCode::from(EXIT_BAD_INPUT);
+                }
+            },
+            None => yosegi::runtime::DeviceCount::All,
+        },
+    };
     let options = RunOptions {
         device,
-        gpus: args.gpus,
+        gpus,
         stats: if args.stats { StatsReport::AtExit } else { StatsReport::Off },
         args: args.args,
     };
