@@ -926,7 +926,10 @@ impl Runtime {
 
         // Pass 2 and the launch, part by part: each device's copies made current for what its
         // part reads, then its launch (which the device may run while the host goes on).
-        let mut started_parts = Vec::with_capacity(parts.len());
+        // Every part's copies are made current before any part is launched: a copy between
+        // devices waits for the work already on both of them, so a copy made after a launch
+        // would wait for that launch and run the parts one after the other.
+        let mut prepared_parts = Vec::with_capacity(parts.len());
         for (n, part) in parts.iter().enumerate() {
             let prepared_part = self.clock();
             let mut footprint = self.prepare_part(kernel, part, if n == 0 { &tables } else { &[] })?;
@@ -937,13 +940,15 @@ impl Runtime {
             }
             let params = self.device_params(region, grid, &part.args, &footprint.bound_objects, part.device);
             self.record_runtime_call("region: launch preparation: device copies current", prepared_part);
-            if n == 0 {
-                self.record_runtime_call("region: launch preparation", prepared);
-            }
+            prepared_parts.push((part.device, params, footprint.launch));
+        }
+        self.record_runtime_call("region: launch preparation", prepared);
+        let mut started_parts = Vec::with_capacity(parts.len());
+        for (device, params, footprint) in prepared_parts {
             // The variant that ran owns the reductions and scalar outputs below. The parts'
             // results are read once every part is started, so that the devices run together.
-            let (grid, started, elapsed) = self.launch_chosen_variant(&module, kernel_handle, params, part.device)?;
-            started_parts.push((part.device, grid, started, elapsed, footprint.launch));
+            let (grid, started, elapsed) = self.launch_chosen_variant(&module, kernel_handle, params, device)?;
+            started_parts.push((device, grid, started, elapsed, footprint));
         }
         let mut launched = Vec::with_capacity(started_parts.len());
         for (device, grid, started, elapsed, footprint) in started_parts {
