@@ -12,7 +12,7 @@
 # (the runtime's choice among kernel variants), with `--staging on` (shared-memory staged
 # variants always launched, so every staged kernel is checked on the GPU), and split over 2 and
 # 4 devices (`--gpus N`: on a machine with fewer GPUs, logical devices on them, each with its own
-# memory; every kernel that can be split is).
+# memory; every kernel that can be split is, YOSEGI_MIN_SPLIT_BYTES=0).
 # Environment: YOSEGI_DEVICE=sim runs the same comparison on the simulator (to check the
 # script itself on a machine without a GPU); ONLY=name runs one program (ONLY=cache only the
 # kernel-cache checks, which otherwise run after the programs); STAGING="auto on off gpus3"
@@ -171,7 +171,8 @@ for entry in "$programs"/* "$root/tests/staging_programs"/*.c "$root/examples"/*
         label="$name [$mode]"
         started=$(date +%s.%N)
         read -r -a flags <<<"$(mode_flags "$mode")"
-        "$yosegi" run --device "$device" "${flags[@]}" "${cflags[@]}" "${sources[@]}" -- "${args[@]}" <"$stdin_file" \
+        # Split every launch that can be, however small (the default keeps small ones whole).
+        YOSEGI_MIN_SPLIT_BYTES=0 "$yosegi" run --device "$device" "${flags[@]}" "${cflags[@]}" "${sources[@]}" -- "${args[@]}" <"$stdin_file" \
             >"$work/actual.$mode" 2>"$work/actual.$mode.err"
         status=$?
         seconds=$(python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.2f}')" "$started" "$(date +%s.%N)")

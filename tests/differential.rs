@@ -375,6 +375,21 @@ fn split_stencil_moves_only_the_halo_between_devices() {
     }
 }
 
+/// Launches that move fewer bytes than `YOSEGI_MIN_SPLIT_BYTES` stay whole on one device.
+#[test]
+fn small_launches_stay_on_one_device() {
+    let program = load_program("halo_exchange.c");
+    for (threshold, split) in [("0", 12), ("100000000", 0)] {
+        let mut cmd = yosegi();
+        cmd.env("YOSEGI_MIN_SPLIT_BYTES", threshold).args(["run", "--device", "sim", "--stats", "--gpus", "2"]).args(&program.sources);
+        let finished = run(cmd, Input::Nothing);
+        assert_eq!(finished.code(), Some(0), "{}", finished.describe());
+        assert_eq!(counter_value(&finished.stderr, "launches split over the devices"), Some(split), "{}", finished.stderr);
+        assert_eq!(counter_value(&finished.stderr, "launches too small to split"), Some(12 - split), "{}", finished.stderr);
+        assert_eq!(counter_value(&finished.stderr, "peer bytes (device to device)"), Some(if split == 0 { 0 } else { 28224 }), "{}", finished.stderr);
+    }
+}
+
 /// The number at the end of the first stats line that starts with `label`.
 fn counter_value(report: &str, label: &str) -> Option<u64> {
     let line = report.lines().find(|l| l.trim_start().starts_with(label))?;

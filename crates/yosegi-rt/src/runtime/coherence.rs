@@ -278,7 +278,9 @@ impl CopyState {
             _ => return,
         };
         let (src_device, dst_device) = two_devices(t.devices, from, to);
+        let started = std::time::Instant::now();
         dst_device.copy_from_peer(dst.0, dst.1 + x, src_device, src.0, src.1 + x, y - x);
+        t.stats.peer_time += started.elapsed();
         t.stats.record_peer(from, to, y - x);
         if let Some(copy) = self.devices[to].as_mut() {
             copy.valid.insert(x, y);

@@ -3,8 +3,8 @@
 //! at all.
 //!
 //! A launch is split when the runtime has several devices, the program has not taken the
-//! devices in hand itself (`acc_set_device_num`, device addresses), the kernel is large enough
-//! (any size when the user asked for a number of devices: `--gpus N`), and the parts' DEF
+//! devices in hand itself (`acc_set_device_num`, device addresses), the launch moves enough
+//! bytes to gain ([`DEFAULT_MIN_SPLIT_BYTES`]), and the parts' DEF
 //! sections are affine and pairwise disjoint: then no byte is written by two devices, and the
 //! coherence manager (`coherence`) knows after the launch which device holds each written
 //! byte. Before a part runs, its device's copies are made current for the part's USE sections:
@@ -18,17 +18,29 @@
 use std::sync::Arc;
 
 use crate::analysis::access::{ParamSections, Section};
-use crate::analysis::uniform::eval_uniform_int;
 use crate::diag::Diagnostic;
 use crate::ir::{Handle, Kernel, ParamKind, ParamValue, Region};
 
 use super::abi::YosegiArg;
 use super::{Runtime, RuntimeError, param_value};
 
-/// Iterations (the product of a kernel's trip counts) below which a launch stays on one device
-/// when the device count was not asked for: splitting a small grid costs more in halo copies
-/// and launch latency than it saves. `YOSEGI_MIN_SPLIT_ITERATIONS` overrides it.
-pub const DEFAULT_MIN_SPLIT_ITERATIONS: i64 = 100_000;
+/// Bytes a launch's sections cover (what it reads and writes, summed over its arrays) below
+/// which it stays whole on one device: such a launch takes a few microseconds on a GPU, which
+/// splitting cannot shorten (launch latency and the wait for every part dominate), while the
+/// copies it brings between devices cost more. 32 MiB is about 10 us of an H100's memory
+/// bandwidth. NPB CG's vector updates (1.2 MB) stay whole and its matrix-vector product
+/// (470 MB) is split. `YOSEGI_MIN_SPLIT_BYTES` overrides it; on the simulator, which exists to
+/// check programs, the default is 0: every launch that can be split is.
+pub const DEFAULT_MIN_SPLIT_BYTES: u64 = 32 << 20;
+
+/// The split threshold for a runtime on these devices (see [`DEFAULT_MIN_SPLIT_BYTES`]).
+pub fn min_split_bytes(simulated: bool) -> u64 {
+    match std::env::var("YOSEGI_MIN_SPLIT_BYTES").ok().and_then(|v| v.trim().parse().ok()) {
+        Some(bytes) => bytes,
+        None if simulated => 0,
+        None => DEFAULT_MIN_SPLIT_BYTES,
+    }
+}
 
 /// One device's part of a launch: its args (the partition's `first` and `count` set) and the
 /// sections its part reads and writes.
@@ -104,7 +116,6 @@ impl Runtime {
         handle: Handle<Kernel>,
         kernel: &Kernel,
         args: &[YosegiArg],
-        values: &[ParamValue],
     ) -> Option<Vec<Part>> {
         let partition = kernel.partition.as_ref()?;
         if !self.splitting_allowed() {
@@ -114,17 +125,9 @@ impl Runtime {
         if trip < 2 {
             return None;
         }
-        if self.min_split_iterations > 0 {
-            let mut iterations = trip as i128;
-            for dim in kernel.space.iter().skip(1) {
-                iterations *= eval_uniform_int(&kernel.body, dim.trip_count, values).ok()?.max(0) as i128;
-            }
-            if iterations < self.min_split_iterations as i128 {
-                return None;
-            }
-        }
         let mut parts = Vec::new();
         let mut writes = Vec::new();
+        let mut bytes: u64 = 0;
         for (device, (first, count)) in block_parts(trip, self.devices.len()).into_iter().enumerate() {
             if count == 0 {
                 continue;
@@ -139,6 +142,11 @@ impl Runtime {
                 let ParamKind::Array { elem, .. } = &param.kind else { return None };
                 let ptr = part_args[param.arg as usize].ptr as u64;
                 let elem = elem.size_bytes() as i64;
+                for section in [s.read, s.write] {
+                    if let Section::Elements { lo, hi } = section {
+                        bytes = bytes.saturating_add((hi - lo).max(0).saturating_mul(elem) as u64);
+                    }
+                }
                 match s.write {
                     Section::None => {}
                     Section::Whole => {
@@ -153,6 +161,10 @@ impl Runtime {
             parts.push(Part { device, args: part_args, sections });
         }
         if parts.len() < 2 {
+            return None;
+        }
+        if bytes < self.min_split_bytes {
+            self.stats.small_launches += 1;
             return None;
         }
         if parts_write_overlap(writes) {

@@ -264,8 +264,8 @@ pub struct Runtime {
     /// The program chose a device (`acc_set_device_num`) or handled device addresses: launches
     /// are no longer split over the devices (`distribute`).
     program_manages_devices: bool,
-    /// Iterations below which a launch is not split (0: every launch that can be).
-    min_split_iterations: i64,
+    /// Bytes a launch's sections must cover to be split (0: every launch that can be).
+    min_split_bytes: u64,
 }
 
 /// A byte range of one tracked object, offsets from the object's start.
@@ -293,13 +293,7 @@ impl Runtime {
     pub fn try_new(module: Arc<Module>, sources: Arc<SourceSet>, config: RuntimeConfig) -> Result<Runtime, String> {
         let devices = open_devices(config.device, config.gpus)?;
         let devices_len = devices.len();
-        let min_split_iterations = match config.gpus {
-            DeviceCount::Exactly(_) => 0,
-            DeviceCount::All => std::env::var("YOSEGI_MIN_SPLIT_ITERATIONS")
-                .ok()
-                .and_then(|v| v.trim().parse().ok())
-                .unwrap_or(distribute::DEFAULT_MIN_SPLIT_ITERATIONS),
-        };
+        let min_split_bytes = distribute::min_split_bytes(devices.first().is_some_and(|d| d.name() == "sim"));
         let mut variants = variants::VariantChooser::new(config.staging, variants::TuningCache::default_location());
         for device in &devices {
             variants.set_shared_memory_limit(device.model(), device.shared_memory_per_block());
@@ -310,7 +304,9 @@ impl Runtime {
             registry: Registry::new(),
             devices,
             current_device: 0,
-            stats: Stats::default(),
+            // One entry per device from the start: `--stats` prints the devices' rows whenever
+            // there are several, split launches or not.
+            stats: Stats { per_device: vec![Default::default(); devices_len], ..Stats::default() },
             empty_alloc: None,
             variants,
             sections_cache: SectionsCache::default(),
@@ -318,7 +314,7 @@ impl Runtime {
             specialisable: module.grid_kernels.iter().map(|(_, g)| crate::back::cuda::specialisable_params(g)).collect(),
             api: acc_api::ApiState::new(devices_len),
             program_manages_devices: false,
-            min_split_iterations,
+            min_split_bytes,
             module,
         })
     }
@@ -915,7 +911,7 @@ impl Runtime {
         // Which devices run which part of the space (one part on the current device unless
         // the kernel is split: `distribute`).
         let splittable = tables.is_empty() && !reaches_addresses && !raw_memory;
-        let parts = if splittable { self.plan_parts(region, kernel_handle, kernel, args, &kernel_params) } else { None };
+        let parts = if splittable { self.plan_parts(region, kernel_handle, kernel, args) } else { None };
         let parts = parts.unwrap_or_else(|| vec![distribute::Part { device, args: whole.clone(), sections: sections.clone() }]);
 
         // Memory at addresses the kernel computes may be any object's device copy: every one

@@ -155,12 +155,18 @@ pub struct Stats {
     /// Bytes copied from one device's memory to another's (peer to peer on GPUs), and copies.
     pub peer_bytes: u64,
     pub peer_transfers: u64,
+    /// Wall time of the copies between devices (each waits for the work on both devices
+    /// first, so this is an upper bound of the copying itself).
+    pub peer_time: Duration,
     /// Per device, by index; grown as devices are seen (printed when there are several).
     pub per_device: Vec<DeviceTraffic>,
     /// Launches split over several devices, and launches that could have been but ran on one
     /// device because their parts would write the same memory (or write it irregularly).
     pub distributed_launches: u64,
     pub undistributed_launches: u64,
+    /// Launches that could have been split but move too few bytes to gain
+    /// (`runtime::distribute::DEFAULT_MIN_SPLIT_BYTES`).
+    pub small_launches: u64,
 }
 
 impl Stats {
@@ -288,14 +294,20 @@ impl Stats {
 
     /// The devices' own rows, when the program ran on several.
     fn render_per_device(&self, out: &mut String) {
-        let rows: [(&str, u64); 4] = [
+        let rows: [(&str, u64); 5] = [
             ("peer bytes (device to device)", self.peer_bytes),
             ("peer transfers", self.peer_transfers),
             ("launches split over the devices", self.distributed_launches),
             ("launches kept on one device", self.undistributed_launches),
+            ("launches too small to split", self.small_launches),
         ];
         for (label, value) in rows {
             let _ = writeln!(out, "{:<42} {:>22}", label, value);
+        }
+        let seconds = self.peer_time.as_secs_f64();
+        let _ = writeln!(out, "{:<42} {:>22.3}", "peer copy time, waits included (ms)", seconds * 1e3);
+        if seconds > 0.0 {
+            let _ = writeln!(out, "{:<42} {:>22.2}", "peer GB/s, waits included", self.peer_bytes as f64 / seconds / 1e9);
         }
         let _ = writeln!(
             out,
