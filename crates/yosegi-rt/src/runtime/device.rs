@@ -165,6 +165,17 @@ pub trait Device: Send {
     fn peer_memory(&self, _alloc: DeviceAlloc, _offset: u64) -> Option<PeerMemory> {
         None
     }
+    /// Marks the work enqueued on this device so far, for work of another device to wait for
+    /// ([`Device::wait_for_mark`]); `None` on a device whose work is done when its calls
+    /// return (the simulator).
+    fn mark(&mut self) -> Option<usize> {
+        None
+    }
+    /// Work enqueued on this device from now on waits first for `mark`, another device's.
+    fn wait_for_mark(&mut self, _mark: usize) {}
+    /// Frees a mark this device made once no more waits for it will be enqueued (those
+    /// enqueued still hold).
+    fn drop_mark(&mut self, _mark: usize) {}
     /// Copies `len` bytes at `src_offset` of `src_alloc` on another device, `src`, to
     /// `dst_offset` of `dst` on this one, after the work already enqueued on both devices and
     /// before any work enqueued on either later. A GPU copies directly (peer to peer) from

@@ -143,9 +143,14 @@ impl Runtime {
                 let ptr = part_args[param.arg as usize].ptr as u64;
                 let elem = elem.size_bytes() as i64;
                 for section in [s.read, s.write] {
-                    if let Section::Elements { lo, hi } = section {
-                        bytes = bytes.saturating_add((hi - lo).max(0).saturating_mul(elem) as u64);
-                    }
+                    let reached = match section {
+                        Section::None => 0,
+                        Section::Elements { lo, hi } => (hi - lo).max(0).saturating_mul(elem) as u64,
+                        // An irregular access (NPB CG's `a[k]` over `rowstr[j]..rowstr[j+1]`)
+                        // may reach the whole object, as large as it is.
+                        Section::Whole => self.registry.find(ptr).and_then(|start| self.registry.get(start)).map_or(0, |o| o.len),
+                    };
+                    bytes = bytes.saturating_add(reached);
                 }
                 match s.write {
                     Section::None => {}

@@ -31,6 +31,8 @@ const DRIVER_SYMBOLS: &[&str] = &[
     "cuMemcpyHtoDAsync_v2",
     "cuMemcpyDtoD_v2",
     "cuMemcpyPeer",
+    "cuMemcpyPeerAsync",
+    "cuStreamWaitEvent",
     "cuMemGetInfo_v2",
     "cuStreamCreate",
     "cuStreamSynchronize",

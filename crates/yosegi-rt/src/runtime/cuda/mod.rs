@@ -883,6 +883,23 @@ impl Device for CudaDevice {
         self.copy_from_peer_device(dst, dst_offset, src, src_alloc, src_offset, len);
     }
 
+    fn mark(&mut self) -> Option<usize> {
+        if self.fault.is_some() {
+            return None;
+        }
+        self.record_mark()
+    }
+
+    fn wait_for_mark(&mut self, mark: usize) {
+        if self.fault.is_none() {
+            self.wait_for(mark);
+        }
+    }
+
+    fn drop_mark(&mut self, mark: usize) {
+        self.destroy_mark(mark);
+    }
+
     fn copy_to_device(&mut self, alloc: DeviceAlloc, offset: u64, src: &[u8]) {
         if src.is_empty() || self.fault.is_some() {
             return;

@@ -101,6 +101,46 @@ fn enable_one(device: sys::CUdevice, context: sys::CUcontext, peer_device: sys::
 }
 
 impl CudaDevice {
+    /// An event recorded on this device's stream after the work enqueued so far (`Device::mark`).
+    pub(super) fn record_mark(&mut self) -> Option<usize> {
+        let mut event: sys::CUevent = std::ptr::null_mut();
+        let recorded = self.make_current().and_then(|_| {
+            // SAFETY: valid out-pointer; the context is current.
+            unsafe {
+                check("cuEventCreate", sys::cuEventCreate(&mut event, sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32))
+                    .and_then(|_| check("cuEventRecord", sys::cuEventRecord(event, std::ptr::null_mut())))
+            }
+        });
+        match recorded {
+            Ok(()) => Some(event as usize),
+            Err(e) => {
+                self.memory_failure(format!("marking the device's work for another device: {e}"));
+                None
+            }
+        }
+    }
+
+    /// `Device::wait_for_mark`.
+    pub(super) fn wait_for(&mut self, mark: usize) {
+        let waited = self.make_current().and_then(|_| {
+            // SAFETY: `mark` is an event another device recorded (`record_mark`) and has not
+            // destroyed yet; an event of another context may be waited for.
+            check("cuStreamWaitEvent", unsafe { sys::cuStreamWaitEvent(std::ptr::null_mut(), mark as sys::CUevent, 0) })
+        });
+        if let Err(e) = waited {
+            self.memory_failure(format!("waiting for another device's work: {e}"));
+        }
+    }
+
+    /// `Device::drop_mark`.
+    pub(super) fn destroy_mark(&mut self, mark: usize) {
+        if self.make_current().is_ok() {
+            // SAFETY: an event `record_mark` made; a destroyed event still pending in a stream
+            // is released once it completes.
+            unsafe { sys::cuEventDestroy_v2(mark as sys::CUevent) };
+        }
+    }
+
     /// The physical GPU this device runs on (its CUDA ordinal).
     pub fn ordinal(&self) -> i32 {
         self.ordinal
@@ -165,10 +205,31 @@ impl CudaDevice {
                     // Two logical devices of one GPU: one context, one address space.
                     check("cuMemcpyDtoD", sys::cuMemcpyDtoD_v2(dst_ptr + dst_offset, from.address, len as usize))
                 } else {
-                    check(
-                        "cuMemcpyPeer",
-                        sys::cuMemcpyPeer(dst_ptr + dst_offset, self.context, from.address, src_context, len as usize),
-                    )
+                    // Without the host waiting: the copy waits on this device's stream for the
+                    // source's work so far, and the source's later work (which may overwrite
+                    // what is copied) waits for the copy.
+                    let source_done = src.mark();
+                    let copied = check("cuCtxSetCurrent", sys::cuCtxSetCurrent(self.context))
+                        .and_then(|_| match source_done {
+                            Some(mark) => check("cuStreamWaitEvent", sys::cuStreamWaitEvent(std::ptr::null_mut(), mark as sys::CUevent, 0)),
+                            None => Ok(()),
+                        })
+                        .and_then(|_| {
+                            check(
+                                "cuMemcpyPeerAsync",
+                                sys::cuMemcpyPeerAsync(dst_ptr + dst_offset, self.context, from.address, src_context, len as usize, std::ptr::null_mut()),
+                            )
+                        });
+                    if let Some(mark) = source_done {
+                        src.drop_mark(mark);
+                    }
+                    if copied.is_ok()
+                        && let Some(mark) = self.mark()
+                    {
+                        src.wait_for_mark(mark);
+                        self.drop_mark(mark);
+                    }
+                    copied
                 }
             }
         });
