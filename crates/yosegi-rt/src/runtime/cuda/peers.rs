@@ -100,6 +100,14 @@ fn enable_one(device: sys::CUdevice, context: sys::CUcontext, peer_device: sys::
     }
 }
 
+/// `YOSEGI_PEER_COPY=sync`: copies between GPUs with `cuMemcpyPeer`, which the host waits
+/// for (after the work on both devices), instead of ordering them with events (to compare the
+/// two).
+fn peer_copies_wait() -> bool {
+    static SYNC: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *SYNC.get_or_init(|| std::env::var("YOSEGI_PEER_COPY").is_ok_and(|v| v.trim() == "sync"))
+}
+
 impl CudaDevice {
     /// An event recorded on this device's stream after the work enqueued so far (`Device::mark`).
     pub(super) fn record_mark(&mut self) -> Option<usize> {
@@ -204,6 +212,11 @@ impl CudaDevice {
                 if src_context == self.context {
                     // Two logical devices of one GPU: one context, one address space.
                     check("cuMemcpyDtoD", sys::cuMemcpyDtoD_v2(dst_ptr + dst_offset, from.address, len as usize))
+                } else if peer_copies_wait() {
+                    check(
+                        "cuMemcpyPeer",
+                        sys::cuMemcpyPeer(dst_ptr + dst_offset, self.context, from.address, src_context, len as usize),
+                    )
                 } else {
                     // Without the host waiting: the copy waits on this device's stream for the
                     // source's work so far, and the source's later work (which may overwrite
