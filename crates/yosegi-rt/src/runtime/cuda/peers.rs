@@ -100,12 +100,14 @@ fn enable_one(device: sys::CUdevice, context: sys::CUcontext, peer_device: sys::
     }
 }
 
-/// `YOSEGI_PEER_COPY=sync`: copies between GPUs with `cuMemcpyPeer`, which the host waits
-/// for (after the work on both devices), instead of ordering them with events (to compare the
-/// two).
+/// Copies between GPUs use `cuMemcpyPeer`, which the host waits for (after the work on both
+/// devices), unless `YOSEGI_PEER_COPY=async` orders them with events instead. Measured on two
+/// H100s (bench/NOTES.md, run 13) the events gained nothing (jacobi2d 1.61x against 1.65x,
+/// heat3d 1.51x against 1.56x): both forms wait for the same work, and the events cost their
+/// own calls. The event form is what overlapping the exchange with interior work will need.
 fn peer_copies_wait() -> bool {
     static SYNC: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *SYNC.get_or_init(|| std::env::var("YOSEGI_PEER_COPY").is_ok_and(|v| v.trim() == "sync"))
+    *SYNC.get_or_init(|| !std::env::var("YOSEGI_PEER_COPY").is_ok_and(|v| v.trim() == "async"))
 }
 
 impl CudaDevice {
