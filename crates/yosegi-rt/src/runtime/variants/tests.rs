@@ -14,6 +14,7 @@ use crate::diag::Span;
 use crate::source::SourceSet;
 use crate::ir::{BinaryOp, HostArg, HostArgKind, Region, RegionKind, ScalarType, SharedArray, VariantInfo};
 use crate::runtime::abi::{self, YosegiArg};
+use crate::runtime::device::LaunchOutcome;
 use crate::runtime::{RuntimeConfig, StatsMode};
 
 /// Param 0 is `n`, 1 is `a` (read), 2 is `b` (written).
