@@ -427,6 +427,9 @@ impl Runtime {
         for d in 0..self.devices.len() {
             for done in self.devices[d].take_completed() {
                 self.stats.device.device_time_ns += done.device_time.as_nanos() as u64;
+                if self.devices.len() > 1 {
+                    self.stats.of_device(d).kernel_time += done.device_time;
+                }
                 self.stats.launches.entry(done.kernel).or_default().device_time += done.device_time;
             }
             if let Some(fault) = self.devices[d].take_fault() {
