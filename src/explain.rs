@@ -144,20 +144,22 @@ fn gang_dimensions_text(kernel: &Kernel, grid: Option<&GridKernel>, out: &mut St
 
 /// The two params `opt::partition` added (told by the partition line, not among the params).
 fn is_partition_param(kernel: &Kernel, param: &crate::ir::Param) -> bool {
-    kernel.partition.as_ref().is_some_and(|p| param.arg == p.first_arg || param.arg == p.count_arg)
+    kernel.partitions.iter().any(|p| param.arg == p.first_arg || param.arg == p.count_arg)
 }
 
 /// How the kernel is split over several devices (`--gpus`): which dim, and per array what
 /// each device's part reads and writes along it.
 fn partition_text(kernel: &Kernel, out: &mut String) {
-    let Some(partition) = &kernel.partition else {
+    let Some(partition) = kernel.partitions.first() else {
         let _ = writeln!(out, "    devices: runs whole on one device (a sequential kernel hands its scalars back from one thread)");
         return;
     };
     let var = &kernel.body.locals[kernel.space[partition.dim as usize].var].name;
+    let others: Vec<String> = kernel.partitions[1..].iter().map(|p| kernel.body.locals[kernel.space[p.dim as usize].var].name.clone()).collect();
+    let alternatives = if others.is_empty() { String::new() } else { format!(" (or along {}, where blocks of {var} would write the same memory or read more)", others.join(", ")) };
     let _ = writeln!(
         out,
-        "    devices: split along {var} in equal blocks, one per device, when several devices are used and the launch writes no byte from two blocks (else it runs whole on one device, after gathering what the others wrote)"
+        "    devices: split along {var}{alternatives} in equal blocks, one per device, when several devices are used and the launch writes no byte from two blocks (else it runs whole on one device, after gathering what the others wrote)"
     );
     for line in crate::analysis::split::split_sections_text(kernel, partition) {
         let _ = writeln!(out, "      {line}");
@@ -185,9 +187,9 @@ fn kernel_text(module: &Module, region: &Region, handle: Handle<Kernel>, out: &m
     let grid = module.grid_of(handle).map(|g| &module.grid_kernels[g]);
     for (n, dim) in kernel.space.iter().enumerate() {
         // A partitioned dim as the source wrote it; the split is told below.
-        let (start, trip) = match &kernel.partition {
-            Some(p) if p.dim as usize == n => (p.start, p.trip),
-            _ => (dim.start, dim.trip_count),
+        let (start, trip) = match kernel.partitions.iter().find(|p| p.dim as usize == n) {
+            Some(p) => (p.start, p.trip),
+            None => (dim.start, dim.trip_count),
         };
         let _ = writeln!(
             out,

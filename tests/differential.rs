@@ -299,6 +299,7 @@ differential_tests! {
     static_twins => "static_twins",
     sparse_writes => "sparse_writes.c",
     halo_exchange => "halo_exchange.c",
+    transposed_split => "transposed_split.c",
     example_cg => "../../examples/cg.c",
     example_diffusion1d => "../../examples/diffusion1d.c",
     example_diffusion_wide => "../../examples/diffusion_wide.c",
@@ -372,6 +373,21 @@ fn split_stencil_moves_only_the_halo_between_devices() {
         assert_eq!((in_long, out_long), (in_short, out_short), "{devices} devices: steps moved host bytes");
         assert_eq!(in_short, 2 * 64 * 48 * 8, "{devices} devices: the host sends each array once");
         assert_eq!(kept, 0, "{devices} devices: every launch is split");
+    }
+}
+
+/// A nest whose outer loop's blocks would write overlapping memory (`b[j][i]`, `i` outer) is
+/// split along its inner dim instead, on any number of devices.
+#[test]
+fn a_launch_splits_along_the_dim_whose_blocks_write_apart() {
+    let program = load_program("transposed_split.c");
+    for devices in ["2", "3"] {
+        let mut cmd = yosegi();
+        cmd.args(["run", "--device", "sim", "--stats", "--gpus", devices]).args(&program.sources);
+        let finished = run(cmd, Input::Nothing);
+        assert_eq!(finished.code(), Some(0), "{}", finished.describe());
+        assert_eq!(counter_value(&finished.stderr, "launches split over the devices"), Some(2), "{}", finished.stderr);
+        assert_eq!(counter_value(&finished.stderr, "launches kept on one device"), Some(0), "{}", finished.stderr);
     }
 }
 

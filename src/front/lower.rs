@@ -734,7 +734,7 @@ impl<'a> Lowerer<'a> {
                 auto_private: Vec::new(),
                 inner_sequential: Vec::new(),
                 num_gangs: region.num_gangs.clone(),
-                partition: None,
+                partitions: Vec::new(),
             };
             (kernel, std::mem::take(&mut kb.errors))
         };
@@ -950,7 +950,7 @@ impl<'a> Lowerer<'a> {
                 auto_private: auto_private.clone(),
                 inner_sequential: inner_sequential.clone(),
                 num_gangs: region.num_gangs.clone(),
-                partition: None,
+                partitions: Vec::new(),
             };
             (kernel, std::mem::take(&mut kb.errors))
         };

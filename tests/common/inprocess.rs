@@ -110,16 +110,17 @@ pub fn launch_on_sim(module: &Module, grid: Handle<GridKernel>, data: &HostData)
     let int_of = |param: &yosegi::ir::Param| data.ints.get(&arg_name(&region.args[param.arg as usize].c_expr)).copied();
     let source_values: Vec<ParamValue> =
         source.params.iter().map(|p| if p.kind.is_indexed() { ParamValue::Pointer(0) } else { ParamValue::Int(int_of(p).unwrap_or(0)) }).collect();
-    let trip = yosegi::opt::partition::whole_trip(source, &source_values).expect("the trip count evaluates");
+    let trips = yosegi::opt::partition::whole_trips(source, &source_values).expect("the trip counts evaluate");
     let partition_value = |arg: u32| {
-        let partition = source.partition.as_ref()?;
-        if arg == partition.first_arg {
-            Some(0)
-        } else if arg == partition.count_arg {
-            trip
-        } else {
-            None
-        }
+        source.partitions.iter().zip(&trips).find_map(|(partition, &trip)| {
+            if arg == partition.first_arg {
+                Some(0)
+            } else if arg == partition.count_arg {
+                Some(trip)
+            } else {
+                None
+            }
+        })
     };
     let mut params = Vec::new();
     for param in &kernel.params {

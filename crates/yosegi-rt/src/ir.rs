@@ -807,9 +807,10 @@ pub struct Kernel {
     /// The values of the construct's `num_gangs` clause as written, one per gang dimension
     /// (empty without one), for explain: the grid is sized by the trip counts, not by them.
     pub num_gangs: Vec<String>,
-    /// How a launch runs only a part of the distributed dim (`opt::partition`), so that the
-    /// runtime can split the kernel over several devices; `None` for kernels it never splits.
-    pub partition: Option<KernelPartition>,
+    /// Per parallel dim, in order, how a launch runs only a block of it (`opt::partition`), so
+    /// that the runtime can split the kernel over several devices along any of them; empty for
+    /// kernels it never splits.
+    pub partitions: Vec<KernelPartition>,
 }
 
 /// A kernel whose dim `dim` runs, at each launch, only iterations `first..first + count` of its

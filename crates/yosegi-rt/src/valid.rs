@@ -50,7 +50,7 @@ pub fn verify_kernel(module: &Module, kernel: &Kernel) -> Result<(), String> {
     for (l, _) in &kernel.scalar_outputs {
         ctx.local_in_range(*l)?;
     }
-    if let Some(partition) = &kernel.partition {
+    for partition in &kernel.partitions {
         if partition.dim as usize >= kernel.space.len() {
             return ctx.err(format!("the partition's dim {} is out of range", partition.dim));
         }
@@ -122,7 +122,7 @@ pub fn verify_region(module: &Module, region: &Region) -> Result<(), String> {
                 for r in &module.kernels[*k].reductions {
                     arg_ok(r.target_arg)?;
                 }
-                if let Some(partition) = &module.kernels[*k].partition {
+                for partition in &module.kernels[*k].partitions {
                     for a in [partition.first_arg, partition.count_arg] {
                         arg_ok(a)?;
                         if region.args[a as usize].kind != HostArgKind::Int {

@@ -120,6 +120,6 @@ pub fn kernel(name: &str, params: Vec<Param>, space: Vec<ParallelDim>, body: Bod
         auto_private: Vec::new(),
         inner_sequential: Vec::new(),
         num_gangs: Vec::new(),
-        partition: None,
+        partitions: Vec::new(),
     }
 }

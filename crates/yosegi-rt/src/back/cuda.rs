@@ -119,6 +119,9 @@ pub fn grid_kernel_cuda_with(module: &Module, kernel: &GridKernel, options: &Cud
 pub fn specialisable_params(kernel: &GridKernel) -> Vec<u32> {
     let body = &kernel.body;
     let mut roots: Vec<Handle<Expr>> = kernel.launch.grid.to_vec();
+    // Where each axis's iterations start: a split kernel's block offset (`i_first`, 0 on one
+    // device), so that one device runs the very code the unsplit kernel would.
+    roots.extend(kernel.axes.iter().map(|a| a.start));
     for p in &kernel.params {
         if let ParamKind::Array { dims, .. } = &p.kind {
             roots.extend(dims.iter().flatten().copied());

@@ -1,17 +1,18 @@
-//! Partitioning: every kernel of a compute region that has a parallel dim gets two params, the
-//! first iteration and the iteration count of its outermost dim, so that one launch can run any
-//! contiguous part of that dim. The runtime splits the dim into blocks, one per device, and
+//! Partitioning: every kernel of a compute region that has parallel dims gets, per dim, two
+//! params, the first iteration and the iteration count of that dim, so that one launch can run
+//! any contiguous block of it. The runtime splits one dim into blocks, one per device, and
 //! launches the same kernel (every variant the later passes make of it) on each device with its
-//! part; on one device it passes the whole dim, which is the kernel the source wrote.
+//! block; on one device it passes every dim whole, which is the kernel the source wrote.
 //!
 //! The rewrite happens before mapping, on the source kernel, so that the access analysis
 //! (`analysis::access`) sees the part too: evaluating a kernel's sections with a device's
 //! `first` and `count` gives the sections that device uses and defines (the USE and DEF of
 //! the multi-GPU flow analysis), with no separate analysis to keep in step with the kernel.
 //!
-//! The distributed dim is the outermost one: in C's row-major arrays it selects whole rows
-//! (planes), so each device's part of an array is one contiguous range and a stencil's halo is
-//! a few rows at each end.
+//! The runtime prefers the outermost dim: in C's row-major arrays it selects whole rows (planes),
+//! so each device's part of an array is one contiguous range and a stencil's halo is a few rows
+//! at each end. An inner dim serves where the outermost one's blocks would write the same
+//! memory (`b[j][i]` in a nest over `i` then `j`: `runtime::distribute`).
 
 use crate::diag::Span;
 use crate::ir::{BinaryOp, Expr, ExprKind, Handle, HostArg, HostArgKind, Kernel, KernelPartition, Module, Param, ParamKind, RegionKind, ScalarType};
@@ -24,24 +25,26 @@ pub fn partition_module(module: &mut Module) {
         let RegionKind::Compute { kernels, .. } = &region.kind else { continue };
         for &handle in kernels {
             let kernel = &mut module.kernels[handle];
-            if kernel.partition.is_some() || !can_split(kernel) {
+            if !kernel.partitions.is_empty() || !can_split(kernel) {
                 continue;
             }
-            let first_arg = region.args.len() as u32;
-            let count_arg = first_arg + 1;
-            for _ in 0..2 {
-                region.args.push(HostArg { c_expr: "0".to_string(), kind: HostArgKind::Int, size_expr: None });
+            for dim in 0..kernel.space.len() {
+                let first_arg = region.args.len() as u32;
+                let count_arg = first_arg + 1;
+                for _ in 0..2 {
+                    region.args.push(HostArg { c_expr: "0".to_string(), kind: HostArgKind::Int, size_expr: None });
+                }
+                split_dim(kernel, dim, first_arg, count_arg);
             }
-            split_outermost_dim(kernel, first_arg, count_arg);
         }
     }
 }
 
-/// The whole trip of a partitioned kernel's split dim, from the launch's param values (the
-/// partition's own two params are not read): what `count` is when one device runs it all.
-pub fn whole_trip(kernel: &Kernel, values: &[crate::ir::ParamValue]) -> Result<Option<i64>, String> {
-    let Some(partition) = &kernel.partition else { return Ok(None) };
-    crate::analysis::uniform::eval_uniform_int(&kernel.body, partition.trip, values).map(Some)
+/// The whole trip of each partitioned dim (in `Kernel::partitions` order), from the launch's
+/// param values (the partitions' own params are not read): what each `count` is when one
+/// device runs it all.
+pub fn whole_trips(kernel: &Kernel, values: &[crate::ir::ParamValue]) -> Result<Vec<i64>, String> {
+    kernel.partitions.iter().map(|p| crate::analysis::uniform::eval_uniform_int(&kernel.body, p.trip, values)).collect()
 }
 
 /// A kernel can be split when it has a parallel dim and hands no scalar back (a sequential
@@ -50,16 +53,16 @@ fn can_split(kernel: &Kernel) -> bool {
     !kernel.space.is_empty() && kernel.scalar_outputs.is_empty()
 }
 
-/// Rewrites dim 0 as `start' = start + first * step`, `trip' = count`, with `first` and `count`
-/// new params bound to region args `first_arg` and `count_arg`.
-fn split_outermost_dim(kernel: &mut Kernel, first_arg: u32, count_arg: u32) {
+/// Rewrites dim `d` as `start' = start + first * step`, `trip' = count`, with `first` and
+/// `count` new params bound to region args `first_arg` and `count_arg`.
+fn split_dim(kernel: &mut Kernel, d: usize, first_arg: u32, count_arg: u32) {
     // Named after the dim's variable (`i_first`, `i_count`): the count is a launch's size, which
     // `--stats` and the tuning cache show by name.
     let first_param = kernel.params.len() as u32;
-    let var = kernel.body.locals[kernel.space[0].var].name.clone();
+    let var = kernel.body.locals[kernel.space[d].var].name.clone();
     kernel.params.push(Param { name: format!("{var}_first"), kind: ParamKind::Scalar(ScalarType::I64), arg: first_arg });
     kernel.params.push(Param { name: format!("{var}_count"), kind: ParamKind::Scalar(ScalarType::I64), arg: count_arg });
-    let dim = &kernel.space[0];
+    let dim = &kernel.space[d];
     let (start, trip, step) = (dim.start, dim.trip_count, dim.step);
     let exprs = &mut kernel.body.exprs;
     let start_ty = exprs[start].ty;
@@ -79,9 +82,9 @@ fn split_outermost_dim(kernel: &mut Kernel, first_arg: u32, count_arg: u32) {
     let new_start = add(ExprKind::Binary { op: BinaryOp::Add, lhs: start, rhs: offset }, start_ty);
     let count = add(ExprKind::Param(first_param + 1), ScalarType::I64);
     let new_trip = as_type(count, trip_ty, &mut add);
-    kernel.space[0].start = new_start;
-    kernel.space[0].trip_count = new_trip;
-    kernel.partition = Some(KernelPartition { dim: 0, first_arg, count_arg, start, trip });
+    kernel.space[d].start = new_start;
+    kernel.space[d].trip_count = new_trip;
+    kernel.partitions.push(KernelPartition { dim: d as u32, first_arg, count_arg, start, trip });
 }
 
 #[cfg(test)]
@@ -130,7 +133,7 @@ mod tests {
         partition_module(&mut module);
         crate::valid::verify_module(&module).expect("the partitioned module verifies");
         let kernel = &module.kernels.iter().next().expect("one kernel").1;
-        let partition = kernel.partition.clone().expect("partitioned");
+        let partition = kernel.partitions.first().cloned().expect("partitioned");
         assert_eq!((partition.first_arg, partition.count_arg), (3, 4));
         assert_eq!(module.regions[0].args.len(), 5);
         let values = |first: i64, count: i64| {

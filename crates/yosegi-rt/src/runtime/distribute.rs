@@ -1,6 +1,6 @@
-//! Distribution of a launch over several devices: which device runs which block of a
-//! partitioned kernel's outermost dim (`opt::partition`), and whether the kernel may be split
-//! at all.
+//! Distribution of a launch over several devices: along which parallel dim of a partitioned
+//! kernel (`opt::partition`), which device runs which block of it, and whether the kernel may
+//! be split at all.
 //!
 //! A launch is split when the runtime has several devices, the program has not taken the
 //! devices in hand itself (`acc_set_device_num`, device addresses), the launch moves enough
@@ -51,22 +51,36 @@ pub(super) struct Part {
     pub sections: Arc<Vec<ParamSections>>,
 }
 
-/// `args` with a partitioned kernel's `first` and `count` covering its whole dim (the host
+/// `args` with a partitioned kernel's `first` and `count` covering each dim whole (the host
 /// passes zeros); other kernels' args as they are.
 pub(super) fn whole_launch_args(region: &Region, kernel: &Kernel, args: &[YosegiArg]) -> Result<Vec<YosegiArg>, RuntimeError> {
     let mut whole = args.to_vec();
-    if let Some(partition) = &kernel.partition {
-        let values: Vec<ParamValue> = kernel.params.iter().map(|p| param_value(region, p, args)).collect();
-        let trip = crate::opt::partition::whole_trip(kernel, &values).map(Option::unwrap_or_default).map_err(|why| {
-            RuntimeError::unsupported(
-                Diagnostic::error(kernel.space[partition.dim as usize].span, format!("cannot evaluate the trip count of kernel `{}`: {why}", kernel.name))
-                    .with_help("this is a compiler bug: a trip count is an expression of the kernel's params"),
-            )
-        })?;
+    if kernel.partitions.is_empty() {
+        return Ok(whole);
+    }
+    let values: Vec<ParamValue> = kernel.params.iter().map(|p| param_value(region, p, args)).collect();
+    let trips = crate::opt::partition::whole_trips(kernel, &values).map_err(|why| {
+        RuntimeError::unsupported(
+            Diagnostic::error(kernel.span, format!("cannot evaluate the trip counts of kernel `{}`: {why}", kernel.name))
+                .with_help("this is a compiler bug: a trip count is an expression of the kernel's params"),
+        )
+    })?;
+    for (partition, trip) in kernel.partitions.iter().zip(trips) {
         whole[partition.first_arg as usize].i = 0;
         whole[partition.count_arg as usize].i = trip;
     }
     Ok(whole)
+}
+
+/// How a launch would split along one dim.
+enum Split {
+    /// One block per device (at least two), the bytes their sections cover and the bytes they
+    /// read.
+    Parts { parts: Vec<Part>, bytes: u64, read: u64 },
+    /// Fewer than two iterations along the dim.
+    TooShort,
+    /// Two blocks would write the same memory, or a block writes irregularly.
+    Overlapping,
 }
 
 /// Blocks of `0..trip` for `devices` devices, as (first, count), in device order: as even as
@@ -110,6 +124,8 @@ impl Runtime {
 
     /// The parts of a launch of `kernel` when it is split over the devices (see the module
     /// doc), or `None` when it runs whole on the current device. `args` cover the whole space.
+    /// Of the dims whose blocks write disjoint memory, the one whose parts read the fewest
+    /// bytes wins (the smallest halo), the outermost on a tie.
     pub(super) fn plan_parts(
         &mut self,
         region: &Region,
@@ -117,17 +133,48 @@ impl Runtime {
         kernel: &Kernel,
         args: &[YosegiArg],
     ) -> Option<Vec<Part>> {
-        let partition = kernel.partition.as_ref()?;
-        if !self.splitting_allowed() {
+        if kernel.partitions.is_empty() || !self.splitting_allowed() {
             return None;
         }
+        let mut best: Option<(u64, Vec<Part>)> = None;
+        let (mut overlapping, mut small) = (false, false);
+        for partition in &kernel.partitions {
+            match self.split_along(region, handle, kernel, args, partition) {
+                Split::TooShort => {}
+                Split::Overlapping => overlapping = true,
+                Split::Parts { bytes, .. } if bytes < self.min_split_bytes => small = true,
+                Split::Parts { parts, read, .. } => {
+                    if best.as_ref().is_none_or(|(fewest, _)| read < *fewest) {
+                        best = Some((read, parts));
+                    }
+                }
+            }
+        }
+        match best {
+            Some((_, parts)) => {
+                self.stats.distributed_launches += 1;
+                Some(parts)
+            }
+            None => {
+                if small {
+                    self.stats.small_launches += 1;
+                } else if overlapping {
+                    self.stats.undistributed_launches += 1;
+                }
+                None
+            }
+        }
+    }
+
+    /// The blocks of a launch along `partition`'s dim, one per device, with their sections.
+    fn split_along(&mut self, region: &Region, handle: Handle<Kernel>, kernel: &Kernel, args: &[YosegiArg], partition: &crate::ir::KernelPartition) -> Split {
         let trip = args[partition.count_arg as usize].i;
         if trip < 2 {
-            return None;
+            return Split::TooShort;
         }
         let mut parts = Vec::new();
         let mut writes = Vec::new();
-        let mut bytes: u64 = 0;
+        let (mut bytes, mut read): (u64, u64) = (0, 0);
         for (device, (first, count)) in block_parts(trip, self.devices.len()).into_iter().enumerate() {
             if count == 0 {
                 continue;
@@ -139,25 +186,21 @@ impl Runtime {
             let sections = self.sections_cache.sections(handle, kernel, &part_values);
             for s in sections.iter() {
                 let param = &kernel.params[s.param as usize];
-                let ParamKind::Array { elem, .. } = &param.kind else { return None };
+                let ParamKind::Array { elem, .. } = &param.kind else { return Split::Overlapping };
                 let ptr = part_args[param.arg as usize].ptr as u64;
                 let elem = elem.size_bytes() as i64;
-                for section in [s.read, s.write] {
-                    let reached = match section {
-                        Section::None => 0,
-                        Section::Elements { lo, hi } => (hi - lo).max(0).saturating_mul(elem) as u64,
-                        // An irregular access (NPB CG's `a[k]` over `rowstr[j]..rowstr[j+1]`)
-                        // may reach the whole object, as large as it is.
-                        Section::Whole => self.registry.find(ptr).and_then(|start| self.registry.get(start)).map_or(0, |o| o.len),
-                    };
-                    bytes = bytes.saturating_add(reached);
-                }
+                let reached = |section: Section| match section {
+                    Section::None => 0,
+                    Section::Elements { lo, hi } => (hi - lo).max(0).saturating_mul(elem) as u64,
+                    // An irregular access (NPB CG's `a[k]` over `rowstr[j]..rowstr[j+1]`)
+                    // may reach the whole object, as large as it is.
+                    Section::Whole => self.registry.find(ptr).and_then(|start| self.registry.get(start)).map_or(0, |o| o.len),
+                };
+                read = read.saturating_add(reached(s.read));
+                bytes = bytes.saturating_add(reached(s.read)).saturating_add(reached(s.write));
                 match s.write {
                     Section::None => {}
-                    Section::Whole => {
-                        self.stats.undistributed_launches += 1;
-                        return None;
-                    }
+                    Section::Whole => return Split::Overlapping,
                     Section::Elements { lo, hi } => {
                         writes.push((ptr.wrapping_add_signed(lo.wrapping_mul(elem)), ptr.wrapping_add_signed(hi.wrapping_mul(elem)), device));
                     }
@@ -166,18 +209,12 @@ impl Runtime {
             parts.push(Part { device, args: part_args, sections });
         }
         if parts.len() < 2 {
-            return None;
-        }
-        if bytes < self.min_split_bytes {
-            self.stats.small_launches += 1;
-            return None;
+            return Split::TooShort;
         }
         if parts_write_overlap(writes) {
-            self.stats.undistributed_launches += 1;
-            return None;
+            return Split::Overlapping;
         }
-        self.stats.distributed_launches += 1;
-        Some(parts)
+        Split::Parts { parts, bytes, read }
     }
 
     /// The program takes devices in hand (chooses one, or handles device addresses): launches

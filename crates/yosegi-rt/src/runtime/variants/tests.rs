@@ -282,7 +282,7 @@ fn auto_on_a_timing_device_explores_then_keeps_and_caches_the_winner() {
     let (ran, decision) = explore(&mut chooser, &module, kernel, &times);
     assert_eq!(ran, [staged_name.clone(), plain_name.clone(), staged_name.clone(), plain_name.clone()]);
     assert_eq!(decision.winner, staged_name);
-    assert_eq!(decision.sizes, "i_count=4096");
+    assert_eq!(decision.sizes, "i_first=0,i_count=4096");
     assert!(!decision.from_cache);
     for _ in 0..3 {
         let (pick, cached) = choose(&mut chooser, &module, kernel, "gpu", &bound(4096, 1, 2));
@@ -370,7 +370,7 @@ fn the_launch_key_holds_the_size_params_and_the_device() {
     let (module, kernel) = scale_with_variants(&[]);
     let plain = &module.grid_kernels[module.grid_of(kernel).expect("mapped")];
     let key = LaunchKey::of(plain, &specialisable_params(plain), &bound(4096, 1, 2), "cuda:0 (NVIDIA H100)");
-    assert_eq!(key.sizes, vec![("i_count".to_string(), 4096)]);
+    assert_eq!(key.sizes, vec![("i_first".to_string(), 0), ("i_count".to_string(), 4096)]);
     assert_eq!(key.device, "cuda:0 (NVIDIA H100)");
     assert_ne!(key, LaunchKey::of(plain, &specialisable_params(plain), &bound(4097, 1, 2), "cuda:0 (NVIDIA H100)"));
 }
@@ -500,7 +500,7 @@ fn on_a_timing_device_the_runtime_explores_then_runs_the_winner_without_timing()
     assert_eq!(use_.runs.get("scale_l3_staged"), Some(&8));
     assert_eq!(use_.timed["scale_l3_staged"], vec![ms(0.6), ms(0.6)]);
     let report = rt.exit_report().expect("stats on");
-    assert!(report.contains("winner on timed-sim (i_count=64): scale_l3_staged (scale_l3 best 0.800, scale_l3_staged best 0.600, measured)"), "{report}");
+    assert!(report.contains("winner on timed-sim (i_first=0,i_count=64): scale_l3_staged (scale_l3 best 0.800, scale_l3_staged best 0.600, measured)"), "{report}");
 
     // The next run takes the winner from the cache and times nothing.
     let (module, _) = scale_with_variants(&[(0.6, 0)]);
@@ -511,5 +511,5 @@ fn on_a_timing_device_the_runtime_explores_then_runs_the_winner_without_timing()
     again.region(0, &region_args(64, a.as_mut_ptr(), b.as_mut_ptr())).expect("runs");
     assert_eq!(timed_again.load(std::sync::atomic::Ordering::Relaxed), 0);
     assert_eq!(again.stats().variants["scale_l3"].runs.get("scale_l3_staged"), Some(&1));
-    assert!(again.exit_report().expect("stats on").contains("cached winner on timed-sim (i_count=64): scale_l3_staged"));
+    assert!(again.exit_report().expect("stats on").contains("cached winner on timed-sim (i_first=0,i_count=64): scale_l3_staged"));
 }
