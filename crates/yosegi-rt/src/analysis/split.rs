@@ -8,35 +8,28 @@ use crate::analysis::access::{AccessKind, IndexForm, summarize};
 use crate::ir::{Kernel, KernelPartition};
 
 /// How the references of one kind (reads or writes) of one array reach along the split dim.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-struct Reach {
-    /// Offsets from the part's own index of the split variable in subscript `subscript`, when
-    /// every reference has the variable there with coefficient 1.
-    offsets: Option<(usize, i64, i64)>,
-    /// Every reference has the variable in one subscript, some scaled (a linearised `a[i*n + j]`):
-    /// bounded by the block, but the reach is computed per launch.
-    scaled: bool,
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Reach {
+    /// No reference of that kind.
+    #[default]
+    None,
+    /// Every reference has the split variable alone in subscript `.0`, offset by `.1..=.2`.
+    Offsets(usize, i64, i64),
+    /// Every reference has the variable in one subscript, some scaled (a linearised
+    /// `a[i*n + j]`): bounded by the block, but the reach is computed per launch.
+    Scaled,
     /// A reference the block does not bound: irregular, or not indexed by the split variable.
-    unbounded: bool,
-    any: bool,
+    Unbounded,
 }
 
 impl Reach {
-    fn add(&mut self, place: Place) {
-        let first = !self.any;
-        self.any = true;
-        match (place, self.offsets) {
-            (Place::Offset(k, c), None) if first => self.offsets = Some((k, c, c)),
-            (Place::Offset(k, c), Some((k0, lo, hi))) if k == k0 => self.offsets = Some((k, lo.min(c), hi.max(c))),
-            (Place::Scaled | Place::Offset(..), _) if !self.unbounded => {
-                self.scaled = true;
-                self.offsets = None;
-            }
-            _ => {
-                self.unbounded = true;
-                self.scaled = false;
-                self.offsets = None;
-            }
+    /// The reach with one more reference at `place`.
+    fn add(self, place: Place) -> Reach {
+        match (self, place) {
+            (Reach::Unbounded, _) | (_, Place::Unbounded) => Reach::Unbounded,
+            (Reach::None, Place::Offset(k, c)) => Reach::Offsets(k, c, c),
+            (Reach::Offsets(k0, lo, hi), Place::Offset(k, c)) if k == k0 => Reach::Offsets(k, lo.min(c), hi.max(c)),
+            _ => Reach::Scaled,
         }
     }
 }
@@ -65,34 +58,31 @@ pub fn split_sections_text(kernel: &Kernel, partition: &KernelPartition) -> Vec<
         let (mut reads, mut writes) = (Reach::default(), Reach::default());
         for access in summary.of_param(index as u32) {
             let place = split_subscript(&access.indices, var);
-            match access.kind {
-                AccessKind::Read => reads.add(place),
-                AccessKind::Write => writes.add(place),
-                AccessKind::AtomicUpdate => {
-                    reads.add(place);
-                    writes.add(place);
-                }
+            if access.kind != AccessKind::Write {
+                reads = reads.add(place);
+            }
+            if access.kind != AccessKind::Read {
+                writes = writes.add(place);
             }
         }
         let mut parts = Vec::new();
-        if writes.any {
-            parts.push(match writes.offsets {
-                Some((k, 0, 0)) => format!("writes only its block of {var_name} (subscript {k})"),
-                Some((k, lo, hi)) => format!("writes its block of {var_name} shifted by {lo}..{hi} (subscript {k})"),
-                None if writes.scaled => format!("writes the range its block of {var_name} selects (computed per launch)"),
-                None => "writes elements its block does not bound: the launch runs whole on one device".to_string(),
-            });
+        match writes {
+            Reach::None => {}
+            Reach::Offsets(k, 0, 0) => parts.push(format!("writes only its block of {var_name} (subscript {k})")),
+            Reach::Offsets(k, lo, hi) => parts.push(format!("writes its block of {var_name} shifted by {lo}..{hi} (subscript {k})")),
+            Reach::Scaled => parts.push(format!("writes the range its block of {var_name} selects (computed per launch)")),
+            Reach::Unbounded => parts.push("writes elements its block does not bound: the launch runs whole on one device".to_string()),
         }
-        if reads.any {
-            parts.push(match reads.offsets {
-                Some((_, 0, 0)) => format!("reads only its block of {var_name}"),
-                Some((k, lo, hi)) => format!(
+        if reads != Reach::None {
+            parts.push(match reads {
+                Reach::Offsets(_, 0, 0) => format!("reads only its block of {var_name}"),
+                Reach::Offsets(k, lo, hi) => format!(
                     "reads its block of {var_name} and a halo of {} before and {} after (subscript {k}), which the neighbouring devices send when they wrote it",
                     (-lo).max(0),
                     hi.max(0)
                 ),
-                None if reads.scaled => format!("reads the range its block of {var_name} selects (computed per launch; what other devices wrote there moves device to device)"),
-                None => "reads the whole array: each device's copy is made current first (every part another device wrote since)".to_string(),
+                Reach::Scaled => format!("reads the range its block of {var_name} selects (computed per launch; what other devices wrote there moves device to device)"),
+                Reach::None | Reach::Unbounded => "reads the whole array: each device's copy is made current first (every part another device wrote since)".to_string(),
             });
         }
         if !parts.is_empty() {

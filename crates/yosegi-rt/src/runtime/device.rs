@@ -76,6 +76,18 @@ pub struct KernelFault {
     pub help: Option<String>,
 }
 
+impl KernelFault {
+    /// `finish_launch` of a token this device never handed out (a runtime bug).
+    pub fn not_started(token: u64) -> KernelFault {
+        KernelFault {
+            kernel: String::new(),
+            message: format!("launch {token} was not started on this device (a runtime bug)"),
+            span: Span::default(),
+            help: None,
+        }
+    }
+}
+
 /// A launch the device ran without the host waiting for it, with its time on the device
 /// (CUDA events), reported once the device knows it finished.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -209,12 +221,7 @@ pub trait Device: Send {
     fn finish_launch(&mut self, started: StartedLaunch) -> Result<LaunchOutcome, KernelFault> {
         match started {
             StartedLaunch::Finished(outcome) => Ok(outcome),
-            StartedLaunch::Pending(token) => Err(KernelFault {
-                kernel: String::new(),
-                message: format!("launch {token} was not started on this device (a runtime bug)"),
-                span: Span::default(),
-                help: None,
-            }),
+            StartedLaunch::Pending(token) => Err(KernelFault::not_started(token)),
         }
     }
     /// Runs the launch, waits for it to finish and gives its device time (CUDA events); `None`

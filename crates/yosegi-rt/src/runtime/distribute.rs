@@ -51,14 +51,15 @@ pub(super) struct Part {
     pub sections: Arc<Vec<ParamSections>>,
 }
 
-/// `args` with a partitioned kernel's `first` and `count` covering each dim whole (the host
-/// passes zeros); other kernels' args as they are.
-pub(super) fn whole_launch_args(region: &Region, kernel: &Kernel, args: &[YosegiArg]) -> Result<Vec<YosegiArg>, RuntimeError> {
+/// The args and param values of a launch over the whole space: a partitioned kernel's `first`
+/// and `count` cover each dim (the host passes zeros); other kernels' as the host gave them.
+pub(super) fn whole_launch(region: &Region, kernel: &Kernel, args: &[YosegiArg]) -> Result<(Vec<YosegiArg>, Vec<ParamValue>), RuntimeError> {
     let mut whole = args.to_vec();
+    let mut values: Vec<ParamValue> = kernel.params.iter().map(|p| param_value(region, p, args)).collect();
     if kernel.partitions.is_empty() {
-        return Ok(whole);
+        return Ok((whole, values));
     }
-    let values: Vec<ParamValue> = kernel.params.iter().map(|p| param_value(region, p, args)).collect();
+    // The trips read the other params only, so the zeros the host passed do not matter here.
     let trips = crate::opt::partition::whole_trips(kernel, &values).map_err(|why| {
         RuntimeError::unsupported(
             Diagnostic::error(kernel.span, format!("cannot evaluate the trip counts of kernel `{}`: {why}", kernel.name))
@@ -66,17 +67,22 @@ pub(super) fn whole_launch_args(region: &Region, kernel: &Kernel, args: &[Yosegi
         )
     })?;
     for (partition, trip) in kernel.partitions.iter().zip(trips) {
-        whole[partition.first_arg as usize].i = 0;
-        whole[partition.count_arg as usize].i = trip;
+        for (arg, value) in [(partition.first_arg, 0), (partition.count_arg, trip)] {
+            whole[arg as usize].i = value;
+            for (param, slot) in kernel.params.iter().zip(values.iter_mut()) {
+                if param.arg == arg {
+                    *slot = param_value(region, param, &whole);
+                }
+            }
+        }
     }
-    Ok(whole)
+    Ok((whole, values))
 }
 
 /// How a launch would split along one dim.
 enum Split {
-    /// One block per device (at least two), the bytes their sections cover and the bytes they
-    /// read.
-    Parts { parts: Vec<Part>, bytes: u64, read: u64 },
+    /// One block per device (at least two), and the bytes they read.
+    Parts { parts: Vec<Part>, read: u64 },
     /// Fewer than two iterations along the dim.
     TooShort,
     /// Two blocks would write the same memory, or a block writes irregularly.
@@ -126,24 +132,34 @@ impl Runtime {
     /// doc), or `None` when it runs whole on the current device. `args` cover the whole space.
     /// Of the dims whose blocks write disjoint memory, the one whose parts read the fewest
     /// bytes wins (the smallest halo), the outermost on a tie.
+    /// `sections` are the whole launch's: one that covers too few bytes is not split at all,
+    /// before any part is evaluated.
     pub(super) fn plan_parts(
         &mut self,
         region: &Region,
         handle: Handle<Kernel>,
         kernel: &Kernel,
         args: &[YosegiArg],
+        sections: &[ParamSections],
     ) -> Option<Vec<Part>> {
         if kernel.partitions.is_empty() || !self.splitting_allowed() {
             return None;
         }
+        // A space no dim of which has two iterations has nothing to split.
+        if kernel.partitions.iter().all(|p| args[p.count_arg as usize].i < 2) {
+            return None;
+        }
+        if self.section_bytes(kernel, args, sections).1 < self.min_split_bytes {
+            self.stats.small_launches += 1;
+            return None;
+        }
         let mut best: Option<(u64, Vec<Part>)> = None;
-        let (mut overlapping, mut small) = (false, false);
+        let mut overlapping = false;
         for partition in &kernel.partitions {
             match self.split_along(region, handle, kernel, args, partition) {
                 Split::TooShort => {}
                 Split::Overlapping => overlapping = true,
-                Split::Parts { bytes, .. } if bytes < self.min_split_bytes => small = true,
-                Split::Parts { parts, read, .. } => {
+                Split::Parts { parts, read } => {
                     if best.as_ref().is_none_or(|(fewest, _)| read < *fewest) {
                         best = Some((read, parts));
                     }
@@ -156,9 +172,7 @@ impl Runtime {
                 Some(parts)
             }
             None => {
-                if small {
-                    self.stats.small_launches += 1;
-                } else if overlapping {
+                if overlapping {
                     self.stats.undistributed_launches += 1;
                 }
                 None
@@ -174,7 +188,7 @@ impl Runtime {
         }
         let mut parts = Vec::new();
         let mut writes = Vec::new();
-        let (mut bytes, mut read): (u64, u64) = (0, 0);
+        let mut read: u64 = 0;
         for (device, (first, count)) in block_parts(trip, self.devices.len()).into_iter().enumerate() {
             if count == 0 {
                 continue;
@@ -184,20 +198,12 @@ impl Runtime {
             part_args[partition.count_arg as usize].i = count;
             let part_values: Vec<ParamValue> = kernel.params.iter().map(|p| param_value(region, p, &part_args)).collect();
             let sections = self.sections_cache.sections(handle, kernel, &part_values);
+            read = read.saturating_add(self.section_bytes(kernel, &part_args, &sections).0);
             for s in sections.iter() {
                 let param = &kernel.params[s.param as usize];
                 let ParamKind::Array { elem, .. } = &param.kind else { return Split::Overlapping };
                 let ptr = part_args[param.arg as usize].ptr as u64;
                 let elem = elem.size_bytes() as i64;
-                let reached = |section: Section| match section {
-                    Section::None => 0,
-                    Section::Elements { lo, hi } => (hi - lo).max(0).saturating_mul(elem) as u64,
-                    // An irregular access (NPB CG's `a[k]` over `rowstr[j]..rowstr[j+1]`)
-                    // may reach the whole object, as large as it is.
-                    Section::Whole => self.registry.find(ptr).and_then(|start| self.registry.get(start)).map_or(0, |o| o.len),
-                };
-                read = read.saturating_add(reached(s.read));
-                bytes = bytes.saturating_add(reached(s.read)).saturating_add(reached(s.write));
                 match s.write {
                     Section::None => {}
                     Section::Whole => return Split::Overlapping,
@@ -214,7 +220,29 @@ impl Runtime {
         if parts_write_overlap(writes) {
             return Split::Overlapping;
         }
-        Split::Parts { parts, bytes, read }
+        Split::Parts { parts, read }
+    }
+
+    /// The bytes `sections` read, and read and write together.
+    fn section_bytes(&self, kernel: &Kernel, args: &[YosegiArg], sections: &[ParamSections]) -> (u64, u64) {
+        let (mut read, mut total): (u64, u64) = (0, 0);
+        for s in sections {
+            let param = &kernel.params[s.param as usize];
+            let ParamKind::Array { elem, .. } = &param.kind else { continue };
+            let ptr = args[param.arg as usize].ptr as u64;
+            let elem = elem.size_bytes() as i64;
+            let reached = |section: Section| match section {
+                Section::None => 0,
+                Section::Elements { lo, hi } => (hi - lo).max(0).saturating_mul(elem) as u64,
+                // An irregular access (NPB CG's `a[k]` over `rowstr[j]..rowstr[j+1]`) may
+                // reach the whole object, as large as it is.
+                Section::Whole => self.registry.find(ptr).and_then(|start| self.registry.get(start)).map_or(0, |o| o.len),
+            };
+            let reads = reached(s.read);
+            read = read.saturating_add(reads);
+            total = total.saturating_add(reads).saturating_add(reached(s.write));
+        }
+        (read, total)
     }
 
     /// The program takes devices in hand (chooses one, or handles device addresses): launches

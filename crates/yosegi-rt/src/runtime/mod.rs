@@ -855,10 +855,9 @@ impl Runtime {
         };
         let grid = &module.grid_kernels[grid_handle];
         let device = self.current_device;
-        // The whole iteration space: a partitioned kernel's `first` and `count` cover its dim.
-        let whole = distribute::whole_launch_args(region, kernel, args)?;
-        let args = whole.as_slice();
-        let kernel_params: Vec<ParamValue> = kernel.params.iter().map(|p| param_value(region, p, args)).collect();
+        // The whole iteration space: a partitioned kernel's `first` and `count` cover its dims.
+        // The host's `args` serve everything else (pointers, reduction targets).
+        let (whole, kernel_params) = distribute::whole_launch(region, kernel, args)?;
 
         // Pass 1: every array param's object, created or grown to cover its access hull. All
         // objects are settled before any range is made valid, because growing one for a later
@@ -914,8 +913,8 @@ impl Runtime {
         // Which devices run which part of the space (one part on the current device unless
         // the kernel is split: `distribute`).
         let splittable = tables.is_empty() && !reaches_addresses && !raw_memory;
-        let parts = if splittable { self.plan_parts(region, kernel_handle, kernel, args) } else { None };
-        let parts = parts.unwrap_or_else(|| vec![distribute::Part { device, args: whole.clone(), sections: sections.clone() }]);
+        let parts = if splittable { self.plan_parts(region, kernel_handle, kernel, &whole, &sections) } else { None };
+        let parts = parts.unwrap_or_else(|| vec![distribute::Part { device, args: whole, sections: sections.clone() }]);
 
         // Memory at addresses the kernel computes may be any object's device copy: every one
         // is made current first (before the rows of pointer tables are attached below) and

@@ -994,14 +994,7 @@ impl Device for CudaDevice {
             StartedLaunch::Finished(outcome) => return Ok(outcome),
             StartedLaunch::Pending(token) => token,
         };
-        let Some(pending) = self.pending.remove(&token) else {
-            return Err(KernelFault {
-                kernel: String::new(),
-                message: format!("launch {token} was not started on this device (a runtime bug)"),
-                span: crate::diag::Span::default(),
-                help: None,
-            });
-        };
+        let Some(pending) = self.pending.remove(&token) else { return Err(KernelFault::not_started(token)) };
         self.wait_in_flight();
         if let Some(f) = self.fault.take() {
             return Err(f);
