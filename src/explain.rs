@@ -97,6 +97,7 @@ fn region_text(program: &CompiledProgram, region: &Region, context: &Context, ou
                 kernel_text(module, region, k, out);
                 variants_text(module, k, context, out);
             }
+            fusion_text(module, region, out);
             data.as_slice()
         }
         RegionKind::Data { data }
@@ -110,6 +111,36 @@ fn region_text(program: &CompiledProgram, region: &Region, context: &Context, ou
     }
     if let RegionKind::Compute { kernels, data } = &region.kind {
         implicit_moves(module, region, kernels, data, out);
+    }
+}
+
+/// The region's fused chains (their dependence graphs, redundant iterations, exchange arrays
+/// and how the runtime chooses) and the pairs of kernels not fused, with the reason.
+fn fusion_text(module: &Module, region: &Region, out: &mut String) {
+    let Some(index) = module.regions.iter().position(|r| std::ptr::eq(r, region)) else { return };
+    let name = |k: Handle<Kernel>| format!("`{}`", module.kernels[k].name);
+    for fusion in module.fusions.iter().filter(|f| f.region as usize == index) {
+        let members: Vec<String> = fusion.members.iter().map(|&k| name(k)).collect();
+        let grid = &module.grid_kernels[fusion.grid];
+        let _ = writeln!(
+            out,
+            "  fused: {} run as one kernel `{}` (estimated cost {:.2} of the unfused launches)",
+            members.join(", "),
+            grid.name,
+            fusion.estimated_ratio
+        );
+        for note in &fusion.notes {
+            let _ = writeln!(out, "    {note}");
+        }
+        let choice = if fusion.forced {
+            "--fusion on: the fused kernel runs whenever usable (one device, arrays it writes apart from the others)"
+        } else {
+            "--fusion auto: on a GPU the first launches time the fused kernel against the unfused ones and keep the faster; on the simulator the estimate decides; YOSEGI_FUSION=off at run time keeps them unfused"
+        };
+        let _ = writeln!(out, "    choice ({choice})");
+    }
+    for refusal in module.unfused.iter().filter(|r| r.region as usize == index) {
+        let _ = writeln!(out, "  not fused: {} and {}: {}", name(refusal.previous), name(refusal.next), refusal.reason);
     }
 }
 
@@ -302,6 +333,7 @@ fn variant_kind_text(kind: VariantKind) -> &'static str {
     match kind {
         VariantKind::Global => "global",
         VariantKind::Staged => "staged",
+        VariantKind::Fused => "fused",
     }
 }
 
@@ -331,6 +363,8 @@ fn variants_text(module: &Module, handle: Handle<Kernel>, context: &Context, out
         let info = &grid.variant;
         let estimate = match info.kind {
             VariantKind::Global => "every access to global memory, the reference (estimated cost 1.00)".to_string(),
+            // Never among a kernel's variants: a fused kernel replaces several (`fusion_text`).
+            VariantKind::Fused => format!("several kernels in one (estimated cost {:.2})", info.estimated_ratio),
             VariantKind::Staged => {
                 let written = grid.written_array_params();
                 let names = |copied_back: bool| -> Vec<&str> {

@@ -14,7 +14,7 @@ use yosegi::diag::{self, Diagnostic};
 use yosegi::driver::{self, CompiledProgram, Device, RunOptions, ScratchDir, StatsReport};
 use yosegi::front::PreprocessOptions;
 use yosegi::source::SourceSet;
-use yosegi::opt::{PassConfig, StagingMode};
+use yosegi::opt::{FusionMode, PassConfig, StagingMode};
 
 #[derive(Parser)]
 #[command(name = "yosegi", version, about = "Runs C programs with OpenACC directives on GPUs or on a simulated device",
@@ -50,6 +50,11 @@ struct InputArgs {
     /// The same as `--staging off`.
     #[arg(long, conflicts_with = "staging")]
     no_staging: bool,
+    /// Loop fusion: `auto` fuses chains of a region's kernels through which an array flows when
+    /// the estimate expects a gain and keeps whichever of fused and unfused the GPU runs faster;
+    /// `on` fuses every legal chain and always runs it; `off` runs every kernel on its own.
+    #[arg(long, value_enum, default_value = "auto")]
+    fusion: FusionArg,
     /// Print no warnings, only errors (as `cc -w`).
     #[arg(short = 'w')]
     no_warnings: bool,
@@ -60,6 +65,13 @@ struct InputArgs {
 
 #[derive(Clone, Copy, ValueEnum)]
 enum StagingArg {
+    Auto,
+    On,
+    Off,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum FusionArg {
     Auto,
     On,
     Off,
@@ -153,7 +165,12 @@ fn pass_config(input: &InputArgs) -> PassConfig {
         (false, StagingArg::Auto) => StagingMode::Auto,
         (false, StagingArg::On) => StagingMode::Force,
     };
-    PassConfig { staging, ..PassConfig::default() }
+    let fusion = match input.fusion {
+        FusionArg::Auto => FusionMode::Auto,
+        FusionArg::On => FusionMode::On,
+        FusionArg::Off => FusionMode::Off,
+    };
+    PassConfig { staging, fusion, ..PassConfig::default() }
 }
 
 fn print_diagnostics(sources: &SourceSet, diags: &[Diagnostic]) {

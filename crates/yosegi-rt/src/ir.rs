@@ -496,6 +496,21 @@ impl ExprKind {
             _ => Vec::new(),
         }
     }
+
+    /// The same operation applied to `operands` instead, given in the order of
+    /// [`ExprKind::operands`] (for copying an expression into another body).
+    pub fn with_operands(&self, operands: &[Handle<Expr>]) -> ExprKind {
+        match self {
+            ExprKind::Load { array, .. } => ExprKind::Load { array: *array, indices: operands.to_vec() },
+            ExprKind::Unary { op, .. } => ExprKind::Unary { op: *op, arg: operands[0] },
+            ExprKind::Cast { .. } => ExprKind::Cast { arg: operands[0] },
+            ExprKind::Binary { op, .. } => ExprKind::Binary { op: *op, lhs: operands[0], rhs: operands[1] },
+            ExprKind::Select { .. } => ExprKind::Select { cond: operands[0], then: operands[1], otherwise: operands[2] },
+            ExprKind::Math { func, .. } => ExprKind::Math { func: *func, args: operands.to_vec() },
+            ExprKind::Call { func, .. } => ExprKind::Call { func: *func, args: operands.to_vec() },
+            other => other.clone(),
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -888,6 +903,10 @@ pub enum VariantKind {
     Global,
     /// Some reused array groups are staged in shared-memory tiles.
     Staged,
+    /// A chain of kernels of one region made into one grid kernel (`opt::fusion`): its
+    /// `source` is the chain's first kernel, and [`Module::fusions`] says which kernels it
+    /// replaces. It is never among [`Module::variants_of`] any kernel.
+    Fused,
 }
 
 /// A grid kernel's place among the variants of its source kernel (the runtime chooses which one
@@ -1127,6 +1146,47 @@ pub struct Module {
     pub grid_kernels: Arena<GridKernel>,
     pub functions: Arena<Function>,
     pub regions: Vec<Region>,
+    /// Chains of consecutive kernels of a compute region that one fused grid kernel may run
+    /// instead (`opt::fusion`), in region order.
+    pub fusions: Vec<Fusion>,
+    /// Pairs of consecutive kernels the fusion pass considered and did not fuse, and why (for
+    /// explain).
+    pub unfused: Vec<FusionRefusal>,
+}
+
+/// Consecutive kernels of one compute region and the grid kernel that runs them all in one
+/// launch, with redundant iterations at each block's edges (`opt::fusion`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Fusion {
+    /// Index into [`Module::regions`].
+    pub region: u32,
+    /// The kernels it replaces, in the region's order (consecutive there).
+    pub members: Vec<Handle<Kernel>>,
+    /// The fused grid kernel (variant kind [`VariantKind::Fused`]).
+    pub grid: Handle<GridKernel>,
+    /// `--fusion on`: the runtime runs the fused kernel whenever it is usable, instead of
+    /// choosing by estimate or measurement.
+    pub forced: bool,
+    /// The pass's estimate of the fused kernel's time relative to the members' launches (1.0);
+    /// below 1 predicts a gain.
+    pub estimated_ratio: f64,
+    /// Intermediate arrays (params of the fused grid kernel) whose global stores a second
+    /// fused grid kernel leaves out, and that grid kernel (`None` when there is no such array):
+    /// the runtime runs it only when the region itself holds each of them and nothing reads
+    /// them after (see `runtime::fused`).
+    pub without_stores: Option<(Handle<GridKernel>, Vec<u32>)>,
+    /// What the pass found, one line each, for explain: the dependence graph with its
+    /// distances, each kernel's redundant iterations, the exchange arrays.
+    pub notes: Vec<String>,
+}
+
+/// Why the fusion pass did not put kernel `next` in one launch with the kernel before it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FusionRefusal {
+    pub region: u32,
+    pub previous: Handle<Kernel>,
+    pub next: Handle<Kernel>,
+    pub reason: String,
 }
 
 impl Module {
@@ -1139,12 +1199,16 @@ impl Module {
 
     /// The plain grid kernel made from `kernel` by the mapping pass (the first of its variants).
     pub fn grid_of(&self, kernel: Handle<Kernel>) -> Option<Handle<GridKernel>> {
-        self.grid_kernels.iter().find(|(_, g)| g.source == kernel).map(|(h, _)| h)
+        self.variants_of(kernel).first().copied()
     }
 
     /// Every grid kernel made from `kernel`, plain one first, in the order the passes added them.
     pub fn variants_of(&self, kernel: Handle<Kernel>) -> Vec<Handle<GridKernel>> {
-        self.grid_kernels.iter().filter(|(_, g)| g.source == kernel).map(|(h, _)| h).collect()
+        self.grid_kernels
+            .iter()
+            .filter(|(_, g)| g.source == kernel && g.variant.kind != VariantKind::Fused)
+            .map(|(h, _)| h)
+            .collect()
     }
 }
 

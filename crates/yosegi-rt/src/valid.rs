@@ -24,6 +24,37 @@ pub fn verify_module(module: &Module) -> Result<(), String> {
     for r in &module.regions {
         verify_region(module, r)?;
     }
+    for f in &module.fusions {
+        verify_fusion(module, f)?;
+    }
+    Ok(())
+}
+
+/// A fusion names consecutive kernels of a compute region and fused grid kernels whose params
+/// are region args of that region.
+pub fn verify_fusion(module: &Module, fusion: &Fusion) -> Result<(), String> {
+    let what = format!("fusion of region {}", fusion.region);
+    let Some(region) = module.regions.get(fusion.region as usize) else {
+        return Err(format!("{what}: the region is out of range"));
+    };
+    let RegionKind::Compute { kernels, .. } = &region.kind else {
+        return Err(format!("{what}: not a compute region"));
+    };
+    if fusion.members.len() < 2 || !kernels.windows(fusion.members.len()).any(|w| w == fusion.members.as_slice()) {
+        return Err(format!("{what}: its kernels are not consecutive kernels of the region"));
+    }
+    let grids = std::iter::once(fusion.grid).chain(fusion.without_stores.as_ref().map(|(g, _)| *g));
+    for g in grids {
+        let Some(grid) = module.grid_kernels.iter().find(|(h, _)| *h == g).map(|(_, grid)| grid) else {
+            return Err(format!("{what}: grid kernel {g:?} is out of range"));
+        };
+        if grid.variant.kind != VariantKind::Fused || grid.source != fusion.members[0] {
+            return Err(format!("{what}: `{}` is not a fused grid kernel of its first kernel", grid.name));
+        }
+        if let Some(p) = grid.params.iter().find(|p| p.arg as usize >= region.args.len()) {
+            return Err(format!("{what}: param `{}` names arg {}, out of range", p.name, p.arg));
+        }
+    }
     Ok(())
 }
 

@@ -2,12 +2,14 @@
 //! called in a fixed order by [`run_passes`]; the verifier runs between them.
 
 pub mod fold;
+pub mod fusion;
 pub mod mapping;
 pub mod padding;
 pub mod partition;
 pub mod staging;
 
 use crate::ir::{Handle, Module};
+pub use fusion::FusionMode;
 
 /// Whether kernels get shared-memory staged variants, and how the runtime picks among them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
@@ -43,17 +45,20 @@ pub struct PassConfig {
     /// (a ring of planes that slides along `z`, see [`staging::CoarsenedTile::SlidingRing`]);
     /// 1 offers no streaming variant.
     pub streamed_points_per_thread: u32,
+    /// Whether chains of kernels of a region are fused (`fusion`).
+    pub fusion: FusionMode,
 }
 
 impl Default for PassConfig {
     fn default() -> Self {
-        PassConfig { block_threads: 256, block_2d: [32, 8], block_3d: [32, 4, 2], staging: StagingMode::Auto, shared: staging::SharedMemoryBudget::default(), staged_points_per_thread: 4, streamed_points_per_thread: 8 }
+        PassConfig { block_threads: 256, block_2d: [32, 8], block_3d: [32, 4, 2], staging: StagingMode::Auto, shared: staging::SharedMemoryBudget::default(), staged_points_per_thread: 4, streamed_points_per_thread: 8, fusion: FusionMode::Auto }
     }
 }
 
 /// Gives kernels their partition params (`partition`, for several devices), folds constants, maps every kernel of the module that has no grid kernel yet to a grid
 /// kernel, folds the new grid kernels' constants, adds shared-memory staged variants
-/// (`staging`, per `config.staging`) and pads their tiles (`padding`), running the verifier
+/// (`staging`, per `config.staging`), pads their tiles (`padding`) and fuses chains of kernels
+/// (`fusion`, per `config.fusion`), running the verifier
 /// between passes. An `Err` is a compiler bug (the verifier's message), not a user error: the
 /// driver reports it as an internal error.
 pub fn run_passes(module: &mut Module, config: &PassConfig) -> Result<(), String> {
@@ -74,5 +79,7 @@ pub fn run_passes(module: &mut Module, config: &PassConfig) -> Result<(), String
     staging::stage_module(module, config);
     crate::valid::verify_module(module).map_err(|e| format!("after staging: {e}"))?;
     padding::pad_module(module, config);
-    crate::valid::verify_module(module).map_err(|e| format!("after padding: {e}"))
+    crate::valid::verify_module(module).map_err(|e| format!("after padding: {e}"))?;
+    fusion::fuse_module(module, config);
+    crate::valid::verify_module(module).map_err(|e| format!("after fusion: {e}"))
 }

@@ -14,6 +14,7 @@ pub mod device;
 pub mod launch_shape;
 mod directives;
 mod distribute;
+mod fused;
 pub use device::DeviceCount;
 pub mod registry;
 mod rows;
@@ -266,6 +267,8 @@ pub struct Runtime {
     program_manages_devices: bool,
     /// Bytes a launch's sections must cover to be split (0: every launch that can be).
     min_split_bytes: u64,
+    /// The program's fused chains and the choices made for them (`fused`).
+    fusions: fused::FusionState,
 }
 
 /// A byte range of one tracked object, offsets from the object's start.
@@ -315,6 +318,7 @@ impl Runtime {
             api: acc_api::ApiState::new(devices_len),
             program_manages_devices: false,
             min_split_bytes,
+            fusions: fused::FusionState::new(&module.fusions),
             module,
         })
     }
@@ -403,9 +407,7 @@ impl Runtime {
                 let started = self.clock();
                 self.enter_data(region, data, args, Hold::Structured)?;
                 self.record_runtime_call("region: data clauses in", started);
-                for &kernel in kernels {
-                    self.launch_kernel(region, kernel, args)?;
-                }
+                self.launch_kernels(region, kernels, args)?;
                 let started = self.clock();
                 let exited = self.exit_data(region, data, args, Hold::Structured, false);
                 self.record_runtime_call("region: data clauses out", started);
@@ -859,55 +861,11 @@ impl Runtime {
         // The host's `args` serve everything else (pointers, reduction targets).
         let (whole, kernel_params) = distribute::whole_launch(region, kernel, args)?;
 
-        // Pass 1: every array param's object, created or grown to cover its access hull. All
-        // objects are settled before any range is made valid, because growing one for a later
-        // param (two params into one array) replaces an object an earlier param resolved.
+        // Pass 1 (`settle_objects`): every array param's object, before any range is made valid.
         let sections = self.sections_cache.sections(kernel_handle, kernel, &kernel_params);
         self.record_runtime_call("region: launch preparation: access sections", prepared);
         let part = self.clock();
-        let mut tables = Vec::new();
-        let mut raw_memory = false;
-        for sections in sections.iter() {
-            let param = &kernel.params[sections.param as usize];
-            if let ParamKind::RowTable { .. } = param.kind {
-                let ptr = args[param.arg as usize].ptr as u64;
-                tables.extend(self.plan_table(kernel, sections.param, ptr, sections)?);
-                continue;
-            }
-            let ParamKind::Array { elem, .. } = &param.kind else { continue };
-            let ptr = args[param.arg as usize].ptr as u64;
-            match sections.read.hull(sections.write) {
-                Section::None => {}
-                Section::Elements { lo, hi } if hi <= lo => {}
-                _ if self.exact_object_at(ptr).is_some() => {}
-                // The program's own device memory (`acc_malloc`): bound as it is, no host side.
-                _ if self.registry.find(ptr).is_none() && self.api.is_raw_address(device, ptr) => raw_memory = true,
-                Section::Whole => {
-                    if self.registry.find(ptr).is_none() {
-                        return Err(RuntimeError::unsupported(
-                            Diagnostic::error(
-                                irregular_access_span(kernel, sections.param),
-                                format!(
-                                    "cannot tell the extent of `{}`, which kernel `{}` indexes irregularly",
-                                    param.name, kernel.name
-                                ),
-                            )
-                            .with_help(format!(
-                                "add a data clause such as {}({}[0:n])",
-                                if sections.write == Section::None { "copyin" } else { "copy" },
-                                param.name
-                            )),
-                        ));
-                    }
-                }
-                Section::Elements { lo, hi } => {
-                    let elem = elem.size_bytes() as i64;
-                    let lo_byte = ptr.wrapping_add_signed(lo.wrapping_mul(elem));
-                    let hi_byte = ptr.wrapping_add_signed(hi.wrapping_mul(elem));
-                    self.ensure_object(lo_byte, hi_byte, &param.name, Origin::LaunchExtent, kernel.span)?;
-                }
-            }
-        }
+        let (tables, raw_memory) = self.settle_objects(kernel, &sections, args)?;
         let reaches_addresses = module.reaches_addresses(&kernel.body);
 
         // Which devices run which part of the space (one part on the current device unless
@@ -982,6 +940,58 @@ impl Runtime {
             }
         }
         Ok(())
+    }
+
+    /// Launch pass 1: every array param's object, created or grown to cover its access hull.
+    /// All objects are settled before any range is made valid, because growing one for a later
+    /// param (two params into one array) replaces an object an earlier param resolved. Returns
+    /// the pointer tables to bind and whether some array is the program's own device memory.
+    fn settle_objects(&mut self, kernel: &Kernel, sections: &[ParamSections], args: &[YosegiArg]) -> Result<(Vec<rows::TablePlan>, bool), RuntimeError> {
+        let device = self.current_device;
+        let mut tables = Vec::new();
+        let mut raw_memory = false;
+        for sections in sections {
+            let param = &kernel.params[sections.param as usize];
+            if let ParamKind::RowTable { .. } = param.kind {
+                let ptr = args[param.arg as usize].ptr as u64;
+                tables.extend(self.plan_table(kernel, sections.param, ptr, sections)?);
+                continue;
+            }
+            let ParamKind::Array { elem, .. } = &param.kind else { continue };
+            let ptr = args[param.arg as usize].ptr as u64;
+            match sections.read.hull(sections.write) {
+                Section::None => {}
+                Section::Elements { lo, hi } if hi <= lo => {}
+                _ if self.exact_object_at(ptr).is_some() => {}
+                // The program's own device memory (`acc_malloc`): bound as it is, no host side.
+                _ if self.registry.find(ptr).is_none() && self.api.is_raw_address(device, ptr) => raw_memory = true,
+                Section::Whole => {
+                    if self.registry.find(ptr).is_none() {
+                        return Err(RuntimeError::unsupported(
+                            Diagnostic::error(
+                                irregular_access_span(kernel, sections.param),
+                                format!(
+                                    "cannot tell the extent of `{}`, which kernel `{}` indexes irregularly",
+                                    param.name, kernel.name
+                                ),
+                            )
+                            .with_help(format!(
+                                "add a data clause such as {}({}[0:n])",
+                                if sections.write == Section::None { "copyin" } else { "copy" },
+                                param.name
+                            )),
+                        ));
+                    }
+                }
+                Section::Elements { lo, hi } => {
+                    let elem = elem.size_bytes() as i64;
+                    let lo_byte = ptr.wrapping_add_signed(lo.wrapping_mul(elem));
+                    let hi_byte = ptr.wrapping_add_signed(hi.wrapping_mul(elem));
+                    self.ensure_object(lo_byte, hi_byte, &param.name, Origin::LaunchExtent, kernel.span)?;
+                }
+            }
+        }
+        Ok((tables, raw_memory))
     }
 
     /// Launch pass 2 for one part: makes device `part.device`'s copies current for what the

@@ -1,0 +1,636 @@
+//! The fused grid kernel of a legal chain: one block per tile of the iteration space, each
+//! kernel of the chain run in turn by the block's threads over its tile widened by its
+//! redundant iterations, its intermediate arrays kept in shared-memory exchange arrays, a
+//! barrier between kernels.
+//!
+//! Coordinates: along every parallel dim the block covers the values `[lo, lo + T)` of the
+//! loop variable, with `lo = O + blockIdx * T` and `O` the smallest start of the chain's
+//! loops. Kernel `m` runs the values `[lo - L_m, lo + T + R_m)` that lie in its own loop's
+//! range; its global stores happen only at the block's own values (`[lo, lo + T)`), so every
+//! element is written by one block, the one the unfused kernel's thread would be in. A kernel
+//! that reads an intermediate array at index `v + e` takes it from the exchange array when the
+//! writer's loop ran the value `v + e - c` (the writer stores at `v + c`), and from global
+//! memory otherwise: there the writer never stores, so global memory holds what the unfused
+//! program would read.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use crate::diag::Span;
+use crate::ir::*;
+
+use super::chain::ChainPlan;
+
+/// Threads per block of a fused grid kernel (one-dimensional: they step through each kernel's
+/// widened tile together).
+pub const THREADS: u32 = 256;
+
+/// Own iterations per block, outermost dim first, largest first: the first whose exchange
+/// arrays fit in shared memory and whose tile is at least as wide as each kernel's redundant
+/// iterations is used.
+pub fn tile_candidates(dims: usize) -> &'static [&'static [u32]] {
+    match dims {
+        1 => &[&[2048], &[1024], &[512], &[256]],
+        2 => &[&[16, 64], &[8, 64], &[8, 32], &[4, 32]],
+        _ => &[&[4, 8, 32], &[2, 8, 32], &[2, 4, 32], &[1, 4, 32]],
+    }
+}
+
+/// The tile and the exchange arrays of a fused chain.
+#[derive(Clone, Debug)]
+pub struct Layout {
+    pub tile: Vec<u32>,
+    /// Flat shared arrays; an array is reused by a later intermediate of the same element type
+    /// once its last reader has passed (a free list ordered by last use).
+    pub buffers: Vec<SharedArray>,
+    /// Region arg of an intermediate array -> its buffer.
+    pub buffer_of: BTreeMap<u32, usize>,
+}
+
+impl Layout {
+    pub fn shared_bytes(&self) -> u64 {
+        self.buffers.iter().map(SharedArray::bytes).sum()
+    }
+}
+
+/// The element type of the array at region arg `arg`, as kernel `k` declares it.
+fn elem_of(k: &Kernel, arg: u32) -> ScalarType {
+    k.params
+        .iter()
+        .find_map(|p| match &p.kind {
+            ParamKind::Array { elem, .. } if p.arg == arg => Some(*elem),
+            _ => None,
+        })
+        .expect("an intermediate is an array param of its writer")
+}
+
+/// Extents of the widened tile member `m` runs, outermost dim first.
+fn widened(plan: &ChainPlan, tile: &[u32], m: usize) -> Vec<u64> {
+    tile.iter().zip(&plan.extension[m]).map(|(&t, &(l, r))| t as u64 + l as u64 + r as u64).collect()
+}
+
+/// The first tile whose exchange arrays fit in `budget` bytes, or why none does.
+pub fn choose_layout(module: &Module, plan: &ChainPlan, budget: u64) -> Result<Layout, String> {
+    let mut smallest = u64::MAX;
+    for &tile in tile_candidates(plan.dims) {
+        if plan.extension.iter().any(|ext| ext.iter().zip(tile).any(|(&(l, r), &t)| l + r > t as i64)) {
+            continue;
+        }
+        let mut buffers: Vec<(SharedArray, usize)> = Vec::new();
+        let mut buffer_of = BTreeMap::new();
+        let mut by_producer: Vec<(&u32, &super::chain::Intermediate)> = plan.intermediates.iter().collect();
+        by_producer.sort_by_key(|(arg, i)| (i.producer, **arg));
+        for (&arg, inter) in by_producer {
+            let elem = elem_of(&module.kernels[plan.members[inter.producer]], arg);
+            let len: u64 = widened(plan, tile, inter.producer).iter().product();
+            let len = len as u32;
+            let free = buffers.iter().position(|(b, busy_until)| b.elem == elem && *busy_until < inter.producer);
+            let n = match free {
+                Some(n) => {
+                    buffers[n].0.dims[0] = buffers[n].0.dims[0].max(len);
+                    buffers[n].1 = inter.last_reader;
+                    n
+                }
+                None => {
+                    buffers.push((SharedArray { name: format!("_x{}", buffers.len()), elem, dims: vec![len] }, inter.last_reader));
+                    buffers.len() - 1
+                }
+            };
+            buffer_of.insert(arg, n);
+        }
+        let layout = Layout { tile: tile.to_vec(), buffers: buffers.into_iter().map(|(b, _)| b).collect(), buffer_of };
+        if layout.shared_bytes() <= budget {
+            return Ok(layout);
+        }
+        smallest = smallest.min(layout.shared_bytes());
+    }
+    if smallest == u64::MAX {
+        Err("the redundant iterations are wider than every tile".to_string())
+    } else {
+        Err(format!("its exchange arrays would take {smallest} bytes of shared memory, over the {budget} a block may use"))
+    }
+}
+
+/// The fused grid kernel. `without_stores` are intermediates whose global stores it leaves out.
+pub fn build_fused(
+    module: &Module,
+    plan: &ChainPlan,
+    layout: &Layout,
+    without_stores: &BTreeSet<u32>,
+    name: String,
+    estimated_ratio: f64,
+    notes: Vec<String>,
+) -> GridKernel {
+    let first = &module.kernels[plan.members[0]];
+    let mut b = Builder { module, plan, layout, body: Body::default(), params: Vec::new(), param_of_arg: HashMap::new(), domains: Vec::new(), lo: Vec::new() };
+    let dims = plan.dims;
+
+    // Each kernel's loop range per dim, from its whole trip (a partitioned kernel's source
+    // start and trip: the fused kernel runs on one device).
+    for (m, &h) in plan.members.iter().enumerate() {
+        let k = &module.kernels[h];
+        let mut import = Import::new(k, m, false);
+        let mut ranges = Vec::new();
+        for d in 0..dims {
+            let (start, trip) = match k.partitions.iter().find(|p| p.dim as usize == d) {
+                Some(p) => (p.start, p.trip),
+                None => (k.space[d].start, k.space[d].trip_count),
+            };
+            let start = import.expr(&mut b, start);
+            let start = b.cast(start, ScalarType::I64);
+            let trip = import.expr(&mut b, trip);
+            let trip = b.cast(trip, ScalarType::I64);
+            let zero = b.int(0);
+            let trip = b.bin(BinaryOp::Max, trip, zero);
+            let end = b.bin(BinaryOp::Add, start, trip);
+            ranges.push((start, end));
+        }
+        b.domains.push(ranges);
+    }
+
+    // The grid: tiles of `T` values from the smallest start to the largest end of each dim.
+    let one = b.int(1);
+    let mut grid = [one, one, one];
+    let mut block = Vec::new();
+    let tid = b.expr(ExprKind::ThreadIdx(Axis::X), ScalarType::I32);
+    let tid = b.cast(tid, ScalarType::I64);
+    for d in 0..dims {
+        let axis = AXES[dims - 1 - d];
+        let mut origin = b.domains[0][d].0;
+        let mut end = b.domains[0][d].1;
+        for m in 1..plan.members.len() {
+            let (s, e) = b.domains[m][d];
+            origin = b.bin(BinaryOp::Min, origin, s);
+            end = b.bin(BinaryOp::Max, end, e);
+        }
+        let t = layout.tile[d] as i64;
+        let extent = b.bin(BinaryOp::Sub, end, origin);
+        let tm1 = b.int(t - 1);
+        let padded = b.bin(BinaryOp::Add, extent, tm1);
+        let tc = b.int(t);
+        let blocks = b.bin(BinaryOp::Div, padded, tc);
+        let zero = b.int(0);
+        grid[axis.index()] = b.bin(BinaryOp::Max, blocks, zero);
+        let lo = b.local(&format!("_lo{d}"), ScalarType::I64);
+        let bid = b.expr(ExprKind::BlockIdx(axis), ScalarType::I32);
+        let bid = b.cast(bid, ScalarType::I64);
+        let offset = b.bin(BinaryOp::Mul, bid, tc);
+        let value = b.bin(BinaryOp::Add, origin, offset);
+        block.push(Stmt::Assign { local: lo, value });
+        b.lo.push(lo);
+    }
+
+    let t_local = b.local("_t", ScalarType::I64);
+    for (m, &h) in plan.members.iter().enumerate() {
+        let k = &module.kernels[h];
+        let ext = &plan.extension[m];
+        let widths = widened(plan, &layout.tile, m);
+        let total: u64 = widths.iter().product();
+        let redundant = ext.iter().any(|&(l, r)| l != 0 || r != 0);
+        let mut import = Import::new(k, m, true);
+
+        // Point `_t` of the widened tile: its values `v` per dim, outermost first.
+        let mut point = Vec::new();
+        let mut values = Vec::new();
+        let mut stride = 1u64;
+        let mut per_dim = vec![None; dims];
+        for d in (0..dims).rev() {
+            let t = b.expr(ExprKind::Local(t_local), ScalarType::I64);
+            let s = b.int(stride as i64);
+            let q = b.bin(BinaryOp::Div, t, s);
+            let w = b.int(widths[d] as i64);
+            let o = b.bin(BinaryOp::Rem, q, w);
+            let lo = b.expr(ExprKind::Local(b.lo[d]), ScalarType::I64);
+            let left = b.int(ext[d].0);
+            let base = b.bin(BinaryOp::Sub, lo, left);
+            let v = b.bin(BinaryOp::Add, base, o);
+            let local = b.local(&format!("_v{m}_{d}"), ScalarType::I64);
+            point.push(Stmt::Assign { local, value: v });
+            per_dim[d] = Some(local);
+            stride *= widths[d];
+        }
+        for local in per_dim.into_iter().flatten() {
+            values.push(local);
+        }
+        let mut inside = None;
+        let mut own = None;
+        for d in 0..dims {
+            let v = b.expr(ExprKind::Local(values[d]), ScalarType::I64);
+            let (start, end) = b.domains[m][d];
+            let ge = b.bin(BinaryOp::Ge, v, start);
+            let lt = b.bin(BinaryOp::Lt, v, end);
+            let both = b.bin(BinaryOp::LogAnd, ge, lt);
+            inside = Some(match inside {
+                None => both,
+                Some(prev) => b.bin(BinaryOp::LogAnd, prev, both),
+            });
+            if redundant {
+                let lo = b.expr(ExprKind::Local(b.lo[d]), ScalarType::I64);
+                let tc = b.int(layout.tile[d] as i64);
+                let hi = b.bin(BinaryOp::Add, lo, tc);
+                let ge = b.bin(BinaryOp::Ge, v, lo);
+                let lt = b.bin(BinaryOp::Lt, v, hi);
+                let both = b.bin(BinaryOp::LogAnd, ge, lt);
+                own = Some(match own {
+                    None => both,
+                    Some(prev) => b.bin(BinaryOp::LogAnd, prev, both),
+                });
+            }
+        }
+        import.values = values.clone();
+        import.own = own;
+        import.without_stores = without_stores.clone();
+
+        let mut then = Vec::new();
+        for d in 0..dims {
+            let var = import.local(&mut b, k.space[d].var);
+            let v = b.expr(ExprKind::Local(values[d]), ScalarType::I64);
+            let ty = b.body.locals[var].ty;
+            let value = b.cast(v, ty);
+            then.push(Stmt::Assign { local: var, value });
+        }
+        // `firstprivate` copies start from the host value at every iteration, as each unfused
+        // thread's did (a thread here runs several iterations).
+        for (l, local) in k.body.locals.iter() {
+            if let LocalKind::FirstPrivate(p) = local.kind
+                && local.array_dims.is_none()
+            {
+                let mine = import.local(&mut b, l);
+                let fp = b.param(k, p);
+                let ty = match &b.params[fp as usize].kind {
+                    ParamKind::Scalar(t) => *t,
+                    _ => local.ty,
+                };
+                let value = b.expr(ExprKind::Param(fp), ty);
+                let value = b.cast(value, local.ty);
+                then.push(Stmt::Assign { local: mine, value });
+            }
+        }
+        then.extend(import.block(&mut b, &k.body.block));
+        let mut body = point;
+        body.push(Stmt::If { cond: inside.expect("a chain has dims"), then, otherwise: Vec::new() });
+
+        block.push(Stmt::Assign { local: t_local, value: tid });
+        let t = b.expr(ExprKind::Local(t_local), ScalarType::I64);
+        let n = b.int(total as i64);
+        let cond = b.bin(BinaryOp::Lt, t, n);
+        let step = b.int(THREADS as i64);
+        let next = b.bin(BinaryOp::Add, t, step);
+        block.push(Stmt::Loop {
+            cond: Some(cond),
+            test_first: true,
+            body,
+            continuing: vec![Stmt::Assign { local: t_local, value: next }],
+            range: None,
+        });
+        if m + 1 < plan.members.len() {
+            block.push(Stmt::Barrier);
+        }
+    }
+    b.body.block = block;
+
+    GridKernel {
+        name,
+        span: first.span,
+        source: plan.members[0],
+        params: b.params,
+        body: b.body,
+        shared: layout.buffers.clone(),
+        launch: LaunchShape { block: [THREADS, 1, 1], grid },
+        reductions: Vec::new(),
+        scalar_outputs: Vec::new(),
+        axes: Vec::new(),
+        variant: VariantInfo { kind: VariantKind::Fused, estimated_ratio, notes, staged_params: Vec::new() },
+    }
+}
+
+const AXES: [Axis; 3] = [Axis::X, Axis::Y, Axis::Z];
+
+struct Builder<'m> {
+    module: &'m Module,
+    plan: &'m ChainPlan,
+    layout: &'m Layout,
+    body: Body,
+    params: Vec<Param>,
+    param_of_arg: HashMap<u32, u32>,
+    /// Per member, per dim: its loop's first value and end (`long long`).
+    domains: Vec<Vec<(Handle<Expr>, Handle<Expr>)>>,
+    /// Per dim: the block's first own value.
+    lo: Vec<Handle<Local>>,
+}
+
+impl Builder<'_> {
+    fn expr(&mut self, kind: ExprKind, ty: ScalarType) -> Handle<Expr> {
+        self.body.add_expr(kind, ty, Span::default())
+    }
+    fn int(&mut self, v: i64) -> Handle<Expr> {
+        self.expr(ExprKind::ConstInt(v), ScalarType::I64)
+    }
+    fn bin(&mut self, op: BinaryOp, lhs: Handle<Expr>, rhs: Handle<Expr>) -> Handle<Expr> {
+        let ty = match op {
+            BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge | BinaryOp::Eq | BinaryOp::Ne | BinaryOp::LogAnd | BinaryOp::LogOr => {
+                ScalarType::Bool
+            }
+            _ => self.body.exprs[lhs].ty,
+        };
+        self.expr(ExprKind::Binary { op, lhs, rhs }, ty)
+    }
+    fn cast(&mut self, arg: Handle<Expr>, ty: ScalarType) -> Handle<Expr> {
+        if self.body.exprs[arg].ty == ty { arg } else { self.expr(ExprKind::Cast { arg }, ty) }
+    }
+    fn local(&mut self, name: &str, ty: ScalarType) -> Handle<Local> {
+        self.body.locals.append(Local { name: name.to_string(), ty, array_dims: None, kind: LocalKind::Var, span: Span::default() })
+    }
+
+    /// The fused kernel's param for param `p` of member kernel `k` (one per region arg).
+    fn param(&mut self, k: &Kernel, p: u32) -> u32 {
+        let param = &k.params[p as usize];
+        if let Some(&fp) = self.param_of_arg.get(&param.arg) {
+            return fp;
+        }
+        let kind = match &param.kind {
+            ParamKind::Array { elem, dims, restrict, read_only } => {
+                let mut import = Import::new(k, usize::MAX, false);
+                let dims = dims.iter().map(|d| d.map(|e| import.expr(self, e))).collect();
+                // Every kernel of the chain that names the array sees it read-only only when
+                // none of them writes it.
+                let written = self.plan.members.iter().any(|&m| {
+                    let mk = &self.module.kernels[m];
+                    mk.params.iter().any(|q| q.arg == param.arg && matches!(q.kind, ParamKind::Array { read_only: false, .. }))
+                });
+                ParamKind::Array { elem: *elem, dims, restrict: *restrict, read_only: *read_only && !written }
+            }
+            other => other.clone(),
+        };
+        // `param` may have been made while importing the dims (an extent naming itself cannot
+        // happen, but another param can): look again before adding.
+        if let Some(&fp) = self.param_of_arg.get(&param.arg) {
+            return fp;
+        }
+        self.params.push(Param { name: param.name.clone(), kind, arg: param.arg });
+        let fp = (self.params.len() - 1) as u32;
+        self.param_of_arg.insert(param.arg, fp);
+        fp
+    }
+}
+
+/// Copies one member kernel's expressions, locals and statements into the fused body.
+struct Import<'k> {
+    k: &'k Kernel,
+    member: usize,
+    /// Whether loads of intermediates and stores are rewritten (the body), or copied as they
+    /// are (loop bounds, array extents).
+    rewrite: bool,
+    exprs: HashMap<Handle<Expr>, Handle<Expr>>,
+    locals: HashMap<Handle<Local>, Handle<Local>>,
+    /// The iteration's values per dim (`long long` locals).
+    values: Vec<Handle<Local>>,
+    /// Whether the iteration is one of the block's own (`None`: the member runs no redundant
+    /// iteration, so every one is).
+    own: Option<Handle<Expr>>,
+    without_stores: BTreeSet<u32>,
+}
+
+impl<'k> Import<'k> {
+    fn new(k: &'k Kernel, member: usize, rewrite: bool) -> Import<'k> {
+        Import { k, member, rewrite, exprs: HashMap::new(), locals: HashMap::new(), values: Vec::new(), own: None, without_stores: BTreeSet::new() }
+    }
+
+    fn local(&mut self, b: &mut Builder, l: Handle<Local>) -> Handle<Local> {
+        if let Some(&mine) = self.locals.get(&l) {
+            return mine;
+        }
+        let mut local = self.k.body.locals[l].clone();
+        if let LocalKind::FirstPrivate(p) = local.kind {
+            local.kind = LocalKind::FirstPrivate(b.param(self.k, p));
+        }
+        local.name = format!("{}_k{}", local.name, self.member);
+        let mine = b.body.locals.append(local);
+        self.locals.insert(l, mine);
+        mine
+    }
+
+    fn expr(&mut self, b: &mut Builder, h: Handle<Expr>) -> Handle<Expr> {
+        if let Some(&mine) = self.exprs.get(&h) {
+            return mine;
+        }
+        let e = &self.k.body.exprs[h];
+        let (ty, span) = (e.ty, e.span);
+        let operands: Vec<Handle<Expr>> = e.kind.operands().into_iter().map(|o| self.expr(b, o)).collect();
+        let mine = match &e.kind {
+            ExprKind::Param(p) => {
+                let fp = b.param(self.k, *p);
+                b.body.add_expr(ExprKind::Param(fp), ty, span)
+            }
+            ExprKind::Local(l) => {
+                let l = self.local(b, *l);
+                b.body.add_expr(ExprKind::Local(l), ty, span)
+            }
+            ExprKind::Load { array, .. } => {
+                let array = self.array(b, *array);
+                let global = b.body.add_expr(ExprKind::Load { array, indices: operands.clone() }, ty, span);
+                match self.exchange_read(b, *array_of(&e.kind), &operands, ty) {
+                    Some((inside, shared)) => b.body.add_expr(ExprKind::Select { cond: inside, then: shared, otherwise: global }, ty, span),
+                    None => global,
+                }
+            }
+            kind => b.body.add_expr(kind.with_operands(&operands), ty, span),
+        };
+        self.exprs.insert(h, mine);
+        mine
+    }
+
+    fn array(&mut self, b: &mut Builder, array: ArrayRef) -> ArrayRef {
+        match array {
+            ArrayRef::Param(p) => ArrayRef::Param(b.param(self.k, p)),
+            ArrayRef::Local(l) => ArrayRef::Local(self.local(b, l)),
+            other => other,
+        }
+    }
+
+    /// The intermediate written by an earlier member that a load of `array` reads, if any.
+    fn intermediate(&self, b: &Builder, array: ArrayRef) -> Option<(u32, super::chain::Intermediate)> {
+        let ArrayRef::Param(p) = array else { return None };
+        let arg = self.k.params[p as usize].arg;
+        b.plan.intermediates.get(&arg).map(|i| (arg, i.clone()))
+    }
+
+    /// For a load of an intermediate array another member wrote: whether the writer ran the
+    /// value read (then it is in the exchange array) and the shared-memory load.
+    fn exchange_read(
+        &mut self,
+        b: &mut Builder,
+        array: ArrayRef,
+        indices: &[Handle<Expr>],
+        ty: ScalarType,
+    ) -> Option<(Handle<Expr>, Handle<Expr>)> {
+        if !self.rewrite {
+            return None;
+        }
+        let (arg, inter) = self.intermediate(b, array)?;
+        if inter.producer >= self.member {
+            return None;
+        }
+        let q = inter.producer;
+        let ext = b.plan.extension[q].clone();
+        let widths = widened(b.plan, &b.layout.tile, q);
+        let dims = b.plan.dims;
+        // The writer's iteration values: index minus the writer's store offset, per dim.
+        let mut writer_values = vec![None; dims];
+        for (m, &(d, c)) in inter.store.dims.iter().enumerate() {
+            let index = b.cast(indices[m], ScalarType::I64);
+            let c = b.int(c);
+            writer_values[d] = Some(b.bin(BinaryOp::Sub, index, c));
+        }
+        let mut inside = None;
+        let mut linear = None;
+        for d in 0..dims {
+            let v = writer_values[d].expect("a unit access covers every dim");
+            let (start, end) = b.domains[q][d];
+            let ge = b.bin(BinaryOp::Ge, v, start);
+            let lt = b.bin(BinaryOp::Lt, v, end);
+            let both = b.bin(BinaryOp::LogAnd, ge, lt);
+            inside = Some(match inside {
+                None => both,
+                Some(prev) => b.bin(BinaryOp::LogAnd, prev, both),
+            });
+            let lo = b.expr(ExprKind::Local(b.lo[d]), ScalarType::I64);
+            let left = b.int(ext[d].0);
+            let base = b.bin(BinaryOp::Sub, lo, left);
+            let offset = b.bin(BinaryOp::Sub, v, base);
+            linear = Some(match linear {
+                None => offset,
+                Some(prev) => {
+                    let w = b.int(widths[d] as i64);
+                    let scaled = b.bin(BinaryOp::Mul, prev, w);
+                    b.bin(BinaryOp::Add, scaled, offset)
+                }
+            });
+        }
+        let index = b.cast(linear.expect("a chain has dims"), ScalarType::I32);
+        let buffer = b.layout.buffer_of[&arg] as u32;
+        let shared = b.expr(ExprKind::Load { array: ArrayRef::Shared(buffer), indices: vec![index] }, ty);
+        Some((inside.expect("a chain has dims"), shared))
+    }
+
+    /// The index into this member's exchange array of its current iteration.
+    fn own_exchange_index(&self, b: &mut Builder) -> Handle<Expr> {
+        let ext = b.plan.extension[self.member].clone();
+        let widths = widened(b.plan, &b.layout.tile, self.member);
+        let mut linear = None;
+        for d in 0..b.plan.dims {
+            let v = b.expr(ExprKind::Local(self.values[d]), ScalarType::I64);
+            let lo = b.expr(ExprKind::Local(b.lo[d]), ScalarType::I64);
+            let left = b.int(ext[d].0);
+            let base = b.bin(BinaryOp::Sub, lo, left);
+            let offset = b.bin(BinaryOp::Sub, v, base);
+            linear = Some(match linear {
+                None => offset,
+                Some(prev) => {
+                    let w = b.int(widths[d] as i64);
+                    let scaled = b.bin(BinaryOp::Mul, prev, w);
+                    b.bin(BinaryOp::Add, scaled, offset)
+                }
+            });
+        }
+        b.cast(linear.expect("a chain has dims"), ScalarType::I32)
+    }
+
+    fn block(&mut self, b: &mut Builder, block: &[Stmt]) -> Vec<Stmt> {
+        let mut out = Vec::new();
+        for stmt in block {
+            self.stmt(b, stmt, &mut out);
+        }
+        out
+    }
+
+    fn guarded(&self, stmt: Stmt) -> Stmt {
+        match self.own {
+            Some(own) => Stmt::If { cond: own, then: vec![stmt], otherwise: Vec::new() },
+            None => stmt,
+        }
+    }
+
+    fn stmt(&mut self, b: &mut Builder, stmt: &Stmt, out: &mut Vec<Stmt>) {
+        match stmt {
+            Stmt::Assign { local, value } => {
+                let value = self.expr(b, *value);
+                let local = self.local(b, *local);
+                out.push(Stmt::Assign { local, value });
+            }
+            Stmt::Store { array: ArrayRef::Param(p), indices, value, span } => {
+                let indices: Vec<Handle<Expr>> = indices.iter().map(|&i| self.expr(b, i)).collect();
+                let value = self.expr(b, *value);
+                let fp = b.param(self.k, *p);
+                let arg = self.k.params[*p as usize].arg;
+                let global = Stmt::Store { array: ArrayRef::Param(fp), indices, value, span: *span };
+                let writes_exchange = b.plan.intermediates.get(&arg).is_some_and(|i| i.producer == self.member);
+                if !writes_exchange {
+                    out.push(self.guarded(global));
+                    return;
+                }
+                // The value goes to the exchange array at every iteration the member runs, and
+                // to global memory at the block's own ones (unless nothing reads it there).
+                let ty = b.body.exprs[value].ty;
+                let tmp = b.local(&format!("_w{}_{}", self.member, arg), ty);
+                out.push(Stmt::Assign { local: tmp, value });
+                let read = b.expr(ExprKind::Local(tmp), ty);
+                let index = self.own_exchange_index(b);
+                let buffer = b.layout.buffer_of[&arg] as u32;
+                out.push(Stmt::Store { array: ArrayRef::Shared(buffer), indices: vec![index], value: read, span: *span });
+                if !self.without_stores.contains(&arg) {
+                    let Stmt::Store { array, indices, span, .. } = global else { unreachable!("built above") };
+                    out.push(self.guarded(Stmt::Store { array, indices, value: read, span }));
+                }
+            }
+            Stmt::Store { array, indices, value, span } => {
+                let indices = indices.iter().map(|&i| self.expr(b, i)).collect();
+                let value = self.expr(b, *value);
+                let array = self.array(b, *array);
+                out.push(Stmt::Store { array, indices, value, span: *span });
+            }
+            Stmt::Atomic { op, array, indices, value, capture, span } => {
+                let indices = indices.iter().map(|&i| self.expr(b, i)).collect();
+                let value = self.expr(b, *value);
+                let array = self.array(b, *array);
+                let capture = capture.map(|c| self.local(b, c));
+                out.push(Stmt::Atomic { op: *op, array, indices, value, capture, span: *span });
+            }
+            Stmt::If { cond, then, otherwise } => {
+                let cond = self.expr(b, *cond);
+                let then = self.block(b, then);
+                let otherwise = self.block(b, otherwise);
+                out.push(Stmt::If { cond, then, otherwise });
+            }
+            Stmt::Loop { cond, test_first, body, continuing, range } => {
+                let cond = cond.map(|c| self.expr(b, c));
+                let range = range.as_ref().map(|r| LoopRange {
+                    var: self.local(b, r.var),
+                    start: self.expr(b, r.start),
+                    end: self.expr(b, r.end),
+                    step: r.step,
+                });
+                let body = self.block(b, body);
+                let continuing = self.block(b, continuing);
+                out.push(Stmt::Loop { cond, test_first: *test_first, body, continuing, range });
+            }
+            Stmt::Eval(e) => {
+                let e = self.expr(b, *e);
+                out.push(Stmt::Eval(e));
+            }
+            Stmt::Return(e) => {
+                let e = e.map(|e| self.expr(b, e));
+                out.push(Stmt::Return(e));
+            }
+            Stmt::Break => out.push(Stmt::Break),
+            Stmt::Continue => out.push(Stmt::Continue),
+            Stmt::Barrier => out.push(Stmt::Barrier),
+        }
+    }
+}
+
+fn array_of(kind: &ExprKind) -> &ArrayRef {
+    match kind {
+        ExprKind::Load { array, .. } => array,
+        _ => unreachable!("called on loads"),
+    }
+}

@@ -1,0 +1,273 @@
+//! Which consecutive kernels of a region one grid kernel may run, and how many redundant
+//! iterations each needs at a block's edges: the dependence graph of the chain (flow
+//! dependences with their distances per parallel dim, from the affine access forms), its
+//! legality, and the extensions propagated in reverse order (the paper's left/right
+//! extensions).
+
+use std::collections::BTreeMap;
+
+use crate::analysis::affine::{Affine, affine_of};
+use crate::ir::*;
+
+/// An access whose index along every array dim is one parallel dim's variable plus a constant
+/// (`a[i-1][j+2]`): per array dim, outermost first, `(space dim, offset)`. Each space dim
+/// appears once, so the array has as many dims as the space.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnitAccess {
+    pub dims: Vec<(usize, i64)>,
+}
+
+impl UnitAccess {
+    /// The offset along space dim `d`.
+    pub fn offset(&self, d: usize) -> i64 {
+        self.dims.iter().find(|(s, _)| *s == d).map(|(_, c)| *c).unwrap_or(0)
+    }
+    /// Whether both index the array's dims by the same space dims.
+    fn same_layout(&self, other: &UnitAccess) -> bool {
+        self.dims.len() == other.dims.len() && self.dims.iter().zip(&other.dims).all(|(a, b)| a.0 == b.0)
+    }
+}
+
+/// What one kernel of a chain reads and writes, by region arg (arrays are the region's).
+pub struct MemberAccesses {
+    pub kernel: Handle<Kernel>,
+    pub dims: usize,
+    /// Every load of an array param; `None` where the index is not a [`UnitAccess`].
+    pub reads: BTreeMap<u32, Vec<Option<UnitAccess>>>,
+    /// Every store; the flag says whether it is a statement of the body's own block (run once
+    /// by every iteration, not under a condition or in a loop).
+    pub writes: BTreeMap<u32, Vec<(Option<UnitAccess>, bool)>>,
+}
+
+/// An array one kernel of the chain writes and a later one reads: the later ones read it from
+/// an exchange array in shared memory.
+#[derive(Clone, Debug)]
+pub struct Intermediate {
+    /// Index in the chain of the kernel that writes it.
+    pub producer: usize,
+    /// Where the producer stores it (one store per iteration).
+    pub store: UnitAccess,
+    /// Index in the chain of the last kernel that reads it.
+    pub last_reader: usize,
+}
+
+/// A flow dependence: `consumer` reads `arg`, which `producer` writes, at these distances per
+/// space dim (reader's index minus writer's, smallest and largest).
+#[derive(Clone, Debug)]
+pub struct Edge {
+    pub producer: usize,
+    pub consumer: usize,
+    pub arg: u32,
+    pub distance: Vec<(i64, i64)>,
+}
+
+/// A legal chain.
+#[derive(Clone, Debug)]
+pub struct ChainPlan {
+    pub members: Vec<Handle<Kernel>>,
+    pub dims: usize,
+    /// Per member, per space dim: the redundant iterations `(left, right)` it runs beyond its
+    /// block so that the later kernels find in shared memory everything they read.
+    pub extension: Vec<Vec<(i64, i64)>>,
+    /// By region arg.
+    pub intermediates: BTreeMap<u32, Intermediate>,
+    pub edges: Vec<Edge>,
+}
+
+/// The largest number of redundant iterations a kernel may take along one dim, both sides
+/// together: beyond it the recomputation outweighs what the chain saves.
+pub const MAX_EXTENSION: i64 = 16;
+
+/// What `handle` reads and writes, or why it cannot be in a fused chain.
+pub fn member_accesses(module: &Module, handle: Handle<Kernel>) -> Result<MemberAccesses, String> {
+    let k = &module.kernels[handle];
+    let name = &k.name;
+    if k.space.is_empty() || k.sequential_reason.is_some() || !k.scalar_outputs.is_empty() {
+        return Err(format!("`{name}` runs sequentially"));
+    }
+    if k.space.len() > 3 {
+        return Err(format!("`{name}` has more than three parallel dims"));
+    }
+    if !k.reductions.is_empty() {
+        return Err(format!("`{name}` has a reduction, which runs in its own kernel"));
+    }
+    if k.space.iter().any(|d| d.step != 1) {
+        return Err(format!("`{name}` has a parallel loop whose step is not 1"));
+    }
+    if module.reaches_addresses(&k.body) {
+        return Err(format!("`{name}` accesses memory at computed addresses"));
+    }
+    if leaves_its_iteration(&k.body.block) {
+        return Err(format!("`{name}` has a `break` or `continue` of its parallel loop"));
+    }
+    let dim_of = |v: Handle<Local>| k.space.iter().position(|d| d.var == v);
+    let unit = |indices: &[Handle<Expr>]| -> Option<UnitAccess> {
+        let mut dims = Vec::new();
+        for &index in indices {
+            let form: Affine = affine_of(&k.body, index)?;
+            let [(1, mono)] = form.terms.as_slice() else { return None };
+            if !mono.params.is_empty() {
+                return None;
+            }
+            let d = dim_of(mono.var?)?;
+            if dims.iter().any(|(e, _)| *e == d) {
+                return None;
+            }
+            dims.push((d, form.constant));
+        }
+        (dims.len() == k.space.len()).then_some(UnitAccess { dims })
+    };
+    let array_arg = |p: u32| -> Result<u32, String> {
+        let param = &k.params[p as usize];
+        match &param.kind {
+            ParamKind::Array { elem: ScalarType::F80, .. } => Err(format!("`{name}` accesses `{}`, of type long double", param.name)),
+            ParamKind::Array { .. } => Ok(param.arg),
+            _ => Err(format!("`{name}` indexes `{}` through a table of row pointers", param.name)),
+        }
+    };
+    let mut reads: BTreeMap<u32, Vec<Option<UnitAccess>>> = BTreeMap::new();
+    for (_, e) in k.body.exprs.iter() {
+        if let ExprKind::Load { array: ArrayRef::Param(p), indices } = &e.kind {
+            reads.entry(array_arg(*p)?).or_default().push(unit(indices));
+        }
+    }
+    let mut writes: BTreeMap<u32, Vec<(Option<UnitAccess>, bool)>> = BTreeMap::new();
+    let mut atomic = false;
+    let mut stores: Vec<(u32, Option<UnitAccess>, bool)> = Vec::new();
+    for stmt in &k.body.block {
+        if let Stmt::Store { array: ArrayRef::Param(p), indices, .. } = stmt {
+            stores.push((*p, unit(indices), true));
+            continue;
+        }
+        for_each_stmt(std::slice::from_ref(stmt), &mut |s| match s {
+            Stmt::Store { array: ArrayRef::Param(p), indices, .. } => stores.push((*p, unit(indices), false)),
+            Stmt::Atomic { .. } => atomic = true,
+            _ => {}
+        });
+    }
+    if atomic {
+        return Err(format!("`{name}` updates memory atomically"));
+    }
+    for (p, access, top_level) in stores {
+        writes.entry(array_arg(p)?).or_default().push((access, top_level));
+    }
+    Ok(MemberAccesses { kernel: handle, dims: k.space.len(), reads, writes })
+}
+
+/// Whether `block` has a `break`, `continue` or `return` outside any loop of its own (one that
+/// would leave the parallel loop's iteration).
+fn leaves_its_iteration(block: &[Stmt]) -> bool {
+    block.iter().any(|s| match s {
+        Stmt::Break | Stmt::Continue | Stmt::Return(_) => true,
+        Stmt::If { then, otherwise, .. } => leaves_its_iteration(then) || leaves_its_iteration(otherwise),
+        _ => false,
+    })
+}
+
+/// The chain's dependence graph and extensions, or why the kernels may not run as one.
+pub fn plan_chain(module: &Module, members: &[MemberAccesses]) -> Result<ChainPlan, String> {
+    let name = |m: usize| module.kernels[members[m].kernel].name.clone();
+    let dims = members[0].dims;
+    if let Some(m) = members.iter().position(|m| m.dims != dims) {
+        return Err(format!("`{}` has {} parallel dims and `{}` {}", name(0), dims, name(m), members[m].dims));
+    }
+    let array_name = |m: usize, arg: u32| {
+        let k = &module.kernels[members[m].kernel];
+        k.params.iter().find(|p| p.arg == arg).map(|p| p.name.clone()).unwrap_or_default()
+    };
+    let mut writer: BTreeMap<u32, usize> = BTreeMap::new();
+    for (m, member) in members.iter().enumerate() {
+        for &arg in member.writes.keys() {
+            if let Some(&other) = writer.get(&arg) {
+                return Err(format!("`{}` and `{}` both write `{}`", name(other), name(m), array_name(m, arg)));
+            }
+            writer.insert(arg, m);
+        }
+    }
+    let mut intermediates = BTreeMap::new();
+    let mut edges = Vec::new();
+    for (&arg, &p) in &writer {
+        let x = array_name(p, arg);
+        if let Some(r) = (0..p).find(|&r| members[r].reads.contains_key(&arg)) {
+            return Err(format!(
+                "`{}` reads `{x}` before `{}` writes it: another block's redundant iterations could read the new values",
+                name(r),
+                name(p)
+            ));
+        }
+        let readers: Vec<usize> = (p + 1..members.len()).filter(|&r| members[r].reads.contains_key(&arg)).collect();
+        let Some(&last_reader) = readers.last() else { continue };
+        let stores = &members[p].writes[&arg];
+        let store = match stores.as_slice() {
+            [(Some(access), true)] => access.clone(),
+            _ => {
+                return Err(format!(
+                    "`{}` writes `{x}`, which `{}` reads, other than once per iteration at an index such as `{x}[i+c]`",
+                    name(p),
+                    name(readers[0])
+                ));
+            }
+        };
+        for &r in &readers {
+            let mut distance = vec![(i64::MAX, i64::MIN); dims];
+            for access in &members[r].reads[&arg] {
+                let Some(access) = access.as_ref().filter(|a| a.same_layout(&store)) else {
+                    return Err(format!(
+                        "`{}` reads `{x}`, which `{}` writes, at an index other than the writer's plus constants",
+                        name(r),
+                        name(p)
+                    ));
+                };
+                for (d, span) in distance.iter_mut().enumerate() {
+                    let dist = access.offset(d) - store.offset(d);
+                    *span = (span.0.min(dist), span.1.max(dist));
+                }
+            }
+            edges.push(Edge { producer: p, consumer: r, arg, distance });
+        }
+        intermediates.insert(arg, Intermediate { producer: p, store, last_reader });
+    }
+
+    // Extensions, last kernel first: a consumer that runs iterations `[lo - L, hi + R)` and
+    // reads at distance `e` needs its producer to have run `[lo - L + e, hi + R + e)`.
+    let mut extension = vec![vec![(0i64, 0i64); dims]; members.len()];
+    for consumer in (0..members.len()).rev() {
+        for edge in edges.iter().filter(|e| e.consumer == consumer) {
+            for d in 0..dims {
+                let (left, right) = extension[consumer][d];
+                let (lo, hi) = edge.distance[d];
+                let producer = &mut extension[edge.producer][d];
+                producer.0 = producer.0.max(left - lo);
+                producer.1 = producer.1.max(right + hi);
+            }
+        }
+    }
+    for (m, ext) in extension.iter().enumerate() {
+        if let Some(d) = ext.iter().position(|(l, r)| l + r > MAX_EXTENSION) {
+            return Err(format!(
+                "`{}` would need {} redundant iterations along its dim {}, more than {MAX_EXTENSION}",
+                name(m),
+                ext[d].0 + ext[d].1,
+                d + 1
+            ));
+        }
+    }
+    // A kernel that reads an array it writes is fused only when it reads exactly where it
+    // writes and runs no redundant iteration (which could read another block's new values).
+    for (&arg, &p) in &writer {
+        let Some(reads) = members[p].reads.get(&arg) else { continue };
+        let store = match members[p].writes[&arg].as_slice() {
+            [(Some(access), _)] => Some(access),
+            _ => None,
+        };
+        let in_place = store.is_some_and(|s| reads.iter().all(|r| r.as_ref() == Some(s)));
+        if !in_place || extension[p].iter().any(|&(l, r)| l != 0 || r != 0) {
+            return Err(format!(
+                "`{}` reads `{}`, which it writes, elsewhere than where it writes it or with redundant iterations",
+                name(p),
+                array_name(p, arg)
+            ));
+        }
+    }
+    Ok(ChainPlan { members: members.iter().map(|m| m.kernel).collect(), dims, extension, intermediates, edges })
+}

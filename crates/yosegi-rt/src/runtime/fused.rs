@@ -1,0 +1,279 @@
+//! Launches of fused chains (`opt::fusion`): when a compute region reaches the first kernel of
+//! a [`Fusion`], whether its fused grid kernel runs in place of the chain's kernels, and that
+//! launch.
+//!
+//! # The rule
+//!
+//! The fused kernel is *usable* when the runtime has one device (several devices split the
+//! chain's kernels instead: `distribute`), `YOSEGI_FUSION=off` is not set, no kernel of the
+//! chain binds a table of row pointers or the program's own device memory, the arrays the
+//! chain writes share no memory with any other array it names (the fusion pass assumed
+//! distinct arrays; the runtime sees the addresses), and its exchange arrays fit in the
+//! device's shared memory. Then:
+//!
+//! * a fusion made by `--fusion on` (`Fusion::forced`) always runs fused;
+//! * otherwise, on a device that cannot time (the simulator), the estimate decides (below 1
+//!   runs fused);
+//! * on a GPU, per fusion and launch sizes, the first launches alternate unfused and fused,
+//!   [`SAMPLES`] of each, each timed from an idle device to the end of its last kernel (so the
+//!   unfused side pays its launches and preparations, as the program would); then the faster
+//!   runs, fused only when faster by more than [`WIN_MARGIN`].
+//!
+//! The grid kernel that leaves out intermediates' global stores (`Fusion::without_stores`)
+//! runs instead of the plain fused one when each such array's device copy is held by nothing
+//! but the region's own `create` clause: it is dropped when the region lets it go, unread.
+//!
+//! Coherence: the chain's kernels' USE and DEF sections, each from its own analysis, are made
+//! current one kernel after the other, each kernel's writes marked before the next is prepared
+//! (the next reads them on the device, where the fused kernel leaves them), exactly as the
+//! unfused launches would.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use crate::ir::{Fusion, Handle, Kernel, ParamKind, Region};
+
+use super::abi::YosegiArg;
+use super::device::Launch;
+use super::stats::VariantDecision;
+use super::{Runtime, RuntimeError, check_overlaps, distribute};
+
+/// Timed launches of each side before the choice.
+pub const SAMPLES: usize = 2;
+/// The fused kernel wins only when faster than the unfused launches by more than this fraction.
+pub const WIN_MARGIN: f64 = 0.02;
+
+/// What the runtime knows of the program's fusions.
+#[derive(Default)]
+pub(super) struct FusionState {
+    /// The fusion whose chain starts at each kernel.
+    at: HashMap<Handle<Kernel>, usize>,
+    /// `YOSEGI_FUSION=off`.
+    disabled: bool,
+    /// Per fusion and launch sizes (the members' integer args): the times measured so far and
+    /// the choice once made.
+    explorations: HashMap<(usize, Vec<i64>), Exploration>,
+}
+
+#[derive(Default)]
+struct Exploration {
+    unfused: Vec<Duration>,
+    fused: Vec<Duration>,
+    fuse: Option<bool>,
+}
+
+impl FusionState {
+    pub(super) fn new(fusions: &[Fusion]) -> FusionState {
+        let disabled = std::env::var("YOSEGI_FUSION").is_ok_and(|v| v.trim().eq_ignore_ascii_case("off"));
+        FusionState { at: fusions.iter().enumerate().map(|(n, f)| (f.members[0], n)).collect(), disabled, explorations: HashMap::new() }
+    }
+}
+
+/// What this launch of a chain does.
+enum Plan {
+    Unfused { timed: Option<(usize, Vec<i64>)> },
+    Fused { timed: Option<(usize, Vec<i64>)> },
+}
+
+impl Runtime {
+    /// Runs the kernels of a compute region in order, each fused chain that starts among them
+    /// as the choice says.
+    pub(super) fn launch_kernels(&mut self, region: &Region, kernels: &[Handle<Kernel>], args: &[YosegiArg]) -> Result<(), RuntimeError> {
+        let mut next = 0;
+        while next < kernels.len() {
+            let fusion = self.fusions.at.get(&kernels[next]).copied().filter(|&f| {
+                let members = &self.module.fusions[f].members;
+                kernels[next..].starts_with(members)
+            });
+            let Some(f) = fusion else {
+                self.launch_kernel(region, kernels[next], args)?;
+                next += 1;
+                continue;
+            };
+            let module = self.module.clone();
+            let members = &module.fusions[f].members;
+            match self.plan_chain(f, region, args) {
+                Plan::Fused { timed } => {
+                    let started = self.timing_start(timed.is_some());
+                    if self.launch_fused(region, f, args)? {
+                        self.timing_end(f, timed, started, true);
+                    } else {
+                        for &k in members {
+                            self.launch_kernel(region, k, args)?;
+                        }
+                    }
+                }
+                Plan::Unfused { timed } => {
+                    let started = self.timing_start(timed.is_some());
+                    for &k in members {
+                        self.launch_kernel(region, k, args)?;
+                    }
+                    self.timing_end(f, timed, started, false);
+                }
+            }
+            next += members.len();
+        }
+        Ok(())
+    }
+
+    fn plan_chain(&mut self, f: usize, region: &Region, args: &[YosegiArg]) -> Plan {
+        let fusion = &self.module.fusions[f];
+        if self.fusions.disabled || self.devices.len() > 1 {
+            return Plan::Unfused { timed: None };
+        }
+        if fusion.forced {
+            return Plan::Fused { timed: None };
+        }
+        // The simulator gives no device time: the estimate decides there.
+        if self.devices[self.current_device].name() == "sim" {
+            return if fusion.estimated_ratio < 1.0 { Plan::Fused { timed: None } } else { Plan::Unfused { timed: None } };
+        }
+        let sizes: Vec<i64> = fusion
+            .members
+            .iter()
+            .flat_map(|&k| self.module.kernels[k].params.iter())
+            .filter(|p| matches!(p.kind, ParamKind::Scalar(t) if !t.is_float()))
+            .map(|p| args[p.arg as usize].i)
+            .collect();
+        let key = (f, sizes);
+        let exploration = self.fusions.explorations.entry(key.clone()).or_default();
+        match exploration.fuse {
+            Some(true) => Plan::Fused { timed: None },
+            Some(false) => Plan::Unfused { timed: None },
+            None if exploration.unfused.len() <= exploration.fused.len() => Plan::Unfused { timed: Some(key) },
+            None => {
+                let _ = region;
+                Plan::Fused { timed: Some(key) }
+            }
+        }
+    }
+
+    fn timing_start(&mut self, timed: bool) -> Option<Instant> {
+        if !timed {
+            return None;
+        }
+        self.devices[self.current_device].wait();
+        Some(Instant::now())
+    }
+
+    fn timing_end(&mut self, f: usize, timed: Option<(usize, Vec<i64>)>, started: Option<Instant>, fused: bool) {
+        let (Some(key), Some(started)) = (timed, started) else { return };
+        self.devices[self.current_device].wait();
+        let time = started.elapsed();
+        let Some(exploration) = self.fusions.explorations.get_mut(&key) else { return };
+        if fused { exploration.fused.push(time) } else { exploration.unfused.push(time) }
+        if exploration.fused.len() < SAMPLES || exploration.unfused.len() < SAMPLES {
+            return;
+        }
+        let best = |t: &[Duration]| t.iter().min().copied().unwrap_or_default();
+        let (u, fz) = (best(&exploration.unfused), best(&exploration.fused));
+        let fuse = fz.as_secs_f64() < u.as_secs_f64() * (1.0 - WIN_MARGIN);
+        exploration.fuse = Some(fuse);
+        let fusion = &self.module.fusions[f];
+        let grid = &self.module.grid_kernels[fusion.grid];
+        let decision = VariantDecision {
+            kernel: grid.name.clone(),
+            device: self.devices[self.current_device].model().to_string(),
+            sizes: String::new(),
+            winner: if fuse { grid.name.clone() } else { "unfused".to_string() },
+            times: vec![("unfused".to_string(), exploration.unfused.clone()), (grid.name.clone(), exploration.fused.clone())],
+            from_cache: false,
+        };
+        self.stats.record_variant_decision(decision);
+    }
+
+    /// Launches fusion `f`'s grid kernel for the chain; `false` (having launched nothing) when
+    /// it is not usable for these arrays.
+    fn launch_fused(&mut self, region: &Region, f: usize, args: &[YosegiArg]) -> Result<bool, RuntimeError> {
+        let prepared = self.clock();
+        let module = self.module.clone();
+        let fusion = &module.fusions[f];
+        let device = self.current_device;
+
+        // Every member's whole space: its `first`/`count` args set in one args vector.
+        let mut merged = args.to_vec();
+        let mut member_sections = Vec::with_capacity(fusion.members.len());
+        for &h in &fusion.members {
+            let kernel = &module.kernels[h];
+            let (whole, values) = distribute::whole_launch(region, kernel, args)?;
+            for p in &kernel.partitions {
+                merged[p.first_arg as usize] = whole[p.first_arg as usize];
+                merged[p.count_arg as usize] = whole[p.count_arg as usize];
+            }
+            member_sections.push(self.sections_cache.sections(h, kernel, &values));
+        }
+        // Pass 1 for every member; the chain runs unfused where a member needs what only its own
+        // launch does (row tables, the program's device memory).
+        for (&h, sections) in fusion.members.iter().zip(&member_sections) {
+            let (tables, raw_memory) = self.settle_objects(&module.kernels[h], sections, args)?;
+            if !tables.is_empty() || raw_memory {
+                return Ok(false);
+            }
+        }
+        // The arrays the chain writes must not share memory with any other array it names.
+        let mut objects: Vec<(u32, u64, bool)> = Vec::new();
+        for (&h, sections) in fusion.members.iter().zip(&member_sections) {
+            let kernel = &module.kernels[h];
+            for s in sections.iter() {
+                let param = &kernel.params[s.param as usize];
+                let ptr = args[param.arg as usize].ptr as u64;
+                let Some(object) = self.registry.find(ptr).or_else(|| ptr.checked_sub(1).and_then(|p| self.registry.find(p))) else { continue };
+                let written = !matches!(s.write, crate::analysis::access::Section::None);
+                objects.push((param.arg, object, written));
+            }
+        }
+        let shares = objects.iter().any(|&(arg, object, written)| written && objects.iter().any(|&(a, o, _)| a != arg && o == object));
+        let grid_handle = self.fused_grid(fusion, &objects, device);
+        let grid = &module.grid_kernels[grid_handle];
+        if shares || grid.shared_memory_bytes() > self.devices[device].shared_memory_per_block() {
+            return Ok(false);
+        }
+
+        // Pass 2, member by member, each one's writes marked before the next is prepared.
+        let mut bound_objects: Vec<(u32, u64)> = Vec::new();
+        let mut bytes_moved = 0;
+        for (&h, sections) in fusion.members.iter().zip(&member_sections) {
+            let kernel = &module.kernels[h];
+            let part = distribute::Part { device, args: merged.clone(), sections: sections.clone() };
+            let footprint = self.prepare_part(kernel, &part, &[])?;
+            check_overlaps(kernel, &footprint.launch.footprints)?;
+            for w in &footprint.launch.writes {
+                if let Some(object) = self.registry.get_mut(w.object) {
+                    object.copies.device_wrote(device, w.lo, w.hi);
+                }
+            }
+            bytes_moved += footprint.launch.bytes_moved;
+            for b in footprint.bound_objects {
+                if !bound_objects.iter().any(|(arg, _)| *arg == b.0) {
+                    bound_objects.push(b);
+                }
+            }
+        }
+        let params = self.device_params(region, grid, &merged, &bound_objects, device);
+        self.record_runtime_call("region: launch preparation", prepared);
+        let started = Instant::now();
+        let launch = Launch { module: &module, kernel: grid, params, specialisable: Cow::Borrowed(&self.specialisable[grid_handle.index()]) };
+        let outcome = self.devices[device].launch(&launch).map_err(|fault| self.fault_error(fault))?;
+        let elapsed = started.elapsed();
+        self.stats.record_launch(&grid.name, elapsed, &outcome.counters);
+        self.stats.record_bytes_moved(&grid.name, bytes_moved);
+        Ok(true)
+    }
+
+    /// The fused grid kernel to run: the one without intermediates' stores when each of those
+    /// arrays' copy on `device` is held by the region's own clause alone.
+    fn fused_grid(&self, fusion: &Fusion, objects: &[(u32, u64, bool)], device: usize) -> Handle<crate::ir::GridKernel> {
+        let Some((lean, params)) = &fusion.without_stores else { return fusion.grid };
+        let plain = &self.module.grid_kernels[fusion.grid];
+        let only_the_region_holds = params.iter().all(|&p| {
+            let arg = plain.params[p as usize].arg;
+            objects.iter().filter(|(a, _, _)| *a == arg).all(|&(_, object, _)| {
+                self.registry.get(object).and_then(|o| o.copies.devices[device].as_ref()).is_some_and(|copy| {
+                    copy.structured == 1 && copy.dynamic == 0 && !copy.mapped
+                })
+            }) && objects.iter().any(|(a, _, _)| *a == arg)
+        });
+        if only_the_region_holds { *lean } else { fusion.grid }
+    }
+}
