@@ -9,8 +9,9 @@
 //! (definitions for both compilers), `// yosegi-test: ignore-lines=time:` (output lines starting
 //! with one of these words, such as timings, are not compared).
 //!
-//! Each program runs seven times against one shared gcc reference: with `--staging auto`, `on`
-//! (staged variants always launched), `off` (global memory only) and `off` with small grids'
+//! Each program runs eight times against one shared gcc reference: with `--staging auto`, `on`
+//! (staged variants always launched), `off` (global memory only, and `--fusion off`), `--fusion
+//! on` (every legal chain of a region's kernels fused, `opt::fusion`) and `off` with small grids'
 //! blocks narrowed as the cuda device narrows them (`runtime::launch_shape`): the simulator
 //! executes the staged grid kernels, barriers and all, so every staged variant is checked
 //! against gcc; and on 2, 3 and 4 simulated devices (`--gpus N`), every kernel that can be split
@@ -104,14 +105,26 @@ enum StagingRun {
     Spread,
     /// The default staging on this many simulated devices (`--gpus N`).
     Devices(usize),
+    /// `--fusion on`: every legal chain of a region's kernels fused and the fused kernel
+    /// always run (every other run fuses by the default `auto`, except `Disabled`, which
+    /// passes `--fusion off`).
+    FusionOn,
 }
 
 impl StagingRun {
     fn flag(self) -> &'static str {
         match self {
-            StagingRun::Auto | StagingRun::Devices(_) => "auto",
+            StagingRun::Auto | StagingRun::Devices(_) | StagingRun::FusionOn => "auto",
             StagingRun::Forced => "on",
             StagingRun::Disabled | StagingRun::Spread => "off",
+        }
+    }
+
+    fn fusion_flag(self) -> &'static str {
+        match self {
+            StagingRun::FusionOn => "on",
+            StagingRun::Disabled => "off",
+            _ => "auto",
         }
     }
 }
@@ -161,7 +174,7 @@ fn check_program(entry: &str, staging: StagingRun) {
         _ => 1,
     };
     yosegi_cmd
-        .args(["run", "--device", "sim", "--staging", staging.flag(), "--gpus", &devices.to_string()])
+        .args(["run", "--device", "sim", "--staging", staging.flag(), "--fusion", staging.fusion_flag(), "--gpus", &devices.to_string()])
         .env("YOSEGI_MULTIPROCESSORS", if staging == StagingRun::Spread { "4096" } else { "0" })
         .args(&program.cflags)
         .args(&program.sources)
@@ -228,6 +241,10 @@ macro_rules! differential_tests {
                 #[test]
                 fn devices_4() {
                     check_program($entry, StagingRun::Devices(4));
+                }
+                #[test]
+                fn fusion_on() {
+                    check_program($entry, StagingRun::FusionOn);
                 }
             }
         )*
@@ -300,6 +317,9 @@ differential_tests! {
     sparse_writes => "sparse_writes.c",
     halo_exchange => "halo_exchange.c",
     transposed_split => "transposed_split.c",
+    fusion_chain1d => "fusion_chain1d.c",
+    fusion_chain2d => "fusion_chain2d.c",
+    fusion_chain3d => "fusion_chain3d.c",
     example_cg => "../../examples/cg.c",
     example_diffusion1d => "../../examples/diffusion1d.c",
     example_diffusion_wide => "../../examples/diffusion_wide.c",

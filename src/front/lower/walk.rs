@@ -321,6 +321,10 @@ pub fn atomic_shared_by_iterations<'a>(body: &'a Stmt, var: &str) -> Option<(&'a
 /// that its host code never names: not in a statement outside compute constructs, nor in a
 /// clause of a directive other than `data`, `enter data` and `exit data`. The host can neither
 /// read nor write such a variable, so the device's bytes of it are never needed on the host.
+/// A pointer the host only sets to a fresh block (`p = malloc(...)`, `calloc`,
+/// `aligned_alloc`, in its declaration or an assignment statement) and frees (`free(p)`)
+/// counts as never named: the host never reads or writes the block it points to (a scratch
+/// array of the kernels).
 /// Names are compared as text: a name declared twice, or shadowing another, counts as named
 /// when any of them is.
 pub fn locals_the_host_never_names(body: &[Stmt]) -> HashSet<String> {
@@ -347,8 +351,12 @@ fn host_names(s: &Stmt, declared: &mut HashSet<String>, excluded: &mut HashSet<S
                     excluded.insert(name.clone());
                 }
             }
-            if let Some(init) = &id.init {
-                init_tree(init, &mut |x| name_ident(x, named));
+            match &id.init {
+                Some(crate::front::ast::Initializer::Expr(e)) if allocation_call(e).is_some() => {
+                    allocation_call(e).into_iter().flatten().for_each(|a| names_in(a, named));
+                }
+                Some(init) => init_tree(init, &mut |x| name_ident(x, named)),
+                None => {}
             }
         }
     };
@@ -395,8 +403,30 @@ fn host_names(s: &Stmt, declared: &mut HashSet<String>, excluded: &mut HashSet<S
             host_names(body, declared, excluded, named);
         }
         StmtKind::Default { body } | StmtKind::Labeled { body, .. } => host_names(body, declared, excluded, named),
-        StmtKind::Expr(Some(e)) | StmtKind::Return(Some(e)) => names_in(e, named),
+        // `p = malloc(...)` and `free(p)` do not name `p`: see `locals_the_host_never_names`.
+        StmtKind::Expr(Some(e)) => match &e.kind {
+            ExprKind::Assign { op: None, lhs, rhs } if matches!(lhs.kind, ExprKind::Ident(_)) && allocation_call(rhs).is_some() => {
+                allocation_call(rhs).into_iter().flatten().for_each(|a| names_in(a, named));
+            }
+            ExprKind::Call { callee, args }
+                if matches!(&callee.kind, ExprKind::Ident(f) if f == "free") && matches!(args.as_slice(), [a] if matches!(a.kind, ExprKind::Ident(_))) => {}
+            _ => names_in(e, named),
+        },
+        StmtKind::Return(Some(e)) => names_in(e, named),
         StmtKind::Expr(None) | StmtKind::Goto(_) | StmtKind::Break | StmtKind::Continue | StmtKind::Return(None) => {}
+    }
+}
+
+/// The arguments of `e` when it is a call of an allocation function (`malloc`, `calloc`,
+/// `aligned_alloc`), through casts.
+fn allocation_call(e: &Expr) -> Option<&[Expr]> {
+    match &e.kind {
+        ExprKind::Cast { expr, .. } => allocation_call(expr),
+        ExprKind::Call { callee, args } => match &callee.kind {
+            ExprKind::Ident(f) if matches!(f.as_str(), "malloc" | "calloc" | "aligned_alloc") => Some(args),
+            _ => None,
+        },
+        _ => None,
     }
 }
 

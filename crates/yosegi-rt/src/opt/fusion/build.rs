@@ -24,14 +24,26 @@ use super::chain::ChainPlan;
 /// widened tile together).
 pub const THREADS: u32 = 256;
 
-/// Own iterations per block, outermost dim first, largest first: the first whose exchange
-/// arrays fit in shared memory and whose tile is at least as wide as each kernel's redundant
-/// iterations is used.
+/// Own iterations per block, outermost dim first: the candidates whose exchange arrays fit in
+/// shared memory and whose tile is at least as wide as each kernel's redundant iterations are
+/// compared by the iterations the chain runs per own iteration, and the first of the fewest is
+/// used (a chain whose dependences run along `i` only wants a tile long in `i`).
 pub fn tile_candidates(dims: usize) -> &'static [&'static [u32]] {
     match dims {
         1 => &[&[2048], &[1024], &[512], &[256]],
-        2 => &[&[16, 64], &[8, 64], &[8, 32], &[4, 32]],
-        _ => &[&[4, 8, 32], &[2, 8, 32], &[2, 4, 32], &[1, 4, 32]],
+        2 => &[&[16, 64], &[32, 32], &[8, 128], &[4, 256], &[8, 64], &[16, 32], &[4, 64], &[8, 32], &[4, 32]],
+        _ => &[
+            &[4, 8, 32],
+            &[2, 16, 32],
+            &[1, 16, 64],
+            &[1, 32, 32],
+            &[4, 4, 64],
+            &[2, 8, 32],
+            &[1, 8, 64],
+            &[1, 16, 32],
+            &[2, 4, 32],
+            &[1, 4, 32],
+        ],
     }
 }
 
@@ -68,46 +80,57 @@ fn widened(plan: &ChainPlan, tile: &[u32], m: usize) -> Vec<u64> {
     tile.iter().zip(&plan.extension[m]).map(|(&t, &(l, r))| t as u64 + l as u64 + r as u64).collect()
 }
 
-/// The first tile whose exchange arrays fit in `budget` bytes, or why none does.
+/// The tile whose exchange arrays fit in `budget` bytes and that runs the fewest iterations per
+/// own iteration (see [`tile_candidates`]), or why none fits.
 pub fn choose_layout(module: &Module, plan: &ChainPlan, budget: u64) -> Result<Layout, String> {
     let mut smallest = u64::MAX;
+    let mut best: Option<(f64, Layout)> = None;
     for &tile in tile_candidates(plan.dims) {
         if plan.extension.iter().any(|ext| ext.iter().zip(tile).any(|(&(l, r), &t)| l + r > t as i64)) {
             continue;
         }
-        let mut buffers: Vec<(SharedArray, usize)> = Vec::new();
-        let mut buffer_of = BTreeMap::new();
-        let mut by_producer: Vec<(&u32, &super::chain::Intermediate)> = plan.intermediates.iter().collect();
-        by_producer.sort_by_key(|(arg, i)| (i.producer, **arg));
-        for (&arg, inter) in by_producer {
-            let elem = elem_of(&module.kernels[plan.members[inter.producer]], arg);
-            let len: u64 = widened(plan, tile, inter.producer).iter().product();
-            let len = len as u32;
-            let free = buffers.iter().position(|(b, busy_until)| b.elem == elem && *busy_until < inter.producer);
-            let n = match free {
-                Some(n) => {
-                    buffers[n].0.dims[0] = buffers[n].0.dims[0].max(len);
-                    buffers[n].1 = inter.last_reader;
-                    n
-                }
-                None => {
-                    buffers.push((SharedArray { name: format!("_x{}", buffers.len()), elem, dims: vec![len] }, inter.last_reader));
-                    buffers.len() - 1
-                }
-            };
-            buffer_of.insert(arg, n);
+        let layout = layout_for(module, plan, tile);
+        if layout.shared_bytes() > budget {
+            smallest = smallest.min(layout.shared_bytes());
+            continue;
         }
-        let layout = Layout { tile: tile.to_vec(), buffers: buffers.into_iter().map(|(b, _)| b).collect(), buffer_of };
-        if layout.shared_bytes() <= budget {
-            return Ok(layout);
+        let own: f64 = tile.iter().map(|&t| t as f64).product();
+        let work: f64 = (0..plan.members.len()).map(|m| widened(plan, tile, m).iter().product::<u64>() as f64 / own).sum();
+        if best.as_ref().is_none_or(|(w, _)| work < *w - 1e-9) {
+            best = Some((work, layout));
         }
-        smallest = smallest.min(layout.shared_bytes());
     }
-    if smallest == u64::MAX {
-        Err("the redundant iterations are wider than every tile".to_string())
-    } else {
-        Err(format!("its exchange arrays would take {smallest} bytes of shared memory, over the {budget} a block may use"))
+    match best {
+        Some((_, layout)) => Ok(layout),
+        None if smallest == u64::MAX => Err("the redundant iterations are wider than every tile".to_string()),
+        None => Err(format!("its exchange arrays would take {smallest} bytes of shared memory, over the {budget} a block may use")),
     }
+}
+
+/// The exchange arrays of `plan` with this tile.
+fn layout_for(module: &Module, plan: &ChainPlan, tile: &[u32]) -> Layout {
+    let mut buffers: Vec<(SharedArray, usize)> = Vec::new();
+    let mut buffer_of = BTreeMap::new();
+    let mut by_producer: Vec<(&u32, &super::chain::Intermediate)> = plan.intermediates.iter().collect();
+    by_producer.sort_by_key(|(arg, i)| (i.producer, **arg));
+    for (&arg, inter) in by_producer {
+        let elem = elem_of(&module.kernels[plan.members[inter.producer]], arg);
+        let len = widened(plan, tile, inter.producer).iter().product::<u64>() as u32;
+        let free = buffers.iter().position(|(b, busy_until)| b.elem == elem && *busy_until < inter.producer);
+        let n = match free {
+            Some(n) => {
+                buffers[n].0.dims[0] = buffers[n].0.dims[0].max(len);
+                buffers[n].1 = inter.last_reader;
+                n
+            }
+            None => {
+                buffers.push((SharedArray { name: format!("_x{}", buffers.len()), elem, dims: vec![len] }, inter.last_reader));
+                buffers.len() - 1
+            }
+        };
+        buffer_of.insert(arg, n);
+    }
+    Layout { tile: tile.to_vec(), buffers: buffers.into_iter().map(|(b, _)| b).collect(), buffer_of }
 }
 
 /// The fused grid kernel. `without_stores` are intermediates whose global stores it leaves out.
