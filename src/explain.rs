@@ -641,6 +641,7 @@ mod tests {
             ],
             if_arg: None,
             function: "main".into(),
+            unread_on_host: Vec::new(),
         });
         crate::opt::run_passes(&mut module, &crate::opt::PassConfig::default()).unwrap();
         CompiledProgram {

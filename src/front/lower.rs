@@ -56,6 +56,7 @@ pub fn lower_program<'u>(sources: &'u SourceSet, units: &'u [TranslationUnit]) -
         next_kernel_suffix: HashMap::new(),
         current_function: None,
         locals_the_host_never_names: HashSet::new(),
+        locals_the_host_never_reads: HashSet::new(),
     };
     for unit in units {
         lowerer.unit(unit);
@@ -95,6 +96,8 @@ struct Lowerer<'a> {
     current_function: Option<&'a ast::FunctionDef>,
     /// `walk::locals_the_host_never_names` of the function being lowered.
     locals_the_host_never_names: HashSet<String>,
+    /// `walk::locals_the_host_never_reads` of the function being lowered.
+    locals_the_host_never_reads: HashSet<String>,
 }
 
 /// The clauses of a compute construct, as they apply to each of its kernels.
@@ -233,6 +236,7 @@ impl<'a> Lowerer<'a> {
         let Some(name) = function_name(f) else { return };
         self.current_function = Some(f);
         self.locals_the_host_never_names = walk::locals_the_host_never_names(&f.body.stmts);
+        self.locals_the_host_never_reads = walk::locals_the_host_never_reads(&f.body.stmts);
         match sema.declared_type(&f.specs, &f.declarator) {
             Ok(ty) => sema.insert(name, Symbol::Function(ty)),
             Err(e) => {
@@ -490,7 +494,13 @@ impl<'a> Lowerer<'a> {
 
     fn push_region(&mut self, span: Span, body_span: Option<Span>, kind: RegionKind, args: Vec<HostArg>, if_arg: Option<u32>, function: &str) {
         let id = self.module.regions.len() as u32;
-        self.module.regions.push(Region { id, span, body_span, kind, args, if_arg, function: function.to_string() });
+        let unread_on_host = args
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| a.kind == HostArgKind::Pointer && self.locals_the_host_never_reads.contains(&a.c_expr))
+            .map(|(n, _)| n as u32)
+            .collect();
+        self.module.regions.push(Region { id, span, body_span, kind, args, if_arg, function: function.to_string(), unread_on_host });
     }
 
     // -----------------------------------------------------------------------------------------

@@ -24,6 +24,30 @@ static double smooth_twice(const double *restrict in, double *restrict out, int 
     return s;
 }
 
+/* A scratch block the host only allocates and frees: a chain of two loops writes and reads
+ * it, and a later region reads it too, so its stores must stay. */
+static double scratch_read_later(const double *restrict in, int n) {
+    double *s = malloc(n * sizeof(double));
+    double *r = malloc(n * sizeof(double));
+    double total = 0.0;
+    #pragma acc data create(s[0:n]) copyin(in[0:n]) copyout(r[0:n])
+    {
+        #pragma acc parallel
+        {
+            #pragma acc loop
+            for (int i = 1; i < n - 1; i++) s[i] = in[i - 1] - in[i + 1];
+            #pragma acc loop
+            for (int i = 2; i < n - 2; i++) r[i] = s[i - 1] * s[i + 1];
+        }
+        #pragma acc parallel loop reduction(+:total)
+        for (int i = 1; i < n - 1; i++) total += s[i];
+    }
+    for (int i = 2; i < n - 2; i++) total += r[i];
+    free(s);
+    free(r);
+    return total;
+}
+
 int main(void) {
     double *a = malloc(N * sizeof(double)), *b = malloc(N * sizeof(double));
     double *c = malloc(N * sizeof(double)), *d = malloc(N * sizeof(double));
@@ -53,6 +77,7 @@ int main(void) {
     printf("samples %.12e %.12e %.12e %.12e\n", b[5], c[N - 3], d[N - 1], e[1]);
     printf("smoothed %.12e\n", smooth_twice(a, b, N));
     printf("ends %.12e %.12e %.12e\n", b[0], b[1], b[N - 2]);
+    printf("scratch read later %.12e\n", scratch_read_later(a, N));
     free(a);
     free(b);
     free(c);

@@ -1137,6 +1137,11 @@ pub struct Region {
     pub if_arg: Option<u32>,
     /// The enclosing function's name.
     pub function: String,
+    /// Pointer args naming an array (an automatic array, or a pointer the host only sets to
+    /// fresh blocks and frees) whose elements the function's host code never reads: at most it
+    /// assigns them. Nothing on the host can observe what kernels leave in such an array; the
+    /// fusion pass leaves out stores to it that no other kernel reads.
+    pub unread_on_host: Vec<u32>,
 }
 
 /// The whole compiled program, all translation units together.
@@ -1170,10 +1175,10 @@ pub struct Fusion {
     /// The pass's estimate of the fused kernel's time relative to the members' launches (1.0);
     /// below 1 predicts a gain.
     pub estimated_ratio: f64,
-    /// Intermediate arrays (params of the fused grid kernel) whose global stores a second
-    /// fused grid kernel leaves out, and that grid kernel (`None` when there is no such array):
-    /// the runtime runs it only when the region itself holds each of them and nothing reads
-    /// them after (see `runtime::fused`).
+    /// A second fused grid kernel that leaves out the global stores of intermediate arrays
+    /// neither the host nor any kernel outside the chain reads, and those arrays (params of the
+    /// fused grid kernel); the runtime runs it instead of `grid`. `None` when there is no such
+    /// array.
     pub without_stores: Option<(Handle<GridKernel>, Vec<u32>)>,
     /// What the pass found, one line each, for explain: the dependence graph with its
     /// distances, each kernel's redundant iterations, the exchange arrays.

@@ -109,6 +109,7 @@ fn compute_region(id: u32, stmt: &ast::Stmt, args: Vec<HostArg>) -> Region {
         args,
         if_arg: None,
         function: "main".into(),
+        unread_on_host: Vec::new(),
     }
 }
 
@@ -295,6 +296,7 @@ fn data_region_wraps_its_body_and_nested_regions_are_replaced() {
         args: vec![HostArg { c_expr: "a".into(), kind: HostArgKind::Pointer, size_expr: Some("sizeof(a)".into()) }],
         if_arg: None,
         function: "main".into(),
+        unread_on_host: Vec::new(),
     };
     let compute = compute_region(1, &acc[1], vec![ptr_arg("a")]);
     let code = user_code(&emit(&p, vec![data, compute]), "int main");

@@ -51,14 +51,13 @@ impl<'a> Lowerer<'a> {
         (args, data, if_arg)
     }
 
-    /// Whether `r` names an automatic local array of the function being lowered, or a local
-    /// pointer to a scratch block, that its host code never names
-    /// ([`DataSection::dead_on_host`], `walk::locals_the_host_never_names`).
+    /// Whether `r` names a whole automatic local array of the function being lowered that
+    /// its host code never names ([`DataSection::dead_on_host`]).
     fn dead_on_host(&self, r: &DataRef, sema: &Sema) -> bool {
         let AE::Ident(name) = &r.base.kind else { return false };
         let local_array = sema
             .lookup_var(name)
-            .is_some_and(|v| matches!(v.storage, Storage::Local) && matches!(v.ty, CType::Array { .. } | CType::Pointer { .. }));
+            .is_some_and(|v| matches!(v.storage, Storage::Local) && matches!(v.ty, CType::Array { .. }));
         local_array && self.locals_the_host_never_names.contains(name)
     }
 

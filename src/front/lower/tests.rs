@@ -945,6 +945,32 @@ fn locals_the_host_never_names_skip_compute_bodies_and_data_clauses() {
     assert_eq!(names, vec!["p".to_string(), "scratch".to_string()]);
 }
 
+/// Arrays whose elements the host only assigns, and pointers it only sets to fresh blocks and
+/// frees, are never read on the host; one it reads, passes on, or indexes in a compound
+/// assignment is.
+#[test]
+fn locals_the_host_never_reads_allow_element_writes_and_scratch_blocks() {
+    use crate::front::lower::walk::{locals_the_host_never_names, locals_the_host_never_reads};
+    let src = "void f(int n, double *out) {\n\
+        double w[8]; double r[8]; double c[8];\n\
+        double *s = malloc(n * sizeof(double)); double *t = malloc(8); double *u;\n\
+        u = (double *) calloc(n, 8);\n\
+        for (int i = 0; i < 8; i++) { w[i] = r[i] = 0.0; c[i] += 1.0; }\n\
+        out[0] = r[1];\n\
+        g(t);\n\
+        free(s); free(u);\n\
+      }\n";
+    let tokens = crate::front::lexer::lex(src, 0).expect("lexes");
+    let (unit, _) = crate::front::parser::parse_translation_unit(src, 0, tokens).expect("parses");
+    let Some(crate::front::ast::ExternalDecl::Function(f)) = unit.items.first() else { panic!("one function") };
+    let mut unread: Vec<_> = locals_the_host_never_reads(&f.body.stmts).into_iter().collect();
+    unread.sort();
+    // `r` is read, `c` updated (read), `t` passed to a call; `i` is the loop's.
+    assert_eq!(unread, vec!["s".to_string(), "u".to_string(), "w".to_string()]);
+    // Naming is stricter: every one of them is named.
+    assert!(locals_the_host_never_names(&f.body.stmts).is_empty());
+}
+
 /// Statements between the loops of a nest that give the same result however often they run
 /// move into the innermost body: the nest keeps its dimensions. One that reads what it
 /// assigns, or one that an inner loop writes a name of, stops the nest there.

@@ -321,24 +321,37 @@ pub fn atomic_shared_by_iterations<'a>(body: &'a Stmt, var: &str) -> Option<(&'a
 /// that its host code never names: not in a statement outside compute constructs, nor in a
 /// clause of a directive other than `data`, `enter data` and `exit data`. The host can neither
 /// read nor write such a variable, so the device's bytes of it are never needed on the host.
-/// A pointer the host only sets to a fresh block (`p = malloc(...)`, `calloc`,
-/// `aligned_alloc`, in its declaration or an assignment statement) and frees (`free(p)`)
-/// counts as never named: the host never reads or writes the block it points to (a scratch
-/// array of the kernels).
 /// Names are compared as text: a name declared twice, or shadowing another, counts as named
 /// when any of them is.
 pub fn locals_the_host_never_names(body: &[Stmt]) -> HashSet<String> {
+    host_unnamed(body, false)
+}
+
+/// Names of `body`'s automatic local variables whose memory its host code never reads: those
+/// of [`locals_the_host_never_names`], arrays whose elements the host only assigns
+/// (`a[i][j] = 0.0;`, an expression statement: it writes them without reading any), and
+/// pointers the host only sets to fresh blocks (`p = malloc(...)`, `calloc`, `aligned_alloc`,
+/// in the declaration or an assignment statement) and frees (`free(p)`): scratch arrays of the
+/// kernels. What kernels leave in them is never seen on the host.
+pub fn locals_the_host_never_reads(body: &[Stmt]) -> HashSet<String> {
+    host_unnamed(body, true)
+}
+
+fn host_unnamed(body: &[Stmt], writes_are_not_reads: bool) -> HashSet<String> {
     let mut declared = HashSet::new();
     let mut excluded = HashSet::new();
     let mut named = HashSet::new();
     for s in body {
-        host_names(s, &mut declared, &mut excluded, &mut named);
+        host_names_in(s, &mut declared, &mut excluded, &mut named, writes_are_not_reads);
     }
     declared.retain(|n| !excluded.contains(n) && !named.contains(n));
     declared
 }
 
-fn host_names(s: &Stmt, declared: &mut HashSet<String>, excluded: &mut HashSet<String>, named: &mut HashSet<String>) {
+fn host_names_in(s: &Stmt, declared: &mut HashSet<String>, excluded: &mut HashSet<String>, named: &mut HashSet<String>, writes_are_not_reads: bool) {
+    let host_names = |s: &Stmt, declared: &mut HashSet<String>, excluded: &mut HashSet<String>, named: &mut HashSet<String>| {
+        host_names_in(s, declared, excluded, named, writes_are_not_reads)
+    };
     use crate::front::ast::{ClauseKind, StorageClass};
     // A declaration: its names are declared (or excluded), its initialisers name what they read.
     let note_decl = |d: &crate::front::ast::Declaration, declared: &mut HashSet<String>, excluded: &mut HashSet<String>, named: &mut HashSet<String>| {
@@ -352,7 +365,7 @@ fn host_names(s: &Stmt, declared: &mut HashSet<String>, excluded: &mut HashSet<S
                 }
             }
             match &id.init {
-                Some(crate::front::ast::Initializer::Expr(e)) if allocation_call(e).is_some() => {
+                Some(crate::front::ast::Initializer::Expr(e)) if writes_are_not_reads && allocation_call(e).is_some() => {
                     allocation_call(e).into_iter().flatten().for_each(|a| names_in(a, named));
                 }
                 Some(init) => init_tree(init, &mut |x| name_ident(x, named)),
@@ -403,11 +416,16 @@ fn host_names(s: &Stmt, declared: &mut HashSet<String>, excluded: &mut HashSet<S
             host_names(body, declared, excluded, named);
         }
         StmtKind::Default { body } | StmtKind::Labeled { body, .. } => host_names(body, declared, excluded, named),
-        // `p = malloc(...)` and `free(p)` do not name `p`: see `locals_the_host_never_names`.
+        // `p = malloc(...)`, `free(p)` and `a[i] = v` do not read `p` or `a`: see
+        // `locals_the_host_never_reads`.
+        StmtKind::Expr(Some(e)) if !writes_are_not_reads => names_in(e, named),
         StmtKind::Expr(Some(e)) => match &e.kind {
             ExprKind::Assign { op: None, lhs, rhs } if matches!(lhs.kind, ExprKind::Ident(_)) && allocation_call(rhs).is_some() => {
                 allocation_call(rhs).into_iter().flatten().for_each(|a| names_in(a, named));
             }
+            // `a[i][j] = ...` (chains `a[i] = b[i] = v` included) writes elements of `a`
+            // without reading any: it names the indices and the value, not the array.
+            ExprKind::Assign { op: None, .. } => element_writes(e, named),
             ExprKind::Call { callee, args }
                 if matches!(&callee.kind, ExprKind::Ident(f) if f == "free") && matches!(args.as_slice(), [a] if matches!(a.kind, ExprKind::Ident(_))) => {}
             _ => names_in(e, named),
@@ -415,6 +433,27 @@ fn host_names(s: &Stmt, declared: &mut HashSet<String>, excluded: &mut HashSet<S
         StmtKind::Return(Some(e)) => names_in(e, named),
         StmtKind::Expr(None) | StmtKind::Goto(_) | StmtKind::Break | StmtKind::Continue | StmtKind::Return(None) => {}
     }
+}
+
+/// Names what a plain assignment `e` reads: a target that is an element of a named array
+/// (`a[i][j]`, the name indexed directly) is written, not read, so only its indices count;
+/// the value may be another such assignment.
+fn element_writes(e: &Expr, named: &mut HashSet<String>) {
+    let ExprKind::Assign { op: None, lhs, rhs } = &e.kind else {
+        names_in(e, named);
+        return;
+    };
+    let mut target = lhs.as_ref();
+    let mut indices = Vec::new();
+    while let ExprKind::Index { base, index } = &target.kind {
+        indices.push(index.as_ref());
+        target = base;
+    }
+    if indices.is_empty() || !matches!(target.kind, ExprKind::Ident(_)) {
+        names_in(lhs, named);
+    }
+    indices.into_iter().for_each(|i| names_in(i, named));
+    element_writes(rhs, named);
 }
 
 /// The arguments of `e` when it is a call of an allocation function (`malloc`, `calloc`,

@@ -560,6 +560,7 @@ mod tests {
             ],
             if_arg: None,
             function: "main".into(),
+            unread_on_host: Vec::new(),
         });
         m
     }

@@ -18,9 +18,9 @@
 //!
 //! A fused chain is a [`Fusion`] of the module: the runtime runs its grid kernel in place of
 //! the chain's kernels when the choice says so (`runtime::fused`). Every array is still
-//! written to global memory, at each block's own iterations; a second grid kernel leaves out
-//! the stores of intermediates that only the chain reads, for launches where the region's own
-//! `create` clause holds them (nothing can read them after the region).
+//! written to global memory, at each block's own iterations, except intermediates that neither
+//! the host nor any kernel outside the chain reads (scratch arrays): a second grid kernel
+//! leaves out their stores, and runs instead of the first.
 //!
 //! The pass runs last: the members keep their own variants (staged, padded), which run when
 //! the chain runs unfused.
@@ -156,25 +156,25 @@ fn estimate(module: &Module, plan: &ChainPlan, layout: &build::Layout, dropped: 
     if unfused == 0.0 { 1.0 } else { fused / unfused }
 }
 
-/// Intermediates whose global stores a fused kernel may leave out when the region's own
-/// `create` holds them: automatic arrays the host code never names (`dead_on_host`: their
-/// device copy is dropped when the region lets it go), which no kernel of the region after the
-/// chain names.
+/// Intermediates whose global stores a fused kernel may leave out: arrays the host never
+/// reads ([`Region::unread_on_host`]) that no kernel outside the chain names, in any region of
+/// the function (they are its locals, so no other function's kernels reach them but through
+/// a pointer the host would name). Every read of such an array is then a read of the chain's
+/// own kernels, which take from the exchange arrays whatever the chain wrote, and from global
+/// memory only elements nothing writes.
 fn store_free_candidates(module: &Module, region: usize, plan: &ChainPlan) -> Vec<u32> {
-    let region_ref = &module.regions[region];
-    let RegionKind::Compute { kernels, data } = &region_ref.kind else { return Vec::new() };
-    let last = plan.members.last().expect("a chain has members");
-    let after = kernels.iter().skip_while(|k| *k != last).skip(1);
-    let named_after: BTreeSet<&str> =
-        after.flat_map(|k| module.kernels[*k].params.iter().map(|p| region_ref.args[p.arg as usize].c_expr.as_str())).collect();
+    let here = &module.regions[region];
+    let mut named_elsewhere: BTreeSet<&str> = BTreeSet::new();
+    for r in module.regions.iter().filter(|r| r.function == here.function) {
+        let RegionKind::Compute { kernels, .. } = &r.kind else { continue };
+        for k in kernels.iter().filter(|k| !plan.members.contains(k)) {
+            named_elsewhere.extend(module.kernels[*k].params.iter().map(|p| r.args[p.arg as usize].c_expr.as_str()));
+        }
+    }
     plan.intermediates
         .keys()
         .copied()
-        .filter(|&arg| {
-            let text = region_ref.args[arg as usize].c_expr.as_str();
-            !named_after.contains(text)
-                && data.iter().any(|d| d.kind == DataClauseKind::Create && d.dead_on_host && d.rows.is_none() && region_ref.args[d.base as usize].c_expr == text)
-        })
+        .filter(|&arg| here.unread_on_host.contains(&arg) && !named_elsewhere.contains(here.args[arg as usize].c_expr.as_str()))
         .collect()
 }
 
@@ -217,7 +217,7 @@ fn make_fusion(module: &mut Module, region: usize, plan: &ChainPlan, layout: &bu
     if let Some((lean, _)) = &without_stores {
         let arrays: Vec<String> = candidates.iter().map(|&a| format!("`{}`", module.regions[region].args[a as usize].c_expr)).collect();
         notes.push(format!(
-            "without stores: `{}` leaves out the global stores of {} when the region's own create clause holds them (estimated cost {:.2})",
+            "without stores: `{}` runs instead, leaving out the global stores of {}, which neither the host nor another kernel reads (estimated cost {:.2})",
             module.grid_kernels[*lean].name,
             arrays.join(", "),
             module.grid_kernels[*lean].variant.estimated_ratio

@@ -123,6 +123,7 @@ mod tests {
             args: vec![arg("n", HostArgKind::Int), arg("a", HostArgKind::Pointer), arg("b", HostArgKind::Pointer)],
             if_arg: None,
             function: "main".to_string(),
+            unread_on_host: Vec::new(),
         });
         module
     }

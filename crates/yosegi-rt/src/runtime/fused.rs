@@ -19,9 +19,9 @@
 //!   unfused side pays its launches and preparations, as the program would); then the faster
 //!   runs, fused only when faster by more than [`WIN_MARGIN`].
 //!
-//! The grid kernel that leaves out intermediates' global stores (`Fusion::without_stores`)
-//! runs instead of the plain fused one when each such array's device copy is held by nothing
-//! but the region's own `create` clause: it is dropped when the region lets it go, unread.
+//! The grid kernel that leaves out intermediates' global stores (`Fusion::without_stores`:
+//! scratch arrays nothing outside the chain reads, which the fusion pass proved) runs instead
+//! of the plain fused one whenever there is one.
 //!
 //! Coherence: the chain's kernels' USE and DEF sections, each from its own analysis, are made
 //! current one kernel after the other, each kernel's writes marked before the next is prepared
@@ -224,7 +224,7 @@ impl Runtime {
             }
         }
         let shares = objects.iter().any(|&(arg, object, written)| written && objects.iter().any(|&(a, o, _)| a != arg && o == object));
-        let grid_handle = self.fused_grid(fusion, &objects, device);
+        let grid_handle = self.fused_grid(fusion);
         let grid = &module.grid_kernels[grid_handle];
         if shares || grid.shared_memory_bytes() > self.devices[device].shared_memory_per_block() {
             return Ok(false);
@@ -261,19 +261,8 @@ impl Runtime {
         Ok(true)
     }
 
-    /// The fused grid kernel to run: the one without intermediates' stores when each of those
-    /// arrays' copy on `device` is held by the region's own clause alone.
-    fn fused_grid(&self, fusion: &Fusion, objects: &[(u32, u64, bool)], device: usize) -> Handle<crate::ir::GridKernel> {
-        let Some((lean, params)) = &fusion.without_stores else { return fusion.grid };
-        let plain = &self.module.grid_kernels[fusion.grid];
-        let only_the_region_holds = params.iter().all(|&p| {
-            let arg = plain.params[p as usize].arg;
-            objects.iter().filter(|(a, _, _)| *a == arg).all(|&(_, object, _)| {
-                self.registry.get(object).and_then(|o| o.copies.devices[device].as_ref()).is_some_and(|copy| {
-                    copy.structured == 1 && copy.dynamic == 0 && !copy.mapped
-                })
-            }) && objects.iter().any(|(a, _, _)| *a == arg)
-        });
-        if only_the_region_holds { *lean } else { fusion.grid }
+    /// The fused grid kernel to run: the one without intermediates' stores when there is one.
+    fn fused_grid(&self, fusion: &Fusion) -> Handle<crate::ir::GridKernel> {
+        fusion.without_stores.as_ref().map(|(lean, _)| *lean).unwrap_or(fusion.grid)
     }
 }

@@ -64,6 +64,7 @@ pub(super) fn scale_module(extra: Vec<RegionKind>) -> Module {
             args: args.clone(),
             if_arg: None,
             function: "main".into(),
+            unread_on_host: Vec::new(),
         });
     }
     module
@@ -196,6 +197,7 @@ fn reduction_partials_fold_into_the_host_variable() {
         args: vec![host_arg(HostArgKind::ScalarOut(ScalarType::I32))],
         if_arg: None,
         function: "main".into(),
+        unread_on_host: Vec::new(),
     });
     let mut rt = runtime(module);
     let mut x: i32 = 10;
@@ -249,6 +251,7 @@ fn scalar_outputs_of_a_single_thread_kernel_reach_the_host() {
         args: vec![host_arg(HostArgKind::ScalarOut(ScalarType::F32))],
         if_arg: None,
         function: "main".into(),
+        unread_on_host: Vec::new(),
     });
     let mut rt = runtime(module);
     let mut x_host: f32 = 0.0;

@@ -144,7 +144,12 @@ pub fn build_fused(
     notes: Vec<String>,
 ) -> GridKernel {
     let first = &module.kernels[plan.members[0]];
-    let mut b = Builder { module, plan, layout, body: Body::default(), params: Vec::new(), param_of_arg: HashMap::new(), domains: Vec::new(), lo: Vec::new() };
+    let narrow = plan.members.iter().all(|&h| {
+        let k = &module.kernels[h];
+        k.space.iter().all(|d| k.body.locals[d.var].ty.size_bytes() <= 4)
+    });
+    let ct = if narrow { ScalarType::I32 } else { ScalarType::I64 };
+    let mut b = Builder { module, plan, layout, body: Body::default(), params: Vec::new(), param_of_arg: HashMap::new(), domains: Vec::new(), lo: Vec::new(), ct };
     let dims = plan.dims;
 
     // Each kernel's loop range per dim, from its whole trip (a partitioned kernel's source
@@ -162,7 +167,7 @@ pub fn build_fused(
             let start = b.cast(start, ScalarType::I64);
             let trip = import.expr(&mut b, trip);
             let trip = b.cast(trip, ScalarType::I64);
-            let zero = b.int(0);
+            let zero = b.int64(0);
             let trip = b.bin(BinaryOp::Max, trip, zero);
             let end = b.bin(BinaryOp::Add, start, trip);
             ranges.push((start, end));
@@ -171,11 +176,11 @@ pub fn build_fused(
     }
 
     // The grid: tiles of `T` values from the smallest start to the largest end of each dim.
-    let one = b.int(1);
+    let one = b.int64(1);
     let mut grid = [one, one, one];
     let mut block = Vec::new();
     let tid = b.expr(ExprKind::ThreadIdx(Axis::X), ScalarType::I32);
-    let tid = b.cast(tid, ScalarType::I64);
+    let tid = b.cast(tid, b.ct);
     for d in 0..dims {
         let axis = AXES[dims - 1 - d];
         let mut origin = b.domains[0][d].0;
@@ -187,22 +192,34 @@ pub fn build_fused(
         }
         let t = layout.tile[d] as i64;
         let extent = b.bin(BinaryOp::Sub, end, origin);
-        let tm1 = b.int(t - 1);
+        let tm1 = b.int64(t - 1);
         let padded = b.bin(BinaryOp::Add, extent, tm1);
-        let tc = b.int(t);
+        let tc = b.int64(t);
         let blocks = b.bin(BinaryOp::Div, padded, tc);
-        let zero = b.int(0);
+        let zero = b.int64(0);
         grid[axis.index()] = b.bin(BinaryOp::Max, blocks, zero);
-        let lo = b.local(&format!("_lo{d}"), ScalarType::I64);
+        let lo = b.local(&format!("_lo{d}"), b.ct);
         let bid = b.expr(ExprKind::BlockIdx(axis), ScalarType::I32);
-        let bid = b.cast(bid, ScalarType::I64);
-        let offset = b.bin(BinaryOp::Mul, bid, tc);
+        let bid = b.cast(bid, b.ct);
+        let tile = b.int(t);
+        let offset = b.bin(BinaryOp::Mul, bid, tile);
+        let origin = b.cast(origin, b.ct);
         let value = b.bin(BinaryOp::Add, origin, offset);
         block.push(Stmt::Assign { local: lo, value });
         b.lo.push(lo);
     }
+    // From here on the loop ranges are used in the coordinate type.
+    let ct = b.ct;
+    for m in 0..b.domains.len() {
+        for d in 0..dims {
+            let (start, end) = b.domains[m][d];
+            let start = b.cast(start, ct);
+            let end = b.cast(end, ct);
+            b.domains[m][d] = (start, end);
+        }
+    }
 
-    let t_local = b.local("_t", ScalarType::I64);
+    let t_local = b.local("_t", b.ct);
     for (m, &h) in plan.members.iter().enumerate() {
         let k = &module.kernels[h];
         let ext = &plan.extension[m];
@@ -217,16 +234,16 @@ pub fn build_fused(
         let mut stride = 1u64;
         let mut per_dim = vec![None; dims];
         for d in (0..dims).rev() {
-            let t = b.expr(ExprKind::Local(t_local), ScalarType::I64);
+            let t = b.expr(ExprKind::Local(t_local), b.ct);
             let s = b.int(stride as i64);
             let q = b.bin(BinaryOp::Div, t, s);
             let w = b.int(widths[d] as i64);
             let o = b.bin(BinaryOp::Rem, q, w);
-            let lo = b.expr(ExprKind::Local(b.lo[d]), ScalarType::I64);
+            let lo = b.expr(ExprKind::Local(b.lo[d]), b.ct);
             let left = b.int(ext[d].0);
             let base = b.bin(BinaryOp::Sub, lo, left);
             let v = b.bin(BinaryOp::Add, base, o);
-            let local = b.local(&format!("_v{m}_{d}"), ScalarType::I64);
+            let local = b.local(&format!("_v{m}_{d}"), b.ct);
             point.push(Stmt::Assign { local, value: v });
             per_dim[d] = Some(local);
             stride *= widths[d];
@@ -237,7 +254,7 @@ pub fn build_fused(
         let mut inside = None;
         let mut own = None;
         for d in 0..dims {
-            let v = b.expr(ExprKind::Local(values[d]), ScalarType::I64);
+            let v = b.expr(ExprKind::Local(values[d]), b.ct);
             let (start, end) = b.domains[m][d];
             let ge = b.bin(BinaryOp::Ge, v, start);
             let lt = b.bin(BinaryOp::Lt, v, end);
@@ -247,7 +264,7 @@ pub fn build_fused(
                 Some(prev) => b.bin(BinaryOp::LogAnd, prev, both),
             });
             if redundant {
-                let lo = b.expr(ExprKind::Local(b.lo[d]), ScalarType::I64);
+                let lo = b.expr(ExprKind::Local(b.lo[d]), b.ct);
                 let tc = b.int(layout.tile[d] as i64);
                 let hi = b.bin(BinaryOp::Add, lo, tc);
                 let ge = b.bin(BinaryOp::Ge, v, lo);
@@ -266,7 +283,7 @@ pub fn build_fused(
         let mut then = Vec::new();
         for d in 0..dims {
             let var = import.local(&mut b, k.space[d].var);
-            let v = b.expr(ExprKind::Local(values[d]), ScalarType::I64);
+            let v = b.expr(ExprKind::Local(values[d]), b.ct);
             let ty = b.body.locals[var].ty;
             let value = b.cast(v, ty);
             then.push(Stmt::Assign { local: var, value });
@@ -293,7 +310,7 @@ pub fn build_fused(
         body.push(Stmt::If { cond: inside.expect("a chain has dims"), then, otherwise: Vec::new() });
 
         block.push(Stmt::Assign { local: t_local, value: tid });
-        let t = b.expr(ExprKind::Local(t_local), ScalarType::I64);
+        let t = b.expr(ExprKind::Local(t_local), b.ct);
         let n = b.int(total as i64);
         let cond = b.bin(BinaryOp::Lt, t, n);
         let step = b.int(THREADS as i64);
@@ -339,13 +356,21 @@ struct Builder<'m> {
     domains: Vec<Vec<(Handle<Expr>, Handle<Expr>)>>,
     /// Per dim: the block's first own value.
     lo: Vec<Handle<Local>>,
+    /// The type of the coordinates the body computes with: `int` when every kernel's loop
+    /// variables are (their values fit), else `long long` (64-bit integer arithmetic costs
+    /// several instructions per operation on a GPU).
+    ct: ScalarType,
 }
 
 impl Builder<'_> {
     fn expr(&mut self, kind: ExprKind, ty: ScalarType) -> Handle<Expr> {
         self.body.add_expr(kind, ty, Span::default())
     }
+    /// A constant of the coordinate type.
     fn int(&mut self, v: i64) -> Handle<Expr> {
+        self.expr(ExprKind::ConstInt(v), self.ct)
+    }
+    fn int64(&mut self, v: i64) -> Handle<Expr> {
         self.expr(ExprKind::ConstInt(v), ScalarType::I64)
     }
     fn bin(&mut self, op: BinaryOp, lhs: Handle<Expr>, rhs: Handle<Expr>) -> Handle<Expr> {
@@ -500,7 +525,7 @@ impl<'k> Import<'k> {
         // The writer's iteration values: index minus the writer's store offset, per dim.
         let mut writer_values = vec![None; dims];
         for (m, &(d, c)) in inter.store.dims.iter().enumerate() {
-            let index = b.cast(indices[m], ScalarType::I64);
+            let index = b.cast(indices[m], b.ct);
             let c = b.int(c);
             writer_values[d] = Some(b.bin(BinaryOp::Sub, index, c));
         }
@@ -516,7 +541,7 @@ impl<'k> Import<'k> {
                 None => both,
                 Some(prev) => b.bin(BinaryOp::LogAnd, prev, both),
             });
-            let lo = b.expr(ExprKind::Local(b.lo[d]), ScalarType::I64);
+            let lo = b.expr(ExprKind::Local(b.lo[d]), b.ct);
             let left = b.int(ext[d].0);
             let base = b.bin(BinaryOp::Sub, lo, left);
             let offset = b.bin(BinaryOp::Sub, v, base);
@@ -541,8 +566,8 @@ impl<'k> Import<'k> {
         let widths = widened(b.plan, &b.layout.tile, self.member);
         let mut linear = None;
         for d in 0..b.plan.dims {
-            let v = b.expr(ExprKind::Local(self.values[d]), ScalarType::I64);
-            let lo = b.expr(ExprKind::Local(b.lo[d]), ScalarType::I64);
+            let v = b.expr(ExprKind::Local(self.values[d]), b.ct);
+            let lo = b.expr(ExprKind::Local(b.lo[d]), b.ct);
             let left = b.int(ext[d].0);
             let base = b.bin(BinaryOp::Sub, lo, left);
             let offset = b.bin(BinaryOp::Sub, v, base);

@@ -543,6 +543,7 @@ fn increment_module() -> Module {
         args: vec![arg(HostArgKind::Int), arg(HostArgKind::Pointer), arg(HostArgKind::Pointer)],
         if_arg: None,
         function: "main".into(),
+        unread_on_host: Vec::new(),
     });
     module
 }

@@ -46,6 +46,7 @@ fn scale_with_variants(staged: &[(f64, u32)]) -> (Module, Handle<Kernel>) {
         args: vec![arg(HostArgKind::Int), arg(HostArgKind::Pointer), arg(HostArgKind::Pointer)],
         if_arg: None,
         function: "main".into(),
+        unread_on_host: Vec::new(),
     });
     let config = crate::opt::PassConfig { staging: StagingMode::Off, ..Default::default() };
     crate::opt::run_passes(&mut module, &config).expect("maps");
