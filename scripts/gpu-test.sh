@@ -8,15 +8,18 @@
 # 0 = identical text; values within 1e-12 of each other always agree).
 #
 # Usage: scripts/gpu-test.sh [path/to/yosegi]     (default: target/release/yosegi)
-# Every program runs four times against one gcc reference: with the default `--staging auto`
+# Every program runs five times against one gcc reference: with the default `--staging auto`
 # (the runtime's choice among kernel variants), with `--staging on` (shared-memory staged
-# variants always launched, so every staged kernel is checked on the GPU), and split over 2 and
-# 4 devices (`--gpus N`: on a machine with fewer GPUs, logical devices on them, each with its own
-# memory; every kernel that can be split is, YOSEGI_MIN_SPLIT_BYTES=0).
+# variants always launched, so every staged kernel is checked on the GPU), with `--fusion on`
+# (every legal chain of a region's kernels fused and the fused kernel always run; `off` passes
+# `--fusion off`), and split over 2 and 4 devices (`--gpus N`: on a machine with fewer GPUs,
+# logical devices on them, each with its own memory; every kernel that can be split is,
+# YOSEGI_MIN_SPLIT_BYTES=0).
 # Environment: YOSEGI_DEVICE=sim runs the same comparison on the simulator (to check the
 # script itself on a machine without a GPU); ONLY=name runs one program (ONLY=cache only the
 # kernel-cache checks, which otherwise run after the programs); STAGING="auto on off gpus3"
-# chooses the modes (`gpusN`: `--staging auto --gpus N`; default "auto on gpus2 gpus4").
+# chooses the modes (`gpusN`: `--staging auto --gpus N`; `fusion`: `--fusion on`; default
+# "auto on fusion gpus2 gpus4").
 # Prints one PASS/FAIL line per program and mode, then `mode MODE: N passed, M failed` per
 # mode and the total `N passed, M failed`; exits 1 on any failure.
 # (The unit tests `cargo test --lib runtime::cuda` also compare the GPU with the simulator
@@ -27,17 +30,19 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 yosegi="${1:-$root/target/release/yosegi}"
 device="${YOSEGI_DEVICE:-cuda}"
 programs="$root/tests/programs"
-read -r -a modes <<<"${STAGING:-auto on gpus2 gpus4}"
+read -r -a modes <<<"${STAGING:-auto on fusion gpus2 gpus4}"
 for mode in "${modes[@]}"; do
     case "$mode" in
-        auto|on|off|gpus[1-9]|gpus[1-9][0-9]) ;;
-        *) echo "gpu-test: STAGING mode \`$mode\` is not one of auto, on, off, gpusN" >&2; exit 2 ;;
+        auto|on|off|fusion|gpus[1-9]|gpus[1-9][0-9]) ;;
+        *) echo "gpu-test: STAGING mode \`$mode\` is not one of auto, on, off, fusion, gpusN" >&2; exit 2 ;;
     esac
 done
 # The `yosegi run` flags of a mode.
 mode_flags() {
     case "$1" in
         gpus*) echo "--staging auto --gpus ${1#gpus}" ;;
+        fusion) echo "--staging auto --fusion on --gpus 1" ;;
+        off) echo "--staging off --fusion off --gpus 1" ;;
         *) echo "--staging $1 --gpus 1" ;;
     esac
 }

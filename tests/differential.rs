@@ -320,6 +320,7 @@ differential_tests! {
     fusion_chain1d => "fusion_chain1d.c",
     fusion_chain2d => "fusion_chain2d.c",
     fusion_chain3d => "fusion_chain3d.c",
+    fusion_residual => "fusion_residual.c",
     example_cg => "../../examples/cg.c",
     example_diffusion1d => "../../examples/diffusion1d.c",
     example_diffusion_wide => "../../examples/diffusion_wide.c",

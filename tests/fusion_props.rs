@@ -1,7 +1,8 @@
 //! Property test of loop fusion: random chains of 2 to 6 stencil loops over 1-D, 2-D and 3-D
 //! arrays in one compute region (each loop reads earlier arrays at random offsets in -2..=2 per
 //! dim, over bounds that differ from loop to loop; some loops write an array an earlier loop
-//! wrote or read, which must cut the chain, or update one in place) are written as C programs,
+//! wrote or read, which must cut the chain, update one in place, or sum what they write in a
+//! reduction) are written as C programs,
 //! built by gcc with the pragmas ignored (the reference) and run by `yosegi run --device sim`
 //! with `--fusion on` (every legal chain fused, the fused kernel always run) and `--fusion off`.
 //! All three must print the same checksums of every array.
@@ -25,6 +26,9 @@ struct Loop {
     reads: Vec<(usize, usize, Vec<i64>)>,
     /// Per dim: how far inside the array its range starts and ends.
     margins: Vec<(i64, i64)>,
+    /// Whether it also sums what it writes (`reduction(+:rsum)`; the data are sums of
+    /// products of short binary fractions, so every order of the sum gives the same value).
+    reduce: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -59,9 +63,11 @@ impl Chain {
             ));
         }
         let all: Vec<String> = (0..self.arrays).map(|a| format!("a{a}")).collect();
+        text.push_str("    double rsum = 0.0;\n");
         text.push_str(&format!("    #pragma acc parallel copy({})\n    {{\n", all.join(", ")));
         for l in &self.loops {
-            text.push_str(&format!("        #pragma acc loop collapse({d})\n"));
+            let reduction = if l.reduce { " reduction(+:rsum)" } else { "" };
+            text.push_str(&format!("        #pragma acc loop collapse({d}){reduction}\n"));
             for (level, ((v, n), (lo, hi))) in vars.iter().zip(&self.sizes).zip(&l.margins).enumerate() {
                 text.push_str(&format!("{}for (int {v} = {lo}; {v} < {}; {v}++)\n", "    ".repeat(level + 2), n - hi));
             }
@@ -77,9 +83,14 @@ impl Chain {
             if l.in_place {
                 terms.push(format!("0.5 * a{}{own}", l.target));
             }
-            text.push_str(&format!("{}a{}{own} = {};\n", "    ".repeat(d + 2), l.target, terms.join(" + ")));
+            let indent = "    ".repeat(d + 2);
+            if l.reduce {
+                text.push_str(&format!("{indent}{{ a{t}{own} = {}; rsum += a{t}{own}; }}\n", terms.join(" + "), t = l.target));
+            } else {
+                text.push_str(&format!("{indent}a{}{own} = {};\n", l.target, terms.join(" + ")));
+            }
         }
-        text.push_str("    }\n");
+        text.push_str("    }\n    printf(\"rsum %.15e\\n\", rsum);\n");
         for a in 0..self.arrays {
             let mut nest = String::new();
             for (level, (v, n)) in vars.iter().zip(&self.sizes).enumerate() {
@@ -141,7 +152,7 @@ fn chain() -> impl Strategy<Value = Chain> {
                     (low + next(3) as i64, high + next(3) as i64)
                 })
                 .collect();
-            loops.push(Loop { target, in_place: next(6) == 0, reads, margins });
+            loops.push(Loop { target, in_place: next(6) == 0, reads, margins, reduce: next(4) == 0 });
         }
         Chain { sizes, arrays, loops }
     })
@@ -187,9 +198,9 @@ fn a_generated_chain_is_fused() {
         sizes: vec![30, 70],
         arrays: 4,
         loops: vec![
-            Loop { target: 1, in_place: false, reads: vec![(0, 0, vec![-1, 1]), (0, 2, vec![1, 0])], margins: vec![(1, 1), (1, 2)] },
-            Loop { target: 2, in_place: false, reads: vec![(1, 1, vec![2, -2]), (1, 3, vec![0, 0])], margins: vec![(0, 2), (2, 0)] },
-            Loop { target: 3, in_place: true, reads: vec![(2, 4, vec![-1, -1]), (0, 5, vec![0, 2])], margins: vec![(1, 0), (1, 2)] },
+            Loop { target: 1, in_place: false, reads: vec![(0, 0, vec![-1, 1]), (0, 2, vec![1, 0])], margins: vec![(1, 1), (1, 2)], reduce: false },
+            Loop { target: 2, in_place: false, reads: vec![(1, 1, vec![2, -2]), (1, 3, vec![0, 0])], margins: vec![(0, 2), (2, 0)], reduce: false },
+            Loop { target: 3, in_place: true, reads: vec![(2, 4, vec![-1, -1]), (0, 5, vec![0, 2])], margins: vec![(1, 0), (1, 2)], reduce: true },
         ],
     };
     check(&case).expect("fused == unfused == gcc");

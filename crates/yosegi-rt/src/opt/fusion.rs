@@ -64,7 +64,7 @@ pub fn fuse_module(module: &mut Module, config: &PassConfig) {
         }
         let mut i = 0;
         while i < kernels.len() {
-            let first = match chain::member_accesses(module, kernels[i]) {
+            let first = match chain::member_accesses(module, &module.regions[r], kernels[i]) {
                 Ok(first) => first,
                 Err(reason) => {
                     if let Some(&next) = kernels.get(i + 1) {
@@ -78,7 +78,7 @@ pub fn fuse_module(module: &mut Module, config: &PassConfig) {
             let mut planned: Option<(ChainPlan, build::Layout)> = None;
             while let Some(&next) = kernels.get(i + members.len()) {
                 let previous = members.last().expect("not empty").kernel;
-                let attempt = chain::member_accesses(module, next).and_then(|access| {
+                let attempt = chain::member_accesses(module, &module.regions[r], next).and_then(|access| {
                     members.push(access);
                     let plan = chain::plan_chain(module, &members)
                         .and_then(|plan| build::choose_layout(module, &plan, budget).map(|layout| (plan, layout)));

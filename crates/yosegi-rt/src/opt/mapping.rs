@@ -63,7 +63,7 @@ pub fn map_kernel(module: &Module, kernel: Handle<Kernel>, config: &PassConfig) 
 
     // Scalar outputs are read from the one thread that ran, so their kernels run in one.
     if k.space.is_empty() || k.sequential_reason.is_some() || !k.scalar_outputs.is_empty() {
-        let mut block = m.reduction_inits(k);
+        let mut block = m.reduction_inits(&k.reductions);
         block.extend(m.sequential_loops(&k.space, k.body.block.clone()));
         for (n, r) in k.reductions.iter().enumerate() {
             let zero = m.int64(0);
@@ -78,7 +78,7 @@ pub fn map_kernel(module: &Module, kernel: Handle<Kernel>, config: &PassConfig) 
     let block_shape = block_shape(k, config);
     grid.launch.block = block_shape;
     let axes = m.axes(k);
-    let mut block = m.reduction_inits(k);
+    let mut block = m.reduction_inits(&k.reductions);
     let mut guard: Option<Handle<Expr>> = None;
     let mut inner = Vec::new();
     for (a, axis) in axes.iter().enumerate() {
@@ -115,7 +115,7 @@ pub fn map_kernel(module: &Module, kernel: Handle<Kernel>, config: &PassConfig) 
 
     if !k.reductions.is_empty() {
         let threads = block_shape.iter().product::<u32>();
-        block.extend(m.block_reductions(k, &mut grid.shared, block_shape, threads));
+        block.extend(m.block_reductions(&k.reductions, &mut grid.shared, block_shape, threads));
     }
     m.body.block = block;
     grid.body = m.body;
@@ -123,6 +123,20 @@ pub fn map_kernel(module: &Module, kernel: Handle<Kernel>, config: &PassConfig) 
 }
 
 const AXES: [Axis; 3] = [Axis::X, Axis::Y, Axis::Z];
+
+/// The reduction code of another pass's grid kernel with body `body` and blocks of `block`
+/// threads, for `reductions` (their accumulators locals of `body`, their partials numbered in
+/// order): the statements that start every accumulator at its operator's identity, to run
+/// before the threads' work, and the per-block combination described in the module doc, to
+/// run after it where every thread of the block reaches it. The fusion pass uses it.
+pub fn reduction_code(body: &mut Body, reductions: &[Reduction], shared: &mut Vec<SharedArray>, block: [u32; 3]) -> (Block, Block) {
+    let mut m = Mapper { body: std::mem::take(body), span: crate::diag::Span::default() };
+    let inits = m.reduction_inits(reductions);
+    let threads = block.iter().product::<u32>();
+    let combine = m.block_reductions(reductions, shared, block, threads);
+    *body = m.body;
+    (inits, combine)
+}
 
 
 /// The block shape: powers of two so the reduction tree halves evenly.
@@ -269,8 +283,8 @@ impl Mapper {
         self.bin(BinaryOp::Mul, a, b)
     }
 
-    fn reduction_inits(&mut self, k: &Kernel) -> Block {
-        k.reductions
+    fn reduction_inits(&mut self, reductions: &[Reduction]) -> Block {
+        reductions
             .iter()
             .map(|r| {
                 let value = if r.op == ReductionOp::Mul && r.part == Some(ComplexPart::Imag) {
@@ -314,7 +328,7 @@ impl Mapper {
     /// The per-block combination of every reduction, run by all threads of the block: with
     /// one block, each thread hands its own value back (partials indexed by thread); with more,
     /// a tree per block in shared memory, and thread 0 writes the block's value.
-    fn block_reductions(&mut self, k: &Kernel, shared: &mut Vec<SharedArray>, block: [u32; 3], threads: u32) -> Block {
+    fn block_reductions(&mut self, reductions: &[Reduction], shared: &mut Vec<SharedArray>, block: [u32; 3], threads: u32) -> Block {
         let mut out = Vec::new();
         // tid = threadIdx.x + threadIdx.y * bx + threadIdx.z * bx * by
         let tid = self.local("_tid", ScalarType::I32);
@@ -343,10 +357,10 @@ impl Mapper {
         let mut per_thread = Vec::new();
         let mut tree = Vec::new();
         let mut n = 0;
-        while n < k.reductions.len() {
-            let r = &k.reductions[n];
+        while n < reductions.len() {
+            let r = &reductions[n];
             let imag = (r.op == ReductionOp::Mul && r.part == Some(ComplexPart::Real))
-                .then(|| k.reductions.get(n + 1).filter(|i| i.part == Some(ComplexPart::Imag)))
+                .then(|| reductions.get(n + 1).filter(|i| i.part == Some(ComplexPart::Imag)))
                 .flatten();
             let parts: Vec<(u32, &Reduction)> = match imag {
                 Some(i) => vec![(n as u32, r), (n as u32 + 1, i)],

@@ -37,7 +37,7 @@ use crate::ir::{Fusion, Handle, Kernel, ParamKind, Region};
 use super::abi::YosegiArg;
 use super::device::Launch;
 use super::stats::VariantDecision;
-use super::{Runtime, RuntimeError, check_overlaps, distribute};
+use super::{Runtime, RuntimeError, check_overlaps, distribute, fold_reductions};
 
 /// Timed launches of each side before the choice.
 pub const SAMPLES: usize = 2;
@@ -258,6 +258,8 @@ impl Runtime {
         let elapsed = started.elapsed();
         self.stats.record_launch(&grid.name, elapsed, &outcome.counters);
         self.stats.record_bytes_moved(&grid.name, bytes_moved);
+        // The members' reductions, in order: each folds its partials after the host value.
+        fold_reductions(region, &grid.reductions, &outcome.partials, args);
         Ok(true)
     }
 

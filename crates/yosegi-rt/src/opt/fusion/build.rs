@@ -149,7 +149,27 @@ pub fn build_fused(
         k.space.iter().all(|d| k.body.locals[d.var].ty.size_bytes() <= 4)
     });
     let ct = if narrow { ScalarType::I32 } else { ScalarType::I64 };
-    let mut b = Builder { module, plan, layout, body: Body::default(), params: Vec::new(), param_of_arg: HashMap::new(), domains: Vec::new(), lo: Vec::new(), ct };
+    let reduction_base = plan
+        .members
+        .iter()
+        .scan(0u32, |next, &h| {
+            let base = *next;
+            *next += module.kernels[h].reductions.len() as u32;
+            Some(base)
+        })
+        .collect();
+    let mut b = Builder {
+        module,
+        plan,
+        layout,
+        body: Body::default(),
+        params: Vec::new(),
+        param_of_arg: HashMap::new(),
+        domains: Vec::new(),
+        lo: Vec::new(),
+        reduction_base,
+        ct,
+    };
     let dims = plan.dims;
 
     // Each kernel's loop range per dim, from its whole trip (a partitioned kernel's source
@@ -220,6 +240,7 @@ pub fn build_fused(
     }
 
     let t_local = b.local("_t", b.ct);
+    let mut reductions: Vec<Reduction> = Vec::new();
     for (m, &h) in plan.members.iter().enumerate() {
         let k = &module.kernels[h];
         let ext = &plan.extension[m];
@@ -276,6 +297,10 @@ pub fn build_fused(
                 });
             }
         }
+        for r in &k.reductions {
+            let local = import.local(&mut b, r.local);
+            reductions.push(Reduction { local, ..r.clone() });
+        }
         import.values = values.clone();
         import.own = own;
         import.without_stores = without_stores.clone();
@@ -326,7 +351,18 @@ pub fn build_fused(
             block.push(Stmt::Barrier);
         }
     }
+    // Reductions: every accumulator starts at its identity before the kernels run, and each
+    // block combines its threads' values after the last one (only kernels without redundant
+    // iterations have reductions, so each iteration counts once).
+    let mut shared = layout.buffers.clone();
+    let (inits, combine) = crate::opt::mapping::reduction_code(&mut b.body, &reductions, &mut shared, [THREADS, 1, 1]);
+    if !reductions.is_empty() {
+        block.splice(0..0, inits);
+        block.extend(combine);
+    }
     b.body.block = block;
+    let grid_reductions =
+        reductions.iter().map(|r| GridReduction { op: r.op, ty: r.ty, target_arg: r.target_arg, part: r.part }).collect();
 
     GridKernel {
         name,
@@ -334,9 +370,9 @@ pub fn build_fused(
         source: plan.members[0],
         params: b.params,
         body: b.body,
-        shared: layout.buffers.clone(),
+        shared,
         launch: LaunchShape { block: [THREADS, 1, 1], grid },
-        reductions: Vec::new(),
+        reductions: grid_reductions,
         scalar_outputs: Vec::new(),
         axes: Vec::new(),
         variant: VariantInfo { kind: VariantKind::Fused, estimated_ratio, notes, staged_params: Vec::new() },
@@ -356,6 +392,8 @@ struct Builder<'m> {
     domains: Vec<Vec<(Handle<Expr>, Handle<Expr>)>>,
     /// Per dim: the block's first own value.
     lo: Vec<Handle<Local>>,
+    /// Per member: the index of its first reduction among the fused kernel's.
+    reduction_base: Vec<u32>,
     /// The type of the coordinates the body computes with: `int` when every kernel's loop
     /// variables are (their values fit), else `long long` (64-bit integer arithmetic costs
     /// several instructions per operation on a GPU).
@@ -448,8 +486,10 @@ impl<'k> Import<'k> {
             return mine;
         }
         let mut local = self.k.body.locals[l].clone();
-        if let LocalKind::FirstPrivate(p) = local.kind {
-            local.kind = LocalKind::FirstPrivate(b.param(self.k, p));
+        match local.kind {
+            LocalKind::FirstPrivate(p) => local.kind = LocalKind::FirstPrivate(b.param(self.k, p)),
+            LocalKind::Reduction(n) => local.kind = LocalKind::Reduction(b.reduction_base[self.member] + n),
+            _ => {}
         }
         local.name = format!("{}_k{}", local.name, self.member);
         let mine = b.body.locals.append(local);

@@ -37,6 +37,10 @@ pub struct MemberAccesses {
     /// Every store; the flag says whether it is a statement of the body's own block (run once
     /// by every iteration, not under a condition or in a loop).
     pub writes: BTreeMap<u32, Vec<(Option<UnitAccess>, bool)>>,
+    /// A scalar param whose value an earlier kernel of the region computes (a reduction's
+    /// result, a scalar a sequential kernel assigns), read at launch through its address: only
+    /// the first kernel of a chain may have one.
+    pub reads_earlier_results: Option<String>,
 }
 
 /// An array one kernel of the chain writes and a later one reads: the later ones read it from
@@ -79,17 +83,19 @@ pub struct ChainPlan {
 pub const MAX_EXTENSION: i64 = 16;
 
 /// What `handle` reads and writes, or why it cannot be in a fused chain.
-pub fn member_accesses(module: &Module, handle: Handle<Kernel>) -> Result<MemberAccesses, String> {
+pub fn member_accesses(module: &Module, region: &Region, handle: Handle<Kernel>) -> Result<MemberAccesses, String> {
     let k = &module.kernels[handle];
+    let reads_earlier_results = k
+        .params
+        .iter()
+        .find(|p| !p.kind.is_indexed() && matches!(region.args[p.arg as usize].kind, HostArgKind::ScalarOut(_)))
+        .map(|p| p.name.clone());
     let name = &k.name;
     if k.space.is_empty() || k.sequential_reason.is_some() || !k.scalar_outputs.is_empty() {
         return Err(format!("`{name}` runs sequentially"));
     }
     if k.space.len() > 3 {
         return Err(format!("`{name}` has more than three parallel dims"));
-    }
-    if !k.reductions.is_empty() {
-        return Err(format!("`{name}` has a reduction, which runs in its own kernel"));
     }
     if k.space.iter().any(|d| d.step != 1) {
         return Err(format!("`{name}` has a parallel loop whose step is not 1"));
@@ -151,7 +157,7 @@ pub fn member_accesses(module: &Module, handle: Handle<Kernel>) -> Result<Member
     for (p, access, top_level) in stores {
         writes.entry(array_arg(p)?).or_default().push((access, top_level));
     }
-    Ok(MemberAccesses { kernel: handle, dims: k.space.len(), reads, writes })
+    Ok(MemberAccesses { kernel: handle, dims: k.space.len(), reads, writes, reads_earlier_results })
 }
 
 /// Whether `block` has a `break`, `continue` or `return` outside any loop of its own (one that
@@ -175,6 +181,9 @@ pub fn plan_chain(module: &Module, members: &[MemberAccesses]) -> Result<ChainPl
         let k = &module.kernels[members[m].kernel];
         k.params.iter().find(|p| p.arg == arg).map(|p| p.name.clone()).unwrap_or_default()
     };
+    if let Some((m, scalar)) = members.iter().enumerate().skip(1).find_map(|(m, a)| a.reads_earlier_results.as_ref().map(|s| (m, s))) {
+        return Err(format!("`{}` reads `{scalar}`, which a kernel before it computes", name(m)));
+    }
     let mut writer: BTreeMap<u32, usize> = BTreeMap::new();
     for (m, member) in members.iter().enumerate() {
         for &arg in member.writes.keys() {
@@ -249,6 +258,15 @@ pub fn plan_chain(module: &Module, members: &[MemberAccesses]) -> Result<ChainPl
                 name(m),
                 ext[d].0 + ext[d].1,
                 d + 1
+            ));
+        }
+    }
+    // A reduction counts each iteration once: its kernel runs no redundant iteration.
+    for (m, member) in members.iter().enumerate() {
+        if !module.kernels[member.kernel].reductions.is_empty() && extension[m].iter().any(|&(l, r)| l != 0 || r != 0) {
+            return Err(format!(
+                "`{}` has a reduction, and the kernels after it read what it writes at other iterations (it would need redundant iterations)",
+                name(m)
             ));
         }
     }
