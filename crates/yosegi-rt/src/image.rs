@@ -17,7 +17,7 @@ use crate::source::{SourceSet, SourceUnit};
 
 const MAGIC: &[u8] = b"YOSEGI-IMAGE";
 /// Bump with any change to the IR's types (or to `ImageContents`).
-const FORMAT_VERSION: u8 = 1;
+const FORMAT_VERSION: u8 = 2;
 
 /// What the image holds, as read back.
 #[derive(Deserialize)]
