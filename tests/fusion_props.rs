@@ -97,7 +97,7 @@ impl Chain {
                 nest.push_str(&format!("{}for (int {v} = 0; {v} < {n}; {v}++)\n", "    ".repeat(level + 2)));
             }
             let index: String = vars.iter().map(|v| format!("[{v}]")).collect();
-            let weight: String = vars.iter().map(|v| format!("{v}")).collect::<Vec<_>>().join(" + ");
+            let weight: String = vars.join(" + ");
             text.push_str(&format!(
                 "    {{\n        double sum = 0.0, abs = 0.0;\n{nest}{}{{ sum += a{a}{index} * (1 + ({weight}) % 7); abs += a{a}{index} < 0 ? -a{a}{index} : a{a}{index}; }}\n        printf(\"a{a} %.15e %.15e\\n\", sum, abs);\n    }}\n",
                 "    ".repeat(d + 2)

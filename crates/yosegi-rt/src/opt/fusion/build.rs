@@ -272,30 +272,20 @@ pub fn build_fused(
         for local in per_dim.into_iter().flatten() {
             values.push(local);
         }
-        let mut inside = None;
+        let value_exprs: Vec<Handle<Expr>> = values.iter().map(|&v| b.expr(ExprKind::Local(v), b.ct)).collect();
+        let inside = b.in_range(m, &value_exprs);
         let mut own = None;
-        for d in 0..dims {
-            let v = b.expr(ExprKind::Local(values[d]), b.ct);
-            let (start, end) = b.domains[m][d];
-            let ge = b.bin(BinaryOp::Ge, v, start);
-            let lt = b.bin(BinaryOp::Lt, v, end);
+        for (d, &v) in value_exprs.iter().enumerate().filter(|_| redundant) {
+            let lo = b.expr(ExprKind::Local(b.lo[d]), b.ct);
+            let tc = b.int(layout.tile[d] as i64);
+            let hi = b.bin(BinaryOp::Add, lo, tc);
+            let ge = b.bin(BinaryOp::Ge, v, lo);
+            let lt = b.bin(BinaryOp::Lt, v, hi);
             let both = b.bin(BinaryOp::LogAnd, ge, lt);
-            inside = Some(match inside {
+            own = Some(match own {
                 None => both,
                 Some(prev) => b.bin(BinaryOp::LogAnd, prev, both),
             });
-            if redundant {
-                let lo = b.expr(ExprKind::Local(b.lo[d]), b.ct);
-                let tc = b.int(layout.tile[d] as i64);
-                let hi = b.bin(BinaryOp::Add, lo, tc);
-                let ge = b.bin(BinaryOp::Ge, v, lo);
-                let lt = b.bin(BinaryOp::Lt, v, hi);
-                let both = b.bin(BinaryOp::LogAnd, ge, lt);
-                own = Some(match own {
-                    None => both,
-                    Some(prev) => b.bin(BinaryOp::LogAnd, prev, both),
-                });
-            }
         }
         for r in &k.reductions {
             let local = import.local(&mut b, r.local);
@@ -306,9 +296,9 @@ pub fn build_fused(
         import.without_stores = without_stores.clone();
 
         let mut then = Vec::new();
-        for d in 0..dims {
-            let var = import.local(&mut b, k.space[d].var);
-            let v = b.expr(ExprKind::Local(values[d]), b.ct);
+        for (dim, &value) in k.space.iter().zip(&values) {
+            let var = import.local(&mut b, dim.var);
+            let v = b.expr(ExprKind::Local(value), b.ct);
             let ty = b.body.locals[var].ty;
             let value = b.cast(v, ty);
             then.push(Stmt::Assign { local: var, value });
@@ -332,7 +322,7 @@ pub fn build_fused(
         }
         then.extend(import.block(&mut b, &k.body.block));
         let mut body = point;
-        body.push(Stmt::If { cond: inside.expect("a chain has dims"), then, otherwise: Vec::new() });
+        body.push(Stmt::If { cond: inside, then, otherwise: Vec::new() });
 
         block.push(Stmt::Assign { local: t_local, value: tid });
         let t = b.expr(ExprKind::Local(t_local), b.ct);
@@ -425,6 +415,45 @@ impl Builder<'_> {
     }
     fn local(&mut self, name: &str, ty: ScalarType) -> Handle<Local> {
         self.body.locals.append(Local { name: name.to_string(), ty, array_dims: None, kind: LocalKind::Var, span: Span::default() })
+    }
+
+    /// Whether `values` (one per dim) lie in member `m`'s loop ranges.
+    fn in_range(&mut self, m: usize, values: &[Handle<Expr>]) -> Handle<Expr> {
+        let mut inside = None;
+        for (d, &v) in values.iter().enumerate() {
+            let (start, end) = self.domains[m][d];
+            let ge = self.bin(BinaryOp::Ge, v, start);
+            let lt = self.bin(BinaryOp::Lt, v, end);
+            let both = self.bin(BinaryOp::LogAnd, ge, lt);
+            inside = Some(match inside {
+                None => both,
+                Some(prev) => self.bin(BinaryOp::LogAnd, prev, both),
+            });
+        }
+        inside.expect("a chain has dims")
+    }
+
+    /// The index (`int`) in member `m`'s exchange array of the iteration at `values`, one per
+    /// dim: row-major over its widened tile, which starts `L_m` values before the block's.
+    fn exchange_index(&mut self, m: usize, values: &[Handle<Expr>]) -> Handle<Expr> {
+        let ext = self.plan.extension[m].clone();
+        let widths = widened(self.plan, &self.layout.tile, m);
+        let mut linear = None;
+        for (d, &v) in values.iter().enumerate() {
+            let lo = self.expr(ExprKind::Local(self.lo[d]), self.ct);
+            let left = self.int(ext[d].0);
+            let base = self.bin(BinaryOp::Sub, lo, left);
+            let offset = self.bin(BinaryOp::Sub, v, base);
+            linear = Some(match linear {
+                None => offset,
+                Some(prev) => {
+                    let w = self.int(widths[d] as i64);
+                    let scaled = self.bin(BinaryOp::Mul, prev, w);
+                    self.bin(BinaryOp::Add, scaled, offset)
+                }
+            });
+        }
+        self.cast(linear.expect("a chain has dims"), ScalarType::I32)
     }
 
     /// The fused kernel's param for param `p` of member kernel `k` (one per region arg).
@@ -559,8 +588,6 @@ impl<'k> Import<'k> {
             return None;
         }
         let q = inter.producer;
-        let ext = b.plan.extension[q].clone();
-        let widths = widened(b.plan, &b.layout.tile, q);
         let dims = b.plan.dims;
         // The writer's iteration values: index minus the writer's store offset, per dim.
         let mut writer_values = vec![None; dims];
@@ -569,58 +596,18 @@ impl<'k> Import<'k> {
             let c = b.int(c);
             writer_values[d] = Some(b.bin(BinaryOp::Sub, index, c));
         }
-        let mut inside = None;
-        let mut linear = None;
-        for d in 0..dims {
-            let v = writer_values[d].expect("a unit access covers every dim");
-            let (start, end) = b.domains[q][d];
-            let ge = b.bin(BinaryOp::Ge, v, start);
-            let lt = b.bin(BinaryOp::Lt, v, end);
-            let both = b.bin(BinaryOp::LogAnd, ge, lt);
-            inside = Some(match inside {
-                None => both,
-                Some(prev) => b.bin(BinaryOp::LogAnd, prev, both),
-            });
-            let lo = b.expr(ExprKind::Local(b.lo[d]), b.ct);
-            let left = b.int(ext[d].0);
-            let base = b.bin(BinaryOp::Sub, lo, left);
-            let offset = b.bin(BinaryOp::Sub, v, base);
-            linear = Some(match linear {
-                None => offset,
-                Some(prev) => {
-                    let w = b.int(widths[d] as i64);
-                    let scaled = b.bin(BinaryOp::Mul, prev, w);
-                    b.bin(BinaryOp::Add, scaled, offset)
-                }
-            });
-        }
-        let index = b.cast(linear.expect("a chain has dims"), ScalarType::I32);
+        let writer_values: Vec<Handle<Expr>> = writer_values.into_iter().map(|v| v.expect("a unit access covers every dim")).collect();
+        let inside = b.in_range(q, &writer_values);
+        let index = b.exchange_index(q, &writer_values);
         let buffer = b.layout.buffer_of[&arg] as u32;
         let shared = b.expr(ExprKind::Load { array: ArrayRef::Shared(buffer), indices: vec![index] }, ty);
-        Some((inside.expect("a chain has dims"), shared))
+        Some((inside, shared))
     }
 
     /// The index into this member's exchange array of its current iteration.
     fn own_exchange_index(&self, b: &mut Builder) -> Handle<Expr> {
-        let ext = b.plan.extension[self.member].clone();
-        let widths = widened(b.plan, &b.layout.tile, self.member);
-        let mut linear = None;
-        for d in 0..b.plan.dims {
-            let v = b.expr(ExprKind::Local(self.values[d]), b.ct);
-            let lo = b.expr(ExprKind::Local(b.lo[d]), b.ct);
-            let left = b.int(ext[d].0);
-            let base = b.bin(BinaryOp::Sub, lo, left);
-            let offset = b.bin(BinaryOp::Sub, v, base);
-            linear = Some(match linear {
-                None => offset,
-                Some(prev) => {
-                    let w = b.int(widths[d] as i64);
-                    let scaled = b.bin(BinaryOp::Mul, prev, w);
-                    b.bin(BinaryOp::Add, scaled, offset)
-                }
-            });
-        }
-        b.cast(linear.expect("a chain has dims"), ScalarType::I32)
+        let values: Vec<Handle<Expr>> = self.values.iter().map(|&v| b.expr(ExprKind::Local(v), b.ct)).collect();
+        b.exchange_index(self.member, &values)
     }
 
     fn block(&mut self, b: &mut Builder, block: &[Stmt]) -> Vec<Stmt> {

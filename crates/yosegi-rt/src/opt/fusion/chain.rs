@@ -242,9 +242,8 @@ pub fn plan_chain(module: &Module, members: &[MemberAccesses]) -> Result<ChainPl
     let mut extension = vec![vec![(0i64, 0i64); dims]; members.len()];
     for consumer in (0..members.len()).rev() {
         for edge in edges.iter().filter(|e| e.consumer == consumer) {
-            for d in 0..dims {
+            for (d, &(lo, hi)) in edge.distance.iter().enumerate() {
                 let (left, right) = extension[consumer][d];
-                let (lo, hi) = edge.distance[d];
                 let producer = &mut extension[edge.producer][d];
                 producer.0 = producer.0.max(left - lo);
                 producer.1 = producer.1.max(right + hi);
