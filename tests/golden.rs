@@ -41,4 +41,5 @@ golden! {
     kernels_dep => "kernels_dep.c",
     csr_struct => "csr_struct.c",
     complex_gangs => "complex_gangs.c",
+    fusion_blur => "fusion_blur.c",
 }

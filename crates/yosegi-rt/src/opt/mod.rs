@@ -81,5 +81,9 @@ pub fn run_passes(module: &mut Module, config: &PassConfig) -> Result<(), String
     padding::pad_module(module, config);
     crate::valid::verify_module(module).map_err(|e| format!("after padding: {e}"))?;
     fusion::fuse_module(module, config);
-    crate::valid::verify_module(module).map_err(|e| format!("after fusion: {e}"))
+    crate::valid::verify_module(module).map_err(|e| format!("after fusion: {e}"))?;
+    // The fused kernels' coordinates are built from the members' bounds and offsets as they
+    // come (`lo - 0`, `t / 1`): folded like every other grid kernel's.
+    fold::fold_module(module);
+    crate::valid::verify_module(module).map_err(|e| format!("after folding the fused kernels: {e}"))
 }

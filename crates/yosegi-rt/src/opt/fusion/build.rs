@@ -256,13 +256,20 @@ pub fn build_fused(
         let mut per_dim = vec![None; dims];
         for d in (0..dims).rev() {
             let t = b.expr(ExprKind::Local(t_local), b.ct);
-            let s = b.int(stride as i64);
-            let q = b.bin(BinaryOp::Div, t, s);
-            let w = b.int(widths[d] as i64);
-            let o = b.bin(BinaryOp::Rem, q, w);
+            let q = if stride == 1 {
+                t
+            } else {
+                let s = b.int(stride as i64);
+                b.bin(BinaryOp::Div, t, s)
+            };
+            let o = if d == 0 {
+                q
+            } else {
+                let w = b.int(widths[d] as i64);
+                b.bin(BinaryOp::Rem, q, w)
+            };
             let lo = b.expr(ExprKind::Local(b.lo[d]), b.ct);
-            let left = b.int(ext[d].0);
-            let base = b.bin(BinaryOp::Sub, lo, left);
+            let base = b.minus(lo, ext[d].0);
             let v = b.bin(BinaryOp::Add, base, o);
             let local = b.local(&format!("_v{m}_{d}"), b.ct);
             point.push(Stmt::Assign { local, value: v });
@@ -345,8 +352,8 @@ pub fn build_fused(
     // block combines its threads' values after the last one (only kernels without redundant
     // iterations have reductions, so each iteration counts once).
     let mut shared = layout.buffers.clone();
-    let (inits, combine) = crate::opt::mapping::reduction_code(&mut b.body, &reductions, &mut shared, [THREADS, 1, 1]);
     if !reductions.is_empty() {
+        let (inits, combine) = crate::opt::mapping::reduction_code(&mut b.body, &reductions, &mut shared, [THREADS, 1, 1]);
         block.splice(0..0, inits);
         block.extend(combine);
     }
@@ -393,6 +400,14 @@ struct Builder<'m> {
 impl Builder<'_> {
     fn expr(&mut self, kind: ExprKind, ty: ScalarType) -> Handle<Expr> {
         self.body.add_expr(kind, ty, Span::default())
+    }
+    /// `e - c` (`e` itself when `c` is 0), in the coordinate type.
+    fn minus(&mut self, e: Handle<Expr>, c: i64) -> Handle<Expr> {
+        if c == 0 {
+            return e;
+        }
+        let c = self.int(c);
+        self.bin(BinaryOp::Sub, e, c)
     }
     /// A constant of the coordinate type.
     fn int(&mut self, v: i64) -> Handle<Expr> {
@@ -441,8 +456,7 @@ impl Builder<'_> {
         let mut linear = None;
         for (d, &v) in values.iter().enumerate() {
             let lo = self.expr(ExprKind::Local(self.lo[d]), self.ct);
-            let left = self.int(ext[d].0);
-            let base = self.bin(BinaryOp::Sub, lo, left);
+            let base = self.minus(lo, ext[d].0);
             let offset = self.bin(BinaryOp::Sub, v, base);
             linear = Some(match linear {
                 None => offset,
@@ -593,8 +607,7 @@ impl<'k> Import<'k> {
         let mut writer_values = vec![None; dims];
         for (m, &(d, c)) in inter.store.dims.iter().enumerate() {
             let index = b.cast(indices[m], b.ct);
-            let c = b.int(c);
-            writer_values[d] = Some(b.bin(BinaryOp::Sub, index, c));
+            writer_values[d] = Some(b.minus(index, c));
         }
         let writer_values: Vec<Handle<Expr>> = writer_values.into_iter().map(|v| v.expect("a unit access covers every dim")).collect();
         let inside = b.in_range(q, &writer_values);
