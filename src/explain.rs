@@ -527,40 +527,50 @@ fn implicit_moves(
     data: &[DataSection],
     out: &mut String,
 ) {
-    let mut seen: Vec<u32> = data.iter().map(|d| d.base).collect();
+    // Per array the region's kernels use without a clause, in order of first use: whether
+    // any of its kernels reads it and whether any writes it.
+    let clauses: Vec<u32> = data.iter().map(|d| d.base).collect();
+    let mut uses: Vec<(u32, String, bool, bool)> = Vec::new();
     for &k in kernels {
         let kernel = &module.kernels[k];
         let summary = access::summarize(kernel);
         for (index, param) in kernel.params.iter().enumerate() {
-            if !param.kind.is_indexed() || seen.contains(&param.arg) {
+            if !param.kind.is_indexed() || clauses.contains(&param.arg) {
                 continue;
             }
-            seen.push(param.arg);
             let reads = summary.of_param(index as u32).any(|a| a.kind != AccessKind::Write);
             let writes = summary.of_param(index as u32).any(|a| a.kind != AccessKind::Read);
-            let text = match (reads, writes) {
-                (true, true) => "read and written by kernel -> copied to the device when stale; the host copy refreshed when the host touches it (coherence)",
-                (true, false) => "read by kernel -> copied to the device when stale (coherence)",
-                (false, true) => "written by kernel -> the host copy refreshed when the host touches it (coherence)",
-                (false, false) => "not accessed",
-            };
-            match enclosing_data_region(module, region, &param.name) {
-                Some(data_region) => {
-                    let _ = writeln!(
-                        out,
-                        "  implicit: {}: {} -> present from data region {data_region}",
-                        param.name,
-                        match (reads, writes) {
-                            (true, true) => "read and written by kernel",
-                            (true, false) => "read by kernel",
-                            (false, true) => "written by kernel",
-                            (false, false) => "not accessed",
-                        }
-                    );
+            match uses.iter_mut().find(|u| u.0 == param.arg) {
+                Some(u) => {
+                    u.2 |= reads;
+                    u.3 |= writes;
                 }
-                None => {
-                    let _ = writeln!(out, "  implicit: {}: {text}", param.name);
-                }
+                None => uses.push((param.arg, param.name.clone(), reads, writes)),
+            }
+        }
+    }
+    for (_, name, reads, writes) in uses {
+        let text = match (reads, writes) {
+            (true, true) => "read and written by kernel -> copied to the device when stale; the host copy refreshed when the host touches it (coherence)",
+            (true, false) => "read by kernel -> copied to the device when stale (coherence)",
+            (false, true) => "written by kernel -> the host copy refreshed when the host touches it (coherence)",
+            (false, false) => "not accessed",
+        };
+        match enclosing_data_region(module, region, &name) {
+            Some(data_region) => {
+                let _ = writeln!(
+                    out,
+                    "  implicit: {name}: {} -> present from data region {data_region}",
+                    match (reads, writes) {
+                        (true, true) => "read and written by kernel",
+                        (true, false) => "read by kernel",
+                        (false, true) => "written by kernel",
+                        (false, false) => "not accessed",
+                    }
+                );
+            }
+            None => {
+                let _ = writeln!(out, "  implicit: {name}: {text}");
             }
         }
     }

@@ -321,6 +321,7 @@ differential_tests! {
     fusion_chain2d => "fusion_chain2d.c",
     fusion_chain3d => "fusion_chain3d.c",
     fusion_residual => "fusion_residual.c",
+    fusion_adjacent => "fusion_adjacent.c",
     example_cg => "../../examples/cg.c",
     example_diffusion1d => "../../examples/diffusion1d.c",
     example_diffusion_wide => "../../examples/diffusion_wide.c",

@@ -128,6 +128,17 @@ struct Site<'s, 'p> {
     function: &'p str,
 }
 
+/// Whether `line` is a preprocessor line marker that stays in the same file (`# 10 "f.c"`,
+/// which the preprocessor writes after a `#pragma` line; one with flags enters or leaves an
+/// included file).
+fn is_line_marker_here(line: &str) -> bool {
+    let Some(rest) = line.trim().strip_prefix('#') else { return false };
+    let mut words = rest.split_whitespace();
+    let number = words.next().is_some_and(|w| w.chars().all(|c| c.is_ascii_digit()));
+    let file = words.next().is_some_and(|w| w.starts_with('"'));
+    number && file && words.next().is_none()
+}
+
 /// How a loop nest becomes parallel dimensions.
 #[derive(Clone, Copy)]
 struct NestPlan {
@@ -348,8 +359,16 @@ impl<'a> Lowerer<'a> {
         match &s.kind {
             StmtKind::Compound(b) => {
                 sema.push_scope();
-                for st in &b.stmts {
-                    self.host_stmt(st, sema, function);
+                let mut at = 0;
+                while at < b.stmts.len() {
+                    let run = self.mergeable_run(&b.stmts[at..]);
+                    if run >= 2 {
+                        let stmts: Vec<&Stmt> = b.stmts[at..at + run].iter().collect();
+                        self.compute_run(&stmts, sema, function);
+                    } else {
+                        self.host_stmt(&b.stmts[at], sema, function);
+                    }
+                    at += run.max(1);
                 }
                 sema.pop_scope();
             }
@@ -617,6 +636,101 @@ impl<'a> Lowerer<'a> {
         }
         self.bind_scalars_assigned_earlier(&kernels, &region.args);
         self.push_region(stmt.span, None, RegionKind::Compute { kernels, data }, region.args, if_arg, function);
+    }
+
+    /// How many statements from the start of `stmts` are combined compute constructs of one
+    /// kind (`parallel loop` after `parallel loop`, `kernels loop` after `kernels loop`) that
+    /// run as one compute region, so that the fusion pass sees them as consecutive kernels: only
+    /// whitespace and line markers between them (no host code), and only clauses whose
+    /// meaning is the same for a loop of a `parallel` region (`present`, `private`,
+    /// `reduction`, `collapse`, bare `gang`/`worker`/`vector`, `independent`, `auto`): no
+    /// copies, conditions, queues or sizes, which would apply to the whole region.
+    fn mergeable_run(&self, stmts: &[Stmt]) -> usize {
+        let kind_of = |s: &Stmt| match &s.kind {
+            StmtKind::Acc { directive, body: Some(body) }
+                if matches!(directive.kind, DirectiveKind::ParallelLoop | DirectiveKind::KernelsLoop)
+                    && matches!(body.kind, StmtKind::For { .. })
+                    && directive.clauses.iter().all(|c| match &c.kind {
+                        ClauseKind::Data { kind: DataClauseKind::Present, .. }
+                        | ClauseKind::Private(_)
+                        | ClauseKind::Reduction { .. }
+                        | ClauseKind::Collapse(_)
+                        | ClauseKind::Independent
+                        | ClauseKind::Auto => true,
+                        ClauseKind::Gang { num: None, dim: None } | ClauseKind::Worker(None) | ClauseKind::Vector(None) => true,
+                        _ => false,
+                    }) =>
+            {
+                Some(matches!(directive.kind, DirectiveKind::KernelsLoop))
+            }
+            _ => None,
+        };
+        let Some(first) = stmts.first().and_then(kind_of) else { return 0 };
+        let mut run = 1;
+        while let Some(next) = stmts.get(run) {
+            let between = Span { tu: next.span.tu, lo: stmts[run - 1].span.hi, hi: next.span.lo };
+            let adjacent = next.span.tu == stmts[run - 1].span.tu
+                && between.lo <= between.hi
+                && self.sources.text(between).lines().all(|line| line.trim().is_empty() || is_line_marker_here(line));
+            if !adjacent || kind_of(next) != Some(first) {
+                break;
+            }
+            run += 1;
+        }
+        run
+    }
+
+    /// Lowers adjacent combined compute constructs (see [`Lowerer::mergeable_run`]) as one
+    /// compute region: one kernel per construct, in order, as the loops of one `parallel`
+    /// region are; the region's data clauses are their `present` clauses. Constructs that
+    /// run on the host (`self`, library calls) are lowered one by one instead.
+    fn compute_run(&mut self, stmts: &[&Stmt], sema: &mut Sema, function: &str) {
+        let constructs: Vec<(&Stmt, &Directive, &Stmt)> = stmts
+            .iter()
+            .filter_map(|s| match &s.kind {
+                StmtKind::Acc { directive, body: Some(body) } => Some((*s, directive, &**body)),
+                _ => None,
+            })
+            .collect();
+        if constructs.iter().any(|&(_, _, body)| self.library_call(body).is_some()) {
+            for s in stmts {
+                self.host_stmt(s, sema, function);
+            }
+            return;
+        }
+        let (_, first, _) = constructs[0];
+        let presents: Vec<Clause> = constructs
+            .iter()
+            .flat_map(|&(_, d, _)| d.clauses.iter())
+            .filter(|c| matches!(c.kind, ClauseKind::Data { .. }))
+            .cloned()
+            .collect();
+        let region_directive = Directive { kind: first.kind.clone(), clauses: presents, span: first.span };
+        let (args, data, if_arg) = self.data_clauses(&region_directive, sema);
+        let mut region = RegionState { args, treatments: HashMap::new(), default_none: DefaultNone::default(), vector_hint: None, num_gangs: Vec::new() };
+        self.region_clauses(&region_directive.clauses, sema, &mut region);
+        let mut kernels = Vec::new();
+        let mut failed = false;
+        for &(stmt, d, body) in &constructs {
+            let all: Vec<&Clause> = d.clauses.iter().collect();
+            let independent = has_clause(&all, |k| matches!(k, ClauseKind::Independent));
+            let kernels_loop = matches!(d.kind, DirectiveKind::KernelsLoop);
+            let by_analysis = has_clause(&all, |k| matches!(k, ClauseKind::Auto)) || (kernels_loop && !independent);
+            let policy = if kernels_loop && !independent { NestPolicy::Auto } else { NestPolicy::Explicit };
+            let checked = if by_analysis { Checked::ByAnalysis } else { Checked::Trusted };
+            let plan = Plan::Parallel { outer: body, clauses: all, policy, checked };
+            let site = Site { construct: stmt, prelude: &[], sema, function };
+            match self.kernel(plan, &site, &mut region) {
+                Some(k) => kernels.push(k),
+                None => failed = true,
+            }
+        }
+        if failed {
+            return;
+        }
+        self.bind_scalars_assigned_earlier(&kernels, &region.args);
+        let span = Span { tu: stmts[0].span.tu, lo: stmts[0].span.lo, hi: stmts[stmts.len() - 1].span.hi };
+        self.push_region(span, None, RegionKind::Compute { kernels, data }, region.args, if_arg, function);
     }
 
     /// Host args are evaluated once, when the region starts, but a kernel may read a host scalar
