@@ -622,10 +622,26 @@ impl<'a> Lowerer<'a> {
                 flush_single(&mut run, &mut plans);
             }
         }
+        let plans = plans.into_iter().map(|plan| (plan, stmt)).collect();
+        self.finish_compute(plans, &prelude, sema, function, region, (data, if_arg), stmt.span);
+    }
+
+    /// Lowers each plan to a kernel at its construct's statement and pushes the compute region
+    /// of them all over `span`; pushes nothing when a kernel failed (its errors are reported).
+    fn finish_compute(
+        &mut self,
+        plans: Vec<(Plan, &Stmt)>,
+        prelude: &[&Stmt],
+        sema: &Sema,
+        function: &str,
+        mut region: RegionState,
+        (data, if_arg): (Vec<DataSection>, Option<u32>),
+        span: Span,
+    ) {
         let mut kernels = Vec::new();
         let mut failed = false;
-        for plan in plans {
-            let site = Site { construct: stmt, prelude: &prelude, sema, function };
+        for (plan, construct) in plans {
+            let site = Site { construct, prelude, sema, function };
             match self.kernel(plan, &site, &mut region) {
                 Some(k) => kernels.push(k),
                 None => failed = true,
@@ -635,7 +651,7 @@ impl<'a> Lowerer<'a> {
             return;
         }
         self.bind_scalars_assigned_earlier(&kernels, &region.args);
-        self.push_region(stmt.span, None, RegionKind::Compute { kernels, data }, region.args, if_arg, function);
+        self.push_region(span, None, RegionKind::Compute { kernels, data }, region.args, if_arg, function);
     }
 
     /// How many statements from the start of `stmts` are combined compute constructs of one
@@ -709,8 +725,7 @@ impl<'a> Lowerer<'a> {
         let (args, data, if_arg) = self.data_clauses(&region_directive, sema);
         let mut region = RegionState { args, treatments: HashMap::new(), default_none: DefaultNone::default(), vector_hint: None, num_gangs: Vec::new() };
         self.region_clauses(&region_directive.clauses, sema, &mut region);
-        let mut kernels = Vec::new();
-        let mut failed = false;
+        let mut plans = Vec::new();
         for &(stmt, d, body) in &constructs {
             let all: Vec<&Clause> = d.clauses.iter().collect();
             let independent = has_clause(&all, |k| matches!(k, ClauseKind::Independent));
@@ -718,19 +733,10 @@ impl<'a> Lowerer<'a> {
             let by_analysis = has_clause(&all, |k| matches!(k, ClauseKind::Auto)) || (kernels_loop && !independent);
             let policy = if kernels_loop && !independent { NestPolicy::Auto } else { NestPolicy::Explicit };
             let checked = if by_analysis { Checked::ByAnalysis } else { Checked::Trusted };
-            let plan = Plan::Parallel { outer: body, clauses: all, policy, checked };
-            let site = Site { construct: stmt, prelude: &[], sema, function };
-            match self.kernel(plan, &site, &mut region) {
-                Some(k) => kernels.push(k),
-                None => failed = true,
-            }
+            plans.push((Plan::Parallel { outer: body, clauses: all, policy, checked }, stmt));
         }
-        if failed {
-            return;
-        }
-        self.bind_scalars_assigned_earlier(&kernels, &region.args);
         let span = Span { tu: stmts[0].span.tu, lo: stmts[0].span.lo, hi: stmts[stmts.len() - 1].span.hi };
-        self.push_region(span, None, RegionKind::Compute { kernels, data }, region.args, if_arg, function);
+        self.finish_compute(plans, &[], sema, function, region, (data, if_arg), span);
     }
 
     /// Host args are evaluated once, when the region starts, but a kernel may read a host scalar

@@ -357,6 +357,14 @@ pub fn reduction_combiner(op: ReductionOp) -> BinaryOp {
 }
 
 impl BinaryOp {
+    /// Whether the operation yields a truth value (`Bool`): comparisons, `&&`, `||`.
+    pub fn yields_bool(self) -> bool {
+        matches!(
+            self,
+            BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge | BinaryOp::Eq | BinaryOp::Ne | BinaryOp::LogAnd | BinaryOp::LogOr
+        )
+    }
+
     /// The C operator for this operation; `None` for `Max`/`Min`, which C spells as calls.
     pub fn c_operator(self) -> Option<&'static str> {
         Some(match self {
@@ -703,6 +711,18 @@ impl PartialEq for Arena<Local> {
 impl Body {
     pub fn add_expr(&mut self, kind: ExprKind, ty: ScalarType, span: Span) -> Handle<Expr> {
         self.exprs.append(Expr { kind, ty, span })
+    }
+
+    /// `lhs op rhs` for generated code whose operands already have the operation's type: a
+    /// comparison or `&&`/`||` yields `Bool`, anything else the left operand's type.
+    pub fn add_binary(&mut self, op: BinaryOp, lhs: Handle<Expr>, rhs: Handle<Expr>) -> Handle<Expr> {
+        let ty = if op.yields_bool() { ScalarType::Bool } else { self.exprs[lhs].ty };
+        self.add_expr(ExprKind::Binary { op, lhs, rhs }, ty, Span::default())
+    }
+
+    /// `(ty) arg`, or `arg` itself when it already has type `ty`.
+    pub fn add_cast(&mut self, arg: Handle<Expr>, ty: ScalarType) -> Handle<Expr> {
+        if self.exprs[arg].ty == ty { arg } else { self.add_expr(ExprKind::Cast { arg }, ty, Span::default()) }
     }
 }
 

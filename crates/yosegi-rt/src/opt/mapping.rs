@@ -177,12 +177,7 @@ impl Mapper {
         self.expr(ExprKind::ConstInt(v), ScalarType::I32)
     }
     fn bin(&mut self, op: BinaryOp, lhs: Handle<Expr>, rhs: Handle<Expr>) -> Handle<Expr> {
-        let ty = match op {
-            BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge | BinaryOp::Eq | BinaryOp::Ne
-            | BinaryOp::LogAnd | BinaryOp::LogOr => ScalarType::Bool,
-            _ => self.body.exprs[lhs].ty,
-        };
-        self.expr(ExprKind::Binary { op, lhs, rhs }, ty)
+        self.body.add_binary(op, lhs, rhs)
     }
     fn cast(&mut self, arg: Handle<Expr>, ty: ScalarType) -> Handle<Expr> {
         if self.body.exprs[arg].ty == ty {

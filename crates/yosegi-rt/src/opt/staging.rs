@@ -953,16 +953,10 @@ impl Emitter<'_> {
         self.expr(ExprKind::ConstInt(v), ScalarType::I64)
     }
     fn bin(&mut self, op: BinaryOp, lhs: Handle<Expr>, rhs: Handle<Expr>) -> Handle<Expr> {
-        let ty = match op {
-            BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge | BinaryOp::Eq | BinaryOp::Ne | BinaryOp::LogAnd | BinaryOp::LogOr => {
-                ScalarType::Bool
-            }
-            _ => self.grid.body.exprs[lhs].ty,
-        };
-        self.expr(ExprKind::Binary { op, lhs, rhs }, ty)
+        self.grid.body.add_binary(op, lhs, rhs)
     }
     fn cast(&mut self, arg: Handle<Expr>, ty: ScalarType) -> Handle<Expr> {
-        if self.grid.body.exprs[arg].ty == ty { arg } else { self.expr(ExprKind::Cast { arg }, ty) }
+        self.grid.body.add_cast(arg, ty)
     }
     /// `base + c`, written `base - |c|` for a negative `c` (but `i64::MIN`, which has no
     /// `|c|`) and `base` for zero.

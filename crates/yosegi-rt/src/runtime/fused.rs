@@ -93,12 +93,17 @@ impl Runtime {
             };
             let module = self.module.clone();
             let members = &module.fusions[f].members;
-            match self.plan_chain(f, region, args) {
+            match self.plan_chain(f, args) {
                 Plan::Fused { timed } => {
                     let started = self.timing_start(timed.is_some());
                     if self.launch_fused(region, f, args)? {
                         self.timing_end(f, timed, started, true);
                     } else {
+                        // Not usable for these arrays (aliasing, row tables, shared memory):
+                        // exploring it further would only time the unfused launches again.
+                        if let Some(exploration) = timed.and_then(|key| self.fusions.explorations.get_mut(&key)) {
+                            exploration.fuse = Some(false);
+                        }
                         for &k in members {
                             self.launch_kernel(region, k, args)?;
                         }
@@ -117,7 +122,7 @@ impl Runtime {
         Ok(())
     }
 
-    fn plan_chain(&mut self, f: usize, region: &Region, args: &[YosegiArg]) -> Plan {
+    fn plan_chain(&mut self, f: usize, args: &[YosegiArg]) -> Plan {
         let fusion = &self.module.fusions[f];
         if self.fusions.disabled || self.devices.len() > 1 {
             return Plan::Unfused { timed: None };
@@ -142,10 +147,7 @@ impl Runtime {
             Some(true) => Plan::Fused { timed: None },
             Some(false) => Plan::Unfused { timed: None },
             None if exploration.unfused.len() <= exploration.fused.len() => Plan::Unfused { timed: Some(key) },
-            None => {
-                let _ = region;
-                Plan::Fused { timed: Some(key) }
-            }
+            None => Plan::Fused { timed: Some(key) },
         }
     }
 

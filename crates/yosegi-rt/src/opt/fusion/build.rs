@@ -417,16 +417,10 @@ impl Builder<'_> {
         self.expr(ExprKind::ConstInt(v), ScalarType::I64)
     }
     fn bin(&mut self, op: BinaryOp, lhs: Handle<Expr>, rhs: Handle<Expr>) -> Handle<Expr> {
-        let ty = match op {
-            BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge | BinaryOp::Eq | BinaryOp::Ne | BinaryOp::LogAnd | BinaryOp::LogOr => {
-                ScalarType::Bool
-            }
-            _ => self.body.exprs[lhs].ty,
-        };
-        self.expr(ExprKind::Binary { op, lhs, rhs }, ty)
+        self.body.add_binary(op, lhs, rhs)
     }
     fn cast(&mut self, arg: Handle<Expr>, ty: ScalarType) -> Handle<Expr> {
-        if self.body.exprs[arg].ty == ty { arg } else { self.expr(ExprKind::Cast { arg }, ty) }
+        self.body.add_cast(arg, ty)
     }
     fn local(&mut self, name: &str, ty: ScalarType) -> Handle<Local> {
         self.body.locals.append(Local { name: name.to_string(), ty, array_dims: None, kind: LocalKind::Var, span: Span::default() })
