@@ -5,7 +5,9 @@
 //! reduction) are written as C programs,
 //! built by gcc with the pragmas ignored (the reference) and run by `yosegi run --device sim`
 //! with `--fusion on` (every legal chain fused, the fused kernel always run) and `--fusion off`.
-//! All three must print the same checksums of every array.
+//! All three must print the same checksums of every array. Two more tests pin what `explain`
+//! says of `tests/programs/fusion_chain1d.c` (extensions, why chains stop, the store-free
+//! variant) and that `YOSEGI_FUSION=off` keeps the fused kernels from running.
 
 mod common;
 
@@ -212,4 +214,47 @@ fn a_generated_chain_is_fused() {
     let explained = run(cmd, Input::Nothing);
     assert!(explained.stdout.contains("run as one kernel `main_l"), "{}", explained.stdout);
     assert!(explained.stdout.contains("redundant iterations of `main_l"), "{}", explained.stdout);
+}
+
+fn fusion_chain1d() -> std::path::PathBuf {
+    common::repo_root().join("tests/programs/fusion_chain1d.c")
+}
+
+/// explain names why each chain stops (two loops writing one array; a loop reading what a later
+/// one writes) and the redundant iterations the first loop runs for the offsets later loops
+/// read (`b[i-2]..b[i+1]`: two on the left, one on the right).
+#[test]
+fn explain_gives_the_extensions_and_why_a_chain_stops() {
+    let mut cmd = yosegi();
+    cmd.args(["explain", "--fusion", "on"]).arg(fusion_chain1d());
+    let out = run(cmd, Input::Nothing).stdout;
+    assert!(out.contains("redundant iterations of `main_l64`: i 2 left, 1 right"), "{out}");
+    assert!(out.contains("not fused: `main_l69` and `main_l71`: `main_l65` and `main_l71` both write `c`"), "{out}");
+    assert!(out.contains("`main_l71` reads `e` before `main_l72` writes it"), "{out}");
+    assert!(out.contains("leaving out the global stores of `t`"), "{out}");
+    // `s` is read by a later region: its stores stay.
+    assert!(!out.contains("global stores of `s`"), "{out}");
+}
+
+/// The fused kernels run (their names in `--stats`), the one without stores where the scratch
+/// array allows it, and `YOSEGI_FUSION=off` at run time keeps every kernel on its own.
+#[test]
+fn fused_kernels_run_unless_turned_off_at_run_time() {
+    let stats = |env_off: bool| {
+        let mut cmd = yosegi();
+        cmd.args(["run", "--device", "sim", "--fusion", "on", "--stats"]).arg(fusion_chain1d());
+        if env_off {
+            cmd.env("YOSEGI_FUSION", "off");
+        }
+        let finished = run(cmd, Input::Nothing);
+        assert_eq!(finished.code(), Some(0), "{}", finished.describe());
+        finished.stderr
+    };
+    let on = stats(false);
+    assert!(on.contains("\nmain_l64_fused "), "{on}");
+    assert!(on.contains("\nsmooth_twice_l19_fused_nostore "), "{on}");
+    assert!(on.contains("\nscratch_read_later_l38_fused "), "{on}");
+    let off = stats(true);
+    assert!(!off.contains("_fused"), "{off}");
+    assert!(off.contains("\nmain_l64"), "{off}");
 }
