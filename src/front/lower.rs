@@ -623,11 +623,12 @@ impl<'a> Lowerer<'a> {
             }
         }
         let plans = plans.into_iter().map(|plan| (plan, stmt)).collect();
-        self.finish_compute(plans, &prelude, sema, function, region, (data, if_arg), stmt.span);
+        self.finish_compute(plans, &prelude, sema, function, region, (data, if_arg, stmt.span));
     }
 
     /// Lowers each plan to a kernel at its construct's statement and pushes the compute region
-    /// of them all over `span`; pushes nothing when a kernel failed (its errors are reported).
+    /// of them all, with its data clauses and `if` arg, over `span`; pushes nothing when a
+    /// kernel failed (its errors are reported).
     fn finish_compute(
         &mut self,
         plans: Vec<(Plan, &Stmt)>,
@@ -635,8 +636,7 @@ impl<'a> Lowerer<'a> {
         sema: &Sema,
         function: &str,
         mut region: RegionState,
-        (data, if_arg): (Vec<DataSection>, Option<u32>),
-        span: Span,
+        (data, if_arg, span): (Vec<DataSection>, Option<u32>, Span),
     ) {
         let mut kernels = Vec::new();
         let mut failed = false;
@@ -666,15 +666,19 @@ impl<'a> Lowerer<'a> {
             StmtKind::Acc { directive, body: Some(body) }
                 if matches!(directive.kind, DirectiveKind::ParallelLoop | DirectiveKind::KernelsLoop)
                     && matches!(body.kind, StmtKind::For { .. })
-                    && directive.clauses.iter().all(|c| match &c.kind {
-                        ClauseKind::Data { kind: DataClauseKind::Present, .. }
-                        | ClauseKind::Private(_)
-                        | ClauseKind::Reduction { .. }
-                        | ClauseKind::Collapse(_)
-                        | ClauseKind::Independent
-                        | ClauseKind::Auto => true,
-                        ClauseKind::Gang { num: None, dim: None } | ClauseKind::Worker(None) | ClauseKind::Vector(None) => true,
-                        _ => false,
+                    && directive.clauses.iter().all(|c| {
+                        matches!(
+                            &c.kind,
+                            ClauseKind::Data { kind: DataClauseKind::Present, .. }
+                                | ClauseKind::Private(_)
+                                | ClauseKind::Reduction { .. }
+                                | ClauseKind::Collapse(_)
+                                | ClauseKind::Independent
+                                | ClauseKind::Auto
+                                | ClauseKind::Gang { num: None, dim: None }
+                                | ClauseKind::Worker(None)
+                                | ClauseKind::Vector(None)
+                        )
                     }) =>
             {
                 Some(matches!(directive.kind, DirectiveKind::KernelsLoop))
@@ -736,7 +740,7 @@ impl<'a> Lowerer<'a> {
             plans.push((Plan::Parallel { outer: body, clauses: all, policy, checked }, stmt));
         }
         let span = Span { tu: stmts[0].span.tu, lo: stmts[0].span.lo, hi: stmts[stmts.len() - 1].span.hi };
-        self.finish_compute(plans, &[], sema, function, region, (data, if_arg), span);
+        self.finish_compute(plans, &[], sema, function, region, (data, if_arg, span));
     }
 
     /// Host args are evaluated once, when the region starts, but a kernel may read a host scalar
