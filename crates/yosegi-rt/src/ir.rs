@@ -1196,10 +1196,9 @@ pub struct Fusion {
     /// below 1 predicts a gain.
     pub estimated_ratio: f64,
     /// A second fused grid kernel that leaves out the global stores of intermediate arrays
-    /// neither the host nor any kernel outside the chain reads, and those arrays (params of the
-    /// fused grid kernel); the runtime runs it instead of `grid`. `None` when there is no such
-    /// array.
-    pub without_stores: Option<(Handle<GridKernel>, Vec<u32>)>,
+    /// neither the host nor any kernel outside the chain reads; the runtime runs it instead of
+    /// `grid`. `None` when there is no such array.
+    pub without_stores: Option<Handle<GridKernel>>,
     /// What the pass found, one line each, for explain: the dependence graph with its
     /// distances, each kernel's redundant iterations, the exchange arrays.
     pub notes: Vec<String>,

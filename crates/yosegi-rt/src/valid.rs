@@ -43,7 +43,7 @@ pub fn verify_fusion(module: &Module, fusion: &Fusion) -> Result<(), String> {
     if fusion.members.len() < 2 || !kernels.windows(fusion.members.len()).any(|w| w == fusion.members.as_slice()) {
         return Err(format!("{what}: its kernels are not consecutive kernels of the region"));
     }
-    let grids = std::iter::once(fusion.grid).chain(fusion.without_stores.as_ref().map(|(g, _)| *g));
+    let grids = std::iter::once(fusion.grid).chain(fusion.without_stores);
     for g in grids {
         let Some(grid) = module.grid_kernels.iter().find(|(h, _)| *h == g).map(|(_, grid)| grid) else {
             return Err(format!("{what}: grid kernel {g:?} is out of range"));

@@ -349,7 +349,8 @@ fn host_unnamed(body: &[Stmt], writes_are_not_reads: bool) -> HashSet<String> {
 }
 
 fn host_names_in(s: &Stmt, declared: &mut HashSet<String>, excluded: &mut HashSet<String>, named: &mut HashSet<String>, writes_are_not_reads: bool) {
-    let host_names = |s: &Stmt, declared: &mut HashSet<String>, excluded: &mut HashSet<String>, named: &mut HashSet<String>| {
+    // The statements nested in `s`, under the same rule.
+    let recurse = |s: &Stmt, declared: &mut HashSet<String>, excluded: &mut HashSet<String>, named: &mut HashSet<String>| {
         host_names_in(s, declared, excluded, named, writes_are_not_reads)
     };
     use crate::front::ast::{ClauseKind, StorageClass};
@@ -386,21 +387,21 @@ fn host_names_in(s: &Stmt, declared: &mut HashSet<String>, excluded: &mut HashSe
                 }
             }
             if let Some(b) = body {
-                host_names(b, declared, excluded, named);
+                recurse(b, declared, excluded, named);
             }
         }
-        StmtKind::Compound(b) => b.stmts.iter().for_each(|s| host_names(s, declared, excluded, named)),
+        StmtKind::Compound(b) => b.stmts.iter().for_each(|s| recurse(s, declared, excluded, named)),
         StmtKind::Decl(d) => note_decl(d, declared, excluded, named),
         StmtKind::If { cond, then, otherwise } => {
             names_in(cond, named);
-            host_names(then, declared, excluded, named);
+            recurse(then, declared, excluded, named);
             if let Some(o) = otherwise {
-                host_names(o, declared, excluded, named);
+                recurse(o, declared, excluded, named);
             }
         }
         StmtKind::While { cond, body } | StmtKind::DoWhile { body, cond } | StmtKind::Switch { cond, body } => {
             names_in(cond, named);
-            host_names(body, declared, excluded, named);
+            recurse(body, declared, excluded, named);
         }
         StmtKind::For { init, cond, step, body } => {
             match init {
@@ -409,13 +410,13 @@ fn host_names_in(s: &Stmt, declared: &mut HashSet<String>, excluded: &mut HashSe
                 None => {}
             }
             cond.iter().chain(step.iter()).for_each(|e| names_in(e, named));
-            host_names(body, declared, excluded, named);
+            recurse(body, declared, excluded, named);
         }
         StmtKind::Case { value, body } => {
             names_in(value, named);
-            host_names(body, declared, excluded, named);
+            recurse(body, declared, excluded, named);
         }
-        StmtKind::Default { body } | StmtKind::Labeled { body, .. } => host_names(body, declared, excluded, named),
+        StmtKind::Default { body } | StmtKind::Labeled { body, .. } => recurse(body, declared, excluded, named),
         // `p = malloc(...)`, `free(p)` and `a[i] = v` do not read `p` or `a`: see
         // `locals_the_host_never_reads`.
         StmtKind::Expr(Some(e)) if !writes_are_not_reads => names_in(e, named),

@@ -113,15 +113,7 @@ fn refuse(module: &mut Module, region: usize, previous: Handle<Kernel>, next: Ha
 /// fused kernel's extra cost of its redundant iterations.
 fn traffic(module: &Module, plan: &ChainPlan, layout: &build::Layout, m: usize, dropped: &BTreeSet<u32>) -> (f64, f64) {
     let k = &module.kernels[plan.members[m]];
-    let elem = |arg: u32| {
-        k.params
-            .iter()
-            .find_map(|p| match &p.kind {
-                ParamKind::Array { elem, .. } if p.arg == arg => Some(elem.size_bytes() as f64),
-                _ => None,
-            })
-            .unwrap_or(8.0)
-    };
+    let elem = |arg: u32| chain::elem_of(module, &plan.members[m..=m], arg).map_or(8.0, |e| e.size_bytes() as f64);
     let mut read = BTreeSet::new();
     let mut written = BTreeSet::new();
     for (_, e) in k.body.exprs.iter() {
@@ -206,15 +198,10 @@ fn make_fusion(module: &mut Module, region: usize, plan: &ChainPlan, layout: &bu
         let dropped: BTreeSet<u32> = candidates.iter().copied().collect();
         let ratio = estimate(module, plan, layout, &dropped);
         let lean = build::build_fused(module, plan, layout, &dropped, format!("{name}_nostore"), ratio, notes.clone());
-        let lean = module.grid_kernels.append(lean);
-        let params = candidates
-            .iter()
-            .map(|arg| module.grid_kernels[grid].params.iter().position(|p| p.arg == *arg).expect("an intermediate is a param") as u32)
-            .collect();
-        Some((lean, params))
+        Some(module.grid_kernels.append(lean))
     };
     let mut notes = notes;
-    if let Some((lean, _)) = &without_stores {
+    if let Some(lean) = &without_stores {
         let arrays: Vec<String> = candidates.iter().map(|&a| format!("`{}`", module.regions[region].args[a as usize].c_expr)).collect();
         notes.push(format!(
             "without stores: `{}` runs instead, leaving out the global stores of {}, which neither the host nor another kernel reads (estimated cost {:.2})",
@@ -239,14 +226,7 @@ fn fusion_notes(module: &Module, plan: &ChainPlan, layout: &build::Layout, names
         let k = &module.kernels[plan.members[m]];
         k.body.locals[k.space[d].var].name.clone()
     };
-    let array = |arg: u32| {
-        plan.members
-            .iter()
-            .flat_map(|&m| module.kernels[m].params.iter())
-            .find(|p| p.arg == arg)
-            .map(|p| p.name.clone())
-            .unwrap_or_default()
-    };
+    let array = |arg: u32| chain::param_of(module, &plan.members, arg).map(|p| p.name.clone()).unwrap_or_default();
     let mut notes = Vec::new();
     for e in &plan.edges {
         let mut text = format!("`{}` -> `{}` through `{}`, distance", names[e.producer], names[e.consumer], array(e.arg));

@@ -38,11 +38,10 @@ use super::abi::YosegiArg;
 use super::device::Launch;
 use super::stats::VariantDecision;
 use super::{Runtime, RuntimeError, check_overlaps, distribute, fold_reductions};
+// Timed launches of each side before the choice, and the fraction by which the fused kernel
+// must beat the unfused launches: the same as the variant chooser's.
+use super::variants::{SAMPLES_PER_CANDIDATE as SAMPLES, WIN_MARGIN};
 
-/// Timed launches of each side before the choice.
-pub const SAMPLES: usize = 2;
-/// The fused kernel wins only when faster than the unfused launches by more than this fraction.
-pub const WIN_MARGIN: f64 = 0.02;
 
 /// What the runtime knows of the program's fusions.
 #[derive(Default)]
@@ -104,22 +103,23 @@ impl Runtime {
                         if let Some(exploration) = timed.and_then(|key| self.fusions.explorations.get_mut(&key)) {
                             exploration.fuse = Some(false);
                         }
-                        for &k in members {
-                            self.launch_kernel(region, k, args)?;
-                        }
+                        self.launch_each(region, members, args)?;
                     }
                 }
                 Plan::Unfused { timed } => {
                     let started = self.timing_start(timed.is_some());
-                    for &k in members {
-                        self.launch_kernel(region, k, args)?;
-                    }
+                    self.launch_each(region, members, args)?;
                     self.timing_end(f, timed, started, false);
                 }
             }
             next += members.len();
         }
         Ok(())
+    }
+
+    /// The chain's kernels, each its own launch.
+    fn launch_each(&mut self, region: &Region, members: &[Handle<Kernel>], args: &[YosegiArg]) -> Result<(), RuntimeError> {
+        members.iter().try_for_each(|&k| self.launch_kernel(region, k, args))
     }
 
     fn plan_chain(&mut self, f: usize, args: &[YosegiArg]) -> Plan {
@@ -267,6 +267,6 @@ impl Runtime {
 
     /// The fused grid kernel to run: the one without intermediates' stores when there is one.
     fn fused_grid(&self, fusion: &Fusion) -> Handle<crate::ir::GridKernel> {
-        fusion.without_stores.as_ref().map(|(lean, _)| *lean).unwrap_or(fusion.grid)
+        fusion.without_stores.unwrap_or(fusion.grid)
     }
 }

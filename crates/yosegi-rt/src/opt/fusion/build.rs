@@ -64,17 +64,6 @@ impl Layout {
     }
 }
 
-/// The element type of the array at region arg `arg`, as kernel `k` declares it.
-fn elem_of(k: &Kernel, arg: u32) -> ScalarType {
-    k.params
-        .iter()
-        .find_map(|p| match &p.kind {
-            ParamKind::Array { elem, .. } if p.arg == arg => Some(*elem),
-            _ => None,
-        })
-        .expect("an intermediate is an array param of its writer")
-}
-
 /// Extents of the widened tile member `m` runs, outermost dim first.
 fn widened(plan: &ChainPlan, tile: &[u32], m: usize) -> Vec<u64> {
     tile.iter().zip(&plan.extension[m]).map(|(&t, &(l, r))| t as u64 + l as u64 + r as u64).collect()
@@ -114,7 +103,8 @@ fn layout_for(module: &Module, plan: &ChainPlan, tile: &[u32]) -> Layout {
     let mut by_producer: Vec<(&u32, &super::chain::Intermediate)> = plan.intermediates.iter().collect();
     by_producer.sort_by_key(|(arg, i)| (i.producer, **arg));
     for (&arg, inter) in by_producer {
-        let elem = elem_of(&module.kernels[plan.members[inter.producer]], arg);
+        let elem = super::chain::elem_of(module, &plan.members[inter.producer..=inter.producer], arg)
+            .expect("an intermediate is an array param of its writer");
         let len = widened(plan, tile, inter.producer).iter().product::<u64>() as u32;
         let free = buffers.iter().position(|(b, busy_until)| b.elem == elem && *busy_until < inter.producer);
         let n = match free {

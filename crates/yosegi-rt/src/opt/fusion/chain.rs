@@ -78,6 +78,20 @@ pub struct ChainPlan {
     pub edges: Vec<Edge>,
 }
 
+/// The first param of `kernels` bound to region arg `arg` (an array is one region arg, seen by
+/// each kernel that names it through a param of its own).
+pub fn param_of<'m>(module: &'m Module, kernels: &[Handle<Kernel>], arg: u32) -> Option<&'m Param> {
+    kernels.iter().flat_map(|&k| module.kernels[k].params.iter()).find(|p| p.arg == arg)
+}
+
+/// The element type of the array at region arg `arg` in `kernels`.
+pub fn elem_of(module: &Module, kernels: &[Handle<Kernel>], arg: u32) -> Option<ScalarType> {
+    match &param_of(module, kernels, arg)?.kind {
+        ParamKind::Array { elem, .. } => Some(*elem),
+        _ => None,
+    }
+}
+
 /// The largest number of redundant iterations a kernel may take along one dim, both sides
 /// together: beyond it the recomputation outweighs what the chain saves.
 pub const MAX_EXTENSION: i64 = 16;
@@ -177,10 +191,7 @@ pub fn plan_chain(module: &Module, members: &[MemberAccesses]) -> Result<ChainPl
     if let Some(m) = members.iter().position(|m| m.dims != dims) {
         return Err(format!("`{}` has {} parallel dims and `{}` {}", name(0), dims, name(m), members[m].dims));
     }
-    let array_name = |m: usize, arg: u32| {
-        let k = &module.kernels[members[m].kernel];
-        k.params.iter().find(|p| p.arg == arg).map(|p| p.name.clone()).unwrap_or_default()
-    };
+    let array_name = |m: usize, arg: u32| param_of(module, &[members[m].kernel], arg).map(|p| p.name.clone()).unwrap_or_default();
     if let Some((m, scalar)) = members.iter().enumerate().skip(1).find_map(|(m, a)| a.reads_earlier_results.as_ref().map(|s| (m, s))) {
         return Err(format!("`{}` reads `{scalar}`, which a kernel before it computes", name(m)));
     }
