@@ -204,6 +204,8 @@ pub enum Device {
 pub enum StatsReport {
     Off,
     AtExit,
+    /// As JSON, at exit.
+    Json,
 }
 
 #[derive(Clone, Debug)]
@@ -284,6 +286,7 @@ fn install_runtime(program: &CompiledProgram, options: &RunOptions) -> Result<*c
         stats: match options.stats {
             StatsReport::Off => StatsMode::Off,
             StatsReport::AtExit => StatsMode::Print,
+            StatsReport::Json => StatsMode::Json,
         },
         color: if std::io::stderr().is_terminal() { ColorMode::Always } else { ColorMode::Never },
         staging: program.staging,

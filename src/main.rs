@@ -77,6 +77,13 @@ enum FusionArg {
     Off,
 }
 
+/// How `--stats` prints.
+#[derive(Clone, Copy, ValueEnum)]
+enum StatsFormat {
+    Text,
+    Json,
+}
+
 #[derive(Clone, Copy, ValueEnum)]
 enum DeviceArg {
     Auto,
@@ -95,9 +102,10 @@ struct RunArgs {
     /// executables built by `yosegi cc`, which `run` also reads when `--gpus` is not given.
     #[arg(long, value_name = "N|all", value_parser = parse_gpus)]
     gpus: Option<yosegi::runtime::DeviceCount>,
-    /// Print the runtime's counters (launches, transfers) at exit.
-    #[arg(long)]
-    stats: bool,
+    /// Print the runtime's counters (launches, transfers) and the performance model's
+    /// predicted time per kernel at exit; `--stats=json` prints them as JSON, for tools.
+    #[arg(long, value_enum, value_name = "FORMAT", num_args = 0..=1, require_equals = true, default_missing_value = "text")]
+    stats: Option<StatsFormat>,
     /// Keep the CUDA source of every kernel compiled for the GPU in DIR (the same as
     /// `YOSEGI_KEEP=DIR`; by default they go to `sources/` in the kernel cache directory).
     #[arg(long, value_name = "DIR")]
@@ -250,7 +258,12 @@ fn run(args: RunArgs) -> ExitCode {
     let options = RunOptions {
         device,
         gpus,
-        stats: if args.stats { StatsReport::AtExit } else { StatsReport::Off },
+        stats: match args.stats {
+            None if std::env::var_os(yosegi::runtime::abi::STATS_DIR_VARIABLE).is_some() => StatsReport::Json,
+            None => StatsReport::Off,
+            Some(StatsFormat::Text) => StatsReport::AtExit,
+            Some(StatsFormat::Json) => StatsReport::Json,
+        },
         args: args.args,
     };
     let loaded = match driver::load_program(&library) {

@@ -355,9 +355,22 @@ extern "C" fn rt_at_exit() {
         rt.exit_report()
     });
     if let Some(report) = report {
-        eprint!("{report}");
+        match std::env::var_os(STATS_DIR_VARIABLE) {
+            // One file per process, for scripts that run many programs (bench/model.sh).
+            Some(dir) => {
+                let path = std::path::Path::new(&dir).join(format!("{}.json", std::process::id()));
+                if let Err(why) = std::fs::write(&path, report) {
+                    eprintln!("yosegi: warning: could not write the stats to {}: {why}", path.display());
+                }
+            }
+            None => eprint!("{report}"),
+        }
     }
 }
+
+/// When set, the stats go as JSON to `<pid>.json` in this folder instead of stderr (and are on
+/// without `--stats`).
+pub const STATS_DIR_VARIABLE: &str = "YOSEGI_STATS_DIR";
 
 /// How many devices of `device_type` there are, with `count` devices of the not-host kind.
 pub fn num_devices(device_type: i32, count: usize) -> i32 {

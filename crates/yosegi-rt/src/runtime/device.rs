@@ -151,6 +151,15 @@ pub trait Device: Send {
     fn shared_memory_per_block(&self) -> u64 {
         super::variants::SHARED_MEMORY_LIMIT
     }
+    /// What small grids are spread over (`runtime::launch_shape`): the GPU's multiprocessors.
+    fn multiprocessors(&self) -> u32 {
+        0
+    }
+    /// The performance model's figures for this device (`runtime::model::machine`): measured
+    /// once per GPU model and kept, or nominal on a device that cannot time.
+    fn machine(&mut self) -> crate::runtime::model::Machine {
+        crate::runtime::model::Machine::nominal(self.model())
+    }
     fn allocate(&mut self, bytes: u64) -> DeviceAlloc;
     fn free(&mut self, alloc: DeviceAlloc);
     /// The address of `alloc`'s first byte in the device's address space: what the OpenACC API

@@ -12,6 +12,7 @@ pub mod coherence;
 pub mod cuda;
 pub mod device;
 pub mod launch_shape;
+pub mod model;
 mod directives;
 mod distribute;
 mod fused;
@@ -81,6 +82,8 @@ pub enum StatsMode {
     Off,
     /// Print the counters to stderr at exit.
     Print,
+    /// Print them as JSON (`Stats::to_json`) to stderr at exit.
+    Json,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -269,6 +272,8 @@ pub struct Runtime {
     min_split_bytes: u64,
     /// The program's fused chains and the choices made for them (`fused`).
     fusions: fused::FusionState,
+    /// The performance model, which predicts every launch's time when stats are on.
+    model: Option<model::Model>,
 }
 
 /// A byte range of one tracked object, offsets from the object's start.
@@ -294,8 +299,9 @@ impl Runtime {
 
     /// A runtime on the device `config` names, or why that device cannot be used.
     pub fn try_new(module: Arc<Module>, sources: Arc<SourceSet>, config: RuntimeConfig) -> Result<Runtime, String> {
-        let devices = open_devices(config.device, config.gpus)?;
+        let mut devices = open_devices(config.device, config.gpus)?;
         let devices_len = devices.len();
+        let model = (config.stats != StatsMode::Off).then(|| model::Model::new(devices.iter_mut().map(|d| d.machine()).collect()));
         let min_split_bytes = distribute::min_split_bytes(devices.first().is_some_and(|d| d.name() == "sim"));
         let mut variants = variants::VariantChooser::new(config.staging, variants::TuningCache::default_location());
         for device in &devices {
@@ -319,6 +325,7 @@ impl Runtime {
             program_manages_devices: false,
             min_split_bytes,
             fusions: fused::FusionState::new(&module.fusions),
+            model,
             module,
         })
     }
@@ -334,7 +341,7 @@ impl Runtime {
     /// The start of a part of the runtime's own work to time, when `--stats` prints the times
     /// ([`Stats::runtime_calls`]): the clock stays off the hot path otherwise.
     pub fn clock(&self) -> Option<Instant> {
-        (self.config.stats == StatsMode::Print).then(Instant::now)
+        (self.config.stats != StatsMode::Off).then(Instant::now)
     }
     /// Adds the time since `started` (from [`Runtime::clock`]) to `entry`'s.
     pub fn record_runtime_call(&mut self, entry: &'static str, started: Option<Instant>) {
@@ -367,6 +374,14 @@ impl Runtime {
     pub fn exit_report(&self) -> Option<String> {
         match self.config.stats {
             StatsMode::Print => Some(self.stats.render()),
+            StatsMode::Json => {
+                let mut json = self.stats.to_json();
+                let files: Vec<String> = self.sources.units.iter().map(|u| u.path.display().to_string()).collect();
+                json["program"] = serde_json::json!(files);
+                json["device"] = serde_json::json!(self.devices.first().map(|d| d.model().to_string()));
+                json["machine"] = serde_json::json!(self.model.as_ref().and_then(|m| m.machine(0)));
+                Some(serde_json::to_string_pretty(&json).unwrap_or_default() + "\n")
+            }
             StatsMode::Off => None,
         }
     }
@@ -903,7 +918,7 @@ impl Runtime {
         for (device, params, footprint) in prepared_parts {
             // The variant that ran owns the reductions and scalar outputs below. The parts'
             // results are read once every part is started, so that the devices run together.
-            let (grid, started, elapsed) = self.launch_chosen_variant(&module, kernel_handle, params, device)?;
+            let (grid, started, elapsed) = self.launch_chosen_variant(&module, kernel_handle, params, device, footprint.bytes_moved)?;
             started_parts.push((device, grid, started, elapsed, footprint));
         }
         let mut launched = Vec::with_capacity(started_parts.len());

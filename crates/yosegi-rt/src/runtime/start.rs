@@ -6,7 +6,7 @@
 //! Environment: `YOSEGI_DEVICE` = `auto` (the default: the GPU when one is usable, else the
 //! simulator, with a one-line notice), `cuda` or `sim`; `YOSEGI_GPUS` = `all` (the default) or
 //! a number of devices to split kernels over (`runtime::distribute`); `YOSEGI_STATS=1` prints
-//! the runtime's counters at exit.
+//! the runtime's counters and the model's predictions at exit (`YOSEGI_STATS=json`: as JSON).
 
 use std::ffi::{c_char, c_int, c_void};
 use std::sync::Arc;
@@ -48,7 +48,9 @@ fn prepare(bytes: &[u8]) -> Result<*const c_void, String> {
     let image = ProgramImage::from_bytes(bytes)?;
     let device = device_from_env(std::env::var("YOSEGI_DEVICE").ok().as_deref())?;
     let stats = match std::env::var("YOSEGI_STATS").ok().as_deref() {
+        _ if std::env::var_os(abi::STATS_DIR_VARIABLE).is_some() => StatsMode::Json,
         None | Some("" | "0") => StatsMode::Off,
+        Some("json") => StatsMode::Json,
         Some(_) => StatsMode::Print,
     };
     let color = if std::io::stderr().is_terminal() { ColorMode::Always } else { ColorMode::Never };

@@ -28,6 +28,12 @@ pub struct DeviceCounters {
     pub bank_conflict_max_degree: u64,
     /// Barriers executed, counted once per block.
     pub barriers: u64,
+    /// Floating-point arithmetic operations (`+ - * /` and comparisons) per active lane, on
+    /// `float` and on `double` (and `long double`) operands.
+    pub float_ops: u64,
+    pub double_ops: u64,
+    /// Calls of math functions (`sqrt`, `exp`, ...) per active lane.
+    pub math_calls: u64,
     /// Blocks launched (a small grid's blocks are narrowed and multiplied: `runtime::launch_shape`).
     pub blocks: u64,
     /// Kernel execution time measured on the device itself (CUDA events), in nanoseconds;
@@ -51,6 +57,9 @@ impl DeviceCounters {
         self.bank_conflict_degree_sum += other.bank_conflict_degree_sum;
         self.bank_conflict_max_degree = self.bank_conflict_max_degree.max(other.bank_conflict_max_degree);
         self.barriers += other.barriers;
+        self.float_ops += other.float_ops;
+        self.double_ops += other.double_ops;
+        self.math_calls += other.math_calls;
         self.blocks += other.blocks;
         self.device_time_ns += other.device_time_ns;
         self.jit_time_ns += other.jit_time_ns;
@@ -74,9 +83,23 @@ pub struct KernelLaunches {
     /// Variants compiled with NVRTC, and variants read from the disk cache.
     pub compiled: u64,
     pub from_disk: u64,
+    /// The performance model's predicted device time, summed over the launches it predicted
+    /// (`runtime::model`; made when stats are on), and what it found the last one limited by.
+    pub predicted: Duration,
+    pub predicted_launches: u64,
+    pub bound: Option<&'static str>,
+    /// What the device counted over these launches, and what the model counted for the
+    /// launches it predicted.
+    pub counters: DeviceCounters,
+    pub predicted_counters: DeviceCounters,
 }
 
 impl KernelLaunches {
+    /// Mean device time per launch in seconds, when the device timed them.
+    pub fn mean_device_time(&self) -> Option<f64> {
+        (self.count > 0 && !self.device_time.is_zero()).then(|| self.device_time.as_secs_f64() / self.count as f64)
+    }
+
     /// Achieved bandwidth in GB/s (`bytes_moved` over the device time), when both are known.
     pub fn achieved_gbps(&self) -> Option<f64> {
         let seconds = self.device_time.as_secs_f64();
@@ -178,7 +201,16 @@ impl Stats {
         entry.jit_time += Duration::from_nanos(counters.jit_time_ns);
         entry.compiled += counters.kernel_cache_misses;
         entry.from_disk += counters.kernel_cache_disk_hits;
+        entry.counters.add(counters);
         self.device.add(counters);
+    }
+    /// The model's prediction for one launch of `kernel`.
+    pub fn record_prediction(&mut self, kernel: &str, prediction: &crate::runtime::model::Prediction) {
+        let entry = self.launches.entry(kernel.to_string()).or_default();
+        entry.predicted += Duration::from_secs_f64(prediction.seconds);
+        entry.predicted_launches += 1;
+        entry.bound = Some(prediction.bound.name());
+        entry.predicted_counters.add(&prediction.counters);
     }
     /// Adds the bytes one launch of `kernel` must move (see `KernelLaunches::bytes_moved`).
     pub fn record_bytes_moved(&mut self, kernel: &str, bytes: u64) {
@@ -260,7 +292,7 @@ impl Stats {
             let _ = writeln!(out, "{:<40} {:>10} {:>14.3}", name, l.count, l.time.as_secs_f64() * 1e3);
         }
         let d = &self.device;
-        let rows: [(&str, u64); 12] = [
+        let rows: [(&str, u64); 15] = [
             ("global memory transactions (32B sectors)", d.global_transactions),
             ("global loads (elements)", d.global_loads),
             ("global stores (elements)", d.global_stores),
@@ -268,6 +300,9 @@ impl Stats {
             ("shared bank conflict degree (sum)", d.bank_conflict_degree_sum),
             ("shared bank conflict degree (max)", d.bank_conflict_max_degree),
             ("barriers (per block)", d.barriers),
+            ("float operations", d.float_ops),
+            ("double operations", d.double_ops),
+            ("math function calls", d.math_calls),
             ("blocks launched", d.blocks),
             ("host->device bytes", self.bytes_to_device),
             ("host->device transfers", self.transfers_to_device),
@@ -289,7 +324,104 @@ impl Stats {
             let _ = writeln!(out, "{:<52} {:>10} {:>11.3}", label, calls, time.as_secs_f64() * 1e3);
         }
         self.render_variants(&mut out);
+        self.render_predictions(&mut out);
         out
+    }
+
+    /// The model's predicted mean time per launch beside the measured one, per kernel it
+    /// predicted.
+    fn render_predictions(&self, out: &mut String) {
+        let predicted: Vec<(&String, &KernelLaunches)> = self.launches.iter().filter(|(_, l)| l.predicted_launches > 0).collect();
+        if predicted.is_empty() {
+            return;
+        }
+        let _ = writeln!(out, "{:<40} {:>14} {:>14} {:>9} {:>14}", "model (per launch)", "predicted (us)", "measured (us)", "error", "limited by");
+        for (name, l) in predicted {
+            let mean_predicted = l.predicted.as_secs_f64() * 1e6 / l.predicted_launches as f64;
+            let (measured, error) = match l.mean_device_time() {
+                Some(m) => (format!("{:.1}", m * 1e6), format!("{:+.0}%", (mean_predicted - m * 1e6) / (m * 1e6) * 100.0)),
+                None => ("-".to_string(), "-".to_string()),
+            };
+            let _ = writeln!(out, "{:<40} {:>14.1} {:>14} {:>9} {:>14}", name, mean_predicted, measured, error, l.bound.unwrap_or("-"));
+        }
+    }
+
+    /// The same facts as [`Stats::render`], as JSON (`--stats=json`), for tools: per kernel
+    /// its launches, times (seconds), the model's prediction, bytes and compile time; the
+    /// device's counters; the transfers; per device its traffic; the variant choices.
+    pub fn to_json(&self) -> serde_json::Value {
+        use serde_json::json;
+        let secs = |t: Duration| t.as_secs_f64();
+        let kernels: Vec<serde_json::Value> = self
+            .launches
+            .iter()
+            .map(|(name, l)| {
+                json!({
+                    "name": name,
+                    "launches": l.count,
+                    "wall_s": secs(l.time),
+                    "device_s": secs(l.device_time),
+                    "mean_device_s": l.mean_device_time(),
+                    "predicted_s": secs(l.predicted),
+                    "predicted_launches": l.predicted_launches,
+                    "mean_predicted_s": (l.predicted_launches > 0).then(|| secs(l.predicted) / l.predicted_launches as f64),
+                    "limited_by": l.bound,
+                    "bytes_moved": l.bytes_moved,
+                    "jit_s": secs(l.jit_time),
+                    "compiled": l.compiled,
+                    "from_disk": l.from_disk,
+                    "counters": counters_json(&l.counters),
+                    "predicted_counters": counters_json(&l.predicted_counters),
+                })
+            })
+            .collect();
+        let d = &self.device;
+        let devices: Vec<serde_json::Value> = self
+            .per_device
+            .iter()
+            .map(|t| {
+                json!({
+                    "launches": t.launches,
+                    "kernel_s": secs(t.kernel_time),
+                    "bytes_from_host": t.bytes_from_host,
+                    "bytes_to_host": t.bytes_to_host,
+                    "peer_bytes_in": t.peer_bytes_in,
+                    "peer_transfers_in": t.peer_transfers_in,
+                })
+            })
+            .collect();
+        let variants: serde_json::Map<String, serde_json::Value> = self
+            .variants
+            .iter()
+            .map(|(kernel, u)| {
+                let decisions: Vec<serde_json::Value> = u
+                    .decisions
+                    .iter()
+                    .map(|d| json!({"device": d.device, "sizes": d.sizes, "winner": d.winner, "from_cache": d.from_cache}))
+                    .collect();
+                (kernel.clone(), json!({"runs": u.runs, "decisions": decisions}))
+            })
+            .collect();
+        json!({
+            "kernels": kernels,
+            "counters": counters_json(d),
+            "transfers": {
+                "bytes_to_device": self.bytes_to_device,
+                "transfers_to_device": self.transfers_to_device,
+                "to_device_s": secs(self.time_to_device),
+                "bytes_to_host": self.bytes_to_host,
+                "transfers_to_host": self.transfers_to_host,
+                "to_host_s": secs(self.time_to_host),
+                "peer_bytes": self.peer_bytes,
+                "peer_transfers": self.peer_transfers,
+                "peer_s": secs(self.peer_time),
+            },
+            "devices": devices,
+            "distributed_launches": self.distributed_launches,
+            "undistributed_launches": self.undistributed_launches,
+            "small_launches": self.small_launches,
+            "variants": variants,
+        })
     }
 
     /// The devices' own rows, when the program ran on several.
@@ -413,6 +545,25 @@ impl Stats {
             let _ = writeln!(out, "jit time per kernel (ms): {}", compiled.join(", "));
         }
     }
+}
+
+/// A device's counts as JSON (device and compile times in seconds).
+fn counters_json(d: &DeviceCounters) -> serde_json::Value {
+    serde_json::json!({
+        "global_transactions": d.global_transactions,
+        "global_loads": d.global_loads,
+        "global_stores": d.global_stores,
+        "shared_accesses": d.shared_accesses,
+        "bank_conflict_degree_sum": d.bank_conflict_degree_sum,
+        "bank_conflict_max_degree": d.bank_conflict_max_degree,
+        "barriers": d.barriers,
+        "float_ops": d.float_ops,
+        "double_ops": d.double_ops,
+        "math_calls": d.math_calls,
+        "blocks": d.blocks,
+        "device_s": d.device_time_ns as f64 / 1e9,
+        "jit_s": d.jit_time_ns as f64 / 1e9,
+    })
 }
 
 #[cfg(test)]

@@ -656,6 +656,7 @@ impl Runtime {
         kernel: Handle<Kernel>,
         params: Vec<DeviceParam>,
         device: usize,
+        dram_bytes: u64,
     ) -> Result<(&'m GridKernel, StartedLaunch, Duration), RuntimeError> {
         let variants = module.variants_of(kernel);
         let (pick, cached) =
@@ -670,6 +671,7 @@ impl Runtime {
         }
         let started = Instant::now();
         let launch = Launch { module, kernel: grid, params, specialisable: Cow::Borrowed(&self.specialisable[pick.variant.index()]) };
+        super::model::record_prediction(&mut self.model, &mut self.stats, &launch, device, dram_bytes, self.devices[device].as_ref(), &self.registry);
         let result: Result<(StartedLaunch, Option<Duration>), KernelFault> = match &pick.measure {
             Some(_) => self.devices[device].launch_timed(&launch).map(|(o, t)| (StartedLaunch::Finished(o), t)),
             None => self.devices[device].start_launch(&launch).map(|s| (s, None)),

@@ -30,6 +30,7 @@
 //! is theirs: it is kept as their fault ([`Device::take_fault`]) for the runtime to report.
 
 pub(crate) mod cache;
+mod calibrate;
 mod driver;
 mod flight;
 mod fold;
@@ -783,6 +784,32 @@ impl Device for CudaDevice {
 
     fn model(&self) -> &str {
         &self.model
+    }
+
+    fn multiprocessors(&self) -> u32 {
+        self.multiprocessors
+    }
+
+    /// The figures kept for this GPU model in the kernel cache directory, or measured now
+    /// (about a second) and kept.
+    fn machine(&mut self) -> crate::runtime::model::Machine {
+        use crate::runtime::model::Machine;
+        let dir = cache::trusted_dir();
+        if let Some(known) = dir.as_deref().and_then(|d| Machine::load(d, &self.model)) {
+            return known;
+        }
+        match self.measure_machine() {
+            Ok(measured) => {
+                if let Some(dir) = &dir {
+                    measured.store(dir);
+                }
+                measured
+            }
+            Err(why) => {
+                eprintln!("yosegi: warning: could not measure the GPU for the performance model ({why}); predictions use nominal figures");
+                Machine::nominal(&self.model)
+            }
+        }
     }
 
     fn shared_memory_per_block(&self) -> u64 {

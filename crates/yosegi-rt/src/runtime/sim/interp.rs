@@ -95,7 +95,15 @@ pub struct BlockState<'a> {
     /// For an access to a row table: each lane's row buffer (an index into
     /// `LaunchCtx::memory`). `linear_index` fills it and the access that called it reads it.
     row_buffers: Vec<u32>,
+    /// Statements a block may still execute before it stops with [`BUDGET_SPENT`]: unlimited
+    /// on the simulator device; the performance model, which runs a few blocks to count what
+    /// they do, gives up on blocks that would take long ([`BlockState::with_budget`]).
+    budget: u64,
+    budget_per_block: u64,
 }
+
+/// The message of the fault a block that spent its statement budget stops with.
+pub const BUDGET_SPENT: &str = "the block ran past its statement budget";
 
 /// The value of the element of type `elem` at byte `at` of `buffer`.
 #[inline]
@@ -124,6 +132,10 @@ fn store_element(buffer: &SimBuffer, at: usize, elem: ScalarType, raw: u64) {
 
 fn any(mask: &[bool]) -> bool {
     mask.iter().any(|&m| m)
+}
+
+fn active_lanes(mask: &[bool]) -> u64 {
+    mask.iter().filter(|&&m| m).count() as u64
 }
 
 impl<'a> BlockState<'a> {
@@ -157,7 +169,15 @@ impl<'a> BlockState<'a> {
             call_depth: 0,
             thread_idx,
             row_buffers: vec![0; lanes],
+            budget: u64::MAX,
+            budget_per_block: u64::MAX,
         }
+    }
+
+    /// A state whose blocks stop with the fault [`BUDGET_SPENT`] after `statements` statement
+    /// executions (each over the block's active lanes).
+    pub fn with_budget(ctx: &'a LaunchCtx<'a>, statements: u64) -> BlockState<'a> {
+        BlockState { budget: statements, budget_per_block: statements, ..Self::new(ctx) }
     }
 
     /// Evaluates an expression of params only, in the kernel's body.
@@ -175,6 +195,7 @@ impl<'a> BlockState<'a> {
         let [gx, gy, _] = self.ctx.grid_dim;
         self.block_idx = [linear_block % gx, (linear_block / gx) % gy, linear_block / (gx * gy)];
         self.counters = DeviceCounters::default();
+        self.budget = self.budget_per_block;
         for s in &mut self.shared {
             s.fill(0);
         }
@@ -305,6 +326,13 @@ impl<'a> BlockState<'a> {
                 let operand = body.exprs[*lhs].ty;
                 let mut a = self.eval(body, frame, *lhs, mask)?;
                 let b = self.eval(body, frame, *rhs, mask)?;
+                if operand.is_float() {
+                    let active = active_lanes(mask);
+                    match operand {
+                        ScalarType::F32 => self.counters.float_ops += active,
+                        _ => self.counters.double_ops += active,
+                    }
+                }
                 if value::binary_lanes(*op, operand, ty, &mut a, &b) {
                     self.give(b);
                     return Ok(a);
@@ -377,6 +405,7 @@ impl<'a> BlockState<'a> {
                     }
                     vals.push(v);
                 }
+                self.counters.math_calls += active_lanes(mask);
                 let mut out = self.take();
                 let mut lane_args = [0u64; 3];
                 for lane in 0..n {
@@ -1046,6 +1075,10 @@ impl<'a> BlockState<'a> {
 
     fn exec(&mut self, body: &Body, frame: &mut Frame, stmt: &Stmt, mask: &mut [bool]) -> Result<(), Fault> {
         let lanes = self.lanes;
+        if self.budget == 0 {
+            return Err(fault(Span::default(), BUDGET_SPENT.to_string()));
+        }
+        self.budget -= 1;
         match stmt {
             Stmt::Assign { local, value: e } => {
                 let vty = body.exprs[*e].ty;

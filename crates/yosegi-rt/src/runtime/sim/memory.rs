@@ -2,18 +2,42 @@
 //! relaxed atomics of the element's width so that blocks running on several CPU threads may
 //! share it (racing plain accesses would be undefined behaviour in Rust; relaxed atomic loads and
 //! stores compile to ordinary moves).
+//!
+//! A buffer may also be a read-only view of host memory it does not own
+//! ([`SimBuffer::host_view`]): the performance model runs a few blocks of a kernel over the
+//! program's host arrays to count what they do, and must not change them, so a view drops
+//! stores.
 
 use std::sync::atomic::{AtomicU8, AtomicU16, AtomicU32, AtomicU64, Ordering};
 
 pub struct SimBuffer {
+    /// The memory of an owned buffer; empty for a view.
     words: Box<[AtomicU64]>,
+    base: *mut u8,
     len: usize,
+    /// A view of memory the buffer does not own: loads read it, stores are dropped.
+    read_only: bool,
 }
+
+// SAFETY: the memory is only accessed through atomics (`load`, `store`), and a view's memory
+// outlives the buffer (`host_view`'s contract).
+unsafe impl Send for SimBuffer {}
+unsafe impl Sync for SimBuffer {}
 
 impl SimBuffer {
     pub fn new(len: usize) -> SimBuffer {
-        let words = (0..len.div_ceil(8)).map(|_| AtomicU64::new(0)).collect();
-        SimBuffer { words, len }
+        let words: Box<[AtomicU64]> = (0..len.div_ceil(8)).map(|_| AtomicU64::new(0)).collect();
+        let base = words.as_ptr() as *mut u8;
+        SimBuffer { words, base, len, read_only: false }
+    }
+
+    /// A read-only view of the `len` bytes at `ptr`, which may have any alignment: loads read
+    /// them, stores and atomics leave them unchanged.
+    ///
+    /// # Safety
+    /// The bytes stay readable as long as the buffer lives.
+    pub unsafe fn host_view(ptr: *const u8, len: usize) -> SimBuffer {
+        SimBuffer { words: Box::new([]), base: ptr as *mut u8, len, read_only: true }
     }
     pub fn len(&self) -> usize {
         self.len
@@ -22,20 +46,23 @@ impl SimBuffer {
         self.len == 0
     }
     fn base(&self) -> *mut u8 {
-        self.words.as_ptr() as *mut u8
+        debug_assert!(self.read_only || std::ptr::eq(self.base, self.words.as_ptr() as *mut u8));
+        self.base
     }
 
     /// The `size` bytes at `offset` (in bounds: the caller checked) as little-endian bits.
     #[inline]
     pub fn load(&self, offset: usize, size: u32) -> u64 {
         debug_assert!(offset + size as usize <= self.len);
-        // SAFETY: in bounds (checked by the caller), aligned (checked here), atomics only.
+        // SAFETY: in bounds (checked by the caller), aligned (checked here: a view's base may
+        // have any alignment), atomics only.
         unsafe {
             let p = self.base().add(offset);
+            let at = p as usize;
             match size {
-                8 if offset.is_multiple_of(8) => AtomicU64::from_ptr(p as *mut u64).load(Ordering::Relaxed),
-                4 if offset.is_multiple_of(4) => AtomicU32::from_ptr(p as *mut u32).load(Ordering::Relaxed) as u64,
-                2 if offset.is_multiple_of(2) => AtomicU16::from_ptr(p as *mut u16).load(Ordering::Relaxed) as u64,
+                8 if at.is_multiple_of(8) => AtomicU64::from_ptr(p as *mut u64).load(Ordering::Relaxed),
+                4 if at.is_multiple_of(4) => AtomicU32::from_ptr(p as *mut u32).load(Ordering::Relaxed) as u64,
+                2 if at.is_multiple_of(2) => AtomicU16::from_ptr(p as *mut u16).load(Ordering::Relaxed) as u64,
                 _ => {
                     let mut bits = 0u64;
                     for i in 0..size as usize {
@@ -50,6 +77,9 @@ impl SimBuffer {
     #[inline]
     pub fn store(&self, offset: usize, size: u32, bits: u64) {
         debug_assert!(offset + size as usize <= self.len);
+        if self.read_only {
+            return;
+        }
         // SAFETY: as in `load`.
         unsafe {
             let p = self.base().add(offset);
@@ -73,6 +103,9 @@ impl SimBuffer {
     /// Atomically replaces the `size` bytes at `offset` by `update(old)`; returns the old bits.
     /// Misaligned atomics are refused by the caller.
     pub fn read_modify_write(&self, offset: usize, size: u32, update: impl Fn(u64) -> u64) -> u64 {
+        if self.read_only {
+            return self.load(offset, size);
+        }
         // SAFETY: in bounds and aligned (checked by the caller).
         unsafe {
             let p = self.base().add(offset);

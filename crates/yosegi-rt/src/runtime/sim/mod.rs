@@ -131,6 +131,10 @@ impl Device for SimDevice {
         (SIM_MEMORY_BYTES, SIM_MEMORY_BYTES.saturating_sub(self.allocated))
     }
 
+    fn multiprocessors(&self) -> u32 {
+        self.multiprocessors
+    }
+
     fn description(&self) -> DeviceDescription {
         DeviceDescription {
             name: "Yosegi SIMT simulator".to_string(),
@@ -157,40 +161,6 @@ impl Device for SimDevice {
         let kernel = launch.kernel;
         let with_name =
             |f: Fault| KernelFault { kernel: kernel.name.clone(), message: f.message, span: f.span, help: f.help };
-        let mut scalars = vec![0u64; kernel.params.len()];
-        let mut arrays: Vec<Option<ArrayBinding>> = (0..kernel.params.len()).map(|_| None).collect();
-        for (i, (param, bound)) in kernel.params.iter().zip(&launch.params).enumerate() {
-            match (&param.kind, bound) {
-                (ParamKind::Scalar(ty), DeviceParam::Value(v)) => scalars[i] = value::from_param(*ty, *v),
-                (ParamKind::Array { elem, dims, .. }, DeviceParam::Array { alloc, offset }) => {
-                    arrays[i] = Some(ArrayBinding {
-                        buffer: self.buffer(*alloc).clone(),
-                        offset: *offset,
-                        elem: *elem,
-                        dims: vec![0; dims.len()],
-                        name: param.name.clone(),
-                        row_table: false,
-                    });
-                }
-                (ParamKind::RowTable { elem, .. }, DeviceParam::Array { alloc, offset }) => {
-                    arrays[i] = Some(ArrayBinding {
-                        buffer: self.buffer(*alloc).clone(),
-                        offset: *offset,
-                        elem: *elem,
-                        dims: Vec::new(),
-                        name: param.name.clone(),
-                        row_table: true,
-                    });
-                }
-                _ => {
-                    return Err(with_name(Fault {
-                        message: format!("parameter `{}` was bound to the wrong kind of value", param.name),
-                        span: kernel.span,
-                        help: None,
-                    }));
-                }
-            }
-        }
         // A row table holds device addresses, and a kernel may compute some: it finds their
         // buffers by address.
         let mut memory = Vec::new();
@@ -198,50 +168,9 @@ impl Device for SimDevice {
             memory = self.buffers.iter().map(|(id, b)| (self.addresses[id], b.clone())).collect();
             memory.sort_by_key(|(address, _)| *address);
         }
-        let mut ctx = LaunchCtx {
-            module: launch.module,
-            kernel,
-            scalars,
-            arrays,
-            memory,
-            partials: Vec::new(),
-            block_dim: kernel.launch.block,
-            grid_dim: [1, 1, 1],
-        };
-        // Launch-time uniform values: array dimensions and the grid size.
-        let (dims, grid) = {
-            let mut uniform = BlockState::uniform(&ctx);
-            let mut dims = Vec::new();
-            for param in &kernel.params {
-                let mut d = Vec::new();
-                if let ParamKind::Array { dims: exprs, .. } = &param.kind {
-                    for e in exprs {
-                        d.push(match e {
-                            Some(e) => uniform.eval_uniform(*e).map_err(with_name)? as i64,
-                            None => 0,
-                        });
-                    }
-                }
-                dims.push(d);
-            }
-            let mut grid = [1u64; 3];
-            for (axis, &e) in kernel.launch.grid.iter().enumerate() {
-                let raw = uniform.eval_uniform(e).map_err(with_name)?;
-                let ty = kernel.body.exprs[e].ty;
-                grid[axis] = value::cast(ty, ScalarType::I64, raw) as u64;
-            }
-            (dims, grid)
-        };
-        for (binding, d) in ctx.arrays.iter_mut().zip(dims) {
-            if let Some(b) = binding {
-                b.dims = d;
-            }
-        }
-        // Spread over `YOSEGI_MULTIPROCESSORS` as the cuda device spreads over its GPU's (none
-        // unless set), so that the tests run reshaped launches too.
-        let (block, grid) = launch_shape::spread(kernel, grid, self.multiprocessors, [MAX_BLOCKS; 3]);
-        ctx.block_dim = block;
-        let blocks = grid[0] * grid[1] * grid[2];
+        let buffers = &self.buffers;
+        let (mut ctx, blocks) =
+            launch_context(launch, &|alloc| buffers.get(&alloc.0).cloned(), memory, self.multiprocessors).map_err(with_name)?;
         if blocks > MAX_BLOCKS {
             return Err(with_name(Fault {
                 message: format!("grid of {blocks} blocks is larger than the simulator accepts"),
@@ -249,15 +178,10 @@ impl Device for SimDevice {
                 help: None,
             }));
         }
-        ctx.grid_dim = grid;
-        // A one-block launch hands back one value per thread (see `opt::mapping`).
+        let block = ctx.block_dim;
         let threads: u64 = block.iter().map(|&b| b as u64).product();
-        let count = if blocks == 1 { threads } else { blocks };
-        ctx.partials = kernel
-            .reductions
-            .iter()
-            .map(|r| Arc::new(SimBuffer::new((count * r.ty.size_bytes() as u64) as usize)))
-            .collect();
+        let (count, partials) = partial_buffers(kernel, blocks, threads);
+        ctx.partials = partials;
         if blocks == 0 || block.iter().product::<u32>() == 0 {
             return Ok(LaunchOutcome {
                 partials: vec![Vec::new(); kernel.reductions.len()],
@@ -295,6 +219,118 @@ impl Device for SimDevice {
             .collect();
         Ok(LaunchOutcome { partials, scalar_outputs, counters })
     }
+}
+
+/// The interpreter's context of `launch`: its params bound (array params to the buffers
+/// `buffer_of` finds for their allocations), array dims and grid size evaluated, the grid
+/// spread over `multiprocessors` as the devices spread it (`runtime::launch_shape`); with the
+/// number of blocks. Reduction partials are left for the caller to allocate.
+pub fn launch_context<'a>(
+    launch: &Launch<'a>,
+    buffer_of: &dyn Fn(DeviceAlloc) -> Option<Arc<SimBuffer>>,
+    memory: Vec<(u64, Arc<SimBuffer>)>,
+    multiprocessors: u32,
+) -> Result<(LaunchCtx<'a>, u64), Fault> {
+    let kernel = launch.kernel;
+    let mut scalars = vec![0u64; kernel.params.len()];
+    let mut arrays: Vec<Option<ArrayBinding>> = (0..kernel.params.len()).map(|_| None).collect();
+    let unbound = |name: &str| Fault { message: format!("parameter `{name}` was bound to the wrong kind of value"), span: kernel.span, help: None };
+    for (i, (param, bound)) in kernel.params.iter().zip(&launch.params).enumerate() {
+        match (&param.kind, bound) {
+            (ParamKind::Scalar(ty), DeviceParam::Value(v)) => scalars[i] = value::from_param(*ty, *v),
+            (ParamKind::Array { elem, dims, .. }, DeviceParam::Array { alloc, offset }) => {
+                arrays[i] = Some(ArrayBinding {
+                    buffer: buffer_of(*alloc).ok_or_else(|| unbound(&param.name))?,
+                    offset: *offset,
+                    elem: *elem,
+                    dims: vec![0; dims.len()],
+                    name: param.name.clone(),
+                    row_table: false,
+                });
+            }
+            (ParamKind::RowTable { elem, .. }, DeviceParam::Array { alloc, offset }) => {
+                arrays[i] = Some(ArrayBinding {
+                    buffer: buffer_of(*alloc).ok_or_else(|| unbound(&param.name))?,
+                    offset: *offset,
+                    elem: *elem,
+                    dims: Vec::new(),
+                    name: param.name.clone(),
+                    row_table: true,
+                });
+            }
+            _ => return Err(unbound(&param.name)),
+        }
+    }
+    let mut ctx = LaunchCtx {
+        module: launch.module,
+        kernel,
+        scalars,
+        arrays,
+        memory,
+        partials: Vec::new(),
+        block_dim: kernel.launch.block,
+        grid_dim: [1, 1, 1],
+    };
+    // Launch-time uniform values: array dimensions and the grid size.
+    let (dims, grid) = {
+        let mut uniform = BlockState::uniform(&ctx);
+        let mut dims = Vec::new();
+        for param in &kernel.params {
+            let mut d = Vec::new();
+            if let ParamKind::Array { dims: exprs, .. } = &param.kind {
+                for e in exprs {
+                    d.push(match e {
+                        Some(e) => uniform.eval_uniform(*e)? as i64,
+                        None => 0,
+                    });
+                }
+            }
+            dims.push(d);
+        }
+        let mut grid = [1u64; 3];
+        for (axis, &e) in kernel.launch.grid.iter().enumerate() {
+            let raw = uniform.eval_uniform(e)?;
+            let ty = kernel.body.exprs[e].ty;
+            grid[axis] = value::cast(ty, ScalarType::I64, raw) as u64;
+        }
+        (dims, grid)
+    };
+    for (binding, d) in ctx.arrays.iter_mut().zip(dims) {
+        if let Some(b) = binding {
+            b.dims = d;
+        }
+    }
+    let (block, grid) = launch_shape::spread(kernel, grid, multiprocessors, [MAX_BLOCKS; 3]);
+    ctx.block_dim = block;
+    ctx.grid_dim = grid;
+    Ok((ctx, grid[0] * grid[1] * grid[2]))
+}
+
+/// Reduction partial buffers for a launch of `blocks` blocks of `threads` threads: one value
+/// per block, or per thread of a one-block launch (see `opt::mapping`).
+fn partial_buffers(kernel: &crate::ir::GridKernel, blocks: u64, threads: u64) -> (u64, Vec<Arc<SimBuffer>>) {
+    let count = if blocks == 1 { threads } else { blocks };
+    let buffers = kernel.reductions.iter().map(|r| Arc::new(SimBuffer::new((count * r.ty.size_bytes() as u64) as usize))).collect();
+    (count, buffers)
+}
+
+/// The counters of the blocks `sample` of the launch `ctx` (already given its partial
+/// buffers), run one after the other on the calling thread, each stopped after `budget`
+/// statements (the fault `interp::BUDGET_SPENT`).
+pub fn count_blocks(ctx: &LaunchCtx, sample: &[u64], budget: u64) -> Result<DeviceCounters, Fault> {
+    let mut state = BlockState::with_budget(ctx, budget);
+    let mut counters = DeviceCounters::default();
+    for &b in sample {
+        counters.add(&state.run_block(b)?.counters);
+    }
+    counters.blocks = sample.len() as u64;
+    Ok(counters)
+}
+
+/// Gives `ctx` the reduction partial buffers a launch of its shape needs.
+pub fn give_partials(ctx: &mut LaunchCtx, blocks: u64) {
+    let threads: u64 = ctx.block_dim.iter().map(|&b| b as u64).product();
+    ctx.partials = partial_buffers(ctx.kernel, blocks, threads).1;
 }
 
 /// What the blocks of a launch add up to.

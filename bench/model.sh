@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# The performance model against the device: runs the example programs at benchmark sizes, the
+# loop-fusion benchmarks and, when given, PolyBench-ACC and the NAS benchmarks, each with
+# YOSEGI_STATS_DIR set so that every process leaves its stats as JSON (per kernel: launches,
+# measured device time and the model's prediction); then bench/model_table.py prints the
+# accuracy table (median and 90th percentile of |predicted - measured| / measured over the
+# kernels) and draws predicted against measured as an SVG.
+#
+#   bench/model.sh [--device cuda|sim] [--polybench DIR] [--dataset NAME] [--npb DIR]
+#                  [--class C] [--quick] BINARY
+#
+#   --polybench DIR   PolyBench-ACC clone (scripts/polybench.sh runs it; default dataset STANDARD)
+#   --npb DIR         openacc-npb clone (scripts/npb.sh runs it; default class A)
+#   --quick           small sizes (checks the script itself, meant for --device sim)
+#
+# Results go to $OUT/model (the GPU runner) or bench/out/model: one folder of JSON per suite,
+# table.md and model.svg.
+set -u -o pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/.." && pwd)"
+device=cuda
+polybench=""
+dataset=STANDARD
+npb=""
+class=A
+quick=""
+binary=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --device) device=$2; shift 2 ;;
+        --polybench) polybench=$2; shift 2 ;;
+        --dataset) dataset=$2; shift 2 ;;
+        --npb) npb=$2; shift 2 ;;
+        --class) class=$2; shift 2 ;;
+        --quick) quick=1; shift ;;
+        -h|--help) sed -n '2,/^set -u/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -*) echo "model.sh: unknown option $1" >&2; exit 2 ;;
+        *) binary=$1; shift ;;
+    esac
+done
+[ -n "$binary" ] && [ -x "$binary" ] || { echo "model.sh: give the yosegi binary" >&2; exit 2; }
+binary="$(cd "$(dirname "$binary")" && pwd)/$(basename "$binary")"
+out="${OUT:-$root/bench/out}/model"
+rm -rf "$out" && mkdir -p "$out/examples" "$out/fusion"
+
+# name|source|defines|args (sizes a little below the benchmark table's, steps enough to time)
+if [ -n "$quick" ]; then
+    cases=(
+        "himeno|examples/himeno.c|-DSIZE_TINY -DNN=2|"
+        "jacobi2d|examples/jacobi2d.c||64 5"
+        "diffusion1d|examples/diffusion1d.c||1024 5"
+        "heat3d|examples/heat3d.c||16 3"
+        "cg|examples/cg.c||16 5 0"
+        "matmul_vec|examples/matmul_vec.c||256 64 2"
+        "row_scan|examples/row_scan.c|-DROWS=1000|2"
+    )
+else
+    cases=(
+        "himeno-M|examples/himeno.c|-DSIZE_M -DNN=50|"
+        "himeno-L|examples/himeno.c|-DSIZE_L -DNN=20|"
+        "jacobi2d-4096|examples/jacobi2d.c||4096 100"
+        "jacobi2d-1024|examples/jacobi2d.c||1024 200"
+        "diffusion1d-65536|examples/diffusion1d.c||65536 200"
+        "diffusion1d-64M|examples/diffusion1d.c||67108864 50"
+        "diffusion_wide-4M|examples/diffusion_wide.c||4194304 100"
+        "wide_stencil_f32-16M|examples/wide_stencil_f32.c||16777216 50"
+        "heat3d-256|examples/heat3d.c||256 50"
+        "heat3d-128|examples/heat3d.c||128 100"
+        "cg-1024|examples/cg.c||1024 50 0"
+        "matmul_vec-8192|examples/matmul_vec.c||8192 1024 50"
+        "matmul_vec-65536|examples/matmul_vec.c||65536 1024 20"
+        "row_scan|examples/row_scan.c|-DROWS=100000|50"
+    )
+fi
+for c in "${cases[@]}"; do
+    IFS='|' read -r name source defines args <<<"$c"
+    mkdir -p "$out/examples/$name"
+    # shellcheck disable=SC2086
+    if YOSEGI_STATS_DIR="$out/examples/$name" timeout 300 "$binary" run --device "$device" -w $defines "$root/$source" -- $args \
+        >"$out/examples/$name.log" 2>&1; then
+        echo "examples: $name ok"
+    else
+        echo "examples: $name FAILED (see $name.log)"
+    fi
+done
+for name in ll18 y_solve filter; do
+    args=""
+    [ -n "$quick" ] && case $name in ll18) args="64 64 2" ;; y_solve) args="64 2" ;; filter) args="32 2" ;; esac
+    mkdir -p "$out/fusion/$name"
+    # shellcheck disable=SC2086
+    if YOSEGI_STATS_DIR="$out/fusion/$name" timeout 300 "$binary" run --device "$device" -w "$root/bench/fusion/$name.c" -- $args \
+        >"$out/fusion/$name.log" 2>&1; then
+        echo "fusion: $name ok"
+    else
+        echo "fusion: $name FAILED"
+    fi
+done
+if [ -n "$polybench" ]; then
+    mkdir -p "$out/polybench"
+    YOSEGI_STATS_DIR="$out/polybench" "$root/scripts/polybench.sh" --device "$device" --dataset "$dataset" \
+        --tsv "$out/polybench.tsv" "$polybench" "$binary" >"$out/polybench.log" 2>&1
+    tail -1 "$out/polybench.log"
+fi
+if [ -n "$npb" ]; then
+    mkdir -p "$out/npb"
+    YOSEGI_STATS_DIR="$out/npb" "$root/scripts/npb.sh" --device "$device" --class "$class" \
+        --tsv "$out/npb.tsv" "$npb" "$binary" >"$out/npb.log" 2>&1
+    tail -1 "$out/npb.log"
+fi
+python3 "$here/model_table.py" "$out" | tee "$out/table.md"

@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""The performance model's accuracy from the JSON stats bench/model.sh collected.
+
+    bench/model_table.py DIR
+
+Every kernel of every JSON file below DIR with both a measured mean device time and a predicted
+one counts once (a kernel of one program at one size): its error is |predicted - measured| /
+measured. Prints, per suite (the first folder below DIR) and over all, the kernel count, median
+and 90th-percentile error, then the twenty worst kernels; writes DIR/kernels.csv and
+DIR/model.svg (predicted against measured, log-log, one dot per kernel, coloured by suite).
+"""
+import csv
+import json
+import math
+import os
+import sys
+
+
+def percentile(values, q):
+    if not values:
+        return float("nan")
+    s = sorted(values)
+    k = (len(s) - 1) * q
+    lo, hi = math.floor(k), math.ceil(k)
+    return s[lo] + (s[hi] - s[lo]) * (k - lo)
+
+
+def collect(root):
+    rows = []
+    for dirpath, _, files in os.walk(root):
+        for f in sorted(files):
+            if not f.endswith(".json"):
+                continue
+            path = os.path.join(dirpath, f)
+            try:
+                with open(path) as fh:
+                    stats = json.load(fh)
+            except (OSError, ValueError):
+                continue
+            rel = os.path.relpath(dirpath, root).split(os.sep)
+            suite = rel[0]
+            program = "/".join(rel[1:]) or os.path.basename((stats.get("program") or ["?"])[0])
+            if suite in ("polybench", "npb"):
+                program = os.path.basename((stats.get("program") or ["?"])[0])
+            for k in stats.get("kernels", []):
+                measured, predicted = k.get("mean_device_s"), k.get("mean_predicted_s")
+                if not measured or not predicted:
+                    continue
+                rows.append({
+                    "suite": suite,
+                    "program": program,
+                    "kernel": k["name"],
+                    "launches": k["launches"],
+                    "measured_us": measured * 1e6,
+                    "predicted_us": predicted * 1e6,
+                    "error": abs(predicted - measured) / measured,
+                    "limited_by": k.get("limited_by") or "-",
+                    "device": stats.get("device") or "-",
+                })
+    return rows
+
+
+def svg(rows, path):
+    colours = {"examples": "#1f77b4", "fusion": "#ff7f0e", "polybench": "#2ca02c", "npb": "#d62728"}
+    xs = [r["measured_us"] for r in rows] + [r["predicted_us"] for r in rows]
+    lo = 10 ** math.floor(math.log10(max(min(xs), 1e-3)))
+    hi = 10 ** math.ceil(math.log10(max(xs)))
+    size, pad = 520, 60
+
+    def pos(v):
+        return pad + (math.log10(v) - math.log10(lo)) / (math.log10(hi) - math.log10(lo)) * (size - 2 * pad)
+
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{size}" height="{size}" font-family="sans-serif" font-size="11">',
+           f'<rect width="{size}" height="{size}" fill="white"/>']
+    decade = lo
+    while decade <= hi:
+        p = pos(decade)
+        out.append(f'<line x1="{p:.1f}" y1="{pad}" x2="{p:.1f}" y2="{size - pad}" stroke="#ddd"/>')
+        out.append(f'<line x1="{pad}" y1="{size - p:.1f}" x2="{size - pad}" y2="{size - p:.1f}" stroke="#ddd"/>')
+        out.append(f'<text x="{p:.1f}" y="{size - pad + 14}" text-anchor="middle">{decade:g}</text>')
+        out.append(f'<text x="{pad - 4}" y="{size - p + 4:.1f}" text-anchor="end">{decade:g}</text>')
+        decade *= 10
+    out.append(f'<line x1="{pad}" y1="{size - pad}" x2="{size - pad}" y2="{pad}" stroke="#888" stroke-dasharray="4"/>')
+    for r in rows:
+        x, y = pos(r["measured_us"]), size - pos(r["predicted_us"])
+        title = f'{r["program"]} {r["kernel"]}: measured {r["measured_us"]:.1f} us, predicted {r["predicted_us"]:.1f} us'
+        out.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{colours.get(r["suite"], "#555")}" fill-opacity="0.7"><title>{title}</title></circle>')
+    out.append(f'<text x="{size / 2}" y="{size - 16}" text-anchor="middle">measured device time per launch (us)</text>')
+    out.append(f'<text x="16" y="{size / 2}" text-anchor="middle" transform="rotate(-90 16 {size / 2})">predicted (us)</text>')
+    for i, (suite, colour) in enumerate(colours.items()):
+        out.append(f'<circle cx="{pad + 10}" cy="{pad + 10 + 14 * i}" r="4" fill="{colour}"/>'
+                   f'<text x="{pad + 18}" y="{pad + 14 + 14 * i}">{suite}</text>')
+    out.append("</svg>")
+    with open(path, "w") as fh:
+        fh.write("\n".join(out) + "\n")
+
+
+def main():
+    if len(sys.argv) != 2:
+        print(__doc__, file=sys.stderr)
+        sys.exit(2)
+    root = sys.argv[1]
+    rows = collect(root)
+    if not rows:
+        print("no kernel with both a measured and a predicted time")
+        sys.exit(1)
+    device = sorted({r["device"] for r in rows})
+    print(f"device: {', '.join(device)}\n")
+    print("| suite | kernels | median error | 90th percentile | within 15% | within 35% |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for suite in sorted({r["suite"] for r in rows}) + ["all"]:
+        errs = [r["error"] for r in rows if suite == "all" or r["suite"] == suite]
+        within = lambda t: sum(e <= t for e in errs) / len(errs) * 100
+        print(f"| {suite} | {len(errs)} | {percentile(errs, 0.5) * 100:.1f}% | {percentile(errs, 0.9) * 100:.1f}% "
+              f"| {within(0.15):.0f}% | {within(0.35):.0f}% |")
+    print("\nworst kernels:\n")
+    print("| suite | program | kernel | launches | measured (us) | predicted (us) | error | limited by |")
+    print("|---|---|---|---:|---:|---:|---:|---|")
+    for r in sorted(rows, key=lambda r: -r["error"])[:20]:
+        print(f'| {r["suite"]} | {r["program"]} | {r["kernel"]} | {r["launches"]} | {r["measured_us"]:.1f} '
+              f'| {r["predicted_us"]:.1f} | {r["error"] * 100:.0f}% | {r["limited_by"]} |')
+    with open(os.path.join(root, "kernels.csv"), "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0].keys()))
+        w.writeheader()
+        w.writerows(rows)
+    svg(rows, os.path.join(root, "model.svg"))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,262 @@
+//! Measures the performance model's figures on this GPU (`runtime::model::machine`): small
+//! kernels compiled once with NVRTC and timed with CUDA events (an empty kernel, a streaming
+//! copy over device memory and over an array that fits in L2, at full and at low occupancy,
+//! float, double, math-function and shared-memory loops), and host copies timed on the host.
+//! About a second, once per GPU model: the figures are kept in the kernel cache directory.
+//!
+//! Operation counts are the simulator's (`a * b + c` is two operations, though the GPU fuses
+//! it), so that the rates divide the counts the model samples.
+
+use std::ffi::{CString, c_void};
+use std::time::Instant;
+
+use cudarc::driver::sys;
+
+use super::CudaDevice;
+use super::driver::{self, Image, check};
+use crate::runtime::model::Machine;
+
+const SOURCE: &str = r#"
+extern "C" __global__ void cal_empty() {}
+
+extern "C" __global__ void cal_copy(const float4 *__restrict__ a, float4 *__restrict__ b, unsigned long long n) {
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+         i += (unsigned long long)gridDim.x * blockDim.x)
+        b[i] = a[i];
+}
+
+extern "C" __global__ void cal_float(float *out, int iters) {
+    float a = threadIdx.x, b = a + 1.0f, c = a + 2.0f, d = a + 3.0f;
+    for (int i = 0; i < iters; i++) {
+        a = a * 0.999f + 0.5f; b = b * 0.999f + 0.5f; c = c * 0.999f + 0.5f; d = d * 0.999f + 0.5f;
+    }
+    if (a + b + c + d == -1.0f) out[0] = a;
+}
+
+extern "C" __global__ void cal_double(double *out, int iters) {
+    double a = threadIdx.x, b = a + 1.0, c = a + 2.0, d = a + 3.0;
+    for (int i = 0; i < iters; i++) {
+        a = a * 0.999 + 0.5; b = b * 0.999 + 0.5; c = c * 0.999 + 0.5; d = d * 0.999 + 0.5;
+    }
+    if (a + b + c + d == -1.0) out[0] = a;
+}
+
+extern "C" __global__ void cal_math(double *out, int iters) {
+    double a = threadIdx.x * 1e-3, b = a + 0.1;
+    for (int i = 0; i < iters; i++) {
+        a = sqrt(a + 1.0); b = exp(b * 1e-3);
+    }
+    if (a + b == -1.0) out[0] = a;
+}
+
+extern "C" __global__ void cal_shared(float *out, int iters) {
+    __shared__ float s[1024];
+    for (int i = threadIdx.x; i < 1024; i += blockDim.x) s[i] = i;
+    __syncthreads();
+    float acc = 0.0f;
+    for (int i = 0; i < iters; i++) {
+        acc += s[(threadIdx.x + i) & 1023];
+        acc += s[(threadIdx.x + 2 * i) & 1023];
+    }
+    if (acc == -1.0f) out[0] = acc;
+}
+"#;
+
+/// Threads per block of the timed kernels.
+const THREADS: u32 = 256;
+/// Bytes of each of the two arrays of the device-memory copy, and of the in-cache copy.
+const DRAM_COPY_BYTES: u64 = 256 << 20;
+const CACHE_COPY_BYTES: u64 = 8 << 20;
+const LOOP_ITERATIONS: i32 = 4096;
+
+struct Calibration {
+    module: sys::CUmodule,
+    start: sys::CUevent,
+    stop: sys::CUevent,
+    allocations: Vec<sys::CUdeviceptr>,
+}
+
+impl Drop for Calibration {
+    fn drop(&mut self) {
+        // SAFETY: handles made by `CudaDevice::measure_machine` on the current context.
+        unsafe {
+            for &p in &self.allocations {
+                sys::cuMemFree_v2(p);
+            }
+            sys::cuEventDestroy_v2(self.start);
+            sys::cuEventDestroy_v2(self.stop);
+            sys::cuModuleUnload(self.module);
+        }
+    }
+}
+
+impl Calibration {
+    fn function(&self, name: &str) -> Result<sys::CUfunction, String> {
+        let name = CString::new(name).map_err(|_| "NUL in a kernel name".to_string())?;
+        let mut function: sys::CUfunction = std::ptr::null_mut();
+        // SAFETY: a loaded module and a valid out-pointer.
+        check("cuModuleGetFunction", unsafe { sys::cuModuleGetFunction(&mut function, self.module, name.as_ptr()) })?;
+        Ok(function)
+    }
+
+    fn allocate(&mut self, bytes: u64) -> Result<sys::CUdeviceptr, String> {
+        let mut p: sys::CUdeviceptr = 0;
+        // SAFETY: a valid out-pointer on the current context.
+        check("cuMemAlloc", unsafe { sys::cuMemAlloc_v2(&mut p, bytes as usize) })?;
+        self.allocations.push(p);
+        Ok(p)
+    }
+
+    /// Seconds per launch of `function` on `blocks` blocks, `launches` launches between two
+    /// events (after one launch to warm up).
+    fn time(&self, function: sys::CUfunction, blocks: u32, args: &mut [*mut c_void], launches: u32) -> Result<f64, String> {
+        let launch = |args: &mut [*mut c_void]| {
+            // SAFETY: `args` point at values of the kernel's parameter types.
+            check("cuLaunchKernel", unsafe {
+                sys::cuLaunchKernel(function, blocks, 1, 1, THREADS, 1, 1, 0, std::ptr::null_mut(), args.as_mut_ptr(), std::ptr::null_mut())
+            })
+        };
+        launch(args)?;
+        // SAFETY: events of the current context, recorded on the null stream.
+        unsafe {
+            check("cuEventRecord", sys::cuEventRecord(self.start, std::ptr::null_mut()))?;
+            for _ in 0..launches {
+                launch(args)?;
+            }
+            check("cuEventRecord", sys::cuEventRecord(self.stop, std::ptr::null_mut()))?;
+            check("cuEventSynchronize", sys::cuEventSynchronize(self.stop))?;
+            let mut ms = 0f32;
+            check("cuEventElapsedTime", sys::cuEventElapsedTime_v2(&mut ms, self.start, self.stop))?;
+            Ok(ms as f64 / 1e3 / launches as f64)
+        }
+    }
+
+    /// The least device time of `repeats` single launches of `function`, each between two
+    /// events (as the runtime times launches).
+    fn single_launch_time(&self, function: sys::CUfunction, repeats: u32) -> Result<f64, String> {
+        let mut best = f64::MAX;
+        let mut times = Vec::new();
+        for _ in 0..repeats {
+            let t = self.time(function, 1, &mut [], 1)?;
+            best = best.min(t);
+            times.push(t);
+        }
+        times.sort_by(f64::total_cmp);
+        Ok(times[times.len() / 2].max(best))
+    }
+}
+
+fn attribute(device: sys::CUdevice, attribute: sys::CUdevice_attribute) -> Result<i64, String> {
+    let mut value = 0;
+    // SAFETY: a valid device handle and out-pointer.
+    check("cuDeviceGetAttribute", unsafe { sys::cuDeviceGetAttribute(&mut value, attribute, device) })?;
+    Ok(value as i64)
+}
+
+impl CudaDevice {
+    /// Measures this GPU's figures for the performance model (see the module doc).
+    pub(super) fn measure_machine(&mut self) -> Result<Machine, String> {
+        use sys::CUdevice_attribute as A;
+        self.make_current()?;
+        self.wait_in_flight();
+        let d = self.cu_device;
+        let sms = attribute(d, A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?.max(1) as u32;
+        let image = driver::nvrtc_compile(SOURCE, "yosegi_calibrate.cu", self.arch)
+            .map_err(|f| format!("NVRTC could not compile the calibration kernels:\n{}", f.log))?;
+        let bytes = match &image {
+            Image::Cubin(b) | Image::Ptx(b) => b,
+        };
+        let mut module: sys::CUmodule = std::ptr::null_mut();
+        // SAFETY: a cubin or NUL-terminated PTX image; a valid out-pointer.
+        check("cuModuleLoadData", unsafe { sys::cuModuleLoadData(&mut module, bytes.as_ptr() as *const c_void) })?;
+        let (mut start, mut stop): (sys::CUevent, sys::CUevent) = (std::ptr::null_mut(), std::ptr::null_mut());
+        // SAFETY: valid out-pointers on the current context.
+        unsafe {
+            check("cuEventCreate", sys::cuEventCreate(&mut start, 0))?;
+            check("cuEventCreate", sys::cuEventCreate(&mut stop, 0))?;
+        }
+        let mut cal = Calibration { module, start, stop, allocations: Vec::new() };
+
+        let launch_s = cal.single_launch_time(cal.function("cal_empty")?, 21)?;
+
+        // Streaming copies: bytes read plus written per launch.
+        let copy = cal.function("cal_copy")?;
+        let stream = |cal: &mut Calibration, bytes: u64, blocks: u32, launches: u32| -> Result<f64, String> {
+            let a = cal.allocate(bytes)?;
+            let b = cal.allocate(bytes)?;
+            let (mut a, mut b, mut n) = (a, b, bytes / 16);
+            let mut args = [&mut a as *mut _ as *mut c_void, &mut b as *mut _ as *mut c_void, &mut n as *mut _ as *mut c_void];
+            let t = cal.time(copy, blocks, &mut args, launches)?;
+            Ok(2.0 * bytes as f64 / t)
+        };
+        let full_blocks = sms * (2048 / THREADS);
+        let dram_bytes_per_s = stream(&mut cal, DRAM_COPY_BYTES, full_blocks, 5)?;
+        // One block of 8 warps per multiprocessor: how far fewer warps reach.
+        let low_bytes_per_s = stream(&mut cal, DRAM_COPY_BYTES, sms, 5)?;
+        let cache_bytes_per_s = stream(&mut cal, CACHE_COPY_BYTES, full_blocks, 50)?;
+        let saturating_warps = (8.0 * dram_bytes_per_s / low_bytes_per_s).clamp(8.0, 64.0);
+
+        // Arithmetic and shared memory, at full occupancy.
+        let mut out = cal.allocate(64)?;
+        let mut iters = LOOP_ITERATIONS;
+        let threads = (full_blocks * THREADS) as f64;
+        let mut rate = |cal: &Calibration, name: &str, per_thread: f64| -> Result<f64, String> {
+            let f = cal.function(name)?;
+            let mut args = [&mut out as *mut _ as *mut c_void, &mut iters as *mut _ as *mut c_void];
+            let t = cal.time(f, full_blocks, &mut args, 3)?;
+            Ok(threads * per_thread / t)
+        };
+        let iterations = LOOP_ITERATIONS as f64;
+        // Four chains of a multiply and an add per iteration.
+        let float_ops_per_s = rate(&cal, "cal_float", 8.0 * iterations)?;
+        let double_ops_per_s = rate(&cal, "cal_double", 8.0 * iterations)?;
+        let math_calls_per_s = rate(&cal, "cal_math", 2.0 * iterations)?;
+        // Two requests per iteration per warp: per thread, 2/32 of a request.
+        let shared_requests_per_s = rate(&cal, "cal_shared", 2.0 * iterations / 32.0)?;
+
+        // Host copies: pageable memory, as the program's arrays are.
+        let big = 64usize << 20;
+        let dev = cal.allocate(big as u64)?;
+        let mut host = vec![1u8; big];
+        let timed = |f: &mut dyn FnMut() -> Result<(), String>, repeats: u32| -> Result<f64, String> {
+            f()?;
+            let started = Instant::now();
+            for _ in 0..repeats {
+                f()?;
+            }
+            Ok(started.elapsed().as_secs_f64() / repeats as f64)
+        };
+        // SAFETY: `host` and `dev` hold `big` bytes each.
+        let to_device = timed(&mut || check("cuMemcpyHtoD", unsafe { sys::cuMemcpyHtoD_v2(dev, host.as_ptr() as *const c_void, big) }), 3)?;
+        let to_host = timed(&mut || check("cuMemcpyDtoH", unsafe { sys::cuMemcpyDtoH_v2(host.as_mut_ptr() as *mut c_void, dev, big) }), 3)?;
+        let small = 4096usize;
+        let host_copy_s = timed(&mut || check("cuMemcpyHtoD", unsafe { sys::cuMemcpyHtoD_v2(dev, host.as_ptr() as *const c_void, small) }), 50)?;
+        drop(cal);
+
+        let nominal = Machine::nominal(&self.model);
+        Ok(Machine {
+            name: self.model.clone(),
+            measured: true,
+            multiprocessors: sms,
+            max_threads_per_multiprocessor: attribute(d, A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)? as u32,
+            max_blocks_per_multiprocessor: attribute(d, A::CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR)? as u32,
+            shared_bytes_per_multiprocessor: attribute(d, A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR)? as u64,
+            registers_per_multiprocessor: attribute(d, A::CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR)? as u32,
+            l2_bytes: attribute(d, A::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)? as u64,
+            launch_s,
+            dram_bytes_per_s,
+            cache_bytes_per_s,
+            saturating_warps_per_multiprocessor: saturating_warps,
+            float_ops_per_s,
+            double_ops_per_s,
+            math_calls_per_s,
+            shared_requests_per_s,
+            host_to_device_bytes_per_s: big as f64 / to_device,
+            device_to_host_bytes_per_s: big as f64 / to_host,
+            host_copy_s,
+            // Measured between devices when several are open (`peers`); until then nominal.
+            peer_bytes_per_s: nominal.peer_bytes_per_s,
+            peer_copy_s: nominal.peer_copy_s,
+        })
+    }
+}

@@ -1,0 +1,101 @@
+//! What the performance model knows of a device: its hardware figures (multiprocessors, the
+//! limits that decide occupancy) and the rates Yosegi measured on it once (memory bandwidth,
+//! launch cost, arithmetic rates, host and peer copies), kept in a file per GPU model so that
+//! later runs read them instead of measuring again.
+//!
+//! The simulator has no clock: its machine is [`Machine::nominal`], an H100 SXM's figures from
+//! the data sheet, marked as not measured, so that predictions on `sim` have the shape of a
+//! GPU's and tests can check the model's arithmetic against the simulator's counters.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// The figures the model predicts from; rates per second, times in seconds.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Machine {
+    /// The device model (`NVIDIA H100 80GB HBM3`, or `sim`).
+    pub name: String,
+    /// Whether the rates were measured on this machine (`false`: nominal figures).
+    pub measured: bool,
+    pub multiprocessors: u32,
+    pub max_threads_per_multiprocessor: u32,
+    pub max_blocks_per_multiprocessor: u32,
+    pub shared_bytes_per_multiprocessor: u64,
+    pub registers_per_multiprocessor: u32,
+    pub l2_bytes: u64,
+    /// Device time of an empty kernel, launch to completion (what CUDA events around one
+    /// launch measure at the least).
+    pub launch_s: f64,
+    /// Streaming bandwidth of device memory (a large copy's bytes read plus written).
+    pub dram_bytes_per_s: f64,
+    /// Bandwidth of the 32-byte sectors the memory instructions touch when they hit the
+    /// caches (a copy over an array that fits in L2, repeated).
+    pub cache_bytes_per_s: f64,
+    /// Resident warps per multiprocessor a streaming kernel needs to reach `dram_bytes_per_s`
+    /// (fewer reach proportionally less: Little's law with the memory latency).
+    pub saturating_warps_per_multiprocessor: f64,
+    pub float_ops_per_s: f64,
+    pub double_ops_per_s: f64,
+    pub math_calls_per_s: f64,
+    /// Warp-level shared-memory requests per second over the device (a conflict of degree d
+    /// costs d requests).
+    pub shared_requests_per_s: f64,
+    pub host_to_device_bytes_per_s: f64,
+    pub device_to_host_bytes_per_s: f64,
+    /// Fixed cost of one host<->device copy.
+    pub host_copy_s: f64,
+    /// Bandwidth and fixed cost of a copy between two devices (peer access over NVLink where
+    /// the GPUs have it); `0` when the machine has one device.
+    pub peer_bytes_per_s: f64,
+    pub peer_copy_s: f64,
+}
+
+impl Machine {
+    /// An H100 SXM's published figures, for devices that cannot measure (the simulator).
+    pub fn nominal(name: &str) -> Machine {
+        Machine {
+            name: name.to_string(),
+            measured: false,
+            multiprocessors: 132,
+            max_threads_per_multiprocessor: 2048,
+            max_blocks_per_multiprocessor: 32,
+            shared_bytes_per_multiprocessor: 228 << 10,
+            registers_per_multiprocessor: 65536,
+            l2_bytes: 50 << 20,
+            launch_s: 2.5e-6,
+            dram_bytes_per_s: 3.0e12,
+            cache_bytes_per_s: 9.0e12,
+            saturating_warps_per_multiprocessor: 24.0,
+            float_ops_per_s: 60e12,
+            double_ops_per_s: 30e12,
+            math_calls_per_s: 4e12,
+            shared_requests_per_s: 132.0 * 1.7e9,
+            host_to_device_bytes_per_s: 25e9,
+            device_to_host_bytes_per_s: 25e9,
+            host_copy_s: 10e-6,
+            peer_bytes_per_s: 150e9,
+            peer_copy_s: 10e-6,
+        }
+    }
+
+    /// The file that keeps `model`'s measured figures in `dir`.
+    pub fn file_in(dir: &Path, model: &str) -> PathBuf {
+        let stem: String = model.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' }).collect();
+        dir.join(format!("machine-{stem}.json"))
+    }
+
+    /// The figures kept for `model` in `dir`, if a readable file of this format is there.
+    pub fn load(dir: &Path, model: &str) -> Option<Machine> {
+        let text = std::fs::read_to_string(Machine::file_in(dir, model)).ok()?;
+        serde_json::from_str::<Machine>(&text).ok().filter(|m| m.name == model && m.measured)
+    }
+
+    /// Keeps the figures for later runs (a failure to write only costs a measurement later).
+    pub fn store(&self, dir: &Path) {
+        if let Ok(text) = serde_json::to_string_pretty(self) {
+            let _ = crate::private_fs::create_private_dir_all(dir);
+            let _ = crate::private_fs::replace_file(&Machine::file_in(dir, &self.name), text.as_bytes());
+        }
+    }
+}

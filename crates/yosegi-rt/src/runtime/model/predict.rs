@@ -1,0 +1,135 @@
+//! The time of one launch from what it does and the machine's figures.
+//!
+//! A launch costs the launch itself plus the longest of what its work keeps busy: device
+//! memory (the bytes the access analysis says the launch must move, read and written once:
+//! the caches serve the reuse), the caches (32-byte sectors the memory instructions touch),
+//! arithmetic (float, double and math-function operations) and shared memory (requests times
+//! their bank-conflict degree). Each rate is reached only with enough resident warps: a grid
+//! too small to fill the device, or blocks whose shared memory or registers allow few per
+//! multiprocessor, reach proportionally less (Little's law with the latency the rates were
+//! measured at). The paper's model counted warp accesses against latencies; this one adds
+//! what it lacked: launch cost, cache reuse, occupancy, and the multiprocessors a small grid
+//! leaves idle.
+
+use super::machine::Machine;
+use crate::runtime::stats::DeviceCounters;
+
+/// Warps per multiprocessor that keep its arithmetic pipelines busy.
+const SATURATING_COMPUTE_WARPS: f64 = 8.0;
+
+/// Registers per thread assumed where the compiler has not said.
+pub const DEFAULT_REGISTERS: u32 = 32;
+
+/// What one launch does, as the model sees it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LaunchWork {
+    pub blocks: u64,
+    pub threads_per_block: u32,
+    pub shared_bytes_per_block: u64,
+    pub registers_per_thread: u32,
+    /// The whole launch's counts (sampled blocks scaled to the grid: `model::sample`).
+    pub counters: DeviceCounters,
+    /// Bytes the launch must read and write in device memory (its arrays' sections).
+    pub dram_bytes: u64,
+}
+
+/// Which resource the prediction found the launch limited by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bound {
+    Launch,
+    Memory,
+    Cache,
+    Compute,
+    Shared,
+}
+
+impl Bound {
+    pub fn name(self) -> &'static str {
+        match self {
+            Bound::Launch => "launch",
+            Bound::Memory => "memory",
+            Bound::Cache => "cache",
+            Bound::Compute => "compute",
+            Bound::Shared => "shared memory",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Prediction {
+    pub seconds: f64,
+    pub launch_s: f64,
+    pub memory_s: f64,
+    pub cache_s: f64,
+    pub compute_s: f64,
+    pub shared_s: f64,
+    /// Resident warps over the device's maximum.
+    pub occupancy: f64,
+    pub bound: Bound,
+    /// The counts and bytes the prediction was made from.
+    pub counters: DeviceCounters,
+    pub dram_bytes: u64,
+}
+
+/// Blocks of `work`'s shape one multiprocessor holds at once (at least one).
+pub fn blocks_per_multiprocessor(machine: &Machine, work: &LaunchWork) -> u64 {
+    let threads = work.threads_per_block.max(1) as u64;
+    let warps_threads = threads.div_ceil(32) * 32;
+    let mut fit = (machine.max_blocks_per_multiprocessor as u64).min(machine.max_threads_per_multiprocessor as u64 / warps_threads);
+    if work.shared_bytes_per_block > 0 {
+        fit = fit.min(machine.shared_bytes_per_multiprocessor / work.shared_bytes_per_block);
+    }
+    let registers = work.registers_per_thread.max(1) as u64 * warps_threads;
+    fit = fit.min(machine.registers_per_multiprocessor as u64 / registers);
+    fit.max(1)
+}
+
+pub fn predict(machine: &Machine, work: &LaunchWork) -> Prediction {
+    let sms = machine.multiprocessors.max(1) as f64;
+    let warps_per_block = (work.threads_per_block.max(1) as u64).div_ceil(32) as f64;
+    let per_sm = blocks_per_multiprocessor(machine, work);
+    let resident_blocks = (work.blocks as f64).min(sms * per_sm as f64);
+    let resident_warps = resident_blocks * warps_per_block;
+    let occupancy = resident_warps / (sms * machine.max_threads_per_multiprocessor as f64 / 32.0);
+    let memory_reach = (resident_warps / (sms * machine.saturating_warps_per_multiprocessor)).clamp(1e-6, 1.0);
+    let compute_reach = (resident_warps / (sms * SATURATING_COMPUTE_WARPS)).clamp(1e-6, 1.0);
+    let sm_reach = (resident_blocks / sms).clamp(1e-6, 1.0);
+    let c = &work.counters;
+    let memory_s = work.dram_bytes as f64 / (machine.dram_bytes_per_s * memory_reach);
+    let cache_s = (c.global_transactions * 32) as f64 / (machine.cache_bytes_per_s * memory_reach);
+    let compute_s = (c.float_ops as f64 / machine.float_ops_per_s
+        + c.double_ops as f64 / machine.double_ops_per_s
+        + c.math_calls as f64 / machine.math_calls_per_s)
+        / compute_reach;
+    let shared_requests = c.bank_conflict_degree_sum.max(c.shared_accesses);
+    let shared_s = shared_requests as f64 / (machine.shared_requests_per_s * sm_reach);
+    let launch_s = if work.blocks == 0 { 0.0 } else { machine.launch_s };
+    let (bound, busy) = [(Bound::Memory, memory_s), (Bound::Cache, cache_s), (Bound::Compute, compute_s), (Bound::Shared, shared_s)]
+        .into_iter()
+        .fold((Bound::Launch, 0.0), |best, (b, t)| if t > best.1 { (b, t) } else { best });
+    let bound = if busy < launch_s { Bound::Launch } else { bound };
+    Prediction {
+        seconds: launch_s + busy,
+        launch_s,
+        memory_s,
+        cache_s,
+        compute_s,
+        shared_s,
+        occupancy,
+        bound,
+        counters: work.counters.clone(),
+        dram_bytes: work.dram_bytes,
+    }
+}
+
+/// A launch split over devices: the slowest part, then the copies between devices that the
+/// parts wait for (`exchange_bytes` in `exchanges` copies).
+pub fn predict_split(machine: &Machine, parts: &[Prediction], exchange_bytes: u64, exchanges: u64) -> f64 {
+    let slowest = parts.iter().map(|p| p.seconds).fold(0.0, f64::max);
+    let exchange = if exchanges == 0 || machine.peer_bytes_per_s <= 0.0 {
+        0.0
+    } else {
+        exchange_bytes as f64 / machine.peer_bytes_per_s + exchanges as f64 * machine.peer_copy_s
+    };
+    slowest + exchange
+}

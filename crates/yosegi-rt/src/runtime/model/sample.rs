@@ -1,0 +1,72 @@
+//! What a launch does, counted by running a few of its blocks in the simulator's interpreter
+//! over read-only views of the program's host arrays (`SimBuffer::host_view`: stores are
+//! dropped) and scaling the counts to the whole grid. The counting rules are the
+//! simulator's, so on regular kernels the estimate equals what the simulator counts over
+//! every block; blocks unlike the sampled ones (a boundary block that does less) make it an
+//! estimate. Values loaded from the host's copy steer data-dependent loops (a sparse row's
+//! length) as the device's copy would, where the two agree.
+
+use std::sync::Arc;
+
+use crate::runtime::device::{DeviceAlloc, Launch};
+use crate::runtime::sim::interp::Fault;
+use crate::runtime::sim::memory::SimBuffer;
+use crate::runtime::sim::{count_blocks, give_partials, launch_context};
+use crate::runtime::stats::DeviceCounters;
+
+/// Blocks run per launch: spread over the grid, at the middle of each of this many stretches.
+pub const SAMPLED_BLOCKS: u64 = 4;
+
+/// Statements one sampled block may execute (each over the block's lanes) before the model
+/// gives up on counting the launch: a block that long would cost the host more than the
+/// prediction is worth.
+pub const STATEMENT_BUDGET: u64 = 200_000;
+
+/// The counts of a whole launch, and its shape as the device runs it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sampled {
+    pub counters: DeviceCounters,
+    pub blocks: u64,
+    pub block: [u32; 3],
+}
+
+/// The blocks run for a grid of `blocks`.
+pub fn sample_of(blocks: u64) -> Vec<u64> {
+    if blocks <= SAMPLED_BLOCKS {
+        return (0..blocks).collect();
+    }
+    (0..SAMPLED_BLOCKS).map(|k| (2 * k + 1) * blocks / (2 * SAMPLED_BLOCKS)).collect()
+}
+
+/// `counters` of `sampled` blocks scaled to `blocks`.
+pub fn scaled(counters: &DeviceCounters, sampled: u64, blocks: u64) -> DeviceCounters {
+    let scale = |v: u64| if sampled == 0 { 0 } else { ((v as u128 * blocks as u128 + sampled as u128 / 2) / sampled as u128) as u64 };
+    DeviceCounters {
+        global_transactions: scale(counters.global_transactions),
+        global_loads: scale(counters.global_loads),
+        global_stores: scale(counters.global_stores),
+        shared_accesses: scale(counters.shared_accesses),
+        bank_conflict_degree_sum: scale(counters.bank_conflict_degree_sum),
+        bank_conflict_max_degree: counters.bank_conflict_max_degree,
+        barriers: scale(counters.barriers),
+        float_ops: scale(counters.float_ops),
+        double_ops: scale(counters.double_ops),
+        math_calls: scale(counters.math_calls),
+        blocks,
+        ..DeviceCounters::default()
+    }
+}
+
+/// Counts `launch` from sampled blocks, its array params read through `buffer_of` (host views),
+/// its grid spread over `multiprocessors` as the device spreads it.
+pub fn sample_launch(launch: &Launch, buffer_of: &dyn Fn(DeviceAlloc) -> Option<Arc<SimBuffer>>, multiprocessors: u32) -> Result<Sampled, Fault> {
+    let (mut ctx, blocks) = launch_context(launch, buffer_of, Vec::new(), multiprocessors)?;
+    let block = ctx.block_dim;
+    if blocks == 0 || block.iter().product::<u32>() == 0 {
+        return Ok(Sampled { counters: DeviceCounters::default(), blocks: 0, block });
+    }
+    give_partials(&mut ctx, blocks);
+    let sample = sample_of(blocks);
+    let counted = count_blocks(&ctx, &sample, STATEMENT_BUDGET)?;
+    Ok(Sampled { counters: scaled(&counted, sample.len() as u64, blocks), blocks, block })
+}
