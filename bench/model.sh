@@ -96,16 +96,16 @@ for name in ll18 y_solve filter; do
         echo "fusion: $name FAILED"
     fi
 done
-if [ -n "$polybench" ]; then
-    mkdir -p "$out/polybench"
-    YOSEGI_STATS_DIR="$out/polybench" "$root/scripts/polybench.sh" --device "$device" --dataset "$dataset" \
-        --tsv "$out/polybench.tsv" "$polybench" "$binary" >"$out/polybench.log" 2>&1
-    tail -1 "$out/polybench.log"
-fi
 if [ -n "$npb" ]; then
     mkdir -p "$out/npb"
     YOSEGI_STATS_DIR="$out/npb" "$root/scripts/npb.sh" --device "$device" --class "$class" \
         --tsv "$out/npb.tsv" "$npb" "$binary" >"$out/npb.log" 2>&1
     tail -1 "$out/npb.log"
+fi
+if [ -n "$polybench" ]; then
+    mkdir -p "$out/polybench"
+    YOSEGI_STATS_DIR="$out/polybench" "$root/scripts/polybench.sh" --device "$device" --dataset "$dataset" --timeout 120 \
+        --tsv "$out/polybench.tsv" "$polybench" "$binary" >"$out/polybench.log" 2>&1
+    tail -1 "$out/polybench.log"
 fi
 python3 "$here/model_table.py" "$out" | tee "$out/table.md"

@@ -17,7 +17,7 @@ pub mod machine;
 pub mod predict;
 pub mod sample;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use crate::ir::{GridKernel, Module};
@@ -38,16 +38,19 @@ struct PredictionKey {
     dram_bytes: u64,
 }
 
-/// The runtime's model: one machine per device, and the predictions made so far.
+/// The runtime's model: one machine per device, the predictions made so far, and which
+/// kernels each device has launched (a first launch also loads the kernel's code).
 #[derive(Default)]
 pub struct Model {
     machines: Vec<Machine>,
     predictions: HashMap<PredictionKey, Option<Prediction>>,
+    /// Grid kernels (by name) already launched, per device: their code is loaded.
+    launched: HashSet<(String, usize)>,
 }
 
 impl Model {
     pub fn new(machines: Vec<Machine>) -> Model {
-        Model { machines, predictions: HashMap::new() }
+        Model { machines, predictions: HashMap::new(), launched: HashSet::new() }
     }
 
     pub fn machine(&self, device: usize) -> Option<&Machine> {
@@ -68,12 +71,22 @@ impl Model {
     ) -> Option<Prediction> {
         let machine = self.machines.get(device)?;
         let key = PredictionKey { kernel: launch.kernel.name.clone(), device, scalars: integer_scalars(launch), dram_bytes };
-        if let Some(known) = self.predictions.get(&key) {
-            return known.clone();
-        }
-        let prediction = predict_with(machine, launch, dram_bytes, multiprocessors, host_view_of);
-        self.predictions.insert(key, prediction.clone());
-        prediction
+        let prediction = match self.predictions.get(&key) {
+            Some(known) => known.clone(),
+            None => {
+                let made = predict_with(machine, launch, dram_bytes, multiprocessors, host_view_of);
+                self.predictions.insert(key, made.clone());
+                made
+            }
+        };
+        let first = self.launched.insert((launch.kernel.name.clone(), device));
+        prediction.map(|mut p| {
+            if first {
+                p.launch_s += machine.first_launch_s;
+                p.seconds += machine.first_launch_s;
+            }
+            p
+        })
     }
 }
 

@@ -69,7 +69,7 @@ impl DeviceCounters {
     }
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct KernelLaunches {
     pub count: u64,
     /// Wall time of the launches as the runtime saw them (compilation included).
@@ -92,6 +92,8 @@ pub struct KernelLaunches {
     /// launches it predicted.
     pub counters: DeviceCounters,
     pub predicted_counters: DeviceCounters,
+    /// The model's last prediction, with its parts.
+    pub last_prediction: Option<crate::runtime::model::Prediction>,
 }
 
 impl KernelLaunches {
@@ -154,7 +156,7 @@ pub enum TransferDirection {
     ToHost,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Stats {
     /// Per grid kernel name.
     pub launches: BTreeMap<String, KernelLaunches>,
@@ -211,6 +213,7 @@ impl Stats {
         entry.predicted_launches += 1;
         entry.bound = Some(prediction.bound.name());
         entry.predicted_counters.add(&prediction.counters);
+        entry.last_prediction = Some(prediction.clone());
     }
     /// Adds the bytes one launch of `kernel` must move (see `KernelLaunches::bytes_moved`).
     pub fn record_bytes_moved(&mut self, kernel: &str, bytes: u64) {
@@ -372,6 +375,20 @@ impl Stats {
                     "from_disk": l.from_disk,
                     "counters": counters_json(&l.counters),
                     "predicted_counters": counters_json(&l.predicted_counters),
+                    "last_prediction": l.last_prediction.as_ref().map(|p| json!({
+                        "seconds": p.seconds,
+                        "launch_s": p.launch_s,
+                        "memory_s": p.memory_s,
+                        "cache_s": p.cache_s,
+                        "compute_s": p.compute_s,
+                        "shared_s": p.shared_s,
+                        "latency_s": p.latency_s,
+                        "occupancy": p.occupancy,
+                        "dram_bytes": p.dram_bytes,
+                        "blocks": p.blocks,
+                        "threads_per_block": p.threads_per_block,
+                        "shared_bytes_per_block": p.shared_bytes_per_block,
+                    })),
                 })
             })
             .collect();

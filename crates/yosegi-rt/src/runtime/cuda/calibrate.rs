@@ -25,6 +25,19 @@ extern "C" __global__ void cal_copy(const float4 *__restrict__ a, float4 *__rest
         b[i] = a[i];
 }
 
+extern "C" __global__ void cal_stencil(const float *__restrict__ a, float *__restrict__ b, int n, int reps) {
+    for (int r = 0; r < reps; r++)
+        for (int i = 4 + blockIdx.x * blockDim.x + threadIdx.x; i < n - 4; i += gridDim.x * blockDim.x)
+            b[i] += a[i - 4] + a[i - 3] + a[i - 2] + a[i - 1] + a[i] + a[i + 1] + a[i + 2] + a[i + 3] + a[i + 4];
+}
+
+extern "C" __global__ void cal_rows(const float *__restrict__ a, float *out, int m) {
+    unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
+    float acc = 0.0f;
+    for (int j = 0; j < m; j++) acc += a[i * m + j];
+    out[i] = acc;
+}
+
 extern "C" __global__ void cal_float(float *out, int iters) {
     float a = threadIdx.x, b = a + 1.0f, c = a + 2.0f, d = a + 3.0f;
     for (int i = 0; i < iters; i++) {
@@ -54,20 +67,23 @@ extern "C" __global__ void cal_shared(float *out, int iters) {
     for (int i = threadIdx.x; i < 1024; i += blockDim.x) s[i] = i;
     __syncthreads();
     float acc = 0.0f;
+    float acc2 = 0.0f;
     for (int i = 0; i < iters; i++) {
         acc += s[(threadIdx.x + i) & 1023];
-        acc += s[(threadIdx.x + 2 * i) & 1023];
+        acc2 += s[(threadIdx.x + 2 * i) & 1023];
     }
-    if (acc == -1.0f) out[0] = acc;
+    if (acc + acc2 == -1.0f) out[0] = acc;
 }
 "#;
 
 /// Threads per block of the timed kernels.
 const THREADS: u32 = 256;
-/// Bytes of each of the two arrays of the device-memory copy, and of the in-cache copy.
+/// Bytes of each of the two arrays of the device-memory copy, and of the in-cache stencil.
 const DRAM_COPY_BYTES: u64 = 256 << 20;
-const CACHE_COPY_BYTES: u64 = 8 << 20;
+const CACHE_STENCIL_BYTES: u64 = 16 << 20;
 const LOOP_ITERATIONS: i32 = 4096;
+/// Elements of each row the serial-access kernel walks.
+const ROW_LENGTH: i32 = 8192;
 
 struct Calibration {
     module: sys::CUmodule,
@@ -110,13 +126,25 @@ impl Calibration {
     /// Seconds per launch of `function` on `blocks` blocks, `launches` launches between two
     /// events (after one launch to warm up).
     fn time(&self, function: sys::CUfunction, blocks: u32, args: &mut [*mut c_void], launches: u32) -> Result<f64, String> {
-        let launch = |args: &mut [*mut c_void]| {
-            // SAFETY: `args` point at values of the kernel's parameter types.
-            check("cuLaunchKernel", unsafe {
-                sys::cuLaunchKernel(function, blocks, 1, 1, THREADS, 1, 1, 0, std::ptr::null_mut(), args.as_mut_ptr(), std::ptr::null_mut())
-            })
-        };
-        launch(args)?;
+        self.time_shaped(function, blocks, THREADS, args, launches)
+    }
+
+    /// [`Calibration::time`] with `threads` threads per block.
+    fn time_shaped(&self, function: sys::CUfunction, blocks: u32, threads: u32, args: &mut [*mut c_void], launches: u32) -> Result<f64, String> {
+        self.launch(function, blocks, threads, args)?;
+        self.time_cold(function, blocks, threads, args, launches)
+    }
+
+    fn launch(&self, function: sys::CUfunction, blocks: u32, threads: u32, args: &mut [*mut c_void]) -> Result<(), String> {
+        // SAFETY: `args` point at values of the kernel's parameter types.
+        check("cuLaunchKernel", unsafe {
+            sys::cuLaunchKernel(function, blocks, 1, 1, threads, 1, 1, 0, std::ptr::null_mut(), args.as_mut_ptr(), std::ptr::null_mut())
+        })
+    }
+
+    /// Seconds per launch of `launches` launches between two events, with no launch before.
+    fn time_cold(&self, function: sys::CUfunction, blocks: u32, threads: u32, args: &mut [*mut c_void], launches: u32) -> Result<f64, String> {
+        let launch = |args: &mut [*mut c_void]| self.launch(function, blocks, threads, args);
         // SAFETY: events of the current context, recorded on the null stream.
         unsafe {
             check("cuEventRecord", sys::cuEventRecord(self.start, std::ptr::null_mut()))?;
@@ -132,17 +160,13 @@ impl Calibration {
     }
 
     /// The least device time of `repeats` single launches of `function`, each between two
-    /// events (as the runtime times launches).
+    /// events (as the runtime times launches; the least, as a launch that waits for nothing).
     fn single_launch_time(&self, function: sys::CUfunction, repeats: u32) -> Result<f64, String> {
         let mut best = f64::MAX;
-        let mut times = Vec::new();
         for _ in 0..repeats {
-            let t = self.time(function, 1, &mut [], 1)?;
-            best = best.min(t);
-            times.push(t);
+            best = best.min(self.time(function, 1, &mut [], 1)?);
         }
-        times.sort_by(f64::total_cmp);
-        Ok(times[times.len() / 2].max(best))
+        Ok(best)
     }
 }
 
@@ -177,7 +201,11 @@ impl CudaDevice {
         }
         let mut cal = Calibration { module, start, stop, allocations: Vec::new() };
 
-        let launch_s = cal.single_launch_time(cal.function("cal_empty")?, 21)?;
+        // The first launch of a kernel loads its code; the others only launch.
+        let empty = cal.function("cal_empty")?;
+        let first = cal.time_cold(empty, 1, THREADS, &mut [], 1)?;
+        let launch_s = cal.single_launch_time(empty, 21)?;
+        let first_launch_s = (first - launch_s).max(0.0);
 
         // Streaming copies: bytes read plus written per launch.
         let copy = cal.function("cal_copy")?;
@@ -191,10 +219,35 @@ impl CudaDevice {
         };
         let full_blocks = sms * (2048 / THREADS);
         let dram_bytes_per_s = stream(&mut cal, DRAM_COPY_BYTES, full_blocks, 5)?;
-        // One block of 8 warps per multiprocessor: how far fewer warps reach.
-        let low_bytes_per_s = stream(&mut cal, DRAM_COPY_BYTES, sms, 5)?;
-        let cache_bytes_per_s = stream(&mut cal, CACHE_COPY_BYTES, full_blocks, 50)?;
-        let saturating_warps = (8.0 * dram_bytes_per_s / low_bytes_per_s).clamp(8.0, 64.0);
+        // Sectors a nine-point stencil over an array that fits in L2 touches, as the
+        // simulator counts them: per warp, four for the aligned load and five for each of the
+        // eight shifted ones, four to load `b[i]` and four to store it.
+        let cache_bytes_per_s = {
+            let n = (CACHE_STENCIL_BYTES / 4) as i32;
+            let mut a = cal.allocate(CACHE_STENCIL_BYTES)?;
+            let mut b = cal.allocate(CACHE_STENCIL_BYTES)?;
+            let (mut n_arg, mut reps) = (n, 16i32);
+            let mut args = [
+                &mut a as *mut _ as *mut c_void,
+                &mut b as *mut _ as *mut c_void,
+                &mut n_arg as *mut _ as *mut c_void,
+                &mut reps as *mut _ as *mut c_void,
+            ];
+            let t = cal.time(cal.function("cal_stencil")?, full_blocks, &mut args, 3)?;
+            let sectors_per_warp = 4.0 + 8.0 * 5.0 + 4.0 + 4.0;
+            (n as f64 / 32.0) * sectors_per_warp * 32.0 * reps as f64 / t
+        };
+        // One warp per multiprocessor, each thread walking a row of a matrix larger than L2:
+        // the time of one access when no other warp hides its latency.
+        let serial_access_s = {
+            let rows = (sms * 32) as u64;
+            let mut m = ROW_LENGTH;
+            let mut a = cal.allocate(rows * m as u64 * 4)?;
+            let mut out = cal.allocate(rows * 4)?;
+            let mut args = [&mut a as *mut _ as *mut c_void, &mut out as *mut _ as *mut c_void, &mut m as *mut _ as *mut c_void];
+            let f = cal.function("cal_rows")?;
+            cal.time_shaped(f, sms, 32, &mut args, 3)? / m as f64
+        };
 
         // Arithmetic and shared memory, at full occupancy.
         let mut out = cal.allocate(64)?;
@@ -244,9 +297,10 @@ impl CudaDevice {
             registers_per_multiprocessor: attribute(d, A::CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR)? as u32,
             l2_bytes: attribute(d, A::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)? as u64,
             launch_s,
+            first_launch_s,
+            serial_access_s,
             dram_bytes_per_s,
             cache_bytes_per_s,
-            saturating_warps_per_multiprocessor: saturating_warps,
             float_ops_per_s,
             double_ops_per_s,
             math_calls_per_s,

@@ -27,14 +27,19 @@ pub struct Machine {
     /// Device time of an empty kernel, launch to completion (what CUDA events around one
     /// launch measure at the least).
     pub launch_s: f64,
+    /// What the first launch of a kernel costs beyond the others (the driver loads the
+    /// kernel's code on its first launch).
+    pub first_launch_s: f64,
+    /// Time per global load or store of a thread when the grid is too small to hide memory
+    /// latency behind other warps (a warp walking a row of a large matrix, one warp per
+    /// multiprocessor): a kernel takes at least its waves times its per-thread accesses
+    /// times this.
+    pub serial_access_s: f64,
     /// Streaming bandwidth of device memory (a large copy's bytes read plus written).
     pub dram_bytes_per_s: f64,
     /// Bandwidth of the 32-byte sectors the memory instructions touch when they hit the
     /// caches (a copy over an array that fits in L2, repeated).
     pub cache_bytes_per_s: f64,
-    /// Resident warps per multiprocessor a streaming kernel needs to reach `dram_bytes_per_s`
-    /// (fewer reach proportionally less: Little's law with the memory latency).
-    pub saturating_warps_per_multiprocessor: f64,
     pub float_ops_per_s: f64,
     pub double_ops_per_s: f64,
     pub math_calls_per_s: f64,
@@ -63,10 +68,11 @@ impl Machine {
             shared_bytes_per_multiprocessor: 228 << 10,
             registers_per_multiprocessor: 65536,
             l2_bytes: 50 << 20,
-            launch_s: 2.5e-6,
+            launch_s: 4e-6,
+            first_launch_s: 25e-6,
+            serial_access_s: 35e-9,
             dram_bytes_per_s: 3.0e12,
             cache_bytes_per_s: 9.0e12,
-            saturating_warps_per_multiprocessor: 24.0,
             float_ops_per_s: 60e12,
             double_ops_per_s: 30e12,
             math_calls_per_s: 4e12,

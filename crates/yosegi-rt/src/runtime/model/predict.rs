@@ -3,13 +3,14 @@
 //! A launch costs the launch itself plus the longest of what its work keeps busy: device
 //! memory (the bytes the access analysis says the launch must move, read and written once:
 //! the caches serve the reuse), the caches (32-byte sectors the memory instructions touch),
-//! arithmetic (float, double and math-function operations) and shared memory (requests times
-//! their bank-conflict degree). Each rate is reached only with enough resident warps: a grid
-//! too small to fill the device, or blocks whose shared memory or registers allow few per
-//! multiprocessor, reach proportionally less (Little's law with the latency the rates were
-//! measured at). The paper's model counted warp accesses against latencies; this one adds
-//! what it lacked: launch cost, cache reuse, occupancy, and the multiprocessors a small grid
-//! leaves idle.
+//! arithmetic (float, double and math-function operations; reached only with enough resident
+//! warps), shared memory (requests times their bank-conflict degree, over the
+//! multiprocessors the grid occupies), and latency: a thread's accesses one after the other,
+//! wave after wave, which bounds kernels whose grid is too small to hide memory latency
+//! behind other warps (a thread per row of a matrix). The first launch of a kernel also pays
+//! for loading its code. The paper's model counted warp accesses against latencies; this one
+//! adds what it lacked: launch cost, cache reuse, occupancy, and the multiprocessors a small
+//! grid leaves idle.
 
 use super::machine::Machine;
 use crate::runtime::stats::DeviceCounters;
@@ -41,6 +42,7 @@ pub enum Bound {
     Cache,
     Compute,
     Shared,
+    Latency,
 }
 
 impl Bound {
@@ -51,6 +53,7 @@ impl Bound {
             Bound::Cache => "cache",
             Bound::Compute => "compute",
             Bound::Shared => "shared memory",
+            Bound::Latency => "latency",
         }
     }
 }
@@ -63,12 +66,16 @@ pub struct Prediction {
     pub cache_s: f64,
     pub compute_s: f64,
     pub shared_s: f64,
+    pub latency_s: f64,
     /// Resident warps over the device's maximum.
     pub occupancy: f64,
     pub bound: Bound,
-    /// The counts and bytes the prediction was made from.
+    /// The counts, device-memory bytes and shape the prediction was made from.
     pub counters: DeviceCounters,
     pub dram_bytes: u64,
+    pub blocks: u64,
+    pub threads_per_block: u32,
+    pub shared_bytes_per_block: u64,
 }
 
 /// Blocks of `work`'s shape one multiprocessor holds at once (at least one).
@@ -91,20 +98,27 @@ pub fn predict(machine: &Machine, work: &LaunchWork) -> Prediction {
     let resident_blocks = (work.blocks as f64).min(sms * per_sm as f64);
     let resident_warps = resident_blocks * warps_per_block;
     let occupancy = resident_warps / (sms * machine.max_threads_per_multiprocessor as f64 / 32.0);
-    let memory_reach = (resident_warps / (sms * machine.saturating_warps_per_multiprocessor)).clamp(1e-6, 1.0);
     let compute_reach = (resident_warps / (sms * SATURATING_COMPUTE_WARPS)).clamp(1e-6, 1.0);
     let sm_reach = (resident_blocks / sms).clamp(1e-6, 1.0);
     let c = &work.counters;
-    let memory_s = work.dram_bytes as f64 / (machine.dram_bytes_per_s * memory_reach);
-    let cache_s = (c.global_transactions * 32) as f64 / (machine.cache_bytes_per_s * memory_reach);
+    // Device memory moves what the sections cover, but no more than the sectors the launch
+    // touches: a section is a hull (the whole array for an irregular access), and a kernel
+    // that touches a plane of a large array moves the plane.
+    let dram_bytes = work.dram_bytes.min(c.global_transactions * 32);
+    let memory_s = dram_bytes as f64 / machine.dram_bytes_per_s;
+    let cache_s = (c.global_transactions * 32) as f64 / machine.cache_bytes_per_s;
     let compute_s = (c.float_ops as f64 / machine.float_ops_per_s
         + c.double_ops as f64 / machine.double_ops_per_s
         + c.math_calls as f64 / machine.math_calls_per_s)
         / compute_reach;
     let shared_requests = c.bank_conflict_degree_sum.max(c.shared_accesses);
     let shared_s = shared_requests as f64 / (machine.shared_requests_per_s * sm_reach);
+    let threads = (work.blocks * work.threads_per_block.max(1) as u64).max(1) as f64;
+    let waves = (work.blocks as f64 / (sms * per_sm as f64)).ceil();
+    let latency_s = waves * (c.global_loads + c.global_stores) as f64 / threads * machine.serial_access_s;
     let launch_s = if work.blocks == 0 { 0.0 } else { machine.launch_s };
-    let (bound, busy) = [(Bound::Memory, memory_s), (Bound::Cache, cache_s), (Bound::Compute, compute_s), (Bound::Shared, shared_s)]
+    let parts = [(Bound::Memory, memory_s), (Bound::Cache, cache_s), (Bound::Compute, compute_s), (Bound::Shared, shared_s), (Bound::Latency, latency_s)];
+    let (bound, busy) = parts
         .into_iter()
         .fold((Bound::Launch, 0.0), |best, (b, t)| if t > best.1 { (b, t) } else { best });
     let bound = if busy < launch_s { Bound::Launch } else { bound };
@@ -115,10 +129,14 @@ pub fn predict(machine: &Machine, work: &LaunchWork) -> Prediction {
         cache_s,
         compute_s,
         shared_s,
+        latency_s,
         occupancy,
         bound,
         counters: work.counters.clone(),
-        dram_bytes: work.dram_bytes,
+        dram_bytes,
+        blocks: work.blocks,
+        threads_per_block: work.threads_per_block,
+        shared_bytes_per_block: work.shared_bytes_per_block,
     }
 }
 
