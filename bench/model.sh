@@ -11,6 +11,7 @@
 #
 #   --polybench DIR   PolyBench-ACC clone (scripts/polybench.sh runs it; default dataset STANDARD)
 #   --npb DIR         openacc-npb clone (scripts/npb.sh runs it; default class A)
+#   --budget SECS     stop PolyBench after SECS seconds (the programs run so far count)
 #   --quick           small sizes (checks the script itself, meant for --device sim)
 #
 # Results go to $OUT/model (the GPU runner) or bench/out/model: one folder of JSON per suite,
@@ -25,6 +26,7 @@ dataset=STANDARD
 npb=""
 class=A
 quick=""
+budget=0
 binary=""
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -34,6 +36,7 @@ while [ $# -gt 0 ]; do
         --npb) npb=$2; shift 2 ;;
         --class) class=$2; shift 2 ;;
         --quick) quick=1; shift ;;
+        --budget) budget=$2; shift 2 ;;
         -h|--help) sed -n '2,/^set -u/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
         -*) echo "model.sh: unknown option $1" >&2; exit 2 ;;
         *) binary=$1; shift ;;
@@ -104,8 +107,10 @@ if [ -n "$npb" ]; then
 fi
 if [ -n "$polybench" ]; then
     mkdir -p "$out/polybench"
-    YOSEGI_STATS_DIR="$out/polybench" "$root/scripts/polybench.sh" --device "$device" --dataset "$dataset" --timeout 120 \
+    limit=()
+    [ "$budget" -gt 0 ] && limit=(timeout "$budget")
+    YOSEGI_STATS_DIR="$out/polybench" "${limit[@]}" "$root/scripts/polybench.sh" --device "$device" --dataset "$dataset" --timeout 120 \
         --tsv "$out/polybench.tsv" "$polybench" "$binary" >"$out/polybench.log" 2>&1
-    tail -1 "$out/polybench.log"
+    echo "polybench: $(grep -c 'PASS\|FAIL' "$out/polybench.log") programs"
 fi
 python3 "$here/model_table.py" "$out" | tee "$out/table.md"

@@ -1,0 +1,284 @@
+//! The model's counts against the simulator's, and its arithmetic: what bounds a launch,
+//! occupancy limits, the first launch, the device-memory cap and a split launch.
+
+use std::sync::Arc;
+
+use super::predict::{Bound, LaunchWork, blocks_per_multiprocessor, predict, predict_split};
+use super::sample::{SAMPLED_BLOCKS, sample_launch, sample_of, scaled};
+use super::{Machine, Model};
+use crate::diag::Span;
+use crate::ir::{ArrayRef, BinaryOp, GridKernel, Module, ParamValue, ScalarType, Stmt};
+use crate::runtime::device::{Device, DeviceAlloc, DeviceParam, Launch};
+use crate::runtime::sim::SimDevice;
+use crate::runtime::sim::memory::SimBuffer;
+use crate::runtime::stats::DeviceCounters;
+use crate::runtime::testing::{GridBuilder, f32_bytes};
+
+/// `c[i] = a[i] * b[i] + a[i]` over `n` floats, 128 threads a block.
+fn multiply_add() -> GridKernel {
+    let mut g = GridBuilder::new("madd", [128, 1, 1]);
+    let np = g.scalar_param("n", ScalarType::I32);
+    let a = g.array_param("a", ScalarType::F32, &[]);
+    let b = g.array_param("b", ScalarType::F32, &[]);
+    let c = g.array_param("c", ScalarType::F32, &[]);
+    let nv = g.param(np);
+    let k127 = g.int(127);
+    let k128 = g.int(128);
+    let sum = g.bin(BinaryOp::Add, nv, k127);
+    let blocks = g.bin(BinaryOp::Div, sum, k128);
+    g.grid_x(blocks);
+    let i = g.global_id();
+    let guard = g.bin(BinaryOp::Lt, i, nv);
+    let la = g.load(ArrayRef::Param(a), &[i], ScalarType::F32, Span::default());
+    let lb = g.load(ArrayRef::Param(b), &[i], ScalarType::F32, Span::default());
+    let la2 = g.load(ArrayRef::Param(a), &[i], ScalarType::F32, Span::default());
+    let product = g.bin(BinaryOp::Mul, la, lb);
+    let value = g.bin(BinaryOp::Add, product, la2);
+    let store = g.store(ArrayRef::Param(c), &[i], value);
+    g.finish(vec![Stmt::If { cond: guard, then: vec![store], otherwise: vec![] }])
+}
+
+/// `s[tid][0] = a[i]` on `float s[128][columns]`, then a barrier: a column store whose bank
+/// conflicts depend on `columns`.
+fn column_store(columns: u32) -> GridKernel {
+    let mut g = GridBuilder::new("columns", [128, 1, 1]);
+    let np = g.scalar_param("n", ScalarType::I32);
+    let a = g.array_param("a", ScalarType::F32, &[]);
+    let s = g.shared("s", ScalarType::F32, &[128, columns]);
+    let nv = g.param(np);
+    let k128 = g.int(128);
+    let blocks = g.bin(BinaryOp::Div, nv, k128);
+    g.grid_x(blocks);
+    let i = g.global_id();
+    let t = g.tid();
+    let zero = g.int(0);
+    let la = g.load(ArrayRef::Param(a), &[i], ScalarType::F32, Span::default());
+    let st = g.store(ArrayRef::Shared(s), &[t, zero], la);
+    g.finish(vec![st, Stmt::Barrier])
+}
+
+/// Runs `kernel` with `n` and `arrays` float arrays of `n` elements on the simulator (every
+/// block) and through the model's sampler over host views of the same data; returns both
+/// counts.
+fn simulated_and_sampled(kernel: GridKernel, n: usize, arrays: usize) -> (DeviceCounters, DeviceCounters) {
+    let mut module = Module::default();
+    module.grid_kernels.append(kernel);
+    let kernel = &module.grid_kernels[crate::ir::Handle::new(0)];
+    let host: Vec<Vec<u8>> = (0..arrays).map(|k| f32_bytes(&(0..n).map(|x| (x + k) as f32).collect::<Vec<_>>())).collect();
+    let mut device = SimDevice::new();
+    let mut params = vec![DeviceParam::Value(ParamValue::Int(n as i64))];
+    let mut allocs = Vec::new();
+    for bytes in &host {
+        let alloc = device.allocate(bytes.len() as u64);
+        device.copy_to_device(alloc, 0, bytes);
+        allocs.push(alloc);
+        params.push(DeviceParam::Array { alloc, offset: 0 });
+    }
+    let launch = Launch::new(&module, kernel, params);
+    let simulated = device.launch(&launch).expect("no fault").counters;
+    let view_of = |alloc: DeviceAlloc| {
+        let k = allocs.iter().position(|&a| a == alloc)?;
+        // SAFETY: `host` outlives the sampling.
+        Some(Arc::new(unsafe { SimBuffer::host_view(host[k].as_ptr(), host[k].len()) }))
+    };
+    let sampled = sample_launch(&launch, &view_of, 0).expect("counted");
+    // The host's arrays are unchanged: a view drops stores.
+    assert_eq!(host[0], f32_bytes(&(0..n).map(|x| x as f32).collect::<Vec<_>>()));
+    assert_eq!(sampled.blocks, simulated.blocks);
+    (simulated, sampled.counters)
+}
+
+fn assert_same_counts(simulated: &DeviceCounters, sampled: &DeviceCounters) {
+    assert_eq!(sampled.global_transactions, simulated.global_transactions, "sectors");
+    assert_eq!(sampled.global_loads, simulated.global_loads, "loads");
+    assert_eq!(sampled.global_stores, simulated.global_stores, "stores");
+    assert_eq!(sampled.float_ops, simulated.float_ops, "float operations");
+    assert_eq!(sampled.shared_accesses, simulated.shared_accesses, "shared requests");
+    assert_eq!(sampled.bank_conflict_degree_sum, simulated.bank_conflict_degree_sum, "conflict degrees");
+    assert_eq!(sampled.bank_conflict_max_degree, simulated.bank_conflict_max_degree, "worst conflict");
+    assert_eq!(sampled.barriers, simulated.barriers, "barriers");
+}
+
+#[test]
+fn sampled_blocks_count_what_the_simulator_counts_over_every_block() {
+    // 64 blocks, of which the sampler runs four; every block does the same.
+    let (simulated, sampled) = simulated_and_sampled(multiply_add(), 64 * 128, 3);
+    assert_eq!(simulated.global_loads, 3 * 64 * 128);
+    assert_eq!(simulated.float_ops, 2 * 64 * 128);
+    assert_same_counts(&simulated, &sampled);
+}
+
+#[test]
+fn sampled_bank_conflicts_follow_the_padding() {
+    for columns in [32, 33] {
+        let (simulated, sampled) = simulated_and_sampled(column_store(columns), 32 * 128, 1);
+        assert_same_counts(&simulated, &sampled);
+        let expected_degree = if columns == 32 { 32 } else { 1 };
+        assert_eq!(sampled.bank_conflict_max_degree, expected_degree, "{columns} columns");
+    }
+}
+
+#[test]
+fn a_partial_last_block_makes_the_sample_an_estimate_within_a_block() {
+    // 1000 points: 8 blocks, the last one 24 points short of full; the sample runs blocks 1, 3,
+    // 5 and 7, so it sees the short block twice as often as the grid has it.
+    let (simulated, sampled) = simulated_and_sampled(multiply_add(), 1000, 3);
+    let per_block = (3 * 128) as u64;
+    assert_eq!(simulated.global_loads, 3 * 1000);
+    assert!(sampled.global_loads.abs_diff(simulated.global_loads) <= per_block, "{} vs {}", sampled.global_loads, simulated.global_loads);
+    assert_ne!(sampled.global_loads, simulated.global_loads);
+}
+
+#[test]
+fn samples_spread_over_the_grid_and_scale_to_it() {
+    assert_eq!(sample_of(3), vec![0, 1, 2]);
+    assert_eq!(sample_of(80), vec![10, 30, 50, 70]);
+    assert_eq!(sample_of(80).len() as u64, SAMPLED_BLOCKS);
+    let four = DeviceCounters { global_loads: 400, bank_conflict_max_degree: 4, ..DeviceCounters::default() };
+    let whole = scaled(&four, 4, 10);
+    assert_eq!(whole.global_loads, 1000);
+    assert_eq!(whole.bank_conflict_max_degree, 4, "a maximum is not scaled");
+    assert_eq!(whole.blocks, 10);
+}
+
+fn machine() -> Machine {
+    Machine::nominal("test")
+}
+
+fn streaming(bytes: u64, blocks: u64) -> LaunchWork {
+    LaunchWork {
+        blocks,
+        threads_per_block: 256,
+        shared_bytes_per_block: 0,
+        registers_per_thread: 32,
+        counters: DeviceCounters {
+            global_transactions: bytes / 32,
+            global_loads: bytes / 16,
+            global_stores: bytes / 16,
+            ..DeviceCounters::default()
+        },
+        dram_bytes: bytes,
+    }
+}
+
+#[test]
+fn a_large_copy_is_bound_by_device_memory() {
+    let m = machine();
+    let p = predict(&m, &streaming(1 << 30, 1 << 20));
+    assert_eq!(p.bound, Bound::Memory);
+    let expected = m.launch_s + (1u64 << 30) as f64 / m.dram_bytes_per_s;
+    assert!((p.seconds - expected).abs() < 1e-12, "{} vs {expected}", p.seconds);
+}
+
+#[test]
+fn a_tiny_launch_costs_the_launch() {
+    let p = predict(&machine(), &streaming(4096, 1));
+    assert_eq!(p.bound, Bound::Launch);
+    assert_eq!(p.seconds, machine().launch_s + p.memory_s.max(p.cache_s).max(p.latency_s));
+}
+
+#[test]
+fn device_memory_bytes_are_capped_by_the_sectors_touched() {
+    // A section hull of 1 GB (an irregular access) over a launch that touches 1 MB.
+    let mut work = streaming(1 << 20, 4096);
+    work.dram_bytes = 1 << 30;
+    let p = predict(&machine(), &work);
+    assert_eq!(p.dram_bytes, 1 << 20);
+}
+
+#[test]
+fn a_grid_too_small_to_hide_latency_is_bound_by_its_threads_accesses() {
+    let m = machine();
+    // One block of 32 threads, each making 10 000 accesses.
+    let work = LaunchWork {
+        blocks: 1,
+        threads_per_block: 32,
+        counters: DeviceCounters { global_loads: 320_000, global_transactions: 320_000, ..DeviceCounters::default() },
+        dram_bytes: 320_000 * 4,
+        ..streaming(0, 1)
+    };
+    let p = predict(&m, &work);
+    assert_eq!(p.bound, Bound::Latency);
+    assert!((p.latency_s - 10_000.0 * m.serial_access_s).abs() < 1e-12);
+}
+
+#[test]
+fn shared_memory_and_registers_limit_the_blocks_a_multiprocessor_holds() {
+    let m = machine();
+    let mut work = streaming(1 << 20, 10_000);
+    assert_eq!(blocks_per_multiprocessor(&m, &work), 8, "2048 threads / 256");
+    work.shared_bytes_per_block = 48 << 10;
+    assert_eq!(blocks_per_multiprocessor(&m, &work), 4, "228 KiB / 48 KiB");
+    work.shared_bytes_per_block = 0;
+    work.registers_per_thread = 128;
+    assert_eq!(blocks_per_multiprocessor(&m, &work), 2, "65536 registers / (128 x 256)");
+    // Fewer blocks resident: fewer warps to hide arithmetic latency (two-warp blocks, 32 of
+    // them on a multiprocessor, or one when each needs 200 KiB of shared memory).
+    work.registers_per_thread = 32;
+    work.threads_per_block = 64;
+    work.counters.double_ops = 1 << 32;
+    let full = predict(&m, &work).compute_s;
+    work.shared_bytes_per_block = 200 << 10;
+    assert!((predict(&m, &work).compute_s / full - 4.0).abs() < 1e-9, "8 warps saturate, 2 reach a quarter");
+}
+
+#[test]
+fn bank_conflicts_cost_shared_memory_time() {
+    let m = machine();
+    let mut work = streaming(1 << 10, 4096);
+    work.counters.shared_accesses = 1 << 24;
+    work.counters.bank_conflict_degree_sum = 1 << 24;
+    let free = predict(&m, &work).shared_s;
+    work.counters.bank_conflict_degree_sum = 32 << 24;
+    let conflicted = predict(&m, &work);
+    assert!((conflicted.shared_s / free - 32.0).abs() < 1e-9);
+    assert_eq!(conflicted.bound, Bound::Shared);
+}
+
+#[test]
+fn a_split_launch_waits_for_its_slowest_part_and_the_exchange() {
+    let m = machine();
+    let small = predict(&m, &streaming(1 << 20, 4096));
+    let large = predict(&m, &streaming(1 << 28, 4096));
+    let t = predict_split(&m, &[small.clone(), large.clone()], 1 << 20, 2);
+    let expected = large.seconds + (1u64 << 20) as f64 / m.peer_bytes_per_s + 2.0 * m.peer_copy_s;
+    assert!((t - expected).abs() < 1e-12);
+    assert_eq!(predict_split(&m, &[small.clone()], 0, 0), small.seconds);
+}
+
+#[test]
+fn the_first_launch_of_a_kernel_pays_for_loading_it() {
+    let mut module = Module::default();
+    module.grid_kernels.append(multiply_add());
+    let kernel = &module.grid_kernels[crate::ir::Handle::new(0)];
+    let n = 4 * 128;
+    let host: Vec<Vec<u8>> = (0..3).map(|_| vec![0u8; 4 * n]).collect();
+    let params = std::iter::once(DeviceParam::Value(ParamValue::Int(n as i64)))
+        .chain((0..3).map(|k| DeviceParam::Array { alloc: DeviceAlloc(k), offset: 0 }))
+        .collect();
+    let launch = Launch::new(&module, kernel, params);
+    // SAFETY: `host` outlives the model's use of the views.
+    let view_of = |alloc: DeviceAlloc| Some(Arc::new(unsafe { SimBuffer::host_view(host[alloc.0 as usize].as_ptr(), 4 * n) }));
+    let mut model = Model::new(vec![machine()]);
+    let first = model.predict_launch(&launch, 0, 3 * 4 * n as u64, 0, &view_of).expect("predicted");
+    let again = model.predict_launch(&launch, 0, 3 * 4 * n as u64, 0, &view_of).expect("predicted");
+    assert!((first.seconds - again.seconds - machine().first_launch_s).abs() < 1e-12);
+    assert_eq!(again.counters.global_loads, 3 * n as u64);
+    // No machine for a device the model does not know.
+    assert!(model.predict_launch(&launch, 1, 0, 0, &view_of).is_none());
+}
+
+#[test]
+fn machine_figures_are_kept_per_gpu_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut measured = Machine::nominal("NVIDIA Test GPU, sm_90");
+    assert!(Machine::load(dir.path(), &measured.name).is_none());
+    // Nominal figures are never kept as if measured.
+    measured.store(dir.path());
+    assert!(Machine::load(dir.path(), &measured.name).is_none());
+    measured.measured = true;
+    measured.dram_bytes_per_s = 1.5e12;
+    measured.store(dir.path());
+    assert_eq!(Machine::load(dir.path(), &measured.name), Some(measured.clone()));
+    assert!(Machine::load(dir.path(), "another GPU").is_none());
+}

@@ -1,0 +1,96 @@
+//! The performance model end to end on the simulator: programs run with `--stats=json`, and
+//! per kernel the model's counts (sampled blocks scaled to the grid) agree with what the
+//! simulator counted over every block, its device-memory bytes are the access analysis's
+//! sections, and the text form shows the predictions. A change in the analysis, the sampler or
+//! the counters that breaks the model fails here.
+
+mod common;
+
+use common::{Input, repo_root, run, yosegi};
+use serde_json::Value;
+
+/// `yosegi run --device sim --stats=json FILE -- ARGS`: the stats.
+fn stats_of(file: &std::path::Path, args: &[&str]) -> Value {
+    let mut cmd = yosegi();
+    cmd.args(["run", "--device", "sim", "--stats=json", "-w"]).arg(file).arg("--").args(args);
+    let out = run(cmd, Input::Nothing);
+    assert_eq!(out.code(), Some(0), "{}", out.describe());
+    let start = out.stderr.find("{\n").unwrap_or_else(|| panic!("no JSON stats on stderr:\n{}", out.stderr));
+    serde_json::from_str(&out.stderr[start..]).unwrap_or_else(|e| panic!("stats are not JSON ({e}):\n{}", out.stderr))
+}
+
+fn count(v: &Value, key: &str) -> u64 {
+    v[key].as_u64().unwrap_or_else(|| panic!("no {key} in {v}"))
+}
+
+#[test]
+fn a_copy_kernel_is_predicted_from_its_exact_counts_and_sections() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("scale.c");
+    std::fs::write(
+        &file,
+        "#include <stdio.h>\n#include <stdlib.h>\nint main(void) {\n  int n = 1 << 16;\n  double *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);\n  for (int i = 0; i < n; i++) a[i] = i;\n  #pragma acc parallel loop copyin(a[0:n]) copyout(b[0:n])\n  for (int i = 0; i < n; i++) b[i] = 2.0 * a[i];\n  printf(\"%.1f\\n\", b[n - 1]);\n  free(a); free(b);\n  return 0;\n}\n",
+    )
+    .unwrap();
+    let stats = stats_of(&file, &[]);
+    let kernels = stats["kernels"].as_array().expect("kernels");
+    assert_eq!(kernels.len(), 1, "{stats}");
+    let k = &kernels[0];
+    let n = 1u64 << 16;
+    assert_eq!(count(k, "predicted_launches"), 1);
+    let predicted = &k["predicted_counters"];
+    assert_eq!(count(predicted, "global_loads"), n);
+    assert_eq!(count(predicted, "global_stores"), n);
+    assert_eq!(count(predicted, "double_ops"), n);
+    // A warp's 32 doubles are 8 sectors, loaded and stored.
+    assert_eq!(count(predicted, "global_transactions"), 2 * n / 4);
+    // The sections: a read and b written, 8 bytes an element.
+    let last = &k["last_prediction"];
+    assert_eq!(count(last, "dram_bytes"), 16 * n);
+    assert_eq!(count(k, "bytes_moved"), 16 * n);
+    assert!(last["seconds"].as_f64().unwrap() > 0.0);
+    // The simulator's machine is nominal, and says so.
+    assert_eq!(stats["machine"]["measured"], Value::Bool(false));
+}
+
+/// Per kernel of the examples (staged variants with shared memory and barriers, reductions,
+/// 1-D to 3-D grids): every launch predicted, and the sampled counts within a tenth of the
+/// simulator's (blocks at the grid's edges do less than the sampled ones).
+#[test]
+fn sampled_counts_agree_with_the_simulator_on_the_examples() {
+    let cases: [(&str, &[&str]); 5] = [
+        ("jacobi2d.c", &["96", "3"]),
+        ("heat3d.c", &["20", "2"]),
+        ("cg.c", &["24", "4", "0"]),
+        ("matmul_vec.c", &["300", "40", "2"]),
+        ("diffusion1d.c", &["4096", "3"]),
+    ];
+    let mut compared = 0;
+    for (file, args) in cases {
+        let stats = stats_of(&repo_root().join("examples").join(file), args);
+        for k in stats["kernels"].as_array().expect("kernels") {
+            let name = k["name"].as_str().unwrap();
+            assert_eq!(count(k, "predicted_launches"), count(k, "launches"), "{file} {name}: every launch is predicted");
+            for key in ["global_transactions", "global_loads", "global_stores", "shared_accesses", "bank_conflict_degree_sum", "double_ops", "float_ops", "barriers"] {
+                let measured = count(&k["counters"], key) as f64;
+                let predicted = count(&k["predicted_counters"], key) as f64;
+                let error = (predicted - measured).abs() / measured.max(1.0);
+                assert!(error <= 0.10, "{file} {name} {key}: predicted {predicted}, simulated {measured}");
+                compared += 1;
+            }
+            let last = &k["last_prediction"];
+            assert!(count(last, "dram_bytes") <= count(k, "bytes_moved") / count(k, "launches") + 1, "{file} {name}: device memory within the sections");
+        }
+    }
+    assert!(compared >= 8 * 8, "the examples have kernels to compare ({compared} counts)");
+}
+
+#[test]
+fn the_text_stats_show_predictions_beside_the_kernels() {
+    let mut cmd = yosegi();
+    cmd.args(["run", "--device", "sim", "--stats"]).arg(repo_root().join("examples").join("jacobi2d.c")).args(["--", "64", "2"]);
+    let out = run(cmd, Input::Nothing);
+    assert_eq!(out.code(), Some(0), "{}", out.describe());
+    let table = out.stderr.split("model (per launch)").nth(1).unwrap_or_else(|| panic!("no model table:\n{}", out.stderr));
+    assert!(table.lines().filter(|l| l.contains("main_l")).count() >= 2, "{table}");
+}
