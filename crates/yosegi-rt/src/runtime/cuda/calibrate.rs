@@ -219,6 +219,18 @@ impl CudaDevice {
         };
         let full_blocks = sms * (2048 / THREADS);
         let dram_bytes_per_s = stream(&mut cal, DRAM_COPY_BYTES, full_blocks, 5)?;
+        // One block of 1024 threads on each of an eighth of the multiprocessors: what one
+        // busy multiprocessor draws, in multiprocessors' shares.
+        let multiprocessor_bandwidth_share = {
+            let few = (sms / 8).max(1);
+            let mut a = cal.allocate(DRAM_COPY_BYTES)?;
+            let mut b = cal.allocate(DRAM_COPY_BYTES)?;
+            let mut n = DRAM_COPY_BYTES / 16;
+            let mut args = [&mut a as *mut _ as *mut c_void, &mut b as *mut _ as *mut c_void, &mut n as *mut _ as *mut c_void];
+            let t = cal.time_shaped(copy, few, 1024, &mut args, 3)?;
+            let rate = 2.0 * DRAM_COPY_BYTES as f64 / t;
+            (rate / dram_bytes_per_s * sms as f64 / few as f64).clamp(1.0, 8.0)
+        };
         // Sectors a nine-point stencil over an array that fits in L2 touches, as the
         // simulator counts them: per warp, four for the aligned load and five for each of the
         // eight shifted ones, four to load `b[i]` and four to store it.
@@ -266,6 +278,12 @@ impl CudaDevice {
         let math_calls_per_s = rate(&cal, "cal_math", 2.0 * iterations)?;
         // Two requests per iteration per warp: per thread, 2/32 of a request.
         let shared_requests_per_s = rate(&cal, "cal_shared", 2.0 * iterations / 32.0)?;
+        // The same loop on one warp per multiprocessor: a thread's time per request.
+        let serial_shared_s = {
+            let f = cal.function("cal_shared")?;
+            let mut args = [&mut out as *mut _ as *mut c_void, &mut iters as *mut _ as *mut c_void];
+            cal.time_shaped(f, sms, 32, &mut args, 3)? / (2.0 * iterations)
+        };
 
         // Host copies: pageable memory, as the program's arrays are.
         let big = 64usize << 20;
@@ -299,6 +317,8 @@ impl CudaDevice {
             launch_s,
             first_launch_s,
             serial_access_s,
+            serial_shared_s,
+            multiprocessor_bandwidth_share,
             dram_bytes_per_s,
             cache_bytes_per_s,
             float_ops_per_s,

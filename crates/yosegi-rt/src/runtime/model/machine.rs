@@ -35,6 +35,12 @@ pub struct Machine {
     /// multiprocessor): a kernel takes at least its waves times its per-thread accesses
     /// times this.
     pub serial_access_s: f64,
+    /// The same for a shared-memory request of a thread.
+    pub serial_shared_s: f64,
+    /// How many multiprocessors' share of the memory bandwidth one busy multiprocessor can
+    /// draw: a grid of fewer blocks than multiprocessors reaches `blocks * this / multiprocessors`
+    /// of the bandwidth.
+    pub multiprocessor_bandwidth_share: f64,
     /// Streaming bandwidth of device memory (a large copy's bytes read plus written).
     pub dram_bytes_per_s: f64,
     /// Bandwidth of the 32-byte sectors the memory instructions touch when they hit the
@@ -71,6 +77,8 @@ impl Machine {
             launch_s: 4e-6,
             first_launch_s: 25e-6,
             serial_access_s: 35e-9,
+            serial_shared_s: 40e-9,
+            multiprocessor_bandwidth_share: 2.0,
             dram_bytes_per_s: 3.0e12,
             cache_bytes_per_s: 9.0e12,
             float_ops_per_s: 60e12,

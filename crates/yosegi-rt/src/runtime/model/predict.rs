@@ -4,9 +4,9 @@
 //! memory (the bytes the access analysis says the launch must move, read and written once:
 //! the caches serve the reuse), the caches (32-byte sectors the memory instructions touch),
 //! arithmetic (float, double and math-function operations; reached only with enough resident
-//! warps), shared memory (requests times their bank-conflict degree, over the
+//! warps; the bandwidths only with enough blocks to keep the multiprocessors busy), shared memory (requests times their bank-conflict degree, over the
 //! multiprocessors the grid occupies), and latency: a thread's accesses one after the other,
-//! wave after wave, which bounds kernels whose grid is too small to hide memory latency
+//! global and shared, wave after wave, which bounds kernels whose grid is too small to hide memory latency
 //! behind other warps (a thread per row of a matrix). The first launch of a kernel also pays
 //! for loading its code. The paper's model counted warp accesses against latencies; this one
 //! adds what it lacked: launch cost, cache reuse, occupancy, and the multiprocessors a small
@@ -105,8 +105,11 @@ pub fn predict(machine: &Machine, work: &LaunchWork) -> Prediction {
     // touches: a section is a hull (the whole array for an irregular access), and a kernel
     // that touches a plane of a large array moves the plane.
     let dram_bytes = work.dram_bytes.min(c.global_transactions * 32);
-    let memory_s = dram_bytes as f64 / machine.dram_bytes_per_s;
-    let cache_s = (c.global_transactions * 32) as f64 / machine.cache_bytes_per_s;
+    // A grid of fewer blocks than multiprocessors leaves the others idle, and one
+    // multiprocessor draws only a few multiprocessors' share of the bandwidth.
+    let bandwidth_reach = ((work.blocks as f64).min(sms) * machine.multiprocessor_bandwidth_share / sms).clamp(1e-6, 1.0);
+    let memory_s = dram_bytes as f64 / (machine.dram_bytes_per_s * bandwidth_reach);
+    let cache_s = (c.global_transactions * 32) as f64 / (machine.cache_bytes_per_s * bandwidth_reach);
     let compute_s = (c.float_ops as f64 / machine.float_ops_per_s
         + c.double_ops as f64 / machine.double_ops_per_s
         + c.math_calls as f64 / machine.math_calls_per_s)
@@ -115,7 +118,11 @@ pub fn predict(machine: &Machine, work: &LaunchWork) -> Prediction {
     let shared_s = shared_requests as f64 / (machine.shared_requests_per_s * sm_reach);
     let threads = (work.blocks * work.threads_per_block.max(1) as u64).max(1) as f64;
     let waves = (work.blocks as f64 / (sms * per_sm as f64)).ceil();
-    let latency_s = waves * (c.global_loads + c.global_stores) as f64 / threads * machine.serial_access_s;
+    // A thread's accesses one after the other: global ones, and its share of its warp's
+    // shared-memory requests.
+    let latency_s = waves
+        * ((c.global_loads + c.global_stores) as f64 * machine.serial_access_s + (c.shared_accesses * 32) as f64 * machine.serial_shared_s)
+        / threads;
     let launch_s = if work.blocks == 0 { 0.0 } else { machine.launch_s };
     let parts = [(Bound::Memory, memory_s), (Bound::Cache, cache_s), (Bound::Compute, compute_s), (Bound::Shared, shared_s), (Bound::Latency, latency_s)];
     let (bound, busy) = parts
