@@ -83,8 +83,8 @@ pub fn blocks_per_multiprocessor(machine: &Machine, work: &LaunchWork) -> u64 {
     let threads = work.threads_per_block.max(1) as u64;
     let warps_threads = threads.div_ceil(32) * 32;
     let mut fit = (machine.max_blocks_per_multiprocessor as u64).min(machine.max_threads_per_multiprocessor as u64 / warps_threads);
-    if work.shared_bytes_per_block > 0 {
-        fit = fit.min(machine.shared_bytes_per_multiprocessor / work.shared_bytes_per_block);
+    if let Some(by_shared) = machine.shared_bytes_per_multiprocessor.checked_div(work.shared_bytes_per_block) {
+        fit = fit.min(by_shared);
     }
     let registers = work.registers_per_thread.max(1) as u64 * warps_threads;
     fit = fit.min(machine.registers_per_multiprocessor as u64 / registers);

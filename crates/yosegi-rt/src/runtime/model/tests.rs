@@ -243,7 +243,7 @@ fn a_split_launch_waits_for_its_slowest_part_and_the_exchange() {
     let t = predict_split(&m, &[small.clone(), large.clone()], 1 << 20, 2);
     let expected = large.seconds + (1u64 << 20) as f64 / m.peer_bytes_per_s + 2.0 * m.peer_copy_s;
     assert!((t - expected).abs() < 1e-12);
-    assert_eq!(predict_split(&m, &[small.clone()], 0, 0), small.seconds);
+    assert_eq!(predict_split(&m, std::slice::from_ref(&small), 0, 0), small.seconds);
 }
 
 #[test]
