@@ -24,7 +24,8 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::diag::{self, Diagnostic};
+use crate::diag::Diagnostic;
+use crate::diag::formats::DiagnosticsFormat;
 use crate::driver;
 use crate::front::preprocess::{self, BuiltinHeaders};
 use crate::front::PreprocessOptions;
@@ -59,6 +60,9 @@ struct CcArgs {
     /// `-E`, `-M`, `-MM` and company: the system compiler does the whole job.
     passthrough: bool,
     no_warnings: bool,
+    /// `-fdiagnostics-format=json|sarif-stderr|text` (GCC's spelling): Yosegi's diagnostics in
+    /// that format; the host compiler gets the flag too.
+    diagnostics_format: Option<DiagnosticsFormat>,
     /// Flags dropped, for the one warning.
     dropped: Vec<String>,
 }
@@ -121,6 +125,10 @@ fn parse_args(args: &[String]) -> Result<CcArgs, String> {
                     cc.dropped.push(arg.to_string())
                 }
                 _ if arg.starts_with("-std=") => cc.preprocess.cpp_flags.push(arg.to_string()),
+                _ if arg.starts_with("-fdiagnostics-format=") => {
+                    cc.diagnostics_format = Some(DiagnosticsFormat::parse(&arg["-fdiagnostics-format=".len()..])?);
+                    cc.host_flags.push(arg.to_string());
+                }
                 _ if arg.starts_with("-Wl,") || arg.starts_with("-Xlinker") => cc.link.push(LinkItem::Flag(arg.to_string())),
                 _ if arg.starts_with("-O") || arg.starts_with("-g") || arg.starts_with("-W") => cc.host_flags.push(arg.to_string()),
                 _ if arg.starts_with("-f") || arg.starts_with("-m") => cc.host_flags.push(arg.to_string()),
@@ -154,6 +162,9 @@ pub fn main(args: &[OsString]) -> i32 {
         Ok(cc) => cc,
         Err(message) => return usage_error(&message),
     };
+    if let Some(format) = cc.diagnostics_format {
+        let _ = DIAGNOSTICS_FORMAT.set(format);
+    }
     if cc.passthrough {
         return run_system_compiler(&cc, &args);
     }
@@ -191,9 +202,16 @@ fn usage_error(message: &str) -> i32 {
     EXIT_BAD_INPUT
 }
 
+/// The format of this process's diagnostics (`-fdiagnostics-format=`, else
+/// `YOSEGI_DIAGNOSTICS_FORMAT`), set once the arguments are read.
+static DIAGNOSTICS_FORMAT: std::sync::OnceLock<DiagnosticsFormat> = std::sync::OnceLock::new();
+
 fn report(sources: &SourceSet, diags: &[Diagnostic]) -> i32 {
     use std::io::IsTerminal;
-    eprint!("{}", diag::render(sources, diags, std::io::stderr().is_terminal()));
+    if !diags.is_empty() {
+        let format = DIAGNOSTICS_FORMAT.get().copied().unwrap_or_else(DiagnosticsFormat::from_env);
+        eprint!("{}", format.render(sources, diags, std::io::stderr().is_terminal()));
+    }
     if diags.iter().any(Diagnostic::is_error) { EXIT_BAD_INPUT } else { 0 }
 }
 

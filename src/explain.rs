@@ -6,6 +6,8 @@
 //! staged) with the staging analysis behind them, the rule that picks one at run time, and the
 //! winners measured so far (`runtime::variants`). Golden tests snapshot this text.
 
+pub mod json;
+
 use std::fmt::Write;
 use std::path::PathBuf;
 

@@ -10,7 +10,8 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use yosegi::diag::{self, Diagnostic};
+use yosegi::diag::Diagnostic;
+use yosegi::diag::formats::DiagnosticsFormat;
 use yosegi::driver::{self, CompiledProgram, Device, RunOptions, ScratchDir, StatsReport};
 use yosegi::front::PreprocessOptions;
 use yosegi::source::SourceSet;
@@ -29,7 +30,7 @@ enum Command {
     /// Compile and run a program; its arguments follow `--`.
     Run(RunArgs),
     /// Say, for each region, what runs where and what data moves.
-    Explain(InputArgs),
+    Explain(ExplainArgs),
     /// Write the generated host C, the glue and the IR text into a directory.
     Emit(EmitArgs),
 }
@@ -58,6 +59,11 @@ struct InputArgs {
     /// Print no warnings, only errors (as `cc -w`).
     #[arg(short = 'w')]
     no_warnings: bool,
+    /// How errors and warnings are written to stderr: `text` (file:line:col and a caret),
+    /// `json` (GCC's JSON diagnostics shape) or `sarif` (SARIF 2.1.0). The same as
+    /// `YOSEGI_DIAGNOSTICS_FORMAT`, which executables built by `yosegi cc` read.
+    #[arg(long, value_name = "FORMAT", value_parser = DiagnosticsFormat::parse, default_value = "text")]
+    diagnostics_format: DiagnosticsFormat,
     /// The C files of the program (each one translation unit).
     #[arg(required = true, value_name = "FILE.c")]
     files: Vec<PathBuf>,
@@ -118,6 +124,21 @@ struct RunArgs {
 }
 
 #[derive(Args)]
+struct ExplainArgs {
+    #[command(flatten)]
+    input: InputArgs,
+    /// `text` (the default) or `json`: the same facts, for tools.
+    #[arg(long, value_enum, default_value = "text")]
+    format: ExplainFormat,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ExplainFormat {
+    Text,
+    Json,
+}
+
+#[derive(Args)]
 struct EmitArgs {
     #[command(flatten)]
     input: InputArgs,
@@ -156,6 +177,17 @@ fn command() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { EXIT_BAD_INPUT } else { 0 });
         }
     };
+    let input = match &cli.command {
+        Command::Run(args) => &args.input,
+        Command::Explain(args) => &args.input,
+        Command::Emit(args) => &args.input,
+    };
+    let format = match input.diagnostics_format {
+        // Unset on the command line: the environment's.
+        DiagnosticsFormat::Text => DiagnosticsFormat::from_env(),
+        chosen => chosen,
+    };
+    let _ = DIAGNOSTICS_FORMAT.set(format);
     match cli.command {
         Command::Run(args) => run(args),
         Command::Explain(args) => explain(args),
@@ -181,12 +213,16 @@ fn pass_config(input: &InputArgs) -> PassConfig {
     PassConfig { staging, fusion, ..PassConfig::default() }
 }
 
+/// The format diagnostics are written in (`--diagnostics-format`), set once per command.
+static DIAGNOSTICS_FORMAT: std::sync::OnceLock<DiagnosticsFormat> = std::sync::OnceLock::new();
+
 fn print_diagnostics(sources: &SourceSet, diags: &[Diagnostic]) {
     if diags.is_empty() {
         return;
     }
     let color = std::io::stderr().is_terminal();
-    eprint!("{}", diag::render(sources, diags, color));
+    let format = DIAGNOSTICS_FORMAT.get().copied().unwrap_or_else(DiagnosticsFormat::from_env);
+    eprint!("{}", format.render(sources, diags, color));
 }
 
 /// Compiles, printing warnings; on errors prints them and gives the exit status.
@@ -224,6 +260,11 @@ fn run(args: RunArgs) -> ExitCode {
     if let Some(dir) = &args.keep {
         // SAFETY: set before the run starts any thread that reads the environment.
         unsafe { std::env::set_var("YOSEGI_KEEP", dir) };
+    }
+    if let Some(format) = DIAGNOSTICS_FORMAT.get().filter(|f| **f != DiagnosticsFormat::Text) {
+        let name = if *format == DiagnosticsFormat::Json { "json" } else { "sarif" };
+        // SAFETY: as above; the runtime writes its errors (kernel faults) in the same format.
+        unsafe { std::env::set_var("YOSEGI_DIAGNOSTICS_FORMAT", name) };
     }
     let device = match args.device {
         DeviceArg::Sim => Device::Sim,
@@ -285,12 +326,18 @@ fn run(args: RunArgs) -> ExitCode {
     driver::exit_process(code)
 }
 
-fn explain(args: InputArgs) -> ExitCode {
-    let program = match compile(&args) {
+fn explain(args: ExplainArgs) -> ExitCode {
+    let program = match compile(&args.input) {
         Ok(p) => p,
         Err(code) => return code,
     };
-    print!("{}", yosegi::explain::explain(&program));
+    let text = match args.format {
+        ExplainFormat::Text => yosegi::explain::explain(&program),
+        ExplainFormat::Json => serde_json::to_string_pretty(&yosegi::explain::json::explain_json(&program, None)).unwrap_or_default() + "\n",
+    };
+    // A closed pipe (`| head`) ends the output, not the process with a panic.
+    use std::io::Write;
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
     ExitCode::SUCCESS
 }
 

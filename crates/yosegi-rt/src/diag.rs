@@ -2,6 +2,8 @@
 //! file, rendered with a caret line. Stages return `Result<_, Diagnostics>`; nothing panics on
 //! bad input.
 
+pub mod formats;
+
 use crate::source::SourceSet;
 
 /// A byte range in the preprocessed text of one translation unit (`tu` indexes

@@ -224,6 +224,54 @@ pub fn render_diagnostics(sources: &SourceSet, diags: &[Diagnostic], color: bool
     out
 }
 
+/// Where a span starts and ends in the user's file, as the text form's caret shows it: the
+/// columns are those of the file on disk (cpp may have moved a line's text, as it does for
+/// `#pragma` lines), the end on the start's line. Lines and columns count from 1, columns in
+/// characters.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UserSpan {
+    pub file: PathBuf,
+    pub line: u32,
+    pub column: u32,
+    pub end_line: u32,
+    pub end_column: u32,
+}
+
+/// [`UserSpan`]s of several spans, reading each user's file once.
+#[derive(Default)]
+pub struct UserSpans {
+    read_back: HashMap<PathBuf, Option<ReadBack>>,
+}
+
+impl UserSpans {
+    pub fn of(&mut self, sources: &SourceSet, span: Span) -> Option<UserSpan> {
+        let unit_exists = (span.tu as usize) < sources.units.len();
+        if !unit_exists {
+            return None;
+        }
+        let loc = sources.location(span);
+        let file = self.read_back.entry(loc.file.clone()).or_insert_with(|| ReadBack::of(&loc.file));
+        let from_file = file.as_ref().and_then(|f| {
+            let line_index = loc.line.checked_sub(1)? as usize;
+            let line_start = *f.starts.get(line_index)?;
+            let line_end = f.starts.get(line_index + 1).map(|&s| s - 1).unwrap_or(f.text.len());
+            let pre = preprocessed_line(sources, span);
+            let unchanged = pre.is_some_and(|(pre_line, _)| pre_line == &f.text[line_start..line_end]);
+            let (lo, hi) = byte_range(&f.text, line_start, line_end, &loc, span, pre, unchanged);
+            let (line, column) = f.position(lo);
+            let (end_line, end_column) = f.position(hi);
+            Some(UserSpan { file: loc.file.clone(), line, column, end_line, end_column })
+        });
+        // A file that cannot be read back: the preprocessed text's columns.
+        from_file.or_else(|| {
+            let end = sources.location(Span { lo: span.hi.max(span.lo), ..span });
+            let same = end.file == loc.file && (end.line, end.column) >= (loc.line, loc.column);
+            let (end_line, end_column) = if same { (end.line, end.column) } else { (loc.line, loc.column) };
+            Some(UserSpan { file: loc.file.clone(), line: loc.line, column: loc.column, end_line, end_column })
+        })
+    }
+}
+
 /// Lines longer than this are shown as a window around the label.
 pub const SHOWN_LINE_BYTES: usize = 200;
 /// How much of a long line a window shows on each side of the label.
@@ -246,6 +294,14 @@ impl ReadBack {
         let mut starts = vec![0];
         starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
         Some(ReadBack { name: path.display().to_string(), text, starts, unchanged: Default::default(), ascii: Default::default() })
+    }
+
+    /// The line and column (from 1, in characters) of byte `at`.
+    fn position(&self, at: usize) -> (u32, u32) {
+        let line = self.starts.partition_point(|&s| s <= at).saturating_sub(1);
+        let start = self.starts[line];
+        let at = at.min(self.text.len());
+        (line as u32 + 1, self.text[start..at].chars().count() as u32 + 1)
     }
 
     /// The line `loc` is on, or a window of it, as one snippet; and the label's range in it.

@@ -388,7 +388,7 @@ impl Runtime {
 
     /// Renders an error as the user sees it.
     pub fn render_error(&self, error: &RuntimeError) -> String {
-        crate::diag::render(
+        crate::diag::formats::DiagnosticsFormat::from_env().render(
             &self.sources,
             std::slice::from_ref(&error.diagnostic),
             self.config.color == ColorMode::Always,
