@@ -15,8 +15,9 @@
 //! * The system compiler is `$YOSEGI_HOST_CC`, else `cc`.
 //! * Flags: `-I -D -U -std=` reach the preprocessor; `-O* -g* -f* -m* -W* -w -pthread` the host
 //!   compiler (a `-f`/`-m` flag the host compiler does not know is dropped with one warning);
-//!   `-l -L -Wl,* -shared? -static` the link. `-E` and the dependency flags (`-M`, `-MM`, ...)
-//!   run the system compiler alone. PGI/NVIDIA's OpenACC flags (`-acc`, `-ta=`, `-gpu=`,
+//!   `-l -L -Wl,* -shared? -static` the link. `-E`, `-M` and `-MM` (text or dependencies
+//!   only) run the system compiler alone; `-MD`, `-MMD` and their `-MF -MT -MQ -MP` have the
+//!   system compiler write the dependency file while it compiles the object Yosegi makes. PGI/NVIDIA's OpenACC flags (`-acc`, `-ta=`, `-gpu=`,
 //!   `-Minfo`, `-Msafeptr`, `-fast`, `-fopenacc`) are dropped with one warning: Yosegi always
 //!   compiles the directives.
 
@@ -57,8 +58,13 @@ struct CcArgs {
     preprocess: PreprocessOptions,
     /// Code-generation flags for the host compiler (`-O2`, `-g`, `-fopenmp`, `-march=native`).
     host_flags: Vec<String>,
-    /// `-E`, `-M`, `-MM` and company: the system compiler does the whole job.
+    /// `-E`, `-M`, `-MM`: only preprocessed text or dependencies are asked for, and the system
+    /// compiler does the whole job.
     passthrough: bool,
+    /// `-MD`, `-MMD`, `-MP`, `-MF F`, `-MT T`, `-MQ T`: a dependency file written beside a
+    /// compile (Makefiles with `-MMD`, CMake): the system compiler writes it while it compiles
+    /// the object, which Yosegi makes as without them.
+    dependency_flags: Vec<String>,
     no_warnings: bool,
     /// `-fdiagnostics-format=json|sarif-stderr|text` (GCC's spelling): Yosegi's diagnostics in
     /// that format; the host compiler gets the flag too.
@@ -94,8 +100,7 @@ fn parse_args(args: &[String]) -> Result<CcArgs, String> {
             Some("-l") => cc.link.push(LinkItem::Flag(format!("-l{}", value("-l")?))),
             Some(f @ ("-MF" | "-MT" | "-MQ")) => {
                 let v = value(f)?;
-                cc.passthrough = true;
-                cc.host_flags.extend([f.to_string(), v]);
+                cc.dependency_flags.extend([f.to_string(), v]);
             }
             Some(f @ ("-include" | "-isystem")) => {
                 let v = value(f)?;
@@ -113,10 +118,11 @@ fn parse_args(args: &[String]) -> Result<CcArgs, String> {
                     cc.no_warnings = true;
                     cc.host_flags.push("-w".into());
                 }
-                "-E" | "-M" | "-MM" | "-MD" | "-MMD" | "-MP" => {
+                "-E" | "-M" | "-MM" => {
                     cc.passthrough = true;
                     cc.host_flags.push(arg.to_string());
                 }
+                "-MD" | "-MMD" | "-MP" => cc.dependency_flags.push(arg.to_string()),
                 "-acc" | "-fast" | "-fopenacc" | "-mp" => cc.dropped.push(arg.to_string()),
                 "-pthread" | "-static" | "-rdynamic" => cc.host_flags.push(arg.to_string()),
                 "-S" => return Err("`-S`: Yosegi produces objects and executables, not assembly".to_string()),
@@ -280,7 +286,7 @@ fn compile_objects(cc: &CcArgs, scratch: &ScratchDir) -> Result<(), Failure> {
         for def in &cc.preprocess.defines {
             cmd.arg(format!("-D{def}"));
         }
-        cmd.args(&cc.preprocess.cpp_flags).arg(private_fs::operand(source)).arg("-o").arg(&plain);
+        cmd.args(&cc.preprocess.cpp_flags).args(dependency_flags(cc, &output)).arg(private_fs::operand(source)).arg("-o").arg(&plain);
         run(&mut cmd)?;
         let payload = scratch.path().join("source.payload");
         let mut bytes = SOURCE_MAGIC.as_bytes().to_vec();
@@ -297,6 +303,26 @@ fn compile_objects(cc: &CcArgs, scratch: &ScratchDir) -> Result<(), Failure> {
         run(&mut objcopy)?;
     }
     Ok(())
+}
+
+/// The dependency flags for the compile of the object `output`: the user's, with the file and
+/// the target named as the user's compiler would name them (`x.d` and `x.o` for `-o x.o`), since
+/// the system compiler writes its object to a scratch file first.
+fn dependency_flags(cc: &CcArgs, output: &Path) -> Vec<std::ffi::OsString> {
+    let flags = &cc.dependency_flags;
+    if !flags.iter().any(|f| f == "-MD" || f == "-MMD") {
+        return Vec::new();
+    }
+    let mut out: Vec<std::ffi::OsString> = flags.iter().map(Into::into).collect();
+    if !flags.iter().any(|f| f == "-MF") {
+        out.push("-MF".into());
+        out.push(output.with_extension("d").into_os_string());
+    }
+    if !flags.iter().any(|f| f == "-MT" || f == "-MQ") {
+        out.push("-MT".into());
+        out.push(output.as_os_str().to_owned());
+    }
+    out
 }
 
 /// The source an object carries, if it was made by `yosegi cc -c`.

@@ -84,3 +84,39 @@ fn yosegi_cc_reports_errors_with_the_location_and_status_2() {
     assert_eq!(usage.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&usage.stderr).contains("unknown flag `--frobnicate`"));
 }
+
+/// Makefiles with `-MMD` and CMake (`-MD -MT obj -MF obj.d`) ask for a dependency file beside
+/// the compile: the object must still be Yosegi's (its kernels run through the runtime), not
+/// the system compiler's alone, and the dependency file must name the object and the headers.
+#[test]
+fn dependency_flags_write_the_dependency_file_and_keep_the_kernels() {
+    ensure_runtime_library();
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path();
+    std::fs::write(dir.join("n.h"), "#define N 1000\n").unwrap();
+    std::fs::write(
+        dir.join("x.c"),
+        "#include <stdio.h>\n#include \"n.h\"\nint main(void) {\n  double a[N];\n#pragma acc parallel loop copyout(a)\n  for (int i = 0; i < N; i++) a[i] = 2.0 * i;\n  printf(\"%.1f\\n\", a[N - 1]);\n  return 0;\n}\n",
+    )
+    .unwrap();
+    let cc = env!("CARGO_BIN_EXE_yosegi-cc");
+    let compile = |args: &[&str]| {
+        let out = Command::new(cc).current_dir(dir).args(args).output().unwrap();
+        assert!(out.status.success(), "yosegi-cc {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    };
+    // Make's habit: the file and the target named after the object.
+    compile(&["-c", "x.c", "-MMD", "-o", "x.o"]);
+    let deps = std::fs::read_to_string(dir.join("x.d")).expect("x.d written");
+    assert!(deps.starts_with("x.o:") && deps.contains("x.c") && deps.contains("n.h"), "{deps}");
+    // CMake's: both named.
+    compile(&["-MD", "-MT", "obj/x.o", "-MF", "x.o.d", "-c", "x.c", "-o", "y.o"]);
+    let deps = std::fs::read_to_string(dir.join("x.o.d")).expect("x.o.d written");
+    assert!(deps.starts_with("obj/x.o:") && deps.contains("n.h"), "{deps}");
+    for object in ["x.o", "y.o"] {
+        compile(&[object, "-o", "prog"]);
+        let out = Command::new(dir.join("prog")).envs([("YOSEGI_DEVICE", "sim"), ("YOSEGI_STATS", "1")]).output().unwrap();
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "1998.0\n");
+        let stats = String::from_utf8_lossy(&out.stderr);
+        assert!(stats.lines().any(|l| l.starts_with("main_l6 ") && l.split_whitespace().nth(1) == Some("1")), "{object}: the kernel did not run through Yosegi:\n{stats}");
+    }
+}
