@@ -9,17 +9,22 @@
 //!   generated host code with the user's code-generation flags, embeds the program image (IR
 //!   and sources, [`crate::image`]) and links the executable against the runtime library
 //!   `libyosegi_rt.so` (the `yosegi-rt` crate), whose `yosegi_rt_start` runs it
-//!   (`YOSEGI_DEVICE`, `YOSEGI_STATS`). The objects' sequential code is left out then. Inputs
-//!   without the section (objects of other compilers, archives, libraries) are linked as they
-//!   are.
+//!   (`YOSEGI_DEVICE`, `YOSEGI_STATS`). The objects' sequential code is left out then. Static
+//!   libraries given as files (`libx.a`, as CMake links its library targets) are opened: their
+//!   members with the section join the program the same way, the others stay in an archive.
+//!   Inputs without the section (objects of other compilers, `-l` libraries, shared
+//!   libraries) are linked as they are.
 //! * The system compiler is `$YOSEGI_HOST_CC`, else `cc`.
 //! * Flags: `-I -D -U -std=` reach the preprocessor; `-O* -g* -f* -m* -W* -w -pthread` the host
 //!   compiler (a `-f`/`-m` flag the host compiler does not know is dropped with one warning);
 //!   `-l -L -Wl,* -shared? -static` the link. `-E`, `-M` and `-MM` (text or dependencies
 //!   only) run the system compiler alone; `-MD`, `-MMD` and their `-MF -MT -MQ -MP` have the
 //!   system compiler write the dependency file while it compiles the object Yosegi makes. PGI/NVIDIA's OpenACC flags (`-acc`, `-ta=`, `-gpu=`,
-//!   `-Minfo`, `-Msafeptr`, `-fast`, `-fopenacc`) are dropped with one warning: Yosegi always
-//!   compiles the directives.
+//!   `-Minfo`, `-Msafeptr`, `-fast`) are dropped with one warning: Yosegi always compiles the
+//!   directives; `-fopenacc`, which asks for just that, is accepted silently. The sequential
+//!   object is compiled with `_OPENACC` defined, as Yosegi's preprocessing defines it, and `-v`
+//!   reaches the system compiler: CMake identifies the driver as the GNU compiler it drives,
+//!   detects its ABI and finds OpenACC (`find_package(OpenACC)`: `-fopenacc`).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -73,6 +78,9 @@ struct CcArgs {
     dropped: Vec<String>,
 }
 
+/// `_OPENACC` as `cpp -fopenacc` (Yosegi's preprocessing) defines it: OpenACC 2.6's date.
+const OPENACC_MACRO: &str = "-D_OPENACC=201711";
+
 /// Flags taking their value as the next argument.
 const WITH_VALUE: &[&str] = &["-o", "-I", "-D", "-U", "-L", "-l", "-MF", "-MT", "-MQ", "-include", "-isystem", "-x"];
 
@@ -123,8 +131,12 @@ fn parse_args(args: &[String]) -> Result<CcArgs, String> {
                     cc.host_flags.push(arg.to_string());
                 }
                 "-MD" | "-MMD" | "-MP" => cc.dependency_flags.push(arg.to_string()),
-                "-acc" | "-fast" | "-fopenacc" | "-mp" => cc.dropped.push(arg.to_string()),
+                // Asks for what Yosegi always does (CMake's `find_package(OpenACC)` adds it).
+                "-fopenacc" => {}
+                "-acc" | "-fast" | "-mp" => cc.dropped.push(arg.to_string()),
                 "-pthread" | "-static" | "-rdynamic" => cc.host_flags.push(arg.to_string()),
+                // Verbose: the system compiler's commands (CMake reads the link line from it).
+                "-v" => cc.host_flags.push(arg.to_string()),
                 "-S" => return Err("`-S`: Yosegi produces objects and executables, not assembly".to_string()),
                 "-shared" => return Err("`-shared`: Yosegi links executables; build libraries without OpenACC with the system compiler".to_string()),
                 _ if arg.starts_with("-ta=") || arg.starts_with("-gpu=") || arg.starts_with("-acc=") || arg.starts_with("-Minfo") || arg.starts_with("-M") => {
@@ -286,6 +298,10 @@ fn compile_objects(cc: &CcArgs, scratch: &ScratchDir) -> Result<(), Failure> {
         for def in &cc.preprocess.defines {
             cmd.arg(format!("-D{def}"));
         }
+        // The sequential object sees the program as Yosegi does: with `_OPENACC` (OpenACC's
+        // macro, which Yosegi's preprocessing defines), so that `#ifdef _OPENACC` code compiles
+        // the same branch in both.
+        cmd.arg(OPENACC_MACRO);
         cmd.args(&cc.preprocess.cpp_flags).args(dependency_flags(cc, &output)).arg(private_fs::operand(source)).arg("-o").arg(&plain);
         run(&mut cmd)?;
         let payload = scratch.path().join("source.payload");
@@ -323,6 +339,43 @@ fn dependency_flags(cc: &CcArgs, output: &Path) -> Vec<std::ffi::OsString> {
         out.push(output.as_os_str().to_owned());
     }
     out
+}
+
+/// The sources the members of the static library `archive` carry (members made by `yosegi cc
+/// -c`, as CMake's library targets are), and the archive to link instead: the original when no
+/// member carries a source, one of the other members when some do (their sequential code is
+/// left out, as for objects), none when all do. `tag` keeps the scratch folders apart.
+fn archive_units(archive: &Path, tag: usize, scratch: &ScratchDir) -> Result<(Vec<(PathBuf, String)>, Option<PathBuf>), Failure> {
+    if !archive.is_file() {
+        return Err(Diagnostic::global_error(format!("cannot read {}: no such file", archive.display())).into());
+    }
+    let absolute = std::fs::canonicalize(archive).map_err(|e| Diagnostic::global_error(format!("cannot read {}: {e}", archive.display())))?;
+    let dir = scratch.path().join(format!("archive{tag}-{}", archive.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()));
+    std::fs::create_dir_all(&dir).map_err(|e| Diagnostic::global_error(format!("cannot create {}: {e}", dir.display())))?;
+    let listed = Command::new("ar").arg("t").arg(&absolute).output().map_err(|e| Diagnostic::global_error(format!("cannot run `ar`: {e}")).with_help("install binutils"))?;
+    if !listed.status.success() {
+        // Not an archive `ar` reads: linked as it is.
+        return Ok((Vec::new(), Some(archive.to_path_buf())));
+    }
+    run(Command::new("ar").current_dir(&dir).arg("x").arg(&absolute))?;
+    let mut carried = Vec::new();
+    let mut rest = Vec::new();
+    for member in String::from_utf8_lossy(&listed.stdout).lines().map(str::trim).filter(|m| !m.is_empty()) {
+        let path = dir.join(member);
+        match carried_source(&path, scratch)? {
+            Some(unit) => carried.push(unit),
+            None => rest.push(path),
+        }
+    }
+    if carried.is_empty() {
+        return Ok((carried, Some(archive.to_path_buf())));
+    }
+    if rest.is_empty() {
+        return Ok((carried, None));
+    }
+    let filtered = dir.join("rest.a");
+    run(Command::new("ar").arg("rcs").arg(&filtered).args(&rest))?;
+    Ok((carried, Some(filtered)))
 }
 
 /// The source an object carries, if it was made by `yosegi cc -c`.
@@ -363,6 +416,11 @@ fn link(cc: &CcArgs, scratch: &ScratchDir) -> Result<(), Failure> {
         match item {
             LinkItem::Input(path) if cc.sources.contains(path) => {
                 units.push((path.clone(), check_source(cc, path, &builtin)?));
+            }
+            LinkItem::Input(path) if path.extension().is_some_and(|e| e == "a") => {
+                let (carried, rest) = archive_units(path, units.len(), scratch)?;
+                units.extend(carried);
+                others.extend(rest.map(LinkItem::Input));
             }
             LinkItem::Input(path) => match carried_source(path, scratch)? {
                 Some(unit) => units.push(unit),
