@@ -1,0 +1,392 @@
+//! The launch of one kernel of a compute region: the objects its arrays reach settled first
+//! (pass 1), then per part (one, or one per device when the launch is split: `distribute`) the
+//! device's copies made current for what the part reads and the writes gathered (pass 2), the
+//! overlap check between arrays that share memory, the chosen variant launched on each part's
+//! device, and the results (writes marked, reductions folded, scalar outputs written back).
+
+use crate::analysis::access::{IndexForm, ParamSections, Section, summarize};
+use crate::diag::{Diagnostic, Span};
+use crate::ir::{GridKernel, Handle, Kernel, ParamKind, Region};
+
+use super::abi::YosegiArg;
+use super::device::DeviceParam;
+use super::registry::Origin;
+use super::{ObjectRange, Runtime, RuntimeError, distribute, fold_reductions, host_format, param_value, rows, value, write_host_scalar};
+
+/// The host memory one array of a launch reaches: array param `param`, or row `row` of row
+/// table `param` (`a[3]`), with its base address and the absolute byte ranges it reads and
+/// writes.
+pub(super) struct Footprint {
+    pub(super) param: u32,
+    pub(super) row: Option<i64>,
+    pub(super) base: u64,
+    pub(super) read: Option<(u64, u64)>,
+    pub(super) write: Option<(u64, u64)>,
+}
+
+/// What pass 2 prepared for one part of a launch: its footprint, and the object each array
+/// arg (by region arg index) is bound to.
+pub(super) struct PreparedPart {
+    pub(super) launch: LaunchFootprint,
+    pub(super) bound_objects: Vec<(u32, u64)>,
+}
+
+/// What pass 2 of a launch gathers: the arrays' footprints (for the overlap check), the ranges
+/// the launch writes, and the bytes it must move (for `--stats` bandwidth).
+#[derive(Default)]
+pub(super) struct LaunchFootprint {
+    pub(super) footprints: Vec<Footprint>,
+    pub(super) writes: Vec<ObjectRange>,
+    pub(super) bytes_moved: u64,
+}
+
+/// Two arrays of one launch whose memory overlaps, one of them written there through a
+/// different base address (`copy(p[0:n], q[0:n-1])` with `q = p + 1`, or two rows of a table
+/// that overlap): the kernel was compiled as if they were distinct, so its iterations may read
+/// what others write, and the answer would depend on their order. The launch stops with the
+/// names and the kernel's line. Arrays with the same base address are one array under two
+/// names; the loop's own independence covers them. The ranges are sorted, so a launch with
+/// many rows costs n log n, not a test per pair.
+pub(super) fn check_overlaps(kernel: &Kernel, footprints: &[Footprint]) -> Result<(), RuntimeError> {
+    // (lo, hi, footprint, written)
+    let mut ranges: Vec<(u64, u64, usize, bool)> = Vec::new();
+    for (i, f) in footprints.iter().enumerate() {
+        ranges.extend(f.read.map(|(lo, hi)| (lo, hi, i, false)));
+        ranges.extend(f.write.map(|(lo, hi)| (lo, hi, i, true)));
+    }
+    ranges.sort_unstable();
+    // The pair reported is the first (writer, other) in footprint order, whatever the sort.
+    let mut worst: Option<(usize, usize)> = None;
+    for (k, &(_, hi, i, i_writes)) in ranges.iter().enumerate() {
+        for &(lo_j, _, j, j_writes) in &ranges[k + 1..] {
+            if lo_j >= hi {
+                break;
+            }
+            if i == j || footprints[i].base == footprints[j].base {
+                continue;
+            }
+            for (w, o, writes) in [(i, j, i_writes), (j, i, j_writes)] {
+                if writes && worst.is_none_or(|best| (w, o) < best) {
+                    worst = Some((w, o));
+                }
+            }
+        }
+    }
+    let Some((w, o)) = worst else { return Ok(()) };
+    let name = |f: &Footprint| {
+        let array = &kernel.params[f.param as usize].name;
+        f.row.map_or_else(|| array.clone(), |row| format!("{array}[{row}]"))
+    };
+    let (w, o) = (name(&footprints[w]), name(&footprints[o]));
+    Err(RuntimeError::unsupported(
+        Diagnostic::error(
+            kernel.span,
+            format!(
+                "kernel `{}` writes `{w}` where it also accesses `{o}`: the two arrays share memory, so the iterations of the loop may depend on each other",
+                kernel.name
+            ),
+        )
+        .with_help(format!("make `{w}` and `{o}` point to separate arrays, or run this loop sequentially (`#pragma acc loop seq`)")),
+    ))
+}
+
+
+impl Runtime {
+    // -----------------------------------------------------------------------------------------
+    // Launches
+
+    pub(super) fn launch_kernel(
+        &mut self,
+        region: &Region,
+        kernel_handle: Handle<Kernel>,
+        args: &[YosegiArg],
+    ) -> Result<(), RuntimeError> {
+        let prepared = self.clock();
+        let module = self.module.clone();
+        let kernel = &module.kernels[kernel_handle];
+        let Some(grid_handle) = module.grid_of(kernel_handle) else {
+            return Err(RuntimeError::unsupported(
+                Diagnostic::error(kernel.span, format!("kernel `{}` was not mapped to a grid kernel", kernel.name))
+                    .with_help("this is a compiler bug: the mapping pass must run before the program runs"),
+            ));
+        };
+        let grid = &module.grid_kernels[grid_handle];
+        let device = self.current_device;
+        // The whole iteration space: a partitioned kernel's `first` and `count` cover its dims.
+        // The host's `args` serve everything else (pointers, reduction targets).
+        let (whole, kernel_params) = distribute::whole_launch(region, kernel, args)?;
+
+        // Pass 1 (`settle_objects`): every array param's object, before any range is made valid.
+        let sections = self.sections_cache.sections(kernel_handle, kernel, &kernel_params);
+        self.record_runtime_call("region: launch preparation: access sections", prepared);
+        let part = self.clock();
+        let (tables, raw_memory) = self.settle_objects(kernel, &sections, args)?;
+        let reaches_addresses = module.reaches_addresses(&kernel.body);
+
+        // Which devices run which part of the space (one part on the current device unless
+        // the kernel is split: `distribute`).
+        let splittable = tables.is_empty() && !reaches_addresses && !raw_memory;
+        let parts = if splittable { self.plan_parts(region, kernel_handle, kernel, &whole, &sections) } else { None };
+        let parts = parts.unwrap_or_else(|| vec![distribute::Part { device, args: whole, sections: sections.clone() }]);
+
+        // Memory at addresses the kernel computes may be any object's device copy: every one
+        // is made current first (before the rows of pointer tables are attached below) and
+        // counted as written after.
+        let address_writes = if reaches_addresses { self.device_copies_made_current() } else { Vec::new() };
+        self.record_runtime_call("region: launch preparation: objects", part);
+
+        // Pass 2 and the launch, part by part: each device's copies made current for what its
+        // part reads, then its launch (which the device may run while the host goes on).
+        // Every part's copies are made current before any part is launched: a copy between
+        // devices waits for the work already on both of them, so a copy made after a launch
+        // would wait for that launch and run the parts one after the other.
+        let mut prepared_parts = Vec::with_capacity(parts.len());
+        for (n, part) in parts.iter().enumerate() {
+            let prepared_part = self.clock();
+            let mut footprint = self.prepare_part(kernel, part, if n == 0 { &tables } else { &[] })?;
+            check_overlaps(kernel, &footprint.launch.footprints)?;
+            if n == 0 {
+                let tables: Vec<u64> = tables.iter().filter_map(|plan| footprint.bound_objects.iter().find(|(arg, _)| *arg == kernel.params[plan.param as usize].arg)).map(|&(_, o)| o).collect();
+                footprint.launch.writes.extend(address_writes.iter().copied().filter(|w| !tables.contains(&w.object)));
+            }
+            let params = self.device_params(region, grid, &part.args, &footprint.bound_objects, part.device);
+            self.record_runtime_call("region: launch preparation: device copies current", prepared_part);
+            prepared_parts.push((part.device, params, footprint.launch));
+        }
+        self.record_runtime_call("region: launch preparation", prepared);
+        let mut started_parts = Vec::with_capacity(parts.len());
+        for (device, params, footprint) in prepared_parts {
+            // The variant that ran owns the reductions and scalar outputs below. The parts'
+            // results are read once every part is started, so that the devices run together.
+            let (grid, started, elapsed) = self.launch_chosen_variant(&module, kernel_handle, params, device, footprint.bytes_moved)?;
+            started_parts.push((device, grid, started, elapsed, footprint));
+        }
+        let mut launched = Vec::with_capacity(started_parts.len());
+        for (device, grid, started, elapsed, footprint) in started_parts {
+            let outcome = self.devices[device].finish_launch(started).map_err(|f| self.fault_error(f))?;
+            self.stats.record_launch(&grid.name, elapsed, &outcome.counters);
+            self.stats.record_bytes_moved(&grid.name, footprint.bytes_moved);
+            if self.devices.len() > 1 {
+                self.stats.record_device_launch(device, &outcome.counters);
+            }
+            launched.push((device, grid, outcome, footprint.writes));
+        }
+
+        let mut partials: Vec<Vec<u64>> = vec![Vec::new(); grid.reductions.len()];
+        for (device, _, outcome, writes) in &launched {
+            for w in writes {
+                if let Some(object) = self.registry.get_mut(w.object) {
+                    object.copies.device_wrote(*device, w.lo, w.hi);
+                }
+            }
+            for (all, mine) in partials.iter_mut().zip(&outcome.partials) {
+                all.extend_from_slice(mine);
+            }
+        }
+        let (_, grid, outcome, _) = &launched[0];
+        fold_reductions(region, &grid.reductions, &partials, args);
+        for ((local, arg), &raw) in grid.scalar_outputs.iter().zip(&outcome.scalar_outputs) {
+            let target = args[*arg as usize].ptr as *mut u8;
+            if !target.is_null() {
+                let ty = grid.body.locals[*local].ty;
+                let format = host_format(region, *arg, ty);
+                // SAFETY: the host passed `&x` of a live scalar of this format (HostArgKind::ScalarOut).
+                unsafe { write_host_scalar(target, format, value::cast(ty, format, raw)) };
+            }
+        }
+        Ok(())
+    }
+
+    /// Launch pass 1: every array param's object, created or grown to cover its access hull.
+    /// All objects are settled before any range is made valid, because growing one for a later
+    /// param (two params into one array) replaces an object an earlier param resolved. Returns
+    /// the pointer tables to bind and whether some array is the program's own device memory.
+    pub(super) fn settle_objects(&mut self, kernel: &Kernel, sections: &[ParamSections], args: &[YosegiArg]) -> Result<(Vec<rows::TablePlan>, bool), RuntimeError> {
+        let device = self.current_device;
+        let mut tables = Vec::new();
+        let mut raw_memory = false;
+        for sections in sections {
+            let param = &kernel.params[sections.param as usize];
+            if let ParamKind::RowTable { .. } = param.kind {
+                let ptr = args[param.arg as usize].ptr as u64;
+                tables.extend(self.plan_table(kernel, sections.param, ptr, sections)?);
+                continue;
+            }
+            let ParamKind::Array { elem, .. } = &param.kind else { continue };
+            let ptr = args[param.arg as usize].ptr as u64;
+            match sections.read.hull(sections.write) {
+                Section::None => {}
+                Section::Elements { lo, hi } if hi <= lo => {}
+                _ if self.exact_object_at(ptr).is_some() => {}
+                // The program's own device memory (`acc_malloc`): bound as it is, no host side.
+                _ if self.registry.find(ptr).is_none() && self.api.is_raw_address(device, ptr) => raw_memory = true,
+                Section::Whole => {
+                    if self.registry.find(ptr).is_none() {
+                        return Err(RuntimeError::unsupported(
+                            Diagnostic::error(
+                                irregular_access_span(kernel, sections.param),
+                                format!(
+                                    "cannot tell the extent of `{}`, which kernel `{}` indexes irregularly",
+                                    param.name, kernel.name
+                                ),
+                            )
+                            .with_help(format!(
+                                "add a data clause such as {}({}[0:n])",
+                                if sections.write == Section::None { "copyin" } else { "copy" },
+                                param.name
+                            )),
+                        ));
+                    }
+                }
+                Section::Elements { lo, hi } => {
+                    let elem = elem.size_bytes() as i64;
+                    let lo_byte = ptr.wrapping_add_signed(lo.wrapping_mul(elem));
+                    let hi_byte = ptr.wrapping_add_signed(hi.wrapping_mul(elem));
+                    self.ensure_object(lo_byte, hi_byte, &param.name, Origin::LaunchExtent, kernel.span)?;
+                }
+            }
+        }
+        Ok((tables, raw_memory))
+    }
+
+    /// Launch pass 2 for one part: makes device `part.device`'s copies current for what the
+    /// part reads; gathers what it writes, which object each array arg is bound to and the
+    /// bytes it must move.
+    pub(super) fn prepare_part(&mut self, kernel: &Kernel, part: &distribute::Part, tables: &[rows::TablePlan]) -> Result<PreparedPart, RuntimeError> {
+        let device = part.device;
+        let args = part.args.as_slice();
+        let mut launch = LaunchFootprint::default();
+        let mut bound_objects: Vec<(u32, u64)> = Vec::new();
+        for plan in tables {
+            let param = &kernel.params[plan.param as usize];
+            let sections = part.sections.iter().find(|s| s.param == plan.param).expect("planned from these sections");
+            if let Some(table) = self.bind_table(kernel, plan, sections, &mut launch) {
+                bound_objects.push((param.arg, table));
+            }
+        }
+        for sections in part.sections.iter() {
+            let param = &kernel.params[sections.param as usize];
+            let ParamKind::Array { elem, .. } = &param.kind else { continue };
+            let ptr = args[param.arg as usize].ptr as u64;
+            let elem = elem.size_bytes() as i128;
+            // Within an exact object the sections are clamped to it: they may over-approximate
+            // (a guarded `a[i+1]`), and real out-of-bounds accesses fault in the kernel.
+            let object = match sections.read.hull(sections.write) {
+                Section::None => continue,
+                Section::Elements { lo, hi } if hi <= lo => continue,
+                _ if self.exact_object_at(ptr).is_some() => self.exact_object_at(ptr),
+                Section::Whole => self.registry.find(ptr),
+                Section::Elements { lo, .. } => self.registry.find(ptr.wrapping_add_signed((lo as i128 * elem) as i64)),
+            };
+            let Some(object) = object else { continue };
+            bound_objects.push((param.arg, object));
+            let start = object as i128;
+            let (copies, mut t) = self.transfer_for(object).expect("resolved in pass 1");
+            let len = copies.len as i128;
+            let to_range = |s: Section| -> Option<(u64, u64)> {
+                match s {
+                    Section::None => None,
+                    Section::Whole => Some((0, len as u64)),
+                    Section::Elements { lo, hi } => {
+                        let lo = (ptr as i128 + lo as i128 * elem - start).clamp(0, len) as u64;
+                        let hi = (ptr as i128 + hi as i128 * elem - start).clamp(0, len) as u64;
+                        Some((lo, hi))
+                    }
+                }
+            };
+            copies.ensure_allocated(device, &mut t);
+            let absolute = |r: Option<(u64, u64)>| r.map(|(lo, hi)| (object + lo, object + hi)).filter(|(lo, hi)| lo < hi);
+            launch.footprints.push(Footprint {
+                param: sections.param,
+                row: None,
+                base: ptr,
+                read: absolute(to_range(sections.read)),
+                write: absolute(to_range(sections.write)),
+            });
+            for (lo, hi) in [to_range(sections.read), to_range(sections.write)].into_iter().flatten() {
+                launch.bytes_moved += hi.saturating_sub(lo);
+            }
+            if let Some((lo, hi)) = to_range(sections.read) {
+                copies.make_device_valid(device, lo, hi, &mut t);
+            }
+            if let Some((lo, hi)) = to_range(sections.write) {
+                launch.writes.push(ObjectRange { object, lo, hi });
+            }
+        }
+        Ok(PreparedPart { launch, bound_objects })
+    }
+
+    /// Every object with a copy on the current device, that copy made current over the whole
+    /// object (what a kernel accessing memory by computed addresses may reach).
+    pub(super) fn device_copies_made_current(&mut self) -> Vec<ObjectRange> {
+        let device = self.current_device;
+        let mut ranges = Vec::new();
+        for start in self.registry.starts() {
+            let Some((copies, mut t)) = self.transfer_for(start) else { continue };
+            if !copies.has_device_copy(device) {
+                continue;
+            }
+            let len = copies.len;
+            copies.make_device_valid(device, 0, len, &mut t);
+            ranges.push(ObjectRange { object: start, lo: 0, hi: len });
+        }
+        ranges
+    }
+
+    /// Binds the grid kernel's params: scalars by value, arrays to their object's device copy.
+    pub(super) fn device_params(
+        &mut self,
+        region: &Region,
+        grid: &GridKernel,
+        args: &[YosegiArg],
+        bound_objects: &[(u32, u64)],
+        device: usize,
+    ) -> Vec<DeviceParam> {
+        let mut params = Vec::with_capacity(grid.params.len());
+        for param in &grid.params {
+            let value = param_value(region, param, args);
+            // A row table binds like an array: to its table's device copy.
+            if !param.kind.is_indexed() {
+                params.push(DeviceParam::Value(value));
+                continue;
+            }
+            let ptr = args[param.arg as usize].ptr as u64;
+            let resolved = bound_objects.iter().find(|(arg, _)| *arg == param.arg).map(|&(_, object)| object);
+            let object = resolved.or_else(|| self.registry.find(ptr)).or_else(|| {
+                // A pointer one past its object's end (only negative offsets are accessed).
+                ptr.checked_sub(1).and_then(|p| self.registry.find(p))
+            });
+            let bound = object.and_then(|start| {
+                let (copies, mut t) = self.transfer_for(start)?;
+                copies.ensure_allocated(device, &mut t);
+                let (alloc, base) = copies.placement(device)?;
+                Some(DeviceParam::Array { alloc, offset: ptr.wrapping_sub(start).wrapping_add(base) as i64 })
+            });
+            // `acc_malloc` memory (a `deviceptr` of the program's own device memory).
+            let bound = bound.or_else(|| {
+                let (alloc, offset) = self.api.raw_binding(device, ptr)?;
+                Some(DeviceParam::Array { alloc, offset })
+            });
+            params.push(bound.unwrap_or_else(|| {
+                let alloc = *self.empty_alloc.get_or_insert_with(|| self.devices[device].allocate(0));
+                DeviceParam::Array { alloc, offset: 0 }
+            }));
+        }
+        params
+    }
+
+    /// The Static/Malloc object containing `addr`.
+    pub(super) fn exact_object_at(&self, addr: u64) -> Option<u64> {
+        self.registry.find(addr).filter(|&s| self.registry.get(s).is_some_and(|o| o.origin.is_exact()))
+    }
+
+}
+
+/// Where a kernel indexes array param `param` irregularly (the place an extent error points
+/// at); the kernel itself when no single access is to blame.
+pub(super) fn irregular_access_span(kernel: &Kernel, param: u32) -> Span {
+    summarize(kernel)
+        .of_param(param)
+        .find(|access| access.indices.iter().any(|index| matches!(index, IndexForm::Irregular)))
+        .map_or(kernel.span, |access| access.span)
+}
