@@ -181,7 +181,7 @@ pub fn main(args: &[OsString]) -> i32 {
         Err(message) => return usage_error(&message),
     };
     if let Some(format) = cc.diagnostics_format {
-        let _ = DIAGNOSTICS_FORMAT.set(format);
+        format.choose();
     }
     if cc.passthrough {
         return run_system_compiler(&cc, &args);
@@ -220,15 +220,10 @@ fn usage_error(message: &str) -> i32 {
     EXIT_BAD_INPUT
 }
 
-/// The format of this process's diagnostics (`-fdiagnostics-format=`, else
-/// `YOSEGI_DIAGNOSTICS_FORMAT`), set once the arguments are read.
-static DIAGNOSTICS_FORMAT: std::sync::OnceLock<DiagnosticsFormat> = std::sync::OnceLock::new();
-
 fn report(sources: &SourceSet, diags: &[Diagnostic]) -> i32 {
     use std::io::IsTerminal;
     if !diags.is_empty() {
-        let format = DIAGNOSTICS_FORMAT.get().copied().unwrap_or_else(DiagnosticsFormat::from_env);
-        eprint!("{}", format.render(sources, diags, std::io::stderr().is_terminal()));
+        eprint!("{}", DiagnosticsFormat::current().render(sources, diags, std::io::stderr().is_terminal()));
     }
     if diags.iter().any(Diagnostic::is_error) { EXIT_BAD_INPUT } else { 0 }
 }

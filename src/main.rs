@@ -182,12 +182,10 @@ fn command() -> ExitCode {
         Command::Explain(args) => &args.input,
         Command::Emit(args) => &args.input,
     };
-    let format = match input.diagnostics_format {
-        // Unset on the command line: the environment's.
-        DiagnosticsFormat::Text => DiagnosticsFormat::from_env(),
-        chosen => chosen,
-    };
-    let _ = DIAGNOSTICS_FORMAT.set(format);
+    // Text (the default) leaves the environment's choice in force.
+    if input.diagnostics_format != DiagnosticsFormat::Text {
+        input.diagnostics_format.choose();
+    }
     match cli.command {
         Command::Run(args) => run(args),
         Command::Explain(args) => explain(args),
@@ -213,16 +211,12 @@ fn pass_config(input: &InputArgs) -> PassConfig {
     PassConfig { staging, fusion, ..PassConfig::default() }
 }
 
-/// The format diagnostics are written in (`--diagnostics-format`), set once per command.
-static DIAGNOSTICS_FORMAT: std::sync::OnceLock<DiagnosticsFormat> = std::sync::OnceLock::new();
-
 fn print_diagnostics(sources: &SourceSet, diags: &[Diagnostic]) {
     if diags.is_empty() {
         return;
     }
     let color = std::io::stderr().is_terminal();
-    let format = DIAGNOSTICS_FORMAT.get().copied().unwrap_or_else(DiagnosticsFormat::from_env);
-    eprint!("{}", format.render(sources, diags, color));
+    eprint!("{}", DiagnosticsFormat::current().render(sources, diags, color));
 }
 
 /// Compiles, printing warnings; on errors prints them and gives the exit status.
@@ -260,11 +254,6 @@ fn run(args: RunArgs) -> ExitCode {
     if let Some(dir) = &args.keep {
         // SAFETY: set before the run starts any thread that reads the environment.
         unsafe { std::env::set_var("YOSEGI_KEEP", dir) };
-    }
-    if let Some(format) = DIAGNOSTICS_FORMAT.get().filter(|f| **f != DiagnosticsFormat::Text) {
-        let name = if *format == DiagnosticsFormat::Json { "json" } else { "sarif" };
-        // SAFETY: as above; the runtime writes its errors (kernel faults) in the same format.
-        unsafe { std::env::set_var("YOSEGI_DIAGNOSTICS_FORMAT", name) };
     }
     let device = match args.device {
         DeviceArg::Sim => Device::Sim,

@@ -252,12 +252,7 @@ impl UserSpans {
         let loc = sources.location(span);
         let file = self.read_back.entry(loc.file.clone()).or_insert_with(|| ReadBack::of(&loc.file));
         let from_file = file.as_ref().and_then(|f| {
-            let line_index = loc.line.checked_sub(1)? as usize;
-            let line_start = *f.starts.get(line_index)?;
-            let line_end = f.starts.get(line_index + 1).map(|&s| s - 1).unwrap_or(f.text.len());
-            let pre = preprocessed_line(sources, span);
-            let unchanged = pre.is_some_and(|(pre_line, _)| pre_line == &f.text[line_start..line_end]);
-            let (lo, hi) = byte_range(&f.text, line_start, line_end, &loc, span, pre, unchanged);
+            let (_, _, lo, hi) = f.label_range(&loc, span, preprocessed_line(sources, span))?;
             let (line, column) = f.position(lo);
             let (end_line, end_column) = f.position(hi);
             Some(UserSpan { file: loc.file.clone(), line, column, end_line, end_column })
@@ -304,8 +299,9 @@ impl ReadBack {
         (line as u32 + 1, self.text[start..at].chars().count() as u32 + 1)
     }
 
-    /// The line `loc` is on, or a window of it, as one snippet; and the label's range in it.
-    fn snippet(&self, loc: &Location, span: Span, pre: Option<(&str, usize)>) -> Option<(Snippet, std::ops::Range<usize>)> {
+    /// The bounds of the line `loc` is on and the byte range of `span`'s label in the file:
+    /// `(line_start, line_end, lo, hi)`.
+    fn label_range(&self, loc: &Location, span: Span, pre: Option<(&str, usize)>) -> Option<(usize, usize, usize, usize)> {
         let line_index = loc.line.checked_sub(1)? as usize;
         let line_start = *self.starts.get(line_index)?;
         let line_end = self.starts.get(line_index + 1).map(|&s| s - 1).unwrap_or(self.text.len());
@@ -313,6 +309,12 @@ impl ReadBack {
             *self.unchanged.borrow_mut().entry(line_start).or_insert_with(|| pre_line == &self.text[line_start..line_end])
         });
         let (lo, hi) = byte_range(&self.text, line_start, line_end, loc, span, pre, unchanged);
+        Some((line_start, line_end, lo, hi))
+    }
+
+    /// The line `loc` is on, or a window of it, as one snippet; and the label's range in it.
+    fn snippet(&self, loc: &Location, span: Span, pre: Option<(&str, usize)>) -> Option<(Snippet, std::ops::Range<usize>)> {
+        let (line_start, line_end, lo, hi) = self.label_range(loc, span, pre)?;
         let ascii = *self.ascii.borrow_mut().entry(line_start).or_insert_with(|| self.text[line_start..line_end].is_ascii());
         let column = if ascii { lo - line_start + 1 } else { self.text[line_start..lo].chars().count() + 1 };
         let (mut from, mut to) = (line_start, line_end);

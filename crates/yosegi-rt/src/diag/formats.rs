@@ -9,6 +9,9 @@ use serde_json::{Value, json};
 use super::{Diagnostic, Severity};
 use crate::source::{SourceSet, UserSpans};
 
+/// The format a command-line flag chose for this process ([`DiagnosticsFormat::choose`]).
+static CHOSEN: std::sync::OnceLock<DiagnosticsFormat> = std::sync::OnceLock::new();
+
 /// How diagnostics are written (`--diagnostics-format`, `-fdiagnostics-format=`,
 /// `YOSEGI_DIAGNOSTICS_FORMAT`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -34,6 +37,18 @@ impl DiagnosticsFormat {
     /// The format `YOSEGI_DIAGNOSTICS_FORMAT` names (text when unset or unknown).
     pub fn from_env() -> DiagnosticsFormat {
         std::env::var("YOSEGI_DIAGNOSTICS_FORMAT").ok().and_then(|v| DiagnosticsFormat::parse(&v).ok()).unwrap_or_default()
+    }
+
+    /// Makes `self` the process's format (a command-line flag); the first choice stays. The
+    /// runtime of `yosegi run`, which runs in the same process, writes its errors in it too.
+    pub fn choose(self) {
+        let _ = CHOSEN.set(self);
+    }
+
+    /// The process's format: the one chosen, else `YOSEGI_DIAGNOSTICS_FORMAT`'s (which
+    /// executables built by `yosegi cc` read), else text.
+    pub fn current() -> DiagnosticsFormat {
+        CHOSEN.get().copied().unwrap_or_else(DiagnosticsFormat::from_env)
     }
 
     /// `diags` in this format, as the text to write to stderr (ending in a newline; empty for

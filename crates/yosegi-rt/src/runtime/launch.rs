@@ -40,6 +40,17 @@ pub(super) struct LaunchFootprint {
     pub(super) bytes_moved: u64,
 }
 
+/// Section `s` of an array at `base` (elements of `elem` bytes) as a byte range of the object
+/// at `object`, `len` bytes long, clamped to it.
+pub(super) fn object_range(s: Section, base: u64, elem: i128, object: u64, len: u64) -> Option<(u64, u64)> {
+    let offset = |element: i64| (base as i128 + element as i128 * elem - object as i128).clamp(0, len as i128) as u64;
+    match s {
+        Section::None => None,
+        Section::Whole => Some((0, len)),
+        Section::Elements { lo, hi } => Some((offset(lo), offset(hi))),
+    }
+}
+
 /// Two arrays of one launch whose memory overlaps, one of them written there through a
 /// different base address (`copy(p[0:n], q[0:n-1])` with `q = p + 1`, or two rows of a table
 /// that overlap): the kernel was compiled as if they were distinct, so its iterations may read
@@ -269,31 +280,11 @@ impl Runtime {
             let ParamKind::Array { elem, .. } = &param.kind else { continue };
             let ptr = args[param.arg as usize].ptr as u64;
             let elem = elem.size_bytes() as i128;
-            // Within an exact object the sections are clamped to it: they may over-approximate
-            // (a guarded `a[i+1]`), and real out-of-bounds accesses fault in the kernel.
-            let object = match sections.read.hull(sections.write) {
-                Section::None => continue,
-                Section::Elements { lo, hi } if hi <= lo => continue,
-                _ if self.exact_object_at(ptr).is_some() => self.exact_object_at(ptr),
-                Section::Whole => self.registry.find(ptr),
-                Section::Elements { lo, .. } => self.registry.find(ptr.wrapping_add_signed((lo as i128 * elem) as i64)),
-            };
-            let Some(object) = object else { continue };
+            let Some(object) = self.object_reached(ptr, sections, elem) else { continue };
             bound_objects.push((param.arg, object));
-            let start = object as i128;
             let (copies, mut t) = self.transfer_for(object).expect("resolved in pass 1");
-            let len = copies.len as i128;
-            let to_range = |s: Section| -> Option<(u64, u64)> {
-                match s {
-                    Section::None => None,
-                    Section::Whole => Some((0, len as u64)),
-                    Section::Elements { lo, hi } => {
-                        let lo = (ptr as i128 + lo as i128 * elem - start).clamp(0, len) as u64;
-                        let hi = (ptr as i128 + hi as i128 * elem - start).clamp(0, len) as u64;
-                        Some((lo, hi))
-                    }
-                }
-            };
+            let len = copies.len;
+            let to_range = |s: Section| object_range(s, ptr, elem, object, len);
             copies.ensure_allocated(device, &mut t);
             let absolute = |r: Option<(u64, u64)>| r.map(|(lo, hi)| (object + lo, object + hi)).filter(|(lo, hi)| lo < hi);
             launch.footprints.push(Footprint {
@@ -314,6 +305,21 @@ impl Runtime {
             }
         }
         Ok(PreparedPart { launch, bound_objects })
+    }
+
+    /// The tracked object an array at `base` (elements of `elem` bytes) with `sections`
+    /// reaches: the exact object at `base`, else the one holding the first element accessed;
+    /// `None` when nothing is accessed or no object holds it. Within an exact object the
+    /// sections are clamped to it ([`object_range`]): they may over-approximate (a guarded
+    /// `a[i+1]`), and real out-of-bounds accesses fault in the kernel.
+    pub(super) fn object_reached(&self, base: u64, sections: &ParamSections, elem: i128) -> Option<u64> {
+        match sections.read.hull(sections.write) {
+            Section::None => None,
+            Section::Elements { lo, hi } if hi <= lo => None,
+            _ if self.exact_object_at(base).is_some() => self.exact_object_at(base),
+            Section::Whole => self.registry.find(base),
+            Section::Elements { lo, .. } => self.registry.find(base.wrapping_add_signed((lo as i128 * elem) as i64)),
+        }
     }
 
     /// Every object with a copy on the current device, that copy made current over the whole

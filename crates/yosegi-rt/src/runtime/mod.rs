@@ -42,7 +42,7 @@ use crate::ir::{
 };
 
 use abi::YosegiArg;
-use launch::{Footprint, LaunchFootprint, check_overlaps, irregular_access_span};
+use launch::{Footprint, LaunchFootprint, check_overlaps, irregular_access_span, object_range};
 use coherence::{Hold, Transfer};
 use device::{Device, DeviceAlloc, KernelFault};
 use registry::{Origin, Registry};
@@ -313,7 +313,7 @@ impl Runtime {
 
     /// Renders an error as the user sees it.
     pub fn render_error(&self, error: &RuntimeError) -> String {
-        crate::diag::formats::DiagnosticsFormat::from_env().render(
+        crate::diag::formats::DiagnosticsFormat::current().render(
             &self.sources,
             std::slice::from_ref(&error.diagnostic),
             self.config.color == ColorMode::Always,

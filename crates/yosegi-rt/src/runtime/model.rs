@@ -94,17 +94,12 @@ impl Model {
     /// [`Model::predict_launch`] for `launch` on `device`, its array params read through
     /// read-only views of the host memory of the objects `registry` tracks.
     pub fn predict_on(&mut self, launch: &Launch, device: usize, dram_bytes: u64, on: &dyn Device, registry: &Registry) -> Option<Prediction> {
-        let mut views: Vec<(DeviceAlloc, u64, u64)> = Vec::new();
-        for object in registry.iter() {
-            if let Some((alloc, 0)) = object.copies.placement(device) {
-                views.push((alloc, object.start, object.len));
-            }
-        }
+        // Looked up only when the launch is sampled (a prediction not made before).
         let host_view_of = |alloc: DeviceAlloc| {
-            let &(_, start, len) = views.iter().find(|(a, _, _)| *a == alloc)?;
+            let object = registry.iter().find(|o| o.copies.placement(device) == Some((alloc, 0)))?;
             // SAFETY: a tracked object is host memory the program keeps alive while the
             // runtime works for it; the view is dropped before this call returns.
-            Some(Arc::new(unsafe { SimBuffer::host_view(start as *const u8, len as usize) }))
+            Some(Arc::new(unsafe { SimBuffer::host_view(object.start as *const u8, object.len as usize) }))
         };
         self.predict_launch(launch, device, dram_bytes, on.multiprocessors(), &host_view_of)
     }

@@ -320,30 +320,13 @@ impl Runtime {
                 attached.push((index, None));
                 continue;
             }
-            let object = match sections.read.hull(sections.write) {
-                Section::None => None,
-                Section::Elements { lo, hi } if hi <= lo => None,
-                _ if self.exact_object_at(row).is_some() => self.exact_object_at(row),
-                Section::Whole => self.registry.find(row),
-                Section::Elements { lo, .. } => self.registry.find(row.wrapping_add_signed((lo as i128 * elem) as i64)),
-            };
-            let Some(object) = object else {
+            let Some(object) = self.object_reached(row, sections, elem) else {
                 attached.push((index, None));
                 continue;
             };
             let (copies, mut t) = self.transfer_for(object).expect("resolved in pass 1");
-            let len = copies.len as i128;
-            let to_range = |s: Section| -> Option<(u64, u64)> {
-                match s {
-                    Section::None => None,
-                    Section::Whole => Some((0, len as u64)),
-                    Section::Elements { lo, hi } => {
-                        let lo = (row as i128 + lo as i128 * elem - object as i128).clamp(0, len) as u64;
-                        let hi = (row as i128 + hi as i128 * elem - object as i128).clamp(0, len) as u64;
-                        Some((lo, hi))
-                    }
-                }
-            };
+            let len = copies.len;
+            let to_range = |s: Section| object_range(s, row, elem, object, len);
             copies.ensure_allocated(device, &mut t);
             let read = if reads { to_range(sections.read) } else { None };
             let write = if writes { to_range(sections.write) } else { None };

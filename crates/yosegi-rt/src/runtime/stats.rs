@@ -49,6 +49,26 @@ pub struct DeviceCounters {
 }
 
 impl DeviceCounters {
+    /// The counts of `part` blocks scaled to `whole` blocks (rounded; the worst conflict degree
+    /// and the device's times are not scaled: times are left out), `blocks` set to `whole`.
+    pub fn scaled(&self, part: u64, whole: u64) -> DeviceCounters {
+        let scale = |v: u64| if part == 0 { 0 } else { ((v as u128 * whole as u128 + part as u128 / 2) / part as u128) as u64 };
+        DeviceCounters {
+            global_transactions: scale(self.global_transactions),
+            global_loads: scale(self.global_loads),
+            global_stores: scale(self.global_stores),
+            shared_accesses: scale(self.shared_accesses),
+            bank_conflict_degree_sum: scale(self.bank_conflict_degree_sum),
+            bank_conflict_max_degree: self.bank_conflict_max_degree,
+            barriers: scale(self.barriers),
+            float_ops: scale(self.float_ops),
+            double_ops: scale(self.double_ops),
+            math_calls: scale(self.math_calls),
+            blocks: whole,
+            ..DeviceCounters::default()
+        }
+    }
+
     pub fn add(&mut self, other: &DeviceCounters) {
         self.global_transactions += other.global_transactions;
         self.global_loads += other.global_loads;
@@ -84,10 +104,9 @@ pub struct KernelLaunches {
     pub compiled: u64,
     pub from_disk: u64,
     /// The performance model's predicted device time, summed over the launches it predicted
-    /// (`runtime::model`; made when stats are on), and what it found the last one limited by.
+    /// (`runtime::model`; made when stats are on).
     pub predicted: Duration,
     pub predicted_launches: u64,
-    pub bound: Option<&'static str>,
     /// What the device counted over these launches, and what the model counted for the
     /// launches it predicted.
     pub counters: DeviceCounters,
@@ -97,6 +116,11 @@ pub struct KernelLaunches {
 }
 
 impl KernelLaunches {
+    /// What the model found the last predicted launch limited by.
+    pub fn limited_by(&self) -> Option<&'static str> {
+        self.last_prediction.as_ref().map(|p| p.bound.name())
+    }
+
     /// Mean device time per launch in seconds, when the device timed them.
     pub fn mean_device_time(&self) -> Option<f64> {
         (self.count > 0 && !self.device_time.is_zero()).then(|| self.device_time.as_secs_f64() / self.count as f64)
@@ -211,8 +235,7 @@ impl Stats {
         let entry = self.launches.entry(kernel.to_string()).or_default();
         entry.predicted += Duration::from_secs_f64(prediction.seconds);
         entry.predicted_launches += 1;
-        entry.bound = Some(prediction.bound.name());
-        entry.predicted_counters.add(&prediction.counters);
+        entry.predicted_counters.add(&prediction.work.counters);
         entry.last_prediction = Some(prediction.clone());
     }
     /// Adds the bytes one launch of `kernel` must move (see `KernelLaunches::bytes_moved`).
@@ -345,7 +368,7 @@ impl Stats {
                 Some(m) => (format!("{:.1}", m * 1e6), format!("{:+.0}%", (mean_predicted - m * 1e6) / (m * 1e6) * 100.0)),
                 None => ("-".to_string(), "-".to_string()),
             };
-            let _ = writeln!(out, "{:<40} {:>14.1} {:>14} {:>9} {:>14}", name, mean_predicted, measured, error, l.bound.unwrap_or("-"));
+            let _ = writeln!(out, "{:<40} {:>14.1} {:>14} {:>9} {:>14}", name, mean_predicted, measured, error, l.limited_by().unwrap_or("-"));
         }
     }
 
@@ -368,7 +391,7 @@ impl Stats {
                     "predicted_s": secs(l.predicted),
                     "predicted_launches": l.predicted_launches,
                     "mean_predicted_s": (l.predicted_launches > 0).then(|| secs(l.predicted) / l.predicted_launches as f64),
-                    "limited_by": l.bound,
+                    "limited_by": l.limited_by(),
                     "bytes_moved": l.bytes_moved,
                     "jit_s": secs(l.jit_time),
                     "compiled": l.compiled,
@@ -385,9 +408,9 @@ impl Stats {
                         "latency_s": p.latency_s,
                         "occupancy": p.occupancy,
                         "dram_bytes": p.dram_bytes,
-                        "blocks": p.blocks,
-                        "threads_per_block": p.threads_per_block,
-                        "shared_bytes_per_block": p.shared_bytes_per_block,
+                        "blocks": p.work.blocks,
+                        "threads_per_block": p.work.threads_per_block,
+                        "shared_bytes_per_block": p.work.shared_bytes_per_block,
                     })),
                 })
             })

@@ -125,6 +125,21 @@ impl GridBuilder {
     pub fn store(&self, array: ArrayRef, indices: &[Handle<Expr>], value: Handle<Expr>) -> Stmt {
         Stmt::Store { array, indices: indices.to_vec(), value, span: Span::default() }
     }
+    /// One thread per point of `0..n`, `n` the scalar param `n_param`: a grid of blocks of the
+    /// builder's x size covering `n`. Returns the thread's point
+    /// (`blockIdx.x * blockDim.x + threadIdx.x`) and the guard `point < n`.
+    pub fn one_thread_per_point(&mut self, n_param: u32) -> (Handle<Expr>, Handle<Expr>) {
+        let n = self.param(n_param);
+        let size = self.block[0] as i64;
+        let below = self.int(size - 1);
+        let size = self.int(size);
+        let padded = self.bin(BinaryOp::Add, n, below);
+        let blocks = self.bin(BinaryOp::Div, padded, size);
+        self.grid_x(blocks);
+        let point = self.global_id();
+        let guard = self.bin(BinaryOp::Lt, point, n);
+        (point, guard)
+    }
     pub fn grid_x(&mut self, x: Handle<Expr>) {
         let one = self.int(1);
         self.grid = Some([x, one, one]);

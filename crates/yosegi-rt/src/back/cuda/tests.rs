@@ -21,14 +21,7 @@ pub(crate) fn vector_add() -> Module {
     let a = g.array_param("a", ScalarType::F32, &[]);
     let b = g.array_param("b", ScalarType::F32, &[]);
     let c = g.array_param("c", ScalarType::F32, &[]);
-    let nv = g.param(np);
-    let k127 = g.int(127);
-    let k128 = g.int(128);
-    let sum = g.bin(BinaryOp::Add, nv, k127);
-    let blocks = g.bin(BinaryOp::Div, sum, k128);
-    g.grid_x(blocks);
-    let i = g.global_id();
-    let guard = g.bin(BinaryOp::Lt, i, nv);
+    let (i, guard) = g.one_thread_per_point(np);
     let la = g.load(ArrayRef::Param(a), &[i], ScalarType::F32, Span::default());
     let lb = g.load(ArrayRef::Param(b), &[i], ScalarType::F32, Span::default());
     let s = g.bin(BinaryOp::Add, la, lb);

@@ -209,28 +209,18 @@ impl CudaDevice {
 
         // Streaming copies: bytes read plus written per launch.
         let copy = cal.function("cal_copy")?;
-        let stream = |cal: &mut Calibration, bytes: u64, blocks: u32, launches: u32| -> Result<f64, String> {
-            let a = cal.allocate(bytes)?;
-            let b = cal.allocate(bytes)?;
-            let (mut a, mut b, mut n) = (a, b, bytes / 16);
+        // Bytes read plus written per second by copies over two arrays of device memory.
+        let (mut a, mut b, mut n) = (cal.allocate(DRAM_COPY_BYTES)?, cal.allocate(DRAM_COPY_BYTES)?, DRAM_COPY_BYTES / 16);
+        let mut copy_rate = |cal: &Calibration, blocks: u32, threads: u32, launches: u32| -> Result<f64, String> {
             let mut args = [&mut a as *mut _ as *mut c_void, &mut b as *mut _ as *mut c_void, &mut n as *mut _ as *mut c_void];
-            let t = cal.time(copy, blocks, &mut args, launches)?;
-            Ok(2.0 * bytes as f64 / t)
+            Ok(2.0 * DRAM_COPY_BYTES as f64 / cal.time_shaped(copy, blocks, threads, &mut args, launches)?)
         };
         let full_blocks = sms * (2048 / THREADS);
-        let dram_bytes_per_s = stream(&mut cal, DRAM_COPY_BYTES, full_blocks, 5)?;
+        let dram_bytes_per_s = copy_rate(&cal, full_blocks, THREADS, 5)?;
         // One block of 1024 threads on each of an eighth of the multiprocessors: what one
         // busy multiprocessor draws, in multiprocessors' shares.
-        let multiprocessor_bandwidth_share = {
-            let few = (sms / 8).max(1);
-            let mut a = cal.allocate(DRAM_COPY_BYTES)?;
-            let mut b = cal.allocate(DRAM_COPY_BYTES)?;
-            let mut n = DRAM_COPY_BYTES / 16;
-            let mut args = [&mut a as *mut _ as *mut c_void, &mut b as *mut _ as *mut c_void, &mut n as *mut _ as *mut c_void];
-            let t = cal.time_shaped(copy, few, 1024, &mut args, 3)?;
-            let rate = 2.0 * DRAM_COPY_BYTES as f64 / t;
-            (rate / dram_bytes_per_s * sms as f64 / few as f64).clamp(1.0, 8.0)
-        };
+        let few = (sms / 8).max(1);
+        let multiprocessor_bandwidth_share = (copy_rate(&cal, few, 1024, 3)? / dram_bytes_per_s * sms as f64 / few as f64).clamp(1.0, 8.0);
         // Sectors a nine-point stencil over an array that fits in L2 touches, as the
         // simulator counts them: per warp, four for the aligned load and five for each of the
         // eight shifted ones, four to load `b[i]` and four to store it.

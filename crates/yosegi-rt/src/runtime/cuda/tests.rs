@@ -521,14 +521,7 @@ fn increment_module() -> Module {
     let np = g.scalar_param("n", ScalarType::I32);
     let a = g.array_param("a", ScalarType::F64, &[]);
     let out = g.array_param("b", ScalarType::F64, &[]);
-    let nv = g.param(np);
-    let k31 = g.int(31);
-    let k32 = g.int(32);
-    let padded = g.bin(BinaryOp::Add, nv, k31);
-    let blocks = g.bin(BinaryOp::Div, padded, k32);
-    g.grid_x(blocks);
-    let gid = g.global_id();
-    let guard = g.bin(BinaryOp::Lt, gid, nv);
+    let (gid, guard) = g.one_thread_per_point(np);
     let la = g.load(ArrayRef::Param(a), &[gid], ScalarType::F64, crate::diag::Span::default());
     let one = g.float(1.0, ScalarType::F64);
     let sum = g.bin(BinaryOp::Add, la, one);

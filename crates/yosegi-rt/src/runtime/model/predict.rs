@@ -70,12 +70,10 @@ pub struct Prediction {
     /// Resident warps over the device's maximum.
     pub occupancy: f64,
     pub bound: Bound,
-    /// The counts, device-memory bytes and shape the prediction was made from.
-    pub counters: DeviceCounters,
+    /// The device-memory bytes the prediction counted (the work's, capped by its sectors).
     pub dram_bytes: u64,
-    pub blocks: u64,
-    pub threads_per_block: u32,
-    pub shared_bytes_per_block: u64,
+    /// What the prediction was made from.
+    pub work: LaunchWork,
 }
 
 /// Blocks of `work`'s shape one multiprocessor holds at once (at least one).
@@ -139,11 +137,8 @@ pub fn predict(machine: &Machine, work: &LaunchWork) -> Prediction {
         latency_s,
         occupancy,
         bound,
-        counters: work.counters.clone(),
         dram_bytes,
-        blocks: work.blocks,
-        threads_per_block: work.threads_per_block,
-        shared_bytes_per_block: work.shared_bytes_per_block,
+        work: work.clone(),
     }
 }
 

@@ -38,25 +38,6 @@ pub fn sample_of(blocks: u64) -> Vec<u64> {
     (0..SAMPLED_BLOCKS).map(|k| (2 * k + 1) * blocks / (2 * SAMPLED_BLOCKS)).collect()
 }
 
-/// `counters` of `sampled` blocks scaled to `blocks`.
-pub fn scaled(counters: &DeviceCounters, sampled: u64, blocks: u64) -> DeviceCounters {
-    let scale = |v: u64| if sampled == 0 { 0 } else { ((v as u128 * blocks as u128 + sampled as u128 / 2) / sampled as u128) as u64 };
-    DeviceCounters {
-        global_transactions: scale(counters.global_transactions),
-        global_loads: scale(counters.global_loads),
-        global_stores: scale(counters.global_stores),
-        shared_accesses: scale(counters.shared_accesses),
-        bank_conflict_degree_sum: scale(counters.bank_conflict_degree_sum),
-        bank_conflict_max_degree: counters.bank_conflict_max_degree,
-        barriers: scale(counters.barriers),
-        float_ops: scale(counters.float_ops),
-        double_ops: scale(counters.double_ops),
-        math_calls: scale(counters.math_calls),
-        blocks,
-        ..DeviceCounters::default()
-    }
-}
-
 /// Counts `launch` from sampled blocks, its array params read through `buffer_of` (host views),
 /// its grid spread over `multiprocessors` as the device spreads it.
 pub fn sample_launch(launch: &Launch, buffer_of: &dyn Fn(DeviceAlloc) -> Option<Arc<SimBuffer>>, multiprocessors: u32) -> Result<Sampled, Fault> {
@@ -68,5 +49,5 @@ pub fn sample_launch(launch: &Launch, buffer_of: &dyn Fn(DeviceAlloc) -> Option<
     give_partials(&mut ctx, blocks);
     let sample = sample_of(blocks);
     let counted = count_blocks(&ctx, &sample, STATEMENT_BUDGET)?;
-    Ok(Sampled { counters: scaled(&counted, sample.len() as u64, blocks), blocks, block })
+    Ok(Sampled { counters: counted.scaled(sample.len() as u64, blocks), blocks, block })
 }

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use super::predict::{Bound, LaunchWork, blocks_per_multiprocessor, predict, predict_split};
-use super::sample::{SAMPLED_BLOCKS, sample_launch, sample_of, scaled};
+use super::sample::{SAMPLED_BLOCKS, sample_launch, sample_of};
 use super::{Machine, Model};
 use crate::diag::Span;
 use crate::ir::{ArrayRef, BinaryOp, GridKernel, Module, ParamValue, ScalarType, Stmt};
@@ -21,14 +21,7 @@ fn multiply_add() -> GridKernel {
     let a = g.array_param("a", ScalarType::F32, &[]);
     let b = g.array_param("b", ScalarType::F32, &[]);
     let c = g.array_param("c", ScalarType::F32, &[]);
-    let nv = g.param(np);
-    let k127 = g.int(127);
-    let k128 = g.int(128);
-    let sum = g.bin(BinaryOp::Add, nv, k127);
-    let blocks = g.bin(BinaryOp::Div, sum, k128);
-    g.grid_x(blocks);
-    let i = g.global_id();
-    let guard = g.bin(BinaryOp::Lt, i, nv);
+    let (i, guard) = g.one_thread_per_point(np);
     let la = g.load(ArrayRef::Param(a), &[i], ScalarType::F32, Span::default());
     let lb = g.load(ArrayRef::Param(b), &[i], ScalarType::F32, Span::default());
     let la2 = g.load(ArrayRef::Param(a), &[i], ScalarType::F32, Span::default());
@@ -135,7 +128,7 @@ fn samples_spread_over_the_grid_and_scale_to_it() {
     assert_eq!(sample_of(80), vec![10, 30, 50, 70]);
     assert_eq!(sample_of(80).len() as u64, SAMPLED_BLOCKS);
     let four = DeviceCounters { global_loads: 400, bank_conflict_max_degree: 4, ..DeviceCounters::default() };
-    let whole = scaled(&four, 4, 10);
+    let whole = four.scaled(4, 10);
     assert_eq!(whole.global_loads, 1000);
     assert_eq!(whole.bank_conflict_max_degree, 4, "a maximum is not scaled");
     assert_eq!(whole.blocks, 10);
@@ -263,7 +256,7 @@ fn the_first_launch_of_a_kernel_pays_for_loading_it() {
     let first = model.predict_launch(&launch, 0, 3 * 4 * n as u64, 0, &view_of).expect("predicted");
     let again = model.predict_launch(&launch, 0, 3 * 4 * n as u64, 0, &view_of).expect("predicted");
     assert!((first.seconds - again.seconds - machine().first_launch_s).abs() < 1e-12);
-    assert_eq!(again.counters.global_loads, 3 * n as u64);
+    assert_eq!(again.work.counters.global_loads, 3 * n as u64);
     // No machine for a device the model does not know.
     assert!(model.predict_launch(&launch, 1, 0, 0, &view_of).is_none());
 }
