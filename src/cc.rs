@@ -340,7 +340,7 @@ fn dependency_flags(cc: &CcArgs, output: &Path) -> Vec<std::ffi::OsString> {
 /// -c`, as CMake's library targets are), and the archive to link instead: the original when no
 /// member carries a source, one of the other members when some do (their sequential code is
 /// left out, as for objects), none when all do. `tag` keeps the scratch folders apart.
-fn archive_units(archive: &Path, tag: usize, scratch: &ScratchDir) -> Result<(Vec<(PathBuf, String)>, Option<PathBuf>), Failure> {
+fn archive_units(archive: &Path, tag: usize, scratch: &ScratchDir) -> Result<(Vec<CarriedSource>, Option<PathBuf>), Failure> {
     if !archive.is_file() {
         return Err(Diagnostic::global_error(format!("cannot read {}: no such file", archive.display())).into());
     }
@@ -373,8 +373,11 @@ fn archive_units(archive: &Path, tag: usize, scratch: &ScratchDir) -> Result<(Ve
     Ok((carried, Some(filtered)))
 }
 
+/// A source an object carries: the file it was compiled from and its preprocessed text.
+type CarriedSource = (PathBuf, String);
+
 /// The source an object carries, if it was made by `yosegi cc -c`.
-fn carried_source(object: &Path, scratch: &ScratchDir) -> Result<Option<(PathBuf, String)>, Failure> {
+fn carried_source(object: &Path, scratch: &ScratchDir) -> Result<Option<CarriedSource>, Failure> {
     let is_object = object.extension().is_some_and(|e| e == "o");
     if !is_object {
         return Ok(None);
