@@ -373,28 +373,50 @@ fn stats_report_the_device_counters() {
 
 /// On several devices a split stencil moves, per step, exactly the rows beside each block
 /// boundary from device to device (both ways), and nothing between host and devices: ten more
-/// steps add ten times the halo to the peer bytes and nothing to the host's.
+/// steps add ten times the halo to the peer bytes and nothing to the host's. From the second
+/// step on, every device's part runs its interior while its halo comes in (one overlapped part
+/// per device per step), which moves the same bytes and gives the same answer as the part
+/// waiting for its halo (`YOSEGI_OVERLAP=off`) and as one device. (The simulator lands a
+/// deferred copy only when the device joins it: a part that read its halo before would read
+/// the last step's rows.)
 #[test]
 fn split_stencil_moves_only_the_halo_between_devices() {
     let program = load_program("halo_exchange.c");
-    let counters = |devices: usize, steps: u32| {
+    let counters = |devices: usize, steps: u32, overlap: &str| {
         let mut cmd = yosegi();
+        cmd.env("YOSEGI_OVERLAP", overlap);
         cmd.args(["run", "--device", "sim", "--stats", "--gpus", &devices.to_string()]).args(&program.sources).arg("--").arg(steps.to_string());
         let finished = run(cmd, Input::Nothing);
         assert_eq!(finished.code(), Some(0), "{}", finished.describe());
+        if devices == 1 {
+            return ([0; 4], 0, finished.stdout);
+        }
         let value = |label: &str| counter_value(&finished.stderr, label).unwrap_or_else(|| panic!("no `{label}`\n{}", finished.describe()));
-        (value("peer bytes (device to device)"), value("host->device bytes"), value("device->host bytes"), value("launches kept on one device"))
+        let counts = [
+            value("peer bytes (device to device)"),
+            value("host->device bytes"),
+            value("device->host bytes"),
+            value("launches kept on one device"),
+        ];
+        (counts, value("parts run beside their halo exchange"), finished.stdout)
     };
     // A row's interior: M - 2 = 46 doubles.
     let row = 46 * 8;
+    let (_, _, one_device) = counters(1, 16, "on");
     for devices in [2usize, 3, 4] {
-        let (peer_short, in_short, out_short, kept) = counters(devices, 6);
-        let (peer_long, in_long, out_long, _) = counters(devices, 16);
+        let ([peer_short, in_short, out_short, kept], overlapped_short, _) = counters(devices, 6, "on");
+        let ([peer_long, in_long, out_long, _], overlapped_long, answer) = counters(devices, 16, "on");
         let boundaries = devices as u64 - 1;
         assert_eq!(peer_long - peer_short, 10 * boundaries * 2 * row, "{devices} devices: peer bytes per step are not the halo");
         assert_eq!((in_long, out_long), (in_short, out_short), "{devices} devices: steps moved host bytes");
         assert_eq!(in_short, 2 * 64 * 48 * 8, "{devices} devices: the host sends each array once");
         assert_eq!(kept, 0, "{devices} devices: every launch is split");
+        assert_eq!(overlapped_long - overlapped_short, 10 * devices as u64, "{devices} devices: not every part overlapped its exchange");
+        assert_eq!(answer, one_device, "{devices} devices: the overlapped exchange changed the answer");
+        let (waiting, overlapped_off, answer_off) = counters(devices, 16, "off");
+        assert_eq!(overlapped_off, 0, "{devices} devices: YOSEGI_OVERLAP=off overlapped");
+        assert_eq!(waiting, [peer_long, in_long, out_long, 0], "{devices} devices: overlapping changed the bytes moved");
+        assert_eq!(answer_off, one_device, "{devices} devices: the waiting exchange changed the answer");
     }
 }
 

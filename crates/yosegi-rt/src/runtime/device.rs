@@ -206,6 +206,20 @@ pub trait Device: Send {
         src.copy_to_host(src_alloc, src_offset, &mut bounce);
         self.copy_to_device(dst, dst_offset, &bounce);
     }
+    /// Copies from other devices ([`Device::copy_from_peer`]) made from now until
+    /// [`Device::join_copies`] run beside the launches enqueued here meanwhile: still after the
+    /// work enqueued so far on both devices, but no longer before this device's later
+    /// launches, which therefore must not read or write the bytes being copied (a split
+    /// launch's interior, while its halo comes in). A device that cannot copies in order, as
+    /// before, which is also correct.
+    fn defer_copies(&mut self) {}
+    /// Ends [`Device::defer_copies`]: work enqueued here from now on comes after the deferred
+    /// copies. Returns a mark of their completion (see [`Device::mark`]) when some are still
+    /// running, for the source devices' later work to wait for: it may overwrite what is being
+    /// copied.
+    fn join_copies(&mut self) -> Option<usize> {
+        None
+    }
     /// Sets `len` bytes of `alloc` from `offset` to zero, after the launches enqueued so far.
     fn fill_zero(&mut self, alloc: DeviceAlloc, offset: u64, len: u64) {
         const CHUNK: u64 = 1 << 24;

@@ -14,6 +14,13 @@
 //!
 //! Reductions: each part reduces its block; the runtime folds the parts' partial results in
 //! device order with the host variable's value, once.
+//!
+//! Overlap ([`Runtime::overlap_split`]): a part whose device lacks only a halo (what its
+//! neighbours wrote last) is launched as an interior, the iterations that read nothing it
+//! lacks, and the boundary iterations on either side. The interior starts at once; the halo
+//! comes in beside it ([`crate::runtime::device::Device::defer_copies`]), and the boundary
+//! waits for it. A device then computes while the exchange runs, instead of waiting for the
+//! exchange and then computing.
 
 use std::sync::Arc;
 
@@ -42,6 +49,12 @@ pub fn min_split_bytes(simulated: bool) -> u64 {
     }
 }
 
+/// Whether split launches overlap their halo exchange with their interior: yes, unless
+/// `YOSEGI_OVERLAP=off` (to measure what the overlap gains).
+pub fn overlap_enabled() -> bool {
+    !std::env::var("YOSEGI_OVERLAP").is_ok_and(|v| v.trim() == "off")
+}
+
 /// One device's part of a launch: its args (the partition's `first` and `count` set) and the
 /// sections its part reads and writes.
 #[derive(Clone)]
@@ -49,7 +62,30 @@ pub(super) struct Part {
     pub device: usize,
     pub args: Vec<YosegiArg>,
     pub sections: Arc<Vec<ParamSections>>,
+    /// The partition (index into `Kernel::partitions`) the part is a block of; `None` for a
+    /// launch that is not split.
+    pub along: Option<usize>,
 }
+
+impl Part {
+    /// The first iteration of the part along its partition (0 when not split): parts of one
+    /// device fold their reductions in this order.
+    pub fn first(&self, kernel: &Kernel) -> i64 {
+        self.along.map_or(0, |p| self.args[kernel.partitions[p].first_arg as usize].i)
+    }
+}
+
+/// A part cut for overlap: its interior, which reads only what its device holds, and the
+/// boundary blocks, which wait for the halo.
+pub(super) struct Overlap {
+    pub interior: Part,
+    pub boundary: Vec<Part>,
+}
+
+/// Boundary widths tried, in iterations along the partition, on the low and high side: a
+/// halo on one side only (the first and last device), then on both; one to eight iterations
+/// (a stencil's radius).
+const BOUNDARY_WIDTHS: [i64; 4] = [1, 2, 4, 8];
 
 /// The args and param values of a launch over the whole space: a partitioned kernel's `first`
 /// and `count` cover each dim (the host passes zeros); other kernels' as the host gave them.
@@ -155,8 +191,8 @@ impl Runtime {
         }
         let mut best: Option<(u64, Vec<Part>)> = None;
         let mut overlapping = false;
-        for partition in &kernel.partitions {
-            match self.split_along(region, handle, kernel, args, partition) {
+        for along in 0..kernel.partitions.len() {
+            match self.split_along(region, handle, kernel, args, along) {
                 Split::TooShort => {}
                 Split::Overlapping => overlapping = true,
                 Split::Parts { parts, read } => {
@@ -180,8 +216,23 @@ impl Runtime {
         }
     }
 
-    /// The blocks of a launch along `partition`'s dim, one per device, with their sections.
-    fn split_along(&mut self, region: &Region, handle: Handle<Kernel>, kernel: &Kernel, args: &[YosegiArg], partition: &crate::ir::KernelPartition) -> Split {
+    /// Iterations `first..first + count` along partition `along` of a launch whose args are
+    /// `args`, on `device`, with their sections.
+    #[allow(clippy::too_many_arguments)]
+    fn block_of(&mut self, region: &Region, handle: Handle<Kernel>, kernel: &Kernel, args: &[YosegiArg], along: usize, device: usize, first: i64, count: i64) -> Part {
+        let partition = &kernel.partitions[along];
+        let mut part_args = args.to_vec();
+        part_args[partition.first_arg as usize].i = first;
+        part_args[partition.count_arg as usize].i = count;
+        let part_values: Vec<ParamValue> = kernel.params.iter().map(|p| param_value(region, p, &part_args)).collect();
+        let sections = self.sections_cache.sections(handle, kernel, &part_values);
+        Part { device, args: part_args, sections, along: Some(along) }
+    }
+
+    /// The blocks of a launch along partition `along`'s dim, one per device, with their
+    /// sections.
+    fn split_along(&mut self, region: &Region, handle: Handle<Kernel>, kernel: &Kernel, args: &[YosegiArg], along: usize) -> Split {
+        let partition = &kernel.partitions[along];
         let trip = args[partition.count_arg as usize].i;
         if trip < 2 {
             return Split::TooShort;
@@ -193,16 +244,12 @@ impl Runtime {
             if count == 0 {
                 continue;
             }
-            let mut part_args = args.to_vec();
-            part_args[partition.first_arg as usize].i = first;
-            part_args[partition.count_arg as usize].i = count;
-            let part_values: Vec<ParamValue> = kernel.params.iter().map(|p| param_value(region, p, &part_args)).collect();
-            let sections = self.sections_cache.sections(handle, kernel, &part_values);
-            read = read.saturating_add(self.section_bytes(kernel, &part_args, &sections).0);
-            for s in sections.iter() {
+            let part = self.block_of(region, handle, kernel, args, along, device, first, count);
+            read = read.saturating_add(self.section_bytes(kernel, &part.args, &part.sections).0);
+            for s in part.sections.iter() {
                 let param = &kernel.params[s.param as usize];
                 let ParamKind::Array { elem, .. } = &param.kind else { return Split::Overlapping };
-                let ptr = part_args[param.arg as usize].ptr as u64;
+                let ptr = part.args[param.arg as usize].ptr as u64;
                 let elem = elem.size_bytes() as i64;
                 match s.write {
                     Section::None => {}
@@ -212,7 +259,7 @@ impl Runtime {
                     }
                 }
             }
-            parts.push(Part { device, args: part_args, sections });
+            parts.push(part);
         }
         if parts.len() < 2 {
             return Split::TooShort;
@@ -221,6 +268,65 @@ impl Runtime {
             return Split::Overlapping;
         }
         Split::Parts { parts, read }
+    }
+
+    /// `part` cut into an interior that its device can run before the halo comes in, and the
+    /// boundary blocks that wait for it (see the module doc); `None` when the part lacks
+    /// nothing, lacks more than a halo (a quarter of what it reads or more: the first
+    /// distribution, a vector gathered whole), or has no interior of at least half its
+    /// iterations that reads only what its device holds.
+    pub(super) fn overlap_split(&mut self, region: &Region, handle: Handle<Kernel>, kernel: &Kernel, part: &Part) -> Option<Overlap> {
+        let along = part.along?;
+        if !self.overlap_exchange {
+            return None;
+        }
+        let (missing, read) = self.bytes_missing(kernel, part);
+        if missing == 0 || missing.saturating_mul(4) >= read {
+            return None;
+        }
+        let partition = &kernel.partitions[along];
+        let first = part.args[partition.first_arg as usize].i;
+        let count = part.args[partition.count_arg as usize].i;
+        for w in BOUNDARY_WIDTHS {
+            if 4 * w > count {
+                break;
+            }
+            for (low, high) in [(0, w), (w, 0), (w, w)] {
+                let interior = self.block_of(region, handle, kernel, &part.args, along, part.device, first + low, count - low - high);
+                if self.bytes_missing(kernel, &interior).0 > 0 {
+                    continue;
+                }
+                let mut boundary = Vec::new();
+                if low > 0 {
+                    boundary.push(self.block_of(region, handle, kernel, &part.args, along, part.device, first, low));
+                }
+                if high > 0 {
+                    boundary.push(self.block_of(region, handle, kernel, &part.args, along, part.device, first + count - high, high));
+                }
+                return Some(Overlap { interior, boundary });
+            }
+        }
+        None
+    }
+
+    /// The bytes `part` reads that its device's copies lack, and the bytes it reads.
+    fn bytes_missing(&self, kernel: &Kernel, part: &Part) -> (u64, u64) {
+        let (mut missing, mut read) = (0u64, 0u64);
+        for sections in part.sections.iter() {
+            let param = &kernel.params[sections.param as usize];
+            let ParamKind::Array { elem, .. } = &param.kind else { continue };
+            let ptr = part.args[param.arg as usize].ptr as u64;
+            let elem = elem.size_bytes() as i128;
+            let Some(start) = self.object_reached(ptr, sections, elem) else { continue };
+            let Some(object) = self.registry.get(start) else { continue };
+            let Some((lo, hi)) = super::launch::object_range(sections.read, ptr, elem, start, object.copies.len) else { continue };
+            read += hi.saturating_sub(lo);
+            missing += match &object.copies.devices[part.device] {
+                Some(copy) => copy.valid.missing(lo, hi).iter().map(|(a, b)| b - a).sum(),
+                None => hi.saturating_sub(lo),
+            };
+        }
+        (missing, read)
     }
 
     /// The bytes `sections` read, and read and write together.

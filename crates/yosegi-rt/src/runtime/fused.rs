@@ -237,7 +237,7 @@ impl Runtime {
         let mut bytes_moved = 0;
         for (&h, sections) in fusion.members.iter().zip(&member_sections) {
             let kernel = &module.kernels[h];
-            let part = distribute::Part { device, args: merged.clone(), sections: sections.clone() };
+            let part = distribute::Part { device, args: merged.clone(), sections: sections.clone(), along: None };
             let footprint = self.prepare_part(kernel, &part, &[])?;
             check_overlaps(kernel, &footprint.launch.footprints)?;
             for w in &footprint.launch.writes {

@@ -6,7 +6,7 @@
 
 use crate::analysis::access::{IndexForm, ParamSections, Section, summarize};
 use crate::diag::{Diagnostic, Span};
-use crate::ir::{GridKernel, Handle, Kernel, ParamKind, Region};
+use crate::ir::{GridKernel, Handle, Kernel, Module, ParamKind, Region};
 
 use super::abi::YosegiArg;
 use super::device::DeviceParam;
@@ -29,6 +29,25 @@ pub(super) struct Footprint {
 pub(super) struct PreparedPart {
     pub(super) launch: LaunchFootprint,
     pub(super) bound_objects: Vec<(u32, u64)>,
+}
+
+/// One part of a launch ready to start on its device.
+struct PreparedLaunch {
+    device: usize,
+    /// Its first iteration along the partition (the order its reductions fold in).
+    first: i64,
+    params: Vec<DeviceParam>,
+    footprint: LaunchFootprint,
+}
+
+/// One part of a launch started on its device.
+struct StartedPart<'m> {
+    device: usize,
+    first: i64,
+    grid: &'m GridKernel,
+    started: super::device::StartedLaunch,
+    elapsed: std::time::Duration,
+    footprint: LaunchFootprint,
 }
 
 /// What pass 2 of a launch gathers: the arrays' footprints (for the overlap check), the ranges
@@ -138,7 +157,7 @@ impl Runtime {
         // the kernel is split: `distribute`).
         let splittable = tables.is_empty() && !reaches_addresses && !raw_memory;
         let parts = if splittable { self.plan_parts(region, kernel_handle, kernel, &whole, &sections) } else { None };
-        let parts = parts.unwrap_or_else(|| vec![distribute::Part { device, args: whole, sections: sections.clone() }]);
+        let parts = parts.unwrap_or_else(|| vec![distribute::Part { device, args: whole, sections: sections.clone(), along: None }]);
 
         // Memory at addresses the kernel computes may be any object's device copy: every one
         // is made current first (before the rows of pointer tables are attached below) and
@@ -146,34 +165,71 @@ impl Runtime {
         let address_writes = if reaches_addresses { self.device_copies_made_current() } else { Vec::new() };
         self.record_runtime_call("region: launch preparation: objects", part);
 
-        // Pass 2 and the launch, part by part: each device's copies made current for what its
-        // part reads, then its launch (which the device may run while the host goes on).
-        // Every part's copies are made current before any part is launched: a copy between
+        // Pass 2, part by part: each device's copies made current for what its part reads.
+        // Every part's copies are asked for before any part is launched: a copy between
         // devices waits for the work already on both of them, so a copy made after a launch
-        // would wait for that launch and run the parts one after the other.
-        let mut prepared_parts = Vec::with_capacity(parts.len());
+        // would wait for that launch and run the parts one after the other. A part that lacks
+        // only its halo is cut (`distribute::overlap_split`): its interior, which needs no
+        // copy, is prepared with the whole parts; the boundaries after them all, with their
+        // devices' copies deferred to run beside the interiors' launches. (Copies made in
+        // order come first so that none reads bytes a deferred copy has not brought yet.)
+        let mut early = Vec::new();
+        let mut late = Vec::with_capacity(parts.len());
+        let mut boundaries = Vec::new();
         for (n, part) in parts.iter().enumerate() {
             let prepared_part = self.clock();
-            let mut footprint = self.prepare_part(kernel, part, if n == 0 { &tables } else { &[] })?;
-            check_overlaps(kernel, &footprint.launch.footprints)?;
-            if n == 0 {
-                let tables: Vec<u64> = tables.iter().filter_map(|plan| footprint.bound_objects.iter().find(|(arg, _)| *arg == kernel.params[plan.param as usize].arg)).map(|&(_, o)| o).collect();
-                footprint.launch.writes.extend(address_writes.iter().copied().filter(|w| !tables.contains(&w.object)));
+            match if parts.len() > 1 { self.overlap_split(region, kernel_handle, kernel, part) } else { None } {
+                Some(overlap) => {
+                    early.push(self.prepare_launch(region, grid, kernel, &overlap.interior, &[], &[])?);
+                    boundaries.push(overlap.boundary);
+                }
+                None => {
+                    let (tables, address_writes): (&[rows::TablePlan], &[ObjectRange]) = if n == 0 { (&tables, &address_writes) } else { (&[], &[]) };
+                    late.push(self.prepare_launch(region, grid, kernel, part, tables, address_writes)?);
+                }
             }
-            let params = self.device_params(region, grid, &part.args, &footprint.bound_objects, part.device);
             self.record_runtime_call("region: launch preparation: device copies current", prepared_part);
-            prepared_parts.push((part.device, params, footprint.launch));
+        }
+        let mut exchanging = Vec::with_capacity(boundaries.len());
+        let mut deferred = Ok(());
+        for boundary in boundaries {
+            let Some(device) = boundary.first().map(|piece| piece.device) else { continue };
+            self.devices[device].defer_copies();
+            exchanging.push(device);
+            self.stats.overlapped_parts += 1;
+            for piece in &boundary {
+                match self.prepare_launch(region, grid, kernel, piece, &[], &[]) {
+                    Ok(prepared) => late.push(prepared),
+                    Err(e) => deferred = Err(e),
+                }
+            }
+            if deferred.is_err() {
+                break;
+            }
         }
         self.record_runtime_call("region: launch preparation", prepared);
-        let mut started_parts = Vec::with_capacity(parts.len());
-        for (device, params, footprint) in prepared_parts {
-            // The variant that ran owns the reductions and scalar outputs below. The parts'
-            // results are read once every part is started, so that the devices run together.
-            let (grid, started, elapsed) = self.launch_chosen_variant(&module, kernel_handle, params, device, footprint.bytes_moved)?;
-            started_parts.push((device, grid, started, elapsed, footprint));
+
+        // The interiors start first; then each exchanging device's later work (its boundary)
+        // waits for the copies it asked for, and so does every other device's (a source's
+        // later launches may overwrite what is being copied); then the rest. The parts'
+        // results are read once every part is started, so that the devices run together.
+        let mut started_parts = Vec::with_capacity(early.len() + late.len());
+        let started_early = if deferred.is_ok() { self.start_parts(&module, kernel_handle, early, &mut started_parts) } else { Ok(()) };
+        for &device in &exchanging {
+            if let Some(mark) = self.devices[device].join_copies() {
+                for other in (0..self.devices.len()).filter(|&d| d != device) {
+                    self.devices[other].wait_for_mark(mark);
+                }
+                self.devices[device].drop_mark(mark);
+            }
         }
+        deferred?;
+        started_early?;
+        self.start_parts(&module, kernel_handle, late, &mut started_parts)?;
+        // Partial results fold in iteration order within a device, whatever order started them.
+        started_parts.sort_by_key(|p| (p.device, p.first));
         let mut launched = Vec::with_capacity(started_parts.len());
-        for (device, grid, started, elapsed, footprint) in started_parts {
+        for StartedPart { device, grid, started, elapsed, footprint, .. } in started_parts {
             let outcome = self.devices[device].finish_launch(started).map_err(|f| self.fault_error(f))?;
             self.stats.record_launch(&grid.name, elapsed, &outcome.counters);
             self.stats.record_bytes_moved(&grid.name, footprint.bytes_moved);
@@ -204,6 +260,31 @@ impl Runtime {
                 // SAFETY: the host passed `&x` of a live scalar of this format (HostArgKind::ScalarOut).
                 unsafe { write_host_scalar(target, format, value::cast(ty, format, raw)) };
             }
+        }
+        Ok(())
+    }
+
+    /// Pass 2 for one part ([`Runtime::prepare_part`]), the overlap check, and the grid
+    /// kernel's params bound on the part's device. `tables` and `address_writes` belong to the
+    /// part that binds the launch's pointer tables (the first).
+    fn prepare_launch(&mut self, region: &Region, grid: &GridKernel, kernel: &Kernel, part: &distribute::Part, tables: &[rows::TablePlan], address_writes: &[ObjectRange]) -> Result<PreparedLaunch, RuntimeError> {
+        let mut footprint = self.prepare_part(kernel, part, tables)?;
+        check_overlaps(kernel, &footprint.launch.footprints)?;
+        if !tables.is_empty() || !address_writes.is_empty() {
+            let tables: Vec<u64> = tables.iter().filter_map(|plan| footprint.bound_objects.iter().find(|(arg, _)| *arg == kernel.params[plan.param as usize].arg)).map(|&(_, o)| o).collect();
+            footprint.launch.writes.extend(address_writes.iter().copied().filter(|w| !tables.contains(&w.object)));
+        }
+        let params = self.device_params(region, grid, &part.args, &footprint.bound_objects, part.device);
+        Ok(PreparedLaunch { device: part.device, first: part.first(kernel), params, footprint: footprint.launch })
+    }
+
+    /// Starts the prepared launches in order, appending them to `started` (also those started
+    /// before a failure, so that their device work is accounted for).
+    fn start_parts<'m>(&mut self, module: &'m Module, kernel: Handle<Kernel>, prepared: Vec<PreparedLaunch>, started: &mut Vec<StartedPart<'m>>) -> Result<(), RuntimeError> {
+        for PreparedLaunch { device, first, params, footprint } in prepared {
+            // The variant that ran owns the reductions and scalar outputs.
+            let (grid, launch, elapsed) = self.launch_chosen_variant(module, kernel, params, device, footprint.bytes_moved)?;
+            started.push(StartedPart { device, first, grid, started: launch, elapsed, footprint });
         }
         Ok(())
     }

@@ -195,6 +195,9 @@ pub struct Runtime {
     program_manages_devices: bool,
     /// Bytes a launch's sections must cover to be split (0: every launch that can be).
     min_split_bytes: u64,
+    /// Whether a split launch's parts run their interior while their halo comes in
+    /// (`distribute::overlap_enabled`).
+    overlap_exchange: bool,
     /// The program's fused chains and the choices made for them (`fused`).
     fusions: fused::FusionState,
     /// The performance model, which predicts every launch's time when stats are on.
@@ -249,6 +252,7 @@ impl Runtime {
             api: acc_api::ApiState::new(devices_len),
             program_manages_devices: false,
             min_split_bytes,
+            overlap_exchange: distribute::overlap_enabled(),
             fusions: fused::FusionState::new(&module.fusions),
             model,
             module,

@@ -216,6 +216,9 @@ pub struct Stats {
     /// Launches that could have been split but move too few bytes to gain
     /// (`runtime::distribute::DEFAULT_MIN_SPLIT_BYTES`).
     pub small_launches: u64,
+    /// Parts of split launches whose interior ran while their halo came in
+    /// (`runtime::distribute::overlap_split`).
+    pub overlapped_parts: u64,
 }
 
 impl Stats {
@@ -460,18 +463,20 @@ impl Stats {
             "distributed_launches": self.distributed_launches,
             "undistributed_launches": self.undistributed_launches,
             "small_launches": self.small_launches,
+            "overlapped_parts": self.overlapped_parts,
             "variants": variants,
         })
     }
 
     /// The devices' own rows, when the program ran on several.
     fn render_per_device(&self, out: &mut String) {
-        let rows: [(&str, u64); 5] = [
+        let rows: [(&str, u64); 6] = [
             ("peer bytes (device to device)", self.peer_bytes),
             ("peer transfers", self.peer_transfers),
             ("launches split over the devices", self.distributed_launches),
             ("launches kept on one device", self.undistributed_launches),
             ("launches too small to split", self.small_launches),
+            ("parts run beside their halo exchange", self.overlapped_parts),
         ];
         for (label, value) in rows {
             let _ = writeln!(out, "{:<42} {:>22}", label, value);

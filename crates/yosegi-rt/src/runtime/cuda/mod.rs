@@ -209,6 +209,8 @@ pub struct CudaDevice {
     /// Results of launches started with `start_launch`, by token, until `finish_launch`.
     pending: HashMap<u64, PendingResults>,
     next_pending: u64,
+    /// Copies from other GPUs between `defer_copies` and `join_copies` (`peers`).
+    exchange: peers::Exchange,
 }
 
 /// A loaded fold kernel.
@@ -355,6 +357,7 @@ impl CudaDevice {
                 pinned: None,
                 pending: HashMap::new(),
                 next_pending: 0,
+                exchange: peers::Exchange::default(),
             })
         }
     }
@@ -910,6 +913,14 @@ impl Device for CudaDevice {
         self.copy_from_peer_device(dst, dst_offset, src, src_alloc, src_offset, len);
     }
 
+    fn defer_copies(&mut self) {
+        self.start_exchange();
+    }
+
+    fn join_copies(&mut self) -> Option<usize> {
+        self.join_exchange()
+    }
+
     fn mark(&mut self) -> Option<usize> {
         if self.fault.is_some() {
             return None;
@@ -1046,6 +1057,7 @@ impl Device for CudaDevice {
 
     fn wait(&mut self) {
         self.wait_in_flight();
+        self.wait_for_exchange();
     }
 
     fn take_fault(&mut self) -> Option<KernelFault> {
@@ -1326,6 +1338,7 @@ impl Drop for CudaDevice {
         if let Some(mut pinned) = self.pinned.take() {
             pinned.release();
         }
+        self.exchange.release();
         // SAFETY: every handle below was created by this device and is released once.
         unsafe {
             for b in self.pool.drain(..).chain(self.buffers.drain().map(|(_, b)| b)) {

@@ -104,21 +104,119 @@ fn enable_one(device: sys::CUdevice, context: sys::CUcontext, peer_device: sys::
 /// devices), unless `YOSEGI_PEER_COPY=async` orders them with events instead. Measured on two
 /// H100s (bench/NOTES.md, run 13) the events gained nothing (jacobi2d 1.61x against 1.65x,
 /// heat3d 1.51x against 1.56x): both forms wait for the same work, and the events cost their
-/// own calls. The event form is what overlapping the exchange with interior work will need.
+/// own calls. Copies that overlap a split launch's interior are event-ordered whatever this
+/// says ([`Exchange`]).
 fn peer_copies_wait() -> bool {
     static SYNC: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *SYNC.get_or_init(|| !std::env::var("YOSEGI_PEER_COPY").is_ok_and(|v| v.trim() == "async"))
 }
 
+/// The copies from other GPUs that run beside this device's launches ([`Device::defer_copies`]):
+/// on a stream of their own that does not wait for the launch stream (the legacy default
+/// stream, which every blocking stream waits for), each after events recorded on both GPUs'
+/// launch streams when it is asked for.
+#[derive(Default)]
+pub struct Exchange {
+    /// Made on first use; null until then, and when it could not be made (copies then stay in
+    /// order with the launches, which is correct, only not overlapped).
+    stream: usize,
+    /// Between `defer_copies` and `join_copies`.
+    open: bool,
+    /// Some copy was put on the stream since the last join.
+    pending: bool,
+}
+
+impl Exchange {
+    /// Waits for the copies and destroys the stream (the device goes away).
+    pub fn release(&mut self) {
+        if self.stream != 0 {
+            // SAFETY: a stream this device made; the context is current (Drop).
+            unsafe {
+                sys::cuStreamSynchronize(self.stream as sys::CUstream);
+                sys::cuStreamDestroy_v2(self.stream as sys::CUstream);
+            }
+            self.stream = 0;
+        }
+    }
+}
+
 impl CudaDevice {
-    /// An event recorded on this device's stream after the work enqueued so far (`Device::mark`).
-    pub(super) fn record_mark(&mut self) -> Option<usize> {
+    /// [`Device::defer_copies`]: makes the exchange stream if there is none yet.
+    pub(super) fn start_exchange(&mut self) {
+        if self.fault.is_some() {
+            return;
+        }
+        if self.exchange.stream == 0 {
+            let mut stream: sys::CUstream = std::ptr::null_mut();
+            let made = self.make_current().and_then(|_| {
+                // SAFETY: valid out-pointer; the context is current. Non-blocking: the stream
+                // does not wait for the legacy default stream the launches are on.
+                check("cuStreamCreate", unsafe { sys::cuStreamCreate(&mut stream, sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32) })
+            });
+            if made.is_err() {
+                return;
+            }
+            self.exchange.stream = stream as usize;
+        }
+        self.exchange.open = true;
+    }
+
+    /// Waits for the deferred copies still running (the host is about to read this device's
+    /// memory).
+    pub(super) fn wait_for_exchange(&mut self) {
+        if self.exchange.pending && self.exchange.stream != 0 && self.make_current().is_ok() {
+            // SAFETY: the exchange stream is this context's.
+            if let Err(e) = check("cuStreamSynchronize", unsafe { sys::cuStreamSynchronize(self.exchange.stream as sys::CUstream) }) {
+                self.memory_failure(format!("waiting for the copies from other devices: {e}"));
+            }
+        }
+    }
+
+    /// [`Device::join_copies`]: the launch stream waits for the copies put on the exchange
+    /// stream since the last join; the event it waits for is handed back for the sources.
+    pub(super) fn join_exchange(&mut self) -> Option<usize> {
+        self.exchange.open = false;
+        if !std::mem::take(&mut self.exchange.pending) || self.fault.is_some() {
+            return None;
+        }
         let mut event: sys::CUevent = std::ptr::null_mut();
-        let recorded = self.make_current().and_then(|_| {
-            // SAFETY: valid out-pointer; the context is current.
+        let stream = self.exchange.stream as sys::CUstream;
+        let joined = self.make_current().and_then(|_| {
+            // SAFETY: valid out-pointer; the stream is this context's.
             unsafe {
                 check("cuEventCreate", sys::cuEventCreate(&mut event, sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32))
-                    .and_then(|_| check("cuEventRecord", sys::cuEventRecord(event, std::ptr::null_mut())))
+                    .and_then(|_| check("cuEventRecord", sys::cuEventRecord(event, stream)))
+                    .and_then(|_| check("cuStreamWaitEvent", sys::cuStreamWaitEvent(std::ptr::null_mut(), event, 0)))
+            }
+        });
+        match joined {
+            Ok(()) => Some(event as usize),
+            Err(e) => {
+                // SAFETY: the exchange stream is this context's; waiting for it keeps the order.
+                unsafe { sys::cuStreamSynchronize(stream) };
+                self.memory_failure(format!("waiting for the copies from other devices: {e}"));
+                None
+            }
+        }
+    }
+
+    /// An event recorded on this device's stream after the work enqueued so far (`Device::mark`),
+    /// deferred copies into it included: a copy out of this device waits for the bytes a
+    /// deferred copy is bringing. (The exchange stream waits for the launch stream's work so
+    /// far and the event is recorded on it: its copies wait for that work anyway.)
+    pub(super) fn record_mark(&mut self) -> Option<usize> {
+        let mut event: sys::CUevent = std::ptr::null_mut();
+        let exchange = (self.exchange.pending && self.exchange.stream != 0).then_some(self.exchange.stream as sys::CUstream);
+        let recorded = self.make_current().and_then(|_| {
+            // SAFETY: valid out-pointer; the context is current; the exchange stream is its own.
+            unsafe {
+                check("cuEventCreate", sys::cuEventCreate(&mut event, sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32))
+                    .and_then(|_| check("cuEventRecord", sys::cuEventRecord(event, std::ptr::null_mut())))?;
+                if let Some(stream) = exchange {
+                    check("cuStreamWaitEvent", sys::cuStreamWaitEvent(stream, event, 0))?;
+                    check("cuEventRecord", sys::cuEventRecord(event, stream))?;
+                }
+                Ok(())
             }
         });
         match recorded {
@@ -214,6 +312,33 @@ impl CudaDevice {
                 if src_context == self.context {
                     // Two logical devices of one GPU: one context, one address space.
                     check("cuMemcpyDtoD", sys::cuMemcpyDtoD_v2(dst_ptr + dst_offset, from.address, len as usize))
+                } else if self.exchange.open && self.exchange.stream != 0 {
+                    // Beside this device's next launches: after the work so far on the source
+                    // (which wrote the bytes) and here (which may still read the old ones).
+                    let stream = self.exchange.stream as sys::CUstream;
+                    let source_done = src.mark();
+                    let here_done = self.record_mark();
+                    let copied = check("cuCtxSetCurrent", sys::cuCtxSetCurrent(self.context))
+                        .and_then(|_| {
+                            for mark in [source_done, here_done].into_iter().flatten() {
+                                check("cuStreamWaitEvent", sys::cuStreamWaitEvent(stream, mark as sys::CUevent, 0))?;
+                            }
+                            Ok(())
+                        })
+                        .and_then(|_| {
+                            check(
+                                "cuMemcpyPeerAsync",
+                                sys::cuMemcpyPeerAsync(dst_ptr + dst_offset, self.context, from.address, src_context, len as usize, stream),
+                            )
+                        });
+                    if let Some(mark) = source_done {
+                        src.drop_mark(mark);
+                    }
+                    if let Some(mark) = here_done {
+                        self.destroy_mark(mark);
+                    }
+                    self.exchange.pending |= copied.is_ok();
+                    copied
                 } else if peer_copies_wait() {
                     check(
                         "cuMemcpyPeer",

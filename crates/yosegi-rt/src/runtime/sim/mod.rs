@@ -34,6 +34,11 @@ pub struct SimDevice {
     /// What small grids are spread over (`runtime::launch_shape`): `YOSEGI_MULTIPROCESSORS`,
     /// else none.
     multiprocessors: u32,
+    /// Between `defer_copies` and `join_copies`: copies from other devices, read from the
+    /// source when asked (after its work so far) and written here only at the join, as late
+    /// as a GPU may land them, so that a launch that reads them early reads stale bytes and
+    /// the tests see it.
+    deferred: Option<Vec<(DeviceAlloc, u64, Vec<u8>)>>,
 }
 
 impl Default for SimDevice {
@@ -47,6 +52,7 @@ impl Default for SimDevice {
             address_space,
             allocated: 0,
             multiprocessors: launch_shape::multiprocessors(0),
+            deferred: None,
         }
     }
 }
@@ -154,7 +160,39 @@ impl Device for SimDevice {
     }
 
     fn copy_to_host(&mut self, alloc: DeviceAlloc, offset: u64, dst: &mut [u8]) {
+        // A read waits for the deferred copies into what it reads, as on a GPU (the host waits
+        // for the device; a copy to another device waits for this one's copies).
+        if let Some(pending) = self.deferred.as_mut() {
+            let end = offset + dst.len() as u64;
+            let (landing, waiting): (Vec<_>, Vec<_>) = std::mem::take(pending)
+                .into_iter()
+                .partition(|(to, at, bytes)| *to == alloc && *at < end && offset < at + bytes.len() as u64);
+            *pending = waiting;
+            for (to, at, bytes) in landing {
+                self.copy_to_device(to, at, &bytes);
+            }
+        }
         self.buffer(alloc).read_bytes(offset as usize, dst);
+    }
+
+    fn copy_from_peer(&mut self, dst: DeviceAlloc, dst_offset: u64, src: &mut dyn Device, src_alloc: DeviceAlloc, src_offset: u64, len: u64) {
+        let mut bytes = vec![0u8; len as usize];
+        src.copy_to_host(src_alloc, src_offset, &mut bytes);
+        match self.deferred.as_mut() {
+            Some(pending) => pending.push((dst, dst_offset, bytes)),
+            None => self.copy_to_device(dst, dst_offset, &bytes),
+        }
+    }
+
+    fn defer_copies(&mut self) {
+        self.deferred.get_or_insert_with(Vec::new);
+    }
+
+    fn join_copies(&mut self) -> Option<usize> {
+        for (dst, offset, bytes) in self.deferred.take().unwrap_or_default() {
+            self.copy_to_device(dst, offset, &bytes);
+        }
+        None
     }
 
     fn launch(&mut self, launch: &Launch) -> Result<LaunchOutcome, KernelFault> {
