@@ -49,10 +49,26 @@ pub fn min_split_bytes(simulated: bool) -> u64 {
     }
 }
 
-/// Whether split launches overlap their halo exchange with their interior: yes, unless
-/// `YOSEGI_OVERLAP=off` (to measure what the overlap gains).
-pub fn overlap_enabled() -> bool {
-    !std::env::var("YOSEGI_OVERLAP").is_ok_and(|v| v.trim() == "off")
+/// Bytes a part of a split launch must cover (what it reads and writes) to run its interior
+/// beside its halo exchange: cutting a part adds one or two launches, and their results to
+/// read, which cost the host tens of microseconds a step; that pays only where the part's
+/// kernel runs long enough to hide them. Measured on four H100s (bench/NOTES.md, run 16):
+/// Himeno XL (3.8 GB a part, 1.4 ms) gained 12%, a 8192^2 Jacobi (0.27 GB a part, 0.1 ms)
+/// lost 32%. 1 GiB is about 0.4 ms of an H100's memory bandwidth.
+pub const DEFAULT_MIN_OVERLAP_BYTES: u64 = 1 << 30;
+
+/// The overlap threshold (see [`DEFAULT_MIN_OVERLAP_BYTES`]): `YOSEGI_OVERLAP=off` never
+/// overlaps, `YOSEGI_OVERLAP_MIN_BYTES` sets it; on the simulator, which exists to check
+/// programs, every part that can overlaps.
+pub fn min_overlap_bytes(simulated: bool) -> Option<u64> {
+    if std::env::var("YOSEGI_OVERLAP").is_ok_and(|v| v.trim() == "off") {
+        return None;
+    }
+    match std::env::var("YOSEGI_OVERLAP_MIN_BYTES").ok().and_then(|v| v.trim().parse().ok()) {
+        Some(bytes) => Some(bytes),
+        None if simulated => Some(0),
+        None => Some(DEFAULT_MIN_OVERLAP_BYTES),
+    }
 }
 
 /// One device's part of a launch: its args (the partition's `first` and `count` set) and the
@@ -271,13 +287,14 @@ impl Runtime {
     }
 
     /// `part` cut into an interior that its device can run before the halo comes in, and the
-    /// boundary blocks that wait for it (see the module doc); `None` when the part lacks
-    /// nothing, lacks more than a halo (a quarter of what it reads or more: the first
+    /// boundary blocks that wait for it (see the module doc); `None` when the part covers
+    /// too few bytes to gain ([`DEFAULT_MIN_OVERLAP_BYTES`]), lacks nothing, lacks more than a halo (a quarter of what it reads or more: the first
     /// distribution, a vector gathered whole), or has no interior of at least half its
     /// iterations that reads only what its device holds.
     pub(super) fn overlap_split(&mut self, region: &Region, handle: Handle<Kernel>, kernel: &Kernel, part: &Part) -> Option<Overlap> {
         let along = part.along?;
-        if !self.overlap_exchange {
+        let min_bytes = self.min_overlap_bytes?;
+        if self.section_bytes(kernel, &part.args, &part.sections).1 < min_bytes {
             return None;
         }
         let (missing, read) = self.bytes_missing(kernel, part);

@@ -37,6 +37,7 @@ use crate::ir::{Fusion, Handle, Kernel, ParamKind, Region};
 use super::abi::YosegiArg;
 use super::device::Launch;
 use super::stats::VariantDecision;
+use super::launch::StartedKernel;
 use super::{Runtime, RuntimeError, check_overlaps, distribute, fold_reductions};
 // Timed launches of each side before the choice, and the fraction by which the fused kernel
 // must beat the unfused launches: the same as the variant chooser's.
@@ -77,8 +78,13 @@ enum Plan {
 
 impl Runtime {
     /// Runs the kernels of a compute region in order, each fused chain that starts among them
-    /// as the choice says.
+    /// as the choice says. A kernel's results (a reduction's value) are read after the next
+    /// kernel started, unless that one reads them: the devices run it while the host waits
+    /// for the values, folds them and goes on (a solver's residual kernel followed by its
+    /// copy kernel no longer leaves the devices idle between the two).
     pub(super) fn launch_kernels(&mut self, region: &Region, kernels: &[Handle<Kernel>], args: &[YosegiArg]) -> Result<(), RuntimeError> {
+        let module = self.module.clone();
+        let mut unread: Option<StartedKernel<'_>> = None;
         let mut next = 0;
         while next < kernels.len() {
             let fusion = self.fusions.at.get(&kernels[next]).copied().filter(|&f| {
@@ -86,10 +92,22 @@ impl Runtime {
                 kernels[next..].starts_with(members)
             });
             let Some(f) = fusion else {
-                self.launch_kernel(region, kernels[next], args)?;
+                let kernel = &module.kernels[kernels[next]];
+                if unread.as_ref().is_some_and(|u| !self.may_start_before_results(region, u, kernel, args)) {
+                    let earlier = unread.take().expect("checked");
+                    self.finish_kernel(region, earlier, args)?;
+                }
+                let started = self.start_kernel(&module, region, kernels[next], args);
+                if let Some(earlier) = unread.take() {
+                    self.finish_kernel(region, earlier, args)?;
+                }
+                unread = Some(started?);
                 next += 1;
                 continue;
             };
+            if let Some(earlier) = unread.take() {
+                self.finish_kernel(region, earlier, args)?;
+            }
             let module = self.module.clone();
             let members = &module.fusions[f].members;
             match self.plan_chain(f, args) {
@@ -114,7 +132,10 @@ impl Runtime {
             }
             next += members.len();
         }
-        Ok(())
+        match unread {
+            Some(last) => self.finish_kernel(region, last, args),
+            None => Ok(()),
+        }
     }
 
     /// The chain's kernels, each its own launch.

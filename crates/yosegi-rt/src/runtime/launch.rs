@@ -40,6 +40,38 @@ struct PreparedLaunch {
     footprint: LaunchFootprint,
 }
 
+/// A kernel started on its devices whose results are not read yet ([`Runtime::finish_kernel`]).
+pub(super) struct StartedKernel<'m> {
+    parts: Vec<StartedPart<'m>>,
+}
+
+impl StartedKernel<'_> {
+    /// The region args the kernel's results are written to (reduction variables, scalar
+    /// outputs).
+    fn result_args(&self) -> Vec<u32> {
+        let Some(part) = self.parts.first() else { return Vec::new() };
+        part.grid.reductions.iter().map(|r| r.target_arg).chain(part.grid.scalar_outputs.iter().map(|&(_, a)| a)).collect()
+    }
+}
+
+/// The variable `&name` names, when a region arg is the address of a plain variable.
+fn plain_variable(c_expr: &str) -> Option<&str> {
+    let name = c_expr.trim().strip_prefix('&')?.trim();
+    let mut chars = name.chars();
+    let first = chars.next()?;
+    ((first.is_ascii_alphabetic() || first == '_') && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')).then_some(name)
+}
+
+/// Whether `text` mentions `name` as a whole identifier.
+fn mentions(text: &str, name: &str) -> bool {
+    text.match_indices(name).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + name.len()..].chars().next();
+        let part_of_name = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+        !part_of_name(before) && !part_of_name(after)
+    })
+}
+
 /// One part of a launch started on its device.
 struct StartedPart<'m> {
     device: usize,
@@ -125,14 +157,18 @@ impl Runtime {
     // -----------------------------------------------------------------------------------------
     // Launches
 
-    pub(super) fn launch_kernel(
-        &mut self,
-        region: &Region,
-        kernel_handle: Handle<Kernel>,
-        args: &[YosegiArg],
-    ) -> Result<(), RuntimeError> {
-        let prepared = self.clock();
+    /// Launches one kernel of a compute region and waits for its results.
+    pub(super) fn launch_kernel(&mut self, region: &Region, kernel_handle: Handle<Kernel>, args: &[YosegiArg]) -> Result<(), RuntimeError> {
         let module = self.module.clone();
+        let started = self.start_kernel(&module, region, kernel_handle, args)?;
+        self.finish_kernel(region, started, args)
+    }
+
+    /// Starts one kernel of a compute region on its devices: its parts prepared and launched,
+    /// what they write marked as theirs; the results (reductions, scalar outputs) are read by
+    /// [`Runtime::finish_kernel`], which may come after the next kernel started.
+    pub(super) fn start_kernel<'m>(&mut self, module: &'m Module, region: &Region, kernel_handle: Handle<Kernel>, args: &[YosegiArg]) -> Result<StartedKernel<'m>, RuntimeError> {
+        let prepared = self.clock();
         let kernel = &module.kernels[kernel_handle];
         let Some(grid_handle) = module.grid_of(kernel_handle) else {
             return Err(RuntimeError::unsupported(
@@ -214,7 +250,7 @@ impl Runtime {
         // later launches may overwrite what is being copied); then the rest. The parts'
         // results are read once every part is started, so that the devices run together.
         let mut started_parts = Vec::with_capacity(early.len() + late.len());
-        let started_early = if deferred.is_ok() { self.start_parts(&module, kernel_handle, early, &mut started_parts) } else { Ok(()) };
+        let started_early = if deferred.is_ok() { self.start_parts(module, kernel_handle, early, &mut started_parts) } else { Ok(()) };
         for &device in &exchanging {
             if let Some(mark) = self.devices[device].join_copies() {
                 for other in (0..self.devices.len()).filter(|&d| d != device) {
@@ -225,33 +261,55 @@ impl Runtime {
         }
         deferred?;
         started_early?;
-        self.start_parts(&module, kernel_handle, late, &mut started_parts)?;
+        self.start_parts(module, kernel_handle, late, &mut started_parts)?;
         // Partial results fold in iteration order within a device, whatever order started them.
         started_parts.sort_by_key(|p| (p.device, p.first));
-        let mut launched = Vec::with_capacity(started_parts.len());
-        for StartedPart { device, grid, started, elapsed, footprint, .. } in started_parts {
+        // What the parts write is theirs from now on: any later copy or read of it waits for
+        // the launches (copies between devices and host reads are ordered after them).
+        for part in &started_parts {
+            for w in &part.footprint.writes {
+                if let Some(object) = self.registry.get_mut(w.object) {
+                    object.copies.device_wrote(part.device, w.lo, w.hi);
+                }
+            }
+        }
+        Ok(StartedKernel { parts: started_parts })
+    }
+
+    /// Whether `next` may start before `earlier`'s results are read: each result goes to a
+    /// plain variable of the host (`&x`: no array element, no member, nothing the runtime
+    /// tracks as device data) that `next` does not mention among its args. A kernel that
+    /// reads the value, or data it may lie in, starts after it.
+    pub(super) fn may_start_before_results(&self, region: &Region, earlier: &StartedKernel<'_>, next: &Kernel, args: &[YosegiArg]) -> bool {
+        earlier.result_args().into_iter().all(|target| {
+            let Some(name) = region.args.get(target as usize).and_then(|a| plain_variable(&a.c_expr)) else { return false };
+            self.registry.find(args[target as usize].ptr as u64).is_none()
+                && next.params.iter().all(|p| p.arg != target && region.args.get(p.arg as usize).is_some_and(|a| !mentions(&a.c_expr, name)))
+        })
+    }
+
+    /// Waits for a started kernel's parts: their stats, the reductions folded into the host's
+    /// variables, the scalar outputs written back.
+    pub(super) fn finish_kernel(&mut self, region: &Region, started: StartedKernel<'_>, args: &[YosegiArg]) -> Result<(), RuntimeError> {
+        let mut launched = Vec::with_capacity(started.parts.len());
+        for StartedPart { device, grid, started, elapsed, footprint, .. } in started.parts {
             let outcome = self.devices[device].finish_launch(started).map_err(|f| self.fault_error(f))?;
             self.stats.record_launch(&grid.name, elapsed, &outcome.counters);
             self.stats.record_bytes_moved(&grid.name, footprint.bytes_moved);
             if self.devices.len() > 1 {
                 self.stats.record_device_launch(device, &outcome.counters);
             }
-            launched.push((device, grid, outcome, footprint.writes));
+            launched.push((grid, outcome));
         }
-
+        let Some(&(grid, _)) = launched.first() else { return Ok(()) };
         let mut partials: Vec<Vec<u64>> = vec![Vec::new(); grid.reductions.len()];
-        for (device, _, outcome, writes) in &launched {
-            for w in writes {
-                if let Some(object) = self.registry.get_mut(w.object) {
-                    object.copies.device_wrote(*device, w.lo, w.hi);
-                }
-            }
+        for (_, outcome) in &launched {
             for (all, mine) in partials.iter_mut().zip(&outcome.partials) {
                 all.extend_from_slice(mine);
             }
         }
-        let (_, grid, outcome, _) = &launched[0];
         fold_reductions(region, &grid.reductions, &partials, args);
+        let outcome = &launched[0].1;
         for ((local, arg), &raw) in grid.scalar_outputs.iter().zip(&outcome.scalar_outputs) {
             let target = args[*arg as usize].ptr as *mut u8;
             if !target.is_null() {
@@ -476,4 +534,28 @@ pub(super) fn irregular_access_span(kernel: &Kernel, param: u32) -> Span {
         .of_param(param)
         .find(|access| access.indices.iter().any(|index| matches!(index, IndexForm::Irregular)))
         .map_or(kernel.span, |access| access.span)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{mentions, plain_variable};
+
+    #[test]
+    fn plain_variables_are_told_from_elements_and_members() {
+        assert_eq!(plain_variable("&gosa"), Some("gosa"));
+        assert_eq!(plain_variable(" & err_2 "), Some("err_2"));
+        for other in ["&errors[k]", "&s.sum", "&p->x", "gosa", "&", "&2x", "&(x)"] {
+            assert_eq!(plain_variable(other), None, "{other}");
+        }
+    }
+
+    #[test]
+    fn mentions_match_whole_identifiers_only() {
+        assert!(mentions("gosa", "gosa"));
+        assert!(mentions("&gosa", "gosa"));
+        assert!(mentions("(float)gosa * 2", "gosa"));
+        assert!(!mentions("gosa2", "gosa"));
+        assert!(!mentions("my_gosa", "gosa"));
+        assert!(!mentions("n", "gosa"));
+    }
 }

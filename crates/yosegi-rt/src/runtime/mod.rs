@@ -195,9 +195,9 @@ pub struct Runtime {
     program_manages_devices: bool,
     /// Bytes a launch's sections must cover to be split (0: every launch that can be).
     min_split_bytes: u64,
-    /// Whether a split launch's parts run their interior while their halo comes in
-    /// (`distribute::overlap_enabled`).
-    overlap_exchange: bool,
+    /// Bytes a split launch's part must cover to run its interior while its halo comes in;
+    /// `None`: never (`distribute::min_overlap_bytes`).
+    min_overlap_bytes: Option<u64>,
     /// The program's fused chains and the choices made for them (`fused`).
     fusions: fused::FusionState,
     /// The performance model, which predicts every launch's time when stats are on.
@@ -230,7 +230,8 @@ impl Runtime {
         let mut devices = open_devices(config.device, config.gpus)?;
         let devices_len = devices.len();
         let model = (config.stats != StatsMode::Off).then(|| model::Model::new(devices.iter_mut().map(|d| d.machine()).collect()));
-        let min_split_bytes = distribute::min_split_bytes(devices.first().is_some_and(|d| d.name() == "sim"));
+        let simulated = devices.first().is_some_and(|d| d.name() == "sim");
+        let min_split_bytes = distribute::min_split_bytes(simulated);
         let mut variants = variants::VariantChooser::new(config.staging, variants::TuningCache::default_location());
         for device in &devices {
             variants.set_shared_memory_limit(device.model(), device.shared_memory_per_block());
@@ -252,7 +253,7 @@ impl Runtime {
             api: acc_api::ApiState::new(devices_len),
             program_manages_devices: false,
             min_split_bytes,
-            overlap_exchange: distribute::overlap_enabled(),
+            min_overlap_bytes: distribute::min_overlap_bytes(simulated),
             fusions: fused::FusionState::new(&module.fusions),
             model,
             module,

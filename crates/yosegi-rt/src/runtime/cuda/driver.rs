@@ -29,6 +29,7 @@ const DRIVER_SYMBOLS: &[&str] = &[
     "cuMemcpyHtoD_v2",
     "cuMemcpyDtoH_v2",
     "cuMemcpyHtoDAsync_v2",
+    "cuMemcpyDtoHAsync_v2",
     "cuMemcpyDtoD_v2",
     "cuMemcpyPeer",
     "cuMemcpyPeerAsync",

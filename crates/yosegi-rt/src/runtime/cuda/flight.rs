@@ -112,6 +112,24 @@ impl<E> InFlightLaunches<E> {
         done
     }
 
+    /// The launches up to and including the one whose stop event is `stop` finished (a later
+    /// launch's results were waited for): each one's device time, its events back in `pool`.
+    /// Nothing when no launch in flight has that stop event (a wait resolved it already).
+    pub fn complete_through<F: FnMut(&E, &E) -> Option<Duration>>(&mut self, pool: &mut EventPool<E>, stop: &E, mut elapsed: F) -> Vec<CompletedLaunch>
+    where
+        E: PartialEq,
+    {
+        let Some(last) = self.launches.iter().position(|l| l.stop == *stop) else { return Vec::new() };
+        let mut done = Vec::with_capacity(last + 1);
+        for launch in self.launches.drain(..=last) {
+            let device_time = elapsed(&launch.start, &launch.stop).unwrap_or_default();
+            done.push(CompletedLaunch { kernel: launch.kernel, device_time });
+            pool.give_back(launch.start);
+            pool.give_back(launch.stop);
+        }
+        done
+    }
+
     /// Waiting for the launches failed with `error`: the fault names the oldest launch, the
     /// first that may have caused it (the events go back to `pool`; after a fault the
     /// context is lost and nothing more runs on it).
@@ -180,6 +198,23 @@ mod tests {
         );
         assert!(flights.is_empty());
         assert_eq!(pool.free_count(), 4);
+    }
+
+    #[test]
+    fn completing_through_a_launch_resolves_it_and_those_before_it_only() {
+        let mut pool = EventPool::new();
+        let mut flights = InFlightLaunches::new();
+        flights.push(launch("a", 1, 1, 2));
+        flights.push(launch("b", 2, 3, 4));
+        flights.push(launch("c", 3, 5, 6));
+        let done = flights.complete_through(&mut pool, &4, |_, _| Some(Duration::from_micros(1)));
+        assert_eq!(done.iter().map(|d| d.kernel.as_str()).collect::<Vec<_>>(), ["a", "b"]);
+        assert_eq!(flights.len(), 1);
+        assert_eq!(flights.last_stop(), Some(&6));
+        assert_eq!(pool.free_count(), 4);
+        // A stop no launch in flight has: resolved before, nothing to do.
+        assert!(flights.complete_through(&mut pool, &2, |_, _| None).is_empty());
+        assert_eq!(flights.len(), 1);
     }
 
     #[test]

@@ -34,6 +34,7 @@ mod calibrate;
 mod driver;
 mod flight;
 mod fold;
+mod landing;
 pub mod peers;
 mod upload;
 
@@ -211,6 +212,8 @@ pub struct CudaDevice {
     next_pending: u64,
     /// Copies from other GPUs between `defer_copies` and `join_copies` (`peers`).
     exchange: peers::Exchange,
+    /// Pinned buffers for launch results read after later launches started (`landing`).
+    landings: landing::Landings,
 }
 
 /// A loaded fold kernel.
@@ -358,6 +361,7 @@ impl CudaDevice {
                 pending: HashMap::new(),
                 next_pending: 0,
                 exchange: peers::Exchange::default(),
+                landings: landing::Landings::default(),
             })
         }
     }
@@ -390,6 +394,13 @@ impl CudaDevice {
         }
     }
 
+    /// The launches in flight up to the one whose stop event is `stop` are known finished:
+    /// their device times go to `completed`.
+    fn complete_through(&mut self, stop: sys::CUevent) {
+        let done = self.in_flight.complete_through(&mut self.events, &stop, device_time);
+        self.completed.extend(done);
+    }
+
     /// Waits for the launches in flight: their device times go to `completed`, or the fault
     /// that stopped them to `fault`.
     fn wait_in_flight(&mut self) {
@@ -400,12 +411,7 @@ impl CudaDevice {
         });
         match waited {
             Ok(()) => {
-                let done = self.in_flight.complete(&mut self.events, |&start, &stop| {
-                    let mut ms = 0f32;
-                    // SAFETY: both events were recorded around one launch, which completed.
-                    let ok = unsafe { sys::cuEventElapsedTime_v2(&mut ms, start, stop) } == sys::CUresult::CUDA_SUCCESS;
-                    ok.then(|| Duration::from_secs_f64(ms.max(0.0) as f64 / 1e3))
-                });
+                let done = self.in_flight.complete(&mut self.events, device_time);
                 self.completed.extend(done);
             }
             Err(e) => {
@@ -1032,7 +1038,14 @@ impl Device for CudaDevice {
             StartedLaunch::Finished(outcome) => return Ok(outcome),
             StartedLaunch::Pending(token) => token,
         };
-        let Some(pending) = self.pending.remove(&token) else { return Err(KernelFault::not_started(token)) };
+        let Some(mut pending) = self.pending.remove(&token) else { return Err(KernelFault::not_started(token)) };
+        if let Some(f) = self.fault.take() {
+            return Err(f);
+        }
+        // Results copied to pinned memory wait only for their launch (see `landing`).
+        if let Some(landing) = pending.landing.take() {
+            return self.read_landed(pending, landing);
+        }
         self.wait_in_flight();
         if let Some(f) = self.fault.take() {
             return Err(f);
@@ -1250,8 +1263,12 @@ impl CudaDevice {
             outputs: output_buffers,
             scratch,
             counters,
+            stop,
+            landing: None,
         };
         if hands_back && results_later(results_when, self.sync) && self.in_flight.len() < MAX_IN_FLIGHT {
+            let mut results = results;
+            results.landing = self.land_results(&results);
             let token = self.next_pending;
             self.next_pending += 1;
             self.pending.insert(token, results);
@@ -1269,7 +1286,7 @@ impl CudaDevice {
     /// Reads a launch's reduction results and scalar outputs back (the launch finished) and
     /// keeps its buffers for the next launches.
     fn read_results(&mut self, results: PendingResults) -> Result<LaunchOutcome, KernelFault> {
-        let PendingResults { kernel, span, reductions, outputs, scratch, counters } = results;
+        let PendingResults { kernel, span, reductions, outputs, scratch, counters, .. } = results;
         let fault = |message: String| KernelFault { kernel: kernel.clone(), message, span, help: None };
         let partials = reductions
             .iter()
@@ -1284,6 +1301,14 @@ impl CudaDevice {
         self.recycle(scratch);
         Ok(LaunchOutcome { partials, scalar_outputs, counters })
     }
+}
+
+/// The device time between the events recorded around one launch, which completed.
+fn device_time(start: &sys::CUevent, stop: &sys::CUevent) -> Option<Duration> {
+    let mut ms = 0f32;
+    // SAFETY: both events were recorded around one launch, which completed.
+    let ok = unsafe { sys::cuEventElapsedTime_v2(&mut ms, *start, *stop) } == sys::CUresult::CUDA_SUCCESS;
+    ok.then(|| Duration::from_secs_f64(ms.max(0.0) as f64 / 1e3))
 }
 
 /// When a launch's results (reductions, scalar outputs) are read back: at once, or when the
@@ -1310,6 +1335,10 @@ struct PendingResults {
     outputs: Vec<(sys::CUdeviceptr, ScalarType)>,
     scratch: Scratch,
     counters: DeviceCounters,
+    /// The event recorded after the launch (its place among the launches in flight).
+    stop: sys::CUevent,
+    /// Where the results are being copied, when they are read after later launches started.
+    landing: Option<landing::Landing>,
 }
 
 /// How many partials of reduction `r` a launch of `blocks` blocks of `threads` threads hands
@@ -1339,6 +1368,7 @@ impl Drop for CudaDevice {
             pinned.release();
         }
         self.exchange.release();
+        self.landings.release();
         // SAFETY: every handle below was created by this device and is released once.
         unsafe {
             for b in self.pool.drain(..).chain(self.buffers.drain().map(|(_, b)| b)) {
