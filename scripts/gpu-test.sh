@@ -15,7 +15,7 @@
 # `--fusion off`), and split over 2 and 4 devices (`--gpus N`: on a machine with fewer GPUs,
 # logical devices on them, each with its own memory; every kernel that can be split is,
 # YOSEGI_MIN_SPLIT_BYTES=0, and every part that can runs its interior beside its halo exchange,
-# YOSEGI_OVERLAP_MIN_BYTES=0).
+# YOSEGI_OVERLAP_MIN_ITERATIONS=0).
 # Environment: YOSEGI_DEVICE=sim runs the same comparison on the simulator (to check the
 # script itself on a machine without a GPU); ONLY=name runs one program (ONLY=cache only the
 # kernel-cache checks, which otherwise run after the programs); STAGING="auto on off gpus3"
@@ -178,7 +178,7 @@ for entry in "$programs"/* "$root/tests/staging_programs"/*.c "$root/examples"/*
         started=$(date +%s.%N)
         read -r -a flags <<<"$(mode_flags "$mode")"
         # Split every launch that can be, however small (the default keeps small ones whole).
-        YOSEGI_MIN_SPLIT_BYTES=0 YOSEGI_OVERLAP_MIN_BYTES=0 "$yosegi" run --device "$device" "${flags[@]}" "${cflags[@]}" "${sources[@]}" -- "${args[@]}" <"$stdin_file" \
+        YOSEGI_MIN_SPLIT_BYTES=0 YOSEGI_OVERLAP_MIN_ITERATIONS=0 "$yosegi" run --device "$device" "${flags[@]}" "${cflags[@]}" "${sources[@]}" -- "${args[@]}" <"$stdin_file" \
             >"$work/actual.$mode" 2>"$work/actual.$mode.err"
         status=$?
         seconds=$(python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.2f}')" "$started" "$(date +%s.%N)")

@@ -420,6 +420,25 @@ fn split_stencil_moves_only_the_halo_between_devices() {
     }
 }
 
+/// Parts with fewer iterations than `YOSEGI_OVERLAP_MIN_ITERATIONS` wait for their halo instead of
+/// running their interior beside it (on a GPU the extra launches cost more than a short
+/// kernel hides); the answer is the same either way.
+#[test]
+fn small_parts_wait_for_their_halo() {
+    let program = load_program("halo_exchange.c");
+    let mut answers = Vec::new();
+    for (threshold, overlapped) in [("0", 10), ("100000000", 0)] {
+        let mut cmd = yosegi();
+        cmd.env("YOSEGI_OVERLAP_MIN_ITERATIONS", threshold).args(["run", "--device", "sim", "--stats", "--gpus", "2"]).args(&program.sources);
+        let finished = run(cmd, Input::Nothing);
+        assert_eq!(finished.code(), Some(0), "{}", finished.describe());
+        // Six steps: every one but the first (which distributes the arrays) overlaps on both devices.
+        assert_eq!(counter_value(&finished.stderr, "parts run beside their halo exchange"), Some(overlapped), "{}", finished.stderr);
+        answers.push(finished.stdout);
+    }
+    assert_eq!(answers[0], answers[1]);
+}
+
 /// A nest whose outer loop's blocks would write overlapping memory (`b[j][i]`, `i` outer) is
 /// split along its inner dim instead, on any number of devices.
 #[test]

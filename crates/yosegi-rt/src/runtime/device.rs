@@ -192,6 +192,12 @@ pub trait Device: Send {
     fn mark(&mut self) -> Option<usize> {
         None
     }
+    /// [`Device::mark`] for a copy out of `len` bytes at `offset` of `alloc`: it need not
+    /// wait for copies deferred into this device ([`Device::defer_copies`]) that bring other
+    /// bytes.
+    fn mark_range(&mut self, _alloc: DeviceAlloc, _offset: u64, _len: u64) -> Option<usize> {
+        self.mark()
+    }
     /// Work enqueued on this device from now on waits first for `mark`, another device's.
     fn wait_for_mark(&mut self, _mark: usize) {}
     /// Frees a mark this device made once no more waits for it will be enqueued (those

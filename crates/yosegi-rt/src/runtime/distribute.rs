@@ -49,25 +49,27 @@ pub fn min_split_bytes(simulated: bool) -> u64 {
     }
 }
 
-/// Bytes a part of a split launch must cover (what it reads and writes) to run its interior
-/// beside its halo exchange: cutting a part adds one or two launches, and their results to
-/// read, which cost the host tens of microseconds a step; that pays only where the part's
-/// kernel runs long enough to hide them. Measured on four H100s (bench/NOTES.md, run 16):
-/// Himeno XL (3.8 GB a part, 1.4 ms) gained 12%, a 8192^2 Jacobi (0.27 GB a part, 0.1 ms)
-/// lost 32%. 1 GiB is about 0.4 ms of an H100's memory bandwidth.
-pub const DEFAULT_MIN_OVERLAP_BYTES: u64 = 1 << 30;
+/// Iterations a part of a split launch must have to run its interior beside its halo
+/// exchange: cutting a part adds one or two launches, and their results to read, which cost
+/// the host some 40 us each at every step; that pays only where the part's kernel runs long
+/// enough to hide them. Measured on four H100s (bench/NOTES.md, run 16): Himeno XL (67 M
+/// iterations a part, a 1.4 ms kernel) 3.48x with the overlap against 3.43x without; Himeno L
+/// (8 M, 0.2 ms) 1.16x with it, 2.41x without in the run before; a 8192^2 Jacobi (17 M) 1.38x
+/// against 2.05x. (The parts' bytes mislead here: a section is a hull, and Himeno's `a[4]`
+/// arrays make every part's hull the whole of them.)
+pub const DEFAULT_MIN_OVERLAP_ITERATIONS: i64 = 48 << 20;
 
-/// The overlap threshold (see [`DEFAULT_MIN_OVERLAP_BYTES`]): `YOSEGI_OVERLAP=off` never
-/// overlaps, `YOSEGI_OVERLAP_MIN_BYTES` sets it; on the simulator, which exists to check
+/// The overlap threshold (see [`DEFAULT_MIN_OVERLAP_ITERATIONS`]): `YOSEGI_OVERLAP=off` never
+/// overlaps, `YOSEGI_OVERLAP_MIN_ITERATIONS` sets it; on the simulator, which exists to check
 /// programs, every part that can overlaps.
-pub fn min_overlap_bytes(simulated: bool) -> Option<u64> {
+pub fn min_overlap_iterations(simulated: bool) -> Option<i64> {
     if std::env::var("YOSEGI_OVERLAP").is_ok_and(|v| v.trim() == "off") {
         return None;
     }
-    match std::env::var("YOSEGI_OVERLAP_MIN_BYTES").ok().and_then(|v| v.trim().parse().ok()) {
-        Some(bytes) => Some(bytes),
+    match std::env::var("YOSEGI_OVERLAP_MIN_ITERATIONS").ok().and_then(|v| v.trim().parse().ok()) {
+        Some(iterations) => Some(iterations),
         None if simulated => Some(0),
-        None => Some(DEFAULT_MIN_OVERLAP_BYTES),
+        None => Some(DEFAULT_MIN_OVERLAP_ITERATIONS),
     }
 }
 
@@ -287,14 +289,15 @@ impl Runtime {
     }
 
     /// `part` cut into an interior that its device can run before the halo comes in, and the
-    /// boundary blocks that wait for it (see the module doc); `None` when the part covers
-    /// too few bytes to gain ([`DEFAULT_MIN_OVERLAP_BYTES`]), lacks nothing, lacks more than a halo (a quarter of what it reads or more: the first
+    /// boundary blocks that wait for it (see the module doc); `None` when the part has too
+    /// few iterations to gain ([`DEFAULT_MIN_OVERLAP_ITERATIONS`]), lacks nothing, lacks more than a halo (a quarter of what it reads or more: the first
     /// distribution, a vector gathered whole), or has no interior of at least half its
     /// iterations that reads only what its device holds.
     pub(super) fn overlap_split(&mut self, region: &Region, handle: Handle<Kernel>, kernel: &Kernel, part: &Part) -> Option<Overlap> {
         let along = part.along?;
-        let min_bytes = self.min_overlap_bytes?;
-        if self.section_bytes(kernel, &part.args, &part.sections).1 < min_bytes {
+        let min_iterations = self.min_overlap_iterations?;
+        let iterations = kernel.partitions.iter().fold(1i64, |n, p| n.saturating_mul(part.args[p.count_arg as usize].i.max(0)));
+        if iterations < min_iterations {
             return None;
         }
         let (missing, read) = self.bytes_missing(kernel, part);
@@ -304,24 +307,24 @@ impl Runtime {
         let partition = &kernel.partitions[along];
         let first = part.args[partition.first_arg as usize].i;
         let count = part.args[partition.count_arg as usize].i;
-        for w in BOUNDARY_WIDTHS {
-            if 4 * w > count {
-                break;
+        // The widths that served this kernel on this device last time first: a time step
+        // finds the same ones at every launch.
+        let last = self.overlap_widths.get(&(handle, part.device)).copied();
+        let candidates = BOUNDARY_WIDTHS.iter().take_while(|&&w| 4 * w <= count).flat_map(|&w| [(0, w), (w, 0), (w, w)]);
+        for (low, high) in last.into_iter().filter(|&(l, h)| 2 * (l + h) <= count).chain(candidates) {
+            let interior = self.block_of(region, handle, kernel, &part.args, along, part.device, first + low, count - low - high);
+            if self.bytes_missing(kernel, &interior).0 > 0 {
+                continue;
             }
-            for (low, high) in [(0, w), (w, 0), (w, w)] {
-                let interior = self.block_of(region, handle, kernel, &part.args, along, part.device, first + low, count - low - high);
-                if self.bytes_missing(kernel, &interior).0 > 0 {
-                    continue;
-                }
-                let mut boundary = Vec::new();
-                if low > 0 {
-                    boundary.push(self.block_of(region, handle, kernel, &part.args, along, part.device, first, low));
-                }
-                if high > 0 {
-                    boundary.push(self.block_of(region, handle, kernel, &part.args, along, part.device, first + count - high, high));
-                }
-                return Some(Overlap { interior, boundary });
+            self.overlap_widths.insert((handle, part.device), (low, high));
+            let mut boundary = Vec::new();
+            if low > 0 {
+                boundary.push(self.block_of(region, handle, kernel, &part.args, along, part.device, first, low));
             }
+            if high > 0 {
+                boundary.push(self.block_of(region, handle, kernel, &part.args, along, part.device, first + count - high, high));
+            }
+            return Some(Overlap { interior, boundary });
         }
         None
     }

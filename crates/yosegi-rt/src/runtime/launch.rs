@@ -11,7 +11,7 @@ use crate::ir::{GridKernel, Handle, Kernel, Module, ParamKind, Region};
 use super::abi::YosegiArg;
 use super::device::DeviceParam;
 use super::registry::Origin;
-use super::{ObjectRange, Runtime, RuntimeError, distribute, fold_reductions, host_format, param_value, rows, value, write_host_scalar};
+use super::{ObjectRange, Runtime, RuntimeError, distribute, trace, fold_reductions, host_format, param_value, rows, value, write_host_scalar};
 
 /// The host memory one array of a launch reaches: array param `param`, or row `row` of row
 /// table `param` (`a[3]`), with its base address and the absolute byte ranges it reads and
@@ -54,9 +54,13 @@ impl StartedKernel<'_> {
     }
 }
 
-/// The variable `&name` names, when a region arg is the address of a plain variable.
+/// The variable `&name` (or `&(name)`, as the front end writes it) names, when a region arg
+/// is the address of a plain variable.
 fn plain_variable(c_expr: &str) -> Option<&str> {
-    let name = c_expr.trim().strip_prefix('&')?.trim();
+    let mut name = c_expr.trim().strip_prefix('&')?.trim();
+    while let Some(inner) = name.strip_prefix('(').and_then(|n| n.strip_suffix(')')) {
+        name = inner.trim();
+    }
     let mut chars = name.chars();
     let first = chars.next()?;
     ((first.is_ascii_alphabetic() || first == '_') && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')).then_some(name)
@@ -169,6 +173,7 @@ impl Runtime {
     /// [`Runtime::finish_kernel`], which may come after the next kernel started.
     pub(super) fn start_kernel<'m>(&mut self, module: &'m Module, region: &Region, kernel_handle: Handle<Kernel>, args: &[YosegiArg]) -> Result<StartedKernel<'m>, RuntimeError> {
         let prepared = self.clock();
+        let traced = trace::now();
         let kernel = &module.kernels[kernel_handle];
         let Some(grid_handle) = module.grid_of(kernel_handle) else {
             return Err(RuntimeError::unsupported(
@@ -249,6 +254,8 @@ impl Runtime {
         // waits for the copies it asked for, and so does every other device's (a source's
         // later launches may overwrite what is being copied); then the rest. The parts'
         // results are read once every part is started, so that the devices run together.
+        trace::host(|| format!("prepare {}", kernel.name), traced);
+        let traced = trace::now();
         let mut started_parts = Vec::with_capacity(early.len() + late.len());
         let started_early = if deferred.is_ok() { self.start_parts(module, kernel_handle, early, &mut started_parts) } else { Ok(()) };
         for &device in &exchanging {
@@ -262,6 +269,7 @@ impl Runtime {
         deferred?;
         started_early?;
         self.start_parts(module, kernel_handle, late, &mut started_parts)?;
+        trace::host(|| format!("start {}", kernel.name), traced);
         // Partial results fold in iteration order within a device, whatever order started them.
         started_parts.sort_by_key(|p| (p.device, p.first));
         // What the parts write is theirs from now on: any later copy or read of it waits for
@@ -291,6 +299,14 @@ impl Runtime {
     /// Waits for a started kernel's parts: their stats, the reductions folded into the host's
     /// variables, the scalar outputs written back.
     pub(super) fn finish_kernel(&mut self, region: &Region, started: StartedKernel<'_>, args: &[YosegiArg]) -> Result<(), RuntimeError> {
+        let traced = trace::now();
+        let name = traced.and(started.parts.first()).map(|p| p.grid.name.clone()).unwrap_or_default();
+        let finished = self.finish_parts(region, started, args);
+        trace::host(|| format!("results {name}"), traced);
+        finished
+    }
+
+    fn finish_parts(&mut self, region: &Region, started: StartedKernel<'_>, args: &[YosegiArg]) -> Result<(), RuntimeError> {
         let mut launched = Vec::with_capacity(started.parts.len());
         for StartedPart { device, grid, started, elapsed, footprint, .. } in started.parts {
             let outcome = self.devices[device].finish_launch(started).map_err(|f| self.fault_error(f))?;
@@ -544,7 +560,9 @@ mod tests {
     fn plain_variables_are_told_from_elements_and_members() {
         assert_eq!(plain_variable("&gosa"), Some("gosa"));
         assert_eq!(plain_variable(" & err_2 "), Some("err_2"));
-        for other in ["&errors[k]", "&s.sum", "&p->x", "gosa", "&", "&2x", "&(x)"] {
+        assert_eq!(plain_variable("&(gosa)"), Some("gosa"));
+        assert_eq!(plain_variable("&((gosa))"), Some("gosa"));
+        for other in ["&errors[k]", "&(errors[k])", "&s.sum", "&p->x", "gosa", "&", "&2x", "&(x", "&(a)+1"] {
             assert_eq!(plain_variable(other), None, "{other}");
         }
     }

@@ -22,6 +22,7 @@ pub mod registry;
 mod rows;
 pub mod sim;
 pub mod stats;
+pub mod trace;
 pub mod start;
 pub mod value;
 pub mod variants;
@@ -195,9 +196,11 @@ pub struct Runtime {
     program_manages_devices: bool,
     /// Bytes a launch's sections must cover to be split (0: every launch that can be).
     min_split_bytes: u64,
-    /// Bytes a split launch's part must cover to run its interior while its halo comes in;
-    /// `None`: never (`distribute::min_overlap_bytes`).
-    min_overlap_bytes: Option<u64>,
+    /// Iterations a split launch's part must have to run its interior while its halo comes
+    /// in; `None`: never (`distribute::min_overlap_iterations`).
+    min_overlap_iterations: Option<i64>,
+    /// Per kernel and device, the boundary widths its last overlapped part was cut with.
+    overlap_widths: std::collections::HashMap<(Handle<Kernel>, usize), (i64, i64)>,
     /// The program's fused chains and the choices made for them (`fused`).
     fusions: fused::FusionState,
     /// The performance model, which predicts every launch's time when stats are on.
@@ -253,7 +256,8 @@ impl Runtime {
             api: acc_api::ApiState::new(devices_len),
             program_manages_devices: false,
             min_split_bytes,
-            min_overlap_bytes: distribute::min_overlap_bytes(simulated),
+            min_overlap_iterations: distribute::min_overlap_iterations(simulated),
+            overlap_widths: Default::default(),
             fusions: fused::FusionState::new(&module.fusions),
             model,
             module,
@@ -421,6 +425,7 @@ impl Runtime {
         for device in &mut self.devices {
             device.wait();
         }
+        trace::write();
         self.exit_on_device_fault();
     }
 

@@ -47,6 +47,7 @@ const DRIVER_SYMBOLS: &[&str] = &[
     "cuEventCreate",
     "cuEventRecord",
     "cuEventSynchronize",
+    "cuEventQuery",
     "cuEventElapsedTime_v2",
     "cuEventDestroy_v2",
     "cuGetErrorName",

@@ -15,6 +15,11 @@ use crate::ir::ScalarType;
 /// Threads of the fold kernel's one block (a power of two: the tree halves it).
 pub const FOLD_THREADS: u32 = 256;
 
+/// Partials a thread loads before it combines them (in the same order as one at a time): a
+/// thread's run is a chain of dependent loads otherwise, which took about 0.5 us each, 120 us
+/// for the 65,000 partials of a Himeno XL quarter (bench/NOTES.md, run 16).
+pub const FOLD_BATCH: u32 = 8;
+
 /// The name of the fold kernel for `op` at `ty` (`yosegi_fold_add_double`).
 pub fn fold_symbol(op: ReductionOp, ty: ScalarType) -> String {
     let op = match op {
@@ -60,7 +65,7 @@ pub fn fold_kernel_source(op: ReductionOp, ty: ScalarType) -> String {
     let t = cuda_type(ty);
     let name = fold_symbol(op, ty);
     let n = FOLD_THREADS;
-    let step = combine(op, ty, "acc", "partials[i]");
+    let step = combine(op, ty, "acc", "v[u]");
     let tree = combine(op, ty, "tree[t]", "tree[t + s]");
     format!(
         "// Finishes a reduction: the fold of one partial per block of a grid kernel.\n\
@@ -70,7 +75,13 @@ pub fn fold_kernel_source(op: ReductionOp, ty: ScalarType) -> String {
          \x20   const unsigned int active = count < {n} ? (unsigned int)count : {n};\n\
          \x20   if (t < active) {{\n\
          \x20       {t} acc = partials[t];\n\
-         \x20       for (unsigned long long i = t + {n}; i < count; i += {n}) acc = {step};\n\
+         \x20       for (unsigned long long i = t + {n}; i < count; i += {batch} * {n}) {{\n\
+         \x20           {t} v[{batch}];\n\
+         \x20           #pragma unroll\n\
+         \x20           for (unsigned int u = 0; u < {batch}; u++) if (i + u * {n} < count) v[u] = partials[i + u * {n}];\n\
+         \x20           #pragma unroll\n\
+         \x20           for (unsigned int u = 0; u < {batch}; u++) if (i + u * {n} < count) acc = {step};\n\
+         \x20       }}\n\
          \x20       tree[t] = acc;\n\
          \x20   }}\n\
          \x20   __syncthreads();\n\
@@ -81,6 +92,7 @@ pub fn fold_kernel_source(op: ReductionOp, ty: ScalarType) -> String {
          \x20   if (t == 0) out[0] = tree[0];\n\
          }}\n",
         half = n / 2,
+        batch = FOLD_BATCH,
     )
 }
 
@@ -134,17 +146,19 @@ mod tests {
     #[test]
     fn the_source_combines_with_the_reduction_operator() {
         let sum = fold_kernel_source(ReductionOp::Add, ScalarType::F64);
-        assert!(sum.contains("for (unsigned long long i = t + 256; i < count; i += 256) acc = (double)(acc + partials[i]);"), "{sum}");
+        assert!(sum.contains("for (unsigned long long i = t + 256; i < count; i += 8 * 256) {"), "{sum}");
+        assert!(sum.contains("if (i + u * 256 < count) v[u] = partials[i + u * 256];"), "{sum}");
+        assert!(sum.contains("if (i + u * 256 < count) acc = (double)(acc + v[u]);"), "{sum}");
         assert!(!sum.contains('\\'), "one C statement per line: {sum}");
         assert_eq!(sum.matches('{').count(), sum.matches('}').count(), "{sum}");
         let max = fold_kernel_source(ReductionOp::Max, ScalarType::F32);
         assert!(max.contains("void __launch_bounds__(256) yosegi_fold_max_float(const float *__restrict__ partials"), "{max}");
-        assert!(max.contains("acc = fmaxf(acc, partials[i]);"), "{max}");
+        assert!(max.contains("acc = fmaxf(acc, v[u]);"), "{max}");
         assert!(max.contains("tree[t] = fmaxf(tree[t], tree[t + s]);"), "{max}");
         let xor = fold_kernel_source(ReductionOp::BitXor, ScalarType::U8);
-        assert!(xor.contains("acc = (unsigned char)(acc ^ partials[i]);"), "{xor}");
+        assert!(xor.contains("acc = (unsigned char)(acc ^ v[u]);"), "{xor}");
         let min = fold_kernel_source(ReductionOp::Min, ScalarType::I64);
-        assert!(min.contains("(acc < partials[i] ? acc : partials[i])"), "{min}");
+        assert!(min.contains("(acc < v[u] ? acc : v[u])"), "{min}");
         assert_ne!(fold_symbol(ReductionOp::Add, ScalarType::F64), fold_symbol(ReductionOp::Add, ScalarType::F32));
     }
 }

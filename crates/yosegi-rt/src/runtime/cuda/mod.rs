@@ -214,6 +214,9 @@ pub struct CudaDevice {
     exchange: peers::Exchange,
     /// Pinned buffers for launch results read after later launches started (`landing`).
     landings: landing::Landings,
+    /// With `YOSEGI_TRACE`: an event recorded and waited for at the first launch, and when
+    /// that was on the trace's clock (`runtime::trace`).
+    trace_reference: Option<(sys::CUevent, f64)>,
 }
 
 /// A loaded fold kernel.
@@ -362,6 +365,7 @@ impl CudaDevice {
                 next_pending: 0,
                 exchange: peers::Exchange::default(),
                 landings: landing::Landings::default(),
+                trace_reference: None,
             })
         }
     }
@@ -397,8 +401,34 @@ impl CudaDevice {
     /// The launches in flight up to the one whose stop event is `stop` are known finished:
     /// their device times go to `completed`.
     fn complete_through(&mut self, stop: sys::CUevent) {
-        let done = self.in_flight.complete_through(&mut self.events, &stop, device_time);
+        self.trace_copies();
+        let mut spans = Vec::new();
+        let reference = self.trace_reference;
+        let done = self.in_flight.complete_through(&mut self.events, &stop, |start, stop| traced_time(reference, &mut spans, start, stop));
+        self.trace_spans(&done, &spans);
         self.completed.extend(done);
+    }
+
+    /// With `YOSEGI_TRACE`: the reference event, recorded once (the context is current).
+    fn trace_reference(&mut self) {
+        if self.trace_reference.is_some() || !crate::runtime::trace::enabled() {
+            return;
+        }
+        if let Ok(event) = CudaDevice::new_event() {
+            // SAFETY: an event of the current context.
+            unsafe {
+                sys::cuEventRecord(event, std::ptr::null_mut());
+                sys::cuEventSynchronize(event);
+            }
+            self.trace_reference = Some((event, crate::runtime::trace::micros(Instant::now())));
+        }
+    }
+
+    /// The device spans of completed launches into the trace.
+    fn trace_spans(&self, done: &[CompletedLaunch], spans: &[(f64, f64)]) {
+        for (launch, &(start, end)) in done.iter().zip(spans) {
+            crate::runtime::trace::span(&self.label, &launch.kernel, start, end);
+        }
     }
 
     /// Waits for the launches in flight: their device times go to `completed`, or the fault
@@ -411,7 +441,11 @@ impl CudaDevice {
         });
         match waited {
             Ok(()) => {
-                let done = self.in_flight.complete(&mut self.events, device_time);
+                self.trace_copies();
+                let mut spans = Vec::new();
+                let reference = self.trace_reference;
+                let done = self.in_flight.complete(&mut self.events, |start, stop| traced_time(reference, &mut spans, start, stop));
+                self.trace_spans(&done, &spans);
                 self.completed.extend(done);
             }
             Err(e) => {
@@ -931,7 +965,15 @@ impl Device for CudaDevice {
         if self.fault.is_some() {
             return None;
         }
-        self.record_mark()
+        self.record_mark(true)
+    }
+
+    fn mark_range(&mut self, alloc: DeviceAlloc, offset: u64, len: u64) -> Option<usize> {
+        if self.fault.is_some() {
+            return None;
+        }
+        let brought_in = self.exchange.brings(alloc.0, offset, len);
+        self.record_mark(brought_in)
     }
 
     fn wait_for_mark(&mut self, mark: usize) {
@@ -1207,6 +1249,7 @@ impl CudaDevice {
         }
         let mut args: Vec<*mut c_void> = slots.iter_mut().map(|s| s as *mut u64 as *mut c_void).collect();
 
+        self.trace_reference();
         let start = self.events.take(CudaDevice::new_event).map_err(fault)?;
         let stop = match self.events.take(CudaDevice::new_event) {
             Ok(stop) => stop,
@@ -1309,6 +1352,15 @@ fn device_time(start: &sys::CUevent, stop: &sys::CUevent) -> Option<Duration> {
     // SAFETY: both events were recorded around one launch, which completed.
     let ok = unsafe { sys::cuEventElapsedTime_v2(&mut ms, *start, *stop) } == sys::CUresult::CUDA_SUCCESS;
     ok.then(|| Duration::from_secs_f64(ms.max(0.0) as f64 / 1e3))
+}
+
+/// [`device_time`], and with a trace reference the launch's span on the trace's clock.
+fn traced_time(reference: Option<(sys::CUevent, f64)>, spans: &mut Vec<(f64, f64)>, start: &sys::CUevent, stop: &sys::CUevent) -> Option<Duration> {
+    if let Some((event, at)) = reference {
+        let since = |e: &sys::CUevent| device_time(&event, e).map_or(0.0, |d| at + d.as_secs_f64() * 1e6);
+        spans.push((since(start), since(stop)));
+    }
+    device_time(start, stop)
 }
 
 /// When a launch's results (reductions, scalar outputs) are read back: at once, or when the

@@ -124,6 +124,19 @@ pub struct Exchange {
     open: bool,
     /// Some copy was put on the stream since the last join.
     pending: bool,
+    /// The bytes those copies bring (allocation id, offset, length): a copy out of this device
+    /// waits for them only where it reads them ([`Device::mark_range`]).
+    incoming: Vec<(u64, u64, u64)>,
+    /// With `YOSEGI_TRACE`: events around each copy, and its length, until they complete.
+    timed: Vec<(sys::CUevent, sys::CUevent, u64)>,
+}
+
+impl Exchange {
+    /// Whether a copy deferred since the last join brings some of `len` bytes at `offset` of
+    /// allocation `alloc`.
+    pub fn brings(&self, alloc: u64, offset: u64, len: u64) -> bool {
+        self.pending && self.incoming.iter().any(|&(a, o, l)| a == alloc && o < offset + len && offset < o + l)
+    }
 }
 
 impl Exchange {
@@ -172,10 +185,37 @@ impl CudaDevice {
         }
     }
 
+    /// With `YOSEGI_TRACE`: the deferred copies that completed, as spans of this device.
+    pub(super) fn trace_copies(&mut self) {
+        let Some((reference, at)) = self.trace_reference else { return };
+        let timed = std::mem::take(&mut self.exchange.timed);
+        for (start, stop, len) in timed {
+            // SAFETY: events of this context recorded around one copy.
+            let done = unsafe { sys::cuEventQuery(stop) } == sys::CUresult::CUDA_SUCCESS;
+            if !done {
+                self.exchange.timed.push((start, stop, len));
+                continue;
+            }
+            let since = |e: sys::CUevent| {
+                let mut ms = 0f32;
+                // SAFETY: both events completed.
+                unsafe { sys::cuEventElapsedTime_v2(&mut ms, reference, e) };
+                at + ms as f64 * 1e3
+            };
+            crate::runtime::trace::span(&self.label, &format!("copy in {len} B"), since(start), since(stop));
+            // SAFETY: events this device made, no longer used.
+            unsafe {
+                sys::cuEventDestroy_v2(start);
+                sys::cuEventDestroy_v2(stop);
+            }
+        }
+    }
+
     /// [`Device::join_copies`]: the launch stream waits for the copies put on the exchange
     /// stream since the last join; the event it waits for is handed back for the sources.
     pub(super) fn join_exchange(&mut self) -> Option<usize> {
         self.exchange.open = false;
+        self.exchange.incoming.clear();
         if !std::mem::take(&mut self.exchange.pending) || self.fault.is_some() {
             return None;
         }
@@ -204,9 +244,9 @@ impl CudaDevice {
     /// deferred copies into it included: a copy out of this device waits for the bytes a
     /// deferred copy is bringing. (The exchange stream waits for the launch stream's work so
     /// far and the event is recorded on it: its copies wait for that work anyway.)
-    pub(super) fn record_mark(&mut self) -> Option<usize> {
+    pub(super) fn record_mark(&mut self, covering_exchange: bool) -> Option<usize> {
         let mut event: sys::CUevent = std::ptr::null_mut();
-        let exchange = (self.exchange.pending && self.exchange.stream != 0).then_some(self.exchange.stream as sys::CUstream);
+        let exchange = (covering_exchange && self.exchange.pending && self.exchange.stream != 0).then_some(self.exchange.stream as sys::CUstream);
         let recorded = self.make_current().and_then(|_| {
             // SAFETY: valid out-pointer; the context is current; the exchange stream is its own.
             unsafe {
@@ -316,8 +356,10 @@ impl CudaDevice {
                     // Beside this device's next launches: after the work so far on the source
                     // (which wrote the bytes) and here (which may still read the old ones).
                     let stream = self.exchange.stream as sys::CUstream;
-                    let source_done = src.mark();
-                    let here_done = self.record_mark();
+                    let source_done = src.mark_range(src_alloc, src_offset, len);
+                    // This stream is in order with itself: the launch stream's work suffices.
+                    let here_done = self.record_mark(false);
+                    let timed = crate::runtime::trace::enabled().then(|| (CudaDevice::new_event(), CudaDevice::new_event()));
                     let copied = check("cuCtxSetCurrent", sys::cuCtxSetCurrent(self.context))
                         .and_then(|_| {
                             for mark in [source_done, here_done].into_iter().flatten() {
@@ -326,18 +368,28 @@ impl CudaDevice {
                             Ok(())
                         })
                         .and_then(|_| {
+                            if let Some((Ok(start), _)) = &timed {
+                                sys::cuEventRecord(*start, stream);
+                            }
                             check(
                                 "cuMemcpyPeerAsync",
                                 sys::cuMemcpyPeerAsync(dst_ptr + dst_offset, self.context, from.address, src_context, len as usize, stream),
                             )
                         });
+                    if let Some((Ok(start), Ok(stop))) = timed {
+                        sys::cuEventRecord(stop, stream);
+                        self.exchange.timed.push((start, stop, len));
+                    }
                     if let Some(mark) = source_done {
                         src.drop_mark(mark);
                     }
                     if let Some(mark) = here_done {
                         self.destroy_mark(mark);
                     }
-                    self.exchange.pending |= copied.is_ok();
+                    if copied.is_ok() {
+                        self.exchange.pending = true;
+                        self.exchange.incoming.push((dst.0, dst_offset, len));
+                    }
                     copied
                 } else if peer_copies_wait() {
                     check(
