@@ -194,8 +194,16 @@ fn partition_text(kernel: &Kernel, out: &mut String) {
         out,
         "    devices: split along {var}{alternatives} in equal blocks, one per device, when several devices are used and the launch writes no byte from two blocks (else it runs whole on one device, after gathering what the others wrote)"
     );
-    for line in crate::analysis::split::split_sections_text(kernel, partition) {
+    let lines = crate::analysis::split::split_sections_text(kernel, partition);
+    for line in &lines {
         let _ = writeln!(out, "      {line}");
+    }
+    if lines.iter().any(|line| line.contains("and a halo of")) {
+        let _ = writeln!(
+            out,
+            "      overlap: a part of at least {} M iterations whose device lacks only its halo runs its interior first, while the halo comes in, and its boundary after (YOSEGI_OVERLAP_MIN_ITERATIONS; every part on sim)",
+            crate::runtime::DEFAULT_MIN_OVERLAP_ITERATIONS >> 20
+        );
     }
 }
 

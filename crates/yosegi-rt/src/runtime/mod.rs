@@ -15,6 +15,7 @@ pub mod launch_shape;
 pub mod model;
 mod directives;
 mod distribute;
+pub use distribute::DEFAULT_MIN_OVERLAP_ITERATIONS;
 mod launch;
 mod fused;
 pub use device::DeviceCount;
