@@ -10,10 +10,11 @@
 //!   and sources, [`crate::image`]) and links the executable against the runtime library
 //!   `libyosegi_rt.so` (the `yosegi-rt` crate), whose `yosegi_rt_start` runs it
 //!   (`YOSEGI_DEVICE`, `YOSEGI_STATS`). The objects' sequential code is left out then. Static
-//!   libraries given as files (`libx.a`, as CMake links its library targets) are opened: their
-//!   members with the section join the program the same way, the others stay in an archive.
-//!   Inputs without the section (objects of other compilers, `-l` libraries, shared
-//!   libraries) are linked as they are.
+//!   libraries given as files (`libx.a`, as CMake links its library targets), or found for a
+//!   `-lx` in the link's `-L` directories as the linker would find them ([`static_library`]),
+//!   are opened: their members with the section join the program the same way, the others
+//!   stay in an archive. Inputs without the section (objects of other compilers, libraries of
+//!   the system's directories, shared libraries) are linked as they are.
 //! * The system compiler is `$YOSEGI_HOST_CC`, else `cc`.
 //! * Flags: `-I -D -U -std=` reach the preprocessor; `-O* -g* -f* -m* -W* -w -pthread` the host
 //!   compiler (a `-f`/`-m` flag the host compiler does not know is dropped with one warning);
@@ -405,6 +406,39 @@ fn carried_source(object: &Path, scratch: &ScratchDir) -> Result<Option<CarriedS
     Ok(Some((PathBuf::from(path), source.to_string())))
 }
 
+/// The static library the linker would take for `-lNAME` (or `-l:FILE`) from the link's `-L`
+/// directories, in order: `libNAME.a` in the first directory that has `libNAME.a` or
+/// `libNAME.so`, unless that is the shared one and the link is not `-static`. Libraries found
+/// only in the system's directories are the system's, never built by `yosegi cc`: `None`.
+fn static_library(cc: &CcArgs, flag: &str) -> Option<PathBuf> {
+    let name = flag.strip_prefix("-l")?;
+    let static_link = cc.host_flags.iter().chain(cc.link.iter().filter_map(|l| match l {
+        LinkItem::Flag(f) => Some(f),
+        LinkItem::Input(_) => None,
+    })).any(|f| f == "-static" || f == "-Wl,-Bstatic");
+    let dirs = cc.link.iter().filter_map(|l| match l {
+        LinkItem::Flag(f) => f.strip_prefix("-L").map(PathBuf::from),
+        LinkItem::Input(_) => None,
+    });
+    for dir in dirs {
+        if let Some(file) = name.strip_prefix(':') {
+            let path = dir.join(file);
+            if path.is_file() {
+                return path.extension().is_some_and(|e| e == "a").then_some(path);
+            }
+            continue;
+        }
+        let (archive, shared) = (dir.join(format!("lib{name}.a")), dir.join(format!("lib{name}.so")));
+        if shared.exists() && !static_link {
+            return None;
+        }
+        if archive.is_file() {
+            return Some(archive);
+        }
+    }
+    None
+}
+
 fn link(cc: &CcArgs, scratch: &ScratchDir) -> Result<(), Failure> {
     let builtin = BuiltinHeaders::new()?;
     let output = cc.output.clone().unwrap_or_else(|| PathBuf::from("a.out"));
@@ -424,7 +458,20 @@ fn link(cc: &CcArgs, scratch: &ScratchDir) -> Result<(), Failure> {
                 Some(unit) => units.push(unit),
                 None => others.push(item.clone()),
             },
-            LinkItem::Flag(_) => others.push(item.clone()),
+            LinkItem::Flag(flag) => match static_library(cc, flag) {
+                // A static library of the project's (`-L lib -lsolver`): its members made by
+                // `yosegi cc -c` join the program as an archive given as a file does.
+                Some(archive) => {
+                    let (carried, rest) = archive_units(&archive, units.len(), scratch)?;
+                    if carried.is_empty() {
+                        others.push(item.clone());
+                    } else {
+                        units.extend(carried);
+                        others.extend(rest.map(LinkItem::Input));
+                    }
+                }
+                None => others.push(item.clone()),
+            },
         }
     }
     let mut cmd = Command::new(host_compiler());
@@ -578,5 +625,28 @@ mod tests {
         assert_eq!(parse_args(&args("--frobnicate a.c")).unwrap_err(), "unknown flag `--frobnicate`");
         assert!(parse_args(&args("-c a.c b.c -o x.o")).unwrap_err().contains("one source per command"));
         assert!(parse_args(&args("-MM a.c")).unwrap().passthrough);
+    }
+
+    #[test]
+    fn dash_l_finds_the_projects_static_library_as_the_linker_would() {
+        let dir = tempfile::tempdir().unwrap();
+        let (only_static, both) = (dir.path().join("a"), dir.path().join("b"));
+        std::fs::create_dir_all(&only_static).unwrap();
+        std::fs::create_dir_all(&both).unwrap();
+        std::fs::write(only_static.join("libx.a"), b"").unwrap();
+        std::fs::write(both.join("libx.a"), b"").unwrap();
+        std::fs::write(both.join("libx.so"), b"").unwrap();
+        let line = |extra: &str, first: &Path| format!("-o prog main.o -L{} -L{} {extra} -lx", first.display(), only_static.display());
+        // The first directory holding either wins; a shared library there wins over both archives.
+        let cc = parse_args(&args(&line("", &both))).unwrap();
+        assert_eq!(static_library(&cc, "-lx"), None);
+        let cc = parse_args(&args(&line("-static", &both))).unwrap();
+        assert_eq!(static_library(&cc, "-lx"), Some(both.join("libx.a")));
+        let cc = parse_args(&args(&line("", &only_static))).unwrap();
+        assert_eq!(static_library(&cc, "-lx"), Some(only_static.join("libx.a")));
+        assert_eq!(static_library(&cc, "-l:libx.a"), Some(only_static.join("libx.a")));
+        // Not in the -L directories: the system's library.
+        assert_eq!(static_library(&cc, "-lm"), None);
+        assert_eq!(static_library(&cc, "-O2"), None);
     }
 }

@@ -70,6 +70,15 @@ fn same_named_statics_of_two_files_build_with_yosegi_cc_and_match_gcc() {
     assert!(stderr.contains("main_l15") && stderr.contains("other_pass_l9"), "no kernel launches reported:\n{stderr}");
 }
 
+/// A static library of the project's linked with `-L lib -lsmooth`: its OpenACC loops run
+/// through the runtime (they ran sequentially from the archive before, without a word).
+#[test]
+fn a_static_library_linked_with_dash_l_runs_its_loops_through_the_runtime() {
+    let scratch = tempfile::tempdir().unwrap();
+    let (_, stderr) = build_and_match_gcc("static_lib", scratch.path());
+    assert!(stderr.contains("smooth_l8") && stderr.contains("smooth_l10"), "the library's kernels did not run through the runtime:\n{stderr}");
+}
+
 #[test]
 fn yosegi_cc_reports_errors_with_the_location_and_status_2() {
     let scratch = tempfile::tempdir().unwrap();

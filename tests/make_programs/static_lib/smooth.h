@@ -1,0 +1,2 @@
+#define N 4096
+void smooth(double *f, int steps);
