@@ -10,7 +10,7 @@ import bench  # noqa: E402
 
 SIM_STATS = """\
 === yosegi stats ===
-kernel                                     launches      time (ms)
+kernel                                     launches      host (ms)
 jacobi_l109                                       5        198.562
 jacobi_l132                                       5         27.344
 global memory transactions (32B sectors)                   158570

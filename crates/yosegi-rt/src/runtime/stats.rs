@@ -92,7 +92,9 @@ impl DeviceCounters {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct KernelLaunches {
     pub count: u64,
-    /// Wall time of the launches as the runtime saw them (compilation included).
+    /// Host time of the launch calls (compilation included): on a GPU the time to enqueue
+    /// them, since a launch runs while the host goes on and its results are read later (the
+    /// device's own time is `device_time`); on the simulator the whole run.
     pub time: Duration,
     /// Time on the device (CUDA events); zero on the simulator.
     pub device_time: Duration,
@@ -316,7 +318,7 @@ impl Stats {
     pub fn render(&self) -> String {
         let mut out = String::new();
         let _ = writeln!(out, "=== yosegi stats ===");
-        let _ = writeln!(out, "{:<40} {:>10} {:>14}", "kernel", "launches", "time (ms)");
+        let _ = writeln!(out, "{:<40} {:>10} {:>14}", "kernel", "launches", "host (ms)");
         for (name, l) in &self.launches {
             let _ = writeln!(out, "{:<40} {:>10} {:>14.3}", name, l.count, l.time.as_secs_f64() * 1e3);
         }
