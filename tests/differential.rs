@@ -20,7 +20,7 @@
 
 mod common;
 
-use common::{Input, compare_outputs, gcc_build_with, repo_root, run, yosegi};
+use common::{Finished, Input, compare_outputs, gcc_build_with, repo_root, run, yosegi};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -425,13 +425,9 @@ fn split_stencil_moves_only_the_halo_between_devices() {
 /// kernel hides); the answer is the same either way.
 #[test]
 fn small_parts_wait_for_their_halo() {
-    let program = load_program("halo_exchange.c");
     let mut answers = Vec::new();
     for (threshold, overlapped) in [("0", 10), ("100000000", 0)] {
-        let mut cmd = yosegi();
-        cmd.env("YOSEGI_OVERLAP_MIN_ITERATIONS", threshold).args(["run", "--device", "sim", "--stats", "--gpus", "2"]).args(&program.sources);
-        let finished = run(cmd, Input::Nothing);
-        assert_eq!(finished.code(), Some(0), "{}", finished.describe());
+        let finished = halo_exchange_on_two_devices("YOSEGI_OVERLAP_MIN_ITERATIONS", threshold);
         // Six steps: every one but the first (which distributes the arrays) overlaps on both devices.
         assert_eq!(counter_value(&finished.stderr, "parts run beside their halo exchange"), Some(overlapped), "{}", finished.stderr);
         answers.push(finished.stdout);
@@ -457,16 +453,23 @@ fn a_launch_splits_along_the_dim_whose_blocks_write_apart() {
 /// Launches that move fewer bytes than `YOSEGI_MIN_SPLIT_BYTES` stay whole on one device.
 #[test]
 fn small_launches_stay_on_one_device() {
-    let program = load_program("halo_exchange.c");
     for (threshold, split) in [("0", 12), ("100000000", 0)] {
-        let mut cmd = yosegi();
-        cmd.env("YOSEGI_MIN_SPLIT_BYTES", threshold).args(["run", "--device", "sim", "--stats", "--gpus", "2"]).args(&program.sources);
-        let finished = run(cmd, Input::Nothing);
-        assert_eq!(finished.code(), Some(0), "{}", finished.describe());
+        let finished = halo_exchange_on_two_devices("YOSEGI_MIN_SPLIT_BYTES", threshold);
         assert_eq!(counter_value(&finished.stderr, "launches split over the devices"), Some(split), "{}", finished.stderr);
         assert_eq!(counter_value(&finished.stderr, "launches too small to split"), Some(12 - split), "{}", finished.stderr);
         assert_eq!(counter_value(&finished.stderr, "peer bytes (device to device)"), Some(if split == 0 { 0 } else { 28224 }), "{}", finished.stderr);
     }
+}
+
+/// `halo_exchange.c` run with `--stats` on two simulated devices with `variable=value` in its
+/// environment; it must succeed.
+fn halo_exchange_on_two_devices(variable: &str, value: &str) -> Finished {
+    let program = load_program("halo_exchange.c");
+    let mut cmd = yosegi();
+    cmd.env(variable, value).args(["run", "--device", "sim", "--stats", "--gpus", "2"]).args(&program.sources);
+    let finished = run(cmd, Input::Nothing);
+    assert_eq!(finished.code(), Some(0), "{}", finished.describe());
+    finished
 }
 
 /// The number at the end of the first stats line that starts with `label`.

@@ -93,8 +93,7 @@ impl Runtime {
             });
             let Some(f) = fusion else {
                 let kernel = &module.kernels[kernels[next]];
-                if unread.as_ref().is_some_and(|u| !self.may_start_before_results(region, u, kernel, args)) {
-                    let earlier = unread.take().expect("checked");
+                if let Some(earlier) = unread.take_if(|u| !self.may_start_before_results(region, u, kernel, args)) {
                     self.finish_kernel(region, earlier, args)?;
                 }
                 let started = self.start_kernel(&module, region, kernels[next], args);
@@ -261,11 +260,7 @@ impl Runtime {
             let part = distribute::Part { device, args: merged.clone(), sections: sections.clone(), along: None };
             let footprint = self.prepare_part(kernel, &part, &[])?;
             check_overlaps(kernel, &footprint.launch.footprints)?;
-            for w in &footprint.launch.writes {
-                if let Some(object) = self.registry.get_mut(w.object) {
-                    object.copies.device_wrote(device, w.lo, w.hi);
-                }
-            }
+            self.mark_written(device, &footprint.launch.writes);
             bytes_moved += footprint.launch.bytes_moved;
             for b in footprint.bound_objects {
                 if !bound_objects.iter().any(|(arg, _)| *arg == b.0) {

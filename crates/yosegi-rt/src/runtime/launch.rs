@@ -232,22 +232,7 @@ impl Runtime {
             self.record_runtime_call("region: launch preparation: device copies current", prepared_part);
         }
         let mut exchanging = Vec::with_capacity(boundaries.len());
-        let mut deferred = Ok(());
-        for boundary in boundaries {
-            let Some(device) = boundary.first().map(|piece| piece.device) else { continue };
-            self.devices[device].defer_copies();
-            exchanging.push(device);
-            self.stats.overlapped_parts += 1;
-            for piece in &boundary {
-                match self.prepare_launch(region, grid, kernel, piece, &[], &[]) {
-                    Ok(prepared) => late.push(prepared),
-                    Err(e) => deferred = Err(e),
-                }
-            }
-            if deferred.is_err() {
-                break;
-            }
-        }
+        let deferred = self.prepare_boundaries(region, grid, kernel, boundaries, &mut late, &mut exchanging);
         self.record_runtime_call("region: launch preparation", prepared);
 
         // The interiors start first; then each exchanging device's later work (its boundary)
@@ -275,13 +260,18 @@ impl Runtime {
         // What the parts write is theirs from now on: any later copy or read of it waits for
         // the launches (copies between devices and host reads are ordered after them).
         for part in &started_parts {
-            for w in &part.footprint.writes {
-                if let Some(object) = self.registry.get_mut(w.object) {
-                    object.copies.device_wrote(part.device, w.lo, w.hi);
-                }
-            }
+            self.mark_written(part.device, &part.footprint.writes);
         }
         Ok(StartedKernel { parts: started_parts })
+    }
+
+    /// Ranges a launch on `device` writes are that device's from now on.
+    pub(super) fn mark_written(&mut self, device: usize, writes: &[ObjectRange]) {
+        for w in writes {
+            if let Some(object) = self.registry.get_mut(w.object) {
+                object.copies.device_wrote(device, w.lo, w.hi);
+            }
+        }
     }
 
     /// Whether `next` may start before `earlier`'s results are read: each result goes to a
@@ -350,6 +340,22 @@ impl Runtime {
         }
         let params = self.device_params(region, grid, &part.args, &footprint.bound_objects, part.device);
         Ok(PreparedLaunch { device: part.device, first: part.first(kernel), params, footprint: footprint.launch })
+    }
+
+    /// Prepares the boundary blocks of the cut parts (one list per part, of one device each),
+    /// each device's copies deferred first; the devices that defer go to `exchanging` (to
+    /// join, whatever this returns).
+    fn prepare_boundaries(&mut self, region: &Region, grid: &GridKernel, kernel: &Kernel, boundaries: Vec<Vec<distribute::Part>>, late: &mut Vec<PreparedLaunch>, exchanging: &mut Vec<usize>) -> Result<(), RuntimeError> {
+        for boundary in boundaries {
+            let Some(device) = boundary.first().map(|piece| piece.device) else { continue };
+            self.devices[device].defer_copies();
+            exchanging.push(device);
+            self.stats.overlapped_parts += 1;
+            for piece in &boundary {
+                late.push(self.prepare_launch(region, grid, kernel, piece, &[], &[])?);
+            }
+        }
+        Ok(())
     }
 
     /// Starts the prepared launches in order, appending them to `started` (also those started

@@ -95,33 +95,25 @@ impl<E> InFlightLaunches<E> {
         self.launches.last().map(|l| &l.stop)
     }
 
-    /// All launches finished: each one's device time from `elapsed(start, stop)` (zero where
-    /// the events cannot tell), its events back in `pool`.
-    pub fn complete<F: FnMut(&E, &E) -> Option<Duration>>(
-        &mut self,
-        pool: &mut EventPool<E>,
-        mut elapsed: F,
-    ) -> Vec<CompletedLaunch> {
-        let mut done = Vec::with_capacity(self.launches.len());
-        for launch in self.launches.drain(..) {
-            let device_time = elapsed(&launch.start, &launch.stop).unwrap_or_default();
-            done.push(CompletedLaunch { kernel: launch.kernel, device_time });
-            pool.give_back(launch.start);
-            pool.give_back(launch.stop);
-        }
-        done
-    }
-
     /// The launches up to and including the one whose stop event is `stop` finished (a later
-    /// launch's results were waited for): each one's device time, its events back in `pool`.
-    /// Nothing when no launch in flight has that stop event (a wait resolved it already).
-    pub fn complete_through<F: FnMut(&E, &E) -> Option<Duration>>(&mut self, pool: &mut EventPool<E>, stop: &E, mut elapsed: F) -> Vec<CompletedLaunch>
+    /// launch's results were waited for, or the newest's, which finishes all): each one's
+    /// device time from `elapsed(start, stop)` (zero where the events cannot tell), its events
+    /// back in `pool`. Nothing when no launch in flight has that stop event (a wait resolved it
+    /// already).
+    pub fn complete_through<F: FnMut(&E, &E) -> Option<Duration>>(&mut self, pool: &mut EventPool<E>, stop: &E, elapsed: F) -> Vec<CompletedLaunch>
     where
         E: PartialEq,
     {
-        let Some(last) = self.launches.iter().position(|l| l.stop == *stop) else { return Vec::new() };
-        let mut done = Vec::with_capacity(last + 1);
-        for launch in self.launches.drain(..=last) {
+        match self.launches.iter().position(|l| l.stop == *stop) {
+            Some(last) => self.resolve(last + 1, pool, elapsed),
+            None => Vec::new(),
+        }
+    }
+
+    /// The oldest `count` launches finished (see [`InFlightLaunches::complete_through`]).
+    fn resolve<F: FnMut(&E, &E) -> Option<Duration>>(&mut self, count: usize, pool: &mut EventPool<E>, mut elapsed: F) -> Vec<CompletedLaunch> {
+        let mut done = Vec::with_capacity(count);
+        for launch in self.launches.drain(..count) {
             let device_time = elapsed(&launch.start, &launch.stop).unwrap_or_default();
             done.push(CompletedLaunch { kernel: launch.kernel, device_time });
             pool.give_back(launch.start);
@@ -188,7 +180,7 @@ mod tests {
         flights.push(launch("a", 1, 1, 2));
         flights.push(launch("b", 2, 3, 4));
         assert_eq!(flights.last_stop(), Some(&4));
-        let done = flights.complete(&mut pool, |&start, &stop| Some(Duration::from_micros((stop * 10 + start) as u64)));
+        let done = flights.complete_through(&mut pool, &4, |&start, &stop| Some(Duration::from_micros((stop * 10 + start) as u64)));
         assert_eq!(
             done,
             vec![

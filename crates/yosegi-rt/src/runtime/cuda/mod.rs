@@ -398,14 +398,16 @@ impl CudaDevice {
         }
     }
 
-    /// The launches in flight up to the one whose stop event is `stop` are known finished:
-    /// their device times go to `completed`.
+    /// The launches in flight up to the one whose stop event is `stop` are known finished
+    /// (all of them after a wait for the newest): their device times go to `completed`.
     fn complete_through(&mut self, stop: sys::CUevent) {
         self.trace_copies();
         let mut spans = Vec::new();
         let reference = self.trace_reference;
         let done = self.in_flight.complete_through(&mut self.events, &stop, |start, stop| traced_time(reference, &mut spans, start, stop));
-        self.trace_spans(&done, &spans);
+        for (launch, &(start, end)) in done.iter().zip(&spans) {
+            crate::runtime::trace::span(&self.label, &launch.kernel, start, end);
+        }
         self.completed.extend(done);
     }
 
@@ -424,13 +426,6 @@ impl CudaDevice {
         }
     }
 
-    /// The device spans of completed launches into the trace.
-    fn trace_spans(&self, done: &[CompletedLaunch], spans: &[(f64, f64)]) {
-        for (launch, &(start, end)) in done.iter().zip(spans) {
-            crate::runtime::trace::span(&self.label, &launch.kernel, start, end);
-        }
-    }
-
     /// Waits for the launches in flight: their device times go to `completed`, or the fault
     /// that stopped them to `fault`.
     fn wait_in_flight(&mut self) {
@@ -440,14 +435,7 @@ impl CudaDevice {
             check("cuEventSynchronize", unsafe { sys::cuEventSynchronize(stop) })
         });
         match waited {
-            Ok(()) => {
-                self.trace_copies();
-                let mut spans = Vec::new();
-                let reference = self.trace_reference;
-                let done = self.in_flight.complete(&mut self.events, |start, stop| traced_time(reference, &mut spans, start, stop));
-                self.trace_spans(&done, &spans);
-                self.completed.extend(done);
-            }
+            Ok(()) => self.complete_through(stop),
             Err(e) => {
                 if let Some(f) = self.in_flight.fail(&mut self.events, &e) {
                     self.fault.get_or_insert(f);
