@@ -446,14 +446,20 @@ impl CopyState {
     }
 
     /// What a data clause of `kind` does to `lo..hi` when its region ends: `copy`/`copyout`
-    /// bring the data home, then every holding kind releases its hold (`finalize`: all of
-    /// them); `update host/device` make one side valid. Other kinds do nothing here. Returns
-    /// whether the copy stopped being present ([`CopyState::release`]).
+    /// bring the data home when theirs is the last reference, then every holding kind
+    /// releases its hold (`finalize`: all of them); `update host/device` make one side valid.
+    /// Other kinds do nothing here. Returns whether the copy stopped being present
+    /// ([`CopyState::release`]).
     pub fn exit_clause(&mut self, kind: crate::ir::DataClauseKind, device: usize, hold: Hold, finalize: bool, lo: u64, hi: u64, t: &mut Transfer) -> bool {
         use crate::ir::DataClauseKind as K;
         match kind {
+            // OpenACC copies out only when the last reference goes: an inner `copy` of data
+            // an enclosing region (or an `enter data`) still holds leaves the host's bytes as
+            // they are, and the device keeps the current ones.
             K::Copy | K::CopyOut => {
-                self.make_host_valid(lo, hi, t);
+                if self.last_reference(device, hold, finalize) {
+                    self.make_host_valid(lo, hi, t);
+                }
                 self.release(device, hold, finalize)
             }
             K::CopyIn | K::Create | K::Present | K::Delete => self.release(device, hold, finalize),
@@ -477,6 +483,18 @@ impl CopyState {
                 Hold::Dynamic => copy.dynamic += 1,
             }
         }
+    }
+
+    /// Whether [`CopyState::release`] with these arguments would leave device `device`'s copy
+    /// no longer present (also when there is no copy: the bytes then go to the host as before).
+    fn last_reference(&self, device: usize, hold: Hold, finalize: bool) -> bool {
+        let Some(copy) = self.devices[device].as_ref() else { return true };
+        let (structured, dynamic) = match hold {
+            Hold::Structured => (copy.structured.saturating_sub(1), copy.dynamic),
+            Hold::Dynamic if finalize => (copy.structured, 0),
+            Hold::Dynamic => (copy.structured, copy.dynamic.saturating_sub(1)),
+        };
+        structured == 0 && dynamic == 0 && !copy.mapped
     }
 
     /// A data construct ends, or an `exit data` (`finalize`: its dynamic count drops to zero)
@@ -723,6 +741,28 @@ mod tests {
         assert!(!f.state.is_present(0) && f.state.has_device_copy(0));
         f.with(|s, t| s.make_host_valid(0, 8, t));
         assert_eq!(f.host[0], 9);
+    }
+
+    #[test]
+    fn an_inner_copy_of_held_data_copies_out_only_with_the_last_reference() {
+        use crate::ir::DataClauseKind as K;
+        let mut f = Fixture::new(8);
+        // `data copy(a)` around a function whose own `data copy(a)` runs twice.
+        f.with(|s, t| s.enter_clause(K::Copy, false, 0, Hold::Structured, 0, 8, t));
+        for step in 1..=2u8 {
+            f.with(|s, t| s.enter_clause(K::Copy, false, 0, Hold::Structured, 0, 8, t));
+            f.device_write(0, &[step]);
+            assert!(!f.with(|s, t| s.exit_clause(K::Copy, 0, Hold::Structured, false, 0, 8, t)));
+            assert_eq!(f.stats.transfers_to_host, 0, "the enclosing region still holds the copy");
+            assert_eq!(f.host[0], 0);
+        }
+        // Nor does an `exit data copyout` of data no `enter data` holds.
+        assert!(!f.with(|s, t| s.exit_clause(K::CopyOut, 0, Hold::Dynamic, false, 0, 8, t)));
+        assert_eq!(f.stats.transfers_to_host, 0);
+        // The outer region's exit is the last reference: the device's bytes come home once.
+        assert!(f.with(|s, t| s.exit_clause(K::Copy, 0, Hold::Structured, false, 0, 8, t)));
+        assert_eq!(f.stats.transfers_to_host, 1);
+        assert_eq!(f.host[0], 2);
     }
 
     #[test]

@@ -14,10 +14,11 @@
 //!   - on a device that cannot time launches (the simulator, whose
 //!     [`launch_timed`](super::device::Device::launch_timed) gives no time), the usable variant
 //!     with the lowest `estimated_ratio`, the plain one on ties. Whether a device times is
-//!     learned from its first timed launch, which already runs the lowest estimate;
+//!     learned from its first timed launch (a key's second), which already runs the lowest
+//!     estimate;
 //!   - on a device that times (a GPU), per kernel and [`LaunchKey`] (the values of the integer
-//!     params that shape the launch, and the device): *explore, then exploit*. The first
-//!     launches go round the candidates, lowest estimate first, each timed with
+//!     params that shape the launch, and the device): *explore, then exploit*. The launches
+//!     after a key's first go round the candidates, lowest estimate first, each timed with
 //!     `launch_timed`; these are the program's real launches, not extra runs, since every
 //!     variant gives the same results. Once every candidate has been timed
 //!     [`SAMPLES_PER_CANDIDATE`] times, the one with the lowest best time wins and later
@@ -25,7 +26,10 @@
 //!     the plain one's by more than [`WIN_MARGIN`] of it and by more than [`WIN_MARGIN_MIN`]:
 //!     a tie, or a difference within the timing noise of a few-microsecond launch, keeps the
 //!     plain variant. The winner is written to the tuning cache, and a winner found there
-//!     skips exploration.
+//!     skips exploration. A key's first launch runs the lowest estimate untimed: a timed
+//!     launch makes the host wait for the GPU, which a pipelined time step pays in full, and
+//!     shapes seen once per run (a split loop's first step, before its halo is in place) would
+//!     pay it in every run. Exploration starts at the key's second launch.
 //!
 //! # Usable variants
 //!
@@ -526,8 +530,8 @@ impl VariantChooser {
             *turn += 1;
             return (Pick { variant, measure: None }, None);
         }
-        if self.device_times.get(device) == Some(&false) {
-            let by_estimate = variants
+        let by_estimate = || {
+            let variant = variants
                 .iter()
                 .copied()
                 .filter(|&v| usable(v))
@@ -538,7 +542,10 @@ impl VariantChooser {
                     ra.total_cmp(&rb)
                 })
                 .unwrap_or(variants[0]);
-            return (Pick { variant: by_estimate, measure: None }, None);
+            Pick { variant, measure: None }
+        };
+        if self.device_times.get(device) == Some(&false) {
+            return (by_estimate(), None);
         }
 
         let plain_grid = &module.grid_kernels[variants[0]];
@@ -561,7 +568,11 @@ impl VariantChooser {
             let mut exploration = Exploration::new(trials);
             // A device that cannot time never stores winners, so the lookup finds nothing there.
             decision = self.adopt_cached_winner(module, kernel, &slot.1, &mut exploration);
+            let first_sighting = exploration.winner.is_none();
             self.explorations.insert(slot.clone(), exploration);
+            if first_sighting {
+                return (by_estimate(), decision);
+            }
         }
         let exploration = &self.explorations[&slot];
         if let Some(winner) = exploration.winner {

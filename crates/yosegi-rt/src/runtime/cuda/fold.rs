@@ -12,13 +12,16 @@ use crate::back::cuda::cuda_type;
 use crate::ir::ReductionOp;
 use crate::ir::ScalarType;
 
-/// Threads of the fold kernel's one block (a power of two: the tree halves it).
-pub const FOLD_THREADS: u32 = 256;
+/// Threads of the fold kernel's one block (a power of two: the tree halves it). The most a
+/// block may have: the fold runs between a time step's kernels, and its time is a thread's
+/// run of loads (with 256 threads and batches of 8, the 65,000 partials of a Himeno XL
+/// quarter took 85 us and the 260,000 of the whole grid 270 us; bench/NOTES.md, run 17).
+pub const FOLD_THREADS: u32 = 1024;
 
 /// Partials a thread loads before it combines them (in the same order as one at a time): a
-/// thread's run is a chain of dependent loads otherwise, which took about 0.5 us each, 120 us
-/// for the 65,000 partials of a Himeno XL quarter (bench/NOTES.md, run 16).
-pub const FOLD_BATCH: u32 = 8;
+/// thread's run is a chain of dependent loads otherwise, about 0.5 us each (120 us for the
+/// Himeno XL quarter, run 16).
+pub const FOLD_BATCH: u32 = 16;
 
 /// The name of the fold kernel for `op` at `ty` (`yosegi_fold_add_double`).
 pub fn fold_symbol(op: ReductionOp, ty: ScalarType) -> String {
@@ -146,13 +149,13 @@ mod tests {
     #[test]
     fn the_source_combines_with_the_reduction_operator() {
         let sum = fold_kernel_source(ReductionOp::Add, ScalarType::F64);
-        assert!(sum.contains("for (unsigned long long i = t + 256; i < count; i += 8 * 256) {"), "{sum}");
-        assert!(sum.contains("if (i + u * 256 < count) v[u] = partials[i + u * 256];"), "{sum}");
-        assert!(sum.contains("if (i + u * 256 < count) acc = (double)(acc + v[u]);"), "{sum}");
+        assert!(sum.contains("for (unsigned long long i = t + 1024; i < count; i += 16 * 1024) {"), "{sum}");
+        assert!(sum.contains("if (i + u * 1024 < count) v[u] = partials[i + u * 1024];"), "{sum}");
+        assert!(sum.contains("if (i + u * 1024 < count) acc = (double)(acc + v[u]);"), "{sum}");
         assert!(!sum.contains('\\'), "one C statement per line: {sum}");
         assert_eq!(sum.matches('{').count(), sum.matches('}').count(), "{sum}");
         let max = fold_kernel_source(ReductionOp::Max, ScalarType::F32);
-        assert!(max.contains("void __launch_bounds__(256) yosegi_fold_max_float(const float *__restrict__ partials"), "{max}");
+        assert!(max.contains("void __launch_bounds__(1024) yosegi_fold_max_float(const float *__restrict__ partials"), "{max}");
         assert!(max.contains("acc = fmaxf(acc, v[u]);"), "{max}");
         assert!(max.contains("tree[t] = fmaxf(tree[t], tree[t + s]);"), "{max}");
         let xor = fold_kernel_source(ReductionOp::BitXor, ScalarType::U8);

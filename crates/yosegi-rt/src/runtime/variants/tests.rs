@@ -221,8 +221,10 @@ fn auto_on_a_device_that_cannot_time_follows_the_estimate() {
     let variants = module.variants_of(kernel);
     let mut chooser = VariantChooser::new(StagingMode::Auto, TuningCache::in_dir(None));
     let (first, _) = choose(&mut chooser, &module, kernel, "sim", &bound(100, 1, 2));
-    assert_eq!(first.variant, variants[2], "the first launch already runs the lowest estimate");
-    let measurement = first.measure.expect("whether the device times is not known yet");
+    assert_eq!((first.variant, first.measure), (variants[2], None), "a key's first launch: the lowest estimate, untimed");
+    let (second, _) = choose(&mut chooser, &module, kernel, "sim", &bound(100, 1, 2));
+    assert_eq!(second.variant, variants[2], "the first timed launch already runs the lowest estimate");
+    let measurement = second.measure.expect("whether the device times is not known yet");
     assert_eq!(chooser.record_time(&module, measurement, None), None);
     for n in [100, 200] {
         let (pick, _) = choose(&mut chooser, &module, kernel, "sim", &bound(n, 1, 2));
@@ -245,13 +247,29 @@ fn choose(
     chooser.choose(module, kernel, device, params, &specialisable_params(plain))
 }
 
-/// Drives one exploration on device `gpu` with the given device times per variant name.
+/// A key's first launch on a timing device: the lowest estimate, untimed (see the module doc).
+fn first_sighting(chooser: &mut VariantChooser, module: &Module, kernel: Handle<Kernel>, device: &str, params: &[DeviceParam]) {
+    let (pick, _) = choose(chooser, module, kernel, device, params);
+    assert_eq!(pick.measure, None, "a key's first launch is not timed");
+    let lowest = module.variants_of(kernel).iter().copied().min_by(|&a, &b| {
+        module.grid_kernels[a].variant.estimated_ratio.total_cmp(&module.grid_kernels[b].variant.estimated_ratio)
+    });
+    assert_eq!(Some(pick.variant), lowest);
+}
+
+/// Drives one exploration on device `gpu` with the given device times per variant name (from
+/// the key's untimed first launch when the chooser has not seen the key yet).
 fn explore(
     chooser: &mut VariantChooser,
     module: &Module,
     kernel: Handle<Kernel>,
     times: &[(&str, [f64; 2])],
 ) -> (Vec<String>, VariantDecision) {
+    let plain = &module.grid_kernels[module.variants_of(kernel)[0]];
+    let key = LaunchKey::of(plain, &specialisable_params(plain), &bound(4096, 1, 2), "gpu");
+    if !chooser.explorations.contains_key(&(kernel, key)) {
+        first_sighting(chooser, module, kernel, "gpu", &bound(4096, 1, 2));
+    }
     let mut ran = Vec::new();
     let mut samples: HashMap<String, usize> = HashMap::new();
     loop {
@@ -289,6 +307,7 @@ fn auto_on_a_timing_device_explores_then_keeps_and_caches_the_winner() {
         let (pick, cached) = choose(&mut chooser, &module, kernel, "gpu", &bound(4096, 1, 2));
         assert_eq!((pick.variant, pick.measure, cached), (variants[1], None, None), "exploit the winner");
     }
+    first_sighting(&mut chooser, &module, kernel, "gpu", &bound(100, 1, 2));
     let (other_size, _) = choose(&mut chooser, &module, kernel, "gpu", &bound(100, 1, 2));
     assert!(other_size.measure.is_some(), "another size is explored on its own");
 
@@ -304,6 +323,7 @@ fn auto_on_a_timing_device_explores_then_keeps_and_caches_the_winner() {
     assert_eq!(found[0].best_time(&staged_name), Some(ms(0.61)));
     assert_eq!(found[0].best_time(&plain_name), Some(ms(0.82)));
     // Another device explores again.
+    first_sighting(&mut next_run, &module, kernel, "other gpu", &bound(4096, 1, 2));
     let (elsewhere, _) = choose(&mut next_run, &module, kernel, "other gpu", &bound(4096, 1, 2));
     assert!(elsewhere.measure.is_some());
 }
@@ -324,8 +344,10 @@ fn a_settled_winner_is_rechecked_for_size_device_and_aliasing_at_every_launch() 
     assert_eq!(pick(&mut chooser, "gpu", &bound(4096, 1, 2)), (variants[1], false));
     assert_eq!(pick(&mut chooser, "gpu", &bound(4096, 3, 3)), (variants[0], false), "aliased: plain");
     assert_eq!(pick(&mut chooser, "gpu", &bound(4096, 1, 2)), (variants[1], false));
+    assert_eq!(pick(&mut chooser, "gpu", &bound(4097, 1, 2)), (variants[1], false), "another size: its first launch");
     assert!(pick(&mut chooser, "gpu", &bound(4097, 1, 2)).1, "another size is explored");
     assert_eq!(pick(&mut chooser, "gpu", &bound(4096, 1, 2)), (variants[1], false), "back to the settled size");
+    assert!(!pick(&mut chooser, "other gpu", &bound(4096, 1, 2)).1);
     assert!(pick(&mut chooser, "other gpu", &bound(4096, 1, 2)).1, "another device is explored");
 }
 
@@ -362,6 +384,7 @@ fn a_cache_for_changed_kernels_or_a_corrupt_file_is_ignored() {
     assert_eq!(lookups(&format!("\u{0}\u{1}garbage\n{good}")), 1, "bad lines are skipped, good ones kept");
     std::fs::write(&path, [0xff, 0xfe, 0x00]).expect("write cache");
     let mut chooser = VariantChooser::new(StagingMode::Auto, TuningCache::in_dir(Some(dir.path().to_path_buf())));
+    first_sighting(&mut chooser, &module, kernel, "gpu", &bound(4096, 1, 2));
     let (pick, cached) = choose(&mut chooser, &module, kernel, "gpu", &bound(4096, 1, 2));
     assert!(pick.measure.is_some() && cached.is_none(), "a corrupt cache means exploring");
 }
@@ -430,6 +453,7 @@ fn storing_a_winner_keeps_what_another_run_stored_meanwhile() {
     let (module, kernel) = scale_with_variants(&[(0.6, 0)]);
     let mut chooser = VariantChooser::new(StagingMode::Auto, TuningCache::in_dir(Some(dir.path().to_path_buf())));
     // The chooser reads the (empty) cache on its first launch; another process then stores a winner.
+    first_sighting(&mut chooser, &module, kernel, "gpu", &bound(4096, 1, 2));
     let (pick, _) = choose(&mut chooser, &module, kernel, "gpu", &bound(4096, 1, 2));
     chooser.record_time(&module, pick.measure.expect("exploring"), Some(ms(0.5)));
     let other = "v1\tother_l9\t0000000000000001\tgpu\tn=8\tother_l9\tother_l9=1/2\n";
