@@ -316,6 +316,7 @@ differential_tests! {
     static_twins => "static_twins",
     sparse_writes => "sparse_writes.c",
     halo_exchange => "halo_exchange.c",
+    host_hooks_cached => "host_hooks_cached.c",
     transposed_split => "transposed_split.c",
     fusion_chain1d => "fusion_chain1d.c",
     fusion_chain2d => "fusion_chain2d.c",

@@ -7,7 +7,7 @@ use std::ffi::{CStr, c_char, c_int, c_longlong, c_void};
 use std::sync::{Mutex, MutexGuard};
 
 use super::stats::Stats;
-use super::{Runtime, RuntimeError, acc_device};
+use super::{Runtime, RuntimeError, acc_device, registry};
 
 /// `yosegi_arg`
 #[repr(C)]
@@ -148,6 +148,7 @@ static TABLE: YosegiRuntime = YosegiRuntime {
 /// Makes `runtime` the process's runtime and returns the table to hand to the program's glue.
 pub fn install(runtime: Runtime) -> &'static YosegiRuntime {
     *lock() = Some(runtime);
+    registry::coverage_changed();
     &TABLE
 }
 
@@ -253,12 +254,46 @@ extern "C" fn rt_host_access(ptrs: *const *mut c_void, modes: *const c_int, n: c
     // SAFETY: the glue passes two arrays of `n` elements.
     let (ptrs, modes) =
         unsafe { (std::slice::from_raw_parts(ptrs, n as usize), std::slice::from_raw_parts(modes, n as usize)) };
-    let addresses: Vec<u64> = ptrs.iter().map(|&p| p as u64).collect();
+    // The same untracked address again (a function taking a pointer to a host scalar, called
+    // in a loop), and nothing tracked since: nothing to do, without the lock.
+    let single = (n == 1).then(|| ptrs[0] as u64);
+    if let Some(ptr) = single
+        && UNTRACKED_HOOK_ADDRESS.get() == (ptr, registry::coverage_generation())
+    {
+        return;
+    }
+    // A hook runs before host statements, in the program's innermost loops too (a function
+    // taking a pointer, called per element): the addresses of the usual few pointers stay on
+    // the stack.
+    let mut few = [0u64; 8];
+    let heap: Vec<u64>;
+    let addresses: &[u64] = if ptrs.len() <= few.len() {
+        for (slot, &p) in few.iter_mut().zip(ptrs) {
+            *slot = p as u64;
+        }
+        &few[..ptrs.len()]
+    } else {
+        heap = ptrs.iter().map(|&p| p as u64).collect();
+        &heap
+    };
     if_installed(|rt| {
         let started = rt.clock();
-        rt.host_access(&addresses, modes);
+        // Read under the lock, before the lookup: an insertion after it changes the count.
+        let generation = registry::coverage_generation();
+        let tracked = rt.host_access(addresses, modes);
+        if let Some(ptr) = single
+            && !tracked
+        {
+            UNTRACKED_HOOK_ADDRESS.set((ptr, generation));
+        }
         rt.record_runtime_call("host access", started);
     })
+}
+
+thread_local! {
+    /// The address of this thread's last single-pointer hook that found nothing tracked, and
+    /// [`registry::coverage_generation`] when it looked.
+    static UNTRACKED_HOOK_ADDRESS: std::cell::Cell<(u64, u64)> = const { std::cell::Cell::new((u64::MAX, u64::MAX)) };
 }
 
 extern "C" fn rt_host_access_all() {

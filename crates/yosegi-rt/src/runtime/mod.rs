@@ -811,10 +811,12 @@ impl Runtime {
     // Host accesses and allocations
 
     /// The host is about to read (`abi::READ`) and/or write (`abi::WRITE`) the objects
-    /// containing these addresses.
-    pub fn host_access(&mut self, ptrs: &[u64], modes: &[i32]) {
+    /// containing these addresses. Returns whether any of them is tracked.
+    pub fn host_access(&mut self, ptrs: &[u64], modes: &[i32]) -> bool {
+        let mut tracked = false;
         for (&ptr, &mode) in ptrs.iter().zip(modes) {
             let Some(start) = self.registry.find(ptr) else { continue };
+            tracked = true;
             let (copies, mut t) = self.transfer_for(start).expect("found");
             let len = copies.len;
             if mode & abi::YOSEGI_WRITE != 0 {
@@ -823,7 +825,12 @@ impl Runtime {
                 copies.make_host_valid(0, len, &mut t);
             }
         }
-        self.exit_on_device_fault();
+        // Memory the runtime does not track (a host scalar behind a pointer, most hooks in a
+        // program's host loops) involves no device: nothing to report from them either.
+        if tracked {
+            self.exit_on_device_fault();
+        }
+        tracked
     }
 
     pub fn host_access_all(&mut self) {

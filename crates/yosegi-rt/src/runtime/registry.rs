@@ -4,8 +4,24 @@
 //! coherence state of its copies.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::coherence::CopyState;
+
+/// Counts insertions into any registry (and runtime installations): an address found
+/// untracked stays untracked until this changes, which lets the host's access hooks remember
+/// a miss without taking the runtime's lock (`abi::rt_host_access`).
+static COVERAGE_GENERATION: AtomicU64 = AtomicU64::new(0);
+
+/// The current [`COVERAGE_GENERATION`].
+pub fn coverage_generation() -> u64 {
+    COVERAGE_GENERATION.load(Ordering::Acquire)
+}
+
+/// Marks that tracked memory may have grown (an insertion, a new runtime).
+pub fn coverage_changed() {
+    COVERAGE_GENERATION.fetch_add(1, Ordering::AcqRel);
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Origin {
@@ -52,6 +68,7 @@ impl Registry {
 
     /// Adds an object; the caller has removed whatever overlapped it.
     pub fn insert(&mut self, start: u64, len: u64, name: &str, origin: Origin, device_count: usize) -> &mut HostObject {
+        coverage_changed();
         self.objects.insert(
             start,
             HostObject { start, len, name: name.to_string(), origin, copies: CopyState::new(len, device_count) },
