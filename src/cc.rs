@@ -16,6 +16,8 @@
 //!   stay in an archive. Inputs without the section (objects of other compilers, libraries of
 //!   the system's directories, shared libraries) are linked as they are.
 //! * The system compiler is `$YOSEGI_HOST_CC`, else `cc`.
+//! * `-fyosegi-staging=auto|on|off` and `-fyosegi-fusion=auto|on|off` are `yosegi run`'s
+//!   `--staging` and `--fusion`, for the link (where the kernels are compiled).
 //! * Flags: `-I -D -U -std=` reach the preprocessor; `-O* -g* -f* -m* -W* -w -pthread` the host
 //!   compiler (a `-f`/`-m` flag the host compiler does not know is dropped with one warning);
 //!   `-l -L -Wl,* -shared? -static` the link. `-E`, `-M` and `-MM` (text or dependencies
@@ -37,7 +39,7 @@ use crate::driver;
 use crate::front::preprocess::{self, BuiltinHeaders};
 use crate::front::PreprocessOptions;
 use crate::image::ProgramImage;
-use crate::opt::PassConfig;
+use crate::opt::{FusionMode, PassConfig, StagingMode};
 use crate::private_fs::{self, ScratchDir};
 use crate::source::SourceSet;
 
@@ -77,10 +79,18 @@ struct CcArgs {
     diagnostics_format: Option<DiagnosticsFormat>,
     /// Flags dropped, for the one warning.
     dropped: Vec<String>,
+    /// `-fyosegi-staging=` and `-fyosegi-fusion=`: the passes' modes, as `yosegi run`'s
+    /// `--staging` and `--fusion` set them. They act where the kernels are compiled, which is
+    /// the link; a compile (`-c`) accepts them and does nothing else with them.
+    passes: PassConfig,
 }
 
 /// `_OPENACC` as `cpp -fopenacc` (Yosegi's preprocessing) defines it: OpenACC 2.6's date.
 const OPENACC_MACRO: &str = "-D_OPENACC=201711";
+
+/// `yosegi run --staging` and `--fusion` in the driver's GCC-style spelling.
+const STAGING_FLAG: &str = "-fyosegi-staging=";
+const FUSION_FLAG: &str = "-fyosegi-fusion=";
 
 /// Flags taking their value as the next argument.
 const WITH_VALUE: &[&str] = &["-o", "-I", "-D", "-U", "-L", "-l", "-MF", "-MT", "-MQ", "-include", "-isystem", "-x"];
@@ -144,6 +154,22 @@ fn parse_args(args: &[String]) -> Result<CcArgs, String> {
                     cc.dropped.push(arg.to_string())
                 }
                 _ if arg.starts_with("-std=") => cc.preprocess.cpp_flags.push(arg.to_string()),
+                _ if arg.starts_with(STAGING_FLAG) => {
+                    cc.passes.staging = match &arg[STAGING_FLAG.len()..] {
+                        "auto" => StagingMode::Auto,
+                        "on" => StagingMode::Force,
+                        "off" => StagingMode::Off,
+                        other => return Err(format!("`{STAGING_FLAG}{other}`: the staging mode is auto, on or off")),
+                    }
+                }
+                _ if arg.starts_with(FUSION_FLAG) => {
+                    cc.passes.fusion = match &arg[FUSION_FLAG.len()..] {
+                        "auto" => FusionMode::Auto,
+                        "on" => FusionMode::On,
+                        "off" => FusionMode::Off,
+                        other => return Err(format!("`{FUSION_FLAG}{other}`: the fusion mode is auto, on or off")),
+                    }
+                }
                 _ if arg.starts_with("-fdiagnostics-format=") => {
                     cc.diagnostics_format = Some(DiagnosticsFormat::parse(&arg["-fdiagnostics-format=".len()..])?);
                     cc.host_flags.push(arg.to_string());
@@ -482,7 +508,7 @@ fn link(cc: &CcArgs, scratch: &ScratchDir) -> Result<(), Failure> {
         cmd.arg("-o").arg(&output);
         return run(&mut cmd);
     }
-    let program = match driver::compile_preprocessed_units(units, &PassConfig::default()) {
+    let program = match driver::compile_preprocessed_units(units, &cc.passes) {
         Ok(p) => p,
         Err((sources, diags)) => return Err(Failure::Diagnostics(sources, diags.0)),
     };
@@ -601,6 +627,18 @@ mod tests {
         assert_eq!(cc.preprocess.cpp_flags, vec!["-UX".to_string(), "-std=c99".to_string()]);
         assert_eq!(cc.host_flags, vec!["-O3".to_string(), "-mcmodel=medium".to_string()]);
         assert_eq!(cc.dropped, vec!["-acc".to_string(), "-ta=tesla".to_string(), "-Minfo=accel".to_string()]);
+    }
+
+    #[test]
+    fn the_pass_modes_are_yosegi_flags_not_the_host_compilers() {
+        let cc = parse_args(&args("-O2 -fyosegi-fusion=on -fyosegi-staging=off -fopenmp a.o -o prog")).unwrap();
+        assert_eq!((cc.passes.fusion, cc.passes.staging), (FusionMode::On, StagingMode::Off));
+        assert_eq!(cc.host_flags, vec!["-O2".to_string(), "-fopenmp".to_string()]);
+        let defaults = parse_args(&args("a.o -o prog")).unwrap();
+        assert_eq!((defaults.passes.fusion, defaults.passes.staging), (FusionMode::Auto, StagingMode::Auto));
+        let bad = parse_args(&args("-fyosegi-fusion=always a.o")).unwrap_err();
+        assert!(bad.contains("the fusion mode is auto, on or off"), "{bad}");
+        assert!(parse_args(&args("-fyosegi-staging= a.o")).is_err());
     }
 
     #[test]

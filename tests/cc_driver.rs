@@ -129,3 +129,40 @@ fn dependency_flags_write_the_dependency_file_and_keep_the_kernels() {
         assert!(stats.lines().any(|l| l.starts_with("main_l6 ") && l.split_whitespace().nth(1) == Some("1")), "{object}: the kernel did not run through Yosegi:\n{stats}");
     }
 }
+
+/// `-fyosegi-fusion=` and `-fyosegi-staging=` on the link: the executable runs the fused
+/// kernel only when fusion is on (`on` always runs it; `off` never builds it), and with
+/// staging on the staged variants; every build prints gcc's output.
+#[test]
+fn the_pass_modes_reach_an_executable_through_the_link_flags() {
+    ensure_runtime_library();
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path();
+    let source = repo_root().join("tests/programs/fusion_chain1d.c");
+    let gcc = Command::new("gcc").args(["-w", "-O2", "-o"]).arg(dir.join("reference")).arg(&source).arg("-lm").output().unwrap();
+    assert!(gcc.status.success(), "{}", String::from_utf8_lossy(&gcc.stderr));
+    let expected = Command::new(dir.join("reference")).output().unwrap();
+    let cc = env!("CARGO_BIN_EXE_yosegi-cc");
+    let object = dir.join("chain.o");
+    let out = Command::new(cc).args(["-c", "-fyosegi-fusion=on"]).arg(&source).arg("-o").arg(&object).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let build_and_run = |flags: &[&str]| {
+        let program = dir.join(format!("prog{}", flags.join("")));
+        let out = Command::new(cc).args(flags).arg(&object).arg("-o").arg(&program).arg("-lm").output().unwrap();
+        assert!(out.status.success(), "{flags:?}: {}", String::from_utf8_lossy(&out.stderr));
+        let run = Command::new(&program).envs([("YOSEGI_DEVICE", "sim"), ("YOSEGI_STATS", "1")]).output().unwrap();
+        assert!(run.status.success(), "{flags:?}: {}", String::from_utf8_lossy(&run.stderr));
+        assert_eq!(run.stdout, expected.stdout, "{flags:?}");
+        String::from_utf8_lossy(&run.stderr).into_owned()
+    };
+    let ran = |stats: &str, suffix: &str| stats.lines().any(|l| l.split_whitespace().next().is_some_and(|k| k.ends_with(suffix)));
+    let fused = build_and_run(&["-fyosegi-fusion=on"]);
+    assert!(ran(&fused, "_fused"), "fusion on: no fused kernel ran:\n{fused}");
+    let unfused = build_and_run(&["-fyosegi-fusion=off"]);
+    assert!(!ran(&unfused, "_fused"), "fusion off: a fused kernel ran:\n{unfused}");
+    let staged = build_and_run(&["-fyosegi-fusion=off", "-fyosegi-staging=on"]);
+    assert!(staged.lines().any(|l| l.split_whitespace().next().is_some_and(|k| k.contains("_staged"))), "staging on: no staged variant ran:\n{staged}");
+    let bad = Command::new(cc).arg("-fyosegi-fusion=maybe").arg(&object).arg("-o").arg(dir.join("never")).output().unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("the fusion mode is auto, on or off"));
+}
