@@ -18,7 +18,8 @@
 # YOSEGI_OVERLAP_MIN_ITERATIONS=0).
 # Environment: YOSEGI_DEVICE=sim runs the same comparison on the simulator (to check the
 # script itself on a machine without a GPU); ONLY=name runs one program (ONLY=cache only the
-# kernel-cache checks, which otherwise run after the programs); STAGING="auto on off gpus3"
+# kernel-cache checks, ONLY=sanitizer only the line-information check, which otherwise run
+# after the programs); STAGING="auto on off gpus3"
 # chooses the modes (`gpusN`: `--staging auto --gpus N`; `fusion`: `--fusion on`; default
 # "auto on fusion gpus2 gpus4").
 # Prints one PASS/FAIL line per program and mode, then `mode MODE: N passed, M failed` per
@@ -242,6 +243,38 @@ if [ -z "${ONLY:-}" ] || [ "${ONLY}" = cache ]; then
     }
     cache_check "kernel cache: a private directory is used, privately" private_cache
     cache_check "kernel cache: a group-writable directory is not used" shared_cache
+fi
+
+# Line information (README, "Profilers and sanitizers"): a kernel writing out of its array,
+# run under compute-sanitizer, is reported at the user's file and line. Needs the GPU and the
+# tool; said SKIP otherwise.
+if [ -z "${ONLY:-}" ] || [ "${ONLY}" = sanitizer ]; then
+    if [ "$device" = cuda ] && command -v compute-sanitizer >/dev/null 2>&1; then
+        oob="$scratch/oob.c"
+        cat >"$oob" <<'PROGRAM'
+#include <stdio.h>
+#include <stdlib.h>
+int main(int argc, char **argv) {
+    int n = 1024;
+    long shift = argc > 1 ? atol(argv[1]) : 0;
+    double *a = malloc(n * sizeof(double));
+    for (int i = 0; i < n; i++) a[i] = 0.0;
+#pragma acc parallel loop copy(a[0:n])
+    for (int i = 0; i < n; i++)
+        a[i + shift] = i;
+    printf("%f\n", a[1]);
+    return 0;
+}
+PROGRAM
+        sanitizer_names_the_line() {
+            YOSEGI_CACHE_DIR="$scratch/cache-sanitizer" compute-sanitizer --print-limit 1 "$yosegi" run --device cuda "$oob" -- 4096 >"$scratch/oob.out" 2>&1
+            grep -q "Invalid __global__ write" "$scratch/oob.out" || { echo "    no invalid write reported:"; head -5 "$scratch/oob.out" | sed 's/^/    /'; return 1; }
+            grep -q "oob.c:10" "$scratch/oob.out" || { echo "    the report does not name oob.c:10:"; grep -m3 "at \|in " "$scratch/oob.out" | sed 's/^/    /'; return 1; }
+        }
+        cache_check "compute-sanitizer names the user's file and line" sanitizer_names_the_line
+    else
+        echo "SKIP compute-sanitizer names the user's file and line (needs --device cuda and compute-sanitizer)"
+    fi
 fi
 
 for mode in "${modes[@]}"; do

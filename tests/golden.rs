@@ -43,3 +43,31 @@ golden! {
     complex_gangs => "complex_gangs.c",
     fusion_blur => "fusion_blur.c",
 }
+
+/// With the program's sources, a kernel's CUDA names the user's lines before its statements
+/// (`#line`, for compute-sanitizer and Nsight Compute); without them (the goldens, the tuning
+/// cache's hashes) it has none.
+#[test]
+fn kernels_written_with_the_sources_carry_the_users_lines() {
+    use yosegi::back::cuda::{CudaOptions, grid_kernel_cuda_with};
+    let program = compiled("jacobi_max.c");
+    let module = &program.module;
+    let grid = |name: &str| module.grid_kernels.iter().map(|(_, g)| g).find(|g| g.name == name).unwrap_or_else(|| panic!("no grid kernel {name}"));
+    let with_lines = CudaOptions { sources: Some(&program.sources), ..CudaOptions::GENERIC };
+    let sweep = grid_kernel_cuda_with(module, grid("main_l16"), &with_lines);
+    let directives: Vec<&str> = sweep.lines().filter(|l| l.starts_with("#line")).collect();
+    let file = program.sources.units[0].path.display().to_string();
+    // The store of `b[i][j]` (line 19) and the max of `err` (line 20), in that order.
+    let at = |line: u32| format!("#line {line} \"{file}\"");
+    let position = |line: u32| directives.iter().position(|d| *d == at(line)).unwrap_or_else(|| panic!("no `{}` in:\n{sweep}", at(line)));
+    assert!(position(19) < position(20), "{sweep}");
+    // One directive per change of line: never the same line twice in a row.
+    assert!(directives.windows(2).all(|w| w[0] != w[1]), "{sweep}");
+    let copy = grid_kernel_cuda_with(module, grid("main_l24"), &with_lines);
+    assert!(copy.contains(&at(26)), "the copy-back's store is on line 26:\n{copy}");
+    let plain = grid_kernel_cuda_with(module, grid("main_l16"), &CudaOptions::GENERIC);
+    assert!(!plain.contains("#line"), "{plain}");
+    // Without the directives the text is the one the goldens and caches know.
+    let stripped: String = sweep.lines().filter(|l| !l.starts_with("#line")).map(|l| format!("{l}\n")).collect();
+    assert_eq!(stripped, plain);
+}

@@ -35,7 +35,9 @@ use crate::ir::{
     ArrayRef, AtomicOp, BinaryOp, Block, Body, Expr, ExprKind, Function, GridKernel, Handle, LocalKind, MathFn,
     Module, ParamKind, ParamValue, ScalarType, Stmt, UnaryOp,
 };
+use crate::diag::Span;
 use crate::runtime::value;
+use crate::source::SourceSet;
 
 mod helpers;
 
@@ -68,12 +70,18 @@ pub struct CudaOptions<'v> {
     pub specialise: Option<&'v [ParamValue]>,
     pub index_width: IndexWidth,
     pub aliasing: ParamAliasing,
+    /// The program's sources: statements are preceded by `#line` directives naming the user's
+    /// file and line, so that a tool reading the kernel's line information (`compute-sanitizer`,
+    /// Nsight Compute's source view; NVRTC compiles with `-lineinfo`) points at the C source.
+    /// `None`: no directives (the text the goldens and the tuning cache's hashes see).
+    pub sources: Option<&'v SourceSet>,
 }
 
 impl CudaOptions<'_> {
-    /// The kernel for any launch: params read at run time, 64-bit indexing, no aliasing promise.
+    /// The kernel for any launch: params read at run time, 64-bit indexing, no aliasing
+    /// promise, no line directives.
     pub const GENERIC: CudaOptions<'static> =
-        CudaOptions { specialise: None, index_width: IndexWidth::Bits64, aliasing: ParamAliasing::Unknown };
+        CudaOptions { specialise: None, index_width: IndexWidth::Bits64, aliasing: ParamAliasing::Unknown, sources: None };
 }
 
 
@@ -355,19 +363,23 @@ struct Unit<'m> {
     helpers: BTreeSet<Helper>,
     functions: BTreeSet<Handle<Function>>,
     kernels: Vec<String>,
+    /// For `#line` directives (see [`CudaOptions::sources`]).
+    sources: Option<&'m SourceSet>,
 }
 
 impl<'m> Unit<'m> {
     fn new(module: &'m Module) -> Unit<'m> {
-        Unit { module, helpers: BTreeSet::new(), functions: BTreeSet::new(), kernels: Vec::new() }
+        Unit { module, helpers: BTreeSet::new(), functions: BTreeSet::new(), kernels: Vec::new(), sources: None }
     }
 
     fn add_kernel(&mut self, kernel: &GridKernel) {
         self.add_kernel_with(kernel, &CudaOptions::GENERIC);
     }
 
-    fn add_kernel_with(&mut self, kernel: &GridKernel, options: &CudaOptions) {
+    fn add_kernel_with(&mut self, kernel: &GridKernel, options: &CudaOptions<'m>) {
+        self.sources = self.sources.or(options.sources);
         let mut w = Writer::new(self.module, &kernel.body, Some(kernel), &mut self.helpers);
+        w.sources = self.sources;
         if let Some(values) = options.specialise {
             for p in specialisable_params(kernel) {
                 if let Some(ParamValue::Int(v)) = values.get(p as usize) {
@@ -402,6 +414,7 @@ impl<'m> Unit<'m> {
         for &f in &self.functions {
             let function = &self.module.functions[f];
             let mut w = Writer::new(self.module, &function.body, None, &mut self.helpers);
+            w.sources = self.sources;
             w.function(f, function);
             functions.push(w.out);
         }
@@ -482,6 +495,9 @@ struct Writer<'a> {
     /// Thread-position locals declared `int` (a 32-bit variant).
     int_positions: BTreeSet<Handle<crate::ir::Local>>,
     aliasing: ParamAliasing,
+    sources: Option<&'a SourceSet>,
+    /// The user's file and line the last `#line` directive named.
+    source_line: Option<(String, u32)>,
 }
 
 impl<'a> Writer<'a> {
@@ -505,6 +521,45 @@ impl<'a> Writer<'a> {
             index_width: IndexWidth::Bits64,
             int_positions: BTreeSet::new(),
             aliasing: ParamAliasing::Unknown,
+            sources: None,
+            source_line: None,
+        }
+    }
+
+    /// A `#line` directive for the user's line `span` starts on, unless the last one named it
+    /// (generated code has no span and keeps the line before it).
+    fn source_line(&mut self, span: Span) {
+        let Some(sources) = self.sources else { return };
+        if span == Span::default() {
+            return;
+        }
+        let location = sources.location(span);
+        if location.line == 0 {
+            return;
+        }
+        let file = location.file.display().to_string();
+        if self.source_line.as_ref().is_some_and(|(f, l)| *l == location.line && *f == file) {
+            return;
+        }
+        let quoted: String = file.chars().flat_map(|c| match c {
+            '"' | '\\' => vec!['\\', c],
+            '\n' => vec![' '],
+            c => vec![c],
+        }).collect();
+        let _ = writeln!(self.out, "#line {} \"{quoted}\"", location.line);
+        self.source_line = Some((file, location.line));
+    }
+
+    /// The span of the user's code a statement comes from, where the IR keeps one.
+    fn stmt_span(&self, stmt: &Stmt) -> Span {
+        let of = |e: Handle<Expr>| if e.index() < self.body.exprs.len() { self.body.exprs[e].span } else { Span::default() };
+        match stmt {
+            Stmt::Store { span, .. } | Stmt::Atomic { span, .. } => *span,
+            Stmt::Assign { value, .. } => of(*value),
+            Stmt::If { cond, .. } => of(*cond),
+            Stmt::Loop { cond: Some(c), .. } => of(*c),
+            Stmt::Eval(e) | Stmt::Return(Some(e)) => of(*e),
+            _ => Span::default(),
         }
     }
 
@@ -622,6 +677,8 @@ impl<'a> Writer<'a> {
     }
 
     fn stmt(&mut self, stmt: &Stmt) {
+        let span = self.stmt_span(stmt);
+        self.source_line(span);
         match stmt {
             Stmt::Assign { local, value } if self.int_positions.contains(local) => {
                 let v = self.position_expr(*value);

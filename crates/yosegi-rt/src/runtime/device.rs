@@ -151,6 +151,9 @@ pub trait Device: Send {
     fn shared_memory_per_block(&self) -> u64 {
         super::variants::SHARED_MEMORY_LIMIT
     }
+    /// The program's sources, for the line information of compiled kernels (a GPU writes
+    /// `#line` directives into the CUDA it compiles: `back::cuda::CudaOptions::sources`).
+    fn set_sources(&mut self, _sources: std::sync::Arc<crate::source::SourceSet>) {}
     /// What small grids are spread over (`runtime::launch_shape`): the GPU's multiprocessors.
     fn multiprocessors(&self) -> u32 {
         0

@@ -237,8 +237,9 @@ impl Runtime {
         let simulated = devices.first().is_some_and(|d| d.name() == "sim");
         let min_split_bytes = distribute::min_split_bytes(simulated);
         let mut variants = variants::VariantChooser::new(config.staging, variants::TuningCache::default_location());
-        for device in &devices {
+        for device in &mut devices {
             variants.set_shared_memory_limit(device.model(), device.shared_memory_per_block());
+            device.set_sources(sources.clone());
         }
         Ok(Runtime {
             sources,

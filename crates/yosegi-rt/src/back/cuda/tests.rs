@@ -685,7 +685,7 @@ fn a_specialised_variant_has_the_values_as_constants() {
     let module = strided_fill();
     let kernel = &module.grid_kernels[Handle::new(0)];
     let values = [ParamValue::Int(1000), ParamValue::Int(3), ParamValue::Float(2.0), ParamValue::Pointer(0)];
-    let options = CudaOptions { specialise: Some(&values), index_width: IndexWidth::Bits64, aliasing: ParamAliasing::Unknown };
+    let options = CudaOptions { specialise: Some(&values), index_width: IndexWidth::Bits64, aliasing: ParamAliasing::Unknown, sources: None };
     let text = grid_kernel_cuda_with(&module, kernel, &options);
     let body = &text[text.find('{').unwrap()..];
     assert!(!body.contains("n_p0") && !body.contains("m_p1"), "{text}");
@@ -703,7 +703,7 @@ fn a_32_bit_variant_indexes_in_int() {
     let module = strided_fill();
     let kernel = &module.grid_kernels[Handle::new(0)];
     let values = [ParamValue::Int(1000), ParamValue::Int(3), ParamValue::Float(2.0), ParamValue::Pointer(0)];
-    let options = CudaOptions { specialise: Some(&values), index_width: IndexWidth::Bits32, aliasing: ParamAliasing::Unknown };
+    let options = CudaOptions { specialise: Some(&values), index_width: IndexWidth::Bits32, aliasing: ParamAliasing::Unknown, sources: None };
     let text = grid_kernel_cuda_with(&module, kernel, &options);
     assert!(text.contains("int gx_0;"), "{text}");
     assert!(text.contains("gx_0 = (((int)blockIdx.x) * ((int)blockDim.x)) + ((int)threadIdx.x);"), "{text}");

@@ -195,6 +195,9 @@ pub fn nvrtc_compile(source: &str, file_name: &str, arch: u32) -> Result<Image, 
         // gcc's reference build does not contract `a * b + c` into fused multiply-adds, and
         // a program's output must match it.
         "--fmad=false".to_string(),
+        // Line information (no change to the code): with the `#line` directives of the
+        // kernel's CUDA, compute-sanitizer and Nsight Compute name the user's C lines.
+        "--generate-line-info".to_string(),
     ]
     .into_iter()
     .filter_map(|o| std::ffi::CString::new(o).ok())

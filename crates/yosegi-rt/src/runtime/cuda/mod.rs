@@ -217,6 +217,8 @@ pub struct CudaDevice {
     /// With `YOSEGI_TRACE`: an event recorded and waited for at the first launch, and when
     /// that was on the trace's clock (`runtime::trace`).
     trace_reference: Option<(sys::CUevent, f64)>,
+    /// The program's sources, for `#line` directives in the kernels' CUDA (`set_sources`).
+    sources: Option<Arc<crate::source::SourceSet>>,
 }
 
 /// A loaded fold kernel.
@@ -366,6 +368,7 @@ impl CudaDevice {
                 exchange: peers::Exchange::default(),
                 landings: landing::Landings::default(),
                 trace_reference: None,
+                sources: None,
             })
         }
     }
@@ -564,6 +567,7 @@ impl CudaDevice {
             specialise: (!key.constants.is_empty()).then_some(values),
             index_width: key.width,
             aliasing: key.aliasing,
+            sources: self.sources.as_deref(),
         };
         let source = grid_kernel_cuda_with(module, kernel, &options);
         if let Some(k) = self.kernels.get_mut(&key)
@@ -841,6 +845,10 @@ impl Device for CudaDevice {
                 Machine::nominal(&self.model)
             }
         }
+    }
+
+    fn set_sources(&mut self, sources: Arc<crate::source::SourceSet>) {
+        self.sources = Some(sources);
     }
 
     fn shared_memory_per_block(&self) -> u64 {
