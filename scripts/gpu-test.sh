@@ -275,6 +275,34 @@ PROGRAM
     else
         echo "SKIP compute-sanitizer names the user's file and line (needs --device cuda and compute-sanitizer)"
     fi
+    # NVTX ranges (runtime::nvtx), seen by Nsight Compute: the kernel runs inside the ranges of
+    # its data region and its compute region, named after the file and line.
+    if [ "$device" = cuda ] && command -v ncu >/dev/null 2>&1; then
+        ranged="$scratch/ranged.c"
+        cat >"$ranged" <<'PROGRAM'
+#include <stdio.h>
+int main(void) {
+    double a[1000];
+    for (int i = 0; i < 1000; i++) a[i] = i;
+#pragma acc data copy(a)
+    {
+#pragma acc parallel loop
+        for (int i = 0; i < 1000; i++) a[i] = 2.0 * a[i];
+    }
+    printf("%f\n", a[999]);
+    return 0;
+}
+PROGRAM
+        ncu_sees_the_ranges() {
+            YOSEGI_CACHE_DIR="$scratch/cache-nvtx" ncu --nvtx --launch-count 1 --section LaunchStats "$yosegi" run --device cuda "$ranged" >"$scratch/ranged.out" 2>&1
+            grep -q "1998.000000" "$scratch/ranged.out" || { echo "    wrong output:"; tail -5 "$scratch/ranged.out" | sed 's/^/    /'; return 1; }
+            grep -q "ranged.c:5 data" "$scratch/ranged.out" || { echo "    no data region range:"; grep -i -m5 "nvtx\|ranged.c" "$scratch/ranged.out" | sed 's/^/    /'; return 1; }
+            grep -q "ranged.c:7 main_l8" "$scratch/ranged.out" || { echo "    no compute region range:"; grep -i -m5 "nvtx\|ranged.c" "$scratch/ranged.out" | sed 's/^/    /'; return 1; }
+        }
+        cache_check "Nsight Compute sees the NVTX ranges of the data and compute regions" ncu_sees_the_ranges
+    else
+        echo "SKIP Nsight Compute sees the NVTX ranges (needs --device cuda and ncu)"
+    fi
 fi
 
 for mode in "${modes[@]}"; do

@@ -17,6 +17,7 @@ mod directives;
 mod distribute;
 pub use distribute::DEFAULT_MIN_OVERLAP_ITERATIONS;
 mod launch;
+pub mod nvtx;
 mod fused;
 pub use device::DeviceCount;
 pub mod registry;
@@ -353,6 +354,7 @@ impl Runtime {
         // Device addresses of objects' copies (`acc_deviceptr`) stand for the objects.
         let args = &self.host_view_of_device_pointers(region, args);
         self.adopt_sized_args(region, args);
+        let _range = nvtx::range(|| self.range_name(region, None));
         let ran = match &region.kind {
             RegionKind::Compute { kernels, data } => {
                 let started = self.clock();
@@ -431,6 +433,26 @@ impl Runtime {
         self.exit_on_device_fault();
     }
 
+    /// The NVTX range of a region (`runtime::nvtx`): where it is in the user's code and what it
+    /// runs (`jacobi2d.c:42 main_l42`, `jacobi2d.c:30 data`).
+    fn range_name(&self, region: &Region, data_construct: Option<&str>) -> String {
+        let location = self.sources.location(region.span);
+        let file = location.file.file_name().map_or_else(|| location.file.display().to_string(), |f| f.to_string_lossy().into_owned());
+        let what = match (&region.kind, data_construct) {
+            (_, Some(edge)) => edge.to_string(),
+            (RegionKind::Compute { kernels, .. }, None) => {
+                kernels.iter().map(|&k| self.module.kernels[k].name.as_str()).collect::<Vec<_>>().join(" ")
+            }
+            (RegionKind::Data { .. }, None) => "data".to_string(),
+            (RegionKind::EnterData { .. }, None) => "enter data".to_string(),
+            (RegionKind::ExitData { .. }, None) => "exit data".to_string(),
+            (RegionKind::Update { .. }, None) => "update".to_string(),
+            (RegionKind::Wait, None) => "wait".to_string(),
+            (RegionKind::Runtime(_), None) => "runtime call".to_string(),
+        };
+        format!("{file}:{} {what}", location.line)
+    }
+
     /// Start of a structured `data` construct.
     pub fn data_enter(&mut self, id: i32, args: &[YosegiArg]) -> Result<(), RuntimeError> {
         let module = self.module.clone();
@@ -439,6 +461,9 @@ impl Runtime {
         self.adopt_sized_args(region, args);
         match &region.kind {
             RegionKind::Data { data } | RegionKind::Compute { data, .. } => {
+                // Open until the construct's exit (`data_exit`): its transfers and kernels
+                // nest in it.
+                nvtx::push(|| self.range_name(region, Some("data")));
                 self.enter_data(region, data, args, Hold::Structured).and_then(|_| self.collect_device_reports())
             }
             _ => self.region(id, args),
@@ -452,6 +477,9 @@ impl Runtime {
         check_args(region, args)?;
         match &region.kind {
             RegionKind::Data { data } | RegionKind::Compute { data, .. } => {
+                // The construct's own range (`data_enter`) closes after its exit's (dropped last).
+                let _construct = nvtx::Range::closing_a_push();
+                let _range = nvtx::range(|| self.range_name(region, Some("data exit")));
                 self.exit_data(region, data, args, Hold::Structured, false).and_then(|_| self.collect_device_reports())
             }
             _ => Ok(()),

@@ -81,7 +81,7 @@ pub fn check_libraries() -> Result<(), String> {
 }
 
 /// Where a CUDA toolkit's libraries usually are, for when they are not on the loader's path.
-fn toolkit_dirs() -> Vec<PathBuf> {
+pub(crate) fn toolkit_dirs() -> Vec<PathBuf> {
     let mut dirs = Vec::new();
     for var in ["CUDA_HOME", "CUDA_PATH"] {
         if let Some(home) = std::env::var_os(var) {

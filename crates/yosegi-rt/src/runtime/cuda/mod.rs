@@ -31,7 +31,7 @@
 
 pub(crate) mod cache;
 mod calibrate;
-mod driver;
+pub(crate) mod driver;
 mod flight;
 mod fold;
 mod landing;
@@ -591,6 +591,7 @@ impl CudaDevice {
             Ok((ImageKind::Cubin, bytes)) => (Image::Cubin(bytes), KernelSource::Disk),
             Ok((ImageKind::Ptx, bytes)) => (Image::Ptx(bytes), KernelSource::Disk),
             Err(_) => {
+                let _range = crate::runtime::nvtx::range(|| format!("compile {symbol}"));
                 let image = driver::nvrtc_compile(&source, &format!("{symbol}.cu"), self.arch).map_err(|f| KernelFault {
                     help: Some(format!("{saved_note}; this is a compiler bug: please report it with that file")),
                     ..fault(format!("NVRTC could not compile the kernel for sm_{}:\n{}", self.arch, f.log))
@@ -946,6 +947,7 @@ impl Device for CudaDevice {
     }
 
     fn copy_from_peer(&mut self, dst: DeviceAlloc, dst_offset: u64, src: &mut dyn Device, src_alloc: DeviceAlloc, src_offset: u64, len: u64) {
+        let _range = crate::runtime::nvtx::range(|| format!("copy between GPUs {len} B"));
         self.copy_from_peer_device(dst, dst_offset, src, src_alloc, src_offset, len);
     }
 
@@ -983,6 +985,7 @@ impl Device for CudaDevice {
     }
 
     fn copy_to_device(&mut self, alloc: DeviceAlloc, offset: u64, src: &[u8]) {
+        let _range = crate::runtime::nvtx::range(|| format!("copy to device {} B", src.len()));
         if src.is_empty() || self.fault.is_some() {
             return;
         }
@@ -1032,6 +1035,7 @@ impl Device for CudaDevice {
     }
 
     fn copy_to_host(&mut self, alloc: DeviceAlloc, offset: u64, dst: &mut [u8]) {
+        let _range = crate::runtime::nvtx::range(|| format!("copy to host {} B", dst.len()));
         // The launches that wrote the data must finish first, and a fault of theirs must be
         // reported as theirs, not as this copy's.
         self.wait_in_flight();
