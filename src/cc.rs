@@ -92,6 +92,16 @@ const OPENACC_MACRO: &str = "-D_OPENACC=201711";
 const STAGING_FLAG: &str = "-fyosegi-staging=";
 const FUSION_FLAG: &str = "-fyosegi-fusion=";
 
+/// The mode `arg` (`FLAG` followed by `auto`, `on` or `off`) names, from `modes` in that order.
+fn pass_mode<T: Copy>(arg: &str, flag: &str, pass: &str, modes: [T; 3]) -> Result<T, String> {
+    match &arg[flag.len()..] {
+        "auto" => Ok(modes[0]),
+        "on" => Ok(modes[1]),
+        "off" => Ok(modes[2]),
+        other => Err(format!("`{flag}{other}`: the {pass} mode is auto, on or off")),
+    }
+}
+
 /// Flags taking their value as the next argument.
 const WITH_VALUE: &[&str] = &["-o", "-I", "-D", "-U", "-L", "-l", "-MF", "-MT", "-MQ", "-include", "-isystem", "-x"];
 
@@ -155,20 +165,10 @@ fn parse_args(args: &[String]) -> Result<CcArgs, String> {
                 }
                 _ if arg.starts_with("-std=") => cc.preprocess.cpp_flags.push(arg.to_string()),
                 _ if arg.starts_with(STAGING_FLAG) => {
-                    cc.passes.staging = match &arg[STAGING_FLAG.len()..] {
-                        "auto" => StagingMode::Auto,
-                        "on" => StagingMode::Force,
-                        "off" => StagingMode::Off,
-                        other => return Err(format!("`{STAGING_FLAG}{other}`: the staging mode is auto, on or off")),
-                    }
+                    cc.passes.staging = pass_mode(arg, STAGING_FLAG, "staging", [StagingMode::Auto, StagingMode::Force, StagingMode::Off])?
                 }
                 _ if arg.starts_with(FUSION_FLAG) => {
-                    cc.passes.fusion = match &arg[FUSION_FLAG.len()..] {
-                        "auto" => FusionMode::Auto,
-                        "on" => FusionMode::On,
-                        "off" => FusionMode::Off,
-                        other => return Err(format!("`{FUSION_FLAG}{other}`: the fusion mode is auto, on or off")),
-                    }
+                    cc.passes.fusion = pass_mode(arg, FUSION_FLAG, "fusion", [FusionMode::Auto, FusionMode::On, FusionMode::Off])?
                 }
                 _ if arg.starts_with("-fdiagnostics-format=") => {
                     cc.diagnostics_format = Some(DiagnosticsFormat::parse(&arg["-fdiagnostics-format=".len()..])?);
