@@ -18,8 +18,8 @@
 # YOSEGI_OVERLAP_MIN_ITERATIONS=0).
 # Environment: YOSEGI_DEVICE=sim runs the same comparison on the simulator (to check the
 # script itself on a machine without a GPU); ONLY=name runs one program (ONLY=cache only the
-# kernel-cache checks, ONLY=sanitizer only the line-information check, which otherwise run
-# after the programs); STAGING="auto on off gpus3"
+# kernel-cache checks, ONLY=tools only the checks of profilers, sanitizers and progress,
+# which otherwise run after the programs); STAGING="auto on off gpus3"
 # chooses the modes (`gpusN`: `--staging auto --gpus N`; `fusion`: `--fusion on`; default
 # "auto on fusion gpus2 gpus4").
 # Prints one PASS/FAIL line per program and mode, then `mode MODE: N passed, M failed` per
@@ -246,9 +246,10 @@ if [ -z "${ONLY:-}" ] || [ "${ONLY}" = cache ]; then
 fi
 
 # Line information (README, "Profilers and sanitizers"): a kernel writing out of its array,
-# run under compute-sanitizer, is reported at the user's file and line. Needs the GPU and the
-# tool; said SKIP otherwise.
-if [ -z "${ONLY:-}" ] || [ "${ONLY}" = sanitizer ]; then
+# run under compute-sanitizer, is reported at the user's file and line; Nsight Compute sees the
+# NVTX ranges; NVRTC's compilations show progress on a terminal and nothing on a pipe. Each
+# needs the GPU and its tool; said SKIP otherwise.
+if [ -z "${ONLY:-}" ] || [ "${ONLY}" = tools ]; then
     if [ "$device" = cuda ] && command -v compute-sanitizer >/dev/null 2>&1; then
         oob="$scratch/oob.c"
         cat >"$oob" <<'PROGRAM'
@@ -277,9 +278,8 @@ PROGRAM
     fi
     # NVTX ranges (runtime::nvtx), seen by Nsight Compute: the kernel runs inside the ranges of
     # its data region and its compute region, named after the file and line.
-    if [ "$device" = cuda ] && command -v ncu >/dev/null 2>&1; then
-        ranged="$scratch/ranged.c"
-        cat >"$ranged" <<'PROGRAM'
+    ranged="$scratch/ranged.c"
+    cat >"$ranged" <<'PROGRAM'
 #include <stdio.h>
 int main(void) {
     double a[1000];
@@ -293,6 +293,7 @@ int main(void) {
     return 0;
 }
 PROGRAM
+    if [ "$device" = cuda ] && command -v ncu >/dev/null 2>&1; then
         ncu_sees_the_ranges() {
             YOSEGI_CACHE_DIR="$scratch/cache-nvtx" ncu --nvtx --launch-count 1 --section LaunchStats "$yosegi" run --device cuda "$ranged" >"$scratch/ranged.out" 2>&1
             grep -q "1998.000000" "$scratch/ranged.out" || { echo "    wrong output:"; tail -5 "$scratch/ranged.out" | sed 's/^/    /'; return 1; }
@@ -302,6 +303,18 @@ PROGRAM
         cache_check "Nsight Compute sees the NVTX ranges of the data and compute regions" ncu_sees_the_ranges
     else
         echo "SKIP Nsight Compute sees the NVTX ranges (needs --device cuda and ncu)"
+    fi
+    if [ "$device" = cuda ] && command -v script >/dev/null 2>&1; then
+        compiling_shows_on_a_terminal_only() {
+            # A fresh cache, so that NVRTC compiles; `script` gives the run a terminal.
+            YOSEGI_CACHE_DIR="$scratch/cache-progress-tty" script -qec "'$yosegi' run --device cuda '$ranged'" /dev/null >"$scratch/progress-tty.out" 2>&1
+            grep -q "yosegi: compiling main_l8 for sm_" "$scratch/progress-tty.out" || { echo "    no progress line on a terminal:"; tail -3 "$scratch/progress-tty.out" | cat -v | sed 's/^/    /'; return 1; }
+            YOSEGI_CACHE_DIR="$scratch/cache-progress-pipe" "$yosegi" run --device cuda "$ranged" >"$scratch/progress-pipe.out" 2>"$scratch/progress-pipe.err"
+            [ ! -s "$scratch/progress-pipe.err" ] || { echo "    stderr on a pipe:"; cat -v "$scratch/progress-pipe.err" | head -3 | sed 's/^/    /'; return 1; }
+        }
+        cache_check "kernel compilation shows progress on a terminal and nothing on a pipe" compiling_shows_on_a_terminal_only
+    else
+        echo "SKIP kernel compilation shows progress on a terminal (needs --device cuda and script)"
     fi
 fi
 

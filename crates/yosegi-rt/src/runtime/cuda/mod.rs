@@ -592,6 +592,7 @@ impl CudaDevice {
             Ok((ImageKind::Ptx, bytes)) => (Image::Ptx(bytes), KernelSource::Disk),
             Err(_) => {
                 let _range = crate::runtime::nvtx::range(|| format!("compile {symbol}"));
+                let _progress = crate::runtime::progress::step(|| format!("compiling {symbol} for sm_{} with NVRTC", self.arch));
                 let image = driver::nvrtc_compile(&source, &format!("{symbol}.cu"), self.arch).map_err(|f| KernelFault {
                     help: Some(format!("{saved_note}; this is a compiler bug: please report it with that file")),
                     ..fault(format!("NVRTC could not compile the kernel for sm_{}:\n{}", self.arch, f.log))
