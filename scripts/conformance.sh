@@ -267,19 +267,17 @@ export CONF_SCRATCH="$scratch" CONF_YOSEGI="$yosegi" CONF_DEVICE="$device" CONF_
 started=$SECONDS
 xargs -0 -n 1 -P "$jobs" bash "${BASH_SOURCE[0]}" __one <"$scratch/list" &
 workers=$!
-# Progress on stderr, at most every 15 seconds.
-last=0
+# Progress on stderr when it is a terminal (a line redrawn every second, cleared at the end);
+# nothing on a pipe or in a file (YOSEGI_PROGRESS=off turns it off on a terminal too).
+progress=""
+[ -t 2 ] && [ "${YOSEGI_PROGRESS:-}" != off ] && progress=1
 while kill -0 "$workers" 2>/dev/null; do
-    for _ in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15; do
-        sleep 1
-        kill -0 "$workers" 2>/dev/null || break
-    done
-    done_count=$(find "$scratch/res" -type f | wc -l)
-    if [ "$done_count" -ne "$last" ] && kill -0 "$workers" 2>/dev/null; then
-        echo "conformance: $done_count/$count done ($((SECONDS - started))s)" >&2
-        last=$done_count
+    sleep 1
+    if [ -n "$progress" ]; then
+        printf '\rconformance: %d/%d done (%ds)' "$(find "$scratch/res" -type f | wc -l)" "$count" "$((SECONDS - started))" >&2
     fi
 done
+[ -n "$progress" ] && printf '\r\033[K' >&2
 wait "$workers"
 workers=""
 

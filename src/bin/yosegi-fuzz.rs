@@ -22,7 +22,9 @@
 //! `yosegi-fuzz --replay FILE...` compiles saved inputs (preprocessed text) once each, with
 //! staging `auto` and forced, and says what became of them.
 //!
-//! Progress goes to stderr every few seconds; the last line on stdout is
+//! On a terminal a progress bar (inputs, or seconds with `--seconds`, and the counts) is drawn
+//! on stderr; on a pipe or in a file only the findings and the summary are written. The last
+//! line on stdout is
 //! `fuzz: N inputs, P panics, H hangs, C crashes`. Exit status 1 when anything was found, 2 on a
 //! usage or setup error, 0 otherwise.
 
@@ -41,10 +43,10 @@ use rayon::prelude::*;
 use yosegi::front::PreprocessOptions;
 use yosegi::front::preprocess::{self, BuiltinHeaders};
 use yosegi::fuzz::{self, CorpusEntry};
+use yosegi::runtime::progress;
 
 const DEFAULT_CORPUS: &[&str] = &["tests/programs", "tests/staging_programs", "tests/bad", "examples"];
 const DEFAULT_HANG_SECONDS: u64 = 20;
-const PROGRESS_EVERY: Duration = Duration::from_secs(5);
 /// Findings saved per panic location (the count covers them all).
 const SAVED_PER_LOCATION: usize = 3;
 const USAGE: &str = "usage: yosegi-fuzz [--seconds N | --inputs N] [--seed S] [--jobs J] [--out DIR] [--hang-seconds N] [--no-default-corpus] CORPUS...";
@@ -576,7 +578,9 @@ fn supervise(options: &Options) -> ExitCode {
     // Reported by the workers as they finish (a worker that died took its counts along).
     let (mut compiled, mut rejected) = (0u64, 0u64);
     let mut setup_failure = false;
-    let mut last_progress = Instant::now();
+    // On a terminal, a bar (of inputs, or of seconds with `--seconds`) with the counts; on a
+    // pipe or in a file, only the findings and the summary.
+    let bar = progress::Bar::new(options.inputs.or(options.seconds), "fuzz");
     while workers.iter().any(|s| s.running) {
         match rx.recv_timeout(Duration::from_millis(200)) {
             Ok(Event::Started(w, k)) => {
@@ -585,7 +589,7 @@ fn supervise(options: &Options) -> ExitCode {
             }
             Ok(Event::Panic(k, what)) => {
                 panics += 1;
-                eprintln!("yosegi-fuzz: panic on input {k}: {what}");
+                bar.line(&format!("yosegi-fuzz: panic on input {k}: {what}"));
             }
             Ok(Event::Hang(w, k)) => {
                 hangs += 1;
@@ -596,7 +600,7 @@ fn supervise(options: &Options) -> ExitCode {
                     describe(&corpus, options.seed, k, &fuzz::fuzz_input(&corpus, options.seed, k))
                 );
                 let _ = std::fs::write(options.out.join(format!("hang-{k}.txt")), report);
-                eprintln!("yosegi-fuzz: hang on input {k} (over {} s): {}", options.hang_seconds, options.out.join(format!("hang-{k}.c")).display());
+                bar.line(&format!("yosegi-fuzz: hang on input {k} (over {} s): {}", options.hang_seconds, options.out.join(format!("hang-{k}.c")).display()));
             }
             Ok(Event::Done(w, c, r)) => {
                 workers[w].done = true;
@@ -610,7 +614,7 @@ fn supervise(options: &Options) -> ExitCode {
                     continue;
                 }
                 let Some(k) = state.last_started else {
-                    eprintln!("yosegi-fuzz: worker {w} {} before its first input:\n{}", describe_status(status), tail.join("\n"));
+                    bar.line(&format!("yosegi-fuzz: worker {w} {} before its first input:\n{}", describe_status(status), tail.join("\n")));
                     setup_failure = true;
                     continue;
                 };
@@ -625,11 +629,11 @@ fn supervise(options: &Options) -> ExitCode {
                         tail.join("\n")
                     );
                     save_finding(&options.out, "crash", k, &input, &report);
-                    eprintln!(
+                    bar.line(&format!(
                         "yosegi-fuzz: crash on input {k} ({}): {}",
                         describe_status(status),
                         options.out.join(format!("crash-{k}.c")).display()
-                    );
+                    ));
                 }
                 let next = k.saturating_add(options.jobs as u64);
                 let more = options.inputs.is_none_or(|n| next < n) && deadline_ms.is_none_or(|d| now_ms() < d);
@@ -638,7 +642,7 @@ fn supervise(options: &Options) -> ExitCode {
                     state.last_started = None;
                     match spawn_worker(options, w, next, deadline_ms, tx.clone()) {
                         Ok(()) => state.running = true,
-                        Err(e) => eprintln!("yosegi-fuzz: cannot restart worker {w}: {e}"),
+                        Err(e) => bar.line(&format!("yosegi-fuzz: cannot restart worker {w}: {e}")),
                     }
                     // A restarted worker that dies before its first input is a setup failure,
                     // not a crash loop: its start is `next`, known to the supervisor.
@@ -648,16 +652,10 @@ fn supervise(options: &Options) -> ExitCode {
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
         }
-        if last_progress.elapsed() >= PROGRESS_EVERY {
-            last_progress = Instant::now();
-            let secs = fuzz_began.elapsed().as_secs_f64();
-            eprintln!(
-                "fuzz: {:.0} s, {inputs} inputs ({:.0}/s), {panics} panics, {hangs} hangs, {crashes} crashes",
-                secs,
-                inputs as f64 / secs.max(1e-9)
-            );
-        }
+        let position = if options.inputs.is_some() { inputs } else { fuzz_began.elapsed().as_secs() };
+        bar.set(position, || format!("{inputs} inputs: {panics} panics, {hangs} hangs, {crashes} crashes"));
     }
+    drop(bar);
     let _ = std::fs::remove_file(&corpus_file);
     for w in 0..options.jobs {
         let _ = std::fs::remove_file(options.out.join(format!("current-{w}.c")));

@@ -18,7 +18,7 @@ mod distribute;
 pub use distribute::DEFAULT_MIN_OVERLAP_ITERATIONS;
 mod launch;
 pub mod nvtx;
-mod progress;
+pub mod progress;
 mod fused;
 pub use device::DeviceCount;
 pub mod registry;

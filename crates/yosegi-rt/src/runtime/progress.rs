@@ -1,7 +1,7 @@
-//! Progress of the runtime's long steps, on a terminal: the kernels NVRTC compiles (a large
-//! program compiles tens of them at their first launches, each taking from a fraction of a
-//! second to a few seconds, and nothing else shows while it does). A line on stderr with a
-//! spinner and the time so far, cleared when the step ends, so that the program's own output
+//! Progress of long steps, on a terminal: the kernels NVRTC compiles (a large program compiles
+//! tens of them at their first launches, each taking from a fraction of a second to a few
+//! seconds, and nothing else shows while it does: [`step`]), and the fuzzer's run ([`Bar`]).
+//! A line on stderr, redrawn in place and cleared at the end, so that what else is written
 //! reads as without it. Nothing is drawn when stderr is not a terminal (a pipe, a file, a
 //! test) or with `YOSEGI_PROGRESS=off`.
 
@@ -40,9 +40,66 @@ fn step_if(shown: bool, message: impl FnOnce() -> String) -> Step {
     Step(Some(bar))
 }
 
-fn shown() -> bool {
+/// Whether progress is drawn here: stderr is a terminal and `YOSEGI_PROGRESS` is not `off`.
+pub fn shown() -> bool {
     static SHOWN: OnceLock<bool> = OnceLock::new();
     *SHOWN.get_or_init(|| wanted(std::env::var("YOSEGI_PROGRESS").ok().as_deref(), std::io::stderr().is_terminal()))
+}
+
+/// A bar of `len` steps (a spinner without one) with a message, cleared when dropped; lines
+/// printed through it go above it (or straight to stderr when nothing is drawn).
+pub struct Bar(Option<ProgressBar>);
+
+impl Bar {
+    pub fn new(len: Option<u64>, what: &str) -> Bar {
+        Bar::new_if(shown(), len, what)
+    }
+
+    fn new_if(shown: bool, len: Option<u64>, what: &str) -> Bar {
+        if !shown {
+            return Bar(None);
+        }
+        let bar = ProgressBar::with_draw_target(len, ProgressDrawTarget::stderr());
+        let template = if len.is_some() {
+            format!("{what} [{{bar:20}}] {{pos}}/{{len}} {{msg}} ({{elapsed}})")
+        } else {
+            format!("{{spinner}} {what} {{msg}} ({{elapsed}})")
+        };
+        if let Ok(style) = ProgressStyle::with_template(&template) {
+            bar.set_style(style);
+        }
+        bar.enable_steady_tick(Duration::from_millis(200));
+        Bar(Some(bar))
+    }
+
+    /// Moves the bar to `position` with `message()` (not called when nothing is drawn).
+    pub fn set(&self, position: u64, message: impl FnOnce() -> String) {
+        if let Some(bar) = &self.0 {
+            bar.set_position(position);
+            bar.set_message(message());
+        }
+    }
+
+    /// Writes `text` as a line of stderr, above the bar.
+    pub fn line(&self, text: &str) {
+        match &self.0 {
+            Some(bar) => bar.suspend(|| eprintln!("{text}")),
+            None => eprintln!("{text}"),
+        }
+    }
+
+    /// Whether the bar is drawn.
+    pub fn is_drawn(&self) -> bool {
+        self.0.is_some()
+    }
+}
+
+impl Drop for Bar {
+    fn drop(&mut self) {
+        if let Some(bar) = self.0.take() {
+            bar.finish_and_clear();
+        }
+    }
 }
 
 /// Whether progress is drawn, from `YOSEGI_PROGRESS` and whether stderr is a terminal.
@@ -62,6 +119,16 @@ mod tests {
         assert!(!wanted(Some(" 0 "), true));
         assert!(!wanted(None, false), "never on a pipe or a file");
         assert!(!wanted(Some("on"), false));
+    }
+
+    #[test]
+    fn a_bar_not_shown_builds_no_message() {
+        let hidden = Bar::new_if(false, Some(10), "fuzz");
+        assert!(!hidden.is_drawn());
+        hidden.set(3, || panic!("the message is built only when it is drawn"));
+        let drawn = Bar::new_if(true, Some(10), "fuzz");
+        drawn.set(3, || "3 inputs".to_string());
+        assert_eq!(drawn.0.as_ref().map(|b| (b.position(), b.message())), Some((3, "3 inputs".to_string())));
     }
 
     #[test]
