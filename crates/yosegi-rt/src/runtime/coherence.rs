@@ -125,6 +125,16 @@ impl DeviceCopy {
     pub fn is_present(&self) -> bool {
         self.structured > 0 || self.dynamic > 0 || self.mapped
     }
+
+    /// The structured and dynamic counts after a release of `hold` (`finalize`: the dynamic
+    /// count to zero), as [`CopyState::release`] sets them.
+    fn counts_after_release(&self, hold: Hold, finalize: bool) -> (u32, u32) {
+        match hold {
+            Hold::Structured => (self.structured.saturating_sub(1), self.dynamic),
+            Hold::Dynamic if finalize => (self.structured, 0),
+            Hold::Dynamic => (self.structured, self.dynamic.saturating_sub(1)),
+        }
+    }
 }
 
 /// Which reference count a data action changes.
@@ -489,12 +499,7 @@ impl CopyState {
     /// no longer present (also when there is no copy: the bytes then go to the host as before).
     fn last_reference(&self, device: usize, hold: Hold, finalize: bool) -> bool {
         let Some(copy) = self.devices[device].as_ref() else { return true };
-        let (structured, dynamic) = match hold {
-            Hold::Structured => (copy.structured.saturating_sub(1), copy.dynamic),
-            Hold::Dynamic if finalize => (copy.structured, 0),
-            Hold::Dynamic => (copy.structured, copy.dynamic.saturating_sub(1)),
-        };
-        structured == 0 && dynamic == 0 && !copy.mapped
+        copy.counts_after_release(hold, finalize) == (0, 0) && !copy.mapped
     }
 
     /// A data construct ends, or an `exit data` (`finalize`: its dynamic count drops to zero)
@@ -507,11 +512,7 @@ impl CopyState {
     /// stopped being present.
     pub fn release(&mut self, device: usize, hold: Hold, finalize: bool) -> bool {
         let Some(copy) = self.devices[device].as_mut() else { return false };
-        match hold {
-            Hold::Structured => copy.structured = copy.structured.saturating_sub(1),
-            Hold::Dynamic if finalize => copy.dynamic = 0,
-            Hold::Dynamic => copy.dynamic = copy.dynamic.saturating_sub(1),
-        }
+        (copy.structured, copy.dynamic) = copy.counts_after_release(hold, finalize);
         if copy.is_present() {
             return false;
         }

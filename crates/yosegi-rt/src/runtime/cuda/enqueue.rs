@@ -241,11 +241,16 @@ pub(super) fn device_time(start: &sys::CUevent, stop: &sys::CUevent) -> Option<D
 
 /// [`device_time`], and with a trace reference the launch's span on the trace's clock.
 pub(super) fn traced_time(reference: Option<(sys::CUevent, f64)>, spans: &mut Vec<(f64, f64)>, start: &sys::CUevent, stop: &sys::CUevent) -> Option<Duration> {
-    if let Some((event, at)) = reference {
-        let since = |e: &sys::CUevent| device_time(&event, e).map_or(0.0, |d| at + d.as_secs_f64() * 1e6);
-        spans.push((since(start), since(stop)));
+    if let Some(reference) = reference {
+        spans.push((on_trace_clock(reference, start), on_trace_clock(reference, stop)));
     }
     device_time(start, stop)
+}
+
+/// When the completed `event` happened on the trace's clock, from the device's reference
+/// event and the trace time it was recorded at (`CudaDevice::trace_reference`).
+pub(super) fn on_trace_clock((reference, at): (sys::CUevent, f64), event: &sys::CUevent) -> f64 {
+    device_time(&reference, event).map_or(0.0, |d| at + d.as_secs_f64() * 1e6)
 }
 
 /// When a launch's results (reductions, scalar outputs) are read back: at once, or when the

@@ -187,7 +187,7 @@ impl CudaDevice {
 
     /// With `YOSEGI_TRACE`: the deferred copies that completed, as spans of this device.
     pub(super) fn trace_copies(&mut self) {
-        let Some((reference, at)) = self.trace_reference else { return };
+        let Some(reference) = self.trace_reference else { return };
         let timed = std::mem::take(&mut self.exchange.timed);
         for (start, stop, len) in timed {
             // SAFETY: events of this context recorded around one copy.
@@ -196,13 +196,8 @@ impl CudaDevice {
                 self.exchange.timed.push((start, stop, len));
                 continue;
             }
-            let since = |e: sys::CUevent| {
-                let mut ms = 0f32;
-                // SAFETY: both events completed.
-                unsafe { sys::cuEventElapsedTime_v2(&mut ms, reference, e) };
-                at + ms as f64 * 1e3
-            };
-            crate::runtime::trace::span(&self.label, &format!("copy in {len} B"), since(start), since(stop));
+            let (from, to) = (super::enqueue::on_trace_clock(reference, &start), super::enqueue::on_trace_clock(reference, &stop));
+            crate::runtime::trace::span(&self.label, &format!("copy in {len} B"), from, to);
             // SAFETY: events this device made, no longer used.
             unsafe {
                 sys::cuEventDestroy_v2(start);
