@@ -9,7 +9,9 @@
 #
 #   bench/fusion.sh [--only CASE,...] [--runs K] [--device sim --tiny] BINARY
 #
-#   --only     cases: ll18 ll18-8k y_solve y_solve-8k filter filter-256 (default all)
+#   --only     cases: ll18 ll18-8k y_solve y_solve-8k filter filter-256, and fusion across time
+#              steps: jacobi2d-steps jacobi2d-steps-8k heat3d-steps heat3d-steps-512 (default all;
+#              for these `on` runs the kernel of the most steps, `auto` the fastest it measured)
 #   --runs     runs per case and mode; the table keeps the fastest (default 3)
 #   --device   cuda (default) or sim; with --tiny (small sizes) to check the script itself
 #
@@ -57,6 +59,10 @@ cases=(
     "y_solve-8k|$root/bench/fusion/y_solve.c|8192 50|256 1"
     "filter|$root/bench/fusion/filter.c|128 200|48 1"
     "filter-256|$root/bench/fusion/filter.c|256 50|48 1"
+    "jacobi2d-steps|$root/bench/fusion/jacobi2d_steps.c|4096 200|64 4"
+    "jacobi2d-steps-8k|$root/bench/fusion/jacobi2d_steps.c|8192 100|64 4"
+    "heat3d-steps|$root/bench/fusion/heat3d_steps.c|256 100|16 4"
+    "heat3d-steps-512|$root/bench/fusion/heat3d_steps.c|512 40|16 4"
 )
 if [ -n "$tiny" ]; then
     cases=(

@@ -80,9 +80,12 @@ typedef struct yosegi_runtime {
     void (*acc_memcpy_d2d)(const char *call, void *dst, const void *src, size_t bytes, int dst_dev, int src_dev, int queue);
     /* acc_attach/acc_detach and their forms */
     void (*acc_attach)(const char *call, void **ptr_addr, int queue);
+    /* a compute region that is the whole body of a time-step loop with `left` iterations left
+     * (at least 1): runs one or more of them, and returns how many */
+    long long (*region_steps)(int id, yosegi_arg *args, int nargs, long long left);
 } yosegi_runtime;
 
-#define YOSEGI_ABI_VERSION 3
+#define YOSEGI_ABI_VERSION 4
 
 extern yosegi_runtime *__yosegi_rt;
 #endif

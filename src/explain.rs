@@ -144,6 +144,30 @@ fn fusion_text(module: &Module, region: &Region, out: &mut String) {
     for refusal in module.unfused.iter().filter(|r| r.region as usize == index) {
         let _ = writeln!(out, "  not fused: {} and {}: {}", name(refusal.previous), name(refusal.next), refusal.reason);
     }
+    let Some(step_loop) = module.step_loops.iter().find(|l| l.region as usize == index) else { return };
+    let _ = writeln!(
+        out,
+        "  step loop: the whole body of the loop over `{}`: the runtime may run several of its steps in one launch",
+        step_loop.counter
+    );
+    for f in module.step_fusions.iter().filter(|f| f.region as usize == index) {
+        let plural = if f.steps == 1 { "" } else { "s" };
+        let _ = writeln!(out, "  steps fused: {} step{plural} in one kernel `{}`", f.steps, module.grid_kernels[f.grid].name);
+        for note in &f.notes {
+            let _ = writeln!(out, "    {note}");
+        }
+    }
+    if module.step_fusions.iter().any(|f| f.region as usize == index) {
+        let choice = if module.step_fusions.iter().any(|f| f.region as usize == index && f.forced) {
+            "--fusion on: the kernel of the most steps that fit in the steps left runs whenever usable"
+        } else {
+            "--fusion auto: on a GPU the first steps time each step kernel against one unfused step and keep the fastest per step; on the simulator the estimate decides"
+        };
+        let _ = writeln!(out, "    choice ({choice})");
+    }
+    for (_, reason) in module.steps_unfused.iter().filter(|(r, _)| *r as usize == index) {
+        let _ = writeln!(out, "  steps not fused: {reason}");
+    }
 }
 
 /// What became of the construct's `num_gangs` and its loops' `gang(dim: d)`.

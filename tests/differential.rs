@@ -323,6 +323,8 @@ differential_tests! {
     fusion_chain3d => "fusion_chain3d.c",
     fusion_residual => "fusion_residual.c",
     fusion_adjacent => "fusion_adjacent.c",
+    steps_jacobi2d => "steps_jacobi2d.c",
+    steps_heat1d3d => "steps_heat1d3d.c",
     example_cg => "../../examples/cg.c",
     example_diffusion1d => "../../examples/diffusion1d.c",
     example_diffusion_wide => "../../examples/diffusion_wide.c",

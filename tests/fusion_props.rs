@@ -5,7 +5,10 @@
 //! reduction) are written as C programs,
 //! built by gcc with the pragmas ignored (the reference) and run by `yosegi run --device sim`
 //! with `--fusion on` (every legal chain fused, the fused kernel always run) and `--fusion off`.
-//! All three must print the same checksums of every array. Two more tests pin what `explain`
+//! All three must print the same checksums of every array. The same chains without reductions,
+//! as the body of a time-step loop of 1 to 9 steps, check fusion across steps
+//! (`opt::fusion::steps`) the same way, with the kernels of 2 steps forced too
+//! (`YOSEGI_STEPS=2`). Two more tests pin what `explain`
 //! says of `tests/programs/fusion_chain1d.c` (extensions, why chains stop, the store-free
 //! variant) and that `YOSEGI_FUSION=off` keeps the fused kernels from running.
 
@@ -38,6 +41,8 @@ struct Chain {
     sizes: Vec<i64>,
     arrays: usize,
     loops: Vec<Loop>,
+    /// The region is the body of a loop of this many steps (its loops have no reduction).
+    steps: Option<u32>,
 }
 
 impl Chain {
@@ -66,7 +71,13 @@ impl Chain {
         }
         let all: Vec<String> = (0..self.arrays).map(|a| format!("a{a}")).collect();
         text.push_str("    double rsum = 0.0;\n");
-        text.push_str(&format!("    #pragma acc parallel copy({})\n    {{\n", all.join(", ")));
+        match self.steps {
+            Some(steps) => text.push_str(&format!(
+                "    #pragma acc data copy({})\n    for (int t = 0; t < {steps}; t++)\n    #pragma acc parallel\n    {{\n",
+                all.join(", ")
+            )),
+            None => text.push_str(&format!("    #pragma acc parallel copy({})\n    {{\n", all.join(", "))),
+        }
         for l in &self.loops {
             let reduction = if l.reduce { " reduction(+:rsum)" } else { "" };
             text.push_str(&format!("        #pragma acc loop collapse({d}){reduction}\n"));
@@ -156,7 +167,18 @@ fn chain() -> impl Strategy<Value = Chain> {
                 .collect();
             loops.push(Loop { target, in_place: next(6) == 0, reads, margins, reduce: next(4) == 0 });
         }
-        Chain { sizes, arrays, loops }
+        Chain { sizes, arrays, loops, steps: None }
+    })
+}
+
+/// A chain without reductions as the body of a step loop.
+fn step_chain() -> impl Strategy<Value = Chain> {
+    (chain(), 1u32..=9).prop_map(|(mut case, steps)| {
+        for l in &mut case.loops {
+            l.reduce = false;
+        }
+        case.steps = Some(steps);
+        case
     })
 }
 
@@ -167,9 +189,14 @@ fn check(case: &Chain) -> Result<(), TestCaseError> {
     let reference = gcc_build_with(std::slice::from_ref(&source), dir.path(), &[]);
     let expected = run(std::process::Command::new(&reference), Input::Nothing);
     prop_assert_eq!(expected.code(), Some(0), "gcc's build failed\n{}", expected.describe());
-    for fusion in ["on", "off"] {
+    let modes: &[(&str, Option<&str>)] =
+        if case.steps.is_some() { &[("on", None), ("off", None), ("on", Some("2"))] } else { &[("on", None), ("off", None)] };
+    for &(fusion, steps) in modes {
         let mut cmd = yosegi();
         cmd.args(["run", "--device", "sim", "--fusion", fusion]).arg(&source);
+        if let Some(k) = steps {
+            cmd.env("YOSEGI_STEPS", k);
+        }
         let actual = run(cmd, Input::Nothing);
         prop_assert_eq!(actual.code(), Some(0), "--fusion {} failed\n{}\n{}", fusion, actual.describe(), case.source());
         if let Err(mismatch) = compare_outputs(&expected.stdout, &actual.stdout, 1e-12) {
@@ -192,6 +219,54 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(Config { cases: 24, ..Config::default() })]
+    #[test]
+    fn fused_steps_compute_what_gcc_does(case in step_chain()) {
+        check(&case)?;
+    }
+}
+
+/// The step-loop generator makes loops whose steps the pass fuses: a fixed chain of two 2-D
+/// stencils over 7 steps, the second writing back the array the first reads (so both steps'
+/// arrays are versions and the first array goes to a second buffer), is checked the same way,
+/// and explain and the stats show kernels of 1, 2 and 4 steps made and the largest run.
+#[test]
+fn a_generated_step_loop_is_fused() {
+    let case = Chain {
+        sizes: vec![30, 70],
+        arrays: 3,
+        loops: vec![
+            Loop { target: 1, in_place: false, reads: vec![(0, 0, vec![-1, 1]), (0, 2, vec![1, 0])], margins: vec![(1, 1), (1, 2)], reduce: false },
+            Loop { target: 0, in_place: true, reads: vec![(1, 1, vec![1, -1]), (2, 3, vec![0, 0])], margins: vec![(2, 2), (2, 2)], reduce: false },
+        ],
+        steps: Some(7),
+    };
+    check(&case).expect("fused == unfused == gcc");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let source = dir.path().join("chain.c");
+    std::fs::write(&source, case.source()).expect("write the program");
+    let mut cmd = yosegi();
+    cmd.args(["explain", "--fusion", "on"]).arg(&source);
+    let explained = run(cmd, Input::Nothing).stdout;
+    assert!(explained.contains("step loop: the whole body of the loop over `t`"), "{explained}");
+    for k in ["1 step in one kernel `main_l", "2 steps in one kernel `main_l", "4 steps in one kernel `main_l"] {
+        assert!(explained.contains(k), "{k}\n{explained}");
+    }
+    assert!(explained.contains("stored into a second buffer that the runtime alternates with the first: `a0`"), "{explained}");
+    let mut cmd = yosegi();
+    cmd.args(["run", "--device", "sim", "--fusion", "on", "--stats"]).arg(&source);
+    let stats = run(cmd, Input::Nothing).stderr;
+    // 7 steps: one launch of 4 steps, one of 2, one of 1.
+    for k in ["_steps4 ", "_steps2 ", "_steps1 "] {
+        assert!(stats.lines().any(|l| l.contains(k) && l.split_whitespace().nth(1) == Some("1")), "{k}\n{stats}");
+    }
+    let mut cmd = yosegi();
+    cmd.args(["run", "--device", "sim", "--fusion", "on", "--stats"]).arg(&source).env("YOSEGI_FUSION", "off");
+    let off = run(cmd, Input::Nothing).stderr;
+    assert!(!off.contains("_steps"), "{off}");
+}
+
 /// The generator makes chains the pass fuses, not only ones it refuses: a fixed chain of
 /// three 2-D loops, checked the same way, is fused into one kernel (explain says so).
 #[test]
@@ -204,6 +279,7 @@ fn a_generated_chain_is_fused() {
             Loop { target: 2, in_place: false, reads: vec![(1, 1, vec![2, -2]), (1, 3, vec![0, 0])], margins: vec![(0, 2), (2, 0)], reduce: false },
             Loop { target: 3, in_place: true, reads: vec![(2, 4, vec![-1, -1]), (0, 5, vec![0, 2])], margins: vec![(1, 0), (1, 2)], reduce: true },
         ],
+        steps: None,
     };
     check(&case).expect("fused == unfused == gcc");
     let dir = tempfile::tempdir().expect("temp dir");

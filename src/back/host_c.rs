@@ -36,7 +36,7 @@ use crate::front::ast::{
 };
 use crate::front::linkage::{Definitions, FunctionKey};
 use crate::source::SourceSet;
-use crate::ir::{DataClauseKind, HostArg, HostArgKind, Module, Region, RegionKind};
+use crate::ir::{DataClauseKind, HostArg, HostArgKind, Module, Region, RegionKind, StepLoop};
 
 mod walk;
 
@@ -436,6 +436,8 @@ struct UnitEmitter<'a> {
     edits: Vec<Edit>,
     /// This unit's regions.
     regions: Vec<&'a Region>,
+    /// The step loops of the program (`Module::step_loops`).
+    step_loops: &'a [StepLoop],
 }
 
 /// Where a statement sits: a block item can have a hook inserted before it; the direct body of
@@ -456,6 +458,7 @@ fn emit_unit(sources: &SourceSet, text: &str, unit: &TranslationUnit, module: &M
         scopes: Scopes { stack: vec![HashMap::new()] },
         edits: Vec::new(),
         regions,
+        step_loops: &module.step_loops,
     };
     let mut statics = Vec::new();
     for item in &unit.items {
@@ -867,7 +870,16 @@ impl<'a> UnitEmitter<'a> {
                 pieces.push(Piece::Text(keep_lines(exit, tail)));
             }
             _ => {
-                let launch = format!("{{ {decl}__yosegi_rt->region({id}, {args_ref}, {count}); }}");
+                // In a step loop the runtime may run several iterations: the counter skips
+                // those past the first.
+                let launch = match self.step_loops.iter().find(|l| l.region == id) {
+                    Some(l) => format!(
+                        "{{ {decl}{v} += (__typeof__({v}))(__yosegi_rt->region_steps({id}, {args_ref}, {count}, {left}) - 1); }}",
+                        v = l.counter,
+                        left = l.remaining
+                    ),
+                    None => format!("{{ {decl}__yosegi_rt->region({id}, {args_ref}, {count}); }}"),
+                };
                 let is_compute = matches!(region.kind, RegionKind::Compute { .. });
                 match region.if_arg.and_then(|i| region.args.get(i as usize)) {
                     // A standalone directive whose `if` is false does nothing.

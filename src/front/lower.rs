@@ -13,6 +13,7 @@ mod kernel;
 mod loops;
 mod private;
 mod routines;
+mod steps;
 mod treatments;
 #[cfg(test)]
 mod tests;
@@ -378,14 +379,20 @@ impl<'a> Lowerer<'a> {
                 }
                 self.drain_sema_warnings(sema);
             }
-            StmtKind::For { init, body, .. } => {
+            StmtKind::For { init, cond, step, body } => {
                 sema.push_scope();
                 if let Some(ast::ForInit::Decl(d)) = init {
                     if let Err(e) = sema.declare(d, Storage::Local) {
                         self.diags.push(e);
                     }
                 }
+                let before = self.module.regions.len();
                 self.host_stmt(body, sema, function);
+                if self.module.regions.len() == before + 1
+                    && let Some(found) = self.step_loop(init, cond, step, body, before as u32, sema)
+                {
+                    self.module.step_loops.push(found);
+                }
                 sema.pop_scope();
             }
             StmtKind::If { then, otherwise, .. } => {

@@ -1177,6 +1177,51 @@ pub struct Module {
     /// Pairs of consecutive kernels the fusion pass considered and did not fuse, and why (for
     /// explain).
     pub unfused: Vec<FusionRefusal>,
+    /// Host `for` loops whose body is one compute region (time-step loops), which the host
+    /// runs through the runtime's `region_steps`.
+    #[serde(default)]
+    pub step_loops: Vec<StepLoop>,
+    /// Grid kernels that run several steps of a step loop's region in one launch
+    /// (`opt::fusion::steps`), in region order, fewest steps first.
+    #[serde(default)]
+    pub step_fusions: Vec<StepFusion>,
+    /// Step loops the pass did not fuse, and why (for explain).
+    #[serde(default)]
+    pub steps_unfused: Vec<(u32, String)>,
+}
+
+/// A host loop `for (v = a; v < e; v++)` (or `<=`, `++v`, `v += 1`) whose body is exactly one
+/// compute region whose args do not name `v`: the host passes the runtime the iterations left
+/// and skips as many as it ran (`v += region_steps(...) - 1`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StepLoop {
+    /// Index into [`Module::regions`].
+    pub region: u32,
+    /// The loop variable (a C identifier of integer type).
+    pub counter: String,
+    /// A C expression for the iterations left, valid in the loop's body.
+    pub remaining: String,
+}
+
+/// `steps` consecutive runs of a compute region's kernels as one grid kernel: the chain of
+/// fusion with redundant iterations over the region's kernels repeated `steps` times (each
+/// step's arrays are versions of the region's arrays; only the last step stores).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StepFusion {
+    /// Index into [`Module::regions`].
+    pub region: u32,
+    pub steps: u32,
+    pub grid: Handle<GridKernel>,
+    /// `(output, input)` params of `grid` for each array the steps read before they write it:
+    /// the launch reads the array's device copy through `input` and writes the new values
+    /// through `output` into a second buffer of the same layout (a block may not overwrite what
+    /// another block's redundant iterations still read), and the runtime alternates the two.
+    pub renamed: Vec<(u32, u32)>,
+    /// `--fusion on`.
+    pub forced: bool,
+    /// The pass's estimate of the time of one step fused relative to one unfused step.
+    pub estimated_ratio: f64,
+    pub notes: Vec<String>,
 }
 
 /// Consecutive kernels of one compute region and the grid kernel that runs them all in one

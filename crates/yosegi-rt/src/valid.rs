@@ -27,6 +27,46 @@ pub fn verify_module(module: &Module) -> Result<(), String> {
     for f in &module.fusions {
         verify_fusion(module, f)?;
     }
+    for l in &module.step_loops {
+        if !module.regions.get(l.region as usize).is_some_and(|r| matches!(r.kind, RegionKind::Compute { .. })) {
+            return Err(format!("step loop over `{}`: region {} is not a compute region", l.counter, l.region));
+        }
+    }
+    for f in &module.step_fusions {
+        verify_step_fusion(module, f)?;
+    }
+    Ok(())
+}
+
+/// A step fusion belongs to a step loop's region, and its grid kernel is a fused kernel of the
+/// region's first kernel whose params are region args, each renamed pair two array params of
+/// one arg.
+pub fn verify_step_fusion(module: &Module, fusion: &StepFusion) -> Result<(), String> {
+    let what = format!("{} steps of region {}", fusion.steps, fusion.region);
+    if !module.step_loops.iter().any(|l| l.region == fusion.region) {
+        return Err(format!("{what}: the region is not a step loop's"));
+    }
+    let Some(RegionKind::Compute { kernels, .. }) = module.regions.get(fusion.region as usize).map(|r| &r.kind) else {
+        return Err(format!("{what}: not a compute region"));
+    };
+    let Some(grid) = module.grid_kernels.iter().find(|(h, _)| *h == fusion.grid).map(|(_, g)| g) else {
+        return Err(format!("{what}: its grid kernel is out of range"));
+    };
+    if grid.variant.kind != VariantKind::Fused || Some(&grid.source) != kernels.first() {
+        return Err(format!("{what}: `{}` is not a fused grid kernel of the region's first kernel", grid.name));
+    }
+    let nargs = module.regions[fusion.region as usize].args.len();
+    if let Some(p) = grid.params.iter().find(|p| p.arg as usize >= nargs) {
+        return Err(format!("{what}: param `{}` names arg {}, out of range", p.name, p.arg));
+    }
+    for &(out, input) in &fusion.renamed {
+        let (Some(o), Some(i)) = (grid.params.get(out as usize), grid.params.get(input as usize)) else {
+            return Err(format!("{what}: renamed params {out} and {input} are out of range"));
+        };
+        if o.arg != i.arg || !o.kind.is_indexed() || out == input {
+            return Err(format!("{what}: `{}` and `{}` are not two params of one array", o.name, i.name));
+        }
+    }
     Ok(())
 }
 

@@ -78,7 +78,8 @@ pub fn split_sections_text(kernel: &Kernel, partition: &KernelPartition) -> Vec<
                 Reach::Offsets(_, 0, 0) => format!("reads only its block of {var_name}"),
                 Reach::Offsets(k, lo, hi) => format!(
                     "reads its block of {var_name} and a halo of {} before and {} after (subscript {k}), which the neighbouring devices send when they wrote it",
-                    (-lo).max(0),
+                    // (In i128: an offset may be `i64::MIN`.)
+                    (-(lo as i128)).max(0),
                     hi.max(0)
                 ),
                 Reach::Scaled => format!("reads the range its block of {var_name} selects (computed per launch; what other devices wrote there moves device to device)"),

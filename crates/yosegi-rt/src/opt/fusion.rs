@@ -27,6 +27,7 @@
 
 pub mod build;
 pub mod chain;
+pub mod steps;
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -102,6 +103,7 @@ pub fn fuse_module(module: &mut Module, config: &PassConfig) {
             i += length;
         }
     }
+    steps::fuse_steps(module, config);
 }
 
 fn refuse(module: &mut Module, region: usize, previous: Handle<Kernel>, next: Handle<Kernel>, reason: String) {
@@ -113,17 +115,18 @@ fn refuse(module: &mut Module, region: usize, previous: Handle<Kernel>, next: Ha
 /// fused kernel's extra cost of its redundant iterations.
 fn traffic(module: &Module, plan: &ChainPlan, layout: &build::Layout, m: usize, dropped: &BTreeSet<u32>) -> (f64, f64) {
     let k = &module.kernels[plan.members[m]];
-    let elem = |arg: u32| chain::elem_of(module, &plan.members[m..=m], arg).map_or(8.0, |e| e.size_bytes() as f64);
+    let versions = &plan.versions;
+    let elem = |id: u32| chain::elem_of(module, &plan.members[m..=m], versions.real(id)).map_or(8.0, |e| e.size_bytes() as f64);
     let mut read = BTreeSet::new();
     let mut written = BTreeSet::new();
     for (_, e) in k.body.exprs.iter() {
         if let ExprKind::Load { array: ArrayRef::Param(p), .. } = e.kind {
-            read.insert(k.params[p as usize].arg);
+            read.insert(versions.read(m, k.params[p as usize].arg));
         }
     }
     for_each_stmt(&k.body.block, &mut |s| {
         if let Stmt::Store { array: ArrayRef::Param(p), .. } = s {
-            written.insert(k.params[*p as usize].arg);
+            written.insert(versions.write(m, k.params[*p as usize].arg));
         }
     });
     let unfused: f64 = read.iter().chain(&written).map(|&a| elem(a)).sum();
@@ -138,7 +141,7 @@ fn traffic(module: &Module, plan: &ChainPlan, layout: &build::Layout, m: usize, 
     (unfused, global_reads + stores + redundant)
 }
 
-fn estimate(module: &Module, plan: &ChainPlan, layout: &build::Layout, dropped: &BTreeSet<u32>) -> f64 {
+pub(crate) fn estimate(module: &Module, plan: &ChainPlan, layout: &build::Layout, dropped: &BTreeSet<u32>) -> f64 {
     let (mut unfused, mut fused) = (0.0, 0.0);
     for m in 0..plan.members.len() {
         let (u, f) = traffic(module, plan, layout, m, dropped);
@@ -155,17 +158,21 @@ fn estimate(module: &Module, plan: &ChainPlan, layout: &build::Layout, dropped: 
 /// own kernels, which take from the exchange arrays whatever the chain wrote, and from global
 /// memory only elements nothing writes.
 fn store_free_candidates(module: &Module, region: usize, plan: &ChainPlan) -> Vec<u32> {
+    scratch_arrays(module, region, &plan.members, plan.intermediates.keys().copied())
+}
+
+/// Those of region args `args` that are scratch arrays of kernels `members` (see
+/// [`store_free_candidates`]).
+pub(crate) fn scratch_arrays(module: &Module, region: usize, members: &[Handle<Kernel>], args: impl IntoIterator<Item = u32>) -> Vec<u32> {
     let here = &module.regions[region];
     let mut named_elsewhere: BTreeSet<&str> = BTreeSet::new();
     for r in module.regions.iter().filter(|r| r.function == here.function) {
         let RegionKind::Compute { kernels, .. } = &r.kind else { continue };
-        for k in kernels.iter().filter(|k| !plan.members.contains(k)) {
+        for k in kernels.iter().filter(|k| !members.contains(k)) {
             named_elsewhere.extend(module.kernels[*k].params.iter().map(|p| r.args[p.arg as usize].c_expr.as_str()));
         }
     }
-    plan.intermediates
-        .keys()
-        .copied()
+    args.into_iter()
         .filter(|&arg| here.unread_on_host.contains(&arg) && !named_elsewhere.contains(here.args[arg as usize].c_expr.as_str()))
         .collect()
 }

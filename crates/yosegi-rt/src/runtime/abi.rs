@@ -27,7 +27,7 @@ impl Default for YosegiArg {
 
 pub const YOSEGI_READ: i32 = 1;
 pub const YOSEGI_WRITE: i32 = 2;
-pub const YOSEGI_ABI_VERSION: c_int = 3;
+pub const YOSEGI_ABI_VERSION: c_int = 4;
 
 /// `yosegi_runtime`: field order and types as in the header.
 #[repr(C)]
@@ -74,6 +74,7 @@ pub struct YosegiRuntime {
     pub acc_memcpy: extern "C" fn(CallName, *mut c_void, *const c_void, usize, c_int, c_int),
     pub acc_memcpy_d2d: extern "C" fn(CallName, *mut c_void, *const c_void, usize, c_int, c_int, c_int),
     pub acc_attach: extern "C" fn(CallName, *mut *mut c_void, c_int),
+    pub region_steps: extern "C" fn(c_int, *mut YosegiArg, c_int, c_longlong) -> c_longlong,
 }
 
 /// The name of the OpenACC routine the program called (a string literal of the glue), for
@@ -143,6 +144,7 @@ static TABLE: YosegiRuntime = YosegiRuntime {
     acc_memcpy: rt_acc_memcpy,
     acc_memcpy_d2d: rt_acc_memcpy_d2d,
     acc_attach: rt_acc_attach,
+    region_steps: rt_region_steps,
 };
 
 /// Makes `runtime` the process's runtime and returns the table to hand to the program's glue.
@@ -222,6 +224,21 @@ extern "C" fn rt_region(id: c_int, args: *mut YosegiArg, n: c_int) {
         rt.record_runtime_call("region: settling stack arrays", settling);
         rt.record_runtime_call("region", started);
         Ok(())
+    })
+}
+
+extern "C" fn rt_region_steps(id: c_int, args: *mut YosegiArg, n: c_int, left: c_longlong) -> c_longlong {
+    // SAFETY: as in `rt_region`.
+    let args = unsafe { args_slice(args, n) };
+    with_runtime(|rt| {
+        let started = rt.clock();
+        let ran = rt.region_steps(id, args, left)?;
+        let settling = rt.clock();
+        let frame_marker = 0u8;
+        rt.settle_stack_objects(std::hint::black_box(&frame_marker) as *const u8 as u64);
+        rt.record_runtime_call("region: settling stack arrays", settling);
+        rt.record_runtime_call("region", started);
+        Ok(ran)
     })
 }
 
@@ -634,8 +651,8 @@ mod tests {
     #[test]
     fn table_layout_matches_the_header() {
         // Same field count and pointer-sized slots as `yosegi_runtime` (an int padded to 8,
-        // then 41 function pointers) and `yosegi_arg` (4 eight-byte fields).
-        assert_eq!(std::mem::size_of::<YosegiRuntime>(), 8 + 41 * 8);
+        // then 42 function pointers) and `yosegi_arg` (4 eight-byte fields).
+        assert_eq!(std::mem::size_of::<YosegiRuntime>(), 8 + 42 * 8);
         assert_eq!(std::mem::size_of::<YosegiArg>(), 32);
         assert_eq!(std::mem::offset_of!(YosegiArg, size), 24);
     }

@@ -70,6 +70,16 @@ impl FusionState {
     }
 }
 
+/// A chain's data made current for its one grid kernel ([`Runtime::prepare_chain`]).
+pub(super) struct PreparedChain {
+    /// The region's args with every member's whole space.
+    pub args: Vec<YosegiArg>,
+    /// Region arg -> the object it was bound to.
+    pub bound_objects: Vec<(u32, u64)>,
+    /// Bytes the preparation moved.
+    pub bytes_moved: u64,
+}
+
 /// What this launch of a chain does.
 enum Plan {
     Unfused { timed: Option<(usize, Vec<i64>)> },
@@ -212,11 +222,41 @@ impl Runtime {
         let module = self.module.clone();
         let fusion = &module.fusions[f];
         let device = self.current_device;
+        let grid_handle = self.fused_grid(fusion);
+        let grid = &module.grid_kernels[grid_handle];
+        let Some(chain) = self.prepare_chain(region, &fusion.members, grid, args)? else { return Ok(false) };
+        let params = self.device_params(region, grid, &chain.args, &chain.bound_objects, device);
+        self.record_runtime_call("region: launch preparation", prepared);
+        let started = Instant::now();
+        let launch = Launch { module: &module, kernel: grid, params, specialisable: Cow::Borrowed(&self.specialisable[grid_handle.index()]) };
+        super::model::record_prediction(&mut self.model, &mut self.stats, &launch, device, chain.bytes_moved, self.devices[device].as_ref(), &self.registry);
+        let outcome = self.devices[device].launch(&launch).map_err(|fault| self.fault_error(fault))?;
+        let elapsed = started.elapsed();
+        self.stats.record_launch(&grid.name, elapsed, &outcome.counters);
+        self.stats.record_bytes_moved(&grid.name, chain.bytes_moved);
+        // The members' reductions, in order: each folds its partials after the host value.
+        fold_reductions(region, &grid.reductions, &outcome.partials, args);
+        Ok(true)
+    }
+
+    /// Makes the data of kernels `members` current on the device for one grid kernel `grid`
+    /// that runs them all (a fused chain, or the steps of a step loop), each member's writes
+    /// marked before the next is prepared; `None` (having moved nothing) when the grid kernel
+    /// is not usable for these arrays.
+    pub(super) fn prepare_chain(
+        &mut self,
+        region: &Region,
+        members: &[Handle<Kernel>],
+        grid: &crate::ir::GridKernel,
+        args: &[YosegiArg],
+    ) -> Result<Option<PreparedChain>, RuntimeError> {
+        let module = self.module.clone();
+        let device = self.current_device;
 
         // Every member's whole space: its `first`/`count` args set in one args vector.
         let mut merged = args.to_vec();
-        let mut member_sections = Vec::with_capacity(fusion.members.len());
-        for &h in &fusion.members {
+        let mut member_sections = Vec::with_capacity(members.len());
+        for &h in members {
             let kernel = &module.kernels[h];
             let (whole, values) = distribute::whole_launch(region, kernel, args)?;
             for p in &kernel.partitions {
@@ -227,15 +267,15 @@ impl Runtime {
         }
         // Pass 1 for every member; the chain runs unfused where a member needs what only its own
         // launch does (row tables, the program's device memory).
-        for (&h, sections) in fusion.members.iter().zip(&member_sections) {
+        for (&h, sections) in members.iter().zip(&member_sections) {
             let (tables, raw_memory) = self.settle_objects(&module.kernels[h], sections, args)?;
             if !tables.is_empty() || raw_memory {
-                return Ok(false);
+                return Ok(None);
             }
         }
         // The arrays the chain writes must not share memory with any other array it names.
         let mut objects: Vec<(u32, u64, bool)> = Vec::new();
-        for (&h, sections) in fusion.members.iter().zip(&member_sections) {
+        for (&h, sections) in members.iter().zip(&member_sections) {
             let kernel = &module.kernels[h];
             for s in sections.iter() {
                 let param = &kernel.params[s.param as usize];
@@ -246,16 +286,14 @@ impl Runtime {
             }
         }
         let shares = objects.iter().any(|&(arg, object, written)| written && objects.iter().any(|&(a, o, _)| a != arg && o == object));
-        let grid_handle = self.fused_grid(fusion);
-        let grid = &module.grid_kernels[grid_handle];
         if shares || grid.shared_memory_bytes() > self.devices[device].shared_memory_per_block() {
-            return Ok(false);
+            return Ok(None);
         }
 
         // Pass 2, member by member, each one's writes marked before the next is prepared.
         let mut bound_objects: Vec<(u32, u64)> = Vec::new();
         let mut bytes_moved = 0;
-        for (&h, sections) in fusion.members.iter().zip(&member_sections) {
+        for (&h, sections) in members.iter().zip(&member_sections) {
             let kernel = &module.kernels[h];
             let part = distribute::Part { device, args: merged.clone(), sections: sections.clone(), along: None };
             let footprint = self.prepare_part(kernel, &part, &[])?;
@@ -268,18 +306,7 @@ impl Runtime {
                 }
             }
         }
-        let params = self.device_params(region, grid, &merged, &bound_objects, device);
-        self.record_runtime_call("region: launch preparation", prepared);
-        let started = Instant::now();
-        let launch = Launch { module: &module, kernel: grid, params, specialisable: Cow::Borrowed(&self.specialisable[grid_handle.index()]) };
-        super::model::record_prediction(&mut self.model, &mut self.stats, &launch, device, bytes_moved, self.devices[device].as_ref(), &self.registry);
-        let outcome = self.devices[device].launch(&launch).map_err(|fault| self.fault_error(fault))?;
-        let elapsed = started.elapsed();
-        self.stats.record_launch(&grid.name, elapsed, &outcome.counters);
-        self.stats.record_bytes_moved(&grid.name, bytes_moved);
-        // The members' reductions, in order: each folds its partials after the host value.
-        fold_reductions(region, &grid.reductions, &outcome.partials, args);
-        Ok(true)
+        Ok(Some(PreparedChain { args: merged, bound_objects, bytes_moved }))
     }
 
     /// The fused grid kernel to run: the one without intermediates' stores when there is one.

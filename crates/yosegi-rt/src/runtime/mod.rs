@@ -20,6 +20,7 @@ mod launch;
 pub mod nvtx;
 pub mod progress;
 mod fused;
+mod steps;
 pub use device::DeviceCount;
 pub mod registry;
 mod rows;
@@ -206,6 +207,8 @@ pub struct Runtime {
     overlap_widths: std::collections::HashMap<(Handle<Kernel>, usize), (i64, i64)>,
     /// The program's fused chains and the choices made for them (`fused`).
     fusions: fused::FusionState,
+    /// The program's step fusions and the choices made for them (`steps`).
+    steps: steps::StepState,
     /// The performance model, which predicts every launch's time when stats are on.
     model: Option<model::Model>,
 }
@@ -263,6 +266,7 @@ impl Runtime {
             min_overlap_iterations: distribute::min_overlap_iterations(simulated),
             overlap_widths: Default::default(),
             fusions: fused::FusionState::new(&module.fusions),
+            steps: steps::StepState::new(&module),
             model,
             module,
         })

@@ -43,6 +43,9 @@ pub fn tile_candidates(dims: usize) -> &'static [&'static [u32]] {
             &[1, 16, 32],
             &[2, 4, 32],
             &[1, 4, 32],
+            // For chains that reach along every dim (the steps of a 3-D stencil).
+            &[8, 8, 16],
+            &[4, 8, 16],
         ],
     }
 }
@@ -103,7 +106,7 @@ fn layout_for(module: &Module, plan: &ChainPlan, tile: &[u32]) -> Layout {
     let mut by_producer: Vec<(&u32, &super::chain::Intermediate)> = plan.intermediates.iter().collect();
     by_producer.sort_by_key(|(arg, i)| (i.producer, **arg));
     for (&arg, inter) in by_producer {
-        let elem = super::chain::elem_of(module, &plan.members[inter.producer..=inter.producer], arg)
+        let elem = super::chain::elem_of(module, &plan.members[inter.producer..=inter.producer], plan.versions.real(arg))
             .expect("an intermediate is an array param of its writer");
         let len = widened(plan, tile, inter.producer).iter().product::<u64>() as u32;
         let free = buffers.iter().position(|(b, busy_until)| b.elem == elem && *busy_until < inter.producer);
@@ -133,6 +136,38 @@ pub fn build_fused(
     estimated_ratio: f64,
     notes: Vec<String>,
 ) -> GridKernel {
+    build(module, plan, layout, without_stores, &BTreeSet::new(), name, estimated_ratio, notes).0
+}
+
+/// The grid kernel of a chain of steps (`plan.versions`): `without_stores` are the versions
+/// whose global stores it leaves out, `outputs` those it stores through a second param of their
+/// array (named `<array>_next`), which the runtime binds to a second buffer. Also returns the
+/// `(output, input)` param pairs.
+#[allow(clippy::too_many_arguments)]
+pub fn build_steps(
+    module: &Module,
+    plan: &ChainPlan,
+    layout: &Layout,
+    without_stores: &BTreeSet<u32>,
+    outputs: &BTreeSet<u32>,
+    name: String,
+    estimated_ratio: f64,
+    notes: Vec<String>,
+) -> (GridKernel, Vec<(u32, u32)>) {
+    build(module, plan, layout, without_stores, outputs, name, estimated_ratio, notes)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn build(
+    module: &Module,
+    plan: &ChainPlan,
+    layout: &Layout,
+    without_stores: &BTreeSet<u32>,
+    outputs: &BTreeSet<u32>,
+    name: String,
+    estimated_ratio: f64,
+    notes: Vec<String>,
+) -> (GridKernel, Vec<(u32, u32)>) {
     let first = &module.kernels[plan.members[0]];
     let narrow = plan.members.iter().all(|&h| {
         let k = &module.kernels[h];
@@ -159,6 +194,9 @@ pub fn build_fused(
         lo: Vec::new(),
         reduction_base,
         ct,
+        outputs: outputs.clone(),
+        renamed_args: outputs.iter().map(|&v| plan.versions.real(v)).collect(),
+        out_params: HashMap::new(),
     };
     let dims = plan.dims;
 
@@ -351,7 +389,12 @@ pub fn build_fused(
     let grid_reductions =
         reductions.iter().map(|r| GridReduction { op: r.op, ty: r.ty, target_arg: r.target_arg, part: r.part }).collect();
 
-    GridKernel {
+    let renamed: Vec<(u32, u32)> = b
+        .out_params
+        .iter()
+        .map(|(arg, &out)| (out, b.param_of_arg.get(arg).copied().expect("a renamed array is read through its own param")))
+        .collect();
+    let grid = GridKernel {
         name,
         span: first.span,
         source: plan.members[0],
@@ -363,7 +406,8 @@ pub fn build_fused(
         scalar_outputs: Vec::new(),
         axes: Vec::new(),
         variant: VariantInfo { kind: VariantKind::Fused, estimated_ratio, notes, staged_params: Vec::new() },
-    }
+    };
+    (grid, renamed)
 }
 
 const AXES: [Axis; 3] = [Axis::X, Axis::Y, Axis::Z];
@@ -385,6 +429,12 @@ struct Builder<'m> {
     /// variables are (their values fit), else `long long` (64-bit integer arithmetic costs
     /// several instructions per operation on a GPU).
     ct: ScalarType,
+    /// Versions stored through a second param of their array (`build_steps`).
+    outputs: BTreeSet<u32>,
+    /// Their region args: read only through the first param, which is then read-only.
+    renamed_args: BTreeSet<u32>,
+    /// Region arg -> the second param.
+    out_params: HashMap<u32, u32>,
 }
 
 impl Builder<'_> {
@@ -470,7 +520,8 @@ impl Builder<'_> {
                     let mk = &self.module.kernels[m];
                     mk.params.iter().any(|q| q.arg == param.arg && matches!(q.kind, ParamKind::Array { read_only: false, .. }))
                 });
-                ParamKind::Array { elem: *elem, dims, restrict: *restrict, read_only: *read_only && !written }
+                let renamed = self.renamed_args.contains(&param.arg);
+                ParamKind::Array { elem: *elem, dims, restrict: *restrict, read_only: renamed || (*read_only && !written) }
             }
             other => other.clone(),
         };
@@ -483,6 +534,31 @@ impl Builder<'_> {
         let fp = (self.params.len() - 1) as u32;
         self.param_of_arg.insert(param.arg, fp);
         fp
+    }
+
+    /// The param a store of version `version` through param `p` of `k` goes to: `None` when
+    /// its global store is left out, the array's second param for an output version.
+    fn store_target(&mut self, k: &Kernel, p: u32, version: u32, without_stores: &BTreeSet<u32>) -> Option<u32> {
+        if without_stores.contains(&version) {
+            return None;
+        }
+        let fp = self.param(k, p);
+        if !self.outputs.contains(&version) {
+            return Some(fp);
+        }
+        let arg = k.params[p as usize].arg;
+        if let Some(&out) = self.out_params.get(&arg) {
+            return Some(out);
+        }
+        let mut out = self.params[fp as usize].clone();
+        out.name = format!("{}_next", out.name);
+        if let ParamKind::Array { read_only, .. } = &mut out.kind {
+            *read_only = false;
+        }
+        self.params.push(out);
+        let out = (self.params.len() - 1) as u32;
+        self.out_params.insert(arg, out);
+        Some(out)
     }
 }
 
@@ -565,7 +641,7 @@ impl<'k> Import<'k> {
     /// The intermediate written by an earlier member that a load of `array` reads, if any.
     fn intermediate(&self, b: &Builder, array: ArrayRef) -> Option<(u32, super::chain::Intermediate)> {
         let ArrayRef::Param(p) = array else { return None };
-        let arg = self.k.params[p as usize].arg;
+        let arg = b.plan.versions.read(self.member, self.k.params[p as usize].arg);
         b.plan.intermediates.get(&arg).map(|i| (arg, i.clone()))
     }
 
@@ -632,12 +708,17 @@ impl<'k> Import<'k> {
             Stmt::Store { array: ArrayRef::Param(p), indices, value, span } => {
                 let indices: Vec<Handle<Expr>> = indices.iter().map(|&i| self.expr(b, i)).collect();
                 let value = self.expr(b, *value);
-                let fp = b.param(self.k, *p);
-                let arg = self.k.params[*p as usize].arg;
-                let global = Stmt::Store { array: ArrayRef::Param(fp), indices, value, span: *span };
+                let arg = b.plan.versions.write(self.member, self.k.params[*p as usize].arg);
+                let target = b.store_target(self.k, *p, arg, &self.without_stores);
                 let writes_exchange = b.plan.intermediates.get(&arg).is_some_and(|i| i.producer == self.member);
                 if !writes_exchange {
-                    out.push(self.guarded(global));
+                    // (A version no later member reads, of a step before the last: nothing
+                    // reads it, the last step's store replaces it.)
+                    if let Some(fp) = target {
+                        out.push(self.guarded(Stmt::Store { array: ArrayRef::Param(fp), indices, value, span: *span }));
+                    } else {
+                        out.push(Stmt::Eval(value));
+                    }
                     return;
                 }
                 // The value goes to the exchange array at every iteration the member runs, and
@@ -649,9 +730,8 @@ impl<'k> Import<'k> {
                 let index = self.own_exchange_index(b);
                 let buffer = b.layout.buffer_of[&arg] as u32;
                 out.push(Stmt::Store { array: ArrayRef::Shared(buffer), indices: vec![index], value: read, span: *span });
-                if !self.without_stores.contains(&arg) {
-                    let Stmt::Store { array, indices, span, .. } = global else { unreachable!("built above") };
-                    out.push(self.guarded(Stmt::Store { array, indices, value: read, span }));
+                if let Some(fp) = target {
+                    out.push(self.guarded(Stmt::Store { array: ArrayRef::Param(fp), indices, value: read, span: *span }));
                 }
             }
             Stmt::Store { array, indices, value, span } => {

@@ -76,6 +76,38 @@ pub struct ChainPlan {
     /// By region arg.
     pub intermediates: BTreeMap<u32, Intermediate>,
     pub edges: Vec<Edge>,
+    /// How the members' arrays map to the region's (identity but for a chain of steps).
+    pub versions: Versions,
+}
+
+/// For a chain whose members are a region's kernels repeated (the steps of a step loop,
+/// `super::steps`): each store makes a new *version* of its array, keyed by an id past the
+/// region's args, and each load reads the latest version before it (the region arg itself when
+/// no member before wrote the array: global memory). The plan's accesses, intermediates and
+/// edges are by version; an ordinary chain has no versions and every id is its region arg.
+#[derive(Clone, Debug, Default)]
+pub struct Versions {
+    /// Version -> its region arg.
+    pub real: BTreeMap<u32, u32>,
+    /// Per member: region arg -> the version its loads read.
+    pub reads: Vec<BTreeMap<u32, u32>>,
+    /// Per member: region arg -> the version its stores make.
+    pub writes: Vec<BTreeMap<u32, u32>>,
+}
+
+impl Versions {
+    /// The region arg of version `id`.
+    pub fn real(&self, id: u32) -> u32 {
+        self.real.get(&id).copied().unwrap_or(id)
+    }
+    /// The version member `m` reads where it loads region arg `arg`.
+    pub fn read(&self, m: usize, arg: u32) -> u32 {
+        self.reads.get(m).and_then(|r| r.get(&arg)).copied().unwrap_or(arg)
+    }
+    /// The version member `m` makes where it stores to region arg `arg`.
+    pub fn write(&self, m: usize, arg: u32) -> u32 {
+        self.writes.get(m).and_then(|w| w.get(&arg)).copied().unwrap_or(arg)
+    }
 }
 
 /// The first param of `kernels` bound to region arg `arg` (an array is one region arg, seen by
@@ -186,12 +218,18 @@ fn leaves_its_iteration(block: &[Stmt]) -> bool {
 
 /// The chain's dependence graph and extensions, or why the kernels may not run as one.
 pub fn plan_chain(module: &Module, members: &[MemberAccesses]) -> Result<ChainPlan, String> {
+    plan_versioned(module, members, Versions::default())
+}
+
+/// [`plan_chain`] for members whose accesses are by version (`versions`).
+pub fn plan_versioned(module: &Module, members: &[MemberAccesses], versions: Versions) -> Result<ChainPlan, String> {
     let name = |m: usize| module.kernels[members[m].kernel].name.clone();
     let dims = members[0].dims;
     if let Some(m) = members.iter().position(|m| m.dims != dims) {
         return Err(format!("`{}` has {} parallel dims and `{}` {}", name(0), dims, name(m), members[m].dims));
     }
-    let array_name = |m: usize, arg: u32| param_of(module, &[members[m].kernel], arg).map(|p| p.name.clone()).unwrap_or_default();
+    let array_name =
+        |m: usize, arg: u32| param_of(module, &[members[m].kernel], versions.real(arg)).map(|p| p.name.clone()).unwrap_or_default();
     if let Some((m, scalar)) = members.iter().enumerate().skip(1).find_map(|(m, a)| a.reads_earlier_results.as_ref().map(|s| (m, s))) {
         return Err(format!("`{}` reads `{scalar}`, which a kernel before it computes", name(m)));
     }
@@ -297,5 +335,5 @@ pub fn plan_chain(module: &Module, members: &[MemberAccesses]) -> Result<ChainPl
             ));
         }
     }
-    Ok(ChainPlan { members: members.iter().map(|m| m.kernel).collect(), dims, extension, intermediates, edges })
+    Ok(ChainPlan { members: members.iter().map(|m| m.kernel).collect(), dims, extension, intermediates, edges, versions })
 }

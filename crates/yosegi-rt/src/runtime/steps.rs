@@ -1,0 +1,338 @@
+//! Runs of a step loop's region (`Module::step_loops`): the host asks for the iterations left
+//! and the runtime runs one step as an ordinary region, or as many as it can with a grid
+//! kernel of `k` steps (`Module::step_fusions`), and says how many it ran.
+//!
+//! # The choice
+//!
+//! The step kernels are usable when the runtime has one device, `YOSEGI_FUSION=off` is not set,
+//! the chain's data can be prepared as for a fused chain (`Runtime::prepare_chain`), and each
+//! renamed array's device copy is an allocation of its own. Then:
+//!
+//! * made by `--fusion on` (`StepFusion::forced`): the most steps that fit in what is left;
+//! * `YOSEGI_STEPS=k` (for measuring): the kernel of `k` steps whenever `k` steps are left,
+//!   no other (`1`: none);
+//! * on the simulator: the candidate with the lowest estimate, when below 1;
+//! * on a GPU, per region and launch sizes: one step unfused and two launches of each
+//!   candidate (the first launch of each only warms it up), [`SAMPLES`] times each, timed from
+//!   an idle device; then the lowest time per step runs, a step kernel only when faster than
+//!   the unfused step by more than [`WIN_MARGIN`].
+//!
+//! # The second buffers
+//!
+//! A renamed array (`StepFusion::renamed`) is read through one param and written through
+//! another: a launch reads the array's device copy and writes a second buffer of the same
+//! size, which starts as a copy of the first (the elements the steps do not write are then the
+//! same in both), and the next launch goes the other way. After an odd number of launches the
+//! second buffer holds the values, and is copied back, so the device copy is where coherence
+//! expects it. Second buffers are kept for the next run of the loop.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use crate::ir::{Handle, Kernel, Module, ParamKind, Region, RegionKind, StepFusion};
+
+use super::abi::YosegiArg;
+use super::device::{DeviceAlloc, DeviceParam, Launch};
+use super::stats::VariantDecision;
+use super::variants::{SAMPLES_PER_CANDIDATE as SAMPLES, WIN_MARGIN};
+use super::{Hold, Runtime, RuntimeError, check_args, nvtx};
+
+/// What the runtime knows of the program's step fusions.
+#[derive(Default)]
+pub(super) struct StepState {
+    /// Per region: its step fusions (indices into `Module::step_fusions`), fewest steps first.
+    by_region: HashMap<u32, Vec<usize>>,
+    /// `YOSEGI_FUSION=off`.
+    disabled: bool,
+    /// `YOSEGI_STEPS=k`: only the step kernels of `k` steps, always (1: none).
+    only: Option<u32>,
+    /// Per region and launch sizes.
+    explorations: HashMap<(u32, Vec<i64>), Exploration>,
+    /// Second buffers not in use, by device and size.
+    spare: HashMap<(usize, u64), Vec<DeviceAlloc>>,
+}
+
+#[derive(Default)]
+struct Exploration {
+    /// Times of one step.
+    unfused: Vec<Duration>,
+    /// Per candidate (index into `Module::step_fusions`): whether its warm-up ran, and times of
+    /// one step (a timed run's time over its steps).
+    fused: HashMap<usize, (bool, Vec<Duration>)>,
+    /// `Some(None)`: unfused; `Some(Some(f))`: step fusion `f`.
+    choice: Option<Option<usize>>,
+}
+
+/// What this call does.
+enum Plan {
+    Unfused { timed: Option<(u32, Vec<i64>)> },
+    Fused { fusion: usize, launches: i64, timed: Option<(u32, Vec<i64>)>, warm_up: bool },
+}
+
+impl StepState {
+    pub(super) fn new(module: &Module) -> StepState {
+        let disabled = std::env::var("YOSEGI_FUSION").is_ok_and(|v| v.trim().eq_ignore_ascii_case("off"));
+        let mut by_region: HashMap<u32, Vec<usize>> = HashMap::new();
+        for (n, f) in module.step_fusions.iter().enumerate() {
+            by_region.entry(f.region).or_default().push(n);
+        }
+        for list in by_region.values_mut() {
+            list.sort_by_key(|&n| module.step_fusions[n].steps);
+        }
+        let only = std::env::var("YOSEGI_STEPS").ok().and_then(|v| v.trim().parse().ok());
+        StepState { by_region, disabled, only, ..StepState::default() }
+    }
+}
+
+impl Runtime {
+    /// Runs at least one and at most `left` steps of step-loop region `id`; returns how many.
+    pub fn region_steps(&mut self, id: i32, args: &[YosegiArg], left: i64) -> Result<i64, RuntimeError> {
+        let plan = self.plan_steps(id, args, left);
+        let Plan::Fused { fusion, launches, timed, warm_up } = plan else {
+            let Plan::Unfused { timed } = plan else { unreachable!("matched above") };
+            let started = self.steps_timing_start(timed.is_some());
+            self.region(id, args)?;
+            self.steps_timing_end(timed, None, started, 1);
+            return Ok(1);
+        };
+        let module = self.module.clone();
+        let region = Runtime::region_of(&module, id)?;
+        let steps = module.step_fusions[fusion].steps as i64;
+        check_args(region, args)?;
+        let args = &self.host_view_of_device_pointers(region, args);
+        self.adopt_sized_args(region, args);
+        let _range = nvtx::range(|| self.range_name(region, None));
+        let RegionKind::Compute { kernels, data } = &region.kind else { unreachable!("a step loop's region computes") };
+        self.enter_data(region, data, args, Hold::Structured)?;
+        let started = self.steps_timing_start(timed.is_some() || warm_up);
+        let ran = self.launch_steps(region, kernels, &module.step_fusions[fusion], args, launches)?;
+        if ran {
+            if warm_up {
+                self.steps_warmed_up(id, args, fusion);
+            } else {
+                self.steps_timing_end(timed, Some(fusion), started, launches * steps);
+            }
+        } else {
+            // Not usable for these arrays: one step as the region.
+            if let Some(exploration) = timed.and_then(|key| self.steps.explorations.get_mut(&key)) {
+                exploration.choice = Some(None);
+            }
+            self.launch_kernels(region, kernels, args)?;
+        }
+        self.exit_data(region, data, args, Hold::Structured, false)?;
+        self.collect_device_reports()?;
+        Ok(if ran { launches * steps } else { 1 })
+    }
+
+    fn plan_steps(&mut self, id: i32, args: &[YosegiArg], left: i64) -> Plan {
+        let only = self.steps.only;
+        let candidates: Vec<usize> = match self.steps.by_region.get(&(id as u32)) {
+            Some(list) if !self.steps.disabled && self.devices.len() == 1 => list
+                .iter()
+                .copied()
+                .filter(|&f| {
+                    let steps = self.module.step_fusions[f].steps;
+                    steps as i64 <= left && only.is_none_or(|k| k == steps)
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        let Some(&most) = candidates.last() else { return Plan::Unfused { timed: None } };
+        let all = |f: usize, module: &Module| left / module.step_fusions[f].steps as i64;
+        if self.module.step_fusions[most].forced || only.is_some() {
+            return Plan::Fused { fusion: most, launches: all(most, &self.module), timed: None, warm_up: false };
+        }
+        if self.devices[self.current_device].name() == "sim" {
+            let best = candidates.iter().copied().min_by(|&a, &b| {
+                self.module.step_fusions[a].estimated_ratio.total_cmp(&self.module.step_fusions[b].estimated_ratio)
+            });
+            return match best.filter(|&f| self.module.step_fusions[f].estimated_ratio < 1.0) {
+                Some(f) => Plan::Fused { fusion: f, launches: all(f, &self.module), timed: None, warm_up: false },
+                None => Plan::Unfused { timed: None },
+            };
+        }
+        let region = &self.module.regions[id as usize];
+        let RegionKind::Compute { kernels, .. } = &region.kind else { return Plan::Unfused { timed: None } };
+        let sizes: Vec<i64> = kernels
+            .iter()
+            .flat_map(|&k| self.module.kernels[k].params.iter())
+            .filter(|p| matches!(p.kind, ParamKind::Scalar(t) if !t.is_float()))
+            .map(|p| args[p.arg as usize].i)
+            .collect();
+        let key = (id as u32, sizes);
+        let exploration = self.steps.explorations.entry(key.clone()).or_default();
+        match exploration.choice {
+            Some(Some(f)) if self.module.step_fusions[f].steps as i64 <= left => {
+                return Plan::Fused { fusion: f, launches: all(f, &self.module), timed: None, warm_up: false };
+            }
+            Some(_) => return Plan::Unfused { timed: None },
+            None => {}
+        }
+        // Explore: the side with the fewest samples, among those with two launches' steps left.
+        if exploration.unfused.len() < SAMPLES {
+            let fewest_fused = candidates.iter().map(|f| exploration.fused.get(f).map_or(0, |(_, t)| t.len())).min().unwrap_or(0);
+            if exploration.unfused.len() <= fewest_fused {
+                return Plan::Unfused { timed: Some(key) };
+            }
+        }
+        for &f in &candidates {
+            let steps = self.module.step_fusions[f].steps as i64;
+            let (warm, times) = exploration.fused.entry(f).or_default();
+            if times.len() >= SAMPLES || left < 2 * steps {
+                continue;
+            }
+            if !*warm {
+                return Plan::Fused { fusion: f, launches: 1, timed: None, warm_up: true };
+            }
+            return Plan::Fused { fusion: f, launches: 2, timed: Some(key), warm_up: false };
+        }
+        if exploration.unfused.len() < SAMPLES {
+            return Plan::Unfused { timed: Some(key) };
+        }
+        // Every candidate that could run is measured: choose.
+        let best = |t: &[Duration]| t.iter().min().copied().unwrap_or(Duration::MAX);
+        let unfused = best(&exploration.unfused);
+        let mut choice = None;
+        let mut fastest = unfused.as_secs_f64() * (1.0 - WIN_MARGIN);
+        for (&f, (_, times)) in &exploration.fused {
+            let t = best(times).as_secs_f64();
+            if times.len() >= SAMPLES && t < fastest {
+                fastest = t;
+                choice = Some(f);
+            }
+        }
+        exploration.choice = Some(choice);
+        let mut times = vec![("unfused".to_string(), exploration.unfused.clone())];
+        let mut measured: Vec<(&usize, &(bool, Vec<Duration>))> = exploration.fused.iter().collect();
+        measured.sort_by_key(|(f, _)| **f);
+        for (&f, (_, t)) in measured {
+            times.push((self.module.grid_kernels[self.module.step_fusions[f].grid].name.clone(), t.clone()));
+        }
+        let first = &self.module.kernels[kernels[0]].name;
+        let winner = choice.map_or("unfused".to_string(), |f| self.module.grid_kernels[self.module.step_fusions[f].grid].name.clone());
+        let decision = VariantDecision {
+            kernel: format!("{first} (steps)"),
+            device: self.devices[self.current_device].model().to_string(),
+            sizes: String::new(),
+            winner,
+            times,
+            from_cache: false,
+        };
+        self.stats.record_variant_decision(decision);
+        match choice {
+            Some(f) if self.module.step_fusions[f].steps as i64 <= left => {
+                Plan::Fused { fusion: f, launches: all(f, &self.module), timed: None, warm_up: false }
+            }
+            _ => Plan::Unfused { timed: None },
+        }
+    }
+
+    fn steps_timing_start(&mut self, timed: bool) -> Option<Instant> {
+        if !timed {
+            return None;
+        }
+        self.devices[self.current_device].wait();
+        Some(Instant::now())
+    }
+
+    /// Records a timed run of `steps` steps (unfused when `fusion` is `None`).
+    fn steps_timing_end(&mut self, timed: Option<(u32, Vec<i64>)>, fusion: Option<usize>, started: Option<Instant>, steps: i64) {
+        let (Some(key), Some(started)) = (timed, started) else { return };
+        self.devices[self.current_device].wait();
+        let per_step = started.elapsed() / steps.max(1) as u32;
+        let Some(exploration) = self.steps.explorations.get_mut(&key) else { return };
+        match fusion {
+            None => exploration.unfused.push(per_step),
+            Some(f) => exploration.fused.entry(f).or_default().1.push(per_step),
+        }
+    }
+
+    fn steps_warmed_up(&mut self, id: i32, args: &[YosegiArg], fusion: usize) {
+        let region = &self.module.regions[id as usize];
+        let RegionKind::Compute { kernels, .. } = &region.kind else { return };
+        let sizes: Vec<i64> = kernels
+            .iter()
+            .flat_map(|&k| self.module.kernels[k].params.iter())
+            .filter(|p| matches!(p.kind, ParamKind::Scalar(t) if !t.is_float()))
+            .map(|p| args[p.arg as usize].i)
+            .collect();
+        if let Some(exploration) = self.steps.explorations.get_mut(&(id as u32, sizes)) {
+            exploration.fused.entry(fusion).or_default().0 = true;
+        }
+    }
+
+    /// `launches` launches of step fusion `f`; `false` (having launched nothing)
+    /// when it is not usable for these arrays.
+    fn launch_steps(
+        &mut self,
+        region: &Region,
+        kernels: &[Handle<Kernel>],
+        f: &StepFusion,
+        args: &[YosegiArg],
+        launches: i64,
+    ) -> Result<bool, RuntimeError> {
+        let prepared = self.clock();
+        let module = self.module.clone();
+        let device = self.current_device;
+        let grid = &module.grid_kernels[f.grid];
+        let Some(chain) = self.prepare_chain(region, kernels, grid, args)? else { return Ok(false) };
+        let mut params = self.device_params(region, grid, &chain.args, &chain.bound_objects, device);
+        // Each renamed array: its own allocation, and a second buffer like it.
+        let mut pairs: Vec<(u32, u32, DeviceAlloc, DeviceAlloc, u64)> = Vec::new();
+        for &(out, input) in &f.renamed {
+            let DeviceParam::Array { alloc, offset } = params[input as usize] else { return Ok(false) };
+            let ptr = chain.args[grid.params[input as usize].arg as usize].ptr as u64;
+            let object = chain.bound_objects.iter().find(|(a, _)| *a == grid.params[input as usize].arg).map(|&(_, o)| o);
+            let Some(object) = object.or_else(|| self.registry.find(ptr)) else { return Ok(false) };
+            let Some((copies, _)) = self.transfer_for(object) else { return Ok(false) };
+            let len = copies.len;
+            if copies.placement(device) != Some((alloc, 0)) || copies.devices[device].as_ref().is_none_or(|c| c.mapped) {
+                return Ok(false);
+            }
+            let second = match self.steps.spare.get_mut(&(device, len)).and_then(Vec::pop) {
+                Some(a) => a,
+                None => self.devices[device].allocate(len),
+            };
+            params[out as usize] = DeviceParam::Array { alloc: second, offset };
+            pairs.push((out, input, alloc, second, len));
+        }
+        for &(_, _, first, second, len) in &pairs {
+            self.devices[device].copy_within(second, 0, first, 0, len);
+        }
+        self.record_runtime_call("region: launch preparation", prepared);
+        for launch_number in 0..launches {
+            // Even launches read the first buffers and write the second; odd ones the reverse.
+            let forward = launch_number % 2 == 0;
+            for &(out, input, first, second, _) in &pairs {
+                let (from, to) = if forward { (first, second) } else { (second, first) };
+                for (p, buffer) in [(input, from), (out, to)] {
+                    if let DeviceParam::Array { alloc, .. } = &mut params[p as usize] {
+                        *alloc = buffer;
+                    }
+                }
+            }
+            let started = Instant::now();
+            let launch = Launch {
+                module: &module,
+                kernel: grid,
+                params: params.clone(),
+                specialisable: Cow::Borrowed(&self.specialisable[f.grid.index()]),
+            };
+            let bytes = if launch_number == 0 { chain.bytes_moved } else { 0 };
+            super::model::record_prediction(&mut self.model, &mut self.stats, &launch, device, bytes, self.devices[device].as_ref(), &self.registry);
+            let outcome = self.devices[device].launch(&launch).map_err(|fault| self.fault_error(fault))?;
+            self.stats.record_launch(&grid.name, started.elapsed(), &outcome.counters);
+            if launch_number == 0 {
+                self.stats.record_bytes_moved(&grid.name, chain.bytes_moved);
+            }
+        }
+        for (_, _, first, second, len) in pairs {
+            if launches % 2 == 1 {
+                self.devices[device].copy_within(first, 0, second, 0, len);
+            }
+            self.steps.spare.entry((device, len)).or_default().push(second);
+        }
+        Ok(true)
+    }
+}

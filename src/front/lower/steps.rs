@@ -1,0 +1,130 @@
+//! Time-step loops: a host `for` loop whose body is exactly one compute region, so that the
+//! runtime may run several of its iterations in one launch (`opt::fusion::steps`).
+//!
+//! The loop stays in the host code; only its body changes, to `v += region_steps(..., left) -
+//! 1`, where `left` is the number of iterations still to run. That is sound when nothing but
+//! the region runs in an iteration, the region's args do not depend on the iteration (they do
+//! not name `v`), the region writes no host scalar (no reduction or scalar output: its
+//! effects are on arrays only), and `left` can be computed from `v` and a bound the region
+//! cannot change: the forms `for (v = a; v < e; v++)`, `v <= e`, `e > v`, `e >= v`, with
+//! `++v`, `v += 1` or `v = v + 1`, `v` of integer type, and `e` built from constants and
+//! scalar variables other than `v` with arithmetic only.
+
+use crate::front::ast::{BinaryOp as AB, Expr, ExprKind as AE, ForInit, Stmt, StmtKind, UnaryOp};
+use crate::front::sema::{CType, Sema};
+use crate::ir::{HostArgKind, RegionKind, StepLoop};
+
+use super::Lowerer;
+
+impl Lowerer<'_> {
+    /// The step loop `for (init; cond; step) body`, if it is one: `region` is the one region
+    /// lowered from its body (the caller checked that there is exactly one).
+    pub(super) fn step_loop(
+        &self,
+        init: &Option<ForInit>,
+        cond: &Option<Expr>,
+        step: &Option<Expr>,
+        body: &Stmt,
+        region: u32,
+        sema: &Sema,
+    ) -> Option<StepLoop> {
+        let r = &self.module.regions[region as usize];
+        if !matches!(r.kind, RegionKind::Compute { .. }) || r.if_arg.is_some() {
+            return None;
+        }
+        // The body is the region and nothing else.
+        let inner: Vec<&Stmt> = match &body.kind {
+            StmtKind::Compound(b) => b.stmts.iter().collect(),
+            _ => vec![body],
+        };
+        if inner.is_empty() || inner.iter().any(|s| s.span.tu != r.span.tu || s.span.lo < r.span.lo || s.span.hi > r.span.hi) {
+            return None;
+        }
+        let counter = match init.as_ref()? {
+            ForInit::Decl(d) => match d.declarators.as_slice() {
+                [one] if one.init.is_some() => one.declarator.name.clone()?,
+                _ => return None,
+            },
+            ForInit::Expr(Expr { kind: AE::Assign { op: None, lhs, .. }, .. }) => ident(lhs)?.to_string(),
+            ForInit::Expr(_) => return None,
+        };
+        let integer = matches!(sema.lookup_var(&counter).map(|v| &v.ty), Some(CType::Scalar(t)) if !t.is_float());
+        if !integer || !is_increment(step.as_ref()?, &counter) {
+            return None;
+        }
+        let (bound, inclusive) = match &cond.as_ref()?.kind {
+            AE::Binary { op: AB::Lt, lhs, rhs } if ident(lhs) == Some(&counter) => (rhs, false),
+            AE::Binary { op: AB::Le, lhs, rhs } if ident(lhs) == Some(&counter) => (rhs, true),
+            AE::Binary { op: AB::Gt, lhs, rhs } if ident(rhs) == Some(&counter) => (lhs, false),
+            AE::Binary { op: AB::Ge, lhs, rhs } if ident(rhs) == Some(&counter) => (lhs, true),
+            _ => return None,
+        };
+        if !invariant_bound(bound, &counter, sema) {
+            return None;
+        }
+        // The region's effects are on arrays only, and its args are the same every iteration.
+        if r.args.iter().any(|a| matches!(a.kind, HostArgKind::ScalarOut(_)) || mentions(&a.c_expr, &counter)) {
+            return None;
+        }
+        let text = self.sources.text(bound.span);
+        let extra = if inclusive { " + 1" } else { "" };
+        Some(StepLoop { region, counter: counter.clone(), remaining: format!("(long long)({text}) - (long long)({counter}){extra}") })
+    }
+}
+
+fn ident(e: &Expr) -> Option<&str> {
+    match &e.kind {
+        AE::Ident(name) => Some(name),
+        _ => None,
+    }
+}
+
+/// `v++`, `++v`, `v += 1`, `v = v + 1`.
+fn is_increment(step: &Expr, v: &str) -> bool {
+    let one = |e: &Expr| matches!(e.kind, AE::IntLit { value: 1, .. });
+    match &step.kind {
+        AE::Unary { op: UnaryOp::PostInc | UnaryOp::PreInc, operand } => ident(operand) == Some(v),
+        AE::Assign { op: Some(AB::Add), lhs, rhs } => ident(lhs) == Some(v) && one(rhs),
+        AE::Assign { op: None, lhs, rhs } => {
+            ident(lhs) == Some(v)
+                && matches!(&rhs.kind, AE::Binary { op: AB::Add, lhs: a, rhs: b } if (ident(a) == Some(v) && one(b)) || (one(a) && ident(b) == Some(v)))
+        }
+        _ => false,
+    }
+}
+
+/// Whether `e` is built from integer constants and scalar variables other than `v` with
+/// arithmetic only (no calls, assignments or memory accesses: its value cannot change while
+/// the region runs, which writes arrays only).
+fn invariant_bound(e: &Expr, v: &str, sema: &Sema) -> bool {
+    match &e.kind {
+        AE::IntLit { .. } => true,
+        AE::Ident(name) => name != v && matches!(sema.lookup_var(name).map(|i| &i.ty), Some(CType::Scalar(_))),
+        AE::Unary { op: UnaryOp::Neg | UnaryOp::Plus, operand } => invariant_bound(operand, v, sema),
+        AE::Binary { op, lhs, rhs } => {
+            matches!(op, AB::Add | AB::Sub | AB::Mul | AB::Div | AB::Rem | AB::Shl | AB::Shr)
+                && invariant_bound(lhs, v, sema)
+                && invariant_bound(rhs, v, sema)
+        }
+        AE::Cast { expr, .. } => invariant_bound(expr, v, sema),
+        _ => false,
+    }
+}
+
+/// Whether C expression text `c` names identifier `v`.
+fn mentions(c: &str, v: &str) -> bool {
+    c.split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_')).any(|word| word == v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::mentions;
+
+    #[test]
+    fn mentions_whole_identifiers_only() {
+        assert!(mentions("a[t]", "t"));
+        assert!(mentions("(t)", "t"));
+        assert!(!mentions("tmp + st", "t"));
+        assert!(!mentions("n", "t"));
+    }
+}
