@@ -76,7 +76,10 @@ fn same_named_statics_of_two_files_build_with_yosegi_cc_and_match_gcc() {
 fn a_static_library_linked_with_dash_l_runs_its_loops_through_the_runtime() {
     let scratch = tempfile::tempdir().unwrap();
     let (_, stderr) = build_and_match_gcc("static_lib", scratch.path());
-    assert!(stderr.contains("smooth_l8") && stderr.contains("smooth_l10"), "the library's kernels did not run through the runtime:\n{stderr}");
+    // (Its loop's body is one region: the runtime may run its two kernels as kernels of
+    // several steps, named after the first.)
+    let ran = stderr.contains("smooth_l8") && (stderr.contains("smooth_l10") || stderr.contains("smooth_l8_steps"));
+    assert!(ran, "the library's kernels did not run through the runtime:\n{stderr}");
 }
 
 #[test]

@@ -325,6 +325,7 @@ differential_tests! {
     fusion_adjacent => "fusion_adjacent.c",
     steps_jacobi2d => "steps_jacobi2d.c",
     steps_heat1d3d => "steps_heat1d3d.c",
+    steps_swap => "steps_swap.c",
     example_cg => "../../examples/cg.c",
     example_diffusion1d => "../../examples/diffusion1d.c",
     example_diffusion_wide => "../../examples/diffusion_wide.c",

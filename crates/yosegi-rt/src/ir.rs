@@ -1201,6 +1201,11 @@ pub struct StepLoop {
     pub counter: String,
     /// A C expression for the iterations left, valid in the loop's body.
     pub remaining: String,
+    /// The body ends by swapping two pointers the region names (`tmp = a; a = b; b = tmp;`):
+    /// their region args. The runtime then runs one step or an even number (after which the
+    /// pointers are back where they were: the host skips the swap).
+    #[serde(default)]
+    pub swap: Option<(u32, u32)>,
 }
 
 /// `steps` consecutive runs of a compute region's kernels as one grid kernel: the chain of

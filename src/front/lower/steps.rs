@@ -9,8 +9,13 @@
 //! cannot change: the forms `for (v = a; v < e; v++)`, `v <= e`, `e > v`, `e >= v`, with
 //! `++v`, `v += 1` or `v = v + 1`, `v` of integer type, and `e` built from constants and
 //! scalar variables other than `v` with arithmetic only.
+//!
+//! The body may end by swapping two pointers the region names (`double *tmp = u; u = un; un =
+//! tmp;`, the usual form of a stencil that alternates two arrays). The runtime then runs one
+//! step, after which the host swaps, or an even number, after which the pointers are where
+//! they started and the host skips the swap (`if (ran != 1) continue;`).
 
-use crate::front::ast::{BinaryOp as AB, Expr, ExprKind as AE, ForInit, Stmt, StmtKind, UnaryOp};
+use crate::front::ast::{self, BinaryOp as AB, Expr, ExprKind as AE, ForInit, Stmt, StmtKind, UnaryOp};
 use crate::front::sema::{CType, Sema};
 use crate::ir::{HostArgKind, RegionKind, StepLoop};
 
@@ -32,11 +37,21 @@ impl Lowerer<'_> {
         if !matches!(r.kind, RegionKind::Compute { .. }) || r.if_arg.is_some() {
             return None;
         }
-        // The body is the region and nothing else.
-        let inner: Vec<&Stmt> = match &body.kind {
+        // The body is the region and nothing else, or the region and a swap.
+        let mut inner: Vec<&Stmt> = match &body.kind {
             StmtKind::Compound(b) => b.stmts.iter().collect(),
             _ => vec![body],
         };
+        let swapped = match inner.as_slice() {
+            [.., a, b, c] if inner.len() > 3 => pointer_swap(a, b, c),
+            _ => None,
+        };
+        let mut swap = None;
+        if let Some((x, y)) = swapped {
+            let arg = |name: &str| r.args.iter().position(|a| a.kind == HostArgKind::Pointer && a.c_expr == name).map(|i| i as u32);
+            swap = Some((arg(&x)?, arg(&y)?));
+            inner.truncate(inner.len() - 3);
+        }
         if inner.is_empty() || inner.iter().any(|s| s.span.tu != r.span.tu || s.span.lo < r.span.lo || s.span.hi > r.span.hi) {
             return None;
         }
@@ -68,8 +83,29 @@ impl Lowerer<'_> {
         }
         let text = self.sources.text(bound.span);
         let extra = if inclusive { " + 1" } else { "" };
-        Some(StepLoop { region, counter: counter.clone(), remaining: format!("(long long)({text}) - (long long)({counter}){extra}") })
+        Some(StepLoop { region, counter: counter.clone(), remaining: format!("(long long)({text}) - (long long)({counter}){extra}"), swap })
     }
+}
+
+/// `T *t = x; x = y; y = t;` (or `t = x;` with `t` declared before): the names `x` and `y`.
+fn pointer_swap(first: &Stmt, second: &Stmt, third: &Stmt) -> Option<(String, String)> {
+    let assign = |s: &Stmt| match &s.kind {
+        StmtKind::Expr(Some(Expr { kind: AE::Assign { op: None, lhs, rhs }, .. })) => Some((ident(lhs)?.to_string(), ident(rhs)?.to_string())),
+        _ => None,
+    };
+    let (tmp, x) = match &first.kind {
+        StmtKind::Decl(d) => match d.declarators.as_slice() {
+            [one] => match &one.init {
+                Some(ast::Initializer::Expr(e)) => (one.declarator.name.clone()?, ident(e)?.to_string()),
+                _ => return None,
+            },
+            _ => return None,
+        },
+        _ => assign(first)?,
+    };
+    let (x2, y) = assign(second)?;
+    let (y2, tmp2) = assign(third)?;
+    (x2 == x && y2 == y && tmp2 == tmp && x != y && tmp != x && tmp != y).then_some((x, y))
 }
 
 fn ident(e: &Expr) -> Option<&str> {

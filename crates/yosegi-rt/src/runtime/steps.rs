@@ -47,6 +47,9 @@ pub(super) struct StepState {
     disabled: bool,
     /// `YOSEGI_STEPS=k`: only the step kernels of `k` steps, always (1: none).
     only: Option<u32>,
+    /// Regions whose loop swaps two pointers after them: the host skips the swap unless one
+    /// step ran, so a call runs one step or an even number.
+    swapped: std::collections::HashSet<u32>,
     /// Per region and launch sizes.
     explorations: HashMap<(u32, Vec<i64>), Exploration>,
     /// Second buffers not in use, by device and size.
@@ -81,7 +84,8 @@ impl StepState {
             list.sort_by_key(|&n| module.step_fusions[n].steps);
         }
         let only = std::env::var("YOSEGI_STEPS").ok().and_then(|v| v.trim().parse().ok());
-        StepState { by_region, disabled, only, ..StepState::default() }
+        let swapped = module.step_loops.iter().filter(|l| l.swap.is_some()).map(|l| l.region).collect();
+        StepState { by_region, disabled, only, swapped, ..StepState::default() }
     }
 }
 
@@ -91,10 +95,24 @@ impl Runtime {
         let plan = self.plan_steps(id, args, left);
         let Plan::Fused { fusion, launches, timed, warm_up } = plan else {
             let Plan::Unfused { timed } = plan else { unreachable!("matched above") };
+            // A timed sample runs as many steps as the largest step kernel, so that the wait
+            // before and after it weighs on both sides alike.
+            let steps = if timed.is_some() { self.unfused_sample_steps(id, left) } else { 1 };
+            let swap = self.module.step_loops.iter().find(|l| l.region == id as u32).and_then(|l| l.swap);
             let started = self.steps_timing_start(timed.is_some());
-            self.region(id, args)?;
-            self.steps_timing_end(timed, None, started, 1);
-            return Ok(1);
+            for step in 0..steps {
+                match swap {
+                    // The host swaps the two pointers after each step it runs itself.
+                    Some((x, y)) if step % 2 == 1 => {
+                        let mut swapped = args.to_vec();
+                        swapped.swap(x as usize, y as usize);
+                        self.region(id, &swapped)?;
+                    }
+                    _ => self.region(id, args)?,
+                }
+            }
+            self.steps_timing_end(timed, None, started, steps);
+            return Ok(steps);
         };
         let module = self.module.clone();
         let region = Runtime::region_of(&module, id)?;
@@ -105,9 +123,8 @@ impl Runtime {
         let _range = nvtx::range(|| self.range_name(region, None));
         let RegionKind::Compute { kernels, data } = &region.kind else { unreachable!("a step loop's region computes") };
         self.enter_data(region, data, args, Hold::Structured)?;
-        let started = self.steps_timing_start(timed.is_some() || warm_up);
-        let ran = self.launch_steps(region, kernels, &module.step_fusions[fusion], args, launches)?;
-        if ran {
+        let ran = self.launch_steps(region, kernels, &module.step_fusions[fusion], args, launches, timed.is_some())?;
+        if let Some(started) = ran {
             if warm_up {
                 self.steps_warmed_up(id, args, fusion);
             } else {
@@ -122,7 +139,7 @@ impl Runtime {
         }
         self.exit_data(region, data, args, Hold::Structured, false)?;
         self.collect_device_reports()?;
-        Ok(if ran { launches * steps } else { 1 })
+        Ok(if ran.is_some() { launches * steps } else { 1 })
     }
 
     fn plan_steps(&mut self, id: i32, args: &[YosegiArg], left: i64) -> Plan {
@@ -139,7 +156,11 @@ impl Runtime {
             _ => Vec::new(),
         };
         let Some(&most) = candidates.last() else { return Plan::Unfused { timed: None } };
-        let all = |f: usize, module: &Module| left / module.step_fusions[f].steps as i64;
+        let swapped = self.steps.swapped.contains(&(id as u32));
+        let all = |f: usize, module: &Module| {
+            let steps = module.step_fusions[f].steps as i64;
+            if swapped && steps % 2 == 1 { 1 } else { left / steps }
+        };
         if self.module.step_fusions[most].forced || only.is_some() {
             return Plan::Fused { fusion: most, launches: all(most, &self.module), timed: None, warm_up: false };
         }
@@ -228,6 +249,14 @@ impl Runtime {
         }
     }
 
+    /// Steps of a timed unfused sample: those of the largest step kernel that fits in `left`
+    /// (an even number, or one, where the loop swaps two pointers).
+    fn unfused_sample_steps(&self, id: i32, left: i64) -> i64 {
+        let most = self.steps.by_region.get(&(id as u32)).into_iter().flatten().map(|&f| self.module.step_fusions[f].steps as i64).filter(|&k| k <= left).max();
+        let steps = most.unwrap_or(1).clamp(1, left.max(1));
+        if self.steps.swapped.contains(&(id as u32)) && steps % 2 == 1 { (steps - 1).max(1) } else { steps }
+    }
+
     fn steps_timing_start(&mut self, timed: bool) -> Option<Instant> {
         if !timed {
             return None;
@@ -262,8 +291,10 @@ impl Runtime {
         }
     }
 
-    /// `launches` launches of step fusion `f`; `false` (having launched nothing)
-    /// when it is not usable for these arrays.
+    /// `launches` launches of step fusion `f`; `None` (having launched nothing) when it is not
+    /// usable for these arrays. `timed`: the device is idle when the first launch starts (after
+    /// the second buffers are filled, which a run of many launches pays once), and that time
+    /// comes back.
     fn launch_steps(
         &mut self,
         region: &Region,
@@ -271,24 +302,36 @@ impl Runtime {
         f: &StepFusion,
         args: &[YosegiArg],
         launches: i64,
-    ) -> Result<bool, RuntimeError> {
+        timed: bool,
+    ) -> Result<Option<Option<Instant>>, RuntimeError> {
         let prepared = self.clock();
         let module = self.module.clone();
         let device = self.current_device;
         let grid = &module.grid_kernels[f.grid];
-        let Some(chain) = self.prepare_chain(region, kernels, grid, args)? else { return Ok(false) };
+        let Some(chain) = self.prepare_chain(region, kernels, grid, args)? else { return Ok(None) };
+        // With two arrays swapped after each step, every other step writes what the kernels
+        // write through the other pointer: both are made current and marked written.
+        if let Some((x, y)) = self.module.step_loops.iter().find(|l| l.region == region.id).and_then(|l| l.swap)
+            && f.steps > 1
+        {
+            let mut swapped = args.to_vec();
+            swapped.swap(x as usize, y as usize);
+            if self.prepare_chain(region, kernels, grid, &swapped)?.is_none() {
+                return Ok(None);
+            }
+        }
         let mut params = self.device_params(region, grid, &chain.args, &chain.bound_objects, device);
         // Each renamed array: its own allocation, and a second buffer like it.
         let mut pairs: Vec<(u32, u32, DeviceAlloc, DeviceAlloc, u64)> = Vec::new();
         for &(out, input) in &f.renamed {
-            let DeviceParam::Array { alloc, offset } = params[input as usize] else { return Ok(false) };
+            let DeviceParam::Array { alloc, offset } = params[input as usize] else { return Ok(None) };
             let ptr = chain.args[grid.params[input as usize].arg as usize].ptr as u64;
             let object = chain.bound_objects.iter().find(|(a, _)| *a == grid.params[input as usize].arg).map(|&(_, o)| o);
-            let Some(object) = object.or_else(|| self.registry.find(ptr)) else { return Ok(false) };
-            let Some((copies, _)) = self.transfer_for(object) else { return Ok(false) };
+            let Some(object) = object.or_else(|| self.registry.find(ptr)) else { return Ok(None) };
+            let Some((copies, _)) = self.transfer_for(object) else { return Ok(None) };
             let len = copies.len;
             if copies.placement(device) != Some((alloc, 0)) || copies.devices[device].as_ref().is_none_or(|c| c.mapped) {
-                return Ok(false);
+                return Ok(None);
             }
             let second = match self.steps.spare.get_mut(&(device, len)).and_then(Vec::pop) {
                 Some(a) => a,
@@ -301,6 +344,7 @@ impl Runtime {
             self.devices[device].copy_within(second, 0, first, 0, len);
         }
         self.record_runtime_call("region: launch preparation", prepared);
+        let started = self.steps_timing_start(timed);
         for launch_number in 0..launches {
             // Even launches read the first buffers and write the second; odd ones the reverse.
             let forward = launch_number % 2 == 0;
@@ -320,7 +364,14 @@ impl Runtime {
                 specialisable: Cow::Borrowed(&self.specialisable[f.grid.index()]),
             };
             let bytes = if launch_number == 0 { chain.bytes_moved } else { 0 };
-            super::model::record_prediction(&mut self.model, &mut self.stats, &launch, device, bytes, self.devices[device].as_ref(), &self.registry);
+            // The model samples blocks over the host's copies: a second buffer has none, so
+            // the prediction reads and writes the array's own.
+            let mut seen = launch.params.clone();
+            for &(out, input, ..) in &pairs {
+                seen[out as usize] = seen[input as usize];
+            }
+            let predicted = Launch { module: &module, kernel: grid, params: seen, specialisable: launch.specialisable.clone() };
+            super::model::record_prediction(&mut self.model, &mut self.stats, &predicted, device, bytes, self.devices[device].as_ref(), &self.registry);
             let outcome = self.devices[device].launch(&launch).map_err(|fault| self.fault_error(fault))?;
             self.stats.record_launch(&grid.name, started.elapsed(), &outcome.counters);
             if launch_number == 0 {
@@ -333,6 +384,6 @@ impl Runtime {
             }
             self.steps.spare.entry((device, len)).or_default().push(second);
         }
-        Ok(true)
+        Ok(Some(started))
     }
 }

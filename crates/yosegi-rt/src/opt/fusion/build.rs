@@ -506,20 +506,33 @@ impl Builder<'_> {
 
     /// The fused kernel's param for param `p` of member kernel `k` (one per region arg).
     fn param(&mut self, k: &Kernel, p: u32) -> u32 {
-        let param = &k.params[p as usize];
-        if let Some(&fp) = self.param_of_arg.get(&param.arg) {
+        self.param_as(k, p, k.params[p as usize].arg)
+    }
+
+    /// The fused kernel's param for region arg `arg`, which param `p` of `k` stands for (in a
+    /// chain of steps whose loop swaps two arrays, each names the other's in every other step):
+    /// its kind is `p`'s, its name that of a member's param bound to `arg`.
+    fn param_as(&mut self, k: &Kernel, p: u32, arg: u32) -> u32 {
+        if let Some(&fp) = self.param_of_arg.get(&arg) {
             return fp;
         }
+        let own = &k.params[p as usize];
+        let name = if own.arg == arg {
+            own.name.clone()
+        } else {
+            super::chain::param_of(self.module, &self.plan.members, arg).map_or_else(|| format!("{}_{arg}", own.name), |q| q.name.clone())
+        };
+        let param = &Param { name, kind: own.kind.clone(), arg };
         let kind = match &param.kind {
             ParamKind::Array { elem, dims, restrict, read_only } => {
                 let mut import = Import::new(k, usize::MAX, false);
                 let dims = dims.iter().map(|d| d.map(|e| import.expr(self, e))).collect();
                 // Every kernel of the chain that names the array sees it read-only only when
-                // none of them writes it.
+                // none of them writes it (in a chain of steps: no step makes a version of it).
                 let written = self.plan.members.iter().any(|&m| {
                     let mk = &self.module.kernels[m];
                     mk.params.iter().any(|q| q.arg == param.arg && matches!(q.kind, ParamKind::Array { read_only: false, .. }))
-                });
+                }) || self.plan.versions.real.values().any(|&r| r == param.arg);
                 let renamed = self.renamed_args.contains(&param.arg);
                 ParamKind::Array { elem: *elem, dims, restrict: *restrict, read_only: renamed || (*read_only && !written) }
             }
@@ -542,11 +555,11 @@ impl Builder<'_> {
         if without_stores.contains(&version) {
             return None;
         }
-        let fp = self.param(k, p);
+        let arg = self.plan.versions.real(version);
+        let fp = self.param_as(k, p, arg);
         if !self.outputs.contains(&version) {
             return Some(fp);
         }
-        let arg = k.params[p as usize].arg;
         if let Some(&out) = self.out_params.get(&arg) {
             return Some(out);
         }
@@ -632,7 +645,10 @@ impl<'k> Import<'k> {
 
     fn array(&mut self, b: &mut Builder, array: ArrayRef) -> ArrayRef {
         match array {
-            ArrayRef::Param(p) => ArrayRef::Param(b.param(self.k, p)),
+            ArrayRef::Param(p) => {
+                let role = b.plan.versions.role(self.member, self.k.params[p as usize].arg);
+                ArrayRef::Param(b.param_as(self.k, p, role))
+            }
             ArrayRef::Local(l) => ArrayRef::Local(self.local(b, l)),
             other => other,
         }

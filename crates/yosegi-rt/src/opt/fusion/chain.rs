@@ -93,12 +93,19 @@ pub struct Versions {
     pub reads: Vec<BTreeMap<u32, u32>>,
     /// Per member: region arg -> the version its stores make.
     pub writes: Vec<BTreeMap<u32, u32>>,
+    /// Per member: region arg of one of its params -> the region arg whose array it stands for
+    /// in that step, where it is not its own (a step loop that swaps two arrays).
+    pub roles: Vec<BTreeMap<u32, u32>>,
 }
 
 impl Versions {
     /// The region arg of version `id`.
     pub fn real(&self, id: u32) -> u32 {
         self.real.get(&id).copied().unwrap_or(id)
+    }
+    /// The region arg whose array member `m`'s param bound to `arg` stands for.
+    pub fn role(&self, m: usize, arg: u32) -> u32 {
+        self.roles.get(m).and_then(|r| r.get(&arg)).copied().unwrap_or(arg)
     }
     /// The version member `m` reads where it loads region arg `arg`.
     pub fn read(&self, m: usize, arg: u32) -> u32 {
@@ -127,6 +134,11 @@ pub fn elem_of(module: &Module, kernels: &[Handle<Kernel>], arg: u32) -> Option<
 /// The largest number of redundant iterations a kernel may take along one dim, both sides
 /// together: beyond it the recomputation outweighs what the chain saves.
 pub const MAX_EXTENSION: i64 = 16;
+
+/// The same for a chain of steps (`super::steps`), which saves a whole step's traffic per step
+/// fused: the tile bounds it too (a kernel's redundant iterations fit in the tile), and the
+/// runtime measures the step kernels against the unfused step.
+pub const MAX_STEP_EXTENSION: i64 = 64;
 
 /// What `handle` reads and writes, or why it cannot be in a fused chain.
 pub fn member_accesses(module: &Module, region: &Region, handle: Handle<Kernel>) -> Result<MemberAccesses, String> {
@@ -299,10 +311,11 @@ pub fn plan_versioned(module: &Module, members: &[MemberAccesses], versions: Ver
             }
         }
     }
+    let limit = if versions.real.is_empty() { MAX_EXTENSION } else { MAX_STEP_EXTENSION };
     for (m, ext) in extension.iter().enumerate() {
-        if let Some(d) = ext.iter().position(|(l, r)| l + r > MAX_EXTENSION) {
+        if let Some(d) = ext.iter().position(|(l, r)| l + r > limit) {
             return Err(format!(
-                "`{}` would need {} redundant iterations along its dim {}, more than {MAX_EXTENSION}",
+                "`{}` would need {} redundant iterations along its dim {}, more than {limit}",
                 name(m),
                 ext[d].0 + ext[d].1,
                 d + 1

@@ -55,7 +55,7 @@ pub fn fuse_steps(module: &mut Module, config: &PassConfig) {
         };
         let mut made = 0;
         for k in STEP_COUNTS.into_iter().filter(|&k| k > 1 || kernels.len() > 1) {
-            let (members, versions) = unrolled(&base, k, module.regions[region].args.len() as u32);
+            let (members, versions) = unrolled(&base, k, module.regions[region].args.len() as u32, l.swap);
             let planned = chain::plan_versioned(module, &members, versions)
                 .and_then(|plan| build::choose_layout(module, &plan, budget).map(|layout| (plan, layout)));
             let (plan, layout) = match planned {
@@ -109,18 +109,25 @@ fn region_accesses(module: &Module, region: usize, kernels: &[Handle<Kernel>]) -
 }
 
 /// The chain of `steps` runs of the region's kernels (`base`), its accesses by version; new
-/// versions are numbered from `first_id` (past the region's args).
-fn unrolled(base: &[MemberAccesses], steps: u32, first_id: u32) -> (Vec<MemberAccesses>, Versions) {
+/// versions are numbered from `first_id` (past the region's args). With `swap`, the two args
+/// stand for each other in every other step.
+fn unrolled(base: &[MemberAccesses], steps: u32, first_id: u32, swap: Option<(u32, u32)>) -> (Vec<MemberAccesses>, Versions) {
     let mut versions = Versions::default();
     let mut current: BTreeMap<u32, u32> = BTreeMap::new();
     let mut next = first_id;
     let mut members = Vec::new();
-    for _ in 0..steps {
+    for step in 0..steps {
+        let roles: BTreeMap<u32, u32> = match swap {
+            Some((x, y)) if step % 2 == 1 => BTreeMap::from([(x, y), (y, x)]),
+            _ => BTreeMap::new(),
+        };
+        let role = |arg: u32| roles.get(&arg).copied().unwrap_or(arg);
         for a in base {
-            let read_map: BTreeMap<u32, u32> = a.reads.keys().map(|&arg| (arg, current.get(&arg).copied().unwrap_or(arg))).collect();
+            let read_map: BTreeMap<u32, u32> =
+                a.reads.keys().map(|&arg| (arg, current.get(&role(arg)).copied().unwrap_or(role(arg)))).collect();
             let mut write_map = BTreeMap::new();
             for &arg in a.writes.keys() {
-                versions.real.insert(next, arg);
+                versions.real.insert(next, role(arg));
                 write_map.insert(arg, next);
                 next += 1;
             }
@@ -131,9 +138,10 @@ fn unrolled(base: &[MemberAccesses], steps: u32, first_id: u32) -> (Vec<MemberAc
                 writes: a.writes.iter().map(|(arg, w)| (write_map[arg], w.clone())).collect(),
                 reads_earlier_results: None,
             });
-            current.extend(write_map.iter().map(|(&a, &v)| (a, v)));
+            current.extend(write_map.iter().map(|(&a, &v)| (role(a), v)));
             versions.reads.push(read_map);
             versions.writes.push(write_map);
+            versions.roles.push(roles.clone());
         }
     }
     (members, versions)
@@ -146,9 +154,10 @@ fn make_step_fusion(module: &mut Module, region: usize, steps: u32, plan: &chain
     // The last version of each array, and the arrays read from global memory before written.
     let mut last: BTreeMap<u32, u32> = BTreeMap::new();
     for w in &versions.writes {
-        last.extend(w.iter().map(|(&a, &v)| (a, v)));
+        last.extend(w.values().map(|&v| (versions.real(v), v)));
     }
-    let read_first: BTreeSet<u32> = versions.reads.iter().flat_map(|r| r.iter().filter(|(a, v)| a == v).map(|(a, _)| *a)).collect();
+    let read_first: BTreeSet<u32> =
+        versions.reads.iter().flat_map(|r| r.values().copied()).filter(|v| !versions.real.contains_key(v)).collect();
     let renamed: BTreeSet<u32> = last.keys().copied().filter(|a| read_first.contains(a)).collect();
     let outputs: BTreeSet<u32> = renamed.iter().map(|a| last[a]).collect();
     let one_step = &plan.members[..plan.members.len() / steps as usize];
