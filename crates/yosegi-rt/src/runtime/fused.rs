@@ -32,7 +32,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use crate::ir::{Fusion, Handle, Kernel, ParamKind, Region};
+use crate::ir::{Fusion, Handle, Kernel, Region};
 
 use super::abi::YosegiArg;
 use super::device::Launch;
@@ -164,13 +164,7 @@ impl Runtime {
         if self.devices[self.current_device].name() == "sim" {
             return if fusion.estimated_ratio < 1.0 { Plan::Fused { timed: None } } else { Plan::Unfused { timed: None } };
         }
-        let sizes: Vec<i64> = fusion
-            .members
-            .iter()
-            .flat_map(|&k| self.module.kernels[k].params.iter())
-            .filter(|p| matches!(p.kind, ParamKind::Scalar(t) if !t.is_float()))
-            .map(|p| args[p.arg as usize].i)
-            .collect();
+        let sizes = super::steps::launch_sizes(&self.module, &fusion.members, args);
         let key = (f, sizes);
         let exploration = self.fusions.explorations.entry(key.clone()).or_default();
         match exploration.fuse {

@@ -12,10 +12,17 @@
 //! * `YOSEGI_STEPS=k` (for measuring): the kernel of `k` steps whenever `k` steps are left,
 //!   no other (`1`: none);
 //! * on the simulator: the candidate with the lowest estimate, when below 1;
-//! * on a GPU, per region and launch sizes: one step unfused and two launches of each
-//!   candidate (the first launch of each only warms it up), [`SAMPLES`] times each, timed from
-//!   an idle device; then the lowest time per step runs, a step kernel only when faster than
-//!   the unfused step by more than [`WIN_MARGIN`].
+//! * on a GPU, per region and launch sizes: as many unfused steps as the largest candidate
+//!   runs, and two launches of each candidate, [`SAMPLES`] times each, timed from an idle
+//!   device (the first sample of each side only warms it up: kernels loaded, the unfused
+//!   kernels' own variants explored; a fused sample's clock starts after its second buffers
+//!   are filled, which a decided run of many launches pays once); then the lowest time per
+//!   step runs, a step kernel only when faster than the unfused steps by more than
+//!   [`WIN_MARGIN`].
+//!
+//! A measured choice goes into the tuning cache (`variants::TuningCache`, under the region's
+//! first kernel's name with `~steps` and a hash of the step kernels' CUDA), and a later run of
+//! the program at the same sizes on the same device takes it from there without exploring.
 //!
 //! # The second buffers
 //!
@@ -35,7 +42,7 @@ use crate::ir::{Handle, Kernel, Module, ParamKind, Region, RegionKind, StepFusio
 use super::abi::YosegiArg;
 use super::device::{DeviceAlloc, DeviceParam, Launch};
 use super::stats::VariantDecision;
-use super::variants::{SAMPLES_PER_CANDIDATE as SAMPLES, WIN_MARGIN};
+use super::variants::{CachedChoice, KernelIdentity, SAMPLES_PER_CANDIDATE as SAMPLES, TuningCache, WIN_MARGIN};
 use super::{Hold, Runtime, RuntimeError, check_args, nvtx};
 
 /// What the runtime knows of the program's step fusions.
@@ -54,10 +61,15 @@ pub(super) struct StepState {
     explorations: HashMap<(u32, Vec<i64>), Exploration>,
     /// Second buffers not in use, by device and size.
     spare: HashMap<(usize, u64), Vec<DeviceAlloc>>,
+    /// Measured choices of earlier runs (read when a choice is first needed).
+    cache: Option<TuningCache>,
 }
 
 #[derive(Default)]
 struct Exploration {
+    /// Whether the first unfused sample ran (its time is not kept: the single-step kernels'
+    /// own variants are explored and loaded then).
+    unfused_warm: bool,
     /// Times of one step.
     unfused: Vec<Duration>,
     /// Per candidate (index into `Module::step_fusions`): whether its warm-up ran, and times of
@@ -175,14 +187,29 @@ impl Runtime {
         }
         let region = &self.module.regions[id as usize];
         let RegionKind::Compute { kernels, .. } = &region.kind else { return Plan::Unfused { timed: None } };
-        let sizes: Vec<i64> = kernels
-            .iter()
-            .flat_map(|&k| self.module.kernels[k].params.iter())
-            .filter(|p| matches!(p.kind, ParamKind::Scalar(t) if !t.is_float()))
-            .map(|p| args[p.arg as usize].i)
-            .collect();
+        let sizes = launch_sizes(&self.module, kernels, args);
         let key = (id as u32, sizes);
-        let exploration = self.steps.explorations.entry(key.clone()).or_default();
+        if !self.steps.explorations.contains_key(&key) {
+            // (The identity hashes the step kernels' CUDA: made only when a choice is looked up
+            // or stored, never per step.)
+            let device = self.devices[self.current_device].model().to_string();
+            let identity = steps_identity(&self.module, id as u32);
+            let sizes_text = sizes_text(&key.1);
+            let cached = self.steps.cache.get_or_insert_with(TuningCache::default_location).lookup_sizes(&identity, &device, &sizes_text);
+            let mut exploration = Exploration::default();
+            if let Some(c) = cached {
+                let fusions = self.steps.by_region.get(&(id as u32)).cloned().unwrap_or_default();
+                let found = fusions.into_iter().find(|&f| self.module.grid_kernels[self.module.step_fusions[f].grid].name == c.winner);
+                if found.is_some() || c.winner == "unfused" {
+                    exploration.choice = Some(found);
+                    let kernel = format!("{} (steps)", self.module.kernels[kernels[0]].name);
+                    let decision = VariantDecision { kernel, device: device.clone(), sizes: sizes_text.clone(), winner: c.winner, times: c.times, from_cache: true };
+                    self.stats.record_variant_decision(decision);
+                }
+            }
+            self.steps.explorations.insert(key.clone(), exploration);
+        }
+        let exploration = self.steps.explorations.get_mut(&key).expect("inserted above");
         match exploration.choice {
             Some(Some(f)) if self.module.step_fusions[f].steps as i64 <= left => {
                 return Plan::Fused { fusion: f, launches: all(f, &self.module), timed: None, warm_up: false };
@@ -232,14 +259,12 @@ impl Runtime {
         }
         let first = &self.module.kernels[kernels[0]].name;
         let winner = choice.map_or("unfused".to_string(), |f| self.module.grid_kernels[self.module.step_fusions[f].grid].name.clone());
-        let decision = VariantDecision {
-            kernel: format!("{first} (steps)"),
-            device: self.devices[self.current_device].model().to_string(),
-            sizes: String::new(),
-            winner,
-            times,
-            from_cache: false,
-        };
+        let device = self.devices[self.current_device].model().to_string();
+        let identity = steps_identity(&self.module, id as u32);
+        let sizes_text = sizes_text(&key.1);
+        let choice_to_keep = CachedChoice { device: device.clone(), sizes: sizes_text.clone(), winner: winner.clone(), times: times.clone() };
+        self.steps.cache.get_or_insert_with(TuningCache::default_location).store(identity, choice_to_keep);
+        let decision = VariantDecision { kernel: format!("{first} (steps)"), device, sizes: sizes_text, winner, times, from_cache: false };
         self.stats.record_variant_decision(decision);
         match choice {
             Some(f) if self.module.step_fusions[f].steps as i64 <= left => {
@@ -272,6 +297,7 @@ impl Runtime {
         let per_step = started.elapsed() / steps.max(1) as u32;
         let Some(exploration) = self.steps.explorations.get_mut(&key) else { return };
         match fusion {
+            None if !exploration.unfused_warm => exploration.unfused_warm = true,
             None => exploration.unfused.push(per_step),
             Some(f) => exploration.fused.entry(f).or_default().1.push(per_step),
         }
@@ -280,12 +306,7 @@ impl Runtime {
     fn steps_warmed_up(&mut self, id: i32, args: &[YosegiArg], fusion: usize) {
         let region = &self.module.regions[id as usize];
         let RegionKind::Compute { kernels, .. } = &region.kind else { return };
-        let sizes: Vec<i64> = kernels
-            .iter()
-            .flat_map(|&k| self.module.kernels[k].params.iter())
-            .filter(|p| matches!(p.kind, ParamKind::Scalar(t) if !t.is_float()))
-            .map(|p| args[p.arg as usize].i)
-            .collect();
+        let sizes = launch_sizes(&self.module, kernels, args);
         if let Some(exploration) = self.steps.explorations.get_mut(&(id as u32, sizes)) {
             exploration.fused.entry(fusion).or_default().0 = true;
         }
@@ -385,5 +406,63 @@ impl Runtime {
             self.steps.spare.entry((device, len)).or_default().push(second);
         }
         Ok(Some(started))
+    }
+}
+
+/// The tuning cache's name for the choice among region `region`'s step kernels: the first
+/// kernel's name with `~steps`, and a hash of the step kernels' CUDA (a changed program or
+/// compiler explores again).
+fn steps_identity(module: &Module, region: u32) -> KernelIdentity {
+    let mut text = String::new();
+    for f in module.step_fusions.iter().filter(|f| f.region == region) {
+        let grid = &module.grid_kernels[f.grid];
+        text.push_str(&grid.name);
+        text.push('\0');
+        text.push_str(&crate::back::cuda::grid_kernel_cuda(module, grid));
+        text.push('\0');
+    }
+    let first = match &module.regions[region as usize].kind {
+        RegionKind::Compute { kernels, .. } => kernels.first().map(|&k| module.kernels[k].name.clone()).unwrap_or_default(),
+        _ => String::new(),
+    };
+    KernelIdentity { name: format!("{first}~steps"), hash: super::cuda::cache::fnv1a64(text.as_bytes()) }
+}
+
+/// The sizes of a choice as the cache spells them (`-` when there are none).
+fn sizes_text(sizes: &[i64]) -> String {
+    if sizes.is_empty() { "-".to_string() } else { sizes.iter().map(i64::to_string).collect::<Vec<_>>().join(",") }
+}
+
+/// The integer args of kernels `kernels`: what makes their launches comparable.
+pub(super) fn launch_sizes(module: &Module, kernels: &[Handle<Kernel>], args: &[YosegiArg]) -> Vec<i64> {
+    kernels
+        .iter()
+        .flat_map(|&k| module.kernels[k].params.iter())
+        .filter(|p| matches!(p.kind, ParamKind::Scalar(t) if !t.is_float()))
+        .map(|p| args[p.arg as usize].i)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A choice stored under a region's step identity is found again by a second cache reading
+    /// the same directory (a later run), and not at other sizes.
+    #[test]
+    fn a_step_choice_is_found_by_a_later_run_at_the_same_sizes() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let identity = KernelIdentity { name: "main_l41~steps".to_string(), hash: 7 };
+        let choice = CachedChoice {
+            device: "H100".to_string(),
+            sizes: sizes_text(&[8192, 1]),
+            winner: "main_l41_steps8".to_string(),
+            times: vec![("unfused".to_string(), vec![Duration::from_micros(20)]), ("main_l41_steps8".to_string(), vec![Duration::from_micros(3)])],
+        };
+        TuningCache::in_dir(Some(dir.path().to_path_buf())).store(identity.clone(), choice.clone());
+        let mut later = TuningCache::in_dir(Some(dir.path().to_path_buf()));
+        assert_eq!(later.lookup_sizes(&identity, "H100", "8192,1"), Some(choice));
+        assert_eq!(later.lookup_sizes(&identity, "H100", "4096,1"), None);
+        assert_eq!(sizes_text(&[]), "-");
     }
 }

@@ -333,11 +333,13 @@ impl TuningCache {
     }
 
     fn lookup(&mut self, identity: &KernelIdentity, key: &LaunchKey) -> Option<CachedChoice> {
-        let sizes = key.sizes_text();
-        self.entries()
-            .iter()
-            .find(|(id, c)| id == identity && c.device == key.device && c.sizes == sizes)
-            .map(|(_, c)| c.clone())
+        self.lookup_sizes(identity, &key.device, &key.sizes_text())
+    }
+
+    /// The cached winner of `identity` on `device` at `sizes` (as [`LaunchKey::sizes_text`]
+    /// writes them).
+    pub fn lookup_sizes(&mut self, identity: &KernelIdentity, device: &str, sizes: &str) -> Option<CachedChoice> {
+        self.entries().iter().find(|(id, c)| id == identity && c.device == device && c.sizes == sizes).map(|(_, c)| c.clone())
     }
 
     /// Adds (or replaces) a winner and rewrites the file. The file is read again first, so

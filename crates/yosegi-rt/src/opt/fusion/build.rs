@@ -136,29 +136,15 @@ pub fn build_fused(
     estimated_ratio: f64,
     notes: Vec<String>,
 ) -> GridKernel {
-    build(module, plan, layout, without_stores, &BTreeSet::new(), name, estimated_ratio, notes).0
+    build_steps(module, plan, layout, without_stores, &BTreeSet::new(), name, estimated_ratio, notes).0
 }
 
-/// The grid kernel of a chain of steps (`plan.versions`): `without_stores` are the versions
+/// The grid kernel of a chain (of steps, `plan.versions`): `without_stores` are the versions
 /// whose global stores it leaves out, `outputs` those it stores through a second param of their
 /// array (named `<array>_next`), which the runtime binds to a second buffer. Also returns the
 /// `(output, input)` param pairs.
 #[allow(clippy::too_many_arguments)]
 pub fn build_steps(
-    module: &Module,
-    plan: &ChainPlan,
-    layout: &Layout,
-    without_stores: &BTreeSet<u32>,
-    outputs: &BTreeSet<u32>,
-    name: String,
-    estimated_ratio: f64,
-    notes: Vec<String>,
-) -> (GridKernel, Vec<(u32, u32)>) {
-    build(module, plan, layout, without_stores, outputs, name, estimated_ratio, notes)
-}
-
-#[allow(clippy::too_many_arguments)]
-fn build(
     module: &Module,
     plan: &ChainPlan,
     layout: &Layout,
