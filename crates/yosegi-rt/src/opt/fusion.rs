@@ -260,6 +260,13 @@ fn fusion_notes(module: &Module, plan: &ChainPlan, layout: &build::Layout, names
         let text = if parts.is_empty() { "none".to_string() } else { parts.join("; ") };
         notes.push(format!("redundant iterations of `{}`: {text}", names[m]));
     }
+    for (&arg, inter) in &plan.intermediates {
+        if inter.needed == plan.extension[inter.producer] {
+            continue;
+        }
+        let parts: Vec<String> = inter.needed.iter().enumerate().map(|(d, (l, r))| format!("{} {l} left, {r} right", var(inter.producer, d))).collect();
+        notes.push(format!("`{}` computes `{}` only where its readers need it: {}", names[inter.producer], array(arg), parts.join("; ")));
+    }
     let tile: Vec<String> = layout.tile.iter().map(|t| t.to_string()).collect();
     notes.push(format!("tile: {} iterations per block, {} threads", tile.join(" x "), build::THREADS));
     for (n, buffer) in layout.buffers.iter().enumerate() {

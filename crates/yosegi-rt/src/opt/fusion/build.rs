@@ -679,6 +679,32 @@ impl<'k> Import<'k> {
         Some((inside, shared))
     }
 
+    /// Whether the current iteration lies within `needed` redundant iterations of the block's
+    /// own (`None` when that is every iteration the member runs).
+    fn within_needed(&self, b: &mut Builder, needed: &[(i64, i64)]) -> Option<Handle<Expr>> {
+        let ext = b.plan.extension[self.member].clone();
+        let mut cond = None;
+        for (d, (&(l, r), &(el, er))) in needed.iter().zip(&ext).enumerate() {
+            if l >= el && r >= er {
+                continue;
+            }
+            let v = b.expr(ExprKind::Local(self.values[d]), b.ct);
+            let lo = b.expr(ExprKind::Local(b.lo[d]), b.ct);
+            let first = b.minus(lo, l);
+            let lo = b.expr(ExprKind::Local(b.lo[d]), b.ct);
+            let end = b.int(b.layout.tile[d] as i64 + r);
+            let end = b.bin(BinaryOp::Add, lo, end);
+            let ge = b.bin(BinaryOp::Ge, v, first);
+            let lt = b.bin(BinaryOp::Lt, v, end);
+            let both = b.bin(BinaryOp::LogAnd, ge, lt);
+            cond = Some(match cond {
+                None => both,
+                Some(prev) => b.bin(BinaryOp::LogAnd, prev, both),
+            });
+        }
+        cond
+    }
+
     /// The index into this member's exchange array of its current iteration.
     fn own_exchange_index(&self, b: &mut Builder) -> Handle<Expr> {
         let values: Vec<Handle<Expr>> = self.values.iter().map(|&v| b.expr(ExprKind::Local(v), b.ct)).collect();
@@ -723,17 +749,22 @@ impl<'k> Import<'k> {
                     }
                     return;
                 }
-                // The value goes to the exchange array at every iteration the member runs, and
-                // to global memory at the block's own ones (unless nothing reads it there).
+                // The value goes to the exchange array at every iteration the member runs where
+                // a reader needs it, and to global memory at the block's own ones (unless
+                // nothing reads it there).
                 let ty = b.body.exprs[value].ty;
                 let tmp = b.local(&format!("_w{}_{}", self.member, arg), ty);
-                out.push(Stmt::Assign { local: tmp, value });
+                let mut stores = vec![Stmt::Assign { local: tmp, value }];
                 let read = b.expr(ExprKind::Local(tmp), ty);
                 let index = self.own_exchange_index(b);
                 let buffer = b.layout.buffer_of[&arg] as u32;
-                out.push(Stmt::Store { array: ArrayRef::Shared(buffer), indices: vec![index], value: read, span: *span });
+                stores.push(Stmt::Store { array: ArrayRef::Shared(buffer), indices: vec![index], value: read, span: *span });
                 if let Some(fp) = target {
-                    out.push(self.guarded(Stmt::Store { array: ArrayRef::Param(fp), indices, value: read, span: *span }));
+                    stores.push(self.guarded(Stmt::Store { array: ArrayRef::Param(fp), indices, value: read, span: *span }));
+                }
+                match self.within_needed(b, &b.plan.intermediates[&arg].needed.clone()) {
+                    Some(cond) => out.push(Stmt::If { cond, then: stores, otherwise: Vec::new() }),
+                    None => out.extend(stores),
                 }
             }
             Stmt::Store { array, indices, value, span } => {

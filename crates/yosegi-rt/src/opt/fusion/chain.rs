@@ -53,6 +53,11 @@ pub struct Intermediate {
     pub store: UnitAccess,
     /// Index in the chain of the last kernel that reads it.
     pub last_reader: usize,
+    /// Per space dim: the redundant iterations `(left, right)` its readers need of it, within
+    /// its producer's extension (the paper distributes a loop that defines several arrays so
+    /// that each gets its own; here the producer computes and stores each array only where
+    /// its readers need it, which comes to the same).
+    pub needed: Vec<(i64, i64)>,
 }
 
 /// A flow dependence: `consumer` reads `arg`, which `producer` writes, at these distances per
@@ -295,7 +300,7 @@ pub fn plan_versioned(module: &Module, members: &[MemberAccesses], versions: Ver
             }
             edges.push(Edge { producer: p, consumer: r, arg, distance });
         }
-        intermediates.insert(arg, Intermediate { producer: p, store, last_reader });
+        intermediates.insert(arg, Intermediate { producer: p, store, last_reader, needed: vec![(0, 0); dims] });
     }
 
     // Extensions, last kernel first: a consumer that runs iterations `[lo - L, hi + R)` and
@@ -308,6 +313,9 @@ pub fn plan_versioned(module: &Module, members: &[MemberAccesses], versions: Ver
                 let producer = &mut extension[edge.producer][d];
                 producer.0 = producer.0.max(left - lo);
                 producer.1 = producer.1.max(right + hi);
+                let needed = &mut intermediates.get_mut(&edge.arg).expect("an edge's array is an intermediate").needed[d];
+                needed.0 = needed.0.max(left - lo);
+                needed.1 = needed.1.max(right + hi);
             }
         }
     }
