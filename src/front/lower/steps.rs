@@ -77,8 +77,13 @@ impl Lowerer<'_> {
         if !invariant_bound(bound, &counter, sema) {
             return None;
         }
-        // The region's effects are on arrays only, and its args are the same every iteration.
-        if r.args.iter().any(|a| matches!(a.kind, HostArgKind::ScalarOut(_)) || mentions(&a.c_expr, &counter)) {
+        // The region's effects are on arrays only, and its args are the same every iteration;
+        // nor may it reach the bound's variables through a pointer (`copy(n)` of the bound).
+        let mut bound_names = Vec::new();
+        identifiers(bound, &mut bound_names);
+        let reaches_bound =
+            |a: &crate::ir::HostArg| a.kind == HostArgKind::Pointer && bound_names.iter().any(|n| mentions(&a.c_expr, n));
+        if r.args.iter().any(|a| matches!(a.kind, HostArgKind::ScalarOut(_)) || mentions(&a.c_expr, &counter) || reaches_bound(a)) {
             return None;
         }
         let text = self.sources.text(bound.span);
@@ -144,6 +149,20 @@ fn invariant_bound(e: &Expr, v: &str, sema: &Sema) -> bool {
         }
         AE::Cast { expr, .. } => invariant_bound(expr, v, sema),
         _ => false,
+    }
+}
+
+/// The identifiers `e` names.
+fn identifiers(e: &Expr, out: &mut Vec<String>) {
+    match &e.kind {
+        AE::Ident(name) => out.push(name.clone()),
+        AE::Unary { operand, .. } => identifiers(operand, out),
+        AE::Binary { lhs, rhs, .. } => {
+            identifiers(lhs, out);
+            identifiers(rhs, out);
+        }
+        AE::Cast { expr, .. } => identifiers(expr, out),
+        _ => {}
     }
 }
 

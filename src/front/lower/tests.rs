@@ -994,3 +994,41 @@ fn statements_between_nested_loops_move_inside_when_they_can_run_again() {
     assert_eq!(nest("i2 = a[i][0];"), 1);
     assert_eq!(nest("k = 0; i2 = k++;"), 1);
 }
+
+/// Step loops: the forms recognised (what the host passes as the iterations left, the swapped
+/// args) and loops that are not step loops (more host code in the body, the counter in the
+/// region's args, a bound the region can write, a floating counter, a swap of an array the
+/// region does not name).
+#[test]
+fn step_loops_are_recognised_only_in_their_forms() {
+    let step_loops = |body: &str| {
+        let src = format!(
+            "void f(int n, int m, double *a, double *b, double *spare) {{\n    int t;\n    double tf;\n    double *tmp;\n{body}\n}}\n"
+        );
+        let lowered = lower_snippet(&src);
+        let (module, _) = lowered.ok();
+        module.step_loops.clone()
+    };
+    let region = "#pragma acc parallel loop present(a[0:n], b[0:n])\n for (int i = 1; i < n - 1; i++) b[i] = a[i - 1] + a[i + 1];";
+    let found = step_loops(&format!("for (t = 0; t < m; t++) {{\n{region}\n}}"));
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].counter, "t");
+    assert_eq!(found[0].remaining, "(long long)(m) - (long long)(t)");
+    assert_eq!(found[0].swap, None);
+    let found = step_loops(&format!("for (int s = 1; s <= m * 2; ++s)\n {region}"));
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].remaining, "(long long)(m * 2) - (long long)(s) + 1");
+    let found = step_loops(&format!("for (t = 0; t < m; t += 1) {{\n{region}\ntmp = a; a = b; b = tmp; }}"));
+    assert_eq!(found.len(), 1);
+    let swap = found[0].swap.expect("a swap");
+    assert_ne!(swap.0, swap.1);
+    // Not step loops.
+    assert!(step_loops(&format!("for (t = 0; t < m; t++) {{\n{region}\na[0] += 1.0; }}")).is_empty());
+    let uses_t = "#pragma acc parallel loop present(a[0:n], b[0:n])\n for (int i = 1; i < n - 1; i++) b[i] = a[i] * t;";
+    assert!(step_loops(&format!("for (t = 0; t < m; t++) {{\n{uses_t}\n}}")).is_empty());
+    let writes_bound = "#pragma acc parallel loop copy(a[0:n], m)\n for (int i = 1; i < n - 1; i++) a[i] = a[i] * 0.5;";
+    assert!(step_loops(&format!("for (t = 0; t < m; t++) {{\n{writes_bound}\n}}")).is_empty());
+    assert!(step_loops(&format!("for (tf = 0; tf < m; tf++) {{\n{region}\n}}")).is_empty());
+    assert!(step_loops(&format!("for (t = 0; t < m; t++) {{\n{region}\ntmp = b; b = spare; spare = tmp; }}")).is_empty());
+    assert!(step_loops(&format!("for (t = 0; t < m + (n = 2); t++) {{\n{region}\n}}")).is_empty());
+}
