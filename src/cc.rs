@@ -572,11 +572,16 @@ fn start_code(image: &Path) -> String {
     )
 }
 
+/// The runtime library a release build carries (`build.rs`; empty in other builds).
+static EMBEDDED_RUNTIME: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/libyosegi_rt.so"));
+
 /// Where `libyosegi_rt.so` is: `$YOSEGI_LIB_DIR`, else next to this executable (cargo puts the
-/// library and the binaries in one folder).
+/// library and the binaries in one folder), else the copy this binary carries, written once
+/// into the cache folder (an installed compiler: `cargo install` installs binaries only).
 fn runtime_library_dir() -> Result<PathBuf, Diagnostic> {
-    let dir = match std::env::var_os("YOSEGI_LIB_DIR") {
-        Some(d) => PathBuf::from(d),
+    let explicit = std::env::var_os("YOSEGI_LIB_DIR").map(PathBuf::from);
+    let dir = match &explicit {
+        Some(d) => d.clone(),
         None => std::env::current_exe()
             .ok()
             .and_then(|e| e.canonicalize().ok())
@@ -586,8 +591,31 @@ fn runtime_library_dir() -> Result<PathBuf, Diagnostic> {
     if dir.join("libyosegi_rt.so").is_file() {
         return Ok(dir);
     }
+    if explicit.is_none()
+        && let Some(cache) = yosegi_rt::runtime::cuda::trusted_dir()
+        && let Some(written) = embedded_runtime_in(&cache, EMBEDDED_RUNTIME)
+    {
+        return Ok(written);
+    }
     Err(Diagnostic::global_error(format!("cannot find the runtime library libyosegi_rt.so in {}", dir.display()))
         .with_help("build it with `cargo build --release` (it lands next to the yosegi binary), or point YOSEGI_LIB_DIR at its folder"))
+}
+
+/// The folder under `cache` holding `library` as `libyosegi_rt.so` (named by the library's
+/// hash, so that two versions of the compiler never share one), written there when missing;
+/// `None` for an empty library or when it cannot be written.
+fn embedded_runtime_in(cache: &Path, library: &[u8]) -> Option<PathBuf> {
+    if library.is_empty() {
+        return None;
+    }
+    let dir = cache.join(format!("runtime-{:016x}", yosegi_rt::runtime::cuda::fnv1a64(library)));
+    let path = dir.join("libyosegi_rt.so");
+    if std::fs::read(&path).is_ok_and(|held| held == library) {
+        return Some(dir);
+    }
+    private_fs::create_private_dir_all(&dir).ok()?;
+    private_fs::replace_file(&path, library).ok()?;
+    Some(dir)
 }
 
 /// The system C compiler: `$YOSEGI_HOST_CC`, else `cc`. Not `$CC`: under `make CC="yosegi cc"`
@@ -686,5 +714,20 @@ mod tests {
         // Not in the -L directories: the system's library.
         assert_eq!(static_library(&cc, "-lm"), None);
         assert_eq!(static_library(&cc, "-O2"), None);
+    }
+
+    /// The carried runtime library is written once into a folder named by its hash, found again
+    /// without rewriting, kept apart from another version's, and never written when empty.
+    #[test]
+    fn the_carried_runtime_library_is_written_once_per_version() {
+        let cache = tempfile::tempdir().unwrap();
+        let first = embedded_runtime_in(cache.path(), b"library one").expect("written");
+        assert_eq!(std::fs::read(first.join("libyosegi_rt.so")).unwrap(), b"library one");
+        let modified = std::fs::metadata(first.join("libyosegi_rt.so")).unwrap().modified().unwrap();
+        assert_eq!(embedded_runtime_in(cache.path(), b"library one"), Some(first.clone()));
+        assert_eq!(std::fs::metadata(first.join("libyosegi_rt.so")).unwrap().modified().unwrap(), modified);
+        let second = embedded_runtime_in(cache.path(), b"library two").expect("written");
+        assert_ne!(first, second);
+        assert_eq!(embedded_runtime_in(cache.path(), b""), None);
     }
 }

@@ -30,6 +30,9 @@
 //! is theirs: it is kept as their fault ([`Device::take_fault`]) for the runtime to report.
 
 pub(crate) mod cache;
+/// The cache folder and the hash its entries are named by (the compiler driver keeps the
+/// runtime library it carries there).
+pub use cache::{fnv1a64, trusted_dir};
 mod calibrate;
 pub(crate) mod driver;
 mod enqueue;
