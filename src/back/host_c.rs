@@ -873,17 +873,15 @@ impl<'a> UnitEmitter<'a> {
                 // In a step loop the runtime may run several iterations: the counter skips
                 // those past the first, and an even number leaves swapped pointers as they were.
                 let launch = match self.step_loops.iter().find(|l| l.region == id) {
-                    Some(l) if l.swap.is_some() => format!(
-                        "{{ {decl}long long __yosegi_ran = __yosegi_rt->region_steps({id}, {args_ref}, {count}, {left}); \
-                         {v} += (__typeof__({v}))(__yosegi_ran - 1); if (__yosegi_ran != 1) continue; }}",
-                        v = l.counter,
-                        left = l.remaining
-                    ),
-                    Some(l) => format!(
-                        "{{ {decl}{v} += (__typeof__({v}))(__yosegi_rt->region_steps({id}, {args_ref}, {count}, {left}) - 1); }}",
-                        v = l.counter,
-                        left = l.remaining
-                    ),
+                    Some(l) => {
+                        let skip_swap = if l.swap.is_some() { " if (__yosegi_ran != 1) continue;" } else { "" };
+                        format!(
+                            "{{ {decl}long long __yosegi_ran = __yosegi_rt->region_steps({id}, {args_ref}, {count}, {left}); \
+                             {v} += (__typeof__({v}))(__yosegi_ran - 1);{skip_swap} }}",
+                            v = l.counter,
+                            left = l.remaining
+                        )
+                    }
                     None => format!("{{ {decl}__yosegi_rt->region({id}, {args_ref}, {count}); }}"),
                 };
                 let is_compute = matches!(region.kind, RegionKind::Compute { .. });

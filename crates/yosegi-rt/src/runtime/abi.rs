@@ -215,31 +215,28 @@ unsafe fn args_slice<'a>(args: *mut YosegiArg, n: c_int) -> &'a [YosegiArg] {
 extern "C" fn rt_region(id: c_int, args: *mut YosegiArg, n: c_int) {
     // SAFETY: the glue passes an array of `n` args.
     let args = unsafe { args_slice(args, n) };
+    with_region(|rt| rt.region(id, args))
+}
+
+/// Runs a compute region's entry `run` on the runtime, then settles the stack arrays the
+/// region's frame may have left, each part timed for `--stats`.
+fn with_region<R>(run: impl FnOnce(&mut Runtime) -> Result<R, RuntimeError>) -> R {
     with_runtime(|rt| {
         let started = rt.clock();
-        rt.region(id, args)?;
+        let result = run(rt)?;
         let settling = rt.clock();
         let frame_marker = 0u8;
         rt.settle_stack_objects(std::hint::black_box(&frame_marker) as *const u8 as u64);
         rt.record_runtime_call("region: settling stack arrays", settling);
         rt.record_runtime_call("region", started);
-        Ok(())
+        Ok(result)
     })
 }
 
 extern "C" fn rt_region_steps(id: c_int, args: *mut YosegiArg, n: c_int, left: c_longlong) -> c_longlong {
     // SAFETY: as in `rt_region`.
     let args = unsafe { args_slice(args, n) };
-    with_runtime(|rt| {
-        let started = rt.clock();
-        let ran = rt.region_steps(id, args, left)?;
-        let settling = rt.clock();
-        let frame_marker = 0u8;
-        rt.settle_stack_objects(std::hint::black_box(&frame_marker) as *const u8 as u64);
-        rt.record_runtime_call("region: settling stack arrays", settling);
-        rt.record_runtime_call("region", started);
-        Ok(ran)
-    })
+    with_region(|rt| rt.region_steps(id, args, left))
 }
 
 extern "C" fn rt_data_enter(id: c_int, args: *mut YosegiArg, n: c_int) {

@@ -175,7 +175,8 @@ impl Runtime {
         }
     }
 
-    fn timing_start(&mut self, timed: bool) -> Option<Instant> {
+    /// When `timed`: waits for the device to be idle and returns the time it was.
+    pub(super) fn timing_start(&mut self, timed: bool) -> Option<Instant> {
         if !timed {
             return None;
         }

@@ -353,6 +353,18 @@ impl Runtime {
 
     /// Runs a compute region, or an enter/exit data, update or wait directive.
     pub fn region(&mut self, id: i32, args: &[YosegiArg]) -> Result<(), RuntimeError> {
+        self.run_region(id, args, |rt, region, kernels, args| rt.launch_kernels(region, kernels, args))
+    }
+
+    /// [`Runtime::region`] with `launch` running a compute region's kernels, between its data
+    /// clauses' entry and exit (a step loop's region runs several steps there: `steps`); what
+    /// `launch` returns comes back (the default for other regions).
+    pub(super) fn run_region<T: Default>(
+        &mut self,
+        id: i32,
+        args: &[YosegiArg],
+        launch: impl FnOnce(&mut Runtime, &Region, &[Handle<Kernel>], &[YosegiArg]) -> Result<T, RuntimeError>,
+    ) -> Result<T, RuntimeError> {
         let module = self.module.clone();
         let region = Runtime::region_of(&module, id)?;
         check_args(region, args)?;
@@ -360,12 +372,13 @@ impl Runtime {
         let args = &self.host_view_of_device_pointers(region, args);
         self.adopt_sized_args(region, args);
         let _range = nvtx::range(|| self.range_name(region, None));
+        let mut launched = T::default();
         let ran = match &region.kind {
             RegionKind::Compute { kernels, data } => {
                 let started = self.clock();
                 self.enter_data(region, data, args, Hold::Structured)?;
                 self.record_runtime_call("region: data clauses in", started);
-                self.launch_kernels(region, kernels, args)?;
+                launched = launch(self, region, kernels, args)?;
                 let started = self.clock();
                 let exited = self.exit_data(region, data, args, Hold::Structured, false);
                 self.record_runtime_call("region: data clauses out", started);
@@ -378,7 +391,8 @@ impl Runtime {
             RegionKind::Wait => self.synchronize_devices(),
             RegionKind::Runtime(directive) => self.runtime_directive(region, directive, args),
         };
-        ran.and_then(|_| self.collect_device_reports())
+        ran.and_then(|_| self.collect_device_reports())?;
+        Ok(launched)
     }
 
     /// What the devices learnt since the last look: launches that finished (their device

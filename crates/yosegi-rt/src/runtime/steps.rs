@@ -43,7 +43,7 @@ use super::abi::YosegiArg;
 use super::device::{DeviceAlloc, DeviceParam, Launch};
 use super::stats::VariantDecision;
 use super::variants::{CachedChoice, KernelIdentity, SAMPLES_PER_CANDIDATE as SAMPLES, TuningCache, WIN_MARGIN};
-use super::{Hold, Runtime, RuntimeError, check_args, nvtx};
+use super::{Runtime, RuntimeError};
 
 /// What the runtime knows of the program's step fusions.
 #[derive(Default)]
@@ -54,9 +54,9 @@ pub(super) struct StepState {
     disabled: bool,
     /// `YOSEGI_STEPS=k`: only the step kernels of `k` steps, always (1: none).
     only: Option<u32>,
-    /// Regions whose loop swaps two pointers after them: the host skips the swap unless one
-    /// step ran, so a call runs one step or an even number.
-    swapped: std::collections::HashSet<u32>,
+    /// Per region whose loop swaps two pointers after it, their args (`StepLoop::swap`): the
+    /// host skips the swap unless one step ran, so a call runs one step or an even number.
+    swaps: HashMap<u32, (u32, u32)>,
     /// Per region and launch sizes.
     explorations: HashMap<(u32, Vec<i64>), Exploration>,
     /// Second buffers not in use, by device and size.
@@ -82,7 +82,7 @@ struct Exploration {
 /// What this call does.
 enum Plan {
     Unfused { timed: Option<(u32, Vec<i64>)> },
-    Fused { fusion: usize, launches: i64, timed: Option<(u32, Vec<i64>)>, warm_up: bool },
+    Fused { fusion: usize, launches: i64, timed: Option<(u32, Vec<i64>)> },
 }
 
 impl StepState {
@@ -96,8 +96,8 @@ impl StepState {
             list.sort_by_key(|&n| module.step_fusions[n].steps);
         }
         let only = std::env::var("YOSEGI_STEPS").ok().and_then(|v| v.trim().parse().ok());
-        let swapped = module.step_loops.iter().filter(|l| l.swap.is_some()).map(|l| l.region).collect();
-        StepState { by_region, disabled, only, swapped, ..StepState::default() }
+        let swaps = module.step_loops.iter().filter_map(|l| Some((l.region, l.swap?))).collect();
+        StepState { by_region, disabled, only, swaps, ..StepState::default() }
     }
 }
 
@@ -105,21 +105,17 @@ impl Runtime {
     /// Runs at least one and at most `left` steps of step-loop region `id`; returns how many.
     pub fn region_steps(&mut self, id: i32, args: &[YosegiArg], left: i64) -> Result<i64, RuntimeError> {
         let plan = self.plan_steps(id, args, left);
-        let Plan::Fused { fusion, launches, timed, warm_up } = plan else {
+        let Plan::Fused { fusion, launches, timed } = plan else {
             let Plan::Unfused { timed } = plan else { unreachable!("matched above") };
             // A timed sample runs as many steps as the largest step kernel, so that the wait
             // before and after it weighs on both sides alike.
             let steps = if timed.is_some() { self.unfused_sample_steps(id, left) } else { 1 };
-            let swap = self.module.step_loops.iter().find(|l| l.region == id as u32).and_then(|l| l.swap);
-            let started = self.steps_timing_start(timed.is_some());
+            let swap = self.steps.swaps.get(&(id as u32)).copied();
+            let started = self.timing_start(timed.is_some());
             for step in 0..steps {
                 match swap {
                     // The host swaps the two pointers after each step it runs itself.
-                    Some((x, y)) if step % 2 == 1 => {
-                        let mut swapped = args.to_vec();
-                        swapped.swap(x as usize, y as usize);
-                        self.region(id, &swapped)?;
-                    }
+                    Some(pair) if step % 2 == 1 => self.region(id, &swapped_args(args, pair))?,
                     _ => self.region(id, args)?,
                 }
             }
@@ -127,31 +123,22 @@ impl Runtime {
             return Ok(steps);
         };
         let module = self.module.clone();
-        let region = Runtime::region_of(&module, id)?;
-        let steps = module.step_fusions[fusion].steps as i64;
-        check_args(region, args)?;
-        let args = &self.host_view_of_device_pointers(region, args);
-        self.adopt_sized_args(region, args);
-        let _range = nvtx::range(|| self.range_name(region, None));
-        let RegionKind::Compute { kernels, data } = &region.kind else { unreachable!("a step loop's region computes") };
-        self.enter_data(region, data, args, Hold::Structured)?;
-        let ran = self.launch_steps(region, kernels, &module.step_fusions[fusion], args, launches, timed.is_some())?;
-        if let Some(started) = ran {
-            if warm_up {
-                self.steps_warmed_up(id, args, fusion);
-            } else {
-                self.steps_timing_end(timed, Some(fusion), started, launches * steps);
+        let fusion_of_steps = &module.step_fusions[fusion];
+        let steps = fusion_of_steps.steps as i64;
+        self.run_region(id, args, |rt, region, kernels, args| match rt.launch_steps(region, kernels, fusion_of_steps, args, launches, timed.is_some())? {
+            Some(started) => {
+                rt.steps_timing_end(timed, Some(fusion), started, launches * steps);
+                Ok(launches * steps)
             }
-        } else {
-            // Not usable for these arrays: one step as the region.
-            if let Some(exploration) = timed.and_then(|key| self.steps.explorations.get_mut(&key)) {
-                exploration.choice = Some(None);
+            None => {
+                // Not usable for these arrays: one step as the region.
+                if let Some(exploration) = timed.and_then(|key| rt.steps.explorations.get_mut(&key)) {
+                    exploration.choice = Some(None);
+                }
+                rt.launch_kernels(region, kernels, args)?;
+                Ok(1)
             }
-            self.launch_kernels(region, kernels, args)?;
-        }
-        self.exit_data(region, data, args, Hold::Structured, false)?;
-        self.collect_device_reports()?;
-        Ok(if ran.is_some() { launches * steps } else { 1 })
+        })
     }
 
     fn plan_steps(&mut self, id: i32, args: &[YosegiArg], left: i64) -> Plan {
@@ -168,20 +155,20 @@ impl Runtime {
             _ => Vec::new(),
         };
         let Some(&most) = candidates.last() else { return Plan::Unfused { timed: None } };
-        let swapped = self.steps.swapped.contains(&(id as u32));
+        let swapped = self.steps.swaps.contains_key(&(id as u32));
         let all = |f: usize, module: &Module| {
             let steps = module.step_fusions[f].steps as i64;
             if swapped && steps % 2 == 1 { 1 } else { left / steps }
         };
         if self.module.step_fusions[most].forced || only.is_some() {
-            return Plan::Fused { fusion: most, launches: all(most, &self.module), timed: None, warm_up: false };
+            return Plan::Fused { fusion: most, launches: all(most, &self.module), timed: None };
         }
         if self.devices[self.current_device].name() == "sim" {
             let best = candidates.iter().copied().min_by(|&a, &b| {
                 self.module.step_fusions[a].estimated_ratio.total_cmp(&self.module.step_fusions[b].estimated_ratio)
             });
             return match best.filter(|&f| self.module.step_fusions[f].estimated_ratio < 1.0) {
-                Some(f) => Plan::Fused { fusion: f, launches: all(f, &self.module), timed: None, warm_up: false },
+                Some(f) => Plan::Fused { fusion: f, launches: all(f, &self.module), timed: None },
                 None => Plan::Unfused { timed: None },
             };
         }
@@ -190,11 +177,7 @@ impl Runtime {
         let sizes = launch_sizes(&self.module, kernels, args);
         let key = (id as u32, sizes);
         if !self.steps.explorations.contains_key(&key) {
-            // (The identity hashes the step kernels' CUDA: made only when a choice is looked up
-            // or stored, never per step.)
-            let device = self.devices[self.current_device].model().to_string();
-            let identity = steps_identity(&self.module, id as u32);
-            let sizes_text = sizes_text(&key.1);
+            let (identity, device, sizes_text) = self.cache_entry(&key);
             let cached = self.steps.cache.get_or_insert_with(TuningCache::default_location).lookup_sizes(&identity, &device, &sizes_text);
             let mut exploration = Exploration::default();
             if let Some(c) = cached {
@@ -212,7 +195,7 @@ impl Runtime {
         let exploration = self.steps.explorations.get_mut(&key).expect("inserted above");
         match exploration.choice {
             Some(Some(f)) if self.module.step_fusions[f].steps as i64 <= left => {
-                return Plan::Fused { fusion: f, launches: all(f, &self.module), timed: None, warm_up: false };
+                return Plan::Fused { fusion: f, launches: all(f, &self.module), timed: None };
             }
             Some(_) => return Plan::Unfused { timed: None },
             None => {}
@@ -231,9 +214,9 @@ impl Runtime {
                 continue;
             }
             if !*warm {
-                return Plan::Fused { fusion: f, launches: 1, timed: None, warm_up: true };
+                return Plan::Fused { fusion: f, launches: 1, timed: Some(key) };
             }
-            return Plan::Fused { fusion: f, launches: 2, timed: Some(key), warm_up: false };
+            return Plan::Fused { fusion: f, launches: 2, timed: Some(key) };
         }
         if exploration.unfused.len() < SAMPLES {
             return Plan::Unfused { timed: Some(key) };
@@ -259,19 +242,25 @@ impl Runtime {
         }
         let first = &self.module.kernels[kernels[0]].name;
         let winner = choice.map_or("unfused".to_string(), |f| self.module.grid_kernels[self.module.step_fusions[f].grid].name.clone());
-        let device = self.devices[self.current_device].model().to_string();
-        let identity = steps_identity(&self.module, id as u32);
-        let sizes_text = sizes_text(&key.1);
+        let (identity, device, sizes_text) = self.cache_entry(&key);
         let choice_to_keep = CachedChoice { device: device.clone(), sizes: sizes_text.clone(), winner: winner.clone(), times: times.clone() };
         self.steps.cache.get_or_insert_with(TuningCache::default_location).store(identity, choice_to_keep);
         let decision = VariantDecision { kernel: format!("{first} (steps)"), device, sizes: sizes_text, winner, times, from_cache: false };
         self.stats.record_variant_decision(decision);
         match choice {
             Some(f) if self.module.step_fusions[f].steps as i64 <= left => {
-                Plan::Fused { fusion: f, launches: all(f, &self.module), timed: None, warm_up: false }
+                Plan::Fused { fusion: f, launches: all(f, &self.module), timed: None }
             }
             _ => Plan::Unfused { timed: None },
         }
+    }
+
+    /// Where the tuning cache keeps the choice for `key`: the identity of its region's step
+    /// kernels, the device, the sizes. (The identity hashes the step kernels' CUDA: made only
+    /// when a choice is looked up or stored, never per step.)
+    fn cache_entry(&self, key: &(u32, Vec<i64>)) -> (KernelIdentity, String, String) {
+        let device = self.devices[self.current_device].model().to_string();
+        (steps_identity(&self.module, key.0), device, sizes_text(&key.1))
     }
 
     /// Steps of a timed unfused sample: those of the largest step kernel that fits in `left`
@@ -279,36 +268,28 @@ impl Runtime {
     fn unfused_sample_steps(&self, id: i32, left: i64) -> i64 {
         let most = self.steps.by_region.get(&(id as u32)).into_iter().flatten().map(|&f| self.module.step_fusions[f].steps as i64).filter(|&k| k <= left).max();
         let steps = most.unwrap_or(1).clamp(1, left.max(1));
-        if self.steps.swapped.contains(&(id as u32)) && steps % 2 == 1 { (steps - 1).max(1) } else { steps }
+        if self.steps.swaps.contains_key(&(id as u32)) && steps % 2 == 1 { (steps - 1).max(1) } else { steps }
     }
 
-    fn steps_timing_start(&mut self, timed: bool) -> Option<Instant> {
-        if !timed {
-            return None;
-        }
-        self.devices[self.current_device].wait();
-        Some(Instant::now())
-    }
-
-    /// Records a timed run of `steps` steps (unfused when `fusion` is `None`).
+    /// Records a timed run of `steps` steps (unfused when `fusion` is `None`); the first run of
+    /// each side only warms it up (kernels loaded, the unfused kernels' own variants explored)
+    /// and is not kept.
     fn steps_timing_end(&mut self, timed: Option<(u32, Vec<i64>)>, fusion: Option<usize>, started: Option<Instant>, steps: i64) {
         let (Some(key), Some(started)) = (timed, started) else { return };
         self.devices[self.current_device].wait();
         let per_step = started.elapsed() / steps.max(1) as u32;
         let Some(exploration) = self.steps.explorations.get_mut(&key) else { return };
-        match fusion {
-            None if !exploration.unfused_warm => exploration.unfused_warm = true,
-            None => exploration.unfused.push(per_step),
-            Some(f) => exploration.fused.entry(f).or_default().1.push(per_step),
-        }
-    }
-
-    fn steps_warmed_up(&mut self, id: i32, args: &[YosegiArg], fusion: usize) {
-        let region = &self.module.regions[id as usize];
-        let RegionKind::Compute { kernels, .. } = &region.kind else { return };
-        let sizes = launch_sizes(&self.module, kernels, args);
-        if let Some(exploration) = self.steps.explorations.get_mut(&(id as u32, sizes)) {
-            exploration.fused.entry(fusion).or_default().0 = true;
+        let (warm, times) = match fusion {
+            None => (&mut exploration.unfused_warm, &mut exploration.unfused),
+            Some(f) => {
+                let (warm, times) = exploration.fused.entry(f).or_default();
+                (warm, times)
+            }
+        };
+        if *warm {
+            times.push(per_step);
+        } else {
+            *warm = true;
         }
     }
 
@@ -332,12 +313,10 @@ impl Runtime {
         let Some(chain) = self.prepare_chain(region, kernels, grid, args)? else { return Ok(None) };
         // With two arrays swapped after each step, every other step writes what the kernels
         // write through the other pointer: both are made current and marked written.
-        if let Some((x, y)) = self.module.step_loops.iter().find(|l| l.region == region.id).and_then(|l| l.swap)
+        if let Some(&pair) = self.steps.swaps.get(&region.id)
             && f.steps > 1
         {
-            let mut swapped = args.to_vec();
-            swapped.swap(x as usize, y as usize);
-            if self.prepare_chain(region, kernels, grid, &swapped)?.is_none() {
+            if self.prepare_chain(region, kernels, grid, &swapped_args(args, pair))?.is_none() {
                 return Ok(None);
             }
         }
@@ -365,7 +344,7 @@ impl Runtime {
             self.devices[device].copy_within(second, 0, first, 0, len);
         }
         self.record_runtime_call("region: launch preparation", prepared);
-        let started = self.steps_timing_start(timed);
+        let started = self.timing_start(timed);
         for launch_number in 0..launches {
             // Even launches read the first buffers and write the second; odd ones the reverse.
             let forward = launch_number % 2 == 0;
@@ -431,6 +410,13 @@ fn steps_identity(module: &Module, region: u32) -> KernelIdentity {
 /// The sizes of a choice as the cache spells them (`-` when there are none).
 fn sizes_text(sizes: &[i64]) -> String {
     if sizes.is_empty() { "-".to_string() } else { sizes.iter().map(i64::to_string).collect::<Vec<_>>().join(",") }
+}
+
+/// `args` with the two of `pair` exchanged: what the region sees after the host swapped them.
+fn swapped_args(args: &[YosegiArg], (x, y): (u32, u32)) -> Vec<YosegiArg> {
+    let mut swapped = args.to_vec();
+    swapped.swap(x as usize, y as usize);
+    swapped
 }
 
 /// The integer args of kernels `kernels`: what makes their launches comparable.

@@ -181,7 +181,6 @@ pub fn build_steps(
         reduction_base,
         ct,
         outputs: outputs.clone(),
-        renamed_args: outputs.iter().map(|&v| plan.versions.real(v)).collect(),
         out_params: HashMap::new(),
     };
     let dims = plan.dims;
@@ -295,19 +294,12 @@ pub fn build_steps(
         }
         let value_exprs: Vec<Handle<Expr>> = values.iter().map(|&v| b.expr(ExprKind::Local(v), b.ct)).collect();
         let inside = b.in_range(m, &value_exprs);
-        let mut own = None;
-        for (d, &v) in value_exprs.iter().enumerate().filter(|_| redundant) {
-            let lo = b.expr(ExprKind::Local(b.lo[d]), b.ct);
-            let tc = b.int(layout.tile[d] as i64);
-            let hi = b.bin(BinaryOp::Add, lo, tc);
-            let ge = b.bin(BinaryOp::Ge, v, lo);
-            let lt = b.bin(BinaryOp::Lt, v, hi);
-            let both = b.bin(BinaryOp::LogAnd, ge, lt);
-            own = Some(match own {
-                None => both,
-                Some(prev) => b.bin(BinaryOp::LogAnd, prev, both),
-            });
-        }
+        let own = if redundant {
+            let conds = value_exprs.iter().enumerate().map(|(d, &v)| b.near_own(d, v, 0, 0)).collect();
+            b.all(conds)
+        } else {
+            None
+        };
         for r in &k.reductions {
             let local = import.local(&mut b, r.local);
             reductions.push(Reduction { local, ..r.clone() });
@@ -415,10 +407,9 @@ struct Builder<'m> {
     /// variables are (their values fit), else `long long` (64-bit integer arithmetic costs
     /// several instructions per operation on a GPU).
     ct: ScalarType,
-    /// Versions stored through a second param of their array (`build_steps`).
+    /// Versions stored through a second param of their array (`build_steps`); their arrays are
+    /// read only through the first param, which is then read-only.
     outputs: BTreeSet<u32>,
-    /// Their region args: read only through the first param, which is then read-only.
-    renamed_args: BTreeSet<u32>,
     /// Region arg -> the second param.
     out_params: HashMap<u32, u32>,
 }
@@ -454,18 +445,38 @@ impl Builder<'_> {
 
     /// Whether `values` (one per dim) lie in member `m`'s loop ranges.
     fn in_range(&mut self, m: usize, values: &[Handle<Expr>]) -> Handle<Expr> {
-        let mut inside = None;
-        for (d, &v) in values.iter().enumerate() {
-            let (start, end) = self.domains[m][d];
-            let ge = self.bin(BinaryOp::Ge, v, start);
-            let lt = self.bin(BinaryOp::Lt, v, end);
-            let both = self.bin(BinaryOp::LogAnd, ge, lt);
-            inside = Some(match inside {
-                None => both,
-                Some(prev) => self.bin(BinaryOp::LogAnd, prev, both),
-            });
-        }
-        inside.expect("a chain has dims")
+        let conds = values
+            .iter()
+            .enumerate()
+            .map(|(d, &v)| {
+                let (start, end) = self.domains[m][d];
+                self.between(v, start, end)
+            })
+            .collect();
+        self.all(conds).expect("a chain has dims")
+    }
+
+    /// `start <= v && v < end`.
+    fn between(&mut self, v: Handle<Expr>, start: Handle<Expr>, end: Handle<Expr>) -> Handle<Expr> {
+        let ge = self.bin(BinaryOp::Ge, v, start);
+        let lt = self.bin(BinaryOp::Lt, v, end);
+        self.bin(BinaryOp::LogAnd, ge, lt)
+    }
+
+    /// Whether value `v` of dim `d` lies among the block's own values widened by `left` before
+    /// and `right` after.
+    fn near_own(&mut self, d: usize, v: Handle<Expr>, left: i64, right: i64) -> Handle<Expr> {
+        let lo = self.expr(ExprKind::Local(self.lo[d]), self.ct);
+        let first = self.minus(lo, left);
+        let lo = self.expr(ExprKind::Local(self.lo[d]), self.ct);
+        let width = self.int(self.layout.tile[d] as i64 + right);
+        let end = self.bin(BinaryOp::Add, lo, width);
+        self.between(v, first, end)
+    }
+
+    /// The conjunction of `conds` (`None` when there are none).
+    fn all(&mut self, conds: Vec<Handle<Expr>>) -> Option<Handle<Expr>> {
+        conds.into_iter().reduce(|prev, c| self.bin(BinaryOp::LogAnd, prev, c))
     }
 
     /// The index (`int`) in member `m`'s exchange array of the iteration at `values`, one per
@@ -519,7 +530,7 @@ impl Builder<'_> {
                     let mk = &self.module.kernels[m];
                     mk.params.iter().any(|q| q.arg == param.arg && matches!(q.kind, ParamKind::Array { read_only: false, .. }))
                 }) || self.plan.versions.real.values().any(|&r| r == param.arg);
-                let renamed = self.renamed_args.contains(&param.arg);
+                let renamed = self.outputs.iter().any(|&v| self.plan.versions.real(v) == param.arg);
                 ParamKind::Array { elem: *elem, dims, restrict: *restrict, read_only: renamed || (*read_only && !written) }
             }
             other => other.clone(),
@@ -683,26 +694,14 @@ impl<'k> Import<'k> {
     /// own (`None` when that is every iteration the member runs).
     fn within_needed(&self, b: &mut Builder, needed: &[(i64, i64)]) -> Option<Handle<Expr>> {
         let ext = b.plan.extension[self.member].clone();
-        let mut cond = None;
+        let mut conds = Vec::new();
         for (d, (&(l, r), &(el, er))) in needed.iter().zip(&ext).enumerate() {
-            if l >= el && r >= er {
-                continue;
+            if l < el || r < er {
+                let v = b.expr(ExprKind::Local(self.values[d]), b.ct);
+                conds.push(b.near_own(d, v, l, r));
             }
-            let v = b.expr(ExprKind::Local(self.values[d]), b.ct);
-            let lo = b.expr(ExprKind::Local(b.lo[d]), b.ct);
-            let first = b.minus(lo, l);
-            let lo = b.expr(ExprKind::Local(b.lo[d]), b.ct);
-            let end = b.int(b.layout.tile[d] as i64 + r);
-            let end = b.bin(BinaryOp::Add, lo, end);
-            let ge = b.bin(BinaryOp::Ge, v, first);
-            let lt = b.bin(BinaryOp::Lt, v, end);
-            let both = b.bin(BinaryOp::LogAnd, ge, lt);
-            cond = Some(match cond {
-                None => both,
-                Some(prev) => b.bin(BinaryOp::LogAnd, prev, both),
-            });
         }
-        cond
+        b.all(conds)
     }
 
     /// The index into this member's exchange array of its current iteration.
