@@ -34,6 +34,10 @@ struct Loop {
     /// Whether it also sums what it writes (`reduction(+:rsum)`; the data are sums of
     /// products of short binary fractions, so every order of the sum gives the same value).
     reduce: bool,
+    /// A second array it defines (a new one), from a local of its own reads plus half the
+    /// first array's value: a loop with several defining statements and temporaries, which the
+    /// fused kernel computes each only where needed (`opt::fusion::slice`).
+    extra: Option<(usize, Vec<(usize, usize, Vec<i64>)>)>,
 }
 
 #[derive(Clone, Debug)]
@@ -85,23 +89,28 @@ impl Chain {
                 text.push_str(&format!("{}for (int {v} = {lo}; {v} < {}; {v}++)\n", "    ".repeat(level + 2), n - hi));
             }
             let own: String = vars.iter().map(|v| format!("[{v}]")).collect();
-            let mut terms: Vec<String> = l
-                .reads
-                .iter()
-                .map(|(a, w, offsets)| {
-                    let index: String = vars.iter().zip(offsets).map(|(v, o)| format!("[{v} + ({o})]")).collect();
-                    format!("{} * a{a}{index}", WEIGHTS[*w])
-                })
-                .collect();
+            let terms_of = |reads: &[(usize, usize, Vec<i64>)]| -> Vec<String> {
+                reads
+                    .iter()
+                    .map(|(a, w, offsets)| {
+                        let index: String = vars.iter().zip(offsets).map(|(v, o)| format!("[{v} + ({o})]")).collect();
+                        format!("{} * a{a}{index}", WEIGHTS[*w])
+                    })
+                    .collect()
+            };
+            let mut terms = terms_of(&l.reads);
             if l.in_place {
                 terms.push(format!("0.5 * a{}{own}", l.target));
             }
             let indent = "    ".repeat(d + 2);
-            if l.reduce {
-                text.push_str(&format!("{indent}{{ a{t}{own} = {}; rsum += a{t}{own}; }}\n", terms.join(" + "), t = l.target));
-            } else {
-                text.push_str(&format!("{indent}a{}{own} = {};\n", l.target, terms.join(" + ")));
+            let mut body = format!("double v = {}; a{t}{own} = v;", terms.join(" + "), t = l.target);
+            if let Some((extra, reads)) = &l.extra {
+                body.push_str(&format!(" double u = {}; a{extra}{own} = u + 0.5 * v;", terms_of(reads).join(" + ")));
             }
+            if l.reduce {
+                body.push_str(&format!(" rsum += a{t}{own};", t = l.target));
+            }
+            text.push_str(&format!("{indent}{{ {body} }}\n"));
         }
         text.push_str("    }\n    printf(\"rsum %.15e\\n\", rsum);\n");
         for a in 0..self.arrays {
@@ -157,15 +166,27 @@ fn chain() -> impl Strategy<Value = Chain> {
                 .into_iter()
                 .map(|a| (a, next(WEIGHTS.len() as u64) as usize, (0..dims).map(|_| next(5) as i64 - 2).collect()))
                 .collect();
+            let extra = (next(3) == 0).then(|| {
+                let extra = arrays;
+                arrays += 1;
+                let reads: Vec<(usize, usize, Vec<i64>)> = (0..1 + next(2))
+                    .map(|_| {
+                        let a = candidates[next(candidates.len() as u64) as usize];
+                        (a, next(WEIGHTS.len() as u64) as usize, (0..dims).map(|_| next(5) as i64 - 2).collect())
+                    })
+                    .collect();
+                (extra, reads)
+            });
             // Ranges keep every read inside the arrays.
+            let all_reads: Vec<&(usize, usize, Vec<i64>)> = reads.iter().chain(extra.iter().flat_map(|(_, r)| r)).collect();
             let margins = (0..dims)
                 .map(|d| {
-                    let low = reads.iter().map(|r| -r.2[d]).max().unwrap_or(0).max(0);
-                    let high = reads.iter().map(|r| r.2[d]).max().unwrap_or(0).max(0);
+                    let low = all_reads.iter().map(|r| -r.2[d]).max().unwrap_or(0).max(0);
+                    let high = all_reads.iter().map(|r| r.2[d]).max().unwrap_or(0).max(0);
                     (low + next(3) as i64, high + next(3) as i64)
                 })
                 .collect();
-            loops.push(Loop { target, in_place: next(6) == 0, reads, margins, reduce: next(4) == 0 });
+            loops.push(Loop { target, in_place: next(6) == 0, reads, margins, reduce: next(4) == 0, extra });
         }
         Chain { sizes, arrays, loops, steps: None }
     })
@@ -237,8 +258,8 @@ fn a_generated_step_loop_is_fused() {
         sizes: vec![30, 70],
         arrays: 3,
         loops: vec![
-            Loop { target: 1, in_place: false, reads: vec![(0, 0, vec![-1, 1]), (0, 2, vec![1, 0])], margins: vec![(1, 1), (1, 2)], reduce: false },
-            Loop { target: 0, in_place: true, reads: vec![(1, 1, vec![1, -1]), (2, 3, vec![0, 0])], margins: vec![(2, 2), (2, 2)], reduce: false },
+            Loop { target: 1, in_place: false, reads: vec![(0, 0, vec![-1, 1]), (0, 2, vec![1, 0])], margins: vec![(1, 1), (1, 2)], reduce: false, extra: None },
+            Loop { target: 0, in_place: true, reads: vec![(1, 1, vec![1, -1]), (2, 3, vec![0, 0])], margins: vec![(2, 2), (2, 2)], reduce: false, extra: None },
         ],
         steps: Some(7),
     };
@@ -273,11 +294,18 @@ fn a_generated_step_loop_is_fused() {
 fn a_generated_chain_is_fused() {
     let case = Chain {
         sizes: vec![30, 70],
-        arrays: 4,
+        arrays: 5,
         loops: vec![
-            Loop { target: 1, in_place: false, reads: vec![(0, 0, vec![-1, 1]), (0, 2, vec![1, 0])], margins: vec![(1, 1), (1, 2)], reduce: false },
-            Loop { target: 2, in_place: false, reads: vec![(1, 1, vec![2, -2]), (1, 3, vec![0, 0])], margins: vec![(0, 2), (2, 0)], reduce: false },
-            Loop { target: 3, in_place: true, reads: vec![(2, 4, vec![-1, -1]), (0, 5, vec![0, 2])], margins: vec![(1, 0), (1, 2)], reduce: true },
+            Loop {
+                target: 1,
+                in_place: false,
+                reads: vec![(0, 0, vec![-1, 1]), (0, 2, vec![1, 0])],
+                margins: vec![(1, 1), (1, 2)],
+                reduce: false,
+                extra: Some((4, vec![(0, 1, vec![0, 1])])),
+            },
+            Loop { target: 2, in_place: false, reads: vec![(1, 1, vec![2, -2]), (1, 3, vec![0, 0])], margins: vec![(0, 2), (2, 0)], reduce: false, extra: None },
+            Loop { target: 3, in_place: true, reads: vec![(2, 4, vec![-1, -1]), (0, 5, vec![0, 2])], margins: vec![(1, 0), (1, 2)], reduce: true, extra: None },
         ],
         steps: None,
     };
@@ -290,6 +318,19 @@ fn a_generated_chain_is_fused() {
     let explained = run(cmd, Input::Nothing);
     assert!(explained.stdout.contains("run as one kernel `main_l"), "{}", explained.stdout);
     assert!(explained.stdout.contains("redundant iterations of `main_l"), "{}", explained.stdout);
+    // The first loop's local `u` feeds only `a4`, which nothing in the chain reads: it is
+    // computed on the block's own iterations, not on the redundant ones `v` needs.
+    assert!(explained.stdout.contains("computes its local `u` only where its statements need it: j 0 left, 0 right; i 0 left, 0 right"), "{}", explained.stdout);
+    assert!(!explained.stdout.contains("computes its local `v`"), "{}", explained.stdout);
+    let emitted = dir.path().join("emitted");
+    let mut cmd = yosegi();
+    cmd.args(["emit", "--fusion", "on", "-o"]).arg(&emitted).arg(&source);
+    run(cmd, Input::Nothing);
+    let cuda = std::fs::read_to_string(emitted.join("kernels.cu")).expect("kernels.cu");
+    let lines: Vec<&str> = cuda.lines().collect();
+    let at = |name: &str| lines.iter().position(|l| l.trim_start().starts_with(name) && l.contains(" = ")).unwrap_or_else(|| panic!("{name}\n{cuda}"));
+    assert!(lines[at("u_k0") - 1].trim_start().starts_with("if ("), "{cuda}");
+    assert!(!lines[at("v_k0") - 1].trim_start().starts_with("if ("), "{cuda}");
 }
 
 fn fusion_chain1d() -> std::path::PathBuf {

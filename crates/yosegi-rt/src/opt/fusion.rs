@@ -27,6 +27,7 @@
 
 pub mod build;
 pub mod chain;
+pub mod slice;
 pub mod steps;
 
 use std::collections::BTreeSet;
@@ -266,6 +267,14 @@ fn fusion_notes(module: &Module, plan: &ChainPlan, layout: &build::Layout, names
         }
         let parts: Vec<String> = inter.needed.iter().enumerate().map(|(d, (l, r))| format!("{} {l} left, {r} right", var(inter.producer, d))).collect();
         notes.push(format!("`{}` computes `{}` only where its readers need it: {}", names[inter.producer], array(arg), parts.join("; ")));
+    }
+    for m in 0..plan.members.len() {
+        let k = &module.kernels[plan.members[m]];
+        for (stmt, range) in k.body.block.iter().zip(slice::statement_ranges(module, plan, m)) {
+            let (Stmt::Assign { local, .. }, Some(range)) = (stmt, range) else { continue };
+            let parts: Vec<String> = range.iter().enumerate().map(|(d, (l, r))| format!("{} {l} left, {r} right", var(m, d))).collect();
+            notes.push(format!("`{}` computes its local `{}` only where its statements need it: {}", names[m], k.body.locals[*local].name, parts.join("; ")));
+        }
     }
     let tile: Vec<String> = layout.tile.iter().map(|t| t.to_string()).collect();
     notes.push(format!("tile: {} iterations per block, {} threads", tile.join(" x "), build::THREADS));

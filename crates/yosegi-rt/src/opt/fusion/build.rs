@@ -333,7 +333,8 @@ pub fn build_steps(
                 then.push(Stmt::Assign { local: mine, value });
             }
         }
-        then.extend(import.block(&mut b, &k.body.block));
+        import.ranges = super::slice::statement_ranges(module, plan, m);
+        then.extend(import.top_block(&mut b, &k.body.block));
         let mut body = point;
         body.push(Stmt::If { cond: inside, then, otherwise: Vec::new() });
 
@@ -587,11 +588,39 @@ struct Import<'k> {
     /// iteration, so every one is).
     own: Option<Handle<Expr>>,
     without_stores: BTreeSet<u32>,
+    /// Per top-level statement of the body: the redundant iterations it runs, where fewer than
+    /// the member's (`super::slice`).
+    ranges: Vec<Option<super::slice::Range>>,
 }
 
 impl<'k> Import<'k> {
     fn new(k: &'k Kernel, member: usize, rewrite: bool) -> Import<'k> {
-        Import { k, member, rewrite, exprs: HashMap::new(), locals: HashMap::new(), values: Vec::new(), own: None, without_stores: BTreeSet::new() }
+        Import {
+            k,
+            member,
+            rewrite,
+            exprs: HashMap::new(),
+            locals: HashMap::new(),
+            values: Vec::new(),
+            own: None,
+            without_stores: BTreeSet::new(),
+            ranges: Vec::new(),
+        }
+    }
+
+    /// The member's body, each statement run only on the iterations its slice needs.
+    fn top_block(&mut self, b: &mut Builder, block: &[Stmt]) -> Vec<Stmt> {
+        let mut out = Vec::new();
+        for (i, stmt) in block.iter().enumerate() {
+            let mut mine = Vec::new();
+            self.stmt(b, stmt, &mut mine);
+            let range = self.ranges.get(i).cloned().flatten();
+            match range.and_then(|range| self.within_needed(b, &range)) {
+                Some(cond) => out.push(Stmt::If { cond, then: mine, otherwise: Vec::new() }),
+                None => out.extend(mine),
+            }
+        }
+        out
     }
 
     fn local(&mut self, b: &mut Builder, l: Handle<Local>) -> Handle<Local> {
@@ -744,7 +773,7 @@ impl<'k> Import<'k> {
                     if let Some(fp) = target {
                         out.push(self.guarded(Stmt::Store { array: ArrayRef::Param(fp), indices, value, span: *span }));
                     } else {
-                        out.push(Stmt::Eval(value));
+                        out.push(self.guarded(Stmt::Eval(value)));
                     }
                     return;
                 }
