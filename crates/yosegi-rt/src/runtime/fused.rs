@@ -15,9 +15,10 @@
 //! * otherwise, on a device that cannot time (the simulator), the estimate decides (below 1
 //!   runs fused);
 //! * on a GPU, per fusion and launch sizes, the first launches alternate unfused and fused,
-//!   [`SAMPLES`] of each, each timed from an idle device to the end of its last kernel (so the
-//!   unfused side pays its launches and preparations, as the program would); then the faster
-//!   runs, fused only when faster by more than [`WIN_MARGIN`].
+//!   each timed from an idle device to the end of its last kernel (so the unfused side pays its
+//!   launches and preparations, as the program would), two of each, more while the two are
+//!   close (`variants::fusion_needs_sample`); then the faster runs, fused only when its typical
+//!   time is lower by more than `variants::FUSION_WIN_MARGIN`.
 //!
 //! The grid kernel that leaves out intermediates' global stores (`Fusion::without_stores`:
 //! scratch arrays nothing outside the chain reads, which the fusion pass proved) runs instead
@@ -39,9 +40,7 @@ use super::device::Launch;
 use super::stats::VariantDecision;
 use super::launch::StartedKernel;
 use super::{Runtime, RuntimeError, check_overlaps, distribute, fold_reductions};
-// Timed launches of each side before the choice, and the fraction by which the fused kernel
-// must beat the unfused launches: the same as the variant chooser's.
-use super::variants::{SAMPLES_PER_CANDIDATE as SAMPLES, WIN_MARGIN};
+use super::variants::{fusion_needs_sample, fusion_wins, typical_sample};
 
 
 /// What the runtime knows of the program's fusions.
@@ -190,12 +189,12 @@ impl Runtime {
         let time = started.elapsed();
         let Some(exploration) = self.fusions.explorations.get_mut(&key) else { return };
         if fused { exploration.fused.push(time) } else { exploration.unfused.push(time) }
-        if exploration.fused.len() < SAMPLES || exploration.unfused.len() < SAMPLES {
+        let (unfused, fused) = (&exploration.unfused, &exploration.fused);
+        let typical = |t: &Vec<Duration>| (!fusion_needs_sample(t, None)).then(|| typical_sample(t));
+        if fusion_needs_sample(unfused, typical(fused)) || fusion_needs_sample(fused, typical(unfused)) {
             return;
         }
-        let best = |t: &[Duration]| t.iter().min().copied().unwrap_or_default();
-        let (u, fz) = (best(&exploration.unfused), best(&exploration.fused));
-        let fuse = fz.as_secs_f64() < u.as_secs_f64() * (1.0 - WIN_MARGIN);
+        let fuse = fusion_wins(fused, unfused);
         exploration.fuse = Some(fuse);
         let fusion = &self.module.fusions[f];
         let grid = &self.module.grid_kernels[fusion.grid];

@@ -12,13 +12,14 @@
 //! * `YOSEGI_STEPS=k` (for measuring): the kernel of `k` steps whenever `k` steps are left,
 //!   no other (`1`: none);
 //! * on the simulator: the candidate with the lowest estimate, when below 1;
-//! * on a GPU, per region and launch sizes: as many unfused steps as the largest candidate
-//!   runs, and two launches of each candidate, [`SAMPLES`] times each, timed from an idle
-//!   device (the first sample of each side only warms it up: kernels loaded, the unfused
-//!   kernels' own variants explored; a fused sample's clock starts after its second buffers
-//!   are filled, which a decided run of many launches pays once); then the lowest time per
-//!   step runs, a step kernel only when faster than the unfused steps by more than
-//!   [`WIN_MARGIN`].
+//! * on a GPU, per region and launch sizes: samples of as many unfused steps as the largest
+//!   candidate runs, and of two launches of each candidate, each timed from an idle device
+//!   (the first sample of each side only warms it up: kernels loaded, the unfused kernels'
+//!   own variants explored; a fused sample's clock starts after its second buffers are
+//!   filled, which a decided run of many launches pays once), two samples each, more while a
+//!   candidate and the unfused steps are close (`variants::fusion_needs_sample`); then the
+//!   lowest typical time per step runs, a step kernel only when faster than the unfused steps
+//!   by more than `variants::FUSION_WIN_MARGIN`.
 //!
 //! A measured choice goes into the tuning cache (`variants::TuningCache`, under the region's
 //! first kernel's name with `~steps` and a hash of the step kernels' CUDA), and a later run of
@@ -42,7 +43,7 @@ use crate::ir::{Handle, Kernel, Module, ParamKind, Region, RegionKind, StepFusio
 use super::abi::YosegiArg;
 use super::device::{DeviceAlloc, DeviceParam, Launch};
 use super::stats::VariantDecision;
-use super::variants::{CachedChoice, KernelIdentity, SAMPLES_PER_CANDIDATE as SAMPLES, TuningCache, WIN_MARGIN};
+use super::variants::{CachedChoice, KernelIdentity, TuningCache, fusion_needs_sample, fusion_wins, typical_sample};
 use super::{Runtime, RuntimeError};
 
 /// What the runtime knows of the program's step fusions.
@@ -200,36 +201,36 @@ impl Runtime {
             Some(_) => return Plan::Unfused { timed: None },
             None => {}
         }
-        // Explore: the side with the fewest samples, among those with two launches' steps left.
-        if exploration.unfused.len() < SAMPLES {
-            let fewest_fused = candidates.iter().map(|f| exploration.fused.get(f).map_or(0, |(_, t)| t.len())).min().unwrap_or(0);
-            if exploration.unfused.len() <= fewest_fused {
-                return Plan::Unfused { timed: Some(key) };
-            }
-        }
-        for &f in &candidates {
-            let steps = self.module.step_fusions[f].steps as i64;
-            let (warm, times) = exploration.fused.entry(f).or_default();
-            if times.len() >= SAMPLES || left < 2 * steps {
-                continue;
-            }
-            if !*warm {
-                return Plan::Fused { fusion: f, launches: 1, timed: Some(key) };
-            }
-            return Plan::Fused { fusion: f, launches: 2, timed: Some(key) };
-        }
-        if exploration.unfused.len() < SAMPLES {
+        // Explore: the side with the fewest samples, among those that need one (two samples
+        // each, more while a candidate and the unfused steps are close) and, for a candidate,
+        // have two launches' steps left.
+        let complete = |t: &[Duration]| (!fusion_needs_sample(t, None)).then(|| typical_sample(t));
+        let unfused_typical = complete(&exploration.unfused);
+        let best_fused = candidates.iter().filter_map(|f| exploration.fused.get(f).and_then(|(_, t)| complete(t))).min();
+        let needing: Vec<usize> = candidates
+            .iter()
+            .copied()
+            .filter(|f| {
+                let steps = self.module.step_fusions[*f].steps as i64;
+                let times = exploration.fused.get(f).map_or(&[][..], |(_, t)| t.as_slice());
+                left >= 2 * steps && fusion_needs_sample(times, unfused_typical)
+            })
+            .collect();
+        let unfused_needs = fusion_needs_sample(&exploration.unfused, best_fused);
+        let fewest_fused = needing.iter().map(|f| exploration.fused.get(f).map_or(0, |(_, t)| t.len())).min();
+        if unfused_needs && fewest_fused.is_none_or(|n| exploration.unfused.len() <= n) {
             return Plan::Unfused { timed: Some(key) };
         }
+        if let Some(&f) = needing.first() {
+            let (warm, _) = exploration.fused.entry(f).or_default();
+            return Plan::Fused { fusion: f, launches: if *warm { 2 } else { 1 }, timed: Some(key) };
+        }
         // Every candidate that could run is measured: choose.
-        let best = |t: &[Duration]| t.iter().min().copied().unwrap_or(Duration::MAX);
-        let unfused = best(&exploration.unfused);
         let mut choice = None;
-        let mut fastest = unfused.as_secs_f64() * (1.0 - WIN_MARGIN);
+        let mut fastest = exploration.unfused.clone();
         for (&f, (_, times)) in &exploration.fused {
-            let t = best(times).as_secs_f64();
-            if times.len() >= SAMPLES && t < fastest {
-                fastest = t;
+            if complete(times).is_some() && fusion_wins(times, &fastest) {
+                fastest = times.clone();
                 choice = Some(f);
             }
         }

@@ -86,6 +86,46 @@ pub const WIN_MARGIN: f64 = 0.02;
 /// variant kept for 7 us against 9 ran 0.96x.
 pub const WIN_MARGIN_MIN: Duration = Duration::from_micros(3);
 
+/// A fused kernel (a chain's, `runtime::fused`, or a step loop's, `runtime::steps`) replaces
+/// the unfused launches only when its typical sample is faster by more than this fraction: a
+/// fused kernel changes what stays in L2 from one launch to the next (second buffers, arrays
+/// no longer stored) in ways a few samples show only partly. On the H100 a 4M-point radius-8
+/// stencil's 4-step kernel won its exploration by 10% and then ran 6-11% slower.
+pub const FUSION_WIN_MARGIN: f64 = 0.05;
+/// While the two sides of a fusion comparison are within this fraction of each other, each is
+/// sampled again, up to [`FUSION_MAX_SAMPLES`] samples or [`FUSION_SAMPLED_TIME`] of them: a
+/// clear difference is settled by [`SAMPLES_PER_CANDIDATE`] samples, a close one by more.
+pub const FUSION_CLOSE: f64 = 0.15;
+/// See [`FUSION_CLOSE`].
+pub const FUSION_MAX_SAMPLES: usize = 8;
+/// See [`FUSION_CLOSE`].
+pub const FUSION_SAMPLED_TIME: Duration = Duration::from_millis(2);
+
+/// The typical one of a side's samples: the median (the lower middle one), which a lucky
+/// sample (caches still warm from a copy) does not move as it moves the fastest.
+pub fn typical_sample(times: &[Duration]) -> Duration {
+    let mut sorted = times.to_vec();
+    sorted.sort();
+    sorted.get(sorted.len().saturating_sub(1) / 2).copied().unwrap_or(Duration::MAX)
+}
+
+/// Whether one side of a fusion comparison needs another sample, given its rival's typical
+/// time (`None`: the rival has too few samples to compare with yet).
+pub fn fusion_needs_sample(times: &[Duration], rival: Option<Duration>) -> bool {
+    if times.len() < SAMPLES_PER_CANDIDATE {
+        return true;
+    }
+    let Some(rival) = rival else { return false };
+    let (mine, rival) = (typical_sample(times).as_secs_f64(), rival.as_secs_f64());
+    let close = (mine - rival).abs() < FUSION_CLOSE * mine.max(rival);
+    close && times.len() < FUSION_MAX_SAMPLES && times.iter().sum::<Duration>() < FUSION_SAMPLED_TIME
+}
+
+/// Whether the fused side wins a comparison: typical times, by more than [`FUSION_WIN_MARGIN`].
+pub fn fusion_wins(fused: &[Duration], unfused: &[Duration]) -> bool {
+    typical_sample(fused).as_secs_f64() < typical_sample(unfused).as_secs_f64() * (1.0 - FUSION_WIN_MARGIN)
+}
+
 /// A candidate whose launches so far all took more than this times the plain variant's best,
 /// plus [`CLEARLY_SLOWER_SLACK`], is not timed again: a first launch runs a little slow (cold
 /// caches), not half as fast again, so its second sample could not make it win, and each sample

@@ -113,6 +113,29 @@ fn a_strictly_faster_variant_wins_and_a_tie_keeps_the_plain_one() {
 }
 
 #[test]
+fn a_fusion_comparison_samples_more_only_while_close_and_needs_a_clear_win() {
+    // The typical sample is the median (the lower middle one): one lucky sample does not move it.
+    assert_eq!(typical_sample(&[ms(3.0), ms(1.0), ms(2.0)]), ms(2.0));
+    assert_eq!(typical_sample(&[ms(3.0), ms(1.0)]), ms(1.0));
+    assert_eq!(typical_sample(&[ms(0.1), ms(1.0), ms(1.0), ms(1.0)]), ms(1.0));
+    // Two samples at least; then more only while within FUSION_CLOSE of the rival.
+    assert!(fusion_needs_sample(&[ms(0.1)], None));
+    assert!(!fusion_needs_sample(&[ms(0.1), ms(0.1)], None));
+    assert!(fusion_needs_sample(&[ms(0.1), ms(0.1)], Some(ms(0.11))));
+    assert!(!fusion_needs_sample(&[ms(0.1), ms(0.1)], Some(ms(0.2))));
+    assert!(!fusion_needs_sample(&[ms(0.2), ms(0.2)], Some(ms(0.1))));
+    // ...up to FUSION_MAX_SAMPLES samples or FUSION_SAMPLED_TIME of them.
+    assert!(fusion_needs_sample(&[ms(0.1); FUSION_MAX_SAMPLES - 1], Some(ms(0.1))));
+    assert!(!fusion_needs_sample(&[ms(0.1); FUSION_MAX_SAMPLES], Some(ms(0.1))));
+    assert!(!fusion_needs_sample(&[ms(1.0), ms(1.0)], Some(ms(1.0))));
+    // The fused side wins by more than FUSION_WIN_MARGIN of the typical unfused time only.
+    assert!(!fusion_wins(&[ms(0.96), ms(0.96)], &[ms(1.0), ms(1.0)]));
+    assert!(fusion_wins(&[ms(0.94), ms(0.94)], &[ms(1.0), ms(1.0)]));
+    // A lucky fused sample does not win alone.
+    assert!(!fusion_wins(&[ms(0.5), ms(1.0), ms(1.0)], &[ms(1.0), ms(1.0), ms(1.0)]));
+}
+
+#[test]
 fn a_clearly_slower_candidate_is_timed_once() {
     let mut e = Exploration::new(vec![trial("plain", 1.0, 0), trial("slow", 0.5, 1), trial("close", 0.6, 2)]);
     // Round one, lowest estimate first: slow, close, plain.
