@@ -526,7 +526,10 @@ impl Stats {
                 let times: Vec<String> = d
                     .times
                     .iter()
-                    .map(|(v, ts)| format!("{v} best {}", ts.iter().min().map(ms).unwrap_or_else(|| "-".into())))
+                    .map(|(v, ts)| match ts.iter().min() {
+                        Some(best) => format!("{v} best {}, typical {} of {}", ms(best), ms(&super::variants::typical_sample(ts)), ts.len()),
+                        None => format!("{v} -"),
+                    })
                     .collect();
                 let _ = writeln!(
                     out,

@@ -548,7 +548,7 @@ fn on_a_timing_device_the_runtime_explores_then_runs_the_winner_without_timing()
     assert_eq!(use_.runs.get("scale_l3_staged"), Some(&8));
     assert_eq!(use_.timed["scale_l3_staged"], vec![ms(0.6), ms(0.6)]);
     let report = rt.exit_report().expect("stats on");
-    assert!(report.contains("winner on timed-sim (i_first=0,i_count=64): scale_l3_staged (scale_l3 best 0.800, scale_l3_staged best 0.600, measured)"), "{report}");
+    assert!(report.contains("winner on timed-sim (i_first=0,i_count=64): scale_l3_staged (scale_l3 best 0.800, typical 0.800 of 2, scale_l3_staged best 0.600, typical 0.600 of 2, measured)"), "{report}");
 
     // The next run takes the winner from the cache and times nothing.
     let (module, _) = scale_with_variants(&[(0.6, 0)]);
