@@ -286,6 +286,9 @@ fn a_generated_step_loop_is_fused() {
     cmd.args(["run", "--device", "sim", "--fusion", "on", "--stats"]).arg(&source).env("YOSEGI_FUSION", "off");
     let off = run(cmd, Input::Nothing).stderr;
     assert!(!off.contains("_steps"), "{off}");
+    // Unfused, the runtime runs all 7 steps in the one call the host makes.
+    let calls = off.lines().find(|l| l.starts_with("runtime: region calls")).unwrap_or_else(|| panic!("{off}"));
+    assert_eq!(calls.split_whitespace().nth(5), Some("1"), "{calls}");
 }
 
 /// The generator makes chains the pass fuses, not only ones it refuses: a fixed chain of

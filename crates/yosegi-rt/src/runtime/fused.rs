@@ -43,6 +43,13 @@ use super::{Runtime, RuntimeError, check_overlaps, distribute, fold_reductions};
 use super::variants::{fusion_needs_sample, fusion_wins, typical_sample};
 
 
+/// When a timed sample began, and how many exploring launches had run by then.
+#[derive(Clone, Copy)]
+pub(super) struct SampleStart {
+    at: Instant,
+    exploring: u64,
+}
+
 /// What the runtime knows of the program's fusions.
 #[derive(Default)]
 pub(super) struct FusionState {
@@ -174,19 +181,28 @@ impl Runtime {
         }
     }
 
-    /// When `timed`: waits for the device to be idle and returns the time it was.
-    pub(super) fn timing_start(&mut self, timed: bool) -> Option<Instant> {
+    /// When `timed`: waits for the device to be idle and returns when it was.
+    pub(super) fn timing_start(&mut self, timed: bool) -> Option<SampleStart> {
         if !timed {
             return None;
         }
         self.devices[self.current_device].wait();
-        Some(Instant::now())
+        Some(SampleStart { at: Instant::now(), exploring: self.variants.exploring_launches() })
     }
 
-    fn timing_end(&mut self, f: usize, timed: Option<(usize, Vec<i64>)>, started: Option<Instant>, fused: bool) {
-        let (Some(key), Some(started)) = (timed, started) else { return };
+    /// The time of a sample begun at `start`, once the device is idle again; `None` when a
+    /// kernel's variant exploration ran during it (its timed candidates and waits are not what
+    /// the launches will cost once it has ended: on the H100, heat-3d's unfused step timed
+    /// 0.38 ms so, against 0.23 ms when settled, and a slower step kernel won).
+    pub(super) fn timing_stop(&mut self, start: SampleStart) -> Option<Duration> {
         self.devices[self.current_device].wait();
-        let time = started.elapsed();
+        let time = start.at.elapsed();
+        (self.variants.exploring_launches() == start.exploring).then_some(time)
+    }
+
+    fn timing_end(&mut self, f: usize, timed: Option<(usize, Vec<i64>)>, started: Option<SampleStart>, fused: bool) {
+        let (Some(key), Some(started)) = (timed, started) else { return };
+        let Some(time) = self.timing_stop(started) else { return };
         let Some(exploration) = self.fusions.explorations.get_mut(&key) else { return };
         if fused { exploration.fused.push(time) } else { exploration.unfused.push(time) }
         let (unfused, fused) = (&exploration.unfused, &exploration.fused);

@@ -44,6 +44,7 @@ use super::abi::YosegiArg;
 use super::device::{DeviceAlloc, DeviceParam, Launch};
 use super::stats::VariantDecision;
 use super::variants::{CachedChoice, KernelIdentity, TuningCache, fusion_needs_sample, fusion_wins, typical_sample};
+use super::fused::SampleStart;
 use super::{Runtime, RuntimeError};
 
 /// What the runtime knows of the program's step fusions.
@@ -109,8 +110,14 @@ impl Runtime {
         let Plan::Fused { fusion, launches, timed } = plan else {
             let Plan::Unfused { timed } = plan else { unreachable!("matched above") };
             // A timed sample runs as many steps as the largest step kernel, so that the wait
-            // before and after it weighs on both sides alike.
-            let steps = if timed.is_some() { self.unfused_sample_steps(id, left) } else { 1 };
+            // before and after it weighs on both sides alike. Once unfused is settled (or the
+            // only way), the call runs every step left: the host loop's body is this region
+            // (and a swap), so returning to it between steps would only add the host's work
+            // per call, which `--fusion off` and `auto` then pay alike.
+            let steps = match timed {
+                Some(_) => self.unfused_sample_steps(id, left),
+                None => self.unfused_run_steps(id, left),
+            };
             let swap = self.steps.swaps.get(&(id as u32)).copied();
             let started = self.timing_start(timed.is_some());
             for step in 0..steps {
@@ -272,13 +279,26 @@ impl Runtime {
         if self.steps.swaps.contains_key(&(id as u32)) && steps % 2 == 1 { (steps - 1).max(1) } else { steps }
     }
 
+    /// Steps of an untimed unfused run: every step left (an even number, or one, where the
+    /// loop swaps two pointers, since the host swaps only after a call that ran one). The plan
+    /// is then the same for every step left: no step kernel fits what is left, or unfused is
+    /// settled (measured, the estimate, one of several devices, fusion off), and the region's
+    /// args are the same at every step (the loop's body is the region).
+    fn unfused_run_steps(&self, id: i32, left: i64) -> i64 {
+        if left <= 1 {
+            return 1;
+        }
+        if self.steps.swaps.contains_key(&(id as u32)) && left % 2 == 1 { left - 1 } else { left }
+    }
+
     /// Records a timed run of `steps` steps (unfused when `fusion` is `None`); the first run of
     /// each side only warms it up (kernels loaded, the unfused kernels' own variants explored)
     /// and is not kept.
-    fn steps_timing_end(&mut self, timed: Option<(u32, Vec<i64>)>, fusion: Option<usize>, started: Option<Instant>, steps: i64) {
+    fn steps_timing_end(&mut self, timed: Option<(u32, Vec<i64>)>, fusion: Option<usize>, started: Option<SampleStart>, steps: i64) {
         let (Some(key), Some(started)) = (timed, started) else { return };
-        self.devices[self.current_device].wait();
-        let per_step = started.elapsed() / steps.max(1) as u32;
+        // A sample during which a kernel's variants were still explored is a warm-up too.
+        let Some(time) = self.timing_stop(started) else { return };
+        let per_step = time / steps.max(1) as u32;
         let Some(exploration) = self.steps.explorations.get_mut(&key) else { return };
         let (warm, times) = match fusion {
             None => (&mut exploration.unfused_warm, &mut exploration.unfused),
@@ -306,7 +326,7 @@ impl Runtime {
         args: &[YosegiArg],
         launches: i64,
         timed: bool,
-    ) -> Result<Option<Option<Instant>>, RuntimeError> {
+    ) -> Result<Option<Option<SampleStart>>, RuntimeError> {
         let prepared = self.clock();
         let module = self.module.clone();
         let device = self.current_device;

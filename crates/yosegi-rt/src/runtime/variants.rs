@@ -507,6 +507,10 @@ pub struct VariantChooser {
     /// winner. A time-step loop launches each kernel with the same key every step; this answers
     /// those launches without building a key and hashing its strings.
     settled: HashMap<Handle<Kernel>, (LaunchKey, Handle<GridKernel>)>,
+    /// How many launches so far ran while their kernel's exploration had not ended (a first
+    /// sighting, a timed candidate): a fusion sample during which this grows timed the variant
+    /// exploration too, not the unfused launches as they will run.
+    exploring_launches: u64,
 }
 
 impl VariantChooser {
@@ -520,7 +524,13 @@ impl VariantChooser {
             forced_launches: HashMap::new(),
             shared_per_block: HashMap::new(),
             settled: HashMap::new(),
+            exploring_launches: 0,
         }
+    }
+
+    /// See [`VariantChooser::exploring_launches`] (the field).
+    pub fn exploring_launches(&self) -> u64 {
+        self.exploring_launches
     }
 
     /// Records what `device` says a block may use of shared memory; until then
@@ -613,6 +623,7 @@ impl VariantChooser {
             let first_sighting = exploration.winner.is_none();
             self.explorations.insert(slot.clone(), exploration);
             if first_sighting {
+                self.exploring_launches += 1;
                 return (by_estimate(), decision);
             }
         }
@@ -622,6 +633,7 @@ impl VariantChooser {
             self.settled.insert(kernel, (slot.1, variant));
             return (Pick { variant: if usable(variant) { variant } else { variants[0] }, measure: None }, decision);
         }
+        self.exploring_launches += 1;
         match exploration.next_to_time(usable) {
             Some(trial) => {
                 let variant = exploration.trials[trial].variant;
