@@ -8,9 +8,12 @@ them); the others run here:
 
 * a first `auto` run on empty caches (it compiles the fused kernels and explores: "cold");
 * a warm-up `off` run;
-* ROUNDS rounds of `off` then `auto`, the medians of the program's own `time:` line compared
-  (the tuning cache holds `auto`'s choice after the first run, as it does for a user);
-* one `auto --stats` run whose decision lines say what `auto` chose.
+* ROUNDS rounds of both, `off` first in even rounds and `auto` first in odd ones, the medians
+  of the program's own `time:` line compared (the tuning cache holds `auto`'s choice after the
+  first run, as it does for a user);
+* one `--stats` run of each: the kernels' device time (what fusion changes; the wall time of
+  a short run also holds the host's pageable copies in and out, which vary by several percent
+  from run to run), and the decision lines that say what `auto` chose.
 
 Every run's answers (the `heat:`/`checksums` lines) must agree with the first `off` run's to
 1e-9 relative, else the row says FAIL.
@@ -126,8 +129,8 @@ def main():
             same.append(f"{name} ({'same program' if texts[0] == texts[1] else 'DIFFERENT: time it'})")
         say("examples compiled to the same kernels and host code by both modes: " + ", ".join(same))
     say()
-    say("| case | off median (s) | off range | auto median (s) | auto range | auto vs off | cold auto (s) | auto chose | check |")
-    say("|---|---:|---|---:|---|---:|---:|---|---|")
+    say("| case | off median (s) | off range | auto median (s) | auto range | auto vs off | device off / auto (ms) | device auto vs off | cold auto (s) | auto chose | check |")
+    say("|---|---:|---|---:|---|---:|---:|---:|---:|---|---|")
     wanted = set(filter(None, opts.only.split(",")))
     failed = False
     for name, source, args in (TINY if opts.tiny else CASES):
@@ -138,8 +141,8 @@ def main():
         _, base_out, err = run(name, "off", args, source)
         base = answers(base_out)
         times = {"off": [], "auto": []}
-        for _ in range(opts.rounds):
-            for mode in ("off", "auto"):
+        for round_number in range(opts.rounds):
+            for mode in ("off", "auto") if round_number % 2 == 0 else ("auto", "off"):
                 t, text, err = run(name, mode, args, source)
                 if t is None:
                     check = f"FAIL ({mode}: {err[-200:]})"
@@ -147,14 +150,21 @@ def main():
                 times[mode].append(t)
                 if not agree(base, answers(text)):
                     check = f"FAIL ({mode} answers differ)"
-        _, _, stats = run(name, "auto", args, source, stats=True)
+        device = {}
+        for mode in ("off", "auto"):
+            _, _, text = run(name, mode, args, source, stats=True)
+            m = re.search(r"kernel time on the device \(ms\)\s+([0-9.]+)", text)
+            device[mode] = float(m.group(1)) if m else float("nan")
+        stats = text
         winners = re.findall(r"winner on .*?\): (\S+) \(", stats)
         chose = sorted(set(w for w in winners if w == "unfused" or "_steps" in w or "_fused" in w))
         med = {m: statistics.median(v) if v else float("nan") for m, v in times.items()}
         rng = {m: f"{min(v):.4f}-{max(v):.4f}" if v else "-" for m, v in times.items()}
         ratio = med["off"] / med["auto"] if times["auto"] and times["off"] else float("nan")
         failed |= check != "PASS"
-        say(f"| {name} | {med['off']:.4f} | {rng['off']} | {med['auto']:.4f} | {rng['auto']} | {ratio:.3f}x | {cold if cold is not None else '-'} | {' '.join(chose) or '-'} | {check} |")
+        dev_ratio = device["off"] / device["auto"] if device["auto"] > 0 else float("nan")
+        cold_text = f"{cold:.4f}" if cold is not None else "-"
+        say(f"| {name} | {med['off']:.4f} | {rng['off']} | {med['auto']:.4f} | {rng['auto']} | {ratio:.3f}x | {device['off']:.2f} / {device['auto']:.2f} | {dev_ratio:.3f}x | {cold_text} | {' '.join(chose) or '-'} | {check} |")
     (out / "results.md").write_text("\n".join(lines) + "\n")
     return 1 if failed else 0
 
