@@ -461,7 +461,7 @@ fn small_launches_stay_on_one_device() {
     for (threshold, split) in [("0", 12), ("100000000", 0)] {
         let finished = halo_exchange_on_two_devices("YOSEGI_MIN_SPLIT_BYTES", threshold);
         assert_eq!(counter_value(&finished.stderr, "launches split over the devices"), Some(split), "{}", finished.stderr);
-        assert_eq!(counter_value(&finished.stderr, "launches too small to split"), Some(12 - split), "{}", finished.stderr);
+        assert_eq!(counter_value(&finished.stderr, "launches too small to gain from a split"), Some(12 - split), "{}", finished.stderr);
         assert_eq!(counter_value(&finished.stderr, "peer bytes (device to device)"), Some(if split == 0 { 0 } else { 28224 }), "{}", finished.stderr);
     }
 }

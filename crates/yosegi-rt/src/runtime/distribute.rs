@@ -29,6 +29,9 @@ use crate::diag::Diagnostic;
 use crate::ir::{Handle, Kernel, ParamKind, ParamValue, Region};
 
 use super::abi::YosegiArg;
+use super::device::Device;
+use super::model::Machine;
+use super::model::predict::{SplitBytes, split_pays};
 use super::{Runtime, RuntimeError, param_value};
 
 /// Bytes a launch's sections cover (what it reads and writes, summed over its arrays) below
@@ -40,13 +43,67 @@ use super::{Runtime, RuntimeError, param_value};
 /// check programs, the default is 0: every launch that can be split is.
 pub const DEFAULT_MIN_SPLIT_BYTES: u64 = 32 << 20;
 
-/// The split threshold for a runtime on these devices (see [`DEFAULT_MIN_SPLIT_BYTES`]).
-pub fn min_split_bytes(simulated: bool) -> u64 {
+/// How the runtime decides whether a launch that can be split over the devices is.
+#[derive(Clone, Debug)]
+pub enum SplitRule {
+    /// When its sections cover at least this many bytes (0: always): the simulator (which
+    /// exists to check programs, so every launch that can be split is), `YOSEGI_MIN_SPLIT_BYTES`
+    /// (for measuring), or a GPU whose figures could not be had ([`DEFAULT_MIN_SPLIT_BYTES`]).
+    MinBytes(u64),
+    /// When the performance model predicts the split faster, from the GPU's measured figures
+    /// (`model::predict::split_pays`): the number of devices a launch runs on is one or all.
+    Model(Machine),
+}
+
+/// The split rule for a runtime on these devices (see [`SplitRule`]); `machine` gives the
+/// first GPU's figures (measured once per GPU model and kept), asked only when needed. The
+/// link between the first two devices is measured here, at every start of a run on several
+/// GPUs (a few milliseconds): the kept figures are per GPU model, and the links differ from
+/// one machine to the next.
+pub fn split_rule(simulated: bool, devices: &mut [Box<dyn Device>], machine: impl FnOnce(&mut [Box<dyn Device>]) -> Machine) -> SplitRule {
     match std::env::var("YOSEGI_MIN_SPLIT_BYTES").ok().and_then(|v| v.trim().parse().ok()) {
-        Some(bytes) => bytes,
-        None if simulated => 0,
-        None => DEFAULT_MIN_SPLIT_BYTES,
+        Some(bytes) => SplitRule::MinBytes(bytes),
+        None if simulated => SplitRule::MinBytes(0),
+        None if devices.len() < 2 => SplitRule::MinBytes(DEFAULT_MIN_SPLIT_BYTES),
+        None => {
+            let mut machine = machine(devices);
+            if !machine.measured {
+                return SplitRule::MinBytes(DEFAULT_MIN_SPLIT_BYTES);
+            }
+            let (bytes_per_s, copy_s) = measure_peer_link(devices);
+            machine.peer_bytes_per_s = bytes_per_s;
+            machine.peer_copy_s = copy_s;
+            SplitRule::Model(machine)
+        }
     }
+}
+
+/// Bandwidth and fixed cost of a copy from device 0 to device 1: three 64 MiB copies and ten of
+/// 4 KiB, after one of each to warm up, each timed from idle devices.
+fn measure_peer_link(devices: &mut [Box<dyn Device>]) -> (f64, f64) {
+    const BIG: u64 = 64 << 20;
+    const SMALL: u64 = 4 << 10;
+    let (first, rest) = devices.split_at_mut(1);
+    let (src, dst) = (&mut first[0], &mut rest[0]);
+    let from = src.allocate(BIG);
+    let to = dst.allocate(BIG);
+    let mut time = |len: u64, repeats: u32| {
+        dst.copy_from_peer(to, 0, src.as_mut(), from, 0, len);
+        dst.wait();
+        let started = std::time::Instant::now();
+        for _ in 0..repeats {
+            dst.copy_from_peer(to, 0, src.as_mut(), from, 0, len);
+        }
+        dst.wait();
+        src.wait();
+        started.elapsed().as_secs_f64() / repeats as f64
+    };
+    let big = time(BIG, 3);
+    let small = time(SMALL, 10);
+    dst.free(to);
+    src.free(from);
+    let bytes_per_s = BIG as f64 / (big - small).max(1e-9);
+    (bytes_per_s, small)
 }
 
 /// Iterations a part of a split launch must have to run its interior beside its halo
@@ -203,7 +260,10 @@ impl Runtime {
         if kernel.partitions.iter().all(|p| args[p.count_arg as usize].i < 2) {
             return None;
         }
-        if self.section_bytes(kernel, args, sections).1 < self.min_split_bytes {
+        let whole = self.section_bytes(kernel, args, sections);
+        if let SplitRule::MinBytes(min) = self.split_rule
+            && whole.1 < min
+        {
             self.stats.small_launches += 1;
             return None;
         }
@@ -222,6 +282,21 @@ impl Runtime {
         }
         match best {
             Some((_, parts)) => {
+                if let SplitRule::Model(machine) = &self.split_rule {
+                    let bytes: Vec<SplitBytes> = parts
+                        .iter()
+                        .map(|p| {
+                            let (read, total) = self.section_bytes(kernel, &p.args, &p.sections);
+                            SplitBytes { read, total }
+                        })
+                        .collect();
+                    let (pays, whole_s, split_s) = split_pays(machine, SplitBytes { read: whole.0, total: whole.1 }, &bytes);
+                    if !pays {
+                        self.stats.small_launches += 1;
+                        self.stats.kept_whole_by_model = Some((kernel.name.clone(), whole_s, split_s));
+                        return None;
+                    }
+                }
                 self.stats.distributed_launches += 1;
                 Some(parts)
             }

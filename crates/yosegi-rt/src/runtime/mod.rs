@@ -198,8 +198,8 @@ pub struct Runtime {
     /// The program chose a device (`acc_set_device_num`) or handled device addresses: launches
     /// are no longer split over the devices (`distribute`).
     program_manages_devices: bool,
-    /// Bytes a launch's sections must cover to be split (0: every launch that can be).
-    min_split_bytes: u64,
+    /// Whether a launch that can be split over the devices is (`distribute::SplitRule`).
+    split_rule: distribute::SplitRule,
     /// Iterations a split launch's part must have to run its interior while its halo comes
     /// in; `None`: never (`distribute::min_overlap_iterations`).
     min_overlap_iterations: Option<i64>,
@@ -240,7 +240,10 @@ impl Runtime {
         let devices_len = devices.len();
         let model = (config.stats != StatsMode::Off).then(|| model::Model::new(devices.iter_mut().map(|d| d.machine()).collect()));
         let simulated = devices.first().is_some_and(|d| d.name() == "sim");
-        let min_split_bytes = distribute::min_split_bytes(simulated);
+        let split_rule = distribute::split_rule(simulated, &mut devices, |devices| match model.as_ref().and_then(|m| m.machine(0)) {
+            Some(machine) => machine.clone(),
+            None => devices[0].machine(),
+        });
         let mut variants = variants::VariantChooser::new(config.staging, variants::TuningCache::default_location());
         for device in &mut devices {
             variants.set_shared_memory_limit(device.model(), device.shared_memory_per_block());
@@ -262,7 +265,7 @@ impl Runtime {
             specialisable: module.grid_kernels.iter().map(|(_, g)| crate::back::cuda::specialisable_params(g)).collect(),
             api: acc_api::ApiState::new(devices_len),
             program_manages_devices: false,
-            min_split_bytes,
+            split_rule,
             min_overlap_iterations: distribute::min_overlap_iterations(simulated),
             overlap_widths: Default::default(),
             fusions: fused::FusionState::new(&module.fusions),

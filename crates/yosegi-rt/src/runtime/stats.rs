@@ -218,6 +218,9 @@ pub struct Stats {
     /// Launches that could have been split but move too few bytes to gain
     /// (`runtime::distribute::DEFAULT_MIN_SPLIT_BYTES`).
     pub small_launches: u64,
+    /// The last launch the performance model kept on one device (`distribute::SplitRule::Model`),
+    /// with its predicted time whole and split, in seconds.
+    pub kept_whole_by_model: Option<(String, f64, f64)>,
     /// Parts of split launches whose interior ran while their halo came in
     /// (`runtime::distribute::overlap_split`).
     pub overlapped_parts: u64,
@@ -342,6 +345,14 @@ impl Stats {
         ];
         for (label, value) in rows {
             let _ = writeln!(out, "{:<42} {:>22}", label, value);
+        }
+        if let Some((kernel, whole, split)) = &self.kept_whole_by_model {
+            let _ = writeln!(
+                out,
+                "  (the model keeps a launch whole when splitting is predicted slower: last {kernel}, {:.1} us whole against {:.1} us split)",
+                whole * 1e6,
+                split * 1e6
+            );
         }
         if self.per_device.len() > 1 {
             self.render_per_device(&mut out);
@@ -477,7 +488,7 @@ impl Stats {
             ("peer transfers", self.peer_transfers),
             ("launches split over the devices", self.distributed_launches),
             ("launches kept on one device", self.undistributed_launches),
-            ("launches too small to split", self.small_launches),
+            ("launches too small to gain from a split", self.small_launches),
             ("parts run beside their halo exchange", self.overlapped_parts),
         ];
         for (label, value) in rows {

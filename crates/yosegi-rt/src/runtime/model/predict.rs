@@ -153,3 +153,39 @@ pub fn predict_split(machine: &Machine, parts: &[Prediction], exchange_bytes: u6
     };
     slowest + exchange
 }
+
+/// What one device's share of a launch touches, for [`split_pays`]: the bytes its sections
+/// read, and read and write together.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SplitBytes {
+    pub read: u64,
+    pub total: u64,
+}
+
+/// Whether splitting a launch over `parts.len()` devices is predicted to be faster than
+/// running it whole on one, with the two predicted times (whole, split), in seconds.
+///
+/// Both sides are taken in the steady state of a time step, where each device already holds
+/// its own block of the arrays: a part's exchange is what it reads beyond an even share of
+/// what the whole launch reads (a stencil's halo; all but its share of an array read whole,
+/// such as a vector a sparse product gathers), over the peer link. Memory traffic streams at
+/// the device's bandwidth; each extra device costs a launch and a read of its results, and the
+/// exchange a peer copy's fixed cost.
+pub fn split_pays(machine: &Machine, whole: SplitBytes, parts: &[SplitBytes]) -> (bool, f64, f64) {
+    let stream = |bytes: u64| bytes as f64 / machine.dram_bytes_per_s;
+    let whole_s = machine.launch_s + stream(whole.total);
+    let n = parts.len().max(1) as u64;
+    let share = whole.read / n;
+    let slowest = parts.iter().map(|p| machine.launch_s + stream(p.total)).fold(0.0, f64::max);
+    let exchange = parts.iter().map(|p| p.read.saturating_sub(share)).max().unwrap_or(0);
+    let exchange_s = if exchange == 0 {
+        0.0
+    } else if machine.peer_bytes_per_s > 0.0 {
+        exchange as f64 / machine.peer_bytes_per_s + machine.peer_copy_s
+    } else {
+        f64::INFINITY
+    };
+    let per_device = (n - 1) as f64 * (machine.launch_s + machine.host_copy_s);
+    let split_s = slowest + exchange_s + per_device;
+    (split_s < whole_s, whole_s, split_s)
+}

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use super::predict::{Bound, LaunchWork, blocks_per_multiprocessor, predict, predict_split};
+use super::predict::{Bound, LaunchWork, SplitBytes, blocks_per_multiprocessor, predict, predict_split, split_pays};
 use super::sample::{SAMPLED_BLOCKS, sample_launch, sample_of};
 use super::{Machine, Model};
 use crate::diag::Span;
@@ -274,4 +274,36 @@ fn machine_figures_are_kept_per_gpu_model() {
     measured.store(dir.path());
     assert_eq!(Machine::load(dir.path(), &measured.name), Some(measured.clone()));
     assert!(Machine::load(dir.path(), "another GPU").is_none());
+}
+
+/// The number of devices a launch runs on: a large stencil splits, a vector update of a few
+/// megabytes stays whole (each extra device costs a launch and a result read), and so does a
+/// sparse product that gathers its whole vector on every device (CG's, which measured 0.83x
+/// on two H100s when split).
+#[test]
+fn the_model_splits_only_launches_that_gain() {
+    let m = Machine::nominal("test");
+    let mb = |x: f64| (x * (1u64 << 20) as f64) as u64;
+    let bytes = |read: f64, total: f64| SplitBytes { read: mb(read), total: mb(total) };
+    // A 2-D stencil over 512 MB in, 512 MB out; each half reads its rows plus one row each side.
+    let (pays, whole, split) = split_pays(&m, bytes(512.0, 1024.0), &[bytes(256.1, 512.1), bytes(256.1, 512.1)]);
+    assert!(pays && split < 0.6 * whole, "{whole} {split}");
+    // Four devices: the same, faster again.
+    let (pays4, _, split4) = split_pays(&m, bytes(512.0, 1024.0), &[bytes(128.1, 256.1); 4]);
+    assert!(pays4 && split4 < split, "{split4} {split}");
+    // A vector update of 24 MB: 8 us of bandwidth, less than a device's launch and results.
+    let (pays, whole, split) = split_pays(&m, bytes(16.0, 24.0), &[bytes(8.0, 12.0), bytes(8.0, 12.0)]);
+    assert!(!pays, "{whole} {split}");
+    // A sparse product: 60 MB of matrix in row blocks, and the whole 8 MB vector on each part.
+    let (pays, whole, split) = split_pays(&m, bytes(68.0, 76.0), &[bytes(38.0, 42.0), bytes(38.0, 42.0)]);
+    assert!(!pays, "{whole} {split}");
+    // Ten times larger it still does not: its exchange grows with its traffic, and 40 MB over a
+    // 150 GB/s link takes longer than the 380 MB it saves at 3 TB/s.
+    let (pays, whole, split) = split_pays(&m, bytes(680.0, 760.0), &[bytes(380.0, 420.0), bytes(380.0, 420.0)]);
+    assert!(!pays && split > whole * 1.5, "{whole} {split}");
+    // Without a peer link's figure, a split that must exchange never pays; one that need not,
+    // does.
+    let no_peer = Machine { peer_bytes_per_s: 0.0, ..m.clone() };
+    assert!(!split_pays(&no_peer, bytes(512.0, 1024.0), &[bytes(256.1, 512.1), bytes(256.1, 512.1)]).0);
+    assert!(split_pays(&no_peer, bytes(512.0, 1024.0), &[bytes(256.0, 512.0), bytes(256.0, 512.0)]).0);
 }
