@@ -77,6 +77,7 @@ bad_input_tests! {
     collapse_force,
     gang_dim,
     gang_dim_nesting,
+    gang_dim_adjacent,
     gang_dim_not_constant,
     gang_dimensions,
     attach_not_pointer,

@@ -324,6 +324,7 @@ differential_tests! {
     fusion_residual => "fusion_residual.c",
     fusion_adjacent => "fusion_adjacent.c",
     fusion_two_stores => "fusion_two_stores.c",
+    fusion_sizing => "fusion_sizing.c",
     steps_jacobi2d => "steps_jacobi2d.c",
     steps_heat1d3d => "steps_heat1d3d.c",
     steps_swap => "steps_swap.c",

@@ -101,6 +101,13 @@ struct Lowerer<'a> {
     locals_the_host_never_reads: HashSet<String>,
 }
 
+/// The sizing clauses of one of several adjacent constructs lowered as one region
+/// ([`Lowerer::compute_run`]): its kernel's, not the region's.
+struct ConstructSizes {
+    vector_hint: Option<u32>,
+    num_gangs: Vec<String>,
+}
+
 /// The clauses of a compute construct, as they apply to each of its kernels.
 struct RegionState {
     args: Vec<HostArg>,
@@ -629,7 +636,7 @@ impl<'a> Lowerer<'a> {
                 flush_single(&mut run, &mut plans);
             }
         }
-        let plans = plans.into_iter().map(|plan| (plan, stmt)).collect();
+        let plans = plans.into_iter().map(|plan| (plan, stmt, None)).collect();
         self.finish_compute(plans, &prelude, sema, function, region, (data, if_arg, stmt.span));
     }
 
@@ -638,7 +645,7 @@ impl<'a> Lowerer<'a> {
     /// kernel failed (its errors are reported).
     fn finish_compute(
         &mut self,
-        plans: Vec<(Plan, &Stmt)>,
+        plans: Vec<(Plan, &Stmt, Option<ConstructSizes>)>,
         prelude: &[&Stmt],
         sema: &Sema,
         function: &str,
@@ -647,7 +654,11 @@ impl<'a> Lowerer<'a> {
     ) {
         let mut kernels = Vec::new();
         let mut failed = false;
-        for (plan, construct) in plans {
+        for (plan, construct, sizes) in plans {
+            if let Some(sizes) = sizes {
+                region.vector_hint = sizes.vector_hint;
+                region.num_gangs = sizes.num_gangs;
+            }
             let site = Site { construct, prelude, sema, function };
             match self.kernel(plan, &site, &mut region) {
                 Some(k) => kernels.push(k),
@@ -666,8 +677,10 @@ impl<'a> Lowerer<'a> {
     /// run as one compute region, so that the fusion pass sees them as consecutive kernels: only
     /// whitespace and line markers between them (no host code), and only clauses whose
     /// meaning is the same for a loop of a `parallel` region (`present`, `private`,
-    /// `reduction`, `collapse`, bare `gang`/`worker`/`vector`, `independent`, `auto`): no
-    /// copies, conditions, queues or sizes, which would apply to the whole region.
+    /// `reduction`, `collapse`, `gang`/`worker`/`vector`, `independent`, `auto`) or that size
+    /// the construct's own launch (`num_gangs`, `num_workers`, `vector_length`: each kernel
+    /// keeps its construct's): no copies, conditions or queues, which would apply to the whole
+    /// region.
     fn mergeable_run(&self, stmts: &[Stmt]) -> usize {
         let kind_of = |s: &Stmt| match &s.kind {
             StmtKind::Acc { directive, body: Some(body) }
@@ -682,9 +695,12 @@ impl<'a> Lowerer<'a> {
                                 | ClauseKind::Collapse(_)
                                 | ClauseKind::Independent
                                 | ClauseKind::Auto
-                                | ClauseKind::Gang { num: None, dim: None }
-                                | ClauseKind::Worker(None)
-                                | ClauseKind::Vector(None)
+                                | ClauseKind::Gang { .. }
+                                | ClauseKind::Worker(_)
+                                | ClauseKind::Vector(_)
+                                | ClauseKind::NumGangs(_)
+                                | ClauseKind::NumWorkers(_)
+                                | ClauseKind::VectorLength(_)
                         )
                     }) =>
             {
@@ -738,13 +754,20 @@ impl<'a> Lowerer<'a> {
         self.region_clauses(&region_directive.clauses, sema, &mut region);
         let mut plans = Vec::new();
         for &(stmt, d, body) in &constructs {
+            // Each construct's sizes are its own kernel's (checked as for a lone construct).
+            let Some(num_gangs) = self.check_gang_dimensions(d, body, sema) else { return };
+            let vector_hint = d.clauses.iter().rev().find_map(|c| match &c.kind {
+                ClauseKind::VectorLength(e) => sema.const_eval(e).and_then(|v| u32::try_from(v).ok()),
+                _ => None,
+            });
+            let sizes = Some(ConstructSizes { vector_hint, num_gangs });
             let all: Vec<&Clause> = d.clauses.iter().collect();
             let independent = has_clause(&all, |k| matches!(k, ClauseKind::Independent));
             let kernels_loop = matches!(d.kind, DirectiveKind::KernelsLoop);
             let by_analysis = has_clause(&all, |k| matches!(k, ClauseKind::Auto)) || (kernels_loop && !independent);
             let policy = if kernels_loop && !independent { NestPolicy::Auto } else { NestPolicy::Explicit };
             let checked = if by_analysis { Checked::ByAnalysis } else { Checked::Trusted };
-            plans.push((Plan::Parallel { outer: body, clauses: all, policy, checked }, stmt));
+            plans.push((Plan::Parallel { outer: body, clauses: all, policy, checked }, stmt, sizes));
         }
         let span = Span { tu: stmts[0].span.tu, lo: stmts[0].span.lo, hi: stmts[stmts.len() - 1].span.hi };
         self.finish_compute(plans, &[], sema, function, region, (data, if_arg, span));
