@@ -253,7 +253,7 @@ impl Runtime {
         args: &[YosegiArg],
         sections: &[ParamSections],
     ) -> Option<Vec<Part>> {
-        if kernel.partitions.is_empty() || !self.splitting_allowed() {
+        if kernel.partitions.is_empty() || !self.splitting_allowed() || !self.device_count.splits() {
             return None;
         }
         // A space no dim of which has two iterations has nothing to split.
@@ -298,6 +298,7 @@ impl Runtime {
                     }
                 }
                 self.stats.distributed_launches += 1;
+                self.device_count.split_seen(region.id as i32);
                 Some(parts)
             }
             None => {

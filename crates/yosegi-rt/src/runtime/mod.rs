@@ -13,6 +13,7 @@ pub mod cuda;
 pub mod device;
 pub mod launch_shape;
 pub mod model;
+mod device_count;
 mod directives;
 mod distribute;
 pub use distribute::DEFAULT_MIN_OVERLAP_ITERATIONS;
@@ -211,6 +212,9 @@ pub struct Runtime {
     steps: steps::StepState,
     /// The performance model, which predicts every launch's time when stats are on.
     model: Option<model::Model>,
+    /// Whether the program's repeating cycle of regions runs on all the devices or one
+    /// (`device_count`).
+    device_count: device_count::DeviceCount,
 }
 
 /// A byte range of one tracked object, offsets from the object's start.
@@ -270,6 +274,7 @@ impl Runtime {
             overlap_widths: Default::default(),
             fusions: fused::FusionState::new(&module.fusions),
             steps: steps::StepState::new(&module),
+            device_count: device_count::DeviceCount::new(device_count::enabled(simulated, devices_len)),
             model,
             module,
         })
@@ -378,6 +383,11 @@ impl Runtime {
         let mut launched = T::default();
         let ran = match &region.kind {
             RegionKind::Compute { kernels, data } => {
+                let decided = self.device_count.decision.is_some();
+                self.device_count.region_called(id, std::time::Instant::now());
+                if !decided {
+                    self.stats.device_count = self.device_count.decision;
+                }
                 let started = self.clock();
                 self.enter_data(region, data, args, Hold::Structured)?;
                 self.record_runtime_call("region: data clauses in", started);

@@ -221,6 +221,9 @@ pub struct Stats {
     /// The last launch the performance model kept on one device (`distribute::SplitRule::Model`),
     /// with its predicted time whole and split, in seconds.
     pub kept_whole_by_model: Option<(String, f64, f64)>,
+    /// The choice between all devices and one for the program's repeating cycle of regions
+    /// (`runtime::device_count`): one device or not, and the typical cycle each way.
+    pub device_count: Option<(bool, Duration, Duration)>,
     /// Parts of split launches whose interior ran while their halo came in
     /// (`runtime::distribute::overlap_split`).
     pub overlapped_parts: u64,
@@ -345,6 +348,15 @@ impl Stats {
         ];
         for (label, value) in rows {
             let _ = writeln!(out, "{:<42} {:>22}", label, value);
+        }
+        if let Some((one, split, single)) = self.device_count {
+            let _ = writeln!(
+                out,
+                "device count chosen: {} (a cycle of the program's regions took {:.3} ms split over the devices, {:.3} ms on one)",
+                if one { "one device" } else { "all devices" },
+                split.as_secs_f64() * 1e3,
+                single.as_secs_f64() * 1e3
+            );
         }
         if let Some((kernel, whole, split)) = &self.kept_whole_by_model {
             let _ = writeln!(
@@ -474,6 +486,7 @@ impl Stats {
             },
             "devices": devices,
             "distributed_launches": self.distributed_launches,
+            "device_count": self.device_count.map(|(one, split, single)| json!({"one_device": one, "split_cycle_ms": split.as_secs_f64() * 1e3, "one_device_cycle_ms": single.as_secs_f64() * 1e3})),
             "undistributed_launches": self.undistributed_launches,
             "small_launches": self.small_launches,
             "overlapped_parts": self.overlapped_parts,

@@ -1,0 +1,212 @@
+//! How many devices the program's repeating work runs on: all of them (its launches split as
+//! `distribute` and the model decide) or one, chosen by timing the program's own cycle of
+//! compute regions both ways.
+//!
+//! Whether one launch gains from a split is a question of that launch
+//! (`model::predict::split_pays`); whether the program gains is not. A conjugate-gradient
+//! iteration splits its sparse product, then reads the dot product's partial results from
+//! every device and gathers the vectors the next launches read whole: on two H100s it ran
+//! 0.84x of one, though each split launch alone was predicted faster. So the runtime measures
+//! the cycle itself:
+//!
+//! * the *cycle* is the span between two calls of the same compute region, the first region
+//!   whose launch was split and that then ran again (a time step's first region);
+//! * once it is known: one cycle warms up and [`MIN_CYCLES`] cycles (at least
+//!   [`MIN_SAMPLED`] of them) are timed with splitting as usual, then the same on one device
+//!   (the first cycle gathers the data there and is not kept);
+//! * the median cycles compare, and one device stays only when faster by more than
+//!   [`ONE_DEVICE_MARGIN`]; else splitting resumes (the first cycles redistribute the data).
+//!
+//! A cycle's time is the host's, from one call of the region to the next: it holds the host
+//! code between the regions and every wait the program makes for results, as the program's
+//! own time does. Off on the simulator (it has no clock: every launch that can be split is),
+//! with one device, with `YOSEGI_DEVICE_COUNT=all` (never one) and under
+//! `YOSEGI_MIN_SPLIT_BYTES` (measuring a byte rule).
+
+use std::time::{Duration, Instant};
+
+use super::variants::typical_sample;
+
+/// Timed cycles of each side.
+pub const MIN_CYCLES: usize = 3;
+/// Time the timed cycles of a side must add up to, at least (more cycles while below).
+pub const MIN_SAMPLED: Duration = Duration::from_millis(5);
+/// At most this many timed cycles a side, whatever they add up to.
+pub const MAX_CYCLES: usize = 50;
+/// One device must beat all of them by this fraction of the cycle to stay.
+pub const ONE_DEVICE_MARGIN: f64 = 0.05;
+
+/// Where the choice stands.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Phase {
+    /// No cycle known yet (no split launch's region has run twice), or nothing to choose.
+    Waiting,
+    /// Timing cycles with splitting (`one_device: false`) or on one device; the first cycle
+    /// of each side is a warm-up.
+    Timing { one_device: bool, warm: bool, times: Vec<Duration> },
+    /// Chosen: one device, or all.
+    Chosen { one_device: bool },
+}
+
+/// The choice's state (see the module doc).
+#[derive(Clone, Debug)]
+pub struct DeviceCount {
+    enabled: bool,
+    /// The region whose calls bound the cycle.
+    head: Option<i32>,
+    /// Regions whose launches were split, seen once.
+    split_regions: Vec<i32>,
+    phase: Phase,
+    /// When the current cycle began.
+    cycle_started: Option<Instant>,
+    /// The split side's timed cycles, once the one-device side is timing.
+    split_times: Vec<Duration>,
+    /// The decision, for `--stats`: one device or all, and the two typical cycles.
+    pub decision: Option<(bool, Duration, Duration)>,
+}
+
+impl DeviceCount {
+    pub fn new(enabled: bool) -> DeviceCount {
+        DeviceCount { enabled, head: None, split_regions: Vec::new(), phase: Phase::Waiting, cycle_started: None, split_times: Vec::new(), decision: None }
+    }
+
+    /// Whether launches may be split now (`false`: the whole program's launches run on one
+    /// device, while that side is timed or once it was chosen).
+    pub fn splits(&self) -> bool {
+        !matches!(self.phase, Phase::Timing { one_device: true, .. } | Phase::Chosen { one_device: true })
+    }
+
+    /// A launch of compute region `region` was split over the devices.
+    pub fn split_seen(&mut self, region: i32) {
+        if !self.enabled || self.head.is_some() || self.split_regions.contains(&region) {
+            return;
+        }
+        self.split_regions.push(region);
+    }
+
+    /// Compute region `region` is called, at `now`.
+    pub fn region_called(&mut self, region: i32, now: Instant) {
+        if !self.enabled {
+            return;
+        }
+        if self.head.is_none() && self.split_regions.contains(&region) {
+            self.head = Some(region);
+            self.phase = Phase::Timing { one_device: false, warm: false, times: Vec::new() };
+            self.cycle_started = Some(now);
+            return;
+        }
+        if self.head != Some(region) {
+            return;
+        }
+        let Some(started) = self.cycle_started.replace(now) else { return };
+        let cycle = now.saturating_duration_since(started);
+        let Phase::Timing { one_device, warm, times } = &mut self.phase else { return };
+        if !*warm {
+            *warm = true;
+            return;
+        }
+        times.push(cycle);
+        let total: Duration = times.iter().sum();
+        if times.len() < MAX_CYCLES && (times.len() < MIN_CYCLES || total < MIN_SAMPLED) {
+            return;
+        }
+        if !*one_device {
+            self.split_times = std::mem::take(times);
+            self.phase = Phase::Timing { one_device: true, warm: false, times: Vec::new() };
+            return;
+        }
+        let (split, one) = (typical_sample(&self.split_times), typical_sample(times));
+        let one_device = one.as_secs_f64() < split.as_secs_f64() * (1.0 - ONE_DEVICE_MARGIN);
+        self.decision = Some((one_device, split, one));
+        self.phase = Phase::Chosen { one_device };
+    }
+
+    #[cfg(test)]
+    pub fn phase(&self) -> &Phase {
+        &self.phase
+    }
+}
+
+/// Whether the choice runs for a runtime: several devices that can time, and no override.
+pub fn enabled(simulated: bool, devices: usize) -> bool {
+    !simulated
+        && devices > 1
+        && std::env::var_os("YOSEGI_MIN_SPLIT_BYTES").is_none()
+        && !std::env::var("YOSEGI_DEVICE_COUNT").is_ok_and(|v| v.trim() == "all")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(v: u64) -> Duration {
+        Duration::from_millis(v)
+    }
+
+    /// Drives `count` through `cycles` calls of region 1 (split when splitting is on) and 2,
+    /// `split_ms` a cycle while splitting and `one_ms` on one device, the clock at `now`.
+    fn drive(count: &mut DeviceCount, now: &mut Instant, cycles: usize, split_ms: u64, one_ms: u64) {
+        for _ in 0..cycles {
+            count.region_called(1, *now);
+            if count.splits() {
+                count.split_seen(1);
+            }
+            count.region_called(2, *now);
+            *now += ms(if count.splits() { split_ms } else { one_ms });
+        }
+    }
+
+    #[test]
+    fn a_cycle_faster_on_one_device_keeps_one_and_a_slower_one_splits_again() {
+        let now = &mut Instant::now();
+        let mut cg = DeviceCount::new(true);
+        drive(&mut cg, now, 30, 4, 3);
+        assert_eq!(cg.phase(), &Phase::Chosen { one_device: true });
+        assert!(!cg.splits());
+        assert_eq!(cg.decision, Some((true, ms(4), ms(3))));
+
+        let mut stencil = DeviceCount::new(true);
+        drive(&mut stencil, now, 30, 2, 3);
+        assert_eq!(stencil.phase(), &Phase::Chosen { one_device: false });
+        assert!(stencil.splits());
+        assert_eq!(stencil.decision, Some((false, ms(2), ms(3))));
+
+        // Within the margin, splitting stays.
+        let mut close = DeviceCount::new(true);
+        drive(&mut close, now, 30, 100, 97);
+        assert_eq!(close.phase(), &Phase::Chosen { one_device: false });
+    }
+
+    #[test]
+    fn each_side_times_a_warm_up_then_at_least_three_cycles_and_enough_time() {
+        let now = &mut Instant::now();
+        let mut count = DeviceCount::new(true);
+        // Region 1's launch splits in the first call; its second call starts the first cycle.
+        drive(&mut count, now, 2, 1, 1);
+        assert_eq!(count.phase(), &Phase::Timing { one_device: false, warm: false, times: vec![] });
+        drive(&mut count, now, 1, 1, 1);
+        assert_eq!(count.phase(), &Phase::Timing { one_device: false, warm: true, times: vec![] });
+        // 1 ms cycles: five are needed to reach MIN_SAMPLED, not three.
+        drive(&mut count, now, 4, 1, 1);
+        assert_eq!(count.phase(), &Phase::Timing { one_device: false, warm: true, times: vec![ms(1); 4] });
+        assert!(count.splits());
+        drive(&mut count, now, 1, 1, 1);
+        assert_eq!(count.phase(), &Phase::Timing { one_device: true, warm: false, times: vec![] });
+        assert!(!count.splits(), "the one-device side runs whole");
+    }
+
+    #[test]
+    fn nothing_is_chosen_without_a_repeating_split_region_or_when_disabled() {
+        let now = Instant::now();
+        let mut once = DeviceCount::new(true);
+        once.region_called(1, now);
+        once.split_seen(1);
+        once.region_called(2, now);
+        assert_eq!(once.phase(), &Phase::Waiting);
+        assert!(once.splits());
+        let mut off = DeviceCount::new(false);
+        drive(&mut off, &mut Instant::now(), 40, 4, 1);
+        assert_eq!(off.phase(), &Phase::Waiting);
+        assert!(off.splits());
+    }
+}
