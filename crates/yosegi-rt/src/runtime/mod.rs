@@ -384,6 +384,9 @@ impl Runtime {
         let ran = match &region.kind {
             RegionKind::Compute { kernels, data } => {
                 let decided = self.device_count.decision.is_some();
+                if self.device_count.times_call(id) {
+                    self.synchronize_devices()?;
+                }
                 self.device_count.region_called(id, std::time::Instant::now());
                 if !decided {
                     self.stats.device_count = self.device_count.decision;
