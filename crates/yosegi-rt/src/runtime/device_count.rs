@@ -58,8 +58,9 @@ pub struct DeviceCount {
     /// Regions whose launches were split, seen once.
     split_regions: Vec<i32>,
     phase: Phase,
-    /// When the current cycle began.
-    cycle_started: Option<Instant>,
+    /// When the current cycle began, and the variant chooser's count of exploring launches
+    /// then (`VariantChooser::exploring_launches`).
+    cycle_started: Option<(Instant, u64)>,
     /// The split side's timed cycles, once the one-device side is timing.
     split_times: Vec<Duration>,
     /// The decision, for `--stats`: one device or all, and the two typical cycles.
@@ -101,24 +102,30 @@ impl DeviceCount {
 
     /// Compute region `region` is called, at `now` (after the devices were made idle when
     /// [`DeviceCount::times_call`] says so).
-    pub fn region_called(&mut self, region: i32, now: Instant) {
+    /// `exploring` is the variant chooser's count of launches made while their kernel's
+    /// variants were still being explored: a cycle during which it grew timed that exploration
+    /// (candidates compiled and timed one by one) and is not kept.
+    pub fn region_called(&mut self, region: i32, now: Instant, exploring: u64) {
         if !self.enabled {
             return;
         }
         if self.head.is_none() && self.split_regions.contains(&region) {
             self.head = Some(region);
             self.phase = Phase::Timing { one_device: false, warm: false, times: Vec::new() };
-            self.cycle_started = Some(now);
+            self.cycle_started = Some((now, exploring));
             return;
         }
         if self.head != Some(region) {
             return;
         }
-        let Some(started) = self.cycle_started.replace(now) else { return };
+        let Some((started, explored_before)) = self.cycle_started.replace((now, exploring)) else { return };
         let cycle = now.saturating_duration_since(started);
         let Phase::Timing { one_device, warm, times } = &mut self.phase else { return };
         if !*warm {
             *warm = true;
+            return;
+        }
+        if exploring != explored_before {
             return;
         }
         times.push(cycle);
@@ -163,11 +170,11 @@ mod tests {
     /// `split_ms` a cycle while splitting and `one_ms` on one device, the clock at `now`.
     fn drive(count: &mut DeviceCount, now: &mut Instant, cycles: usize, split_ms: u64, one_ms: u64) {
         for _ in 0..cycles {
-            count.region_called(1, *now);
+            count.region_called(1, *now, 0);
             if count.splits() {
                 count.split_seen(1);
             }
-            count.region_called(2, *now);
+            count.region_called(2, *now, 0);
             *now += ms(if count.splits() { split_ms } else { one_ms });
         }
     }
@@ -212,6 +219,22 @@ mod tests {
     }
 
     #[test]
+    fn a_cycle_during_which_variants_were_explored_is_not_kept() {
+        let mut now = Instant::now();
+        let mut count = DeviceCount::new(true);
+        count.region_called(1, now, 0);
+        count.split_seen(1);
+        // The exploring count at each later call: the first starts the warm-up cycle, the
+        // second ends it, the next two end cycles during which variants were explored
+        // (0 -> 5, 5 -> 9), and only the last cycle (9 -> 9) is kept.
+        for exploring in [0, 0, 5, 9, 9] {
+            count.region_called(1, now, exploring);
+            now += ms(2);
+        }
+        assert_eq!(count.phase(), &Phase::Timing { one_device: false, warm: true, times: vec![ms(2)] });
+    }
+
+    #[test]
     fn the_calls_that_bound_timed_cycles_wait_for_the_devices() {
         let now = &mut Instant::now();
         let mut count = DeviceCount::new(true);
@@ -229,9 +252,9 @@ mod tests {
     fn nothing_is_chosen_without_a_repeating_split_region_or_when_disabled() {
         let now = Instant::now();
         let mut once = DeviceCount::new(true);
-        once.region_called(1, now);
+        once.region_called(1, now, 0);
         once.split_seen(1);
-        once.region_called(2, now);
+        once.region_called(2, now, 0);
         assert_eq!(once.phase(), &Phase::Waiting);
         assert!(once.splits());
         let mut off = DeviceCount::new(false);

@@ -387,7 +387,7 @@ impl Runtime {
                 if self.device_count.times_call(id) {
                     self.synchronize_devices()?;
                 }
-                self.device_count.region_called(id, std::time::Instant::now());
+                self.device_count.region_called(id, std::time::Instant::now(), self.variants.exploring_launches());
                 if !decided {
                     self.stats.device_count = self.device_count.decision;
                 }
