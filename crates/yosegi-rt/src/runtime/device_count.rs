@@ -34,6 +34,9 @@ pub const MIN_CYCLES: usize = 3;
 pub const MIN_SAMPLED: Duration = Duration::from_millis(5);
 /// At most this many timed cycles a side, whatever they add up to.
 pub const MAX_CYCLES: usize = 50;
+/// Cycles a side may take, kept or dropped, before the choice gives up and splits as usual
+/// (a program whose kernels meet new sizes at every cycle never stops exploring variants).
+pub const MAX_SEEN_CYCLES: usize = 200;
 /// One device must beat all of them by this fraction of the cycle to stay.
 pub const ONE_DEVICE_MARGIN: f64 = 0.05;
 
@@ -65,11 +68,13 @@ pub struct DeviceCount {
     split_times: Vec<Duration>,
     /// The decision, for `--stats`: one device or all, and the two typical cycles.
     pub decision: Option<(bool, Duration, Duration)>,
+    /// Cycles the current side has taken, kept or not.
+    seen: usize,
 }
 
 impl DeviceCount {
     pub fn new(enabled: bool) -> DeviceCount {
-        DeviceCount { enabled, head: None, split_regions: Vec::new(), phase: Phase::Waiting, cycle_started: None, split_times: Vec::new(), decision: None }
+        DeviceCount { enabled, head: None, split_regions: Vec::new(), phase: Phase::Waiting, cycle_started: None, split_times: Vec::new(), decision: None, seen: 0 }
     }
 
     /// Whether launches may be split now (`false`: the whole program's launches run on one
@@ -121,6 +126,11 @@ impl DeviceCount {
         let Some((started, explored_before)) = self.cycle_started.replace((now, exploring)) else { return };
         let cycle = now.saturating_duration_since(started);
         let Phase::Timing { one_device, warm, times } = &mut self.phase else { return };
+        self.seen += 1;
+        if self.seen > MAX_SEEN_CYCLES {
+            self.phase = Phase::Chosen { one_device: false };
+            return;
+        }
         if !*warm {
             *warm = true;
             return;
@@ -134,6 +144,7 @@ impl DeviceCount {
             return;
         }
         if !*one_device {
+            self.seen = 0;
             self.split_times = std::mem::take(times);
             self.phase = Phase::Timing { one_device: true, warm: false, times: Vec::new() };
             return;
@@ -232,6 +243,20 @@ mod tests {
             now += ms(2);
         }
         assert_eq!(count.phase(), &Phase::Timing { one_device: false, warm: true, times: vec![ms(2)] });
+    }
+
+    #[test]
+    fn a_side_that_never_settles_gives_up_and_splits() {
+        let mut now = Instant::now();
+        let mut count = DeviceCount::new(true);
+        count.region_called(1, now, 0);
+        count.split_seen(1);
+        for exploring in 0..=MAX_SEEN_CYCLES as u64 + 1 {
+            count.region_called(1, now, exploring);
+            now += ms(1);
+        }
+        assert_eq!(count.phase(), &Phase::Chosen { one_device: false });
+        assert!(count.splits() && count.decision.is_none() && !count.times_call(1));
     }
 
     #[test]
