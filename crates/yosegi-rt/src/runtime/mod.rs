@@ -387,7 +387,8 @@ impl Runtime {
                 if self.device_count.times_call(id) {
                     self.synchronize_devices()?;
                 }
-                self.device_count.region_called(id, std::time::Instant::now(), self.variants.exploring_launches());
+                let work = std::time::Duration::from_nanos(self.stats.device.device_time_ns);
+                self.device_count.region_called(id, std::time::Instant::now(), self.variants.exploring_launches(), work);
                 if !decided {
                     self.stats.device_count = self.device_count.decision;
                 }

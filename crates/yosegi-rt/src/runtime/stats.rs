@@ -223,7 +223,7 @@ pub struct Stats {
     pub kept_whole_by_model: Option<(String, f64, f64)>,
     /// The choice between all devices and one for the program's repeating cycle of regions
     /// (`runtime::device_count`): one device or not, and the typical cycle each way.
-    pub device_count: Option<(bool, Duration, Duration)>,
+    pub device_count: Option<super::device_count::Decision>,
     /// Parts of split launches whose interior ran while their halo came in
     /// (`runtime::distribute::overlap_split`).
     pub overlapped_parts: u64,
@@ -349,13 +349,17 @@ impl Stats {
         for (label, value) in rows {
             let _ = writeln!(out, "{:<42} {:>22}", label, value);
         }
-        if let Some((one, split, single)) = self.device_count {
+        if let Some(d) = self.device_count {
+            let ms = |t: Duration| t.as_secs_f64() * 1e3;
+            let one = match d.one {
+                Some(one) => format!("{:.3} ms on one", ms(one)),
+                None => format!("one device not tried: its kernels alone take {:.3} ms a cycle", ms(d.work)),
+            };
             let _ = writeln!(
                 out,
-                "device count chosen: {} (a cycle of the program's regions took {:.3} ms split over the devices, {:.3} ms on one)",
-                if one { "one device" } else { "all devices" },
-                split.as_secs_f64() * 1e3,
-                single.as_secs_f64() * 1e3
+                "device count chosen: {} (a cycle of the program's regions took {:.3} ms split over the devices, {one})",
+                if d.one_device { "one device" } else { "all devices" },
+                ms(d.split)
             );
         }
         if let Some((kernel, whole, split)) = &self.kept_whole_by_model {
@@ -486,7 +490,12 @@ impl Stats {
             },
             "devices": devices,
             "distributed_launches": self.distributed_launches,
-            "device_count": self.device_count.map(|(one, split, single)| json!({"one_device": one, "split_cycle_ms": split.as_secs_f64() * 1e3, "one_device_cycle_ms": single.as_secs_f64() * 1e3})),
+            "device_count": self.device_count.map(|d| json!({
+                "one_device": d.one_device,
+                "split_cycle_ms": d.split.as_secs_f64() * 1e3,
+                "one_device_cycle_ms": d.one.map(|t| t.as_secs_f64() * 1e3),
+                "split_cycle_kernel_ms": d.work.as_secs_f64() * 1e3,
+            })),
             "undistributed_launches": self.undistributed_launches,
             "small_launches": self.small_launches,
             "overlapped_parts": self.overlapped_parts,
