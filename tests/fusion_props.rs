@@ -21,6 +21,9 @@ use proptest::test_runner::Config;
 const VARS: [&str; 3] = ["k", "j", "i"];
 const WEIGHTS: &[&str] = &["0.5", "-0.25", "1.0", "0.125", "2.0", "-1.5", "0.75"];
 
+/// A read: array, weight, offsets per dim.
+type Read = (usize, usize, Vec<i64>);
+
 #[derive(Clone, Debug)]
 struct Loop {
     /// Index of the array it writes (0 is the input, never written).
@@ -28,7 +31,7 @@ struct Loop {
     /// Whether it also reads its target at its own element (`a[p] = a[p] * w + ...`).
     in_place: bool,
     /// Per read: array, weight, offsets per dim.
-    reads: Vec<(usize, usize, Vec<i64>)>,
+    reads: Vec<Read>,
     /// Per dim: how far inside the array its range starts and ends.
     margins: Vec<(i64, i64)>,
     /// Whether it also sums what it writes (`reduction(+:rsum)`; the data are sums of
@@ -37,7 +40,7 @@ struct Loop {
     /// A second array it defines (a new one), from a local of its own reads plus half the
     /// first array's value: a loop with several defining statements and temporaries, which the
     /// fused kernel computes each only where needed (`opt::fusion::slice`).
-    extra: Option<(usize, Vec<(usize, usize, Vec<i64>)>)>,
+    extra: Option<(usize, Vec<Read>)>,
 }
 
 #[derive(Clone, Debug)]
@@ -89,7 +92,7 @@ impl Chain {
                 text.push_str(&format!("{}for (int {v} = {lo}; {v} < {}; {v}++)\n", "    ".repeat(level + 2), n - hi));
             }
             let own: String = vars.iter().map(|v| format!("[{v}]")).collect();
-            let terms_of = |reads: &[(usize, usize, Vec<i64>)]| -> Vec<String> {
+            let terms_of = |reads: &[Read]| -> Vec<String> {
                 reads
                     .iter()
                     .map(|(a, w, offsets)| {
@@ -162,14 +165,14 @@ fn chain() -> impl Strategy<Value = Chain> {
             if reads.is_empty() {
                 reads.push(candidates[next(candidates.len() as u64) as usize]);
             }
-            let reads: Vec<(usize, usize, Vec<i64>)> = reads
+            let reads: Vec<Read> = reads
                 .into_iter()
                 .map(|a| (a, next(WEIGHTS.len() as u64) as usize, (0..dims).map(|_| next(5) as i64 - 2).collect()))
                 .collect();
             let extra = (next(3) == 0).then(|| {
                 let extra = arrays;
                 arrays += 1;
-                let reads: Vec<(usize, usize, Vec<i64>)> = (0..1 + next(2))
+                let reads: Vec<Read> = (0..1 + next(2))
                     .map(|_| {
                         let a = candidates[next(candidates.len() as u64) as usize];
                         (a, next(WEIGHTS.len() as u64) as usize, (0..dims).map(|_| next(5) as i64 - 2).collect())
@@ -178,7 +181,7 @@ fn chain() -> impl Strategy<Value = Chain> {
                 (extra, reads)
             });
             // Ranges keep every read inside the arrays.
-            let all_reads: Vec<&(usize, usize, Vec<i64>)> = reads.iter().chain(extra.iter().flat_map(|(_, r)| r)).collect();
+            let all_reads: Vec<&Read> = reads.iter().chain(extra.iter().flat_map(|(_, r)| r)).collect();
             let margins = (0..dims)
                 .map(|d| {
                     let low = all_reads.iter().map(|r| -r.2[d]).max().unwrap_or(0).max(0);
