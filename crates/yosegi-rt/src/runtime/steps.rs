@@ -336,10 +336,9 @@ impl Runtime {
         // write through the other pointer: both are made current and marked written.
         if let Some(&pair) = self.steps.swaps.get(&region.id)
             && f.steps > 1
+            && self.prepare_chain(region, kernels, grid, &swapped_args(args, pair))?.is_none()
         {
-            if self.prepare_chain(region, kernels, grid, &swapped_args(args, pair))?.is_none() {
-                return Ok(None);
-            }
+            return Ok(None);
         }
         let mut params = self.device_params(region, grid, &chain.args, &chain.bound_objects, device);
         // Each renamed array: its own allocation, and a second buffer like it.
