@@ -709,6 +709,21 @@ impl PartialEq for Arena<Local> {
 }
 
 impl Body {
+    /// Every local `expr` reads, with repetition (array locals indexed by it included).
+    pub fn locals_read(&self, expr: Handle<Expr>, out: &mut Vec<Handle<Local>>) {
+        if expr.index() >= self.exprs.len() {
+            return;
+        }
+        let kind = &self.exprs[expr].kind;
+        match kind {
+            ExprKind::Local(l) | ExprKind::Load { array: ArrayRef::Local(l), .. } => out.push(*l),
+            _ => {}
+        }
+        for operand in kind.operands() {
+            self.locals_read(operand, out);
+        }
+    }
+
     pub fn add_expr(&mut self, kind: ExprKind, ty: ScalarType, span: Span) -> Handle<Expr> {
         self.exprs.append(Expr { kind, ty, span })
     }

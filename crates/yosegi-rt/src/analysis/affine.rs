@@ -216,7 +216,7 @@ fn collect_single_assignments(body: &Body, block: &[Stmt], found: &mut HashMap<H
                 let once = count_assigns(&body.block, *local) == 1;
                 let all_reads_after = count_reads(body, &body.block, *local) == count_reads(body, rest, *local);
                 let mut inputs = Vec::new();
-                locals_read(body, *value, &mut inputs);
+                body.locals_read(*value, &mut inputs);
                 let inputs_stable = inputs.iter().all(|i| count_assigns(rest, *i) == 0);
                 if once && all_reads_after && inputs_stable {
                     found.insert(*local, *value);
@@ -256,7 +256,7 @@ pub(crate) fn count_assigns(block: &[Stmt], local: Handle<Local>) -> usize {
 fn count_reads(body: &Body, block: &[Stmt], local: Handle<Local>) -> usize {
     let in_expr = |e: Handle<Expr>| {
         let mut all = Vec::new();
-        locals_read(body, e, &mut all);
+        body.locals_read(e, &mut all);
         all.iter().filter(|l| **l == local).count()
     };
     block
@@ -279,40 +279,6 @@ fn count_reads(body: &Body, block: &[Stmt], local: Handle<Local>) -> usize {
             Stmt::Return(None) | Stmt::Break | Stmt::Continue | Stmt::Barrier => 0,
         })
         .sum()
-}
-
-/// Every local `expr` reads, with repetition (array locals indexed by it included).
-fn locals_read(body: &Body, expr: Handle<Expr>, out: &mut Vec<Handle<Local>>) {
-    if expr.index() >= body.exprs.len() {
-        return;
-    }
-    match &body.exprs[expr].kind {
-        ExprKind::Local(l) => out.push(*l),
-        ExprKind::Load { array, indices } => {
-            if let crate::ir::ArrayRef::Local(l) = array {
-                out.push(*l);
-            }
-            for i in indices {
-                locals_read(body, *i, out);
-            }
-        }
-        ExprKind::Unary { arg, .. } | ExprKind::Cast { arg } => locals_read(body, *arg, out),
-        ExprKind::Binary { lhs, rhs, .. } => {
-            locals_read(body, *lhs, out);
-            locals_read(body, *rhs, out);
-        }
-        ExprKind::Select { cond, then, otherwise } => {
-            for e in [cond, then, otherwise] {
-                locals_read(body, *e, out);
-            }
-        }
-        ExprKind::Math { args, .. } | ExprKind::Call { args, .. } => {
-            for a in args {
-                locals_read(body, *a, out);
-            }
-        }
-        _ => {}
-    }
 }
 
 struct Recogniser<'a> {

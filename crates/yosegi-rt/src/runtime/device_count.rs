@@ -31,6 +31,7 @@
 use std::time::{Duration, Instant};
 
 use super::variants::typical_sample;
+use super::{Runtime, RuntimeError};
 
 /// Timed cycles of each side.
 pub const MIN_CYCLES: usize = 3;
@@ -195,6 +196,23 @@ impl DeviceCount {
     #[cfg(test)]
     pub fn phase(&self) -> &Phase {
         &self.phase
+    }
+}
+
+impl Runtime {
+    /// Compute region `id` is called: the choice learns of it (the devices made idle first
+    /// when the call bounds a timed cycle), and `--stats` of a decision it makes.
+    pub(super) fn count_devices_at(&mut self, id: i32) -> Result<(), RuntimeError> {
+        if self.device_count.times_call(id) {
+            self.synchronize_devices()?;
+        }
+        let work = Duration::from_nanos(self.stats.device.device_time_ns);
+        let decided = self.device_count.decision.is_some();
+        self.device_count.region_called(id, Instant::now(), self.variants.exploring_launches(), work);
+        if !decided {
+            self.stats.device_count = self.device_count.decision;
+        }
+        Ok(())
     }
 }
 

@@ -192,8 +192,9 @@ pub(super) fn whole_launch(region: &Region, kernel: &Kernel, args: &[YosegiArg])
 
 /// How a launch would split along one dim.
 enum Split {
-    /// One block per device (at least two), and the bytes they read.
-    Parts { parts: Vec<Part>, read: u64 },
+    /// One block per device (at least two), the bytes each reads and moves, and what they
+    /// read together.
+    Parts { parts: Vec<Part>, bytes: Vec<SplitBytes>, read: u64 },
     /// Fewer than two iterations along the dim.
     TooShort,
     /// Two blocks would write the same memory, or a block writes irregularly.
@@ -267,29 +268,22 @@ impl Runtime {
             self.stats.small_launches += 1;
             return None;
         }
-        let mut best: Option<(u64, Vec<Part>)> = None;
+        let mut best: Option<(u64, Vec<Part>, Vec<SplitBytes>)> = None;
         let mut overlapping = false;
         for along in 0..kernel.partitions.len() {
             match self.split_along(region, handle, kernel, args, along) {
                 Split::TooShort => {}
                 Split::Overlapping => overlapping = true,
-                Split::Parts { parts, read } => {
-                    if best.as_ref().is_none_or(|(fewest, _)| read < *fewest) {
-                        best = Some((read, parts));
+                Split::Parts { parts, bytes, read } => {
+                    if best.as_ref().is_none_or(|(fewest, ..)| read < *fewest) {
+                        best = Some((read, parts, bytes));
                     }
                 }
             }
         }
         match best {
-            Some((_, parts)) => {
+            Some((_, parts, bytes)) => {
                 if let SplitRule::Model(machine) = &self.split_rule {
-                    let bytes: Vec<SplitBytes> = parts
-                        .iter()
-                        .map(|p| {
-                            let (read, total) = self.section_bytes(kernel, &p.args, &p.sections);
-                            SplitBytes { read, total }
-                        })
-                        .collect();
                     let (pays, whole_s, split_s) = split_pays(machine, SplitBytes { read: whole.0, total: whole.1 }, &bytes);
                     if !pays {
                         self.stats.small_launches += 1;
@@ -333,13 +327,16 @@ impl Runtime {
         }
         let mut parts = Vec::new();
         let mut writes = Vec::new();
+        let mut bytes = Vec::new();
         let mut read: u64 = 0;
         for (device, (first, count)) in block_parts(trip, self.devices.len()).into_iter().enumerate() {
             if count == 0 {
                 continue;
             }
             let part = self.block_of(region, handle, kernel, args, along, device, first, count);
-            read = read.saturating_add(self.section_bytes(kernel, &part.args, &part.sections).0);
+            let (part_read, part_total) = self.section_bytes(kernel, &part.args, &part.sections);
+            read = read.saturating_add(part_read);
+            bytes.push(SplitBytes { read: part_read, total: part_total });
             for s in part.sections.iter() {
                 let param = &kernel.params[s.param as usize];
                 let ParamKind::Array { elem, .. } = &param.kind else { return Split::Overlapping };
@@ -361,7 +358,7 @@ impl Runtime {
         if parts_write_overlap(writes) {
             return Split::Overlapping;
         }
-        Split::Parts { parts, read }
+        Split::Parts { parts, bytes, read }
     }
 
     /// `part` cut into an interior that its device can run before the halo comes in, and the

@@ -33,14 +33,14 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use crate::ir::{Fusion, Handle, Kernel, Region};
+use crate::ir::{Fusion, Handle, Kernel, Module, ParamKind, Region};
 
 use super::abi::YosegiArg;
 use super::device::Launch;
 use super::stats::VariantDecision;
 use super::launch::StartedKernel;
 use super::{Runtime, RuntimeError, check_overlaps, distribute, fold_reductions};
-use super::variants::{fusion_needs_sample, fusion_wins, typical_sample};
+use super::variants::{fusion_needs_sample, fusion_wins, settled_typical};
 
 
 /// When a timed sample began, and how many exploring launches had run by then.
@@ -48,6 +48,16 @@ use super::variants::{fusion_needs_sample, fusion_wins, typical_sample};
 pub(super) struct SampleStart {
     at: Instant,
     exploring: u64,
+}
+
+/// The integer args of kernels `kernels`: what makes their launches comparable.
+pub(super) fn launch_sizes(module: &Module, kernels: &[Handle<Kernel>], args: &[YosegiArg]) -> Vec<i64> {
+    kernels
+        .iter()
+        .flat_map(|&k| module.kernels[k].params.iter())
+        .filter(|p| matches!(p.kind, ParamKind::Scalar(t) if !t.is_float()))
+        .map(|p| args[p.arg as usize].i)
+        .collect()
 }
 
 /// What the runtime knows of the program's fusions.
@@ -170,7 +180,7 @@ impl Runtime {
         if self.devices[self.current_device].name() == "sim" {
             return if fusion.estimated_ratio < 1.0 { Plan::Fused { timed: None } } else { Plan::Unfused { timed: None } };
         }
-        let sizes = super::steps::launch_sizes(&self.module, &fusion.members, args);
+        let sizes = launch_sizes(&self.module, &fusion.members, args);
         let key = (f, sizes);
         let exploration = self.fusions.explorations.entry(key.clone()).or_default();
         match exploration.fuse {
@@ -206,8 +216,7 @@ impl Runtime {
         let Some(exploration) = self.fusions.explorations.get_mut(&key) else { return };
         if fused { exploration.fused.push(time) } else { exploration.unfused.push(time) }
         let (unfused, fused) = (&exploration.unfused, &exploration.fused);
-        let typical = |t: &Vec<Duration>| (!fusion_needs_sample(t, None)).then(|| typical_sample(t));
-        if fusion_needs_sample(unfused, typical(fused)) || fusion_needs_sample(fused, typical(unfused)) {
+        if fusion_needs_sample(unfused, settled_typical(fused)) || fusion_needs_sample(fused, settled_typical(unfused)) {
             return;
         }
         let fuse = fusion_wins(fused, unfused);

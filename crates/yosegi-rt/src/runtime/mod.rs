@@ -383,15 +383,7 @@ impl Runtime {
         let mut launched = T::default();
         let ran = match &region.kind {
             RegionKind::Compute { kernels, data } => {
-                let decided = self.device_count.decision.is_some();
-                if self.device_count.times_call(id) {
-                    self.synchronize_devices()?;
-                }
-                let work = std::time::Duration::from_nanos(self.stats.device.device_time_ns);
-                self.device_count.region_called(id, std::time::Instant::now(), self.variants.exploring_launches(), work);
-                if !decided {
-                    self.stats.device_count = self.device_count.decision;
-                }
+                self.count_devices_at(id)?;
                 let started = self.clock();
                 self.enter_data(region, data, args, Hold::Structured)?;
                 self.record_runtime_call("region: data clauses in", started);

@@ -38,13 +38,13 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use crate::ir::{Handle, Kernel, Module, ParamKind, Region, RegionKind, StepFusion};
+use crate::ir::{Handle, Kernel, Module, Region, RegionKind, StepFusion};
 
 use super::abi::YosegiArg;
 use super::device::{DeviceAlloc, DeviceParam, Launch};
 use super::stats::VariantDecision;
-use super::variants::{CachedChoice, KernelIdentity, TuningCache, fusion_needs_sample, fusion_wins, typical_sample};
-use super::fused::SampleStart;
+use super::variants::{CachedChoice, KernelIdentity, TuningCache, fusion_needs_sample, fusion_wins, settled_typical};
+use super::fused::{SampleStart, launch_sizes};
 use super::{Runtime, RuntimeError};
 
 /// What the runtime knows of the program's step fusions.
@@ -67,7 +67,6 @@ pub(super) struct StepState {
     cache: Option<TuningCache>,
 }
 
-#[derive(Default)]
 struct Exploration {
     /// Whether the first unfused sample ran (its time is not kept: the single-step kernels'
     /// own variants are explored and loaded then).
@@ -79,6 +78,9 @@ struct Exploration {
     fused: HashMap<usize, (bool, Vec<Duration>)>,
     /// `Some(None)`: unfused; `Some(Some(f))`: step fusion `f`.
     choice: Option<Option<usize>>,
+    /// Where the tuning cache keeps the choice (`Runtime::cache_entry`), made once: the
+    /// identity hashes the step kernels' CUDA.
+    entry: (KernelIdentity, String, String),
 }
 
 /// What this call does.
@@ -187,7 +189,13 @@ impl Runtime {
         if !self.steps.explorations.contains_key(&key) {
             let (identity, device, sizes_text) = self.cache_entry(&key);
             let cached = self.steps.cache.get_or_insert_with(TuningCache::default_location).lookup_sizes(&identity, &device, &sizes_text);
-            let mut exploration = Exploration::default();
+            let mut exploration = Exploration {
+                unfused_warm: false,
+                unfused: Vec::new(),
+                fused: HashMap::new(),
+                choice: None,
+                entry: (identity, device.clone(), sizes_text.clone()),
+            };
             if let Some(c) = cached {
                 let fusions = self.steps.by_region.get(&(id as u32)).cloned().unwrap_or_default();
                 let found = fusions.into_iter().find(|&f| self.module.grid_kernels[self.module.step_fusions[f].grid].name == c.winner);
@@ -211,9 +219,8 @@ impl Runtime {
         // Explore: the side with the fewest samples, among those that need one (two samples
         // each, more while a candidate and the unfused steps are close) and, for a candidate,
         // have two launches' steps left.
-        let complete = |t: &[Duration]| (!fusion_needs_sample(t, None)).then(|| typical_sample(t));
-        let unfused_typical = complete(&exploration.unfused);
-        let best_fused = candidates.iter().filter_map(|f| exploration.fused.get(f).and_then(|(_, t)| complete(t))).min();
+        let unfused_typical = settled_typical(&exploration.unfused);
+        let best_fused = candidates.iter().filter_map(|f| exploration.fused.get(f).and_then(|(_, t)| settled_typical(t))).min();
         let needing: Vec<usize> = candidates
             .iter()
             .copied()
@@ -236,7 +243,7 @@ impl Runtime {
         let mut choice = None;
         let mut fastest = exploration.unfused.clone();
         for (&f, (_, times)) in &exploration.fused {
-            if complete(times).is_some() && fusion_wins(times, &fastest) {
+            if settled_typical(times).is_some() && fusion_wins(times, &fastest) {
                 fastest = times.clone();
                 choice = Some(f);
             }
@@ -250,7 +257,7 @@ impl Runtime {
         }
         let first = &self.module.kernels[kernels[0]].name;
         let winner = choice.map_or("unfused".to_string(), |f| self.module.grid_kernels[self.module.step_fusions[f].grid].name.clone());
-        let (identity, device, sizes_text) = self.cache_entry(&key);
+        let (identity, device, sizes_text) = exploration.entry.clone();
         let choice_to_keep = CachedChoice { device: device.clone(), sizes: sizes_text.clone(), winner: winner.clone(), times: times.clone() };
         self.steps.cache.get_or_insert_with(TuningCache::default_location).store(identity, choice_to_keep);
         let decision = VariantDecision { kernel: format!("{first} (steps)"), device, sizes: sizes_text, winner, times, from_cache: false };
@@ -264,8 +271,8 @@ impl Runtime {
     }
 
     /// Where the tuning cache keeps the choice for `key`: the identity of its region's step
-    /// kernels, the device, the sizes. (The identity hashes the step kernels' CUDA: made only
-    /// when a choice is looked up or stored, never per step.)
+    /// kernels, the device, the sizes. (The identity hashes the step kernels' CUDA: made once
+    /// per region and sizes, when the exploration starts, never per step.)
     fn cache_entry(&self, key: &(u32, Vec<i64>)) -> (KernelIdentity, String, String) {
         let device = self.devices[self.current_device].model().to_string();
         (steps_identity(&self.module, key.0), device, sizes_text(&key.1))
@@ -275,20 +282,24 @@ impl Runtime {
     /// (an even number, or one, where the loop swaps two pointers).
     fn unfused_sample_steps(&self, id: i32, left: i64) -> i64 {
         let most = self.steps.by_region.get(&(id as u32)).into_iter().flatten().map(|&f| self.module.step_fusions[f].steps as i64).filter(|&k| k <= left).max();
-        let steps = most.unwrap_or(1).clamp(1, left.max(1));
-        if self.steps.swaps.contains_key(&(id as u32)) && steps % 2 == 1 { (steps - 1).max(1) } else { steps }
+        self.steps_one_call_may_run(id, most.unwrap_or(1).min(left))
     }
 
-    /// Steps of an untimed unfused run: every step left (an even number, or one, where the
-    /// loop swaps two pointers, since the host swaps only after a call that ran one). The plan
-    /// is then the same for every step left: no step kernel fits what is left, or unfused is
-    /// settled (measured, the estimate, one of several devices, fusion off), and the region's
-    /// args are the same at every step (the loop's body is the region).
+    /// Steps of an untimed unfused run: every step left (see
+    /// [`Runtime::steps_one_call_may_run`]). The plan is then the same for every step left: no
+    /// step kernel fits what is left, or unfused is settled (measured, the estimate, one of
+    /// several devices, fusion off), and the region's args are the same at every step (the
+    /// loop's body is the region).
     fn unfused_run_steps(&self, id: i32, left: i64) -> i64 {
-        if left <= 1 {
-            return 1;
-        }
-        if self.steps.swaps.contains_key(&(id as u32)) && left % 2 == 1 { left - 1 } else { left }
+        self.steps_one_call_may_run(id, left)
+    }
+
+    /// At most `steps` (at least one) steps that one call of region `id` may run: an even
+    /// number, or one, where the loop swaps two pointers, since the host swaps only after a
+    /// call that ran one step.
+    fn steps_one_call_may_run(&self, id: i32, steps: i64) -> i64 {
+        let steps = steps.max(1);
+        if self.steps.swaps.contains_key(&(id as u32)) && steps % 2 == 1 { (steps - 1).max(1) } else { steps }
     }
 
     /// Records a timed run of `steps` steps (unfused when `fusion` is `None`); the first run of
@@ -437,16 +448,6 @@ fn swapped_args(args: &[YosegiArg], (x, y): (u32, u32)) -> Vec<YosegiArg> {
     let mut swapped = args.to_vec();
     swapped.swap(x as usize, y as usize);
     swapped
-}
-
-/// The integer args of kernels `kernels`: what makes their launches comparable.
-pub(super) fn launch_sizes(module: &Module, kernels: &[Handle<Kernel>], args: &[YosegiArg]) -> Vec<i64> {
-    kernels
-        .iter()
-        .flat_map(|&k| module.kernels[k].params.iter())
-        .filter(|p| matches!(p.kind, ParamKind::Scalar(t) if !t.is_float()))
-        .map(|p| args[p.arg as usize].i)
-        .collect()
 }
 
 #[cfg(test)]

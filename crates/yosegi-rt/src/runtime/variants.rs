@@ -109,6 +109,12 @@ pub fn typical_sample(times: &[Duration]) -> Duration {
     sorted.get(sorted.len().saturating_sub(1) / 2).copied().unwrap_or(Duration::MAX)
 }
 
+/// The typical sample of a side that has the samples a comparison needs at least
+/// ([`SAMPLES_PER_CANDIDATE`]), else `None`.
+pub fn settled_typical(times: &[Duration]) -> Option<Duration> {
+    (times.len() >= SAMPLES_PER_CANDIDATE).then(|| typical_sample(times))
+}
+
 /// Whether one side of a fusion comparison needs another sample, given its rival's typical
 /// time (`None`: the rival has too few samples to compare with yet).
 pub fn fusion_needs_sample(times: &[Duration], rival: Option<Duration>) -> bool {

@@ -89,31 +89,16 @@ fn assignment_counts(block: &[Stmt]) -> HashMap<Handle<Local>, usize> {
 
 /// Every local `stmt` (and the statements nested in it) reads, arrays indexed included.
 fn locals_read(body: &Body, stmt: &Stmt) -> BTreeSet<Handle<Local>> {
-    let mut out = BTreeSet::new();
-    let mut seen = BTreeSet::new();
-    let mut stack = stmt.root_exprs();
+    let mut read = Vec::new();
     for_each_stmt(std::slice::from_ref(stmt), &mut |s| match s {
-        Stmt::Store { array: ArrayRef::Local(l), .. } | Stmt::Atomic { array: ArrayRef::Local(l), .. } => {
-            out.insert(*l);
-        }
-        Stmt::Loop { range: Some(r), .. } => {
-            out.insert(r.var);
-        }
+        Stmt::Store { array: ArrayRef::Local(l), .. } | Stmt::Atomic { array: ArrayRef::Local(l), .. } => read.push(*l),
+        Stmt::Loop { range: Some(r), .. } => read.push(r.var),
         _ => {}
     });
-    while let Some(e) = stack.pop() {
-        if !seen.insert(e) {
-            continue;
-        }
-        match &body.exprs[e].kind {
-            ExprKind::Local(l) | ExprKind::Load { array: ArrayRef::Local(l), .. } => {
-                out.insert(*l);
-            }
-            _ => {}
-        }
-        stack.extend(body.exprs[e].kind.operands());
+    for root in stmt.root_exprs() {
+        body.locals_read(root, &mut read);
     }
-    out
+    read.into_iter().collect()
 }
 
 /// Whether evaluating `roots` has no effect but its value (no call of a device function, which
