@@ -7,6 +7,7 @@
 //! winners measured so far (`runtime::variants`). Golden tests snapshot this text.
 
 pub mod json;
+mod model;
 
 use std::fmt::Write;
 use std::path::PathBuf;
@@ -98,8 +99,10 @@ fn region_text(program: &CompiledProgram, region: &Region, context: &Context, ou
             for &k in kernels {
                 kernel_text(module, region, k, out);
                 variants_text(module, k, context, out);
+                model::kernel_predictions_text(module, k, &context.tuning_cache, out);
             }
             fusion_text(module, region, out);
+            model::region_prediction_text(module, kernels, &context.tuning_cache, out);
             data.as_slice()
         }
         RegionKind::Data { data }

@@ -94,3 +94,42 @@ fn the_text_stats_show_predictions_beside_the_kernels() {
     let table = out.stderr.split("model (per launch)").nth(1).unwrap_or_else(|| panic!("no model table:\n{}", out.stderr));
     assert!(table.lines().filter(|l| l.contains("main_l")).count() >= 2, "{table}");
 }
+
+/// A run with `--stats` leaves the model's predictions beside the tuning cache; `explain` then
+/// shows them per kernel (with the scaling curve over devices) and per region.
+#[test]
+fn explain_shows_the_predictions_a_stats_run_left() {
+    let cache = tempfile::tempdir().unwrap();
+    let jacobi = repo_root().join("examples/jacobi2d.c");
+    let mut cmd = yosegi();
+    cmd.env("YOSEGI_CACHE_DIR", cache.path()).args(["run", "--device", "sim", "--stats=json", "-w"]).arg(&jacobi).args(["--", "64", "3"]);
+    let out = run(cmd, Input::Nothing);
+    assert_eq!(out.code(), Some(0), "{}", out.describe());
+    let start = out.stderr.find("{\n").expect("JSON stats");
+    let stats: Value = serde_json::from_str(&out.stderr[start..]).expect("JSON");
+    for k in stats["kernels"].as_array().expect("kernels") {
+        let curve = k["predicted_scaling_s"].as_array().unwrap_or_else(|| panic!("no scaling curve in {k}"));
+        assert_eq!(curve.len(), 8, "{k}");
+        assert!(curve.iter().all(|t| t.as_f64().is_some_and(|t| t > 0.0)), "{k}");
+    }
+    let records = std::fs::read_to_string(cache.path().join("model-predictions.txt")).expect("the run left its predictions");
+    assert!(records.lines().any(|l| l.starts_with("p1\tmain_l56\t")), "{records}");
+
+    let mut cmd = yosegi();
+    cmd.env("YOSEGI_CACHE_DIR", cache.path()).arg("explain").arg(&jacobi);
+    let out = run(cmd, Input::Nothing);
+    assert_eq!(out.code(), Some(0), "{}", out.describe());
+    let text = out.stdout;
+    assert!(text.contains("    model on sim for n=64,j_first=0,j_count=62,i_first=0,i_count=62 (a steady launch; recorded by a run with --stats):\n"), "{text}");
+    assert!(text.contains("      `main_l56`: predicted "), "{text}");
+    assert!(text.contains(", 3 launches\n"), "{text}");
+    assert!(text.contains("        split over devices of this kind: 2: "), "{text}");
+    assert!(text.contains("  model on sim: one pass over the region's kernels predicted "), "{text}");
+
+    // Without a run, explain says how to get predictions.
+    let empty = tempfile::tempdir().unwrap();
+    let mut cmd = yosegi();
+    cmd.env("YOSEGI_CACHE_DIR", empty.path()).arg("explain").arg(&jacobi);
+    let out = run(cmd, Input::Nothing);
+    assert!(out.stdout.contains("    model: no prediction recorded yet (a run with --stats leaves the model's predictions for explain)\n"), "{}", out.stdout);
+}

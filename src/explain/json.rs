@@ -57,6 +57,7 @@ fn region_json(program: &CompiledProgram, region: &Region, context: &Context) ->
                     "name": kernel.name,
                     "sequential": sequential,
                     "variants": variants,
+                    "predictions": super::model::kernel_predictions_json(module, k, &context.tuning_cache),
                     // The first line names the kernel, as the record does.
                     "details": lines(&details).into_iter().skip(1).collect::<Vec<_>>(),
                 }));
@@ -83,6 +84,10 @@ fn region_json(program: &CompiledProgram, region: &Region, context: &Context) ->
         "host_if_false": region.if_arg.and_then(|i| region.args.get(i as usize)).map(|a| a.c_expr.clone()),
         "kernels": kernels,
         "fusion": fusion,
+        "predicted_pass": match &region.kind {
+            RegionKind::Compute { kernels: handles, .. } => super::model::region_prediction_json(module, handles, &context.tuning_cache),
+            _ => Value::Array(Vec::new()),
+        },
         "data": data.iter().map(|s| data_move(region, s)).collect::<Vec<_>>(),
         "implicit": implicit,
     })

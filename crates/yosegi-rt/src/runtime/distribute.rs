@@ -271,7 +271,7 @@ impl Runtime {
         let mut best: Option<(u64, Vec<Part>, Vec<SplitBytes>)> = None;
         let mut overlapping = false;
         for along in 0..kernel.partitions.len() {
-            match self.split_along(region, handle, kernel, args, along) {
+            match self.split_along(region, handle, kernel, args, along, self.devices.len()) {
                 Split::TooShort => {}
                 Split::Overlapping => overlapping = true,
                 Split::Parts { parts, bytes, read } => {
@@ -304,6 +304,39 @@ impl Runtime {
         }
     }
 
+    /// For the model's scaling curve (`--stats`): how this launch of `kernel` would split over
+    /// 2 to [`super::model::MAX_MODELLED_DEVICES`] devices, whatever the devices there are, by the rule
+    /// [`Runtime::plan_parts`] follows (the dim whose parts read the fewest bytes). Taken once
+    /// per kernel and sizes.
+    pub(super) fn record_split_shape(&mut self, region: &Region, handle: Handle<Kernel>, kernel: &Kernel, args: &[YosegiArg], sections: &[ParamSections]) {
+        let Some(model) = &self.model else { return };
+        if kernel.partitions.is_empty() {
+            return;
+        }
+        let key: Vec<i64> = kernel.partitions.iter().map(|p| args[p.count_arg as usize].i).collect();
+        if model.split_shape(&kernel.name).is_some_and(|shape| shape.key == key) {
+            return;
+        }
+        let whole = self.section_bytes(kernel, args, sections);
+        let mut parts = Vec::new();
+        for devices in 2..=super::model::MAX_MODELLED_DEVICES {
+            let best = (0..kernel.partitions.len())
+                .filter_map(|along| match self.split_along(region, handle, kernel, args, along, devices) {
+                    Split::Parts { bytes, read, .. } => Some((read, bytes)),
+                    Split::TooShort | Split::Overlapping => None,
+                })
+                .min_by_key(|(read, _)| *read);
+            match best {
+                Some((_, bytes)) => parts.push(bytes),
+                None => break,
+            }
+        }
+        let shape = super::model::SplitShape { key, whole: SplitBytes { read: whole.0, total: whole.1 }, parts };
+        if let Some(model) = &mut self.model {
+            model.set_split_shape(kernel.name.clone(), shape);
+        }
+    }
+
     /// Iterations `first..first + count` along partition `along` of a launch whose args are
     /// `args`, on `device`, with their sections.
     #[allow(clippy::too_many_arguments)]
@@ -319,7 +352,7 @@ impl Runtime {
 
     /// The blocks of a launch along partition `along`'s dim, one per device, with their
     /// sections.
-    fn split_along(&mut self, region: &Region, handle: Handle<Kernel>, kernel: &Kernel, args: &[YosegiArg], along: usize) -> Split {
+    fn split_along(&mut self, region: &Region, handle: Handle<Kernel>, kernel: &Kernel, args: &[YosegiArg], along: usize, devices: usize) -> Split {
         let partition = &kernel.partitions[along];
         let trip = args[partition.count_arg as usize].i;
         if trip < 2 {
@@ -329,7 +362,7 @@ impl Runtime {
         let mut writes = Vec::new();
         let mut bytes = Vec::new();
         let mut read: u64 = 0;
-        for (device, (first, count)) in block_parts(trip, self.devices.len()).into_iter().enumerate() {
+        for (device, (first, count)) in block_parts(trip, devices).into_iter().enumerate() {
             if count == 0 {
                 continue;
             }

@@ -198,6 +198,9 @@ impl Runtime {
         // the kernel is split: `distribute`).
         let splittable = tables.is_empty() && !reaches_addresses && !raw_memory;
         let parts = if splittable { self.plan_parts(region, kernel_handle, kernel, &whole, &sections) } else { None };
+        if splittable && self.model.is_some() && self.config.stats != super::StatsMode::Off {
+            self.record_split_shape(region, kernel_handle, kernel, &whole, &sections);
+        }
         let parts = parts.unwrap_or_else(|| vec![distribute::Part { device, args: whole, sections: sections.clone(), along: None }]);
 
         // Memory at addresses the kernel computes may be any object's device copy: every one

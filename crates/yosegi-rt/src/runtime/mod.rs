@@ -242,8 +242,11 @@ impl Runtime {
     pub fn try_new(module: Arc<Module>, sources: Arc<SourceSet>, config: RuntimeConfig) -> Result<Runtime, String> {
         let mut devices = open_devices(config.device, config.gpus)?;
         let devices_len = devices.len();
-        let model = (config.stats != StatsMode::Off).then(|| model::Model::new(devices.iter_mut().map(|d| d.machine()).collect()));
         let simulated = devices.first().is_some_and(|d| d.name() == "sim");
+        // The model predicts every launch for `--stats`, and on a GPU leaves candidates it
+        // predicts far slower out of the variant explorations (`variants::MODEL_FILTER`).
+        let explores = !simulated && config.staging == crate::opt::StagingMode::Auto && module.kernels.iter().any(|(k, _)| module.variants_of(k).len() > 1);
+        let model = (config.stats != StatsMode::Off || explores).then(|| model::Model::new(devices.iter_mut().map(|d| d.machine()).collect()));
         let split_rule = distribute::split_rule(simulated, &mut devices, |devices| match model.as_ref().and_then(|m| m.machine(0)) {
             Some(machine) => machine.clone(),
             None => devices[0].machine(),
@@ -330,6 +333,13 @@ impl Runtime {
                 json["program"] = serde_json::json!(files);
                 json["device"] = serde_json::json!(self.devices.first().map(|d| d.model().to_string()));
                 json["machine"] = serde_json::json!(self.model.as_ref().and_then(|m| m.machine(0)));
+                // The model's scaling curve per kernel: one steady launch on 1, 2, ... devices.
+                if let (Some(model), Some(kernels)) = (&self.model, json["kernels"].as_array_mut()) {
+                    for k in kernels {
+                        let scaling = k["name"].as_str().and_then(|name| model.scaling(&self.module, name, 0));
+                        k["predicted_scaling_s"] = serde_json::json!(scaling);
+                    }
+                }
                 Some(serde_json::to_string_pretty(&json).unwrap_or_default() + "\n")
             }
             StatsMode::Off => None,
@@ -459,6 +469,15 @@ impl Runtime {
         }
         trace::write();
         self.exit_on_device_fault();
+        self.store_predictions();
+    }
+
+    /// Leaves the model's predictions of this run beside the tuning cache, for `explain`
+    /// (`model::record`).
+    pub fn store_predictions(&self) {
+        if let (Some(model), Some(dir), true) = (&self.model, self.variants.cache_dir(), self.config.stats != StatsMode::Off) {
+            model::record::store(dir, &model.records(&self.module, &self.stats));
+        }
     }
 
     /// The NVTX range of a region (`runtime::nvtx`): where it is in the user's code and what it

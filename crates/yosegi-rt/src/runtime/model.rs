@@ -15,18 +15,20 @@
 
 pub mod machine;
 pub mod predict;
+pub mod record;
 pub mod sample;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use crate::ir::{GridKernel, Module};
+use crate::ir::{GridKernel, Handle, Kernel, Module};
 use crate::runtime::device::{Device, DeviceAlloc, DeviceParam, Launch};
 use crate::runtime::registry::Registry;
 use crate::runtime::sim::memory::SimBuffer;
+use crate::runtime::variants::{KernelIdentity, LaunchKey};
 
 pub use machine::Machine;
-pub use predict::{LaunchWork, Prediction};
+pub use predict::{LaunchWork, Prediction, SplitBytes};
 
 /// What identifies a launch's prediction: the grid kernel, the device, the launch's integer
 /// scalars (the sizes) and the bytes its sections cover.
@@ -46,54 +48,147 @@ pub struct Model {
     predictions: HashMap<PredictionKey, Option<Prediction>>,
     /// Grid kernels (by name) already launched, per device: their code is loaded.
     launched: HashSet<(String, usize)>,
+    /// Per (grid kernel, device): the device's name, the launch's sizes and the steady
+    /// prediction made last, which the run leaves for `explain` ([`record`]).
+    latest: HashMap<(String, usize), (String, String, Prediction)>,
+    /// Per kernel (by name): how its latest launch would split over several devices.
+    split_shapes: HashMap<String, SplitShape>,
+}
+
+/// The most devices the scaling curve goes to.
+pub const MAX_MODELLED_DEVICES: usize = 8;
+
+/// How a launch splits over 2, 3, ... devices: the bytes of the whole and of each part.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SplitShape {
+    /// The partitioned dims' trip counts of the launch it was taken from.
+    pub key: Vec<i64>,
+    pub whole: SplitBytes,
+    /// `parts[k - 2]`: the parts on `k` devices; empty where the launch cannot split (too
+    /// short, or blocks that would write the same memory): it runs whole on one.
+    pub parts: Vec<Vec<SplitBytes>>,
 }
 
 impl Model {
     pub fn new(machines: Vec<Machine>) -> Model {
-        Model { machines, predictions: HashMap::new(), launched: HashSet::new() }
+        Model { machines, predictions: HashMap::new(), launched: HashSet::new(), latest: HashMap::new(), split_shapes: HashMap::new() }
     }
 
     pub fn machine(&self, device: usize) -> Option<&Machine> {
         self.machines.get(device)
     }
 
+    pub fn split_shape(&self, kernel: &str) -> Option<&SplitShape> {
+        self.split_shapes.get(kernel)
+    }
+
+    pub fn set_split_shape(&mut self, kernel: String, shape: SplitShape) {
+        self.split_shapes.insert(kernel, shape);
+    }
+
+    /// The predicted time of one steady launch of grid kernel `grid` (its latest sizes, on
+    /// `device`'s machine) on 1 to [`MAX_MODELLED_DEVICES`] devices of that machine: the
+    /// scaling curve. A launch that cannot split keeps its one-device time.
+    pub fn scaling(&self, module: &Module, grid: &str, device: usize) -> Option<Vec<f64>> {
+        let (_, _, whole) = self.latest.get(&(grid.to_string(), device))?;
+        let machine = self.machines.get(device)?;
+        let source = module.grid_kernels.iter().find(|(_, g)| g.name == grid)?.1.source;
+        let shape = self.split_shapes.get(&module.kernels[source].name);
+        Some(
+            (1..=MAX_MODELLED_DEVICES)
+                .map(|k| match (shape, k.checked_sub(2)) {
+                    (Some(shape), Some(i)) if i < shape.parts.len() => predict::predict_parts(machine, whole, shape.whole, &shape.parts[i]),
+                    _ => whole.seconds,
+                })
+                .collect(),
+        )
+    }
+
     /// The predicted time of `launch` on `device`, which moves `dram_bytes`; `None` where
     /// the launch cannot be counted (its block ran past the model's budget, or it reaches
     /// memory the host views do not cover). `host_view_of` gives the host view of the
-    /// allocation an array param is bound to.
+    /// allocation an array param is bound to. The first launch of a grid kernel on a device
+    /// also pays for loading its code.
     pub fn predict_launch(
         &mut self,
         launch: &Launch,
         device: usize,
         dram_bytes: u64,
+        device_name: &str,
+        multiprocessors: u32,
+        host_view_of: &dyn Fn(DeviceAlloc) -> Option<Arc<SimBuffer>>,
+    ) -> Option<Prediction> {
+        let prediction = self.predict_steady(launch, device, dram_bytes, device_name, multiprocessors, host_view_of);
+        let first = self.launched.insert((launch.kernel.name.clone(), device));
+        let first_launch_s = self.machines.get(device)?.first_launch_s;
+        prediction.map(|mut p| {
+            if first {
+                p.launch_s += first_launch_s;
+                p.seconds += first_launch_s;
+            }
+            p
+        })
+    }
+
+    /// [`Model::predict_launch`] without the first launch's cost, and without counting the
+    /// launch as made: what a launch costs once its code is loaded.
+    pub fn predict_steady(
+        &mut self,
+        launch: &Launch,
+        device: usize,
+        dram_bytes: u64,
+        device_name: &str,
         multiprocessors: u32,
         host_view_of: &dyn Fn(DeviceAlloc) -> Option<Arc<SimBuffer>>,
     ) -> Option<Prediction> {
         let machine = self.machines.get(device)?;
         let key = PredictionKey { kernel: launch.kernel.name.clone(), device, scalars: integer_scalars(launch), dram_bytes };
-        let prediction = match self.predictions.get(&key) {
-            Some(known) => known.clone(),
-            None => {
-                let made = predict_with(machine, launch, dram_bytes, multiprocessors, host_view_of);
-                self.predictions.insert(key, made.clone());
-                made
-            }
-        };
-        let first = self.launched.insert((launch.kernel.name.clone(), device));
-        prediction.map(|mut p| {
-            if first {
-                p.launch_s += machine.first_launch_s;
-                p.seconds += machine.first_launch_s;
-            }
-            p
-        })
+        if let Some(known) = self.predictions.get(&key) {
+            return known.clone();
+        }
+        let made = predict_with(machine, launch, dram_bytes, multiprocessors, host_view_of);
+        if let Some(p) = &made {
+            let sizes = LaunchKey::of(launch.kernel, &launch.specialisable, &launch.params, device_name).sizes_text();
+            self.latest.insert((launch.kernel.name.clone(), device), (device_name.to_string(), sizes, p.clone()));
+        }
+        self.predictions.insert(key, made.clone());
+        made
     }
 }
 
 impl Model {
+    /// The latest prediction of every grid kernel of `module` this model predicted, per
+    /// device, with the mean device time `stats` measured for it, as [`record`] keeps them.
+    pub fn records(&self, module: &Module, stats: &crate::runtime::stats::Stats) -> Vec<record::PredictionRecord> {
+        let mut identities: HashMap<Handle<Kernel>, KernelIdentity> = HashMap::new();
+        let mut records: Vec<record::PredictionRecord> = self
+            .latest
+            .iter()
+            .filter_map(|((grid, device_index), (device, sizes, p))| {
+                let source = module.grid_kernels.iter().find(|(_, g)| &g.name == grid)?.1.source;
+                let kernel = identities.entry(source).or_insert_with(|| KernelIdentity::of(module, source)).clone();
+                let launches = stats.launches.get(grid);
+                Some(record::PredictionRecord {
+                    kernel,
+                    device: device.clone(),
+                    sizes: sizes.clone(),
+                    grid: grid.clone(),
+                    predicted_s: p.seconds,
+                    bound: p.bound.name().to_string(),
+                    measured_s: launches.and_then(|l| l.mean_device_time()),
+                    launches: launches.map_or(0, |l| l.count),
+                    scaling_s: self.scaling(module, grid, *device_index).unwrap_or_default(),
+                })
+            })
+            .collect();
+        records.sort_by(|a, b| (&a.kernel.name, &a.grid, &a.device).cmp(&(&b.kernel.name, &b.grid, &b.device)));
+        records
+    }
+
     /// [`Model::predict_launch`] for `launch` on `device`, its array params read through
-    /// read-only views of the host memory of the objects `registry` tracks.
-    pub fn predict_on(&mut self, launch: &Launch, device: usize, dram_bytes: u64, on: &dyn Device, registry: &Registry) -> Option<Prediction> {
+    /// read-only views of the host memory of the objects `registry` tracks; `steady`: without
+    /// the first launch's cost ([`Model::predict_steady`]).
+    pub fn predict_on(&mut self, launch: &Launch, device: usize, dram_bytes: u64, on: &dyn Device, registry: &Registry, steady: bool) -> Option<Prediction> {
         // Looked up only when the launch is sampled (a prediction not made before).
         let host_view_of = |alloc: DeviceAlloc| {
             let object = registry.iter().find(|o| o.copies.placement(device) == Some((alloc, 0)))?;
@@ -101,7 +196,11 @@ impl Model {
             // runtime works for it; the view is dropped before this call returns.
             Some(Arc::new(unsafe { SimBuffer::host_view(object.start as *const u8, object.len as usize) }))
         };
-        self.predict_launch(launch, device, dram_bytes, on.multiprocessors(), &host_view_of)
+        if steady {
+            self.predict_steady(launch, device, dram_bytes, on.model(), on.multiprocessors(), &host_view_of)
+        } else {
+            self.predict_launch(launch, device, dram_bytes, on.model(), on.multiprocessors(), &host_view_of)
+        }
     }
 }
 
@@ -116,7 +215,7 @@ pub fn record_prediction(
     on: &dyn Device,
     registry: &Registry,
 ) {
-    if let Some(prediction) = model.as_mut().and_then(|m| m.predict_on(launch, device, dram_bytes, on, registry)) {
+    if let Some(prediction) = model.as_mut().and_then(|m| m.predict_on(launch, device, dram_bytes, on, registry, false)) {
         stats.record_prediction(&launch.kernel.name, &prediction);
     }
 }

@@ -152,13 +152,16 @@ pub struct VariantDecision {
 }
 
 /// Per source kernel with several variants: which ran how often, and how the choice was made.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct VariantUse {
     /// Launches per grid kernel name.
     pub runs: BTreeMap<String, u64>,
     /// Device times of the exploration launches, per grid kernel name.
     pub timed: BTreeMap<String, Vec<Duration>>,
     pub decisions: Vec<VariantDecision>,
+    /// Variants the model left out of an exploration (predicted too slow to time), with
+    /// their predicted time and the fastest prediction, in seconds.
+    pub left_out: Vec<(String, f64, f64)>,
 }
 
 /// What one device did, when a program runs on several (`--gpus`): its launches, their time
@@ -254,6 +257,11 @@ impl Stats {
         self.launches.entry(kernel.to_string()).or_default().bytes_moved += bytes;
     }
     /// A launch of `kernel` (the source kernel) ran its variant `variant`.
+    /// The model left `variant` of `kernel` out of an exploration.
+    pub fn record_variant_left_out(&mut self, kernel: &str, variant: &str, predicted_s: f64, fastest_s: f64) {
+        self.variants.entry(kernel.to_string()).or_default().left_out.push((variant.to_string(), predicted_s, fastest_s));
+    }
+
     pub fn record_variant_run(&mut self, kernel: &str, variant: &str) {
         // Called at every launch: the names are copied only the first time.
         let runs = match self.variants.get_mut(kernel) {
@@ -443,6 +451,9 @@ impl Stats {
                         "blocks": p.work.blocks,
                         "threads_per_block": p.work.threads_per_block,
                         "shared_bytes_per_block": p.work.shared_bytes_per_block,
+                        "registers_per_thread": p.work.registers_per_thread,
+                        "section_bytes": p.work.dram_bytes,
+                        "counters": counters_json(&p.work.counters),
                     })),
                 })
             })
@@ -471,7 +482,11 @@ impl Stats {
                     .iter()
                     .map(|d| json!({"device": d.device, "sizes": d.sizes, "winner": d.winner, "from_cache": d.from_cache}))
                     .collect();
-                (kernel.clone(), json!({"runs": u.runs, "decisions": decisions}))
+                let timed: serde_json::Map<String, serde_json::Value> =
+                    u.timed.iter().map(|(v, ts)| (v.clone(), json!(ts.iter().map(|t| t.as_secs_f64()).collect::<Vec<_>>()))).collect();
+                let left_out: Vec<serde_json::Value> =
+                    u.left_out.iter().map(|(v, p, f)| json!({"variant": v, "predicted_s": p, "fastest_predicted_s": f})).collect();
+                (kernel.clone(), json!({"runs": u.runs, "decisions": decisions, "timed_s": timed, "left_out_by_model": left_out}))
             })
             .collect();
         json!({
@@ -554,6 +569,15 @@ impl Stats {
             for (variant, times) in &use_.timed {
                 let times: Vec<String> = times.iter().map(ms).collect();
                 let _ = writeln!(out, "    timed {variant}: {}", times.join(", "));
+            }
+            for (variant, predicted, fastest) in &use_.left_out {
+                let _ = writeln!(
+                    out,
+                    "    not timed {variant}: the model predicts {:.1} us, over {}x the fastest candidate's {:.1} us",
+                    predicted * 1e6,
+                    super::variants::MODEL_FILTER,
+                    fastest * 1e6
+                );
             }
             for d in &use_.decisions {
                 let times: Vec<String> = d

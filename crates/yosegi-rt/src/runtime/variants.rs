@@ -145,6 +145,12 @@ pub const CLEARLY_SLOWER_SLACK: Duration = Duration::from_micros(20);
 /// The tuning cache's file name in the kernel cache directory.
 pub const TUNING_CACHE_FILE: &str = "variant-choices.txt";
 
+/// An exploration leaves out a candidate the performance model predicts slower than this many
+/// times the fastest candidate's prediction: measurement decides among the close ones. The
+/// plain variant is always timed. (bench/NOTES.md run 20: at 1.5 the model left out 6 of 232
+/// candidates, none of them the fastest measured.)
+pub const MODEL_FILTER: f64 = 1.5;
+
 /// Marks the format of every line; a line with another tag is ignored.
 const LINE_TAG: &str = "v1";
 
@@ -232,6 +238,30 @@ impl Trial {
     pub fn best(&self) -> Option<Duration> {
         self.times.iter().min().copied()
     }
+}
+
+/// Drops from `trials` (the plain variant first, never dropped) every candidate `predict`
+/// puts over [`MODEL_FILTER`] times the fastest prediction, and returns them with their
+/// prediction and the fastest, in seconds. Nothing is dropped unless every candidate has a
+/// prediction.
+fn leave_out_predicted_slow(trials: &mut Vec<Trial>, predict: &mut dyn FnMut(Handle<GridKernel>) -> Option<f64>) -> Vec<(String, f64, f64)> {
+    if trials.len() < 2 {
+        return Vec::new();
+    }
+    let Some(predicted) = trials.iter().map(|t| predict(t.variant)).collect::<Option<Vec<f64>>>() else { return Vec::new() };
+    let fastest = predicted.iter().copied().fold(f64::INFINITY, f64::min);
+    let mut left_out = Vec::new();
+    let mut i = 0;
+    trials.retain(|t| {
+        let p = predicted[i];
+        i += 1;
+        let keep = i == 1 || p <= fastest * MODEL_FILTER;
+        if !keep {
+            left_out.push((t.name.clone(), p, fastest));
+        }
+        keep
+    });
+    left_out
 }
 
 /// The explore-then-exploit state of one (kernel, launch key). The plain variant is trial 0.
@@ -361,6 +391,11 @@ impl TuningCache {
     /// The cache in `dir` (`None`: nothing is read or kept).
     pub fn in_dir(dir: Option<PathBuf>) -> TuningCache {
         TuningCache { path: dir.map(|d| d.join(TUNING_CACHE_FILE)), entries: None }
+    }
+
+    /// The directory the cache lives in (`None`: nothing is kept).
+    pub fn dir(&self) -> Option<&Path> {
+        self.path.as_deref().and_then(Path::parent)
     }
 
     /// The cache next to the kernel disk cache, when that directory is trusted.
@@ -509,6 +544,8 @@ pub struct VariantChooser {
     forced_launches: HashMap<Handle<Kernel>, usize>,
     /// Per device name: the shared memory a block may use there, as the device reported it.
     shared_per_block: HashMap<String, u64>,
+    /// Candidates the model left out of explorations, not yet taken into the stats.
+    left_out: Vec<(Handle<Kernel>, String, f64, f64)>,
     /// Per kernel: the launch key of its latest launch whose exploration had ended, and the
     /// winner. A time-step loop launches each kernel with the same key every step; this answers
     /// those launches without building a key and hashing its strings.
@@ -520,6 +557,17 @@ pub struct VariantChooser {
 }
 
 impl VariantChooser {
+    /// The variants the model left out of explorations since the last call: (kernel,
+    /// variant, predicted seconds, fastest predicted seconds).
+    pub fn take_left_out(&mut self) -> Vec<(Handle<Kernel>, String, f64, f64)> {
+        std::mem::take(&mut self.left_out)
+    }
+
+    /// Where the tuning cache lives; the model's predictions go beside it.
+    pub fn cache_dir(&self) -> Option<&Path> {
+        self.cache.dir()
+    }
+
     pub fn new(mode: StagingMode, cache: TuningCache) -> VariantChooser {
         VariantChooser {
             mode,
@@ -529,6 +577,7 @@ impl VariantChooser {
             identities: HashMap::new(),
             forced_launches: HashMap::new(),
             shared_per_block: HashMap::new(),
+            left_out: Vec::new(),
             settled: HashMap::new(),
             exploring_launches: 0,
         }
@@ -560,6 +609,7 @@ impl VariantChooser {
         device: &str,
         params: &[DeviceParam],
         specialisable: &[u32],
+        predict: &mut dyn FnMut(Handle<GridKernel>) -> Option<f64>,
     ) -> (Pick, Option<VariantDecision>) {
         let variants = module.variants_of(kernel);
         let plain = Pick { variant: variants[0], measure: None };
@@ -615,7 +665,7 @@ impl VariantChooser {
         let slot = (kernel, LaunchKey::of(plain_grid, specialisable, params, device));
         let mut decision = None;
         if !self.explorations.contains_key(&slot) {
-            let trials: Vec<Trial> = variants
+            let mut trials: Vec<Trial> = variants
                 .iter()
                 .filter(|&&v| v == variants[0] || module.grid_kernels[v].shared_memory_bytes() <= shared_limit)
                 .map(|&v| {
@@ -623,6 +673,7 @@ impl VariantChooser {
                     Trial { variant: v, name: g.name.clone(), estimated_ratio: g.variant.estimated_ratio, times: Vec::new() }
                 })
                 .collect();
+            self.left_out.extend(leave_out_predicted_slow(&mut trials, predict).into_iter().map(|(name, p, f)| (kernel, name, p, f)));
             let mut exploration = Exploration::new(trials);
             // A device that cannot time never stores winners, so the lookup finds nothing there.
             decision = self.adopt_cached_winner(module, kernel, &slot.1, &mut exploration);
@@ -730,19 +781,30 @@ impl Runtime {
         dram_bytes: u64,
     ) -> Result<(&'m GridKernel, StartedLaunch, Duration), RuntimeError> {
         let variants = module.variants_of(kernel);
+        // The model's steady prediction of a candidate, asked only when an exploration starts.
+        let (model, devices, registry, specialisable) = (&mut self.model, &self.devices, &self.registry, &self.specialisable);
+        let mut predict = |v: Handle<GridKernel>| {
+            let launch = Launch { module, kernel: &module.grid_kernels[v], params: params.clone(), specialisable: Cow::Borrowed(&specialisable[v.index()]) };
+            model.as_mut()?.predict_on(&launch, device, dram_bytes, devices[device].as_ref(), registry, true).map(|p| p.seconds)
+        };
         let (pick, cached) =
-            self.variants.choose(module, kernel, self.devices[device].model(), &params, &self.specialisable[variants[0].index()]);
+            self.variants.choose(module, kernel, self.devices[device].model(), &params, &self.specialisable[variants[0].index()], &mut predict);
         let grid = &module.grid_kernels[pick.variant];
         let source_name = &module.kernels[kernel].name;
         if let Some(decision) = cached {
             self.stats.record_variant_decision(decision);
+        }
+        for (k, variant, predicted, fastest) in self.variants.take_left_out() {
+            self.stats.record_variant_left_out(&module.kernels[k].name, &variant, predicted, fastest);
         }
         if variants.len() > 1 {
             self.stats.record_variant_run(source_name, &grid.name);
         }
         let started = Instant::now();
         let launch = Launch { module, kernel: grid, params, specialisable: Cow::Borrowed(&self.specialisable[pick.variant.index()]) };
-        super::model::record_prediction(&mut self.model, &mut self.stats, &launch, device, dram_bytes, self.devices[device].as_ref(), &self.registry);
+        if self.config.stats != super::StatsMode::Off {
+            super::model::record_prediction(&mut self.model, &mut self.stats, &launch, device, dram_bytes, self.devices[device].as_ref(), &self.registry);
+        }
         let result: Result<(StartedLaunch, Option<Duration>), KernelFault> = match &pick.measure {
             Some(_) => self.devices[device].launch_timed(&launch).map(|(o, t)| (StartedLaunch::Finished(o), t)),
             None => self.devices[device].start_launch(&launch).map(|s| (s, None)),

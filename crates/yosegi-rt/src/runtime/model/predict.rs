@@ -7,8 +7,11 @@
 //! warps; the bandwidths only with enough blocks to keep the multiprocessors busy), shared memory (requests times their bank-conflict degree, over the
 //! multiprocessors the grid occupies), and latency: a thread's accesses one after the other,
 //! global and shared, wave after wave, which bounds kernels whose grid is too small to hide memory latency
-//! behind other warps (a thread per row of a matrix). The first launch of a kernel also pays
-//! for loading its code. The paper's model counted warp accesses against latencies; this one
+//! behind other warps (a thread per row of a matrix), with a few independent accesses of a
+//! thread in flight at once. Device memory is read at a blend of its own and the cache's rate
+//! when the launch's sections fit in the L2 cache (earlier launches left part of them there),
+//! and scattered accesses over more than the L2 cache holds move every sector they touch. The
+//! first launch of a kernel also pays for loading its code. The paper's model counted warp accesses against latencies; this one
 //! adds what it lacked: launch cost, cache reuse, occupancy, and the multiprocessors a small
 //! grid leaves idle.
 
@@ -17,6 +20,23 @@ use crate::runtime::stats::DeviceCounters;
 
 /// Warps per multiprocessor that keep its arithmetic pipelines busy.
 const SATURATING_COMPUTE_WARPS: f64 = 8.0;
+
+/// Global accesses a thread has in flight at once in the latency bound: the loads of a loop
+/// body that do not depend on each other overlap. Fitted to the latency-bound kernels of
+/// bench/NOTES.md run 20 (NPB's line solvers and the thread-per-row products of PolyBench and
+/// `examples/matmul_vec.c`, H100): 1.5 took the model's median error there from 1.8x too slow
+/// to 1.1x, and the loss of choosing variants by the model alone from 58% to 7%.
+pub const THREAD_MEMORY_PARALLELISM: f64 = 1.5;
+
+/// The share of a launch's bytes found in the L2 cache when its sections fit there (the rest
+/// comes from device memory), fitted to run 20's NPB class A kernels, which each move 10-50 MB
+/// that the kernels before them in the time step touched.
+pub const L2_RESIDENT_SHARE: f64 = 0.25;
+
+/// Bytes of sectors per access above which a launch's accesses count as scattered (a
+/// coalesced warp reading doubles touches 8 bytes of sectors per access; one thread per
+/// sector, 32).
+pub const SCATTERED_BYTES_PER_ACCESS: f64 = 24.0;
 
 /// Registers per thread assumed where the compiler has not said.
 pub const DEFAULT_REGISTERS: u32 = 32;
@@ -102,11 +122,23 @@ pub fn predict(machine: &Machine, work: &LaunchWork) -> Prediction {
     // Device memory moves what the sections cover, but no more than the sectors the launch
     // touches: a section is a hull (the whole array for an irregular access), and a kernel
     // that touches a plane of a large array moves the plane.
-    let dram_bytes = work.dram_bytes.min(c.global_transactions * 32);
+    let sector_bytes = c.global_transactions * 32;
+    let mut dram_bytes = work.dram_bytes.min(sector_bytes);
+    // Scattered accesses (each thread's access a sector of its own) over more memory than the
+    // L2 cache holds: a sector is evicted before the neighbouring bytes it also holds are read,
+    // so every sector touched comes from device memory.
+    let accesses = c.global_loads + c.global_stores;
+    let scattered = accesses > 0 && sector_bytes as f64 > SCATTERED_BYTES_PER_ACCESS * accesses as f64;
+    if scattered && work.dram_bytes > machine.l2_bytes {
+        dram_bytes = sector_bytes;
+    }
+    // A launch whose sections fit in the L2 cache finds part of them there, left by the
+    // launches before it (a time step's kernels over the same arrays).
+    let l2_share = if work.dram_bytes <= machine.l2_bytes { L2_RESIDENT_SHARE } else { 0.0 };
     // A grid of fewer blocks than multiprocessors leaves the others idle, and one
     // multiprocessor draws only a few multiprocessors' share of the bandwidth.
     let bandwidth_reach = ((work.blocks as f64).min(sms) * machine.multiprocessor_bandwidth_share / sms).clamp(1e-6, 1.0);
-    let memory_s = dram_bytes as f64 / (machine.dram_bytes_per_s * bandwidth_reach);
+    let memory_s = dram_bytes as f64 * ((1.0 - l2_share) / machine.dram_bytes_per_s + l2_share / machine.cache_bytes_per_s) / bandwidth_reach;
     let cache_s = (c.global_transactions * 32) as f64 / (machine.cache_bytes_per_s * bandwidth_reach);
     let compute_s = (c.float_ops as f64 / machine.float_ops_per_s
         + c.double_ops as f64 / machine.double_ops_per_s
@@ -119,7 +151,8 @@ pub fn predict(machine: &Machine, work: &LaunchWork) -> Prediction {
     // A thread's accesses one after the other: global ones, and its share of its warp's
     // shared-memory requests.
     let latency_s = waves
-        * ((c.global_loads + c.global_stores) as f64 * machine.serial_access_s + (c.shared_accesses * 32) as f64 * machine.serial_shared_s)
+        * ((c.global_loads + c.global_stores) as f64 * machine.serial_access_s / THREAD_MEMORY_PARALLELISM
+            + (c.shared_accesses * 32) as f64 * machine.serial_shared_s)
         / threads;
     let launch_s = if work.blocks == 0 { 0.0 } else { machine.launch_s };
     let parts = [(Bound::Memory, memory_s), (Bound::Cache, cache_s), (Bound::Compute, compute_s), (Bound::Shared, shared_s), (Bound::Latency, latency_s)];
@@ -142,18 +175,6 @@ pub fn predict(machine: &Machine, work: &LaunchWork) -> Prediction {
     }
 }
 
-/// A launch split over devices: the slowest part, then the copies between devices that the
-/// parts wait for (`exchange_bytes` in `exchanges` copies).
-pub fn predict_split(machine: &Machine, parts: &[Prediction], exchange_bytes: u64, exchanges: u64) -> f64 {
-    let slowest = parts.iter().map(|p| p.seconds).fold(0.0, f64::max);
-    let exchange = if exchanges == 0 || machine.peer_bytes_per_s <= 0.0 {
-        0.0
-    } else {
-        exchange_bytes as f64 / machine.peer_bytes_per_s + exchanges as f64 * machine.peer_copy_s
-    };
-    slowest + exchange
-}
-
 /// What one device's share of a launch touches, for [`split_pays`]: the bytes its sections
 /// read, and read and write together.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -174,9 +195,17 @@ pub struct SplitBytes {
 pub fn split_pays(machine: &Machine, whole: SplitBytes, parts: &[SplitBytes]) -> (bool, f64, f64) {
     let stream = |bytes: u64| bytes as f64 / machine.dram_bytes_per_s;
     let whole_s = machine.launch_s + stream(whole.total);
+    let slowest = parts.iter().map(|p| machine.launch_s + stream(p.total)).fold(0.0, f64::max);
+    let split_s = slowest + split_overhead_s(machine, whole, parts);
+    (split_s < whole_s, whole_s, split_s)
+}
+
+/// What a split adds to its slowest part: the largest exchange (what a part reads beyond an
+/// even share of what the whole launch reads, over the peer link, with a peer copy's fixed
+/// cost), and per extra device a launch and a read of its results.
+fn split_overhead_s(machine: &Machine, whole: SplitBytes, parts: &[SplitBytes]) -> f64 {
     let n = parts.len().max(1) as u64;
     let share = whole.read / n;
-    let slowest = parts.iter().map(|p| machine.launch_s + stream(p.total)).fold(0.0, f64::max);
     let exchange = parts.iter().map(|p| p.read.saturating_sub(share)).max().unwrap_or(0);
     let exchange_s = if exchange == 0 {
         0.0
@@ -185,7 +214,30 @@ pub fn split_pays(machine: &Machine, whole: SplitBytes, parts: &[SplitBytes]) ->
     } else {
         f64::INFINITY
     };
-    let per_device = (n - 1) as f64 * (machine.launch_s + machine.host_copy_s);
-    let split_s = slowest + exchange_s + per_device;
-    (split_s < whole_s, whole_s, split_s)
+    exchange_s + (n - 1) as f64 * (machine.launch_s + machine.host_copy_s)
+}
+
+/// The predicted time of a launch split into `parts` (one per device, in the steady state of
+/// a time step, as [`split_pays`] takes it), from the prediction of the whole launch on one
+/// device: each part does the whole's work in proportion to the bytes its sections move, on
+/// its share of the blocks, and the slowest part is followed by the split's overhead.
+pub fn predict_parts(machine: &Machine, whole: &Prediction, whole_bytes: SplitBytes, parts: &[SplitBytes]) -> f64 {
+    if parts.len() < 2 {
+        return whole.seconds;
+    }
+    let slowest = parts
+        .iter()
+        .map(|p| {
+            let share = if whole_bytes.total == 0 { 1.0 / parts.len() as f64 } else { p.total as f64 / whole_bytes.total as f64 };
+            let blocks = ((whole.work.blocks as f64 * share).ceil() as u64).clamp(1, whole.work.blocks.max(1));
+            let work = LaunchWork {
+                blocks,
+                counters: whole.work.counters.scaled(whole.work.blocks.max(1), blocks),
+                dram_bytes: p.total,
+                ..whole.work.clone()
+            };
+            predict(machine, &work).seconds
+        })
+        .fold(0.0, f64::max);
+    slowest + split_overhead_s(machine, whole_bytes, parts)
 }

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use super::predict::{Bound, LaunchWork, SplitBytes, blocks_per_multiprocessor, predict, predict_split, split_pays};
+use super::predict::{Bound, L2_RESIDENT_SHARE, LaunchWork, THREAD_MEMORY_PARALLELISM, SplitBytes, blocks_per_multiprocessor, predict, predict_parts, split_pays};
 use super::sample::{SAMPLED_BLOCKS, sample_launch, sample_of};
 use super::{Machine, Model};
 use crate::diag::Span;
@@ -192,7 +192,42 @@ fn a_grid_too_small_to_hide_latency_is_bound_by_its_threads_accesses() {
     };
     let p = predict(&m, &work);
     assert_eq!(p.bound, Bound::Latency);
-    assert!((p.latency_s - 10_000.0 * m.serial_access_s).abs() < 1e-12);
+    assert!((p.latency_s - 10_000.0 * m.serial_access_s / THREAD_MEMORY_PARALLELISM).abs() < 1e-12);
+}
+
+#[test]
+fn sections_that_fit_in_l2_are_read_partly_from_it() {
+    let m = machine();
+    let fits = predict(&m, &streaming(m.l2_bytes, 1 << 16));
+    let expected = m.l2_bytes as f64 * ((1.0 - L2_RESIDENT_SHARE) / m.dram_bytes_per_s + L2_RESIDENT_SHARE / m.cache_bytes_per_s);
+    assert!((fits.memory_s - expected).abs() < 1e-12 * expected.max(1.0));
+    let larger = predict(&m, &streaming(m.l2_bytes + 32, 1 << 16));
+    assert!((larger.memory_s - (m.l2_bytes + 32) as f64 / m.dram_bytes_per_s).abs() < 1e-12);
+    assert!(larger.memory_s > fits.memory_s * 1.1);
+}
+
+#[test]
+fn scattered_accesses_over_more_than_l2_move_every_sector() {
+    let m = machine();
+    // 2 GB of sections read a double at a time, one sector per access.
+    let bytes: u64 = 2 << 30;
+    let accesses = bytes / 8;
+    let mut work = streaming(bytes, 1 << 16);
+    work.counters.global_loads = accesses;
+    work.counters.global_stores = 0;
+    work.counters.global_transactions = accesses;
+    let p = predict(&m, &work);
+    assert_eq!(p.dram_bytes, accesses * 32);
+    // Coalesced (8 bytes of sectors per access), the sections' bytes.
+    work.counters.global_transactions = accesses / 4;
+    assert_eq!(predict(&m, &work).dram_bytes, bytes);
+    // Scattered within what L2 holds: the sections' bytes.
+    let small = m.l2_bytes / 2;
+    let mut work = streaming(small, 1 << 16);
+    work.counters.global_loads = small / 8;
+    work.counters.global_stores = 0;
+    work.counters.global_transactions = small / 8;
+    assert_eq!(predict(&m, &work).dram_bytes, small);
 }
 
 #[test]
@@ -231,12 +266,22 @@ fn bank_conflicts_cost_shared_memory_time() {
 #[test]
 fn a_split_launch_waits_for_its_slowest_part_and_the_exchange() {
     let m = machine();
-    let small = predict(&m, &streaming(1 << 20, 4096));
-    let large = predict(&m, &streaming(1 << 28, 4096));
-    let t = predict_split(&m, &[small.clone(), large.clone()], 1 << 20, 2);
-    let expected = large.seconds + (1u64 << 20) as f64 / m.peer_bytes_per_s + 2.0 * m.peer_copy_s;
-    assert!((t - expected).abs() < 1e-12);
-    assert_eq!(predict_split(&m, std::slice::from_ref(&small), 0, 0), small.seconds);
+    let bytes: u64 = 1 << 30;
+    let whole = predict(&m, &streaming(bytes, 1 << 16));
+    let whole_bytes = SplitBytes { read: bytes / 2, total: bytes };
+    // Two even halves, each reading 1 MiB beyond its share (a halo).
+    let halo: u64 = 1 << 20;
+    let half = SplitBytes { read: bytes / 4 + halo, total: bytes / 2 };
+    let t = predict_parts(&m, &whole, whole_bytes, &[half, half]);
+    let part = predict(&m, &streaming(bytes / 2, 1 << 15)).seconds;
+    let expected = part + halo as f64 / m.peer_bytes_per_s + m.peer_copy_s + m.launch_s + m.host_copy_s;
+    assert!((t - expected).abs() < 1e-9 * expected, "{t} vs {expected}");
+    // A streaming launch this large gains nearly twofold; an uneven split waits for its larger part.
+    assert!(t < 0.6 * whole.seconds);
+    let uneven = predict_parts(&m, &whole, whole_bytes, &[SplitBytes { read: bytes / 8, total: bytes / 4 }, SplitBytes { read: bytes * 3 / 8, total: bytes * 3 / 4 }]);
+    assert!(uneven > t);
+    // One part is the whole launch.
+    assert_eq!(predict_parts(&m, &whole, whole_bytes, &[whole_bytes]), whole.seconds);
 }
 
 #[test]
@@ -253,12 +298,12 @@ fn the_first_launch_of_a_kernel_pays_for_loading_it() {
     // SAFETY: `host` outlives the model's use of the views.
     let view_of = |alloc: DeviceAlloc| Some(Arc::new(unsafe { SimBuffer::host_view(host[alloc.0 as usize].as_ptr(), 4 * n) }));
     let mut model = Model::new(vec![machine()]);
-    let first = model.predict_launch(&launch, 0, 3 * 4 * n as u64, 0, &view_of).expect("predicted");
-    let again = model.predict_launch(&launch, 0, 3 * 4 * n as u64, 0, &view_of).expect("predicted");
+    let first = model.predict_launch(&launch, 0, 3 * 4 * n as u64, "sim", 0, &view_of).expect("predicted");
+    let again = model.predict_launch(&launch, 0, 3 * 4 * n as u64, "sim", 0, &view_of).expect("predicted");
     assert!((first.seconds - again.seconds - machine().first_launch_s).abs() < 1e-12);
     assert_eq!(again.work.counters.global_loads, 3 * n as u64);
     // No machine for a device the model does not know.
-    assert!(model.predict_launch(&launch, 1, 0, 0, &view_of).is_none());
+    assert!(model.predict_launch(&launch, 1, 0, "sim", 0, &view_of).is_none());
 }
 
 #[test]

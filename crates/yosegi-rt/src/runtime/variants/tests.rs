@@ -267,7 +267,7 @@ fn choose(
     params: &[DeviceParam],
 ) -> (Pick, Option<VariantDecision>) {
     let plain = &module.grid_kernels[module.variants_of(kernel)[0]];
-    chooser.choose(module, kernel, device, params, &specialisable_params(plain))
+    chooser.choose(module, kernel, device, params, &specialisable_params(plain), &mut |_| None)
 }
 
 /// A key's first launch on a timing device: the lowest estimate, untimed (see the module doc).
@@ -560,4 +560,51 @@ fn on_a_timing_device_the_runtime_explores_then_runs_the_winner_without_timing()
     assert_eq!(timed_again.load(std::sync::atomic::Ordering::Relaxed), 0);
     assert_eq!(again.stats().variants["scale_l3"].runs.get("scale_l3_staged"), Some(&1));
     assert!(again.exit_report().expect("stats on").contains("cached winner on timed-sim (i_first=0,i_count=64): scale_l3_staged"));
+}
+
+#[test]
+fn the_model_leaves_out_candidates_it_predicts_far_slower_but_never_the_plain_one() {
+    let trial = |n: usize, name: &str| Trial { variant: Handle::new(n), name: name.into(), estimated_ratio: 1.0, times: Vec::new() };
+    let trials = || vec![trial(0, "k"), trial(1, "k_staged"), trial(2, "k_staged_x4")];
+    let predicted = |times: [f64; 3]| move |v: Handle<GridKernel>| Some(times[v.index()]);
+
+    // The x4 variant is predicted 4x the fastest: left out; the plain one, 2x, stays.
+    let mut ts = trials();
+    let left = leave_out_predicted_slow(&mut ts, &mut predicted([2.0, 1.0, 4.0]));
+    assert_eq!(ts.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["k", "k_staged"]);
+    assert_eq!(left, vec![("k_staged_x4".to_string(), 4.0, 1.0)]);
+
+    // Within MODEL_FILTER of the fastest, every candidate is timed.
+    let mut ts = trials();
+    assert!(leave_out_predicted_slow(&mut ts, &mut predicted([1.0, 1.0, MODEL_FILTER])).is_empty());
+    assert_eq!(ts.len(), 3);
+
+    // A candidate the model cannot predict: nothing is left out.
+    let mut ts = trials();
+    assert!(leave_out_predicted_slow(&mut ts, &mut |v: Handle<GridKernel>| (v.index() != 1).then_some(9.0 * v.index() as f64 + 1.0)).is_empty());
+    assert_eq!(ts.len(), 3);
+}
+
+#[test]
+fn an_exploration_times_only_the_candidates_the_model_keeps() {
+    let (module, kernel) = scale_with_variants(&[(0.6, 0), (0.5, 0)]);
+    let mut chooser = VariantChooser::new(StagingMode::Auto, TuningCache::in_dir(None));
+    let variants = module.variants_of(kernel);
+    let slow = variants[2];
+    let params = bound(4096, 1, 2);
+    let plain = &module.grid_kernels[variants[0]];
+    let mut predict = |v: Handle<GridKernel>| Some(if v == slow { 10e-6 } else { 1e-6 });
+    let mut timed = std::collections::BTreeSet::new();
+    for _ in 0..12 {
+        let (pick, _) = chooser.choose(&module, kernel, "gpu", &params, &specialisable_params(plain), &mut predict);
+        if let Some(m) = pick.measure {
+            timed.insert(module.grid_kernels[pick.variant].name.clone());
+            chooser.record_time(&module, m, Some(ms(0.5)));
+        }
+    }
+    assert!(!timed.is_empty(), "the exploration timed something");
+    assert!(!timed.contains(&module.grid_kernels[slow].name), "{timed:?}");
+    let left = chooser.take_left_out();
+    assert_eq!(left.len(), 1);
+    assert_eq!(left[0].1, module.grid_kernels[slow].name);
 }

@@ -1,0 +1,167 @@
+//! The model's predictions of a run, kept for `yosegi explain`.
+//!
+//! A prediction needs the launch's sizes and the contents of the arrays it indexes through
+//! (`model::sample` runs a few of its blocks), which only a run has. So a run with the model on
+//! (`--stats`) leaves, at exit, one line per grid kernel it predicted in
+//! [`PREDICTIONS_FILE`], beside the tuning cache: the kernel, the hash of its variants' CUDA (a
+//! changed kernel does not show an old prediction), the device, the sizes, the grid kernel
+//! (variant), the predicted steady time of one launch (without the first launch's loading of
+//! the code), what it found the launch limited by, the measured mean device time where the
+//! device times launches, and the launches. `explain` prints them per kernel and sums them per
+//! region. The file only informs: a missing, unreadable or corrupt file, or a malformed line,
+//! is ignored.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use crate::runtime::variants::KernelIdentity;
+
+pub const PREDICTIONS_FILE: &str = "model-predictions.txt";
+
+/// Marks the format of every line; a line with another tag is ignored.
+const LINE_TAG: &str = "p1";
+
+/// Lines kept: the newest, so that the file of a machine that runs many programs stays small.
+const MAX_LINES: usize = 4000;
+
+/// One grid kernel's prediction in one run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PredictionRecord {
+    pub kernel: KernelIdentity,
+    pub device: String,
+    /// `n=4096,m=4096` (the tuning cache's spelling; `-` for none).
+    pub sizes: String,
+    /// The grid kernel predicted (a variant of `kernel`, or a fused kernel it heads).
+    pub grid: String,
+    /// One steady launch, in seconds.
+    pub predicted_s: f64,
+    /// What the launch was found limited by (`memory`, `latency`, ...).
+    pub bound: String,
+    /// The measured mean device time per launch, where the device times launches.
+    pub measured_s: Option<f64>,
+    pub launches: u64,
+    /// One steady launch on 1, 2, ... devices of this kind (`Model::scaling`); empty when
+    /// not predicted.
+    pub scaling_s: Vec<f64>,
+}
+
+/// Every record of `identity` in `dir`'s file, oldest first.
+pub fn records_of(dir: Option<&Path>, identity: &KernelIdentity) -> Vec<PredictionRecord> {
+    dir.map(read_file).unwrap_or_default().into_iter().filter(|r| &r.kernel == identity).collect()
+}
+
+/// Adds `records` to `dir`'s file, replacing those of the same kernel, device, sizes and grid
+/// kernel. The file is read again first so that what another process stored meanwhile is kept;
+/// a failure to write costs only the account in `explain`, so it is not reported.
+pub fn store(dir: &Path, records: &[PredictionRecord]) {
+    if records.is_empty() {
+        return;
+    }
+    let mut all = read_file(dir);
+    all.retain(|old| {
+        !records.iter().any(|new| new.kernel == old.kernel && new.device == old.device && new.sizes == old.sizes && new.grid == old.grid)
+    });
+    all.extend(records.iter().cloned());
+    let keep_from = all.len().saturating_sub(MAX_LINES);
+    let text = render(&all[keep_from..]);
+    let _ = crate::private_fs::create_private_dir_all(dir);
+    let _ = crate::private_fs::replace_file(&dir.join(PREDICTIONS_FILE), text.as_bytes());
+}
+
+fn render(records: &[PredictionRecord]) -> String {
+    let mut out = String::from(
+        "# yosegi: the performance model's predictions of recent runs. Fields (tab-separated): format, kernel, \
+         hash of its variants' CUDA, device, sizes, grid kernel, predicted seconds per launch, limited by, \
+         measured seconds per launch (- when not timed), launches, \
+         seconds per launch on 1, 2, ... devices (- when not predicted)\n",
+    );
+    for r in records {
+        let measured = r.measured_s.map_or_else(|| "-".to_string(), |m| format!("{m:e}"));
+        let scaling = if r.scaling_s.is_empty() { "-".to_string() } else { r.scaling_s.iter().map(|t| format!("{t:e}")).collect::<Vec<_>>().join(",") };
+        let _ = writeln!(
+            out,
+            "{LINE_TAG}\t{}\t{:016x}\t{}\t{}\t{}\t{:e}\t{}\t{measured}\t{}\t{scaling}",
+            r.kernel.name, r.kernel.hash, r.device, r.sizes, r.grid, r.predicted_s, r.bound, r.launches
+        );
+    }
+    out
+}
+
+fn read_file(dir: &Path) -> Vec<PredictionRecord> {
+    let Ok(bytes) = std::fs::read(dir.join(PREDICTIONS_FILE)) else { return Vec::new() };
+    String::from_utf8_lossy(&bytes).lines().filter_map(parse_line).collect()
+}
+
+fn parse_line(line: &str) -> Option<PredictionRecord> {
+    let fields: Vec<&str> = line.split('\t').collect();
+    let [tag, name, hash, device, sizes, grid, predicted, bound, measured, launches, scaling] = fields.as_slice() else { return None };
+    if *tag != LINE_TAG || name.is_empty() || device.is_empty() || grid.is_empty() {
+        return None;
+    }
+    let predicted_s: f64 = predicted.parse().ok().filter(|p: &f64| p.is_finite() && *p >= 0.0)?;
+    let measured_s = match *measured {
+        "-" => None,
+        m => Some(m.parse::<f64>().ok().filter(|m| m.is_finite() && *m >= 0.0)?),
+    };
+    Some(PredictionRecord {
+        kernel: KernelIdentity { name: name.to_string(), hash: u64::from_str_radix(hash, 16).ok()? },
+        device: device.to_string(),
+        sizes: sizes.to_string(),
+        grid: grid.to_string(),
+        predicted_s,
+        bound: bound.to_string(),
+        measured_s,
+        launches: launches.parse().ok()?,
+        scaling_s: match *scaling {
+            "-" => Vec::new(),
+            list => list.split(',').map(|t| t.parse::<f64>().ok().filter(|t| t.is_finite() && *t >= 0.0)).collect::<Option<Vec<_>>>()?,
+        },
+    })
+}
+
+/// Where the records go: the tuning cache's directory, when there is one.
+pub fn default_dir() -> Option<PathBuf> {
+    crate::runtime::cuda::cache::trusted_dir()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(grid: &str, sizes: &str, predicted_s: f64) -> PredictionRecord {
+        PredictionRecord {
+            kernel: KernelIdentity { name: "main_l48".into(), hash: 0xabc },
+            device: "NVIDIA H100".into(),
+            sizes: sizes.into(),
+            grid: grid.into(),
+            predicted_s,
+            bound: "memory".into(),
+            measured_s: Some(predicted_s * 1.1),
+            launches: 100,
+            scaling_s: vec![predicted_s, predicted_s / 1.9],
+        }
+    }
+
+    #[test]
+    fn records_round_trip_and_replace_their_own_key() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        store(dir.path(), &[record("main_l48", "n=4096", 4.1e-5), record("main_l48_staged", "n=4096", 3.0e-5)]);
+        store(dir.path(), &[record("main_l48", "n=4096", 4.5e-5), record("main_l48", "n=1024", 3.0e-6)]);
+        let identity = KernelIdentity { name: "main_l48".into(), hash: 0xabc };
+        let got = records_of(Some(dir.path()), &identity);
+        assert_eq!(got, vec![record("main_l48_staged", "n=4096", 3.0e-5), record("main_l48", "n=4096", 4.5e-5), record("main_l48", "n=1024", 3.0e-6)]);
+        // Another hash (a changed kernel) sees none of them.
+        assert!(records_of(Some(dir.path()), &KernelIdentity { name: "main_l48".into(), hash: 0xabd }).is_empty());
+    }
+
+    #[test]
+    fn a_malformed_line_is_skipped() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        store(dir.path(), &[record("main_l48", "n=4096", 4.1e-5)]);
+        let path = dir.path().join(PREDICTIONS_FILE);
+        let text = std::fs::read_to_string(&path).expect("written");
+        let broken = text.clone() + "p1\tmain_l48\tabc\tgpu\tn=1\tmain_l48\tNaN\tmemory\t-\t1\t-\np1\tshort\n";
+        std::fs::write(&path, broken).expect("write");
+        assert_eq!(records_of(Some(dir.path()), &KernelIdentity { name: "main_l48".into(), hash: 0xabc }).len(), 1);
+    }
+}

@@ -1,0 +1,180 @@
+//! The performance model's predictions in `explain`: per kernel, what recent runs with the
+//! model on predicted for each variant at each size and device, beside what they measured; per
+//! region, the predicted time of one pass over its kernels. The predictions come from the
+//! file those runs left (`runtime::model::record`): a prediction needs the launch's sizes and
+//! data, which only a run has.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use serde_json::{Value, json};
+
+use crate::ir::{Handle, Kernel, Module};
+use crate::runtime::model::record::{self, PredictionRecord};
+use crate::runtime::variants::KernelIdentity;
+
+fn records(module: &Module, kernel: Handle<Kernel>, dir: &Option<PathBuf>) -> Vec<PredictionRecord> {
+    let dir = dir.clone().or_else(record::default_dir);
+    record::records_of(dir.as_deref(), &KernelIdentity::of(module, kernel))
+}
+
+fn us(seconds: f64) -> String {
+    format!("{:.1} us", seconds * 1e6)
+}
+
+fn measured_text(r: &PredictionRecord) -> String {
+    match r.measured_s {
+        Some(m) if m > 0.0 => format!(", measured {} ({:+.0}%)", us(m), (r.predicted_s - m) / m * 100.0),
+        _ if r.launches == 0 => String::new(),
+        _ => ", not timed on this device".to_string(),
+    }
+}
+
+/// `    model: ...` lines for `kernel`: per device and sizes, each variant's predicted time.
+pub(super) fn kernel_predictions_text(module: &Module, kernel: Handle<Kernel>, dir: &Option<PathBuf>, out: &mut String) {
+    let found = records(module, kernel, dir);
+    if found.is_empty() {
+        let _ = writeln!(out, "    model: no prediction recorded yet (a run with --stats leaves the model's predictions for explain)");
+        return;
+    }
+    let mut by_launch: BTreeMap<(&str, &str), Vec<&PredictionRecord>> = BTreeMap::new();
+    for r in &found {
+        by_launch.entry((r.device.as_str(), r.sizes.as_str())).or_default().push(r);
+    }
+    for ((device, sizes), rs) in by_launch {
+        let sizes = if sizes == "-" { String::new() } else { format!(" for {sizes}") };
+        let _ = writeln!(out, "    model on {device}{sizes} (a steady launch; recorded by a run with --stats):");
+        for r in rs {
+            let launches = match r.launches {
+                0 => "not run (predicted while the variants were chosen)".to_string(),
+                1 => "1 launch".to_string(),
+                n => format!("{n} launches"),
+            };
+            let _ = writeln!(out, "      `{}`: predicted {} (limited by {}){}, {launches}", r.grid, us(r.predicted_s), r.bound, measured_text(r));
+            if let Some(text) = scaling_text(&r.scaling_s) {
+                let _ = writeln!(out, "        split over devices of this kind: {text}");
+            }
+        }
+    }
+}
+
+/// Devices counted in the scaling lines: powers of two up to the model's most.
+fn shown_counts(scaling_s: &[f64]) -> impl Iterator<Item = usize> + '_ {
+    (1..=scaling_s.len()).filter(|k| k.is_power_of_two())
+}
+
+/// `2: 21.0 us (1.95x), 4: ...; pays for 4 (...)`: the predicted time of one launch (or pass)
+/// on several devices, its speedup over one, and the number of devices it pays for.
+fn scaling_text(scaling_s: &[f64]) -> Option<String> {
+    let one = *scaling_s.first()?;
+    if scaling_s.len() < 2 || one <= 0.0 {
+        return None;
+    }
+    let points: Vec<String> = shown_counts(scaling_s)
+        .skip(1)
+        .map(|k| format!("{k}: {} ({:.2}x)", us(scaling_s[k - 1]), one / scaling_s[k - 1]))
+        .collect();
+    Some(format!("{}; {}", points.join(", "), pays_for_text(scaling_s)))
+}
+
+/// Within this share of the fastest predicted count, the fewest devices are said to pay.
+const PAYS_WITHIN: f64 = 0.05;
+
+/// The fewest devices whose predicted time is within [`PAYS_WITHIN`] of the fastest count's.
+fn pays_for_text(scaling_s: &[f64]) -> String {
+    let best = scaling_s.iter().copied().fold(f64::INFINITY, f64::min);
+    let k = scaling_s.iter().position(|&t| t <= best * (1.0 + PAYS_WITHIN)).map_or(1, |i| i + 1);
+    match k {
+        1 => "pays for one device: splitting is predicted to cost more than it saves".to_string(),
+        k => format!("pays for {k} devices (the fewest within {:.0}% of the fastest predicted)", PAYS_WITHIN * 100.0),
+    }
+}
+
+/// The variant that ran most of `kernel`'s launches on each device (its most used size).
+fn most_run(found: Vec<PredictionRecord>) -> BTreeMap<String, PredictionRecord> {
+    let mut best: BTreeMap<String, PredictionRecord> = BTreeMap::new();
+    for r in found {
+        match best.get(&r.device) {
+            Some(b) if b.launches >= r.launches => {}
+            _ => {
+                best.insert(r.device.clone(), r);
+            }
+        }
+    }
+    best
+}
+
+/// Per device: the predicted and measured time of one pass over `kernels` (each kernel's
+/// variant that ran most), and how many of the kernels have a prediction.
+struct Pass {
+    predicted_s: f64,
+    measured_s: Option<f64>,
+    kernels: usize,
+    /// Summed over the kernels, where every one has a scaling curve.
+    scaling_s: Option<Vec<f64>>,
+}
+
+fn passes(module: &Module, kernels: &[Handle<Kernel>], dir: &Option<PathBuf>) -> BTreeMap<String, Pass> {
+    let mut passes: BTreeMap<String, Pass> = BTreeMap::new();
+    for &k in kernels {
+        for (device, r) in most_run(records(module, k, dir)) {
+            let pass = passes.entry(device).or_insert(Pass { predicted_s: 0.0, measured_s: Some(0.0), kernels: 0, scaling_s: Some(Vec::new()) });
+            pass.predicted_s += r.predicted_s;
+            pass.measured_s = pass.measured_s.zip(r.measured_s).map(|(a, b)| a + b);
+            pass.scaling_s = match pass.scaling_s.take() {
+                Some(_) if pass.kernels == 0 && !r.scaling_s.is_empty() => Some(r.scaling_s.clone()),
+                Some(sum) if sum.len() == r.scaling_s.len() && !sum.is_empty() => Some(sum.iter().zip(&r.scaling_s).map(|(a, b)| a + b).collect()),
+                _ => None,
+            };
+            pass.kernels += 1;
+        }
+    }
+    passes
+}
+
+/// `  model: ...` lines for a compute region of `kernels`.
+pub(super) fn region_prediction_text(module: &Module, kernels: &[Handle<Kernel>], dir: &Option<PathBuf>, out: &mut String) {
+    for (device, pass) in passes(module, kernels, dir) {
+        let measured = pass.measured_s.map_or_else(String::new, |m| format!(", measured {}", us(m)));
+        let partial = if pass.kernels < kernels.len() { format!(" ({} of its {} kernels predicted)", pass.kernels, kernels.len()) } else { String::new() };
+        let _ = writeln!(
+            out,
+            "  model on {device}: one pass over the region's kernels predicted {}{measured}{partial} (each kernel's variant that ran most)",
+            us(pass.predicted_s)
+        );
+        if let Some(text) = pass.scaling_s.as_deref().and_then(scaling_text) {
+            let _ = writeln!(out, "    split over devices of this kind: {text}");
+        }
+    }
+}
+
+pub(super) fn kernel_predictions_json(module: &Module, kernel: Handle<Kernel>, dir: &Option<PathBuf>) -> Value {
+    let found = records(module, kernel, dir);
+    Value::Array(
+        found
+            .iter()
+            .map(|r| {
+                json!({
+                    "device": r.device,
+                    "sizes": r.sizes,
+                    "variant": r.grid,
+                    "predicted_s": r.predicted_s,
+                    "limited_by": r.bound,
+                    "measured_s": r.measured_s,
+                    "launches": r.launches,
+                    "scaling_s": r.scaling_s,
+                })
+            })
+            .collect(),
+    )
+}
+
+pub(super) fn region_prediction_json(module: &Module, kernels: &[Handle<Kernel>], dir: &Option<PathBuf>) -> Value {
+    Value::Array(
+        passes(module, kernels, dir)
+            .into_iter()
+            .map(|(device, p)| json!({ "device": device, "predicted_s": p.predicted_s, "measured_s": p.measured_s, "kernels_predicted": p.kernels, "scaling_s": p.scaling_s }))
+            .collect(),
+    )
+}
