@@ -8,6 +8,13 @@ one counts once (a kernel of one program at one size): its error is |predicted -
 measured. Prints, per suite (the first folder below DIR) and over all, the kernel count, median
 and 90th-percentile error, then the twenty worst kernels; writes DIR/kernels.csv and
 DIR/model.svg (predicted against measured, log-log, one dot per kernel, coloured by suite).
+
+Then the variant choice: for every kernel with several variants that ran, the variant the model
+predicts fastest (steady launch) against the one measured fastest (median of the exploration's
+timed samples where there are some, else the mean device time less the first launch's loading
+of the code), weighted by the kernel's launches. "model alone" is the time lost choosing by the
+prediction only; "runtime" is what the runtime's measured choice lost; "left out" counts the
+candidates the model kept out of explorations (predicted over 1.5x the fastest).
 """
 import csv
 import json
@@ -58,6 +65,62 @@ def collect(root):
                     "device": stats.get("device") or "-",
                 })
     return rows
+
+
+def variant_groups(root):
+    """Per (stats file, kernel with variants): [(variant, launches, measured s, predicted s)],
+    the runtime's winner and how many candidates the model left out."""
+    groups = []
+    for dirpath, _, files in os.walk(root):
+        for f in sorted(files):
+            if not f.endswith(".json"):
+                continue
+            try:
+                with open(os.path.join(dirpath, f)) as fh:
+                    stats = json.load(fh)
+            except (OSError, ValueError):
+                continue
+            machine = stats.get("machine") or {}
+            first = machine.get("first_launch_s", 0.0)
+            kernels = {k["name"]: k for k in stats.get("kernels", [])}
+            for kernel, use in (stats.get("variants") or {}).items():
+                candidates = []
+                for variant, runs in use.get("runs", {}).items():
+                    k = kernels.get(variant)
+                    last = (k or {}).get("last_prediction")
+                    if not k or not k.get("mean_device_s") or not last:
+                        continue
+                    timed = sorted((use.get("timed_s") or {}).get(variant) or [])
+                    if timed:
+                        measured = timed[len(timed) // 2]
+                    else:
+                        measured = max(k["mean_device_s"] - first / max(k["launches"], 1), 1e-7)
+                    candidates.append((variant, runs, measured, last["seconds"]))
+                if len(candidates) >= 2:
+                    winner = (use.get("decisions") or [{}])[-1].get("winner")
+                    groups.append((candidates, winner, len(use.get("left_out_by_model") or [])))
+    return groups
+
+
+def variant_choice(root):
+    groups = variant_groups(root)
+    if not groups:
+        return
+    lost_model = lost_runtime = total = 0.0
+    left_out = 0
+    for candidates, winner, dropped in groups:
+        launches = sum(c[1] for c in candidates)
+        best = min(candidates, key=lambda c: c[2])
+        by_model = min(candidates, key=lambda c: c[3])
+        chosen = next((c for c in candidates if c[0] == winner), best)
+        lost_model += launches * (by_model[2] - best[2])
+        lost_runtime += launches * (chosen[2] - best[2])
+        total += launches * best[2]
+        left_out += dropped
+    print("\nvariant choice (kernels with several variants that ran, weighted by launches):\n")
+    print("| kernels | model alone loses | runtime (measured) loses | candidates left out by the model |")
+    print("|---:|---:|---:|---:|")
+    print(f"| {len(groups)} | {100 * lost_model / total:.1f}% | {100 * lost_runtime / total:.1f}% | {left_out} |")
 
 
 def svg(rows, path):
@@ -124,6 +187,7 @@ def main():
         w.writeheader()
         w.writerows(rows)
     svg(rows, os.path.join(root, "model.svg"))
+    variant_choice(root)
 
 
 if __name__ == "__main__":

@@ -74,6 +74,16 @@ cat "$work/fake.txt"
 grep -Eq '^\| diffusion1d \| 64 \| 10 \| 0\.2000 \| 0\.5000 \|.*\| FAIL \(' "$work/fake.txt" ||
     fail "the fake run should show 0.2 ms/step device time and FAIL"
 
+echo "== scaling_curves.py on sim stats"
+mkdir -p "$work/curves/jacobi2d"
+YOSEGI_CACHE_DIR="$work/cache" YOSEGI_STATS_DIR="$work/curves/jacobi2d" "$binary" run --device sim -w "$repo/examples/jacobi2d.c" -- 128 3 >/dev/null 2>&1 \
+    || fail "jacobi2d on sim with YOSEGI_STATS_DIR"
+printf '| case | GPUs | time (s) | speed-up | peer bytes | split / whole launches | check |\n|---|---|---|---|---|---|---|\n| jacobi2d | 1 | 2.0 | 1.00x | 0 | 0/0 | PASS |\n| jacobi2d | 2 | 1.2 | 1.67x | 0 | 6/0 | PASS |\n' >"$work/results.md"
+python3 "$here/scaling_curves.py" "$work/curves" --measured "$work/results.md" >"$work/curves.txt" 2>&1 || fail "scaling_curves.py exited $?"
+cat "$work/curves.txt"
+grep -q '^| jacobi2d | 1.00 [0-9.]* [0-9.]* [0-9.]* [0-9.]* [0-9.]* [0-9.]* [0-9.]* | [1-8] | 1: 1.00x, 2: 1.67x |$' "$work/curves.txt" || fail "scaling_curves.py: no jacobi2d row with eight points and the measured ones"
+grep -q '<polyline' "$work/curves/scaling.svg" || fail "scaling_curves.py drew no curve"
+
 echo "== usage errors"
 "$here/run.sh" > /dev/null 2>&1; [ $? -eq 2 ] || fail "run.sh without a binary should exit 2"
 "$here/run.sh" --device tpu "$binary" > /dev/null 2>&1; [ $? -eq 2 ] || fail "a bad --device should exit 2"

@@ -318,18 +318,33 @@ impl Runtime {
             return;
         }
         let whole = self.section_bytes(kernel, args, sections);
+        let whole_reads = self.object_reads(kernel, args, sections);
         let mut parts = Vec::new();
         for devices in 2..=super::model::MAX_MODELLED_DEVICES {
             let best = (0..kernel.partitions.len())
                 .filter_map(|along| match self.split_along(region, handle, kernel, args, along, devices) {
-                    Split::Parts { bytes, read, .. } => Some((read, bytes)),
+                    Split::Parts { parts, bytes, read } => Some((read, parts, bytes)),
                     Split::TooShort | Split::Overlapping => None,
                 })
-                .min_by_key(|(read, _)| *read);
-            match best {
-                Some((_, bytes)) => parts.push(bytes),
-                None => break,
-            }
+                .min_by_key(|(read, ..)| *read);
+            let Some((_, split, bytes)) = best else { break };
+            let n = split.len().max(1) as u64;
+            let shares: Vec<super::model::PartBytes> = split
+                .iter()
+                .zip(bytes)
+                .map(|(part, bytes)| {
+                    // Per object: what the part reads beyond an even share of what the whole
+                    // launch reads of it (a halo; most of a vector read whole).
+                    let beyond = self
+                        .object_reads(kernel, &part.args, &part.sections)
+                        .into_iter()
+                        .map(|(object, read)| (object, read.saturating_sub(whole_reads.iter().find(|(o, _)| *o == object).map_or(0, |(_, r)| r / n))))
+                        .filter(|&(_, b)| b > 0)
+                        .collect();
+                    super::model::PartBytes { bytes, beyond_share: beyond }
+                })
+                .collect();
+            parts.push(shares);
         }
         let shape = super::model::SplitShape { key, whole: SplitBytes { read: whole.0, total: whole.1 }, parts };
         if let Some(model) = &mut self.model {
@@ -453,6 +468,27 @@ impl Runtime {
             };
         }
         (missing, read)
+    }
+
+    /// The bytes `sections` read, per tracked object (by its start), summed over the params
+    /// bound into it.
+    fn object_reads(&self, kernel: &Kernel, args: &[YosegiArg], sections: &[ParamSections]) -> Vec<(u64, u64)> {
+        let mut reads: Vec<(u64, u64)> = Vec::new();
+        for s in sections {
+            let param = &kernel.params[s.param as usize];
+            let ParamKind::Array { elem, .. } = &param.kind else { continue };
+            let Some(start) = self.registry.find(args[param.arg as usize].ptr as u64) else { continue };
+            let bytes = match s.read {
+                Section::None => 0,
+                Section::Elements { lo, hi } => (hi - lo).max(0).saturating_mul(elem.size_bytes() as i64) as u64,
+                Section::Whole => self.registry.get(start).map_or(0, |o| o.len),
+            };
+            match reads.iter_mut().find(|(o, _)| *o == start) {
+                Some((_, r)) => *r = r.saturating_add(bytes),
+                None => reads.push((start, bytes)),
+            }
+        }
+        reads
     }
 
     /// The bytes `sections` read, and read and write together.

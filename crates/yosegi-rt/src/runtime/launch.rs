@@ -270,6 +270,11 @@ impl Runtime {
 
     /// Ranges a launch on `device` writes are that device's from now on.
     pub(super) fn mark_written(&mut self, device: usize, writes: &[ObjectRange]) {
+        if self.config.stats != super::StatsMode::Off
+            && let Some(model) = &mut self.model
+        {
+            writes.iter().for_each(|w| model.note_written(w.object));
+        }
         for w in writes {
             if let Some(object) = self.registry.get_mut(w.object) {
                 object.copies.device_wrote(device, w.lo, w.hi);

@@ -53,6 +53,8 @@ pub struct Model {
     latest: HashMap<(String, usize), (String, String, Prediction)>,
     /// Per kernel (by name): how its latest launch would split over several devices.
     split_shapes: HashMap<String, SplitShape>,
+    /// Tracked objects (by start) a kernel has written: what a split exchanges.
+    written_objects: HashSet<u64>,
 }
 
 /// The most devices the scaling curve goes to.
@@ -66,12 +68,22 @@ pub struct SplitShape {
     pub whole: SplitBytes,
     /// `parts[k - 2]`: the parts on `k` devices; empty where the launch cannot split (too
     /// short, or blocks that would write the same memory): it runs whole on one.
-    pub parts: Vec<Vec<SplitBytes>>,
+    pub parts: Vec<Vec<PartBytes>>,
+}
+
+/// One device's part of a split launch, for the scaling curve.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PartBytes {
+    pub bytes: SplitBytes,
+    /// Per object (its start): the bytes the part reads beyond an even share of the whole
+    /// launch's reads of it. In a time step's steady state only objects kernels write are
+    /// exchanged; the others stay where the first step put them.
+    pub beyond_share: Vec<(u64, u64)>,
 }
 
 impl Model {
     pub fn new(machines: Vec<Machine>) -> Model {
-        Model { machines, predictions: HashMap::new(), launched: HashSet::new(), latest: HashMap::new(), split_shapes: HashMap::new() }
+        Model { machines, predictions: HashMap::new(), launched: HashSet::new(), latest: HashMap::new(), split_shapes: HashMap::new(), written_objects: HashSet::new() }
     }
 
     pub fn machine(&self, device: usize) -> Option<&Machine> {
@@ -86,6 +98,11 @@ impl Model {
         self.split_shapes.insert(kernel, shape);
     }
 
+    /// A kernel wrote into the tracked object starting at `object`.
+    pub fn note_written(&mut self, object: u64) {
+        self.written_objects.insert(object);
+    }
+
     /// The predicted time of one steady launch of grid kernel `grid` (its latest sizes, on
     /// `device`'s machine) on 1 to [`MAX_MODELLED_DEVICES`] devices of that machine: the
     /// scaling curve. A launch that cannot split keeps its one-device time.
@@ -97,7 +114,16 @@ impl Model {
         Some(
             (1..=MAX_MODELLED_DEVICES)
                 .map(|k| match (shape, k.checked_sub(2)) {
-                    (Some(shape), Some(i)) if i < shape.parts.len() => predict::predict_parts(machine, whole, shape.whole, &shape.parts[i]),
+                    (Some(shape), Some(i)) if i < shape.parts.len() => {
+                        let parts = &shape.parts[i];
+                        let exchange = parts
+                            .iter()
+                            .map(|p| p.beyond_share.iter().filter(|(o, _)| self.written_objects.contains(o)).map(|(_, b)| b).sum::<u64>())
+                            .max()
+                            .unwrap_or(0);
+                        let bytes: Vec<SplitBytes> = parts.iter().map(|p| p.bytes).collect();
+                        predict::predict_parts(machine, whole, &bytes, exchange)
+                    }
                     _ => whole.seconds,
                 })
                 .collect(),

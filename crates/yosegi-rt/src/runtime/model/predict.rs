@@ -196,17 +196,16 @@ pub fn split_pays(machine: &Machine, whole: SplitBytes, parts: &[SplitBytes]) ->
     let stream = |bytes: u64| bytes as f64 / machine.dram_bytes_per_s;
     let whole_s = machine.launch_s + stream(whole.total);
     let slowest = parts.iter().map(|p| machine.launch_s + stream(p.total)).fold(0.0, f64::max);
-    let split_s = slowest + split_overhead_s(machine, whole, parts);
+    let share = whole.read / parts.len().max(1) as u64;
+    let exchange = parts.iter().map(|p| p.read.saturating_sub(share)).max().unwrap_or(0);
+    let split_s = slowest + split_overhead_s(machine, parts.len(), exchange);
     (split_s < whole_s, whole_s, split_s)
 }
 
-/// What a split adds to its slowest part: the largest exchange (what a part reads beyond an
-/// even share of what the whole launch reads, over the peer link, with a peer copy's fixed
-/// cost), and per extra device a launch and a read of its results.
-fn split_overhead_s(machine: &Machine, whole: SplitBytes, parts: &[SplitBytes]) -> f64 {
-    let n = parts.len().max(1) as u64;
-    let share = whole.read / n;
-    let exchange = parts.iter().map(|p| p.read.saturating_sub(share)).max().unwrap_or(0);
+/// What a split over `parts` devices adds to its slowest part: the largest part's exchange
+/// (`exchange` bytes over the peer link, with a peer copy's fixed cost), and per extra device
+/// a launch and a read of its results.
+fn split_overhead_s(machine: &Machine, parts: usize, exchange: u64) -> f64 {
     let exchange_s = if exchange == 0 {
         0.0
     } else if machine.peer_bytes_per_s > 0.0 {
@@ -214,30 +213,35 @@ fn split_overhead_s(machine: &Machine, whole: SplitBytes, parts: &[SplitBytes]) 
     } else {
         f64::INFINITY
     };
-    exchange_s + (n - 1) as f64 * (machine.launch_s + machine.host_copy_s)
+    exchange_s + parts.max(1).saturating_sub(1) as f64 * (machine.launch_s + machine.host_copy_s)
 }
 
 /// The predicted time of a launch split into `parts` (one per device, in the steady state of
-/// a time step, as [`split_pays`] takes it), from the prediction of the whole launch on one
-/// device: each part does the whole's work in proportion to the bytes its sections move, on
-/// its share of the blocks, and the slowest part is followed by the split's overhead.
-pub fn predict_parts(machine: &Machine, whole: &Prediction, whole_bytes: SplitBytes, parts: &[SplitBytes]) -> f64 {
+/// a time step), from the prediction of the whole launch on one device: each part does the
+/// whole's work (blocks, counts, device-memory bytes) in the share of the parts' section bytes
+/// it has; the
+/// slowest part is followed by the split's overhead, `exchange` the most bytes a part receives
+/// from the others.
+pub fn predict_parts(machine: &Machine, whole: &Prediction, parts: &[SplitBytes], exchange: u64) -> f64 {
     if parts.len() < 2 {
         return whole.seconds;
     }
+    // Shares of the parts' sections: a section is a hull, which a part of a many-dimensional
+    // array overstates alike on every device, so the shares, not the bytes, carry over.
+    let parts_total: u64 = parts.iter().map(|p| p.total).sum();
     let slowest = parts
         .iter()
         .map(|p| {
-            let share = if whole_bytes.total == 0 { 1.0 / parts.len() as f64 } else { p.total as f64 / whole_bytes.total as f64 };
+            let share = if parts_total == 0 { 1.0 / parts.len() as f64 } else { p.total as f64 / parts_total as f64 };
             let blocks = ((whole.work.blocks as f64 * share).ceil() as u64).clamp(1, whole.work.blocks.max(1));
             let work = LaunchWork {
                 blocks,
                 counters: whole.work.counters.scaled(whole.work.blocks.max(1), blocks),
-                dram_bytes: p.total,
+                dram_bytes: (whole.work.dram_bytes as f64 * share).round() as u64,
                 ..whole.work.clone()
             };
             predict(machine, &work).seconds
         })
         .fold(0.0, f64::max);
-    slowest + split_overhead_s(machine, whole_bytes, parts)
+    slowest + split_overhead_s(machine, parts.len(), exchange)
 }

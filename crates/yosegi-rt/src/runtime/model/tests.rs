@@ -268,20 +268,22 @@ fn a_split_launch_waits_for_its_slowest_part_and_the_exchange() {
     let m = machine();
     let bytes: u64 = 1 << 30;
     let whole = predict(&m, &streaming(bytes, 1 << 16));
-    let whole_bytes = SplitBytes { read: bytes / 2, total: bytes };
-    // Two even halves, each reading 1 MiB beyond its share (a halo).
+    // Two even halves, 1 MiB of halo into the larger part.
+    let half = SplitBytes { read: bytes / 4, total: bytes / 2 };
     let halo: u64 = 1 << 20;
-    let half = SplitBytes { read: bytes / 4 + halo, total: bytes / 2 };
-    let t = predict_parts(&m, &whole, whole_bytes, &[half, half]);
+    let t = predict_parts(&m, &whole, &[half, half], halo);
     let part = predict(&m, &streaming(bytes / 2, 1 << 15)).seconds;
     let expected = part + halo as f64 / m.peer_bytes_per_s + m.peer_copy_s + m.launch_s + m.host_copy_s;
     assert!((t - expected).abs() < 1e-9 * expected, "{t} vs {expected}");
-    // A streaming launch this large gains nearly twofold; an uneven split waits for its larger part.
+    // A streaming launch this large gains nearly twofold; an uneven split waits for its larger
+    // part; hulls that overstate every part alike change nothing.
     assert!(t < 0.6 * whole.seconds);
-    let uneven = predict_parts(&m, &whole, whole_bytes, &[SplitBytes { read: bytes / 8, total: bytes / 4 }, SplitBytes { read: bytes * 3 / 8, total: bytes * 3 / 4 }]);
+    let uneven = predict_parts(&m, &whole, &[SplitBytes { read: bytes / 8, total: bytes / 4 }, SplitBytes { read: bytes * 3 / 8, total: bytes * 3 / 4 }], halo);
     assert!(uneven > t);
+    let hulls = predict_parts(&m, &whole, &[SplitBytes { read: bytes, total: bytes * 2 }; 2], halo);
+    assert!((hulls - t).abs() < 1e-9 * t);
     // One part is the whole launch.
-    assert_eq!(predict_parts(&m, &whole, whole_bytes, &[whole_bytes]), whole.seconds);
+    assert_eq!(predict_parts(&m, &whole, &[half], 0), whole.seconds);
 }
 
 #[test]
