@@ -10,7 +10,7 @@ and 90th-percentile error, then the twenty worst kernels; writes DIR/kernels.csv
 DIR/model.svg (predicted against measured, log-log, one dot per kernel, coloured by suite).
 
 Then the variant choice: for every kernel with several variants that ran, the variant the model
-predicts fastest (steady launch) against the one measured fastest (median of the exploration's
+predicts fastest (steady launch) against the one measured fastest (the lower median of the exploration's
 timed samples where there are some, else the mean device time less the first launch's loading
 of the code), weighted by the kernel's launches. "model alone" is the time lost choosing by the
 prediction only; "runtime" is what the runtime's measured choice lost; "left out" counts the
@@ -92,7 +92,7 @@ def variant_groups(root):
                         continue
                     timed = sorted((use.get("timed_s") or {}).get(variant) or [])
                     if timed:
-                        measured = timed[len(timed) // 2]
+                        measured = timed[(len(timed) - 1) // 2]  # the lower middle, as the runtime takes it
                     else:
                         measured = max(k["mean_device_s"] - first / max(k["launches"], 1), 1e-7)
                     candidates.append((variant, runs, measured, last["seconds"]))

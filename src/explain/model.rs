@@ -117,8 +117,21 @@ struct Pass {
 
 fn passes(module: &Module, kernels: &[Handle<Kernel>], dir: &Option<PathBuf>) -> BTreeMap<String, Pass> {
     let mut passes: BTreeMap<String, Pass> = BTreeMap::new();
-    for &k in kernels {
-        for (device, r) in most_run(records(module, k, dir)) {
+    // One size per device: the first kernel's most-run one; the other kernels count where a
+    // record has the same sizes (a pass mixes no sizes of different runs).
+    let mut sizes_of: BTreeMap<String, String> = BTreeMap::new();
+    for (i, &k) in kernels.iter().enumerate() {
+        let found = records(module, k, dir);
+        let chosen: BTreeMap<String, PredictionRecord> = if i == 0 {
+            let best = most_run(found);
+            for (device, r) in &best {
+                sizes_of.insert(device.clone(), r.sizes.clone());
+            }
+            best
+        } else {
+            most_run(found.into_iter().filter(|r| sizes_of.get(&r.device) == Some(&r.sizes)).collect())
+        };
+        for (device, r) in chosen {
             let pass = passes.entry(device).or_insert(Pass { predicted_s: 0.0, measured_s: Some(0.0), kernels: 0, scaling_s: Some(Vec::new()) });
             pass.predicted_s += r.predicted_s;
             pass.measured_s = pass.measured_s.zip(r.measured_s).map(|(a, b)| a + b);
@@ -140,7 +153,7 @@ pub(super) fn region_prediction_text(module: &Module, kernels: &[Handle<Kernel>]
         let partial = if pass.kernels < kernels.len() { format!(" ({} of its {} kernels predicted)", pass.kernels, kernels.len()) } else { String::new() };
         let _ = writeln!(
             out,
-            "  model on {device}: one pass over the region's kernels predicted {}{measured}{partial} (each kernel's variant that ran most)",
+            "  model on {device}: one pass over the region's kernels predicted {}{measured}{partial} (at the first kernel's most-run size; each kernel's variant that ran most there)",
             us(pass.predicted_s)
         );
         if let Some(text) = pass.scaling_s.as_deref().and_then(scaling_text) {
