@@ -8,7 +8,8 @@ CURVES holds one folder per case (himeno-L, jacobi2d, ...) of JSON stats from a 
 steady launch on 1, 2, ... devices of that GPU (`model::predict_parts`: the slowest part, the
 halo exchange over the peer link, a launch and a host read per extra device); a case's curve is
 its kernels' launches times those, summed, as a speed-up over one device. RESULTS.md files are
-`bench/multi-gpu.sh` tables: their speed-ups are drawn as points. Prints one table and writes
+`bench/multi-gpu.sh` tables: per case and count the fastest time any of them gives, over the
+one-GPU time, drawn as points. Prints one table and writes
 the SVG (default CURVES/scaling.svg).
 """
 import json
@@ -43,16 +44,19 @@ def predicted(curves):
 
 
 def measured(paths):
-    """{case: {gpus: speed-up}} from multi-gpu.sh tables (logical devices left out)."""
-    out = {}
-    row = re.compile(r"^\| (\S+) \| (\d+)( \(logical[^|]*)? \| [0-9.]+ \| ([0-9.]+)x \|")
+    """{case: {gpus: speed-up}} from multi-gpu.sh tables (logical devices left out): per case
+    and count the fastest time any table gives, over the case's one-GPU time."""
+    times = {}
+    row = re.compile(r"^\| (\S+) \| (\d+)( \(logical[^|]*)? \| ([0-9.]+) \|")
     for path in paths:
         with open(path) as fh:
             for line in fh:
                 m = row.match(line)
                 if m and not m.group(3):
-                    out.setdefault(m.group(1), {})[int(m.group(2))] = float(m.group(4))
-    return out
+                    case, gpus, t = m.group(1), int(m.group(2)), float(m.group(4))
+                    best = times.setdefault(case, {})
+                    best[gpus] = min(t, best.get(gpus, t))
+    return {case: {g: by[1] / t for g, t in by.items()} for case, by in times.items() if 1 in by}
 
 
 COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"]

@@ -62,6 +62,9 @@ pub struct Machine {
     pub peer_copy_s: f64,
 }
 
+/// How the figures are measured: 2 takes a launch's median time (1 took the least).
+pub const CALIBRATION: u32 = 2;
+
 impl Machine {
     /// An H100 SXM's published figures, for devices that cannot measure (the simulator).
     pub fn nominal(name: &str) -> Machine {
@@ -93,10 +96,11 @@ impl Machine {
         }
     }
 
-    /// The file that keeps `model`'s measured figures in `dir`.
+    /// The file that keeps `model`'s measured figures in `dir`; a change in how a figure is
+    /// measured changes [`CALIBRATION`], so figures measured the old way are measured again.
     pub fn file_in(dir: &Path, model: &str) -> PathBuf {
         let stem: String = model.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' }).collect();
-        dir.join(format!("machine-{stem}.json"))
+        dir.join(format!("machine-{stem}-c{CALIBRATION}.json"))
     }
 
     /// The figures kept for `model` in `dir`, if a readable file of this format is there.
