@@ -62,7 +62,8 @@ pub struct Machine {
     pub peer_copy_s: f64,
 }
 
-/// How the figures are measured: 2 takes a launch's median time (1 took the least).
+/// How the figures are measured: 2 takes a launch's median time (1 took the least) and the
+/// median first launch of five kernels (1 timed one).
 pub const CALIBRATION: u32 = 2;
 
 impl Machine {
