@@ -12,6 +12,8 @@
 #   --dataset NAME       MINI, SMALL, STANDARD, LARGE or EXTRALARGE (default SMALL)
 #   --only NAME          only this program (its file name without .c); may be given several times
 #   --timeout SECS       per-program time limit for each build and run (default 300)
+#   --budget SECS        start no program after SECS seconds (the ones run so far count; 0: no
+#                        limit). Unlike a `timeout` around the script, no program is left running.
 #   --tsv FILE           writes one line per program: name, status, reason (sorted)
 #   --make               builds each program with its own Makefile (in a copy of the suite) and
 #                        the driver `yosegi-cc` next to YOSEGI as CC, instead of `yosegi run`:
@@ -44,10 +46,11 @@ usage() { usage_and_exit "${1:-}" "Each program" "${BASH_SOURCE[0]}"; }
 device=sim
 dataset=SMALL
 timeout_s=300
+budget=0
 tsv=
 only=()
 positional=()
-extra_options=(dataset)
+extra_options=(dataset budget)
 make_mode=0
 args=()
 for a in "$@"; do if [ "$a" = --make ]; then make_mode=1; else args+=("$a"); fi; done
@@ -77,7 +80,12 @@ fi
 
 declare -A count=([PASS]=0 [FAIL]=0 [REFUSED]=0 [CRASH]=0 [NOREF]=0)
 results=()
+case "$budget" in ''|*[!0-9]*) die "--budget must be a number of seconds" ;; esac
 while IFS= read -r src; do
+    if [ "$budget" -gt 0 ] && [ "$SECONDS" -ge "$budget" ]; then
+        echo "budget: ${budget} s spent; the programs after this one are not run" >&2
+        break
+    fi
     name=$(basename "$src" .c)
     if [ ${#only[@]} -gt 0 ]; then
         keep=0

@@ -35,6 +35,7 @@ pub fn explain_with_tuning_cache(program: &CompiledProgram, dir: Option<PathBuf>
         return out;
     }
     let context = Context { staging: program.staging, tuning_cache: dir };
+    model::device_count_text(&program.module, &context.tuning_cache, &mut out);
     for region in &program.module.regions {
         region_text(program, region, &context, &mut out);
     }
@@ -791,6 +792,35 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains("no measured winner"), "{text}");
+    }
+
+    #[test]
+    fn the_last_multi_gpu_runs_device_count_is_shown() {
+        let dir = empty_cache();
+        let program = saxpy_program();
+        let text = explain_with_tuning_cache(&program, Some(dir.path().to_path_buf()));
+        assert!(!text.contains("devices on"), "{text}");
+        let decision = crate::runtime::device_count::Decision {
+            one_device: true,
+            split: std::time::Duration::from_micros(589),
+            one: Some(std::time::Duration::from_micros(354)),
+            work: std::time::Duration::from_micros(260),
+        };
+        let record = crate::runtime::device_count::record::DeviceCountRecord {
+            program: crate::runtime::variants::program_hash(&program.module),
+            device: "NVIDIA H100".into(),
+            devices: 4,
+            decision,
+        };
+        crate::runtime::device_count::record::store(dir.path(), &record);
+        let text = explain_with_tuning_cache(&program, Some(dir.path().to_path_buf()));
+        assert!(
+            text.starts_with("devices on NVIDIA H100 (the last run on several): kept one device: a cycle of the program's regions took 0.589 ms split over 4 devices, 0.354 ms on one\n"),
+            "{text}"
+        );
+        // Another program does not see it.
+        let other = saxpy_with_staged_variant(StagingMode::Auto);
+        assert!(!explain_with_tuning_cache(&other, Some(dir.path().to_path_buf())).contains("devices on"));
     }
 
     #[test]

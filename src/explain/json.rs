@@ -15,7 +15,9 @@ use crate::ir::{Region, RegionKind};
 pub fn explain_json(program: &CompiledProgram, dir: Option<std::path::PathBuf>) -> Value {
     let context = Context { staging: program.staging, tuning_cache: dir };
     let regions: Vec<Value> = program.module.regions.iter().map(|r| region_json(program, r, &context)).collect();
-    json!({ "regions": regions })
+    let mut devices = String::new();
+    super::model::device_count_text(&program.module, &context.tuning_cache, &mut devices);
+    json!({ "regions": regions, "device_count": lines(&devices) })
 }
 
 /// `text` split into trimmed lines.

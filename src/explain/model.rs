@@ -1,8 +1,9 @@
-//! The performance model's predictions in `explain`: per kernel, what recent runs with the
-//! model on predicted for each variant at each size and device, beside what they measured; per
-//! region, the predicted time of one pass over its kernels. The predictions come from the
-//! file those runs left (`runtime::model::record`): a prediction needs the launch's sizes and
-//! data, which only a run has.
+//! What runs learned, in `explain`: per kernel, what recent runs with the performance model on
+//! predicted for each variant at each size and device, beside what they measured; per region,
+//! the predicted time of one pass over its kernels; for the program, the number of devices its
+//! last multi-GPU run kept and why. They come from the files those runs left
+//! (`runtime::model::record`, `runtime::device_count::record`): a prediction needs the
+//! launch's sizes and data, and the device count a timed cycle, which only a run has.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -17,6 +18,15 @@ use crate::runtime::variants::KernelIdentity;
 fn records(module: &Module, kernel: Handle<Kernel>, dir: &Option<PathBuf>) -> Vec<PredictionRecord> {
     let dir = dir.clone().or_else(record::default_dir);
     record::records_of(dir.as_deref(), &KernelIdentity::of(module, kernel))
+}
+
+/// `devices on <gpu>: kept ...` lines: the device-count choice of the program's last run on
+/// several devices of each kind.
+pub(super) fn device_count_text(module: &Module, dir: &Option<PathBuf>, out: &mut String) {
+    let Some(dir) = dir.clone().or_else(record::default_dir) else { return };
+    for r in crate::runtime::device_count::record::recorded(&dir, crate::runtime::variants::program_hash(module)) {
+        let _ = writeln!(out, "devices on {} (the last run on several): {}", r.device, r.text());
+    }
 }
 
 fn us(seconds: f64) -> String {

@@ -28,6 +28,8 @@
 //! with one device, with `YOSEGI_DEVICE_COUNT=all` (never one) and under
 //! `YOSEGI_MIN_SPLIT_BYTES` (measuring a byte rule).
 
+pub mod record;
+
 use std::time::{Duration, Instant};
 
 use super::variants::typical_sample;

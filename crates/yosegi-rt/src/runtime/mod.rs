@@ -13,7 +13,7 @@ pub mod cuda;
 pub mod device;
 pub mod launch_shape;
 pub mod model;
-mod device_count;
+pub mod device_count;
 mod directives;
 mod distribute;
 pub use distribute::DEFAULT_MIN_OVERLAP_ITERATIONS;
@@ -472,11 +472,22 @@ impl Runtime {
         self.store_predictions();
     }
 
-    /// Leaves the model's predictions of this run beside the tuning cache, for `explain`
-    /// (`model::record`).
+    /// Leaves what this run learned for `explain` beside the tuning cache: the model's
+    /// predictions (`model::record`, with `--stats`) and the number of devices chosen
+    /// (`device_count::record`).
     pub fn store_predictions(&self) {
-        if let (Some(model), Some(dir), true) = (&self.model, self.variants.cache_dir(), self.config.stats != StatsMode::Off) {
+        let Some(dir) = self.variants.cache_dir() else { return };
+        if let (Some(model), true) = (&self.model, self.config.stats != StatsMode::Off) {
             model::record::store(dir, &model.records(&self.module, &self.stats));
+        }
+        if let Some(decision) = self.device_count.decision {
+            let record = device_count::record::DeviceCountRecord {
+                program: variants::program_hash(&self.module),
+                device: self.devices.first().map(|d| d.model().to_string()).unwrap_or_default(),
+                devices: self.devices.len(),
+                decision,
+            };
+            device_count::record::store(dir, &record);
         }
     }
 

@@ -60,6 +60,18 @@ pub struct Model {
 /// The most devices the scaling curve goes to.
 pub const MAX_MODELLED_DEVICES: usize = 8;
 
+/// Where a launch is predicted: the device (its index and name) and its multiprocessors, the
+/// bytes the launch's sections move, and the host view of the allocation an array param is
+/// bound to.
+#[derive(Clone, Copy)]
+pub struct Placement<'a> {
+    pub device: usize,
+    pub device_name: &'a str,
+    pub multiprocessors: u32,
+    pub dram_bytes: u64,
+    pub host_view_of: &'a dyn Fn(DeviceAlloc) -> Option<Arc<SimBuffer>>,
+}
+
 /// How a launch splits over 2, 3, ... devices: the bytes of the whole and of each part.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SplitShape {
@@ -130,23 +142,13 @@ impl Model {
         )
     }
 
-    /// The predicted time of `launch` on `device`, which moves `dram_bytes`; `None` where
-    /// the launch cannot be counted (its block ran past the model's budget, or it reaches
-    /// memory the host views do not cover). `host_view_of` gives the host view of the
-    /// allocation an array param is bound to. The first launch of a grid kernel on a device
-    /// also pays for loading its code.
-    pub fn predict_launch(
-        &mut self,
-        launch: &Launch,
-        device: usize,
-        dram_bytes: u64,
-        device_name: &str,
-        multiprocessors: u32,
-        host_view_of: &dyn Fn(DeviceAlloc) -> Option<Arc<SimBuffer>>,
-    ) -> Option<Prediction> {
-        let prediction = self.predict_steady(launch, device, dram_bytes, device_name, multiprocessors, host_view_of);
-        let first = self.launched.insert((launch.kernel.name.clone(), device));
-        let first_launch_s = self.machines.get(device)?.first_launch_s;
+    /// The predicted time of `launch` at `at`; `None` where the launch cannot be counted (its
+    /// block ran past the model's budget, or it reaches memory the host views do not cover).
+    /// The first launch of a grid kernel on a device also pays for loading its code.
+    pub fn predict_launch(&mut self, launch: &Launch, at: &Placement) -> Option<Prediction> {
+        let prediction = self.predict_steady(launch, at);
+        let first = self.launched.insert((launch.kernel.name.clone(), at.device));
+        let first_launch_s = self.machines.get(at.device)?.first_launch_s;
         prediction.map(|mut p| {
             if first {
                 p.launch_s += first_launch_s;
@@ -158,15 +160,8 @@ impl Model {
 
     /// [`Model::predict_launch`] without the first launch's cost, and without counting the
     /// launch as made: what a launch costs once its code is loaded.
-    pub fn predict_steady(
-        &mut self,
-        launch: &Launch,
-        device: usize,
-        dram_bytes: u64,
-        device_name: &str,
-        multiprocessors: u32,
-        host_view_of: &dyn Fn(DeviceAlloc) -> Option<Arc<SimBuffer>>,
-    ) -> Option<Prediction> {
+    pub fn predict_steady(&mut self, launch: &Launch, at: &Placement) -> Option<Prediction> {
+        let Placement { device, device_name, multiprocessors, dram_bytes, host_view_of } = *at;
         let machine = self.machines.get(device)?;
         let key = PredictionKey { kernel: launch.kernel.name.clone(), device, scalars: integer_scalars(launch), dram_bytes };
         if let Some(known) = self.predictions.get(&key) {
@@ -222,11 +217,8 @@ impl Model {
             // runtime works for it; the view is dropped before this call returns.
             Some(Arc::new(unsafe { SimBuffer::host_view(object.start as *const u8, object.len as usize) }))
         };
-        if steady {
-            self.predict_steady(launch, device, dram_bytes, on.model(), on.multiprocessors(), &host_view_of)
-        } else {
-            self.predict_launch(launch, device, dram_bytes, on.model(), on.multiprocessors(), &host_view_of)
-        }
+        let at = Placement { device, device_name: on.model(), multiprocessors: on.multiprocessors(), dram_bytes, host_view_of: &host_view_of };
+        if steady { self.predict_steady(launch, &at) } else { self.predict_launch(launch, &at) }
     }
 }
 

@@ -361,6 +361,17 @@ impl KernelIdentity {
     }
 }
 
+/// What identifies a program across runs: a hash of its kernels' identities, in order (a
+/// changed kernel or compiler changes it).
+pub fn program_hash(module: &Module) -> u64 {
+    let mut text = String::new();
+    for (k, _) in module.kernels.iter() {
+        let id = KernelIdentity::of(module, k);
+        let _ = write!(text, "{}\0{:016x}\0", id.name, id.hash);
+    }
+    fnv1a64(text.as_bytes())
+}
+
 /// A measured winner as the tuning cache holds it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CachedChoice {

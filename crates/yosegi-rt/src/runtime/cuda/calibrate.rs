@@ -18,12 +18,6 @@ use crate::runtime::model::Machine;
 
 const SOURCE: &str = r#"
 extern "C" __global__ void cal_empty() {}
-// Kernels whose first launches are timed: each loads its own code.
-extern "C" __global__ void cal_cold0(int *p) { if (p) p[threadIdx.x] = 0; }
-extern "C" __global__ void cal_cold1(int *p) { if (p) p[threadIdx.x] = 1; }
-extern "C" __global__ void cal_cold2(int *p) { if (p) p[threadIdx.x] = 2; }
-extern "C" __global__ void cal_cold3(int *p) { if (p) p[threadIdx.x] = 3; }
-extern "C" __global__ void cal_cold4(int *p) { if (p) p[threadIdx.x] = 4; }
 
 extern "C" __global__ void cal_copy(const float4 *__restrict__ a, float4 *__restrict__ b, unsigned long long n) {
     for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
@@ -165,6 +159,20 @@ impl Calibration {
         }
     }
 
+    /// The device time of the first launch of `cal_empty` in a fresh load of `image`.
+    fn first_launch_time(&self, image: &[u8]) -> Result<f64, String> {
+        let mut fresh: sys::CUmodule = std::ptr::null_mut();
+        // SAFETY: a cubin or NUL-terminated PTX image; a valid out-pointer.
+        check("cuModuleLoadData", unsafe { sys::cuModuleLoadData(&mut fresh, image.as_ptr() as *const c_void) })?;
+        let mut function: sys::CUfunction = std::ptr::null_mut();
+        // SAFETY: the module just loaded; a NUL-terminated name and a valid out-pointer.
+        let timed = check("cuModuleGetFunction", unsafe { sys::cuModuleGetFunction(&mut function, fresh, c"cal_empty".as_ptr()) })
+            .and_then(|()| self.time_cold(function, 1, THREADS, &mut [], 1));
+        // SAFETY: the module loaded above; its one launch has finished (the timing waited).
+        unsafe { sys::cuModuleUnload(fresh) };
+        timed
+    }
+
     /// The median device time of `repeats` single launches of `function`, each between two
     /// events, as the runtime times launches. The median, not the least: the least of 21 moved
     /// between 3.5 and 5.0 us from one machine of a kind to the next, and the model's errors
@@ -210,15 +218,14 @@ impl CudaDevice {
         }
         let mut cal = Calibration { module, start, stop, allocations: Vec::new() };
 
-        // The first launch of a kernel loads its code; the others only launch.
-        // A first launch is timed on five kernels (one cold launch moved between 19 and 30 us
-        // from machine to machine); the median is kept.
+        // The first launch of a module's kernel loads the module's code: it is timed on five
+        // fresh loads of the calibration module (one cold launch moved between 19 and 30 us
+        // from machine to machine; the first launches of a module's other kernels cost little,
+        // and the runtime loads a module per kernel), and the median kept.
         let empty = cal.function("cal_empty")?;
         let mut firsts = Vec::new();
-        for k in 0..5 {
-            let mut null: u64 = 0;
-            let mut args = [&mut null as *mut _ as *mut c_void];
-            firsts.push(cal.time_cold(cal.function(&format!("cal_cold{k}"))?, 1, THREADS, &mut args, 1)?);
+        for _ in 0..5 {
+            firsts.push(cal.first_launch_time(bytes)?);
         }
         firsts.sort_by(f64::total_cmp);
         let launch_s = cal.single_launch_time(empty, 41)?;

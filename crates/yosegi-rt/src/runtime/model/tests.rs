@@ -299,13 +299,14 @@ fn the_first_launch_of_a_kernel_pays_for_loading_it() {
     let launch = Launch::new(&module, kernel, params);
     // SAFETY: `host` outlives the model's use of the views.
     let view_of = |alloc: DeviceAlloc| Some(Arc::new(unsafe { SimBuffer::host_view(host[alloc.0 as usize].as_ptr(), 4 * n) }));
+    let at = |device: usize, dram_bytes: u64| super::Placement { device, device_name: "sim", multiprocessors: 0, dram_bytes, host_view_of: &view_of };
     let mut model = Model::new(vec![machine()]);
-    let first = model.predict_launch(&launch, 0, 3 * 4 * n as u64, "sim", 0, &view_of).expect("predicted");
-    let again = model.predict_launch(&launch, 0, 3 * 4 * n as u64, "sim", 0, &view_of).expect("predicted");
+    let first = model.predict_launch(&launch, &at(0, 3 * 4 * n as u64)).expect("predicted");
+    let again = model.predict_launch(&launch, &at(0, 3 * 4 * n as u64)).expect("predicted");
     assert!((first.seconds - again.seconds - machine().first_launch_s).abs() < 1e-12);
     assert_eq!(again.work.counters.global_loads, 3 * n as u64);
     // No machine for a device the model does not know.
-    assert!(model.predict_launch(&launch, 1, 0, "sim", 0, &view_of).is_none());
+    assert!(model.predict_launch(&launch, &at(1, 0)).is_none());
 }
 
 #[test]
