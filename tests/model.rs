@@ -133,3 +133,28 @@ fn explain_shows_the_predictions_a_stats_run_left() {
     let out = run(cmd, Input::Nothing);
     assert!(out.stdout.contains("    model: no prediction recorded yet (a run with --stats leaves the model's predictions for explain)\n"), "{}", out.stdout);
 }
+
+/// The sampled blocks also count the distinct sectors each touched over its run (what the
+/// block's own reuse leaves for the caches below it): a copy touches each sector once, a
+/// five-point stencil's rows are shared by its accesses.
+#[test]
+fn sampled_blocks_count_the_sectors_they_reuse() {
+    let mut cmd = yosegi();
+    cmd.args(["run", "--device", "sim", "--stats=json", "--staging", "off", "-w"]).arg(repo_root().join("examples/jacobi2d.c")).args(["--", "64", "2"]);
+    let out = run(cmd, Input::Nothing);
+    assert_eq!(out.code(), Some(0), "{}", out.describe());
+    let start = out.stderr.find("{\n").expect("JSON stats");
+    let stats: Value = serde_json::from_str(&out.stderr[start..]).expect("JSON");
+    let kernels = stats["kernels"].as_array().expect("kernels");
+    let counters = |name: &str| {
+        let k = kernels.iter().find(|k| k["name"] == name).unwrap_or_else(|| panic!("no {name} in {stats}"));
+        let c = &k["last_prediction"]["counters"];
+        (count(c, "global_transactions"), count(c, "block_sectors"))
+    };
+    let (copy_touched, copy_distinct) = counters("main_l56");
+    assert!(copy_distinct > 0 && copy_distinct <= copy_touched, "{copy_distinct} of {copy_touched}");
+    assert!(copy_distinct * 10 >= copy_touched * 9, "a copy reuses little: {copy_distinct} of {copy_touched}");
+    // Five reads of A and a read and a write of Anew per point; A's rows are shared.
+    let (touched, distinct) = counters("main_l48");
+    assert!(distinct > 0 && distinct * 2 < touched, "the stencil's block reuses its rows: {distinct} of {touched}");
+}

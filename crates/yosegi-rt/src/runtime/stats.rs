@@ -16,6 +16,10 @@ use std::time::Duration;
 pub struct DeviceCounters {
     /// Distinct 32-byte sectors touched, summed over warps and memory instructions.
     pub global_transactions: u64,
+    /// Distinct sectors each block touched over its whole run, summed over blocks: what is
+    /// left of `global_transactions` once a block's own reuse is served by its cache. Counted
+    /// only for the performance model's sampled blocks (zero on the simulator device).
+    pub block_sectors: u64,
     /// Elements loaded from global memory (one per active lane per load).
     pub global_loads: u64,
     /// Elements stored to global memory (atomics count as one load and one store).
@@ -55,6 +59,7 @@ impl DeviceCounters {
         let scale = |v: u64| if part == 0 { 0 } else { ((v as u128 * whole as u128 + part as u128 / 2) / part as u128) as u64 };
         DeviceCounters {
             global_transactions: scale(self.global_transactions),
+            block_sectors: scale(self.block_sectors),
             global_loads: scale(self.global_loads),
             global_stores: scale(self.global_stores),
             shared_accesses: scale(self.shared_accesses),
@@ -71,6 +76,7 @@ impl DeviceCounters {
 
     pub fn add(&mut self, other: &DeviceCounters) {
         self.global_transactions += other.global_transactions;
+        self.block_sectors += other.block_sectors;
         self.global_loads += other.global_loads;
         self.global_stores += other.global_stores;
         self.shared_accesses += other.shared_accesses;
@@ -658,6 +664,7 @@ impl Stats {
 fn counters_json(d: &DeviceCounters) -> serde_json::Value {
     serde_json::json!({
         "global_transactions": d.global_transactions,
+        "block_sectors": d.block_sectors,
         "global_loads": d.global_loads,
         "global_stores": d.global_stores,
         "shared_accesses": d.shared_accesses,

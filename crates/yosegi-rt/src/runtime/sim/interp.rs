@@ -100,7 +100,18 @@ pub struct BlockState<'a> {
     /// they do, gives up on blocks that would take long ([`BlockState::with_budget`]).
     budget: u64,
     budget_per_block: u64,
+    /// For the performance model's sampled blocks ([`BlockState::with_budget`]): the sectors
+    /// (by array and sector) the block has touched, for `DeviceCounters::block_sectors`.
+    block_sectors: Option<std::collections::HashSet<(u32, u64)>>,
 }
+
+/// Keys of the memory `count_global` counts besides params (whose key is their index): rows
+/// reached through row tables (absolute addresses), the tables' pointers, reductions'
+/// partials (plus the reduction), anything else.
+const ROWS: u32 = u32::MAX;
+const ROW_TABLES: u32 = u32::MAX - 1;
+const OTHER: u32 = u32::MAX - 2;
+const PARTIALS: u32 = 1 << 30;
 
 /// The message of the fault a block that spent its statement budget stops with.
 pub const BUDGET_SPENT: &str = "the block ran past its statement budget";
@@ -171,13 +182,14 @@ impl<'a> BlockState<'a> {
             row_buffers: vec![0; lanes],
             budget: u64::MAX,
             budget_per_block: u64::MAX,
+            block_sectors: None,
         }
     }
 
     /// A state whose blocks stop with the fault [`BUDGET_SPENT`] after `statements` statement
     /// executions (each over the block's active lanes).
     pub fn with_budget(ctx: &'a LaunchCtx<'a>, statements: u64) -> BlockState<'a> {
-        BlockState { budget: statements, budget_per_block: statements, ..Self::new(ctx) }
+        BlockState { budget: statements, budget_per_block: statements, block_sectors: Some(Default::default()), ..Self::new(ctx) }
     }
 
     /// Evaluates an expression of params only, in the kernel's body.
@@ -220,6 +232,10 @@ impl<'a> BlockState<'a> {
         } else {
             Vec::new()
         };
+        if let Some(sectors) = &mut self.block_sectors {
+            self.counters.block_sectors = sectors.len() as u64;
+            sectors.clear();
+        }
         Ok(BlockResult { counters: std::mem::take(&mut self.counters), scalar_outputs })
     }
 
@@ -594,7 +610,7 @@ impl<'a> BlockState<'a> {
         match offsets {
             Ok(offsets) => {
                 self.counters.global_loads += mask.iter().filter(|&&m| m).count() as u64;
-                self.count_global(&table_bytes, mask, 8);
+                self.count_global(ROW_TABLES, &table_bytes, mask, 8);
                 self.give(table_bytes);
                 Ok(offsets)
             }
@@ -656,9 +672,14 @@ impl<'a> BlockState<'a> {
     fn count_param_access(&mut self, array: ArrayRef, at: &[u64], mask: &[bool], size: u64) {
         if self.is_row_table(array) {
             let addresses: Vec<u64> = (0..self.lanes).map(|lane| if mask[lane] { self.ctx.memory[self.row_buffers[lane] as usize].0 + at[lane] } else { 0 }).collect();
-            self.count_global(&addresses, mask, size);
+            self.count_global(ROWS, &addresses, mask, size);
         } else {
-            self.count_global(at, mask, size);
+            let key = match array {
+                ArrayRef::Param(p) => p,
+                ArrayRef::Partials(r) => PARTIALS + r,
+                _ => OTHER,
+            };
+            self.count_global(key, at, mask, size);
         }
     }
 
@@ -774,7 +795,9 @@ impl<'a> BlockState<'a> {
     }
 
     /// Counts a warp-level global access: the distinct 32-byte sectors its active lanes touch.
-    fn count_global(&mut self, byte_offsets: &[u64], mask: &[bool], elem_size: u64) {
+    /// Counts a warp-level global access of the lanes in `mask` at `byte_offsets` of the
+    /// memory `key` names (a param, a reduction's partials, [`ROWS`], ...).
+    fn count_global(&mut self, key: u32, byte_offsets: &[u64], mask: &[bool], elem_size: u64) {
         let mut sectors = [0u64; 64];
         for (warp_offsets, warp_mask) in byte_offsets.chunks(32).zip(mask.chunks(32)) {
             let mut count = 0;
@@ -798,6 +821,9 @@ impl<'a> BlockState<'a> {
             }
             let distinct = 1 + s.windows(2).filter(|w| w[0] != w[1]).count();
             self.counters.global_transactions += distinct as u64;
+            if let Some(seen) = &mut self.block_sectors {
+                seen.extend(s.iter().map(|&sector| (key, sector)));
+            }
         }
     }
 
