@@ -18,8 +18,8 @@
 # YOSEGI_OVERLAP_MIN_ITERATIONS=0).
 # Environment: YOSEGI_DEVICE=sim runs the same comparison on the simulator (to check the
 # script itself on a machine without a GPU); ONLY=name runs one program (ONLY=cache only the
-# kernel-cache checks, ONLY=tools only the checks of profilers, sanitizers and progress,
-# which otherwise run after the programs); STAGING="auto on off gpus3"
+# kernel-cache checks, ONLY=model only the performance model's, ONLY=tools only the checks of
+# profilers, sanitizers and progress, which otherwise run after the programs); STAGING="auto on off gpus3"
 # chooses the modes (`gpusN`: `--staging auto --gpus N`; `fusion`: `--fusion on`; default
 # "auto on fusion gpus2 gpus4").
 # Prints one PASS/FAIL line per program and mode, then `mode MODE: N passed, M failed` per
@@ -243,6 +243,34 @@ if [ -z "${ONLY:-}" ] || [ "${ONLY}" = cache ]; then
     }
     cache_check "kernel cache: a private directory is used, privately" private_cache
     cache_check "kernel cache: a group-writable directory is not used" shared_cache
+fi
+
+# The performance model (README, "Performance model"): a `--stats` run on the GPU measures the
+# machine once (its figures in range: a launch of 1-50 us, a first launch that loads a module
+# of 5-500 us), leaves its predictions, and `explain` shows them for the GPU it ran on.
+if [ -z "${ONLY:-}" ] || [ "${ONLY}" = model ]; then
+    model_reaches_explain() {
+        local dir="$scratch/cache-model"
+        YOSEGI_CACHE_DIR="$dir" "$yosegi" run --device "$device" --stats "$root/examples/jacobi2d.c" -- 256 20 >"$scratch/model.out" 2>"$scratch/model.err" || return 1
+        grep -q "model (per launch)" "$scratch/model.err" || { echo "    no predictions in --stats"; return 1; }
+        if [ "$device" = cuda ]; then
+            local machine
+            machine="$(ls "$dir"/machine-*.json 2>/dev/null | head -1)"
+            [ -n "$machine" ] || { echo "    no machine figures kept"; return 1; }
+            python3 - "$machine" <<'CHECK' || return 1
+import json, sys
+m = json.load(open(sys.argv[1]))
+bad = [f"{k} = {m[k]:.3g} s, expected {lo:g}-{hi:g}" for k, lo, hi in (("launch_s", 1e-6, 50e-6), ("first_launch_s", 5e-6, 500e-6)) if not lo <= m[k] <= hi]
+if not m.get("measured") or bad:
+    print("    machine figures out of range: " + ("; ".join(bad) or "not measured"))
+    sys.exit(1)
+CHECK
+        fi
+        YOSEGI_CACHE_DIR="$dir" "$yosegi" explain "$root/examples/jacobi2d.c" >"$scratch/model-explain.out" 2>&1 || return 1
+        grep -q "^    model on .* for n=256" "$scratch/model-explain.out" || { echo "    explain shows no prediction:"; grep -m3 "model" "$scratch/model-explain.out" | sed 's/^/    /'; return 1; }
+        grep -q "^  model on .*: one pass over the region's kernels predicted" "$scratch/model-explain.out" || { echo "    explain shows no region pass"; return 1; }
+    }
+    cache_check "the model measures the machine, and explain shows the run's predictions" model_reaches_explain
 fi
 
 # Line information (README, "Profilers and sanitizers"): a kernel writing out of its array,
