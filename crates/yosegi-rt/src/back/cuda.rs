@@ -1200,7 +1200,7 @@ impl<'a> Writer<'a> {
             op,
             BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge | BinaryOp::Eq | BinaryOp::Ne | BinaryOp::LogAnd | BinaryOp::LogOr
         );
-        unconverted || (ty == operand && !(ty.size_bytes() < 4 && !ty.is_float()))
+        unconverted || (ty == operand && (ty.is_float() || ty.size_bytes() >= 4))
     }
 
     fn math(&mut self, func: MathFn, args: &[Handle<Expr>], ty: ScalarType) -> String {

@@ -268,8 +268,8 @@ fn fusion_notes(module: &Module, plan: &ChainPlan, layout: &build::Layout, names
         let parts: Vec<String> = inter.needed.iter().enumerate().map(|(d, (l, r))| format!("{} {l} left, {r} right", var(inter.producer, d))).collect();
         notes.push(format!("`{}` computes `{}` only where its readers need it: {}", names[inter.producer], array(arg), parts.join("; ")));
     }
-    for m in 0..plan.members.len() {
-        let k = &module.kernels[plan.members[m]];
+    for (m, &member) in plan.members.iter().enumerate() {
+        let k = &module.kernels[member];
         for (stmt, range) in k.body.block.iter().zip(slice::statement_ranges(module, plan, m)) {
             let (Stmt::Assign { local, .. }, Some(range)) = (stmt, range) else { continue };
             let parts: Vec<String> = range.iter().enumerate().map(|(d, (l, r))| format!("{} {l} left, {r} right", var(m, d))).collect();

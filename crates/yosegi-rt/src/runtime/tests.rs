@@ -305,7 +305,7 @@ fn stack_objects_not_held_by_a_data_region_are_settled_on_the_host() {
     let mut rt = runtime(scale_module(vec![RegionKind::Data { data }]));
     // Two arrays of one frame: side by side in one block, as on a stack (two heap blocks may
     // come from arenas further apart than the window of live frames).
-    let mut frame_memory = vec![0.0; 16];
+    let mut frame_memory = [0.0; 16];
     let (a, b) = frame_memory.split_at_mut(8);
     a.fill(1.0);
     let region_args = args(8, a, b);
