@@ -317,7 +317,6 @@ impl Runtime {
         if model.split_shape(&kernel.name).is_some_and(|shape| shape.key == key) {
             return;
         }
-        let whole = self.section_bytes(kernel, args, sections);
         let whole_reads = self.object_reads(kernel, args, sections);
         let mut parts = Vec::new();
         for devices in 2..=super::model::MAX_MODELLED_DEVICES {
@@ -346,7 +345,7 @@ impl Runtime {
                 .collect();
             parts.push(shares);
         }
-        let shape = super::model::SplitShape { key, whole: SplitBytes { read: whole.0, total: whole.1 }, parts };
+        let shape = super::model::SplitShape { key, parts };
         if let Some(model) = &mut self.model {
             model.set_split_shape(kernel.name.clone(), shape);
         }
@@ -477,18 +476,26 @@ impl Runtime {
         for s in sections {
             let param = &kernel.params[s.param as usize];
             let ParamKind::Array { elem, .. } = &param.kind else { continue };
-            let Some(start) = self.registry.find(args[param.arg as usize].ptr as u64) else { continue };
-            let bytes = match s.read {
-                Section::None => 0,
-                Section::Elements { lo, hi } => (hi - lo).max(0).saturating_mul(elem.size_bytes() as i64) as u64,
-                Section::Whole => self.registry.get(start).map_or(0, |o| o.len),
-            };
+            let ptr = args[param.arg as usize].ptr as u64;
+            let Some(start) = self.registry.find(ptr) else { continue };
+            let bytes = self.section_len(s.read, elem.size_bytes(), ptr);
             match reads.iter_mut().find(|(o, _)| *o == start) {
                 Some((_, r)) => *r = r.saturating_add(bytes),
                 None => reads.push((start, bytes)),
             }
         }
         reads
+    }
+
+    /// The bytes `section` of an array of `elem_bytes` elements at `ptr` covers.
+    fn section_len(&self, section: Section, elem_bytes: u32, ptr: u64) -> u64 {
+        match section {
+            Section::None => 0,
+            Section::Elements { lo, hi } => (hi - lo).max(0).saturating_mul(elem_bytes as i64) as u64,
+            // An irregular access (NPB CG's `a[k]` over `rowstr[j]..rowstr[j+1]`) may reach the
+            // whole object, as large as it is.
+            Section::Whole => self.registry.find(ptr).and_then(|start| self.registry.get(start)).map_or(0, |o| o.len),
+        }
     }
 
     /// The bytes `sections` read, and read and write together.
@@ -498,17 +505,9 @@ impl Runtime {
             let param = &kernel.params[s.param as usize];
             let ParamKind::Array { elem, .. } = &param.kind else { continue };
             let ptr = args[param.arg as usize].ptr as u64;
-            let elem = elem.size_bytes() as i64;
-            let reached = |section: Section| match section {
-                Section::None => 0,
-                Section::Elements { lo, hi } => (hi - lo).max(0).saturating_mul(elem) as u64,
-                // An irregular access (NPB CG's `a[k]` over `rowstr[j]..rowstr[j+1]`) may
-                // reach the whole object, as large as it is.
-                Section::Whole => self.registry.find(ptr).and_then(|start| self.registry.get(start)).map_or(0, |o| o.len),
-            };
-            let reads = reached(s.read);
+            let reads = self.section_len(s.read, elem.size_bytes(), ptr);
             read = read.saturating_add(reads);
-            total = total.saturating_add(reads).saturating_add(reached(s.write));
+            total = total.saturating_add(reads).saturating_add(self.section_len(s.write, elem.size_bytes(), ptr));
         }
         (read, total)
     }

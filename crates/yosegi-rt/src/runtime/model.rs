@@ -72,12 +72,11 @@ pub struct Placement<'a> {
     pub host_view_of: &'a dyn Fn(DeviceAlloc) -> Option<Arc<SimBuffer>>,
 }
 
-/// How a launch splits over 2, 3, ... devices: the bytes of the whole and of each part.
+/// How a launch splits over 2, 3, ... devices: the bytes of each part.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SplitShape {
     /// The partitioned dims' trip counts of the launch it was taken from.
     pub key: Vec<i64>,
-    pub whole: SplitBytes,
     /// `parts[k - 2]`: the parts on `k` devices; empty where the launch cannot split (too
     /// short, or blocks that would write the same memory): it runs whole on one.
     pub parts: Vec<Vec<PartBytes>>,
