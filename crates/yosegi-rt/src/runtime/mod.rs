@@ -246,11 +246,15 @@ impl Runtime {
         // The model predicts every launch for `--stats`, and on a GPU leaves candidates it
         // predicts far slower out of the variant explorations (`variants::MODEL_FILTER`).
         let explores = !simulated && config.staging == crate::opt::StagingMode::Auto && module.kernels.iter().any(|(k, _)| module.variants_of(k).len() > 1);
-        let model = (config.stats != StatsMode::Off || explores).then(|| model::Model::new(devices.iter_mut().map(|d| d.machine()).collect()));
+        let mut model = (config.stats != StatsMode::Off || explores).then(|| model::Model::new(devices.iter_mut().map(|d| d.machine()).collect()));
         let split_rule = distribute::split_rule(simulated, &mut devices, |devices| match model.as_ref().and_then(|m| m.machine(0)) {
             Some(machine) => machine.clone(),
             None => devices[0].machine(),
         });
+        // The peer link the split rule measured serves the model's scaling curves too.
+        if let (Some(model), distribute::SplitRule::Model(measured)) = (&mut model, &split_rule) {
+            model.set_peer_link(measured.peer_bytes_per_s, measured.peer_copy_s);
+        }
         let mut variants = variants::VariantChooser::new(config.staging, variants::TuningCache::default_location());
         for device in &mut devices {
             variants.set_shared_memory_limit(device.model(), device.shared_memory_per_block());

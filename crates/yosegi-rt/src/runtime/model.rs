@@ -101,6 +101,16 @@ impl Model {
         self.machines.get(device)
     }
 
+    /// The peer link measured at the start of a run on several GPUs (`distribute::split_rule`),
+    /// for every device's figures: the kept figures hold a nominal one, since links differ
+    /// from one machine to the next.
+    pub fn set_peer_link(&mut self, bytes_per_s: f64, copy_s: f64) {
+        for m in &mut self.machines {
+            m.peer_bytes_per_s = bytes_per_s;
+            m.peer_copy_s = copy_s;
+        }
+    }
+
     pub fn split_shape(&self, kernel: &str) -> Option<&SplitShape> {
         self.split_shapes.get(kernel)
     }

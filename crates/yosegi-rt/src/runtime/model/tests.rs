@@ -355,3 +355,13 @@ fn the_model_splits_only_launches_that_gain() {
     assert!(!split_pays(&no_peer, bytes(512.0, 1024.0), &[bytes(256.1, 512.1), bytes(256.1, 512.1)]).0);
     assert!(split_pays(&no_peer, bytes(512.0, 1024.0), &[bytes(256.0, 512.0), bytes(256.0, 512.0)]).0);
 }
+
+#[test]
+fn a_measured_peer_link_serves_every_devices_figures() {
+    let mut model = Model::new(vec![machine(), machine()]);
+    model.set_peer_link(40e9, 12e-6);
+    for d in 0..2 {
+        let m = model.machine(d).expect("a machine per device");
+        assert_eq!((m.peer_bytes_per_s, m.peer_copy_s), (40e9, 12e-6));
+    }
+}
