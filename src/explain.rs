@@ -34,8 +34,8 @@ pub fn explain_with_tuning_cache(program: &CompiledProgram, dir: Option<PathBuf>
         out.push_str("no offloaded regions: the whole program runs on the host\n");
         return out;
     }
-    let context = Context { staging: program.staging, tuning_cache: dir };
-    model::device_count_text(&program.module, &context.tuning_cache, &mut out);
+    let context = Context::new(program.staging, dir);
+    model::device_count_text(&program.module, &context.learned, &mut out);
     for region in &program.module.regions {
         region_text(program, region, &context, &mut out);
     }
@@ -46,6 +46,15 @@ pub fn explain_with_tuning_cache(program: &CompiledProgram, dir: Option<PathBuf>
 struct Context {
     staging: StagingMode,
     tuning_cache: Option<PathBuf>,
+    /// What earlier runs left beside the tuning cache, read once.
+    learned: model::Learned,
+}
+
+impl Context {
+    fn new(staging: StagingMode, tuning_cache: Option<PathBuf>) -> Context {
+        let learned = model::Learned::load(&tuning_cache);
+        Context { staging, tuning_cache, learned }
+    }
 }
 
 fn location(program: &CompiledProgram, region: &Region) -> String {
@@ -100,10 +109,10 @@ fn region_text(program: &CompiledProgram, region: &Region, context: &Context, ou
             for &k in kernels {
                 kernel_text(module, region, k, out);
                 variants_text(module, k, context, out);
-                model::kernel_predictions_text(module, k, &context.tuning_cache, out);
+                model::kernel_predictions_text(module, k, &context.learned, out);
             }
             fusion_text(module, region, out);
-            model::region_prediction_text(module, kernels, &context.tuning_cache, out);
+            model::region_prediction_text(module, kernels, &context.learned, out);
             data.as_slice()
         }
         RegionKind::Data { data }

@@ -13,10 +13,10 @@ use crate::ir::{Region, RegionKind};
 
 /// `explain`'s facts for `program` (measured winners read from the tuning cache in `dir`).
 pub fn explain_json(program: &CompiledProgram, dir: Option<std::path::PathBuf>) -> Value {
-    let context = Context { staging: program.staging, tuning_cache: dir };
+    let context = Context::new(program.staging, dir);
     let regions: Vec<Value> = program.module.regions.iter().map(|r| region_json(program, r, &context)).collect();
     let mut devices = String::new();
-    super::model::device_count_text(&program.module, &context.tuning_cache, &mut devices);
+    super::model::device_count_text(&program.module, &context.learned, &mut devices);
     json!({ "regions": regions, "device_count": lines(&devices) })
 }
 
@@ -59,7 +59,7 @@ fn region_json(program: &CompiledProgram, region: &Region, context: &Context) ->
                     "name": kernel.name,
                     "sequential": sequential,
                     "variants": variants,
-                    "predictions": super::model::kernel_predictions_json(module, k, &context.tuning_cache),
+                    "predictions": super::model::kernel_predictions_json(module, k, &context.learned),
                     // The first line names the kernel, as the record does.
                     "details": lines(&details).into_iter().skip(1).collect::<Vec<_>>(),
                 }));
@@ -87,7 +87,7 @@ fn region_json(program: &CompiledProgram, region: &Region, context: &Context) ->
         "kernels": kernels,
         "fusion": fusion,
         "predicted_pass": match &region.kind {
-            RegionKind::Compute { kernels: handles, .. } => super::model::region_prediction_json(module, handles, &context.tuning_cache),
+            RegionKind::Compute { kernels: handles, .. } => super::model::region_prediction_json(module, handles, &context.learned),
             _ => Value::Array(Vec::new()),
         },
         "data": data.iter().map(|s| data_move(region, s)).collect::<Vec<_>>(),

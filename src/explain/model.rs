@@ -5,7 +5,8 @@
 //! (`runtime::model::record`, `runtime::device_count::record`): a prediction needs the
 //! launch's sizes and data, and the device count a timed cycle, which only a run has.
 
-use std::collections::BTreeMap;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
@@ -15,16 +16,33 @@ use crate::ir::{Handle, Kernel, Module};
 use crate::runtime::model::record::{self, PredictionRecord};
 use crate::runtime::variants::KernelIdentity;
 
-fn records(module: &Module, kernel: Handle<Kernel>, dir: &Option<PathBuf>) -> Vec<PredictionRecord> {
-    let dir = dir.clone().or_else(record::default_dir);
-    record::records_of(dir.as_deref(), &KernelIdentity::of(module, kernel))
+/// What earlier runs left, read once per account: the predictions file's records, where they
+/// came from, and each kernel's identity once computed (it prints the CUDA of every variant).
+pub(super) struct Learned {
+    dir: Option<PathBuf>,
+    records: Vec<PredictionRecord>,
+    identities: RefCell<HashMap<Handle<Kernel>, KernelIdentity>>,
+}
+
+impl Learned {
+    /// The files in `dir`, else in the default cache directory.
+    pub(super) fn load(dir: &Option<PathBuf>) -> Learned {
+        let dir = dir.clone().or_else(record::default_dir);
+        Learned { records: record::load(dir.as_deref()), dir, identities: RefCell::default() }
+    }
+
+    fn records(&self, module: &Module, kernel: Handle<Kernel>) -> Vec<PredictionRecord> {
+        let mut identities = self.identities.borrow_mut();
+        let identity = identities.entry(kernel).or_insert_with(|| KernelIdentity::of(module, kernel));
+        record::records_of(&self.records, identity)
+    }
 }
 
 /// `devices on <gpu>: kept ...` lines: the device-count choice of the program's last run on
 /// several devices of each kind.
-pub(super) fn device_count_text(module: &Module, dir: &Option<PathBuf>, out: &mut String) {
-    let Some(dir) = dir.clone().or_else(record::default_dir) else { return };
-    for r in crate::runtime::device_count::record::recorded(&dir, crate::runtime::variants::program_hash(module)) {
+pub(super) fn device_count_text(module: &Module, learned: &Learned, out: &mut String) {
+    let Some(dir) = &learned.dir else { return };
+    for r in crate::runtime::device_count::record::recorded(dir, crate::runtime::variants::program_hash(module)) {
         let _ = writeln!(out, "devices on {} (the last run on several): {}", r.device, r.text());
     }
 }
@@ -42,8 +60,8 @@ fn measured_text(r: &PredictionRecord) -> String {
 }
 
 /// `    model: ...` lines for `kernel`: per device and sizes, each variant's predicted time.
-pub(super) fn kernel_predictions_text(module: &Module, kernel: Handle<Kernel>, dir: &Option<PathBuf>, out: &mut String) {
-    let found = records(module, kernel, dir);
+pub(super) fn kernel_predictions_text(module: &Module, kernel: Handle<Kernel>, learned: &Learned, out: &mut String) {
+    let found = learned.records(module, kernel);
     if found.is_empty() {
         let _ = writeln!(out, "    model: no prediction recorded yet (a run with --stats leaves the model's predictions for explain)");
         return;
@@ -125,13 +143,13 @@ struct Pass {
     scaling_s: Option<Vec<f64>>,
 }
 
-fn passes(module: &Module, kernels: &[Handle<Kernel>], dir: &Option<PathBuf>) -> BTreeMap<String, Pass> {
+fn passes(module: &Module, kernels: &[Handle<Kernel>], learned: &Learned) -> BTreeMap<String, Pass> {
     let mut passes: BTreeMap<String, Pass> = BTreeMap::new();
     // One size per device: the first kernel's most-run one; the other kernels count where a
     // record has the same sizes (a pass mixes no sizes of different runs).
     let mut sizes_of: BTreeMap<String, String> = BTreeMap::new();
     for (i, &k) in kernels.iter().enumerate() {
-        let found = records(module, k, dir);
+        let found = learned.records(module, k);
         let chosen: BTreeMap<String, PredictionRecord> = if i == 0 {
             let best = most_run(found);
             for (device, r) in &best {
@@ -157,8 +175,8 @@ fn passes(module: &Module, kernels: &[Handle<Kernel>], dir: &Option<PathBuf>) ->
 }
 
 /// `  model: ...` lines for a compute region of `kernels`.
-pub(super) fn region_prediction_text(module: &Module, kernels: &[Handle<Kernel>], dir: &Option<PathBuf>, out: &mut String) {
-    for (device, pass) in passes(module, kernels, dir) {
+pub(super) fn region_prediction_text(module: &Module, kernels: &[Handle<Kernel>], learned: &Learned, out: &mut String) {
+    for (device, pass) in passes(module, kernels, learned) {
         let measured = pass.measured_s.map_or_else(String::new, |m| format!(", measured {}", us(m)));
         let partial = if pass.kernels < kernels.len() { format!(" ({} of its {} kernels predicted)", pass.kernels, kernels.len()) } else { String::new() };
         let _ = writeln!(
@@ -172,8 +190,8 @@ pub(super) fn region_prediction_text(module: &Module, kernels: &[Handle<Kernel>]
     }
 }
 
-pub(super) fn kernel_predictions_json(module: &Module, kernel: Handle<Kernel>, dir: &Option<PathBuf>) -> Value {
-    let found = records(module, kernel, dir);
+pub(super) fn kernel_predictions_json(module: &Module, kernel: Handle<Kernel>, learned: &Learned) -> Value {
+    let found = learned.records(module, kernel);
     Value::Array(
         found
             .iter()
@@ -193,9 +211,9 @@ pub(super) fn kernel_predictions_json(module: &Module, kernel: Handle<Kernel>, d
     )
 }
 
-pub(super) fn region_prediction_json(module: &Module, kernels: &[Handle<Kernel>], dir: &Option<PathBuf>) -> Value {
+pub(super) fn region_prediction_json(module: &Module, kernels: &[Handle<Kernel>], learned: &Learned) -> Value {
     Value::Array(
-        passes(module, kernels, dir)
+        passes(module, kernels, learned)
             .into_iter()
             .map(|(device, p)| json!({ "device": device, "predicted_s": p.predicted_s, "measured_s": p.measured_s, "kernels_predicted": p.kernels, "scaling_s": p.scaling_s }))
             .collect(),

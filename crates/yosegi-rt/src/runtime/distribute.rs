@@ -313,10 +313,12 @@ impl Runtime {
         if kernel.partitions.is_empty() {
             return;
         }
-        let key: Vec<i64> = kernel.partitions.iter().map(|p| args[p.count_arg as usize].i).collect();
-        if model.split_shape(&kernel.name).is_some_and(|shape| shape.key == key) {
+        let trips = || kernel.partitions.iter().map(|p| args[p.count_arg as usize].i);
+        // Every launch asks; only a new size builds anything.
+        if model.split_shape(&kernel.name).is_some_and(|shape| shape.key.iter().copied().eq(trips())) {
             return;
         }
+        let key: Vec<i64> = trips().collect();
         let whole_reads = self.object_reads(kernel, args, sections);
         let mut parts = Vec::new();
         for devices in 2..=super::model::MAX_MODELLED_DEVICES {

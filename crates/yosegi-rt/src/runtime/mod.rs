@@ -473,13 +473,13 @@ impl Runtime {
         }
         trace::write();
         self.exit_on_device_fault();
-        self.store_predictions();
+        self.store_for_explain();
     }
 
     /// Leaves what this run learned for `explain` beside the tuning cache: the model's
     /// predictions (`model::record`, with `--stats`) and the number of devices chosen
     /// (`device_count::record`).
-    pub fn store_predictions(&self) {
+    pub fn store_for_explain(&self) {
         let Some(dir) = self.variants.cache_dir() else { return };
         if let (Some(model), true) = (&self.model, self.config.stats != StatsMode::Off) {
             model::record::store(dir, &model.records(&self.module, &self.stats));

@@ -45,9 +45,14 @@ pub struct PredictionRecord {
     pub scaling_s: Vec<f64>,
 }
 
-/// Every record of `identity` in `dir`'s file, oldest first.
-pub fn records_of(dir: Option<&Path>, identity: &KernelIdentity) -> Vec<PredictionRecord> {
-    dir.map(read_file).unwrap_or_default().into_iter().filter(|r| &r.kernel == identity).collect()
+/// Every record in `dir`'s file, oldest first (none without a directory).
+pub fn load(dir: Option<&Path>) -> Vec<PredictionRecord> {
+    dir.map(read_file).unwrap_or_default()
+}
+
+/// The records of `identity` among `records`, in their order.
+pub fn records_of(records: &[PredictionRecord], identity: &KernelIdentity) -> Vec<PredictionRecord> {
+    records.iter().filter(|r| &r.kernel == identity).cloned().collect()
 }
 
 /// Adds `records` to `dir`'s file, replacing those of the same kernel, device, sizes and grid
@@ -148,10 +153,10 @@ mod tests {
         store(dir.path(), &[record("main_l48", "n=4096", 4.1e-5), record("main_l48_staged", "n=4096", 3.0e-5)]);
         store(dir.path(), &[record("main_l48", "n=4096", 4.5e-5), record("main_l48", "n=1024", 3.0e-6)]);
         let identity = KernelIdentity { name: "main_l48".into(), hash: 0xabc };
-        let got = records_of(Some(dir.path()), &identity);
+        let got = records_of(&load(Some(dir.path())), &identity);
         assert_eq!(got, vec![record("main_l48_staged", "n=4096", 3.0e-5), record("main_l48", "n=4096", 4.5e-5), record("main_l48", "n=1024", 3.0e-6)]);
         // Another hash (a changed kernel) sees none of them.
-        assert!(records_of(Some(dir.path()), &KernelIdentity { name: "main_l48".into(), hash: 0xabd }).is_empty());
+        assert!(records_of(&load(Some(dir.path())), &KernelIdentity { name: "main_l48".into(), hash: 0xabd }).is_empty());
     }
 
     #[test]
@@ -162,6 +167,6 @@ mod tests {
         let text = std::fs::read_to_string(&path).expect("written");
         let broken = text.clone() + "p1\tmain_l48\tabc\tgpu\tn=1\tmain_l48\tNaN\tmemory\t-\t1\t-\np1\tshort\n";
         std::fs::write(&path, broken).expect("write");
-        assert_eq!(records_of(Some(dir.path()), &KernelIdentity { name: "main_l48".into(), hash: 0xabc }).len(), 1);
+        assert_eq!(records_of(&load(Some(dir.path())), &KernelIdentity { name: "main_l48".into(), hash: 0xabc }).len(), 1);
     }
 }
