@@ -490,6 +490,10 @@ fn emit_unit(sources: &SourceSet, text: &str, unit: &TranslationUnit, module: &M
         emitter.region_edit(region);
     }
     emitter.comment_leftover_pragmas();
+    // A dialect's own edits (`front::cuda`): keywords out, launch shapes in.
+    for rewrite in &unit.host_rewrites {
+        emitter.edits.push(Edit::replace(rewrite.span.lo, rewrite.span.hi, vec![Piece::Text(rewrite.text.clone())]));
+    }
     let mut edits = std::mem::take(&mut emitter.edits);
     sort_edits(&mut edits);
 

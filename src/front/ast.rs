@@ -13,6 +13,18 @@ pub struct TranslationUnit {
     /// Index into `SourceSet::units`; equals every span's `tu`.
     pub tu: u32,
     pub items: Vec<ExternalDecl>,
+    /// Text edits the host code needs beyond what the tree says (empty for C): a dialect the
+    /// front end reads as C (`front::cuda`) is copied into the host code with these applied.
+    pub host_rewrites: Vec<HostRewrite>,
+}
+
+/// The host back end puts `text` in place of `span` of the preprocessed text (an empty span
+/// inserts). Rewrites never overlap each other; they may lie inside a region's span only where
+/// that region's own edit keeps the source text.
+#[derive(Clone, Debug)]
+pub struct HostRewrite {
+    pub span: Span,
+    pub text: String,
 }
 
 #[derive(Clone, Debug)]

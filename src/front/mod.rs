@@ -2,6 +2,7 @@
 //! and lowering to the IR.
 
 pub mod ast;
+pub mod cuda;
 pub mod directive;
 pub mod lexer;
 pub mod linkage;
@@ -120,11 +121,17 @@ fn parse_unit(
     text: String,
 ) -> Result<(ast::TranslationUnit, Vec<Diagnostic>), Diagnostic> {
     let tu = sources.units.len() as u32;
+    let dialect = cuda::is_dialect_file(&file);
+    let text = if dialect { text + &cuda::trailer() } else { text };
     sources.units.push(source::SourceUnit::new(file, text));
     let text = sources.units[tu as usize].text.as_str();
     parser::run_with_parser_stack(|| {
         let tokens = lexer::lex(text, tu)?;
-        parser::parse_translation_unit(text, tu, tokens)
+        if dialect {
+            parser::parse_dialect_translation_unit(text, tu, tokens)
+        } else {
+            parser::parse_translation_unit(text, tu, tokens)
+        }
     })
     .unwrap_or_else(|| Err(Diagnostic::global_error("cannot start the parser thread (out of memory?)")))
 }

@@ -12,6 +12,7 @@ use crate::front::ast::*;
 use crate::front::directive;
 use crate::front::lexer::{TokKind, Token};
 
+mod cuda;
 mod expr;
 
 pub use expr::STMT_EXPR_CALLEE;
@@ -21,7 +22,17 @@ pub use expr::STMT_EXPR_CALLEE;
 pub fn parse_translation_unit(text: &str, tu: u32, tokens: Vec<Token>) -> Result<(TranslationUnit, Vec<Diagnostic>), Diagnostic> {
     let mut p = Parser::new(text, tu, tokens);
     let items = p.translation_unit()?;
-    Ok((TranslationUnit { tu, items }, p.warnings))
+    Ok((TranslationUnit { tu, items, host_rewrites: Vec::new() }, p.warnings))
+}
+
+/// [`parse_translation_unit`] for a unit in the MESI-CUDA dialect (`front::cuda`).
+pub fn parse_dialect_translation_unit(text: &str, tu: u32, tokens: Vec<Token>) -> Result<(TranslationUnit, Vec<Diagnostic>), Diagnostic> {
+    let mut p = Parser::new(text, tu, cuda::join_launch_brackets(tokens));
+    p.cuda = Some(crate::front::cuda::ParserState::default());
+    let items = p.translation_unit()?;
+    let mut host_rewrites = p.cuda.take().map(|s| s.rewrites).unwrap_or_default();
+    host_rewrites.sort_by_key(|r| (r.span.lo, r.span.hi));
+    Ok((TranslationUnit { tu, items, host_rewrites }, p.warnings))
 }
 
 /// What a name means in a scope.
@@ -72,6 +83,8 @@ pub struct Parser<'a> {
     expression_frames: u32,
     /// A `#pragma pack` was seen in the user's code: later struct layouts may be packed.
     pack_pragma_seen: bool,
+    /// Set for a unit in the MESI-CUDA dialect.
+    cuda: Option<crate::front::cuda::ParserState>,
 }
 
 const MAX_DEPTH: u32 = 2000;
@@ -109,7 +122,7 @@ impl<'a> Parser<'a> {
         }
         let mut global = HashMap::new();
         global.insert("__builtin_va_list".to_string(), NameKind::Typedef);
-        Parser { text, tu, toks, pos: 0, scopes: vec![global], warnings: Vec::new(), depth: 0, folds: 0, expression_frames: 0, pack_pragma_seen: false }
+        Parser { text, tu, toks, pos: 0, scopes: vec![global], warnings: Vec::new(), depth: 0, folds: 0, expression_frames: 0, pack_pragma_seen: false, cuda: None }
     }
 
     // ---- token helpers ------------------------------------------------------------------
@@ -263,6 +276,7 @@ impl<'a> Parser<'a> {
                     || w == "__typeof"
                     || w == "typeof"
                     || self.is_typedef_name(w)
+                    || (self.in_dialect() && crate::front::cuda::SPEC_WORDS.contains(&w))
             }
             None => false,
         }
@@ -414,10 +428,19 @@ impl<'a> Parser<'a> {
     fn external_declaration(&mut self) -> PResult<ExternalDecl> {
         let start = self.peek().span;
         let specs = self.decl_specs()?;
+        let words = self.dialect_specs();
+        if let Some(shared) = words.shared {
+            return Err(Diagnostic::error(shared, "`__shared__` is for a kernel's block-local arrays, which the MESI-CUDA dialect does not have")
+                .with_help("declare data shared by host and kernels as `__global__ float a[N];`"));
+        }
         if self.eat_punct(";") {
             return Ok(ExternalDecl::Declaration(Declaration { specs, declarators: Vec::new(), span: start.to(self.prev_span()) }));
         }
-        let declarator = self.declarator(DeclaratorKind::Named)?;
+        let mut declarator = self.declarator(DeclaratorKind::Named)?;
+        let is_kernel = words.global.is_some() && is_function(&declarator);
+        if is_kernel {
+            self.dialect_kernel_declarator(&mut declarator)?;
+        }
         self.skip_attributes()?;
         if self.is_punct("{") || (self.starts_decl_specs(&self.peek().clone()) && is_function(&declarator)) {
             if !is_function(&declarator) {
@@ -444,7 +467,11 @@ impl<'a> Parser<'a> {
             self.pop_scope();
             let body = body?;
             let span = start.to(body.span);
-            return Ok(ExternalDecl::Function(FunctionDef { specs, declarator, body, routine: None, span }));
+            let mut f = FunctionDef { specs, declarator, body, routine: None, span };
+            if is_kernel {
+                self.dialect_kernel_definition(&mut f)?;
+            }
+            return Ok(ExternalDecl::Function(f));
         }
         let decl = self.rest_of_declaration(specs, declarator, start)?;
         Ok(ExternalDecl::Declaration(decl))
@@ -524,11 +551,17 @@ impl<'a> Parser<'a> {
         let (mut n_void, mut n_bool, mut n_char, mut n_short, mut n_int, mut n_long) = (0, 0, 0, 0, 0, 0);
         let (mut n_float, mut n_double, mut n_signed, mut n_unsigned, mut n_complex) = (0, 0, 0, 0, 0);
         let mut any = false;
+        self.reset_dialect_specs();
         loop {
             let t = self.peek().clone();
             let Some(w) = t.ident() else { break };
             let w = w.to_string();
             match w.as_str() {
+                word if self.in_dialect() && crate::front::cuda::SPEC_WORDS.contains(&word) => {
+                    self.dialect_spec_word(word)?;
+                    any = true;
+                    continue;
+                }
                 "typedef" | "extern" | "static" | "auto" | "register" => {
                     if storage.is_some() {
                         return Err(Diagnostic::error(t.span, "more than one storage class in a declaration"));
@@ -1092,6 +1125,20 @@ impl<'a> Parser<'a> {
     fn local_declaration(&mut self) -> PResult<Declaration> {
         let start = self.peek().span;
         let specs = self.decl_specs()?;
+        if self.in_dialect() {
+            let words = self.dialect_specs();
+            if let Some(shared) = words.shared {
+                return Err(Diagnostic::error(shared, "`__shared__` arrays are not supported: Yosegi runs the threads of a kernel independently")
+                    .with_help("read shared variables directly; Yosegi stages the data neighbouring threads reuse in shared memory itself (see `yosegi explain`)"));
+            }
+            if let Some(w) = words.global.or(words.device) {
+                return Err(Diagnostic::error(w, "shared variables are declared at file scope")
+                    .with_help("move the declaration out of the function: `__global__ float a[N];` before the functions"));
+            }
+            if matches!(&specs.ty, TypeSpec::TypedefName(t) if t == "dim3") {
+                return self.dim3_declaration(specs, start);
+            }
+        }
         if self.eat_punct(";") {
             return Ok(Declaration { specs, declarators: Vec::new(), span: start.to(self.prev_span()) });
         }
@@ -1281,6 +1328,9 @@ impl<'a> Parser<'a> {
                     }
                 }
             }
+        }
+        if self.at_launch() {
+            return self.launch_statement();
         }
         if let Some(d) = self.unknown_type_name() {
             return Err(d);

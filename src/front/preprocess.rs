@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::Command;
 
 use crate::diag::Diagnostic;
-use crate::front::PreprocessOptions;
+use crate::front::{PreprocessOptions, cuda};
 use crate::private_fs::{self, ScratchDir};
 
 const OPENACC_H: &str = include_str!("../../include/openacc.h");
@@ -22,6 +22,9 @@ impl BuiltinHeaders {
         let dir = ScratchDir::new()?;
         let file = dir.path().join("openacc.h");
         private_fs::write_new(&file, OPENACC_H.as_bytes())
+            .map_err(|e| Diagnostic::global_error(format!("cannot write {}: {e}", file.display())))?;
+        let file = dir.path().join(cuda::HEADER_NAME);
+        private_fs::write_new(&file, cuda::HEADER.as_bytes())
             .map_err(|e| Diagnostic::global_error(format!("cannot write {}: {e}", file.display())))?;
         Ok(BuiltinHeaders { dir })
     }
@@ -44,6 +47,11 @@ pub fn cpp_command(file: &Path, options: &PreprocessOptions, builtin: &BuiltinHe
         cmd.arg(format!("-D{def}"));
     }
     cmd.args(&options.cpp_flags);
+    if cuda::is_dialect_file(file) {
+        // The dialect's types (`dim3`), before the program's first line.
+        cmd.arg("-include");
+        cmd.arg(builtin.dir().join(cuda::HEADER_NAME));
+    }
     cmd.arg(private_fs::operand(file));
     cmd
 }

@@ -235,6 +235,9 @@ impl Parser<'_> {
                 }
                 self.expect_punct(")", "to close the argument list")?;
                 let span = e.span.to(self.prev_span());
+                if self.in_dialect() {
+                    self.dialect_call(&e, span)?;
+                }
                 e = Expr { kind: ExprKind::Call { callee: Box::new(e), args }, span };
             } else if self.is_punct(".") || self.is_punct("->") {
                 let arrow = self.bump().is_punct("->");
