@@ -1,4 +1,5 @@
-//! Bad inputs: every `tests/bad/NAME.c` has exactly one problem, and `NAME.expected` says where
+//! Bad inputs: every `tests/bad/NAME.c` (or `NAME.cu`, the MESI-CUDA dialect) has exactly one
+//! problem, and `NAME.expected` says where
 //! (`LINE:COL` on its first line) and what (a key phrase of the message on its second line).
 //! `yosegi run --device sim NAME.c` must exit 2 and print a diagnostic that names the place,
 //! contains the phrase, and draws a caret under it, without panicking.
@@ -10,6 +11,8 @@ use std::path::PathBuf;
 
 /// The corpus must stay large enough to cover directives, C syntax and semantics.
 const MINIMUM_CORPUS: usize = 25;
+/// And the MESI-CUDA dialect's refusals.
+const MINIMUM_DIALECT_CORPUS: usize = 10;
 
 fn bad_dir() -> PathBuf {
     repo_root().join("tests").join("bad")
@@ -33,7 +36,8 @@ fn read_expectation(name: &str) -> Expectation {
 
 fn check_rejected(name: &str) {
     let expectation = read_expectation(name);
-    let file_name = format!("{name}.c");
+    let dialect = bad_dir().join(format!("{name}.cu"));
+    let file_name = if dialect.exists() { format!("{name}.cu") } else { format!("{name}.c") };
     let mut cmd = yosegi();
     cmd.args(["run", "--device", "sim"]).arg(bad_dir().join(&file_name));
     let finished = run(cmd, Input::Nothing);
@@ -133,6 +137,24 @@ bad_input_tests! {
     unterminated_comment,
     use_device_member,
     update_no_clause,
+    // The MESI-CUDA dialect (`.cu`).
+    atomic_cas,
+    atomic_in_expression,
+    builtin_whole,
+    cuda_malloc,
+    cuda_memcpy,
+    cuda_stream,
+    dim3_four_sizes,
+    kernel_returns_value,
+    launch_argument_count,
+    launch_dynamic_shared,
+    launch_stream,
+    launch_unclosed,
+    launch_unknown_kernel,
+    local_shared_variable,
+    return_in_kernel_loop,
+    shared_array,
+    syncthreads,
 }
 
 #[test]
@@ -140,13 +162,16 @@ fn corpus_is_complete_and_every_input_has_an_expectation() {
     let mut sources = Vec::new();
     for entry in std::fs::read_dir(bad_dir()).expect("tests/bad exists") {
         let path = entry.expect("dir entry").path();
-        if path.extension().is_some_and(|x| x == "c") {
-            sources.push(path.file_stem().expect("stem").to_string_lossy().into_owned());
+        if path.extension().is_some_and(|x| x == "c" || x == "cu") {
+            sources.push(path.file_name().expect("name").to_string_lossy().into_owned());
         }
     }
     assert!(sources.len() >= MINIMUM_CORPUS, "only {} bad inputs, want at least {MINIMUM_CORPUS}", sources.len());
-    for name in &sources {
-        assert!(LISTED_INPUTS.contains(&name.as_str()), "tests/bad/{name}.c has no test: add it to bad_input_tests!");
+    let dialect = sources.iter().filter(|s| s.ends_with(".cu")).count();
+    assert!(dialect >= MINIMUM_DIALECT_CORPUS, "only {dialect} bad MESI-CUDA inputs, want at least {MINIMUM_DIALECT_CORPUS}");
+    for file in &sources {
+        let name = file.rsplit_once('.').map_or(file.as_str(), |(stem, _)| stem);
+        assert!(LISTED_INPUTS.contains(&name), "tests/bad/{file} has no test: add it to bad_input_tests!");
         read_expectation(name);
     }
 }

@@ -17,6 +17,9 @@
 //! against gcc; and on 2, 3 and 4 simulated devices (`--gpus N`), every kernel that can be split
 //! over them split (`runtime::distribute`), each device with its own memory. The programs of
 //! `examples/` run the same way, with the small sizes their headers give.
+//!
+//! A program in the MESI-CUDA dialect (`.cu`, `examples/mesi/`) has a plain C twin beside it (the
+//! same name with `.c`): gcc builds the twin for the reference.
 
 mod common;
 
@@ -32,6 +35,8 @@ const DEFAULT_RTOL: f64 = 1e-9;
 struct TestProgram {
     name: String,
     sources: Vec<PathBuf>,
+    /// What gcc builds: the sources, or a `.cu` program's plain C twin.
+    reference_sources: Vec<PathBuf>,
     args: Vec<String>,
     stdin: Option<PathBuf>,
     rtol: f64,
@@ -51,8 +56,17 @@ fn load_program(entry: &str) -> TestProgram {
     } else {
         (path.parent().expect("program has a parent dir").to_path_buf(), vec![path.clone()])
     };
-    let mut program =
-        TestProgram { name: entry.to_string(), sources, args: Vec::new(), stdin: None, rtol: DEFAULT_RTOL, cflags: Vec::new(), ignored_lines: Vec::new() };
+    let reference_sources = sources.iter().map(|s| if s.extension().is_some_and(|x| x == "cu") { s.with_extension("c") } else { s.clone() }).collect();
+    let mut program = TestProgram {
+        name: entry.to_string(),
+        sources,
+        reference_sources,
+        args: Vec::new(),
+        stdin: None,
+        rtol: DEFAULT_RTOL,
+        cflags: Vec::new(),
+        ignored_lines: Vec::new(),
+    };
     for source in &program.sources.clone() {
         let text = std::fs::read_to_string(source).unwrap_or_else(|e| panic!("cannot read {}: {e}", source.display()));
         for line in text.lines() {
@@ -147,7 +161,7 @@ fn reference_of(program: &TestProgram) -> Reference {
     // Tests of other programs go on while this one builds: only the table lookup is locked.
     slot.get_or_init(|| {
         let scratch = tempfile::tempdir().expect("temp dir");
-        let reference_exe = gcc_build_with(&program.sources, scratch.path(), &program.cflags);
+        let reference_exe = gcc_build_with(&program.reference_sources, scratch.path(), &program.cflags);
         let mut reference_cmd = std::process::Command::new(&reference_exe);
         reference_cmd.args(&program.args);
         let finished = run(reference_cmd, program_input(program));
@@ -337,6 +351,11 @@ differential_tests! {
     example_matmul_vec => "../../examples/matmul_vec.c",
     example_row_scan => "../../examples/row_scan.c",
     example_wide_stencil_f32 => "../../examples/wide_stencil_f32.c",
+    mesi_diffusion => "../../examples/mesi/diffusion.cu",
+    mesi_histogram => "../../examples/mesi/histogram.cu",
+    mesi_histogram_atomic => "../../examples/mesi/histogram_atomic.cu",
+    mesi_jacobi2d => "../../examples/mesi/jacobi2d.cu",
+    mesi_matvec => "../../examples/mesi/matvec.cu",
 }
 
 #[test]
@@ -355,6 +374,16 @@ fn every_program_in_the_directory_has_a_test() {
         let name = format!("../../examples/{}", path.file_name().expect("file name").to_string_lossy());
         if path.extension().is_some_and(|x| x == "c") && !LISTED_PROGRAMS.contains(&name.as_str()) {
             unlisted.push(name);
+        }
+    }
+    for entry in std::fs::read_dir(repo_root().join("examples").join("mesi")).expect("examples/mesi/ exists") {
+        let path = entry.expect("dir entry").path();
+        let name = format!("../../examples/mesi/{}", path.file_name().expect("file name").to_string_lossy());
+        if path.extension().is_some_and(|x| x == "cu") {
+            assert!(path.with_extension("c").exists(), "{name} has no plain C twin");
+            if !LISTED_PROGRAMS.contains(&name.as_str()) {
+                unlisted.push(name);
+            }
         }
     }
     assert!(unlisted.is_empty(), "programs without a test (add them to differential_tests!): {unlisted:?}");
