@@ -51,8 +51,9 @@ int main(int argc, char **argv)
     double t0 = wall_seconds();
     long check = 0;
     for (int r = 0; r < rounds; r++) {
-        for (int i = 0; i < LEN / 16; i++)
-            values[(r * (LEN / 16) + i) % LEN] ^= 0x5a5u;
+        int first = (r % 16) * (LEN / 16);
+        for (int i = first; i < first + LEN / 16; i++)
+            values[i] ^= 0x5a5u;
         clear<<<(BINS + BLOCK - 1) / BLOCK, BLOCK>>>(BINS);
         count<<<(LEN + BLOCK - 1) / BLOCK, BLOCK>>>(LEN);
         for (int b = 0; b < BINS; b++)
