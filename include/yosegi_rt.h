@@ -83,9 +83,12 @@ typedef struct yosegi_runtime {
     /* a compute region that is the whole body of a time-step loop with `left` iterations left
      * (at least 1): runs one or more of them, and returns how many */
     long long (*region_steps)(int id, yosegi_arg *args, int nargs, long long left);
+    /* host_access for parts of objects: host code is about to touch `lens[k]` bytes at
+     * `ptrs[k]` (one element it reads or writes), so only those bytes move or go stale */
+    void (*host_access_range)(void *const *ptrs, const unsigned long long *lens, const int *modes, int n);
 } yosegi_runtime;
 
-#define YOSEGI_ABI_VERSION 4
+#define YOSEGI_ABI_VERSION 5
 
 extern yosegi_runtime *__yosegi_rt;
 #endif

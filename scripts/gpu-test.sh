@@ -8,6 +8,7 @@
 # 0 = identical text; values within 1e-12 of each other always agree).
 #
 # Usage: scripts/gpu-test.sh [path/to/yosegi]     (default: target/release/yosegi)
+# The MESI-CUDA dialect's examples (examples/mesi/*.cu) are compared with their plain C twins.
 # Every program runs five times against one gcc reference: with the default `--staging auto`
 # (the runtime's choice among kernel variants), with `--staging on` (shared-memory staged
 # variants always launched, so every staged kernel is checked on the GPU), with `--fusion on`
@@ -118,7 +119,7 @@ fail_every_mode() {
         mode_failed[$mode]=$((${mode_failed[$mode]:-0} + 1))
     done
 }
-for entry in "$programs"/* "$root/tests/staging_programs"/*.c "$root/examples"/*.c; do
+for entry in "$programs"/* "$root/tests/staging_programs"/*.c "$root/examples"/*.c "$root/examples/mesi"/*.cu; do
     name="$(basename "$entry")"
     if [ -d "$entry" ]; then
         base="$entry"
@@ -131,7 +132,7 @@ for entry in "$programs"/* "$root/tests/staging_programs"/*.c "$root/examples"/*
         else
             sources=("$entry"/*.c)
         fi
-    elif [[ "$entry" == *.c ]]; then
+    elif [[ "$entry" == *.c || "$entry" == *.cu ]]; then
         base="$(dirname "$entry")"
         sources=("$entry")
     else
@@ -162,7 +163,10 @@ for entry in "$programs"/* "$root/tests/staging_programs"/*.c "$root/examples"/*
 
     work="$scratch/$name"
     mkdir -p "$work"
-    if ! gcc -std=gnu11 -O1 -w -I"$root/include" "${cflags[@]}" "${sources[@]}" -o "$work/reference" -lm 2>"$work/gcc.err"; then
+    # A program in the MESI-CUDA dialect is checked against its plain C twin.
+    reference_sources=()
+    for s in "${sources[@]}"; do reference_sources+=("${s%.cu}$([[ "$s" == *.cu ]] && echo .c)"); done
+    if ! gcc -std=gnu11 -O1 -w -I"$root/include" "${cflags[@]}" "${reference_sources[@]}" -o "$work/reference" -lm 2>"$work/gcc.err"; then
         echo "FAIL $name: gcc could not build the reference: $(head -c 300 "$work/gcc.err")"
         fail_every_mode
         continue

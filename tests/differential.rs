@@ -356,6 +356,7 @@ differential_tests! {
     mesi_histogram_atomic => "../../examples/mesi/histogram_atomic.cu",
     mesi_jacobi2d => "../../examples/mesi/jacobi2d.cu",
     mesi_matvec => "../../examples/mesi/matvec.cu",
+    dialect_forms => "../dialect_programs/forms.cu",
 }
 
 #[test]
@@ -373,6 +374,13 @@ fn every_program_in_the_directory_has_a_test() {
         let path = entry.expect("dir entry").path();
         let name = format!("../../examples/{}", path.file_name().expect("file name").to_string_lossy());
         if path.extension().is_some_and(|x| x == "c") && !LISTED_PROGRAMS.contains(&name.as_str()) {
+            unlisted.push(name);
+        }
+    }
+    for entry in std::fs::read_dir(repo_root().join("tests").join("dialect_programs")).expect("tests/dialect_programs exists") {
+        let path = entry.expect("dir entry").path();
+        let name = format!("../dialect_programs/{}", path.file_name().expect("file name").to_string_lossy());
+        if path.extension().is_some_and(|x| x == "cu") && !LISTED_PROGRAMS.contains(&name.as_str()) {
             unlisted.push(name);
         }
     }

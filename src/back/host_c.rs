@@ -611,9 +611,11 @@ impl<'a> UnitEmitter<'a> {
             assigned: HashSet::new(),
             declared: HashSet::new(),
             conditional_depth: 0,
+            address_taken: HashSet::new(),
+            calls_unknown: false,
         };
         walk(&mut c);
-        let result = (c.accesses, c.assigned, c.declared);
+        let result = c.finish();
         self.scopes.pop();
         result
     }

@@ -54,6 +54,21 @@ pub(super) struct Access {
     /// Evaluating the base reads memory (`mt->m`, `grid[i]`), and the statement reads it only
     /// under a condition (`p && p->v[0]`): the hook could fault where the program does not.
     pub(super) guarded_load: bool,
+    /// Every access of the base in the statement is this one element of a named array
+    /// (`data[k]`): the hook covers its bytes only, so a host store of one element leaves the
+    /// rest of the device's copy current. `None`: the whole object.
+    pub(super) element: Option<Element>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct Element {
+    /// The element's lvalue, as written.
+    pub(super) text: String,
+    /// Identifiers its subscripts read.
+    pub(super) idents: Vec<String>,
+    /// Evaluating it before the statement could differ from the statement's own evaluation or
+    /// fault: a subscript with side effects or loads, or the access under a condition.
+    pub(super) unsafe_to_hoist: bool,
 }
 
 /// Collects the accesses of one host statement, walking it with its own declarations in scope.
@@ -68,6 +83,11 @@ pub(super) struct Collector<'a> {
     pub(super) declared: HashSet<String>,
     /// Inside `&&`/`||` right operands, `?:` arms, `if` branches and `switch` bodies.
     pub(super) conditional_depth: u32,
+    /// Variables whose address the statement takes (a callee or pointer may change them).
+    pub(super) address_taken: HashSet<String>,
+    /// The statement calls a function that may change any variable (a user function, or one
+    /// we know nothing about).
+    pub(super) calls_unknown: bool,
 }
 
 impl<'a> Collector<'a> {
@@ -78,11 +98,43 @@ impl<'a> Collector<'a> {
     }
 
     pub(super) fn record(&mut self, base: &ast::Expr, mode: u8) {
+        self.record_access(base, None, mode);
+    }
+
+    /// `element` (of the array `base`) accessed with `mode`.
+    fn record_element(&mut self, base: &ast::Expr, element: &ast::Expr, mode: u8) {
+        let mut idents = Vec::new();
+        // Under a condition the subscripts may be out of bounds where the statement does not
+        // use them; a load in a subscript would read memory before its own hook made it
+        // current; side effects would run twice.
+        let mut unsafe_to_hoist = self.conditional_depth > 0;
+        let mut cur = element;
+        while let ExprKind::Index { base: array, index } = &cur.kind {
+            visit_expr(index, &mut |e| match &e.kind {
+                ExprKind::Ident(n) => idents.push(n.clone()),
+                ExprKind::Index { .. }
+                | ExprKind::Member { .. }
+                | ExprKind::Unary { op: UnaryOp::Deref | UnaryOp::PreInc | UnaryOp::PreDec | UnaryOp::PostInc | UnaryOp::PostDec, .. }
+                | ExprKind::Assign { .. }
+                | ExprKind::Call { .. }
+                | ExprKind::CompoundLiteral { .. } => unsafe_to_hoist = true,
+                _ => {}
+            });
+            cur = array;
+        }
+        let text = self.sources.text(element.span).trim().to_string();
+        self.record_access(base, Some(Element { text, idents, unsafe_to_hoist }), mode);
+    }
+
+    fn record_access(&mut self, base: &ast::Expr, element: Option<Element>, mode: u8) {
         let text = self.sources.text(base.span).trim().to_string();
         let conditional = self.conditional_depth > 0;
         if let Some(existing) = self.accesses.iter_mut().find(|a| a.text == text) {
             existing.mode |= mode;
             existing.guarded_load &= conditional;
+            if existing.element != element {
+                existing.element = None;
+            }
             return;
         }
         let mut idents = Vec::new();
@@ -99,7 +151,41 @@ impl<'a> Collector<'a> {
             }
             _ => {}
         });
-        self.accesses.push(Access { text, mode, idents, impure, guarded_load: loads && conditional });
+        self.accesses.push(Access { text, mode, idents, impure, guarded_load: loads && conditional, element });
+    }
+
+    /// The accesses, each element access kept only where evaluating its address before the
+    /// statement gives the element the statement touches.
+    pub(super) fn finish(mut self) -> (Vec<Access>, HashSet<String>, HashSet<String>) {
+        for a in &mut self.accesses {
+            let Some(e) = &a.element else { continue };
+            let changed = |n: &String| self.assigned.contains(n) || self.declared.contains(n) || self.address_taken.contains(n);
+            if e.unsafe_to_hoist || self.calls_unknown || e.idents.iter().any(changed) {
+                a.element = None;
+            }
+        }
+        (self.accesses, self.assigned, self.declared)
+    }
+
+    /// `e` is one element of an array variable (`a[i]`, `m[i][j]`, not a row of it): the
+    /// array's name.
+    fn element_of_named_array<'e>(&mut self, e: &'e ast::Expr) -> Option<&'e ast::Expr> {
+        if matches!(self.type_of(e), CType::Array(_)) {
+            return None;
+        }
+        let mut cur = e;
+        loop {
+            match &cur.kind {
+                ExprKind::Index { base, .. } => {
+                    if !matches!(self.type_of(base), CType::Array(_)) {
+                        return None;
+                    }
+                    cur = base;
+                }
+                ExprKind::Ident(_) => return Some(cur),
+                _ => return None,
+            }
+        }
     }
 
     pub(super) fn type_of(&mut self, e: &ast::Expr) -> CType {
@@ -166,6 +252,15 @@ impl<'a> Collector<'a> {
                 }
             }
             ExprKind::Index { base, index } => {
+                if let Some(array) = self.element_of_named_array(e) {
+                    self.record_element(array, e, mode);
+                    let mut cur = e;
+                    while let ExprKind::Index { base, index } = &cur.kind {
+                        self.rvalue(index);
+                        cur = base;
+                    }
+                    return;
+                }
                 let (base, index) = match self.type_of(base) {
                     CType::Pointer(_) | CType::Array(_) => (base, index),
                     // `i[a]`
@@ -281,7 +376,12 @@ impl<'a> Collector<'a> {
                 self.note_assigned(operand);
                 self.access_lvalue(operand, READ | WRITE);
             }
-            ExprKind::Unary { op: UnaryOp::AddrOf, operand } => self.address_of(operand),
+            ExprKind::Unary { op: UnaryOp::AddrOf, operand } => {
+                if let ExprKind::Ident(n) = &operand.kind {
+                    self.address_taken.insert(n.clone());
+                }
+                self.address_of(operand)
+            }
             ExprKind::Unary { operand, .. } => self.rvalue(operand),
             ExprKind::Binary { op: ast::BinaryOp::LogAnd | ast::BinaryOp::LogOr, lhs, rhs } => {
                 self.rvalue(lhs);
@@ -316,13 +416,20 @@ impl<'a> Collector<'a> {
         let effect = match &callee.kind {
             // A user function's body has its own hooks (a name another file defines `static` is
             // not one here).
-            ExprKind::Ident(n) if self.info.definitions.resolve(n, callee.span.tu).is_some() => LibraryEffect::None,
+            ExprKind::Ident(n) if self.info.definitions.resolve(n, callee.span.tu).is_some() => {
+                // Its hooks are its own, but it may change any variable a hook here reads.
+                self.calls_unknown = true;
+                LibraryEffect::None
+            }
             ExprKind::Ident(n) => library_effect(n),
             _ => {
                 self.rvalue(callee);
                 LibraryEffect::Unknown
             }
         };
+        if matches!(effect, LibraryEffect::Unknown) {
+            self.calls_unknown = true;
+        }
         for (i, arg) in args.iter().enumerate() {
             // A callee given `&x` may change `x` (and so what `x.m` points to).
             let mut stripped = arg;
@@ -460,19 +567,39 @@ impl<'a> Collector<'a> {
     }
 }
 
-/// The text of a hook covering `accesses`, or `None` when there is nothing to cover.
+/// The text of a hook covering `accesses`, or `None` when there is nothing to cover: whole
+/// objects through `host_access`, single elements through `host_access_range`.
 pub(super) fn hook_call(accesses: &[Access]) -> Option<String> {
-    if accesses.is_empty() {
-        return None;
+    let (elements, wholes): (Vec<&Access>, Vec<&Access>) = accesses.iter().partition(|a| a.element.is_some());
+    let mut calls = Vec::new();
+    if !wholes.is_empty() {
+        let ptrs: Vec<String> = wholes.iter().map(|a| format!("(void *)({})", a.text)).collect();
+        let modes: Vec<String> = wholes.iter().map(|a| a.mode.to_string()).collect();
+        calls.push(format!(
+            "__yosegi_rt->host_access((void *const[]){{{}}}, (const int[]){{{}}}, {})",
+            ptrs.join(", "),
+            modes.join(", "),
+            wholes.len()
+        ));
     }
-    let ptrs: Vec<String> = accesses.iter().map(|a| format!("(void *)({})", a.text)).collect();
-    let modes: Vec<String> = accesses.iter().map(|a| a.mode.to_string()).collect();
-    Some(format!(
-        "__yosegi_rt->host_access((void *const[]){{{}}}, (const int[]){{{}}}, {})",
-        ptrs.join(", "),
-        modes.join(", "),
-        accesses.len()
-    ))
+    if !elements.is_empty() {
+        let texts: Vec<&str> = elements.iter().filter_map(|a| a.element.as_ref().map(|e| e.text.as_str())).collect();
+        let ptrs: Vec<String> = texts.iter().map(|t| format!("(void *)&({t})")).collect();
+        let lens: Vec<String> = texts.iter().map(|t| format!("sizeof({t})")).collect();
+        let modes: Vec<String> = elements.iter().map(|a| a.mode.to_string()).collect();
+        calls.push(format!(
+            "__yosegi_rt->host_access_range((void *const[]){{{}}}, (const unsigned long long[]){{{}}}, (const int[]){{{}}}, {})",
+            ptrs.join(", "),
+            lens.join(", "),
+            modes.join(", "),
+            elements.len()
+        ));
+    }
+    match calls.len() {
+        0 => None,
+        1 => calls.pop(),
+        _ => Some(format!("({})", calls.join(", "))),
+    }
 }
 
 pub(super) const HOOK_ALL: &str = "__yosegi_rt->host_access_all()";

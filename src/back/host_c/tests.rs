@@ -306,7 +306,11 @@ fn data_region_wraps_its_body_and_nested_regions_are_replaced() {
     let exit = code.find("__yosegi_rt->data_exit(0, __yosegi_args0, 1);").expect(&code);
     assert!(enter < launch && launch < store && store < exit, "{code}");
     assert!(code.contains(".size = (long long)(sizeof(a))"), "{code}");
-    assert!(code.contains("host_access((void *const[]){(void *)(a)}, (const int[]){2}, 1); a[0] = 5;"), "{code}");
+    // A store of one element makes only that element stale on the device.
+    assert!(
+        code.contains("host_access_range((void *const[]){(void *)&(a[0])}, (const unsigned long long[]){sizeof(a[0])}, (const int[]){2}, 1); a[0] = 5;"),
+        "{code}"
+    );
     assert!(!code.contains("#pragma acc"), "{code}");
 }
 

@@ -27,7 +27,7 @@ impl Default for YosegiArg {
 
 pub const YOSEGI_READ: i32 = 1;
 pub const YOSEGI_WRITE: i32 = 2;
-pub const YOSEGI_ABI_VERSION: c_int = 4;
+pub const YOSEGI_ABI_VERSION: c_int = 5;
 
 /// `yosegi_runtime`: field order and types as in the header.
 #[repr(C)]
@@ -75,6 +75,7 @@ pub struct YosegiRuntime {
     pub acc_memcpy_d2d: extern "C" fn(CallName, *mut c_void, *const c_void, usize, c_int, c_int, c_int),
     pub acc_attach: extern "C" fn(CallName, *mut *mut c_void, c_int),
     pub region_steps: extern "C" fn(c_int, *mut YosegiArg, c_int, c_longlong) -> c_longlong,
+    pub host_access_range: extern "C" fn(*const *mut c_void, *const u64, *const c_int, c_int),
 }
 
 /// The name of the OpenACC routine the program called (a string literal of the glue), for
@@ -145,6 +146,7 @@ static TABLE: YosegiRuntime = YosegiRuntime {
     acc_memcpy_d2d: rt_acc_memcpy_d2d,
     acc_attach: rt_acc_attach,
     region_steps: rt_region_steps,
+    host_access_range: rt_host_access_range,
 };
 
 /// Makes `runtime` the process's runtime and returns the table to hand to the program's glue.
@@ -308,6 +310,26 @@ thread_local! {
     /// The address of this thread's last single-pointer hook that found nothing tracked, and
     /// [`registry::coverage_generation`] when it looked.
     static UNTRACKED_HOOK_ADDRESS: std::cell::Cell<(u64, u64)> = const { std::cell::Cell::new((u64::MAX, u64::MAX)) };
+}
+
+extern "C" fn rt_host_access_range(ptrs: *const *mut c_void, lens: *const u64, modes: *const c_int, n: c_int) {
+    if ptrs.is_null() || lens.is_null() || modes.is_null() || n <= 0 {
+        return;
+    }
+    // SAFETY: the glue passes three arrays of `n` elements.
+    let (ptrs, lens, modes) = unsafe {
+        (
+            std::slice::from_raw_parts(ptrs, n as usize),
+            std::slice::from_raw_parts(lens, n as usize),
+            std::slice::from_raw_parts(modes, n as usize),
+        )
+    };
+    let ranges: Vec<(u64, u64)> = ptrs.iter().zip(lens).map(|(&p, &len)| (p as u64, len)).collect();
+    if_installed(|rt| {
+        let started = rt.clock();
+        rt.host_access_range(&ranges, modes);
+        rt.record_runtime_call("host access", started);
+    })
 }
 
 extern "C" fn rt_host_access_all() {

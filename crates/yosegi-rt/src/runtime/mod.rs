@@ -924,6 +924,29 @@ impl Runtime {
         tracked
     }
 
+    /// [`Runtime::host_access`] for `(address, bytes)` ranges: only those bytes of the objects
+    /// that contain them are made valid on the host, or stale on the devices when written (a
+    /// host statement storing one element of a shared array).
+    pub fn host_access_range(&mut self, ranges: &[(u64, u64)], modes: &[i32]) -> bool {
+        let mut tracked = false;
+        for (&(ptr, bytes), &mode) in ranges.iter().zip(modes) {
+            let Some(start) = self.registry.find(ptr) else { continue };
+            tracked = true;
+            let (copies, mut t) = self.transfer_for(start).expect("found");
+            let lo = (ptr - start).min(copies.len);
+            let hi = lo.saturating_add(bytes).min(copies.len);
+            if mode & abi::YOSEGI_WRITE != 0 {
+                copies.host_writes(lo, hi, &mut t);
+            } else {
+                copies.make_host_valid(lo, hi, &mut t);
+            }
+        }
+        if tracked {
+            self.exit_on_device_fault();
+        }
+        tracked
+    }
+
     pub fn host_access_all(&mut self) {
         for start in self.registry.starts() {
             if let Some((copies, mut t)) = self.transfer_for(start) {
