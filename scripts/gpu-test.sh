@@ -119,7 +119,7 @@ fail_every_mode() {
         mode_failed[$mode]=$((${mode_failed[$mode]:-0} + 1))
     done
 }
-for entry in "$programs"/* "$root/tests/staging_programs"/*.c "$root/examples"/*.c "$root/examples/mesi"/*.cu; do
+for entry in "$programs"/* "$root/tests/staging_programs"/*.c "$root/examples"/*.c "$root/examples/mesi"/*.cu "$root/tests/dialect_programs"/*.cu; do
     name="$(basename "$entry")"
     if [ -d "$entry" ]; then
         base="$entry"
