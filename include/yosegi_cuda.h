@@ -19,6 +19,14 @@ static inline dim3 __yosegi_dim3_of_uint(unsigned long long n) {
 static inline long long __yosegi_max_ll(long long a, long long b) { return a > b ? a : b; }
 static inline long long __yosegi_min_ll(long long a, long long b) { return a < b ? a : b; }
 
+/* A kernel with __shared__ arrays or __syncthreads() was compiled for one block shape. */
+static inline void __yosegi_cuda_block_mismatch(const char *kernel, dim3 block, unsigned x, unsigned y, unsigned z) {
+    fprintf(stderr, "error: kernel `%s` was launched with blocks of %ux%ux%u threads, but it uses __shared__ or "
+                    "__syncthreads() and was compiled for %ux%ux%u\n",
+            kernel, block.x, block.y, block.z, x, y, z);
+    exit(1);
+}
+
 /* A kernel that never reads an axis's index runs its threads along that axis as one. */
 static inline void __yosegi_cuda_unused_axes(const char *kernel, const char *axes, unsigned long long threads) {
     fprintf(stderr, "error: kernel `%s` was launched with %llu threads along %s, but it never reads "

@@ -212,6 +212,19 @@ fn gang_dimensions_text(kernel: &Kernel, grid: Option<&GridKernel>, out: &mut St
     }
 }
 
+/// What a kernel written per thread (a MESI-CUDA kernel with `__shared__` arrays or barriers)
+/// runs as.
+pub(crate) fn per_thread_text(explicit: &crate::ir::ExplicitGrid) -> String {
+    let [x, y, z] = explicit.block;
+    let shared: Vec<String> = explicit
+        .shared
+        .iter()
+        .map(|s| format!("{}{} ({} B)", s.name, s.dims.iter().map(|d| format!("[{d}]")).collect::<String>(), s.bytes()))
+        .collect();
+    let arrays = if shared.is_empty() { "no __shared__ arrays".to_string() } else { format!("__shared__ {}", shared.join(", ")) };
+    format!("the body runs as written on every thread of the launch, in blocks of {x}x{y}x{z} threads; {arrays}; no staged variant (its shared memory is the program's)")
+}
+
 /// The two params `opt::partition` added (told by the partition line, not among the params).
 fn is_partition_param(kernel: &Kernel, param: &crate::ir::Param) -> bool {
     kernel.partitions.iter().any(|p| param.arg == p.first_arg || param.arg == p.count_arg)
@@ -221,7 +234,12 @@ fn is_partition_param(kernel: &Kernel, param: &crate::ir::Param) -> bool {
 /// each device's part reads and writes along it.
 fn partition_text(kernel: &Kernel, out: &mut String) {
     let Some(partition) = kernel.partitions.first() else {
-        let _ = writeln!(out, "    devices: runs whole on one device (a sequential kernel hands its scalars back from one thread)");
+        let why = if kernel.explicit_grid.is_some() {
+            "its threads work together in blocks of the launch's shape"
+        } else {
+            "a sequential kernel hands its scalars back from one thread"
+        };
+        let _ = writeln!(out, "    devices: runs whole on one device ({why})");
         return;
     };
     let var = &kernel.body.locals[kernel.space[partition.dim as usize].var].name;
@@ -259,6 +277,8 @@ fn kernel_text(module: &Module, region: &Region, handle: Handle<Kernel>, out: &m
     let _ = writeln!(out, "  kernel {}", kernel.name);
     if let Some(reason) = &kernel.sequential_reason {
         let _ = writeln!(out, "    sequential: {}", reason.message);
+    } else if let Some(explicit) = &kernel.explicit_grid {
+        let _ = writeln!(out, "    written per thread: {}", per_thread_text(explicit));
     } else if kernel.space.is_empty() {
         let _ = writeln!(out, "    sequential: the body runs once, on one thread");
     }

@@ -153,8 +153,11 @@ bad_input_tests! {
     launch_unknown_kernel,
     local_shared_variable,
     return_in_kernel_loop,
-    shared_array,
-    syncthreads,
+    shared_outside_kernel,
+    per_thread_block_not_constant,
+    per_thread_return,
+    per_thread_block_mismatch,
+    warp_shuffle,
 }
 
 #[test]

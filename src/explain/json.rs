@@ -53,11 +53,13 @@ fn region_json(program: &CompiledProgram, region: &Region, context: &Context) ->
                 kernel_text(module, region, k, &mut details);
                 variants_text(module, k, context, &mut details);
                 let sequential = kernel.sequential_reason.as_ref().map(|r| r.message.clone()).or_else(|| {
-                    kernel.space.is_empty().then(|| "the body runs once, on one thread".to_string())
+                    (kernel.space.is_empty() && kernel.explicit_grid.is_none()).then(|| "the body runs once, on one thread".to_string())
                 });
+                let per_thread = kernel.explicit_grid.as_ref().map(super::per_thread_text);
                 kernels.push(json!({
                     "name": kernel.name,
                     "sequential": sequential,
+                    "per_thread": per_thread,
                     "variants": variants,
                     "predictions": super::model::kernel_predictions_json(module, k, &context.learned),
                     // The first line names the kernel, as the record does.

@@ -82,6 +82,8 @@ pub struct DeclSpecs {
     pub is_inline: bool,
     pub ty: TypeSpec,
     pub span: Span,
+    /// CUDA's `__shared__` (the MESI-CUDA dialect): an array local to a kernel's thread block.
+    pub block_shared: bool,
 }
 
 /// The arithmetic types of C, after the keywords (`unsigned long int`...) have been combined.
@@ -356,14 +358,28 @@ pub enum DirectiveKind {
     Init,
     Shutdown,
     Set,
+    /// Not a directive the user writes: a MESI-CUDA kernel written per thread (it uses
+    /// `__shared__` arrays or `__syncthreads()`), which runs its body as it stands on every
+    /// thread of this launch (`front::cuda`).
+    CudaKernel(Box<CudaLaunch>),
+}
+
+/// The launch of a [`DirectiveKind::CudaKernel`]: the block shape (constant: the kernel's
+/// shared arrays and barriers are written for it) and the blocks per axis (host expressions).
+#[derive(Clone, Debug)]
+pub struct CudaLaunch {
+    pub block: [u32; 3],
+    pub grid: [Expr; 3],
 }
 
 impl DirectiveKind {
-    /// A compute construct: `parallel`, `kernels`, `serial` and their combined `loop` forms.
+    /// A compute construct: `parallel`, `kernels`, `serial` and their combined `loop` forms
+    /// (and a MESI-CUDA kernel written per thread).
     pub fn is_compute(&self) -> bool {
         matches!(
             self,
-            DirectiveKind::Parallel
+            DirectiveKind::CudaKernel(_)
+                | DirectiveKind::Parallel
                 | DirectiveKind::Kernels
                 | DirectiveKind::Serial
                 | DirectiveKind::ParallelLoop

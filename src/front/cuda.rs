@@ -25,10 +25,15 @@
 //! The host code is the user's text with [`HostRewrite`]s (the parser records them): the CUDA
 //! keywords removed, hidden parameters and arguments inserted, `<<<...>>>` removed.
 //!
+//! A kernel whose threads work together (`__shared__` arrays, `__syncthreads()`) is not a loop
+//! of independent iterations: it becomes a construct of its own (`DirectiveKind::CudaKernel`)
+//! whose body lowering keeps per thread, reading the grid's indices, with the block's shared
+//! arrays and barriers (`ir::ExplicitGrid`); its block shape comes from its launches, which
+//! must agree on a constant one ([`finish_per_thread_kernels`]).
+//!
 //! Refused, each with a diagnostic saying what to write instead: CUDA's memory and stream API
-//! (`cudaMalloc`, `cudaMemcpy`, ...), `__shared__` arrays and `__syncthreads()` (Yosegi runs a
-//! kernel's threads independently and stages reused data in shared memory itself), dynamic
-//! shared memory and streams in a launch, `return` inside a loop of a kernel, atomics inside
+//! (`cudaMalloc`, `cudaMemcpy`, ...), warp operations, dynamic shared memory and streams in a
+//! launch, `return` inside a loop of a kernel (anywhere in one with barriers), atomics inside
 //! larger expressions, `atomicCAS`/`atomicInc`/`atomicDec`.
 
 use std::collections::HashSet;
@@ -145,6 +150,13 @@ pub struct ParserState {
     pub specs: SpecWords,
     /// Parsed at the first kernel.
     pub snippets: Option<Snippets>,
+    /// Inside a kernel's body (where `__shared__` arrays may be declared).
+    pub in_kernel: bool,
+    /// Kernels written per thread, with where their host prologue goes.
+    pub per_thread_kernels: Vec<(String, Span)>,
+    pub launches: Vec<Launch>,
+    /// `dim3` variables declared from constants (`dim3 block(16, 16);`), by name.
+    pub dim3_constants: std::collections::HashMap<String, [u32; 3]>,
 }
 
 fn err(span: Span, message: impl Into<String>, help: impl Into<String>) -> Diagnostic {
@@ -202,6 +214,7 @@ fn dim3_specs(span: Span) -> DeclSpecs {
         is_inline: false,
         ty: TypeSpec::TypedefName("dim3".to_string()),
         span,
+        block_shared: false,
     }
 }
 
@@ -358,13 +371,19 @@ fn visit_expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
 struct KernelBody<'s> {
     snippets: &'s Snippets,
     errors: Vec<Diagnostic>,
+    /// The kernel runs as written on every thread of its launch (it uses `__shared__` or
+    /// `__syncthreads()`): the built-in variables stay (lowering reads them as the grid's).
+    per_thread: bool,
 }
 
 impl KernelBody<'_> {
     fn expr(&mut self, e: &mut Expr) {
         let span = e.span;
         let snippets = self.snippets;
-        if let Some(axis) = global_index(e) {
+        if self.per_thread && builtin_index(e).is_some() {
+            return;
+        }
+        if !self.per_thread && let Some(axis) = global_index(e) {
             *e = snippets.global_index[axis].clone();
             return;
         }
@@ -427,6 +446,9 @@ impl KernelBody<'_> {
 
     /// A call a kernel may not make where it stands (atomics are statements of their own).
     fn refused_call(&self, name: &str, span: Span) -> Option<Diagnostic> {
+        if name == "__syncthreads" && self.per_thread {
+            return None;
+        }
         if name == "__syncthreads" || name.starts_with("__syncthreads_") || name.starts_with("__syncwarp") {
             return Some(err(
                 span,
@@ -524,6 +546,11 @@ impl KernelBody<'_> {
                 self.stmt(body, loops);
             }
             StmtKind::Default { body } | StmtKind::Labeled { body, .. } => self.stmt(body, loops),
+            StmtKind::Return(_) if self.per_thread => self.errors.push(err(
+                span,
+                "`return` in a kernel that uses `__shared__` or `__syncthreads()` is not supported",
+                "put the rest of the kernel's body under an `if` instead of returning early",
+            )),
             StmtKind::Return(value) => {
                 if value.is_some() {
                     self.errors.push(err(span, "a kernel returns nothing", "write `return;`, or store the value in a shared variable"));
@@ -636,10 +663,15 @@ fn atomic_kind(name: &str) -> Option<Result<AtomicUpdate, &'static str>> {
 /// Turns the kernel `f` (its declarator already has the hidden parameters) into the host
 /// function whose body is one `parallel loop` over the kernel's threads. `text` is the unit's
 /// preprocessed text; the host code's edits go to `rewrites`.
-pub fn desugar_kernel(f: &mut FunctionDef, text: &str, snippets: &Snippets, rewrites: &mut Vec<HostRewrite>) -> Result<(), Diagnostic> {
+/// Returns, for a kernel written per thread, where its host prologue goes (its launch's block
+/// check, added once the launches' block sizes are known: [`finish_per_thread_kernels`]).
+pub fn desugar_kernel(f: &mut FunctionDef, text: &str, snippets: &Snippets, rewrites: &mut Vec<HostRewrite>) -> Result<Option<Span>, Diagnostic> {
     let name = f.declarator.name.clone().unwrap_or_default();
     if !matches!(f.specs.ty, TypeSpec::Base(BaseType::Void)) || f.declarator.derived.len() != 1 {
         return Err(err(f.declarator.name_span, format!("kernel `{name}` must return `void`"), "a kernel's results go to shared variables or its pointer parameters"));
+    }
+    if let Some(at) = per_thread_kernel(f, snippets)? {
+        return Ok(Some(at));
     }
     let used = used_axes(&f.body);
     let params: HashSet<String> = match f.declarator.derived.first() {
@@ -647,7 +679,7 @@ pub fn desugar_kernel(f: &mut FunctionDef, text: &str, snippets: &Snippets, rewr
         _ => HashSet::new(),
     };
     let bounds = guards::fold(&mut f.body, &params, text);
-    let mut body = KernelBody { snippets, errors: Vec::new() };
+    let mut body = KernelBody { snippets, errors: Vec::new(), per_thread: false };
     body.block(&mut f.body, 0);
     if let Some(first) = body.errors.into_iter().next() {
         return Err(first);
@@ -684,7 +716,7 @@ pub fn desugar_kernel(f: &mut FunctionDef, text: &str, snippets: &Snippets, rewr
         let end = b.uppers.iter().fold(threads, |acc, u| format!("__yosegi_min_ll({acc}, {u})"));
         prologue.push_str(&format!(" int {} = (int)({first}); int {} = (int)({end});", first_var(axis), end_var(axis)));
         for var in [first_var(axis), end_var(axis)] {
-            let specs = DeclSpecs { storage: None, qualifiers: Qualifiers::default(), is_inline: false, ty: TypeSpec::Base(BaseType::Int), span: at };
+            let specs = DeclSpecs { storage: None, qualifiers: Qualifiers::default(), is_inline: false, ty: TypeSpec::Base(BaseType::Int), span: at, block_shared: false };
             let declarator = Declarator { name: Some(var), name_span: at, derived: Vec::new(), span: at };
             let decl = Declaration { specs, declarators: vec![InitDeclarator { declarator, init: None }], span: at };
             stmts.push(Stmt { kind: StmtKind::Decl(decl), span: at });
@@ -703,5 +735,146 @@ pub fn desugar_kernel(f: &mut FunctionDef, text: &str, snippets: &Snippets, rewr
         ));
     }
     rewrites.push(HostRewrite { span: at, text: prologue });
+    Ok(None)
+}
+
+/// Whether a kernel's threads work together: a `__shared__` array or a `__syncthreads()`.
+fn cooperates(body: &Block) -> bool {
+    fn decls(stmts: &[Stmt], found: &mut bool) {
+        for s in stmts {
+            match &s.kind {
+                StmtKind::Decl(d) if d.specs.block_shared => *found = true,
+                StmtKind::Compound(b) => decls(&b.stmts, found),
+                StmtKind::If { then, otherwise, .. } => {
+                    decls(std::slice::from_ref(then), found);
+                    if let Some(o) = otherwise {
+                        decls(std::slice::from_ref(o), found);
+                    }
+                }
+                StmtKind::While { body, .. } | StmtKind::DoWhile { body, .. } | StmtKind::For { body, .. } => {
+                    decls(std::slice::from_ref(body), found)
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut found = false;
+    decls(&body.stmts, &mut found);
+    let mut visit = |e: &Expr| {
+        if let ExprKind::Call { callee, .. } = &e.kind
+            && matches!(&callee.kind, ExprKind::Ident(n) if n == "__syncthreads")
+        {
+            found = true;
+        }
+    };
+    for s in &body.stmts {
+        visit_stmt(s, &mut visit);
+    }
+    found
+}
+
+/// A kernel whose threads work together becomes one construct that runs its body, as
+/// written, on every thread of the launch (`DirectiveKind::CudaKernel`); its block size comes
+/// from its launches. `None` for other kernels.
+fn per_thread_kernel(f: &mut FunctionDef, snippets: &Snippets) -> Result<Option<Span>, Diagnostic> {
+    if !cooperates(&f.body) {
+        return Ok(None);
+    }
+    let mut body = KernelBody { snippets, errors: Vec::new(), per_thread: true };
+    body.block(&mut f.body, 0);
+    if let Some(first) = body.errors.into_iter().next() {
+        return Err(first);
+    }
+    let outer = f.body.span;
+    let inner = Span::new(outer.tu, outer.lo + 1, outer.hi.saturating_sub(1).max(outer.lo + 1));
+    let at = Span::new(outer.tu, inner.lo, inner.lo);
+    let stmt = Stmt { kind: StmtKind::Compound(std::mem::replace(&mut f.body, Block { stmts: Vec::new(), span: outer })), span: inner };
+    let launch = CudaLaunch { block: [1, 1, 1], grid: snippets.grid_dim.clone() };
+    let directive = Directive { kind: DirectiveKind::CudaKernel(Box::new(launch)), clauses: Vec::new(), span: inner };
+    let construct = Stmt { kind: StmtKind::Acc { directive, body: Some(Box::new(stmt)) }, span: inner };
+    f.body = Block { stmts: vec![construct], span: outer };
+    Ok(Some(at))
+}
+
+/// A launch of a kernel written per thread: its block shape when constant.
+#[derive(Clone, Debug)]
+pub struct Launch {
+    pub kernel: String,
+    pub span: Span,
+    pub block: Option<[u32; 3]>,
+}
+
+/// Gives each kernel written per thread the block size its launches use (they must agree, and
+/// be constants: its shared arrays and barriers are written for one shape), and its host
+/// prologue: a check that the launch's block is that one.
+pub fn finish_per_thread_kernels(
+    items: &mut [ExternalDecl],
+    kernels: &[(String, Span)],
+    launches: &[Launch],
+    rewrites: &mut Vec<HostRewrite>,
+) -> Result<(), Diagnostic> {
+    for (name, at) in kernels {
+        let mut block: Option<[u32; 3]> = None;
+        for l in launches.iter().filter(|l| &l.kernel == name) {
+            let Some(b) = l.block else {
+                return Err(err(
+                    l.span,
+                    format!("kernel `{name}` uses `__shared__` or `__syncthreads()`, so its block size must be a constant"),
+                    "give the block as a number (`<<<blocks, 256>>>`) or a `dim3` declared from numbers (`dim3 block(16, 16);`)",
+                ));
+            };
+            match block {
+                Some(first) if first != b => {
+                    return Err(err(
+                        l.span,
+                        format!("kernel `{name}` is launched with blocks of {}x{}x{} here and {}x{}x{} before", b[0], b[1], b[2], first[0], first[1], first[2]),
+                        "a kernel that uses `__shared__` or `__syncthreads()` runs with one block shape: launch it with the same block everywhere",
+                    ));
+                }
+                _ => block = Some(b),
+            }
+        }
+        let block = block.unwrap_or([1, 1, 1]);
+        for item in items.iter_mut() {
+            let ExternalDecl::Function(f) = item else { continue };
+            if f.declarator.name.as_deref() != Some(name.as_str()) {
+                continue;
+            }
+            for s in &mut f.body.stmts {
+                if let StmtKind::Acc { directive, .. } = &mut s.kind
+                    && let DirectiveKind::CudaKernel(launch) = &mut directive.kind
+                {
+                    launch.block = block;
+                }
+            }
+        }
+        let [x, y, z] = block;
+        rewrites.push(HostRewrite {
+            span: *at,
+            text: format!(
+                " if ({BLOCK_PARAM}.x != {x}u || {BLOCK_PARAM}.y != {y}u || {BLOCK_PARAM}.z != {z}u) __yosegi_cuda_block_mismatch(\"{name}\", {BLOCK_PARAM}, {x}u, {y}u, {z}u);"
+            ),
+        });
+    }
     Ok(())
+}
+
+/// The value of a constant integer expression (macros already expanded).
+pub fn constant(e: &Expr) -> Option<u64> {
+    match &e.kind {
+        ExprKind::IntLit { value, .. } => Some(*value),
+        ExprKind::Cast { expr, .. } | ExprKind::Unary { op: UnaryOp::Plus, operand: expr } => constant(expr),
+        ExprKind::Binary { op, lhs, rhs } => {
+            let (a, b) = (constant(lhs)?, constant(rhs)?);
+            match op {
+                BinaryOp::Add => a.checked_add(b),
+                BinaryOp::Sub => a.checked_sub(b),
+                BinaryOp::Mul => a.checked_mul(b),
+                BinaryOp::Div => a.checked_div(b),
+                BinaryOp::Shl => a.checked_shl(u32::try_from(b).ok()?),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
 }

@@ -73,6 +73,7 @@ fn allowed_clauses(kind: &DirectiveKind) -> Vec<&'static str> {
         DirectiveKind::Cache(_) => {}
         DirectiveKind::Init | DirectiveKind::Shutdown => v.extend(["device_type", "device_num", "if"]),
         DirectiveKind::Set => v.extend(["default_async", "device_num", "device_type", "if"]),
+        DirectiveKind::CudaKernel(_) => {}
     }
     v
 }

@@ -30,7 +30,7 @@ use crate::front::linkage::{Definitions, FunctionKey};
 use crate::front::sema::{ArrayLen, CType, Sema, Storage, Symbol};
 use crate::source::SourceSet;
 use crate::ir::{
-    BinaryOp, DataSection, Function, Handle, HostArg, HostArgKind, Kernel, LocalKind, LoopLevel, Module, ParallelDim, ParamKind,
+    BinaryOp, DataSection, ExplicitGrid, Function, Handle, HostArg, HostArgKind, Kernel, LocalKind, LoopLevel, Module, ParallelDim, ParamKind,
     Region, RegionKind, ScalarType, SequentialReason,
 };
 
@@ -124,6 +124,8 @@ enum Plan<'s> {
     Parallel { outer: &'s Stmt, clauses: Vec<&'s Clause>, policy: NestPolicy, checked: Checked },
     /// Statements run once, by one thread.
     Single { stmts: Vec<&'s Stmt>, span: Span },
+    /// A MESI-CUDA kernel written per thread: its body runs on every thread of `launch`.
+    PerThread { stmts: Vec<&'s Stmt>, span: Span, launch: &'s ast::CudaLaunch },
 }
 
 /// Where a construct's kernels are made: the declarations at the top of its body (lowered
@@ -548,6 +550,16 @@ impl<'a> Lowerer<'a> {
             );
             return;
         }
+        if let Some((name, span, _)) = self.library_call(body)
+            && matches!(d.kind, DirectiveKind::CudaKernel(_))
+        {
+            // Its threads work together: no one thread could run it on the host.
+            self.diags.push(
+                Diagnostic::error(span, format!("a kernel that uses `__shared__` or `__syncthreads()` cannot call `{name}`, which runs only on the host"))
+                    .with_help(format!("move the call to `{name}` into host code, after the launch")),
+            );
+            return;
+        }
         if let Some((name, span, through)) = self.library_call(body) {
             let (message, help) = match through.as_slice() {
                 [] => (
@@ -573,7 +585,8 @@ impl<'a> Lowerer<'a> {
         let all: Vec<&Clause> = d.clauses.iter().collect();
         let mut plans: Vec<Plan> = Vec::new();
         let mut prelude: Vec<&Stmt> = Vec::new();
-        match d.kind {
+        match &d.kind {
+            DirectiveKind::CudaKernel(launch) => plans.push(Plan::PerThread { stmts: vec![body], span: body.span, launch }),
             DirectiveKind::ParallelLoop | DirectiveKind::KernelsLoop | DirectiveKind::SerialLoop => {
                 if !matches!(body.kind, StmtKind::For { .. }) {
                     self.diags.push(
@@ -838,6 +851,7 @@ impl<'a> Lowerer<'a> {
     fn kernel(&mut self, plan: Plan, site: &Site, region: &mut RegionState) -> Option<Handle<Kernel>> {
         let kernel = match plan {
             Plan::Single { stmts, span } => self.single_kernel(&stmts, span, site, region, None)?,
+            Plan::PerThread { stmts, span, launch } => self.per_thread_kernel(&stmts, span, launch, site, region)?,
             Plan::Parallel { outer, clauses, policy, checked } => {
                 let seq = has_clause(&clauses, |k| matches!(k, ClauseKind::Seq));
                 if seq {
@@ -899,6 +913,58 @@ impl<'a> Lowerer<'a> {
                 inner_sequential: Vec::new(),
                 num_gangs: region.num_gangs.clone(),
                 partitions: Vec::new(),
+                explicit_grid: None,
+            };
+            (kernel, std::mem::take(&mut kb.errors))
+        };
+        if self.take_errors(errors) {
+            return None;
+        }
+        Some(kernel)
+    }
+
+    /// A MESI-CUDA kernel written per thread (`front::cuda`): its body as it stands, reading
+    /// the grid's built-in indices, with its `__shared__` arrays and barriers, and its launch.
+    fn per_thread_kernel(&mut self, stmts: &[&Stmt], span: Span, launch: &ast::CudaLaunch, site: &Site, region: &mut RegionState) -> Option<Kernel> {
+        let (sema, function) = (site.sema, site.function);
+        let name = self.kernel_name(function, span);
+        let (kernel, errors) = {
+            let cx = self.context();
+            let mut kb = KernelBuilder::new(&cx, sema.clone(), &mut region.args, Mode::Single);
+            kb.per_thread = true;
+            for s in stmts {
+                kb.written.extend(walk::written_names(s));
+            }
+            kb.push_scope();
+            let mut block = Vec::new();
+            kb.stmts(stmts, &mut block);
+            kb.pop_scope();
+            let mut grid = [Handle::new(0); 3];
+            for (axis, e) in launch.grid.iter().enumerate() {
+                grid[axis] = match kb.expr(e) {
+                    Ok(h) => kb.cast(h, ScalarType::I64),
+                    Err(d) => {
+                        kb.errors.push(d);
+                        kb.int_const(1, ScalarType::I64)
+                    }
+                };
+            }
+            let mut body = std::mem::take(&mut kb.body);
+            body.block = block;
+            let kernel = Kernel {
+                name,
+                span,
+                params: std::mem::take(&mut kb.params),
+                space: Vec::new(),
+                body,
+                reductions: Vec::new(),
+                scalar_outputs: Vec::new(),
+                sequential_reason: None,
+                auto_private: Vec::new(),
+                inner_sequential: Vec::new(),
+                num_gangs: Vec::new(),
+                partitions: Vec::new(),
+                explicit_grid: Some(ExplicitGrid { block: launch.block, grid, shared: std::mem::take(&mut kb.block_shared) }),
             };
             (kernel, std::mem::take(&mut kb.errors))
         };
@@ -1115,6 +1181,7 @@ impl<'a> Lowerer<'a> {
                 inner_sequential: inner_sequential.clone(),
                 num_gangs: region.num_gangs.clone(),
                 partitions: Vec::new(),
+                explicit_grid: None,
             };
             (kernel, std::mem::take(&mut kb.errors))
         };

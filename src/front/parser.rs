@@ -14,6 +14,9 @@ use crate::front::lexer::{TokKind, Token};
 
 mod cuda;
 mod expr;
+mod token_scan;
+
+use token_scan::{field_layout_note, typedef_names_in};
 
 pub use expr::STMT_EXPR_CALLEE;
 
@@ -29,8 +32,10 @@ pub fn parse_translation_unit(text: &str, tu: u32, tokens: Vec<Token>) -> Result
 pub fn parse_dialect_translation_unit(text: &str, tu: u32, tokens: Vec<Token>) -> Result<(TranslationUnit, Vec<Diagnostic>), Diagnostic> {
     let mut p = Parser::new(text, tu, cuda::join_launch_brackets(tokens));
     p.cuda = Some(crate::front::cuda::ParserState::default());
-    let items = p.translation_unit()?;
-    let mut host_rewrites = p.cuda.take().map(|s| s.rewrites).unwrap_or_default();
+    let mut items = p.translation_unit()?;
+    let mut state = p.cuda.take().unwrap_or_default();
+    crate::front::cuda::finish_per_thread_kernels(&mut items, &state.per_thread_kernels, &state.launches, &mut state.rewrites)?;
+    let mut host_rewrites = state.rewrites;
     host_rewrites.sort_by_key(|r| (r.span.lo, r.span.hi));
     Ok((TranslationUnit { tu, items, host_rewrites }, p.warnings))
 }
@@ -463,7 +468,9 @@ impl<'a> Parser<'a> {
                     }
                 }
             }
+            self.set_in_kernel(is_kernel);
             let body = self.block();
+            self.set_in_kernel(false);
             self.pop_scope();
             let body = body?;
             let span = start.to(body.span);
@@ -654,7 +661,7 @@ impl<'a> Parser<'a> {
                 }
                 _ => return Err(Diagnostic::error(span, "invalid combination of type keywords")),
             };
-            return Ok(DeclSpecs { storage, qualifiers, is_inline, ty: TypeSpec::Base(base), span });
+            return Ok(DeclSpecs { storage, qualifiers, is_inline, ty: TypeSpec::Base(base), span, block_shared: self.dialect_specs().shared.is_some() });
         }
         let ty = match ty {
             Some(t) => {
@@ -706,7 +713,7 @@ impl<'a> Parser<'a> {
                 TypeSpec::Base(base)
             }
         };
-        Ok(DeclSpecs { storage, qualifiers, is_inline, ty, span })
+        Ok(DeclSpecs { storage, qualifiers, is_inline, ty, span, block_shared: self.dialect_specs().shared.is_some() })
     }
 
     fn struct_spec(&mut self) -> PResult<StructSpec> {
@@ -1127,9 +1134,11 @@ impl<'a> Parser<'a> {
         let specs = self.decl_specs()?;
         if self.in_dialect() {
             let words = self.dialect_specs();
-            if let Some(shared) = words.shared {
-                return Err(Diagnostic::error(shared, "`__shared__` arrays are not supported: Yosegi runs the threads of a kernel independently")
-                    .with_help("read shared variables directly; Yosegi stages the data neighbouring threads reuse in shared memory itself (see `yosegi explain`)"));
+            if let Some(shared) = words.shared
+                && !self.in_kernel()
+            {
+                return Err(Diagnostic::error(shared, "`__shared__` arrays belong to kernels")
+                    .with_help("declare the block's array inside the `__global__` function that uses it"));
             }
             if let Some(w) = words.global.or(words.device) {
                 return Err(Diagnostic::error(w, "shared variables are declared at file scope")
@@ -1388,23 +1397,6 @@ impl<'a> Parser<'a> {
 
 }
 
-/// What in a struct member's declaration (its tokens) can make the struct's layout other than
-/// the natural one: a bit-field width, an attribute, `_Alignas`.
-fn field_layout_note(toks: &[Token]) -> Option<&'static str> {
-    let mut depth = 0i32;
-    for t in toks {
-        match &t.kind {
-            TokKind::Punct("(" | "[" | "{") => depth += 1,
-            TokKind::Punct(")" | "]" | "}") => depth -= 1,
-            TokKind::Punct(":") if depth == 0 => return Some("a bit-field"),
-            TokKind::Ident(w) if matches!(w.as_str(), "__attribute__" | "__attribute") => return Some("an attribute"),
-            TokKind::Ident(w) if matches!(w.as_str(), "_Alignas" | "alignas") => return Some("`_Alignas`"),
-            _ => {}
-        }
-    }
-    None
-}
-
 fn is_function(d: &Declarator) -> bool {
     matches!(d.derived.first(), Some(DerivedType::Function { .. }))
 }
@@ -1432,97 +1424,6 @@ pub fn directive_name(k: &DirectiveKind) -> &'static str {
         DirectiveKind::Init => "init",
         DirectiveKind::Shutdown => "shutdown",
         DirectiveKind::Set => "set",
+        DirectiveKind::CudaKernel(_) => "CUDA kernel",
     }
 }
-
-/// The names a skipped `typedef` declaration declares (see the parser's module doc).
-fn typedef_names_in(toks: &[Token]) -> Vec<String> {
-    // Drop attribute/asm groups and brace bodies, then split at depth-0 commas.
-    let mut cleaned: Vec<&Token> = Vec::new();
-    let mut i = 0;
-    while i < toks.len() {
-        let t = &toks[i];
-        if matches!(t.ident(), Some("__attribute__" | "__attribute" | "__asm__" | "__asm" | "asm")) {
-            i += 1;
-            let mut depth = 0;
-            while i < toks.len() {
-                if toks[i].is_punct("(") {
-                    depth += 1;
-                } else if toks[i].is_punct(")") {
-                    depth -= 1;
-                    if depth <= 0 {
-                        i += 1;
-                        break;
-                    }
-                }
-                i += 1;
-            }
-            continue;
-        }
-        if t.is_punct("{") {
-            let mut depth = 0;
-            while i < toks.len() {
-                if toks[i].is_punct("{") {
-                    depth += 1;
-                } else if toks[i].is_punct("}") {
-                    depth -= 1;
-                    if depth == 0 {
-                        break;
-                    }
-                }
-                i += 1;
-            }
-            i += 1;
-            continue;
-        }
-        cleaned.push(t);
-        i += 1;
-    }
-    let mut names = Vec::new();
-    let mut segment: Vec<&Token> = Vec::new();
-    let mut depth = 0;
-    for t in cleaned.into_iter().chain(std::iter::once(&Token { kind: TokKind::Punct(","), span: Span::default(), in_system_header: true })) {
-        if t.is_punct("(") || t.is_punct("[") {
-            depth += 1;
-        } else if t.is_punct(")") || t.is_punct("]") {
-            depth -= 1;
-        }
-        if (t.is_punct(",") && depth == 0) || t.is_punct(";") {
-            if let Some(n) = declarator_name_in(&segment) {
-                names.push(n);
-            }
-            segment.clear();
-            continue;
-        }
-        segment.push(t);
-    }
-    names
-}
-
-fn declarator_name_in(seg: &[&Token]) -> Option<String> {
-    // `( * name` (pointer to function or array).
-    for w in seg.windows(3) {
-        if w[0].is_punct("(")
-            && w[1].is_punct("*")
-            && let Some(n) = w[2].ident()
-        {
-            return Some(n.to_string());
-        }
-    }
-    // Otherwise the last identifier before the first depth-0 `(` or `[`.
-    let mut last = None;
-    for t in seg {
-        if t.is_punct("(") || t.is_punct("[") {
-            break;
-        }
-        if let Some(w) = t.ident()
-            && !QUALIFIER_KEYWORDS.contains(&w)
-        {
-            last = Some(w.to_string());
-        }
-    }
-    last
-}
-
-#[cfg(test)]
-mod tests;

@@ -861,6 +861,21 @@ pub struct Kernel {
     /// that the runtime can split the kernel over several devices along any of them; empty for
     /// kernels it never splits.
     pub partitions: Vec<KernelPartition>,
+    /// Set for a kernel written per thread (no parallel dims): its body already reads
+    /// `ThreadIdx`/`BlockIdx`, uses shared arrays and has barriers, and runs with this launch.
+    #[serde(default)]
+    pub explicit_grid: Option<ExplicitGrid>,
+}
+
+/// The launch of a kernel the program wrote per thread, with block-local shared memory and
+/// barriers (a MESI-CUDA kernel that uses `__shared__` or `__syncthreads()`): the mapping pass
+/// keeps its body as it is and gives its grid kernel this shape.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ExplicitGrid {
+    pub block: [u32; 3],
+    /// Blocks per axis: expressions of params in the kernel body's arena (`I64`).
+    pub grid: [Handle<Expr>; 3],
+    pub shared: Vec<SharedArray>,
 }
 
 /// A kernel whose dim `dim` runs, at each launch, only iterations `first..first + count` of its

@@ -99,7 +99,20 @@ pub fn verify_fusion(module: &Module, fusion: &Fusion) -> Result<(), String> {
 }
 
 pub fn verify_kernel(module: &Module, kernel: &Kernel) -> Result<(), String> {
-    let ctx = Ctx { module, what: format!("kernel `{}`", kernel.name), body: &kernel.body, params: &kernel.params, level: Level::Kernel, shared: &[], reductions: &[] };
+    // A kernel written per thread is checked as the grid kernel it already is.
+    let (level, shared) = match &kernel.explicit_grid {
+        Some(g) => (Level::Grid, g.shared.as_slice()),
+        None => (Level::Kernel, &[][..]),
+    };
+    let ctx = Ctx { module, what: format!("kernel `{}`", kernel.name), body: &kernel.body, params: &kernel.params, level, shared, reductions: &[] };
+    if let Some(g) = &kernel.explicit_grid {
+        if !kernel.space.is_empty() || !kernel.reductions.is_empty() {
+            return ctx.err("a kernel written per thread has parallel dims or reductions".to_string());
+        }
+        for e in g.grid {
+            ctx.expr(e)?;
+        }
+    }
     ctx.params()?;
     for d in &kernel.space {
         ctx.local_in_range(d.var)?;

@@ -10,8 +10,8 @@ use crate::front::ast::{self, BinaryOp as AB, DirectiveKind, ExprKind as AE, Red
 use crate::front::sema::{self, ArrayLen, CType, Sema, Symbol, VarInfo};
 use crate::source::SourceSet;
 use crate::ir::{
-    ArrayRef, BinaryOp, Block, Body, Expr, ExprKind, Handle, HostArg, HostArgKind, Local, LocalKind, LoopRange,
-    MathFn, Param, ParamKind, Reduction, ScalarType, Stmt, UnaryOp,
+    ArrayRef, Axis, BinaryOp, Block, Body, Expr, ExprKind, Handle, HostArg, HostArgKind, Local, LocalKind, LoopRange,
+    MathFn, Param, ParamKind, Reduction, ScalarType, SharedArray, Stmt, UnaryOp,
 };
 
 use super::loops::{self, Cmp};
@@ -144,6 +144,12 @@ pub struct KernelBuilder<'a> {
     complex_nodes: HashMap<(usize, Span), bool>,
     /// Host complex variables named in the kernel, and how the kernel sees them.
     host_complexes: HashMap<String, complex::HostComplex>,
+    /// Lowering a MESI-CUDA kernel written per thread: the built-in indices are the grid's,
+    /// `__syncthreads()` is a barrier, `__shared__` arrays are the block's.
+    pub per_thread: bool,
+    /// Its `__shared__` arrays, and their names.
+    pub block_shared: Vec<SharedArray>,
+    block_shared_names: HashMap<String, u32>,
 }
 
 /// What a name declared in the kernel stands for.
@@ -191,9 +197,10 @@ pub(super) fn err(span: Span, msg: impl Into<String>, help: impl Into<String>) -
     Diagnostic::error(span, msg).with_help(help)
 }
 
-/// Functions of the OpenACC API a kernel evaluates itself (on the host they stay library calls).
+/// Functions of the OpenACC API a kernel evaluates itself (on the host they stay library
+/// calls), and the barrier of a MESI-CUDA kernel written per thread.
 pub fn is_device_builtin(name: &str) -> bool {
-    name == "acc_on_device"
+    name == "acc_on_device" || name == "__syncthreads"
 }
 
 /// `math.h` names: the function, its arity, and the type it computes in.
@@ -277,7 +284,49 @@ impl<'a> KernelBuilder<'a> {
             reduction_update_target: false,
             complex_nodes: HashMap::new(),
             host_complexes: HashMap::new(),
+            per_thread: false,
+            block_shared: Vec::new(),
+            block_shared_names: HashMap::new(),
         }
+    }
+
+    /// In a kernel written per thread, `threadIdx.x` and the other built-in indices: the
+    /// grid's, as CUDA types them (`unsigned int`).
+    pub(super) fn grid_builtin(&mut self, e: &ast::Expr) -> Option<Handle<Expr>> {
+        if !self.per_thread {
+            return None;
+        }
+        let ast::ExprKind::Member { base, field, arrow: false } = &e.kind else { return None };
+        let ast::ExprKind::Ident(name) = &base.kind else { return None };
+        let axis = match field.as_str() {
+            "x" => Axis::X,
+            "y" => Axis::Y,
+            "z" => Axis::Z,
+            _ => return None,
+        };
+        let kind = match name.as_str() {
+            "threadIdx" => ExprKind::ThreadIdx(axis),
+            "blockIdx" => ExprKind::BlockIdx(axis),
+            "blockDim" => ExprKind::BlockDim(axis),
+            "gridDim" => ExprKind::GridDim(axis),
+            _ => return None,
+        };
+        let index = self.add(kind, ScalarType::I32, e.span);
+        Some(self.cast(index, ScalarType::U32))
+    }
+
+    /// A `__shared__` array declared in a kernel written per thread.
+    pub(super) fn declare_block_shared(&mut self, name: &str, dims: Vec<u32>, elem: ScalarType) {
+        let index = self.block_shared.len() as u32;
+        self.block_shared.push(SharedArray { name: name.to_string(), elem, dims });
+        self.block_shared_names.insert(name.to_string(), index);
+    }
+
+    /// The block's shared array a name stands for, with its element type and rank.
+    pub(super) fn block_shared_array(&self, name: &str) -> Option<(u32, ScalarType, usize)> {
+        let index = *self.block_shared_names.get(name)?;
+        let array = &self.block_shared[index as usize];
+        Some((index, array.elem, array.dims.len()))
     }
 
     pub(super) fn text(&self, span: Span) -> String {

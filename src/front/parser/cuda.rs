@@ -48,6 +48,16 @@ impl<'a> Parser<'a> {
         self.cuda.as_ref().map(|s| s.specs).unwrap_or_default()
     }
 
+    pub(super) fn set_in_kernel(&mut self, inside: bool) {
+        if let Some(state) = self.cuda.as_mut() {
+            state.in_kernel = inside;
+        }
+    }
+
+    pub(super) fn in_kernel(&self) -> bool {
+        self.cuda.as_ref().is_some_and(|s| s.in_kernel)
+    }
+
     pub(super) fn reset_dialect_specs(&mut self) {
         if let Some(state) = self.cuda.as_mut() {
             state.specs = cuda::SpecWords::default();
@@ -99,7 +109,10 @@ impl<'a> Parser<'a> {
         let snippets = self.dialect_snippets()?;
         let text = self.text;
         let state = self.cuda.as_mut().expect("in the dialect");
-        cuda::desugar_kernel(f, text, &snippets, &mut state.rewrites)
+        if let Some(at) = cuda::desugar_kernel(f, text, &snippets, &mut state.rewrites)? {
+            state.per_thread_kernels.push((f.declarator.name.clone().unwrap_or_default(), at));
+        }
+        Ok(())
     }
 
     /// The trees of [`cuda::snippets`], parsed from the unit's [`cuda::trailer`].
@@ -195,6 +208,12 @@ impl<'a> Parser<'a> {
             return Err(Diagnostic::error(name_tok.span.to(end), format!("kernel `{name}` takes {params} arguments, and this launch passes {}", args.len()))
                 .with_help("pass one argument per parameter of the kernel"));
         }
+        // The block's shape when it is constant (a kernel written per thread needs it).
+        let constant_block = match &block.kind {
+            ExprKind::Ident(v) => state.dim3_constants.get(v).copied(),
+            _ => cuda::constant(&block).and_then(|x| u32::try_from(x).ok()).map(|x| [x, 1, 1]),
+        };
+        state.launches.push(cuda::Launch { kernel: name.clone(), span: name_tok.span.to(end), block: constant_block });
         let text = |e: &Expr| self.text[e.span.lo as usize..e.span.hi as usize].to_string();
         let shapes = format!("{}, {}", cuda::shape_arg_text(&text(&grid)), cuda::shape_arg_text(&text(&block)));
         let inserted = if args.is_empty() { shapes } else { format!("{shapes}, ") };
@@ -237,6 +256,18 @@ impl<'a> Parser<'a> {
                 if values.is_empty() || values.len() > 3 {
                     return Err(Diagnostic::error(open.to(close), format!("`dim3 {name}(...)` takes one to three sizes"))
                         .with_help("give x, and y and z when they are not 1"));
+                }
+                let constants: Vec<Option<u32>> = values.iter().map(|v| cuda::constant(v).and_then(|x| u32::try_from(x).ok())).collect();
+                if let Some(state) = self.cuda.as_mut() {
+                    if constants.iter().all(Option::is_some) {
+                        let mut shape = [1u32; 3];
+                        for (k, c) in constants.iter().enumerate() {
+                            shape[k] = c.unwrap_or(1);
+                        }
+                        state.dim3_constants.insert(name.clone(), shape);
+                    } else {
+                        state.dim3_constants.remove(&name);
+                    }
                 }
                 let texts: Vec<String> = values.iter().map(|e| self.text[e.span.lo as usize..e.span.hi as usize].to_string()).collect();
                 let mut items: Vec<String> = texts.iter().map(|t| format!("({t})")).collect();

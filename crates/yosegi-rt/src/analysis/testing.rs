@@ -121,5 +121,6 @@ pub fn kernel(name: &str, params: Vec<Param>, space: Vec<ParallelDim>, body: Bod
         inner_sequential: Vec::new(),
         num_gangs: Vec::new(),
         partitions: Vec::new(),
+        explicit_grid: None,
     }
 }

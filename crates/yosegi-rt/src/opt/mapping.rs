@@ -61,6 +61,14 @@ pub fn map_kernel(module: &Module, kernel: Handle<Kernel>, config: &PassConfig) 
     let one = m.int64(1);
     grid.launch.grid = [one, one, one];
 
+    // Written per thread: its body and launch are the program's.
+    if let Some(explicit) = &k.explicit_grid {
+        grid.launch = LaunchShape { block: explicit.block, grid: explicit.grid };
+        grid.shared = explicit.shared.clone();
+        grid.body = k.body.clone();
+        return grid;
+    }
+
     // Scalar outputs are read from the one thread that ran, so their kernels run in one.
     if k.space.is_empty() || k.sequential_reason.is_some() || !k.scalar_outputs.is_empty() {
         let mut block = m.reduction_inits(&k.reductions);

@@ -20,14 +20,16 @@
 //! unless set, none on `sim` unless set (the tests set it to run the reshaped launches), and 0
 //! turns spreading off.
 
-use crate::ir::GridKernel;
+use crate::ir::{GridKernel, Stmt, for_each_stmt};
 
 /// Blocks are never made narrower than one warp along `x`.
 const WARP: u32 = 32;
 
 /// Whether the kernel's code is the same whatever its block's shape.
 pub fn reshapable(kernel: &GridKernel) -> bool {
-    kernel.shared.is_empty() && kernel.reductions.is_empty() && kernel.scalar_outputs.is_empty()
+    let mut barrier = false;
+    for_each_stmt(&kernel.body.block, &mut |s| barrier |= matches!(s, Stmt::Barrier));
+    kernel.shared.is_empty() && kernel.reductions.is_empty() && kernel.scalar_outputs.is_empty() && !barrier
 }
 
 /// `YOSEGI_MULTIPROCESSORS` when set to a number, else `default`.

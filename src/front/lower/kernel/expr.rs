@@ -114,6 +114,7 @@ impl<'a> KernelBuilder<'a> {
                 }
                 Ok(self.add(ExprKind::Load { array, indices }, ty, span))
             }
+            AE::Member { .. } if self.grid_builtin(e).is_some() => Ok(self.grid_builtin(e).expect("checked")),
             AE::Member { base, field, arrow } => {
                 if !arrow && let Some((place, s)) = self.kernel_struct_place(base)? {
                     return self.member_value(&place, s, field, span);
@@ -377,6 +378,18 @@ impl<'a> KernelBuilder<'a> {
         // The update's own element only: its subscripts may not read the array.
         if !std::mem::take(&mut self.reduction_update_target) {
             self.check_array_reduction_use(cur, e.span)?;
+        }
+        if let AE::Ident(name) = &cur.kind
+            && let Some((index, elem, ndims)) = self.block_shared_array(name)
+        {
+            if index_exprs.len() != ndims {
+                return Err(err(e.span, format!("`{name}` has {ndims} dimensions"), format!("index every dimension of `{name}`")));
+            }
+            let mut indices = Vec::new();
+            for ix in index_exprs {
+                indices.push(self.index_expr(ix)?);
+            }
+            return Ok((ArrayRef::Shared(index), indices, elem));
         }
         if let AE::Ident(name) = &cur.kind
             && let Some(&copies) = self.private_arrays.get(name.as_str())

@@ -351,6 +351,18 @@ impl<'a> KernelBuilder<'a> {
                         "use two arrays, one for the real parts and one for the imaginary parts",
                     ));
                 }
+                CType::Array { .. } if d.specs.block_shared && self.per_thread => {
+                    let (dims, elem) = local_array_shape(&ty).ok_or_else(|| {
+                        err(span, format!("the `__shared__` array `{name}` needs constant dimensions and number elements"), "give the array constant sizes, e.g. __shared__ float tile[256]")
+                    })?;
+                    if id.init.is_some() {
+                        return Err(err(span, format!("the `__shared__` array `{name}` cannot have an initializer"), "assign its elements in the kernel's body"));
+                    }
+                    self.declare_block_shared(name, dims, elem);
+                }
+                _ if d.specs.block_shared => {
+                    return Err(err(span, format!("`__shared__` `{name}` must be an array"), "declare a block's shared data as an array (`__shared__ float tile[256];`)"));
+                }
                 CType::Array { .. } => {
                     let (dims, elem) = local_array_shape(&ty).ok_or_else(|| {
                         err(span, format!("the local array `{name}` needs constant dimensions and number elements"), "give the array constant sizes, e.g. double t[3]")
@@ -470,6 +482,14 @@ impl<'a> KernelBuilder<'a> {
 
     pub fn expr_stmt(&mut self, e: &ast::Expr, out: &mut Block) -> R<()> {
         let span = e.span;
+        if self.per_thread
+            && let AE::Call { callee, args } = &e.kind
+            && matches!(&callee.kind, AE::Ident(n) if n == "__syncthreads")
+            && args.is_empty()
+        {
+            out.push(Stmt::Barrier);
+            return Ok(());
+        }
         if let Some(done) = self.array_reduction_update(e, out) {
             return done;
         }

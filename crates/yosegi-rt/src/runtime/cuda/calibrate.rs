@@ -159,15 +159,17 @@ impl Calibration {
         }
     }
 
-    /// The device time of the first launch of `cal_empty` in a fresh load of `image`.
+    /// The device time of the first launch of `cal_first` (taking one pointer, given null) in a
+    /// fresh load of `image`.
     fn first_launch_time(&self, image: &[u8]) -> Result<f64, String> {
         let mut fresh: sys::CUmodule = std::ptr::null_mut();
         // SAFETY: a cubin or NUL-terminated PTX image; a valid out-pointer.
         check("cuModuleLoadData", unsafe { sys::cuModuleLoadData(&mut fresh, image.as_ptr() as *const c_void) })?;
         let mut function: sys::CUfunction = std::ptr::null_mut();
+        let mut null: *mut c_void = std::ptr::null_mut();
         // SAFETY: the module just loaded; a NUL-terminated name and a valid out-pointer.
-        let timed = check("cuModuleGetFunction", unsafe { sys::cuModuleGetFunction(&mut function, fresh, c"cal_empty".as_ptr()) })
-            .and_then(|()| self.time_cold(function, 1, THREADS, &mut [], 1));
+        let timed = check("cuModuleGetFunction", unsafe { sys::cuModuleGetFunction(&mut function, fresh, c"cal_first".as_ptr()) })
+            .and_then(|()| self.time_cold(function, 1, THREADS, &mut [&mut null as *mut _ as *mut c_void], 1));
         // SAFETY: the module loaded above; its one launch has finished (the timing waited).
         unsafe { sys::cuModuleUnload(fresh) };
         timed
@@ -218,14 +220,21 @@ impl CudaDevice {
         }
         let mut cal = Calibration { module, start, stop, allocations: Vec::new() };
 
-        // The first launch of a module's kernel loads the module's code: it is timed on five
-        // fresh loads of the calibration module (one cold launch moved between 19 and 30 us
-        // from machine to machine; the first launches of a module's other kernels cost little,
-        // and the runtime loads a module per kernel), and the median kept.
+        // The first launch of a module's kernel loads the module's code. The runtime loads a
+        // module per kernel, each with code of its own, so the first launch is timed on five
+        // modules of distinct code, compiled here, and the median kept. (Loading the same
+        // image again costs the driver almost nothing: five loads of the calibration module
+        // measured 1-2 us where the programs' kernels pay about 23, bench/NOTES.md run 21.)
         let empty = cal.function("cal_empty")?;
         let mut firsts = Vec::new();
-        for _ in 0..5 {
-            firsts.push(cal.first_launch_time(bytes)?);
+        for k in 0..5 {
+            let source = format!("extern \"C\" __global__ void cal_first(int *p) {{ if (p) p[threadIdx.x] = {}; }}\n", 7919 * (k + 1));
+            let fresh = driver::nvrtc_compile(&source, "yosegi_first_launch.cu", self.arch)
+                .map_err(|f| format!("NVRTC could not compile a first-launch kernel:\n{}", f.log))?;
+            let fresh_bytes = match &fresh {
+                Image::Cubin(b) | Image::Ptx(b) => b,
+            };
+            firsts.push(cal.first_launch_time(fresh_bytes)?);
         }
         firsts.sort_by(f64::total_cmp);
         let launch_s = cal.single_launch_time(empty, 41)?;

@@ -62,10 +62,11 @@ pub struct Machine {
     pub peer_copy_s: f64,
 }
 
-/// How the figures are measured: 3 takes a launch's median time (1 took the least) and the
-/// median first launch of five fresh loads of a module (1 timed one; 2 timed five kernels of
-/// one module, whose first launches after the module's first cost little).
-pub const CALIBRATION: u32 = 3;
+/// How the figures are measured: 4 takes a launch's median time (1 took the least) and the
+/// median first launch of five modules of distinct code, each loaded fresh (1 timed one; 2
+/// timed five kernels of one module, whose first launches after the module's first cost
+/// little; 3 loaded one module's image five times, which the driver does almost for free).
+pub const CALIBRATION: u32 = 4;
 
 impl Machine {
     /// An H100 SXM's published figures, for devices that cannot measure (the simulator).
