@@ -976,6 +976,11 @@ impl Runtime {
         let lowest = frame.saturating_sub(DEAD_STACK_WINDOW);
         for start in self.registry.overlapping(lowest, frame) {
             let Some(object) = self.registry.get(start) else { continue };
+            // A file-scope array or a heap block is not in the stack, wherever the loader or
+            // the allocator put it (a program's statics can lie beside a thread's stack).
+            if object.origin.is_outside_the_stack() {
+                continue;
+            }
             if object.start >= lowest && object.end() <= frame {
                 self.forget(object.start, object.end());
             }
@@ -989,6 +994,9 @@ impl Runtime {
     pub fn settle_stack_objects(&mut self, frame: u64) {
         let highest = frame.saturating_add(DEAD_STACK_WINDOW);
         for start in self.registry.overlapping(frame, highest) {
+            if self.registry.get(start).is_some_and(|o| o.origin.is_outside_the_stack()) {
+                continue;
+            }
             let Some((copies, mut t)) = self.transfer_for(start) else { continue };
             if start < frame || copies.is_held() {
                 continue;

@@ -35,6 +35,11 @@ pub enum Origin {
 }
 
 impl Origin {
+    /// A file-scope array or a heap block: never a stack object, whatever its address.
+    pub fn is_outside_the_stack(self) -> bool {
+        matches!(self, Origin::Static | Origin::Malloc)
+    }
+
     /// Whether the object's extent is the real C object's (it cannot grow).
     pub fn is_exact(self) -> bool {
         matches!(self, Origin::Static | Origin::Malloc | Origin::Sized)

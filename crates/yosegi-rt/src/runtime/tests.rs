@@ -326,6 +326,27 @@ fn stack_objects_not_held_by_a_data_region_are_settled_on_the_host() {
     assert_eq!(b[0], 10.0);
 }
 
+/// A file-scope array is not a stack object even where it lies above the runtime's frame (a
+/// program's statics beside a thread's stack): its device copy stays the current one after a
+/// region, and the host gets it only when it reads it (run 23: every launch of a MESI-CUDA
+/// diffusion copied its array back).
+#[test]
+fn file_scope_arrays_beside_the_stack_are_not_settled() {
+    let mut rt = runtime(scale_module(Vec::new()));
+    let mut frame_memory = [0.0; 16];
+    let (a, b) = frame_memory.split_at_mut(8);
+    a.fill(1.0);
+    rt.register_static(a.as_ptr() as u64, 64, "a");
+    rt.register_static(b.as_ptr() as u64, 64, "b");
+    let region_args = args(8, a, b);
+    let frame = a.as_ptr().min(b.as_ptr()) as u64 - 64;
+    rt.region(0, &region_args).expect("runs");
+    rt.settle_stack_objects(frame);
+    assert_eq!(b[0], 0.0, "the device's copy was brought back after the region");
+    rt.host_access(&[b.as_ptr() as u64], &[abi::YOSEGI_READ]);
+    assert_eq!(b[0], 2.0);
+}
+
 #[test]
 fn caches_are_freed_largest_first_until_a_quarter_is_free() {
     // 100 bytes, 10 free: freeing the 12-byte cache reaches 22, the 5-byte one 27 (>= 25).
