@@ -342,6 +342,7 @@ differential_tests! {
     steps_jacobi2d => "steps_jacobi2d.c",
     steps_heat1d3d => "steps_heat1d3d.c",
     steps_swap => "steps_swap.c",
+    struct_member_arrays => "struct_member_arrays.c",
     example_cg => "../../examples/cg.c",
     example_diffusion1d => "../../examples/diffusion1d.c",
     example_diffusion_wide => "../../examples/diffusion_wide.c",
@@ -359,6 +360,7 @@ differential_tests! {
     mesi_jacobi2d => "../../examples/mesi/jacobi2d.cu",
     mesi_matvec => "../../examples/mesi/matvec.cu",
     dialect_forms => "../dialect_programs/forms.cu",
+    dialect_struct_variables => "../dialect_programs/struct_variables.cu",
 }
 
 #[test]

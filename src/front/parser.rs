@@ -1427,3 +1427,6 @@ pub fn directive_name(k: &DirectiveKind) -> &'static str {
         DirectiveKind::CudaKernel(_) => "CUDA kernel",
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -183,6 +183,8 @@ impl<'a> Collector<'a> {
                     cur = base;
                 }
                 ExprKind::Ident(_) => return Some(cur),
+                // An array member of a struct variable (`p.x[i]`).
+                ExprKind::Member { arrow: false, .. } if matches!(self.type_of(cur), CType::Array(_)) => return Some(cur),
                 _ => return None,
             }
         }
@@ -288,7 +290,15 @@ impl<'a> Collector<'a> {
                 }
                 self.rvalue(base);
             }
-            ExprKind::Member { base, arrow: false, .. } => self.access_lvalue(base, mode),
+            ExprKind::Member { base, arrow: false, .. } => {
+                // An array member of a struct variable (`p.x`, `s.grid[i][j]`): the runtime
+                // tracks it as an object of its own when kernels use it (the struct is not
+                // registered whole), so the hook names the member's own address.
+                if matches!(self.type_of(e), CType::Array(_)) {
+                    self.record(e, mode);
+                }
+                self.access_lvalue(base, mode)
+            }
             // `__real__ a[i] = x` writes (part of) `a[i]`.
             ExprKind::Unary { op: UnaryOp::Real | UnaryOp::Imag, operand } => self.access_lvalue(operand, mode),
             _ => self.rvalue(e),
@@ -331,7 +341,12 @@ impl<'a> Collector<'a> {
             },
             ExprKind::Unary { op: UnaryOp::Deref, operand } => self.pointer_target(operand, mode),
             ExprKind::Member { base, arrow: true, .. } => self.pointer_target(base, mode),
-            ExprKind::Member { base, arrow: false, .. } => self.address_target(base, mode),
+            ExprKind::Member { base, arrow: false, .. } => {
+                if matches!(self.type_of(e), CType::Array(_)) {
+                    self.record(e, mode);
+                }
+                self.address_target(base, mode)
+            }
             _ => {}
         }
     }

@@ -112,6 +112,3 @@ fn declarator_name_in(seg: &[&Token]) -> Option<String> {
     }
     last
 }
-
-#[cfg(test)]
-mod tests;

@@ -272,13 +272,18 @@ fn a_launch_reaching_past_an_inferred_extent_grows_it_without_losing_data() {
 fn objects_below_the_runtime_frame_are_forgotten() {
     let mut rt = runtime(scale_module(vec![]));
     let frame = 0x7fff_0000_0000u64;
-    rt.register_static(frame - 4096, 64, "dead");
-    rt.register_static(frame + 4096, 64, "live");
-    rt.register_static(0x5555_0000_0000, 64, "heap");
+    // Arrays passed with their size (stack arrays, as far as the runtime knows).
+    let devices = rt.devices.len();
+    for (start, name) in [(frame - 4096, "dead"), (frame + 4096, "live"), (0x5555_0000_0000, "far")] {
+        rt.registry.insert(start, 64, name, Origin::Sized, devices);
+    }
+    // A file-scope array just below the frame is not a stack object.
+    rt.register_static(frame - 8192, 64, "static");
     rt.forget_dead_stack_objects(frame);
     assert_eq!(rt.registry().find(frame - 4096), None);
     assert!(rt.registry().find(frame + 4096).is_some());
     assert!(rt.registry().find(0x5555_0000_0000).is_some());
+    assert!(rt.registry().find(frame - 8192).is_some(), "a static was forgotten as a dead stack object");
 }
 
 #[test]
