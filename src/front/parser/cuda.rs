@@ -186,15 +186,7 @@ impl<'a> Parser<'a> {
         }
         let close = self.bump().span;
         let paren = self.expect_punct("(", "after the launch configuration")?;
-        let mut args = Vec::new();
-        if !self.is_punct(")") {
-            loop {
-                args.push(self.assignment()?);
-                if !self.eat_punct(",") {
-                    break;
-                }
-            }
-        }
+        let args = self.arguments_until_close()?;
         self.expect_punct(")", "to close the argument list")?;
         let end = self.prev_span();
         self.expect_punct(";", "after the launch")?;
@@ -243,15 +235,7 @@ impl<'a> Parser<'a> {
                 let name_tok = self.bump();
                 let name = name_tok.ident().unwrap_or_default().to_string();
                 let open = self.bump().span;
-                let mut values = Vec::new();
-                if !self.is_punct(")") {
-                    loop {
-                        values.push(self.assignment()?);
-                        if !self.eat_punct(",") {
-                            break;
-                        }
-                    }
-                }
+                let mut values = self.arguments_until_close()?;
                 let close = self.expect_punct(")", "to close the `dim3` sizes")?;
                 if values.is_empty() || values.len() > 3 {
                     return Err(Diagnostic::error(open.to(close), format!("`dim3 {name}(...)` takes one to three sizes"))

@@ -205,6 +205,20 @@ impl Parser<'_> {
         r
     }
 
+    /// Comma-separated assignment expressions up to (not past) a `)`: a call's arguments.
+    pub(super) fn arguments_until_close(&mut self) -> PResult<Vec<Expr>> {
+        let mut args = Vec::new();
+        if !self.is_punct(")") {
+            loop {
+                args.push(self.assignment()?);
+                if !self.eat_punct(",") {
+                    break;
+                }
+            }
+        }
+        Ok(args)
+    }
+
     pub(super) fn postfix_ops(&mut self, mut e: Expr) -> PResult<Expr> {
         // A chain of postfix operators (`a[i][j]`, `p->next->next`, `f()()`) nests the way a
         // binary chain does: bounded the same way, on its own count.
@@ -224,15 +238,7 @@ impl Parser<'_> {
                 let span = e.span.to(self.prev_span());
                 e = Expr { kind: ExprKind::Index { base: Box::new(e), index: Box::new(index) }, span };
             } else if self.eat_punct("(") {
-                let mut args = Vec::new();
-                if !self.is_punct(")") {
-                    loop {
-                        args.push(self.assignment()?);
-                        if !self.eat_punct(",") {
-                            break;
-                        }
-                    }
-                }
+                let args = self.arguments_until_close()?;
                 self.expect_punct(")", "to close the argument list")?;
                 let span = e.span.to(self.prev_span());
                 if self.in_dialect() {
