@@ -407,11 +407,11 @@ impl KernelBody<'_> {
                 _ => {}
             },
             ExprKind::Call { callee, args } => {
-                if let ExprKind::Ident(name) = &callee.kind {
-                    if let Some(d) = self.refused_call(name, span) {
-                        self.errors.push(d);
-                        return;
-                    }
+                if let ExprKind::Ident(name) = &callee.kind
+                    && let Some(d) = self.refused_call(name, span)
+                {
+                    self.errors.push(d);
+                    return;
                 }
                 self.expr(callee);
                 args.iter_mut().for_each(|a| self.expr(a));
@@ -693,7 +693,7 @@ pub fn desugar_kernel(f: &mut FunctionDef, text: &str, snippets: &Snippets, rewr
     for axis in 0..axes {
         let mut for_loop = snippets.loops[axis].clone();
         if let StmtKind::For { body, .. } = &mut for_loop.kind {
-            *body = Box::new(stmt);
+            **body = stmt;
         }
         // The loop stands where the kernel's body is (its name and line come from there).
         for_loop.span = inner;
