@@ -81,3 +81,15 @@ fn histogram_rounds_move_only_the_element_the_host_changed() {
     assert_eq!(to_device, 4 * len + 4 * (rounds - 1));
     assert_eq!(to_host, 4 * rounds + 4 * (bins - 1));
 }
+
+/// A host loop over a block of an array (`for (i = first; i < first + LEN / 16; i++)
+/// values[i] ^= ...`) makes only that block stale on the device: each later round sends the
+/// block again, not the array.
+#[test]
+fn a_host_loop_over_a_block_sends_only_the_block_again() {
+    let (len, rounds) = (5000u64, 4u64);
+    let (to_device, _) = bytes_moved("histogram_atomic.cu", &["-DLEN=5000", "-DBINS=64"], &["4"]);
+    // The whole array and the `largest` cell once, then a sixteenth of the array per round
+    // after the first (the first refill comes before anything is on the device).
+    assert_eq!(to_device, 4 * len + 4 + (rounds - 1) * 4 * (len / 16));
+}

@@ -343,6 +343,7 @@ differential_tests! {
     steps_heat1d3d => "steps_heat1d3d.c",
     steps_swap => "steps_swap.c",
     struct_member_arrays => "struct_member_arrays.c",
+    host_loop_sections => "host_loop_sections.c",
     example_cg => "../../examples/cg.c",
     example_diffusion1d => "../../examples/diffusion1d.c",
     example_diffusion_wide => "../../examples/diffusion_wide.c",

@@ -613,6 +613,8 @@ impl<'a> UnitEmitter<'a> {
             conditional_depth: 0,
             address_taken: HashSet::new(),
             calls_unknown: false,
+            loops: Vec::new(),
+            writes_through_pointer: false,
         };
         walk(&mut c);
         let result = c.finish();

@@ -69,6 +69,154 @@ pub(super) struct Element {
     /// Evaluating it before the statement could differ from the statement's own evaluation or
     /// fault: a subscript with side effects or loads, or the access under a condition.
     pub(super) unsafe_to_hoist: bool,
+    /// `a[v + c]` in a counted loop over `v` (see [`LoopBounds`]): the hook covers the elements
+    /// the loop can touch, not one.
+    pub(super) range: Option<ElementRange>,
+}
+
+/// The elements `array[lo + cmin .. hi + cmax)` of a loop's accesses `array[v + c]`,
+/// `cmin <= c <= cmax`, with `v` running over `lo..hi`.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct ElementRange {
+    pub(super) array: String,
+    pub(super) var: String,
+    pub(super) lo: String,
+    pub(super) hi: String,
+    pub(super) cmin: i64,
+    pub(super) cmax: i64,
+}
+
+impl Element {
+    /// Two accesses of one array in a statement: the same element, or ranges of one loop.
+    fn merged(&self, other: &Element) -> Option<Element> {
+        if self == other {
+            return Some(self.clone());
+        }
+        let (a, b) = (self.range.as_ref()?, other.range.as_ref()?);
+        if (&a.array, &a.var, &a.lo, &a.hi) != (&b.array, &b.var, &b.lo, &b.hi) {
+            return None;
+        }
+        let range = ElementRange { cmin: a.cmin.min(b.cmin), cmax: a.cmax.max(b.cmax), ..a.clone() };
+        Some(Element { unsafe_to_hoist: self.unsafe_to_hoist || other.unsafe_to_hoist, range: Some(range), ..self.clone() })
+    }
+}
+
+/// A counted host loop `for (v = lo; v < hi; v++)` (`<=`, `++v`, `v += k` with a positive
+/// constant `k`) whose body never assigns `v` or takes its address, with bounds that read no
+/// memory and call nothing: `v` runs within `lo..hi` (as host C, `long long`).
+#[derive(Clone, Debug)]
+pub(super) struct LoopBounds {
+    var: String,
+    lo: String,
+    hi: String,
+    idents: Vec<String>,
+}
+
+impl LoopBounds {
+    pub(super) fn of(
+        sources: &SourceSet,
+        init: &Option<ForInit>,
+        cond: &Option<ast::Expr>,
+        step: &Option<ast::Expr>,
+        body: &ast::Stmt,
+    ) -> Option<LoopBounds> {
+        let ident = |e: &ast::Expr| match &e.kind {
+            ExprKind::Ident(n) => Some(n.clone()),
+            _ => None,
+        };
+        let (var, lo) = match init.as_ref()? {
+            ForInit::Decl(d) => match d.declarators.as_slice() {
+                [one] => match (&one.declarator.name, &one.init, one.declarator.derived.is_empty()) {
+                    (Some(n), Some(Initializer::Expr(e)), true) => (n.clone(), e),
+                    _ => return None,
+                },
+                _ => return None,
+            },
+            ForInit::Expr(e) => match &e.kind {
+                ExprKind::Assign { op: None, lhs, rhs } => (ident(lhs)?, rhs.as_ref()),
+                _ => return None,
+            },
+        };
+        let ExprKind::Binary { op, lhs, rhs: hi } = &cond.as_ref()?.kind else { return None };
+        if ident(lhs)? != var || !matches!(op, ast::BinaryOp::Lt | ast::BinaryOp::Le) {
+            return None;
+        }
+        let positive = |e: &ast::Expr| matches!(e.kind, ExprKind::IntLit { value, .. } if value > 0);
+        let is_var = |e: &ast::Expr| ident(e).as_deref() == Some(var.as_str());
+        let steps_up = match &step.as_ref()?.kind {
+            ExprKind::Unary { op: UnaryOp::PostInc | UnaryOp::PreInc, operand } => is_var(operand),
+            ExprKind::Assign { op: Some(ast::BinaryOp::Add), lhs, rhs } => is_var(lhs) && positive(rhs),
+            ExprKind::Assign { op: None, lhs, rhs } => {
+                is_var(lhs) && matches!(&rhs.kind, ExprKind::Binary { op: ast::BinaryOp::Add, lhs: l, rhs: r } if is_var(l) && positive(r))
+            }
+            _ => false,
+        };
+        if !steps_up {
+            return None;
+        }
+        let mut idents = Vec::new();
+        let mut plain = true;
+        for bound in [lo, hi.as_ref()] {
+            visit_expr(bound, &mut |e| match &e.kind {
+                ExprKind::Ident(n) => idents.push(n.clone()),
+                ExprKind::Index { .. }
+                | ExprKind::Member { .. }
+                | ExprKind::Unary { op: UnaryOp::Deref | UnaryOp::PreInc | UnaryOp::PreDec | UnaryOp::PostInc | UnaryOp::PostDec, .. }
+                | ExprKind::Assign { .. }
+                | ExprKind::Call { .. }
+                | ExprKind::CompoundLiteral { .. } => plain = false,
+                _ => {}
+            });
+        }
+        if !plain || idents.contains(&var) {
+            return None;
+        }
+        let mut changed = false;
+        visit_stmt_exprs(body, &mut |e| {
+            let target = match &e.kind {
+                ExprKind::Assign { lhs, .. } => Some(lhs.as_ref()),
+                ExprKind::Unary {
+                    op: UnaryOp::PreInc | UnaryOp::PreDec | UnaryOp::PostInc | UnaryOp::PostDec | UnaryOp::AddrOf,
+                    operand,
+                } => Some(operand.as_ref()),
+                _ => None,
+            };
+            if target.is_some_and(|t| is_var(t)) {
+                changed = true;
+            }
+        });
+        if changed {
+            return None;
+        }
+        let text = |e: &ast::Expr| sources.text(e.span).trim().to_string();
+        let hi = if matches!(op, ast::BinaryOp::Le) {
+            format!("((long long)({}) + 1)", text(hi))
+        } else {
+            format!("((long long)({}))", text(hi))
+        };
+        Some(LoopBounds { lo: format!("((long long)({}))", text(lo)), hi, var, idents })
+    }
+}
+
+/// `v`, `v + c`, `c + v` or `v - c`: the variable and the constant.
+fn var_offset(e: &ast::Expr) -> Option<(String, i64)> {
+    let constant = |e: &ast::Expr| match e.kind {
+        ExprKind::IntLit { value, .. } => i64::try_from(value).ok(),
+        _ => None,
+    };
+    match &e.kind {
+        ExprKind::Ident(n) => Some((n.clone(), 0)),
+        ExprKind::Binary { op: ast::BinaryOp::Add, lhs, rhs } => match (&lhs.kind, &rhs.kind) {
+            (ExprKind::Ident(n), _) => Some((n.clone(), constant(rhs)?)),
+            (_, ExprKind::Ident(n)) => Some((n.clone(), constant(lhs)?)),
+            _ => None,
+        },
+        ExprKind::Binary { op: ast::BinaryOp::Sub, lhs, rhs } => match &lhs.kind {
+            ExprKind::Ident(n) => Some((n.clone(), -constant(rhs)?)),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 /// Collects the accesses of one host statement, walking it with its own declarations in scope.
@@ -88,6 +236,11 @@ pub(super) struct Collector<'a> {
     /// The statement calls a function that may change any variable (a user function, or one
     /// we know nothing about).
     pub(super) calls_unknown: bool,
+    /// The counted loops around the expression being walked, innermost last.
+    pub(super) loops: Vec<LoopBounds>,
+    /// The statement stores through a pointer, which may be the address of a variable an
+    /// element's subscript or a loop's bound reads.
+    pub(super) writes_through_pointer: bool,
 }
 
 impl<'a> Collector<'a> {
@@ -123,7 +276,25 @@ impl<'a> Collector<'a> {
             cur = array;
         }
         let text = self.sources.text(element.span).trim().to_string();
-        self.record_access(base, Some(Element { text, idents, unsafe_to_hoist }), mode);
+        // `a[v + c]` in a counted loop over `v`: the loop's elements, whatever the condition.
+        if let ExprKind::Index { base: array, index } = &element.kind
+            && array.span == base.span
+            && let Some((var, c)) = var_offset(index)
+            && let Some(bounds) = self.loops.iter().rev().find(|b| b.var == var)
+        {
+            let range = ElementRange {
+                array: self.sources.text(base.span).trim().to_string(),
+                var,
+                lo: bounds.lo.clone(),
+                hi: bounds.hi.clone(),
+                cmin: c,
+                cmax: c,
+            };
+            let element = Element { text, idents: bounds.idents.clone(), unsafe_to_hoist: false, range: Some(range) };
+            self.record_access(base, Some(element), mode);
+            return;
+        }
+        self.record_access(base, Some(Element { text, idents, unsafe_to_hoist, range: None }), mode);
     }
 
     fn record_access(&mut self, base: &ast::Expr, element: Option<Element>, mode: u8) {
@@ -132,9 +303,10 @@ impl<'a> Collector<'a> {
         if let Some(existing) = self.accesses.iter_mut().find(|a| a.text == text) {
             existing.mode |= mode;
             existing.guarded_load &= conditional;
-            if existing.element != element {
-                existing.element = None;
-            }
+            existing.element = match (&existing.element, &element) {
+                (Some(a), Some(b)) => a.merged(b),
+                _ => None,
+            };
             return;
         }
         let mut idents = Vec::new();
@@ -154,13 +326,19 @@ impl<'a> Collector<'a> {
         self.accesses.push(Access { text, mode, idents, impure, guarded_load: loads && conditional, element });
     }
 
+    fn note_pointer_write(&mut self, mode: u8) {
+        if mode & WRITE != 0 {
+            self.writes_through_pointer = true;
+        }
+    }
+
     /// The accesses, each element access kept only where evaluating its address before the
     /// statement gives the element the statement touches.
     pub(super) fn finish(mut self) -> (Vec<Access>, HashSet<String>, HashSet<String>) {
         for a in &mut self.accesses {
             let Some(e) = &a.element else { continue };
             let changed = |n: &String| self.assigned.contains(n) || self.declared.contains(n) || self.address_taken.contains(n);
-            if e.unsafe_to_hoist || self.calls_unknown || e.idents.iter().any(changed) {
+            if e.unsafe_to_hoist || self.calls_unknown || self.writes_through_pointer || e.idents.iter().any(changed) {
                 a.element = None;
             }
         }
@@ -272,19 +450,25 @@ impl<'a> Collector<'a> {
                 match self.type_of(base) {
                     CType::Array(_) => self.access_lvalue(base, mode),
                     t if t.is_trackable_pointer() => {
+                        self.note_pointer_write(mode);
                         self.record(base, mode);
                         self.rvalue(base);
                     }
-                    _ => self.rvalue(base),
+                    _ => {
+                        self.note_pointer_write(mode);
+                        self.rvalue(base)
+                    }
                 }
             }
             ExprKind::Unary { op: UnaryOp::Deref, operand } => {
+                self.note_pointer_write(mode);
                 if self.type_of(operand).is_trackable_pointer() {
                     self.pointer_target(operand, mode);
                 }
                 self.rvalue(operand);
             }
             ExprKind::Member { base, arrow: true, .. } => {
+                self.note_pointer_write(mode);
                 if self.type_of(base).is_trackable_pointer() {
                     self.pointer_target(base, mode);
                 }
@@ -567,7 +751,13 @@ impl<'a> Collector<'a> {
                 for e in [cond, step].into_iter().flatten() {
                     self.rvalue(e);
                 }
+                let bounds = LoopBounds::of(self.sources, init, cond, step, body);
+                let counted = bounds.is_some();
+                self.loops.extend(bounds);
                 self.stmt(body);
+                if counted {
+                    self.loops.pop();
+                }
                 self.scopes.pop();
             }
             StmtKind::Case { body, .. } | StmtKind::Default { body } | StmtKind::Labeled { body, .. } => self.stmt(body),
@@ -598,9 +788,22 @@ pub(super) fn hook_call(accesses: &[Access]) -> Option<String> {
         ));
     }
     if !elements.is_empty() {
-        let texts: Vec<&str> = elements.iter().filter_map(|a| a.element.as_ref().map(|e| e.text.as_str())).collect();
-        let ptrs: Vec<String> = texts.iter().map(|t| format!("(void *)&({t})")).collect();
-        let lens: Vec<String> = texts.iter().map(|t| format!("sizeof({t})")).collect();
+        let (ptrs, lens): (Vec<String>, Vec<String>) = elements
+            .iter()
+            .filter_map(|a| a.element.as_ref())
+            .map(|e| match &e.range {
+                Some(r) => {
+                    // The iterations (none when hi <= lo), widened by the offsets' spread.
+                    let iterations = format!("({} - {})", r.hi, r.lo);
+                    let span = r.cmax - r.cmin;
+                    (
+                        format!("(void *)(({}) + {} + ({}))", r.array, r.lo, r.cmin),
+                        format!("(unsigned long long)({iterations} > 0 ? {iterations} + {span} : 0) * sizeof(({})[0])", r.array),
+                    )
+                }
+                None => (format!("(void *)&({})", e.text), format!("sizeof({})", e.text)),
+            })
+            .unzip();
         let modes: Vec<String> = elements.iter().map(|a| a.mode.to_string()).collect();
         calls.push(format!(
             "__yosegi_rt->host_access_range((void *const[]){{{}}}, (const unsigned long long[]){{{}}}, (const int[]){{{}}}, {})",
