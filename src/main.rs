@@ -13,7 +13,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use yosegi::diag::Diagnostic;
 use yosegi::diag::formats::DiagnosticsFormat;
 use yosegi::driver::{self, CompiledProgram, Device, RunOptions, ScratchDir, StatsReport};
-use yosegi::front::PreprocessOptions;
+use yosegi::front::{Lang, PreprocessOptions};
 use yosegi::source::SourceSet;
 use yosegi::opt::{FusionMode, PassConfig, StagingMode};
 
@@ -56,6 +56,10 @@ struct InputArgs {
     /// `on` fuses every legal chain and always runs it; `off` runs every kernel on its own.
     #[arg(long, value_enum, default_value = "auto")]
     fusion: FusionArg,
+    /// The language of the files: `auto` reads `.cu` files in the MESI-CUDA dialect and the
+    /// others as C with OpenACC; `c` and `mesi` read every file so.
+    #[arg(long, value_enum, default_value = "auto")]
+    lang: LangArg,
     /// Print no warnings, only errors (as `cc -w`).
     #[arg(short = 'w')]
     no_warnings: bool,
@@ -65,8 +69,15 @@ struct InputArgs {
     #[arg(long, value_name = "FORMAT", value_parser = DiagnosticsFormat::parse, default_value = "text")]
     diagnostics_format: DiagnosticsFormat,
     /// The C files of the program (each one translation unit).
-    #[arg(required = true, value_name = "FILE.c")]
+    #[arg(required = true, value_name = "FILE.c|FILE.cu")]
     files: Vec<PathBuf>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum LangArg {
+    Auto,
+    C,
+    Mesi,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -194,7 +205,12 @@ fn command() -> ExitCode {
 }
 
 fn preprocess_options(input: &InputArgs) -> PreprocessOptions {
-    PreprocessOptions { include_dirs: input.include.clone(), defines: input.define.clone(), cpp_flags: Vec::new() }
+    let lang = match input.lang {
+        LangArg::Auto => Lang::ByExtension,
+        LangArg::C => Lang::C,
+        LangArg::Mesi => Lang::Mesi,
+    };
+    PreprocessOptions { include_dirs: input.include.clone(), defines: input.define.clone(), cpp_flags: Vec::new(), lang }
 }
 
 fn pass_config(input: &InputArgs) -> PassConfig {

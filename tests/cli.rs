@@ -514,3 +514,24 @@ fn small_grids_spread_their_blocks_over_the_multiprocessors() {
     assert_eq!(blocks("0"), 2 * 5 + 7);
     assert_eq!(blocks("64"), 2 * 40 + 7);
 }
+
+/// `--lang mesi` reads a file in the MESI-CUDA dialect whatever its extension, and `--lang c`
+/// reads a `.cu` file as C (where the launch is a syntax error).
+#[test]
+fn lang_chooses_the_dialect_whatever_the_extension() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let source = std::fs::read_to_string(repo_root().join("examples").join("mesi").join("diffusion.cu")).expect("example");
+    let timer = std::fs::read_to_string(repo_root().join("examples").join("mesi").join("timer.h")).expect("timer");
+    write(dir.path(), "timer.h", &timer);
+    let as_c = write(dir.path(), "diffusion_dialect.c", &source);
+    let as_cu = write(dir.path(), "diffusion.cu", &source);
+    let default = yosegi_run(&["--device", "sim", "-DN=1024"], &[&as_cu], &["4"], Input::Nothing);
+    assert_eq!(default.code(), Some(0), "{}", default.describe());
+    let forced = yosegi_run(&["--device", "sim", "--lang", "mesi", "-DN=1024"], &[&as_c], &["4"], Input::Nothing);
+    assert_eq!(forced.code(), Some(0), "{}", forced.describe());
+    let first_line = |s: &str| s.lines().next().unwrap_or_default().to_string();
+    assert_eq!(first_line(&forced.stdout), first_line(&default.stdout));
+    let as_plain_c = yosegi_run(&["--device", "sim", "--lang", "c", "-DN=1024"], &[&as_cu], &["4"], Input::Nothing);
+    assert_eq!(as_plain_c.code(), Some(2), "{}", as_plain_c.describe());
+    assert!(as_plain_c.stderr.contains("diffusion.cu:"), "{}", as_plain_c.describe());
+}

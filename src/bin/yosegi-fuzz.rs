@@ -185,7 +185,7 @@ fn load_corpus(options: &Options) -> Result<Vec<CorpusEntry>, String> {
         .par_iter()
         .map(|file| {
             let folder = file.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
-            let opts = PreprocessOptions { include_dirs: vec![folder], defines: Vec::new(), cpp_flags: Vec::new() };
+            let opts = PreprocessOptions { include_dirs: vec![folder], ..PreprocessOptions::default() };
             (file.clone(), preprocess::preprocess(file, &opts, &builtin).map_err(|d| d.message))
         })
         .collect();

@@ -25,6 +25,30 @@ pub struct PreprocessOptions {
     pub defines: Vec<String>,
     /// Other flags for cpp, in order (`-UNAME`, `-std=c99`), as a compiler driver passes them.
     pub cpp_flags: Vec<String>,
+    /// The language of the files: by extension (`.cu` is the MESI-CUDA dialect), or forced.
+    pub lang: Lang,
+}
+
+/// What a source file is written in.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Lang {
+    /// `.cu` files are the MESI-CUDA dialect, the others C with OpenACC.
+    #[default]
+    ByExtension,
+    C,
+    /// The MESI-CUDA dialect (`front::cuda`), whatever the extension.
+    Mesi,
+}
+
+impl Lang {
+    /// Whether `file` is read in the MESI-CUDA dialect.
+    pub fn is_dialect(self, file: &std::path::Path) -> bool {
+        match self {
+            Lang::ByExtension => cuda::is_dialect_file(file),
+            Lang::C => false,
+            Lang::Mesi => true,
+        }
+    }
 }
 
 /// A parsed program: every translation unit, their sources, and the warnings so far.
@@ -75,7 +99,7 @@ pub fn parse_program(
                 continue;
             }
         };
-        add_unit(&mut sources, &mut units, &mut diags, file.clone(), text);
+        add_unit(&mut sources, &mut units, &mut diags, file.clone(), text, options.lang.is_dialect(file));
     }
     finish(sources, units, diags)
 }
@@ -89,14 +113,15 @@ pub fn parse_preprocessed_units(files: Vec<(PathBuf, String)>) -> Result<ParsedP
     let mut units = Vec::new();
     let mut diags = Vec::new();
     for (path, text) in files {
-        add_unit(&mut sources, &mut units, &mut diags, path, text);
+        let dialect = cuda::is_dialect_file(&path);
+        add_unit(&mut sources, &mut units, &mut diags, path, text, dialect);
     }
     finish(sources, units, diags)
 }
 
 /// Parses one unit into the program, its warnings (or its error) into `diags`.
-fn add_unit(sources: &mut source::SourceSet, units: &mut Vec<ast::TranslationUnit>, diags: &mut Vec<Diagnostic>, path: PathBuf, text: String) {
-    match parse_unit(sources, path, text) {
+fn add_unit(sources: &mut source::SourceSet, units: &mut Vec<ast::TranslationUnit>, diags: &mut Vec<Diagnostic>, path: PathBuf, text: String, dialect: bool) {
+    match parse_unit(sources, path, text, dialect) {
         Ok((unit, warnings)) => {
             diags.extend(warnings);
             units.push(unit);
@@ -119,9 +144,9 @@ fn parse_unit(
     sources: &mut source::SourceSet,
     file: PathBuf,
     text: String,
+    dialect: bool,
 ) -> Result<(ast::TranslationUnit, Vec<Diagnostic>), Diagnostic> {
     let tu = sources.units.len() as u32;
-    let dialect = cuda::is_dialect_file(&file);
     let text = if dialect { text + &cuda::trailer() } else { text };
     sources.units.push(source::SourceUnit::new(file, text));
     let text = sources.units[tu as usize].text.as_str();

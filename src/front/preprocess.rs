@@ -47,7 +47,7 @@ pub fn cpp_command(file: &Path, options: &PreprocessOptions, builtin: &BuiltinHe
         cmd.arg(format!("-D{def}"));
     }
     cmd.args(&options.cpp_flags);
-    if cuda::is_dialect_file(file) {
+    if options.lang.is_dialect(file) {
         // The dialect's types (`dim3`), before the program's first line.
         cmd.arg("-include");
         cmd.arg(builtin.dir().join(cuda::HEADER_NAME));
@@ -112,7 +112,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("t.c");
         std::fs::write(&file, "#include <openacc.h>\n#define N 64\n#pragma acc parallel num_gangs(N)\nint x = WIDTH;\n").unwrap();
-        let opts = PreprocessOptions { include_dirs: vec![], defines: vec!["WIDTH=7".into()], cpp_flags: Vec::new() };
+        let opts = PreprocessOptions { include_dirs: vec![], defines: vec!["WIDTH=7".into()], ..PreprocessOptions::default() };
         let out = preprocess(&file, &opts, &BuiltinHeaders::new().unwrap()).unwrap();
         assert!(out.contains("#pragma acc parallel num_gangs(64)"), "{out}");
         assert!(out.contains("int x = 7;"));
