@@ -158,6 +158,7 @@ bad_input_tests! {
     per_thread_return,
     per_thread_block_mismatch,
     warp_shuffle,
+    per_thread_shared_scalar,
 }
 
 #[test]

@@ -360,6 +360,7 @@ differential_tests! {
     mesi_histogram_atomic => "../../examples/mesi/histogram_atomic.cu",
     mesi_jacobi2d => "../../examples/mesi/jacobi2d.cu",
     mesi_matvec => "../../examples/mesi/matvec.cu",
+    dialect_block_total => "../dialect_programs/block_total.cu",
     dialect_forms => "../dialect_programs/forms.cu",
     dialect_struct_variables => "../dialect_programs/struct_variables.cu",
 }

@@ -31,7 +31,7 @@ use std::collections::{HashMap, HashSet};
 
 use crate::diag::Span;
 use crate::front::ast::{
-    self, DeclSpecs, Declaration, Declarator, DerivedType, ExprKind, ExternalDecl, ForInit, Initializer,
+    self, DeclSpecs, Declaration, Declarator, DerivedType, ExprKind, ExternalDecl, ForInit, Initializer, keep_lines,
     StmtKind, StorageClass, TranslationUnit, TypeSpec, UnaryOp,
 };
 use crate::front::linkage::{Definitions, FunctionKey};
@@ -210,20 +210,6 @@ fn apply_edits(text: &str, edits: &[Edit], out: &mut String) {
 fn sort_edits(edits: &mut [Edit]) {
     // Insertions first at a position, then enclosing edits before the ones they contain.
     edits.sort_by_key(|e| (e.lo, e.hi != e.lo, e.nesting, std::cmp::Reverse(e.hi)));
-}
-
-fn newline_count(s: &str) -> usize {
-    s.bytes().filter(|b| *b == b'\n').count()
-}
-
-/// Pads `replacement` with newlines so it spans as many lines as `original`.
-fn keep_lines(mut replacement: String, original: &str) -> String {
-    let have = newline_count(&replacement);
-    let want = newline_count(original);
-    for _ in have..want {
-        replacement.push('\n');
-    }
-    replacement
 }
 
 fn is_acc_pragma_line(line: &str) -> bool {

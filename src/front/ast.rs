@@ -27,6 +27,16 @@ pub struct HostRewrite {
     pub text: String,
 }
 
+/// `replacement` padded with newlines so that it spans as many lines as `original`, the text
+/// it replaces: the lines after an edit of the host code keep their numbers.
+pub fn keep_lines(mut replacement: String, original: &str) -> String {
+    let newlines = |s: &str| s.bytes().filter(|b| *b == b'\n').count();
+    for _ in newlines(&replacement)..newlines(original) {
+        replacement.push('\n');
+    }
+    replacement
+}
+
 #[derive(Clone, Debug)]
 pub enum ExternalDecl {
     Function(FunctionDef),

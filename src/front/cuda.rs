@@ -41,6 +41,7 @@ use std::path::Path;
 
 use crate::diag::{Diagnostic, Span};
 use crate::front::ast::*;
+use crate::front::lower::walk;
 
 mod guards;
 
@@ -291,79 +292,9 @@ fn used_axes(block: &Block) -> [bool; 3] {
         }
     };
     for s in &block.stmts {
-        visit_stmt(s, &mut visit);
+        walk::each_expr(s, &mut visit);
     }
     used
-}
-
-fn visit_stmt(s: &Stmt, f: &mut dyn FnMut(&Expr)) {
-    match &s.kind {
-        StmtKind::Compound(b) => b.stmts.iter().for_each(|s| visit_stmt(s, f)),
-        StmtKind::Expr(Some(e)) | StmtKind::Return(Some(e)) => visit_expr(e, f),
-        StmtKind::Decl(d) => d.declarators.iter().filter_map(|d| d.init.as_ref()).for_each(|i| visit_init(i, f)),
-        StmtKind::If { cond, then, otherwise } => {
-            visit_expr(cond, f);
-            visit_stmt(then, f);
-            if let Some(o) = otherwise {
-                visit_stmt(o, f);
-            }
-        }
-        StmtKind::While { cond, body } | StmtKind::DoWhile { body, cond } | StmtKind::Switch { cond, body } => {
-            visit_expr(cond, f);
-            visit_stmt(body, f);
-        }
-        StmtKind::For { init, cond, step, body } => {
-            match init {
-                Some(ForInit::Expr(e)) => visit_expr(e, f),
-                Some(ForInit::Decl(d)) => d.declarators.iter().filter_map(|d| d.init.as_ref()).for_each(|i| visit_init(i, f)),
-                None => {}
-            }
-            cond.iter().chain(step.iter()).for_each(|e| visit_expr(e, f));
-            visit_stmt(body, f);
-        }
-        StmtKind::Case { value, body } => {
-            visit_expr(value, f);
-            visit_stmt(body, f);
-        }
-        StmtKind::Default { body } | StmtKind::Labeled { body, .. } => visit_stmt(body, f),
-        StmtKind::Acc { body: Some(b), .. } => visit_stmt(b, f),
-        _ => {}
-    }
-}
-
-fn visit_init(i: &Initializer, f: &mut dyn FnMut(&Expr)) {
-    match i {
-        Initializer::Expr(e) => visit_expr(e, f),
-        Initializer::List(items, _) => items.iter().for_each(|(_, i)| visit_init(i, f)),
-    }
-}
-
-fn visit_expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
-    f(e);
-    match &e.kind {
-        ExprKind::Unary { operand, .. } => visit_expr(operand, f),
-        ExprKind::Binary { lhs, rhs, .. } | ExprKind::Assign { lhs, rhs, .. } => {
-            visit_expr(lhs, f);
-            visit_expr(rhs, f);
-        }
-        ExprKind::Conditional { cond, then, otherwise } => {
-            visit_expr(cond, f);
-            visit_expr(then, f);
-            visit_expr(otherwise, f);
-        }
-        ExprKind::Cast { expr, .. } | ExprKind::SizeofExpr(expr) => visit_expr(expr, f),
-        ExprKind::Call { callee, args } => {
-            visit_expr(callee, f);
-            args.iter().for_each(|a| visit_expr(a, f));
-        }
-        ExprKind::Index { base, index } => {
-            visit_expr(base, f);
-            visit_expr(index, f);
-        }
-        ExprKind::Member { base, .. } => visit_expr(base, f),
-        ExprKind::CompoundLiteral { init, .. } => visit_init(init, f),
-        _ => {}
-    }
 }
 
 /// Rewrites a kernel's body, thread by thread, into C: the built-in variables, `return`,
@@ -740,35 +671,12 @@ pub fn desugar_kernel(f: &mut FunctionDef, text: &str, snippets: &Snippets, rewr
 
 /// Whether a kernel's threads work together: a `__shared__` array or a `__syncthreads()`.
 fn cooperates(body: &Block) -> bool {
-    fn decls(stmts: &[Stmt], found: &mut bool) {
-        for s in stmts {
-            match &s.kind {
-                StmtKind::Decl(d) if d.specs.block_shared => *found = true,
-                StmtKind::Compound(b) => decls(&b.stmts, found),
-                StmtKind::If { then, otherwise, .. } => {
-                    decls(std::slice::from_ref(then), found);
-                    if let Some(o) = otherwise {
-                        decls(std::slice::from_ref(o), found);
-                    }
-                }
-                StmtKind::While { body, .. } | StmtKind::DoWhile { body, .. } | StmtKind::For { body, .. } => {
-                    decls(std::slice::from_ref(body), found)
-                }
-                _ => {}
-            }
-        }
-    }
     let mut found = false;
-    decls(&body.stmts, &mut found);
-    let mut visit = |e: &Expr| {
-        if let ExprKind::Call { callee, .. } = &e.kind
-            && matches!(&callee.kind, ExprKind::Ident(n) if n == "__syncthreads")
-        {
-            found = true;
-        }
-    };
     for s in &body.stmts {
-        visit_stmt(s, &mut visit);
+        walk::each_stmt(s, &mut |s| found |= matches!(&s.kind, StmtKind::Decl(d) if d.specs.block_shared));
+        walk::each_expr(s, &mut |e| {
+            found |= matches!(&e.kind, ExprKind::Call { callee, .. } if matches!(&callee.kind, ExprKind::Ident(n) if n == "__syncthreads"));
+        });
     }
     found
 }

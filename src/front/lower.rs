@@ -850,12 +850,12 @@ impl<'a> Lowerer<'a> {
 
     fn kernel(&mut self, plan: Plan, site: &Site, region: &mut RegionState) -> Option<Handle<Kernel>> {
         let kernel = match plan {
-            Plan::Single { stmts, span } => self.single_kernel(&stmts, span, site, region, None)?,
-            Plan::PerThread { stmts, span, launch } => self.per_thread_kernel(&stmts, span, launch, site, region)?,
+            Plan::Single { stmts, span } => self.single_kernel(&stmts, span, site, region, None, None)?,
+            Plan::PerThread { stmts, span, launch } => self.single_kernel(&stmts, span, site, region, None, Some(launch))?,
             Plan::Parallel { outer, clauses, policy, checked } => {
                 let seq = has_clause(&clauses, |k| matches!(k, ClauseKind::Seq));
                 if seq {
-                    self.single_kernel(&[outer], outer.span, site, region, None)?
+                    self.single_kernel(&[outer], outer.span, site, region, None, None)?
                 } else {
                     let nest = NestPlan { policy, checked, max_dims: loops::MAX_DIMS };
                     self.parallel_kernel(outer, clauses, nest, site, region)?
@@ -882,7 +882,18 @@ impl<'a> Lowerer<'a> {
         failed
     }
 
-    fn single_kernel(&mut self, stmts: &[&Stmt], span: Span, site: &Site, region: &mut RegionState, reason: Option<SequentialReason>) -> Option<Kernel> {
+    /// A kernel without parallel dims: statements run by one thread, or, given `launch`, a
+    /// MESI-CUDA kernel written per thread (`front::cuda`), whose body reads the grid's indices
+    /// and has its block's `__shared__` arrays and barriers, run on every thread of the launch.
+    fn single_kernel(
+        &mut self,
+        stmts: &[&Stmt],
+        span: Span,
+        site: &Site,
+        region: &mut RegionState,
+        reason: Option<SequentialReason>,
+        launch: Option<&ast::CudaLaunch>,
+    ) -> Option<Kernel> {
         let (prelude, sema, function) = (site.prelude, site.sema, site.function);
         let name = self.kernel_name(function, span);
         let (kernel, errors) = {
@@ -890,6 +901,7 @@ impl<'a> Lowerer<'a> {
             let mut kb = KernelBuilder::new(&cx, sema.clone(), &mut region.args, Mode::Single);
             kb.treatments = region.treatments.clone();
             kb.default_none = region.default_none.clone();
+            kb.per_thread = launch.is_some();
             for s in prelude.iter().chain(stmts) {
                 kb.written.extend(walk::written_names(s));
             }
@@ -898,6 +910,25 @@ impl<'a> Lowerer<'a> {
             kb.stmts(prelude, &mut block);
             kb.stmts(stmts, &mut block);
             kb.pop_scope();
+            let explicit_grid = launch.map(|launch| {
+                let grid = launch.grid.each_ref().map(|e| match kb.expr(e) {
+                    Ok(h) => kb.cast(h, ScalarType::I64),
+                    Err(d) => {
+                        kb.errors.push(d);
+                        kb.int_const(1, ScalarType::I64)
+                    }
+                });
+                ExplicitGrid { block: launch.block, grid, shared: std::mem::take(&mut kb.block_shared) }
+            });
+            // Which of the launch's threads assigns a host scalar is not known here, and one
+            // thread's value would be handed back: refused rather than guessed.
+            if launch.is_some()
+                && let Some(&(local, _)) = kb.scalar_outputs.first()
+            {
+                let name = kb.body.locals[local].name.clone();
+                kb.errors.push(Diagnostic::error(span, format!("a kernel that uses `__shared__` or `__syncthreads()` assigns the shared scalar `{name}`"))
+                    .with_help(format!("store the value in an element of a shared array instead (`__global__ int {name}[1];` and `{name}[0] = ...`)")));
+            }
             let mut body = std::mem::take(&mut kb.body);
             body.block = block;
             let kernel = Kernel {
@@ -913,58 +944,7 @@ impl<'a> Lowerer<'a> {
                 inner_sequential: Vec::new(),
                 num_gangs: region.num_gangs.clone(),
                 partitions: Vec::new(),
-                explicit_grid: None,
-            };
-            (kernel, std::mem::take(&mut kb.errors))
-        };
-        if self.take_errors(errors) {
-            return None;
-        }
-        Some(kernel)
-    }
-
-    /// A MESI-CUDA kernel written per thread (`front::cuda`): its body as it stands, reading
-    /// the grid's built-in indices, with its `__shared__` arrays and barriers, and its launch.
-    fn per_thread_kernel(&mut self, stmts: &[&Stmt], span: Span, launch: &ast::CudaLaunch, site: &Site, region: &mut RegionState) -> Option<Kernel> {
-        let (sema, function) = (site.sema, site.function);
-        let name = self.kernel_name(function, span);
-        let (kernel, errors) = {
-            let cx = self.context();
-            let mut kb = KernelBuilder::new(&cx, sema.clone(), &mut region.args, Mode::Single);
-            kb.per_thread = true;
-            for s in stmts {
-                kb.written.extend(walk::written_names(s));
-            }
-            kb.push_scope();
-            let mut block = Vec::new();
-            kb.stmts(stmts, &mut block);
-            kb.pop_scope();
-            let mut grid = [Handle::new(0); 3];
-            for (axis, e) in launch.grid.iter().enumerate() {
-                grid[axis] = match kb.expr(e) {
-                    Ok(h) => kb.cast(h, ScalarType::I64),
-                    Err(d) => {
-                        kb.errors.push(d);
-                        kb.int_const(1, ScalarType::I64)
-                    }
-                };
-            }
-            let mut body = std::mem::take(&mut kb.body);
-            body.block = block;
-            let kernel = Kernel {
-                name,
-                span,
-                params: std::mem::take(&mut kb.params),
-                space: Vec::new(),
-                body,
-                reductions: Vec::new(),
-                scalar_outputs: Vec::new(),
-                sequential_reason: None,
-                auto_private: Vec::new(),
-                inner_sequential: Vec::new(),
-                num_gangs: Vec::new(),
-                partitions: Vec::new(),
-                explicit_grid: Some(ExplicitGrid { block: launch.block, grid, shared: std::mem::take(&mut kb.block_shared) }),
+                explicit_grid,
             };
             (kernel, std::mem::take(&mut kb.errors))
         };
@@ -984,7 +964,7 @@ impl<'a> Lowerer<'a> {
                     .with_help("if the iterations are independent, say so with `#pragma acc loop independent`"),
             );
             let reason = SequentialReason { message, span };
-            this.single_kernel(&[outer], outer.span, site, region, Some(reason))
+            this.single_kernel(&[outer], outer.span, site, region, Some(reason), None)
         };
         let mut inner_sema = sema.clone();
         let (nest, _) = match loops::loop_nest(&inner_sema, outer, clauses, policy) {
@@ -1092,7 +1072,7 @@ impl<'a> Lowerer<'a> {
                 diagnostic.message.push_str("; the loop nest runs in order on one thread");
                 self.diags.push(diagnostic);
                 let reason = SequentialReason { message: why, span: outer.span };
-                return self.single_kernel(&[outer], outer.span, site, region, Some(reason));
+                return self.single_kernel(&[outer], outer.span, site, region, Some(reason), None);
             }
         };
         let args_before = region.args.len();
@@ -1207,7 +1187,7 @@ impl<'a> Lowerer<'a> {
             region.args.truncate(args_before);
             let reason = SequentialReason { message: found.message, span: found.span };
             if found.dim == 0 {
-                return self.single_kernel(&[outer], outer.span, site, region, Some(reason));
+                return self.single_kernel(&[outer], outer.span, site, region, Some(reason), None);
             }
             let mut kernel = self.parallel_kernel(outer, all_clauses, NestPlan { policy, checked, max_dims: found.dim }, site, region)?;
             kernel.inner_sequential.push(reason);

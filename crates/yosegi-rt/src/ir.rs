@@ -183,6 +183,9 @@ impl<T> Arena<T> {
     pub fn iter(&self) -> impl Iterator<Item = (Handle<T>, &T)> {
         self.items.iter().enumerate().map(|(i, v)| (Handle::new(i), v))
     }
+    pub fn get(&self, h: Handle<T>) -> Option<&T> {
+        self.items.get(h.index())
+    }
 }
 
 impl<T> std::ops::Index<Handle<T>> for Arena<T> {

@@ -173,17 +173,8 @@ impl LoopBounds {
         }
         let mut changed = false;
         visit_stmt_exprs(body, &mut |e| {
-            let target = match &e.kind {
-                ExprKind::Assign { lhs, .. } => Some(lhs.as_ref()),
-                ExprKind::Unary {
-                    op: UnaryOp::PreInc | UnaryOp::PreDec | UnaryOp::PostInc | UnaryOp::PostDec | UnaryOp::AddrOf,
-                    operand,
-                } => Some(operand.as_ref()),
-                _ => None,
-            };
-            if target.is_some_and(|t| is_var(t)) {
-                changed = true;
-            }
+            let address_taken = matches!(&e.kind, ExprKind::Unary { op: UnaryOp::AddrOf, operand } if is_var(operand));
+            changed |= address_taken || crate::front::lower::walk::assigned_name(e) == Some(var.as_str());
         });
         if changed {
             return None;

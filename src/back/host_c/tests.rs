@@ -374,3 +374,7 @@ fn reads_after_a_launching_call_in_one_statement_are_hooked_after_the_call() {
     );
     assert!(code.contains("    bump(a, n);\n"), "a call alone needs no hook:\n{code}");
 }
+
+fn newline_count(s: &str) -> usize {
+    s.bytes().filter(|b| *b == b'\n').count()
+}

@@ -15,6 +15,7 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::front::ast::*;
+use crate::front::lower::walk;
 
 use super::global_index;
 
@@ -31,8 +32,8 @@ pub(super) struct AxisBounds {
 pub(super) fn fold(body: &mut Block, params: &HashSet<String>, text: &str) -> [AxisBounds; 3] {
     let mut bounds: [AxisBounds; 3] = Default::default();
     let assigned = assigned_names(body);
-    let mut locals: HashSet<String> = HashSet::new();
-    collect_locals(&body.stmts, &mut locals);
+    // Every name the body declares, at any depth (a bound naming one is not uniform).
+    let (locals, _) = walk::declared_and_named(&body.stmts);
     // Index variables declared before the test: name -> (axis, offset).
     let mut index_vars: HashMap<String, (usize, i64)> = HashMap::new();
     let mut k = 0;
@@ -233,49 +234,15 @@ fn is_uniform(e: &Expr, params: &HashSet<String>, locals: &HashSet<String>, assi
 /// Names the body assigns, increments or takes the address of.
 fn assigned_names(body: &Block) -> HashSet<String> {
     let mut out = HashSet::new();
-    let mut note = |e: &Expr| {
-        let target = match &e.kind {
-            ExprKind::Assign { lhs, .. } => Some(lhs.as_ref()),
-            ExprKind::Unary { op: UnaryOp::PreInc | UnaryOp::PreDec | UnaryOp::PostInc | UnaryOp::PostDec | UnaryOp::AddrOf, operand } => {
-                Some(operand.as_ref())
-            }
-            _ => None,
-        };
-        if let Some(ExprKind::Ident(n)) = target.map(|t| &t.kind) {
-            out.insert(n.clone());
-        }
-    };
     for s in &body.stmts {
-        super::visit_stmt(s, &mut note);
+        out.extend(walk::written_names(s));
+        walk::each_expr(s, &mut |e| {
+            if let ExprKind::Unary { op: UnaryOp::AddrOf, operand } = &e.kind
+                && let ExprKind::Ident(n) = &operand.kind
+            {
+                out.insert(n.clone());
+            }
+        });
     }
     out
-}
-
-/// Every name the body declares, at any depth (a bound naming one is not uniform).
-fn collect_locals(stmts: &[Stmt], out: &mut HashSet<String>) {
-    for s in stmts {
-        match &s.kind {
-            StmtKind::Decl(d) | StmtKind::For { init: Some(ForInit::Decl(d)), .. } => {
-                out.extend(d.declarators.iter().filter_map(|id| id.declarator.name.clone()));
-                if let StmtKind::For { body, .. } = &s.kind {
-                    collect_locals(std::slice::from_ref(body), out);
-                }
-            }
-            StmtKind::Compound(b) => collect_locals(&b.stmts, out),
-            StmtKind::If { then, otherwise, .. } => {
-                collect_locals(std::slice::from_ref(then), out);
-                if let Some(o) = otherwise {
-                    collect_locals(std::slice::from_ref(o), out);
-                }
-            }
-            StmtKind::While { body, .. }
-            | StmtKind::DoWhile { body, .. }
-            | StmtKind::For { body, .. }
-            | StmtKind::Switch { body, .. }
-            | StmtKind::Case { body, .. }
-            | StmtKind::Default { body }
-            | StmtKind::Labeled { body, .. } => collect_locals(std::slice::from_ref(body), out),
-            _ => {}
-        }
-    }
 }

@@ -291,8 +291,8 @@ impl<'a> KernelBuilder<'a> {
     }
 
     /// In a kernel written per thread, `threadIdx.x` and the other built-in indices: the
-    /// grid's, as CUDA types them (`unsigned int`).
-    pub(super) fn grid_builtin(&mut self, e: &ast::Expr) -> Option<Handle<Expr>> {
+    /// grid's index they name.
+    pub(super) fn grid_builtin(&self, e: &ast::Expr) -> Option<ExprKind> {
         if !self.per_thread {
             return None;
         }
@@ -304,15 +304,13 @@ impl<'a> KernelBuilder<'a> {
             "z" => Axis::Z,
             _ => return None,
         };
-        let kind = match name.as_str() {
-            "threadIdx" => ExprKind::ThreadIdx(axis),
-            "blockIdx" => ExprKind::BlockIdx(axis),
-            "blockDim" => ExprKind::BlockDim(axis),
-            "gridDim" => ExprKind::GridDim(axis),
-            _ => return None,
-        };
-        let index = self.add(kind, ScalarType::I32, e.span);
-        Some(self.cast(index, ScalarType::U32))
+        match name.as_str() {
+            "threadIdx" => Some(ExprKind::ThreadIdx(axis)),
+            "blockIdx" => Some(ExprKind::BlockIdx(axis)),
+            "blockDim" => Some(ExprKind::BlockDim(axis)),
+            "gridDim" => Some(ExprKind::GridDim(axis)),
+            _ => None,
+        }
     }
 
     /// A `__shared__` array declared in a kernel written per thread.

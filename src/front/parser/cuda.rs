@@ -210,7 +210,7 @@ impl<'a> Parser<'a> {
         let shapes = format!("{}, {}", cuda::shape_arg_text(&text(&grid)), cuda::shape_arg_text(&text(&block)));
         let inserted = if args.is_empty() { shapes } else { format!("{shapes}, ") };
         let state = self.cuda.as_mut().expect("in the dialect");
-        state.rewrites.push(HostRewrite { span: open.to(close), text: keep_newlines(String::new(), &self.text[open.lo as usize..close.hi as usize]) });
+        state.rewrites.push(HostRewrite { span: open.to(close), text: keep_lines(String::new(), &self.text[open.lo as usize..close.hi as usize]) });
         state.rewrites.push(HostRewrite { span: Span::new(paren.tu, paren.hi, paren.hi), text: inserted });
         let callee = Expr { kind: ExprKind::Ident(name), span: name_tok.span };
         let mut all = vec![grid, block];
@@ -260,7 +260,7 @@ impl<'a> Parser<'a> {
                     values.push(Expr { kind: ExprKind::IntLit { value: 1, suffix: IntSuffix::default(), radix: 10 }, span: close });
                 }
                 let replaced = &self.text[open.lo as usize..close.hi as usize];
-                let text = keep_newlines(format!(" = {{ {} }}", items.join(", ")), replaced);
+                let text = keep_lines(format!(" = {{ {} }}", items.join(", ")), replaced);
                 self.cuda.as_mut().expect("in the dialect").rewrites.push(HostRewrite { span: open.to(close), text });
                 self.declare(&name, super::NameKind::Ordinary);
                 let declarator = Declarator { name: Some(name), name_span: name_tok.span, derived: Vec::new(), span: name_tok.span };
@@ -274,13 +274,4 @@ impl<'a> Parser<'a> {
         self.expect_punct(";", "after the declaration")?;
         Ok(Declaration { specs, declarators, span: start.to(self.prev_span()) })
     }
-}
-
-/// `text` padded with the newlines of `original`, so that the lines after a rewrite keep their
-/// numbers.
-fn keep_newlines(mut text: String, original: &str) -> String {
-    for _ in 0..original.bytes().filter(|b| *b == b'\n').count() {
-        text.push('\n');
-    }
-    text
 }

@@ -270,9 +270,29 @@ extern "C" fn rt_host_access(ptrs: *const *mut c_void, modes: *const c_int, n: c
     // SAFETY: the glue passes two arrays of `n` elements.
     let (ptrs, modes) =
         unsafe { (std::slice::from_raw_parts(ptrs, n as usize), std::slice::from_raw_parts(modes, n as usize)) };
+    host_hook(ptrs, None, modes);
+}
+
+extern "C" fn rt_host_access_range(ptrs: *const *mut c_void, bytes: *const u64, modes: *const c_int, n: c_int) {
+    if ptrs.is_null() || bytes.is_null() || modes.is_null() || n <= 0 {
+        return;
+    }
+    // SAFETY: the glue passes three arrays of `n` elements.
+    let (ptrs, bytes, modes) = unsafe {
+        (
+            std::slice::from_raw_parts(ptrs, n as usize),
+            std::slice::from_raw_parts(bytes, n as usize),
+            std::slice::from_raw_parts(modes, n as usize),
+        )
+    };
+    host_hook(ptrs, Some(bytes), modes);
+}
+
+/// A host-access hook: whole objects (`bytes` `None`) or `bytes[k]` bytes at `ptrs[k]`.
+fn host_hook(ptrs: &[*mut c_void], bytes: Option<&[u64]>, modes: &[c_int]) {
     // The same untracked address again (a function taking a pointer to a host scalar, called
     // in a loop), and nothing tracked since: nothing to do, without the lock.
-    let single = (n == 1).then(|| ptrs[0] as u64);
+    let single = (ptrs.len() == 1).then(|| ptrs[0] as u64);
     if let Some(ptr) = single
         && UNTRACKED_HOOK_ADDRESS.get() == (ptr, registry::coverage_generation())
     {
@@ -296,7 +316,10 @@ extern "C" fn rt_host_access(ptrs: *const *mut c_void, modes: *const c_int, n: c
         let started = rt.clock();
         // Read under the lock, before the lookup: an insertion after it changes the count.
         let generation = registry::coverage_generation();
-        let tracked = rt.host_access(addresses, modes);
+        let tracked = match bytes {
+            Some(bytes) => rt.host_access_range(addresses, bytes, modes),
+            None => rt.host_access(addresses, modes),
+        };
         if let Some(ptr) = single
             && !tracked
         {
@@ -310,26 +333,6 @@ thread_local! {
     /// The address of this thread's last single-pointer hook that found nothing tracked, and
     /// [`registry::coverage_generation`] when it looked.
     static UNTRACKED_HOOK_ADDRESS: std::cell::Cell<(u64, u64)> = const { std::cell::Cell::new((u64::MAX, u64::MAX)) };
-}
-
-extern "C" fn rt_host_access_range(ptrs: *const *mut c_void, lens: *const u64, modes: *const c_int, n: c_int) {
-    if ptrs.is_null() || lens.is_null() || modes.is_null() || n <= 0 {
-        return;
-    }
-    // SAFETY: the glue passes three arrays of `n` elements.
-    let (ptrs, lens, modes) = unsafe {
-        (
-            std::slice::from_raw_parts(ptrs, n as usize),
-            std::slice::from_raw_parts(lens, n as usize),
-            std::slice::from_raw_parts(modes, n as usize),
-        )
-    };
-    let ranges: Vec<(u64, u64)> = ptrs.iter().zip(lens).map(|(&p, &len)| (p as u64, len)).collect();
-    if_installed(|rt| {
-        let started = rt.clock();
-        rt.host_access_range(&ranges, modes);
-        rt.record_runtime_call("host access", started);
-    })
 }
 
 extern "C" fn rt_host_access_all() {

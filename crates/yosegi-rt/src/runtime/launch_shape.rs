@@ -20,16 +20,18 @@
 //! unless set, none on `sim` unless set (the tests set it to run the reshaped launches), and 0
 //! turns spreading off.
 
-use crate::ir::{GridKernel, Stmt, for_each_stmt};
+use crate::ir::{GridKernel, Module};
 
 /// Blocks are never made narrower than one warp along `x`.
 const WARP: u32 = 32;
 
-/// Whether the kernel's code is the same whatever its block's shape.
-pub fn reshapable(kernel: &GridKernel) -> bool {
-    let mut barrier = false;
-    for_each_stmt(&kernel.body.block, &mut |s| barrier |= matches!(s, Stmt::Barrier));
-    kernel.shared.is_empty() && kernel.reductions.is_empty() && kernel.scalar_outputs.is_empty() && !barrier
+/// Whether the kernel's code is the same whatever its block's shape (a kernel the program
+/// wrote per thread, with its own barriers, is written for its launch's block).
+pub fn reshapable(module: &Module, kernel: &GridKernel) -> bool {
+    kernel.shared.is_empty()
+        && kernel.reductions.is_empty()
+        && kernel.scalar_outputs.is_empty()
+        && module.kernels.get(kernel.source).is_none_or(|k| k.explicit_grid.is_none())
 }
 
 /// `YOSEGI_MULTIPROCESSORS` when set to a number, else `default`.
@@ -40,8 +42,8 @@ pub fn multiprocessors(default: u32) -> u32 {
 /// The block and grid to launch `kernel` with over `multiprocessors`, given the `grid` the
 /// mapping's expressions make: the mapping's shape, or the spread one (see the module's
 /// documentation). `max_grid` bounds each axis of the grid.
-pub fn spread(kernel: &GridKernel, grid: [u64; 3], multiprocessors: u32, max_grid: [u64; 3]) -> ([u32; 3], [u64; 3]) {
-    if !reshapable(kernel) {
+pub fn spread(module: &Module, kernel: &GridKernel, grid: [u64; 3], multiprocessors: u32, max_grid: [u64; 3]) -> ([u32; 3], [u64; 3]) {
+    if !reshapable(module, kernel) {
         return (kernel.launch.block, grid);
     }
     spread_shape(kernel.launch.block, grid, multiprocessors, max_grid)

@@ -904,43 +904,38 @@ impl Runtime {
     /// The host is about to read (`abi::READ`) and/or write (`abi::WRITE`) the objects
     /// containing these addresses. Returns whether any of them is tracked.
     pub fn host_access(&mut self, ptrs: &[u64], modes: &[i32]) -> bool {
-        let mut tracked = false;
-        for (&ptr, &mode) in ptrs.iter().zip(modes) {
-            let Some(start) = self.registry.find(ptr) else { continue };
-            tracked = true;
-            let (copies, mut t) = self.transfer_for(start).expect("found");
-            let len = copies.len;
-            if mode & abi::YOSEGI_WRITE != 0 {
-                copies.host_writes(0, len, &mut t);
-            } else {
-                copies.make_host_valid(0, len, &mut t);
-            }
-        }
-        // Memory the runtime does not track (a host scalar behind a pointer, most hooks in a
-        // program's host loops) involves no device: nothing to report from them either.
-        if tracked {
-            self.exit_on_device_fault();
-        }
-        tracked
+        self.host_access_bytes(ptrs, None, modes)
     }
 
-    /// [`Runtime::host_access`] for `(address, bytes)` ranges: only those bytes of the objects
-    /// that contain them are made valid on the host, or stale on the devices when written (a
-    /// host statement storing one element of a shared array).
-    pub fn host_access_range(&mut self, ranges: &[(u64, u64)], modes: &[i32]) -> bool {
+    /// [`Runtime::host_access`] for `bytes[k]` bytes at `ptrs[k]`: only those bytes of the
+    /// objects that contain them are made valid on the host, or stale on the devices when
+    /// written (a host statement storing one element of a shared array).
+    pub fn host_access_range(&mut self, ptrs: &[u64], bytes: &[u64], modes: &[i32]) -> bool {
+        self.host_access_bytes(ptrs, Some(bytes), modes)
+    }
+
+    /// The two above: `bytes` `None` covers each whole object.
+    fn host_access_bytes(&mut self, ptrs: &[u64], bytes: Option<&[u64]>, modes: &[i32]) -> bool {
         let mut tracked = false;
-        for (&(ptr, bytes), &mode) in ranges.iter().zip(modes) {
+        for (k, (&ptr, &mode)) in ptrs.iter().zip(modes).enumerate() {
             let Some(start) = self.registry.find(ptr) else { continue };
             tracked = true;
             let (copies, mut t) = self.transfer_for(start).expect("found");
-            let lo = (ptr - start).min(copies.len);
-            let hi = lo.saturating_add(bytes).min(copies.len);
+            let (lo, hi) = match bytes.and_then(|b| b.get(k)) {
+                Some(&n) => {
+                    let lo = (ptr - start).min(copies.len);
+                    (lo, lo.saturating_add(n).min(copies.len))
+                }
+                None => (0, copies.len),
+            };
             if mode & abi::YOSEGI_WRITE != 0 {
                 copies.host_writes(lo, hi, &mut t);
             } else {
                 copies.make_host_valid(lo, hi, &mut t);
             }
         }
+        // Memory the runtime does not track (a host scalar behind a pointer, most hooks in a
+        // program's host loops) involves no device: nothing to report from them either.
         if tracked {
             self.exit_on_device_fault();
         }

@@ -114,7 +114,11 @@ impl<'a> KernelBuilder<'a> {
                 }
                 Ok(self.add(ExprKind::Load { array, indices }, ty, span))
             }
-            AE::Member { .. } if self.grid_builtin(e).is_some() => Ok(self.grid_builtin(e).expect("checked")),
+            AE::Member { .. } if let Some(kind) = self.grid_builtin(e) => {
+                // As CUDA types them: `unsigned int`.
+                let index = self.add(kind, ScalarType::I32, span);
+                Ok(self.cast(index, ScalarType::U32))
+            }
             AE::Member { base, field, arrow } => {
                 if !arrow && let Some((place, s)) = self.kernel_struct_place(base)? {
                     return self.member_value(&place, s, field, span);

@@ -53,7 +53,7 @@ impl CudaDevice {
             }
             grid[axis] = blocks as u32;
         }
-        let (block, spread_grid) = launch_shape::spread(kernel, grid.map(u64::from), self.multiprocessors, MAX_GRID.map(|m| m as u64));
+        let (block, spread_grid) = launch_shape::spread(launch.module, kernel, grid.map(u64::from), self.multiprocessors, MAX_GRID.map(|m| m as u64));
         let grid = spread_grid.map(|g| g as u32);
         let threads: u64 = block.iter().map(|&b| b as u64).product();
         if threads > MAX_BLOCK_THREADS {

@@ -338,7 +338,7 @@ pub fn launch_context<'a>(
             b.dims = d;
         }
     }
-    let (block, grid) = launch_shape::spread(kernel, grid, multiprocessors, [MAX_BLOCKS; 3]);
+    let (block, grid) = launch_shape::spread(launch.module, kernel, grid, multiprocessors, [MAX_BLOCKS; 3]);
     ctx.block_dim = block;
     ctx.grid_dim = grid;
     Ok((ctx, grid[0] * grid[1] * grid[2]))
