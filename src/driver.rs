@@ -274,6 +274,61 @@ pub fn run_program(program: &CompiledProgram, library: &Path, options: &RunOptio
 
 pub use crate::runtime::start::exit_process;
 
+/// `yosegi run --ranks N`: this command again as `N` ranks of an MPI job on this machine
+/// (`mpirun -np N`, or `YOSEGI_MPIRUN`), every rank given the same standard input. Returns the
+/// launcher's exit status.
+pub fn launch_ranks(ranks: u32) -> Result<u8, Diagnostic> {
+    use std::io::IsTerminal;
+    let launcher = std::env::var("YOSEGI_MPIRUN").ok().filter(|l| !l.trim().is_empty()).unwrap_or_else(|| "mpirun".to_string());
+    let version = std::process::Command::new(&launcher).arg("--version").output().map_err(|e| {
+        Diagnostic::global_error(format!("--ranks {ranks} needs an MPI launcher, and `{launcher}` cannot be run: {e}"))
+            .with_help("install MPI (Open MPI or MPICH), or set YOSEGI_MPIRUN to the site's launcher")
+    })?;
+    let open_mpi = String::from_utf8_lossy(&version.stdout).contains("Open MPI") || String::from_utf8_lossy(&version.stdout).contains("OpenRTE");
+    // The same arguments, less `--ranks`.
+    let mut args: Vec<std::ffi::OsString> = Vec::new();
+    let mut skip = false;
+    for arg in std::env::args_os().skip(1) {
+        if skip {
+            skip = false;
+            continue;
+        }
+        if arg == "--" {
+            args.push(arg);
+            skip = false;
+            continue;
+        }
+        match arg.to_str() {
+            Some("--ranks") if !args.iter().any(|a| a == "--") => skip = true,
+            Some(a) if a.starts_with("--ranks=") && !args.iter().any(|a| a == "--") => {}
+            _ => args.push(arg),
+        }
+    }
+    let exe = std::env::current_exe().map_err(|e| Diagnostic::global_error(format!("cannot find the yosegi binary: {e}")))?;
+    let mut command = std::process::Command::new(&launcher);
+    command.arg("-np").arg(ranks.to_string());
+    if open_mpi {
+        // Several ranks on a machine of fewer cores, as for testing on the simulator.
+        command.arg("--oversubscribe");
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } == 0 {
+            command.env("OMPI_ALLOW_RUN_AS_ROOT", "1").env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+        }
+    }
+    command.arg(exe).args(args);
+    // Every rank reads the same input: ours, kept in a file (a launcher gives it to rank 0 only).
+    let _input = if std::io::stdin().is_terminal() {
+        None
+    } else {
+        let mut file = tempfile::NamedTempFile::new().map_err(|e| Diagnostic::global_error(format!("cannot keep the standard input: {e}")))?;
+        std::io::copy(&mut std::io::stdin().lock(), &mut file).map_err(|e| Diagnostic::global_error(format!("cannot read the standard input: {e}")))?;
+        command.env(crate::runtime::ranks::STDIN_VARIABLE, file.path()).stdin(std::process::Stdio::null());
+        Some(file)
+    };
+    let status = command.status().map_err(|e| Diagnostic::global_error(format!("cannot run `{launcher}`: {e}")))?;
+    Ok(status.code().map_or(1, |c| c.clamp(0, 255) as u8))
+}
+
 /// Installs the process's runtime for this program and returns the table for its glue.
 fn install_runtime(program: &CompiledProgram, options: &RunOptions) -> Result<*const c_void, Diagnostic> {
     use std::io::IsTerminal;

@@ -127,6 +127,11 @@ struct RunArgs {
     /// `YOSEGI_KEEP=DIR`; by default they go to `sources/` in the kernel cache directory).
     #[arg(long, value_name = "DIR")]
     keep: Option<PathBuf>,
+    /// Run the program as N MPI ranks on this machine, one device each (`mpirun -np N`, or
+    /// the launcher in `YOSEGI_MPIRUN`): the same program, its parallel loops split over the
+    /// ranks' devices, printing what one process prints. Under a launcher already, ignored.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    ranks: Option<u32>,
     #[command(flatten)]
     input: InputArgs,
     /// Arguments for the program.
@@ -280,6 +285,14 @@ fn run(args: RunArgs) -> ExitCode {
         Ok(p) => p,
         Err(code) => return code,
     };
+    if let Some(ranks) = args.ranks.filter(|&n| n > 1)
+        && yosegi::runtime::ranks::launched_size().is_none()
+    {
+        return match driver::launch_ranks(ranks) {
+            Ok(status) => ExitCode::from(status),
+            Err(d) => fail(&program.sources, d),
+        };
+    }
     let scratch = match ScratchDir::new() {
         Ok(s) => s,
         Err(d) => return fail(&program.sources, d),

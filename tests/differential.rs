@@ -123,12 +123,15 @@ enum StagingRun {
     /// always run (every other run fuses by the default `auto`, except `Disabled`, which
     /// passes `--fusion off`).
     FusionOn,
+    /// The default staging as this many MPI ranks of one simulated device each
+    /// (`--ranks N`, `runtime::ranks`).
+    Ranks(usize),
 }
 
 impl StagingRun {
     fn flag(self) -> &'static str {
         match self {
-            StagingRun::Auto | StagingRun::Devices(_) | StagingRun::FusionOn => "auto",
+            StagingRun::Auto | StagingRun::Devices(_) | StagingRun::FusionOn | StagingRun::Ranks(_) => "auto",
             StagingRun::Forced => "on",
             StagingRun::Disabled | StagingRun::Spread => "off",
         }
@@ -187,14 +190,26 @@ fn check_program(entry: &str, staging: StagingRun) {
         StagingRun::Devices(n) => n,
         _ => 1,
     };
+    yosegi_cmd.args(["run", "--device", "sim", "--staging", staging.flag(), "--fusion", staging.fusion_flag()]);
+    match staging {
+        StagingRun::Ranks(n) => yosegi_cmd.args(["--ranks", &n.to_string()]),
+        _ => yosegi_cmd.args(["--gpus", &devices.to_string()]),
+    };
     yosegi_cmd
-        .args(["run", "--device", "sim", "--staging", staging.flag(), "--fusion", staging.fusion_flag(), "--gpus", &devices.to_string()])
         .env("YOSEGI_MULTIPROCESSORS", if staging == StagingRun::Spread { "4096" } else { "0" })
         .args(&program.cflags)
         .args(&program.sources)
         .arg("--")
         .args(&program.args);
     let actual = run(yosegi_cmd, program_input(&program));
+    if let StagingRun::Ranks(n) = staging
+        && RANKS_TAKE_DIFFERENT_PATHS.contains(&entry)
+    {
+        // Known: the job must stop, saying why, never print a wrong answer or hang.
+        assert_ne!(actual.code(), Some(0), "{} as {n} ranks was expected to stop\n{}", program.name, actual.describe());
+        assert!(actual.stderr.contains("host code took different paths"), "{} as {n} ranks\n{}", program.name, actual.describe());
+        return;
+    }
     assert_eq!(
         actual.code(),
         expected.code,
@@ -221,6 +236,11 @@ fn check_program(entry: &str, staging: StagingRun) {
         );
     }
 }
+
+/// Programs whose ranks take different paths (`runtime::ranks`): the rows of a deep copy that
+/// are heap blocks of their own are copied back in the order of their host addresses, which
+/// differ between processes. As ranks, they stop with that message.
+const RANKS_TAKE_DIFFERENT_PATHS: &[&str] = &["ptr2d_deep_copy.c"];
 
 macro_rules! differential_tests {
     ($($test:ident => $entry:literal,)*) => {
@@ -259,6 +279,18 @@ macro_rules! differential_tests {
                 #[test]
                 fn fusion_on() {
                     check_program($entry, StagingRun::FusionOn);
+                }
+                #[test]
+                fn ranks_2() {
+                    check_program($entry, StagingRun::Ranks(2));
+                }
+                #[test]
+                fn ranks_3() {
+                    check_program($entry, StagingRun::Ranks(3));
+                }
+                #[test]
+                fn ranks_4() {
+                    check_program($entry, StagingRun::Ranks(4));
                 }
             }
         )*

@@ -191,6 +191,7 @@ fn with_runtime<R>(f: impl FnOnce(&mut Runtime) -> Result<R, RuntimeError>) -> R
         }
     };
     eprint!("{}", failure.0);
+    super::ranks::end_job_on_error(failure.1);
     std::process::exit(failure.1);
 }
 

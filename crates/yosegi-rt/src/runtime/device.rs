@@ -241,6 +241,16 @@ pub trait Device: Send {
         }
     }
     fn copy_to_host(&mut self, alloc: DeviceAlloc, offset: u64, dst: &mut [u8]);
+    /// In a job of several ranks (`runtime::ranks`), the rank whose process drives this device;
+    /// `None` for a device of a process that runs alone.
+    fn rank(&self) -> Option<usize> {
+        None
+    }
+    /// [`Device::copy_to_host`] for this process alone: a rank's device copies to its own
+    /// host memory, for a message to one other rank, without sharing the bytes with every rank.
+    fn read_here(&mut self, alloc: DeviceAlloc, offset: u64, dst: &mut [u8]) {
+        self.copy_to_host(alloc, offset, dst);
+    }
     fn launch(&mut self, launch: &Launch) -> Result<LaunchOutcome, KernelFault>;
     /// Starts the launch without waiting for results it hands back (reductions, scalar
     /// outputs), so that the parts of a launch split over several devices run together; the

@@ -20,6 +20,7 @@ pub use distribute::DEFAULT_MIN_OVERLAP_ITERATIONS;
 mod launch;
 pub mod nvtx;
 pub mod progress;
+pub mod ranks;
 mod fused;
 mod steps;
 pub use device::DeviceCount;
@@ -82,6 +83,29 @@ pub fn open_devices(kind: DeviceKind, count: device::DeviceCount) -> Result<Vec<
         DeviceKind::Sim => Ok(sims()),
         DeviceKind::Cuda => gpus().map_err(|why| format!("cannot use the cuda device: {why}")),
         DeviceKind::Auto => Ok(gpus().unwrap_or_else(|_| sims())),
+    }
+}
+
+/// This rank's device in a job of several ranks (`runtime::ranks`): one per rank, the GPU of
+/// its node its place among the node's ranks picks.
+fn open_rank_device(kind: DeviceKind, count: device::DeviceCount, job: &ranks::Ranks) -> Result<Box<dyn Device>, String> {
+    if let device::DeviceCount::Exactly(n) = count
+        && n != 1
+    {
+        return Err(format!(
+            "this process is rank {} of a job of {} ranks, and each rank drives one device: leave out --gpus {n} \
+             (YOSEGI_GPUS), and start one rank per GPU",
+            job.rank, job.size
+        ));
+    }
+    let gpu = || -> Result<Box<dyn Device>, String> {
+        let gpus = cuda::CudaDevice::gpu_count()?;
+        Ok(Box::new(cuda::CudaDevice::open((job.local_rank % gpus) as i32, job.rank)?))
+    };
+    match kind {
+        DeviceKind::Sim => Ok(Box::new(sim::SimDevice::new())),
+        DeviceKind::Cuda => gpu().map_err(|why| format!("cannot use the cuda device: {why}")),
+        DeviceKind::Auto => Ok(gpu().unwrap_or_else(|_| Box::new(sim::SimDevice::new()))),
     }
 }
 
@@ -233,6 +257,7 @@ impl Runtime {
             Ok(runtime) => runtime,
             Err(why) => {
                 eprintln!("yosegi: error: {why}");
+                ranks::end_job_on_error(2);
                 std::process::exit(2)
             }
         }
@@ -240,17 +265,26 @@ impl Runtime {
 
     /// A runtime on the device `config` names, or why that device cannot be used.
     pub fn try_new(module: Arc<Module>, sources: Arc<SourceSet>, config: RuntimeConfig) -> Result<Runtime, String> {
-        let mut devices = open_devices(config.device, config.gpus)?;
+        let job = ranks::join()?;
+        let mut devices = match &job {
+            Some(job) => ranks::RankDevice::job_devices(job, open_rank_device(config.device, config.gpus, job)?),
+            None => open_devices(config.device, config.gpus)?,
+        };
         let devices_len = devices.len();
         let simulated = devices.first().is_some_and(|d| d.name() == "sim");
         // The model predicts every launch for `--stats`, and on a GPU leaves candidates it
         // predicts far slower out of the variant explorations (`variants::MODEL_FILTER`).
         let explores = !simulated && config.staging == crate::opt::StagingMode::Auto && module.kernels.iter().any(|(k, _)| module.variants_of(k).len() > 1);
         let mut model = (config.stats != StatsMode::Off || explores).then(|| model::Model::new(devices.iter_mut().map(|d| d.machine()).collect()));
-        let split_rule = distribute::split_rule(simulated, &mut devices, |devices| match model.as_ref().and_then(|m| m.machine(0)) {
+        // In a job, every rank takes the same decisions without timing: the bytes rule.
+        let split_rule = if job.is_some() {
+            distribute::SplitRule::MinBytes(if simulated { 0 } else { distribute::DEFAULT_MIN_SPLIT_BYTES })
+        } else {
+            distribute::split_rule(simulated, &mut devices, |devices| match model.as_ref().and_then(|m| m.machine(0)) {
             Some(machine) => machine.clone(),
             None => devices[0].machine(),
-        });
+        })
+        };
         // The peer link the split rule measured serves the model's scaling curves too.
         if let (Some(model), distribute::SplitRule::Model(measured)) = (&mut model, &split_rule) {
             model.set_peer_link(measured.peer_bytes_per_s, measured.peer_copy_s);
@@ -281,7 +315,7 @@ impl Runtime {
             overlap_widths: Default::default(),
             fusions: fused::FusionState::new(&module.fusions),
             steps: steps::StepState::new(&module),
-            device_count: device_count::DeviceCount::new(device_count::enabled(simulated, devices_len)),
+            device_count: device_count::DeviceCount::new(job.is_none() && device_count::enabled(simulated, devices_len)),
             model,
             module,
         })
@@ -329,10 +363,31 @@ impl Runtime {
 
     /// The text `--stats` prints at exit (`None` when stats are off).
     pub fn exit_report(&self) -> Option<String> {
+        let traffic = ranks::current().map(|r| r.traffic());
         match self.config.stats {
-            StatsMode::Print => Some(self.stats.render()),
+            StatsMode::Print => Some(match traffic {
+                None => self.stats.render(),
+                Some(t) => format!(
+                    "{}rank {} of {}: sent {} bytes in {} messages to other ranks' devices, received {} bytes, broadcast {} bytes\n",
+                    self.stats.render(),
+                    t.rank,
+                    t.size,
+                    t.sent_bytes,
+                    t.sent_messages,
+                    t.received_bytes,
+                    t.broadcast_bytes
+                ),
+            }),
             StatsMode::Json => {
                 let mut json = self.stats.to_json();
+                json["rank"] = serde_json::json!(traffic.map(|t| serde_json::json!({
+                    "rank": t.rank,
+                    "size": t.size,
+                    "sent_bytes": t.sent_bytes,
+                    "sent_messages": t.sent_messages,
+                    "received_bytes": t.received_bytes,
+                    "broadcast_bytes": t.broadcast_bytes,
+                })));
                 let files: Vec<String> = self.sources.units.iter().map(|u| u.path.display().to_string()).collect();
                 json["program"] = serde_json::json!(files);
                 json["device"] = serde_json::json!(self.devices.first().map(|d| d.model().to_string()));
@@ -459,6 +514,7 @@ impl Runtime {
             // atexit handlers, which call back into the runtime: flush the C streams and end
             // without them.
             // SAFETY: plain C library calls; `fflush(NULL)` flushes every output stream.
+            ranks::end_job_on_error(error.exit_code());
             unsafe {
                 fflush(std::ptr::null_mut());
                 _exit(error.exit_code())

@@ -272,7 +272,7 @@ impl CudaDevice {
 
     /// The number of GPUs the driver reports (at least one), after checking that the driver
     /// and NVRTC can be loaded.
-    fn gpu_count() -> Result<usize, String> {
+    pub fn gpu_count() -> Result<usize, String> {
         driver::check_libraries()?;
         let mut count = 0;
         // SAFETY: the libraries and every symbol used were checked above; valid out-pointer.
@@ -394,6 +394,7 @@ impl CudaDevice {
     fn fatal(&self, what: String) -> ! {
         eprintln!("yosegi: error: the cuda device failed: {what}");
         eprintln!("  = help: run with --device sim to check the program on the simulator");
+        crate::runtime::ranks::end_job_on_error(1);
         std::process::exit(1)
     }
 

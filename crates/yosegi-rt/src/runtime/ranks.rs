@@ -1,0 +1,397 @@
+//! Several processes, one device each, running one unchanged program (SPMD): the ranks of an
+//! MPI job started by the site's launcher (`mpirun -np N ./prog`, `srun`) or by
+//! `yosegi run --ranks N`.
+//!
+//! Every rank runs the whole host program, so every rank's runtime sees the same regions,
+//! launches and host accesses in the same order, and makes the same decisions (the coherence
+//! manager's, `distribute`'s split of a launch over the devices). The job's devices are
+//! numbered by rank; each process drives its own ([`RankDevice`] with a device inside) and
+//! stands in for the others' ([`RankDevice`] without one). What the single-process runtime does
+//! on another device becomes, for a rank:
+//!
+//! * a launch there: nothing, unless it hands results back (reductions, scalar outputs), which
+//!   its rank broadcasts when it finishes;
+//! * a copy from the host to it: nothing (its rank copies from its own host memory, which holds
+//!   the same values);
+//! * a copy from it to the host: the bytes, broadcast by its rank, so that every rank's host
+//!   reads the same values and no rank fetches a section it already holds;
+//! * a copy between two devices: a message from one rank to the other (the other ranks do
+//!   nothing), so a stencil's ranks send each other their halos and nothing else.
+//!
+//! Since every rank takes these steps in one order, each point-to-point copy meets its partner
+//! and the broadcasts pair up. The decisions that come from timing (the devices a program's
+//! cycle keeps) are made the same way on every rank: in a job, launches split over all the
+//! ranks' devices by the bytes rule. The MPI calls go through a small C layer compiled with the
+//! site's MPI compiler wrapper on first use (`mpi_layer.c`), so that the runtime depends on no
+//! one MPI's ABI and builds without MPI; every wait in it has a deadline
+//! (`YOSEGI_RANK_TIMEOUT`, seconds), after which the job ends with the rank and the operation
+//! named instead of hanging.
+//!
+//! Output: ranks other than 0 write their standard output to `/dev/null`, so the job prints
+//! what one process prints. Input: `yosegi run --ranks N` hands every rank the same standard
+//! input (`YOSEGI_RANK_STDIN`, a file); under a plain `mpirun` only rank 0 has it.
+
+mod device;
+
+pub use device::RankDevice;
+
+use std::ffi::{c_int, c_void};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+
+/// The MPI layer's source, compiled on first use.
+const LAYER_SOURCE: &str = include_str!("ranks/mpi_layer.c");
+
+/// Seconds a rank waits for a message or a collective before it ends the job.
+pub const DEFAULT_TIMEOUT_S: f64 = 600.0;
+
+/// The file every rank reads as its standard input (set by `yosegi run --ranks N`).
+pub const STDIN_VARIABLE: &str = "YOSEGI_RANK_STDIN";
+
+type InitFn = unsafe extern "C" fn(*mut c_int, *mut c_int, *mut c_int, *mut c_int, f64) -> c_int;
+type BcastFn = unsafe extern "C" fn(*mut c_void, u64, c_int) -> c_int;
+type SendFn = unsafe extern "C" fn(*const c_void, u64, c_int) -> c_int;
+type RecvFn = unsafe extern "C" fn(*mut c_void, u64, c_int) -> c_int;
+type BarrierFn = unsafe extern "C" fn() -> c_int;
+type AbortFn = unsafe extern "C" fn(c_int);
+type FinalizeFn = unsafe extern "C" fn();
+
+/// This process's place in the job and the MPI layer's entry points.
+pub struct Ranks {
+    pub rank: usize,
+    pub size: usize,
+    /// This process's rank among the ranks of its node: which GPU of the node it takes.
+    pub local_rank: usize,
+    timeout_s: f64,
+    /// `YOSEGI_RANK_TRACE=1`: every message on stderr (for finding where ranks diverge).
+    trace: bool,
+    bcast: BcastFn,
+    send: SendFn,
+    recv: RecvFn,
+    barrier: BarrierFn,
+    abort: AbortFn,
+    finalize: FinalizeFn,
+    traffic: Traffic,
+}
+
+/// What this rank sent and received, for `--stats`.
+#[derive(Default)]
+struct Traffic {
+    sent_bytes: AtomicU64,
+    sent_messages: AtomicU64,
+    received_bytes: AtomicU64,
+    broadcast_bytes: AtomicU64,
+}
+
+/// This rank's traffic so far (`Stats::ranks`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RankTraffic {
+    pub rank: usize,
+    pub size: usize,
+    /// Device bytes this rank sent to other ranks' devices (halos, gathers), point to point.
+    pub sent_bytes: u64,
+    pub sent_messages: u64,
+    pub received_bytes: u64,
+    /// Bytes this rank broadcast as their holder (device data the hosts read, results).
+    pub broadcast_bytes: u64,
+}
+
+static JOB: OnceLock<Option<Arc<Ranks>>> = OnceLock::new();
+
+/// The job this process is a rank of, once [`join`] found one.
+pub fn current() -> Option<Arc<Ranks>> {
+    JOB.get().cloned().flatten()
+}
+
+/// The number of ranks the launcher started, from its environment, when more than one.
+pub fn launched_size() -> Option<usize> {
+    if std::env::var("YOSEGI_RANKS").is_ok_and(|v| v.trim() == "off") {
+        return None;
+    }
+    ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "MPI_LOCALNRANKS"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok()?.trim().parse::<usize>().ok())
+        .filter(|&n| n > 1)
+}
+
+/// Joins the job the launcher started (once per process): builds and loads the MPI layer,
+/// starts MPI, and sets up this rank's output and input. `Ok(None)` when the process runs
+/// alone.
+pub fn join() -> Result<Option<Arc<Ranks>>, String> {
+    if let Some(job) = JOB.get() {
+        return Ok(job.clone());
+    }
+    let job = match launched_size() {
+        None => None,
+        Some(size) => Some(Arc::new(start(size)?)),
+    };
+    let _ = JOB.set(job.clone());
+    if let Some(ranks) = &job {
+        ranks.arrange_streams()?;
+        extern "C" fn finalize_at_exit() {
+            if let Some(ranks) = current() {
+                ranks.finish();
+            }
+        }
+        // Registered before the program's own handlers and the runtime's, so it runs after
+        // them: the last device reads of the program's exit still reach the other ranks.
+        // SAFETY: a plain C function with no arguments.
+        unsafe { libc::atexit(finalize_at_exit) };
+    }
+    Ok(job)
+}
+
+fn start(expected: usize) -> Result<Ranks, String> {
+    let library = build_layer()?;
+    // SAFETY: the layer is the source above, compiled by the site's MPI wrapper; its symbols
+    // have exactly the types declared here. RTLD_GLOBAL: MPI implementations load plugins that
+    // resolve symbols of the MPI library itself.
+    let layer = unsafe { libloading::os::unix::Library::open(Some(&library), libc::RTLD_NOW | libc::RTLD_GLOBAL) }
+        .map_err(|e| format!("cannot load the MPI layer {}: {e}", library.display()))?;
+    // SAFETY: as above.
+    let symbol = |name: &[u8]| -> Result<*const c_void, String> {
+        unsafe { layer.get::<*const c_void>(name) }
+            .map(|s| *s)
+            .map_err(|e| format!("the MPI layer lacks {}: {e}", String::from_utf8_lossy(&name[..name.len() - 1])))
+    };
+    // SAFETY: each symbol is the layer's function of that type (see `mpi_layer.c`).
+    let (init, bcast, send, recv, barrier, abort, finalize) = unsafe {
+        (
+            std::mem::transmute::<*const c_void, InitFn>(symbol(b"yosegi_mpi_init\0")?),
+            std::mem::transmute::<*const c_void, BcastFn>(symbol(b"yosegi_mpi_bcast\0")?),
+            std::mem::transmute::<*const c_void, SendFn>(symbol(b"yosegi_mpi_send\0")?),
+            std::mem::transmute::<*const c_void, RecvFn>(symbol(b"yosegi_mpi_recv\0")?),
+            std::mem::transmute::<*const c_void, BarrierFn>(symbol(b"yosegi_mpi_barrier\0")?),
+            std::mem::transmute::<*const c_void, AbortFn>(symbol(b"yosegi_mpi_abort\0")?),
+            std::mem::transmute::<*const c_void, FinalizeFn>(symbol(b"yosegi_mpi_finalize\0")?),
+        )
+    };
+    // The library stays loaded until the process ends.
+    std::mem::forget(layer);
+    let timeout_s = match std::env::var("YOSEGI_RANK_TIMEOUT").ok() {
+        None => DEFAULT_TIMEOUT_S,
+        Some(text) => match text.trim().parse::<f64>() {
+            Ok(s) if s > 0.0 && s.is_finite() => s,
+            _ => return Err(format!("YOSEGI_RANK_TIMEOUT is `{text}`; it must be a positive number of seconds")),
+        },
+    };
+    let (mut rank, mut size, mut local_rank, mut local_size) = (0, 0, 0, 0);
+    // SAFETY: valid out-pointers.
+    if unsafe { init(&mut rank, &mut size, &mut local_rank, &mut local_size, timeout_s) } != 0 {
+        return Err("MPI_Init failed: run the program under the launcher of the MPI it was built with".to_string());
+    }
+    if size as usize != expected {
+        return Err(format!(
+            "the launcher started {expected} ranks but MPI sees {size}: the MPI compiler wrapper (YOSEGI_MPICC) belongs to \
+             another MPI than the launcher"
+        ));
+    }
+    Ok(Ranks {
+        rank: rank as usize,
+        size: size as usize,
+        local_rank: local_rank as usize,
+        timeout_s,
+        trace: std::env::var("YOSEGI_RANK_TRACE").is_ok_and(|v| v == "1"),
+        bcast,
+        send,
+        recv,
+        barrier,
+        abort,
+        finalize,
+        traffic: Traffic::default(),
+    })
+}
+
+/// Compiles the MPI layer with the site's wrapper into the kernel cache (once per wrapper and
+/// layer version), or into a private scratch folder when there is no trusted cache.
+fn build_layer() -> Result<PathBuf, String> {
+    let wrapper = std::env::var("YOSEGI_MPICC").ok().filter(|w| !w.trim().is_empty()).unwrap_or_else(|| "mpicc".to_string());
+    let key = format!("{wrapper}\n{LAYER_SOURCE}");
+    let name = format!("mpi-layer-{:016x}.so", crate::runtime::cuda::cache::fnv1a64(key.as_bytes()));
+    let dir = match crate::runtime::cuda::cache::trusted_dir() {
+        Some(dir) => dir,
+        None => {
+            let scratch = tempfile::Builder::new().prefix("yosegi-mpi").tempdir().map_err(|e| format!("cannot create a scratch folder: {e}"))?;
+            scratch.keep()
+        }
+    };
+    let library = dir.join(&name);
+    if library.exists() {
+        return Ok(library);
+    }
+    let source = tempfile::Builder::new()
+        .prefix("mpi-layer")
+        .suffix(".c")
+        .tempfile_in(&dir)
+        .map_err(|e| format!("cannot write the MPI layer in {}: {e}", dir.display()))?;
+    std::fs::write(source.path(), LAYER_SOURCE).map_err(|e| format!("cannot write the MPI layer: {e}"))?;
+    // Each rank compiles to a file of its own, then renames: ranks starting together never
+    // load a half-written library.
+    let partial = dir.join(format!("{name}.{}", std::process::id()));
+    let output = std::process::Command::new(&wrapper)
+        .args(["-shared", "-fPIC", "-O2", "-o"])
+        .arg(&partial)
+        .arg(source.path())
+        .output()
+        .map_err(|e| {
+            format!(
+                "the program runs as several MPI ranks, but the MPI compiler wrapper `{wrapper}` cannot be run ({e}): \
+                 install MPI's development package, or set YOSEGI_MPICC to the wrapper of the MPI that started the job"
+            )
+        })?;
+    if !output.status.success() {
+        let _ = std::fs::remove_file(&partial);
+        return Err(format!("`{wrapper}` could not build the MPI layer:\n{}", String::from_utf8_lossy(&output.stderr)));
+    }
+    std::fs::rename(&partial, &library).map_err(|e| format!("cannot keep the MPI layer in {}: {e}", library.display()))?;
+    Ok(library)
+}
+
+impl Ranks {
+    /// Rank 0 keeps the standard output; the others' goes to `/dev/null`. Every rank reads
+    /// `YOSEGI_RANK_STDIN` as its standard input when it is set.
+    fn arrange_streams(&self) -> Result<(), String> {
+        if let Some(file) = std::env::var_os(STDIN_VARIABLE).filter(|f| !f.is_empty()) {
+            redirect(Path::new(&file), libc::O_RDONLY, 0)?;
+        }
+        if self.rank != 0 {
+            redirect(Path::new("/dev/null"), libc::O_WRONLY, 1)?;
+        }
+        Ok(())
+    }
+
+    /// `data` from rank `root` to every rank (`root` sends, the others receive into it).
+    pub fn broadcast(&self, data: &mut [u8], root: usize, what: impl Fn() -> String) {
+        if data.is_empty() {
+            return;
+        }
+        if self.trace {
+            eprintln!("yosegi: rank {}: broadcast of {} bytes from rank {root}: {}", self.rank, data.len(), what());
+        }
+        if root == self.rank {
+            self.traffic.broadcast_bytes.fetch_add(data.len() as u64, Ordering::Relaxed);
+        }
+        // The size first: every rank must be waiting for these bytes. Ranks whose host code
+        // took different paths would otherwise pair unrelated broadcasts.
+        let mut size = (data.len() as u64).to_le_bytes();
+        // SAFETY: `size` and `data` are valid for their lengths.
+        let status = unsafe { (self.bcast)(size.as_mut_ptr() as *mut c_void, 8, root as c_int) };
+        self.check(status, || format!("a broadcast from rank {root} ({})", what()));
+        let sent = u64::from_le_bytes(size);
+        if sent != data.len() as u64 {
+            self.end_job(
+                &format!(
+                    "rank {root} broadcast {sent} bytes where this rank expected {} ({}): the ranks' host code took different \
+                     paths (it depends on host addresses, on the rank, or on input only one rank has)",
+                    data.len(),
+                    what()
+                ),
+                1,
+            );
+        }
+        let status = unsafe { (self.bcast)(data.as_mut_ptr() as *mut c_void, data.len() as u64, root as c_int) };
+        self.check(status, || format!("a broadcast from rank {root} ({})", what()));
+    }
+
+    /// Words from rank `root` to every rank, their count first.
+    pub fn broadcast_words(&self, words: &mut Vec<u64>, root: usize, what: impl Fn() -> String) {
+        let mut len = (words.len() as u64).to_le_bytes();
+        self.broadcast(&mut len, root, &what);
+        words.resize(u64::from_le_bytes(len) as usize, 0);
+        // SAFETY: u64 words viewed as their bytes.
+        let bytes = unsafe { std::slice::from_raw_parts_mut(words.as_mut_ptr() as *mut u8, words.len() * 8) };
+        self.broadcast(bytes, root, what);
+    }
+
+    pub fn send(&self, data: &[u8], to: usize, what: impl FnOnce() -> String) {
+        if self.trace {
+            eprintln!("yosegi: rank {}: {} bytes to rank {to}", self.rank, data.len());
+        }
+        self.traffic.sent_bytes.fetch_add(data.len() as u64, Ordering::Relaxed);
+        self.traffic.sent_messages.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: `data` is valid for its length.
+        let status = unsafe { (self.send)(data.as_ptr() as *const c_void, data.len() as u64, to as c_int) };
+        self.check(status, || format!("sending {} bytes to rank {to} ({})", data.len(), what()));
+    }
+
+    pub fn receive(&self, data: &mut [u8], from: usize, what: impl FnOnce() -> String) {
+        if self.trace {
+            eprintln!("yosegi: rank {}: {} bytes from rank {from}", self.rank, data.len());
+        }
+        self.traffic.received_bytes.fetch_add(data.len() as u64, Ordering::Relaxed);
+        // SAFETY: `data` is valid for its length.
+        let status = unsafe { (self.recv)(data.as_mut_ptr() as *mut c_void, data.len() as u64, from as c_int) };
+        self.check(status, || format!("receiving {} bytes from rank {from} ({})", data.len(), what()));
+    }
+
+    pub fn traffic(&self) -> RankTraffic {
+        RankTraffic {
+            rank: self.rank,
+            size: self.size,
+            sent_bytes: self.traffic.sent_bytes.load(Ordering::Relaxed),
+            sent_messages: self.traffic.sent_messages.load(Ordering::Relaxed),
+            received_bytes: self.traffic.received_bytes.load(Ordering::Relaxed),
+            broadcast_bytes: self.traffic.broadcast_bytes.load(Ordering::Relaxed),
+        }
+    }
+
+    fn check(&self, status: c_int, what: impl FnOnce() -> String) {
+        match status {
+            0 => {}
+            1 => self.end_job(&format!("waited {} s for {}: another rank died or stopped before it", self.timeout_s, what()), 1),
+            3 => self.end_job(
+                &format!("{}: the other rank sent another size; the ranks' host code took different paths", what()),
+                1,
+            ),
+            _ => self.end_job(&format!("MPI failed in {}", what()), 1),
+        }
+    }
+
+    /// Ends every rank of the job, after this rank says why.
+    pub fn end_job(&self, why: &str, status: i32) -> ! {
+        eprintln!("yosegi: rank {} of {}: {why}; ending the job", self.rank, self.size);
+        self.abort(status)
+    }
+
+    /// Ends every rank with `status` (the message, if any, already printed).
+    pub fn abort(&self, status: i32) -> ! {
+        use std::io::Write;
+        let _ = std::io::stdout().flush();
+        let _ = std::io::stderr().flush();
+        // SAFETY: the layer's abort; it does not return.
+        unsafe { (self.abort)(status.max(1)) };
+        std::process::exit(status.max(1))
+    }
+
+    /// The end of a rank's program: waits for the others, then ends MPI.
+    fn finish(&self) {
+        // SAFETY: the layer's functions.
+        let status = unsafe { (self.barrier)() };
+        self.check(status, || "the end of the program".to_string());
+        unsafe { (self.finalize)() };
+    }
+}
+
+/// Ends the whole job when this process is a rank of one: a rank that stops on an error
+/// stops every rank (the message is already printed). Returns when the process runs alone.
+pub fn end_job_on_error(status: i32) {
+    if let Some(ranks) = current() {
+        ranks.end_job("stopped on the error above", status);
+    }
+}
+
+fn redirect(path: &Path, flags: c_int, fd: c_int) -> Result<(), String> {
+    use std::os::unix::ffi::OsStrExt;
+    let c_path = std::ffi::CString::new(path.as_os_str().as_bytes()).map_err(|_| format!("{} has a NUL byte", path.display()))?;
+    // SAFETY: plain C calls on a valid path and descriptors.
+    unsafe {
+        let opened = libc::open(c_path.as_ptr(), flags | libc::O_CLOEXEC);
+        if opened < 0 {
+            return Err(format!("cannot open {}: {}", path.display(), std::io::Error::last_os_error()));
+        }
+        libc::dup2(opened, fd);
+        libc::close(opened);
+    }
+    Ok(())
+}

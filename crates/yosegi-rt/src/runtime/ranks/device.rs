@@ -1,0 +1,361 @@
+//! One device of a job of several ranks, as every rank's runtime sees it: the rank that owns
+//! it drives it (`local`), the others stand in for it. See `runtime::ranks` for what each
+//! operation becomes.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::runtime::device::{
+    CompletedLaunch, Device, DeviceAlloc, DeviceDescription, KernelFault, Launch, LaunchOutcome, StartedLaunch,
+};
+use crate::runtime::model::Machine;
+
+use super::Ranks;
+
+/// What every rank knows of a device, from its owner at start-up.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Shape {
+    pub name: String,
+    pub model: String,
+    pub multiprocessors: u32,
+    pub shared_memory_per_block: u64,
+    /// Bytes of device memory.
+    pub memory: u64,
+}
+
+impl Shape {
+    pub fn of(device: &mut dyn Device) -> Shape {
+        Shape {
+            memory: device.memory().0,
+            name: device.name().to_string(),
+            model: device.model().to_string(),
+            multiprocessors: device.multiprocessors(),
+            shared_memory_per_block: device.shared_memory_per_block(),
+        }
+    }
+
+    fn to_words(&self) -> Vec<u64> {
+        let mut words = vec![self.multiprocessors as u64, self.shared_memory_per_block, self.name.len() as u64, self.memory];
+        let text = format!("{}{}", self.name, self.model);
+        words.extend(text.as_bytes().chunks(8).map(|c| {
+            let mut b = [0u8; 8];
+            b[..c.len()].copy_from_slice(c);
+            u64::from_le_bytes(b)
+        }));
+        words.push(text.len() as u64);
+        words
+    }
+
+    fn from_words(words: &[u64]) -> Shape {
+        let (Some(&text_len), Some(&name_len), true) = (words.last(), words.get(2), words.len() >= 5) else { return Shape::default() };
+        let bytes: Vec<u8> = words[4..words.len() - 1].iter().flat_map(|w| w.to_le_bytes()).take(text_len as usize).collect();
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        let (name, model) = text.split_at((name_len as usize).min(text.len()));
+        Shape { name: name.to_string(), model: model.to_string(), multiprocessors: words[0] as u32, shared_memory_per_block: words[1], memory: words[3] }
+    }
+}
+
+/// Device `owner` of the job (one device per rank).
+pub struct RankDevice {
+    ranks: Arc<Ranks>,
+    owner: usize,
+    shape: Shape,
+    /// The device itself, on its owner's rank.
+    local: Option<Box<dyn Device>>,
+    /// Allocations standing in for the owner's (their addresses and sizes), on the other ranks.
+    stand_ins: HashMap<u64, (u64, u64)>,
+    next_stand_in: u64,
+    /// Where the next stand-in's addresses start.
+    next_address: u64,
+    /// Launches started here and not finished: the device's own started launch (on the
+    /// owner), and whether its results go to every rank.
+    started: HashMap<u64, (Option<StartedLaunch>, bool, String)>,
+    next_token: u64,
+}
+
+/// The job's devices, one per rank, in rank order: `local` is this rank's. Each rank tells the
+/// others its device's name and shape, so that every rank shapes grids and names devices alike.
+impl RankDevice {
+    pub fn job_devices(ranks: &Arc<Ranks>, local: Box<dyn Device>) -> Vec<Box<dyn Device>> {
+        job_devices(ranks, local)
+    }
+}
+
+fn job_devices(ranks: &Arc<Ranks>, mut local: Box<dyn Device>) -> Vec<Box<dyn Device>> {
+    let mine = Shape::of(local.as_mut());
+    let mut local = Some(local);
+    (0..ranks.size)
+        .map(|owner| {
+            let mut words = if owner == ranks.rank { mine.to_words() } else { Vec::new() };
+            ranks.broadcast_words(&mut words, owner, || "the devices' names".to_string());
+            let shape = Shape::from_words(&words);
+            Box::new(RankDevice {
+                ranks: ranks.clone(),
+                owner,
+                shape,
+                local: if owner == ranks.rank { local.take() } else { None },
+                stand_ins: HashMap::new(),
+                next_stand_in: 1,
+                // Outside any host object (above user space), distinct per device.
+                next_address: (0xffff_8000u64 + owner as u64) << 32,
+                started: HashMap::new(),
+                next_token: 1,
+            }) as Box<dyn Device>
+        })
+        .collect()
+}
+
+/// Whether a launch's outcome goes to every rank: it hands results back to the host.
+fn shares_results(launch: &Launch) -> bool {
+    !launch.kernel.reductions.is_empty() || !launch.kernel.scalar_outputs.is_empty()
+}
+
+fn outcome_words(outcome: &LaunchOutcome) -> Vec<u64> {
+    let mut words = vec![outcome.partials.len() as u64];
+    words.extend(outcome.partials.iter().map(|p| p.len() as u64));
+    for p in &outcome.partials {
+        words.extend_from_slice(p);
+    }
+    words.extend_from_slice(&outcome.scalar_outputs);
+    words
+}
+
+fn outcome_from_words(words: &[u64]) -> LaunchOutcome {
+    let count = words.first().copied().unwrap_or(0) as usize;
+    let lens = &words[1..1 + count];
+    let mut at = 1 + count;
+    let partials = lens
+        .iter()
+        .map(|&n| {
+            let p = words[at..at + n as usize].to_vec();
+            at += n as usize;
+            p
+        })
+        .collect();
+    LaunchOutcome { partials, scalar_outputs: words[at..].to_vec(), counters: Default::default() }
+}
+
+impl RankDevice {
+    /// The outcome of a launch that finished here (on the owner) or on the owner (elsewhere),
+    /// shared when the host reads results from it.
+    fn share(&self, outcome: Option<LaunchOutcome>, shared: bool, kernel: &str) -> LaunchOutcome {
+        if !shared {
+            return outcome.unwrap_or_default();
+        }
+        let mut words = outcome.as_ref().map(outcome_words).unwrap_or_default();
+        self.ranks.broadcast_words(&mut words, self.owner, || format!("the results of kernel {kernel}"));
+        match outcome {
+            Some(outcome) => outcome,
+            None => outcome_from_words(&words),
+        }
+    }
+
+    fn what(&self, alloc: DeviceAlloc, offset: u64, len: u64) -> impl Fn() -> String + use<> {
+        let owner = self.owner;
+        move || format!("{len} bytes at {offset} of allocation {} on rank {owner}'s device", alloc.0)
+    }
+}
+
+impl Device for RankDevice {
+    fn name(&self) -> &str {
+        &self.shape.name
+    }
+    fn model(&self) -> &str {
+        &self.shape.model
+    }
+    fn rank(&self) -> Option<usize> {
+        Some(self.owner)
+    }
+    fn shared_memory_per_block(&self) -> u64 {
+        self.shape.shared_memory_per_block
+    }
+    fn set_sources(&mut self, sources: Arc<crate::source::SourceSet>) {
+        if let Some(d) = &mut self.local {
+            d.set_sources(sources);
+        }
+    }
+    fn multiprocessors(&self) -> u32 {
+        self.shape.multiprocessors
+    }
+    fn machine(&mut self) -> Machine {
+        match &mut self.local {
+            Some(d) => d.machine(),
+            None => Machine::nominal(&self.shape.model),
+        }
+    }
+    fn allocate(&mut self, bytes: u64) -> DeviceAlloc {
+        match &mut self.local {
+            Some(d) => d.allocate(bytes),
+            None => {
+                let id = self.next_stand_in;
+                self.next_stand_in += 1;
+                self.stand_ins.insert(id, (self.next_address, bytes));
+                // A page apart, as no two live allocations may share an address.
+                self.next_address += bytes.div_ceil(4096) * 4096 + 4096;
+                DeviceAlloc(id)
+            }
+        }
+    }
+    fn free(&mut self, alloc: DeviceAlloc) {
+        match &mut self.local {
+            Some(d) => d.free(alloc),
+            None => {
+                self.stand_ins.remove(&alloc.0);
+            }
+        }
+    }
+    fn address(&self, alloc: DeviceAlloc) -> u64 {
+        match &self.local {
+            Some(d) => d.address(alloc),
+            None => self.stand_ins.get(&alloc.0).map_or(0, |&(address, _)| address),
+        }
+    }
+    fn memory(&mut self) -> (u64, u64) {
+        match &mut self.local {
+            Some(d) => d.memory(),
+            // The owner's size, less what stands in for its allocations here.
+            None => (self.shape.memory, self.shape.memory.saturating_sub(self.stand_ins.values().map(|&(_, bytes)| bytes).sum())),
+        }
+    }
+    fn description(&self) -> DeviceDescription {
+        match &self.local {
+            Some(d) => d.description(),
+            None => DeviceDescription { name: self.shape.model.clone(), vendor: "Yosegi".to_string(), driver: String::new() },
+        }
+    }
+    fn copy_within(&mut self, dst: DeviceAlloc, dst_offset: u64, src: DeviceAlloc, src_offset: u64, len: u64) {
+        if let Some(d) = &mut self.local {
+            d.copy_within(dst, dst_offset, src, src_offset, len);
+        }
+    }
+    fn copy_to_device(&mut self, alloc: DeviceAlloc, offset: u64, src: &[u8]) {
+        // Elsewhere the owner copies the same bytes from its own host memory.
+        if let Some(d) = &mut self.local {
+            d.copy_to_device(alloc, offset, src);
+        }
+    }
+    fn copy_to_host(&mut self, alloc: DeviceAlloc, offset: u64, dst: &mut [u8]) {
+        let what = self.what(alloc, offset, dst.len() as u64);
+        if let Some(d) = &mut self.local {
+            d.copy_to_host(alloc, offset, dst);
+        }
+        self.ranks.broadcast(dst, self.owner, what);
+    }
+    fn read_here(&mut self, alloc: DeviceAlloc, offset: u64, dst: &mut [u8]) {
+        if let Some(d) = &mut self.local {
+            d.copy_to_host(alloc, offset, dst);
+        }
+    }
+    fn copy_from_peer(&mut self, dst: DeviceAlloc, dst_offset: u64, src: &mut dyn Device, src_alloc: DeviceAlloc, src_offset: u64, len: u64) {
+        let me = self.ranks.rank;
+        let from = src.rank().unwrap_or(me);
+        let what = || format!("a copy of {len} bytes from rank {from}'s device to rank {}'s", self.owner);
+        match (&mut self.local, from == me) {
+            (Some(d), true) => d.copy_from_peer(dst, dst_offset, src, src_alloc, src_offset, len),
+            (Some(d), false) => {
+                let mut bounce = vec![0u8; len as usize];
+                self.ranks.receive(&mut bounce, from, what);
+                d.copy_to_device(dst, dst_offset, &bounce);
+            }
+            (None, true) => {
+                let mut bounce = vec![0u8; len as usize];
+                src.read_here(src_alloc, src_offset, &mut bounce);
+                self.ranks.send(&bounce, self.owner, what);
+            }
+            (None, false) => {}
+        }
+    }
+    fn mark(&mut self) -> Option<usize> {
+        self.local.as_mut().and_then(|d| d.mark())
+    }
+    fn mark_range(&mut self, alloc: DeviceAlloc, offset: u64, len: u64) -> Option<usize> {
+        self.local.as_mut().and_then(|d| d.mark_range(alloc, offset, len))
+    }
+    fn wait_for_mark(&mut self, mark: usize) {
+        if let Some(d) = &mut self.local {
+            d.wait_for_mark(mark);
+        }
+    }
+    fn drop_mark(&mut self, mark: usize) {
+        if let Some(d) = &mut self.local {
+            d.drop_mark(mark);
+        }
+    }
+    fn defer_copies(&mut self) {
+        if let Some(d) = &mut self.local {
+            d.defer_copies();
+        }
+    }
+    fn join_copies(&mut self) -> Option<usize> {
+        self.local.as_mut().and_then(|d| d.join_copies())
+    }
+    fn fill_zero(&mut self, alloc: DeviceAlloc, offset: u64, len: u64) {
+        if let Some(d) = &mut self.local {
+            d.fill_zero(alloc, offset, len);
+        }
+    }
+    fn launch(&mut self, launch: &Launch) -> Result<LaunchOutcome, KernelFault> {
+        let outcome = match &mut self.local {
+            Some(d) => Some(d.launch(launch)?),
+            None => None,
+        };
+        Ok(self.share(outcome, shares_results(launch), &launch.kernel.name))
+    }
+    fn start_launch(&mut self, launch: &Launch) -> Result<StartedLaunch, KernelFault> {
+        let started = match &mut self.local {
+            Some(d) => Some(d.start_launch(launch)?),
+            None => None,
+        };
+        let token = self.next_token;
+        self.next_token += 1;
+        self.started.insert(token, (started, shares_results(launch), launch.kernel.name.clone()));
+        Ok(StartedLaunch::Pending(token))
+    }
+    fn finish_launch(&mut self, started: StartedLaunch) -> Result<LaunchOutcome, KernelFault> {
+        let token = match started {
+            StartedLaunch::Pending(token) => token,
+            StartedLaunch::Finished(outcome) => return Ok(outcome),
+        };
+        let Some((inner, shared, kernel)) = self.started.remove(&token) else { return Err(KernelFault::not_started(token)) };
+        let outcome = match (&mut self.local, inner) {
+            (Some(d), Some(inner)) => Some(d.finish_launch(inner)?),
+            _ => None,
+        };
+        Ok(self.share(outcome, shared, &kernel))
+    }
+    fn launch_timed(&mut self, launch: &Launch) -> Result<(LaunchOutcome, Option<std::time::Duration>), KernelFault> {
+        let (outcome, time) = match &mut self.local {
+            Some(d) => {
+                let (o, t) = d.launch_timed(launch)?;
+                (Some(o), t)
+            }
+            None => (None, None),
+        };
+        Ok((self.share(outcome, shares_results(launch), &launch.kernel.name), time))
+    }
+    fn wait(&mut self) {
+        if let Some(d) = &mut self.local {
+            d.wait();
+        }
+    }
+    fn take_fault(&mut self) -> Option<KernelFault> {
+        self.local.as_mut().and_then(|d| d.take_fault())
+    }
+    fn take_completed(&mut self) -> Vec<CompletedLaunch> {
+        self.local.as_mut().map(|d| d.take_completed()).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes_and_outcomes_survive_their_words() {
+        let shape = Shape { name: "cuda:1".into(), model: "NVIDIA H100 80GB HBM3, sm_90".into(), multiprocessors: 132, shared_memory_per_block: 49152, memory: 80 << 30 };
+        assert_eq!(Shape::from_words(&shape.to_words()), shape);
+        let outcome = LaunchOutcome { partials: vec![vec![1, 2, 3], vec![], vec![9]], scalar_outputs: vec![7, 8], counters: Default::default() };
+        let back = outcome_from_words(&outcome_words(&outcome));
+        assert_eq!((back.partials, back.scalar_outputs), (outcome.partials, outcome.scalar_outputs));
+    }
+}

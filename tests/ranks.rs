@@ -1,0 +1,93 @@
+//! Programs run as several MPI ranks (`yosegi run --ranks N`, `runtime::ranks`) on the
+//! simulator: what each rank sends, and how a job ends when one rank stops. (Every program of
+//! the differential corpus also runs as 2, 3 and 4 ranks against gcc: `tests/differential.rs`.)
+//! These tests need an MPI launcher (`mpirun`) and compiler wrapper (`mpicc`); `.ci/run`
+//! installs Open MPI.
+
+mod common;
+
+use common::{Input, repo_root, run, yosegi};
+
+/// Each rank's `rank` object of `--stats=json` (one file per process in `YOSEGI_STATS_DIR`).
+fn rank_traffic(ranks: usize, steps: u32) -> (Vec<serde_json::Value>, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = yosegi();
+    cmd.env("YOSEGI_STATS_DIR", dir.path())
+        .args(["run", "--device", "sim", "--ranks", &ranks.to_string()])
+        .arg(repo_root().join("tests/programs/halo_exchange.c"))
+        .arg("--")
+        .arg(steps.to_string());
+    let finished = run(cmd, Input::Nothing);
+    assert_eq!(finished.code(), Some(0), "{}", finished.describe());
+    let mut by_rank: Vec<serde_json::Value> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|entry| {
+            let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+            let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+            json["rank"].clone()
+        })
+        .collect();
+    by_rank.sort_by_key(|r| r["rank"].as_u64());
+    assert_eq!(by_rank.len(), ranks, "one stats file per rank\n{}", finished.describe());
+    (by_rank, finished.stdout)
+}
+
+/// A 2-D Jacobi sweep split over the ranks' devices by rows: each step, every rank sends each
+/// neighbour the boundary row of its block (46 interior doubles) and nothing else, so ten more
+/// steps add exactly ten halos per neighbour to what a rank sends. The answer is the one
+/// process's, printed once.
+#[test]
+fn each_rank_sends_its_halo_per_step() {
+    let row = 46 * 8;
+    let mut one = yosegi();
+    one.args(["run", "--device", "sim"]).arg(repo_root().join("tests/programs/halo_exchange.c")).arg("--").arg("16");
+    let alone = run(one, Input::Nothing);
+    assert_eq!(alone.code(), Some(0), "{}", alone.describe());
+    for ranks in [2usize, 3, 4] {
+        let (short, _) = rank_traffic(ranks, 6);
+        let (long, answer) = rank_traffic(ranks, 16);
+        assert_eq!(answer, alone.stdout, "{ranks} ranks: the answer or the output differs from one process's");
+        for r in 0..ranks {
+            let neighbours = if r == 0 || r == ranks - 1 { 1 } else { 2 };
+            let sent = |t: &[serde_json::Value]| t[r]["sent_bytes"].as_u64().unwrap();
+            let received = |t: &[serde_json::Value]| t[r]["received_bytes"].as_u64().unwrap();
+            assert_eq!(sent(&long) - sent(&short), 10 * neighbours * row, "{ranks} ranks: rank {r} sends more than its halo per step");
+            assert_eq!(received(&long) - received(&short), 10 * neighbours * row, "{ranks} ranks: rank {r} receives more than its halo");
+            assert_eq!(long[r]["size"].as_u64(), Some(ranks as u64));
+        }
+    }
+}
+
+/// A kernel fault on one rank's part (an access past the array, in the last rows) ends the
+/// whole job with the fault's diagnostic and the rank named, instead of leaving the other
+/// ranks waiting.
+#[test]
+fn a_fault_on_one_rank_ends_the_job() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("fault.c");
+    std::fs::write(
+        &source,
+        "#include <stdio.h>\n#include <stdlib.h>\nint main(int argc, char **argv) {\n    int n = 1 << 16, over = atoi(argv[1]);\n    \
+         double *a = malloc(n * sizeof(double)), *b = malloc(n * sizeof(double));\n    for (int i = 0; i < n; i++) a[i] = i;\n    \
+         #pragma acc parallel loop copyin(a[0:n]) copyout(b[0:n])\n    for (int i = 0; i < n; i++) b[i] = a[i + (i == n - 1 ? over : 0)];\n    \
+         printf(\"%f\\n\", b[n / 2]);\n    return 0;\n}\n",
+    )
+    .unwrap();
+    let mut cmd = yosegi();
+    cmd.env("YOSEGI_RANK_TIMEOUT", "60").args(["run", "--device", "sim", "--ranks", "2"]).arg(&source).arg("--").arg("5");
+    let finished = run(cmd, Input::Nothing);
+    assert_ne!(finished.code(), Some(0), "{}", finished.describe());
+    assert!(finished.stderr.contains("out-of-bounds read of `a`"), "{}", finished.describe());
+    assert!(finished.stderr.contains("rank 1 of 2: stopped on the error above"), "{}", finished.describe());
+    assert!(!finished.stderr.contains("waited"), "the other rank timed out instead of ending: {}", finished.describe());
+}
+
+/// `--gpus N` asks one process for several devices, which a rank of a job does not drive.
+#[test]
+fn several_devices_per_rank_are_refused() {
+    let mut cmd = yosegi();
+    cmd.args(["run", "--device", "sim", "--ranks", "2", "--gpus", "2"]).arg(repo_root().join("tests/programs/halo_exchange.c"));
+    let finished = run(cmd, Input::Nothing);
+    assert_eq!(finished.code(), Some(2), "{}", finished.describe());
+    assert!(finished.stderr.contains("each rank drives one device"), "{}", finished.describe());
+}
