@@ -278,7 +278,8 @@ impl Runtime {
         let mut model = (config.stats != StatsMode::Off || explores).then(|| model::Model::new(devices.iter_mut().map(|d| d.machine()).collect()));
         // In a job, every rank takes the same decisions without timing: the bytes rule.
         let split_rule = if job.is_some() {
-            distribute::SplitRule::MinBytes(if simulated { 0 } else { distribute::DEFAULT_MIN_SPLIT_BYTES })
+            let bytes = std::env::var("YOSEGI_MIN_SPLIT_BYTES").ok().and_then(|v| v.trim().parse().ok());
+            distribute::SplitRule::MinBytes(bytes.unwrap_or(if simulated { 0 } else { distribute::DEFAULT_MIN_SPLIT_BYTES }))
         } else {
             distribute::split_rule(simulated, &mut devices, |devices| match model.as_ref().and_then(|m| m.machine(0)) {
             Some(machine) => machine.clone(),
