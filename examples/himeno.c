@@ -19,7 +19,9 @@
 #include <stdio.h>
 #include <sys/time.h>
 
-#if defined(SIZE_TINY)
+/* Or any grid: -DMIMAX=513 -DMJMAX=257 -DMKMAX=513 (weak scaling: twice L along i). */
+#if defined(MIMAX)
+#elif defined(SIZE_TINY)
 #define MIMAX 17
 #define MJMAX 17
 #define MKMAX 33

@@ -251,8 +251,17 @@ impl CopyState {
         let (lo, hi) = (lo.min(self.len), hi.min(self.len));
         self.ensure_allocated(device, t);
         let missing = self.devices[device].as_ref().map(|c| c.valid.missing(lo, hi)).unwrap_or_default();
+        // In a job of several ranks every rank's host holds the host copy: its valid bytes go
+        // from the rank's own host, not as a message from another rank's device.
+        let host_first = t.devices[device].rank().is_some();
         for (a, b) in missing {
             let mut from_host = IntervalSet::with_range(a, b);
+            if host_first {
+                for (x, y) in self.host_valid.present(a, b) {
+                    self.send_from_host(device, x, y, t);
+                    from_host.remove(x, y);
+                }
+            }
             for peer in (0..self.devices.len()).filter(|&d| d != device) {
                 for (x, y) in self.peer_ranges(peer, &from_host, a, b) {
                     self.copy_from_peer(peer, device, x, y, t);

@@ -32,6 +32,7 @@
 //! input (`YOSEGI_RANK_STDIN`, a file); under a plain `mpirun` only rank 0 has it.
 
 mod device;
+mod nccl;
 
 pub use device::RankDevice;
 
@@ -55,6 +56,7 @@ type SendFn = unsafe extern "C" fn(*const c_void, u64, c_int) -> c_int;
 type RecvFn = unsafe extern "C" fn(*mut c_void, u64, c_int) -> c_int;
 type BarrierFn = unsafe extern "C" fn() -> c_int;
 type AbortFn = unsafe extern "C" fn(c_int);
+type DeviceAwareFn = unsafe extern "C" fn() -> c_int;
 type FinalizeFn = unsafe extern "C" fn();
 
 /// This process's place in the job and the MPI layer's entry points.
@@ -63,6 +65,9 @@ pub struct Ranks {
     pub size: usize,
     /// This process's rank among the ranks of its node: which GPU of the node it takes.
     pub local_rank: usize,
+    /// MPI reads and writes GPU memory itself (CUDA-aware MPI), and `YOSEGI_RANK_COPIES` is
+    /// not `host`: copies between two ranks' GPUs go device to device.
+    pub device_aware: bool,
     timeout_s: f64,
     /// `YOSEGI_RANK_TRACE=1`: every message on stderr (for finding where ranks diverge).
     trace: bool,
@@ -156,7 +161,7 @@ fn start(expected: usize) -> Result<Ranks, String> {
             .map_err(|e| format!("the MPI layer lacks {}: {e}", String::from_utf8_lossy(&name[..name.len() - 1])))
     };
     // SAFETY: each symbol is the layer's function of that type (see `mpi_layer.c`).
-    let (init, bcast, send, recv, barrier, abort, finalize) = unsafe {
+    let (init, bcast, send, recv, barrier, abort, finalize, device_aware) = unsafe {
         (
             std::mem::transmute::<*const c_void, InitFn>(symbol(b"yosegi_mpi_init\0")?),
             std::mem::transmute::<*const c_void, BcastFn>(symbol(b"yosegi_mpi_bcast\0")?),
@@ -165,6 +170,7 @@ fn start(expected: usize) -> Result<Ranks, String> {
             std::mem::transmute::<*const c_void, BarrierFn>(symbol(b"yosegi_mpi_barrier\0")?),
             std::mem::transmute::<*const c_void, AbortFn>(symbol(b"yosegi_mpi_abort\0")?),
             std::mem::transmute::<*const c_void, FinalizeFn>(symbol(b"yosegi_mpi_finalize\0")?),
+            std::mem::transmute::<*const c_void, DeviceAwareFn>(symbol(b"yosegi_mpi_device_aware\0")?),
         )
     };
     // The library stays loaded until the process ends.
@@ -187,10 +193,13 @@ fn start(expected: usize) -> Result<Ranks, String> {
              another MPI than the launcher"
         ));
     }
+    let staged = std::env::var("YOSEGI_RANK_COPIES").is_ok_and(|v| v.trim() == "host");
     Ok(Ranks {
         rank: rank as usize,
         size: size as usize,
         local_rank: local_rank as usize,
+        // SAFETY: the layer's function, after MPI started.
+        device_aware: !staged && unsafe { device_aware() } == 1,
         timeout_s,
         trace: std::env::var("YOSEGI_RANK_TRACE").is_ok_and(|v| v == "1"),
         bcast,
@@ -323,6 +332,30 @@ impl Ranks {
         // SAFETY: `data` is valid for its length.
         let status = unsafe { (self.recv)(data.as_mut_ptr() as *mut c_void, data.len() as u64, from as c_int) };
         self.check(status, || format!("receiving {} bytes from rank {from} ({})", data.len(), what()));
+    }
+
+    /// [`Ranks::send`] of `len` bytes of GPU memory at `address` (CUDA-aware MPI only).
+    pub fn send_device(&self, address: u64, len: u64, to: usize, what: impl FnOnce() -> String) {
+        // SAFETY: a CUDA-aware MPI reads device memory through a plain pointer to it.
+        let data = unsafe { std::slice::from_raw_parts(address as *const u8, len as usize) };
+        self.send(data, to, what);
+    }
+
+    /// [`Ranks::receive`] into `len` bytes of GPU memory at `address` (CUDA-aware MPI only).
+    pub fn receive_device(&self, address: u64, len: u64, from: usize, what: impl FnOnce() -> String) {
+        // SAFETY: as in `send_device`; the slice is only handed to MPI, never touched here.
+        let data = unsafe { std::slice::from_raw_parts_mut(address as *mut u8, len as usize) };
+        self.receive(data, from, what);
+    }
+
+    /// Counts a copy to another rank made outside MPI (NCCL).
+    fn count_sent(&self, len: u64) {
+        self.traffic.sent_bytes.fetch_add(len, Ordering::Relaxed);
+        self.traffic.sent_messages.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn count_received(&self, len: u64) {
+        self.traffic.received_bytes.fetch_add(len, Ordering::Relaxed);
     }
 
     pub fn traffic(&self) -> RankTraffic {

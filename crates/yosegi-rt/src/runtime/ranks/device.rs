@@ -71,6 +71,8 @@ pub struct RankDevice {
     /// owner), and whether its results go to every rank.
     started: HashMap<u64, (Option<StartedLaunch>, bool, String)>,
     next_token: u64,
+    /// NCCL between the ranks' GPUs, shared by the job's devices.
+    link: Option<Arc<super::nccl::DeviceLink>>,
 }
 
 /// The job's devices, one per rank, in rank order: `local` is this rank's. Each rank tells the
@@ -83,13 +85,22 @@ impl RankDevice {
 
 fn job_devices(ranks: &Arc<Ranks>, mut local: Box<dyn Device>) -> Vec<Box<dyn Device>> {
     let mine = Shape::of(local.as_mut());
-    let mut local = Some(local);
-    (0..ranks.size)
+    let shapes: Vec<Shape> = (0..ranks.size)
         .map(|owner| {
             let mut words = if owner == ranks.rank { mine.to_words() } else { Vec::new() };
             ranks.broadcast_words(&mut words, owner, || "the devices' names".to_string());
-            let shape = Shape::from_words(&words);
+            Shape::from_words(&words)
+        })
+        .collect();
+    let all_gpus = shapes.iter().all(|s| s.name.starts_with("cuda"));
+    let link = super::nccl::connect(ranks, all_gpus).map(Arc::new);
+    let mut local = Some(local);
+    shapes
+        .into_iter()
+        .enumerate()
+        .map(|(owner, shape)| {
             Box::new(RankDevice {
+                link: link.clone(),
                 ranks: ranks.clone(),
                 owner,
                 shape,
@@ -252,18 +263,41 @@ impl Device for RankDevice {
         let what = || format!("a copy of {len} bytes from rank {from}'s device to rank {}'s", self.owner);
         match (&mut self.local, from == me) {
             (Some(d), true) => d.copy_from_peer(dst, dst_offset, src, src_alloc, src_offset, len),
-            (Some(d), false) => {
-                let mut bounce = vec![0u8; len as usize];
-                self.ranks.receive(&mut bounce, from, what);
-                d.copy_to_device(dst, dst_offset, &bounce);
+            (Some(d), false) if let (Some(link), Some(memory)) = (&self.link, d.peer_memory(dst, dst_offset)) => {
+                link.receive(&self.ranks, memory.context, memory.address, len, from);
             }
-            (None, true) => {
-                let mut bounce = vec![0u8; len as usize];
-                src.read_here(src_alloc, src_offset, &mut bounce);
-                self.ranks.send(&bounce, self.owner, what);
+            (None, true) if let (Some(link), Some(memory)) = (&self.link, src.peer_memory(src_alloc, src_offset)) => {
+                link.send(&self.ranks, memory.context, memory.address, len, self.owner);
             }
+            (Some(d), false) => match d.peer_memory(dst, dst_offset).filter(|_| self.ranks.device_aware) {
+                // Straight into the GPU's memory, once the work that may still read it is done.
+                Some(memory) => {
+                    d.wait();
+                    self.ranks.receive_device(memory.address, len, from, what);
+                }
+                None => {
+                    let mut bounce = vec![0u8; len as usize];
+                    self.ranks.receive(&mut bounce, from, what);
+                    d.copy_to_device(dst, dst_offset, &bounce);
+                }
+            },
+            (None, true) => match src.peer_memory(src_alloc, src_offset).filter(|_| self.ranks.device_aware) {
+                Some(memory) => {
+                    // The launches that write these bytes finish first.
+                    src.wait();
+                    self.ranks.send_device(memory.address, len, self.owner, what);
+                }
+                None => {
+                    let mut bounce = vec![0u8; len as usize];
+                    src.read_here(src_alloc, src_offset, &mut bounce);
+                    self.ranks.send(&bounce, self.owner, what);
+                }
+            },
             (None, false) => {}
         }
+    }
+    fn peer_memory(&self, alloc: DeviceAlloc, offset: u64) -> Option<crate::runtime::device::PeerMemory> {
+        self.local.as_ref().and_then(|d| d.peer_memory(alloc, offset))
     }
     fn mark(&mut self) -> Option<usize> {
         self.local.as_mut().and_then(|d| d.mark())

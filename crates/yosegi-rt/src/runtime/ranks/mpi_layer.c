@@ -7,6 +7,9 @@
 #include <mpi.h>
 #include <stdint.h>
 #include <time.h>
+#if defined(OPEN_MPI) && OPEN_MPI
+#include <mpi-ext.h>
+#endif
 
 #define CHUNK ((uint64_t)1 << 30)
 
@@ -104,6 +107,16 @@ int yosegi_mpi_barrier(void) {
     MPI_Request request;
     if (MPI_Ibarrier(world, &request) != MPI_SUCCESS) return 2;
     return wait_for(&request);
+}
+
+/* Whether MPI reads and writes GPU memory itself (CUDA-aware): then copies between two ranks'
+ * GPUs go device to device, without the runtime staging them in host memory. */
+int yosegi_mpi_device_aware(void) {
+#if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
+    return MPIX_Query_cuda_support();
+#else
+    return 0;
+#endif
 }
 
 void yosegi_mpi_abort(int status) { MPI_Abort(MPI_COMM_WORLD, status); }

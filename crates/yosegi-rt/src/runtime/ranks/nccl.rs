@@ -1,0 +1,100 @@
+//! Copies between two ranks' GPUs through NCCL: the receiving rank's `ncclRecv` and the sending
+//! rank's `ncclSend` go on the legacy default stream, where the cuda device's launches are, so a
+//! halo arrives after the launches that wrote it and before those that read it without either
+//! host waiting. NCCL goes GPU to GPU over NVLink inside a node and over the network between
+//! nodes. The communicator is made once, by every rank together, when every rank drives a GPU
+//! and finds NCCL (`libnccl.so.2`); otherwise copies go through MPI (`runtime::ranks`).
+
+use std::ffi::c_void;
+
+use cudarc::nccl::sys as nccl;
+
+use super::Ranks;
+
+pub struct DeviceLink {
+    comm: nccl::ncclComm_t,
+}
+
+// SAFETY: the communicator is used from the thread that runs the program's regions only (the
+// runtime's lock serialises every call).
+unsafe impl Send for DeviceLink {}
+unsafe impl Sync for DeviceLink {}
+
+/// Every rank's answer to whether it can join (`all_gpus`: every rank's device is a GPU, which
+/// every rank knows from the devices' names), agreed by all. `YOSEGI_RANK_COPIES=mpi` or
+/// `host` leaves NCCL out.
+pub fn connect(ranks: &Ranks, all_gpus: bool) -> Option<DeviceLink> {
+    let wanted = !std::env::var("YOSEGI_RANK_COPIES").is_ok_and(|v| matches!(v.trim(), "mpi" | "host"));
+    if !all_gpus || !wanted {
+        return None;
+    }
+    // SAFETY: only looks for the library.
+    let mine = unsafe { nccl::is_culib_present() } as u64;
+    let mut all = true;
+    for root in 0..ranks.size {
+        let mut words = vec![mine];
+        ranks.broadcast_words(&mut words, root, || "whether every rank has NCCL".to_string());
+        all &= words.first() == Some(&1);
+    }
+    if !all {
+        return None;
+    }
+    let mut id = nccl::ncclUniqueId { internal: [0; 128] };
+    if ranks.rank == 0 {
+        // SAFETY: valid out-pointer.
+        let made = unsafe { nccl::ncclGetUniqueId(&mut id) };
+        if made != nccl::ncclResult_t::ncclSuccess {
+            ranks.end_job(&format!("ncclGetUniqueId failed ({made:?})"), 1);
+        }
+    }
+    // SAFETY: the id is plain bytes.
+    let bytes = unsafe { std::slice::from_raw_parts_mut(id.internal.as_mut_ptr() as *mut u8, 128) };
+    ranks.broadcast(bytes, 0, || "NCCL's id".to_string());
+    let mut comm: nccl::ncclComm_t = std::ptr::null_mut();
+    // SAFETY: every rank calls it with the same id, its own rank and its GPU's context current
+    // (the cuda device made it current when it opened).
+    let made = unsafe { nccl::ncclCommInitRank(&mut comm, ranks.size as i32, id, ranks.rank as i32) };
+    if made != nccl::ncclResult_t::ncclSuccess {
+        ranks.end_job(&format!("ncclCommInitRank failed ({made:?})"), 1);
+    }
+    Some(DeviceLink { comm })
+}
+
+impl DeviceLink {
+    /// Sends `len` bytes of the GPU memory at `address` (of the CUDA context `context`) to rank
+    /// `to`, after the launches enqueued so far.
+    pub fn send(&self, ranks: &Ranks, context: usize, address: u64, len: u64, to: usize) {
+        ranks.count_sent(len);
+        // SAFETY: a live device address of that context; the communicator is this job's.
+        let done = unsafe {
+            current(context);
+            nccl::ncclSend(address as *const c_void, len as usize, nccl::ncclDataType_t::ncclInt8, to as i32, self.comm, std::ptr::null_mut())
+        };
+        if done != nccl::ncclResult_t::ncclSuccess {
+            ranks.end_job(&format!("ncclSend of {len} bytes to rank {to} failed ({done:?})"), 1);
+        }
+    }
+
+    /// Receives `len` bytes from rank `from` into the GPU memory at `address`, before the
+    /// launches enqueued later.
+    pub fn receive(&self, ranks: &Ranks, context: usize, address: u64, len: u64, from: usize) {
+        ranks.count_received(len);
+        // SAFETY: as in `send`.
+        let done = unsafe {
+            current(context);
+            nccl::ncclRecv(address as *mut c_void, len as usize, nccl::ncclDataType_t::ncclInt8, from as i32, self.comm, std::ptr::null_mut())
+        };
+        if done != nccl::ncclResult_t::ncclSuccess {
+            ranks.end_job(&format!("ncclRecv of {len} bytes from rank {from} failed ({done:?})"), 1);
+        }
+    }
+}
+
+/// Makes `context` current on this thread.
+///
+/// # Safety
+/// `context` is a live CUDA context (`Device::peer_memory`'s).
+unsafe fn current(context: usize) {
+    // SAFETY: the caller's contract.
+    unsafe { cudarc::driver::sys::cuCtxSetCurrent(context as cudarc::driver::sys::CUcontext) };
+}
