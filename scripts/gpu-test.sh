@@ -16,7 +16,9 @@
 # `--fusion off`), and split over 2 and 4 devices (`--gpus N`: on a machine with fewer GPUs,
 # logical devices on them, each with its own memory; every kernel that can be split is,
 # YOSEGI_MIN_SPLIT_BYTES=0, and every part that can runs its interior beside its halo exchange,
-# YOSEGI_OVERLAP_MIN_ITERATIONS=0).
+# YOSEGI_OVERLAP_MIN_ITERATIONS=0). Mode `ranksN` runs the program as N MPI ranks of one device
+# each (`--ranks N`: ranks share the machine's GPUs round robin; skipped, said so, without
+# `mpirun`).
 # Environment: YOSEGI_DEVICE=sim runs the same comparison on the simulator (to check the
 # script itself on a machine without a GPU); ONLY=name runs one program (ONLY=cache only the
 # kernel-cache checks, ONLY=model only the performance model's, ONLY=tools only the checks of
@@ -36,14 +38,15 @@ programs="$root/tests/programs"
 read -r -a modes <<<"${STAGING:-auto on fusion gpus2 gpus4}"
 for mode in "${modes[@]}"; do
     case "$mode" in
-        auto|on|off|fusion|gpus[1-9]|gpus[1-9][0-9]) ;;
-        *) echo "gpu-test: STAGING mode \`$mode\` is not one of auto, on, off, fusion, gpusN" >&2; exit 2 ;;
+        auto|on|off|fusion|gpus[1-9]|gpus[1-9][0-9]|ranks[2-9]) ;;
+        *) echo "gpu-test: STAGING mode \`$mode\` is not one of auto, on, off, fusion, gpusN, ranksN" >&2; exit 2 ;;
     esac
 done
 # The `yosegi run` flags of a mode.
 mode_flags() {
     case "$1" in
         gpus*) echo "--staging auto --gpus ${1#gpus}" ;;
+        ranks*) echo "--staging auto --ranks ${1#ranks}" ;;
         fusion) echo "--staging auto --fusion on --gpus 1" ;;
         off) echo "--staging off --fusion off --gpus 1" ;;
         *) echo "--staging $1 --gpus 1" ;;
@@ -180,6 +183,10 @@ for entry in "$programs"/* "$root/tests/staging_programs"/*.c "$root/examples"/*
     fi
     for mode in "${modes[@]}"; do
         label="$name [$mode]"
+        if [[ "$mode" == ranks* ]] && ! command -v mpirun >/dev/null 2>&1; then
+            echo "SKIP $label: no MPI launcher (mpirun) on this machine"
+            continue
+        fi
         started=$(date +%s.%N)
         read -r -a flags <<<"$(mode_flags "$mode")"
         # Split every launch that can be, however small (the default keeps small ones whole).

@@ -83,6 +83,9 @@ pub(super) fn kernel_predictions_text(module: &Module, kernel: Handle<Kernel>, l
             if let Some(text) = scaling_text(&r.scaling_s) {
                 let _ = writeln!(out, "        split over devices of this kind: {text}");
             }
+            if let Some(text) = ranks_text(&r.ranks_s) {
+                let _ = writeln!(out, "        {text}");
+            }
         }
     }
 }
@@ -119,6 +122,42 @@ fn pays_for_text(scaling_s: &[f64]) -> String {
     }
 }
 
+/// `over MPI ranks of one GPU (...): 2: ..., 64: ...; pays for N ranks`: the model's strong
+/// scaling over the ranks of `runtime::model::cluster::RANK_COUNTS`, on nodes of the cluster the
+/// environment describes.
+fn ranks_text(ranks_s: &[f64]) -> Option<String> {
+    use crate::runtime::model::cluster::{Cluster, RANK_COUNTS};
+    let one = *ranks_s.first()?;
+    if ranks_s.len() != RANK_COUNTS.len() || one <= 0.0 {
+        return None;
+    }
+    let points: Vec<String> =
+        RANK_COUNTS.iter().zip(ranks_s).skip(1).map(|(k, &t)| format!("{k}: {} ({:.2}x)", us(t), one / t)).collect();
+    let best = ranks_s.iter().copied().fold(f64::INFINITY, f64::min);
+    let pays = RANK_COUNTS.iter().zip(ranks_s).find(|&(_, &t)| t <= best * (1.0 + PAYS_WITHIN)).map_or(1, |(k, _)| *k);
+    let cluster = Cluster::from_env();
+    let pays = match pays {
+        1 => "pays for one rank".to_string(),
+        k => format!("pays for {k} ranks (the fewest within {:.0}% of the fastest predicted)", PAYS_WITHIN * 100.0),
+    };
+    Some(format!(
+        "over MPI ranks of one GPU ({} a node, {:.0} GB/s and {:.0} us between nodes): {}; {pays}",
+        cluster.gpus_per_node,
+        cluster.network_bytes_per_s / 1e9,
+        cluster.network_latency_s * 1e6,
+        points.join(", ")
+    ))
+}
+
+/// Adds one kernel's curve to a pass's sum: `None` once a kernel lacks one.
+fn add_curve(sum: Option<Vec<f64>>, first: bool, curve: &[f64]) -> Option<Vec<f64>> {
+    match sum {
+        Some(_) if first && !curve.is_empty() => Some(curve.to_vec()),
+        Some(sum) if sum.len() == curve.len() && !sum.is_empty() => Some(sum.iter().zip(curve).map(|(a, b)| a + b).collect()),
+        _ => None,
+    }
+}
+
 /// The variant that ran most of `kernel`'s launches on each device (its most used size).
 fn most_run(found: Vec<PredictionRecord>) -> BTreeMap<String, PredictionRecord> {
     let mut best: BTreeMap<String, PredictionRecord> = BTreeMap::new();
@@ -141,6 +180,8 @@ struct Pass {
     kernels: usize,
     /// Summed over the kernels, where every one has a scaling curve.
     scaling_s: Option<Vec<f64>>,
+    /// The same over MPI ranks.
+    ranks_s: Option<Vec<f64>>,
 }
 
 fn passes(module: &Module, kernels: &[Handle<Kernel>], learned: &Learned) -> BTreeMap<String, Pass> {
@@ -160,14 +201,13 @@ fn passes(module: &Module, kernels: &[Handle<Kernel>], learned: &Learned) -> BTr
             most_run(found.into_iter().filter(|r| sizes_of.get(&r.device) == Some(&r.sizes)).collect())
         };
         for (device, r) in chosen {
-            let pass = passes.entry(device).or_insert(Pass { predicted_s: 0.0, measured_s: Some(0.0), kernels: 0, scaling_s: Some(Vec::new()) });
+            let pass = passes
+                .entry(device)
+                .or_insert(Pass { predicted_s: 0.0, measured_s: Some(0.0), kernels: 0, scaling_s: Some(Vec::new()), ranks_s: Some(Vec::new()) });
             pass.predicted_s += r.predicted_s;
             pass.measured_s = pass.measured_s.zip(r.measured_s).map(|(a, b)| a + b);
-            pass.scaling_s = match pass.scaling_s.take() {
-                Some(_) if pass.kernels == 0 && !r.scaling_s.is_empty() => Some(r.scaling_s.clone()),
-                Some(sum) if sum.len() == r.scaling_s.len() && !sum.is_empty() => Some(sum.iter().zip(&r.scaling_s).map(|(a, b)| a + b).collect()),
-                _ => None,
-            };
+            pass.scaling_s = add_curve(pass.scaling_s.take(), pass.kernels == 0, &r.scaling_s);
+            pass.ranks_s = add_curve(pass.ranks_s.take(), pass.kernels == 0, &r.ranks_s);
             pass.kernels += 1;
         }
     }
@@ -187,6 +227,9 @@ pub(super) fn region_prediction_text(module: &Module, kernels: &[Handle<Kernel>]
         if let Some(text) = pass.scaling_s.as_deref().and_then(scaling_text) {
             let _ = writeln!(out, "    split over devices of this kind: {text}");
         }
+        if let Some(text) = pass.ranks_s.as_deref().and_then(ranks_text) {
+            let _ = writeln!(out, "    {text}");
+        }
     }
 }
 
@@ -205,6 +248,7 @@ pub(super) fn kernel_predictions_json(module: &Module, kernel: Handle<Kernel>, l
                     "measured_s": r.measured_s,
                     "launches": r.launches,
                     "scaling_s": r.scaling_s,
+                    "ranks_s": r.ranks_s,
                 })
             })
             .collect(),
@@ -215,7 +259,7 @@ pub(super) fn region_prediction_json(module: &Module, kernels: &[Handle<Kernel>]
     Value::Array(
         passes(module, kernels, learned)
             .into_iter()
-            .map(|(device, p)| json!({ "device": device, "predicted_s": p.predicted_s, "measured_s": p.measured_s, "kernels_predicted": p.kernels, "scaling_s": p.scaling_s }))
+            .map(|(device, p)| json!({ "device": device, "predicted_s": p.predicted_s, "measured_s": p.measured_s, "kernels_predicted": p.kernels, "scaling_s": p.scaling_s, "ranks_s": p.ranks_s }))
             .collect(),
     )
 }

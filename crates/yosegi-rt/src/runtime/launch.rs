@@ -313,11 +313,19 @@ impl Runtime {
             if self.devices.len() > 1 {
                 self.stats.record_device_launch(device, &outcome.counters);
             }
-            launched.push((grid, outcome));
+            launched.push((grid, outcome, device));
         }
-        let Some(&(grid, _)) = launched.first() else { return Ok(()) };
+        let Some(&(grid, ..)) = launched.first() else { return Ok(()) };
+        // In a job of several ranks each part's results are known on its device's rank only.
+        if let Some(job) = super::ranks::current()
+            && (!grid.reductions.is_empty() || !grid.scalar_outputs.is_empty())
+        {
+            let owners: Vec<usize> = launched.iter().map(|&(_, _, d)| self.devices[d].rank().unwrap_or(job.rank)).collect();
+            let mut outcomes: Vec<&mut super::device::LaunchOutcome> = launched.iter_mut().map(|(_, o, _)| o).collect();
+            job.share_results(&owners, &mut outcomes, &grid.name);
+        }
         let mut partials: Vec<Vec<u64>> = vec![Vec::new(); grid.reductions.len()];
-        for (_, outcome) in &launched {
+        for (_, outcome, _) in &launched {
             for (all, mine) in partials.iter_mut().zip(&outcome.partials) {
                 all.extend_from_slice(mine);
             }

@@ -395,9 +395,20 @@ impl Runtime {
                 json["machine"] = serde_json::json!(self.model.as_ref().and_then(|m| m.machine(0)));
                 // The model's scaling curve per kernel: one steady launch on 1, 2, ... devices.
                 if let (Some(model), Some(kernels)) = (&self.model, json["kernels"].as_array_mut()) {
+                    let cluster = model::cluster::Cluster::from_env();
                     for k in kernels {
                         let scaling = k["name"].as_str().and_then(|name| model.scaling(&self.module, name, 0));
                         k["predicted_scaling_s"] = serde_json::json!(scaling);
+                        // Over MPI ranks of one GPU on nodes of `cluster` (`model::cluster`).
+                        let ranks = k["name"].as_str().and_then(|name| model.ranks(&self.module, name, 0, &cluster));
+                        k["predicted_ranks"] = serde_json::json!(ranks.map(|(strong, weak)| serde_json::json!({
+                            "ranks": model::cluster::RANK_COUNTS,
+                            "strong_s": strong,
+                            "weak_s": weak,
+                            "gpus_per_node": cluster.gpus_per_node,
+                            "network_bytes_per_s": cluster.network_bytes_per_s,
+                            "network_latency_s": cluster.network_latency_s,
+                        })));
                     }
                 }
                 Some(serde_json::to_string_pretty(&json).unwrap_or_default() + "\n")

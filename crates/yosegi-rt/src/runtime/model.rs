@@ -13,6 +13,7 @@
 //! measured device time; predictions are kept per kernel and sizes, so a time-step loop pays
 //! for one.
 
+pub mod cluster;
 pub mod machine;
 pub mod predict;
 pub mod record;
@@ -151,6 +152,31 @@ impl Model {
         )
     }
 
+    /// The predicted time of one steady launch of grid kernel `grid` over 1 to 64 MPI ranks
+    /// of one GPU each, on nodes of the cluster `cluster` describes (`model::cluster`): the
+    /// strong-scaling curve (the launch's size split over the ranks) and the weak-scaling one
+    /// (every rank with a launch of this size), at [`cluster::RANK_COUNTS`].
+    pub fn ranks(&self, module: &Module, grid: &str, device: usize, cluster: &cluster::Cluster) -> Option<(Vec<f64>, Vec<f64>)> {
+        let (_, _, whole) = self.latest.get(&(grid.to_string(), device))?;
+        let machine = self.machines.get(device)?;
+        let grid_kernel = module.grid_kernels.iter().find(|(_, g)| g.name == grid)?.1;
+        let shape = self.split_shapes.get(&module.kernels[grid_kernel.source].name);
+        // An interior part's halo: the middle of three parts (two neighbours), else a part of
+        // two (one).
+        let written = |p: &PartBytes| p.beyond_share.iter().filter(|(o, _)| self.written_objects.contains(o)).map(|(_, b)| b).sum::<u64>();
+        let halo = match shape.map(|s| s.parts.as_slice()) {
+            Some([_, three, ..]) if three.len() == 3 => cluster::Halo { bytes: written(&three[1]), copies: 2 },
+            Some([two, ..]) => cluster::Halo { bytes: two.iter().map(written).max().unwrap_or(0), copies: 1 },
+            _ => cluster::Halo::default(),
+        };
+        let splits = shape.is_some_and(|s| !s.parts.is_empty());
+        let reductions = !grid_kernel.reductions.is_empty();
+        Some((
+            cluster::strong_s(machine, cluster, whole, splits, halo, reductions),
+            cluster::weak_s(machine, cluster, whole, splits, halo, reductions),
+        ))
+    }
+
     /// The predicted time of `launch` at `at`; `None` where the launch cannot be counted (its
     /// block ran past the model's budget, or it reaches memory the host views do not cover).
     /// The first launch of a grid kernel on a device also pays for loading its code.
@@ -208,6 +234,7 @@ impl Model {
                     measured_s: launches.and_then(|l| l.mean_device_time()),
                     launches: launches.map_or(0, |l| l.count),
                     scaling_s: self.scaling(module, grid, *device_index).unwrap_or_default(),
+                    ranks_s: self.ranks(module, grid, *device_index, &cluster::Cluster::from_env()).map(|(strong, _)| strong).unwrap_or_default(),
                 })
             })
             .collect();

@@ -9,8 +9,9 @@
 //! stands in for the others' ([`RankDevice`] without one). What the single-process runtime does
 //! on another device becomes, for a rank:
 //!
-//! * a launch there: nothing, unless it hands results back (reductions, scalar outputs), which
-//!   its rank broadcasts when it finishes;
+//! * a launch there: nothing; the results launches hand back (reductions' partials, scalar
+//!   outputs) go from each part's rank to every rank in one all-gather when the launch finishes
+//!   (`Ranks::share_results`);
 //! * a copy from the host to it: nothing (its rank copies from its own host memory, which holds
 //!   the same values);
 //! * a copy from it to the host: the bytes, broadcast by its rank, so that every rank's host
@@ -41,6 +42,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
+use super::device::LaunchOutcome;
+
 /// The MPI layer's source, compiled on first use.
 const LAYER_SOURCE: &str = include_str!("ranks/mpi_layer.c");
 
@@ -55,6 +58,7 @@ type BcastFn = unsafe extern "C" fn(*mut c_void, u64, c_int) -> c_int;
 type SendFn = unsafe extern "C" fn(*const c_void, u64, c_int) -> c_int;
 type RecvFn = unsafe extern "C" fn(*mut c_void, u64, c_int) -> c_int;
 type BarrierFn = unsafe extern "C" fn() -> c_int;
+type AllgatherFn = unsafe extern "C" fn(*const c_void, u64, *mut c_void, *const c_int, *const c_int) -> c_int;
 type AbortFn = unsafe extern "C" fn(c_int);
 type DeviceAwareFn = unsafe extern "C" fn() -> c_int;
 type FinalizeFn = unsafe extern "C" fn();
@@ -75,6 +79,7 @@ pub struct Ranks {
     send: SendFn,
     recv: RecvFn,
     barrier: BarrierFn,
+    allgather: AllgatherFn,
     abort: AbortFn,
     finalize: FinalizeFn,
     traffic: Traffic,
@@ -161,7 +166,7 @@ fn start(expected: usize) -> Result<Ranks, String> {
             .map_err(|e| format!("the MPI layer lacks {}: {e}", String::from_utf8_lossy(&name[..name.len() - 1])))
     };
     // SAFETY: each symbol is the layer's function of that type (see `mpi_layer.c`).
-    let (init, bcast, send, recv, barrier, abort, finalize, device_aware) = unsafe {
+    let (init, bcast, send, recv, barrier, abort, finalize, device_aware, allgather) = unsafe {
         (
             std::mem::transmute::<*const c_void, InitFn>(symbol(b"yosegi_mpi_init\0")?),
             std::mem::transmute::<*const c_void, BcastFn>(symbol(b"yosegi_mpi_bcast\0")?),
@@ -171,6 +176,7 @@ fn start(expected: usize) -> Result<Ranks, String> {
             std::mem::transmute::<*const c_void, AbortFn>(symbol(b"yosegi_mpi_abort\0")?),
             std::mem::transmute::<*const c_void, FinalizeFn>(symbol(b"yosegi_mpi_finalize\0")?),
             std::mem::transmute::<*const c_void, DeviceAwareFn>(symbol(b"yosegi_mpi_device_aware\0")?),
+            std::mem::transmute::<*const c_void, AllgatherFn>(symbol(b"yosegi_mpi_allgather\0")?),
         )
     };
     // The library stays loaded until the process ends.
@@ -206,6 +212,7 @@ fn start(expected: usize) -> Result<Ranks, String> {
         send,
         recv,
         barrier,
+        allgather,
         abort,
         finalize,
         traffic: Traffic::default(),
@@ -301,6 +308,66 @@ impl Ranks {
         }
         let status = unsafe { (self.bcast)(data.as_mut_ptr() as *mut c_void, data.len() as u64, root as c_int) };
         self.check(status, || format!("a broadcast from rank {root} ({})", what()));
+    }
+
+    /// Every rank's words to every rank, in rank order (one collective for the lengths, one for
+    /// the words).
+    pub fn all_gather_words(&self, mine: &[u64], what: impl Fn() -> String) -> Vec<Vec<u64>> {
+        let mut lens = vec![0u64; self.size];
+        let one = [mine.len() as u64];
+        let counts = vec![8 as c_int; self.size];
+        let offsets: Vec<c_int> = (0..self.size as c_int).map(|r| r * 8).collect();
+        // SAFETY: `lens` holds one word per rank; the counts and offsets describe it.
+        let status = unsafe { (self.allgather)(one.as_ptr() as *const c_void, 8, lens.as_mut_ptr() as *mut c_void, counts.as_ptr(), offsets.as_ptr()) };
+        self.check(status, || format!("gathering the sizes of {}", what()));
+        let counts: Vec<c_int> = lens.iter().map(|&n| (n * 8) as c_int).collect();
+        let offsets: Vec<c_int> = counts.iter().scan(0, |at, &c| {
+            let here = *at;
+            *at += c;
+            Some(here)
+        }).collect();
+        let total: u64 = lens.iter().sum();
+        let mut all = vec![0u64; total as usize];
+        if self.trace {
+            eprintln!("yosegi: rank {}: all-gather of {} words: {}", self.rank, total, what());
+        }
+        // SAFETY: `all` holds every rank's words at the offsets given.
+        let status = unsafe {
+            (self.allgather)(mine.as_ptr() as *const c_void, (mine.len() * 8) as u64, all.as_mut_ptr() as *mut c_void, counts.as_ptr(), offsets.as_ptr())
+        };
+        self.check(status, || format!("gathering {}", what()));
+        let mut at = 0usize;
+        lens.iter()
+            .map(|&n| {
+                let words = all[at..at + n as usize].to_vec();
+                at += n as usize;
+                words
+            })
+            .collect()
+    }
+
+    /// The results of a launch's parts (reductions' partials, scalar outputs), each known on
+    /// the rank in `owners` whose device ran it, to every rank, in one all-gather: each rank
+    /// sends its parts' results as (part, length, words...) entries.
+    pub fn share_results(&self, owners: &[usize], outcomes: &mut [&mut LaunchOutcome], kernel: &str) {
+        let mut mine = Vec::new();
+        for (part, outcome) in outcomes.iter().enumerate().filter(|&(p, _)| owners[p] == self.rank) {
+            let words = outcome_words(outcome);
+            mine.extend([part as u64, words.len() as u64]);
+            mine.extend(words);
+        }
+        let all = self.all_gather_words(&mine, || format!("the results of kernel {kernel}"));
+        for (rank, words) in all.iter().enumerate().filter(|&(r, _)| r != self.rank) {
+            let mut at = 0;
+            while at + 2 <= words.len() {
+                let (part, len) = (words[at] as usize, words[at + 1] as usize);
+                let Some(entry) = words.get(at + 2..at + 2 + len) else { break };
+                if owners.get(part) == Some(&rank) {
+                    *outcomes[part] = outcome_from_words(entry);
+                }
+                at += 2 + len;
+            }
+        }
     }
 
     /// Words from rank `root` to every rank, their count first.
@@ -406,6 +473,32 @@ impl Ranks {
     }
 }
 
+fn outcome_words(outcome: &LaunchOutcome) -> Vec<u64> {
+    let mut words = vec![outcome.partials.len() as u64];
+    words.extend(outcome.partials.iter().map(|p| p.len() as u64));
+    for p in &outcome.partials {
+        words.extend_from_slice(p);
+    }
+    words.extend_from_slice(&outcome.scalar_outputs);
+    words
+}
+
+fn outcome_from_words(words: &[u64]) -> LaunchOutcome {
+    let count = (words.first().copied().unwrap_or(0) as usize).min(words.len().saturating_sub(1));
+    let lens = &words[1..1 + count];
+    let mut at = 1 + count;
+    let partials = lens
+        .iter()
+        .map(|&n| {
+            let end = (at + n as usize).min(words.len());
+            let p = words[at..end].to_vec();
+            at = end;
+            p
+        })
+        .collect();
+    LaunchOutcome { partials, scalar_outputs: words[at..].to_vec(), counters: Default::default() }
+}
+
 /// Ends the whole job when this process is a rank of one: a rank that stops on an error
 /// stops every rank (the message is already printed). Returns when the process runs alone.
 pub fn end_job_on_error(status: i32) {
@@ -427,4 +520,16 @@ fn redirect(path: &Path, flags: c_int, fd: c_int) -> Result<(), String> {
         libc::close(opened);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outcomes_survive_their_words() {
+        let outcome = LaunchOutcome { partials: vec![vec![1, 2, 3], vec![], vec![9]], scalar_outputs: vec![7, 8], counters: Default::default() };
+        let back = outcome_from_words(&outcome_words(&outcome));
+        assert_eq!((back.partials, back.scalar_outputs), (outcome.partials, outcome.scalar_outputs));
+    }
 }

@@ -43,6 +43,9 @@ pub struct PredictionRecord {
     /// One steady launch on 1, 2, ... devices of this kind (`Model::scaling`); empty when
     /// not predicted.
     pub scaling_s: Vec<f64>,
+    /// One steady launch over the MPI ranks of `model::cluster::RANK_COUNTS` (strong scaling,
+    /// `Model::ranks`); empty when not predicted.
+    pub ranks_s: Vec<f64>,
 }
 
 /// Every record in `dir`'s file, oldest first (none without a directory).
@@ -78,14 +81,16 @@ fn render(records: &[PredictionRecord]) -> String {
         "# yosegi: the performance model's predictions of recent runs. Fields (tab-separated): format, kernel, \
          hash of its variants' CUDA, device, sizes, grid kernel, predicted seconds per launch, limited by, \
          measured seconds per launch (- when not timed), launches, \
-         seconds per launch on 1, 2, ... devices (- when not predicted)\n",
+         seconds per launch on 1, 2, ... devices (- when not predicted), \
+         seconds per launch on 1, 2, 4, ... 64 MPI ranks (- when not predicted)\n",
     );
     for r in records {
         let measured = r.measured_s.map_or_else(|| "-".to_string(), |m| format!("{m:e}"));
-        let scaling = if r.scaling_s.is_empty() { "-".to_string() } else { r.scaling_s.iter().map(|t| format!("{t:e}")).collect::<Vec<_>>().join(",") };
+        let list = |v: &[f64]| if v.is_empty() { "-".to_string() } else { v.iter().map(|t| format!("{t:e}")).collect::<Vec<_>>().join(",") };
+        let (scaling, ranks) = (list(&r.scaling_s), list(&r.ranks_s));
         let _ = writeln!(
             out,
-            "{LINE_TAG}\t{}\t{:016x}\t{}\t{}\t{}\t{:e}\t{}\t{measured}\t{}\t{scaling}",
+            "{LINE_TAG}\t{}\t{:016x}\t{}\t{}\t{}\t{:e}\t{}\t{measured}\t{}\t{scaling}\t{ranks}",
             r.kernel.name, r.kernel.hash, r.device, r.sizes, r.grid, r.predicted_s, r.bound, r.launches
         );
     }
@@ -99,7 +104,18 @@ fn read_file(dir: &Path) -> Vec<PredictionRecord> {
 
 fn parse_line(line: &str) -> Option<PredictionRecord> {
     let fields: Vec<&str> = line.split('\t').collect();
-    let [tag, name, hash, device, sizes, grid, predicted, bound, measured, launches, scaling] = fields.as_slice() else { return None };
+    // Lines written before the ranks' field have one field less.
+    let (fields, ranks) = match fields.as_slice() {
+        [rest @ .., ranks] if rest.len() == 11 => (rest, *ranks),
+        rest => (rest, "-"),
+    };
+    let [tag, name, hash, device, sizes, grid, predicted, bound, measured, launches, scaling] = fields else { return None };
+    let list = |text: &str| -> Option<Vec<f64>> {
+        match text {
+            "-" => Some(Vec::new()),
+            list => list.split(',').map(|t| t.parse::<f64>().ok().filter(|t| t.is_finite() && *t >= 0.0)).collect::<Option<Vec<_>>>(),
+        }
+    };
     if *tag != LINE_TAG || name.is_empty() || device.is_empty() || grid.is_empty() {
         return None;
     }
@@ -117,10 +133,8 @@ fn parse_line(line: &str) -> Option<PredictionRecord> {
         bound: bound.to_string(),
         measured_s,
         launches: launches.parse().ok()?,
-        scaling_s: match *scaling {
-            "-" => Vec::new(),
-            list => list.split(',').map(|t| t.parse::<f64>().ok().filter(|t| t.is_finite() && *t >= 0.0)).collect::<Option<Vec<_>>>()?,
-        },
+        scaling_s: list(scaling)?,
+        ranks_s: list(ranks)?,
     })
 }
 
@@ -144,6 +158,7 @@ mod tests {
             measured_s: Some(predicted_s * 1.1),
             launches: 100,
             scaling_s: vec![predicted_s, predicted_s / 1.9],
+            ranks_s: vec![predicted_s, predicted_s / 1.8, predicted_s / 3.0, predicted_s / 4.0, predicted_s / 3.5, predicted_s / 3.0, predicted_s / 2.0],
         }
     }
 

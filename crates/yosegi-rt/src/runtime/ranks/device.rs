@@ -67,9 +67,8 @@ pub struct RankDevice {
     next_stand_in: u64,
     /// Where the next stand-in's addresses start.
     next_address: u64,
-    /// Launches started here and not finished: the device's own started launch (on the
-    /// owner), and whether its results go to every rank.
-    started: HashMap<u64, (Option<StartedLaunch>, bool, String)>,
+    /// Launches started here and not finished: the device's own started launch (on the owner).
+    started: HashMap<u64, Option<StartedLaunch>>,
     next_token: u64,
     /// NCCL between the ranks' GPUs, shared by the job's devices.
     link: Option<Arc<super::nccl::DeviceLink>>,
@@ -116,51 +115,7 @@ fn job_devices(ranks: &Arc<Ranks>, mut local: Box<dyn Device>) -> Vec<Box<dyn De
         .collect()
 }
 
-/// Whether a launch's outcome goes to every rank: it hands results back to the host.
-fn shares_results(launch: &Launch) -> bool {
-    !launch.kernel.reductions.is_empty() || !launch.kernel.scalar_outputs.is_empty()
-}
-
-fn outcome_words(outcome: &LaunchOutcome) -> Vec<u64> {
-    let mut words = vec![outcome.partials.len() as u64];
-    words.extend(outcome.partials.iter().map(|p| p.len() as u64));
-    for p in &outcome.partials {
-        words.extend_from_slice(p);
-    }
-    words.extend_from_slice(&outcome.scalar_outputs);
-    words
-}
-
-fn outcome_from_words(words: &[u64]) -> LaunchOutcome {
-    let count = words.first().copied().unwrap_or(0) as usize;
-    let lens = &words[1..1 + count];
-    let mut at = 1 + count;
-    let partials = lens
-        .iter()
-        .map(|&n| {
-            let p = words[at..at + n as usize].to_vec();
-            at += n as usize;
-            p
-        })
-        .collect();
-    LaunchOutcome { partials, scalar_outputs: words[at..].to_vec(), counters: Default::default() }
-}
-
 impl RankDevice {
-    /// The outcome of a launch that finished here (on the owner) or on the owner (elsewhere),
-    /// shared when the host reads results from it.
-    fn share(&self, outcome: Option<LaunchOutcome>, shared: bool, kernel: &str) -> LaunchOutcome {
-        if !shared {
-            return outcome.unwrap_or_default();
-        }
-        let mut words = outcome.as_ref().map(outcome_words).unwrap_or_default();
-        self.ranks.broadcast_words(&mut words, self.owner, || format!("the results of kernel {kernel}"));
-        match outcome {
-            Some(outcome) => outcome,
-            None => outcome_from_words(&words),
-        }
-    }
-
     fn what(&self, alloc: DeviceAlloc, offset: u64, len: u64) -> impl Fn() -> String + use<> {
         let owner = self.owner;
         move || format!("{len} bytes at {offset} of allocation {} on rank {owner}'s device", alloc.0)
@@ -328,12 +283,13 @@ impl Device for RankDevice {
             d.fill_zero(alloc, offset, len);
         }
     }
+    // A launch's results (reductions, scalar outputs) are its rank's; the runtime shares every
+    // part's with one all-gather (`Ranks::share_results`).
     fn launch(&mut self, launch: &Launch) -> Result<LaunchOutcome, KernelFault> {
-        let outcome = match &mut self.local {
-            Some(d) => Some(d.launch(launch)?),
-            None => None,
-        };
-        Ok(self.share(outcome, shares_results(launch), &launch.kernel.name))
+        match &mut self.local {
+            Some(d) => d.launch(launch),
+            None => Ok(LaunchOutcome::default()),
+        }
     }
     fn start_launch(&mut self, launch: &Launch) -> Result<StartedLaunch, KernelFault> {
         let started = match &mut self.local {
@@ -342,7 +298,7 @@ impl Device for RankDevice {
         };
         let token = self.next_token;
         self.next_token += 1;
-        self.started.insert(token, (started, shares_results(launch), launch.kernel.name.clone()));
+        self.started.insert(token, started);
         Ok(StartedLaunch::Pending(token))
     }
     fn finish_launch(&mut self, started: StartedLaunch) -> Result<LaunchOutcome, KernelFault> {
@@ -350,22 +306,17 @@ impl Device for RankDevice {
             StartedLaunch::Pending(token) => token,
             StartedLaunch::Finished(outcome) => return Ok(outcome),
         };
-        let Some((inner, shared, kernel)) = self.started.remove(&token) else { return Err(KernelFault::not_started(token)) };
-        let outcome = match (&mut self.local, inner) {
-            (Some(d), Some(inner)) => Some(d.finish_launch(inner)?),
-            _ => None,
-        };
-        Ok(self.share(outcome, shared, &kernel))
+        let Some(inner) = self.started.remove(&token) else { return Err(KernelFault::not_started(token)) };
+        match (&mut self.local, inner) {
+            (Some(d), Some(inner)) => d.finish_launch(inner),
+            _ => Ok(LaunchOutcome::default()),
+        }
     }
     fn launch_timed(&mut self, launch: &Launch) -> Result<(LaunchOutcome, Option<std::time::Duration>), KernelFault> {
-        let (outcome, time) = match &mut self.local {
-            Some(d) => {
-                let (o, t) = d.launch_timed(launch)?;
-                (Some(o), t)
-            }
-            None => (None, None),
-        };
-        Ok((self.share(outcome, shares_results(launch), &launch.kernel.name), time))
+        match &mut self.local {
+            Some(d) => d.launch_timed(launch),
+            None => Ok((LaunchOutcome::default(), None)),
+        }
     }
     fn wait(&mut self) {
         if let Some(d) = &mut self.local {
@@ -385,11 +336,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn shapes_and_outcomes_survive_their_words() {
+    fn shapes_survive_their_words() {
         let shape = Shape { name: "cuda:1".into(), model: "NVIDIA H100 80GB HBM3, sm_90".into(), multiprocessors: 132, shared_memory_per_block: 49152, memory: 80 << 30 };
         assert_eq!(Shape::from_words(&shape.to_words()), shape);
-        let outcome = LaunchOutcome { partials: vec![vec![1, 2, 3], vec![], vec![9]], scalar_outputs: vec![7, 8], counters: Default::default() };
-        let back = outcome_from_words(&outcome_words(&outcome));
-        assert_eq!((back.partials, back.scalar_outputs), (outcome.partials, outcome.scalar_outputs));
     }
 }

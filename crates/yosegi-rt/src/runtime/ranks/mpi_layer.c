@@ -102,6 +102,14 @@ int yosegi_mpi_recv(void *data, uint64_t len, int from) {
     return 0;
 }
 
+/* Every rank's `len` bytes at `mine` to every rank: `all` receives them in rank order,
+ * `lens[r]` bytes from rank r at `offsets[r]` (the caller learnt the lengths first). */
+int yosegi_mpi_allgather(const void *mine, uint64_t len, void *all, const int *lens, const int *offsets) {
+    MPI_Request request;
+    if (MPI_Iallgatherv(mine, (int)len, MPI_BYTE, all, lens, offsets, MPI_BYTE, world, &request) != MPI_SUCCESS) return 2;
+    return wait_for(&request);
+}
+
 /* Every rank waits here for the others (the end of the program). */
 int yosegi_mpi_barrier(void) {
     MPI_Request request;
