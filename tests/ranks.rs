@@ -91,3 +91,29 @@ fn several_devices_per_rank_are_refused() {
     assert_eq!(finished.code(), Some(2), "{}", finished.describe());
     assert!(finished.stderr.contains("each rank drives one device"), "{}", finished.describe());
 }
+
+/// The README's workflow: an executable built by `yosegi cc`, started by `mpirun` itself, prints
+/// what it prints alone (the runtime library joins the job from the launcher's environment).
+#[test]
+fn an_executable_built_by_yosegi_cc_runs_under_mpirun() {
+    common::ensure_runtime_library();
+    let dir = tempfile::tempdir().unwrap();
+    let exe = dir.path().join("heat");
+    let built = std::process::Command::new(env!("CARGO_BIN_EXE_yosegi"))
+        .args(["cc", "-O2", "-o"])
+        .arg(&exe)
+        .arg(repo_root().join("examples/heat3d.c"))
+        .output()
+        .unwrap();
+    assert!(built.status.success(), "{}", String::from_utf8_lossy(&built.stderr));
+    let answer = |cmd: &mut std::process::Command| {
+        let out = cmd.env("YOSEGI_DEVICE", "sim").env("OMPI_ALLOW_RUN_AS_ROOT", "1").env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1").output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        // The timing line differs from run to run.
+        String::from_utf8_lossy(&out.stdout).lines().filter(|l| !l.starts_with("time:")).collect::<Vec<_>>().join("\n")
+    };
+    let alone = answer(std::process::Command::new(&exe).args(["16", "4"]));
+    let ranks = answer(std::process::Command::new("mpirun").args(["-np", "3", "--oversubscribe"]).arg(&exe).args(["16", "4"]));
+    assert!(alone.contains("heat:"), "{alone}");
+    assert_eq!(ranks, alone);
+}
