@@ -117,3 +117,30 @@ fn an_executable_built_by_yosegi_cc_runs_under_mpirun() {
     assert!(alone.contains("heat:"), "{alone}");
     assert_eq!(ranks, alone);
 }
+
+/// A rank that leaves the program early (here: rank 1 returns from `main` at once) meets the
+/// others at a different operation: the job ends with a rank and the operation named, by MPI's
+/// error on the mismatch or by the wait's deadline (`YOSEGI_RANK_TIMEOUT`), never a hang.
+#[test]
+fn a_rank_that_stops_early_ends_the_job_at_the_deadline() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("early.c");
+    std::fs::write(
+        &source,
+        "#include <stdio.h>\n#include <stdlib.h>\nint main(void) {\n    const char *r = getenv(\"OMPI_COMM_WORLD_RANK\");\n    \
+         if (r && atoi(r) == 1) return 0;\n    int n = 1 << 16;\n    double *a = malloc(n * sizeof(double)), s = 0;\n    \
+         for (int i = 0; i < n; i++) a[i] = i;\n    #pragma acc parallel loop reduction(+:s) copyin(a[0:n])\n    \
+         for (int i = 0; i < n; i++) s += a[i];\n    printf(\"%f\\n\", s);\n    return 0;\n}\n",
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    let mut cmd = yosegi();
+    cmd.env("YOSEGI_RANK_TIMEOUT", "3").args(["run", "--device", "sim", "--ranks", "2"]).arg(&source);
+    let finished = run(cmd, Input::Nothing);
+    assert_ne!(finished.code(), Some(0), "{}", finished.describe());
+    let named = finished.stderr.lines().any(|l| {
+        l.starts_with("yosegi: rank ") && l.ends_with("ending the job") && (l.contains("waited 3 s") || l.contains("MPI failed"))
+    });
+    assert!(named, "{}", finished.describe());
+    assert!(started.elapsed() < std::time::Duration::from_secs(60), "the job took {:?}", started.elapsed());
+}

@@ -468,7 +468,10 @@ impl Ranks {
     fn finish(&self) {
         // SAFETY: the layer's functions.
         let status = unsafe { (self.barrier)() };
-        self.check(status, || "the end of the program".to_string());
+        if status != 0 {
+            let why = if status == 1 { format!("waited {} s at the end of the program for the other ranks", self.timeout_s) } else { "MPI failed at the end of the program".to_string() };
+            self.end_job(&format!("{why}: another rank was still at work (the ranks' host code took different paths, or a rank died)"), 1);
+        }
         unsafe { (self.finalize)() };
     }
 }

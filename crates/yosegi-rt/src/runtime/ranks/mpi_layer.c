@@ -55,6 +55,9 @@ int yosegi_mpi_init(int *rank, int *size, int *local_rank, int *local_size, doub
         int provided = 0;
         if (MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) return 2;
     }
+    /* Errors come back to the runtime, which names the rank and the operation before it ends
+     * the job (MPI's default handler would end it without saying what was going on). */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     if (MPI_Comm_dup(MPI_COMM_WORLD, &world) != MPI_SUCCESS) return 2;
     MPI_Comm_set_errhandler(world, MPI_ERRORS_RETURN);
     MPI_Comm_rank(world, rank);
