@@ -158,3 +158,54 @@ fn sampled_blocks_count_the_sectors_they_reuse() {
     let (touched, distinct) = counters("main_l48");
     assert!(distinct > 0 && distinct * 2 < touched, "the stencil's block reuses its rows: {distinct} of {touched}");
 }
+
+/// The curves over MPI ranks (`model::cluster`): a 2-D Jacobi sweep of 2048x2048 doubles. Split
+/// over two ranks the sweep gains; weak scaling adds each rank's halo (a row per neighbour) over
+/// NVLink inside a node and over the network beyond it, by exactly the bytes over the link's
+/// rate plus its latency per copy.
+#[test]
+fn the_model_predicts_the_sweep_over_ranks_and_nodes() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("sweep.c");
+    std::fs::write(
+        &file,
+        "#include <stdio.h>\n#define N 2048\nstatic double a[N][N], b[N][N];\nint main(void) {\n  for (int i = 0; i < N; i++) for (int j = 0; j < N; j++) a[i][j] = b[i][j] = (i * 7 + j) % 13;\n  \
+         #pragma acc data copy(a, b)\n  for (int t = 0; t < 4; t++) {\n    #pragma acc parallel loop collapse(2)\n    for (int i = 1; i < N - 1; i++) for (int j = 1; j < N - 1; j++) b[i][j] = 0.25 * (a[i-1][j] + a[i+1][j] + a[i][j-1] + a[i][j+1]);\n    \
+         #pragma acc parallel loop collapse(2)\n    for (int i = 1; i < N - 1; i++) for (int j = 1; j < N - 1; j++) a[i][j] = b[i][j];\n  }\n  printf(\"%.6f\\n\", a[N / 2][N / 2]);\n  return 0;\n}\n",
+    )
+    .unwrap();
+    let mut cmd = yosegi();
+    cmd.env("YOSEGI_NODE_GPUS", "4").env("YOSEGI_NETWORK_GBPS", "10").env("YOSEGI_NETWORK_LATENCY_US", "7");
+    cmd.args(["run", "--device", "sim", "--fusion", "off", "--stats=json", "-w"]).arg(&file);
+    let out = run(cmd, Input::Nothing);
+    assert_eq!(out.code(), Some(0), "{}", out.describe());
+    let start = out.stderr.find("{\n").expect("JSON stats");
+    let stats: Value = serde_json::from_str(&out.stderr[start..]).unwrap();
+    let sweep = stats["kernels"].as_array().unwrap().iter().find(|k| k["name"].as_str().is_some_and(|n| n.starts_with("main_l9"))).expect("the sweep");
+    let ranks = &sweep["predicted_ranks"];
+    let curve = |key: &str| ranks[key].as_array().unwrap_or_else(|| panic!("no {key}: {sweep}")).iter().map(|t| t.as_f64().unwrap()).collect::<Vec<f64>>();
+    assert_eq!(ranks["ranks"], serde_json::json!([1, 2, 4, 8, 16, 32, 64]));
+    assert_eq!(ranks["gpus_per_node"], 4);
+    let (strong, weak) = (curve("strong_s"), curve("weak_s"));
+    // A 32 MB sweep gains from a second rank; beyond, each rank's two halo copies (10 us each
+    // on the nominal peer link) cost more than its shrinking part saves.
+    assert!(strong[1] < strong[0], "strong scaling gains on two ranks: {strong:?}");
+    assert!(strong[6] > strong[1], "64 ranks cost more than 2 for a 32 MB sweep: {strong:?}");
+    // Weak scaling: the one-rank time plus an interior rank's halo in two copies, over NVLink
+    // inside the node (4 ranks), over the network beyond (8 ranks). The halo is what the 4-rank
+    // point says: at most two rows of the sweep's 2046 doubles (a staged variant's sections
+    // may read less of them).
+    let machine = &stats["machine"];
+    let (peer_bw, peer_s) = (machine["peer_bytes_per_s"].as_f64().unwrap(), machine["peer_copy_s"].as_f64().unwrap());
+    let halo = (weak[2] - weak[0] - 2.0 * peer_s) * peer_bw;
+    assert!(halo > 0.0 && halo <= 2.0 * 2048.0 * 8.0 + 1.0, "halo {halo} bytes: {weak:?}");
+    let across = halo / 10e9_f64.min(peer_bw) + 2.0 * 7e-6_f64.max(peer_s);
+    assert!((weak[3] - weak[0] - across).abs() < 1e-9, "8 ranks, two nodes: {weak:?} (halo {across} s)");
+    assert!(weak[3] > weak[2] && weak[6] >= weak[3], "the network costs more than NVLink: {weak:?}");
+    // The region's account in explain names the ranks it pays for.
+    let mut explain = yosegi();
+    explain.env("YOSEGI_NODE_GPUS", "4").env("YOSEGI_NETWORK_GBPS", "10").env("YOSEGI_NETWORK_LATENCY_US", "7").arg("explain").arg(&file);
+    let text = run(explain, Input::Nothing);
+    assert!(text.stdout.contains("over MPI ranks of one GPU (4 a node, 10 GB/s and 7 us between nodes)"), "{}", text.stdout);
+    assert!(text.stdout.contains("pays for"), "{}", text.stdout);
+}
