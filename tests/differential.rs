@@ -202,14 +202,6 @@ fn check_program(entry: &str, staging: StagingRun) {
         .arg("--")
         .args(&program.args);
     let actual = run(yosegi_cmd, program_input(&program));
-    if let StagingRun::Ranks(n) = staging
-        && RANKS_TAKE_DIFFERENT_PATHS.contains(&entry)
-    {
-        // Known: the job must stop, saying why, never print a wrong answer or hang.
-        assert_ne!(actual.code(), Some(0), "{} as {n} ranks was expected to stop\n{}", program.name, actual.describe());
-        assert!(actual.stderr.contains("host code took different paths"), "{} as {n} ranks\n{}", program.name, actual.describe());
-        return;
-    }
     assert_eq!(
         actual.code(),
         expected.code,
@@ -236,11 +228,6 @@ fn check_program(entry: &str, staging: StagingRun) {
         );
     }
 }
-
-/// Programs whose ranks take different paths (`runtime::ranks`): the rows of a deep copy that
-/// are heap blocks of their own are copied back in the order of their host addresses, which
-/// differ between processes. As ranks, they stop with that message.
-const RANKS_TAKE_DIFFERENT_PATHS: &[&str] = &["ptr2d_deep_copy.c"];
 
 macro_rules! differential_tests {
     ($($test:ident => $entry:literal,)*) => {

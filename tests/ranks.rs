@@ -144,3 +144,26 @@ fn a_rank_that_stops_early_ends_the_job_at_the_deadline() {
     assert!(named, "{}", finished.describe());
     assert!(started.elapsed() < std::time::Duration::from_secs(60), "the job took {:?}", started.elapsed());
 }
+
+/// Ranks whose host code takes different paths (here: rank 1 updates `b` where rank 0 updates
+/// `a`, two arrays of one size split over the ranks' devices) stop at the first device read
+/// that differs, naming it, instead of one rank taking the other's bytes for its own.
+#[test]
+fn ranks_that_read_different_arrays_stop() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("diverge.c");
+    std::fs::write(
+        &source,
+        "#include <stdio.h>\n#include <stdlib.h>\nint main(void) {\n    const char *r = getenv(\"OMPI_COMM_WORLD_RANK\");\n    \
+         int n = 1 << 16;\n    double *a = malloc(n * sizeof(double)), *b = malloc(n * sizeof(double));\n    \
+         #pragma acc data create(a[0:n], b[0:n])\n    {\n    #pragma acc parallel loop\n    for (int i = 0; i < n; i++) { a[i] = i; b[i] = -i; }\n    \
+         if (r && atoi(r) == 1) {\n        #pragma acc update self(b[0:n])\n    } else {\n        #pragma acc update self(a[0:n])\n    }\n    printf(\"%f %f\\n\", a[n - 1], b[n - 1]);\n    }\n    return 0;\n}\n",
+    )
+    .unwrap();
+    let mut cmd = yosegi();
+    cmd.env("YOSEGI_RANK_TIMEOUT", "20").args(["run", "--device", "sim", "--ranks", "2"]).arg(&source);
+    let finished = run(cmd, Input::Nothing);
+    assert_ne!(finished.code(), Some(0), "{}", finished.describe());
+    assert!(finished.stderr.contains("the ranks' host code took different paths"), "{}", finished.describe());
+    assert!(!finished.stdout.contains("-65535"), "a rank printed the other array's value: {}", finished.describe());
+}

@@ -674,7 +674,7 @@ impl Runtime {
             return Ok(());
         }
         self.synchronize_devices()?;
-        for start in self.registry.starts() {
+        for start in self.registry.starts_in_registration_order() {
             if let Some((copies, mut t)) = self.transfer_for(start) {
                 let len = copies.len;
                 copies.make_host_valid(0, len, &mut t);

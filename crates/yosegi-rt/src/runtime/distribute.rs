@@ -527,7 +527,7 @@ impl Runtime {
             return;
         }
         let device = self.current_device;
-        for start in self.registry.starts() {
+        for start in self.registry.starts_in_registration_order() {
             let Some((copies, mut t)) = self.transfer_for(start) else { continue };
             if !copies.has_device_copy(device) {
                 continue;

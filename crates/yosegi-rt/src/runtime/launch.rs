@@ -504,7 +504,7 @@ impl Runtime {
     pub(super) fn device_copies_made_current(&mut self) -> Vec<ObjectRange> {
         let device = self.current_device;
         let mut ranges = Vec::new();
-        for start in self.registry.starts() {
+        for start in self.registry.starts_in_registration_order() {
             let Some((copies, mut t)) = self.transfer_for(start) else { continue };
             if !copies.has_device_copy(device) {
                 continue;

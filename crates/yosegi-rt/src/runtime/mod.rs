@@ -1011,7 +1011,7 @@ impl Runtime {
     }
 
     pub fn host_access_all(&mut self) {
-        for start in self.registry.starts() {
+        for start in self.registry.starts_in_registration_order() {
             if let Some((copies, mut t)) = self.transfer_for(start) {
                 let len = copies.len;
                 copies.host_writes(0, len, &mut t);

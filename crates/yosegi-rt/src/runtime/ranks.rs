@@ -20,7 +20,11 @@
 //!   nothing), so a stencil's ranks send each other their halos and nothing else.
 //!
 //! Since every rank takes these steps in one order, each point-to-point copy meets its partner
-//! and the broadcasts pair up. The decisions that come from timing (the devices a program's
+//! and the broadcasts pair up. That order must not depend on host addresses, which differ
+//! between processes: passes over every tracked object follow the order of registration
+//! (`Registry::starts_in_registration_order`). Each broadcast of device data names its size, the
+//! allocation's ordinal on its device and the offset first, and each results all-gather its
+//! kernel, so ranks that took different paths stop there, saying so. The decisions that come from timing (the devices a program's
 //! cycle keeps) are made the same way on every rank: in a job, launches split over all the
 //! ranks' devices by the bytes rule. The MPI calls go through a small C layer compiled with the
 //! site's MPI compiler wrapper on first use (`mpi_layer.c`), so that the runtime depends on no
@@ -279,6 +283,14 @@ impl Ranks {
 
     /// `data` from rank `root` to every rank (`root` sends, the others receive into it).
     pub fn broadcast(&self, data: &mut [u8], root: usize, what: impl Fn() -> String) {
+        self.broadcast_tagged(data, root, [0, 0], what);
+    }
+
+    /// [`Ranks::broadcast`] of bytes every rank names by `tag` (for device data: the
+    /// allocation's place in its device's allocations and the offset). The size and the tag go
+    /// first: every rank must be waiting for these very bytes, and ranks whose host code took
+    /// different paths would otherwise pair unrelated broadcasts.
+    pub fn broadcast_tagged(&self, data: &mut [u8], root: usize, tag: [u64; 2], what: impl Fn() -> String) {
         if data.is_empty() {
             return;
         }
@@ -288,19 +300,18 @@ impl Ranks {
         if root == self.rank {
             self.traffic.broadcast_bytes.fetch_add(data.len() as u64, Ordering::Relaxed);
         }
-        // The size first: every rank must be waiting for these bytes. Ranks whose host code
-        // took different paths would otherwise pair unrelated broadcasts.
-        let mut size = (data.len() as u64).to_le_bytes();
-        // SAFETY: `size` and `data` are valid for their lengths.
-        let status = unsafe { (self.bcast)(size.as_mut_ptr() as *mut c_void, 8, root as c_int) };
+        let expected = [data.len() as u64, tag[0], tag[1]];
+        let mut header = expected;
+        // SAFETY: `header` and `data` are valid for their lengths.
+        let status = unsafe { (self.bcast)(header.as_mut_ptr() as *mut c_void, 24, root as c_int) };
         self.check(status, || format!("a broadcast from rank {root} ({})", what()));
-        let sent = u64::from_le_bytes(size);
-        if sent != data.len() as u64 {
+        if header != expected {
             self.end_job(
                 &format!(
-                    "rank {root} broadcast {sent} bytes where this rank expected {} ({}): the ranks' host code took different \
-                     paths (it depends on host addresses, on the rank, or on input only one rank has)",
-                    data.len(),
+                    "rank {root} broadcast {} bytes of allocation #{} at {} where this rank expected {} bytes of #{} at {} ({}): \
+                     the ranks' host code took different paths (it depends on host addresses, on the rank, or on input only \
+                     one rank has)",
+                    header[0], header[1], header[2], expected[0], expected[1], expected[2],
                     what()
                 ),
                 1,
@@ -350,15 +361,23 @@ impl Ranks {
     /// the rank in `owners` whose device ran it, to every rank, in one all-gather: each rank
     /// sends its parts' results as (part, length, words...) entries.
     pub fn share_results(&self, owners: &[usize], outcomes: &mut [&mut LaunchOutcome], kernel: &str) {
-        let mut mine = Vec::new();
+        // The kernel's name first: ranks gathering the results of different launches stop.
+        let kernel_tag = crate::runtime::cuda::cache::fnv1a64(kernel.as_bytes());
+        let mut mine = vec![kernel_tag];
         for (part, outcome) in outcomes.iter().enumerate().filter(|&(p, _)| owners[p] == self.rank) {
             let words = outcome_words(outcome);
             mine.extend([part as u64, words.len() as u64]);
             mine.extend(words);
         }
         let all = self.all_gather_words(&mine, || format!("the results of kernel {kernel}"));
+        if let Some(rank) = all.iter().position(|words| words.first() != Some(&kernel_tag)) {
+            self.end_job(
+                &format!("rank {rank} gathered the results of another launch than kernel {kernel}: the ranks' host code took different paths"),
+                1,
+            );
+        }
         for (rank, words) in all.iter().enumerate().filter(|&(r, _)| r != self.rank) {
-            let mut at = 0;
+            let mut at = 1;
             while at + 2 <= words.len() {
                 let (part, len) = (words[at] as usize, words[at + 1] as usize);
                 let Some(entry) = words.get(at + 2..at + 2 + len) else { break };

@@ -53,6 +53,9 @@ pub struct HostObject {
     pub name: String,
     pub origin: Origin,
     pub copies: CopyState,
+    /// The order objects were registered in: the same in every run of the program's host
+    /// code, where start addresses are not (several MPI ranks: `runtime::ranks`).
+    pub serial: u64,
 }
 
 impl HostObject {
@@ -64,6 +67,7 @@ impl HostObject {
 #[derive(Clone, Debug, Default)]
 pub struct Registry {
     objects: BTreeMap<u64, HostObject>,
+    next_serial: u64,
 }
 
 impl Registry {
@@ -74,9 +78,10 @@ impl Registry {
     /// Adds an object; the caller has removed whatever overlapped it.
     pub fn insert(&mut self, start: u64, len: u64, name: &str, origin: Origin, device_count: usize) -> &mut HostObject {
         coverage_changed();
+        self.next_serial += 1;
         self.objects.insert(
             start,
-            HostObject { start, len, name: name.to_string(), origin, copies: CopyState::new(len, device_count) },
+            HostObject { start, len, name: name.to_string(), origin, copies: CopyState::new(len, device_count), serial: self.next_serial },
         );
         self.objects.get_mut(&start).expect("just inserted")
     }
@@ -109,8 +114,16 @@ impl Registry {
     pub fn iter(&self) -> impl Iterator<Item = &HostObject> {
         self.objects.values()
     }
+    /// Every object's start, by address.
     pub fn starts(&self) -> Vec<u64> {
         self.objects.keys().copied().collect()
+    }
+    /// Every object's start, in the order the objects were registered: what a pass over all
+    /// objects that moves data follows, so that every rank of a job moves it in one order.
+    pub fn starts_in_registration_order(&self) -> Vec<u64> {
+        let mut objects: Vec<(u64, u64)> = self.objects.values().map(|o| (o.serial, o.start)).collect();
+        objects.sort_unstable();
+        objects.into_iter().map(|(_, start)| start).collect()
     }
     pub fn len(&self) -> usize {
         self.objects.len()

@@ -62,9 +62,13 @@ pub struct RankDevice {
     shape: Shape,
     /// The device itself, on its owner's rank.
     local: Option<Box<dyn Device>>,
-    /// Allocations standing in for the owner's (their addresses and sizes), on the other ranks.
+    /// Allocations standing in for the owner's (their addresses and sizes), on the other ranks,
+    /// by their ordinal.
     stand_ins: HashMap<u64, (u64, u64)>,
-    next_stand_in: u64,
+    /// Each allocation's place among this device's allocations, the same on every rank: the
+    /// owner's allocation ids map to it; a stand-in's id is it.
+    ordinals: HashMap<u64, u64>,
+    next_ordinal: u64,
     /// Where the next stand-in's addresses start.
     next_address: u64,
     /// Launches started here and not finished: the device's own started launch (on the owner).
@@ -105,7 +109,8 @@ fn job_devices(ranks: &Arc<Ranks>, mut local: Box<dyn Device>) -> Vec<Box<dyn De
                 shape,
                 local: if owner == ranks.rank { local.take() } else { None },
                 stand_ins: HashMap::new(),
-                next_stand_in: 1,
+                ordinals: HashMap::new(),
+                next_ordinal: 1,
                 // Outside any host object (above user space), distinct per device.
                 next_address: (0xffff_8000u64 + owner as u64) << 32,
                 started: HashMap::new(),
@@ -150,11 +155,16 @@ impl Device for RankDevice {
         }
     }
     fn allocate(&mut self, bytes: u64) -> DeviceAlloc {
+        let ordinal = self.next_ordinal;
+        self.next_ordinal += 1;
         match &mut self.local {
-            Some(d) => d.allocate(bytes),
+            Some(d) => {
+                let alloc = d.allocate(bytes);
+                self.ordinals.insert(alloc.0, ordinal);
+                alloc
+            }
             None => {
-                let id = self.next_stand_in;
-                self.next_stand_in += 1;
+                let id = ordinal;
                 self.stand_ins.insert(id, (self.next_address, bytes));
                 // A page apart, as no two live allocations may share an address.
                 self.next_address += bytes.div_ceil(4096) * 4096 + 4096;
@@ -163,6 +173,7 @@ impl Device for RankDevice {
         }
     }
     fn free(&mut self, alloc: DeviceAlloc) {
+        self.ordinals.remove(&alloc.0);
         match &mut self.local {
             Some(d) => d.free(alloc),
             None => {
@@ -202,10 +213,14 @@ impl Device for RankDevice {
     }
     fn copy_to_host(&mut self, alloc: DeviceAlloc, offset: u64, dst: &mut [u8]) {
         let what = self.what(alloc, offset, dst.len() as u64);
-        if let Some(d) = &mut self.local {
-            d.copy_to_host(alloc, offset, dst);
-        }
-        self.ranks.broadcast(dst, self.owner, what);
+        let ordinal = match &mut self.local {
+            Some(d) => {
+                d.copy_to_host(alloc, offset, dst);
+                self.ordinals.get(&alloc.0).copied().unwrap_or(0)
+            }
+            None => alloc.0,
+        };
+        self.ranks.broadcast_tagged(dst, self.owner, [ordinal, offset], what);
     }
     fn read_here(&mut self, alloc: DeviceAlloc, offset: u64, dst: &mut [u8]) {
         if let Some(d) = &mut self.local {
