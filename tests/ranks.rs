@@ -167,3 +167,31 @@ fn ranks_that_read_different_arrays_stop() {
     assert!(finished.stderr.contains("the ranks' host code took different paths"), "{}", finished.describe());
     assert!(!finished.stdout.contains("-65535"), "a rank printed the other array's value: {}", finished.describe());
 }
+
+/// Files the program opens for writing are written once, by rank 0: a line appended to a file
+/// appears once whatever the number of ranks, and a file written then read back reads the same
+/// on every rank (the others write and read a private shadow).
+#[test]
+fn files_are_written_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("files.c");
+    std::fs::write(
+        &source,
+        "#include <stdio.h>\n#include <stdlib.h>\nint main(int argc, char **argv) {\n    int n = 1 << 12;\n    double *a = malloc(n * sizeof(double)), s = 0;\n    \
+         #pragma acc parallel loop copyout(a[0:n])\n    for (int i = 0; i < n; i++) a[i] = 0.5 * i;\n    \
+         FILE *log = fopen(argv[1], \"a\");\n    fprintf(log, \"ran\\n\");\n    fclose(log);\n    \
+         FILE *out = fopen(argv[2], \"w\");\n    for (int i = 0; i < n; i++) fprintf(out, \"%.1f\\n\", a[i]);\n    fclose(out);\n    \
+         FILE *in = fopen(argv[2], \"r\");\n    double v;\n    while (fscanf(in, \"%lf\", &v) == 1) s += v;\n    fclose(in);\n    \
+         #pragma acc parallel loop copyin(a[0:n]) reduction(+:s)\n    for (int i = 0; i < n; i++) s += a[i];\n    printf(\"%.1f\\n\", s);\n    return 0;\n}\n",
+    )
+    .unwrap();
+    let (log, out) = (dir.path().join("log.txt"), dir.path().join("out.txt"));
+    let mut cmd = yosegi();
+    cmd.args(["run", "--device", "sim", "--ranks", "3"]).arg(&source).arg("--").arg(&log).arg(&out);
+    let finished = run(cmd, Input::Nothing);
+    assert_eq!(finished.code(), Some(0), "{}", finished.describe());
+    // sum of 0.5 i over i < 4096, twice (read back, then on the device).
+    assert_eq!(finished.stdout.trim(), "8386560.0", "{}", finished.describe());
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), "ran\n", "the log was appended to by more than one rank");
+    assert_eq!(std::fs::read_to_string(&out).unwrap().lines().count(), 4096);
+}

@@ -32,8 +32,9 @@
 //! (`YOSEGI_RANK_TIMEOUT`, seconds), after which the job ends with the rank and the operation
 //! named instead of hanging.
 //!
-//! Output: ranks other than 0 write their standard output to `/dev/null`, so the job prints
-//! what one process prints. Input: `yosegi run --ranks N` hands every rank the same standard
+//! Output: ranks other than 0 write their standard output to `/dev/null`, and the files they
+//! open for writing to private shadows (the host glue's `fopen`), so the job prints and writes
+//! what one process does. Input: `yosegi run --ranks N` hands every rank the same standard
 //! input (`YOSEGI_RANK_STDIN`, a file); under a plain `mpirun` only rank 0 has it.
 
 mod device;
@@ -142,6 +143,9 @@ pub fn join() -> Result<Option<Arc<Ranks>>, String> {
     };
     let _ = JOB.set(job.clone());
     if let Some(ranks) = &job {
+        // The host glue's `fopen` reads it: rank 0 alone writes the program's files.
+        // SAFETY: set while the runtime starts, before the program's code runs.
+        unsafe { std::env::set_var("YOSEGI_RANK", ranks.rank.to_string()) };
         ranks.arrange_streams()?;
         extern "C" fn finalize_at_exit() {
             if let Some(ranks) = current() {
