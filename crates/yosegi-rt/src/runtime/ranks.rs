@@ -74,6 +74,8 @@ pub struct Ranks {
     pub size: usize,
     /// This process's rank among the ranks of its node: which GPU of the node it takes.
     pub local_rank: usize,
+    /// The ranks of this process's node.
+    pub local_size: usize,
     /// MPI reads and writes GPU memory itself (CUDA-aware MPI), and `YOSEGI_RANK_COPIES` is
     /// not `host`: copies between two ranks' GPUs go device to device.
     pub device_aware: bool,
@@ -212,6 +214,7 @@ fn start(expected: usize) -> Result<Ranks, String> {
         rank: rank as usize,
         size: size as usize,
         local_rank: local_rank as usize,
+        local_size: local_size.max(1) as usize,
         // SAFETY: the layer's function, after MPI started.
         device_aware: !staged && unsafe { device_aware() } == 1,
         timeout_s,

@@ -21,15 +21,18 @@ unsafe impl Send for DeviceLink {}
 unsafe impl Sync for DeviceLink {}
 
 /// Every rank's answer to whether it can join (`all_gpus`: every rank's device is a GPU, which
-/// every rank knows from the devices' names), agreed by all. `YOSEGI_RANK_COPIES=mpi` or
-/// `host` leaves NCCL out.
+/// every rank knows from the devices' names; each rank a GPU of its own; NCCL found), agreed by
+/// all. `YOSEGI_RANK_COPIES=mpi` or `host` leaves NCCL out.
 pub fn connect(ranks: &Ranks, all_gpus: bool) -> Option<DeviceLink> {
     let wanted = !std::env::var("YOSEGI_RANK_COPIES").is_ok_and(|v| matches!(v.trim(), "mpi" | "host"));
     if !all_gpus || !wanted {
         return None;
     }
+    // NCCL refuses two ranks on one GPU: ranks sharing their node's GPUs (more ranks than
+    // GPUs, as when testing on one) copy through MPI instead.
+    let shares_a_gpu = !crate::runtime::cuda::CudaDevice::gpu_count().is_ok_and(|gpus| ranks.local_size <= gpus);
     // SAFETY: only looks for the library.
-    let mine = unsafe { nccl::is_culib_present() } as u64;
+    let mine = (!shares_a_gpu && unsafe { nccl::is_culib_present() }) as u64;
     let mut all = true;
     for root in 0..ranks.size {
         let mut words = vec![mine];
