@@ -285,23 +285,17 @@ pub fn launch_ranks(ranks: u32) -> Result<u8, Diagnostic> {
             .with_help("install MPI (Open MPI or MPICH), or set YOSEGI_MPIRUN to the site's launcher")
     })?;
     let open_mpi = String::from_utf8_lossy(&version.stdout).contains("Open MPI") || String::from_utf8_lossy(&version.stdout).contains("OpenRTE");
-    // The same arguments, less `--ranks`.
+    // The same arguments, less `--ranks` (before `--`: the program's own are kept as they are).
     let mut args: Vec<std::ffi::OsString> = Vec::new();
-    let mut skip = false;
+    let (mut skip_value, mut program_args) = (false, false);
     for arg in std::env::args_os().skip(1) {
-        if skip {
-            skip = false;
-            continue;
-        }
-        if arg == "--" {
-            args.push(arg);
-            skip = false;
-            continue;
-        }
+        let ours = !program_args && !std::mem::take(&mut skip_value);
+        program_args |= arg == "--";
         match arg.to_str() {
-            Some("--ranks") if !args.iter().any(|a| a == "--") => skip = true,
-            Some(a) if a.starts_with("--ranks=") && !args.iter().any(|a| a == "--") => {}
-            _ => args.push(arg),
+            Some("--ranks") if ours => skip_value = true,
+            Some(a) if ours && a.starts_with("--ranks=") => {}
+            _ if ours || program_args => args.push(arg),
+            _ => {}
         }
     }
     let exe = std::env::current_exe().map_err(|e| Diagnostic::global_error(format!("cannot find the yosegi binary: {e}")))?;

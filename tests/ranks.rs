@@ -8,6 +8,13 @@ mod common;
 
 use common::{Input, repo_root, run, yosegi};
 
+/// Writes the C program `code` as `name` in `dir`.
+fn program(dir: &tempfile::TempDir, name: &str, code: &str) -> std::path::PathBuf {
+    let path = dir.path().join(name);
+    std::fs::write(&path, code).unwrap();
+    path
+}
+
 /// Each rank's `rank` object of `--stats=json` (one file per process in `YOSEGI_STATS_DIR`).
 fn rank_traffic(ranks: usize, steps: u32) -> (Vec<serde_json::Value>, String) {
     let dir = tempfile::tempdir().unwrap();
@@ -64,15 +71,10 @@ fn each_rank_sends_its_halo_per_step() {
 #[test]
 fn a_fault_on_one_rank_ends_the_job() {
     let dir = tempfile::tempdir().unwrap();
-    let source = dir.path().join("fault.c");
-    std::fs::write(
-        &source,
-        "#include <stdio.h>\n#include <stdlib.h>\nint main(int argc, char **argv) {\n    int n = 1 << 16, over = atoi(argv[1]);\n    \
+    let source = program(&dir, "fault.c", "#include <stdio.h>\n#include <stdlib.h>\nint main(int argc, char **argv) {\n    int n = 1 << 16, over = atoi(argv[1]);\n    \
          double *a = malloc(n * sizeof(double)), *b = malloc(n * sizeof(double));\n    for (int i = 0; i < n; i++) a[i] = i;\n    \
          #pragma acc parallel loop copyin(a[0:n]) copyout(b[0:n])\n    for (int i = 0; i < n; i++) b[i] = a[i + (i == n - 1 ? over : 0)];\n    \
-         printf(\"%f\\n\", b[n / 2]);\n    return 0;\n}\n",
-    )
-    .unwrap();
+         printf(\"%f\\n\", b[n / 2]);\n    return 0;\n}\n");
     let mut cmd = yosegi();
     cmd.env("YOSEGI_RANK_TIMEOUT", "60").args(["run", "--device", "sim", "--ranks", "2"]).arg(&source).arg("--").arg("5");
     let finished = run(cmd, Input::Nothing);
@@ -124,15 +126,10 @@ fn an_executable_built_by_yosegi_cc_runs_under_mpirun() {
 #[test]
 fn a_rank_that_stops_early_ends_the_job_at_the_deadline() {
     let dir = tempfile::tempdir().unwrap();
-    let source = dir.path().join("early.c");
-    std::fs::write(
-        &source,
-        "#include <stdio.h>\n#include <stdlib.h>\nint main(void) {\n    const char *r = getenv(\"OMPI_COMM_WORLD_RANK\");\n    \
+    let source = program(&dir, "early.c", "#include <stdio.h>\n#include <stdlib.h>\nint main(void) {\n    const char *r = getenv(\"OMPI_COMM_WORLD_RANK\");\n    \
          if (r && atoi(r) == 1) return 0;\n    int n = 1 << 16;\n    double *a = malloc(n * sizeof(double)), s = 0;\n    \
          for (int i = 0; i < n; i++) a[i] = i;\n    #pragma acc parallel loop reduction(+:s) copyin(a[0:n])\n    \
-         for (int i = 0; i < n; i++) s += a[i];\n    printf(\"%f\\n\", s);\n    return 0;\n}\n",
-    )
-    .unwrap();
+         for (int i = 0; i < n; i++) s += a[i];\n    printf(\"%f\\n\", s);\n    return 0;\n}\n");
     let started = std::time::Instant::now();
     let mut cmd = yosegi();
     cmd.env("YOSEGI_RANK_TIMEOUT", "3").args(["run", "--device", "sim", "--ranks", "2"]).arg(&source);
@@ -151,15 +148,10 @@ fn a_rank_that_stops_early_ends_the_job_at_the_deadline() {
 #[test]
 fn ranks_that_read_different_arrays_stop() {
     let dir = tempfile::tempdir().unwrap();
-    let source = dir.path().join("diverge.c");
-    std::fs::write(
-        &source,
-        "#include <stdio.h>\n#include <stdlib.h>\nint main(void) {\n    const char *r = getenv(\"OMPI_COMM_WORLD_RANK\");\n    \
+    let source = program(&dir, "diverge.c", "#include <stdio.h>\n#include <stdlib.h>\nint main(void) {\n    const char *r = getenv(\"OMPI_COMM_WORLD_RANK\");\n    \
          int n = 1 << 16;\n    double *a = malloc(n * sizeof(double)), *b = malloc(n * sizeof(double));\n    \
          #pragma acc data create(a[0:n], b[0:n])\n    {\n    #pragma acc parallel loop\n    for (int i = 0; i < n; i++) { a[i] = i; b[i] = -i; }\n    \
-         if (r && atoi(r) == 1) {\n        #pragma acc update self(b[0:n])\n    } else {\n        #pragma acc update self(a[0:n])\n    }\n    printf(\"%f %f\\n\", a[n - 1], b[n - 1]);\n    }\n    return 0;\n}\n",
-    )
-    .unwrap();
+         if (r && atoi(r) == 1) {\n        #pragma acc update self(b[0:n])\n    } else {\n        #pragma acc update self(a[0:n])\n    }\n    printf(\"%f %f\\n\", a[n - 1], b[n - 1]);\n    }\n    return 0;\n}\n");
     let mut cmd = yosegi();
     cmd.env("YOSEGI_RANK_TIMEOUT", "20").args(["run", "--device", "sim", "--ranks", "2"]).arg(&source);
     let finished = run(cmd, Input::Nothing);
@@ -174,17 +166,12 @@ fn ranks_that_read_different_arrays_stop() {
 #[test]
 fn files_are_written_once() {
     let dir = tempfile::tempdir().unwrap();
-    let source = dir.path().join("files.c");
-    std::fs::write(
-        &source,
-        "#include <stdio.h>\n#include <stdlib.h>\nint main(int argc, char **argv) {\n    int n = 1 << 12;\n    double *a = malloc(n * sizeof(double)), s = 0;\n    \
+    let source = program(&dir, "files.c", "#include <stdio.h>\n#include <stdlib.h>\nint main(int argc, char **argv) {\n    int n = 1 << 12;\n    double *a = malloc(n * sizeof(double)), s = 0;\n    \
          #pragma acc parallel loop copyout(a[0:n])\n    for (int i = 0; i < n; i++) a[i] = 0.5 * i;\n    \
          FILE *log = fopen(argv[1], \"a\");\n    fprintf(log, \"ran\\n\");\n    fclose(log);\n    \
          FILE *out = fopen(argv[2], \"w\");\n    for (int i = 0; i < n; i++) fprintf(out, \"%.1f\\n\", a[i]);\n    fclose(out);\n    \
          FILE *in = fopen(argv[2], \"r\");\n    double v;\n    while (fscanf(in, \"%lf\", &v) == 1) s += v;\n    fclose(in);\n    \
-         #pragma acc parallel loop copyin(a[0:n]) reduction(+:s)\n    for (int i = 0; i < n; i++) s += a[i];\n    printf(\"%.1f\\n\", s);\n    return 0;\n}\n",
-    )
-    .unwrap();
+         #pragma acc parallel loop copyin(a[0:n]) reduction(+:s)\n    for (int i = 0; i < n; i++) s += a[i];\n    printf(\"%.1f\\n\", s);\n    return 0;\n}\n");
     let (log, out) = (dir.path().join("log.txt"), dir.path().join("out.txt"));
     let mut cmd = yosegi();
     cmd.args(["run", "--device", "sim", "--ranks", "3"]).arg(&source).arg("--").arg(&log).arg(&out);

@@ -22,6 +22,23 @@ pub(super) enum LibraryEffect {
     Unknown,
 }
 
+/// Whether `e` is computed from variables alone (no load from memory, no side effect), so a
+/// hook may evaluate it ahead of the statement; the variables it names go to `idents`.
+fn plain_operand(e: &ast::Expr, idents: &mut Vec<String>) -> bool {
+    let mut plain = true;
+    visit_expr(e, &mut |e| match &e.kind {
+        ExprKind::Ident(n) => idents.push(n.clone()),
+        ExprKind::Index { .. }
+        | ExprKind::Member { .. }
+        | ExprKind::Unary { op: UnaryOp::Deref | UnaryOp::PreInc | UnaryOp::PreDec | UnaryOp::PostInc | UnaryOp::PostDec, .. }
+        | ExprKind::Assign { .. }
+        | ExprKind::Call { .. }
+        | ExprKind::CompoundLiteral { .. } => plain = false,
+        _ => {}
+    });
+    plain
+}
+
 pub(super) fn library_effect(name: &str) -> LibraryEffect {
     match name {
         "memcpy" | "memmove" | "memset" | "strcpy" | "strncpy" | "strcat" | "strncat" | "sprintf" | "snprintf"
@@ -157,16 +174,7 @@ impl LoopBounds {
         let mut idents = Vec::new();
         let mut plain = true;
         for bound in [lo, hi.as_ref()] {
-            visit_expr(bound, &mut |e| match &e.kind {
-                ExprKind::Ident(n) => idents.push(n.clone()),
-                ExprKind::Index { .. }
-                | ExprKind::Member { .. }
-                | ExprKind::Unary { op: UnaryOp::Deref | UnaryOp::PreInc | UnaryOp::PreDec | UnaryOp::PostInc | UnaryOp::PostDec, .. }
-                | ExprKind::Assign { .. }
-                | ExprKind::Call { .. }
-                | ExprKind::CompoundLiteral { .. } => plain = false,
-                _ => {}
-            });
+            plain &= plain_operand(bound, &mut idents);
         }
         if !plain || idents.contains(&var) {
             return None;
@@ -254,16 +262,7 @@ impl<'a> Collector<'a> {
         let mut unsafe_to_hoist = self.conditional_depth > 0;
         let mut cur = element;
         while let ExprKind::Index { base: array, index } = &cur.kind {
-            visit_expr(index, &mut |e| match &e.kind {
-                ExprKind::Ident(n) => idents.push(n.clone()),
-                ExprKind::Index { .. }
-                | ExprKind::Member { .. }
-                | ExprKind::Unary { op: UnaryOp::Deref | UnaryOp::PreInc | UnaryOp::PreDec | UnaryOp::PostInc | UnaryOp::PostDec, .. }
-                | ExprKind::Assign { .. }
-                | ExprKind::Call { .. }
-                | ExprKind::CompoundLiteral { .. } => unsafe_to_hoist = true,
-                _ => {}
-            });
+            unsafe_to_hoist |= !plain_operand(index, &mut idents);
             cur = array;
         }
         let text = self.sources.text(element.span).trim().to_string();

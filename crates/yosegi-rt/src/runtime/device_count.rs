@@ -218,9 +218,12 @@ impl Runtime {
     }
 }
 
-/// Whether the choice runs for a runtime: several devices that can time, and no override.
-pub fn enabled(simulated: bool, devices: usize) -> bool {
+/// Whether the choice runs for a runtime: several devices that can time, and no override. Not
+/// in a job of several ranks (`runtime::ranks`): each rank would time its own cycles and decide
+/// apart from the others.
+pub fn enabled(simulated: bool, in_job: bool, devices: usize) -> bool {
     !simulated
+        && !in_job
         && devices > 1
         && std::env::var_os("YOSEGI_MIN_SPLIT_BYTES").is_none()
         && !std::env::var("YOSEGI_DEVICE_COUNT").is_ok_and(|v| v.trim() == "all")

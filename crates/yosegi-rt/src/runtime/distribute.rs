@@ -60,11 +60,12 @@ pub enum SplitRule {
 /// link between the first two devices is measured here, at every start of a run on several
 /// GPUs (a few milliseconds): the kept figures are per GPU model, and the links differ from
 /// one machine to the next.
-pub fn split_rule(simulated: bool, devices: &mut [Box<dyn Device>], machine: impl FnOnce(&mut [Box<dyn Device>]) -> Machine) -> SplitRule {
+pub fn split_rule(simulated: bool, in_job: bool, devices: &mut [Box<dyn Device>], machine: impl FnOnce(&mut [Box<dyn Device>]) -> Machine) -> SplitRule {
     match std::env::var("YOSEGI_MIN_SPLIT_BYTES").ok().and_then(|v| v.trim().parse().ok()) {
         Some(bytes) => SplitRule::MinBytes(bytes),
         None if simulated => SplitRule::MinBytes(0),
-        None if devices.len() < 2 => SplitRule::MinBytes(DEFAULT_MIN_SPLIT_BYTES),
+        // The ranks of a job (`runtime::ranks`) decide alike without timing anything.
+        None if devices.len() < 2 || in_job => SplitRule::MinBytes(DEFAULT_MIN_SPLIT_BYTES),
         None => {
             let mut machine = machine(devices);
             if !machine.measured {

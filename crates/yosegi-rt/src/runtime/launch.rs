@@ -317,8 +317,8 @@ impl Runtime {
         }
         let Some(&(grid, ..)) = launched.first() else { return Ok(()) };
         // In a job of several ranks each part's results are known on its device's rank only.
-        if let Some(job) = super::ranks::current()
-            && (!grid.reductions.is_empty() || !grid.scalar_outputs.is_empty())
+        if (!grid.reductions.is_empty() || !grid.scalar_outputs.is_empty())
+            && let Some(job) = super::ranks::current()
         {
             let owners: Vec<usize> = launched.iter().map(|&(_, _, d)| self.devices[d].rank().unwrap_or(job.rank)).collect();
             let mut outcomes: Vec<&mut super::device::LaunchOutcome> = launched.iter_mut().map(|(_, o, _)| o).collect();

@@ -276,16 +276,10 @@ impl Runtime {
         // predicts far slower out of the variant explorations (`variants::MODEL_FILTER`).
         let explores = !simulated && config.staging == crate::opt::StagingMode::Auto && module.kernels.iter().any(|(k, _)| module.variants_of(k).len() > 1);
         let mut model = (config.stats != StatsMode::Off || explores).then(|| model::Model::new(devices.iter_mut().map(|d| d.machine()).collect()));
-        // In a job, every rank takes the same decisions without timing: the bytes rule.
-        let split_rule = if job.is_some() {
-            let bytes = std::env::var("YOSEGI_MIN_SPLIT_BYTES").ok().and_then(|v| v.trim().parse().ok());
-            distribute::SplitRule::MinBytes(bytes.unwrap_or(if simulated { 0 } else { distribute::DEFAULT_MIN_SPLIT_BYTES }))
-        } else {
-            distribute::split_rule(simulated, &mut devices, |devices| match model.as_ref().and_then(|m| m.machine(0)) {
+        let split_rule = distribute::split_rule(simulated, job.is_some(), &mut devices, |devices| match model.as_ref().and_then(|m| m.machine(0)) {
             Some(machine) => machine.clone(),
             None => devices[0].machine(),
-        })
-        };
+        });
         // The peer link the split rule measured serves the model's scaling curves too.
         if let (Some(model), distribute::SplitRule::Model(measured)) = (&mut model, &split_rule) {
             model.set_peer_link(measured.peer_bytes_per_s, measured.peer_copy_s);
@@ -316,7 +310,7 @@ impl Runtime {
             overlap_widths: Default::default(),
             fusions: fused::FusionState::new(&module.fusions),
             steps: steps::StepState::new(&module),
-            device_count: device_count::DeviceCount::new(job.is_none() && device_count::enabled(simulated, devices_len)),
+            device_count: device_count::DeviceCount::new(device_count::enabled(simulated, job.is_some(), devices_len)),
             model,
             module,
         })

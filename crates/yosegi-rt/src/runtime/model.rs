@@ -217,6 +217,7 @@ impl Model {
     /// device, with the mean device time `stats` measured for it, as [`record`] keeps them.
     pub fn records(&self, module: &Module, stats: &crate::runtime::stats::Stats) -> Vec<record::PredictionRecord> {
         let mut identities: HashMap<Handle<Kernel>, KernelIdentity> = HashMap::new();
+        let cluster = cluster::Cluster::from_env();
         let mut records: Vec<record::PredictionRecord> = self
             .latest
             .iter()
@@ -234,7 +235,7 @@ impl Model {
                     measured_s: launches.and_then(|l| l.mean_device_time()),
                     launches: launches.map_or(0, |l| l.count),
                     scaling_s: self.scaling(module, grid, *device_index).unwrap_or_default(),
-                    ranks_s: self.ranks(module, grid, *device_index, &cluster::Cluster::from_env()).map(|(strong, _)| strong).unwrap_or_default(),
+                    ranks_s: self.ranks(module, grid, *device_index, &cluster).map(|(strong, _)| strong).unwrap_or_default(),
                 })
             })
             .collect();

@@ -101,7 +101,7 @@ struct Traffic {
     broadcast_bytes: AtomicU64,
 }
 
-/// This rank's traffic so far (`Stats::ranks`).
+/// This rank's traffic so far (`--stats`' last line, `--stats=json`'s `rank`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RankTraffic {
     pub rank: usize,
@@ -309,9 +309,8 @@ impl Ranks {
         }
         let expected = [data.len() as u64, tag[0], tag[1]];
         let mut header = expected;
-        // SAFETY: `header` and `data` are valid for their lengths.
-        let status = unsafe { (self.bcast)(header.as_mut_ptr() as *mut c_void, 24, root as c_int) };
-        self.check(status, || format!("a broadcast from rank {root} ({})", what()));
+        // SAFETY: the header's words viewed as bytes.
+        self.raw_broadcast(unsafe { std::slice::from_raw_parts_mut(header.as_mut_ptr() as *mut u8, 24) }, root, &what);
         if header != expected {
             self.end_job(
                 &format!(
@@ -324,13 +323,30 @@ impl Ranks {
                 1,
             );
         }
+        self.raw_broadcast(data, root, what);
+    }
+
+    /// Bytes from `root` to every rank, their size known to `root` alone: the others' `data`
+    /// takes it (one collective for the size, one for the bytes).
+    pub fn broadcast_vec(&self, data: &mut Vec<u8>, root: usize, what: impl Fn() -> String) {
+        let mut len = (data.len() as u64).to_le_bytes();
+        self.raw_broadcast(&mut len, root, &what);
+        data.resize(u64::from_le_bytes(len) as usize, 0);
+        self.raw_broadcast(data, root, what);
+    }
+
+    fn raw_broadcast(&self, data: &mut [u8], root: usize, what: impl Fn() -> String) {
+        if data.is_empty() {
+            return;
+        }
+        // SAFETY: `data` is valid for its length.
         let status = unsafe { (self.bcast)(data.as_mut_ptr() as *mut c_void, data.len() as u64, root as c_int) };
         self.check(status, || format!("a broadcast from rank {root} ({})", what()));
     }
 
-    /// Every rank's words to every rank, in rank order (one collective for the lengths, one for
-    /// the words).
-    pub fn all_gather_words(&self, mine: &[u64], what: impl Fn() -> String) -> Vec<Vec<u64>> {
+    /// Every rank's bytes to every rank, in rank order (one collective for the sizes, one for
+    /// the bytes).
+    pub fn all_gather(&self, mine: &[u8], what: impl Fn() -> String) -> Vec<Vec<u8>> {
         let mut lens = vec![0u64; self.size];
         let one = [mine.len() as u64];
         let counts = vec![8 as c_int; self.size];
@@ -338,110 +354,107 @@ impl Ranks {
         // SAFETY: `lens` holds one word per rank; the counts and offsets describe it.
         let status = unsafe { (self.allgather)(one.as_ptr() as *const c_void, 8, lens.as_mut_ptr() as *mut c_void, counts.as_ptr(), offsets.as_ptr()) };
         self.check(status, || format!("gathering the sizes of {}", what()));
-        let counts: Vec<c_int> = lens.iter().map(|&n| (n * 8) as c_int).collect();
-        let offsets: Vec<c_int> = counts.iter().scan(0, |at, &c| {
-            let here = *at;
-            *at += c;
-            Some(here)
-        }).collect();
-        let total: u64 = lens.iter().sum();
-        let mut all = vec![0u64; total as usize];
+        let counts: Vec<c_int> = lens.iter().map(|&n| n as c_int).collect();
+        let offsets: Vec<c_int> = counts
+            .iter()
+            .scan(0, |at, &c| {
+                let here = *at;
+                *at += c;
+                Some(here)
+            })
+            .collect();
+        let mut all = vec![0u8; lens.iter().sum::<u64>() as usize];
         if self.trace {
-            eprintln!("yosegi: rank {}: all-gather of {} words: {}", self.rank, total, what());
+            eprintln!("yosegi: rank {}: all-gather of {} bytes: {}", self.rank, all.len(), what());
         }
-        // SAFETY: `all` holds every rank's words at the offsets given.
+        // SAFETY: `all` holds every rank's bytes at the offsets given.
         let status = unsafe {
-            (self.allgather)(mine.as_ptr() as *const c_void, (mine.len() * 8) as u64, all.as_mut_ptr() as *mut c_void, counts.as_ptr(), offsets.as_ptr())
+            (self.allgather)(mine.as_ptr() as *const c_void, mine.len() as u64, all.as_mut_ptr() as *mut c_void, counts.as_ptr(), offsets.as_ptr())
         };
         self.check(status, || format!("gathering {}", what()));
         let mut at = 0usize;
         lens.iter()
             .map(|&n| {
-                let words = all[at..at + n as usize].to_vec();
+                let bytes = all[at..at + n as usize].to_vec();
                 at += n as usize;
-                words
+                bytes
             })
             .collect()
     }
 
     /// The results of a launch's parts (reductions' partials, scalar outputs), each known on
-    /// the rank in `owners` whose device ran it, to every rank, in one all-gather: each rank
-    /// sends its parts' results as (part, length, words...) entries.
+    /// the rank in `owners` whose device ran it, to every rank, in one all-gather. Each rank
+    /// sends the kernel's name (ranks gathering the results of different launches stop) and
+    /// its parts' results.
     pub fn share_results(&self, owners: &[usize], outcomes: &mut [&mut LaunchOutcome], kernel: &str) {
-        // The kernel's name first: ranks gathering the results of different launches stop.
-        let kernel_tag = crate::runtime::cuda::cache::fnv1a64(kernel.as_bytes());
-        let mut mine = vec![kernel_tag];
-        for (part, outcome) in outcomes.iter().enumerate().filter(|&(p, _)| owners[p] == self.rank) {
-            let words = outcome_words(outcome);
-            mine.extend([part as u64, words.len() as u64]);
-            mine.extend(words);
-        }
-        let all = self.all_gather_words(&mine, || format!("the results of kernel {kernel}"));
-        if let Some(rank) = all.iter().position(|words| words.first() != Some(&kernel_tag)) {
-            self.end_job(
-                &format!("rank {rank} gathered the results of another launch than kernel {kernel}: the ranks' host code took different paths"),
-                1,
-            );
-        }
-        for (rank, words) in all.iter().enumerate().filter(|&(r, _)| r != self.rank) {
-            let mut at = 1;
-            while at + 2 <= words.len() {
-                let (part, len) = (words[at] as usize, words[at + 1] as usize);
-                let Some(entry) = words.get(at + 2..at + 2 + len) else { break };
+        type Shared = (String, Vec<(usize, Vec<Vec<u64>>, Vec<u64>)>);
+        let parts = outcomes
+            .iter()
+            .enumerate()
+            .filter(|&(p, _)| owners[p] == self.rank)
+            .map(|(p, o)| (p, o.partials.clone(), o.scalar_outputs.clone()))
+            .collect();
+        let mine: Shared = (kernel.to_string(), parts);
+        let bytes = bincode::serialize(&mine).expect("plain data serialises");
+        let all = self.all_gather(&bytes, || format!("the results of kernel {kernel}"));
+        for (rank, bytes) in all.iter().enumerate().filter(|&(r, _)| r != self.rank) {
+            let theirs: Shared = match bincode::deserialize::<Shared>(bytes) {
+                Ok(shared) if shared.0 == kernel => shared,
+                _ => self.end_job(
+                    &format!("rank {rank} gathered the results of another launch than kernel {kernel}: the ranks' host code took different paths"),
+                    1,
+                ),
+            };
+            for (part, partials, scalar_outputs) in theirs.1 {
                 if owners.get(part) == Some(&rank) {
-                    *outcomes[part] = outcome_from_words(entry);
+                    outcomes[part].partials = partials;
+                    outcomes[part].scalar_outputs = scalar_outputs;
                 }
-                at += 2 + len;
             }
         }
     }
 
-    /// Words from rank `root` to every rank, their count first.
-    pub fn broadcast_words(&self, words: &mut Vec<u64>, root: usize, what: impl Fn() -> String) {
-        let mut len = (words.len() as u64).to_le_bytes();
-        self.broadcast(&mut len, root, &what);
-        words.resize(u64::from_le_bytes(len) as usize, 0);
-        // SAFETY: u64 words viewed as their bytes.
-        let bytes = unsafe { std::slice::from_raw_parts_mut(words.as_mut_ptr() as *mut u8, words.len() * 8) };
-        self.broadcast(bytes, root, what);
-    }
-
     pub fn send(&self, data: &[u8], to: usize, what: impl FnOnce() -> String) {
-        if self.trace {
-            eprintln!("yosegi: rank {}: {} bytes to rank {to}", self.rank, data.len());
-        }
-        self.traffic.sent_bytes.fetch_add(data.len() as u64, Ordering::Relaxed);
-        self.traffic.sent_messages.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: `data` is valid for its length.
-        let status = unsafe { (self.send)(data.as_ptr() as *const c_void, data.len() as u64, to as c_int) };
-        self.check(status, || format!("sending {} bytes to rank {to} ({})", data.len(), what()));
+        self.send_from(data.as_ptr() as *const c_void, data.len() as u64, to, what);
     }
 
     pub fn receive(&self, data: &mut [u8], from: usize, what: impl FnOnce() -> String) {
-        if self.trace {
-            eprintln!("yosegi: rank {}: {} bytes from rank {from}", self.rank, data.len());
-        }
-        self.traffic.received_bytes.fetch_add(data.len() as u64, Ordering::Relaxed);
-        // SAFETY: `data` is valid for its length.
-        let status = unsafe { (self.recv)(data.as_mut_ptr() as *mut c_void, data.len() as u64, from as c_int) };
-        self.check(status, || format!("receiving {} bytes from rank {from} ({})", data.len(), what()));
+        self.receive_into(data.as_mut_ptr() as *mut c_void, data.len() as u64, from, what);
     }
 
-    /// [`Ranks::send`] of `len` bytes of GPU memory at `address` (CUDA-aware MPI only).
+    /// [`Ranks::send`] of `len` bytes of GPU memory at `address` (CUDA-aware MPI only: it
+    /// reads device memory through a plain pointer to it).
     pub fn send_device(&self, address: u64, len: u64, to: usize, what: impl FnOnce() -> String) {
-        // SAFETY: a CUDA-aware MPI reads device memory through a plain pointer to it.
-        let data = unsafe { std::slice::from_raw_parts(address as *const u8, len as usize) };
-        self.send(data, to, what);
+        self.send_from(address as *const c_void, len, to, what);
     }
 
     /// [`Ranks::receive`] into `len` bytes of GPU memory at `address` (CUDA-aware MPI only).
     pub fn receive_device(&self, address: u64, len: u64, from: usize, what: impl FnOnce() -> String) {
-        // SAFETY: as in `send_device`; the slice is only handed to MPI, never touched here.
-        let data = unsafe { std::slice::from_raw_parts_mut(address as *mut u8, len as usize) };
-        self.receive(data, from, what);
+        self.receive_into(address as *mut c_void, len, from, what);
     }
 
-    /// Counts a copy to another rank made outside MPI (NCCL).
+    fn send_from(&self, data: *const c_void, len: u64, to: usize, what: impl FnOnce() -> String) {
+        if self.trace {
+            eprintln!("yosegi: rank {}: {len} bytes to rank {to}", self.rank);
+        }
+        self.count_sent(len);
+        // SAFETY: the callers pass memory valid for `len` bytes (host, or device memory for a
+        // CUDA-aware MPI).
+        let status = unsafe { (self.send)(data, len, to as c_int) };
+        self.check(status, || format!("sending {len} bytes to rank {to} ({})", what()));
+    }
+
+    fn receive_into(&self, data: *mut c_void, len: u64, from: usize, what: impl FnOnce() -> String) {
+        if self.trace {
+            eprintln!("yosegi: rank {}: {len} bytes from rank {from}", self.rank);
+        }
+        self.count_received(len);
+        // SAFETY: as in `send_from`.
+        let status = unsafe { (self.recv)(data, len, from as c_int) };
+        self.check(status, || format!("receiving {len} bytes from rank {from} ({})", what()));
+    }
+
+    /// Counts a copy to another rank (also those made outside MPI: NCCL).
     fn count_sent(&self, len: u64) {
         self.traffic.sent_bytes.fetch_add(len, Ordering::Relaxed);
         self.traffic.sent_messages.fetch_add(1, Ordering::Relaxed);
@@ -502,32 +515,6 @@ impl Ranks {
     }
 }
 
-fn outcome_words(outcome: &LaunchOutcome) -> Vec<u64> {
-    let mut words = vec![outcome.partials.len() as u64];
-    words.extend(outcome.partials.iter().map(|p| p.len() as u64));
-    for p in &outcome.partials {
-        words.extend_from_slice(p);
-    }
-    words.extend_from_slice(&outcome.scalar_outputs);
-    words
-}
-
-fn outcome_from_words(words: &[u64]) -> LaunchOutcome {
-    let count = (words.first().copied().unwrap_or(0) as usize).min(words.len().saturating_sub(1));
-    let lens = &words[1..1 + count];
-    let mut at = 1 + count;
-    let partials = lens
-        .iter()
-        .map(|&n| {
-            let end = (at + n as usize).min(words.len());
-            let p = words[at..end].to_vec();
-            at = end;
-            p
-        })
-        .collect();
-    LaunchOutcome { partials, scalar_outputs: words[at..].to_vec(), counters: Default::default() }
-}
-
 /// Ends the whole job when this process is a rank of one: a rank that stops on an error
 /// stops every rank (the message is already printed). Returns when the process runs alone.
 pub fn end_job_on_error(status: i32) {
@@ -551,14 +538,3 @@ fn redirect(path: &Path, flags: c_int, fd: c_int) -> Result<(), String> {
     Ok(())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn outcomes_survive_their_words() {
-        let outcome = LaunchOutcome { partials: vec![vec![1, 2, 3], vec![], vec![9]], scalar_outputs: vec![7, 8], counters: Default::default() };
-        let back = outcome_from_words(&outcome_words(&outcome));
-        assert_eq!((back.partials, back.scalar_outputs), (outcome.partials, outcome.scalar_outputs));
-    }
-}

@@ -13,7 +13,7 @@ use crate::runtime::model::Machine;
 use super::Ranks;
 
 /// What every rank knows of a device, from its owner at start-up.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Shape {
     pub name: String,
     pub model: String,
@@ -32,26 +32,6 @@ impl Shape {
             multiprocessors: device.multiprocessors(),
             shared_memory_per_block: device.shared_memory_per_block(),
         }
-    }
-
-    fn to_words(&self) -> Vec<u64> {
-        let mut words = vec![self.multiprocessors as u64, self.shared_memory_per_block, self.name.len() as u64, self.memory];
-        let text = format!("{}{}", self.name, self.model);
-        words.extend(text.as_bytes().chunks(8).map(|c| {
-            let mut b = [0u8; 8];
-            b[..c.len()].copy_from_slice(c);
-            u64::from_le_bytes(b)
-        }));
-        words.push(text.len() as u64);
-        words
-    }
-
-    fn from_words(words: &[u64]) -> Shape {
-        let (Some(&text_len), Some(&name_len), true) = (words.last(), words.get(2), words.len() >= 5) else { return Shape::default() };
-        let bytes: Vec<u8> = words[4..words.len() - 1].iter().flat_map(|w| w.to_le_bytes()).take(text_len as usize).collect();
-        let text = String::from_utf8_lossy(&bytes).into_owned();
-        let (name, model) = text.split_at((name_len as usize).min(text.len()));
-        Shape { name: name.to_string(), model: model.to_string(), multiprocessors: words[0] as u32, shared_memory_per_block: words[1], memory: words[3] }
     }
 }
 
@@ -78,49 +58,42 @@ pub struct RankDevice {
     link: Option<Arc<super::nccl::DeviceLink>>,
 }
 
-/// The job's devices, one per rank, in rank order: `local` is this rank's. Each rank tells the
-/// others its device's name and shape, so that every rank shapes grids and names devices alike.
 impl RankDevice {
-    pub fn job_devices(ranks: &Arc<Ranks>, local: Box<dyn Device>) -> Vec<Box<dyn Device>> {
-        job_devices(ranks, local)
+    /// The job's devices, one per rank, in rank order: `local` is this rank's. The ranks tell
+    /// each other their devices' names and shapes, so that every rank shapes grids and names
+    /// devices alike.
+    pub fn job_devices(ranks: &Arc<Ranks>, mut local: Box<dyn Device>) -> Vec<Box<dyn Device>> {
+        let mine = serde_json::to_vec(&Shape::of(local.as_mut())).expect("plain data serialises");
+        let shapes: Vec<Shape> = ranks
+            .all_gather(&mine, || "the devices' names".to_string())
+            .iter()
+            .map(|bytes| serde_json::from_slice(bytes).unwrap_or_default())
+            .collect();
+        let all_gpus = shapes.iter().all(|s| s.name.starts_with("cuda"));
+        let link = super::nccl::connect(ranks, all_gpus).map(Arc::new);
+        let mut local = Some(local);
+        shapes
+            .into_iter()
+            .enumerate()
+            .map(|(owner, shape)| {
+                Box::new(RankDevice {
+                    link: link.clone(),
+                    ranks: ranks.clone(),
+                    owner,
+                    shape,
+                    local: if owner == ranks.rank { local.take() } else { None },
+                    stand_ins: HashMap::new(),
+                    ordinals: HashMap::new(),
+                    next_ordinal: 1,
+                    // Outside any host object (above user space), distinct per device.
+                    next_address: (0xffff_8000u64 + owner as u64) << 32,
+                    started: HashMap::new(),
+                    next_token: 1,
+                }) as Box<dyn Device>
+            })
+            .collect()
     }
-}
 
-fn job_devices(ranks: &Arc<Ranks>, mut local: Box<dyn Device>) -> Vec<Box<dyn Device>> {
-    let mine = Shape::of(local.as_mut());
-    let shapes: Vec<Shape> = (0..ranks.size)
-        .map(|owner| {
-            let mut words = if owner == ranks.rank { mine.to_words() } else { Vec::new() };
-            ranks.broadcast_words(&mut words, owner, || "the devices' names".to_string());
-            Shape::from_words(&words)
-        })
-        .collect();
-    let all_gpus = shapes.iter().all(|s| s.name.starts_with("cuda"));
-    let link = super::nccl::connect(ranks, all_gpus).map(Arc::new);
-    let mut local = Some(local);
-    shapes
-        .into_iter()
-        .enumerate()
-        .map(|(owner, shape)| {
-            Box::new(RankDevice {
-                link: link.clone(),
-                ranks: ranks.clone(),
-                owner,
-                shape,
-                local: if owner == ranks.rank { local.take() } else { None },
-                stand_ins: HashMap::new(),
-                ordinals: HashMap::new(),
-                next_ordinal: 1,
-                // Outside any host object (above user space), distinct per device.
-                next_address: (0xffff_8000u64 + owner as u64) << 32,
-                started: HashMap::new(),
-                next_token: 1,
-            }) as Box<dyn Device>
-        })
-        .collect()
-}
-
-impl RankDevice {
     fn what(&self, alloc: DeviceAlloc, offset: u64, len: u64) -> impl Fn() -> String + use<> {
         let owner = self.owner;
         move || format!("{len} bytes at {offset} of allocation {} on rank {owner}'s device", alloc.0)
@@ -351,8 +324,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn shapes_survive_their_words() {
+    fn shapes_survive_their_bytes() {
         let shape = Shape { name: "cuda:1".into(), model: "NVIDIA H100 80GB HBM3, sm_90".into(), multiprocessors: 132, shared_memory_per_block: 49152, memory: 80 << 30 };
-        assert_eq!(Shape::from_words(&shape.to_words()), shape);
+        assert_eq!(serde_json::from_slice::<Shape>(&serde_json::to_vec(&shape).unwrap()).unwrap(), shape);
     }
 }

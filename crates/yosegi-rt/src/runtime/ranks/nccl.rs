@@ -32,23 +32,14 @@ pub fn connect(ranks: &Ranks, all_gpus: bool) -> Option<DeviceLink> {
     // GPUs, as when testing on one) copy through MPI instead.
     let shares_a_gpu = !crate::runtime::cuda::CudaDevice::gpu_count().is_ok_and(|gpus| ranks.local_size <= gpus);
     // SAFETY: only looks for the library.
-    let mine = (!shares_a_gpu && unsafe { nccl::is_culib_present() }) as u64;
-    let mut all = true;
-    for root in 0..ranks.size {
-        let mut words = vec![mine];
-        ranks.broadcast_words(&mut words, root, || "whether every rank has NCCL".to_string());
-        all &= words.first() == Some(&1);
-    }
-    if !all {
+    let mine = (!shares_a_gpu && unsafe { nccl::is_culib_present() }) as u8;
+    if !ranks.all_gather(&[mine], || "whether every rank has NCCL".to_string()).iter().all(|r| r == &[1]) {
         return None;
     }
     let mut id = nccl::ncclUniqueId { internal: [0; 128] };
     if ranks.rank == 0 {
         // SAFETY: valid out-pointer.
-        let made = unsafe { nccl::ncclGetUniqueId(&mut id) };
-        if made != nccl::ncclResult_t::ncclSuccess {
-            ranks.end_job(&format!("ncclGetUniqueId failed ({made:?})"), 1);
-        }
+        check(ranks, unsafe { nccl::ncclGetUniqueId(&mut id) }, || "ncclGetUniqueId".to_string());
     }
     // SAFETY: the id is plain bytes.
     let bytes = unsafe { std::slice::from_raw_parts_mut(id.internal.as_mut_ptr() as *mut u8, 128) };
@@ -57,9 +48,7 @@ pub fn connect(ranks: &Ranks, all_gpus: bool) -> Option<DeviceLink> {
     // SAFETY: every rank calls it with the same id, its own rank and its GPU's context current
     // (the cuda device made it current when it opened).
     let made = unsafe { nccl::ncclCommInitRank(&mut comm, ranks.size as i32, id, ranks.rank as i32) };
-    if made != nccl::ncclResult_t::ncclSuccess {
-        ranks.end_job(&format!("ncclCommInitRank failed ({made:?})"), 1);
-    }
+    check(ranks, made, || "ncclCommInitRank".to_string());
     Some(DeviceLink { comm })
 }
 
@@ -73,9 +62,7 @@ impl DeviceLink {
             current(context);
             nccl::ncclSend(address as *const c_void, len as usize, nccl::ncclDataType_t::ncclInt8, to as i32, self.comm, std::ptr::null_mut())
         };
-        if done != nccl::ncclResult_t::ncclSuccess {
-            ranks.end_job(&format!("ncclSend of {len} bytes to rank {to} failed ({done:?})"), 1);
-        }
+        check(ranks, done, || format!("ncclSend of {len} bytes to rank {to}"));
     }
 
     /// Receives `len` bytes from rank `from` into the GPU memory at `address`, before the
@@ -87,9 +74,14 @@ impl DeviceLink {
             current(context);
             nccl::ncclRecv(address as *mut c_void, len as usize, nccl::ncclDataType_t::ncclInt8, from as i32, self.comm, std::ptr::null_mut())
         };
-        if done != nccl::ncclResult_t::ncclSuccess {
-            ranks.end_job(&format!("ncclRecv of {len} bytes from rank {from} failed ({done:?})"), 1);
-        }
+        check(ranks, done, || format!("ncclRecv of {len} bytes from rank {from}"));
+    }
+}
+
+/// Ends the job when an NCCL call failed.
+fn check(ranks: &Ranks, done: nccl::ncclResult_t, what: impl FnOnce() -> String) {
+    if done != nccl::ncclResult_t::ncclSuccess {
+        ranks.end_job(&format!("{} failed ({done:?})", what()), 1);
     }
 }
 
