@@ -309,6 +309,17 @@ pub fn launch_ranks(ranks: u32) -> Result<u8, Diagnostic> {
             command.env("OMPI_ALLOW_RUN_AS_ROOT", "1").env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
         }
     }
+    // Open MPI keeps a session folder under the temporary folder, and two launchers starting
+    // together race to create the shared `ompi.<host>.<uid>` and one fails ("File exists"). Each
+    // job gets a private one (mode 0700, removed when the job ends).
+    let _session = if open_mpi {
+        let dir = ScratchDir::new()?;
+        // Open MPI 4 (ORTE) and 5 (PRRTE) name the setting differently.
+        command.env("OMPI_MCA_orte_tmpdir_base", dir.path()).env("PRTE_MCA_prte_tmpdir_base", dir.path());
+        Some(dir)
+    } else {
+        None
+    };
     command.arg(exe).args(args);
     // Every rank reads the same input: ours, kept in a file (a launcher gives it to rank 0 only).
     let _input = if std::io::stdin().is_terminal() {

@@ -115,7 +115,9 @@ fn an_executable_built_by_yosegi_cc_runs_under_mpirun() {
         String::from_utf8_lossy(&out.stdout).lines().filter(|l| !l.starts_with("time:")).collect::<Vec<_>>().join("\n")
     };
     let alone = answer(std::process::Command::new(&exe).args(["16", "4"]));
-    let ranks = answer(std::process::Command::new("mpirun").args(["-np", "3", "--oversubscribe"]).arg(&exe).args(["16", "4"]));
+    // A private session folder: Open MPI launchers started together race on the shared one.
+    let session = tempfile::tempdir().unwrap();
+    let ranks = answer(std::process::Command::new("mpirun").args(["-np", "3", "--oversubscribe"]).env("OMPI_MCA_orte_tmpdir_base", session.path()).arg(&exe).args(["16", "4"]));
     assert!(alone.contains("heat:"), "{alone}");
     assert_eq!(ranks, alone);
 }
