@@ -86,9 +86,12 @@ typedef struct yosegi_runtime {
     /* host_access for parts of objects: host code is about to touch `lens[k]` bytes at
      * `ptrs[k]` (one element it reads or writes), so only those bytes move or go stale */
     void (*host_access_range)(void *const *ptrs, const unsigned long long *lens, const int *modes, int n);
+    /* in a job of several ranks, waits until every rank has come here (`what` names the
+     * operation, for the error when one does not); alone, returns at once */
+    void (*rank_meet)(const char *what);
 } yosegi_runtime;
 
-#define YOSEGI_ABI_VERSION 5
+#define YOSEGI_ABI_VERSION 6
 
 extern yosegi_runtime *__yosegi_rt;
 #endif

@@ -184,3 +184,24 @@ fn files_are_written_once() {
     assert_eq!(std::fs::read_to_string(&log).unwrap(), "ran\n", "the log was appended to by more than one rank");
     assert_eq!(std::fs::read_to_string(&out).unwrap().lines().count(), 4096);
 }
+
+/// Every call that opens a file for writing (`fopen` with `a` and `r+`, `open` with and without
+/// `O_TRUNC` and `O_EXCL`, `creat`, `freopen`) writes the file once, on rank 0, keeping what a
+/// file held before; the other ranks read back what they wrote (the program exits with 3 where
+/// one does not, and with 5 where `O_EXCL` passes on a file that exists).
+#[test]
+fn every_call_that_opens_a_file_writes_it_once() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("kept.txt"), "head\n").unwrap();
+    let mut cmd = yosegi();
+    cmd.args(["run", "--device", "sim", "--ranks", "4"]).arg(repo_root().join("tests/ranks/file_writes.c")).arg("--").arg(dir.path());
+    let finished = run(cmd, Input::Nothing);
+    assert_eq!(finished.code(), Some(0), "{}", finished.describe());
+    // sum of 0.5 i over i < 1024.
+    assert_eq!(finished.stdout.trim(), "261888.0", "{}", finished.describe());
+    let read = |name: &str| std::fs::read_to_string(dir.path().join(name)).unwrap();
+    assert_eq!(read("kept.txt"), "HEAD\nappended\nmore\n", "appended to by more than one rank, or its content lost");
+    assert_eq!(read("made.txt"), "made\n");
+    assert_eq!(read("created.txt"), "created\n");
+    assert_eq!(read("reopened.txt"), "511.5\n");
+}

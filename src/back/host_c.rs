@@ -83,7 +83,10 @@ void *__yosegi_realloc(void *p, size_t n);\n\
 void __yosegi_free(void *p);\n\
 int __yosegi_posix_memalign(void **p, size_t align, size_t n);\n\
 void *__yosegi_aligned_alloc(size_t align, size_t n);\n\
-void *__yosegi_fopen(const char *path, const char *mode);\n";
+void *__yosegi_fopen(const char *path, const char *mode);\n\
+void *__yosegi_freopen(const char *path, const char *mode, void *stream);\n\
+int __yosegi_open(const char *path, int flags, ...);\n\
+int __yosegi_creat(const char *path, unsigned int mode);\n";
 
 pub fn emit_host_program(sources: &SourceSet, units: &[TranslationUnit], module: &Module) -> HostProgram {
     let program_info = ProgramInfo::new(units, module);
@@ -108,33 +111,95 @@ fn unit_file_name(sources: &SourceSet, tu: u32) -> String {
     format!("tu{tu}_{stem}.c")
 }
 
-/// `fopen` as the program calls it (`runtime::ranks`): in a job of several ranks (the runtime
-/// sets `YOSEGI_RANK`), a file opened for writing or appending is written by rank 0 only; the
-/// other ranks write a private shadow of it, and open the shadow whenever they open that path
+/// The calls that open files, as the program makes them (`runtime::ranks`): in a job of several
+/// ranks (the runtime sets `YOSEGI_RANK`), a file opened for writing (`fopen`/`freopen` modes
+/// with `w`, `a` or `+`; `open` other than read-only; `creat`) is written by rank 0 only. The
+/// other ranks write a private shadow of it, a copy of the file when the mode keeps its content
+/// (`a`, `r+`, `open` without `O_TRUNC`), and open the shadow whenever they open that path
 /// again, so every rank reads back what it wrote and the file is written once.
-const RANK_FOPEN: &str = r#"#include <string.h>
+const RANK_FILES: &str = r#"#include <string.h>
 #include <unistd.h>
+#include <fcntl.h>
+#include <errno.h>
+#include <stdarg.h>
 static struct { char *path; char shadow[64]; } __yosegi_shadows[256];
 static int __yosegi_shadow_count;
 static void __yosegi_drop_shadows(void) {
     for (int i = 0; i < __yosegi_shadow_count; i++) unlink(__yosegi_shadows[i].shadow);
 }
-void *__yosegi_fopen(const char *path, const char *mode) {
+static int __yosegi_other_rank(void) {
     const char *rank = getenv("YOSEGI_RANK");
-    if (!rank || strcmp(rank, "0") == 0 || !path || !mode) return fopen(path, mode);
+    return rank && strcmp(rank, "0") != 0;
+}
+/* The path this rank opens for `path`: its shadow when it has one or the open writes (a new
+   one, holding a copy of the file when `keep` and the file exists), else `path` itself. The
+   first open of a path for writing that keeps its content, or asks whether it exists (`keep`),
+   is a meeting of the ranks: the others copy the file, or see whether it exists (`existed`),
+   before rank 0 changes it. Rank 0 keeps the paths too, to meet at the same opens. */
+static const char *__yosegi_rank_path(const char *path, int writes, int keep, int *existed) {
+    const char *rank = getenv("YOSEGI_RANK");
+    if (!path || !rank) return path;
+    int other = strcmp(rank, "0") != 0;
     for (int i = 0; i < __yosegi_shadow_count; i++)
-        if (strcmp(__yosegi_shadows[i].path, path) == 0) return fopen(__yosegi_shadows[i].shadow, mode);
-    if (!strchr(mode, 'w') && !strchr(mode, 'a')) return fopen(path, mode);
-    if (__yosegi_shadow_count == 256) return fopen("/dev/null", mode);
-    const char *dir = getenv("TMPDIR");
+        if (strcmp(__yosegi_shadows[i].path, path) == 0) {
+            if (existed) *existed = 1;
+            return other ? __yosegi_shadows[i].shadow : path;
+        }
+    if (!writes || __yosegi_shadow_count == 256) return path;
     char *shadow = __yosegi_shadows[__yosegi_shadow_count].shadow;
-    snprintf(shadow, 64, "%s/yosegi-rank-XXXXXX", dir && strlen(dir) < 40 ? dir : "/tmp");
-    int fd = mkstemp(shadow);
-    if (fd < 0) return fopen("/dev/null", mode);
-    close(fd);
-    if (__yosegi_shadow_count == 0) atexit(__yosegi_drop_shadows);
+    if (other) {
+        const char *dir = getenv("TMPDIR");
+        snprintf(shadow, 64, "%s/yosegi-rank-XXXXXX", dir && strlen(dir) < 40 ? dir : "/tmp");
+        int fd = mkstemp(shadow);
+        if (fd < 0) return "/dev/null";
+        if (existed) *existed = access(path, F_OK) == 0;
+        int from = keep ? open(path, O_RDONLY) : -1;
+        if (from >= 0) {
+            char buffer[1 << 14];
+            ssize_t got;
+            while ((got = read(from, buffer, sizeof buffer)) > 0)
+                if (write(fd, buffer, (size_t)got) != got) break;
+            close(from);
+        }
+        close(fd);
+        if (__yosegi_shadow_count == 0) atexit(__yosegi_drop_shadows);
+    }
     __yosegi_shadows[__yosegi_shadow_count++].path = strdup(path);
-    return fopen(shadow, mode);
+    if (keep) __yosegi_rt->rank_meet("the first open of a file the program changes");
+    return other ? shadow : path;
+}
+static int __yosegi_mode_writes(const char *mode) {
+    return mode && (strchr(mode, 'w') || strchr(mode, 'a') || strchr(mode, '+'));
+}
+void *__yosegi_fopen(const char *path, const char *mode) {
+    return fopen(__yosegi_rank_path(path, __yosegi_mode_writes(mode), mode && !strchr(mode, 'w'), 0), mode);
+}
+void *__yosegi_freopen(const char *path, const char *mode, void *stream) {
+    return freopen(__yosegi_rank_path(path, __yosegi_mode_writes(mode), mode && !strchr(mode, 'w'), 0), mode, (FILE *)stream);
+}
+int __yosegi_open(const char *path, int flags, ...) {
+    mode_t mode = 0;
+    if (flags & O_CREAT) {
+        va_list args;
+        va_start(args, flags);
+        mode = (mode_t)va_arg(args, int);
+        va_end(args);
+    }
+    int writes = (flags & O_ACCMODE) != O_RDONLY || (flags & O_CREAT);
+    int existed = 0;
+    const char *target = __yosegi_rank_path(path, writes, !(flags & O_TRUNC) || (flags & O_EXCL), &existed);
+    if (target != path && (flags & O_EXCL)) {
+        /* The shadow exists already: whether the file did decides, as on rank 0. */
+        if (existed) {
+            errno = EEXIST;
+            return -1;
+        }
+        flags &= ~O_EXCL;
+    }
+    return open(target, flags, mode);
+}
+int __yosegi_creat(const char *path, unsigned int mode) {
+    return __yosegi_open(path, O_CREAT | O_WRONLY | O_TRUNC, mode);
 }
 
 "#;
@@ -142,7 +207,7 @@ void *__yosegi_fopen(const char *path, const char *mode) {
 fn glue_file(tus: &[u32]) -> String {
     let mut out = String::new();
     out.push_str("/* Generated by yosegi: the glue between the runtime and the program. */\n");
-    // mkstemp and strdup (`RANK_FOPEN`) are POSIX: declared whatever -std the program has.
+    // mkstemp, strdup and open (`RANK_FILES`) are POSIX: declared whatever -std the program has.
     out.push_str("#ifndef _POSIX_C_SOURCE\n#define _POSIX_C_SOURCE 200809L\n#endif\n");
     out.push_str(RUNTIME_HEADER);
     out.push_str("\n#define __YOSEGI__ 1\n");
@@ -155,7 +220,7 @@ fn glue_file(tus: &[u32]) -> String {
     out.push_str("void __yosegi_free(void *p) { __yosegi_rt->free(p); }\n");
     out.push_str("int __yosegi_posix_memalign(void **p, size_t align, size_t n) { return __yosegi_rt->posix_memalign(p, align, n); }\n");
     out.push_str("void *__yosegi_aligned_alloc(size_t align, size_t n) { return __yosegi_rt->aligned_alloc(align, n); }\n\n");
-    out.push_str(RANK_FOPEN);
+    out.push_str(RANK_FILES);
     out.push_str(OPENACC_GLUE);
     out.push('\n');
     for tu in tus {
@@ -548,14 +613,18 @@ fn array_size_known(declarator: &Declarator, has_init: bool) -> bool {
 type ExprWalk<'w> = dyn FnMut(&mut dyn FnMut(&ast::Expr)) + 'w;
 
 impl<'a> UnitEmitter<'a> {
-    /// Calls the glue wraps: the allocators (the runtime tracks heap blocks) and `fopen`
-    /// (in a job of several ranks, rank 0 alone writes files: `RANK_FOPEN`).
+    /// Calls the glue wraps: the allocators (the runtime tracks heap blocks) and the calls that
+    /// open files (in a job of several ranks, rank 0 alone writes files: `RANK_FILES`).
     fn rename_wrapped_calls_in(&mut self, walk: &mut ExprWalk) {
         let mut edits = Vec::new();
+        let definitions = &self.info.definitions;
         walk(&mut |e| {
             if let ExprKind::Call { callee, .. } = &e.kind
                 && let ExprKind::Ident(n) = &callee.kind
-                && matches!(n.as_str(), "malloc" | "calloc" | "realloc" | "free" | "posix_memalign" | "aligned_alloc" | "fopen")
+                // A function of the program's own of that name is called as it is.
+                && definitions.resolve(n, e.span.tu).is_none()
+                && matches!(n.as_str(), "malloc" | "calloc" | "realloc" | "free" | "posix_memalign" | "aligned_alloc" | "fopen" | "freopen" | "open" | "creat"
+                )
             {
                 edits.push(Edit::replace(callee.span.lo, callee.span.hi, vec![Piece::Text(format!("__yosegi_{n}"))]));
             }

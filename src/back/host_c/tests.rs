@@ -378,3 +378,21 @@ fn reads_after_a_launching_call_in_one_statement_are_hooked_after_the_call() {
 fn newline_count(s: &str) -> usize {
     s.bytes().filter(|b| *b == b'\n').count()
 }
+
+/// The calls that open files go through the glue (rank 0 alone writes files in a job), unless
+/// the program defines a function of that name itself, which is then called as written.
+#[test]
+fn file_opening_calls_are_wrapped_unless_the_program_defines_them() {
+    let p = parse(
+        "#include <stdio.h>\n\
+         int open(const char *path, int flags, ...);\n\
+         static int creat(const char *path, int mode) { return mode; }\n\
+         int main(void) {\n    FILE *f = fopen(\"a\", \"w\");\n    f = freopen(\"b\", \"a\", f);\n    \
+         int fd = open(\"c\", 01 | 0100, 0644);\n    return creat(\"d\", fd);\n}\n",
+    );
+    let out = emit(&p, vec![]);
+    for wrapped in ["__yosegi_fopen(\"a\"", "__yosegi_freopen(\"b\"", "__yosegi_open(\"c\""] {
+        assert!(out.contains(wrapped), "{wrapped} missing:\n{out}");
+    }
+    assert!(out.contains("return creat(\"d\", fd)"), "the program's own creat was wrapped:\n{out}");
+}

@@ -27,7 +27,7 @@ impl Default for YosegiArg {
 
 pub const YOSEGI_READ: i32 = 1;
 pub const YOSEGI_WRITE: i32 = 2;
-pub const YOSEGI_ABI_VERSION: c_int = 5;
+pub const YOSEGI_ABI_VERSION: c_int = 6;
 
 /// `yosegi_runtime`: field order and types as in the header.
 #[repr(C)]
@@ -76,6 +76,7 @@ pub struct YosegiRuntime {
     pub acc_attach: extern "C" fn(CallName, *mut *mut c_void, c_int),
     pub region_steps: extern "C" fn(c_int, *mut YosegiArg, c_int, c_longlong) -> c_longlong,
     pub host_access_range: extern "C" fn(*const *mut c_void, *const u64, *const c_int, c_int),
+    pub rank_meet: extern "C" fn(*const c_char),
 }
 
 /// The name of the OpenACC routine the program called (a string literal of the glue), for
@@ -147,6 +148,7 @@ static TABLE: YosegiRuntime = YosegiRuntime {
     acc_attach: rt_acc_attach,
     region_steps: rt_region_steps,
     host_access_range: rt_host_access_range,
+    rank_meet: rt_rank_meet,
 };
 
 /// Makes `runtime` the process's runtime and returns the table to hand to the program's glue.
@@ -422,6 +424,14 @@ extern "C" fn rt_register_static(ptr: *mut c_void, bytes: c_longlong, name: *con
     if_installed(|rt| {
         rt.register_static(ptr as u64, bytes.max(0) as u64, &name);
     })
+}
+
+extern "C" fn rt_rank_meet(what: *const c_char) {
+    if let Some(ranks) = super::ranks::current() {
+        // SAFETY: the glue passes a NUL-terminated string literal.
+        let what = if what.is_null() { "a meeting of the ranks".into() } else { unsafe { CStr::from_ptr(what) }.to_string_lossy() };
+        ranks.meet(&what);
+    }
 }
 
 extern "C" fn rt_at_exit() {

@@ -503,6 +503,17 @@ impl Ranks {
         std::process::exit(status.max(1))
     }
 
+    /// Waits until every rank has come to the same point of the host program (`what`, for
+    /// the error that ends the job when one does not come within the deadline).
+    pub fn meet(&self, what: &str) {
+        // SAFETY: the layer's function.
+        let status = unsafe { (self.barrier)() };
+        if status != 0 {
+            let why = if status == 1 { format!("waited {} s for the other ranks at {what}", self.timeout_s) } else { format!("MPI failed at {what}") };
+            self.end_job(&format!("{why}: another rank did not come (the ranks' host code took different paths, or a rank died)"), 1);
+        }
+    }
+
     /// The end of a rank's program: waits for the others, then ends MPI.
     fn finish(&self) {
         // SAFETY: the layer's functions.
