@@ -285,6 +285,9 @@ impl Runtime {
             model.set_peer_link(measured.peer_bytes_per_s, measured.peer_copy_s);
         }
         let mut variants = variants::VariantChooser::new(config.staging, variants::TuningCache::default_location());
+        if job.is_some() {
+            variants.choose_by_estimate_only();
+        }
         for device in &mut devices {
             variants.set_shared_memory_limit(device.model(), device.shared_memory_per_block());
             device.set_sources(sources.clone());

@@ -550,6 +550,11 @@ pub struct VariantChooser {
     explorations: HashMap<(Handle<Kernel>, LaunchKey), Exploration>,
     /// Per device name: whether `launch_timed` gives times (learned from its first answer).
     device_times: HashMap<String, bool>,
+    /// Whether launches are timed to choose (explorations, the tuning cache): not in a job of
+    /// several ranks (`runtime::ranks`), where every rank must pick the same variant for every
+    /// part of a launch (the parts' results are gathered under the variant's name) and a rank
+    /// can time only its own device; there every rank takes the compiler's estimate.
+    timed: bool,
     identities: HashMap<Handle<Kernel>, KernelIdentity>,
     /// Under `--staging on`: per kernel, how many launches have run a staged variant so far.
     forced_launches: HashMap<Handle<Kernel>, usize>,
@@ -585,6 +590,7 @@ impl VariantChooser {
             cache,
             explorations: HashMap::new(),
             device_times: HashMap::new(),
+            timed: true,
             identities: HashMap::new(),
             forced_launches: HashMap::new(),
             shared_per_block: HashMap::new(),
@@ -597,6 +603,12 @@ impl VariantChooser {
     /// See [`VariantChooser::exploring_launches`] (the field).
     pub fn exploring_launches(&self) -> u64 {
         self.exploring_launches
+    }
+
+    /// Chooses every variant by the compiler's estimate, the same on every rank of a job
+    /// (see the `timed` field).
+    pub fn choose_by_estimate_only(&mut self) {
+        self.timed = false;
     }
 
     /// Records what `device` says a block may use of shared memory; until then
@@ -663,7 +675,7 @@ impl VariantChooser {
                 .unwrap_or(variants[0]);
             Pick { variant, measure: None }
         };
-        if self.device_times.get(device) == Some(&false) {
+        if !self.timed || self.device_times.get(device) == Some(&false) {
             return (by_estimate(), None);
         }
 

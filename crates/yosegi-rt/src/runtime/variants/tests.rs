@@ -257,6 +257,22 @@ fn auto_on_a_device_that_cannot_time_follows_the_estimate() {
     assert_eq!(aliased.variant, variants[0], "no staged variant is usable: plain");
 }
 
+/// In a job of several ranks every launch takes the compiler's estimate, never timed and never
+/// from the tuning cache, so that every rank picks the same variant for every part.
+#[test]
+fn in_a_job_every_launch_follows_the_estimate_untimed() {
+    let (module, kernel) = scale_with_variants(&[(0.9, 0), (0.4, 0)]);
+    let variants = module.variants_of(kernel);
+    let dir = tempfile::tempdir().unwrap();
+    let mut chooser = VariantChooser::new(StagingMode::Auto, TuningCache::in_dir(Some(dir.path().to_path_buf())));
+    chooser.choose_by_estimate_only();
+    for _ in 0..12 {
+        let (pick, decision) = choose(&mut chooser, &module, kernel, "gpu", &bound(100, 1, 2));
+        assert_eq!((pick.variant, pick.measure, decision), (variants[2], None, None));
+    }
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "nothing written to the tuning cache");
+}
+
 /// `VariantChooser::choose` with the plain variant's specialisable params worked out here, as
 /// the runtime works them out once per kernel.
 fn choose(
