@@ -1,0 +1,154 @@
+// What the first launch of a kernel costs on the device, and what it depends on (issue 16's
+// first-launch term: programs' kernels launched once pay about 24 us more than their steady
+// launch, the runtime's calibration measures 16 us on five tiny modules, bench/NOTES.md runs
+// 22 and 25). For each case, five modules of distinct code are compiled with NVRTC, each loaded
+// fresh, and its kernel launched twice, each launch between two CUDA events on an idle device;
+// the table gives the medians of the first launch, the second, and the host time of
+// cuModuleLoadData + cuModuleGetFunction. Cases: code size (statements in the kernel body),
+// grid (blocks of 256 threads), the image kind (cubin or PTX), and the parameter bytes.
+//
+//     nvcc -O2 -o first_launch bench/first_launch.cu -lcuda -lnvrtc
+//     ./first_launch                          # the module loading the driver defaults to
+//     CUDA_MODULE_LOADING=EAGER ./first_launch
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+#include <cuda.h>
+#include <nvrtc.h>
+
+#define CU(call)                                                                        \
+    do {                                                                                \
+        CUresult r_ = (call);                                                           \
+        if (r_ != CUDA_SUCCESS) {                                                       \
+            const char *s_ = nullptr;                                                   \
+            cuGetErrorString(r_, &s_);                                                  \
+            std::fprintf(stderr, "%s: %s\n", #call, s_ ? s_ : "?");                     \
+            std::exit(1);                                                               \
+        }                                                                               \
+    } while (0)
+
+static std::string kernel_source(int statements, int salt, int extra_params) {
+    std::string s = "extern \"C\" __global__ void k(float *p, int n";
+    for (int i = 0; i < extra_params; i++) s += ", long long e" + std::to_string(i);
+    s += ") {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i >= n) return;\n  float x = p[i];\n";
+    for (int j = 0; j < statements; j++) {
+        // Distinct constants and loads, so that nothing folds away and every module differs.
+        s += "  x = x * " + std::to_string(1.0001 + 1e-7 * (j + 1000 * salt)) + "f + p[(i + " +
+             std::to_string(j * 7 + salt) + ") % n];\n";
+    }
+    s += "  p[i] = x + " + std::to_string(salt) + ".0f;\n}\n";
+    return s;
+}
+
+static std::vector<char> compile(const std::string &source, bool cubin, int major, int minor) {
+    nvrtcProgram prog;
+    nvrtcCreateProgram(&prog, source.c_str(), "first_launch.cu", 0, nullptr, nullptr);
+    std::string arch = std::string(cubin ? "--gpu-architecture=sm_" : "--gpu-architecture=compute_") +
+                       std::to_string(major * 10 + minor);
+    const char *opts[] = {arch.c_str(), "-default-device"};
+    if (nvrtcCompileProgram(prog, 2, opts) != NVRTC_SUCCESS) {
+        size_t n;
+        nvrtcGetProgramLogSize(prog, &n);
+        std::string log(n, ' ');
+        nvrtcGetProgramLog(prog, &log[0]);
+        std::fprintf(stderr, "NVRTC: %s\n", log.c_str());
+        std::exit(1);
+    }
+    size_t n;
+    std::vector<char> image;
+    if (cubin) {
+        nvrtcGetCUBINSize(prog, &n);
+        image.resize(n);
+        nvrtcGetCUBIN(prog, image.data());
+    } else {
+        nvrtcGetPTXSize(prog, &n);
+        image.resize(n);
+        nvrtcGetPTX(prog, image.data());
+    }
+    nvrtcDestroyProgram(&prog);
+    return image;
+}
+
+static double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+int main() {
+    CU(cuInit(0));
+    CUdevice dev;
+    CU(cuDeviceGet(&dev, 0));
+    CUcontext ctx;
+    CU(cuDevicePrimaryCtxRetain(&ctx, dev));
+    CU(cuCtxSetCurrent(ctx));
+    int major, minor;
+    CU(cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev));
+    CU(cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev));
+    char name[256];
+    CU(cuDeviceGetName(name, sizeof name, dev));
+    const char *loading = std::getenv("CUDA_MODULE_LOADING");
+    std::printf("device: %s, CUDA_MODULE_LOADING=%s\n\n", name, loading ? loading : "(default)");
+    int n = 1 << 22;
+    CUdeviceptr p;
+    CU(cuMemAlloc(&p, n * sizeof(float)));
+    CU(cuMemsetD32(p, 0, n));
+    CUevent start, stop;
+    CU(cuEventCreate(&start, 0));
+    CU(cuEventCreate(&stop, 0));
+    auto timed = [&](CUfunction f, int blocks, void **args) {
+        CU(cuCtxSynchronize());
+        CU(cuEventRecord(start, nullptr));
+        CU(cuLaunchKernel(f, blocks, 1, 1, 256, 1, 1, 0, nullptr, args, nullptr));
+        CU(cuEventRecord(stop, nullptr));
+        CU(cuEventSynchronize(stop));
+        float ms;
+        CU(cuEventElapsedTime(&ms, start, stop));
+        return 1e3 * ms;
+    };
+    // Warm the context: one module loaded and launched before any timing.
+    {
+        std::vector<char> image = compile(kernel_source(0, 999, 0), true, major, minor);
+        CUmodule m;
+        CUfunction f;
+        CU(cuModuleLoadData(&m, image.data()));
+        CU(cuModuleGetFunction(&f, m, "k"));
+        void *args[] = {&p, &n};
+        timed(f, 1, args);
+        CU(cuModuleUnload(m));
+    }
+    std::printf("| image | statements | image bytes | blocks | param bytes | first launch (us) | second (us) | first - second (us) | load + get, host (us) |\n");
+    std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    struct Case { bool cubin; int statements; int blocks; int extra; };
+    std::vector<Case> cases = {
+        {true, 0, 1, 0},     {true, 0, 16384, 0},   {true, 200, 1, 0},   {true, 200, 16384, 0},
+        {true, 2000, 1, 0},  {true, 2000, 16384, 0}, {true, 0, 16384, 24}, {false, 0, 16384, 0},
+        {false, 200, 16384, 0},
+    };
+    int salt = 0;
+    for (const Case &c : cases) {
+        std::vector<double> first, second, load;
+        size_t bytes = 0;
+        for (int rep = 0; rep < 5; rep++) {
+            std::vector<char> image = compile(kernel_source(c.statements, ++salt, c.extra), c.cubin, major, minor);
+            bytes = image.size();
+            CUmodule m;
+            CUfunction f;
+            auto t0 = std::chrono::steady_clock::now();
+            CU(cuModuleLoadData(&m, image.data()));
+            CU(cuModuleGetFunction(&f, m, "k"));
+            load.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+            std::vector<long long> extra(c.extra, 1);
+            std::vector<void *> args = {&p, &n};
+            for (auto &e : extra) args.push_back(&e);
+            first.push_back(timed(f, c.blocks, args.data()));
+            second.push_back(timed(f, c.blocks, args.data()));
+            CU(cuModuleUnload(m));
+        }
+        std::printf("| %s | %d | %zu | %d | %d | %.1f | %.1f | %.1f | %.1f |\n", c.cubin ? "cubin" : "PTX", c.statements, bytes,
+                    c.blocks, 12 + 8 * c.extra, median(first), median(second), median(first) - median(second), median(load));
+    }
+    return 0;
+}
