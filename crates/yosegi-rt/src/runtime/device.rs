@@ -222,6 +222,16 @@ pub trait Device: Send {
     /// launch's interior, while its halo comes in). A device that cannot copies in order, as
     /// before, which is also correct.
     fn defer_copies(&mut self) {}
+    /// Where a copy between this device and another process's (`runtime::ranks`, through
+    /// NCCL) goes while copies are deferred ([`Device::defer_copies`]): a stream of this
+    /// device's (as a handle), already ordered after the work enqueued here so far, whose copy
+    /// [`Device::join_copies`] then joins, as the device's own deferred copies. `incoming`: the
+    /// copy brings `len` bytes at `offset` of `alloc` (else it reads them). `None` when copies
+    /// are not deferred, or the device has no such stream: the copy then goes in order with
+    /// the launches.
+    fn deferred_copy_stream(&mut self, _alloc: DeviceAlloc, _offset: u64, _len: u64, _incoming: bool) -> Option<usize> {
+        None
+    }
     /// Ends [`Device::defer_copies`]: work enqueued here from now on comes after the deferred
     /// copies. Returns a mark of their completion (see [`Device::mark`]) when some are still
     /// running, for the source devices' later work to wait for: it may overwrite what is being

@@ -362,11 +362,16 @@ impl Runtime {
     /// each device's copies deferred first; the devices that defer go to `exchanging` (to
     /// join, whatever this returns).
     fn prepare_boundaries(&mut self, region: &Region, grid: &GridKernel, kernel: &Kernel, boundaries: Vec<Vec<distribute::Part>>, late: &mut Vec<PreparedLaunch>, exchanging: &mut Vec<usize>) -> Result<(), RuntimeError> {
-        for boundary in boundaries {
+        // Every exchanging device defers its copies before any boundary's copy is asked for:
+        // in a job of ranks a halo sent from this rank's device to another's is one of its
+        // copies too, and goes beside its interior only once its own copies are deferred.
+        for boundary in &boundaries {
             let Some(device) = boundary.first().map(|piece| piece.device) else { continue };
             self.devices[device].defer_copies();
             exchanging.push(device);
             self.stats.overlapped_parts += 1;
+        }
+        for boundary in boundaries {
             for piece in &boundary {
                 late.push(self.prepare_launch(region, grid, kernel, piece, &[], &[])?);
             }

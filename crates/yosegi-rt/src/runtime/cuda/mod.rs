@@ -963,6 +963,10 @@ impl Device for CudaDevice {
         self.start_exchange();
     }
 
+    fn deferred_copy_stream(&mut self, alloc: DeviceAlloc, offset: u64, len: u64, incoming: bool) -> Option<usize> {
+        self.exchange_stream_for(alloc, offset, len, incoming)
+    }
+
     fn join_copies(&mut self) -> Option<usize> {
         self.join_exchange()
     }

@@ -174,6 +174,37 @@ impl CudaDevice {
         self.exchange.open = true;
     }
 
+    /// [`Device::deferred_copy_stream`]: the exchange stream, made to wait for the work
+    /// enqueued on the launch stream so far (the launches that write what is sent, or still
+    /// read what a receive overwrites), when copies are deferred.
+    pub(super) fn exchange_stream_for(&mut self, alloc: DeviceAlloc, offset: u64, len: u64, incoming: bool) -> Option<usize> {
+        if !self.exchange.open || self.exchange.stream == 0 || self.fault.is_some() {
+            return None;
+        }
+        let stream = self.exchange.stream as sys::CUstream;
+        let mut event: sys::CUevent = std::ptr::null_mut();
+        let ordered = self.make_current().and_then(|_| {
+            // SAFETY: valid out-pointer; the context is current and the stream its own.
+            unsafe {
+                check("cuEventCreate", sys::cuEventCreate(&mut event, sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32))
+                    .and_then(|_| check("cuEventRecord", sys::cuEventRecord(event, std::ptr::null_mut())))
+                    .and_then(|_| check("cuStreamWaitEvent", sys::cuStreamWaitEvent(stream, event, 0)))
+            }
+        });
+        if !event.is_null() {
+            // SAFETY: an event made above; one still pending in a stream is released once it
+            // completes.
+            unsafe { sys::cuEventDestroy_v2(event) };
+        }
+        // Not ordered: the copy goes in order with the launches, which is correct too.
+        ordered.ok()?;
+        self.exchange.pending = true;
+        if incoming {
+            self.exchange.incoming.push((alloc.0, offset, len));
+        }
+        Some(stream as usize)
+    }
+
     /// Waits for the deferred copies still running (the host is about to read this device's
     /// memory).
     pub(super) fn wait_for_exchange(&mut self) {

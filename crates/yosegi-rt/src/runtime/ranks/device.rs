@@ -206,11 +206,15 @@ impl Device for RankDevice {
         let what = || format!("a copy of {len} bytes from rank {from}'s device to rank {}'s", self.owner);
         match (&mut self.local, from == me) {
             (Some(d), true) => d.copy_from_peer(dst, dst_offset, src, src_alloc, src_offset, len),
+            // Beside the interior's launches when the device defers its copies (a cut part's
+            // halo), else in order with the launches.
             (Some(d), false) if let (Some(link), Some(memory)) = (&self.link, d.peer_memory(dst, dst_offset)) => {
-                link.receive(&self.ranks, memory.context, memory.address, len, from);
+                let stream = d.deferred_copy_stream(dst, dst_offset, len, true);
+                link.receive(&self.ranks, memory.context, memory.address, len, from, stream);
             }
             (None, true) if let (Some(link), Some(memory)) = (&self.link, src.peer_memory(src_alloc, src_offset)) => {
-                link.send(&self.ranks, memory.context, memory.address, len, self.owner);
+                let stream = src.deferred_copy_stream(src_alloc, src_offset, len, false);
+                link.send(&self.ranks, memory.context, memory.address, len, self.owner, stream);
             }
             (Some(d), false) => match d.peer_memory(dst, dst_offset).filter(|_| self.ranks.device_aware) {
                 // Straight into the GPU's memory, once the work that may still read it is done.
@@ -262,6 +266,9 @@ impl Device for RankDevice {
         if let Some(d) = &mut self.local {
             d.defer_copies();
         }
+    }
+    fn deferred_copy_stream(&mut self, alloc: DeviceAlloc, offset: u64, len: u64, incoming: bool) -> Option<usize> {
+        self.local.as_mut().and_then(|d| d.deferred_copy_stream(alloc, offset, len, incoming))
     }
     fn join_copies(&mut self) -> Option<usize> {
         self.local.as_mut().and_then(|d| d.join_copies())

@@ -1,7 +1,9 @@
 //! Copies between two ranks' GPUs through NCCL: the receiving rank's `ncclRecv` and the sending
 //! rank's `ncclSend` go on the legacy default stream, where the cuda device's launches are, so a
 //! halo arrives after the launches that wrote it and before those that read it without either
-//! host waiting. NCCL goes GPU to GPU over NVLink inside a node and over the network between
+//! host waiting. While a cut part's halo comes in (`Device::defer_copies`), they go on the
+//! device's exchange stream instead, after the launches so far, and the boundary's launches
+//! wait for them (`Device::join_copies`), so the interior runs beside the exchange. NCCL goes GPU to GPU over NVLink inside a node and over the network between
 //! nodes. The communicator is made once, by every rank together, when every rank drives a GPU
 //! and finds NCCL (`libnccl.so.2`); otherwise copies go through MPI (`runtime::ranks`).
 
@@ -54,28 +56,34 @@ pub fn connect(ranks: &Ranks, all_gpus: bool) -> Option<DeviceLink> {
 
 impl DeviceLink {
     /// Sends `len` bytes of the GPU memory at `address` (of the CUDA context `context`) to rank
-    /// `to`, after the launches enqueued so far.
-    pub fn send(&self, ranks: &Ranks, context: usize, address: u64, len: u64, to: usize) {
+    /// `to`, after the launches enqueued so far: on `stream` (a stream of that context, ordered
+    /// after them: `Device::deferred_copy_stream`), else on the launches' stream.
+    pub fn send(&self, ranks: &Ranks, context: usize, address: u64, len: u64, to: usize, stream: Option<usize>) {
         ranks.count_sent(len);
         // SAFETY: a live device address of that context; the communicator is this job's.
         let done = unsafe {
             current(context);
-            nccl::ncclSend(address as *const c_void, len as usize, nccl::ncclDataType_t::ncclInt8, to as i32, self.comm, std::ptr::null_mut())
+            nccl::ncclSend(address as *const c_void, len as usize, nccl::ncclDataType_t::ncclInt8, to as i32, self.comm, on(stream))
         };
         check(ranks, done, || format!("ncclSend of {len} bytes to rank {to}"));
     }
 
     /// Receives `len` bytes from rank `from` into the GPU memory at `address`, before the
-    /// launches enqueued later.
-    pub fn receive(&self, ranks: &Ranks, context: usize, address: u64, len: u64, from: usize) {
+    /// launches enqueued later (on `stream`: before those enqueued after the join).
+    pub fn receive(&self, ranks: &Ranks, context: usize, address: u64, len: u64, from: usize, stream: Option<usize>) {
         ranks.count_received(len);
         // SAFETY: as in `send`.
         let done = unsafe {
             current(context);
-            nccl::ncclRecv(address as *mut c_void, len as usize, nccl::ncclDataType_t::ncclInt8, from as i32, self.comm, std::ptr::null_mut())
+            nccl::ncclRecv(address as *mut c_void, len as usize, nccl::ncclDataType_t::ncclInt8, from as i32, self.comm, on(stream))
         };
         check(ranks, done, || format!("ncclRecv of {len} bytes from rank {from}"));
     }
+}
+
+/// The stream an operation goes on: `stream`, else the legacy default stream (null).
+fn on(stream: Option<usize>) -> nccl::cudaStream_t {
+    stream.map_or(std::ptr::null_mut(), |s| s as nccl::cudaStream_t)
 }
 
 /// Ends the job when an NCCL call failed.
