@@ -314,6 +314,7 @@ differential_tests! {
     control_flow => "control_flow.c",
     serial_atomic => "serial_atomic.c",
     atomic_forms => "atomic_forms.c",
+    atomic_exchange => "atomic_exchange.c",
     array_reductions => "array_reductions.c",
     multi_solver => "multi_solver",
     stencil3d_19pt => "stencil3d_19pt.c",

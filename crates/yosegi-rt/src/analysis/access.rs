@@ -42,7 +42,8 @@ impl IndexForm {
 pub enum AccessKind {
     Read,
     Write,
-    /// An atomic read-modify-write (`Stmt::Atomic`); an atomic write is a `Write`.
+    /// An atomic read-modify-write (`Stmt::Atomic`), an exchange (a write capturing the old
+    /// value) included; an atomic write that captures nothing is a `Write`.
     AtomicUpdate,
 }
 
@@ -231,12 +232,14 @@ impl Walker<'_> {
                 }
                 self.record(*array, indices, AccessKind::Write, *span);
             }
-            Stmt::Atomic { op, array, indices, value, span, .. } => {
+            Stmt::Atomic { op, array, indices, value, capture, span } => {
                 self.expr(*value);
                 for i in indices {
                     self.expr(*i);
                 }
-                let kind = if *op == crate::ir::AtomicOp::Write { AccessKind::Write } else { AccessKind::AtomicUpdate };
+                // An atomic write that captures the old value (`v = x; x = e;`, an exchange)
+                // reads the element too.
+                let kind = if *op == crate::ir::AtomicOp::Write && capture.is_none() { AccessKind::Write } else { AccessKind::AtomicUpdate };
                 self.record(*array, indices, kind, *span);
             }
             Stmt::If { cond, then, otherwise } => {
