@@ -9,6 +9,8 @@
 #     SUITE    the suite's folder: the clone's root or its Tests/ folder
 #     YOSEGI   the yosegi binary (default: target/release/yosegi of this repository)
 #   --device sim|cuda   the device the tests run on (default sim)
+#   --gpus N            each test on N devices of one process (`yosegi run --gpus N`)
+#   --ranks N           each test as N MPI ranks (`yosegi run --ranks N`; needs mpirun)
 #   --jobs N            tests run at once (default: the number of CPUs)
 #   --only GLOB         only the tests whose name (without .c) matches the shell pattern GLOB,
 #                       e.g. 'parallel_loop_*'; may be given several times
@@ -90,7 +92,7 @@ run_one() {
     # `timeout` puts itself in a process group of its own; its pid is kept so that the driver
     # can stop it when the run is interrupted.
     (cd "$dir" && TMPDIR="$dir/tmp" exec timeout -k 10 "$CONF_TIMEOUT" \
-        "$CONF_YOSEGI" run --device "$CONF_DEVICE" -I "$CONF_TESTS" "$src" \
+        "$CONF_YOSEGI" run --device "$CONF_DEVICE" $CONF_SPREAD -I "$CONF_TESTS" "$src" \
         </dev/null >"$dir/stdout" 2>"$dir/stderr") &
     echo $! >"$dir/pid"
     wait $!
@@ -133,7 +135,7 @@ run_one() {
     printf '%s\t%s\n' "$status" "$reason" >"$CONF_SCRATCH/res/$name"
     if [ "$status" != PASS ] && [ -n "$CONF_LOGS" ]; then
         {
-            echo "# yosegi run --device $CONF_DEVICE -I $CONF_TESTS $src"
+            echo "# yosegi run --device $CONF_DEVICE${CONF_SPREAD:+ $CONF_SPREAD} -I $CONF_TESTS $src"
             echo "# exit status $rc after ${elapsed}s: $status $reason"
             echo "# --- stdout ---"
             head -c 65536 "$dir/stdout"
@@ -159,6 +161,7 @@ jobs=$(nproc 2>/dev/null || echo 2)
 timeout_s=60
 tsv=""
 logs=""
+spread=""
 only=()
 positional=()
 while [ $# -gt 0 ]; do
@@ -169,6 +172,7 @@ while [ $# -gt 0 ]; do
         --jobs=*) jobs=${1#*=}; shift ;;
         --only) [ $# -ge 2 ] || usage; only+=("$2"); shift 2 ;;
         --only=*) only+=("${1#*=}"); shift ;;
+        --gpus|--ranks) [ $# -ge 2 ] || usage; spread="$1 $2"; shift 2 ;;
         --timeout) [ $# -ge 2 ] || usage; timeout_s=$2; shift 2 ;;
         --timeout=*) timeout_s=${1#*=}; shift ;;
         --tsv) [ $# -ge 2 ] || usage; tsv=$2; shift 2 ;;
@@ -185,6 +189,7 @@ done
 case "$device" in sim|cuda) ;; *) die "--device must be sim or cuda, not \`$device\`" ;; esac
 [[ "$jobs" =~ ^[1-9][0-9]*$ ]] || die "--jobs needs a positive number, not \`$jobs\`"
 [[ "$timeout_s" =~ ^[1-9][0-9]*$ ]] || die "--timeout needs a positive number of seconds, not \`$timeout_s\`"
+[ -z "$spread" ] || [[ "${spread#* }" =~ ^[1-9][0-9]*$ ]] || die "${spread%% *} needs a positive number, not \`${spread#* }\`"
 for tool in timeout xargs awk sed sort; do
     command -v "$tool" >/dev/null 2>&1 || die "$tool is needed and is not on PATH"
 done
@@ -260,10 +265,10 @@ shopt -u nullglob
 
 version=$("$yosegi" --version 2>/dev/null | head -n 1)
 echo "OpenACC V&V: $count C tests from $tests_dir"
-echo "yosegi: $yosegi (${version:-version unknown}), --device $device, $jobs jobs, ${timeout_s}s per test"
+echo "yosegi: $yosegi (${version:-version unknown}), --device $device${spread:+ $spread}, $jobs jobs, ${timeout_s}s per test"
 
 export CONF_SCRATCH="$scratch" CONF_YOSEGI="$yosegi" CONF_DEVICE="$device" CONF_TESTS="$tests_dir" \
-    CONF_TIMEOUT="$timeout_s" CONF_LOGS="$logs"
+    CONF_TIMEOUT="$timeout_s" CONF_LOGS="$logs" CONF_SPREAD="$spread"
 started=$SECONDS
 xargs -0 -n 1 -P "$jobs" bash "${BASH_SOURCE[0]}" __one <"$scratch/list" &
 workers=$!

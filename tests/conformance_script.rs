@@ -166,6 +166,33 @@ fn only_selects_tests_and_the_tests_folder_is_accepted() {
     assert!(out.stdout.contains("summary: pass=1 fail=1 refused=0 crash=0 loader=0 total=2"), "{}", out.describe());
 }
 
+/// `--gpus N` and `--ranks N` run every test on N devices: a test that passes only where it
+/// sees two devices passes with them and fails without.
+#[test]
+fn gpus_and_ranks_reach_every_test() {
+    let dir = tempfile::tempdir().unwrap();
+    fake_suite(dir.path());
+    fs::write(
+        dir.path().join("Tests/two_devices.c"),
+        "#include \"acc_testsuite.h\"\n#include <openacc.h>\nint main() { return acc_get_num_devices(acc_device_default) == 2 ? 0 : 1; }\n",
+    )
+    .unwrap();
+    let suite = dir.path().to_str().unwrap();
+    for (spread, passes) in [(None, 0), (Some("--gpus"), 1), (Some("--ranks"), 1)] {
+        let mut args = vec!["--only", "two_devices"];
+        if let Some(flag) = spread {
+            args.extend([flag, "2"]);
+        }
+        args.extend([suite, yosegi()]);
+        let out = conformance(&args);
+        assert_eq!(out.code(), Some(0), "{args:?}: {}", out.describe());
+        let summary = format!("summary: pass={passes} fail={} refused=0 crash=0 loader=0 total=1", 1 - passes);
+        assert!(out.stdout.contains(&summary), "{args:?}: {}", out.describe());
+    }
+    let out = conformance(&["--ranks", "two", suite, yosegi()]);
+    assert_eq!(out.code(), Some(2), "{}", out.describe());
+}
+
 #[test]
 fn usage_errors() {
     let dir = tempfile::tempdir().unwrap();
