@@ -91,7 +91,7 @@ for bench in BT CG EP FT LU MG SP; do
         for o in $objs; do sources+=("${o%.o}.c"); done
         stats=()
         [ -n "$logs" ] && stats=(--stats)
-        (cd "$dir" && timeout "$timeout_s" "$yosegi" run -w "${stats[@]}" --device "$device" -I ../common "${sources[@]}") >"$top/out.log" 2>"$top/err.log"
+        (cd "$dir" && timeout "$timeout_s" "$yosegi" run -w "${stats[@]}" --device "$device" -I ../common "${sources[@]}") </dev/null >"$top/out.log" 2>"$top/err.log"
         rc=$?
         if [ -n "$logs" ]; then
             cp "$top/out.log" "$logs/$bench.out"

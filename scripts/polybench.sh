@@ -102,7 +102,7 @@ while IFS= read -r src; do
     ref_rc=0
     if ! timeout "$timeout_s" gcc -O2 -w "${flags[@]}" "$src" "$suite/utilities/polybench.c" -lm -o "$work/ref" >"$work/ref.build" 2>&1; then
         status=NOREF reason="gcc did not build it"
-    elif (cd "$work" && timeout "$timeout_s" ./ref >/dev/null 2>"$work/ref.dump") 2>/dev/null; ref_rc=$?; [ $ref_rc != 0 ]; then
+    elif (cd "$work" && timeout "$timeout_s" ./ref </dev/null >/dev/null 2>"$work/ref.dump") 2>/dev/null; ref_rc=$?; [ $ref_rc != 0 ]; then
         if [ $ref_rc = 124 ]; then
             status=NOREF reason="gcc's sequential build ran past ${timeout_s} s"
         elif [ $ref_rc -gt 128 ]; then
@@ -120,15 +120,16 @@ while IFS= read -r src; do
                 CFLAGS="-O2 -w ${defines[*]}" --eval '%-data.c: ; @: > $@' >"$work/make.log" 2>&1
             rc=$?
             if [ $rc = 0 ]; then
-                (cd "$work" && YOSEGI_DEVICE=$device timeout "$timeout_s" "$built/$name" >/dev/null 2>"$work/got.dump")
+                (cd "$work" && YOSEGI_DEVICE=$device timeout "$timeout_s" "$built/$name" </dev/null >/dev/null 2>"$work/got.dump")
                 rc=$?
             else
                 [ $rc = 124 ] || rc=2
                 cp "$work/make.log" "$work/got.dump"
             fi
         else
+            # No standard input: the programs read none, and a run must not take the loop's.
             (cd "$work" && timeout "$timeout_s" "$yosegi" run -w --device "$device" "${flags[@]}" "$src" "$suite/utilities/polybench.c" \
-                >/dev/null 2>"$work/got.dump")
+                </dev/null >/dev/null 2>"$work/got.dump")
             rc=$?
         fi
         if [ $rc = 0 ]; then

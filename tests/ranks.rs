@@ -205,3 +205,20 @@ fn every_call_that_opens_a_file_writes_it_once() {
     assert_eq!(read("created.txt"), "created\n");
     assert_eq!(read("reopened.txt"), "511.5\n");
 }
+
+/// The program's standard error is rank 0's, as its standard output: a line the program writes
+/// to `stderr` (PolyBench dumps its arrays there) appears once, whatever the number of ranks.
+#[test]
+fn the_program_writes_its_standard_error_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = program(&dir, "errors.c", "#include <stdio.h>\nint main(void) {\n    double s = 0;\n    \
+         #pragma acc parallel loop reduction(+:s)\n    for (int i = 0; i < 4096; i++) s += i;\n    \
+         fprintf(stderr, \"dump %.1f\\n\", s);\n    perror(\"perror line\");\n    printf(\"%.1f\\n\", s);\n    return 0;\n}\n");
+    let mut cmd = yosegi();
+    cmd.args(["run", "--device", "sim", "--ranks", "3"]).arg(&source);
+    let finished = run(cmd, Input::Nothing);
+    assert_eq!(finished.code(), Some(0), "{}", finished.describe());
+    assert_eq!(finished.stdout.trim(), "8386560.0", "{}", finished.describe());
+    assert_eq!(finished.stderr.matches("dump 8386560.0").count(), 1, "{}", finished.describe());
+    assert_eq!(finished.stderr.matches("perror line").count(), 1, "{}", finished.describe());
+}

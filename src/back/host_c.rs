@@ -125,11 +125,8 @@ const RANK_FILES: &str = r#"#include <string.h>
 static struct { char *path; char shadow[64]; } __yosegi_shadows[256];
 static int __yosegi_shadow_count;
 static void __yosegi_drop_shadows(void) {
-    for (int i = 0; i < __yosegi_shadow_count; i++) unlink(__yosegi_shadows[i].shadow);
-}
-static int __yosegi_other_rank(void) {
-    const char *rank = getenv("YOSEGI_RANK");
-    return rank && strcmp(rank, "0") != 0;
+    for (int i = 0; i < __yosegi_shadow_count; i++)
+        if (strcmp(__yosegi_shadows[i].shadow, "/dev/null") != 0) unlink(__yosegi_shadows[i].shadow);
 }
 /* The path this rank opens for `path`: its shadow when it has one or the open writes (a new
    one, holding a copy of the file when `keep` and the file exists), else `path` itself. The
@@ -145,15 +142,18 @@ static const char *__yosegi_rank_path(const char *path, int writes, int keep, in
             if (existed) *existed = 1;
             return other ? __yosegi_shadows[i].shadow : path;
         }
-    if (!writes || __yosegi_shadow_count == 256) return path;
+    if (!writes) return path;
+    /* Past the table's end (every rank alike) the other ranks write nowhere. */
+    if (__yosegi_shadow_count == 256) return other ? "/dev/null" : path;
     char *shadow = __yosegi_shadows[__yosegi_shadow_count].shadow;
     if (other) {
         const char *dir = getenv("TMPDIR");
         snprintf(shadow, 64, "%s/yosegi-rank-XXXXXX", dir && strlen(dir) < 40 ? dir : "/tmp");
         int fd = mkstemp(shadow);
-        if (fd < 0) return "/dev/null";
+        /* No shadow to be had: this rank writes nowhere, and still meets the others below. */
+        if (fd < 0) snprintf(shadow, 64, "/dev/null");
         if (existed) *existed = access(path, F_OK) == 0;
-        int from = keep ? open(path, O_RDONLY) : -1;
+        int from = keep && fd >= 0 ? open(path, O_RDONLY) : -1;
         if (from >= 0) {
             char buffer[1 << 14];
             ssize_t got;
@@ -161,7 +161,7 @@ static const char *__yosegi_rank_path(const char *path, int writes, int keep, in
                 if (write(fd, buffer, (size_t)got) != got) break;
             close(from);
         }
-        close(fd);
+        if (fd >= 0) close(fd);
         if (__yosegi_shadow_count == 0) atexit(__yosegi_drop_shadows);
     }
     __yosegi_shadows[__yosegi_shadow_count++].path = strdup(path);
@@ -234,6 +234,13 @@ fn glue_file(tus: &[u32]) -> String {
     out.push_str("        fprintf(stderr, \"yosegi: the program was built for runtime ABI %d, the runtime speaks %d\\n\", YOSEGI_ABI_VERSION, rt ? rt->abi_version : -1);\n");
     out.push_str("        return 2;\n    }\n");
     out.push_str("    __yosegi_rt = rt;\n");
+    // In a job of several ranks the program's standard error is rank 0's, as its standard
+    // output is (`runtime::ranks`); the runtime's own messages still come from every rank (it
+    // writes to the descriptor, not to this stream). glibc's `stderr` may be assigned.
+    out.push_str("#ifdef __GLIBC__\n");
+    out.push_str("    {\n        const char *rank = getenv(\"YOSEGI_RANK\");\n");
+    out.push_str("        FILE *quiet = rank && strcmp(rank, \"0\") != 0 ? fopen(\"/dev/null\", \"w\") : 0;\n");
+    out.push_str("        if (quiet) stderr = quiet;\n    }\n#endif\n");
     for tu in tus {
         out.push_str(&format!("    __yosegi_register_tu{tu}();\n"));
     }
