@@ -10,6 +10,8 @@
 #     SUITE    the clone's root (the folder holding BT/, CG/, ...)
 #     YOSEGI   the yosegi binary (default: target/release/yosegi of this repository)
 #   --device sim|cuda   the device the benchmarks run on (default sim)
+#   --gpus N            each benchmark on N devices of one process (`yosegi run --gpus N`)
+#   --ranks N           each benchmark as N MPI ranks (`yosegi run --ranks N`)
 #   --class C           the problem class: S, W, A, B or C (default S)
 #   --only NAME         only this benchmark (BT, CG, ...); may be given several times
 #   --timeout SECS      per-benchmark time limit for the build and run (default 1800)
@@ -91,7 +93,7 @@ for bench in BT CG EP FT LU MG SP; do
         for o in $objs; do sources+=("${o%.o}.c"); done
         stats=()
         [ -n "$logs" ] && stats=(--stats)
-        (cd "$dir" && timeout "$timeout_s" "$yosegi" run -w "${stats[@]}" --device "$device" -I ../common "${sources[@]}") </dev/null >"$top/out.log" 2>"$top/err.log"
+        (cd "$dir" && timeout "$timeout_s" "$yosegi" run -w "${stats[@]}" --device "$device" "${spread[@]}" -I ../common "${sources[@]}") </dev/null >"$top/out.log" 2>"$top/err.log"
         rc=$?
         if [ -n "$logs" ]; then
             cp "$top/out.log" "$logs/$bench.out"

@@ -9,6 +9,9 @@
 #     SUITE    the suite's folder: the clone's root or its OpenACC/ folder
 #     YOSEGI   the yosegi binary (default: target/release/yosegi of this repository)
 #   --device sim|cuda    the device the programs run on (default sim)
+#   --gpus N             each program on N devices of one process (`yosegi run --gpus N`;
+#                        with --make: YOSEGI_GPUS=N)
+#   --ranks N            each program as N MPI ranks (`yosegi run --ranks N`; not with --make)
 #   --dataset NAME       MINI, SMALL, STANDARD, LARGE or EXTRALARGE (default SMALL)
 #   --only NAME          only this program (its file name without .c); may be given several times
 #   --timeout SECS       per-program time limit for each build and run (default 300)
@@ -56,6 +59,12 @@ args=()
 for a in "$@"; do if [ "$a" = --make ]; then make_mode=1; else args+=("$a"); fi; done
 parse_suite_options "${args[@]}"
 case "$dataset" in MINI|SMALL|STANDARD|LARGE|EXTRALARGE) ;; *) die "--dataset must be MINI, SMALL, STANDARD, LARGE or EXTRALARGE" ;; esac
+gpus=
+if [ ${#spread[@]} -gt 0 ] && [ "${spread[0]}" = --gpus ]; then
+    gpus=${spread[1]}
+elif [ ${#spread[@]} -gt 0 ] && [ $make_mode = 1 ]; then
+    die "--ranks runs the programs with \`yosegi run\`; with --make, start the executables under mpirun yourself"
+fi
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 suite=${positional[0]}
@@ -120,7 +129,7 @@ while IFS= read -r src; do
                 CFLAGS="-O2 -w ${defines[*]}" --eval '%-data.c: ; @: > $@' >"$work/make.log" 2>&1
             rc=$?
             if [ $rc = 0 ]; then
-                (cd "$work" && YOSEGI_DEVICE=$device timeout "$timeout_s" "$built/$name" </dev/null >/dev/null 2>"$work/got.dump")
+                (cd "$work" && env YOSEGI_DEVICE="$device" ${gpus:+YOSEGI_GPUS=$gpus} timeout "$timeout_s" "$built/$name" </dev/null >/dev/null 2>"$work/got.dump")
                 rc=$?
             else
                 [ $rc = 124 ] || rc=2
@@ -128,7 +137,7 @@ while IFS= read -r src; do
             fi
         else
             # No standard input: the programs read none, and a run must not take the loop's.
-            (cd "$work" && timeout "$timeout_s" "$yosegi" run -w --device "$device" "${flags[@]}" "$src" "$suite/utilities/polybench.c" \
+            (cd "$work" && timeout "$timeout_s" "$yosegi" run -w --device "$device" "${spread[@]}" "${flags[@]}" "$src" "$suite/utilities/polybench.c" \
                 </dev/null >/dev/null 2>"$work/got.dump")
             rc=$?
         fi

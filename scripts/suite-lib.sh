@@ -48,18 +48,21 @@ classify_failed_run() {
 }
 
 # Reads the options every suite script takes, into the caller's variables: `--device`
-# (device), `--only` (the array only), `--timeout` (timeout_s), `--tsv` (tsv), `-h`/`--help`;
+# (device), `--gpus N` or `--ranks N` (the array spread, the words added to `yosegi run`),
+# `--only` (the array only), `--timeout` (timeout_s), `--tsv` (tsv), `-h`/`--help`;
 # `--NAME VALUE` for each NAME in the caller's array `extra_options` goes to the variable NAME;
 # other words go to the array `positional`. Then checks the common values.
 parse_suite_options() {
     local name known
+    spread=()
     while [ $# -gt 0 ]; do
         case "$1" in
             -h|--help) usage help ;;
-            --device|--only|--timeout|--tsv) [ $# -ge 2 ] || die "$1 needs a value" ;;
+            --device|--gpus|--ranks|--only|--timeout|--tsv) [ $# -ge 2 ] || die "$1 needs a value" ;;
         esac
         case "$1" in
             --device) device=$2; shift 2 ;;
+            --gpus|--ranks) spread=("$1" "$2"); shift 2 ;;
             --only) only+=("$2"); shift 2 ;;
             --timeout) timeout_s=$2; shift 2 ;;
             --tsv) tsv=$2; shift 2 ;;
@@ -76,5 +79,8 @@ parse_suite_options() {
     done
     case "$device" in sim|cuda) ;; *) die "--device must be sim or cuda" ;; esac
     case "$timeout_s" in ''|*[!0-9]*) die "--timeout must be a number of seconds" ;; esac
+    if [ ${#spread[@]} -gt 0 ]; then
+        case "${spread[1]}" in ''|*[!0-9]*|0*) die "${spread[0]} needs a positive number, not \`${spread[1]}\`" ;; esac
+    fi
     [ ${#positional[@]} -ge 1 ] && [ ${#positional[@]} -le 2 ] || usage
 }

@@ -107,6 +107,14 @@ fn compares_dumps_and_classifies() {
     check_statuses(&[]);
 }
 
+/// `--gpus 2` and `--ranks 2`: the same statuses on two devices of one process and as two
+/// ranks (whose dumps, on standard error, come from rank 0 alone).
+#[test]
+fn runs_on_two_devices_and_as_two_ranks() {
+    check_statuses(&["--gpus", "2"]);
+    check_statuses(&["--ranks", "2"]);
+}
+
 /// `--make`: each program built by its own Makefile with `yosegi-cc` as CC (ROSE's step
 /// replaced on make's command line), the executable run on the simulator.
 #[test]
