@@ -516,12 +516,8 @@ impl Ranks {
 
     /// The end of a rank's program: waits for the others, then ends MPI.
     fn finish(&self) {
-        // SAFETY: the layer's functions.
-        let status = unsafe { (self.barrier)() };
-        if status != 0 {
-            let why = if status == 1 { format!("waited {} s at the end of the program for the other ranks", self.timeout_s) } else { "MPI failed at the end of the program".to_string() };
-            self.end_job(&format!("{why}: another rank was still at work (the ranks' host code took different paths, or a rank died)"), 1);
-        }
+        self.meet("the end of the program");
+        // SAFETY: the layer's function, after the last collective.
         unsafe { (self.finalize)() };
     }
 }
