@@ -30,10 +30,17 @@
         }                                                                               \
     } while (0)
 
-static std::string kernel_source(int statements, int salt, int extra_params) {
+static std::string kernel_source(int statements, int salt, int extra_params, int shared_floats = 0) {
     std::string s = "extern \"C\" __global__ void k(float *p, int n";
     for (int i = 0; i < extra_params; i++) s += ", long long e" + std::to_string(i);
-    s += ") {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i >= n) return;\n  float x = p[i];\n";
+    s += ") {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n";
+    if (shared_floats > 0) {
+        // A static shared array, as the runtime's staged and reduction kernels declare.
+        s += "  __shared__ float tile[" + std::to_string(shared_floats) + "];\n  tile[threadIdx.x] = i < n ? p[i] : 0.0f;\n  __syncthreads();\n";
+        s += "  if (i >= n) return;\n  float x = tile[(threadIdx.x + 1) % blockDim.x];\n";
+    } else {
+        s += "  if (i >= n) return;\n  float x = p[i];\n";
+    }
     for (int j = 0; j < statements; j++) {
         // Distinct constants and loads, so that nothing folds away and every module differs.
         s += "  x = x * " + std::to_string(1.0001 + 1e-7 * (j + 1000 * salt)) + "f + p[(i + " +
@@ -89,6 +96,7 @@ int main() {
     CU(cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev));
     char name[256];
     CU(cuDeviceGetName(name, sizeof name, dev));
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each row as it is measured, also into a pipe
     const char *loading = std::getenv("CUDA_MODULE_LOADING");
     std::printf("device: %s, CUDA_MODULE_LOADING=%s\n\n", name, loading ? loading : "(default)");
     int n = 1 << 22;
@@ -98,10 +106,13 @@ int main() {
     CUevent start, stop;
     CU(cuEventCreate(&start, 0));
     CU(cuEventCreate(&stop, 0));
+    double host_launch_us = 0;  // host time of the last timed cuLaunchKernel call
     auto timed = [&](CUfunction f, int blocks, void **args) {
         CU(cuCtxSynchronize());
         CU(cuEventRecord(start, nullptr));
+        auto h0 = std::chrono::steady_clock::now();
         CU(cuLaunchKernel(f, blocks, 1, 1, 256, 1, 1, 0, nullptr, args, nullptr));
+        host_launch_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - h0).count();
         CU(cuEventRecord(stop, nullptr));
         CU(cuEventSynchronize(stop));
         float ms;
@@ -119,20 +130,20 @@ int main() {
         timed(f, 1, args);
         CU(cuModuleUnload(m));
     }
-    std::printf("| image | statements | image bytes | blocks | param bytes | first launch (us) | second (us) | first - second (us) | load + get, host (us) |\n");
-    std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-    struct Case { bool cubin; int statements; int blocks; int extra; };
+    std::printf("| image | statements | image bytes | blocks | param bytes | shared bytes | first launch (us) | second (us) | first - second (us) | load + get, host (us) | cuLaunchKernel host, first / second (us) |\n");
+    std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
+    struct Case { bool cubin; int statements; int blocks; int extra; int shared = 0; };
     std::vector<Case> cases = {
         {true, 0, 1, 0},     {true, 0, 16384, 0},   {true, 200, 1, 0},   {true, 200, 16384, 0},
-        {true, 2000, 1, 0},  {true, 2000, 16384, 0}, {true, 0, 16384, 24}, {false, 0, 16384, 0},
-        {false, 200, 16384, 0},
+        {true, 1000, 1, 0},  {true, 1000, 16384, 0}, {true, 0, 16384, 24}, {false, 0, 16384, 0},
+        {false, 200, 16384, 0}, {true, 0, 16384, 0, 256}, {true, 0, 16384, 0, 4096}, {true, 200, 16384, 6, 2048},
     };
     int salt = 0;
     for (const Case &c : cases) {
-        std::vector<double> first, second, load;
+        std::vector<double> first, second, load, host_first, host_second;
         size_t bytes = 0;
         for (int rep = 0; rep < 5; rep++) {
-            std::vector<char> image = compile(kernel_source(c.statements, ++salt, c.extra), c.cubin, major, minor);
+            std::vector<char> image = compile(kernel_source(c.statements, ++salt, c.extra, c.shared), c.cubin, major, minor);
             bytes = image.size();
             CUmodule m;
             CUfunction f;
@@ -144,11 +155,53 @@ int main() {
             std::vector<void *> args = {&p, &n};
             for (auto &e : extra) args.push_back(&e);
             first.push_back(timed(f, c.blocks, args.data()));
+            host_first.push_back(host_launch_us);
             second.push_back(timed(f, c.blocks, args.data()));
+            host_second.push_back(host_launch_us);
             CU(cuModuleUnload(m));
         }
-        std::printf("| %s | %d | %zu | %d | %d | %.1f | %.1f | %.1f | %.1f |\n", c.cubin ? "cubin" : "PTX", c.statements, bytes,
-                    c.blocks, 12 + 8 * c.extra, median(first), median(second), median(first) - median(second), median(load));
+        std::printf("| %s | %d | %zu | %d | %d | %d | %.1f | %.1f | %.1f | %.1f | %.1f / %.1f |\n", c.cubin ? "cubin" : "PTX", c.statements, bytes,
+                    c.blocks, 12 + 8 * c.extra, 4 * c.shared, median(first), median(second), median(first) - median(second), median(load),
+                    median(host_first), median(host_second));
+    }
+
+    // Data touched for the first time: one kernel, already loaded and launched, reads arrays
+    // just allocated and filled (by a copy from the host, or by a memset), first pass against
+    // second. Arrays of 1 GiB, beyond L2, so the second pass finds nothing cached either.
+    {
+        std::vector<char> image = compile(kernel_source(0, 4242, 0), true, major, minor);
+        CUmodule m;
+        CUfunction f;
+        CU(cuModuleLoadData(&m, image.data()));
+        CU(cuModuleGetFunction(&f, m, "k"));
+        void *warm_args[] = {&p, &n};
+        timed(f, 1, warm_args);
+        std::printf("\n| data | bytes | first pass (us) | second pass (us) | first - second (us) |\n|---|---:|---:|---:|---:|\n");
+        for (int how = 0; how < 2; how++) {
+            for (size_t bytes : {size_t(64) << 20, size_t(1) << 30}) {
+                std::vector<double> first, second;
+                for (int rep = 0; rep < 3; rep++) {
+                    CUdeviceptr q;
+                    CU(cuMemAlloc(&q, bytes));
+                    if (how == 0) {
+                        std::vector<float> host(bytes / sizeof(float), 1.0f);
+                        CU(cuMemcpyHtoD(q, host.data(), bytes));
+                    } else {
+                        CU(cuMemsetD32(q, 0, bytes / sizeof(float)));
+                    }
+                    CU(cuCtxSynchronize());
+                    int count = int(bytes / sizeof(float));
+                    void *args[] = {&q, &count};
+                    int blocks = (count + 255) / 256;
+                    first.push_back(timed(f, blocks, args));
+                    second.push_back(timed(f, blocks, args));
+                    CU(cuMemFree(q));
+                }
+                std::printf("| %s | %zu | %.1f | %.1f | %.1f |\n", how == 0 ? "copied from the host" : "memset", bytes, median(first),
+                            median(second), median(first) - median(second));
+            }
+        }
+        CU(cuModuleUnload(m));
     }
     return 0;
 }

@@ -209,3 +209,41 @@ fn the_model_predicts_the_sweep_over_ranks_and_nodes() {
     assert!(text.stdout.contains("over MPI ranks of one GPU (4 a node, 10 GB/s and 7 us between nodes)"), "{}", text.stdout);
     assert!(text.stdout.contains("pays for"), "{}", text.stdout);
 }
+
+/// The first launch of a kernel pays for loading its code, and the first launch to touch data
+/// the host just copied in pays for that touch, once (bench/NOTES.md run 26): a kernel reading
+/// a `copyin` array, one reading only `create` arrays (zeroed on the device, no copy from the
+/// host), and the first kernel after an `update device` of the array.
+#[test]
+fn the_first_touch_of_uploaded_data_is_paid_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("touch.c");
+    std::fs::write(
+        &file,
+        "#include <stdio.h>\n#define N 4096\nstatic double a[N], b[N], c[N];\nint main(void) {\n  for (int i = 0; i < N; i++) a[i] = i;\n  \
+         #pragma acc data copyin(a) create(b, c)\n  {\n    for (int t = 0; t < 3; t++) {\n      #pragma acc parallel loop\n      for (int i = 0; i < N; i++) b[i] = 2.0 * a[i];\n    }\n    \
+         for (int t = 0; t < 3; t++) {\n      #pragma acc parallel loop\n      for (int i = 0; i < N; i++) c[i] = b[i] + 1.0;\n    }\n    a[0] = 5.0;\n    #pragma acc update device(a[0:1])\n    \
+         for (int t = 0; t < 3; t++) {\n      #pragma acc parallel loop\n      for (int i = 0; i < N; i++) c[i] = c[i] + a[i];\n    }\n    #pragma acc update self(b, c)\n  }\n  printf(\"%.1f %.1f\\n\", b[N - 1], c[0]);\n  return 0;\n}\n",
+    )
+    .unwrap();
+    let mut cmd = yosegi();
+    cmd.args(["run", "--device", "sim", "--fusion", "off", "--stats=json", "-w"]).arg(&file);
+    let out = run(cmd, Input::Nothing);
+    assert_eq!(out.code(), Some(0), "{}", out.describe());
+    assert_eq!(out.stdout, "8190.0 16.0\n");
+    let start = out.stderr.find("{\n").expect("JSON stats");
+    let stats: Value = serde_json::from_str(&out.stderr[start..]).unwrap();
+    let machine = &stats["machine"];
+    let (first, touch) = (machine["first_launch_s"].as_f64().unwrap(), machine["upload_touch_s"].as_f64().unwrap());
+    assert!(first > 0.0 && touch > 0.0, "{machine}");
+    // Three launches each: the mean less the last (a steady launch) is a third of the extras.
+    let extra = |line: &str| {
+        let k = stats["kernels"].as_array().unwrap().iter().find(|k| k["name"] == format!("main_l{line}")).unwrap_or_else(|| panic!("no main_l{line}: {stats}"));
+        assert_eq!(count(k, "predicted_launches"), 3, "{k}");
+        3.0 * (k["mean_predicted_s"].as_f64().unwrap() - k["last_prediction"]["seconds"].as_f64().unwrap())
+    };
+    let close = |a: f64, b: f64| (a - b).abs() < 1e-8;
+    assert!(close(extra("10"), first + touch), "reads the copied-in array: {} against {}", extra("10"), first + touch);
+    assert!(close(extra("14"), first), "reads created arrays only: {} against {first}", extra("14"));
+    assert!(close(extra("20"), first + touch), "first after the update: {} against {}", extra("20"), first + touch);
+}

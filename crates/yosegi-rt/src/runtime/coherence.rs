@@ -117,6 +117,10 @@ pub struct DeviceCopy {
     /// The memory belongs to the program (`acc_map_data`): never freed here, and the copy stays
     /// present until `acc_unmap_data`.
     pub mapped: bool,
+    /// The host copied bytes in since a launch the performance model saw last touched the
+    /// copy: the next launch touching it pays the device's first touch of uploaded data
+    /// (`Machine::upload_touch_s`). Only the model reads it.
+    pub uploaded: bool,
 }
 
 impl DeviceCopy {
@@ -194,6 +198,7 @@ impl CopyState {
                 structured: 0,
                 dynamic: 0,
                 mapped: false,
+                uploaded: false,
             });
         }
     }
@@ -318,6 +323,7 @@ impl CopyState {
         t.stats.record_transfer_time(TransferDirection::ToDevice, started.elapsed());
         t.stats.record_to_device(device, y - x);
         copy.valid.insert(x, y);
+        copy.uploaded = true;
     }
 
     /// `update device`: the host's bytes of `lo..hi` go to device `device`, even where the
@@ -346,6 +352,9 @@ impl CopyState {
         let Some(alloc) = self.alloc(device) else { return };
         if hi > lo {
             t.devices[device].copy_to_device(alloc, lo, &vec![0u8; (hi - lo) as usize]);
+            if let Some(copy) = self.devices[device].as_mut() {
+                copy.uploaded = true;
+            }
         }
         self.device_wrote(device, lo, hi);
     }
@@ -563,6 +572,7 @@ impl CopyState {
             structured: 0,
             dynamic: 0,
             mapped: true,
+            uploaded: false,
         });
     }
 

@@ -62,8 +62,9 @@ pub struct Model {
 pub const MAX_MODELLED_DEVICES: usize = 8;
 
 /// Where a launch is predicted: the device (its index and name) and its multiprocessors, the
-/// bytes the launch's sections move, and the host view of the allocation an array param is
-/// bound to.
+/// bytes the launch's sections move, the host view of the allocation an array param is bound
+/// to, and whether the launch is the first to touch data the host copied in since a launch
+/// last touched it.
 #[derive(Clone, Copy)]
 pub struct Placement<'a> {
     pub device: usize,
@@ -71,6 +72,7 @@ pub struct Placement<'a> {
     pub multiprocessors: u32,
     pub dram_bytes: u64,
     pub host_view_of: &'a dyn Fn(DeviceAlloc) -> Option<Arc<SimBuffer>>,
+    pub touches_upload: bool,
 }
 
 /// How a launch splits over 2, 3, ... devices: the bytes of each part.
@@ -179,16 +181,18 @@ impl Model {
 
     /// The predicted time of `launch` at `at`; `None` where the launch cannot be counted (its
     /// block ran past the model's budget, or it reaches memory the host views do not cover).
-    /// The first launch of a grid kernel on a device also pays for loading its code.
+    /// The first launch of a grid kernel on a device also pays for loading its code, and the
+    /// first launch to touch data the host copied in pays for that touch (bench/NOTES.md run
+    /// 26: both measured where a program's kernels launched once paid 24 us over their steady
+    /// time, and the code's load alone 16).
     pub fn predict_launch(&mut self, launch: &Launch, at: &Placement) -> Option<Prediction> {
         let prediction = self.predict_steady(launch, at);
         let first = self.launched.insert((launch.kernel.name.clone(), at.device));
-        let first_launch_s = self.machines.get(at.device)?.first_launch_s;
+        let machine = self.machines.get(at.device)?;
+        let extra = if first { machine.first_launch_s } else { 0.0 } + if at.touches_upload { machine.upload_touch_s } else { 0.0 };
         prediction.map(|mut p| {
-            if first {
-                p.launch_s += first_launch_s;
-                p.seconds += first_launch_s;
-            }
+            p.launch_s += extra;
+            p.seconds += extra;
             p
         })
     }
@@ -196,7 +200,7 @@ impl Model {
     /// [`Model::predict_launch`] without the first launch's cost, and without counting the
     /// launch as made: what a launch costs once its code is loaded.
     pub fn predict_steady(&mut self, launch: &Launch, at: &Placement) -> Option<Prediction> {
-        let Placement { device, device_name, multiprocessors, dram_bytes, host_view_of } = *at;
+        let Placement { device, device_name, multiprocessors, dram_bytes, host_view_of, .. } = *at;
         let machine = self.machines.get(device)?;
         let key = PredictionKey { kernel: launch.kernel.name.clone(), device, scalars: integer_scalars(launch), dram_bytes };
         if let Some(known) = self.predictions.get(&key) {
@@ -245,8 +249,19 @@ impl Model {
 
     /// [`Model::predict_launch`] for `launch` on `device`, its array params read through
     /// read-only views of the host memory of the objects `registry` tracks; `steady`: without
-    /// the first launch's cost ([`Model::predict_steady`]).
-    pub fn predict_on(&mut self, launch: &Launch, device: usize, dram_bytes: u64, on: &dyn Device, registry: &Registry, steady: bool) -> Option<Prediction> {
+    /// the first launch's cost ([`Model::predict_steady`]); `touches_upload`: see
+    /// [`Placement`].
+    #[allow(clippy::too_many_arguments)]
+    pub fn predict_on(
+        &mut self,
+        launch: &Launch,
+        device: usize,
+        dram_bytes: u64,
+        on: &dyn Device,
+        registry: &Registry,
+        steady: bool,
+        touches_upload: bool,
+    ) -> Option<Prediction> {
         // Looked up only when the launch is sampled (a prediction not made before).
         let host_view_of = |alloc: DeviceAlloc| {
             let object = registry.iter().find(|o| o.copies.placement(device) == Some((alloc, 0)))?;
@@ -254,7 +269,7 @@ impl Model {
             // runtime works for it; the view is dropped before this call returns.
             Some(Arc::new(unsafe { SimBuffer::host_view(object.start as *const u8, object.len as usize) }))
         };
-        let at = Placement { device, device_name: on.model(), multiprocessors: on.multiprocessors(), dram_bytes, host_view_of: &host_view_of };
+        let at = Placement { device, device_name: on.model(), multiprocessors: on.multiprocessors(), dram_bytes, host_view_of: &host_view_of, touches_upload };
         if steady { self.predict_steady(launch, &at) } else { self.predict_launch(launch, &at) }
     }
 }
@@ -268,11 +283,37 @@ pub fn record_prediction(
     device: usize,
     dram_bytes: u64,
     on: &dyn Device,
-    registry: &Registry,
+    registry: &mut Registry,
 ) {
-    if let Some(prediction) = model.as_mut().and_then(|m| m.predict_on(launch, device, dram_bytes, on, registry, false)) {
+    let Some(model) = model.as_mut() else { return };
+    let touches_upload = take_uploads(launch, device, registry);
+    if let Some(prediction) = model.predict_on(launch, device, dram_bytes, on, registry, false, touches_upload) {
         stats.record_prediction(&launch.kernel.name, &prediction);
     }
+}
+
+/// Whether `launch` on `device` touches an object whose copy there the host wrote since a
+/// launch last touched it; the launch touches them now, so their flags are cleared.
+fn take_uploads(launch: &Launch, device: usize, registry: &mut Registry) -> bool {
+    let allocs: Vec<DeviceAlloc> = launch
+        .params
+        .iter()
+        .filter_map(|p| match p {
+            DeviceParam::Array { alloc, .. } => Some(*alloc),
+            _ => None,
+        })
+        .collect();
+    let mut touches = false;
+    for object in registry.iter_mut() {
+        if let Some(copy) = object.copies.devices.get_mut(device).and_then(Option::as_mut)
+            && copy.uploaded
+            && allocs.contains(&copy.alloc)
+        {
+            copy.uploaded = false;
+            touches = true;
+        }
+    }
+    touches
 }
 
 /// The prediction for `launch` on `machine` (see [`Model::predict_launch`]).

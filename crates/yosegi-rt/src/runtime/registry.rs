@@ -114,6 +114,10 @@ impl Registry {
     pub fn iter(&self) -> impl Iterator<Item = &HostObject> {
         self.objects.values()
     }
+    /// Every object, by start address, to change.
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut HostObject> {
+        self.objects.values_mut()
+    }
     /// Every object's start, by address.
     pub fn starts(&self) -> Vec<u64> {
         self.objects.keys().copied().collect()

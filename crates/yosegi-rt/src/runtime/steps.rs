@@ -402,7 +402,7 @@ impl Runtime {
                 seen[out as usize] = seen[input as usize];
             }
             let predicted = Launch { module: &module, kernel: grid, params: seen, specialisable: launch.specialisable.clone() };
-            super::model::record_prediction(&mut self.model, &mut self.stats, &predicted, device, bytes, self.devices[device].as_ref(), &self.registry);
+            super::model::record_prediction(&mut self.model, &mut self.stats, &predicted, device, bytes, self.devices[device].as_ref(), &mut self.registry);
             let outcome = self.devices[device].launch(&launch).map_err(|fault| self.fault_error(fault))?;
             self.stats.record_launch(&grid.name, started.elapsed(), &outcome.counters);
             if launch_number == 0 {

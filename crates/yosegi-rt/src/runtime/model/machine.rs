@@ -30,6 +30,11 @@ pub struct Machine {
     /// What the first launch of a kernel costs beyond the others (the driver loads the
     /// kernel's code on its first launch).
     pub first_launch_s: f64,
+    /// What a launch costs beyond its steady time when it is the first to touch data the host
+    /// just copied to the device (measured 13-30 us on an H100 for one array of 64 MiB to
+    /// 1 GiB, where data a memset wrote costs nothing more; bench/NOTES.md run 26). Paid once
+    /// per launch, however many such arrays it touches.
+    pub upload_touch_s: f64,
     /// Time per global load or store of a thread when the grid is too small to hide memory
     /// latency behind other warps (a warp walking a row of a large matrix, one warp per
     /// multiprocessor): a kernel takes at least its waves times its per-thread accesses
@@ -62,11 +67,11 @@ pub struct Machine {
     pub peer_copy_s: f64,
 }
 
-/// How the figures are measured: 4 takes a launch's median time (1 took the least) and the
+/// How the figures are measured: 5 adds the first touch of uploaded data; 4 takes a launch's median time (1 took the least) and the
 /// median first launch of five modules of distinct code, each loaded fresh (1 timed one; 2
 /// timed five kernels of one module, whose first launches after the module's first cost
 /// little; 3 loaded one module's image five times, which the driver does almost for free).
-pub const CALIBRATION: u32 = 4;
+pub const CALIBRATION: u32 = 5;
 
 impl Machine {
     /// An H100 SXM's published figures, for devices that cannot measure (the simulator).
@@ -81,7 +86,8 @@ impl Machine {
             registers_per_multiprocessor: 65536,
             l2_bytes: 50 << 20,
             launch_s: 4e-6,
-            first_launch_s: 25e-6,
+            first_launch_s: 20e-6,
+            upload_touch_s: 15e-6,
             serial_access_s: 35e-9,
             serial_shared_s: 40e-9,
             multiprocessor_bandwidth_share: 2.0,

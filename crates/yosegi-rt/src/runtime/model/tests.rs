@@ -299,7 +299,7 @@ fn the_first_launch_of_a_kernel_pays_for_loading_it() {
     let launch = Launch::new(&module, kernel, params);
     // SAFETY: `host` outlives the model's use of the views.
     let view_of = |alloc: DeviceAlloc| Some(Arc::new(unsafe { SimBuffer::host_view(host[alloc.0 as usize].as_ptr(), 4 * n) }));
-    let at = |device: usize, dram_bytes: u64| super::Placement { device, device_name: "sim", multiprocessors: 0, dram_bytes, host_view_of: &view_of };
+    let at = |device: usize, dram_bytes: u64| super::Placement { device, device_name: "sim", multiprocessors: 0, dram_bytes, host_view_of: &view_of, touches_upload: false };
     let mut model = Model::new(vec![machine()]);
     let first = model.predict_launch(&launch, &at(0, 3 * 4 * n as u64)).expect("predicted");
     let again = model.predict_launch(&launch, &at(0, 3 * 4 * n as u64)).expect("predicted");
