@@ -10,6 +10,7 @@
 //     nvcc -O2 -o first_launch bench/first_launch.cu -lcuda -lnvrtc
 //     ./first_launch                          # the module loading the driver defaults to
 //     CUDA_MODULE_LOADING=EAGER ./first_launch
+//     ./first_launch --busy                   # only the context as a program leaves it
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -84,7 +85,9 @@ static double median(std::vector<double> v) {
     return v[v.size() / 2];
 }
 
-int main() {
+int main(int argc, char **argv) {
+    // `--busy`: only the last part (a context holding many allocations and modules).
+    bool busy_only = argc > 1 && std::string(argv[1]) == "--busy";
     CU(cuInit(0));
     CUdevice dev;
     CU(cuDeviceGet(&dev, 0));
@@ -139,6 +142,7 @@ int main() {
         {false, 200, 16384, 0}, {true, 0, 16384, 0, 256}, {true, 0, 16384, 0, 4096}, {true, 200, 16384, 6, 2048},
     };
     int salt = 0;
+    if (busy_only) cases.clear();
     for (const Case &c : cases) {
         std::vector<double> first, second, load, host_first, host_second;
         size_t bytes = 0;
@@ -168,7 +172,7 @@ int main() {
     // Data touched for the first time: one kernel, already loaded and launched, reads arrays
     // just allocated and filled (by a copy from the host, or by a memset), first pass against
     // second. Arrays of 1 GiB, beyond L2, so the second pass finds nothing cached either.
-    {
+    if (!busy_only) {
         std::vector<char> image = compile(kernel_source(0, 4242, 0), true, major, minor);
         CUmodule m;
         CUfunction f;
@@ -202,6 +206,111 @@ int main() {
             }
         }
         CU(cuModuleUnload(m));
+    }
+
+    // A context as a program leaves it: many allocations and many loaded modules, each
+    // launched once. Then the first launch of fresh modules again (does the driver's first
+    // launch cost grow with what the context holds?), and the first pass over a fresh array
+    // copied from the host, read only (into another array) against read and written in place.
+    {
+        std::vector<CUdeviceptr> arrays;
+        for (int i = 0; i < 64; i++) {
+            CUdeviceptr q;
+            CU(cuMemAlloc(&q, size_t(16) << 20));
+            CU(cuMemsetD32(q, 0, (size_t(16) << 20) / 4));
+            arrays.push_back(q);
+        }
+        std::vector<CUmodule> loaded;
+        for (int i = 0; i < 60; i++) {
+            std::vector<char> image = compile(kernel_source(20, 5000 + i, 4), true, major, minor);
+            CUmodule m;
+            CUfunction f;
+            CU(cuModuleLoadData(&m, image.data()));
+            CU(cuModuleGetFunction(&f, m, "k"));
+            std::vector<long long> extra(4, 1);
+            int count = (16 << 20) / 4;
+            std::vector<void *> args = {&arrays[i % 64], &count};
+            for (auto &e : extra) args.push_back(&e);
+            timed(f, 64, args.data());
+            loaded.push_back(m);
+        }
+        std::printf("\nAfter 64 allocations of 16 MiB and 60 modules loaded and launched:\n\n");
+        std::printf("| statements | blocks | first launch (us) | second (us) | first - second (us) | cuLaunchKernel host, first / second (us) |\n|---:|---:|---:|---:|---:|---|\n");
+        for (Case c : std::vector<Case>{{true, 0, 1, 0}, {true, 200, 16384, 6, 2048}}) {
+            std::vector<double> first, second, host_first, host_second;
+            for (int rep = 0; rep < 5; rep++) {
+                std::vector<char> image = compile(kernel_source(c.statements, ++salt, c.extra, c.shared), true, major, minor);
+                CUmodule m;
+                CUfunction f;
+                CU(cuModuleLoadData(&m, image.data()));
+                CU(cuModuleGetFunction(&f, m, "k"));
+                std::vector<long long> extra(c.extra, 1);
+                std::vector<void *> args = {&p, &n};
+                for (auto &e : extra) args.push_back(&e);
+                first.push_back(timed(f, c.blocks, args.data()));
+                host_first.push_back(host_launch_us);
+                second.push_back(timed(f, c.blocks, args.data()));
+                host_second.push_back(host_launch_us);
+                CU(cuModuleUnload(m));
+            }
+            std::printf("| %d | %d | %.1f | %.1f | %.1f | %.1f / %.1f |\n", c.statements, c.blocks, median(first), median(second),
+                        median(first) - median(second), median(host_first), median(host_second));
+        }
+        // Read only: a grid-stride copy of float4 from the fresh array into a warm one (the
+        // runtime's calibration); in place: one thread an element, read and written.
+        const char *copy_src = "extern \"C\" __global__ void c4(const float4 *__restrict__ a, float4 *__restrict__ b, unsigned long long n) {\n"
+                               "  for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n; i += (unsigned long long)gridDim.x * blockDim.x) b[i] = a[i];\n}\n";
+        std::vector<char> image = compile(copy_src, true, major, minor);
+        CUmodule cm;
+        CUfunction c4;
+        CU(cuModuleLoadData(&cm, image.data()));
+        CU(cuModuleGetFunction(&c4, cm, "c4"));
+        std::vector<char> image2 = compile(kernel_source(0, 777, 0), true, major, minor);
+        CUmodule km;
+        CUfunction k;
+        CU(cuModuleLoadData(&km, image2.data()));
+        CU(cuModuleGetFunction(&k, km, "k"));
+        size_t bytes = size_t(64) << 20;
+        CUdeviceptr warm;
+        CU(cuMemAlloc(&warm, bytes));
+        CU(cuMemsetD32(warm, 0, bytes / 4));
+        std::vector<float> host(bytes / 4, 1.0f);
+        unsigned long long n4 = bytes / 16;
+        int count = int(bytes / 4);
+        {
+            void *a1[] = {&warm, &warm, &n4};
+            timed(c4, 2112, a1);
+            void *a2[] = {&warm, &count};
+            timed(k, count / 256, a2);
+        }
+        std::printf("\n| first pass over 64 MiB just copied from the host | first (us) | second (us) | first - second (us) |\n|---|---:|---:|---:|\n");
+        for (int kind = 0; kind < 3; kind++) {
+            std::vector<double> first, second;
+            for (int rep = 0; rep < 5; rep++) {
+                CUdeviceptr q;
+                CU(cuMemAlloc(&q, bytes));
+                CU(cuMemcpyHtoD(q, host.data(), bytes));
+                if (kind == 0) {
+                    void *a[] = {&q, &warm, &n4};
+                    first.push_back(timed(c4, 2112, a));
+                    second.push_back(timed(c4, 2112, a));
+                } else if (kind == 1) {
+                    void *a[] = {&q, &count};
+                    first.push_back(timed(k, count / 256, a));
+                    second.push_back(timed(k, count / 256, a));
+                } else {
+                    void *a[] = {&warm, &q, &n4};
+                    first.push_back(timed(c4, 2112, a));
+                    second.push_back(timed(c4, 2112, a));
+                }
+                CU(cuMemFree(q));
+            }
+            const char *what[] = {"read (grid-stride float4 copy into a warm array)", "read and written in place (a thread an element)",
+                                  "written (a warm array copied into it)"};
+            std::printf("| %s | %.1f | %.1f | %.1f |\n", what[kind], median(first), median(second), median(first) - median(second));
+        }
+        for (CUmodule m : loaded) CU(cuModuleUnload(m));
+        for (CUdeviceptr q : arrays) CU(cuMemFree(q));
     }
     return 0;
 }

@@ -159,20 +159,30 @@ impl Calibration {
         }
     }
 
-    /// The device time of the first launch of `cal_first` (taking one pointer, given null) in a
-    /// fresh load of `image`.
-    fn first_launch_time(&self, image: &[u8]) -> Result<f64, String> {
+    /// What the first launch of `cal_first` (reading and writing `THREADS` floats at `p`) in
+    /// a fresh load of `image` takes beyond its second launch, each on an idle device.
+    fn first_launch_excess(&self, image: &[u8], mut p: sys::CUdeviceptr) -> Result<f64, String> {
         let mut fresh: sys::CUmodule = std::ptr::null_mut();
         // SAFETY: a cubin or NUL-terminated PTX image; a valid out-pointer.
         check("cuModuleLoadData", unsafe { sys::cuModuleLoadData(&mut fresh, image.as_ptr() as *const c_void) })?;
         let mut function: sys::CUfunction = std::ptr::null_mut();
-        let mut null: *mut c_void = std::ptr::null_mut();
         // SAFETY: the module just loaded; a NUL-terminated name and a valid out-pointer.
-        let timed = check("cuModuleGetFunction", unsafe { sys::cuModuleGetFunction(&mut function, fresh, c"cal_first".as_ptr()) })
-            .and_then(|()| self.time_cold(function, 1, THREADS, &mut [&mut null as *mut _ as *mut c_void], 1));
-        // SAFETY: the module loaded above; its one launch has finished (the timing waited).
+        let timed = check("cuModuleGetFunction", unsafe { sys::cuModuleGetFunction(&mut function, fresh, c"cal_first".as_ptr()) }).and_then(|()| {
+            let first = self.time_idle(function, 1, THREADS, &mut [&mut p as *mut _ as *mut c_void])?;
+            let second = self.time_idle(function, 1, THREADS, &mut [&mut p as *mut _ as *mut c_void])?;
+            Ok(first - second)
+        });
+        // SAFETY: the module loaded above; its launches have finished (the timing waited).
         unsafe { sys::cuModuleUnload(fresh) };
         timed
+    }
+
+    /// The device time of one launch on an idle device (all work before it finished), as a
+    /// program's launch after its host code ran.
+    fn time_idle(&self, function: sys::CUfunction, blocks: u32, threads: u32, args: &mut [*mut c_void]) -> Result<f64, String> {
+        // SAFETY: the current context.
+        check("cuCtxSynchronize", unsafe { sys::cuCtxSynchronize() })?;
+        self.time_cold(function, blocks, threads, args, 1)
     }
 
     /// The median device time of `repeats` single launches of `function`, each between two
@@ -220,25 +230,27 @@ impl CudaDevice {
         }
         let mut cal = Calibration { module, start, stop, allocations: Vec::new() };
 
-        // The first launch of a module's kernel loads the module's code. The runtime loads a
+        // The first launch of a kernel costs the driver host time the device waits for (it
+        // does with eager module loading too, bench/NOTES.md run 26). The runtime loads a
         // module per kernel, each with code of its own, so the first launch is timed on five
-        // modules of distinct code, compiled here, and the median kept. (Loading the same
-        // image again costs the driver almost nothing: five loads of the calibration module
-        // measured 1-2 us where the programs' kernels pay about 23, bench/NOTES.md run 21.)
+        // modules of distinct code, compiled here, against each one's second launch, and the
+        // median kept. (Loading the same image again costs the driver almost nothing, run 21;
+        // a kernel touching no memory paid 5 us less than one that does, run 26.)
         let empty = cal.function("cal_empty")?;
+        let touched = cal.allocate(THREADS as u64 * 4)?;
         let mut firsts = Vec::new();
         for k in 0..5 {
-            let source = format!("extern \"C\" __global__ void cal_first(int *p) {{ if (p) p[threadIdx.x] = {}; }}\n", 7919 * (k + 1));
+            let source = format!("extern \"C\" __global__ void cal_first(float *p) {{ p[threadIdx.x] = p[threadIdx.x] * 0.5f + {}.0f; }}\n", 7919 * (k + 1));
             let fresh = driver::nvrtc_compile(&source, "yosegi_first_launch.cu", self.arch)
                 .map_err(|f| format!("NVRTC could not compile a first-launch kernel:\n{}", f.log))?;
             let fresh_bytes = match &fresh {
                 Image::Cubin(b) | Image::Ptx(b) => b,
             };
-            firsts.push(cal.first_launch_time(fresh_bytes)?);
+            firsts.push(cal.first_launch_excess(fresh_bytes, touched)?);
         }
         firsts.sort_by(f64::total_cmp);
         let launch_s = cal.single_launch_time(empty, 41)?;
-        let first_launch_s = (firsts[firsts.len() / 2] - launch_s).max(0.0);
+        let first_launch_s = firsts[firsts.len() / 2].max(0.0);
 
         // Streaming copies: bytes read plus written per launch.
         let copy = cal.function("cal_copy")?;
@@ -315,7 +327,10 @@ impl CudaDevice {
 
         // The first launch to read data just copied from the host, against the launch after:
         // five fresh arrays, each copied in and copied twice by `cal_copy` (already loaded)
-        // into `dev`, the median difference kept.
+        // into `dev`, the median difference kept. Each launch on an idle device: timed right
+        // behind the copy, the first pass cost 0.5 us more than the second on an H100, after
+        // the copy finished 11-18 us (bench/NOTES.md run 26), and a program's launch follows
+        // its host code.
         let upload_touch_s = {
             let mut touches = Vec::new();
             for _ in 0..5 {
@@ -326,8 +341,8 @@ impl CudaDevice {
                 let timed = check("cuMemcpyHtoD", unsafe { sys::cuMemcpyHtoD_v2(fresh, host.as_ptr() as *const c_void, big) }).and_then(|()| {
                     let (mut a, mut b, mut n) = (fresh, dev, (big / 16) as u64);
                     let mut args = [&mut a as *mut _ as *mut c_void, &mut b as *mut _ as *mut c_void, &mut n as *mut _ as *mut c_void];
-                    let first = cal.time_cold(copy, full_blocks, THREADS, &mut args, 1)?;
-                    let second = cal.time_cold(copy, full_blocks, THREADS, &mut args, 1)?;
+                    let first = cal.time_idle(copy, full_blocks, THREADS, &mut args)?;
+                    let second = cal.time_idle(copy, full_blocks, THREADS, &mut args)?;
                     Ok(first - second)
                 });
                 // SAFETY: allocated above; the timed launches have finished.

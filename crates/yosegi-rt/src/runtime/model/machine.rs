@@ -27,8 +27,8 @@ pub struct Machine {
     /// Device time of an empty kernel, launch to completion (what CUDA events around one
     /// launch measure at the least).
     pub launch_s: f64,
-    /// What the first launch of a kernel costs beyond the others (the driver loads the
-    /// kernel's code on its first launch).
+    /// What the first launch of a kernel costs beyond the others (host time of the driver's
+    /// first launch of a function, which an idle device waits for).
     pub first_launch_s: f64,
     /// What a launch costs beyond its steady time when it is the first to touch data the host
     /// just copied to the device (measured 13-30 us on an H100 for one array of 64 MiB to
@@ -67,7 +67,8 @@ pub struct Machine {
     pub peer_copy_s: f64,
 }
 
-/// How the figures are measured: 5 adds the first touch of uploaded data; 4 takes a launch's median time (1 took the least) and the
+/// How the figures are measured: 5 adds the first touch of uploaded data and times the first
+/// launch against the same kernel's second, on a kernel touching memory; 4 takes a launch's median time (1 took the least) and the
 /// median first launch of five modules of distinct code, each loaded fresh (1 timed one; 2
 /// timed five kernels of one module, whose first launches after the module's first cost
 /// little; 3 loaded one module's image five times, which the driver does almost for free).
