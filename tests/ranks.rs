@@ -144,6 +144,28 @@ fn a_rank_that_stops_early_ends_the_job_at_the_deadline() {
     assert!(started.elapsed() < std::time::Duration::from_secs(60), "the job took {:?}", started.elapsed());
 }
 
+/// A wait on a rank's own device that never ends (here: a kernel that never stops; on a GPU,
+/// an NCCL copy whose partner never comes holds the device the same way, beyond any MPI
+/// deadline) ends the job at the deadline with the rank and what it waited for, never a hang.
+#[test]
+fn a_device_wait_that_never_ends_ends_the_job_at_the_deadline() {
+    let dir = tempfile::tempdir().unwrap();
+    // The launch's start or its end, as the device runs it (the simulator: at the start).
+    let source = program(&dir, "stuck.c", "#include <stdio.h>\nint main(void) {\n    static double a[4096];\n    \
+         #pragma acc parallel loop copy(a)\n    for (int i = 0; i < 4096; i++) {\n        \
+         while (a[i] >= 0.0) a[i] = a[i] * 0.5;\n    }\n    printf(\"%f\\n\", a[0]);\n    return 0;\n}\n");
+    let started = std::time::Instant::now();
+    let mut cmd = yosegi();
+    cmd.env("YOSEGI_RANK_TIMEOUT", "2").args(["run", "--device", "sim", "--ranks", "2", "-w"]).arg(&source);
+    let finished = run(cmd, Input::Nothing);
+    assert_ne!(finished.code(), Some(0), "{}", finished.describe());
+    let named = finished.stderr.lines().any(|l| {
+        l.starts_with("yosegi: rank ") && l.contains("waited 2 s for its GPU (") && l.contains(" of main_l5)") && l.ends_with("ending the job")
+    });
+    assert!(named, "{}", finished.describe());
+    assert!(started.elapsed() < std::time::Duration::from_secs(60), "the job took {:?}", started.elapsed());
+}
+
 /// Ranks whose host code takes different paths (here: rank 1 updates `b` where rank 0 updates
 /// `a`, two arrays of one size split over the ranks' devices) stop at the first device read
 /// that differs, naming it, instead of one rank taking the other's bytes for its own.

@@ -30,7 +30,9 @@
 //! site's MPI compiler wrapper on first use (`mpi_layer.c`), so that the runtime depends on no
 //! one MPI's ABI and builds without MPI; every wait in it has a deadline
 //! (`YOSEGI_RANK_TIMEOUT`, seconds), after which the job ends with the rank and the operation
-//! named instead of hanging.
+//! named instead of hanging. Waits on the rank's own device have the same deadline, kept by a
+//! watchdog thread ([`Ranks::watch`]): a GPU held by a copy between ranks that never completes
+//! blocks the host outside MPI.
 //!
 //! Output: ranks other than 0 write their standard output to `/dev/null`, and the files they
 //! open for writing to private shadows (the host glue's `fopen`), so the job prints and writes
@@ -90,6 +92,22 @@ pub struct Ranks {
     abort: AbortFn,
     finalize: FinalizeFn,
     traffic: Traffic,
+    /// What this rank's host waits for on its own device, and since when ([`Ranks::watch`]).
+    device_wait: std::sync::Mutex<Option<(std::time::Instant, String)>>,
+    /// The thread that ends the job when a device wait outlasts the deadline, once started.
+    watchdog: OnceLock<()>,
+}
+
+/// A wait on this rank's own device, watched until dropped ([`Ranks::watch`]).
+pub struct DeviceWatch<'a> {
+    ranks: &'a Ranks,
+    outer: Option<(std::time::Instant, String)>,
+}
+
+impl Drop for DeviceWatch<'_> {
+    fn drop(&mut self) {
+        *self.ranks.device_wait.lock().unwrap_or_else(|e| e.into_inner()) = self.outer.take();
+    }
 }
 
 /// What this rank sent and received, for `--stats`.
@@ -227,6 +245,8 @@ fn start(expected: usize) -> Result<Ranks, String> {
         abort,
         finalize,
         traffic: Traffic::default(),
+        device_wait: std::sync::Mutex::new(None),
+        watchdog: OnceLock::new(),
     })
 }
 
@@ -491,6 +511,47 @@ impl Ranks {
     pub fn end_job(&self, why: &str, status: i32) -> ! {
         eprintln!("yosegi: rank {} of {}: {why}; ending the job", self.rank, self.size);
         self.abort(status)
+    }
+
+    /// Watches a wait of the host on this rank's own device (`what` it waits for) until the
+    /// guard is dropped: when one outlasts the deadline, a watchdog thread ends the job saying
+    /// so. A device copy with another rank (NCCL's) whose partner never comes holds the GPU,
+    /// and with it every later wait on the device, where no MPI deadline reaches. An inner
+    /// watch of an outer one keeps the outer's start.
+    pub fn watch(&self, what: impl FnOnce() -> String) -> DeviceWatch<'_> {
+        self.watchdog.get_or_init(|| {
+            let period = std::time::Duration::from_secs_f64((self.timeout_s / 4.0).clamp(0.05, 1.0));
+            std::thread::spawn(move || {
+                loop {
+                    std::thread::sleep(period);
+                    let Some(ranks) = current() else { return };
+                    let late = ranks
+                        .device_wait
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .as_ref()
+                        .filter(|(since, _)| since.elapsed().as_secs_f64() > ranks.timeout_s)
+                        .map(|(_, what)| what.clone());
+                    if let Some(what) = late {
+                        ranks.end_job(
+                            &format!(
+                                "waited {} s for its GPU ({what}): a copy between the ranks' GPUs did not finish (another rank died, or \
+                                 the ranks' host code took different paths), or a kernel ran that long (`YOSEGI_RANK_TIMEOUT` sets the \
+                                 deadline)",
+                                ranks.timeout_s
+                            ),
+                            1,
+                        );
+                    }
+                }
+            });
+        });
+        let mut slot = self.device_wait.lock().unwrap_or_else(|e| e.into_inner());
+        let outer = slot.clone();
+        if slot.is_none() {
+            *slot = Some((std::time::Instant::now(), what()));
+        }
+        DeviceWatch { ranks: self, outer }
     }
 
     /// Ends every rank with `status` (the message, if any, already printed).

@@ -94,6 +94,14 @@ impl RankDevice {
             .collect()
     }
 
+    /// `f` on this rank's own device (none elsewhere), watched as a wait for `what`
+    /// ([`super::Ranks::watch`]): a wait that never ends ends the job instead of hanging it.
+    fn on_local<T>(&mut self, what: impl FnOnce() -> String, f: impl FnOnce(&mut dyn Device) -> T) -> Option<T> {
+        let d = self.local.as_mut()?;
+        let _watch = self.ranks.watch(what);
+        Some(f(d.as_mut()))
+    }
+
     fn what(&self, alloc: DeviceAlloc, offset: u64, len: u64) -> impl Fn() -> String + use<> {
         let owner = self.owner;
         move || format!("{len} bytes at {offset} of allocation {} on rank {owner}'s device", alloc.0)
@@ -147,11 +155,8 @@ impl Device for RankDevice {
     }
     fn free(&mut self, alloc: DeviceAlloc) {
         self.ordinals.remove(&alloc.0);
-        match &mut self.local {
-            Some(d) => d.free(alloc),
-            None => {
-                self.stand_ins.remove(&alloc.0);
-            }
+        if self.on_local(|| "freeing memory".into(), |d| d.free(alloc)).is_none() {
+            self.stand_ins.remove(&alloc.0);
         }
     }
     fn address(&self, alloc: DeviceAlloc) -> u64 {
@@ -174,31 +179,22 @@ impl Device for RankDevice {
         }
     }
     fn copy_within(&mut self, dst: DeviceAlloc, dst_offset: u64, src: DeviceAlloc, src_offset: u64, len: u64) {
-        if let Some(d) = &mut self.local {
-            d.copy_within(dst, dst_offset, src, src_offset, len);
-        }
+        self.on_local(|| "a copy within its memory".into(), |d| d.copy_within(dst, dst_offset, src, src_offset, len));
     }
     fn copy_to_device(&mut self, alloc: DeviceAlloc, offset: u64, src: &[u8]) {
         // Elsewhere the owner copies the same bytes from its own host memory.
-        if let Some(d) = &mut self.local {
-            d.copy_to_device(alloc, offset, src);
-        }
+        self.on_local(|| "a copy from the host".into(), |d| d.copy_to_device(alloc, offset, src));
     }
     fn copy_to_host(&mut self, alloc: DeviceAlloc, offset: u64, dst: &mut [u8]) {
         let what = self.what(alloc, offset, dst.len() as u64);
-        let ordinal = match &mut self.local {
-            Some(d) => {
-                d.copy_to_host(alloc, offset, dst);
-                self.ordinals.get(&alloc.0).copied().unwrap_or(0)
-            }
+        let ordinal = match self.on_local(|| "a copy to the host".into(), |d| d.copy_to_host(alloc, offset, dst)) {
+            Some(()) => self.ordinals.get(&alloc.0).copied().unwrap_or(0),
             None => alloc.0,
         };
         self.ranks.broadcast_tagged(dst, self.owner, [ordinal, offset], what);
     }
     fn read_here(&mut self, alloc: DeviceAlloc, offset: u64, dst: &mut [u8]) {
-        if let Some(d) = &mut self.local {
-            d.copy_to_host(alloc, offset, dst);
-        }
+        self.on_local(|| "a copy to the host".into(), |d| d.copy_to_host(alloc, offset, dst));
     }
     fn copy_from_peer(&mut self, dst: DeviceAlloc, dst_offset: u64, src: &mut dyn Device, src_alloc: DeviceAlloc, src_offset: u64, len: u64) {
         let me = self.ranks.rank;
@@ -209,22 +205,28 @@ impl Device for RankDevice {
             // Beside the interior's launches when the device defers its copies (a cut part's
             // halo), else in order with the launches.
             (Some(d), false) if let (Some(link), Some(memory)) = (&self.link, d.peer_memory(dst, dst_offset)) => {
+                let _watch = self.ranks.watch(|| format!("a copy of {len} bytes from rank {from}'s GPU"));
                 let stream = d.deferred_copy_stream(dst, dst_offset, len, true);
                 link.receive(&self.ranks, memory.context, memory.address, len, from, stream);
             }
             (None, true) if let (Some(link), Some(memory)) = (&self.link, src.peer_memory(src_alloc, src_offset)) => {
+                let _watch = self.ranks.watch(|| format!("a copy of {len} bytes to rank {}'s GPU", self.owner));
                 let stream = src.deferred_copy_stream(src_alloc, src_offset, len, false);
                 link.send(&self.ranks, memory.context, memory.address, len, self.owner, stream);
             }
             (Some(d), false) => match d.peer_memory(dst, dst_offset).filter(|_| self.ranks.device_aware) {
                 // Straight into the GPU's memory, once the work that may still read it is done.
                 Some(memory) => {
-                    d.wait();
+                    {
+                        let _watch = self.ranks.watch(|| "the launches before a copy from another rank".into());
+                        d.wait();
+                    }
                     self.ranks.receive_device(memory.address, len, from, what);
                 }
                 None => {
                     let mut bounce = vec![0u8; len as usize];
                     self.ranks.receive(&mut bounce, from, what);
+                    let _watch = self.ranks.watch(|| "a copy from the host".into());
                     d.copy_to_device(dst, dst_offset, &bounce);
                 }
             },
@@ -253,9 +255,7 @@ impl Device for RankDevice {
         self.local.as_mut().and_then(|d| d.mark_range(alloc, offset, len))
     }
     fn wait_for_mark(&mut self, mark: usize) {
-        if let Some(d) = &mut self.local {
-            d.wait_for_mark(mark);
-        }
+        self.on_local(|| "the work before a host access".into(), |d| d.wait_for_mark(mark));
     }
     fn drop_mark(&mut self, mark: usize) {
         if let Some(d) = &mut self.local {
@@ -274,23 +274,15 @@ impl Device for RankDevice {
         self.local.as_mut().and_then(|d| d.join_copies())
     }
     fn fill_zero(&mut self, alloc: DeviceAlloc, offset: u64, len: u64) {
-        if let Some(d) = &mut self.local {
-            d.fill_zero(alloc, offset, len);
-        }
+        self.on_local(|| "a fill with zeros".into(), |d| d.fill_zero(alloc, offset, len));
     }
     // A launch's results (reductions, scalar outputs) are its rank's; the runtime shares every
     // part's with one all-gather (`Ranks::share_results`).
     fn launch(&mut self, launch: &Launch) -> Result<LaunchOutcome, KernelFault> {
-        match &mut self.local {
-            Some(d) => d.launch(launch),
-            None => Ok(LaunchOutcome::default()),
-        }
+        self.on_local(|| format!("a launch of {}", launch.kernel.name), |d| d.launch(launch)).unwrap_or(Ok(LaunchOutcome::default()))
     }
     fn start_launch(&mut self, launch: &Launch) -> Result<StartedLaunch, KernelFault> {
-        let started = match &mut self.local {
-            Some(d) => Some(d.start_launch(launch)?),
-            None => None,
-        };
+        let started = self.on_local(|| format!("the start of {}", launch.kernel.name), |d| d.start_launch(launch)).transpose()?;
         let token = self.next_token;
         self.next_token += 1;
         self.started.insert(token, started);
@@ -302,21 +294,16 @@ impl Device for RankDevice {
             StartedLaunch::Finished(outcome) => return Ok(outcome),
         };
         let Some(inner) = self.started.remove(&token) else { return Err(KernelFault::not_started(token)) };
-        match (&mut self.local, inner) {
-            (Some(d), Some(inner)) => d.finish_launch(inner),
-            _ => Ok(LaunchOutcome::default()),
+        match inner {
+            Some(inner) => self.on_local(|| "a launch's end".into(), |d| d.finish_launch(inner)).unwrap_or(Ok(LaunchOutcome::default())),
+            None => Ok(LaunchOutcome::default()),
         }
     }
     fn launch_timed(&mut self, launch: &Launch) -> Result<(LaunchOutcome, Option<std::time::Duration>), KernelFault> {
-        match &mut self.local {
-            Some(d) => d.launch_timed(launch),
-            None => Ok((LaunchOutcome::default(), None)),
-        }
+        self.on_local(|| format!("a launch of {}", launch.kernel.name), |d| d.launch_timed(launch)).unwrap_or(Ok((LaunchOutcome::default(), None)))
     }
     fn wait(&mut self) {
-        if let Some(d) = &mut self.local {
-            d.wait();
-        }
+        self.on_local(|| "its launches".into(), |d| d.wait());
     }
     fn take_fault(&mut self) -> Option<KernelFault> {
         self.local.as_mut().and_then(|d| d.take_fault())
