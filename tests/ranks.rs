@@ -228,6 +228,22 @@ fn every_call_that_opens_a_file_writes_it_once() {
     assert_eq!(read("reopened.txt"), "511.5\n");
 }
 
+/// `rename`, `remove` and `unlink` act once, on rank 0, and every rank sees the answers one
+/// process sees, for a file the program wrote and one it did not (the program exits with 3
+/// where an answer differs): the folder ends empty.
+#[test]
+fn files_are_renamed_and_removed_once() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("kept.txt"), "kept\n").unwrap();
+    let mut cmd = yosegi();
+    cmd.args(["run", "--device", "sim", "--ranks", "4"]).arg(repo_root().join("tests/ranks/file_removes.c")).arg("--").arg(dir.path());
+    let finished = run(cmd, Input::Nothing);
+    assert_eq!(finished.code(), Some(0), "{}", finished.describe());
+    assert_eq!(finished.stdout.trim(), "261888.0", "{}", finished.describe());
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(left.is_empty(), "left in the folder: {left:?}");
+}
+
 /// The program's standard error is rank 0's, as its standard output: a line the program writes
 /// to `stderr` (PolyBench dumps its arrays there) appears once, whatever the number of ranks.
 #[test]

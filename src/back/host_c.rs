@@ -86,7 +86,10 @@ void *__yosegi_aligned_alloc(size_t align, size_t n);\n\
 void *__yosegi_fopen(const char *path, const char *mode);\n\
 void *__yosegi_freopen(const char *path, const char *mode, void *stream);\n\
 int __yosegi_open(const char *path, int flags, ...);\n\
-int __yosegi_creat(const char *path, unsigned int mode);\n";
+int __yosegi_creat(const char *path, unsigned int mode);\n\
+int __yosegi_remove(const char *path);\n\
+int __yosegi_unlink(const char *path);\n\
+int __yosegi_rename(const char *from, const char *to);\n";
 
 pub fn emit_host_program(sources: &SourceSet, units: &[TranslationUnit], module: &Module) -> HostProgram {
     let program_info = ProgramInfo::new(units, module);
@@ -116,7 +119,8 @@ fn unit_file_name(sources: &SourceSet, tu: u32) -> String {
 /// with `w`, `a` or `+`; `open` other than read-only; `creat`) is written by rank 0 only. The
 /// other ranks write a private shadow of it, a copy of the file when the mode keeps its content
 /// (`a`, `r+`, `open` without `O_TRUNC`), and open the shadow whenever they open that path
-/// again, so every rank reads back what it wrote and the file is written once.
+/// again, so every rank reads back what it wrote and the file is written once. `remove`,
+/// `unlink` and `rename` act on the file on rank 0 and on the shadow elsewhere.
 const RANK_FILES: &str = r#"#include <string.h>
 #include <unistd.h>
 #include <fcntl.h>
@@ -200,6 +204,65 @@ int __yosegi_open(const char *path, int flags, ...) {
 }
 int __yosegi_creat(const char *path, unsigned int mode) {
     return __yosegi_open(path, O_CREAT | O_WRONLY | O_TRUNC, mode);
+}
+/* Removing and renaming (`remove`, `unlink`, `rename`): rank 0 acts on the file, the others on
+   their shadow of it. Each rank looks whether the file is there (its shadow, or the path)
+   before a meeting of the ranks, rank 0 acts, and a second meeting holds the others until it
+   has, so none sees the file as it was; the others answer as rank 0 does for a file that is
+   there or not (0, or -1 with ENOENT). */
+static int __yosegi_rank_answer(int other, int there) {
+    if (!other || there) return 0;
+    errno = ENOENT;
+    return -1;
+}
+static int __yosegi_rank_acted(int other, int there, int result, const char *what) {
+    int error = errno; /* rank 0's, kept through the meeting */
+    __yosegi_rt->rank_meet(what);
+    errno = error;
+    return other ? __yosegi_rank_answer(other, there) : result;
+}
+static int __yosegi_shadow_of(const char *path) {
+    for (int i = 0; i < __yosegi_shadow_count; i++)
+        if (strcmp(__yosegi_shadows[i].path, path) == 0) return i;
+    return -1;
+}
+static void __yosegi_forget_shadow(int i, int other) {
+    if (other && strcmp(__yosegi_shadows[i].shadow, "/dev/null") != 0) unlink(__yosegi_shadows[i].shadow);
+    free(__yosegi_shadows[i].path);
+    __yosegi_shadows[i] = __yosegi_shadows[--__yosegi_shadow_count];
+}
+static int __yosegi_rank_remove(const char *path, int (*act)(const char *)) {
+    const char *rank = getenv("YOSEGI_RANK");
+    if (!path || !rank) return act(path);
+    int other = strcmp(rank, "0") != 0;
+    int i = __yosegi_shadow_of(path);
+    int there = i >= 0 || access(path, F_OK) == 0;
+    if (i >= 0) __yosegi_forget_shadow(i, other);
+    __yosegi_rt->rank_meet("a file removed");
+    return __yosegi_rank_acted(other, there, other ? 0 : act(path), "a file removed");
+}
+int __yosegi_remove(const char *path) { return __yosegi_rank_remove(path, remove); }
+int __yosegi_unlink(const char *path) { return __yosegi_rank_remove(path, unlink); }
+int __yosegi_rename(const char *from, const char *to) {
+    const char *rank = getenv("YOSEGI_RANK");
+    if (!from || !to || !rank) return rename(from, to);
+    int other = strcmp(rank, "0") != 0;
+    int i = __yosegi_shadow_of(from);
+    int there = i >= 0 || access(from, F_OK) == 0;
+    if (there && strcmp(from, to) != 0) {
+        /* What `to` held is replaced: its shadow goes; `from`'s shadow is now `to`'s. */
+        int j = __yosegi_shadow_of(to);
+        if (j >= 0) {
+            __yosegi_forget_shadow(j, other);
+            i = __yosegi_shadow_of(from);
+        }
+        if (i >= 0) {
+            free(__yosegi_shadows[i].path);
+            __yosegi_shadows[i].path = strdup(to);
+        }
+    }
+    __yosegi_rt->rank_meet("a file renamed");
+    return __yosegi_rank_acted(other, there, other ? 0 : rename(from, to), "a file renamed");
 }
 
 "#;
@@ -621,7 +684,8 @@ type ExprWalk<'w> = dyn FnMut(&mut dyn FnMut(&ast::Expr)) + 'w;
 
 impl<'a> UnitEmitter<'a> {
     /// Calls the glue wraps: the allocators (the runtime tracks heap blocks) and the calls that
-    /// open files (in a job of several ranks, rank 0 alone writes files: `RANK_FILES`).
+    /// open, remove and rename files (in a job of several ranks, rank 0 alone writes files:
+    /// `RANK_FILES`).
     fn rename_wrapped_calls_in(&mut self, walk: &mut ExprWalk) {
         let mut edits = Vec::new();
         let definitions = &self.info.definitions;
@@ -630,7 +694,7 @@ impl<'a> UnitEmitter<'a> {
                 && let ExprKind::Ident(n) = &callee.kind
                 // A function of the program's own of that name is called as it is.
                 && definitions.resolve(n, e.span.tu).is_none()
-                && matches!(n.as_str(), "malloc" | "calloc" | "realloc" | "free" | "posix_memalign" | "aligned_alloc" | "fopen" | "freopen" | "open" | "creat"
+                && matches!(n.as_str(), "malloc" | "calloc" | "realloc" | "free" | "posix_memalign" | "aligned_alloc" | "fopen" | "freopen" | "open" | "creat" | "remove" | "unlink" | "rename"
                 )
             {
                 edits.push(Edit::replace(callee.span.lo, callee.span.hi, vec![Piece::Text(format!("__yosegi_{n}"))]));
