@@ -15,6 +15,7 @@
 
 pub mod cluster;
 pub mod machine;
+pub mod observed;
 pub mod predict;
 pub mod record;
 pub mod sample;
@@ -189,7 +190,7 @@ impl Model {
         let prediction = self.predict_steady(launch, at);
         let first = self.launched.insert((launch.kernel.name.clone(), at.device));
         let machine = self.machines.get(at.device)?;
-        let extra = if first { machine.first_launch_s } else { 0.0 } + if at.touches_upload { machine.upload_touch_s } else { 0.0 };
+        let extra = if first { machine.first_launch() } else { 0.0 } + if at.touches_upload { machine.upload_touch_s } else { 0.0 };
         prediction.map(|mut p| {
             p.launch_s += extra;
             p.seconds += extra;

@@ -380,6 +380,8 @@ impl CudaDevice {
             launch_s,
             first_launch_s,
             upload_touch_s,
+            // Observed in programs later (`model::observed`).
+            first_launch_observed_s: None,
             serial_access_s,
             serial_shared_s,
             multiprocessor_bandwidth_share,

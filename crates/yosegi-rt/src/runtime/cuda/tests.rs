@@ -493,7 +493,7 @@ impl Device for DeferringSim {
             self.in_flight.clear();
             self.fault = Some(fault);
         }
-        let done = self.in_flight.drain(..).map(|kernel| CompletedLaunch { kernel, device_time: Duration::from_millis(1) });
+        let done = self.in_flight.drain(..).map(|kernel| CompletedLaunch { kernel, device_time: Duration::from_millis(1), first_two: None });
         self.completed.extend(done);
     }
     fn take_fault(&mut self) -> Option<KernelFault> {

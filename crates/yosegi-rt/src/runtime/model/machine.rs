@@ -35,6 +35,11 @@ pub struct Machine {
     /// 1 GiB, where data a memset wrote costs nothing more; bench/NOTES.md run 26). Paid once
     /// per launch, however many such arrays it touches.
     pub upload_touch_s: f64,
+    /// The median first launch the runtime observed in programs on this GPU model (each
+    /// compiled kernel's first launch less its second, [`super::observed`]), once enough were;
+    /// the model prefers it to `first_launch_s`.
+    #[serde(default)]
+    pub first_launch_observed_s: Option<f64>,
     /// Time per global load or store of a thread when the grid is too small to hide memory
     /// latency behind other warps (a warp walking a row of a large matrix, one warp per
     /// multiprocessor): a kernel takes at least its waves times its per-thread accesses
@@ -89,6 +94,7 @@ impl Machine {
             launch_s: 4e-6,
             first_launch_s: 20e-6,
             upload_touch_s: 15e-6,
+            first_launch_observed_s: None,
             serial_access_s: 35e-9,
             serial_shared_s: 40e-9,
             multiprocessor_bandwidth_share: 2.0,
@@ -104,6 +110,12 @@ impl Machine {
             peer_bytes_per_s: 150e9,
             peer_copy_s: 10e-6,
         }
+    }
+
+    /// What the first launch of a kernel costs beyond the others: as programs paid it on this
+    /// GPU model once observed, else as calibrated.
+    pub fn first_launch(&self) -> f64 {
+        self.first_launch_observed_s.unwrap_or(self.first_launch_s)
     }
 
     /// The file that keeps `model`'s measured figures in `dir`; a change in how a figure is
