@@ -239,6 +239,9 @@ pub struct Runtime {
     /// Whether the program's repeating cycle of regions runs on all the devices or one
     /// (`device_count`).
     device_count: device_count::DeviceCount,
+    /// Per device: what each compiled kernel's first launch took beyond its second, kept for
+    /// the model at the end of the program (`model::observed`).
+    first_launches: Vec<model::observed::FirstLaunches>,
 }
 
 /// A byte range of one tracked object, offsets from the object's start.
@@ -314,6 +317,7 @@ impl Runtime {
             fusions: fused::FusionState::new(&module.fusions),
             steps: steps::StepState::new(&module),
             device_count: device_count::DeviceCount::new(device_count::enabled(simulated, job.is_some(), devices_len)),
+            first_launches: (0..devices_len).map(|_| Default::default()).collect(),
             model,
             module,
         })
@@ -487,6 +491,9 @@ impl Runtime {
     fn collect_device_reports(&mut self) -> Result<(), RuntimeError> {
         for d in 0..self.devices.len() {
             for done in self.devices[d].take_completed() {
+                if let (Some((function, nth)), Some(seen)) = (done.first_two, self.first_launches.get_mut(d)) {
+                    seen.note(function, nth, done.device_time);
+                }
                 self.stats.device.device_time_ns += done.device_time.as_nanos() as u64;
                 if self.devices.len() > 1 {
                     self.stats.of_device(d).kernel_time += done.device_time;
@@ -538,7 +545,13 @@ impl Runtime {
         }
         trace::write();
         self.exit_on_device_fault();
+        let _ = self.collect_device_reports();
         self.store_for_explain();
+        if let Some(dir) = crate::runtime::cuda::cache::trusted_dir() {
+            for (device, seen) in self.devices.iter().zip(&self.first_launches) {
+                model::observed::record(&dir, device.model(), seen.samples());
+            }
+        }
     }
 
     /// Leaves what this run learned for `explain` beside the tuning cache: the model's

@@ -205,11 +205,9 @@ pub struct CudaDevice {
     in_flight: InFlightLaunches<sys::CUevent>,
     /// Launches known finished, with their device times, until the runtime takes them.
     completed: Vec<CompletedLaunch>,
-    /// Launches enqueued per compiled kernel (by its handle), counted to 2.
+    /// Launches enqueued per compiled kernel (by its handle), counted to 2: which of a
+    /// kernel's first two launches a completed launch was (`CompletedLaunch::first_two`).
     function_launches: HashMap<u64, u8>,
-    /// What each kernel's first launch took beyond its second, kept for the model when the
-    /// device closes (`model::observed`).
-    first_launches: crate::runtime::model::observed::FirstLaunches,
     /// A fault found after its launch returned, until the runtime takes it. While one is
     /// held the context is broken: memory operations do nothing and launches return it.
     fault: Option<KernelFault>,
@@ -371,7 +369,6 @@ impl CudaDevice {
                 in_flight: InFlightLaunches::new(),
                 completed: Vec::new(),
                 function_launches: HashMap::new(),
-                first_launches: Default::default(),
                 fault: None,
                 folds: HashMap::new(),
                 upload_path: UploadPath::from_env(),
@@ -424,11 +421,6 @@ impl CudaDevice {
         let done = self.in_flight.complete_through(&mut self.events, &stop, |start, stop| traced_time(reference, &mut spans, start, stop));
         for (launch, &(start, end)) in done.iter().zip(&spans) {
             crate::runtime::trace::span(&self.label, &launch.kernel, start, end);
-        }
-        for launch in &done {
-            if let Some((function, nth)) = launch.first_two {
-                self.first_launches.note(function, nth, launch.device_time);
-            }
         }
         self.completed.extend(done);
     }
@@ -1156,9 +1148,6 @@ impl Drop for CudaDevice {
         // Launches still in flight finish before their memory and events go.
         if !self.in_flight.is_empty() {
             self.wait_in_flight();
-        }
-        if let Some(dir) = cache::trusted_dir() {
-            crate::runtime::model::observed::record(&dir, &self.model, self.first_launches.samples());
         }
         if let Some(mut pinned) = self.pinned.take() {
             pinned.release();
