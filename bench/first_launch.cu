@@ -142,8 +142,9 @@ int main(int argc, char **argv) {
         {false, 200, 16384, 0}, {true, 0, 16384, 0, 256}, {true, 0, 16384, 0, 4096}, {true, 200, 16384, 6, 2048},
     };
     int salt = 0;
-    if (busy_only) cases.clear();
-    for (const Case &c : cases) {
+    // Five fresh modules of case `c`, each launched twice: the medians.
+    struct Medians { double first, second, load, host_first, host_second; size_t bytes; };
+    auto measure = [&](const Case &c) {
         std::vector<double> first, second, load, host_first, host_second;
         size_t bytes = 0;
         for (int rep = 0; rep < 5; rep++) {
@@ -164,9 +165,13 @@ int main(int argc, char **argv) {
             host_second.push_back(host_launch_us);
             CU(cuModuleUnload(m));
         }
-        std::printf("| %s | %d | %zu | %d | %d | %d | %.1f | %.1f | %.1f | %.1f | %.1f / %.1f |\n", c.cubin ? "cubin" : "PTX", c.statements, bytes,
-                    c.blocks, 12 + 8 * c.extra, 4 * c.shared, median(first), median(second), median(first) - median(second), median(load),
-                    median(host_first), median(host_second));
+        return Medians{median(first), median(second), median(load), median(host_first), median(host_second), bytes};
+    };
+    if (busy_only) cases.clear();
+    for (const Case &c : cases) {
+        Medians t = measure(c);
+        std::printf("| %s | %d | %zu | %d | %d | %d | %.1f | %.1f | %.1f | %.1f | %.1f / %.1f |\n", c.cubin ? "cubin" : "PTX", c.statements, t.bytes,
+                    c.blocks, 12 + 8 * c.extra, 4 * c.shared, t.first, t.second, t.first - t.second, t.load, t.host_first, t.host_second);
     }
 
     // Data touched for the first time: one kernel, already loaded and launched, reads arrays
@@ -237,24 +242,9 @@ int main(int argc, char **argv) {
         std::printf("\nAfter 64 allocations of 16 MiB and 60 modules loaded and launched:\n\n");
         std::printf("| statements | blocks | first launch (us) | second (us) | first - second (us) | cuLaunchKernel host, first / second (us) |\n|---:|---:|---:|---:|---:|---|\n");
         for (Case c : std::vector<Case>{{true, 0, 1, 0}, {true, 200, 16384, 6, 2048}}) {
-            std::vector<double> first, second, host_first, host_second;
-            for (int rep = 0; rep < 5; rep++) {
-                std::vector<char> image = compile(kernel_source(c.statements, ++salt, c.extra, c.shared), true, major, minor);
-                CUmodule m;
-                CUfunction f;
-                CU(cuModuleLoadData(&m, image.data()));
-                CU(cuModuleGetFunction(&f, m, "k"));
-                std::vector<long long> extra(c.extra, 1);
-                std::vector<void *> args = {&p, &n};
-                for (auto &e : extra) args.push_back(&e);
-                first.push_back(timed(f, c.blocks, args.data()));
-                host_first.push_back(host_launch_us);
-                second.push_back(timed(f, c.blocks, args.data()));
-                host_second.push_back(host_launch_us);
-                CU(cuModuleUnload(m));
-            }
-            std::printf("| %d | %d | %.1f | %.1f | %.1f | %.1f / %.1f |\n", c.statements, c.blocks, median(first), median(second),
-                        median(first) - median(second), median(host_first), median(host_second));
+            Medians t = measure(c);
+            std::printf("| %d | %d | %.1f | %.1f | %.1f | %.1f / %.1f |\n", c.statements, c.blocks, t.first, t.second, t.first - t.second,
+                        t.host_first, t.host_second);
         }
         // Read only: a grid-stride copy of float4 from the fresh array into a warm one (the
         // runtime's calibration); in place: one thread an element, read and written.
