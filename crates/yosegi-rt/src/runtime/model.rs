@@ -48,8 +48,9 @@ struct PredictionKey {
 pub struct Model {
     machines: Vec<Machine>,
     predictions: HashMap<PredictionKey, Option<Prediction>>,
-    /// Grid kernels (by name) already launched, per device: their code is loaded.
-    launched: HashSet<(String, usize)>,
+    /// Per grid kernel (by name) and device: the compiled variants already launched, by the
+    /// values they are specialised for (empty: the generic one), whose code is loaded.
+    launched: HashMap<(String, usize), HashSet<Vec<i64>>>,
     /// Per (grid kernel, device): the device's name, the launch's sizes and the steady
     /// prediction made last, which the run leaves for `explain` ([`record`]).
     latest: HashMap<(String, usize), (String, String, Prediction)>,
@@ -98,7 +99,7 @@ pub struct PartBytes {
 
 impl Model {
     pub fn new(machines: Vec<Machine>) -> Model {
-        Model { machines, predictions: HashMap::new(), launched: HashSet::new(), latest: HashMap::new(), split_shapes: HashMap::new(), written_objects: HashSet::new() }
+        Model { machines, predictions: HashMap::new(), launched: HashMap::new(), latest: HashMap::new(), split_shapes: HashMap::new(), written_objects: HashSet::new() }
     }
 
     pub fn machine(&self, device: usize) -> Option<&Machine> {
@@ -188,7 +189,7 @@ impl Model {
     /// time, and the code's load alone 16).
     pub fn predict_launch(&mut self, launch: &Launch, at: &Placement) -> Option<Prediction> {
         let prediction = self.predict_steady(launch, at);
-        let first = self.launched.insert((launch.kernel.name.clone(), at.device));
+        let first = self.loads_code(launch, at.device);
         let machine = self.machines.get(at.device)?;
         let extra = if first { machine.first_launch() } else { 0.0 } + if at.touches_upload { machine.upload_touch_s } else { 0.0 };
         prediction.map(|mut p| {
@@ -196,6 +197,21 @@ impl Model {
             p.seconds += extra;
             p
         })
+    }
+
+    /// Whether `launch` on `device` is the first of its compiled variant, which loads the
+    /// variant's code: a GPU compiles a variant per distinct values of the kernel's
+    /// specialisable params, up to `cuda::MAX_VARIANTS`, then the generic one
+    /// (`cuda::specialised_constants`). Counted as launched.
+    fn loads_code(&mut self, launch: &Launch, device: usize) -> bool {
+        let variants = self.launched.entry((launch.kernel.name.clone(), device)).or_default();
+        let constants = crate::runtime::cuda::specialised_constants(launch).unwrap_or_default();
+        if variants.contains(&constants) {
+            return false;
+        }
+        let specialised = variants.iter().filter(|c| !c.is_empty()).count();
+        let variant = if constants.is_empty() || specialised < crate::runtime::cuda::MAX_VARIANTS { constants } else { Vec::new() };
+        variants.insert(variant)
     }
 
     /// [`Model::predict_launch`] without the first launch's cost, and without counting the

@@ -74,7 +74,7 @@ impl CudaDevice {
             launch.params.iter().map(|p| if let DeviceParam::Array { alloc, .. } = p { Some(alloc.0) } else { None }).collect();
         // A computed address may point into any param's memory, also in a device function.
         let aliasing = if launch.module.reaches_addresses(&kernel.body) { ParamAliasing::Unknown } else { param_aliasing(kernel, &allocations) };
-        let key = self.variant_for(launch, &values, width, aliasing);
+        let key = self.variant_for(launch, width, aliasing);
         let jit_started = Instant::now();
         let (function, origin) = self.function(launch.module, kernel, key.clone(), &values)?;
         let mut counters = DeviceCounters { blocks, ..DeviceCounters::default() };

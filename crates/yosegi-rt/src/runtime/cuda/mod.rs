@@ -540,19 +540,11 @@ impl CudaDevice {
     }
 
     /// The variant of `kernel` a launch with `values` uses (see the module doc).
-    fn variant_for(&self, launch: &Launch, values: &[ParamValue], fits: IndexWidth, aliasing: ParamAliasing) -> VariantKey {
+    fn variant_for(&self, launch: &Launch, fits: IndexWidth, aliasing: ParamAliasing) -> VariantKey {
         let kernel = launch.kernel;
-        let constants: Option<Vec<i64>> = launch
-            .specialisable
-            .iter()
-            .map(|&p| match values.get(p as usize) {
-                Some(ParamValue::Int(v)) => Some(*v),
-                _ => None,
-            })
-            .collect();
         // A param bound to something other than an integer (a runtime bug) gets the generic
         // kernel rather than a variant whose key would not say which values it holds.
-        let Some(constants) = constants else { return VariantKey::generic(kernel_symbol(kernel)) };
+        let Some(constants) = specialised_constants(launch) else { return VariantKey::generic(kernel_symbol(kernel)) };
         let wanted = VariantKey { symbol: kernel_symbol(kernel), constants, width: fits, aliasing };
         choose_variant(wanted, self.policy, self.kernels.keys())
     }
@@ -765,6 +757,20 @@ impl Staging {
 
 /// `wanted`, unless the policy is generic-only, or `wanted` is a new specialised variant of a
 /// kernel that already has [`MAX_VARIANTS`] of them: then the generic kernel.
+/// The values of `launch`'s specialisable params, which a specialised variant of its kernel
+/// is compiled for (one module, and one first launch, per distinct values: the performance
+/// model counts first launches so too); `None` when one is not an integer.
+pub fn specialised_constants(launch: &Launch) -> Option<Vec<i64>> {
+    launch
+        .specialisable
+        .iter()
+        .map(|&p| match launch.params.get(p as usize) {
+            Some(DeviceParam::Value(ParamValue::Int(v))) => Some(*v),
+            _ => None,
+        })
+        .collect()
+}
+
 fn choose_variant<'k>(wanted: VariantKey, policy: VariantPolicy, compiled: impl Iterator<Item = &'k VariantKey>) -> VariantKey {
     if policy == VariantPolicy::GenericOnly {
         return VariantKey::generic(wanted.symbol);

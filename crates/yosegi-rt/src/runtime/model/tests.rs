@@ -309,6 +309,47 @@ fn the_first_launch_of_a_kernel_pays_for_loading_it() {
     assert!(model.predict_launch(&launch, &at(1, 0)).is_none());
 }
 
+/// A GPU compiles a variant of a kernel per distinct values of its specialisable params (up to
+/// `cuda::MAX_VARIANTS`, then the generic kernel), and each variant's first launch loads its
+/// code: the model charges the first launch per variant, not once per kernel.
+#[test]
+fn each_compiled_variant_pays_its_first_launch() {
+    let mut module = Module::default();
+    module.grid_kernels.append(multiply_add());
+    let kernel = &module.grid_kernels[crate::ir::Handle::new(0)];
+    let most = 4 * 128;
+    let host: Vec<Vec<u8>> = (0..3).map(|_| vec![0u8; 4 * most]).collect();
+    // SAFETY: `host` outlives the model's use of the views.
+    let view_of = |alloc: DeviceAlloc| Some(Arc::new(unsafe { SimBuffer::host_view(host[alloc.0 as usize].as_ptr(), 4 * most) }));
+    let launch_of = |n: usize| {
+        let params = std::iter::once(DeviceParam::Value(ParamValue::Int(n as i64)))
+            .chain((0..3).map(|k| DeviceParam::Array { alloc: DeviceAlloc(k), offset: 0 }))
+            .collect();
+        Launch::new(&module, kernel, params)
+    };
+    assert!(!launch_of(8).specialisable.is_empty(), "n specialises the kernel");
+    let at = super::Placement { device: 0, device_name: "sim", multiprocessors: 0, dram_bytes: 0, host_view_of: &view_of, touches_upload: false };
+    let mut model = Model::new(vec![machine()]);
+    let mut pays_first = |n: usize| {
+        let launch = launch_of(n);
+        let steady = model.predict_steady(&launch, &at).expect("predicted").seconds;
+        let paid = model.predict_launch(&launch, &at).expect("predicted").seconds - steady;
+        assert!(paid.abs() < 1e-12 || (paid - machine().first_launch()).abs() < 1e-12, "{paid}");
+        paid > 0.0
+    };
+    assert!(pays_first(512));
+    assert!(!pays_first(512));
+    assert!(pays_first(256), "another size is another variant");
+    assert!(!pays_first(512));
+    // Up to MAX_VARIANTS specialised variants, then the generic one, once.
+    for k in 3..=crate::runtime::cuda::MAX_VARIANTS {
+        assert!(pays_first(8 * k), "variant {k}");
+    }
+    assert!(pays_first(8 * 40), "the generic variant");
+    assert!(!pays_first(8 * 41), "the generic variant again");
+    assert!(!pays_first(256));
+}
+
 #[test]
 fn machine_figures_are_kept_per_gpu_model() {
     let dir = tempfile::tempdir().unwrap();
