@@ -89,9 +89,12 @@ typedef struct yosegi_runtime {
     /* in a job of several ranks, waits until every rank has come here (`what` names the
      * operation, for the error when one does not); alone, returns at once */
     void (*rank_meet)(const char *what);
+    /* in a job of several ranks, the `bytes` at `data` become rank 0's on every rank (`what`
+     * names the value, for the error when a rank does not come); alone, nothing */
+    void (*rank_share)(void *data, size_t bytes, const char *what);
 } yosegi_runtime;
 
-#define YOSEGI_ABI_VERSION 6
+#define YOSEGI_ABI_VERSION 7
 
 extern yosegi_runtime *__yosegi_rt;
 #endif

@@ -244,6 +244,25 @@ fn files_are_renamed_and_removed_once() {
     assert!(left.is_empty(), "left in the folder: {left:?}");
 }
 
+/// `time` is rank 0's clock on every rank: a program seeding `rand` with `time(NULL)` draws the
+/// same numbers on every rank, or the ranks' parts of a loop would be computed over different
+/// data. The ranks call it over a second apart here (rank r sleeps 1.1 r seconds first), and
+/// the reduction over the ranks' parts must equal rank 0's own sum of its data.
+#[test]
+fn the_clock_of_time_is_rank_0s() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = program(&dir, "seeded.c", "#include <stdio.h>\n#include <stdlib.h>\n#include <time.h>\n#include <unistd.h>\nint main(void) {\n    \
+         const char *r = getenv(\"OMPI_COMM_WORLD_RANK\");\n    usleep(1100000 * (r ? atoi(r) : 0));\n    time_t seed = time(NULL);\n    srand((unsigned)seed);\n    \
+         int n = 1 << 12;\n    double *a = malloc(n * sizeof(double)), s = 0, t = 0;\n    for (int i = 0; i < n; i++) a[i] = rand() % 1000;\n    \
+         #pragma acc parallel loop copyin(a[0:n]) reduction(+:s)\n    for (int i = 0; i < n; i++) s += a[i];\n    \
+         for (int i = 0; i < n; i++) t += a[i];\n    printf(\"%s\\n\", s == t ? \"same\" : \"differs\");\n    return 0;\n}\n");
+    let mut cmd = yosegi();
+    cmd.args(["run", "--device", "sim", "--ranks", "3"]).arg(&source);
+    let finished = run(cmd, Input::Nothing);
+    assert_eq!(finished.code(), Some(0), "{}", finished.describe());
+    assert_eq!(finished.stdout, "same\n", "{}", finished.describe());
+}
+
 /// The program's standard error is rank 0's, as its standard output: a line the program writes
 /// to `stderr` (PolyBench dumps its arrays there) appears once, whatever the number of ranks.
 #[test]

@@ -27,7 +27,7 @@ impl Default for YosegiArg {
 
 pub const YOSEGI_READ: i32 = 1;
 pub const YOSEGI_WRITE: i32 = 2;
-pub const YOSEGI_ABI_VERSION: c_int = 6;
+pub const YOSEGI_ABI_VERSION: c_int = 7;
 
 /// `yosegi_runtime`: field order and types as in the header.
 #[repr(C)]
@@ -77,6 +77,7 @@ pub struct YosegiRuntime {
     pub region_steps: extern "C" fn(c_int, *mut YosegiArg, c_int, c_longlong) -> c_longlong,
     pub host_access_range: extern "C" fn(*const *mut c_void, *const u64, *const c_int, c_int),
     pub rank_meet: extern "C" fn(*const c_char),
+    pub rank_share: extern "C" fn(*mut c_void, usize, *const c_char),
 }
 
 /// The name of the OpenACC routine the program called (a string literal of the glue), for
@@ -149,6 +150,7 @@ static TABLE: YosegiRuntime = YosegiRuntime {
     region_steps: rt_region_steps,
     host_access_range: rt_host_access_range,
     rank_meet: rt_rank_meet,
+    rank_share: rt_rank_share,
 };
 
 /// Makes `runtime` the process's runtime and returns the table to hand to the program's glue.
@@ -431,6 +433,18 @@ extern "C" fn rt_rank_meet(what: *const c_char) {
         // SAFETY: the glue passes a NUL-terminated string literal.
         let what = if what.is_null() { "a meeting of the ranks".into() } else { unsafe { CStr::from_ptr(what) }.to_string_lossy() };
         ranks.meet(&what);
+    }
+}
+
+extern "C" fn rt_rank_share(data: *mut c_void, bytes: usize, what: *const c_char) {
+    if let Some(ranks) = super::ranks::current()
+        && !data.is_null()
+    {
+        // SAFETY: the glue passes a NUL-terminated string literal, and `bytes` of its own at
+        // `data`.
+        let what = if what.is_null() { "a value of rank 0's".into() } else { unsafe { CStr::from_ptr(what) }.to_string_lossy().into_owned() };
+        let data = unsafe { std::slice::from_raw_parts_mut(data as *mut u8, bytes) };
+        ranks.broadcast(data, 0, || what.clone());
     }
 }
 
