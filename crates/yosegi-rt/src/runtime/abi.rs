@@ -698,8 +698,8 @@ mod tests {
     #[test]
     fn table_layout_matches_the_header() {
         // Same field count and pointer-sized slots as `yosegi_runtime` (an int padded to 8,
-        // then 44 function pointers) and `yosegi_arg` (4 eight-byte fields).
-        assert_eq!(std::mem::size_of::<YosegiRuntime>(), 8 + 44 * 8);
+        // then 45 function pointers) and `yosegi_arg` (4 eight-byte fields).
+        assert_eq!(std::mem::size_of::<YosegiRuntime>(), 8 + 45 * 8);
         assert_eq!(std::mem::size_of::<YosegiArg>(), 32);
         assert_eq!(std::mem::offset_of!(YosegiArg, size), 24);
     }
