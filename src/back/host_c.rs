@@ -211,16 +211,16 @@ int __yosegi_creat(const char *path, unsigned int mode) {
    before a meeting of the ranks, rank 0 acts, and a second meeting holds the others until it
    has, so none sees the file as it was; the others answer as rank 0 does for a file that is
    there or not (0, or -1 with ENOENT). */
-static int __yosegi_rank_answer(int other, int there) {
-    if (!other || there) return 0;
-    errno = ENOENT;
-    return -1;
-}
 static int __yosegi_rank_acted(int other, int there, int result, const char *what) {
     int error = errno; /* rank 0's, kept through the meeting */
     __yosegi_rt->rank_meet(what);
-    errno = error;
-    return other ? __yosegi_rank_answer(other, there) : result;
+    if (!other) {
+        errno = error;
+        return result;
+    }
+    if (there) return 0;
+    errno = ENOENT;
+    return -1;
 }
 static int __yosegi_shadow_of(const char *path) {
     for (int i = 0; i < __yosegi_shadow_count; i++)

@@ -95,7 +95,7 @@ pub struct CompletedLaunch {
     pub kernel: String,
     pub device_time: std::time::Duration,
     /// For the first two launches of a compiled kernel: its handle and which launch (1 or 2),
-    /// so that the device can observe what a first launch costs (`model::observed`).
+    /// from which the runtime observes what a first launch costs (`model::observed`).
     pub first_two: Option<(u64, u8)>,
 }
 

@@ -248,7 +248,9 @@ impl Runtime {
         self.record_runtime_call("region: launch preparation", prepared);
         let started = Instant::now();
         let launch = Launch { module: &module, kernel: grid, params, specialisable: Cow::Borrowed(&self.specialisable[grid_handle.index()]) };
-        super::model::record_prediction(&mut self.model, &mut self.stats, &launch, device, chain.bytes_moved, self.devices[device].as_ref(), &mut self.registry);
+        if self.config.stats != super::StatsMode::Off {
+            super::model::record_prediction(&mut self.model, &mut self.stats, &launch, device, chain.bytes_moved, self.devices[device].as_ref(), &mut self.registry);
+        }
         let outcome = self.devices[device].launch(&launch).map_err(|fault| self.fault_error(fault))?;
         let elapsed = started.elapsed();
         self.stats.record_launch(&grid.name, elapsed, &outcome.counters);

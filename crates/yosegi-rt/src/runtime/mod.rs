@@ -547,7 +547,9 @@ impl Runtime {
         self.exit_on_device_fault();
         let _ = self.collect_device_reports();
         self.store_for_explain();
-        if let Some(dir) = crate::runtime::cuda::cache::trusted_dir() {
+        if self.first_launches.iter().any(|seen| !seen.samples().is_empty())
+            && let Some(dir) = crate::runtime::cuda::cache::trusted_dir()
+        {
             for (device, seen) in self.devices.iter().zip(&self.first_launches) {
                 model::observed::record(&dir, device.model(), seen.samples());
             }

@@ -394,15 +394,18 @@ impl Runtime {
                 params: params.clone(),
                 specialisable: Cow::Borrowed(&self.specialisable[f.grid.index()]),
             };
-            let bytes = if launch_number == 0 { chain.bytes_moved } else { 0 };
-            // The model samples blocks over the host's copies: a second buffer has none, so
-            // the prediction reads and writes the array's own.
-            let mut seen = launch.params.clone();
-            for &(out, input, ..) in &pairs {
-                seen[out as usize] = seen[input as usize];
+            // Predictions are for the stats: without them a launch pays for none.
+            if self.config.stats != super::StatsMode::Off {
+                let bytes = if launch_number == 0 { chain.bytes_moved } else { 0 };
+                // The model samples blocks over the host's copies: a second buffer has none, so
+                // the prediction reads and writes the array's own.
+                let mut seen = launch.params.clone();
+                for &(out, input, ..) in &pairs {
+                    seen[out as usize] = seen[input as usize];
+                }
+                let predicted = Launch { module: &module, kernel: grid, params: seen, specialisable: launch.specialisable.clone() };
+                super::model::record_prediction(&mut self.model, &mut self.stats, &predicted, device, bytes, self.devices[device].as_ref(), &mut self.registry);
             }
-            let predicted = Launch { module: &module, kernel: grid, params: seen, specialisable: launch.specialisable.clone() };
-            super::model::record_prediction(&mut self.model, &mut self.stats, &predicted, device, bytes, self.devices[device].as_ref(), &mut self.registry);
             let outcome = self.devices[device].launch(&launch).map_err(|fault| self.fault_error(fault))?;
             self.stats.record_launch(&grid.name, started.elapsed(), &outcome.counters);
             if launch_number == 0 {

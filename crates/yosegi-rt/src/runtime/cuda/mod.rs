@@ -539,7 +539,7 @@ impl CudaDevice {
         }
     }
 
-    /// The variant of `kernel` a launch with `values` uses (see the module doc).
+    /// The variant of its kernel `launch` uses (see the module doc).
     fn variant_for(&self, launch: &Launch, fits: IndexWidth, aliasing: ParamAliasing) -> VariantKey {
         let kernel = launch.kernel;
         // A param bound to something other than an integer (a runtime bug) gets the generic
@@ -755,8 +755,6 @@ impl Staging {
     }
 }
 
-/// `wanted`, unless the policy is generic-only, or `wanted` is a new specialised variant of a
-/// kernel that already has [`MAX_VARIANTS`] of them: then the generic kernel.
 /// The values of `launch`'s specialisable params, which a specialised variant of its kernel
 /// is compiled for (one module, and one first launch, per distinct values: the performance
 /// model counts first launches so too); `None` when one is not an integer.
@@ -771,6 +769,8 @@ pub fn specialised_constants(launch: &Launch) -> Option<Vec<i64>> {
         .collect()
 }
 
+/// `wanted`, unless the policy is generic-only, or `wanted` is a new specialised variant of a
+/// kernel that already has [`MAX_VARIANTS`] of them: then the generic kernel.
 fn choose_variant<'k>(wanted: VariantKey, policy: VariantPolicy, compiled: impl Iterator<Item = &'k VariantKey>) -> VariantKey {
     if policy == VariantPolicy::GenericOnly {
         return VariantKey::generic(wanted.symbol);

@@ -62,10 +62,10 @@ fn file_in(dir: &Path, model: &str) -> PathBuf {
 /// uses. Nothing without a machine file measured on this GPU model; a failure to write only
 /// loses the samples.
 pub fn record(dir: &Path, model: &str, samples: &[f64]) {
-    let Some(mut machine) = Machine::load(dir, model) else { return };
     if samples.is_empty() {
         return;
     }
+    let Some(mut machine) = Machine::load(dir, model) else { return };
     let path = file_in(dir, model);
     let mut kept: Vec<f64> = std::fs::read_to_string(&path).unwrap_or_default().lines().filter_map(|l| l.trim().parse().ok()).filter(|s: &f64| s.is_finite()).collect();
     kept.extend(samples.iter().copied().filter(|s| s.is_finite()));
