@@ -135,7 +135,8 @@ fn explain_shows_the_predictions_a_stats_run_left() {
 }
 
 /// The sampled blocks also count the distinct sectors each touched over its run (what the
-/// block's own reuse leaves for the caches below it): a copy touches each sector once, a
+/// block's own reuse leaves for the caches below it) and the sectors the L2 cache serves (the
+/// L1 misses of a block's share of L1, and the stores): a copy touches each sector once, a
 /// five-point stencil's rows are shared by its accesses.
 #[test]
 fn sampled_blocks_count_the_sectors_they_reuse() {
@@ -149,14 +150,18 @@ fn sampled_blocks_count_the_sectors_they_reuse() {
     let counters = |name: &str| {
         let k = kernels.iter().find(|k| k["name"] == name).unwrap_or_else(|| panic!("no {name} in {stats}"));
         let c = &k["last_prediction"]["counters"];
-        (count(c, "global_transactions"), count(c, "block_sectors"))
+        (count(c, "global_transactions"), count(c, "block_sectors"), count(c, "l2_sectors"))
     };
-    let (copy_touched, copy_distinct) = counters("main_l56");
+    let (copy_touched, copy_distinct, copy_l2) = counters("main_l56");
     assert!(copy_distinct > 0 && copy_distinct <= copy_touched, "{copy_distinct} of {copy_touched}");
     assert!(copy_distinct * 10 >= copy_touched * 9, "a copy reuses little: {copy_distinct} of {copy_touched}");
+    // Each sector read once misses L1, and each written goes through it.
+    assert_eq!(copy_l2, copy_touched, "the L2 cache serves every sector of a copy");
     // Five reads of A and a read and a write of Anew per point; A's rows are shared.
-    let (touched, distinct) = counters("main_l48");
+    let (touched, distinct, l2) = counters("main_l48");
     assert!(distinct > 0 && distinct * 2 < touched, "the stencil's block reuses its rows: {distinct} of {touched}");
+    // The rows a block reuses stay in its share of L1; Anew's stored sectors go to L2 as well.
+    assert!(distinct < l2 && l2 * 2 < touched, "the L2 cache serves what L1 misses and the stores: {l2} of {touched} ({distinct} distinct)");
 }
 
 /// The curves over MPI ranks (`model::cluster`): a 2-D Jacobi sweep of 2048x2048 doubles. Split

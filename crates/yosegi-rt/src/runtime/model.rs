@@ -344,7 +344,7 @@ pub fn predict_with(
     if !countable(launch.module, launch.kernel) {
         return None;
     }
-    let sampled = sample::sample_launch(launch, host_view_of, multiprocessors).ok()?;
+    let sampled = sample::sample_launch(launch, host_view_of, multiprocessors, machine).ok()?;
     let work = LaunchWork {
         blocks: sampled.blocks,
         threads_per_block: sampled.block.iter().product(),

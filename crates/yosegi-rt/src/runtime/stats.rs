@@ -20,6 +20,11 @@ pub struct DeviceCounters {
     /// left of `global_transactions` once a block's own reuse is served by its cache. Counted
     /// only for the performance model's sampled blocks (zero on the simulator device).
     pub block_sectors: u64,
+    /// Sectors the L2 cache serves, summed over blocks: those a block's reads fetch past its
+    /// share of the L1 cache (least recently used out first: `sim::cache`), and every sector
+    /// written (the L1 cache writes through). Counted only for the performance model's
+    /// sampled blocks.
+    pub l2_sectors: u64,
     /// Elements loaded from global memory (one per active lane per load).
     pub global_loads: u64,
     /// Elements stored to global memory (atomics count as one load and one store).
@@ -60,6 +65,7 @@ impl DeviceCounters {
         DeviceCounters {
             global_transactions: scale(self.global_transactions),
             block_sectors: scale(self.block_sectors),
+            l2_sectors: scale(self.l2_sectors),
             global_loads: scale(self.global_loads),
             global_stores: scale(self.global_stores),
             shared_accesses: scale(self.shared_accesses),
@@ -77,6 +83,7 @@ impl DeviceCounters {
     pub fn add(&mut self, other: &DeviceCounters) {
         self.global_transactions += other.global_transactions;
         self.block_sectors += other.block_sectors;
+        self.l2_sectors += other.l2_sectors;
         self.global_loads += other.global_loads;
         self.global_stores += other.global_stores;
         self.shared_accesses += other.shared_accesses;
@@ -449,6 +456,7 @@ impl Stats {
                         "launch_s": p.launch_s,
                         "memory_s": p.memory_s,
                         "cache_s": p.cache_s,
+                        "l2_s": p.l2_s,
                         "compute_s": p.compute_s,
                         "shared_s": p.shared_s,
                         "latency_s": p.latency_s,
@@ -665,6 +673,7 @@ fn counters_json(d: &DeviceCounters) -> serde_json::Value {
     serde_json::json!({
         "global_transactions": d.global_transactions,
         "block_sectors": d.block_sectors,
+        "l2_sectors": d.l2_sectors,
         "global_loads": d.global_loads,
         "global_stores": d.global_stores,
         "shared_accesses": d.shared_accesses,

@@ -1,7 +1,8 @@
 //! Measures the performance model's figures on this GPU (`runtime::model::machine`): small
 //! kernels compiled once with NVRTC and timed with CUDA events (an empty kernel, a streaming
-//! copy over device memory and over an array that fits in L2, at full and at low occupancy,
-//! float, double, math-function and shared-memory loops), and host copies timed on the host.
+//! copy over device memory at full and at low occupancy, a copy through L2 past L1, a stencil
+//! over an array that fits in L2, float, double, math-function and shared-memory loops), and
+//! host copies timed on the host.
 //! About a second, once per GPU model: the figures are kept in the kernel cache directory.
 //!
 //! Operation counts are the simulator's (`a * b + c` is two operations, though the GPU fuses
@@ -23,6 +24,16 @@ extern "C" __global__ void cal_copy(const float4 *__restrict__ a, float4 *__rest
     for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
          i += (unsigned long long)gridDim.x * blockDim.x)
         b[i] = a[i];
+}
+
+extern "C" __global__ void cal_l2(const float4 *a, float4 *b, unsigned long long n, int reps) {
+    for (int r = 0; r < reps; r++)
+        for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+             i += (unsigned long long)gridDim.x * blockDim.x) {
+            float4 v = __ldcg(a + i);
+            v.x += 1.0f;
+            __stcg(b + i, v);
+        }
 }
 
 extern "C" __global__ void cal_stencil(const float *__restrict__ a, float *__restrict__ b, int n, int reps) {
@@ -266,6 +277,21 @@ impl CudaDevice {
         // busy multiprocessor draws, in multiprocessors' shares.
         let few = (sms / 8).max(1);
         let multiprocessor_bandwidth_share = (copy_rate(&cal, few, 1024, 3)? / dram_bytes_per_s * sms as f64 / few as f64).clamp(1.0, 8.0);
+        // A copy over two arrays that together fill a quarter of L2, its loads and stores
+        // skipping L1 (`__ldcg`, `__stcg`) as the L1 misses and the stores of a kernel do,
+        // repeated inside the launch so that the launch's own cost does not count.
+        let l2_bytes_per_s = {
+            let l2 = attribute(d, A::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)? as u64;
+            let bytes = (l2 / 8).clamp(1 << 20, 16 << 20) / 16 * 16;
+            let (mut a, mut b, mut n, mut reps) = (cal.allocate(bytes)?, cal.allocate(bytes)?, bytes / 16, 16i32);
+            let mut args = [
+                &mut a as *mut _ as *mut c_void,
+                &mut b as *mut _ as *mut c_void,
+                &mut n as *mut _ as *mut c_void,
+                &mut reps as *mut _ as *mut c_void,
+            ];
+            2.0 * bytes as f64 * reps as f64 / cal.time(cal.function("cal_l2")?, full_blocks, &mut args, 3)?
+        };
         // Sectors a nine-point stencil over an array that fits in L2 touches, as the
         // simulator counts them: per warp, four for the aligned load and five for each of the
         // eight shifted ones, four to load `b[i]` and four to store it.
@@ -387,6 +413,7 @@ impl CudaDevice {
             multiprocessor_bandwidth_share,
             dram_bytes_per_s,
             cache_bytes_per_s,
+            l2_bytes_per_s,
             float_ops_per_s,
             double_ops_per_s,
             math_calls_per_s,

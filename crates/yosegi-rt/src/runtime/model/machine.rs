@@ -56,6 +56,10 @@ pub struct Machine {
     /// Bandwidth of the 32-byte sectors the memory instructions touch when they hit the
     /// caches (a copy over an array that fits in L2, repeated).
     pub cache_bytes_per_s: f64,
+    /// Bandwidth of the L2 cache to the multiprocessors: the sectors reads fetch past the L1
+    /// caches and every sector written (a copy over two arrays that together fit in L2,
+    /// repeated: each sector read once, so none is found in L1).
+    pub l2_bytes_per_s: f64,
     pub float_ops_per_s: f64,
     pub double_ops_per_s: f64,
     pub math_calls_per_s: f64,
@@ -72,12 +76,12 @@ pub struct Machine {
     pub peer_copy_s: f64,
 }
 
-/// How the figures are measured: 5 adds the first touch of uploaded data and times the first
+/// How the figures are measured: 6 adds the L2 cache's bandwidth; 5 adds the first touch of uploaded data and times the first
 /// launch against the same kernel's second, on a kernel touching memory; 4 takes a launch's median time (1 took the least) and the
 /// median first launch of five modules of distinct code, each loaded fresh (1 timed one; 2
 /// timed five kernels of one module, whose first launches after the module's first cost
 /// little; 3 loaded one module's image five times, which the driver does almost for free).
-pub const CALIBRATION: u32 = 5;
+pub const CALIBRATION: u32 = 6;
 
 impl Machine {
     /// An H100 SXM's published figures, for devices that cannot measure (the simulator).
@@ -100,6 +104,7 @@ impl Machine {
             multiprocessor_bandwidth_share: 2.0,
             dram_bytes_per_s: 3.0e12,
             cache_bytes_per_s: 9.0e12,
+            l2_bytes_per_s: 5.0e12,
             float_ops_per_s: 60e12,
             double_ops_per_s: 30e12,
             math_calls_per_s: 4e12,
@@ -110,6 +115,13 @@ impl Machine {
             peer_bytes_per_s: 150e9,
             peer_copy_s: 10e-6,
         }
+    }
+
+    /// A multiprocessor's L1 cache when its blocks use no shared memory: the L1 and shared
+    /// memory are one array, of which the driver lets shared memory take this much (228 KiB
+    /// of an H100's 256), and what shared memory does not take the L1 cache holds.
+    pub fn l1_bytes(&self) -> u64 {
+        self.shared_bytes_per_multiprocessor
     }
 
     /// What the first launch of a kernel costs beyond the others: as programs paid it on this

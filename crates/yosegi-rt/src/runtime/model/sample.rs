@@ -9,6 +9,8 @@
 use std::sync::Arc;
 
 use crate::runtime::device::{DeviceAlloc, Launch};
+use super::machine::Machine;
+use crate::runtime::sim::cache::block_share;
 use crate::runtime::sim::interp::Fault;
 use crate::runtime::sim::memory::SimBuffer;
 use crate::runtime::sim::{count_blocks, give_partials, launch_context};
@@ -39,8 +41,14 @@ pub fn sample_of(blocks: u64) -> Vec<u64> {
 }
 
 /// Counts `launch` from sampled blocks, its array params read through `buffer_of` (host views),
-/// its grid spread over `multiprocessors` as the device spreads it.
-pub fn sample_launch(launch: &Launch, buffer_of: &dyn Fn(DeviceAlloc) -> Option<Arc<SimBuffer>>, multiprocessors: u32) -> Result<Sampled, Fault> {
+/// its grid spread over `multiprocessors` as the device spreads it, each block against its
+/// share of the L1 cache of `machine`'s multiprocessors.
+pub fn sample_launch(
+    launch: &Launch,
+    buffer_of: &dyn Fn(DeviceAlloc) -> Option<Arc<SimBuffer>>,
+    multiprocessors: u32,
+    machine: &Machine,
+) -> Result<Sampled, Fault> {
     let (mut ctx, blocks) = launch_context(launch, buffer_of, Vec::new(), multiprocessors)?;
     let block = ctx.block_dim;
     if blocks == 0 || block.iter().product::<u32>() == 0 {
@@ -48,6 +56,15 @@ pub fn sample_launch(launch: &Launch, buffer_of: &dyn Fn(DeviceAlloc) -> Option<
     }
     give_partials(&mut ctx, blocks);
     let sample = sample_of(blocks);
-    let counted = count_blocks(&ctx, &sample, STATEMENT_BUDGET)?;
+    let threads = block.iter().map(|&b| b as u64).product();
+    let l1_bytes = block_share(
+        machine.l1_bytes(),
+        machine.max_threads_per_multiprocessor,
+        machine.multiprocessors,
+        blocks,
+        threads,
+        launch.kernel.shared_memory_bytes(),
+    );
+    let counted = count_blocks(&ctx, &sample, STATEMENT_BUDGET, l1_bytes)?;
     Ok(Sampled { counters: counted.scaled(sample.len() as u64, blocks), blocks, block })
 }

@@ -74,7 +74,7 @@ fn simulated_and_sampled(kernel: GridKernel, n: usize, arrays: usize) -> (Device
         // SAFETY: `host` outlives the sampling.
         Some(Arc::new(unsafe { SimBuffer::host_view(host[k].as_ptr(), host[k].len()) }))
     };
-    let sampled = sample_launch(&launch, &view_of, 0).expect("counted");
+    let sampled = sample_launch(&launch, &view_of, 0, &Machine::nominal("test")).expect("counted");
     // The host's arrays are unchanged: a view drops stores.
     assert_eq!(host[0], f32_bytes(&(0..n).map(|x| x as f32).collect::<Vec<_>>()));
     assert_eq!(sampled.blocks, simulated.blocks);
@@ -177,6 +177,23 @@ fn device_memory_bytes_are_capped_by_the_sectors_touched() {
     work.dram_bytes = 1 << 30;
     let p = predict(&machine(), &work);
     assert_eq!(p.dram_bytes, 1 << 20);
+}
+
+#[test]
+fn sectors_the_l1_caches_miss_are_served_by_l2() {
+    let m = machine();
+    // A sweep over 64 MB whose every sector touched misses L1 three times over (neighbours
+    // a plane apart): the L2 cache, not device memory, bounds it.
+    let mut work = streaming(64 << 20, 1 << 15);
+    work.counters.l2_sectors = 3 * work.counters.global_transactions;
+    let p = predict(&m, &work);
+    assert_eq!(p.bound, Bound::L2);
+    let expected = (3 * (64u64 << 20)) as f64 / m.l2_bytes_per_s;
+    assert!((p.l2_s - expected).abs() < 1e-12, "{} vs {expected}", p.l2_s);
+    assert!((p.seconds - m.launch_s - expected).abs() < 1e-12);
+    // Without them the same sweep is bound by what it moves from device memory.
+    work.counters.l2_sectors = 0;
+    assert_eq!(predict(&m, &work).bound, Bound::Memory);
 }
 
 #[test]

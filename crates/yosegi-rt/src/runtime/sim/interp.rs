@@ -14,6 +14,7 @@ use crate::ir::{
 use crate::runtime::stats::DeviceCounters;
 use crate::runtime::value::{self, ArithError};
 
+use super::cache::SectorCache;
 use super::memory::SimBuffer;
 
 /// A kernel fault before the kernel's name is attached.
@@ -103,6 +104,9 @@ pub struct BlockState<'a> {
     /// For the performance model's sampled blocks ([`BlockState::with_budget`]): the sectors
     /// (by array and sector) the block has touched, for `DeviceCounters::block_sectors`.
     block_sectors: Option<std::collections::HashSet<(u32, u64)>>,
+    /// For the sampled blocks: the block's share of the L1 cache, for
+    /// `DeviceCounters::l2_sectors`.
+    l1: Option<SectorCache>,
 }
 
 /// Keys of the memory `count_global` counts besides params (whose key is their index): rows
@@ -183,13 +187,21 @@ impl<'a> BlockState<'a> {
             budget: u64::MAX,
             budget_per_block: u64::MAX,
             block_sectors: None,
+            l1: None,
         }
     }
 
     /// A state whose blocks stop with the fault [`BUDGET_SPENT`] after `statements` statement
-    /// executions (each over the block's active lanes).
-    pub fn with_budget(ctx: &'a LaunchCtx<'a>, statements: u64) -> BlockState<'a> {
-        BlockState { budget: statements, budget_per_block: statements, block_sectors: Some(Default::default()), ..Self::new(ctx) }
+    /// executions (each over the block's active lanes), each block running against an L1
+    /// cache of `l1_bytes`.
+    pub fn with_budget(ctx: &'a LaunchCtx<'a>, statements: u64, l1_bytes: u64) -> BlockState<'a> {
+        BlockState {
+            budget: statements,
+            budget_per_block: statements,
+            block_sectors: Some(Default::default()),
+            l1: Some(SectorCache::new(l1_bytes)),
+            ..Self::new(ctx)
+        }
     }
 
     /// Evaluates an expression of params only, in the kernel's body.
@@ -235,6 +247,9 @@ impl<'a> BlockState<'a> {
         if let Some(sectors) = &mut self.block_sectors {
             self.counters.block_sectors = sectors.len() as u64;
             sectors.clear();
+        }
+        if let Some(l1) = &mut self.l1 {
+            l1.clear();
         }
         Ok(BlockResult { counters: std::mem::take(&mut self.counters), scalar_outputs })
     }
@@ -610,7 +625,7 @@ impl<'a> BlockState<'a> {
         match offsets {
             Ok(offsets) => {
                 self.counters.global_loads += mask.iter().filter(|&&m| m).count() as u64;
-                self.count_global(ROW_TABLES, &table_bytes, mask, 8);
+                self.count_global(ROW_TABLES, &table_bytes, mask, 8, false);
                 self.give(table_bytes);
                 Ok(offsets)
             }
@@ -667,19 +682,19 @@ impl<'a> BlockState<'a> {
         }
     }
 
-    /// Counts a warp-level access to a global array: rows of a table are counted by their
-    /// device addresses, since their elements lie in different buffers.
-    fn count_param_access(&mut self, array: ArrayRef, at: &[u64], mask: &[bool], size: u64) {
+    /// Counts a warp-level access (a `write` or a read) to a global array: rows of a table are
+    /// counted by their device addresses, since their elements lie in different buffers.
+    fn count_param_access(&mut self, array: ArrayRef, at: &[u64], mask: &[bool], size: u64, write: bool) {
         if self.is_row_table(array) {
             let addresses: Vec<u64> = (0..self.lanes).map(|lane| if mask[lane] { self.ctx.memory[self.row_buffers[lane] as usize].0 + at[lane] } else { 0 }).collect();
-            self.count_global(ROWS, &addresses, mask, size);
+            self.count_global(ROWS, &addresses, mask, size, write);
         } else {
             let key = match array {
                 ArrayRef::Param(p) => p,
                 ArrayRef::Partials(r) => PARTIALS + r,
                 _ => OTHER,
             };
-            self.count_global(key, at, mask, size);
+            self.count_global(key, at, mask, size, write);
         }
     }
 
@@ -794,10 +809,10 @@ impl<'a> BlockState<'a> {
         }
     }
 
-    /// Counts a warp-level global access: the distinct 32-byte sectors its active lanes touch.
-    /// Counts a warp-level global access of the lanes in `mask` at `byte_offsets` of the
-    /// memory `key` names (a param, a reduction's partials, [`ROWS`], ...).
-    fn count_global(&mut self, key: u32, byte_offsets: &[u64], mask: &[bool], elem_size: u64) {
+    /// Counts a warp-level global access (a `write`, or a read) of the lanes in `mask` at
+    /// `byte_offsets` of the memory `key` names (a param, a reduction's partials, [`ROWS`],
+    /// ...): the distinct 32-byte sectors its active lanes touch.
+    fn count_global(&mut self, key: u32, byte_offsets: &[u64], mask: &[bool], elem_size: u64, write: bool) {
         let mut sectors = [0u64; 64];
         for (warp_offsets, warp_mask) in byte_offsets.chunks(32).zip(mask.chunks(32)) {
             let mut count = 0;
@@ -823,6 +838,21 @@ impl<'a> BlockState<'a> {
             self.counters.global_transactions += distinct as u64;
             if let Some(seen) = &mut self.block_sectors {
                 seen.extend(s.iter().map(|&sector| (key, sector)));
+            }
+            // The L1 cache writes through (every sector written goes to L2) and keeps what
+            // reads fetched.
+            if write {
+                if self.l1.is_some() {
+                    self.counters.l2_sectors += distinct as u64;
+                }
+            } else if let Some(l1) = &mut self.l1 {
+                let mut previous = None;
+                for &sector in s.iter() {
+                    if previous != Some(sector) && l1.touch((key, sector)) {
+                        self.counters.l2_sectors += 1;
+                    }
+                    previous = Some(sector);
+                }
             }
         }
     }
@@ -920,7 +950,7 @@ impl<'a> BlockState<'a> {
                         self.counters.global_loads += 1;
                     }
                 }
-                self.count_param_access(array, &at, mask, size as u64);
+                self.count_param_access(array, &at, mask, size as u64, false);
             }
             ArrayRef::Shared(s) => {
                 let data = &self.shared[s as usize];
@@ -977,7 +1007,7 @@ impl<'a> BlockState<'a> {
                         self.counters.global_stores += 1;
                     }
                 }
-                self.count_param_access(array, &at, mask, size as u64);
+                self.count_param_access(array, &at, mask, size as u64, true);
             }
             ArrayRef::Shared(s) => {
                 let data = &mut self.shared[s as usize];
@@ -1067,7 +1097,7 @@ impl<'a> BlockState<'a> {
             }
         }
         match array {
-            ArrayRef::Param(_) | ArrayRef::Partials(_) | ArrayRef::Address(_) => self.count_param_access(array, &at, mask, size as u64),
+            ArrayRef::Param(_) | ArrayRef::Partials(_) | ArrayRef::Address(_) => self.count_param_access(array, &at, mask, size as u64, true),
             ArrayRef::Shared(_) => self.count_shared(&at, mask, size as u64),
             ArrayRef::Local(_) => {}
         }

@@ -3,6 +3,7 @@
 //! lockstep in the interpreter ([`interp`]), which also counts memory transactions, bank
 //! conflicts and barriers.
 
+pub mod cache;
 pub mod interp;
 pub mod memory;
 
@@ -354,9 +355,9 @@ fn partial_buffers(kernel: &crate::ir::GridKernel, blocks: u64, threads: u64) ->
 
 /// The counters of the blocks `sample` of the launch `ctx` (already given its partial
 /// buffers), run one after the other on the calling thread, each stopped after `budget`
-/// statements (the fault `interp::BUDGET_SPENT`).
-pub fn count_blocks(ctx: &LaunchCtx, sample: &[u64], budget: u64) -> Result<DeviceCounters, Fault> {
-    let mut state = BlockState::with_budget(ctx, budget);
+/// statements (the fault `interp::BUDGET_SPENT`) and each against an L1 cache of `l1_bytes`.
+pub fn count_blocks(ctx: &LaunchCtx, sample: &[u64], budget: u64, l1_bytes: u64) -> Result<DeviceCounters, Fault> {
+    let mut state = BlockState::with_budget(ctx, budget, l1_bytes);
     let mut counters = DeviceCounters::default();
     for &b in sample {
         counters.add(&state.run_block(b)?.counters);
