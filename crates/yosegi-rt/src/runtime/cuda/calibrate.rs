@@ -27,13 +27,18 @@ extern "C" __global__ void cal_copy(const float4 *__restrict__ a, float4 *__rest
 }
 
 extern "C" __global__ void cal_l2(const float4 *a, float4 *b, unsigned long long n, int reps) {
-    for (int r = 0; r < reps; r++)
-        for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
-             i += (unsigned long long)gridDim.x * blockDim.x) {
-            float4 v = __ldcg(a + i);
+    unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+    for (int r = 0; r < reps; r++) {
+        // Each pass starts the blocks at another part of the arrays: no multiprocessor finds in
+        // its L1 what it read the pass before.
+        unsigned long long shift = (unsigned long long)r * (n / reps);
+        for (unsigned long long j = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; j < n; j += stride) {
+            unsigned long long i = j + shift < n ? j + shift : j + shift - n;
+            float4 v = a[i];
             v.x += 1.0f;
-            __stcg(b + i, v);
+            b[i] = v;
         }
+    }
 }
 
 extern "C" __global__ void cal_stencil(const float *__restrict__ a, float *__restrict__ b, int n, int reps) {
@@ -277,9 +282,10 @@ impl CudaDevice {
         // busy multiprocessor draws, in multiprocessors' shares.
         let few = (sms / 8).max(1);
         let multiprocessor_bandwidth_share = (copy_rate(&cal, few, 1024, 3)? / dram_bytes_per_s * sms as f64 / few as f64).clamp(1.0, 8.0);
-        // A copy over two arrays that together fill a quarter of L2, its loads and stores
-        // skipping L1 (`__ldcg`, `__stcg`) as the L1 misses and the stores of a kernel do,
-        // repeated inside the launch so that the launch's own cost does not count.
+        // A copy over two arrays that together fill a quarter of L2, repeated inside the launch
+        // (so that the launch's own cost does not count) with each pass's data on other
+        // multiprocessors than the pass before: every read misses L1 and finds L2, and every
+        // store goes through to it.
         let l2_bytes_per_s = {
             let l2 = attribute(d, A::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)? as u64;
             let bytes = (l2 / 8).clamp(1 << 20, 16 << 20) / 16 * 16;
