@@ -252,3 +252,35 @@ fn the_first_touch_of_uploaded_data_is_paid_once() {
     assert!(close(extra("14"), first), "reads created arrays only: {} against {first}", extra("14"));
     assert!(close(extra("20"), first + touch), "first after the update: {} against {}", extra("20"), first + touch);
 }
+
+/// `yosegi-model-replay` re-predicts stored stats with this build's model: with the run's own
+/// figures it gives back the run's predictions, and a figure set lower moves the kernels it
+/// bounds (here the L2 cache's rate, which then limits the copy).
+#[test]
+fn the_replay_gives_back_a_runs_predictions_and_follows_a_changed_figure() {
+    let dir = tempfile::tempdir().unwrap();
+    let stats = dir.path().join("stats");
+    std::fs::create_dir(&stats).unwrap();
+    let mut cmd = yosegi();
+    cmd.env("YOSEGI_STATS_DIR", &stats).args(["run", "--device", "sim", "--staging", "off", "-w"]).arg(repo_root().join("examples/jacobi2d.c")).args(["--", "64", "2"]);
+    let out = run(cmd, Input::Nothing);
+    assert_eq!(out.code(), Some(0), "{}", out.describe());
+    let replay = |to: &str, set: &[&str]| -> Value {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_yosegi-model-replay")).arg(&stats).arg(dir.path().join(to)).args(set).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let file = std::fs::read_dir(dir.path().join(to)).unwrap().next().expect("a replayed file").unwrap().path();
+        serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap()
+    };
+    let file = std::fs::read_dir(&stats).unwrap().next().expect("a stats file").unwrap().path();
+    let recorded: Value = serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    let kernel = |stats: &Value, name: &str| stats["kernels"].as_array().unwrap().iter().find(|k| k["name"] == name).unwrap_or_else(|| panic!("no {name}")).clone();
+    let same = replay("same", &[]);
+    for name in ["main_l48", "main_l56"] {
+        let (a, b) = (kernel(&recorded, name)["mean_predicted_s"].as_f64().unwrap(), kernel(&same, name)["mean_predicted_s"].as_f64().unwrap());
+        assert!((a - b).abs() <= 1e-9 * a, "{name}: {a} recorded, {b} replayed");
+    }
+    let slow = replay("slow", &["--set", "l2_bytes_per_s=1e8"]);
+    let copy = kernel(&slow, "main_l56");
+    assert_eq!(copy["limited_by"], "L2 cache", "{copy}");
+    assert!(copy["mean_predicted_s"].as_f64().unwrap() > 10.0 * kernel(&recorded, "main_l56")["mean_predicted_s"].as_f64().unwrap());
+}

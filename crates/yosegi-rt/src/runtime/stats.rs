@@ -668,6 +668,41 @@ impl Stats {
     }
 }
 
+/// The counts [`counters_json`] wrote (the times left out); a count the JSON lacks (stats
+/// written before it was counted) reads 0.
+pub fn counters_from_json(v: &serde_json::Value) -> DeviceCounters {
+    let n = |key: &str| v[key].as_u64().unwrap_or(0);
+    DeviceCounters {
+        global_transactions: n("global_transactions"),
+        block_sectors: n("block_sectors"),
+        l2_sectors: n("l2_sectors"),
+        global_loads: n("global_loads"),
+        global_stores: n("global_stores"),
+        shared_accesses: n("shared_accesses"),
+        bank_conflict_degree_sum: n("bank_conflict_degree_sum"),
+        bank_conflict_max_degree: n("bank_conflict_max_degree"),
+        barriers: n("barriers"),
+        float_ops: n("float_ops"),
+        double_ops: n("double_ops"),
+        math_calls: n("math_calls"),
+        blocks: n("blocks"),
+        ..DeviceCounters::default()
+    }
+}
+
+/// The work a kernel's `last_prediction` in the JSON stats was made from; `None` where the
+/// object lacks the launch's shape.
+pub fn launch_work_from_json(v: &serde_json::Value) -> Option<crate::runtime::model::LaunchWork> {
+    Some(crate::runtime::model::LaunchWork {
+        blocks: v["blocks"].as_u64()?,
+        threads_per_block: v["threads_per_block"].as_u64()? as u32,
+        shared_bytes_per_block: v["shared_bytes_per_block"].as_u64()?,
+        registers_per_thread: v["registers_per_thread"].as_u64()? as u32,
+        counters: counters_from_json(&v["counters"]),
+        dram_bytes: v["section_bytes"].as_u64()?,
+    })
+}
+
 /// A device's counts as JSON (device and compile times in seconds).
 fn counters_json(d: &DeviceCounters) -> serde_json::Value {
     serde_json::json!({
@@ -692,6 +727,29 @@ fn counters_json(d: &DeviceCounters) -> serde_json::Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_read_back_as_written() {
+        let c = DeviceCounters {
+            global_transactions: 1,
+            block_sectors: 2,
+            l2_sectors: 3,
+            global_loads: 4,
+            global_stores: 5,
+            shared_accesses: 6,
+            bank_conflict_degree_sum: 7,
+            bank_conflict_max_degree: 8,
+            barriers: 9,
+            float_ops: 10,
+            double_ops: 11,
+            math_calls: 12,
+            blocks: 13,
+            ..DeviceCounters::default()
+        };
+        assert_eq!(counters_from_json(&counters_json(&c)), c);
+        // Stats written before a count existed read it as 0.
+        assert_eq!(counters_from_json(&serde_json::json!({"global_loads": 4})), DeviceCounters { global_loads: 4, ..DeviceCounters::default() });
+    }
 
     #[test]
     fn launches_are_summed_per_kernel() {
