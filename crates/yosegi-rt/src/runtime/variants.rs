@@ -137,6 +137,10 @@ pub fn fusion_wins(fused: &[Duration], unfused: &[Duration]) -> bool {
 /// caches), not half as fast again, so its second sample could not make it win, and each sample
 /// of a slow variant is a real launch the program waits for (on the H100, heat3d at 512^3 spent
 /// 0.64 ms of a 41 ms run on the second launch of a staged variant that took 1.48 ms against 0.83).
+/// Unless the performance model predicts the candidate faster than the plain variant: then one
+/// slow sample does not overrule the prediction without a second (on an H100, NPB SP's staged
+/// `x_solve_l215` took 126 us once, was dropped, and the plain one ran its 399 launches at 36 us
+/// where other runs timed the staged one at 21; bench/NOTES.md run 27).
 pub const CLEARLY_SLOWER: f64 = 1.5;
 /// See [`CLEARLY_SLOWER`]: first launches of few-microsecond kernels can take 2-4 times their
 /// later ones, so short kernels are always sampled fully.
@@ -231,6 +235,8 @@ pub struct Trial {
     pub variant: Handle<GridKernel>,
     pub name: String,
     pub estimated_ratio: f64,
+    /// The performance model's steady time for the launch, where it made one.
+    pub predicted_s: Option<f64>,
     pub times: Vec<Duration>,
 }
 
@@ -240,15 +246,18 @@ impl Trial {
     }
 }
 
-/// Drops from `trials` (the plain variant first, never dropped) every candidate `predict`
-/// puts over [`MODEL_FILTER`] times the fastest prediction, and returns them with their
-/// prediction and the fastest, in seconds. Nothing is dropped unless every candidate has a
-/// prediction.
+/// Gives each of `trials` its prediction, then drops (the plain variant first, never dropped)
+/// every candidate `predict` puts over [`MODEL_FILTER`] times the fastest prediction, and
+/// returns them with their prediction and the fastest, in seconds. Nothing is dropped unless
+/// every candidate has a prediction.
 fn leave_out_predicted_slow(trials: &mut Vec<Trial>, predict: &mut dyn FnMut(Handle<GridKernel>) -> Option<f64>) -> Vec<(String, f64, f64)> {
     if trials.len() < 2 {
         return Vec::new();
     }
-    let Some(predicted) = trials.iter().map(|t| predict(t.variant)).collect::<Option<Vec<f64>>>() else { return Vec::new() };
+    for t in trials.iter_mut() {
+        t.predicted_s = predict(t.variant);
+    }
+    let Some(predicted) = trials.iter().map(|t| t.predicted_s).collect::<Option<Vec<f64>>>() else { return Vec::new() };
     let fastest = predicted.iter().copied().fold(f64::INFINITY, f64::min);
     let mut left_out = Vec::new();
     let mut i = 0;
@@ -286,9 +295,16 @@ impl Exploration {
             return false;
         }
         match (i, t.best(), self.trials[0].best()) {
-            (1.., Some(best), Some(plain)) => best <= plain.mul_f64(CLEARLY_SLOWER) + CLEARLY_SLOWER_SLACK,
+            (1.., Some(best), Some(plain)) => {
+                best <= plain.mul_f64(CLEARLY_SLOWER) + CLEARLY_SLOWER_SLACK || self.predicted_faster_than_plain(i)
+            }
             _ => true,
         }
+    }
+
+    /// Whether the model predicts trial `i` faster than the plain one (both predicted).
+    fn predicted_faster_than_plain(&self, i: usize) -> bool {
+        matches!((self.trials[i].predicted_s, self.trials[0].predicted_s), (Some(mine), Some(plain)) if mine < plain)
     }
 
     /// The trial the next launch should time: among the usable ones that need samples and
@@ -693,7 +709,7 @@ impl VariantChooser {
                 .filter(|&&v| v == variants[0] || module.grid_kernels[v].shared_memory_bytes() <= shared_limit)
                 .map(|&v| {
                     let g = &module.grid_kernels[v];
-                    Trial { variant: v, name: g.name.clone(), estimated_ratio: g.variant.estimated_ratio, times: Vec::new() }
+                    Trial { variant: v, name: g.name.clone(), estimated_ratio: g.variant.estimated_ratio, predicted_s: None, times: Vec::new() }
                 })
                 .collect();
             self.left_out.extend(leave_out_predicted_slow(&mut trials, predict).into_iter().map(|(name, p, f)| (kernel, name, p, f)));
