@@ -150,15 +150,17 @@ fn sampled_blocks_count_the_sectors_they_reuse() {
     let counters = |name: &str| {
         let k = kernels.iter().find(|k| k["name"] == name).unwrap_or_else(|| panic!("no {name} in {stats}"));
         let c = &k["last_prediction"]["counters"];
-        (count(c, "global_transactions"), count(c, "block_sectors"), count(c, "l2_sectors"))
+        (count(c, "global_transactions"), count(c, "block_sectors"), count(c, "l2_sectors"), count(c, "l2_requests"))
     };
-    let (copy_touched, copy_distinct, copy_l2) = counters("main_l56");
+    let (copy_touched, copy_distinct, copy_l2, copy_requests) = counters("main_l56");
+    // A coalesced warp access of 32 doubles asks L2 for two or three lines of up to four sectors.
+    assert!(copy_requests > 0 && copy_requests * 3 <= copy_l2 && copy_l2 <= copy_requests * 4, "{copy_requests} requests for {copy_l2} sectors");
     assert!(copy_distinct > 0 && copy_distinct <= copy_touched, "{copy_distinct} of {copy_touched}");
     assert!(copy_distinct * 10 >= copy_touched * 9, "a copy reuses little: {copy_distinct} of {copy_touched}");
     // Each sector read once misses L1, and each written goes through it.
     assert_eq!(copy_l2, copy_touched, "the L2 cache serves every sector of a copy");
     // Five reads of A and a read and a write of Anew per point; A's rows are shared.
-    let (touched, distinct, l2) = counters("main_l48");
+    let (touched, distinct, l2, _) = counters("main_l48");
     assert!(distinct > 0 && distinct * 2 < touched, "the stencil's block reuses its rows: {distinct} of {touched}");
     // The rows a block reuses stay in its share of L1; Anew's stored sectors go to L2 as well.
     assert!(distinct < l2 && l2 * 2 < touched, "the L2 cache serves what L1 misses and the stores: {l2} of {touched} ({distinct} distinct)");
@@ -283,4 +285,25 @@ fn the_replay_gives_back_a_runs_predictions_and_follows_a_changed_figure() {
     let copy = kernel(&slow, "main_l56");
     assert_eq!(copy["limited_by"], "L2 cache", "{copy}");
     assert!(copy["mean_predicted_s"].as_f64().unwrap() > 10.0 * kernel(&recorded, "main_l56")["mean_predicted_s"].as_f64().unwrap());
+}
+
+/// A thread per row of a matrix: each warp access asks L2 for a line per thread (one sector
+/// of it), where a coalesced one asks for a few lines of four sectors (the copy above).
+#[test]
+fn a_strided_warp_access_asks_l2_for_a_line_per_sector() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("rows.c");
+    std::fs::write(
+        &file,
+        "#include <stdio.h>\n#include <stdlib.h>\nint main(void) {\n    int n = 256;\n    double *a = malloc(sizeof(double) * n * n), *s = malloc(sizeof(double) * n);\n    \
+         for (int i = 0; i < n * n; i++) a[i] = i % 7;\n    #pragma acc parallel loop copyin(a[0:n*n]) copyout(s[0:n])\n    \
+         for (int i = 0; i < n; i++) {\n        double t = 0;\n        for (int j = 0; j < n; j++) t += a[i * n + j];\n        s[i] = t;\n    }\n    \
+         printf(\"%f\\n\", s[n - 1]);\n    return 0;\n}\n",
+    )
+    .unwrap();
+    let stats = stats_of(&file, &[]);
+    let kernel = stats["kernels"].as_array().unwrap().iter().find(|k| k["last_prediction"].is_object()).unwrap_or_else(|| panic!("no prediction in {stats}"));
+    let c = &kernel["last_prediction"]["counters"];
+    let (sectors, requests) = (count(c, "l2_sectors"), count(c, "l2_requests"));
+    assert!(sectors > 0 && requests * 10 >= sectors * 9, "{requests} requests for {sectors} sectors");
 }

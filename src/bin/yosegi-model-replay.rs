@@ -23,7 +23,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use serde_json::Value;
 use yosegi_rt::runtime::model::{Machine, predict::predict};
-use yosegi_rt::runtime::stats::launch_work_from_json;
+use yosegi_rt::runtime::stats::{counters_json, launch_work_from_json};
 
 #[derive(Parser)]
 #[command(name = "yosegi-model-replay", about = "Re-run the performance model over stored JSON stats")]
@@ -104,7 +104,7 @@ fn replay(args: &Args) -> Result<(), String> {
             last["seconds"] = Value::from(seconds);
             last["launch_s"] = Value::from(p.launch_s + extra);
             last["l2_s"] = Value::from(p.l2_s);
-            last["counters"]["l2_sectors"] = Value::from(work.counters.l2_sectors);
+            last["counters"] = counters_json(&work.counters);
             kernels += 1;
         }
         let target = args.out.join(path.strip_prefix(&args.stats).expect("below the stats folder"));

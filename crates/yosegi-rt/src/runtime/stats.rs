@@ -25,6 +25,11 @@ pub struct DeviceCounters {
     /// written (the L1 cache writes through). Counted only for the performance model's
     /// sampled blocks.
     pub l2_sectors: u64,
+    /// The requests those sectors go to L2 in: per warp access, the distinct 128-byte lines
+    /// among them (a coalesced access asks for a few lines of four sectors, a strided one for
+    /// a line per sector). Counted for the model's sampled blocks, not yet used by the
+    /// prediction (bench/NOTES.md run 27).
+    pub l2_requests: u64,
     /// Elements loaded from global memory (one per active lane per load).
     pub global_loads: u64,
     /// Elements stored to global memory (atomics count as one load and one store).
@@ -66,6 +71,7 @@ impl DeviceCounters {
             global_transactions: scale(self.global_transactions),
             block_sectors: scale(self.block_sectors),
             l2_sectors: scale(self.l2_sectors),
+            l2_requests: scale(self.l2_requests),
             global_loads: scale(self.global_loads),
             global_stores: scale(self.global_stores),
             shared_accesses: scale(self.shared_accesses),
@@ -84,6 +90,7 @@ impl DeviceCounters {
         self.global_transactions += other.global_transactions;
         self.block_sectors += other.block_sectors;
         self.l2_sectors += other.l2_sectors;
+        self.l2_requests += other.l2_requests;
         self.global_loads += other.global_loads;
         self.global_stores += other.global_stores;
         self.shared_accesses += other.shared_accesses;
@@ -676,6 +683,7 @@ pub fn counters_from_json(v: &serde_json::Value) -> DeviceCounters {
         global_transactions: n("global_transactions"),
         block_sectors: n("block_sectors"),
         l2_sectors: n("l2_sectors"),
+        l2_requests: n("l2_requests"),
         global_loads: n("global_loads"),
         global_stores: n("global_stores"),
         shared_accesses: n("shared_accesses"),
@@ -704,11 +712,12 @@ pub fn launch_work_from_json(v: &serde_json::Value) -> Option<crate::runtime::mo
 }
 
 /// A device's counts as JSON (device and compile times in seconds).
-fn counters_json(d: &DeviceCounters) -> serde_json::Value {
+pub fn counters_json(d: &DeviceCounters) -> serde_json::Value {
     serde_json::json!({
         "global_transactions": d.global_transactions,
         "block_sectors": d.block_sectors,
         "l2_sectors": d.l2_sectors,
+        "l2_requests": d.l2_requests,
         "global_loads": d.global_loads,
         "global_stores": d.global_stores,
         "shared_accesses": d.shared_accesses,
@@ -734,6 +743,7 @@ mod tests {
             global_transactions: 1,
             block_sectors: 2,
             l2_sectors: 3,
+            l2_requests: 14,
             global_loads: 4,
             global_stores: 5,
             shared_accesses: 6,

@@ -8,6 +8,9 @@
 /// Bytes of a sector, the unit the L1 cache fills.
 pub const SECTOR_BYTES: u64 = 32;
 
+/// Sectors of a 128-byte line, the unit of a request to L2.
+pub const SECTORS_PER_LINE: u64 = 4;
+
 /// Sectors of a set: the cache is set-associative, as the hardware's is, which keeps a
 /// lookup to a scan of one set (the model samples blocks on the host, on the launch's path).
 const WAYS: usize = 16;

@@ -14,7 +14,7 @@ use crate::ir::{
 use crate::runtime::stats::DeviceCounters;
 use crate::runtime::value::{self, ArithError};
 
-use super::cache::SectorCache;
+use super::cache::{SECTORS_PER_LINE, SectorCache};
 use super::memory::SimBuffer;
 
 /// A kernel fault before the kernel's name is attached.
@@ -840,16 +840,16 @@ impl<'a> BlockState<'a> {
                 seen.extend(s.iter().map(|&sector| (key, sector)));
             }
             // The L1 cache writes through (every sector written goes to L2) and keeps what
-            // reads fetched.
-            if write {
-                if self.l1.is_some() {
-                    self.counters.l2_sectors += distinct as u64;
-                }
-            } else if let Some(l1) = &mut self.l1 {
-                let mut previous = None;
+            // reads fetched. The sectors sent to L2 go as requests of one 128-byte line each.
+            if let Some(l1) = &mut self.l1 {
+                let (mut previous, mut line) = (None, None);
                 for &sector in s.iter() {
-                    if previous != Some(sector) && l1.touch((key, sector)) {
+                    if previous != Some(sector) && (write || l1.touch((key, sector))) {
                         self.counters.l2_sectors += 1;
+                        if line != Some(sector / SECTORS_PER_LINE) {
+                            self.counters.l2_requests += 1;
+                            line = Some(sector / SECTORS_PER_LINE);
+                        }
                     }
                     previous = Some(sector);
                 }
