@@ -27,8 +27,7 @@ pub struct DeviceCounters {
     pub l2_sectors: u64,
     /// The requests those sectors go to L2 in: per warp access, the distinct 128-byte lines
     /// among them (a coalesced access asks for a few lines of four sectors, a strided one for
-    /// a line per sector). Counted for the model's sampled blocks, not yet used by the
-    /// prediction (bench/NOTES.md run 27).
+    /// a line per sector). Counted for the model's sampled blocks; the model's L2 term.
     pub l2_requests: u64,
     /// Elements loaded from global memory (one per active lane per load).
     pub global_loads: u64,

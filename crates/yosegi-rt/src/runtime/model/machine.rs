@@ -56,9 +56,9 @@ pub struct Machine {
     /// Bandwidth of the 32-byte sectors the memory instructions touch when they hit the
     /// caches (a copy over an array that fits in L2, repeated).
     pub cache_bytes_per_s: f64,
-    /// Bandwidth of the L2 cache to the multiprocessors: the sectors reads fetch past the L1
-    /// caches and every sector written (a copy over two arrays that together fit in L2,
-    /// repeated: each sector read once, so none is found in L1).
+    /// Bandwidth of the L2 cache to the multiprocessors in whole 128-byte lines (a copy over
+    /// two arrays that together fit in L2, whose every request, a read past L1 or a write, is a
+    /// whole line): a request costs a line's share of it, whatever sectors of the line it needs.
     pub l2_bytes_per_s: f64,
     pub float_ops_per_s: f64,
     pub double_ops_per_s: f64,
@@ -104,7 +104,7 @@ impl Machine {
             multiprocessor_bandwidth_share: 2.0,
             dram_bytes_per_s: 3.0e12,
             cache_bytes_per_s: 9.0e12,
-            l2_bytes_per_s: 5.0e12,
+            l2_bytes_per_s: 8.0e12,
             float_ops_per_s: 60e12,
             double_ops_per_s: 30e12,
             math_calls_per_s: 4e12,

@@ -3,8 +3,8 @@
 //! A launch costs the launch itself plus the longest of what its work keeps busy: device
 //! memory (the bytes the access analysis says the launch must move, read and written once:
 //! the caches serve the reuse), the caches (32-byte sectors the memory instructions touch),
-//! the L2 cache (the sectors a block's reads fetch past its share of the L1 cache, and every
-//! sector written, since the L1 cache writes through),
+//! the L2 cache (requests for the lines of the sectors a block's reads fetch past its share of
+//! the L1 cache, and of every sector written, since the L1 cache writes through),
 //! arithmetic (float, double and math-function operations; reached only with enough resident
 //! warps; the bandwidths only with enough blocks to keep the multiprocessors busy), shared memory (requests times their bank-conflict degree, over the
 //! multiprocessors the grid occupies), and latency: a thread's accesses one after the other,
@@ -39,6 +39,9 @@ pub const L2_RESIDENT_SHARE: f64 = 0.25;
 /// coalesced warp reading doubles touches 8 bytes of sectors per access; one thread per
 /// sector, 32).
 pub const SCATTERED_BYTES_PER_ACCESS: f64 = 24.0;
+
+/// Bytes of the line a request to the L2 cache asks for.
+pub const L2_LINE_BYTES: u64 = 128;
 
 /// Registers per thread assumed where the compiler has not said.
 pub const DEFAULT_REGISTERS: u32 = 32;
@@ -145,10 +148,12 @@ pub fn predict(machine: &Machine, work: &LaunchWork) -> Prediction {
     let bandwidth_reach = ((work.blocks as f64).min(sms) * machine.multiprocessor_bandwidth_share / sms).clamp(1e-6, 1.0);
     let memory_s = dram_bytes as f64 * ((1.0 - l2_share) / machine.dram_bytes_per_s + l2_share / machine.cache_bytes_per_s) / bandwidth_reach;
     let cache_s = (c.global_transactions * 32) as f64 / (machine.cache_bytes_per_s * bandwidth_reach);
-    // What the L1 caches do not keep: a stencil's neighbours a plane apart, a strided thread's
-    // sectors, every store (bench/NOTES.md run 27: NPB LU's and SP's sweeps whose staged
-    // variant beat the plain one the model had tied with it).
-    let l2_s = (c.l2_sectors * 32) as f64 / (machine.l2_bytes_per_s * bandwidth_reach);
+    // What the L1 caches do not keep (a stencil's neighbours a plane apart, a strided thread's
+    // sectors, every store), in requests of a 128-byte line each: a strided warp access asks
+    // for a line per sector it needs, and pays for each as for a whole line (bench/NOTES.md
+    // run 27: NPB LU's and SP's sweeps whose staged variant beat the plain one the model had
+    // tied with it ran at one rate of requests, not of bytes).
+    let l2_s = (c.l2_requests * L2_LINE_BYTES) as f64 / (machine.l2_bytes_per_s * bandwidth_reach);
     let compute_s = (c.float_ops as f64 / machine.float_ops_per_s
         + c.double_ops as f64 / machine.double_ops_per_s
         + c.math_calls as f64 / machine.math_calls_per_s)

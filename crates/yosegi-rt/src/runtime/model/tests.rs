@@ -180,20 +180,24 @@ fn device_memory_bytes_are_capped_by_the_sectors_touched() {
 }
 
 #[test]
-fn sectors_the_l1_caches_miss_are_served_by_l2() {
+fn a_strided_sweep_pays_l2_a_whole_line_per_sector() {
     let m = machine();
-    // A sweep over 64 MB whose every sector touched misses L1 three times over (neighbours
-    // a plane apart): the L2 cache, not device memory, bounds it.
+    // A sweep over 64 MB whose sectors all miss L1. Strided, each is a request of its own: the
+    // L2 cache, not device memory, bounds it, at a line's cost per request.
     let mut work = streaming(64 << 20, 1 << 15);
-    work.counters.l2_sectors = 3 * work.counters.global_transactions;
+    let sectors = work.counters.global_transactions;
+    work.counters.l2_sectors = sectors;
+    work.counters.l2_requests = sectors;
     let p = predict(&m, &work);
     assert_eq!(p.bound, Bound::L2);
-    let expected = (3 * (64u64 << 20)) as f64 / m.l2_bytes_per_s;
+    let expected = (sectors * 128) as f64 / m.l2_bytes_per_s;
     assert!((p.l2_s - expected).abs() < 1e-12, "{} vs {expected}", p.l2_s);
     assert!((p.seconds - m.launch_s - expected).abs() < 1e-12);
-    // Without them the same sweep is bound by what it moves from device memory.
-    work.counters.l2_sectors = 0;
-    assert_eq!(predict(&m, &work).bound, Bound::Memory);
+    // Coalesced, four sectors a request: a quarter of the L2 time, and device memory bounds it.
+    work.counters.l2_requests = sectors / 4;
+    let p = predict(&m, &work);
+    assert!((p.l2_s - expected / 4.0).abs() < 1e-12);
+    assert_eq!(p.bound, Bound::Memory);
 }
 
 #[test]
