@@ -19,20 +19,24 @@ fn stats_of(file: &std::path::Path, args: &[&str]) -> Value {
     serde_json::from_str(&out.stderr[start..]).unwrap_or_else(|e| panic!("stats are not JSON ({e}):\n{}", out.stderr))
 }
 
+/// [`stats_of`] a program written to a temporary file `name`.
+fn stats_of_source(name: &str, source: &str) -> Value {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join(name);
+    std::fs::write(&file, source).unwrap();
+    stats_of(&file, &[])
+}
+
 fn count(v: &Value, key: &str) -> u64 {
     v[key].as_u64().unwrap_or_else(|| panic!("no {key} in {v}"))
 }
 
 #[test]
 fn a_copy_kernel_is_predicted_from_its_exact_counts_and_sections() {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("scale.c");
-    std::fs::write(
-        &file,
+    let stats = stats_of_source(
+        "scale.c",
         "#include <stdio.h>\n#include <stdlib.h>\nint main(void) {\n  int n = 1 << 16;\n  double *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);\n  for (int i = 0; i < n; i++) a[i] = i;\n  #pragma acc parallel loop copyin(a[0:n]) copyout(b[0:n])\n  for (int i = 0; i < n; i++) b[i] = 2.0 * a[i];\n  printf(\"%.1f\\n\", b[n - 1]);\n  free(a); free(b);\n  return 0;\n}\n",
-    )
-    .unwrap();
-    let stats = stats_of(&file, &[]);
+    );
     let kernels = stats["kernels"].as_array().expect("kernels");
     assert_eq!(kernels.len(), 1, "{stats}");
     let k = &kernels[0];
@@ -291,17 +295,13 @@ fn the_replay_gives_back_a_runs_predictions_and_follows_a_changed_figure() {
 /// of it), where a coalesced one asks for a few lines of four sectors (the copy above).
 #[test]
 fn a_strided_warp_access_asks_l2_for_a_line_per_sector() {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("rows.c");
-    std::fs::write(
-        &file,
+    let stats = stats_of_source(
+        "rows.c",
         "#include <stdio.h>\n#include <stdlib.h>\nint main(void) {\n    int n = 256;\n    double *a = malloc(sizeof(double) * n * n), *s = malloc(sizeof(double) * n);\n    \
          for (int i = 0; i < n * n; i++) a[i] = i % 7;\n    #pragma acc parallel loop copyin(a[0:n*n]) copyout(s[0:n])\n    \
          for (int i = 0; i < n; i++) {\n        double t = 0;\n        for (int j = 0; j < n; j++) t += a[i * n + j];\n        s[i] = t;\n    }\n    \
          printf(\"%f\\n\", s[n - 1]);\n    return 0;\n}\n",
-    )
-    .unwrap();
-    let stats = stats_of(&file, &[]);
+    );
     let kernel = stats["kernels"].as_array().unwrap().iter().find(|k| k["last_prediction"].is_object()).unwrap_or_else(|| panic!("no prediction in {stats}"));
     let c = &kernel["last_prediction"]["counters"];
     let (sectors, requests) = (count(c, "l2_sectors"), count(c, "l2_requests"));
