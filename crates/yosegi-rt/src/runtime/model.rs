@@ -206,12 +206,8 @@ impl Model {
     fn loads_code(&mut self, launch: &Launch, device: usize) -> bool {
         let variants = self.launched.entry((launch.kernel.name.clone(), device)).or_default();
         let constants = crate::runtime::cuda::specialised_constants(launch).unwrap_or_default();
-        if variants.contains(&constants) {
-            return false;
-        }
-        let specialised = variants.iter().filter(|c| !c.is_empty()).count();
-        let variant = if constants.is_empty() || specialised < crate::runtime::cuda::MAX_VARIANTS { constants } else { Vec::new() };
-        variants.insert(variant)
+        let kept = crate::runtime::cuda::keeps_variant(&constants, |c: &Vec<i64>| !c.is_empty(), variants.iter());
+        variants.insert(if kept { constants } else { Vec::new() })
     }
 
     /// [`Model::predict_launch`] without the first launch's cost, and without counting the

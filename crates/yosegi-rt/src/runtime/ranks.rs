@@ -322,7 +322,7 @@ impl Ranks {
             return;
         }
         if self.trace {
-            say(&format!("yosegi: rank {}: broadcast of {} bytes from rank {root}: {}", self.rank, data.len(), what()));
+            say(format_args!("yosegi: rank {}: broadcast of {} bytes from rank {root}: {}", self.rank, data.len(), what()));
         }
         if root == self.rank {
             self.traffic.broadcast_bytes.fetch_add(data.len() as u64, Ordering::Relaxed);
@@ -385,7 +385,7 @@ impl Ranks {
             .collect();
         let mut all = vec![0u8; lens.iter().sum::<u64>() as usize];
         if self.trace {
-            say(&format!("yosegi: rank {}: all-gather of {} bytes: {}", self.rank, all.len(), what()));
+            say(format_args!("yosegi: rank {}: all-gather of {} bytes: {}", self.rank, all.len(), what()));
         }
         // SAFETY: `all` holds every rank's bytes at the offsets given.
         let status = unsafe {
@@ -455,7 +455,7 @@ impl Ranks {
 
     fn send_from(&self, data: *const c_void, len: u64, to: usize, what: impl FnOnce() -> String) {
         if self.trace {
-            say(&format!("yosegi: rank {}: {len} bytes to rank {to}", self.rank));
+            say(format_args!("yosegi: rank {}: {len} bytes to rank {to}", self.rank));
         }
         self.count_sent(len);
         // SAFETY: the callers pass memory valid for `len` bytes (host, or device memory for a
@@ -466,7 +466,7 @@ impl Ranks {
 
     fn receive_into(&self, data: *mut c_void, len: u64, from: usize, what: impl FnOnce() -> String) {
         if self.trace {
-            say(&format!("yosegi: rank {}: {len} bytes from rank {from}", self.rank));
+            say(format_args!("yosegi: rank {}: {len} bytes from rank {from}", self.rank));
         }
         self.count_received(len);
         // SAFETY: as in `send_from`.
@@ -509,7 +509,7 @@ impl Ranks {
 
     /// Ends every rank of the job, after this rank says why.
     pub fn end_job(&self, why: &str, status: i32) -> ! {
-        say(&format!("yosegi: rank {} of {}: {why}; ending the job", self.rank, self.size));
+        say(format_args!("yosegi: rank {} of {}: {why}; ending the job", self.rank, self.size));
         self.abort(status)
     }
 
@@ -609,7 +609,7 @@ fn redirect(path: &Path, flags: c_int, fd: c_int) -> Result<(), String> {
 /// Writes one line to standard error in a single write. `eprintln!` writes a formatted line in
 /// pieces, and the launcher that forwards every rank's standard error (or its abort banner, when
 /// a rank ends the job) can land between two pieces, cutting the line a user or a script reads.
-fn say(line: &str) {
+fn say(line: std::fmt::Arguments) {
     use std::io::Write;
     let _ = std::io::stderr().lock().write_all(format!("{line}\n").as_bytes());
 }

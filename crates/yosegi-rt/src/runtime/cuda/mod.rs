@@ -772,19 +772,25 @@ pub fn specialised_constants(launch: &Launch) -> Option<Vec<i64>> {
 /// `wanted`, unless the policy is generic-only, or `wanted` is a new specialised variant of a
 /// kernel that already has [`MAX_VARIANTS`] of them: then the generic kernel.
 fn choose_variant<'k>(wanted: VariantKey, policy: VariantPolicy, compiled: impl Iterator<Item = &'k VariantKey>) -> VariantKey {
-    if policy == VariantPolicy::GenericOnly {
-        return VariantKey::generic(wanted.symbol);
-    }
+    let kept = policy != VariantPolicy::GenericOnly && keeps_variant(&wanted, |k| k.symbol == wanted.symbol && !k.is_generic(), compiled);
+    if kept { wanted } else { VariantKey::generic(wanted.symbol) }
+}
+
+/// Whether a launch gets the variant it wants (`wanted`) rather than its kernel's generic one,
+/// given the kernel's variants compiled so far: yes when `wanted` is among them or generic, or
+/// while fewer than [`MAX_VARIANTS`] of them are specialised (`is_specialised`). The device
+/// chooses so, and the performance model mirrors it to count first launches.
+pub fn keeps_variant<'k, K: PartialEq + 'k>(wanted: &K, is_specialised: impl Fn(&K) -> bool, compiled: impl IntoIterator<Item = &'k K>) -> bool {
     let mut specialised = 0;
     for k in compiled {
-        if *k == wanted {
-            return wanted;
+        if k == wanted {
+            return true;
         }
-        if k.symbol == wanted.symbol && !k.is_generic() {
+        if is_specialised(k) {
             specialised += 1;
         }
     }
-    if wanted.is_generic() || specialised < MAX_VARIANTS { wanted } else { VariantKey::generic(wanted.symbol) }
+    !is_specialised(wanted) || specialised < MAX_VARIANTS
 }
 
 /// `Bits32` when 32-bit indexing is exact for a launch: its threads (the product over axes of

@@ -307,19 +307,39 @@ fn a_split_launch_waits_for_its_slowest_part_and_the_exchange() {
     assert_eq!(predict_parts(&m, &whole, &[half], 0), whole.seconds);
 }
 
-#[test]
-fn the_first_launch_of_a_kernel_pays_for_loading_it() {
+/// A module holding [`multiply_add`] alone.
+fn multiply_add_module() -> Module {
     let mut module = Module::default();
     module.grid_kernels.append(multiply_add());
+    module
+}
+
+/// Three host arrays of `n` floats, zeroed: [`multiply_add`]'s, for allocations 0, 1 and 2.
+fn zeroed_arrays(n: usize) -> Vec<Vec<u8>> {
+    (0..3).map(|_| vec![0u8; 4 * n]).collect()
+}
+
+/// Read-only views of `host`'s arrays, allocation `k` viewing array `k`, as the model samples.
+fn views_of(host: &[Vec<u8>]) -> impl Fn(DeviceAlloc) -> Option<Arc<SimBuffer>> + '_ {
+    // SAFETY: the views borrow `host`, which outlives them.
+    |alloc: DeviceAlloc| host.get(alloc.0 as usize).map(|a| Arc::new(unsafe { SimBuffer::host_view(a.as_ptr(), a.len()) }))
+}
+
+/// [`multiply_add`]'s params for `n` points, its three arrays in allocations 0, 1 and 2.
+fn multiply_add_params(n: usize) -> Vec<DeviceParam> {
+    std::iter::once(DeviceParam::Value(ParamValue::Int(n as i64)))
+        .chain((0..3).map(|k| DeviceParam::Array { alloc: DeviceAlloc(k), offset: 0 }))
+        .collect()
+}
+
+#[test]
+fn the_first_launch_of_a_kernel_pays_for_loading_it() {
+    let module = multiply_add_module();
     let kernel = &module.grid_kernels[crate::ir::Handle::new(0)];
     let n = 4 * 128;
-    let host: Vec<Vec<u8>> = (0..3).map(|_| vec![0u8; 4 * n]).collect();
-    let params = std::iter::once(DeviceParam::Value(ParamValue::Int(n as i64)))
-        .chain((0..3).map(|k| DeviceParam::Array { alloc: DeviceAlloc(k), offset: 0 }))
-        .collect();
-    let launch = Launch::new(&module, kernel, params);
-    // SAFETY: `host` outlives the model's use of the views.
-    let view_of = |alloc: DeviceAlloc| Some(Arc::new(unsafe { SimBuffer::host_view(host[alloc.0 as usize].as_ptr(), 4 * n) }));
+    let host = zeroed_arrays(n);
+    let launch = Launch::new(&module, kernel, multiply_add_params(n));
+    let view_of = views_of(&host);
     let at = |device: usize, dram_bytes: u64| super::Placement { device, device_name: "sim", multiprocessors: 0, dram_bytes, host_view_of: &view_of, touches_upload: false };
     let mut model = Model::new(vec![machine()]);
     let first = model.predict_launch(&launch, &at(0, 3 * 4 * n as u64)).expect("predicted");
@@ -335,19 +355,11 @@ fn the_first_launch_of_a_kernel_pays_for_loading_it() {
 /// code: the model charges the first launch per variant, not once per kernel.
 #[test]
 fn each_compiled_variant_pays_its_first_launch() {
-    let mut module = Module::default();
-    module.grid_kernels.append(multiply_add());
+    let module = multiply_add_module();
     let kernel = &module.grid_kernels[crate::ir::Handle::new(0)];
-    let most = 4 * 128;
-    let host: Vec<Vec<u8>> = (0..3).map(|_| vec![0u8; 4 * most]).collect();
-    // SAFETY: `host` outlives the model's use of the views.
-    let view_of = |alloc: DeviceAlloc| Some(Arc::new(unsafe { SimBuffer::host_view(host[alloc.0 as usize].as_ptr(), 4 * most) }));
-    let launch_of = |n: usize| {
-        let params = std::iter::once(DeviceParam::Value(ParamValue::Int(n as i64)))
-            .chain((0..3).map(|k| DeviceParam::Array { alloc: DeviceAlloc(k), offset: 0 }))
-            .collect();
-        Launch::new(&module, kernel, params)
-    };
+    let host = zeroed_arrays(4 * 128);
+    let view_of = views_of(&host);
+    let launch_of = |n: usize| Launch::new(&module, kernel, multiply_add_params(n));
     assert!(!launch_of(8).specialisable.is_empty(), "n specialises the kernel");
     let at = super::Placement { device: 0, device_name: "sim", multiprocessors: 0, dram_bytes: 0, host_view_of: &view_of, touches_upload: false };
     let mut model = Model::new(vec![machine()]);

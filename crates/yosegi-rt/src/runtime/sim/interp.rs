@@ -834,7 +834,15 @@ impl<'a> BlockState<'a> {
             if !s.windows(2).all(|w| w[0] <= w[1]) {
                 s.sort_unstable();
             }
-            let distinct = 1 + s.windows(2).filter(|w| w[0] != w[1]).count();
+            // The distinct sectors, in order, to the front.
+            let mut distinct = 1;
+            for k in 1..s.len() {
+                if s[k] != s[distinct - 1] {
+                    s[distinct] = s[k];
+                    distinct += 1;
+                }
+            }
+            let s = &s[..distinct];
             self.counters.global_transactions += distinct as u64;
             if let Some(seen) = &mut self.block_sectors {
                 seen.extend(s.iter().map(|&sector| (key, sector)));
@@ -842,16 +850,15 @@ impl<'a> BlockState<'a> {
             // The L1 cache writes through (every sector written goes to L2) and keeps what
             // reads fetched. The sectors sent to L2 go as requests of one 128-byte line each.
             if let Some(l1) = &mut self.l1 {
-                let (mut previous, mut line) = (None, None);
-                for &sector in s.iter() {
-                    if previous != Some(sector) && (write || l1.touch((key, sector))) {
+                let mut line = None;
+                for &sector in s {
+                    if write || l1.touch((key, sector)) {
                         self.counters.l2_sectors += 1;
                         if line != Some(sector / SECTORS_PER_LINE) {
                             self.counters.l2_requests += 1;
                             line = Some(sector / SECTORS_PER_LINE);
                         }
                     }
-                    previous = Some(sector);
                 }
             }
         }
