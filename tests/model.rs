@@ -307,3 +307,55 @@ fn a_strided_warp_access_asks_l2_for_a_line_per_sector() {
     let (sectors, requests) = (count(c, "l2_sectors"), count(c, "l2_requests"));
     assert!(sectors > 0 && requests * 10 >= sectors * 9, "{requests} requests for {sectors} sectors");
 }
+
+/// Column sums of an `m` x `n` array into `y`, the kernel's loop over `k` adding to `y[i]`;
+/// `main` runs it on `x` and `y` (apart) and, when `shared` is set, also on two parts of one
+/// array, so that the loop's loads may reach the element it adds to.
+fn column_sums_source(shared: bool) -> String {
+    let second = if shared {
+        "  double *z = calloc((size_t)n * (m + 1), sizeof *z);\n  for (int j = 0; j < n * m; j++) z[j] = j % 3;\n  #pragma acc data copy(z[0:n*(m+1)])\n  column_sums(n, m, z, z + (size_t)n * m);\n  s = 0;\n  for (int i = 0; i < n; i++) s += z[(size_t)n * m + i];\n  printf(\"%.1f\\n\", s);\n  free(z);\n"
+    } else {
+        ""
+    };
+    format!(
+        "#include <stdio.h>\n#include <stdlib.h>\nstatic void column_sums(int n, int m, const double *x, double *y) {{\n  #pragma acc parallel loop present(x[0:n*m], y[0:n])\n  for (int i = 0; i < n; i++)\n    for (int k = 0; k < m; k++) y[i] += x[k * n + i];\n}}\nint main(void) {{\n  int n = 4096, m = 16;\n  double *x = malloc((size_t)n * m * sizeof *x), *y = calloc(n, sizeof *y);\n  for (int j = 0; j < n * m; j++) x[j] = j % 5;\n  #pragma acc data copyin(x[0:n*m]) copy(y[0:n])\n  column_sums(n, m, x, y);\n  double s = 0;\n  for (int i = 0; i < n; i++) s += y[i];\n  printf(\"%.1f\\n\", s);\n{second}  free(x); free(y);\n  return 0;\n}}\n"
+    )
+}
+
+#[test]
+fn an_accumulator_the_gpu_keeps_in_a_register_is_counted_once_a_loop() {
+    // `y[i] += x[k * n + i]` over k: with x and y apart, the CUDA C declares both restrict and
+    // the compiler loads y[i] before the loop and stores it after; the simulator and the
+    // model count that, not the C's load and store every iteration.
+    let (n, m) = (4096u64, 16u64);
+    let stats = stats_of_source("column_sums.c", &column_sums_source(false));
+    let k = &stats["kernels"][0];
+    for counters in [&k["counters"], &k["predicted_counters"]] {
+        assert_eq!(count(counters, "global_loads"), n * m + n, "{k}");
+        assert_eq!(count(counters, "global_stores"), n, "{k}");
+        // x's warp reads of 32 doubles are 8 sectors; y's load and store are 8 each.
+        assert_eq!(count(counters, "global_transactions"), (n * m + 2 * n) / 4, "{k}");
+    }
+}
+
+#[test]
+fn an_accumulator_the_loops_loads_may_reach_is_counted_every_iteration() {
+    // The second call binds x and y to one array, which `y` is written through: no restrict,
+    // and the compiler must load and store y[i] every iteration.
+    let (n, m) = (4096u64, 16u64);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("column_sums.c");
+    std::fs::write(&file, column_sums_source(true)).unwrap();
+    let mut cmd = yosegi();
+    cmd.args(["run", "--device", "sim", "--stats=json", "-w"]).arg(&file);
+    let out = run(cmd, Input::Nothing);
+    assert_eq!(out.code(), Some(0), "{}", out.describe());
+    // gcc's answers for the two calls.
+    assert_eq!(out.stdout, "131070.0\n65535.0\n");
+    let start = out.stderr.find("{\n").expect("JSON stats");
+    let stats: Value = serde_json::from_str(&out.stderr[start..]).unwrap();
+    let c = &stats["kernels"][0]["counters"];
+    // The first launch as above, the second with two loads and a store every iteration.
+    assert_eq!(count(c, "global_loads"), (n * m + n) + 2 * n * m, "{c}");
+    assert_eq!(count(c, "global_stores"), n + n * m, "{c}");
+}

@@ -8,6 +8,7 @@ pub mod carried;
 pub mod dependence;
 pub mod footprint;
 pub mod linear_system;
+pub mod promotion;
 pub mod races;
 pub mod split;
 pub mod uniform;

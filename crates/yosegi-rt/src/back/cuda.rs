@@ -108,6 +108,17 @@ pub fn param_aliasing(kernel: &GridKernel, allocations: &[Option<u64>]) -> Param
     ParamAliasing::Disjoint
 }
 
+/// Whether the CUDA C declares an array param of `kind` `__restrict__`: only where the program
+/// or the launch promised it (`aliasing`), since two params may name the same array (`a` and
+/// `a + 1`) and restrict would let the compiler keep stale values. Row tables never: two rows
+/// may be one array.
+pub fn writes_restrict(kind: &ParamKind, aliasing: ParamAliasing) -> bool {
+    match kind {
+        ParamKind::Array { restrict, .. } => *restrict || aliasing == ParamAliasing::Disjoint,
+        _ => false,
+    }
+}
+
 /// CUDA C for one grid kernel: the helpers and device functions it needs, then the kernel.
 pub fn grid_kernel_cuda(module: &Module, kernel: &GridKernel) -> String {
     grid_kernel_cuda_with(module, kernel, &CudaOptions::GENERIC)
@@ -578,16 +589,12 @@ impl<'a> Writer<'a> {
             let name = param_name(kernel, k as u32);
             params.push(match &p.kind {
                 ParamKind::Scalar(ty) => format!("{} {}", cuda_type(*ty), name),
-                ParamKind::Array { elem, restrict, read_only, .. } => {
+                ParamKind::Array { elem, read_only, .. } => {
                     if *elem == ScalarType::F80 {
                         self.helpers.insert(Helper::LongDouble);
                     }
                     let constness = if *read_only || !written.contains(&(k as u32)) { "const " } else { "" };
-                    // `__restrict__` only where the program or the launch promised it: two
-                    // params may name the same array (`a` and `a + 1`), and restrict would let
-                    // the compiler keep stale values.
-                    let restrict =
-                        if *restrict || self.aliasing == ParamAliasing::Disjoint { "__restrict__ " } else { "" };
+                    let restrict = if writes_restrict(&p.kind, self.aliasing) { "__restrict__ " } else { "" };
                     format!("{constness}{} *{restrict}{name}", cuda_type(*elem))
                 }
                 // The device table of the rows' device addresses; the kernel never writes the

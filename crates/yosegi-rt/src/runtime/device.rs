@@ -4,7 +4,7 @@
 
 use std::borrow::Cow;
 
-use crate::back::cuda::specialisable_params;
+use crate::back::cuda::{ParamAliasing, param_aliasing, specialisable_params, writes_restrict};
 use crate::diag::Span;
 use crate::ir::{GridKernel, Module, ParamValue};
 
@@ -41,6 +41,24 @@ impl<'a> Launch<'a> {
     /// A launch that works out `specialisable` itself.
     pub fn new(module: &'a Module, kernel: &'a GridKernel, params: Vec<DeviceParam>) -> Launch<'a> {
         Launch { module, kernel, params, specialisable: Cow::Owned(specialisable_params(kernel)) }
+    }
+
+    /// What the launch's bindings promise about its array params (`back::cuda::param_aliasing`;
+    /// never anything for a kernel that reaches memory at computed addresses, also in a device
+    /// function).
+    pub fn aliasing(&self) -> ParamAliasing {
+        if self.module.reaches_addresses(&self.kernel.body) {
+            return ParamAliasing::Unknown;
+        }
+        let allocations: Vec<Option<u64>> =
+            self.params.iter().map(|p| if let DeviceParam::Array { alloc, .. } = p { Some(alloc.0) } else { None }).collect();
+        param_aliasing(self.kernel, &allocations)
+    }
+
+    /// Per param of the kernel, whether the CUDA C of this launch declares it `__restrict__`.
+    pub fn restrict_params(&self) -> Vec<bool> {
+        let aliasing = self.aliasing();
+        self.kernel.params.iter().map(|p| writes_restrict(&p.kind, aliasing)).collect()
     }
 }
 

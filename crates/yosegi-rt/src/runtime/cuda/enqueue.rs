@@ -70,10 +70,7 @@ impl CudaDevice {
         }
 
         let width = self.index_width_for(kernel, &launch.params, grid, block);
-        let allocations: Vec<Option<u64>> =
-            launch.params.iter().map(|p| if let DeviceParam::Array { alloc, .. } = p { Some(alloc.0) } else { None }).collect();
-        // A computed address may point into any param's memory, also in a device function.
-        let aliasing = if launch.module.reaches_addresses(&kernel.body) { ParamAliasing::Unknown } else { param_aliasing(kernel, &allocations) };
+        let aliasing = launch.aliasing();
         let key = self.variant_for(launch, width, aliasing);
         let jit_started = Instant::now();
         let (function, origin) = self.function(launch.module, kernel, key.clone(), &values)?;

@@ -52,7 +52,7 @@ use cudarc::driver::sys;
 
 use crate::analysis::uniform::eval_uniform;
 use crate::back::cuda::{
-    CudaOptions, IndexWidth, ParamAliasing, grid_kernel_cuda_with, kernel_symbol, param_aliasing,
+    CudaOptions, IndexWidth, ParamAliasing, grid_kernel_cuda_with, kernel_symbol,
 };
 use crate::ir::{GridKernel, GridReduction, ParamKind, ParamValue, ReductionOp, ScalarType};
 use crate::runtime::device::{

@@ -7,6 +7,7 @@
 
 use std::sync::Arc;
 
+use crate::analysis::promotion::Promoted;
 use crate::diag::Span;
 use crate::ir::{
     ArrayRef, AtomicOp, BinaryOp, Body, Expr, ExprKind, GridKernel, Handle, LocalKind, Module, ScalarType, Stmt,
@@ -57,6 +58,9 @@ pub struct LaunchCtx<'a> {
     pub partials: Vec<Arc<SimBuffer>>,
     pub block_dim: [u32; 3],
     pub grid_dim: [u64; 3],
+    /// The params the kernel's loops keep in registers on the GPU (`analysis::promotion`),
+    /// counted once a loop entry.
+    pub promoted: Promoted,
 }
 
 /// What one block hands back.
@@ -107,6 +111,16 @@ pub struct BlockState<'a> {
     /// For the sampled blocks: the block's share of the L1 cache, for
     /// `DeviceCounters::l2_sectors`.
     l1: Option<SectorCache>,
+    /// The promoted params of the loops being run, outermost first.
+    promotions: Vec<PromotionFrame>,
+}
+
+/// A param a running loop keeps in a register: which lanes have loaded and stored its element
+/// since the loop began (only those accesses are counted).
+struct PromotionFrame {
+    param: u32,
+    loaded: Vec<bool>,
+    stored: Vec<bool>,
 }
 
 /// Keys of the memory `count_global` counts besides params (whose key is their index): rows
@@ -153,6 +167,29 @@ fn active_lanes(mask: &[bool]) -> u64 {
     mask.iter().filter(|&&m| m).count() as u64
 }
 
+impl BlockState<'_> {
+    /// The lanes of `mask` whose access to `array` the GPU makes: all of them, unless a running
+    /// loop keeps the param in a register, where only a lane's first load (or store) of it in
+    /// the loop counts (the load before the loop, the store after it).
+    fn counted_lanes(&mut self, array: ArrayRef, mask: &[bool], write: bool) -> Option<Vec<bool>> {
+        let ArrayRef::Param(p) = array else { return None };
+        let frame = self.promotions.iter_mut().find(|f| f.param == p)?;
+        let mut counted = vec![false; mask.len()];
+        for lane in 0..mask.len() {
+            let done = if write { frame.stored[lane] } else { frame.loaded[lane] };
+            if mask[lane] && !done {
+                counted[lane] = true;
+            }
+            if mask[lane] {
+                // A load after the lane's store reads the register too.
+                frame.loaded[lane] = true;
+                frame.stored[lane] |= write;
+            }
+        }
+        Some(counted)
+    }
+}
+
 impl<'a> BlockState<'a> {
     pub fn new(ctx: &'a LaunchCtx<'a>) -> BlockState<'a> {
         let lanes = (ctx.block_dim[0] * ctx.block_dim[1] * ctx.block_dim[2]) as usize;
@@ -188,6 +225,7 @@ impl<'a> BlockState<'a> {
             budget_per_block: u64::MAX,
             block_sectors: None,
             l1: None,
+            promotions: Vec::new(),
         }
     }
 
@@ -954,10 +992,12 @@ impl<'a> BlockState<'a> {
                 for lane in 0..lanes {
                     if mask[lane] {
                         out[lane] = load_element(self.lane_buffer(array, lane), at[lane] as usize, elem);
-                        self.counters.global_loads += 1;
                     }
                 }
-                self.count_param_access(array, &at, mask, size as u64, false);
+                let counted = self.counted_lanes(array, mask, false);
+                let counted = counted.as_deref().unwrap_or(mask);
+                self.counters.global_loads += active_lanes(counted);
+                self.count_param_access(array, &at, counted, size as u64, false);
             }
             ArrayRef::Shared(s) => {
                 let data = &self.shared[s as usize];
@@ -1011,10 +1051,12 @@ impl<'a> BlockState<'a> {
                 for lane in 0..lanes {
                     if mask[lane] {
                         store_element(self.lane_buffer(array, lane), at[lane] as usize, elem, conv(v[lane]));
-                        self.counters.global_stores += 1;
                     }
                 }
-                self.count_param_access(array, &at, mask, size as u64, true);
+                let counted = self.counted_lanes(array, mask, true);
+                let counted = counted.as_deref().unwrap_or(mask);
+                self.counters.global_stores += active_lanes(counted);
+                self.count_param_access(array, &at, counted, size as u64, true);
             }
             ArrayRef::Shared(s) => {
                 let data = &mut self.shared[s as usize];
@@ -1186,6 +1228,10 @@ impl<'a> BlockState<'a> {
                     self.loop_test(body, frame, *c, &mut active, &mut exited)?;
                 }
                 frame.loops.push(LoopFrame { broke: vec![false; lanes], continued: vec![false; lanes] });
+                let promoted = self.ctx.promoted.of(stmt);
+                for &param in promoted {
+                    self.promotions.push(PromotionFrame { param, loaded: vec![false; lanes], stored: vec![false; lanes] });
+                }
                 let result = (|| {
                     while any(&active) {
                         frame.loops.last_mut().expect("pushed").continued.fill(false);
@@ -1202,6 +1248,7 @@ impl<'a> BlockState<'a> {
                     Ok(())
                 })();
                 let lf = frame.loops.pop().expect("pushed");
+                self.promotions.truncate(self.promotions.len() - promoted.len());
                 result?;
                 for lane in 0..lanes {
                     mask[lane] = exited[lane] || lf.broke[lane];

@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
+use crate::analysis::promotion::promoted_params;
 use crate::ir::{ParamKind, ScalarType};
 use crate::runtime::device::{Device, DeviceAlloc, DeviceDescription, DeviceParam, KernelFault, Launch, LaunchOutcome};
 use crate::runtime::launch_shape;
@@ -309,6 +310,7 @@ pub fn launch_context<'a>(
         partials: Vec::new(),
         block_dim: kernel.launch.block,
         grid_dim: [1, 1, 1],
+        promoted: promoted_params(kernel, &launch.restrict_params()),
     };
     // Launch-time uniform values: array dimensions and the grid size.
     let (dims, grid) = {
