@@ -75,7 +75,7 @@ fn sampled_counts_agree_with_the_simulator_on_the_examples() {
         for k in stats["kernels"].as_array().expect("kernels") {
             let name = k["name"].as_str().unwrap();
             assert_eq!(count(k, "predicted_launches"), count(k, "launches"), "{file} {name}: every launch is predicted");
-            for key in ["global_transactions", "global_loads", "global_stores", "shared_accesses", "bank_conflict_degree_sum", "double_ops", "float_ops", "barriers"] {
+            for key in ["global_transactions", "global_loads", "global_stores", "shared_accesses", "bank_conflict_degree_sum", "shared_wavefronts", "double_ops", "float_ops", "barriers"] {
                 let measured = count(&k["counters"], key) as f64;
                 let predicted = count(&k["predicted_counters"], key) as f64;
                 let error = (predicted - measured).abs() / measured.max(1.0);

@@ -39,6 +39,10 @@ pub struct DeviceCounters {
     pub bank_conflict_degree_sum: u64,
     /// The worst conflict degree seen.
     pub bank_conflict_max_degree: u64,
+    /// The passes shared memory makes to serve the warp requests, summed: per request, the
+    /// most distinct 4-byte words any bank holds among all the lanes' elements (32 consecutive
+    /// doubles are two passes, though no half-warp conflicts; a broadcast is one).
+    pub shared_wavefronts: u64,
     /// Barriers executed, counted once per block.
     pub barriers: u64,
     /// Floating-point arithmetic operations (`+ - * /` and comparisons) per active lane, on
@@ -76,6 +80,7 @@ impl DeviceCounters {
             shared_accesses: scale(self.shared_accesses),
             bank_conflict_degree_sum: scale(self.bank_conflict_degree_sum),
             bank_conflict_max_degree: self.bank_conflict_max_degree,
+            shared_wavefronts: scale(self.shared_wavefronts),
             barriers: scale(self.barriers),
             float_ops: scale(self.float_ops),
             double_ops: scale(self.double_ops),
@@ -95,6 +100,7 @@ impl DeviceCounters {
         self.shared_accesses += other.shared_accesses;
         self.bank_conflict_degree_sum += other.bank_conflict_degree_sum;
         self.bank_conflict_max_degree = self.bank_conflict_max_degree.max(other.bank_conflict_max_degree);
+        self.shared_wavefronts += other.shared_wavefronts;
         self.barriers += other.barriers;
         self.float_ops += other.float_ops;
         self.double_ops += other.double_ops;
@@ -688,6 +694,7 @@ pub fn counters_from_json(v: &serde_json::Value) -> DeviceCounters {
         shared_accesses: n("shared_accesses"),
         bank_conflict_degree_sum: n("bank_conflict_degree_sum"),
         bank_conflict_max_degree: n("bank_conflict_max_degree"),
+        shared_wavefronts: n("shared_wavefronts"),
         barriers: n("barriers"),
         float_ops: n("float_ops"),
         double_ops: n("double_ops"),
@@ -722,6 +729,7 @@ pub fn counters_json(d: &DeviceCounters) -> serde_json::Value {
         "shared_accesses": d.shared_accesses,
         "bank_conflict_degree_sum": d.bank_conflict_degree_sum,
         "bank_conflict_max_degree": d.bank_conflict_max_degree,
+        "shared_wavefronts": d.shared_wavefronts,
         "barriers": d.barriers,
         "float_ops": d.float_ops,
         "double_ops": d.double_ops,
@@ -748,6 +756,7 @@ mod tests {
             shared_accesses: 6,
             bank_conflict_degree_sum: 7,
             bank_conflict_max_degree: 8,
+            shared_wavefronts: 15,
             barriers: 9,
             float_ops: 10,
             double_ops: 11,

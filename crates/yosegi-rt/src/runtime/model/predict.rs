@@ -6,7 +6,7 @@
 //! the L2 cache (requests for the lines of the sectors a block's reads fetch past its share of
 //! the L1 cache, and of every sector written, since the L1 cache writes through),
 //! arithmetic (float, double and math-function operations; reached only with enough resident
-//! warps; the bandwidths only with enough blocks to keep the multiprocessors busy), shared memory (requests times their bank-conflict degree, over the
+//! warps; the bandwidths only with enough blocks to keep the multiprocessors busy), shared memory (passes over the banks: per warp request, the most distinct words one bank gives, over the
 //! multiprocessors the grid occupies), and latency: a thread's accesses one after the other,
 //! global and shared, wave after wave, which bounds kernels whose grid is too small to hide memory latency
 //! behind other warps (a thread per row of a matrix), with a few independent accesses of a
@@ -158,7 +158,9 @@ pub fn predict(machine: &Machine, work: &LaunchWork) -> Prediction {
         + c.double_ops as f64 / machine.double_ops_per_s
         + c.math_calls as f64 / machine.math_calls_per_s)
         / compute_reach;
-    let shared_requests = c.bank_conflict_degree_sum.max(c.shared_accesses);
+    // Passes over the banks (the calibration's requests are one pass each); stats written
+    // before passes were counted give the conflict degrees instead.
+    let shared_requests = if c.shared_wavefronts > 0 { c.shared_wavefronts } else { c.bank_conflict_degree_sum.max(c.shared_accesses) };
     let shared_s = shared_requests as f64 / (machine.shared_requests_per_s * sm_reach);
     let threads = (work.blocks * work.threads_per_block.max(1) as u64).max(1) as f64;
     let waves = (work.blocks as f64 / (sms * per_sm as f64)).ceil();

@@ -89,6 +89,7 @@ fn assert_same_counts(simulated: &DeviceCounters, sampled: &DeviceCounters) {
     assert_eq!(sampled.shared_accesses, simulated.shared_accesses, "shared requests");
     assert_eq!(sampled.bank_conflict_degree_sum, simulated.bank_conflict_degree_sum, "conflict degrees");
     assert_eq!(sampled.bank_conflict_max_degree, simulated.bank_conflict_max_degree, "worst conflict");
+    assert_eq!(sampled.shared_wavefronts, simulated.shared_wavefronts, "shared passes");
     assert_eq!(sampled.barriers, simulated.barriers, "barriers");
 }
 
@@ -282,6 +283,18 @@ fn bank_conflicts_cost_shared_memory_time() {
     let conflicted = predict(&m, &work);
     assert!((conflicted.shared_s / free - 32.0).abs() < 1e-9);
     assert_eq!(conflicted.bound, Bound::Shared);
+}
+
+#[test]
+fn shared_memory_time_follows_the_passes_over_the_banks() {
+    // Rows of doubles: no conflict, but two passes a request.
+    let m = machine();
+    let mut work = streaming(1 << 10, 4096);
+    work.counters.shared_accesses = 1 << 24;
+    work.counters.bank_conflict_degree_sum = 1 << 24;
+    let by_degree = predict(&m, &work).shared_s;
+    work.counters.shared_wavefronts = 2 << 24;
+    assert!((predict(&m, &work).shared_s / by_degree - 2.0).abs() < 1e-9);
 }
 
 #[test]

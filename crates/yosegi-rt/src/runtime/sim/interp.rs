@@ -921,14 +921,19 @@ impl<'a> BlockState<'a> {
             if !active {
                 continue;
             }
+            // What the access costs: one pass per distinct word a bank must give, over the
+            // whole warp (a phase's 128 bytes are also a pass's).
+            let wavefronts = Self::phase_degree(warp_elems, warp_mask, elem_size).unwrap_or(1);
+            self.counters.shared_wavefronts += wavefronts;
             self.counters.shared_accesses += 1;
             self.counters.bank_conflict_degree_sum += degree;
             self.counters.bank_conflict_max_degree = self.counters.bank_conflict_max_degree.max(degree);
         }
     }
 
-    /// The bank-conflict degree of one phase of a shared access (32 banks of 4-byte words):
-    /// the most distinct words requested from one bank. `None` when no lane is active.
+    /// The bank-conflict degree of the lanes given (a phase of a shared access, or a whole
+    /// warp's), 32 banks of 4-byte words: the most distinct words requested from one bank.
+    /// `None` when no lane is active.
     fn phase_degree(elements: &[u64], mask: &[bool], elem_size: u64) -> Option<u64> {
         let mut words = [0u64; 128];
         let mut count = 0;

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::diag::Span;
-use crate::ir::{ArrayRef, AtomicOp, BinaryOp, GridKernel, Module, ParamValue, ScalarType, Stmt};
+use crate::ir::{ArrayRef, AtomicOp, BinaryOp, Expr, GridKernel, Handle, Module, ParamValue, ScalarType, Stmt};
 use crate::runtime::testing::{GridBuilder, f32_bytes, f32_values, i32_values};
 
 enum Arg {
@@ -247,6 +247,33 @@ fn column_store_degree(columns: u32) -> (u64, u64) {
 fn bank_conflicts_of_column_accesses() {
     assert_eq!(column_store_degree(32), (32, 1));
     assert_eq!(column_store_degree(33), (1, 1));
+}
+
+/// (conflict degree, passes) of one warp's store `s[row(t)][col(t)] = 1` on `double s[32][32]`.
+fn double_store_passes(row: impl Fn(&mut GridBuilder, Handle<Expr>) -> Handle<Expr>, col: impl Fn(&mut GridBuilder, Handle<Expr>) -> Handle<Expr>) -> (u64, u64) {
+    let mut g = GridBuilder::new("passes", [32, 1, 1]);
+    let s = g.shared("s", ScalarType::F64, &[32, 32]);
+    let t = g.tid();
+    let r = row(&mut g, t);
+    let c = col(&mut g, t);
+    let one = g.float(1.0, ScalarType::F64);
+    let st = g.store(ArrayRef::Shared(s), &[r, c], one);
+    let (_, outcome) = run(g.finish(vec![st]), vec![]);
+    let counters = outcome.expect("no fault").counters;
+    assert_eq!(counters.shared_accesses, 1);
+    (counters.bank_conflict_max_degree, counters.shared_wavefronts)
+}
+
+#[test]
+fn a_warps_doubles_take_a_pass_per_128_bytes_and_a_broadcast_one() {
+    let zero = |g: &mut GridBuilder, _: Handle<Expr>| g.int(0);
+    let same = |_: &mut GridBuilder, t: Handle<Expr>| t;
+    // A row: 256 bytes, no half-warp conflict, two passes.
+    assert_eq!(double_store_passes(zero, same), (1, 2));
+    // One element for every lane: one pass.
+    assert_eq!(double_store_passes(zero, zero), (1, 1));
+    // A column of 32 doubles a row apart (256 bytes): every lane in banks 0 and 1.
+    assert_eq!(double_store_passes(same, zero), (16, 32));
 }
 
 #[test]
