@@ -74,6 +74,7 @@ fn replay(args: &Args) -> Result<(), String> {
     let (mut files, mut kernels, mut recounted) = (0, 0, 0);
     for (path, mut stats) in stats_files(&args.stats)? {
         let machine = machine_of(&stats["machine"], &overrides).map_err(|e| format!("{}: {e}", path.display()))?;
+        let recorded_launch_s = stats["machine"]["launch_s"].as_f64().unwrap_or(machine.launch_s);
         let keys: Vec<Option<KernelKey>> = stats["kernels"]
             .as_array()
             .into_iter()
@@ -93,8 +94,9 @@ fn replay(args: &Args) -> Result<(), String> {
             }
             let p = predict(&machine, &work);
             // What the run charged the last launch beyond a steady one (its first launch, the
-            // first touch of uploaded data) stays in its launch part.
-            let extra = last["launch_s"].as_f64().map_or(0.0, |l| (l - p.launch_s).max(0.0));
+            // first touch of uploaded data) stays in its launch part: the part over the run's
+            // own launch figure, so that a changed launch figure shows.
+            let extra = last["launch_s"].as_f64().map_or(0.0, |l| (l - recorded_launch_s).max(0.0));
             let seconds = p.seconds + extra;
             if let Some(mean) = kernel["mean_predicted_s"].as_f64() {
                 kernel["mean_predicted_s"] = Value::from(mean - old + seconds);
