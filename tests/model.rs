@@ -289,6 +289,13 @@ fn the_replay_gives_back_a_runs_predictions_and_follows_a_changed_figure() {
     let copy = kernel(&slow, "main_l56");
     assert_eq!(copy["limited_by"], "L2 cache", "{copy}");
     assert!(copy["mean_predicted_s"].as_f64().unwrap() > 10.0 * kernel(&recorded, "main_l56")["mean_predicted_s"].as_f64().unwrap());
+    // A changed launch figure moves every launch by the change (the run's own extras stay).
+    let late = replay("late", &["--set", "launch_s=1e-3"]);
+    let launch_s = recorded["machine"]["launch_s"].as_f64().unwrap();
+    for name in ["main_l48", "main_l56"] {
+        let (a, b) = (kernel(&recorded, name)["mean_predicted_s"].as_f64().unwrap(), kernel(&late, name)["mean_predicted_s"].as_f64().unwrap());
+        assert!((b - a - (1e-3 - launch_s)).abs() < 1e-9, "{name}: {a} recorded, {b} with a 1 ms launch");
+    }
 }
 
 /// A thread per row of a matrix: each warp access asks L2 for a line per thread (one sector

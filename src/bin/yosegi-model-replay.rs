@@ -11,8 +11,9 @@
 //!
 //! * `--counters DIR` (repeatable): stats of the same programs at the same sizes from another
 //!   run, laid out as STATS is (`bench/model.sh --device sim` makes them on any machine): a
-//!   kernel found there (same folder, program and kernel name, same grid) takes its counts from
-//!   there, so that a count the GPU run did not yet make (a new counter) can be replayed.
+//!   kernel found there (same folder, program and kernel name, same grid) takes its counts and
+//!   its section bytes from there, so that a count the GPU run did not yet make (a new counter,
+//!   a changed access analysis) can be replayed.
 //! * `--set FIELD=VALUE`: a machine figure for every file (one the run's machine lacked, since
 //!   its calibration predates it, is taken from the nominal machine unless set).
 
@@ -90,6 +91,7 @@ fn replay(args: &Args) -> Result<(), String> {
                 && other.threads_per_block == work.threads_per_block
             {
                 work.counters = other.counters;
+                work.dram_bytes = other.dram_bytes;
                 recounted += 1;
             }
             let p = predict(&machine, &work);
@@ -107,6 +109,8 @@ fn replay(args: &Args) -> Result<(), String> {
             last["launch_s"] = Value::from(p.launch_s + extra);
             last["l2_s"] = Value::from(p.l2_s);
             last["counters"] = counters_json(&work.counters);
+            last["section_bytes"] = Value::from(work.dram_bytes);
+            last["dram_bytes"] = Value::from(p.dram_bytes);
             kernels += 1;
         }
         let target = args.out.join(path.strip_prefix(&args.stats).expect("below the stats folder"));
