@@ -41,6 +41,20 @@ extern "C" __global__ void cal_l2(const float4 *a, float4 *b, unsigned long long
     }
 }
 
+// `cal_l2` asking for one sector of each line: lane t copies a float of line t, each pass
+// another of the line's four sectors, so a warp access is 32 requests of a sector each.
+extern "C" __global__ void cal_l2_sector(const float *a, float *b, unsigned long long lines, int reps) {
+    unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+    for (int r = 0; r < reps; r++) {
+        unsigned long long shift = (unsigned long long)r * (lines / reps);
+        unsigned long long sector = (unsigned long long)(r % 4) * 8;
+        for (unsigned long long j = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; j < lines; j += stride) {
+            unsigned long long line = j + shift < lines ? j + shift : j + shift - lines;
+            b[line * 32 + sector] = a[line * 32 + sector] + 1.0f;
+        }
+    }
+}
+
 extern "C" __global__ void cal_stencil(const float *__restrict__ a, float *__restrict__ b, int n, int reps) {
     for (int r = 0; r < reps; r++)
         for (int i = 4 + blockIdx.x * blockDim.x + threadIdx.x; i < n - 4; i += gridDim.x * blockDim.x)
@@ -215,6 +229,27 @@ impl Calibration {
     }
 }
 
+/// A rate that costs nothing next to the others (JSON has no infinity).
+const UNBOUNDED_RATE: f64 = 1e18;
+
+/// L2 requests and bytes per second from two copies of `requests` line requests each: one of
+/// whole lines (four sectors a request) taking `whole_lines_s`, one of a sector a line taking
+/// `sector_s`. A request costs `r` and a sector `s`: `whole_lines_s = requests (r + 4 s)` and
+/// `sector_s = requests (r + s)`. Timings that leave one of the two at nothing or less give all
+/// the time to the other.
+fn l2_split(requests: f64, whole_lines_s: f64, sector_s: f64) -> (f64, f64) {
+    let per_sector = (whole_lines_s - sector_s) / (3.0 * requests);
+    let per_request = sector_s / requests - per_sector;
+    if per_sector <= 0.0 {
+        // Sectors cost nothing beyond their request.
+        (requests / whole_lines_s.max(1e-12), UNBOUNDED_RATE)
+    } else if per_request <= 0.0 {
+        (UNBOUNDED_RATE, 32.0 * 4.0 * requests / whole_lines_s.max(1e-12))
+    } else {
+        (1.0 / per_request, 32.0 / per_sector)
+    }
+}
+
 fn attribute(device: sys::CUdevice, attribute: sys::CUdevice_attribute) -> Result<i64, String> {
     let mut value = 0;
     // SAFETY: a valid device handle and out-pointer.
@@ -286,9 +321,11 @@ impl CudaDevice {
         // (so that the launch's own cost does not count) with each pass's data on other
         // multiprocessors than the pass before: every read misses L1 and finds L2, and every
         // store goes through to it.
-        let l2_bytes_per_s = {
+        // The same copy asking for one sector of each line splits a request's cost from its
+        // sectors' (`l2_split`).
+        let (l2_requests_per_s, l2_bytes_per_s) = {
             let l2 = attribute(d, A::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)? as u64;
-            let bytes = (l2 / 8).clamp(1 << 20, 16 << 20) / 16 * 16;
+            let bytes = (l2 / 8).clamp(1 << 20, 16 << 20) / 128 * 128;
             let (mut a, mut b, mut n, mut reps) = (cal.allocate(bytes)?, cal.allocate(bytes)?, bytes / 16, 16i32);
             let mut args = [
                 &mut a as *mut _ as *mut c_void,
@@ -296,7 +333,13 @@ impl CudaDevice {
                 &mut n as *mut _ as *mut c_void,
                 &mut reps as *mut _ as *mut c_void,
             ];
-            2.0 * bytes as f64 * reps as f64 / cal.time(cal.function("cal_l2")?, full_blocks, &mut args, 3)?
+            let whole_lines_s = cal.time(cal.function("cal_l2")?, full_blocks, &mut args, 3)?;
+            let mut lines = bytes / 128;
+            args[2] = &mut lines as *mut _ as *mut c_void;
+            let sector_s = cal.time(cal.function("cal_l2_sector")?, full_blocks, &mut args, 3)?;
+            // Every pass asks for each line once for reading and once for writing.
+            let requests = 2.0 * lines as f64 * reps as f64;
+            l2_split(requests, whole_lines_s, sector_s)
         };
         // Sectors a nine-point stencil over an array that fits in L2 touches, as the
         // simulator counts them: per warp, four for the aligned load and five for each of the
@@ -420,6 +463,7 @@ impl CudaDevice {
             dram_bytes_per_s,
             cache_bytes_per_s,
             l2_bytes_per_s,
+            l2_requests_per_s,
             float_ops_per_s,
             double_ops_per_s,
             math_calls_per_s,
@@ -431,5 +475,26 @@ impl CudaDevice {
             peer_bytes_per_s: nominal.peer_bytes_per_s,
             peer_copy_s: nominal.peer_copy_s,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_two_l2_copies_split_into_a_request_rate_and_a_sector_rate() {
+        // 1e6 requests at 10 ps each, sectors at 2.5 ps: 20 us of whole lines, 12.5 us of sectors.
+        let (requests_per_s, bytes_per_s) = l2_split(1e6, 20e-6, 12.5e-6);
+        assert!((requests_per_s / 1e11 - 1.0).abs() < 1e-9, "{requests_per_s}");
+        assert!((bytes_per_s / (32.0 / 2.5e-12) - 1.0).abs() < 1e-9, "{bytes_per_s}");
+        // Sector copies no faster than whole lines: the requests take it all.
+        let (requests_per_s, bytes_per_s) = l2_split(1e6, 20e-6, 21e-6);
+        assert!((requests_per_s / 5e10 - 1.0).abs() < 1e-9 && bytes_per_s == UNBOUNDED_RATE);
+        // Sector copies under a quarter of whole lines: the sectors take it all.
+        let (requests_per_s, bytes_per_s) = l2_split(1e6, 20e-6, 4e-6);
+        assert!(requests_per_s == UNBOUNDED_RATE && (bytes_per_s / (128.0 / 20e-12) - 1.0).abs() < 1e-9);
+        // Finite figures, so that the machine file reads back.
+        assert!(serde_json::to_string(&UNBOUNDED_RATE).unwrap().parse::<f64>().is_ok());
     }
 }

@@ -56,10 +56,14 @@ pub struct Machine {
     /// Bandwidth of the 32-byte sectors the memory instructions touch when they hit the
     /// caches (a copy over an array that fits in L2, repeated).
     pub cache_bytes_per_s: f64,
-    /// Bandwidth of the L2 cache to the multiprocessors in whole 128-byte lines (a copy over
-    /// two arrays that together fit in L2, whose every request, a read past L1 or a write, is a
-    /// whole line): a request costs a line's share of it, whatever sectors of the line it needs.
+    /// What the L2 cache serves the multiprocessors: a request (a line asked for by one warp
+    /// access, a read past L1 or a write) costs `1 / l2_requests_per_s` and each 32-byte
+    /// sector it carries `32 / l2_bytes_per_s`. Measured by two copies over arrays that fit in
+    /// L2 and skip L1, one asking for whole lines, one for a sector of each line
+    /// (`cuda::calibrate`).
     pub l2_bytes_per_s: f64,
+    #[serde(default = "nominal_l2_requests_per_s")]
+    pub l2_requests_per_s: f64,
     pub float_ops_per_s: f64,
     pub double_ops_per_s: f64,
     pub math_calls_per_s: f64,
@@ -76,12 +80,19 @@ pub struct Machine {
     pub peer_copy_s: f64,
 }
 
-/// How the figures are measured: 6 adds the L2 cache's bandwidth; 5 adds the first touch of uploaded data and times the first
+/// How the figures are measured: 7 splits the L2 cache's rate into requests and sectors (a
+/// copy of whole lines and one of a sector a line); 6 adds the L2 cache's bandwidth; 5 adds the first touch of uploaded data and times the first
 /// launch against the same kernel's second, on a kernel touching memory; 4 takes a launch's median time (1 took the least) and the
 /// median first launch of five modules of distinct code, each loaded fresh (1 timed one; 2
 /// timed five kernels of one module, whose first launches after the module's first cost
 /// little; 3 loaded one module's image five times, which the driver does almost for free).
-pub const CALIBRATION: u32 = 6;
+pub const CALIBRATION: u32 = 7;
+
+/// An H100's L2 requests per second, for machine figures that predate the split (their
+/// `l2_bytes_per_s` was a whole-line rate: bench/NOTES.md run 28).
+fn nominal_l2_requests_per_s() -> f64 {
+    9.0e10
+}
 
 impl Machine {
     /// An H100 SXM's published figures, for devices that cannot measure (the simulator).
@@ -104,7 +115,8 @@ impl Machine {
             multiprocessor_bandwidth_share: 2.0,
             dram_bytes_per_s: 3.0e12,
             cache_bytes_per_s: 9.0e12,
-            l2_bytes_per_s: 8.0e12,
+            l2_bytes_per_s: 1.3e13,
+            l2_requests_per_s: nominal_l2_requests_per_s(),
             float_ops_per_s: 60e12,
             double_ops_per_s: 30e12,
             math_calls_per_s: 4e12,

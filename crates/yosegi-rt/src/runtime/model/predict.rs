@@ -3,8 +3,9 @@
 //! A launch costs the launch itself plus the longest of what its work keeps busy: device
 //! memory (the bytes the access analysis says the launch must move, read and written once:
 //! the caches serve the reuse), the caches (32-byte sectors the memory instructions touch),
-//! the L2 cache (requests for the lines of the sectors a block's reads fetch past its share of
-//! the L1 cache, and of every sector written, since the L1 cache writes through),
+//! the L2 cache (each request for a line of the sectors a block's reads fetch past its share of
+//! the L1 cache or of a sector written, since the L1 cache writes through, and each sector it
+//! carries),
 //! arithmetic (float, double and math-function operations; reached only with enough resident
 //! warps; the bandwidths only with enough blocks to keep the multiprocessors busy), shared memory (passes over the banks: per warp request, the most distinct words one bank gives, over the
 //! multiprocessors the grid occupies), and latency: a thread's accesses one after the other,
@@ -40,8 +41,6 @@ pub const L2_RESIDENT_SHARE: f64 = 0.25;
 /// sector, 32).
 pub const SCATTERED_BYTES_PER_ACCESS: f64 = 24.0;
 
-/// Bytes of the line a request to the L2 cache asks for.
-pub const L2_LINE_BYTES: u64 = 128;
 
 /// Registers per thread assumed where the compiler has not said.
 pub const DEFAULT_REGISTERS: u32 = 32;
@@ -149,11 +148,11 @@ pub fn predict(machine: &Machine, work: &LaunchWork) -> Prediction {
     let memory_s = dram_bytes as f64 * ((1.0 - l2_share) / machine.dram_bytes_per_s + l2_share / machine.cache_bytes_per_s) / bandwidth_reach;
     let cache_s = (c.global_transactions * 32) as f64 / (machine.cache_bytes_per_s * bandwidth_reach);
     // What the L1 caches do not keep (a stencil's neighbours a plane apart, a strided thread's
-    // sectors, every store), in requests of a 128-byte line each: a strided warp access asks
-    // for a line per sector it needs, and pays for each as for a whole line (bench/NOTES.md
-    // run 27: NPB LU's and SP's sweeps whose staged variant beat the plain one the model had
-    // tied with it ran at one rate of requests, not of bytes).
-    let l2_s = (c.l2_requests * L2_LINE_BYTES) as f64 / (machine.l2_bytes_per_s * bandwidth_reach);
+    // sectors, every store): each request to a line, and each sector it carries. A strided
+    // warp access asks for a line per sector it needs and pays mostly for the requests; a
+    // coalesced one for four sectors a line (bench/NOTES.md runs 27, 28: NPB LU's and SP's
+    // sweeps ran at 64-90 requests a nanosecond, above the whole-line copy's 50).
+    let l2_s = (c.l2_requests as f64 / machine.l2_requests_per_s + (c.l2_sectors * 32) as f64 / machine.l2_bytes_per_s) / bandwidth_reach;
     let compute_s = (c.float_ops as f64 / machine.float_ops_per_s
         + c.double_ops as f64 / machine.double_ops_per_s
         + c.math_calls as f64 / machine.math_calls_per_s)

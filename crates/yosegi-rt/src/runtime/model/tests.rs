@@ -181,23 +181,27 @@ fn device_memory_bytes_are_capped_by_the_sectors_touched() {
 }
 
 #[test]
-fn a_strided_sweep_pays_l2_a_whole_line_per_sector() {
+fn a_strided_sweep_pays_l2_a_request_per_sector() {
     let m = machine();
     // A sweep over 64 MB whose sectors all miss L1. Strided, each is a request of its own: the
-    // L2 cache, not device memory, bounds it, at a line's cost per request.
+    // L2 cache, not device memory, bounds it, at a request's and a sector's cost each.
     let mut work = streaming(64 << 20, 1 << 15);
     let sectors = work.counters.global_transactions;
     work.counters.l2_sectors = sectors;
     work.counters.l2_requests = sectors;
     let p = predict(&m, &work);
     assert_eq!(p.bound, Bound::L2);
-    let expected = (sectors * 128) as f64 / m.l2_bytes_per_s;
+    let per_sector = 32.0 / m.l2_bytes_per_s;
+    let expected = sectors as f64 * (1.0 / m.l2_requests_per_s + per_sector);
     assert!((p.l2_s - expected).abs() < 1e-12, "{} vs {expected}", p.l2_s);
     assert!((p.seconds - m.launch_s - expected).abs() < 1e-12);
-    // Coalesced, four sectors a request: a quarter of the L2 time, and device memory bounds it.
+    // Coalesced, four sectors a request: a quarter of the requests, the same sectors, and
+    // device memory bounds it.
     work.counters.l2_requests = sectors / 4;
     let p = predict(&m, &work);
-    assert!((p.l2_s - expected / 4.0).abs() < 1e-12);
+    let coalesced = sectors as f64 * (0.25 / m.l2_requests_per_s + per_sector);
+    assert!((p.l2_s - coalesced).abs() < 1e-12);
+    assert!(coalesced < 0.5 * expected);
     assert_eq!(p.bound, Bound::Memory);
 }
 
