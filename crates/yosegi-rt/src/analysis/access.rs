@@ -341,10 +341,6 @@ pub struct ParamSections {
     /// (the second subscript).
     pub read: Section,
     pub write: Section,
-    /// Elements the kernel's own loads (and atomics) read: `read` without what it holds only
-    /// for the gaps of the writes. What the launch moves through device memory is this and
-    /// `write`; the performance model charges that.
-    pub loaded: Section,
     /// For a row table (`ParamKind::RowTable`): the rows (first subscript) whose elements
     /// `read` and `write` name. The launch reads the box `rows.read x read` and may write
     /// `rows.write x write`; a write box it is not sure to fill is in the read box too.
@@ -376,7 +372,7 @@ pub fn launch_sections_with(kernel: &Kernel, summary: &AccessSummary, params: &[
     let empty = |param: u32| {
         let rows = matches!(kernel.params[param as usize].kind, ParamKind::RowTable { .. })
             .then_some(RowSections { read: Section::None, write: Section::None });
-        ParamSections { param, read: Section::None, write: Section::None, loaded: Section::None, rows }
+        ParamSections { param, read: Section::None, write: Section::None, rows }
     };
     let space = match parallel_ranges(kernel, params) {
         Ok(Some(space)) => Some(space),
@@ -404,9 +400,6 @@ pub fn launch_sections_with(kernel: &Kernel, summary: &AccessSummary, params: &[
                     || dense == Density::Unknown;
                 if reads {
                     sections.read = sections.read.hull(section);
-                }
-                if access.kind != AccessKind::Write {
-                    sections.loaded = sections.loaded.hull(section);
                 }
                 if access.kind != AccessKind::Read {
                     sections.write = sections.write.hull(section);
@@ -702,7 +695,6 @@ fn row_table_sections(
 ) -> ParamSections {
     let mut rows = RowSections { read: Section::None, write: Section::None };
     let (mut read, mut write) = (Section::None, Section::None);
-    let mut loaded = Section::None;
     let mut write_boxes: Vec<((Section, Section), bool)> = Vec::new();
     for access in summary.distinct_of_param(param) {
         let boxed = match space.map(|space| access_env(access, space, params)) {
@@ -731,7 +723,6 @@ fn row_table_sections(
         if access.kind != AccessKind::Write {
             rows.read = rows.read.hull(row);
             read = read.hull(col);
-            loaded = loaded.hull(col);
         }
         if access.kind != AccessKind::Read {
             rows.write = rows.write.hull(row);
@@ -747,7 +738,7 @@ fn row_table_sections(
             read = read.hull(col);
         }
     }
-    ParamSections { param, read, write, loaded, rows: Some(rows) }
+    ParamSections { param, read, write, rows: Some(rows) }
 }
 
 /// Dense when the variables, taken from the finest spacing to the coarsest, each start their
@@ -822,7 +813,6 @@ mod tests {
             param: 1,
             read: Section::Elements { lo: 0, hi: 100 },
             write: Section::Elements { lo: 1, hi: 99 },
-            loaded: Section::Elements { lo: 0, hi: 100 },
             rows: None,
         }]);
     }
@@ -924,9 +914,8 @@ mod tests {
             b.body,
         );
         let s = launch_sections(&kern, &[ParamValue::Int(10), P, P]);
-        let twelve = Section::Elements { lo: 0, hi: 12 };
-        assert_eq!(s[0], ParamSections { param: 1, read: twelve, write: Section::None, loaded: twelve, rows: None });
-        assert_eq!(s[1], ParamSections { param: 2, read: Section::None, write: Section::Elements { lo: 0, hi: 10 }, loaded: Section::None, rows: None });
+        assert_eq!(s[0], ParamSections { param: 1, read: Section::Elements { lo: 0, hi: 12 }, write: Section::None, rows: None });
+        assert_eq!(s[1], ParamSections { param: 2, read: Section::None, write: Section::Elements { lo: 0, hi: 10 }, rows: None });
     }
 
     #[test]
@@ -973,7 +962,6 @@ mod tests {
         let s = launch_sections(&kern, &[ParamValue::Int(5), P]);
         assert_eq!(s[0].write, Section::Elements { lo: 0, hi: 5 });
         assert_eq!(s[0].read, Section::Elements { lo: 0, hi: 5 });
-        assert_eq!(s[0].loaded, Section::None, "the kernel itself loads nothing");
     }
 
     #[test]
@@ -994,7 +982,6 @@ mod tests {
         let s = launch_sections(&kern, &[ParamValue::Int(8), P]);
         assert_eq!(s[0].write, Section::Elements { lo: 0, hi: 8 });
         assert_eq!(s[0].read, Section::Elements { lo: 0, hi: 8 }, "the gap 1..7 must be current where the write lands");
-        assert_eq!(s[0].loaded, Section::None, "the device reads none of it");
         // Writes that meet leave no gap: a[0] and a[1] with n = 2.
         let s = launch_sections(&kern, &[ParamValue::Int(2), P]);
         assert_eq!(s[0].read, Section::None);
@@ -1028,7 +1015,6 @@ mod tests {
             param: 2,
             read: Section::Elements { lo: 1, hi: 5 },
             write: Section::Elements { lo: 0, hi: 4 },
-            loaded: Section::Elements { lo: 1, hi: 5 },
             rows: Some(RowSections { read: rows, write: rows }),
         }]);
     }

@@ -94,8 +94,6 @@ pub(super) struct PreparedChain {
     pub bound_objects: Vec<(u32, u64)>,
     /// Bytes the preparation moved.
     pub bytes_moved: u64,
-    /// The members' device-memory traffic (`LaunchFootprint::dram_bytes`), for the model.
-    pub dram_bytes: u64,
 }
 
 /// What this launch of a chain does.
@@ -251,7 +249,7 @@ impl Runtime {
         let started = Instant::now();
         let launch = Launch { module: &module, kernel: grid, params, specialisable: Cow::Borrowed(&self.specialisable[grid_handle.index()]) };
         if self.config.stats != super::StatsMode::Off {
-            super::model::record_prediction(&mut self.model, &mut self.stats, &launch, device, chain.dram_bytes, self.devices[device].as_ref(), &mut self.registry);
+            super::model::record_prediction(&mut self.model, &mut self.stats, &launch, device, chain.bytes_moved, self.devices[device].as_ref(), &mut self.registry);
         }
         let outcome = self.devices[device].launch(&launch).map_err(|fault| self.fault_error(fault))?;
         let elapsed = started.elapsed();
@@ -315,7 +313,7 @@ impl Runtime {
 
         // Pass 2, member by member, each one's writes marked before the next is prepared.
         let mut bound_objects: Vec<(u32, u64)> = Vec::new();
-        let (mut bytes_moved, mut dram_bytes) = (0, 0);
+        let mut bytes_moved = 0;
         for (&h, sections) in members.iter().zip(&member_sections) {
             let kernel = &module.kernels[h];
             let part = distribute::Part { device, args: merged.clone(), sections: sections.clone(), along: None };
@@ -323,14 +321,13 @@ impl Runtime {
             check_overlaps(kernel, &footprint.launch.footprints)?;
             self.mark_written(device, &footprint.launch.writes);
             bytes_moved += footprint.launch.bytes_moved;
-            dram_bytes += footprint.launch.dram_bytes;
             for b in footprint.bound_objects {
                 if !bound_objects.iter().any(|(arg, _)| *arg == b.0) {
                     bound_objects.push(b);
                 }
             }
         }
-        Ok(Some(PreparedChain { args: merged, bound_objects, bytes_moved, dram_bytes }))
+        Ok(Some(PreparedChain { args: merged, bound_objects, bytes_moved }))
     }
 
     /// The fused grid kernel to run: the one without intermediates' stores when there is one.

@@ -93,10 +93,6 @@ pub(super) struct LaunchFootprint {
     pub(super) footprints: Vec<Footprint>,
     pub(super) writes: Vec<ObjectRange>,
     pub(super) bytes_moved: u64,
-    /// Bytes the kernel's own loads and its stores cover (`ParamSections::loaded` and
-    /// `write`): its device-memory traffic, for the performance model. `bytes_moved` also
-    /// counts what the gaps of a write keep current, which the device never reads.
-    pub(super) dram_bytes: u64,
 }
 
 /// Section `s` of an array at `base` (elements of `elem` bytes) as a byte range of the object
@@ -388,7 +384,7 @@ impl Runtime {
     fn start_parts<'m>(&mut self, module: &'m Module, kernel: Handle<Kernel>, prepared: Vec<PreparedLaunch>, started: &mut Vec<StartedPart<'m>>) -> Result<(), RuntimeError> {
         for PreparedLaunch { device, first, params, footprint } in prepared {
             // The variant that ran owns the reductions and scalar outputs.
-            let (grid, launch, elapsed) = self.launch_chosen_variant(module, kernel, params, device, footprint.dram_bytes)?;
+            let (grid, launch, elapsed) = self.launch_chosen_variant(module, kernel, params, device, footprint.bytes_moved)?;
             started.push(StartedPart { device, first, grid, started: launch, elapsed, footprint });
         }
         Ok(())
@@ -482,9 +478,6 @@ impl Runtime {
             });
             for (lo, hi) in [to_range(sections.read), to_range(sections.write)].into_iter().flatten() {
                 launch.bytes_moved += hi.saturating_sub(lo);
-            }
-            for (lo, hi) in [to_range(sections.loaded), to_range(sections.write)].into_iter().flatten() {
-                launch.dram_bytes += hi.saturating_sub(lo);
             }
             if let Some((lo, hi)) = to_range(sections.read) {
                 copies.make_device_valid(device, lo, hi, &mut t);

@@ -337,7 +337,6 @@ impl Runtime {
             launch.footprints.push(Footprint { param: plan.param, row: Some(index), base: row, read: absolute(read), write: absolute(write) });
             for (lo, hi) in [read, write].into_iter().flatten() {
                 launch.bytes_moved += hi.saturating_sub(lo);
-                launch.dram_bytes += hi.saturating_sub(lo);
             }
             if let Some((lo, hi)) = write {
                 launch.writes.push(ObjectRange { object, lo, hi });

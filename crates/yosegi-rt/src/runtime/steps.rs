@@ -396,7 +396,7 @@ impl Runtime {
             };
             // Predictions are for the stats: without them a launch pays for none.
             if self.config.stats != super::StatsMode::Off {
-                let bytes = if launch_number == 0 { chain.dram_bytes } else { 0 };
+                let bytes = if launch_number == 0 { chain.bytes_moved } else { 0 };
                 // The model samples blocks over the host's copies: a second buffer has none, so
                 // the prediction reads and writes the array's own.
                 let mut seen = launch.params.clone();
