@@ -75,7 +75,7 @@ fn replay(args: &Args) -> Result<(), String> {
     let (mut files, mut kernels, mut recounted) = (0, 0, 0);
     for (path, mut stats) in stats_files(&args.stats)? {
         let machine = machine_of(&stats["machine"], &overrides).map_err(|e| format!("{}: {e}", path.display()))?;
-        let recorded_launch_s = stats["machine"]["launch_s"].as_f64().unwrap_or(machine.launch_s);
+        let recorded_launch_s = machine_of(&stats["machine"], &serde_json::Map::new()).map_or(machine.launch(), |m| m.launch());
         let keys: Vec<Option<KernelKey>> = stats["kernels"]
             .as_array()
             .into_iter()

@@ -551,8 +551,18 @@ impl Runtime {
             && let Some(dir) = crate::runtime::cuda::cache::trusted_dir()
         {
             for (device, seen) in self.devices.iter().zip(&self.first_launches) {
-                model::observed::record(&dir, device.model(), seen.samples());
+                model::observed::record(&dir, device.model(), model::observed::Observed::FirstLaunch, seen.samples());
             }
+        }
+        // Steady launches, from the stats' predictions: one device, so that each kernel's
+        // times are one GPU's.
+        if self.config.stats != StatsMode::Off
+            && self.devices.len() == 1
+            && let Some(machine) = self.model.as_ref().and_then(|m| m.machine(0)).filter(|m| m.measured)
+            && let Some(dir) = crate::runtime::cuda::cache::trusted_dir()
+        {
+            let samples = model::observed::steady_launches(&self.stats, machine);
+            model::observed::record(&dir, self.devices[0].model(), model::observed::Observed::Launch, &samples);
         }
     }
 

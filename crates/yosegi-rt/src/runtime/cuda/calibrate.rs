@@ -457,6 +457,7 @@ impl CudaDevice {
             upload_touch_s,
             // Observed in programs later (`model::observed`).
             first_launch_observed_s: None,
+            launch_observed_s: None,
             serial_access_s,
             serial_shared_s,
             multiprocessor_bandwidth_share,

@@ -40,6 +40,13 @@ pub struct Machine {
     /// the model prefers it to `first_launch_s`.
     #[serde(default)]
     pub first_launch_observed_s: Option<f64>,
+    /// The median steady launch the runtime observed in programs on this GPU model (kernels
+    /// whose predicted work is a small part of their launch, [`super::observed`]), once
+    /// enough were; the model prefers it to `launch_s`, which one empty kernel timed from idle
+    /// and which moved between 4.1 and 6.8 us from one calibration to the next on H100s
+    /// (bench/NOTES.md run 28), where such kernels took 4.7-4.9 us in every run.
+    #[serde(default)]
+    pub launch_observed_s: Option<f64>,
     /// Time per global load or store of a thread when the grid is too small to hide memory
     /// latency behind other warps (a warp walking a row of a large matrix, one warp per
     /// multiprocessor): a kernel takes at least its waves times its per-thread accesses
@@ -110,6 +117,7 @@ impl Machine {
             first_launch_s: 20e-6,
             upload_touch_s: 15e-6,
             first_launch_observed_s: None,
+            launch_observed_s: None,
             serial_access_s: 35e-9,
             serial_shared_s: 40e-9,
             multiprocessor_bandwidth_share: 2.0,
@@ -140,6 +148,12 @@ impl Machine {
     /// GPU model once observed, else as calibrated.
     pub fn first_launch(&self) -> f64 {
         self.first_launch_observed_s.unwrap_or(self.first_launch_s)
+    }
+
+    /// What a launch costs beside its work: as programs paid it on this GPU model once
+    /// observed, else as calibrated.
+    pub fn launch(&self) -> f64 {
+        self.launch_observed_s.unwrap_or(self.launch_s)
     }
 
     /// The file that keeps `model`'s measured figures in `dir`; a change in how a figure is

@@ -1,10 +1,17 @@
-//! The first launch as the programs pay it, observed on the GPU: what the first launch of a
-//! compiled kernel took beyond its second (both timed by the CUDA events around every launch),
-//! kept per GPU model beside the machine file across runs. The calibration times the first
-//! launch on five small modules, and that figure moved between 12 and 27 us from one H100
-//! machine to the next, where the programs' kernels paid 18-25 us on each (bench/NOTES.md run
-//! 26); once [`MIN_OBSERVED`] launches are kept, the model takes their median instead
-//! ([`super::Machine::first_launch`]).
+//! Launch costs as the programs pay them, observed on the GPU and kept per GPU model beside the
+//! machine file across runs; once [`MIN_OBSERVED`] are kept, the model takes their median
+//! instead of the calibration's figure.
+//!
+//! * The first launch ([`super::Machine::first_launch`]): what the first launch of a compiled
+//!   kernel took beyond its second (both timed by the CUDA events around every launch). The
+//!   calibration times it on five small modules, and that figure moved between 12 and 27 us
+//!   from one H100 machine to the next, where the programs' kernels paid 18-25 us on each
+//!   (bench/NOTES.md run 26).
+//! * The steady launch ([`super::Machine::launch`]): per kernel a program launched often whose
+//!   predicted work is a small part of a launch, its mean device time less that work (and its
+//!   share of first launches). The calibration's empty kernel, timed from idle, moved between
+//!   4.1 and 6.8 us from one calibration to the next on H100s, where such kernels took 4.7-4.9
+//!   us in every run (bench/NOTES.md run 28).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -51,22 +58,68 @@ impl FirstLaunches {
     }
 }
 
-/// The file that keeps `model`'s observations in `dir` (one number of seconds per line).
-fn file_in(dir: &Path, model: &str) -> PathBuf {
-    let machine = Machine::file_in(dir, model);
-    machine.with_extension("first-launches.txt")
+/// Launches a kernel needs in a run before its mean says what a steady launch costs.
+pub const MIN_LAUNCHES: u64 = 10;
+/// The share of a launch its predicted work may be for the kernel to observe the launch.
+pub const SMALL_WORK: f64 = 0.25;
+
+/// Which launch cost an observation is of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Observed {
+    FirstLaunch,
+    Launch,
 }
 
-/// Adds `samples` to the observations kept for `model` in `dir` and, once there are
-/// [`MIN_OBSERVED`], writes their median into the machine file as the first launch the model
-/// uses. Nothing without a machine file measured on this GPU model; a failure to write only
-/// loses the samples.
-pub fn record(dir: &Path, model: &str, samples: &[f64]) {
+impl Observed {
+    fn extension(self) -> &'static str {
+        match self {
+            Observed::FirstLaunch => "first-launches.txt",
+            Observed::Launch => "launches.txt",
+        }
+    }
+
+    fn set(self, machine: &mut Machine, median: f64) {
+        match self {
+            Observed::FirstLaunch => machine.first_launch_observed_s = Some(median),
+            Observed::Launch => machine.launch_observed_s = Some(median),
+        }
+    }
+}
+
+/// The steady-launch observations of a run (see the module doc), from its stats on `machine`.
+pub fn steady_launches(stats: &crate::runtime::stats::Stats, machine: &Machine) -> Vec<f64> {
+    stats
+        .launches
+        .values()
+        .filter(|k| k.count >= MIN_LAUNCHES && !k.device_time.is_zero())
+        .filter_map(|k| {
+            let busy = k.last_prediction.as_ref()?.busy_s();
+            (busy < SMALL_WORK * machine.launch()).then(|| {
+                let firsts = k.compiled.max(1) as f64 * machine.first_launch();
+                (k.device_time.as_secs_f64() - firsts) / k.count as f64 - busy
+            })
+        })
+        .filter(|s| *s > 0.0)
+        .collect()
+}
+
+/// The file that keeps `model`'s observations of `what` in `dir` (one number of seconds per
+/// line).
+fn file_in(dir: &Path, model: &str, what: Observed) -> PathBuf {
+    let machine = Machine::file_in(dir, model);
+    machine.with_extension(what.extension())
+}
+
+/// Adds `samples` to the observations of `what` kept for `model` in `dir` and, once there are
+/// [`MIN_OBSERVED`], writes their median into the machine file as the figure the model uses.
+/// Nothing without a machine file measured on this GPU model; a failure to write only loses
+/// the samples.
+pub fn record(dir: &Path, model: &str, what: Observed, samples: &[f64]) {
     if samples.is_empty() {
         return;
     }
     let Some(mut machine) = Machine::load(dir, model) else { return };
-    let path = file_in(dir, model);
+    let path = file_in(dir, model, what);
     let mut kept: Vec<f64> = std::fs::read_to_string(&path).unwrap_or_default().lines().filter_map(|l| l.trim().parse().ok()).filter(|s: &f64| s.is_finite()).collect();
     kept.extend(samples.iter().copied().filter(|s| s.is_finite()));
     let drop = kept.len().saturating_sub(MAX_KEPT);
@@ -78,7 +131,7 @@ pub fn record(dir: &Path, model: &str, samples: &[f64]) {
     if kept.len() >= MIN_OBSERVED {
         let mut sorted = kept;
         sorted.sort_by(f64::total_cmp);
-        machine.first_launch_observed_s = Some(sorted[sorted.len() / 2].max(0.0));
+        what.set(&mut machine, sorted[sorted.len() / 2].max(0.0));
         machine.store(dir);
     }
 }
@@ -109,26 +162,66 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let model = "NVIDIA Test GPU, sm_90";
         // No measured machine: nothing is kept.
-        record(dir.path(), model, &[20e-6]);
-        assert!(!file_in(dir.path(), model).exists());
+        record(dir.path(), model, Observed::FirstLaunch, &[20e-6]);
+        assert!(!file_in(dir.path(), model, Observed::FirstLaunch).exists());
         let mut machine = Machine::nominal(model);
         machine.measured = true;
         machine.first_launch_s = 12e-6;
         machine.store(dir.path());
         // Fewer than MIN_OBSERVED: the calibration's figure stays.
-        record(dir.path(), model, &vec![24e-6; MIN_OBSERVED - 1]);
+        record(dir.path(), model, Observed::FirstLaunch, &vec![24e-6; MIN_OBSERVED - 1]);
         let loaded = Machine::load(dir.path(), model).unwrap();
         assert_eq!(loaded.first_launch_observed_s, None);
         assert_eq!(loaded.first_launch(), 12e-6);
         // The next run's samples reach it: the median of all kept.
-        record(dir.path(), model, &[30e-6, 30e-6]);
+        record(dir.path(), model, Observed::FirstLaunch, &[30e-6, 30e-6]);
         let loaded = Machine::load(dir.path(), model).unwrap();
         assert_eq!(loaded.first_launch_observed_s, Some(24e-6));
         assert_eq!(loaded.first_launch(), 24e-6);
         // Only the latest MAX_KEPT are kept.
-        record(dir.path(), model, &vec![18e-6; MAX_KEPT]);
-        let kept = std::fs::read_to_string(file_in(dir.path(), model)).unwrap();
+        record(dir.path(), model, Observed::FirstLaunch, &vec![18e-6; MAX_KEPT]);
+        let kept = std::fs::read_to_string(file_in(dir.path(), model, Observed::FirstLaunch)).unwrap();
         assert_eq!(kept.lines().count(), MAX_KEPT);
         assert_eq!(Machine::load(dir.path(), model).unwrap().first_launch(), 18e-6);
+        // Steady launches are kept apart and leave the first launch alone.
+        record(dir.path(), model, Observed::Launch, &vec![4.7e-6; MIN_OBSERVED]);
+        let loaded = Machine::load(dir.path(), model).unwrap();
+        assert_eq!((loaded.launch(), loaded.first_launch()), (4.7e-6, 18e-6));
+    }
+
+    /// Kernel stats of `count` launches taking `mean` each on the device, `compiled` variants
+    /// of it compiled, the last predicted busy for `busy`.
+    fn kernel(count: u64, mean: f64, compiled: u64, busy: f64) -> crate::runtime::stats::KernelLaunches {
+        let machine = Machine::nominal("test");
+        let work = crate::runtime::model::LaunchWork { blocks: 1, threads_per_block: 32, ..Default::default() };
+        let mut prediction = crate::runtime::model::predict::predict(&machine, &work);
+        prediction.memory_s = busy;
+        crate::runtime::stats::KernelLaunches {
+            count,
+            compiled,
+            device_time: Duration::from_secs_f64(mean * count as f64),
+            last_prediction: Some(prediction),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn kernels_of_little_work_launched_often_say_what_a_launch_costs() {
+        let mut machine = Machine::nominal("test");
+        machine.launch_s = 6e-6;
+        machine.first_launch_s = 20e-6;
+        let mut stats = crate::runtime::stats::Stats::default();
+        // 100 launches of 5 us, one variant compiled: the first launch's 20 us spread over
+        // them, and 0.5 us of predicted work.
+        stats.launches.insert("tiny".into(), kernel(100, 5e-6, 1, 0.5e-6));
+        // Too few launches, too much work, no prediction: no observation.
+        stats.launches.insert("rare".into(), kernel(5, 5e-6, 1, 0.5e-6));
+        stats.launches.insert("busy".into(), kernel(100, 50e-6, 1, 40e-6));
+        let mut unpredicted = kernel(100, 5e-6, 1, 0.0);
+        unpredicted.last_prediction = None;
+        stats.launches.insert("unpredicted".into(), unpredicted);
+        let samples = steady_launches(&stats, &machine);
+        assert_eq!(samples.len(), 1, "{samples:?}");
+        assert!((samples[0] - (5e-6 - 20e-6 / 100.0 - 0.5e-6)).abs() < 1e-12, "{samples:?}");
     }
 }

@@ -103,6 +103,13 @@ pub struct Prediction {
     pub work: LaunchWork,
 }
 
+impl Prediction {
+    /// The longest of what the launch's work keeps busy (the prediction less its launch).
+    pub fn busy_s(&self) -> f64 {
+        [self.memory_s, self.cache_s, self.l2_s, self.compute_s, self.shared_s, self.latency_s].into_iter().fold(0.0, f64::max)
+    }
+}
+
 /// Blocks of `work`'s shape one multiprocessor holds at once (at least one).
 pub fn blocks_per_multiprocessor(machine: &Machine, work: &LaunchWork) -> u64 {
     let threads = work.threads_per_block.max(1) as u64;
@@ -169,7 +176,7 @@ pub fn predict(machine: &Machine, work: &LaunchWork) -> Prediction {
         * ((c.global_loads + c.global_stores) as f64 * machine.serial_access_s / THREAD_MEMORY_PARALLELISM
             + (c.shared_accesses * 32) as f64 * machine.serial_shared_s)
         / threads;
-    let launch_s = if work.blocks == 0 { 0.0 } else { machine.launch_s };
+    let launch_s = if work.blocks == 0 { 0.0 } else { machine.launch() };
     let parts = [
         (Bound::Memory, memory_s),
         (Bound::Cache, cache_s),
@@ -217,8 +224,8 @@ pub struct SplitBytes {
 /// exchange a peer copy's fixed cost.
 pub fn split_pays(machine: &Machine, whole: SplitBytes, parts: &[SplitBytes]) -> (bool, f64, f64) {
     let stream = |bytes: u64| bytes as f64 / machine.dram_bytes_per_s;
-    let whole_s = machine.launch_s + stream(whole.total);
-    let slowest = parts.iter().map(|p| machine.launch_s + stream(p.total)).fold(0.0, f64::max);
+    let whole_s = machine.launch() + stream(whole.total);
+    let slowest = parts.iter().map(|p| machine.launch() + stream(p.total)).fold(0.0, f64::max);
     let share = whole.read / parts.len().max(1) as u64;
     let exchange = parts.iter().map(|p| p.read.saturating_sub(share)).max().unwrap_or(0);
     let split_s = slowest + split_overhead_s(machine, parts.len(), exchange);
@@ -236,7 +243,7 @@ fn split_overhead_s(machine: &Machine, parts: usize, exchange: u64) -> f64 {
     } else {
         f64::INFINITY
     };
-    exchange_s + parts.max(1).saturating_sub(1) as f64 * (machine.launch_s + machine.host_copy_s)
+    exchange_s + parts.max(1).saturating_sub(1) as f64 * (machine.launch() + machine.host_copy_s)
 }
 
 /// The predicted time of a launch split into `parts` (one per device, in the steady state of
