@@ -277,7 +277,7 @@ fn shared_memory_and_registers_limit_the_blocks_a_multiprocessor_holds() {
 }
 
 #[test]
-fn bank_conflicts_cost_shared_memory_time() {
+fn bank_conflicts_and_passes_cost_shared_memory_time() {
     let m = machine();
     let mut work = streaming(1 << 10, 4096);
     work.counters.shared_accesses = 1 << 24;
@@ -287,18 +287,11 @@ fn bank_conflicts_cost_shared_memory_time() {
     let conflicted = predict(&m, &work);
     assert!((conflicted.shared_s / free - 32.0).abs() < 1e-9);
     assert_eq!(conflicted.bound, Bound::Shared);
-}
-
-#[test]
-fn shared_memory_time_follows_the_passes_over_the_banks() {
-    // Rows of doubles: no conflict, but two passes a request.
-    let m = machine();
-    let mut work = streaming(1 << 10, 4096);
-    work.counters.shared_accesses = 1 << 24;
+    // Counted passes over the banks rule where there are any: rows of doubles, no conflict
+    // but two passes a request.
     work.counters.bank_conflict_degree_sum = 1 << 24;
-    let by_degree = predict(&m, &work).shared_s;
     work.counters.shared_wavefronts = 2 << 24;
-    assert!((predict(&m, &work).shared_s / by_degree - 2.0).abs() < 1e-9);
+    assert!((predict(&m, &work).shared_s / free - 2.0).abs() < 1e-9);
 }
 
 #[test]
