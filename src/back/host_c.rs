@@ -133,20 +133,30 @@ static void __yosegi_drop_shadows(void) {
     for (int i = 0; i < __yosegi_shadow_count; i++)
         if (strcmp(__yosegi_shadows[i].shadow, "/dev/null") != 0) unlink(__yosegi_shadows[i].shadow);
 }
+/* Whether the program runs as a rank of a job, `*other` set for every rank but rank 0. */
+static int __yosegi_in_job(int *other) {
+    const char *rank = getenv("YOSEGI_RANK");
+    if (rank) *other = strcmp(rank, "0") != 0;
+    return rank != 0;
+}
+static int __yosegi_shadow_of(const char *path) {
+    for (int i = 0; i < __yosegi_shadow_count; i++)
+        if (strcmp(__yosegi_shadows[i].path, path) == 0) return i;
+    return -1;
+}
 /* The path this rank opens for `path`: its shadow when it has one or the open writes (a new
    one, holding a copy of the file when `keep` and the file exists), else `path` itself. The
    first open of a path for writing that keeps its content, or asks whether it exists (`keep`),
    is a meeting of the ranks: the others copy the file, or see whether it exists (`existed`),
    before rank 0 changes it. Rank 0 keeps the paths too, to meet at the same opens. */
 static const char *__yosegi_rank_path(const char *path, int writes, int keep, int *existed) {
-    const char *rank = getenv("YOSEGI_RANK");
-    if (!path || !rank) return path;
-    int other = strcmp(rank, "0") != 0;
-    for (int i = 0; i < __yosegi_shadow_count; i++)
-        if (strcmp(__yosegi_shadows[i].path, path) == 0) {
-            if (existed) *existed = 1;
-            return other ? __yosegi_shadows[i].shadow : path;
-        }
+    int other = 0;
+    if (!path || !__yosegi_in_job(&other)) return path;
+    int known = __yosegi_shadow_of(path);
+    if (known >= 0) {
+        if (existed) *existed = 1;
+        return other ? __yosegi_shadows[known].shadow : path;
+    }
     if (!writes) return path;
     /* Past the table's end (every rank alike) the other ranks write nowhere. */
     if (__yosegi_shadow_count == 256) return other ? "/dev/null" : path;
@@ -222,20 +232,14 @@ static int __yosegi_rank_acted(int other, int there, int result, const char *wha
     errno = ENOENT;
     return -1;
 }
-static int __yosegi_shadow_of(const char *path) {
-    for (int i = 0; i < __yosegi_shadow_count; i++)
-        if (strcmp(__yosegi_shadows[i].path, path) == 0) return i;
-    return -1;
-}
 static void __yosegi_forget_shadow(int i, int other) {
     if (other && strcmp(__yosegi_shadows[i].shadow, "/dev/null") != 0) unlink(__yosegi_shadows[i].shadow);
     free(__yosegi_shadows[i].path);
     __yosegi_shadows[i] = __yosegi_shadows[--__yosegi_shadow_count];
 }
 static int __yosegi_rank_remove(const char *path, int (*act)(const char *)) {
-    const char *rank = getenv("YOSEGI_RANK");
-    if (!path || !rank) return act(path);
-    int other = strcmp(rank, "0") != 0;
+    int other = 0;
+    if (!path || !__yosegi_in_job(&other)) return act(path);
     int i = __yosegi_shadow_of(path);
     int there = i >= 0 || access(path, F_OK) == 0;
     if (i >= 0) __yosegi_forget_shadow(i, other);
@@ -245,9 +249,8 @@ static int __yosegi_rank_remove(const char *path, int (*act)(const char *)) {
 int __yosegi_remove(const char *path) { return __yosegi_rank_remove(path, remove); }
 int __yosegi_unlink(const char *path) { return __yosegi_rank_remove(path, unlink); }
 int __yosegi_rename(const char *from, const char *to) {
-    const char *rank = getenv("YOSEGI_RANK");
-    if (!from || !to || !rank) return rename(from, to);
-    int other = strcmp(rank, "0") != 0;
+    int other = 0;
+    if (!from || !to || !__yosegi_in_job(&other)) return rename(from, to);
     int i = __yosegi_shadow_of(from);
     int there = i >= 0 || access(from, F_OK) == 0;
     if (there && strcmp(from, to) != 0) {
