@@ -366,3 +366,18 @@ fn an_accumulator_the_loops_loads_may_reach_is_counted_every_iteration() {
     assert_eq!(count(c, "global_loads"), (n * m + n) + 2 * n * m, "{c}");
     assert_eq!(count(c, "global_stores"), n + n * m, "{c}");
 }
+
+#[test]
+fn every_launch_of_a_step_fused_kernel_is_predicted_with_the_chains_bytes() {
+    // diffusion1d's time steps run fused, eight to a launch, swapping two buffers: each launch
+    // moves the arrays, and the odd ones read the second buffer, which has no host copy to
+    // sample (the prediction samples the first).
+    let stats = stats_of(&repo_root().join("examples/diffusion1d.c"), &["65536", "40"]);
+    let fused: Vec<&Value> = stats["kernels"].as_array().unwrap().iter().filter(|k| k["name"].as_str().unwrap().contains("_steps")).collect();
+    assert!(!fused.is_empty(), "no step-fused kernel ran: {stats}");
+    for k in fused {
+        assert!(count(k, "launches") > 1, "{k}");
+        assert_eq!(count(k, "predicted_launches"), count(k, "launches"), "{k}");
+        assert!(count(&k["last_prediction"], "section_bytes") > 0, "{k}");
+    }
+}

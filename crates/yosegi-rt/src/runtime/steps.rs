@@ -396,15 +396,19 @@ impl Runtime {
             };
             // Predictions are for the stats: without them a launch pays for none.
             if self.config.stats != super::StatsMode::Off {
-                let bytes = if launch_number == 0 { chain.bytes_moved } else { 0 };
-                // The model samples blocks over the host's copies: a second buffer has none, so
-                // the prediction reads and writes the array's own.
+                // Every launch moves the chain's arrays once. The model samples blocks over the
+                // host's copies: a second buffer has none, so the prediction reads and writes
+                // the array's own allocation, whichever buffer this launch reads.
                 let mut seen = launch.params.clone();
-                for &(out, input, ..) in &pairs {
-                    seen[out as usize] = seen[input as usize];
+                for &(out, input, first, ..) in &pairs {
+                    for p in [input, out] {
+                        if let DeviceParam::Array { alloc, .. } = &mut seen[p as usize] {
+                            *alloc = first;
+                        }
+                    }
                 }
                 let predicted = Launch { module: &module, kernel: grid, params: seen, specialisable: launch.specialisable.clone() };
-                super::model::record_prediction(&mut self.model, &mut self.stats, &predicted, device, bytes, self.devices[device].as_ref(), &mut self.registry);
+                super::model::record_prediction(&mut self.model, &mut self.stats, &predicted, device, chain.bytes_moved, self.devices[device].as_ref(), &mut self.registry);
             }
             let outcome = self.devices[device].launch(&launch).map_err(|fault| self.fault_error(fault))?;
             self.stats.record_launch(&grid.name, started.elapsed(), &outcome.counters);
