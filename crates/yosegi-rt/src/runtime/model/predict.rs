@@ -104,9 +104,24 @@ pub struct Prediction {
 }
 
 impl Prediction {
+    /// What of the launch's work keeps it busy longest, and for how long (`Launch` and 0
+    /// when nothing does).
+    fn busiest(&self) -> (Bound, f64) {
+        [
+            (Bound::Memory, self.memory_s),
+            (Bound::Cache, self.cache_s),
+            (Bound::L2, self.l2_s),
+            (Bound::Compute, self.compute_s),
+            (Bound::Shared, self.shared_s),
+            (Bound::Latency, self.latency_s),
+        ]
+        .into_iter()
+        .fold((Bound::Launch, 0.0), |best, (b, t)| if t > best.1 { (b, t) } else { best })
+    }
+
     /// The longest of what the launch's work keeps busy (the prediction less its launch).
     pub fn busy_s(&self) -> f64 {
-        [self.memory_s, self.cache_s, self.l2_s, self.compute_s, self.shared_s, self.latency_s].into_iter().fold(0.0, f64::max)
+        self.busiest().1
     }
 }
 
@@ -177,20 +192,8 @@ pub fn predict(machine: &Machine, work: &LaunchWork) -> Prediction {
             + (c.shared_accesses * 32) as f64 * machine.serial_shared_s)
         / threads;
     let launch_s = if work.blocks == 0 { 0.0 } else { machine.launch() };
-    let parts = [
-        (Bound::Memory, memory_s),
-        (Bound::Cache, cache_s),
-        (Bound::L2, l2_s),
-        (Bound::Compute, compute_s),
-        (Bound::Shared, shared_s),
-        (Bound::Latency, latency_s),
-    ];
-    let (bound, busy) = parts
-        .into_iter()
-        .fold((Bound::Launch, 0.0), |best, (b, t)| if t > best.1 { (b, t) } else { best });
-    let bound = if busy < launch_s { Bound::Launch } else { bound };
-    Prediction {
-        seconds: launch_s + busy,
+    let mut p = Prediction {
+        seconds: 0.0,
         launch_s,
         memory_s,
         cache_s,
@@ -199,10 +202,14 @@ pub fn predict(machine: &Machine, work: &LaunchWork) -> Prediction {
         shared_s,
         latency_s,
         occupancy,
-        bound,
+        bound: Bound::Launch,
         dram_bytes,
         work: work.clone(),
-    }
+    };
+    let (bound, busy) = p.busiest();
+    p.seconds = launch_s + busy;
+    p.bound = if busy < launch_s { Bound::Launch } else { bound };
+    p
 }
 
 /// What one device's share of a launch touches, for [`split_pays`]: the bytes its sections

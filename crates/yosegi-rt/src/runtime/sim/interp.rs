@@ -167,29 +167,6 @@ fn active_lanes(mask: &[bool]) -> u64 {
     mask.iter().filter(|&&m| m).count() as u64
 }
 
-impl BlockState<'_> {
-    /// The lanes of `mask` whose access to `array` the GPU makes: all of them, unless a running
-    /// loop keeps the param in a register, where only a lane's first load (or store) of it in
-    /// the loop counts (the load before the loop, the store after it).
-    fn counted_lanes(&mut self, array: ArrayRef, mask: &[bool], write: bool) -> Option<Vec<bool>> {
-        let ArrayRef::Param(p) = array else { return None };
-        let frame = self.promotions.iter_mut().find(|f| f.param == p)?;
-        let mut counted = vec![false; mask.len()];
-        for lane in 0..mask.len() {
-            let done = if write { frame.stored[lane] } else { frame.loaded[lane] };
-            if mask[lane] && !done {
-                counted[lane] = true;
-            }
-            if mask[lane] {
-                // A load after the lane's store reads the register too.
-                frame.loaded[lane] = true;
-                frame.stored[lane] |= write;
-            }
-        }
-        Some(counted)
-    }
-}
-
 impl<'a> BlockState<'a> {
     pub fn new(ctx: &'a LaunchCtx<'a>) -> BlockState<'a> {
         let lanes = (ctx.block_dim[0] * ctx.block_dim[1] * ctx.block_dim[2]) as usize;
@@ -718,6 +695,22 @@ impl<'a> BlockState<'a> {
         } else {
             self.global(array).expect("resolved before the access").0
         }
+    }
+
+    /// The lanes of `mask` whose access to `array` the GPU makes: all of them, unless a running
+    /// loop keeps the param in a register, where only a lane's first load (or store) of it in
+    /// the loop counts (the load before the loop, the store after it).
+    fn counted_lanes(&mut self, array: ArrayRef, mask: &[bool], write: bool) -> Option<Vec<bool>> {
+        let ArrayRef::Param(p) = array else { return None };
+        let frame = self.promotions.iter_mut().find(|f| f.param == p)?;
+        let mut counted = vec![false; mask.len()];
+        for lane in (0..mask.len()).filter(|&lane| mask[lane]) {
+            counted[lane] = !if write { frame.stored[lane] } else { frame.loaded[lane] };
+            // A load after the lane's store reads the register too.
+            frame.loaded[lane] = true;
+            frame.stored[lane] |= write;
+        }
+        Some(counted)
     }
 
     /// Counts a warp-level access (a `write` or a read) to a global array: rows of a table are
