@@ -381,3 +381,38 @@ fn every_launch_of_a_step_fused_kernel_is_predicted_with_the_chains_bytes() {
         assert!(count(&k["last_prediction"], "section_bytes") > 0, "{k}");
     }
 }
+
+#[test]
+fn a_kernel_finds_in_l2_what_the_kernel_before_it_wrote() {
+    // Unfused: the first kernel reads `a` and writes `b`; the second reads `b`, which the
+    // first left in L2, and writes `c`, which no launch touched: half its bytes are found, at every share
+    // of the cache (1.5 MB in all, far below a quarter of it).
+    let n = 1u64 << 16;
+    let source = format!(
+        "#include <stdio.h>\n#include <stdlib.h>\nint main(void) {{\n  int n = {n};\n  double *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b), *c = malloc(n * sizeof *c);\n  for (int i = 0; i < n; i++) a[i] = i % 7;\n  #pragma acc data copyin(a[0:n]) create(b[0:n]) copyout(c[0:n])\n  {{\n    #pragma acc parallel loop\n    for (int i = 0; i < n; i++) b[i] = 2 * a[i];\n    #pragma acc parallel loop\n    for (int i = 0; i < n; i++) c[i] = b[i] + 1;\n  }}\n  double s = 0;\n  for (int i = 0; i < n; i++) s += c[i];\n  printf(\"%.1f\\n\", s);\n  free(a); free(b); free(c);\n  return 0;\n}}\n"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("two_kernels.c");
+    std::fs::write(&file, source).unwrap();
+    let mut cmd = yosegi();
+    cmd.args(["run", "--device", "sim", "--stats=json", "--fusion", "off", "-w"]).arg(&file);
+    let out = run(cmd, Input::Nothing);
+    assert_eq!(out.code(), Some(0), "{}", out.describe());
+    // gcc's answer: 2 * (i % 7) + 1 summed.
+    let expected: u64 = (0..n).map(|i| 2 * (i % 7) + 1).sum();
+    assert_eq!(out.stdout, format!("{expected}.0\n"));
+    let start = out.stderr.find("{\n").expect("JSON stats");
+    let stats: Value = serde_json::from_str(&out.stderr[start..]).unwrap();
+    let kernels = stats["kernels"].as_array().unwrap();
+    assert_eq!(kernels.len(), 2, "{stats}");
+    let resident = |k: &Value| -> Vec<u64> {
+        let p = &k["last_prediction"];
+        assert_eq!(count(p, "section_bytes"), 2 * n * 8, "{k}");
+        p["resident_bytes"].as_array().unwrap_or_else(|| panic!("no resident bytes in {k}")).iter().map(|b| b.as_u64().unwrap()).collect()
+    };
+    assert_eq!(resident(&kernels[0]), vec![0; 4]);
+    assert_eq!(resident(&kernels[1]), vec![n * 8; 4]);
+    // What it found costs the second less device-memory time than the first.
+    let memory = |k: &Value| k["last_prediction"]["memory_s"].as_f64().unwrap();
+    assert!(memory(&kernels[1]) < 0.7 * memory(&kernels[0]), "{stats}");
+}

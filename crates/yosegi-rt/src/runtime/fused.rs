@@ -94,6 +94,9 @@ pub(super) struct PreparedChain {
     pub bound_objects: Vec<(u32, u64)>,
     /// Bytes the preparation moved.
     pub bytes_moved: u64,
+    /// The byte ranges the members read, and those they write.
+    pub reads: Vec<(u64, u64)>,
+    pub writes: Vec<(u64, u64)>,
 }
 
 /// What this launch of a chain does.
@@ -246,10 +249,11 @@ impl Runtime {
         let Some(chain) = self.prepare_chain(region, &fusion.members, grid, args)? else { return Ok(false) };
         let params = self.device_params(region, grid, &chain.args, &chain.bound_objects, device);
         self.record_runtime_call("region: launch preparation", prepared);
+        let traffic = self.note_traffic(device, &chain.reads, &chain.writes, chain.bytes_moved);
         let started = Instant::now();
         let launch = Launch { module: &module, kernel: grid, params, specialisable: Cow::Borrowed(&self.specialisable[grid_handle.index()]) };
         if self.config.stats != super::StatsMode::Off {
-            super::model::record_prediction(&mut self.model, &mut self.stats, &launch, device, chain.bytes_moved, self.devices[device].as_ref(), &mut self.registry);
+            super::model::record_prediction(&mut self.model, &mut self.stats, &launch, device, traffic, self.devices[device].as_ref(), &mut self.registry);
         }
         let outcome = self.devices[device].launch(&launch).map_err(|fault| self.fault_error(fault))?;
         let elapsed = started.elapsed();
@@ -313,7 +317,7 @@ impl Runtime {
 
         // Pass 2, member by member, each one's writes marked before the next is prepared.
         let mut bound_objects: Vec<(u32, u64)> = Vec::new();
-        let mut bytes_moved = 0;
+        let (mut bytes_moved, mut reads, mut writes) = (0, Vec::new(), Vec::new());
         for (&h, sections) in members.iter().zip(&member_sections) {
             let kernel = &module.kernels[h];
             let part = distribute::Part { device, args: merged.clone(), sections: sections.clone(), along: None };
@@ -321,13 +325,16 @@ impl Runtime {
             check_overlaps(kernel, &footprint.launch.footprints)?;
             self.mark_written(device, &footprint.launch.writes);
             bytes_moved += footprint.launch.bytes_moved;
+            let (r, w) = footprint.launch.ranges();
+            reads.extend(r);
+            writes.extend(w);
             for b in footprint.bound_objects {
                 if !bound_objects.iter().any(|(arg, _)| *arg == b.0) {
                     bound_objects.push(b);
                 }
             }
         }
-        Ok(Some(PreparedChain { args: merged, bound_objects, bytes_moved }))
+        Ok(Some(PreparedChain { args: merged, bound_objects, bytes_moved, reads, writes }))
     }
 
     /// The fused grid kernel to run: the one without intermediates' stores when there is one.

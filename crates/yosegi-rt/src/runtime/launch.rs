@@ -95,6 +95,13 @@ pub(super) struct LaunchFootprint {
     pub(super) bytes_moved: u64,
 }
 
+impl LaunchFootprint {
+    /// The byte ranges the launch reads, and those it writes.
+    pub(super) fn ranges(&self) -> (Vec<(u64, u64)>, Vec<(u64, u64)>) {
+        (self.footprints.iter().filter_map(|f| f.read).collect(), self.footprints.iter().filter_map(|f| f.write).collect())
+    }
+}
+
 /// Section `s` of an array at `base` (elements of `elem` bytes) as a byte range of the object
 /// at `object`, `len` bytes long, clamped to it.
 pub(super) fn object_range(s: Section, base: u64, elem: i128, object: u64, len: u64) -> Option<(u64, u64)> {
@@ -344,6 +351,16 @@ impl Runtime {
         Ok(())
     }
 
+    /// What a launch on `device` reading `reads` and writing `writes` moves, `bytes` in all;
+    /// with the model on, the launch is remembered for what the launches after it find in the
+    /// L2 cache.
+    pub(super) fn note_traffic(&mut self, device: usize, reads: &[(u64, u64)], writes: &[(u64, u64)], bytes: u64) -> super::model::Traffic {
+        match self.model.as_mut() {
+            Some(model) => model.note_launch(device, reads, writes, bytes),
+            None => super::model::Traffic { bytes, resident: None },
+        }
+    }
+
     /// Pass 2 for one part ([`Runtime::prepare_part`]), the overlap check, and the grid
     /// kernel's params bound on the part's device. `tables` and `address_writes` belong to the
     /// part that binds the launch's pointer tables (the first).
@@ -384,7 +401,9 @@ impl Runtime {
     fn start_parts<'m>(&mut self, module: &'m Module, kernel: Handle<Kernel>, prepared: Vec<PreparedLaunch>, started: &mut Vec<StartedPart<'m>>) -> Result<(), RuntimeError> {
         for PreparedLaunch { device, first, params, footprint } in prepared {
             // The variant that ran owns the reductions and scalar outputs.
-            let (grid, launch, elapsed) = self.launch_chosen_variant(module, kernel, params, device, footprint.bytes_moved)?;
+            let (reads, writes) = footprint.ranges();
+            let traffic = self.note_traffic(device, &reads, &writes, footprint.bytes_moved);
+            let (grid, launch, elapsed) = self.launch_chosen_variant(module, kernel, params, device, traffic)?;
             started.push(StartedPart { device, first, grid, started: launch, elapsed, footprint });
         }
         Ok(())

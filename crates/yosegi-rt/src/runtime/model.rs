@@ -18,6 +18,7 @@ pub mod machine;
 pub mod observed;
 pub mod predict;
 pub mod record;
+pub mod residency;
 pub mod sample;
 
 use std::collections::{HashMap, HashSet};
@@ -31,6 +32,16 @@ use crate::runtime::variants::{KernelIdentity, LaunchKey};
 
 pub use machine::Machine;
 pub use predict::{LaunchWork, Prediction, SplitBytes};
+pub use residency::ResidentBytes;
+
+/// What a launch moves in device memory: the bytes its arrays' sections cover, and of those
+/// the ones the launches before it on its device left in the L2 cache (`None` where those are
+/// not tracked).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Traffic {
+    pub bytes: u64,
+    pub resident: Option<ResidentBytes>,
+}
 
 /// What identifies a launch's prediction: the grid kernel, the device, the launch's integer
 /// scalars (the sizes) and the bytes its sections cover.
@@ -58,13 +69,15 @@ pub struct Model {
     split_shapes: HashMap<String, SplitShape>,
     /// Tracked objects (by start) a kernel has written: what a split exchanges.
     written_objects: HashSet<u64>,
+    /// Per device: the ranges its recent launches touched, for what each finds in L2.
+    histories: Vec<residency::L2History>,
 }
 
 /// The most devices the scaling curve goes to.
 pub const MAX_MODELLED_DEVICES: usize = 8;
 
-/// Where a launch is predicted: the device (its index and name) and its multiprocessors, the
-/// bytes the launch's sections move, the host view of the allocation an array param is bound
+/// Where a launch is predicted: the device (its index and name) and its multiprocessors, what
+/// the launch moves in device memory, the host view of the allocation an array param is bound
 /// to, and whether the launch is the first to touch data the host copied in since a launch
 /// last touched it.
 #[derive(Clone, Copy)]
@@ -72,7 +85,7 @@ pub struct Placement<'a> {
     pub device: usize,
     pub device_name: &'a str,
     pub multiprocessors: u32,
-    pub dram_bytes: u64,
+    pub traffic: Traffic,
     pub host_view_of: &'a dyn Fn(DeviceAlloc) -> Option<Arc<SimBuffer>>,
     pub touches_upload: bool,
 }
@@ -99,7 +112,8 @@ pub struct PartBytes {
 
 impl Model {
     pub fn new(machines: Vec<Machine>) -> Model {
-        Model { machines, predictions: HashMap::new(), launched: HashMap::new(), latest: HashMap::new(), split_shapes: HashMap::new(), written_objects: HashSet::new() }
+        let histories = machines.iter().map(|_| residency::L2History::default()).collect();
+        Model { machines, predictions: HashMap::new(), launched: HashMap::new(), latest: HashMap::new(), split_shapes: HashMap::new(), written_objects: HashSet::new(), histories }
     }
 
     pub fn machine(&self, device: usize) -> Option<&Machine> {
@@ -122,6 +136,17 @@ impl Model {
 
     pub fn set_split_shape(&mut self, kernel: String, shape: SplitShape) {
         self.split_shapes.insert(kernel, shape);
+    }
+
+    /// A launch on `device` reading `reads` and writing `writes` (byte ranges of the tracked
+    /// objects), `bytes` in all: what it moves, with what the launches before it left in the
+    /// device's L2 cache. Remembered for the launches after it.
+    pub fn note_launch(&mut self, device: usize, reads: &[(u64, u64)], writes: &[(u64, u64)], bytes: u64) -> Traffic {
+        let resident = match (self.histories.get_mut(device), self.machines.get(device)) {
+            (Some(history), Some(machine)) => Some(history.touch(reads, writes, machine.l2_bytes)),
+            _ => None,
+        };
+        Traffic { bytes, resident }
     }
 
     /// A kernel wrote into the tracked object starting at `object`.
@@ -213,13 +238,22 @@ impl Model {
     /// [`Model::predict_launch`] without the first launch's cost, and without counting the
     /// launch as made: what a launch costs once its code is loaded.
     pub fn predict_steady(&mut self, launch: &Launch, at: &Placement) -> Option<Prediction> {
-        let Placement { device, device_name, multiprocessors, dram_bytes, host_view_of, .. } = *at;
+        let Placement { device, device_name, multiprocessors, traffic, host_view_of, .. } = *at;
         let machine = self.machines.get(device)?;
-        let key = PredictionKey { kernel: launch.kernel.name.clone(), device, scalars: integer_scalars(launch), dram_bytes };
+        let key = PredictionKey { kernel: launch.kernel.name.clone(), device, scalars: integer_scalars(launch), dram_bytes: traffic.bytes };
         if let Some(known) = self.predictions.get(&key) {
-            return known.clone();
+            // The counts are the launch's; what the cache holds for it is this time's.
+            let known = known.as_ref()?;
+            if known.work.resident_bytes == traffic.resident {
+                return Some(known.clone());
+            }
+            let p = predict::predict(machine, &LaunchWork { resident_bytes: traffic.resident, ..known.work.clone() });
+            if let Some(latest) = self.latest.get_mut(&(launch.kernel.name.clone(), device)) {
+                latest.2 = p.clone();
+            }
+            return Some(p);
         }
-        let made = predict_with(machine, launch, dram_bytes, multiprocessors, host_view_of);
+        let made = predict_with(machine, launch, traffic, multiprocessors, host_view_of);
         if let Some(p) = &made {
             let sizes = LaunchKey::of(launch.kernel, &launch.specialisable, &launch.params, device_name).sizes_text();
             self.latest.insert((launch.kernel.name.clone(), device), (device_name.to_string(), sizes, p.clone()));
@@ -269,7 +303,7 @@ impl Model {
         &mut self,
         launch: &Launch,
         device: usize,
-        dram_bytes: u64,
+        traffic: Traffic,
         on: &dyn Device,
         registry: &Registry,
         steady: bool,
@@ -282,7 +316,7 @@ impl Model {
             // runtime works for it; the view is dropped before this call returns.
             Some(Arc::new(unsafe { SimBuffer::host_view(object.start as *const u8, object.len as usize) }))
         };
-        let at = Placement { device, device_name: on.model(), multiprocessors: on.multiprocessors(), dram_bytes, host_view_of: &host_view_of, touches_upload };
+        let at = Placement { device, device_name: on.model(), multiprocessors: on.multiprocessors(), traffic, host_view_of: &host_view_of, touches_upload };
         if steady { self.predict_steady(launch, &at) } else { self.predict_launch(launch, &at) }
     }
 }
@@ -294,13 +328,13 @@ pub fn record_prediction(
     stats: &mut crate::runtime::stats::Stats,
     launch: &Launch,
     device: usize,
-    dram_bytes: u64,
+    traffic: Traffic,
     on: &dyn Device,
     registry: &mut Registry,
 ) {
     let Some(model) = model.as_mut() else { return };
     let touches_upload = take_uploads(launch, device, registry);
-    if let Some(prediction) = model.predict_on(launch, device, dram_bytes, on, registry, false, touches_upload) {
+    if let Some(prediction) = model.predict_on(launch, device, traffic, on, registry, false, touches_upload) {
         stats.record_prediction(&launch.kernel.name, &prediction);
     }
 }
@@ -333,7 +367,7 @@ fn take_uploads(launch: &Launch, device: usize, registry: &mut Registry) -> bool
 pub fn predict_with(
     machine: &Machine,
     launch: &Launch,
-    dram_bytes: u64,
+    traffic: Traffic,
     multiprocessors: u32,
     host_view_of: &dyn Fn(DeviceAlloc) -> Option<Arc<SimBuffer>>,
 ) -> Option<Prediction> {
@@ -347,7 +381,8 @@ pub fn predict_with(
         shared_bytes_per_block: launch.kernel.shared_memory_bytes(),
         registers_per_thread: predict::DEFAULT_REGISTERS,
         counters: sampled.counters,
-        dram_bytes,
+        dram_bytes: traffic.bytes,
+        resident_bytes: traffic.resident,
     };
     Some(predict::predict(machine, &work))
 }

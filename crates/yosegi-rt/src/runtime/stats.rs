@@ -479,6 +479,7 @@ impl Stats {
                         "shared_bytes_per_block": p.work.shared_bytes_per_block,
                         "registers_per_thread": p.work.registers_per_thread,
                         "section_bytes": p.work.dram_bytes,
+                        "resident_bytes": p.work.resident_bytes,
                         "counters": counters_json(&p.work.counters),
                     })),
                 })
@@ -714,6 +715,7 @@ pub fn launch_work_from_json(v: &serde_json::Value) -> Option<crate::runtime::mo
         registers_per_thread: v["registers_per_thread"].as_u64()? as u32,
         counters: counters_from_json(&v["counters"]),
         dram_bytes: v["section_bytes"].as_u64()?,
+        resident_bytes: serde_json::from_value(v["resident_bytes"].clone()).ok(),
     })
 }
 

@@ -465,6 +465,8 @@ impl CudaDevice {
             cache_bytes_per_s,
             l2_bytes_per_s,
             l2_requests_per_s,
+            // Not measured: what programs' kernels found (`model::residency`).
+            l2_resident_share: nominal.l2_resident_share,
             float_ops_per_s,
             double_ops_per_s,
             math_calls_per_s,

@@ -125,6 +125,7 @@ mod tests {
             registers_per_thread: 32,
             counters: DeviceCounters { global_loads: 19 << 24, global_stores: 1 << 24, global_transactions: 5 << 24, ..Default::default() },
             dram_bytes: 1 << 30,
+            resident_bytes: None,
         };
         let whole = predict(&machine, &work);
         (machine, whole)

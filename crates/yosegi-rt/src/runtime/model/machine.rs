@@ -71,6 +71,11 @@ pub struct Machine {
     pub l2_bytes_per_s: f64,
     #[serde(default = "nominal_l2_requests_per_s")]
     pub l2_requests_per_s: f64,
+    /// The share of the L2 cache that keeps the bytes recent launches touched for the next
+    /// ones ([`super::residency`]): not all of it, since lines are placed by address over the
+    /// cache's slices and a partition keeps copies of the other's lines.
+    #[serde(default = "nominal_l2_resident_share")]
+    pub l2_resident_share: f64,
     pub float_ops_per_s: f64,
     pub double_ops_per_s: f64,
     pub math_calls_per_s: f64,
@@ -97,6 +102,10 @@ pub const CALIBRATION: u32 = 7;
 
 /// An H100's L2 requests per second, for machine figures that predate the split (their
 /// `l2_bytes_per_s` was a whole-line rate: bench/NOTES.md run 28).
+fn nominal_l2_resident_share() -> f64 {
+    0.5
+}
+
 fn nominal_l2_requests_per_s() -> f64 {
     9.0e10
 }
@@ -125,6 +134,7 @@ impl Machine {
             cache_bytes_per_s: 9.0e12,
             l2_bytes_per_s: 1.3e13,
             l2_requests_per_s: nominal_l2_requests_per_s(),
+            l2_resident_share: nominal_l2_resident_share(),
             float_ops_per_s: 60e12,
             double_ops_per_s: 30e12,
             math_calls_per_s: 4e12,

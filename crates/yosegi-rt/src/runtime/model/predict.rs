@@ -11,14 +11,15 @@
 //! multiprocessors the grid occupies), and latency: a thread's accesses one after the other,
 //! global and shared, wave after wave, which bounds kernels whose grid is too small to hide memory latency
 //! behind other warps (a thread per row of a matrix), with a few independent accesses of a
-//! thread in flight at once. Device memory is read at a blend of its own and the cache's rate
-//! when the launch's sections fit in the L2 cache (earlier launches left part of them there),
+//! thread in flight at once. Device memory is read at a blend of its own and the cache's rate:
+//! the bytes the launches before left in the L2 cache come from there ([`super::residency`]),
 //! and scattered accesses over more than the L2 cache holds move every sector they touch. The
 //! first launch of a kernel also pays for loading its code. The paper's model counted warp accesses against latencies; this one
 //! adds what it lacked: launch cost, cache reuse, occupancy, and the multiprocessors a small
 //! grid leaves idle.
 
 use super::machine::Machine;
+use super::residency::{ResidentBytes, resident_at};
 use crate::runtime::stats::DeviceCounters;
 
 /// Warps per multiprocessor that keep its arithmetic pipelines busy.
@@ -31,8 +32,8 @@ const SATURATING_COMPUTE_WARPS: f64 = 8.0;
 /// to 1.1x, and the loss of choosing variants by the model alone from 58% to 7%.
 pub const THREAD_MEMORY_PARALLELISM: f64 = 1.5;
 
-/// The share of a launch's bytes found in the L2 cache when its sections fit there (the rest
-/// comes from device memory), fitted to run 20's NPB class A kernels, which each move 10-50 MB
+/// The share of a launch's bytes found in the L2 cache when its sections fit there and the
+/// launches before it are not known (the rest comes from device memory), fitted to run 20's NPB class A kernels, which each move 10-50 MB
 /// that the kernels before them in the time step touched.
 pub const L2_RESIDENT_SHARE: f64 = 0.25;
 
@@ -56,6 +57,10 @@ pub struct LaunchWork {
     pub counters: DeviceCounters,
     /// Bytes the launch must read and write in device memory (its arrays' sections).
     pub dram_bytes: u64,
+    /// Of those, the ones the launches before it on the device left in the L2 cache
+    /// ([`super::residency`]); `None` where the launches before it are not known (stats
+    /// written before they were tracked, a launch predicted outside a run).
+    pub resident_bytes: Option<ResidentBytes>,
 }
 
 /// Which resource the prediction found the launch limited by.
@@ -161,9 +166,15 @@ pub fn predict(machine: &Machine, work: &LaunchWork) -> Prediction {
     if scattered && work.dram_bytes > machine.l2_bytes {
         dram_bytes = sector_bytes;
     }
-    // A launch whose sections fit in the L2 cache finds part of them there, left by the
-    // launches before it (a time step's kernels over the same arrays).
-    let l2_share = if work.dram_bytes <= machine.l2_bytes { L2_RESIDENT_SHARE } else { 0.0 };
+    // A launch finds in the L2 cache what the launches before it touched there (a time
+    // step's kernels over the same arrays); where those are not known, a share of sections
+    // that fit in it. Scattered accesses over more than the cache evict what they find.
+    let l2_share = match work.resident_bytes {
+        _ if scattered && work.dram_bytes > machine.l2_bytes => 0.0,
+        Some(curve) => (resident_at(&curve, machine.l2_resident_share) / work.dram_bytes.max(1) as f64).clamp(0.0, 1.0),
+        None if work.dram_bytes <= machine.l2_bytes => L2_RESIDENT_SHARE,
+        None => 0.0,
+    };
     // A grid of fewer blocks than multiprocessors leaves the others idle, and one
     // multiprocessor draws only a few multiprocessors' share of the bandwidth.
     let bandwidth_reach = ((work.blocks as f64).min(sms) * machine.multiprocessor_bandwidth_share / sms).clamp(1e-6, 1.0);

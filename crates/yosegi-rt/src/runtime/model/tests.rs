@@ -152,6 +152,7 @@ fn streaming(bytes: u64, blocks: u64) -> LaunchWork {
             ..DeviceCounters::default()
         },
         dram_bytes: bytes,
+        resident_bytes: None,
     }
 }
 
@@ -219,6 +220,33 @@ fn a_grid_too_small_to_hide_latency_is_bound_by_its_threads_accesses() {
     let p = predict(&m, &work);
     assert_eq!(p.bound, Bound::Latency);
     assert!((p.latency_s - 10_000.0 * m.serial_access_s / THREAD_MEMORY_PARALLELISM).abs() < 1e-12);
+}
+
+/// Where the launches before are tracked, the bytes they left in L2 (at the machine's share of
+/// it) cost no device-memory time, the rest all of it, whatever the launch's size.
+#[test]
+fn the_bytes_earlier_launches_left_in_l2_are_read_from_it() {
+    let m = machine();
+    let bytes = 2 * m.l2_bytes;
+    let at_share = |resident: u64| {
+        let mut curve = [0; 4];
+        for (c, &s) in curve.iter_mut().zip(&super::residency::RESIDENT_SHARES) {
+            if s >= m.l2_resident_share {
+                *c = resident;
+            }
+        }
+        predict(&m, &LaunchWork { resident_bytes: Some(curve), ..streaming(bytes, 1 << 16) })
+    };
+    let none = at_share(0);
+    assert!((none.memory_s - bytes as f64 / m.dram_bytes_per_s).abs() < 1e-12);
+    let quarter = at_share(bytes / 4);
+    let expected = bytes as f64 * (0.75 / m.dram_bytes_per_s + 0.25 / m.cache_bytes_per_s);
+    assert!((quarter.memory_s - expected).abs() < 1e-12 * expected);
+    // Bytes found only in the part of the cache beyond the machine's share do not count.
+    let mut beyond = [0; 4];
+    beyond[3] = bytes;
+    let p = predict(&m, &LaunchWork { resident_bytes: Some(beyond), ..streaming(bytes, 1 << 16) });
+    assert!(m.l2_resident_share <= 0.75 && (p.memory_s - none.memory_s).abs() < 1e-12);
 }
 
 #[test]
@@ -350,7 +378,7 @@ fn the_first_launch_of_a_kernel_pays_for_loading_it() {
     let host = zeroed_arrays(n);
     let launch = Launch::new(&module, kernel, multiply_add_params(n));
     let view_of = views_of(&host);
-    let at = |device: usize, dram_bytes: u64| super::Placement { device, device_name: "sim", multiprocessors: 0, dram_bytes, host_view_of: &view_of, touches_upload: false };
+    let at = |device: usize, bytes: u64| super::Placement { device, device_name: "sim", multiprocessors: 0, traffic: super::Traffic { bytes, resident: None }, host_view_of: &view_of, touches_upload: false };
     let mut model = Model::new(vec![machine()]);
     let first = model.predict_launch(&launch, &at(0, 3 * 4 * n as u64)).expect("predicted");
     let again = model.predict_launch(&launch, &at(0, 3 * 4 * n as u64)).expect("predicted");
@@ -371,7 +399,7 @@ fn each_compiled_variant_pays_its_first_launch() {
     let view_of = views_of(&host);
     let launch_of = |n: usize| Launch::new(&module, kernel, multiply_add_params(n));
     assert!(!launch_of(8).specialisable.is_empty(), "n specialises the kernel");
-    let at = super::Placement { device: 0, device_name: "sim", multiprocessors: 0, dram_bytes: 0, host_view_of: &view_of, touches_upload: false };
+    let at = super::Placement { device: 0, device_name: "sim", multiprocessors: 0, traffic: super::Traffic::default(), host_view_of: &view_of, touches_upload: false };
     let mut model = Model::new(vec![machine()]);
     let mut pays_first = |n: usize| {
         let launch = launch_of(n);
