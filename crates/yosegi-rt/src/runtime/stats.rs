@@ -134,6 +134,9 @@ pub struct KernelLaunches {
     /// (`runtime::model`; made when stats are on).
     pub predicted: Duration,
     pub predicted_launches: u64,
+    /// Of `predicted`, what the launches' work keeps the device busy beyond the launch itself
+    /// (`Prediction::busy_s`, summed).
+    pub predicted_busy: Duration,
     /// What the device counted over these launches, and what the model counted for the
     /// launches it predicted.
     pub counters: DeviceCounters,
@@ -274,6 +277,7 @@ impl Stats {
         let entry = self.launches.entry(kernel.to_string()).or_default();
         entry.predicted += Duration::from_secs_f64(prediction.seconds);
         entry.predicted_launches += 1;
+        entry.predicted_busy += Duration::from_secs_f64(prediction.busy_s());
         entry.predicted_counters.add(&prediction.work.counters);
         entry.last_prediction = Some(prediction.clone());
     }

@@ -8,8 +8,11 @@
 //!   from one H100 machine to the next, where the programs' kernels paid 18-25 us on each
 //!   (bench/NOTES.md run 26).
 //! * The steady launch ([`super::Machine::launch`]): per kernel a program launched often whose
-//!   predicted work is a small part of a launch, its mean device time less that work (and its
-//!   share of first launches). The calibration's empty kernel, timed from idle, moved between
+//!   predicted work is a small part of a launch, every launch predicted, its mean device time
+//!   less the mean of that work (and its share of first launches). The mean, not the last
+//!   launch's: NPB LU's wavefront kernels grow and shrink over a sweep, and their last, one
+//!   point of the plane, took 0.1 us of predicted work where their mean took 10 (bench/NOTES.md
+//!   run 29: their 10-19 us per launch taken as launches pulled the median to 6.3 us). The calibration's empty kernel, timed from idle, moved between
 //!   4.1 and 6.8 us from one calibration to the next on H100s, where such kernels took 4.7-4.9
 //!   us in every run (bench/NOTES.md run 28).
 
@@ -91,9 +94,9 @@ pub fn steady_launches(stats: &crate::runtime::stats::Stats, machine: &Machine) 
     stats
         .launches
         .values()
-        .filter(|k| k.count >= MIN_LAUNCHES && !k.device_time.is_zero())
+        .filter(|k| k.count >= MIN_LAUNCHES && !k.device_time.is_zero() && k.predicted_launches == k.count)
         .filter_map(|k| {
-            let busy = k.last_prediction.as_ref()?.busy_s();
+            let busy = k.predicted_busy.as_secs_f64() / k.count as f64;
             (busy < SMALL_WORK * machine.launch()).then(|| {
                 let firsts = k.compiled.max(1) as f64 * machine.first_launch();
                 (k.device_time.as_secs_f64() - firsts) / k.count as f64 - busy
@@ -196,12 +199,15 @@ mod tests {
         let work = crate::runtime::model::LaunchWork { blocks: 1, threads_per_block: 32, ..Default::default() };
         let mut prediction = crate::runtime::model::predict::predict(&machine, &work);
         prediction.memory_s = busy;
+        let mut stats = crate::runtime::stats::Stats::default();
+        for _ in 0..count {
+            stats.record_prediction("k", &prediction);
+        }
         crate::runtime::stats::KernelLaunches {
             count,
             compiled,
             device_time: Duration::from_secs_f64(mean * count as f64),
-            last_prediction: Some(prediction),
-            ..Default::default()
+            ..stats.launches.remove("k").unwrap()
         }
     }
 
@@ -218,8 +224,13 @@ mod tests {
         stats.launches.insert("rare".into(), kernel(5, 5e-6, 1, 0.5e-6));
         stats.launches.insert("busy".into(), kernel(100, 50e-6, 1, 40e-6));
         let mut unpredicted = kernel(100, 5e-6, 1, 0.0);
-        unpredicted.last_prediction = None;
+        unpredicted.predicted_launches = 0;
         stats.launches.insert("unpredicted".into(), unpredicted);
+        // A kernel whose last launch was small and whose others were not: its mean work is
+        // too much.
+        let mut growing = kernel(100, 15e-6, 1, 0.1e-6);
+        growing.predicted_busy = Duration::from_secs_f64(100.0 * 10e-6);
+        stats.launches.insert("growing".into(), growing);
         let samples = steady_launches(&stats, &machine);
         assert_eq!(samples.len(), 1, "{samples:?}");
         assert!((samples[0] - (5e-6 - 20e-6 / 100.0 - 0.5e-6)).abs() < 1e-12, "{samples:?}");
