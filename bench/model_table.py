@@ -82,6 +82,7 @@ def variant_groups(root):
                 continue
             machine = stats.get("machine") or {}
             first = machine.get("first_launch_s", 0.0)
+            steady_launch = machine.get("launch_observed_s") or machine.get("launch_s", 0.0)
             kernels = {k["name"]: k for k in stats.get("kernels", [])}
             for kernel, use in (stats.get("variants") or {}).items():
                 timed_of = use.get("timed_s") or {}
@@ -100,7 +101,11 @@ def variant_groups(root):
                         measured = timed[(len(timed) - 1) // 2]  # the lower middle, as the runtime takes it
                     else:
                         measured = max(k["mean_device_s"] - first / max(k["launches"], 1), 1e-7)
-                    candidates.append((variant, runs, measured, k["last_prediction"]["seconds"]))
+                    # The steady prediction, as the model chooses by: a candidate's last
+                    # launch may be its first, or timed on its own, which the others' was not.
+                    last = k["last_prediction"]
+                    predicted = last["seconds"] - last.get("launch_s", 0.0) + steady_launch
+                    candidates.append((variant, runs, measured, predicted))
                 if len(candidates) >= 2:
                     winner = (use.get("decisions") or [{}])[-1].get("winner")
                     groups.append((candidates, winner, len(use.get("left_out_by_model") or [])))

@@ -554,8 +554,8 @@ impl Runtime {
                 model::observed::record(&dir, device.model(), model::observed::Observed::FirstLaunch, seen.samples());
             }
         }
-        // Steady launches, from the stats' predictions: one device, so that each kernel's
-        // times are one GPU's.
+        // Steady and timed launches, from the stats: one device, so that each kernel's times
+        // are one GPU's.
         if self.config.stats != StatsMode::Off
             && self.devices.len() == 1
             && let Some(machine) = self.model.as_ref().and_then(|m| m.machine(0)).filter(|m| m.measured)
@@ -563,6 +563,8 @@ impl Runtime {
         {
             let samples = model::observed::steady_launches(&self.stats, machine);
             model::observed::record(&dir, self.devices[0].model(), model::observed::Observed::Launch, &samples);
+            let timed = model::observed::timed_launches(&self.stats);
+            model::observed::record(&dir, self.devices[0].model(), model::observed::Observed::TimedLaunch, &timed);
         }
     }
 

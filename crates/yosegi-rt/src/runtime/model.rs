@@ -78,8 +78,8 @@ pub const MAX_MODELLED_DEVICES: usize = 8;
 
 /// Where a launch is predicted: the device (its index and name) and its multiprocessors, what
 /// the launch moves in device memory, the host view of the allocation an array param is bound
-/// to, and whether the launch is the first to touch data the host copied in since a launch
-/// last touched it.
+/// to, whether the launch is the first to touch data the host copied in since a launch
+/// last touched it, and how the runtime times it.
 #[derive(Clone, Copy)]
 pub struct Placement<'a> {
     pub device: usize,
@@ -88,6 +88,7 @@ pub struct Placement<'a> {
     pub traffic: Traffic,
     pub host_view_of: &'a dyn Fn(DeviceAlloc) -> Option<Arc<SimBuffer>>,
     pub touches_upload: bool,
+    pub timing: Timing,
 }
 
 /// How a launch splits over 2, 3, ... devices: the bytes of each part.
@@ -216,7 +217,9 @@ impl Model {
         let prediction = self.predict_steady(launch, at);
         let first = self.loads_code(launch, at.device);
         let machine = self.machines.get(at.device)?;
-        let extra = if first { machine.first_launch() } else { 0.0 } + if at.touches_upload { machine.upload_touch_s } else { 0.0 };
+        let extra = if first { machine.first_launch() } else { 0.0 }
+            + if at.touches_upload { machine.upload_touch_s } else { 0.0 }
+            + if at.timing == Timing::Alone { machine.timed_launch() } else { 0.0 };
         prediction.map(|mut p| {
             p.launch_s += extra;
             p.seconds += extra;
@@ -308,6 +311,7 @@ impl Model {
         registry: &Registry,
         steady: bool,
         touches_upload: bool,
+        timing: Timing,
     ) -> Option<Prediction> {
         // Looked up only when the launch is sampled (a prediction not made before).
         let host_view_of = |alloc: DeviceAlloc| {
@@ -316,25 +320,35 @@ impl Model {
             // runtime works for it; the view is dropped before this call returns.
             Some(Arc::new(unsafe { SimBuffer::host_view(object.start as *const u8, object.len as usize) }))
         };
-        let at = Placement { device, device_name: on.model(), multiprocessors: on.multiprocessors(), traffic, host_view_of: &host_view_of, touches_upload };
+        let at = Placement { device, device_name: on.model(), multiprocessors: on.multiprocessors(), traffic, host_view_of: &host_view_of, touches_upload, timing };
         if steady { self.predict_steady(launch, &at) } else { self.predict_launch(launch, &at) }
     }
 }
 
+/// How the runtime runs a launch: queued behind the others, or on its own with events around
+/// it (a variant's exploration), which costs more ([`Machine::timed_launch`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Timing {
+    Queued,
+    Alone,
+}
+
 /// The prediction for `launch` on device `device` (`on`), recorded in `stats`, when the model
 /// is on (stats are).
+#[allow(clippy::too_many_arguments)]
 pub fn record_prediction(
     model: &mut Option<Model>,
     stats: &mut crate::runtime::stats::Stats,
     launch: &Launch,
     device: usize,
     traffic: Traffic,
+    timing: Timing,
     on: &dyn Device,
     registry: &mut Registry,
 ) {
     let Some(model) = model.as_mut() else { return };
     let touches_upload = take_uploads(launch, device, registry);
-    if let Some(prediction) = model.predict_on(launch, device, traffic, on, registry, false, touches_upload) {
+    if let Some(prediction) = model.predict_on(launch, device, traffic, on, registry, false, touches_upload, timing) {
         stats.record_prediction(&launch.kernel.name, &prediction);
     }
 }

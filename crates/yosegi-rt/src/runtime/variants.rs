@@ -824,7 +824,7 @@ impl Runtime {
         let (model, devices, registry, specialisable) = (&mut self.model, &self.devices, &self.registry, &self.specialisable);
         let mut predict = |v: Handle<GridKernel>| {
             let launch = Launch { module, kernel: &module.grid_kernels[v], params: params.clone(), specialisable: Cow::Borrowed(&specialisable[v.index()]) };
-            model.as_mut()?.predict_on(&launch, device, traffic, devices[device].as_ref(), registry, true, false).map(|p| p.seconds)
+            model.as_mut()?.predict_on(&launch, device, traffic, devices[device].as_ref(), registry, true, false, super::model::Timing::Queued).map(|p| p.seconds)
         };
         let (pick, cached) =
             self.variants.choose(module, kernel, self.devices[device].model(), &params, &self.specialisable[variants[0].index()], &mut predict);
@@ -842,7 +842,8 @@ impl Runtime {
         let started = Instant::now();
         let launch = Launch { module, kernel: grid, params, specialisable: Cow::Borrowed(&self.specialisable[pick.variant.index()]) };
         if self.config.stats != super::StatsMode::Off {
-            super::model::record_prediction(&mut self.model, &mut self.stats, &launch, device, traffic, self.devices[device].as_ref(), &mut self.registry);
+            let timing = if pick.measure.is_some() { super::model::Timing::Alone } else { super::model::Timing::Queued };
+            super::model::record_prediction(&mut self.model, &mut self.stats, &launch, device, traffic, timing, self.devices[device].as_ref(), &mut self.registry);
         }
         let result: Result<(StartedLaunch, Option<Duration>), KernelFault> = match &pick.measure {
             Some(_) => self.devices[device].launch_timed(&launch).map(|(o, t)| (StartedLaunch::Finished(o), t)),

@@ -458,6 +458,7 @@ impl CudaDevice {
             // Observed in programs later (`model::observed`).
             first_launch_observed_s: None,
             launch_observed_s: None,
+            timed_launch_observed_s: None,
             serial_access_s,
             serial_shared_s,
             multiprocessor_bandwidth_share,

@@ -47,6 +47,12 @@ pub struct Machine {
     /// (bench/NOTES.md run 28), where such kernels took 4.7-4.9 us in every run.
     #[serde(default)]
     pub launch_observed_s: Option<f64>,
+    /// The median cost the runtime observed in programs for a launch it times on its own
+    /// (a variant's exploration: events around it, the device idle before it) beyond the same
+    /// kernel's steady launches ([`super::observed`]); none until enough were. Such launches
+    /// took 10 us more than the same kernels' later ones on an H100 (bench/NOTES.md run 29).
+    #[serde(default)]
+    pub timed_launch_observed_s: Option<f64>,
     /// Time per global load or store of a thread when the grid is too small to hide memory
     /// latency behind other warps (a warp walking a row of a large matrix, one warp per
     /// multiprocessor): a kernel takes at least its waves times its per-thread accesses
@@ -100,12 +106,12 @@ pub struct Machine {
 /// little; 3 loaded one module's image five times, which the driver does almost for free).
 pub const CALIBRATION: u32 = 7;
 
-/// An H100's L2 requests per second, for machine figures that predate the split (their
-/// `l2_bytes_per_s` was a whole-line rate: bench/NOTES.md run 28).
 fn nominal_l2_resident_share() -> f64 {
     0.5
 }
 
+/// An H100's L2 requests per second, for machine figures that predate the split (their
+/// `l2_bytes_per_s` was a whole-line rate: bench/NOTES.md run 28).
 fn nominal_l2_requests_per_s() -> f64 {
     9.0e10
 }
@@ -127,6 +133,7 @@ impl Machine {
             upload_touch_s: 15e-6,
             first_launch_observed_s: None,
             launch_observed_s: None,
+            timed_launch_observed_s: None,
             serial_access_s: 35e-9,
             serial_shared_s: 40e-9,
             multiprocessor_bandwidth_share: 2.0,
@@ -164,6 +171,12 @@ impl Machine {
     /// observed, else as calibrated.
     pub fn launch(&self) -> f64 {
         self.launch_observed_s.unwrap_or(self.launch_s)
+    }
+
+    /// What a launch timed on its own costs beyond a queued one, once observed in programs on
+    /// this GPU model (nothing before).
+    pub fn timed_launch(&self) -> f64 {
+        self.timed_launch_observed_s.unwrap_or(0.0)
     }
 
     /// The file that keeps `model`'s measured figures in `dir`; a change in how a figure is

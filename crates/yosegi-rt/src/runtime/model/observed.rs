@@ -12,7 +12,13 @@
 //!   less the mean of that work (and its share of first launches). The mean, not the last
 //!   launch's: NPB LU's wavefront kernels grow and shrink over a sweep, and their last, one
 //!   point of the plane, took 0.1 us of predicted work where their mean took 10 (bench/NOTES.md
-//!   run 29: their 10-19 us per launch taken as launches pulled the median to 6.3 us). The calibration's empty kernel, timed from idle, moved between
+//!   run 29: their 10-19 us per launch taken as launches pulled the median to 6.3 us).
+//! * The timed launch ([`super::Machine::timed_launch`]): per variant a program timed while
+//!   exploring and then launched often, the lower middle of its timed launches (as the
+//!   exploration takes them) less the mean of its other launches. The calibration has no
+//!   figure for it: those launches took 10 us more than the same kernels' later ones on an
+//!   H100, so that the candidates an exploration left behind after two or three launches were
+//!   predicted 22% too fast (bench/NOTES.md run 29). The calibration's empty kernel, timed from idle, moved between
 //!   4.1 and 6.8 us from one calibration to the next on H100s, where such kernels took 4.7-4.9
 //!   us in every run (bench/NOTES.md run 28).
 
@@ -71,6 +77,7 @@ pub const SMALL_WORK: f64 = 0.25;
 pub enum Observed {
     FirstLaunch,
     Launch,
+    TimedLaunch,
 }
 
 impl Observed {
@@ -78,6 +85,7 @@ impl Observed {
         match self {
             Observed::FirstLaunch => "first-launches.txt",
             Observed::Launch => "launches.txt",
+            Observed::TimedLaunch => "timed-launches.txt",
         }
     }
 
@@ -85,6 +93,7 @@ impl Observed {
         match self {
             Observed::FirstLaunch => machine.first_launch_observed_s = Some(median),
             Observed::Launch => machine.launch_observed_s = Some(median),
+            Observed::TimedLaunch => machine.timed_launch_observed_s = Some(median),
         }
     }
 }
@@ -103,6 +112,31 @@ pub fn steady_launches(stats: &crate::runtime::stats::Stats, machine: &Machine) 
             })
         })
         .filter(|s| *s > 0.0)
+        .collect()
+}
+
+/// Launches a timed variant needs beyond its timed ones before its mean says what its steady
+/// launch costs.
+pub const MIN_STEADY_LAUNCHES: u64 = 50;
+
+/// The timed-launch observations of a run (see the module doc), from its stats.
+pub fn timed_launches(stats: &crate::runtime::stats::Stats) -> Vec<f64> {
+    stats
+        .variants
+        .values()
+        .flat_map(|use_| use_.timed.iter())
+        .filter_map(|(variant, times)| {
+            let k = stats.launches.get(variant)?;
+            let timed = times.len() as u64;
+            if times.is_empty() || k.count < timed + MIN_STEADY_LAUNCHES || k.device_time.is_zero() {
+                return None;
+            }
+            let mut sorted: Vec<f64> = times.iter().map(|t| t.as_secs_f64()).collect();
+            sorted.sort_by(f64::total_cmp);
+            let middle = sorted[(sorted.len() - 1) / 2];
+            let steady = (k.device_time.as_secs_f64() - sorted.iter().sum::<f64>()) / (k.count - timed) as f64;
+            Some(middle - steady)
+        })
         .collect()
 }
 
@@ -234,5 +268,24 @@ mod tests {
         let samples = steady_launches(&stats, &machine);
         assert_eq!(samples.len(), 1, "{samples:?}");
         assert!((samples[0] - (5e-6 - 20e-6 / 100.0 - 0.5e-6)).abs() < 1e-12, "{samples:?}");
+    }
+
+    #[test]
+    fn a_variant_timed_alone_then_launched_often_says_what_timing_costs() {
+        let mut stats = crate::runtime::stats::Stats::default();
+        let us = Duration::from_micros;
+        // Explored with three timed launches (the lower middle 20 us), then 97 more of 8 us.
+        stats.record_variant_time("k", "k_staged", us(40));
+        stats.record_variant_time("k", "k_staged", us(20));
+        stats.record_variant_time("k", "k_staged", us(18));
+        stats.launches.insert("k_staged".into(), crate::runtime::stats::KernelLaunches { count: 100, device_time: us(78 + 97 * 8), ..Default::default() });
+        // The candidate left behind, and one launched too few times after: no observation.
+        stats.record_variant_time("k", "k", us(30));
+        stats.launches.insert("k".into(), crate::runtime::stats::KernelLaunches { count: 1, device_time: us(30), ..Default::default() });
+        stats.record_variant_time("j", "j", us(30));
+        stats.launches.insert("j".into(), crate::runtime::stats::KernelLaunches { count: 1 + MIN_STEADY_LAUNCHES - 1, device_time: us(30 + 49 * 8), ..Default::default() });
+        let samples = timed_launches(&stats);
+        assert_eq!(samples.len(), 1, "{samples:?}");
+        assert!((samples[0] - 12e-6).abs() < 1e-12, "{samples:?}");
     }
 }

@@ -378,7 +378,7 @@ fn the_first_launch_of_a_kernel_pays_for_loading_it() {
     let host = zeroed_arrays(n);
     let launch = Launch::new(&module, kernel, multiply_add_params(n));
     let view_of = views_of(&host);
-    let at = |device: usize, bytes: u64| super::Placement { device, device_name: "sim", multiprocessors: 0, traffic: super::Traffic { bytes, resident: None }, host_view_of: &view_of, touches_upload: false };
+    let at = |device: usize, bytes: u64| super::Placement { device, device_name: "sim", multiprocessors: 0, traffic: super::Traffic { bytes, resident: None }, host_view_of: &view_of, touches_upload: false, timing: super::Timing::Queued };
     let mut model = Model::new(vec![machine()]);
     let first = model.predict_launch(&launch, &at(0, 3 * 4 * n as u64)).expect("predicted");
     let again = model.predict_launch(&launch, &at(0, 3 * 4 * n as u64)).expect("predicted");
@@ -386,6 +386,17 @@ fn the_first_launch_of_a_kernel_pays_for_loading_it() {
     assert_eq!(again.work.counters.global_loads, 3 * n as u64);
     // No machine for a device the model does not know.
     assert!(model.predict_launch(&launch, &at(1, 0)).is_none());
+    // A launch timed on its own pays what programs were seen to pay for it, once observed.
+    let mut observed = machine();
+    observed.timed_launch_observed_s = Some(10e-6);
+    let mut model = Model::new(vec![observed]);
+    let queued = model.predict_steady(&launch, &at(0, 3 * 4 * n as u64)).expect("predicted");
+    let alone = super::Placement { timing: super::Timing::Alone, ..at(0, 3 * 4 * n as u64) };
+    let timed = model.predict_steady(&launch, &alone).expect("predicted");
+    assert_eq!(timed.seconds, queued.seconds, "a steady prediction is of a queued launch");
+    model.predict_launch(&launch, &at(0, 3 * 4 * n as u64)).expect("predicted");
+    let timed = model.predict_launch(&launch, &alone).expect("predicted");
+    assert!((timed.seconds - queued.seconds - 10e-6).abs() < 1e-12, "{} {}", timed.seconds, queued.seconds);
 }
 
 /// A GPU compiles a variant of a kernel per distinct values of its specialisable params (up to
@@ -399,7 +410,7 @@ fn each_compiled_variant_pays_its_first_launch() {
     let view_of = views_of(&host);
     let launch_of = |n: usize| Launch::new(&module, kernel, multiply_add_params(n));
     assert!(!launch_of(8).specialisable.is_empty(), "n specialises the kernel");
-    let at = super::Placement { device: 0, device_name: "sim", multiprocessors: 0, traffic: super::Traffic::default(), host_view_of: &view_of, touches_upload: false };
+    let at = super::Placement { device: 0, device_name: "sim", multiprocessors: 0, traffic: super::Traffic::default(), host_view_of: &view_of, touches_upload: false, timing: super::Timing::Queued };
     let mut model = Model::new(vec![machine()]);
     let mut pays_first = |n: usize| {
         let launch = launch_of(n);
