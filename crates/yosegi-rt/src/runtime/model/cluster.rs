@@ -19,7 +19,7 @@
 //!   all-gather: `log2(ranks)` hops of the link's latency.
 
 use super::machine::Machine;
-use super::predict::{LaunchWork, Prediction, predict};
+use super::predict::{Prediction, predict};
 
 /// The rank counts the curves give.
 pub const RANK_COUNTS: [usize; 7] = [1, 2, 4, 8, 16, 32, 64];
@@ -78,17 +78,6 @@ pub struct Halo {
     pub copies: usize,
 }
 
-/// The work of one part of `whole` split `parts` ways evenly.
-fn part_work(whole: &LaunchWork, parts: usize) -> LaunchWork {
-    let blocks = whole.blocks.div_ceil(parts.max(1) as u64).max(1);
-    LaunchWork {
-        blocks,
-        counters: whole.counters.scaled(whole.blocks.max(1), blocks),
-        dram_bytes: whole.dram_bytes / parts.max(1) as u64,
-        ..whole.clone()
-    }
-}
-
 /// One steady launch of `whole`'s size over each of [`RANK_COUNTS`] ranks (strong scaling);
 /// `splits`: whether the launch can be split at all (it stays on one rank otherwise).
 pub fn strong_s(machine: &Machine, cluster: &Cluster, whole: &Prediction, splits: bool, halo: Halo, reductions: bool) -> Vec<f64> {
@@ -96,7 +85,7 @@ pub fn strong_s(machine: &Machine, cluster: &Cluster, whole: &Prediction, splits
         .iter()
         .map(|&k| match (k, splits) {
             (1, _) | (_, false) => whole.seconds,
-            _ => predict(machine, &part_work(&whole.work, k)).seconds + cluster.rank_overhead_s(machine, k, halo, reductions),
+            _ => predict(machine, &whole.work.part(1.0 / k as f64)).seconds + cluster.rank_overhead_s(machine, k, halo, reductions),
         })
         .collect()
 }
@@ -112,6 +101,7 @@ pub fn weak_s(machine: &Machine, cluster: &Cluster, whole: &Prediction, splits: 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runtime::model::LaunchWork;
     use crate::runtime::stats::DeviceCounters;
 
     fn stencil() -> (Machine, Prediction) {

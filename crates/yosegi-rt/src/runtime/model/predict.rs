@@ -63,6 +63,24 @@ pub struct LaunchWork {
     pub resident_bytes: Option<ResidentBytes>,
 }
 
+impl LaunchWork {
+    /// The work of a part of this launch that has `share` of it (a device's or a rank's): its
+    /// blocks (at least one), counts and device-memory bytes. What the part finds in L2 is
+    /// not known (the launches before it on its device would be parts too, and a part's
+    /// cache holds more of them than the whole's): the share that sections fitting in L2 find.
+    pub fn part(&self, share: f64) -> LaunchWork {
+        let blocks = ((self.blocks as f64 * share).ceil() as u64).clamp(1, self.blocks.max(1));
+        let bytes = |b: u64| (b as f64 * share).round() as u64;
+        LaunchWork {
+            blocks,
+            counters: self.counters.scaled(self.blocks.max(1), blocks),
+            dram_bytes: bytes(self.dram_bytes),
+            resident_bytes: None,
+            ..self.clone()
+        }
+    }
+}
+
 /// Which resource the prediction found the launch limited by.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Bound {
@@ -281,14 +299,7 @@ pub fn predict_parts(machine: &Machine, whole: &Prediction, parts: &[SplitBytes]
         .iter()
         .map(|p| {
             let share = if parts_total == 0 { 1.0 / parts.len() as f64 } else { p.total as f64 / parts_total as f64 };
-            let blocks = ((whole.work.blocks as f64 * share).ceil() as u64).clamp(1, whole.work.blocks.max(1));
-            let work = LaunchWork {
-                blocks,
-                counters: whole.work.counters.scaled(whole.work.blocks.max(1), blocks),
-                dram_bytes: (whole.work.dram_bytes as f64 * share).round() as u64,
-                ..whole.work.clone()
-            };
-            predict(machine, &work).seconds
+            predict(machine, &whole.work.part(share)).seconds
         })
         .fold(0.0, f64::max);
     slowest + split_overhead_s(machine, parts.len(), exchange)
