@@ -81,7 +81,8 @@ def variant_groups(root):
             except (OSError, ValueError):
                 continue
             machine = stats.get("machine") or {}
-            first = machine.get("first_launch_s", 0.0)
+            # The first launch as the model charges it: observed in programs once enough were.
+            first = machine.get("first_launch_observed_s") or machine.get("first_launch_s", 0.0)
             steady_launch = machine.get("launch_observed_s") or machine.get("launch_s", 0.0)
             kernels = {k["name"]: k for k in stats.get("kernels", [])}
             for kernel, use in (stats.get("variants") or {}).items():
