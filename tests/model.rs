@@ -301,6 +301,14 @@ fn the_replay_gives_back_a_runs_predictions_and_follows_a_changed_figure() {
         let (a, b) = (kernel(&recorded, name)["mean_predicted_s"].as_f64().unwrap(), kernel(&late, name)["mean_predicted_s"].as_f64().unwrap());
         assert!((b - a - (1e-3 - launch_s)).abs() < 1e-9, "{name}: {a} recorded, {b} with a 1 ms launch");
     }
+    // The copy reads what the sweep before it wrote: the replay keeps what it found in L2,
+    // and a cache that keeps none of it reads it all from device memory.
+    let memory = |stats: &Value| kernel(stats, "main_l56")["last_prediction"]["memory_s"].as_f64().unwrap();
+    let found = &kernel(&recorded, "main_l56")["last_prediction"]["resident_bytes"];
+    assert!(found.as_array().is_some_and(|c| c.iter().all(|b| b.as_u64() > Some(0))), "{found}");
+    assert_eq!(&kernel(&same, "main_l56")["last_prediction"]["resident_bytes"], found);
+    let none = replay("none", &["--set", "l2_resident_share=0"]);
+    assert!(memory(&none) > 1.5 * memory(&recorded), "{} with nothing kept against {}", memory(&none), memory(&recorded));
 }
 
 /// A thread per row of a matrix: each warp access asks L2 for a line per thread (one sector

@@ -107,7 +107,17 @@ fn replay(args: &Args) -> Result<(), String> {
             let last = &mut kernel["last_prediction"];
             last["seconds"] = Value::from(seconds);
             last["launch_s"] = Value::from(p.launch_s + extra);
-            last["l2_s"] = Value::from(p.l2_s);
+            for (part, value) in [
+                ("memory_s", p.memory_s),
+                ("cache_s", p.cache_s),
+                ("l2_s", p.l2_s),
+                ("compute_s", p.compute_s),
+                ("shared_s", p.shared_s),
+                ("latency_s", p.latency_s),
+                ("occupancy", p.occupancy),
+            ] {
+                last[part] = Value::from(value);
+            }
             last["counters"] = counters_json(&work.counters);
             last["section_bytes"] = Value::from(work.dram_bytes);
             last["dram_bytes"] = Value::from(p.dram_bytes);
