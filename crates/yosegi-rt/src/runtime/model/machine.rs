@@ -49,8 +49,8 @@ pub struct Machine {
     pub launch_observed_s: Option<f64>,
     /// The median cost the runtime observed in programs for a launch it times on its own
     /// (a variant's exploration: events around it, the device idle before it) beyond the same
-    /// kernel's steady launches ([`super::observed`]); none until enough were. Such launches
-    /// took 10 us more than the same kernels' later ones on an H100 (bench/NOTES.md run 29).
+    /// kernel's steady launches ([`super::observed`]); none until enough were (1.2-2.1 us on
+    /// H100s and H200s, bench/NOTES.md run 30).
     #[serde(default)]
     pub timed_launch_observed_s: Option<f64>,
     /// Time per global load or store of a thread when the grid is too small to hide memory
@@ -78,8 +78,9 @@ pub struct Machine {
     #[serde(default = "nominal_l2_requests_per_s")]
     pub l2_requests_per_s: f64,
     /// The share of the L2 cache that keeps the bytes recent launches touched for the next
-    /// ones ([`super::residency`]): not all of it, since lines are placed by address over the
-    /// cache's slices and a partition keeps copies of the other's lines.
+    /// ones ([`super::residency`]); not measured: 0.5 lies between the shares replayed over
+    /// runs 29-30 (bench/NOTES.md), where smaller ones gave a lower median error and larger
+    /// ones a lower 90th percentile.
     #[serde(default = "nominal_l2_resident_share")]
     pub l2_resident_share: f64,
     pub float_ops_per_s: f64,

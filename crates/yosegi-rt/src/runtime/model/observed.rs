@@ -9,18 +9,19 @@
 //!   (bench/NOTES.md run 26).
 //! * The steady launch ([`super::Machine::launch`]): per kernel a program launched often whose
 //!   predicted work is a small part of a launch, every launch predicted, its mean device time
-//!   less the mean of that work (and its share of first launches). The mean, not the last
-//!   launch's: NPB LU's wavefront kernels grow and shrink over a sweep, and their last, one
-//!   point of the plane, took 0.1 us of predicted work where their mean took 10 (bench/NOTES.md
-//!   run 29: their 10-19 us per launch taken as launches pulled the median to 6.3 us).
+//!   less the mean of that work (and its share of first launches). The calibration's empty
+//!   kernel, timed from idle, moved between 4.1 and 6.8 us from one calibration to the next on
+//!   H100s, where such kernels took 4.7-4.9 us in every run (bench/NOTES.md run 28). The mean
+//!   work, not the last launch's: NPB LU's wavefront kernels grow and shrink over a sweep, and
+//!   their last, one point of the plane, took 0.1 us of predicted work where their mean took 10
+//!   (bench/NOTES.md run 29: their 10-19 us per launch taken as launches pulled the median to
+//!   6.3 us).
 //! * The timed launch ([`super::Machine::timed_launch`]): per variant a program timed while
 //!   exploring and then launched often, the lower middle of its timed launches (as the
 //!   exploration takes them) less the mean of its other launches. The calibration has no
-//!   figure for it: those launches took 10 us more than the same kernels' later ones on an
-//!   H100, so that the candidates an exploration left behind after two or three launches were
-//!   predicted 22% too fast (bench/NOTES.md run 29). The calibration's empty kernel, timed from idle, moved between
-//!   4.1 and 6.8 us from one calibration to the next on H100s, where such kernels took 4.7-4.9
-//!   us in every run (bench/NOTES.md run 28).
+//!   figure for it. The candidates an exploration left behind after two or three launches were
+//!   predicted 22% too fast without it (bench/NOTES.md run 29, where the timed variants' extra
+//!   had a median of 10 us); the runs of run 30 learnt 1.2-2.1 us.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

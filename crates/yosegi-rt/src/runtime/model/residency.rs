@@ -59,7 +59,7 @@ impl L2History {
         let mut resident = [0; 4];
         let mut seen: Vec<(u64, u64)> = Vec::new();
         for earlier in self.launches.iter().rev() {
-            let union = merged(seen.iter().chain(earlier).copied().collect());
+            let union = union(&seen, earlier);
             let size = total(&union);
             if size > capacities[capacities.len() - 1] {
                 break;
@@ -89,6 +89,27 @@ fn merged(mut ranges: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
         match out.last_mut() {
             Some(last) if lo <= last.1 => last.1 = last.1.max(hi),
             _ => out.push((lo, hi)),
+        }
+    }
+    out
+}
+
+/// Two merged lists of ranges as one, merged, in one pass (the look back of every launch joins
+/// its predecessors' lists one by one).
+fn union(a: &[(u64, u64)], b: &[(u64, u64)]) -> Vec<(u64, u64)> {
+    let mut out: Vec<(u64, u64)> = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() || j < b.len() {
+        let next = if j == b.len() || (i < a.len() && a[i].0 <= b[j].0) {
+            i += 1;
+            a[i - 1]
+        } else {
+            j += 1;
+            b[j - 1]
+        };
+        match out.last_mut() {
+            Some(last) if next.0 <= last.1 => last.1 = last.1.max(next.1),
+            _ => out.push(next),
         }
     }
     out
@@ -154,6 +175,16 @@ mod tests {
             device.touch(&[(n * 1000, n * 1000 + 64)], &[], 1 << 40);
         }
         assert_eq!(device.touch(&[(0, 64)], &[], 1 << 40), [0; 4]);
+    }
+
+    #[test]
+    fn two_merged_lists_join_as_merging_them_together_would() {
+        let a = merged(vec![(0, 10), (20, 30), (50, 60)]);
+        let b = merged(vec![(5, 22), (30, 40), (70, 80)]);
+        assert_eq!(union(&a, &b), merged(a.iter().chain(&b).copied().collect()));
+        assert_eq!(union(&a, &b), vec![(0, 40), (50, 60), (70, 80)]);
+        assert_eq!(union(&[], &b), b);
+        assert_eq!(union(&a, &[]), a);
     }
 
     #[test]
