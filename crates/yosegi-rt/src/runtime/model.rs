@@ -247,11 +247,16 @@ impl Model {
         if let Some(known) = self.predictions.get(&key) {
             // The counts are the launch's; what the cache holds for it is this time's.
             let known = known.as_ref()?;
-            if known.work.resident_bytes == traffic.resident {
-                return Some(known.clone());
-            }
-            let p = predict::predict(machine, &LaunchWork { resident_bytes: traffic.resident, ..known.work.clone() });
-            if let Some(latest) = self.latest.get_mut(&(launch.kernel.name.clone(), device)) {
+            let p = if known.work.resident_bytes == traffic.resident {
+                known.clone()
+            } else {
+                predict::predict(machine, &LaunchWork { resident_bytes: traffic.resident, ..known.work.clone() })
+            };
+            // The latest prediction of this launch (not one of other sizes) follows the cache.
+            if let Some(latest) = self.latest.get_mut(&(launch.kernel.name.clone(), device))
+                && latest.2.work.resident_bytes != p.work.resident_bytes
+                && (latest.2.work.blocks, latest.2.work.dram_bytes, &latest.2.work.counters) == (p.work.blocks, p.work.dram_bytes, &p.work.counters)
+            {
                 latest.2 = p.clone();
             }
             return Some(p);
