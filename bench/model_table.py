@@ -9,12 +9,16 @@ measured. Prints, per suite (the first folder below DIR) and over all, the kerne
 and 90th-percentile error, then the twenty worst kernels; writes DIR/kernels.csv and
 DIR/model.svg (predicted against measured, log-log, one dot per kernel, coloured by suite).
 
-Then the variant choice: for every kernel with several variants that ran, the variant the model
-predicts fastest (steady launch) against the one measured fastest (the lower median of the exploration's
+Then the variant choice: for every kernel with several variants that ran, the model's choice
+(`model_choice`: the fastest steady prediction, the plain variant unless another is predicted 10%
+faster) against the one measured fastest (the lower median of the exploration's
 timed samples where there are some, else the mean device time less the first launch's loading
 of the code), weighted by the kernel's launches. "model alone" is the time lost choosing by the
 prediction only; "runtime" is what the runtime's measured choice lost; "left out" counts the
-candidates the model kept out of explorations (predicted over 1.5x the fastest).
+candidates the model kept out of explorations (predicted over 1.5x the fastest); "clear" counts
+the kernels whose choice the model predicts 30% faster than every other candidate, which the
+runtime takes untimed outside this benchmark (`bench/model.sh` sets `YOSEGI_MODEL_DECIDES=off`
+so that every candidate runs), and what those choices lose.
 """
 import csv
 import json
@@ -113,25 +117,45 @@ def variant_groups(root):
     return groups
 
 
+# The runtime's `variants::PLAIN_PREFERENCE` and `MODEL_DECIDES`.
+PLAIN_PREFERENCE = 0.10
+MODEL_DECIDES = 0.30
+
+
+def model_choice(candidates):
+    """The model's choice among (variant, launches, measured, predicted), as the runtime's
+    `variants::model_choice` makes it: the fastest prediction, or the plain variant (whose name
+    the others extend) where none is predicted PLAIN_PREFERENCE faster; and whether the choice
+    is clear (predicted MODEL_DECIDES faster than every other), which the runtime takes untimed."""
+    plain = min(candidates, key=lambda c: len(c[0]))
+    fastest = min(candidates, key=lambda c: c[3])
+    choice = fastest if fastest[3] <= plain[3] * (1 - PLAIN_PREFERENCE) else plain
+    clear = all(c is choice or choice[3] <= c[3] * (1 - MODEL_DECIDES) for c in candidates)
+    return choice, clear
+
+
 def variant_choice(root):
     groups = variant_groups(root)
     if not groups:
         return
-    lost_model = lost_runtime = total = 0.0
-    left_out = 0
+    lost_model = lost_runtime = lost_clear = total = 0.0
+    left_out = clear_groups = 0
     for candidates, winner, dropped in groups:
         launches = sum(c[1] for c in candidates)
         best = min(candidates, key=lambda c: c[2])
-        by_model = min(candidates, key=lambda c: c[3])
+        by_model, clear = model_choice(candidates)
         chosen = next((c for c in candidates if c[0] == winner), best)
         lost_model += launches * (by_model[2] - best[2])
         lost_runtime += launches * (chosen[2] - best[2])
+        if clear:
+            clear_groups += 1
+            lost_clear += launches * (by_model[2] - best[2])
         total += launches * best[2]
         left_out += dropped
     print("\nvariant choice (kernels with several variants that ran, weighted by launches):\n")
-    print("| kernels | model alone loses | runtime (measured) loses | candidates left out by the model |")
-    print("|---:|---:|---:|---:|")
-    print(f"| {len(groups)} | {100 * lost_model / total:.1f}% | {100 * lost_runtime / total:.1f}% | {left_out} |")
+    print("| kernels | model alone loses | runtime (measured) loses | candidates left out by the model | clear to the model | clear choices lose |")
+    print("|---:|---:|---:|---:|---:|---:|")
+    print(f"| {len(groups)} | {100 * lost_model / total:.1f}% | {100 * lost_runtime / total:.1f}% | {left_out} | {clear_groups} | {100 * lost_clear / total:.1f}% |")
 
 
 def svg(rows, path):

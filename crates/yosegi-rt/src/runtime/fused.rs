@@ -37,7 +37,7 @@ use crate::ir::{Fusion, Handle, Kernel, Module, ParamKind, Region};
 
 use super::abi::YosegiArg;
 use super::device::Launch;
-use super::stats::VariantDecision;
+use super::stats::{Decided, VariantDecision};
 use super::launch::StartedKernel;
 use super::{Runtime, RuntimeError, check_overlaps, distribute, fold_reductions};
 use super::variants::{fusion_needs_sample, fusion_wins, settled_typical};
@@ -232,7 +232,7 @@ impl Runtime {
             sizes: String::new(),
             winner: if fuse { grid.name.clone() } else { "unfused".to_string() },
             times: vec![("unfused".to_string(), exploration.unfused.clone()), (grid.name.clone(), exploration.fused.clone())],
-            from_cache: false,
+            how: Decided::Measured,
         };
         self.stats.record_variant_decision(decision);
     }

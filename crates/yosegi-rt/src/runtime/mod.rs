@@ -291,6 +291,11 @@ impl Runtime {
         if job.is_some() {
             variants.choose_by_estimate_only();
         }
+        // `YOSEGI_MODEL_DECIDES=off`: every candidate is timed (the model benchmark compares
+        // the model's choice with measurement over all of them).
+        if std::env::var("YOSEGI_MODEL_DECIDES").is_ok_and(|v| v.trim().eq_ignore_ascii_case("off")) {
+            variants.time_every_candidate();
+        }
         for device in &mut devices {
             variants.set_shared_memory_limit(device.model(), device.shared_memory_per_block());
             device.set_sources(sources.clone());

@@ -33,6 +33,16 @@ pub struct DeviceCounters {
     pub global_loads: u64,
     /// Elements stored to global memory (atomics count as one load and one store).
     pub global_stores: u64,
+    /// Runs of a thread's global loads, summed over threads: the loads of a run may all be in
+    /// flight at once, the runs follow one another. A barrier ends every run (it waits for the
+    /// loads before it), and a load of an element the thread stored since its run began starts
+    /// one (it waits for the store). Counted for the performance model's sampled blocks only
+    /// (zero on the simulator device).
+    pub load_runs: u64,
+    /// The same runs also ended by each iteration's end of the loops around them: where the
+    /// compiler does not unroll a loop, an iteration's loads wait for the uses of the last's.
+    /// Sampled blocks only.
+    pub load_iteration_runs: u64,
     /// Warp-level shared-memory requests.
     pub shared_accesses: u64,
     /// Sum over shared requests of the conflict degree (1 = no conflict).
@@ -77,6 +87,8 @@ impl DeviceCounters {
             l2_requests: scale(self.l2_requests),
             global_loads: scale(self.global_loads),
             global_stores: scale(self.global_stores),
+            load_runs: scale(self.load_runs),
+            load_iteration_runs: scale(self.load_iteration_runs),
             shared_accesses: scale(self.shared_accesses),
             bank_conflict_degree_sum: scale(self.bank_conflict_degree_sum),
             bank_conflict_max_degree: self.bank_conflict_max_degree,
@@ -97,6 +109,8 @@ impl DeviceCounters {
         self.l2_requests += other.l2_requests;
         self.global_loads += other.global_loads;
         self.global_stores += other.global_stores;
+        self.load_runs += other.load_runs;
+        self.load_iteration_runs += other.load_iteration_runs;
         self.shared_accesses += other.shared_accesses;
         self.bank_conflict_degree_sum += other.bank_conflict_degree_sum;
         self.bank_conflict_max_degree = self.bank_conflict_max_degree.max(other.bank_conflict_max_degree);
@@ -175,8 +189,19 @@ pub struct VariantDecision {
     pub winner: String,
     /// Per candidate grid kernel: its measured device times.
     pub times: Vec<(String, Vec<Duration>)>,
-    /// Taken from the tuning cache rather than measured in this run.
-    pub from_cache: bool,
+    /// How the winner was found.
+    pub how: Decided,
+}
+
+/// How a variant decision was made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decided {
+    /// Timed in this run's exploration.
+    Measured,
+    /// Taken from the tuning cache (measured in an earlier run).
+    Cached,
+    /// The performance model's choice, clear enough to need no timing (`variants::model_choice`).
+    Predicted,
 }
 
 /// Per source kernel with several variants: which ran how often, and how the choice was made.
@@ -511,7 +536,7 @@ impl Stats {
                 let decisions: Vec<serde_json::Value> = u
                     .decisions
                     .iter()
-                    .map(|d| json!({"device": d.device, "sizes": d.sizes, "winner": d.winner, "from_cache": d.from_cache}))
+                    .map(|d| json!({"device": d.device, "sizes": d.sizes, "winner": d.winner, "from_cache": d.how == Decided::Cached, "by_model": d.how == Decided::Predicted}))
                     .collect();
                 let timed: serde_json::Map<String, serde_json::Value> =
                     u.timed.iter().map(|(v, ts)| (v.clone(), json!(ts.iter().map(|t| t.as_secs_f64()).collect::<Vec<_>>()))).collect();
@@ -622,12 +647,16 @@ impl Stats {
                 let _ = writeln!(
                     out,
                     "    {} on {} ({}): {} ({}{})",
-                    if d.from_cache { "cached winner" } else { "winner" },
+                    if d.how == Decided::Cached { "cached winner" } else { "winner" },
                     d.device,
                     d.sizes,
                     d.winner,
                     times.join(", "),
-                    if d.from_cache { ", measured in an earlier run" } else { ", measured" }
+                    match d.how {
+                        Decided::Measured => ", measured",
+                        Decided::Cached => ", measured in an earlier run",
+                        Decided::Predicted => "predicted clearly fastest by the model, not timed",
+                    }
                 );
             }
         }
@@ -696,6 +725,8 @@ pub fn counters_from_json(v: &serde_json::Value) -> DeviceCounters {
         l2_requests: n("l2_requests"),
         global_loads: n("global_loads"),
         global_stores: n("global_stores"),
+        load_runs: n("load_runs"),
+        load_iteration_runs: n("load_iteration_runs"),
         shared_accesses: n("shared_accesses"),
         bank_conflict_degree_sum: n("bank_conflict_degree_sum"),
         bank_conflict_max_degree: n("bank_conflict_max_degree"),
@@ -732,6 +763,8 @@ pub fn counters_json(d: &DeviceCounters) -> serde_json::Value {
         "l2_requests": d.l2_requests,
         "global_loads": d.global_loads,
         "global_stores": d.global_stores,
+        "load_runs": d.load_runs,
+        "load_iteration_runs": d.load_iteration_runs,
         "shared_accesses": d.shared_accesses,
         "bank_conflict_degree_sum": d.bank_conflict_degree_sum,
         "bank_conflict_max_degree": d.bank_conflict_max_degree,
@@ -759,6 +792,8 @@ mod tests {
             l2_requests: 14,
             global_loads: 4,
             global_stores: 5,
+            load_runs: 16,
+            load_iteration_runs: 17,
             shared_accesses: 6,
             bank_conflict_degree_sum: 7,
             bank_conflict_max_degree: 8,

@@ -42,7 +42,7 @@ use crate::ir::{Handle, Kernel, Module, Region, RegionKind, StepFusion};
 
 use super::abi::YosegiArg;
 use super::device::{DeviceAlloc, DeviceParam, Launch};
-use super::stats::VariantDecision;
+use super::stats::{Decided, VariantDecision};
 use super::variants::{CachedChoice, KernelIdentity, TuningCache, fusion_needs_sample, fusion_wins, settled_typical};
 use super::fused::{SampleStart, launch_sizes};
 use super::{Runtime, RuntimeError};
@@ -202,7 +202,7 @@ impl Runtime {
                 if found.is_some() || c.winner == "unfused" {
                     exploration.choice = Some(found);
                     let kernel = format!("{} (steps)", self.module.kernels[kernels[0]].name);
-                    let decision = VariantDecision { kernel, device: device.clone(), sizes: sizes_text.clone(), winner: c.winner, times: c.times, from_cache: true };
+                    let decision = VariantDecision { kernel, device: device.clone(), sizes: sizes_text.clone(), winner: c.winner, times: c.times, how: Decided::Cached };
                     self.stats.record_variant_decision(decision);
                 }
             }
@@ -260,7 +260,7 @@ impl Runtime {
         let (identity, device, sizes_text) = exploration.entry.clone();
         let choice_to_keep = CachedChoice { device: device.clone(), sizes: sizes_text.clone(), winner: winner.clone(), times: times.clone() };
         self.steps.cache.get_or_insert_with(TuningCache::default_location).store(identity, choice_to_keep);
-        let decision = VariantDecision { kernel: format!("{first} (steps)"), device, sizes: sizes_text, winner, times, from_cache: false };
+        let decision = VariantDecision { kernel: format!("{first} (steps)"), device, sizes: sizes_text, winner, times, how: Decided::Measured };
         self.stats.record_variant_decision(decision);
         match choice {
             Some(f) if self.module.step_fusions[f].steps as i64 <= left => {

@@ -29,7 +29,12 @@
 //!     skips exploration. A key's first launch runs the lowest estimate untimed: a timed
 //!     launch makes the host wait for the GPU, which a pipelined time step pays in full, and
 //!     shapes seen once per run (a split loop's first step, before its halo is in place) would
-//!     pay it in every run. Exploration starts at the key's second launch.
+//!     pay it in every run. Exploration starts at the key's second launch. Where the
+//!     performance model predicts every candidate, it leaves out those predicted over
+//!     [`MODEL_FILTER`] times the fastest, and where its choice ([`model_choice`]: the plain
+//!     variant unless another is predicted [`PLAIN_PREFERENCE`] faster) is predicted faster
+//!     than every other candidate by [`MODEL_DECIDES`], that choice wins untimed and is not
+//!     cached (`YOSEGI_MODEL_DECIDES=off` times the candidates anyway).
 //!
 //! # Usable variants
 //!
@@ -65,7 +70,7 @@ use crate::opt::StagingMode;
 
 use super::cuda::cache::{fnv1a64, trusted_dir};
 use super::device::{DeviceAlloc, DeviceParam, KernelFault, Launch, StartedLaunch};
-use super::stats::VariantDecision;
+use super::stats::{Decided, VariantDecision};
 use super::{Runtime, RuntimeError};
 
 /// Shared memory a block may use without opting in to more (CUDA's static limit), for a device
@@ -154,6 +159,32 @@ pub const TUNING_CACHE_FILE: &str = "variant-choices.txt";
 /// plain variant is always timed. (bench/NOTES.md run 20: at 1.5 the model left out 6 of 232
 /// candidates, none of them the fastest measured.)
 pub const MODEL_FILTER: f64 = 1.5;
+
+/// The model's choice names a variant other than the plain one only when it predicts that
+/// variant faster than the plain one by at least this fraction of the plain one's prediction:
+/// its predictions are off by 15% at the median (bench/NOTES.md), and the staged variants it
+/// misjudges (tile loops of few blocks, barriers) are the slow ones. Over runs 28-31, taking
+/// the fastest prediction lost 4-43% against measurement, preferring the plain variant within
+/// 10% lost 2.8-4.5%.
+pub const PLAIN_PREFERENCE: f64 = 0.10;
+
+/// The runtime takes the model's choice without timing any candidate when it is predicted
+/// faster than every other candidate by at least this fraction of theirs: over runs 28-31 the
+/// model decided 8-15 of 97 variant groups so, losing at most 0.5% against measurement (at
+/// 0.2 it decided 16-28 and lost up to 3.4%).
+pub const MODEL_DECIDES: f64 = 0.30;
+
+/// The performance model's choice among candidates (the plain variant first) from their
+/// predicted times: the fastest, or the plain variant where no other is predicted faster by
+/// [`PLAIN_PREFERENCE`]; and whether the choice is clear enough to need no timing
+/// ([`MODEL_DECIDES`]). `None` with no prediction.
+pub fn model_choice(predicted: &[f64]) -> Option<(usize, bool)> {
+    let (&plain, _) = predicted.split_first()?;
+    let fastest = (0..predicted.len()).min_by(|&a, &b| predicted[a].total_cmp(&predicted[b]).then(a.cmp(&b)))?;
+    let choice = if predicted[fastest] <= plain * (1.0 - PLAIN_PREFERENCE) { fastest } else { 0 };
+    let clear = predicted.iter().enumerate().all(|(i, &p)| i == choice || predicted[choice] <= p * (1.0 - MODEL_DECIDES));
+    Some((choice, clear))
+}
 
 /// Marks the format of every line; a line with another tag is ignored.
 const LINE_TAG: &str = "v1";
@@ -586,6 +617,8 @@ pub struct VariantChooser {
     /// sighting, a timed candidate): a fusion sample during which this grows timed the variant
     /// exploration too, not the unfused launches as they will run.
     exploring_launches: u64,
+    /// Whether a clear choice of the model settles an exploration untimed ([`model_choice`]).
+    model_decides: bool,
 }
 
 impl VariantChooser {
@@ -613,6 +646,7 @@ impl VariantChooser {
             left_out: Vec::new(),
             settled: HashMap::new(),
             exploring_launches: 0,
+            model_decides: true,
         }
     }
 
@@ -625,6 +659,11 @@ impl VariantChooser {
     /// (see the `timed` field).
     pub fn choose_by_estimate_only(&mut self) {
         self.timed = false;
+    }
+
+    /// Explorations time every candidate the model keeps, however clear its choice.
+    pub fn time_every_candidate(&mut self) {
+        self.model_decides = false;
     }
 
     /// Records what `device` says a block may use of shared memory; until then
@@ -716,6 +755,9 @@ impl VariantChooser {
             let mut exploration = Exploration::new(trials);
             // A device that cannot time never stores winners, so the lookup finds nothing there.
             decision = self.adopt_cached_winner(module, kernel, &slot.1, &mut exploration);
+            if decision.is_none() && self.model_decides {
+                decision = self.adopt_predicted_winner(module, kernel, &slot.1, &mut exploration);
+            }
             let first_sighting = exploration.winner.is_none();
             self.explorations.insert(slot.clone(), exploration);
             if first_sighting {
@@ -761,7 +803,33 @@ impl VariantChooser {
             sizes: key.sizes_text(),
             winner: cached.winner.clone(),
             times: cached.times,
-            from_cache: true,
+            how: Decided::Cached,
+        })
+    }
+
+    /// The model's choice as the winner, where every candidate has a prediction and the
+    /// choice is clear ([`model_choice`]): nothing is timed, and nothing goes to the tuning
+    /// cache (the next run predicts the same).
+    fn adopt_predicted_winner(
+        &mut self,
+        module: &Module,
+        kernel: Handle<Kernel>,
+        key: &LaunchKey,
+        exploration: &mut Exploration,
+    ) -> Option<VariantDecision> {
+        let predicted: Vec<f64> = exploration.trials.iter().map(|t| t.predicted_s).collect::<Option<_>>()?;
+        let (winner, clear) = model_choice(&predicted)?;
+        if !clear {
+            return None;
+        }
+        exploration.winner = Some(winner);
+        Some(VariantDecision {
+            kernel: self.identity(module, kernel).name,
+            device: key.device.clone(),
+            sizes: key.sizes_text(),
+            winner: exploration.trials[winner].name.clone(),
+            times: Vec::new(),
+            how: Decided::Predicted,
         })
     }
 
@@ -801,7 +869,7 @@ impl VariantChooser {
             device: key.device,
             winner: winner_name,
             times,
-            from_cache: false,
+            how: Decided::Measured,
         })
     }
 }

@@ -216,8 +216,23 @@ pub fn predict(machine: &Machine, work: &LaunchWork) -> Prediction {
     let waves = (work.blocks as f64 / (sms * per_sm as f64)).ceil();
     // A thread's accesses one after the other: global ones, and its share of its warp's
     // shared-memory requests.
+    let from_dram = dram_bytes as f64 * (1.0 - l2_share);
+    let dram_share = if sector_bytes == 0 { 0.0 } else { (from_dram / sector_bytes as f64).clamp(0.0, 1.0) };
+    let round_trip_s = (1.0 - dram_share) * machine.l2_round_trip_s + dram_share * machine.dram_round_trip_s;
+    let xs: f64 = std::env::var("XS").ok().and_then(|v| v.parse().ok()).unwrap_or(1.0);
+    let xr: f64 = std::env::var("XR").ok().and_then(|v| v.parse().ok()).unwrap_or(0.0);
+    let xc: u32 = std::env::var("XC").ok().and_then(|v| v.parse().ok()).unwrap_or(0);
+    let runs = if xc == 1 { c.load_iteration_runs } else { c.load_runs };
+    let xl: f64 = std::env::var("XL").ok().and_then(|v| v.parse().ok()).unwrap_or(1.0);
+    let xd: f64 = std::env::var("XD").ok().and_then(|v| v.parse().ok()).unwrap_or(1.0);
+    let round_trip_s = if xd > 0.0 { round_trip_s } else { machine.l2_round_trip_s };
+    let loads_s = if std::env::var("XSUM").is_ok() {
+        runs as f64 * round_trip_s * xr + xl * c.global_loads as f64 * machine.serial_access_s / THREAD_MEMORY_PARALLELISM
+    } else {
+        (runs as f64 * round_trip_s * xr).max(c.global_loads as f64 * machine.serial_access_s / THREAD_MEMORY_PARALLELISM)
+    };
     let latency_s = waves
-        * ((c.global_loads + c.global_stores) as f64 * machine.serial_access_s / THREAD_MEMORY_PARALLELISM
+        * (loads_s + xs * c.global_stores as f64 * machine.serial_access_s / THREAD_MEMORY_PARALLELISM
             + (c.shared_accesses * 32) as f64 * machine.serial_shared_s)
         / threads;
     let launch_s = if work.blocks == 0 { 0.0 } else { machine.launch() };

@@ -367,7 +367,7 @@ fn auto_on_a_timing_device_explores_then_keeps_and_caches_the_winner() {
     assert_eq!(ran, [staged_name.clone(), plain_name.clone(), staged_name.clone(), plain_name.clone()]);
     assert_eq!(decision.winner, staged_name);
     assert_eq!(decision.sizes, "i_first=0,i_count=4096");
-    assert!(!decision.from_cache);
+    assert_eq!(decision.how, Decided::Measured);
     for _ in 0..3 {
         let (pick, cached) = choose(&mut chooser, &module, kernel, "gpu", &bound(4096, 1, 2));
         assert_eq!((pick.variant, pick.measure, cached), (variants[1], None, None), "exploit the winner");
@@ -381,7 +381,7 @@ fn auto_on_a_timing_device_explores_then_keeps_and_caches_the_winner() {
     let (pick, cached) = choose(&mut next_run, &module, kernel, "gpu", &bound(4096, 1, 2));
     assert_eq!((pick.variant, pick.measure), (variants[1], None));
     let cached = cached.expect("the cache decided");
-    assert!(cached.from_cache);
+    assert_eq!(cached.how, Decided::Cached);
     assert_eq!(cached.times.len(), 2);
     let found = cached_choices(&module, kernel, Some(dir.path().to_path_buf()));
     assert_eq!(found.len(), 1);
@@ -649,4 +649,49 @@ fn an_exploration_times_only_the_candidates_the_model_keeps() {
     let left = chooser.take_left_out();
     assert_eq!(left.len(), 1);
     assert_eq!(left[0].1, module.grid_kernels[slow].name);
+}
+
+#[test]
+fn the_models_choice_prefers_the_plain_variant_unless_another_is_clearly_faster() {
+    // Predicted 5% faster than the plain variant: within the preference, the plain one.
+    assert_eq!(model_choice(&[10.0, 9.5]), Some((0, false)));
+    // 10% faster: the staged one, not clear enough to go untimed.
+    assert_eq!(model_choice(&[10.0, 9.0]), Some((1, false)));
+    // Clear only when faster than every other candidate by MODEL_DECIDES: 6 against 8 is not.
+    assert_eq!(model_choice(&[10.0, 6.0, 8.0]), Some((1, false)));
+    assert_eq!(model_choice(&[10.0, 5.0, 8.0]), Some((1, true)));
+    // The plain variant predicted far faster: chosen, clearly.
+    assert_eq!(model_choice(&[5.0, 9.0]), Some((0, true)));
+    assert_eq!(model_choice(&[]), None);
+}
+
+#[test]
+fn a_clear_prediction_settles_the_exploration_untimed_and_uncached() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (module, kernel) = scale_with_variants(&[(0.6, 0)]);
+    let variants = module.variants_of(kernel);
+    let plain = &module.grid_kernels[variants[0]];
+    let specialisable = specialisable_params(plain);
+    let staged = variants[1];
+    let mut predict = |v: Handle<GridKernel>| Some(if v == staged { 5e-6 } else { 10e-6 });
+    let mut chooser = VariantChooser::new(StagingMode::Auto, TuningCache::in_dir(Some(dir.path().to_path_buf())));
+    let (pick, decision) = chooser.choose(&module, kernel, "gpu", &bound(4096, 1, 2), &specialisable, &mut predict);
+    assert_eq!((pick.variant, pick.measure), (staged, None), "the model's choice runs untimed from the first launch");
+    let decision = decision.expect("the model decided");
+    assert_eq!(decision.how, Decided::Predicted);
+    assert_eq!(decision.winner, module.grid_kernels[staged].name);
+    assert!(decision.times.is_empty());
+    for _ in 0..4 {
+        let (pick, again) = chooser.choose(&module, kernel, "gpu", &bound(4096, 1, 2), &specialisable, &mut predict);
+        assert_eq!((pick.variant, pick.measure, again), (staged, None, None));
+    }
+    assert!(cached_choices(&module, kernel, Some(dir.path().to_path_buf())).is_empty(), "a prediction is not cached");
+
+    // Told to time every candidate, the same predictions leave the choice to measurement.
+    let mut timing = VariantChooser::new(StagingMode::Auto, TuningCache::in_dir(None));
+    timing.time_every_candidate();
+    let (first, decision) = timing.choose(&module, kernel, "gpu", &bound(4096, 1, 2), &specialisable, &mut predict);
+    assert_eq!((first.measure, decision), (None, None));
+    let (second, _) = timing.choose(&module, kernel, "gpu", &bound(4096, 1, 2), &specialisable, &mut predict);
+    assert!(second.measure.is_some(), "exploration times the candidates");
 }
