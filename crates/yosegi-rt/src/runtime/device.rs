@@ -303,6 +303,12 @@ pub trait Device: Send {
     fn launch_timed(&mut self, launch: &Launch) -> Result<(LaunchOutcome, Option<std::time::Duration>), KernelFault> {
         self.launch(launch).map(|outcome| (outcome, None))
     }
+    /// Whether the host waited for every launch enqueued so far, so that the next one starts
+    /// on an idle device (paying what a launch behind others hides); `false` where launches
+    /// are not queued.
+    fn idle(&self) -> bool {
+        false
+    }
     /// Waits for every launch enqueued so far (a device whose launches run to completion
     /// before `launch` returns has nothing to wait for). A fault found while waiting is kept
     /// for [`Device::take_fault`].

@@ -330,12 +330,20 @@ impl Model {
     }
 }
 
-/// How the runtime runs a launch: queued behind the others, or on its own with events around
-/// it (a variant's exploration), which costs more ([`Machine::timed_launch`]).
+/// How the runtime runs a launch: queued behind the others, or on its own, which costs more
+/// ([`Machine::timed_launch`]): with events around it (a variant's exploration), or on a
+/// device the host has waited for since its last launch (a reduction's result read, a copy).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Timing {
     Queued,
     Alone,
+}
+
+impl Timing {
+    /// How a launch on `device` runs, `timed` or not.
+    pub fn of(timed: bool, device: &dyn Device) -> Timing {
+        if timed || device.idle() { Timing::Alone } else { Timing::Queued }
+    }
 }
 
 /// The prediction for `launch` on device `device` (`on`), recorded in `stats`, when the model

@@ -33,16 +33,6 @@ pub struct DeviceCounters {
     pub global_loads: u64,
     /// Elements stored to global memory (atomics count as one load and one store).
     pub global_stores: u64,
-    /// Runs of a thread's global loads, summed over threads: the loads of a run may all be in
-    /// flight at once, the runs follow one another. A barrier ends every run (it waits for the
-    /// loads before it), and a load of an element the thread stored since its run began starts
-    /// one (it waits for the store). Counted for the performance model's sampled blocks only
-    /// (zero on the simulator device).
-    pub load_runs: u64,
-    /// The same runs also ended by each iteration's end of the loops around them: where the
-    /// compiler does not unroll a loop, an iteration's loads wait for the uses of the last's.
-    /// Sampled blocks only.
-    pub load_iteration_runs: u64,
     /// Warp-level shared-memory requests.
     pub shared_accesses: u64,
     /// Sum over shared requests of the conflict degree (1 = no conflict).
@@ -87,8 +77,6 @@ impl DeviceCounters {
             l2_requests: scale(self.l2_requests),
             global_loads: scale(self.global_loads),
             global_stores: scale(self.global_stores),
-            load_runs: scale(self.load_runs),
-            load_iteration_runs: scale(self.load_iteration_runs),
             shared_accesses: scale(self.shared_accesses),
             bank_conflict_degree_sum: scale(self.bank_conflict_degree_sum),
             bank_conflict_max_degree: self.bank_conflict_max_degree,
@@ -109,8 +97,6 @@ impl DeviceCounters {
         self.l2_requests += other.l2_requests;
         self.global_loads += other.global_loads;
         self.global_stores += other.global_stores;
-        self.load_runs += other.load_runs;
-        self.load_iteration_runs += other.load_iteration_runs;
         self.shared_accesses += other.shared_accesses;
         self.bank_conflict_degree_sum += other.bank_conflict_degree_sum;
         self.bank_conflict_max_degree = self.bank_conflict_max_degree.max(other.bank_conflict_max_degree);
@@ -725,8 +711,6 @@ pub fn counters_from_json(v: &serde_json::Value) -> DeviceCounters {
         l2_requests: n("l2_requests"),
         global_loads: n("global_loads"),
         global_stores: n("global_stores"),
-        load_runs: n("load_runs"),
-        load_iteration_runs: n("load_iteration_runs"),
         shared_accesses: n("shared_accesses"),
         bank_conflict_degree_sum: n("bank_conflict_degree_sum"),
         bank_conflict_max_degree: n("bank_conflict_max_degree"),
@@ -763,8 +747,6 @@ pub fn counters_json(d: &DeviceCounters) -> serde_json::Value {
         "l2_requests": d.l2_requests,
         "global_loads": d.global_loads,
         "global_stores": d.global_stores,
-        "load_runs": d.load_runs,
-        "load_iteration_runs": d.load_iteration_runs,
         "shared_accesses": d.shared_accesses,
         "bank_conflict_degree_sum": d.bank_conflict_degree_sum,
         "bank_conflict_max_degree": d.bank_conflict_max_degree,
@@ -792,8 +774,6 @@ mod tests {
             l2_requests: 14,
             global_loads: 4,
             global_stores: 5,
-            load_runs: 16,
-            load_iteration_runs: 17,
             shared_accesses: 6,
             bank_conflict_degree_sum: 7,
             bank_conflict_max_degree: 8,

@@ -910,7 +910,7 @@ impl Runtime {
         let started = Instant::now();
         let launch = Launch { module, kernel: grid, params, specialisable: Cow::Borrowed(&self.specialisable[pick.variant.index()]) };
         if self.config.stats != super::StatsMode::Off {
-            let timing = if pick.measure.is_some() { super::model::Timing::Alone } else { super::model::Timing::Queued };
+            let timing = super::model::Timing::of(pick.measure.is_some(), self.devices[device].as_ref());
             super::model::record_prediction(&mut self.model, &mut self.stats, &launch, device, traffic, timing, self.devices[device].as_ref(), &mut self.registry);
         }
         let result: Result<(StartedLaunch, Option<Duration>), KernelFault> = match &pick.measure {

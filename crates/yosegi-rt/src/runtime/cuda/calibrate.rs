@@ -104,32 +104,7 @@ extern "C" __global__ void cal_shared(float *out, int iters) {
     }
     if (acc + acc2 == -1.0f) out[0] = acc;
 }
-
-// `next[i] = (i + stride) % n`: with an odd stride and a power of two n, one cycle through
-// every element, each step to another line.
-extern "C" __global__ void cal_chain(unsigned *next, unsigned long long n, unsigned long long stride) {
-    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
-         i += (unsigned long long)gridDim.x * blockDim.x)
-        next[i] = (unsigned)((i + stride) % n);
-}
-
-// Each warp follows its own chain of dependent loads through `next` (its lanes in step: one
-// request a step), from its own place in the cycle: an access that nothing overlaps.
-extern "C" __global__ void cal_chase(const unsigned *next, unsigned *out, unsigned long long n, int steps) {
-    unsigned i = (unsigned)((unsigned long long)blockIdx.x * n / gridDim.x);
-    for (int s = 0; s < steps; s++) i = next[i];
-    if (threadIdx.x == 0) out[blockIdx.x] = i;
-}
 "#;
-
-/// Elements (4 bytes each) of the chains the round trips are timed on: 16 MiB, which the L2
-/// cache of the GPUs this targets holds, and 512 MiB, which it does not; the steps are as
-/// many as make the second chase over more lines than L2 holds, so that a pass finds none of
-/// the lines the pass before left there.
-const L2_CHAIN_ELEMENTS: u64 = 4 << 20;
-const DRAM_CHAIN_ELEMENTS: u64 = 128 << 20;
-const L2_CHASE_STEPS: i32 = 4096;
-const DRAM_CHASE_STEPS: i32 = 8192;
 
 /// Threads per block of the timed kernels.
 const THREADS: u32 = 256;
@@ -396,27 +371,6 @@ impl CudaDevice {
             cal.time_shaped(f, sms, 32, &mut args, 3)? / m as f64
         };
 
-        // A load's round trip when nothing overlaps it, one warp per multiprocessor chasing a
-        // chain: through an array that fits in L2, then one that does not.
-        let round_trip = |cal: &mut Calibration, elements: u64, steps: i32| -> Result<f64, String> {
-            let mut next = cal.allocate(elements * 4)?;
-            let mut out = cal.allocate(sms as u64 * 4)?;
-            // An odd stride (a full cycle) of a little more than a quarter of the array.
-            let (mut n, mut stride) = (elements, elements / 4 + 32 * 101 + 1);
-            let mut chain_args = [&mut next as *mut _ as *mut c_void, &mut n as *mut _ as *mut c_void, &mut stride as *mut _ as *mut c_void];
-            cal.launch(cal.function("cal_chain")?, full_blocks, THREADS, &mut chain_args)?;
-            let mut steps = steps;
-            let mut args = [
-                &mut next as *mut _ as *mut c_void,
-                &mut out as *mut _ as *mut c_void,
-                &mut n as *mut _ as *mut c_void,
-                &mut steps as *mut _ as *mut c_void,
-            ];
-            Ok(cal.time_shaped(cal.function("cal_chase")?, sms, 32, &mut args, 3)? / steps as f64)
-        };
-        let l2_round_trip_s = round_trip(&mut cal, L2_CHAIN_ELEMENTS, L2_CHASE_STEPS)?;
-        let dram_round_trip_s = round_trip(&mut cal, DRAM_CHAIN_ELEMENTS, DRAM_CHASE_STEPS)?;
-
         // Arithmetic and shared memory, at full occupancy.
         let mut out = cal.allocate(64)?;
         let mut iters = LOOP_ITERATIONS;
@@ -507,8 +461,6 @@ impl CudaDevice {
             timed_launch_observed_s: None,
             serial_access_s,
             serial_shared_s,
-            l2_round_trip_s,
-            dram_round_trip_s,
             multiprocessor_bandwidth_share,
             dram_bytes_per_s,
             cache_bytes_per_s,

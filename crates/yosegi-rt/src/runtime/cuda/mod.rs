@@ -1099,6 +1099,10 @@ impl Device for CudaDevice {
         self.finish_launch(started)
     }
 
+    fn idle(&self) -> bool {
+        self.in_flight.is_empty()
+    }
+
     fn start_launch(&mut self, launch: &Launch) -> Result<StartedLaunch, KernelFault> {
         self.enqueue(launch, ResultsWhen::Later).map(|(started, _)| started)
     }

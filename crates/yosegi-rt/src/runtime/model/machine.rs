@@ -60,13 +60,6 @@ pub struct Machine {
     pub serial_access_s: f64,
     /// The same for a shared-memory request of a thread.
     pub serial_shared_s: f64,
-    /// The round trip of a load nothing overlaps (a warp chasing a chain of dependent loads)
-    /// when the L2 cache holds the data, and when device memory does: a run of a thread's
-    /// loads (`DeviceCounters::load_runs`) waits for one.
-    #[serde(default = "nominal_l2_round_trip_s")]
-    pub l2_round_trip_s: f64,
-    #[serde(default = "nominal_dram_round_trip_s")]
-    pub dram_round_trip_s: f64,
     /// How many multiprocessors' share of the memory bandwidth one busy multiprocessor can
     /// draw: a grid of fewer blocks than multiprocessors reaches `blocks * this / multiprocessors`
     /// of the bandwidth.
@@ -106,24 +99,13 @@ pub struct Machine {
     pub peer_copy_s: f64,
 }
 
-/// How the figures are measured: 8 adds the round trips of a load in L2 and in device memory
-/// (a chase of dependent loads); 7 splits the L2 cache's rate into requests and sectors (a
+/// How the figures are measured: 7 splits the L2 cache's rate into requests and sectors (a
 /// copy of whole lines and one of a sector a line); 6 adds the L2 cache's bandwidth; 5 adds the first touch of uploaded data and times the first
 /// launch against the same kernel's second, on a kernel touching memory; 4 takes a launch's median time (1 took the least) and the
 /// median first launch of five modules of distinct code, each loaded fresh (1 timed one; 2
 /// timed five kernels of one module, whose first launches after the module's first cost
 /// little; 3 loaded one module's image five times, which the driver does almost for free).
-pub const CALIBRATION: u32 = 8;
-
-/// An H100's round trips (about 270 and 560 cycles at 1.755 GHz), for machine figures that
-/// predate their measurement.
-fn nominal_l2_round_trip_s() -> f64 {
-    0.3e-6
-}
-
-fn nominal_dram_round_trip_s() -> f64 {
-    0.6e-6
-}
+pub const CALIBRATION: u32 = 7;
 
 fn nominal_l2_resident_share() -> f64 {
     0.5
@@ -155,8 +137,6 @@ impl Machine {
             timed_launch_observed_s: None,
             serial_access_s: 35e-9,
             serial_shared_s: 40e-9,
-            l2_round_trip_s: nominal_l2_round_trip_s(),
-            dram_round_trip_s: nominal_dram_round_trip_s(),
             multiprocessor_bandwidth_share: 2.0,
             dram_bytes_per_s: 3.0e12,
             cache_bytes_per_s: 9.0e12,

@@ -9,7 +9,9 @@
 //!   (bench/NOTES.md run 26).
 //! * The steady launch ([`super::Machine::launch`]): per kernel a program launched often whose
 //!   predicted work is a small part of a launch, every launch predicted, its mean device time
-//!   less the mean of that work (and its share of first launches). The calibration's empty
+//!   less the mean of that work and of what the model charged beyond a steady launch (first
+//!   launches, the first touch of uploaded data, launches on an idle device: bench/NOTES.md
+//!   run 32, where kernels launched after the host read a reduction's result gave 7-11 us). The calibration's empty
 //!   kernel, timed from idle, moved between 4.1 and 6.8 us from one calibration to the next on
 //!   H100s, where such kernels took 4.7-4.9 us in every run (bench/NOTES.md run 28). The mean
 //!   work, not the last launch's: NPB LU's wavefront kernels grow and shrink over a sweep, and
@@ -21,7 +23,9 @@
 //!   exploration takes them) less the mean of its other launches. The calibration has no
 //!   figure for it. The candidates an exploration left behind after two or three launches were
 //!   predicted 22% too fast without it (bench/NOTES.md run 29, where the timed variants' extra
-//!   had a median of 10 us); the runs of run 30 learnt 1.2-2.1 us.
+//!   had a median of 10 us); the runs of run 30 learnt 1.2-2.1 us. The model charges it to
+//!   every launch on a device the host has waited for since its last launch as well
+//!   (`model::Timing::of`): such a launch starts from idle as a timed one does.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -108,8 +112,10 @@ pub fn steady_launches(stats: &crate::runtime::stats::Stats, machine: &Machine) 
         .filter_map(|k| {
             let busy = k.predicted_busy.as_secs_f64() / k.count as f64;
             (busy < SMALL_WORK * machine.launch()).then(|| {
-                let firsts = k.compiled.max(1) as f64 * machine.first_launch();
-                (k.device_time.as_secs_f64() - firsts) / k.count as f64 - busy
+                // What the model charged beyond steady launches (first launches, the first
+                // touch of uploaded data, launches on an idle device) is not the launch's.
+                let extras = (k.predicted.as_secs_f64() - k.predicted_busy.as_secs_f64() - k.count as f64 * machine.launch()).max(0.0);
+                (k.device_time.as_secs_f64() - extras) / k.count as f64 - busy
             })
         })
         .filter(|s| *s > 0.0)
@@ -228,15 +234,21 @@ mod tests {
     }
 
     /// Kernel stats of `count` launches taking `mean` each on the device, `compiled` variants
-    /// of it compiled, the last predicted busy for `busy`.
-    fn kernel(count: u64, mean: f64, compiled: u64, busy: f64) -> crate::runtime::stats::KernelLaunches {
-        let machine = Machine::nominal("test");
+    /// of it compiled (the first launch of each predicted with `machine`'s first launch), the
+    /// predicted busy `busy` each, on `machine`.
+    fn kernel_on(machine: &Machine, count: u64, mean: f64, compiled: u64, busy: f64) -> crate::runtime::stats::KernelLaunches {
         let work = crate::runtime::model::LaunchWork { blocks: 1, threads_per_block: 32, ..Default::default() };
-        let mut prediction = crate::runtime::model::predict::predict(&machine, &work);
+        let mut prediction = crate::runtime::model::predict::predict(machine, &work);
         prediction.memory_s = busy;
+        prediction.seconds = prediction.launch_s + busy;
         let mut stats = crate::runtime::stats::Stats::default();
-        for _ in 0..count {
-            stats.record_prediction("k", &prediction);
+        for n in 0..count {
+            let mut p = prediction.clone();
+            if n < compiled {
+                p.launch_s += machine.first_launch();
+                p.seconds += machine.first_launch();
+            }
+            stats.record_prediction("k", &p);
         }
         crate::runtime::stats::KernelLaunches {
             count,
@@ -251,6 +263,7 @@ mod tests {
         let mut machine = Machine::nominal("test");
         machine.launch_s = 6e-6;
         machine.first_launch_s = 20e-6;
+        let kernel = |count, mean, compiled, busy| kernel_on(&machine, count, mean, compiled, busy);
         let mut stats = crate::runtime::stats::Stats::default();
         // 100 launches of 5 us, one variant compiled: the first launch's 20 us spread over
         // them, and 0.5 us of predicted work.
@@ -269,6 +282,17 @@ mod tests {
         let samples = steady_launches(&stats, &machine);
         assert_eq!(samples.len(), 1, "{samples:?}");
         assert!((samples[0] - (5e-6 - 20e-6 / 100.0 - 0.5e-6)).abs() < 1e-12, "{samples:?}");
+
+        // Launches the model charged a timed launch's extra (on an idle device): the extra is
+        // not the steady launch's.
+        machine.timed_launch_observed_s = Some(2e-6);
+        let mut idle_half = kernel_on(&machine, 100, 6e-6, 1, 0.5e-6);
+        idle_half.predicted += Duration::from_secs_f64(50.0 * 2e-6);
+        let mut stats = crate::runtime::stats::Stats::default();
+        stats.launches.insert("idle half the time".into(), idle_half);
+        let samples = steady_launches(&stats, &machine);
+        assert_eq!(samples.len(), 1, "{samples:?}");
+        assert!((samples[0] - (6e-6 - (20e-6 + 50.0 * 2e-6) / 100.0 - 0.5e-6)).abs() < 1e-12, "{samples:?}");
     }
 
     #[test]

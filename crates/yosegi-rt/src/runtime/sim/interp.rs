@@ -113,13 +113,6 @@ pub struct BlockState<'a> {
     l1: Option<SectorCache>,
     /// The promoted params of the loops being run, outermost first.
     promotions: Vec<PromotionFrame>,
-    /// Per lane: whether its latest global access was a load since the last barrier (a load
-    /// then continues the lane's run of loads rather than starting one: `load_runs`).
-    in_load_run: Vec<bool>,
-    /// The same for `load_iteration_runs`, which a loop's iteration also ends.
-    in_iteration_run: Vec<bool>,
-    /// Per lane: the elements (array key, byte offset) it stored since its run of loads began.
-    stored_in_run: Vec<Vec<(u32, u64)>>,
 }
 
 /// A param a running loop keeps in a register: which lanes have loaded and stored its element
@@ -210,9 +203,6 @@ impl<'a> BlockState<'a> {
             block_sectors: None,
             l1: None,
             promotions: Vec::new(),
-            in_load_run: vec![false; lanes],
-            in_iteration_run: vec![false; lanes],
-            stored_in_run: vec![Vec::new(); lanes],
         }
     }
 
@@ -244,7 +234,6 @@ impl<'a> BlockState<'a> {
         let [gx, gy, _] = self.ctx.grid_dim;
         self.block_idx = [linear_block % gx, (linear_block / gx) % gy, linear_block / (gx * gy)];
         self.counters = DeviceCounters::default();
-        self.end_load_runs();
         self.budget = self.budget_per_block;
         for s in &mut self.shared {
             s.fill(0);
@@ -855,7 +844,6 @@ impl<'a> BlockState<'a> {
     /// `byte_offsets` of the memory `key` names (a param, a reduction's partials, [`ROWS`],
     /// ...): the distinct 32-byte sectors its active lanes touch.
     fn count_global(&mut self, key: u32, byte_offsets: &[u64], mask: &[bool], elem_size: u64, write: bool) {
-        self.count_load_runs(key, byte_offsets, mask, write);
         let mut sectors = [0u64; 64];
         for (warp_offsets, warp_mask) in byte_offsets.chunks(32).zip(mask.chunks(32)) {
             let mut count = 0;
@@ -972,44 +960,6 @@ impl<'a> BlockState<'a> {
             prev = Some(word);
         }
         Some(degree)
-    }
-
-    /// The runs of loads (`DeviceCounters::load_runs`) a global access of the `mask` lanes
-    /// at `byte_offsets` of array `key` makes, for the model's sampled blocks: a load starts a
-    /// run on a lane not in one, and on a lane that stored to the same element since its run
-    /// began (the load waits for the store); a store is remembered for that.
-    fn count_load_runs(&mut self, key: u32, byte_offsets: &[u64], mask: &[bool], write: bool) {
-        if self.block_sectors.is_none() {
-            return;
-        }
-        for lane in (0..self.lanes).filter(|&l| mask[l]) {
-            let element = (key, byte_offsets[lane]);
-            if write {
-                self.stored_in_run[lane].push(element);
-                continue;
-            }
-            let after_store = self.stored_in_run[lane].contains(&element);
-            if after_store {
-                self.stored_in_run[lane].clear();
-            }
-            if after_store || !self.in_load_run[lane] {
-                self.counters.load_runs += 1;
-                self.in_load_run[lane] = true;
-            }
-            if after_store || !self.in_iteration_run[lane] {
-                self.counters.load_iteration_runs += 1;
-                self.in_iteration_run[lane] = true;
-            }
-        }
-    }
-
-    /// Ends every lane's run of loads (a barrier waits for the loads before it).
-    fn end_load_runs(&mut self) {
-        self.in_load_run.fill(false);
-        self.in_iteration_run.fill(false);
-        for stored in &mut self.stored_in_run {
-            stored.clear();
-        }
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -1171,11 +1121,6 @@ impl<'a> BlockState<'a> {
                     let buffer = self.lane_buffer(array, lane);
                     self.counters.global_loads += 1;
                     self.counters.global_stores += 1;
-                    // An atomic waits for its old value: a run of its own, ending any before.
-                    self.counters.load_runs += 1;
-                    self.counters.load_iteration_runs += 1;
-                    self.in_load_run[lane] = false;
-                    self.in_iteration_run[lane] = false;
                     let old_bits = buffer.read_modify_write(at_lane, size, |bits| {
                         value::to_memory(elem, apply(value::from_memory(elem, bits), operand))
                     });
@@ -1294,9 +1239,6 @@ impl<'a> BlockState<'a> {
                             *a = *a || c;
                         }
                         self.exec_block(body, frame, continuing, &mut active)?;
-                        for (run, _) in self.in_iteration_run.iter_mut().zip(&active).filter(|(_, a)| **a) {
-                            *run = false;
-                        }
                         if let Some(c) = cond {
                             self.loop_test(body, frame, *c, &mut active, &mut exited)?;
                         }
@@ -1352,7 +1294,6 @@ impl<'a> BlockState<'a> {
                     return Err(f);
                 }
                 self.counters.barriers += 1;
-                self.end_load_runs();
             }
         }
         Ok(())
