@@ -251,6 +251,11 @@ impl LaunchKey {
         self.device == device && self.sizes.iter().map(|(_, v)| *v).eq(LaunchKey::size_values(specialisable, params).map(|(_, v)| v))
     }
 
+    /// The decision for `kernel` at this key: `winner`, with the candidates' `times`.
+    fn decision(&self, kernel: String, winner: String, times: Vec<(String, Vec<Duration>)>, how: Decided) -> VariantDecision {
+        VariantDecision { kernel, device: self.device.clone(), sizes: self.sizes_text(), winner, times, how }
+    }
+
     /// `n=4096,m=4096` (`-` when the kernel has no size params); the cache's spelling.
     pub fn sizes_text(&self) -> String {
         if self.sizes.is_empty() {
@@ -797,14 +802,7 @@ impl VariantChooser {
         let cached = self.cache.lookup(&identity, key)?;
         let winner = exploration.trials.iter().position(|t| t.name == cached.winner)?;
         exploration.winner = Some(winner);
-        Some(VariantDecision {
-            kernel: identity.name,
-            device: key.device.clone(),
-            sizes: key.sizes_text(),
-            winner: cached.winner.clone(),
-            times: cached.times,
-            how: Decided::Cached,
-        })
+        Some(key.decision(identity.name, cached.winner.clone(), cached.times, Decided::Cached))
     }
 
     /// The model's choice as the winner, where every candidate has a prediction and the
@@ -823,14 +821,7 @@ impl VariantChooser {
             return None;
         }
         exploration.winner = Some(winner);
-        Some(VariantDecision {
-            kernel: self.identity(module, kernel).name,
-            device: key.device.clone(),
-            sizes: key.sizes_text(),
-            winner: exploration.trials[winner].name.clone(),
-            times: Vec::new(),
-            how: Decided::Predicted,
-        })
+        Some(key.decision(self.identity(module, kernel).name, exploration.trials[winner].name.clone(), Vec::new(), Decided::Predicted))
     }
 
     /// Reports the time of a launch made for `measurement` (`None`: the device cannot time, and
@@ -863,14 +854,7 @@ impl VariantChooser {
             times: times.clone(),
         };
         self.cache.store(identity.clone(), choice);
-        Some(VariantDecision {
-            kernel: identity.name,
-            sizes: key.sizes_text(),
-            device: key.device,
-            winner: winner_name,
-            times,
-            how: Decided::Measured,
-        })
+        Some(key.decision(identity.name, winner_name, times, Decided::Measured))
     }
 }
 
