@@ -253,7 +253,7 @@ impl Runtime {
         let started = Instant::now();
         let launch = Launch { module: &module, kernel: grid, params, specialisable: Cow::Borrowed(&self.specialisable[grid_handle.index()]) };
         if self.config.stats != super::StatsMode::Off {
-            super::model::record_prediction(&mut self.model, &mut self.stats, &launch, device, traffic, super::model::Timing::of(false, self.devices[device].as_ref()), self.devices[device].as_ref(), &mut self.registry);
+            super::model::record_prediction(&mut self.model, &mut self.stats, &launch, device, traffic, false, self.devices[device].as_ref(), &mut self.registry);
         }
         let outcome = self.devices[device].launch(&launch).map_err(|fault| self.fault_error(fault))?;
         let elapsed = started.elapsed();

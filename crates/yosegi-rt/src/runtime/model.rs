@@ -346,8 +346,8 @@ impl Timing {
     }
 }
 
-/// The prediction for `launch` on device `device` (`on`), recorded in `stats`, when the model
-/// is on (stats are).
+/// The prediction for `launch` on device `device` (`on`), `timed` on its own or not, recorded
+/// in `stats`, when the model is on (stats are).
 #[allow(clippy::too_many_arguments)]
 pub fn record_prediction(
     model: &mut Option<Model>,
@@ -355,13 +355,13 @@ pub fn record_prediction(
     launch: &Launch,
     device: usize,
     traffic: Traffic,
-    timing: Timing,
+    timed: bool,
     on: &dyn Device,
     registry: &mut Registry,
 ) {
     let Some(model) = model.as_mut() else { return };
     let touches_upload = take_uploads(launch, device, registry);
-    if let Some(prediction) = model.predict_on(launch, device, traffic, on, registry, false, touches_upload, timing) {
+    if let Some(prediction) = model.predict_on(launch, device, traffic, on, registry, false, touches_upload, Timing::of(timed, on)) {
         stats.record_prediction(&launch.kernel.name, &prediction);
     }
 }

@@ -894,8 +894,7 @@ impl Runtime {
         let started = Instant::now();
         let launch = Launch { module, kernel: grid, params, specialisable: Cow::Borrowed(&self.specialisable[pick.variant.index()]) };
         if self.config.stats != super::StatsMode::Off {
-            let timing = super::model::Timing::of(pick.measure.is_some(), self.devices[device].as_ref());
-            super::model::record_prediction(&mut self.model, &mut self.stats, &launch, device, traffic, timing, self.devices[device].as_ref(), &mut self.registry);
+            super::model::record_prediction(&mut self.model, &mut self.stats, &launch, device, traffic, pick.measure.is_some(), self.devices[device].as_ref(), &mut self.registry);
         }
         let result: Result<(StartedLaunch, Option<Duration>), KernelFault> = match &pick.measure {
             Some(_) => self.devices[device].launch_timed(&launch).map(|(o, t)| (StartedLaunch::Finished(o), t)),

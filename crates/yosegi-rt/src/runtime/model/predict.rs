@@ -35,8 +35,9 @@ pub const THREAD_MEMORY_PARALLELISM: f64 = 1.5;
 /// What a global store of a thread adds to its accesses one after the other, against a load:
 /// a thread does not wait for its stores. Fitted over the one-warp-per-multiprocessor kernels
 /// of NPB SP and BT in bench/NOTES.md run 32 (85 kernels, least squares of the relative error:
-/// 40 ns a load, 16 a store); replayed over runs 30-32, 0.5 lowered the 90th percentile by up
-/// to 3 points on four of the five runs and moved the median by less than 0.5.
+/// 40 ns a load, 16 a store); replayed over runs 30-32, 0.5 lowered the 90th percentile by 2-4
+/// points on three of the five runs (the other two unchanged) and moved the medians by less
+/// than 0.5.
 pub const STORE_LATENCY_SHARE: f64 = 0.5;
 
 /// The share of a launch's bytes found in the L2 cache when its sections fit there and the
@@ -221,8 +222,6 @@ pub fn predict(machine: &Machine, work: &LaunchWork) -> Prediction {
     let shared_s = shared_requests as f64 / (machine.shared_requests_per_s * sm_reach);
     let threads = (work.blocks * work.threads_per_block.max(1) as u64).max(1) as f64;
     let waves = (work.blocks as f64 / (sms * per_sm as f64)).ceil();
-    // A thread's accesses one after the other: global ones, and its share of its warp's
-    // shared-memory requests.
     // A thread's accesses one after the other: its global loads, its stores (which it does
     // not wait for, but issues in turn: a store counts STORE_LATENCY_SHARE of a load), and
     // its share of its warp's shared-memory requests.
