@@ -309,6 +309,12 @@ pub trait Device: Send {
     fn idle(&self) -> bool {
         false
     }
+    /// Whether launches queue on the device behind the ones enqueued before them, running
+    /// while the host goes on (a GPU's stream), so that a launch enqueued after the device
+    /// finished them starts from idle; `false` where each launch runs as it is made.
+    fn queues_launches(&self) -> bool {
+        false
+    }
     /// Waits for every launch enqueued so far (a device whose launches run to completion
     /// before `launch` returns has nothing to wait for). A fault found while waiting is kept
     /// for [`Device::take_fault`].

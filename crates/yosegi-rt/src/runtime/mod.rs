@@ -559,7 +559,7 @@ impl Runtime {
                 model::observed::record(&dir, device.model(), model::observed::Observed::FirstLaunch, seen.samples());
             }
         }
-        // Steady and timed launches, from the stats: one device, so that each kernel's times
+        // Steady and idle launches, from the stats: one device, so that each kernel's times
         // are one GPU's.
         if self.config.stats != StatsMode::Off
             && self.devices.len() == 1
@@ -568,8 +568,8 @@ impl Runtime {
         {
             let samples = model::observed::steady_launches(&self.stats, machine);
             model::observed::record(&dir, self.devices[0].model(), model::observed::Observed::Launch, &samples);
-            let timed = model::observed::timed_launches(&self.stats);
-            model::observed::record(&dir, self.devices[0].model(), model::observed::Observed::TimedLaunch, &timed);
+            let idle = model::observed::idle_launches(&self.stats, machine);
+            model::observed::record(&dir, self.devices[0].model(), model::observed::Observed::IdleLaunch, &idle);
         }
     }
 

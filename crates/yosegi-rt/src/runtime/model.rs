@@ -23,6 +23,7 @@ pub mod sample;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use crate::ir::{GridKernel, Handle, Kernel, Module};
 use crate::runtime::device::{Device, DeviceAlloc, DeviceParam, Launch};
@@ -71,6 +72,9 @@ pub struct Model {
     written_objects: HashSet<u64>,
     /// Per device: the ranges its recent launches touched, for what each finds in L2.
     histories: Vec<residency::L2History>,
+    /// Per device whose launches queue: when (on the host's clock) it is predicted to finish
+    /// the launches enqueued so far ([`Model::timing`]).
+    drained_at: HashMap<usize, Instant>,
 }
 
 /// The most devices the scaling curve goes to.
@@ -114,7 +118,7 @@ pub struct PartBytes {
 impl Model {
     pub fn new(machines: Vec<Machine>) -> Model {
         let histories = machines.iter().map(|_| residency::L2History::default()).collect();
-        Model { machines, predictions: HashMap::new(), launched: HashMap::new(), latest: HashMap::new(), split_shapes: HashMap::new(), written_objects: HashSet::new(), histories }
+        Model { machines, predictions: HashMap::new(), launched: HashMap::new(), latest: HashMap::new(), split_shapes: HashMap::new(), written_objects: HashSet::new(), histories, drained_at: HashMap::new() }
     }
 
     pub fn machine(&self, device: usize) -> Option<&Machine> {
@@ -219,7 +223,7 @@ impl Model {
         let machine = self.machines.get(at.device)?;
         let extra = if first { machine.first_launch() } else { 0.0 }
             + if at.touches_upload { machine.upload_touch_s } else { 0.0 }
-            + if at.timing == Timing::Alone { machine.timed_launch() } else { 0.0 };
+            + if at.timing == Timing::Alone { machine.idle_launch() } else { 0.0 };
         prediction.map(|mut p| {
             p.launch_s += extra;
             p.seconds += extra;
@@ -330,19 +334,35 @@ impl Model {
     }
 }
 
-/// How the runtime runs a launch: queued behind the others, or on its own, which costs more
-/// ([`Machine::timed_launch`]): with events around it (a variant's exploration), or on a
-/// device the host has waited for since its last launch (a reduction's result read, a copy).
+/// How a launch runs: queued behind the others, or on an idle device, which costs more
+/// ([`Machine::idle_launch`]: the device waits for the host to enqueue the launch where a
+/// queued one is there when the launch before it ends).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Timing {
     Queued,
     Alone,
 }
 
-impl Timing {
-    /// How a launch on `device` runs, `timed` or not.
-    pub fn of(timed: bool, device: &dyn Device) -> Timing {
-        if timed || device.idle() { Timing::Alone } else { Timing::Queued }
+impl Model {
+    /// How a launch the host enqueues on `device` (`on`) at `now` runs: on its own when it is
+    /// `timed` (a variant's exploration waits for the launches before it), when the host has
+    /// waited for every launch before it, and when the device is predicted to have finished
+    /// them by `now` (bench/NOTES.md run 34: NPB LU's and CG's hosts spend 15-42 us on each
+    /// launch, so their kernels of a few microseconds all start from idle, with nothing
+    /// waited for; SP's same kernels took 1.5-3.9 us more so than queued).
+    pub fn timing(&self, device: usize, timed: bool, on: &dyn Device, now: Instant) -> Timing {
+        let drained = on.queues_launches() && self.drained_at.get(&device).is_none_or(|&at| at <= now);
+        if timed || on.idle() || drained { Timing::Alone } else { Timing::Queued }
+    }
+
+    /// The device `device` has a launch predicted to take `seconds` enqueued at `now`, behind
+    /// those before it; a launch that starts from idle starts now.
+    pub fn enqueued(&mut self, device: usize, now: Instant, timing: Timing, seconds: f64) {
+        let start = match (timing, self.drained_at.get(&device)) {
+            (Timing::Queued, Some(&at)) => at.max(now),
+            _ => now,
+        };
+        self.drained_at.insert(device, start + Duration::from_secs_f64(seconds.max(0.0)));
     }
 }
 
@@ -361,8 +381,11 @@ pub fn record_prediction(
 ) {
     let Some(model) = model.as_mut() else { return };
     let touches_upload = take_uploads(launch, device, registry);
-    if let Some(prediction) = model.predict_on(launch, device, traffic, on, registry, false, touches_upload, Timing::of(timed, on)) {
-        stats.record_prediction(&launch.kernel.name, &prediction);
+    let now = Instant::now();
+    let timing = model.timing(device, timed, on, now);
+    if let Some(prediction) = model.predict_on(launch, device, traffic, on, registry, false, touches_upload, timing) {
+        model.enqueued(device, now, timing, prediction.seconds);
+        stats.record_prediction(&launch.kernel.name, &prediction, timing == Timing::Alone);
     }
 }
 

@@ -215,6 +215,61 @@ impl Calibration {
         self.time_cold(function, blocks, threads, args, 1)
     }
 
+    /// The median device time of `repeats` launches of `function` (no params, one block) each
+    /// after the host waited for the device.
+    fn idle_launch_time(&self, function: sys::CUfunction, repeats: u32) -> Result<f64, String> {
+        let mut times = Vec::with_capacity(repeats as usize);
+        for _ in 0..repeats {
+            times.push(self.time_idle(function, 1, 1, &mut [])?);
+        }
+        times.sort_by(f64::total_cmp);
+        Ok(times[times.len() / 2])
+    }
+
+    /// The median device time of `launches` launches of `function` (no params, one block)
+    /// enqueued behind a kernel that keeps the device busy while the host enqueues them, each
+    /// between its own two events as the runtime times launches.
+    fn queued_launch_time(&mut self, function: sys::CUfunction, launches: u32) -> Result<f64, String> {
+        // A kernel of about 200 us: one block spinning on the float loop.
+        let spin = self.function("cal_float")?;
+        let out = self.allocate(4)?;
+        let events: Vec<sys::CUevent> = (0..2 * launches)
+            .map(|_| {
+                let mut e: sys::CUevent = std::ptr::null_mut();
+                // SAFETY: a valid out-pointer on the current context.
+                check("cuEventCreate", unsafe { sys::cuEventCreate(&mut e, 0) }).map(|()| e)
+            })
+            .collect::<Result<_, _>>()?;
+        let timed = (|| -> Result<f64, String> {
+            check("cuCtxSynchronize", unsafe { sys::cuCtxSynchronize() })?;
+            let (mut p, mut iters) = (out, 200_000i32);
+            self.launch(spin, 1, 32, &mut [&mut p as *mut _ as *mut c_void, &mut iters as *mut _ as *mut c_void])?;
+            for pair in events.chunks(2) {
+                // SAFETY: events of the current context, recorded on the null stream.
+                unsafe {
+                    check("cuEventRecord", sys::cuEventRecord(pair[0], std::ptr::null_mut()))?;
+                    self.launch(function, 1, 1, &mut [])?;
+                    check("cuEventRecord", sys::cuEventRecord(pair[1], std::ptr::null_mut()))?;
+                }
+            }
+            check("cuCtxSynchronize", unsafe { sys::cuCtxSynchronize() })?;
+            let mut times = Vec::with_capacity(launches as usize);
+            for pair in events.chunks(2) {
+                let mut ms = 0f32;
+                // SAFETY: both events recorded above and complete.
+                check("cuEventElapsedTime", unsafe { sys::cuEventElapsedTime_v2(&mut ms, pair[0], pair[1]) })?;
+                times.push(ms as f64 / 1e3);
+            }
+            times.sort_by(f64::total_cmp);
+            Ok(times[times.len() / 2])
+        })();
+        for e in events {
+            // SAFETY: created above; nothing waits on them any more.
+            unsafe { sys::cuEventDestroy_v2(e) };
+        }
+        timed
+    }
+
     /// The median device time of `repeats` single launches of `function`, each between two
     /// events, as the runtime times launches. The median, not the least: the least of 21 moved
     /// between 3.5 and 5.0 us from one machine of a kind to the next, and the model's errors
@@ -301,6 +356,7 @@ impl CudaDevice {
         }
         firsts.sort_by(f64::total_cmp);
         let launch_s = cal.single_launch_time(empty, 41)?;
+        let idle_launch_s = (cal.idle_launch_time(empty, 21)? - cal.queued_launch_time(empty, 21)?).max(0.0);
         let first_launch_s = firsts[firsts.len() / 2].max(0.0);
 
         // Streaming copies: bytes read plus written per launch.
@@ -453,12 +509,13 @@ impl CudaDevice {
             registers_per_multiprocessor: attribute(d, A::CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR)? as u32,
             l2_bytes: attribute(d, A::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)? as u64,
             launch_s,
+            idle_launch_s,
             first_launch_s,
             upload_touch_s,
             // Observed in programs later (`model::observed`).
             first_launch_observed_s: None,
             launch_observed_s: None,
-            timed_launch_observed_s: None,
+            idle_launch_observed_s: None,
             serial_access_s,
             serial_shared_s,
             multiprocessor_bandwidth_share,

@@ -1103,6 +1103,10 @@ impl Device for CudaDevice {
         self.in_flight.is_empty()
     }
 
+    fn queues_launches(&self) -> bool {
+        true
+    }
+
     fn start_launch(&mut self, launch: &Launch) -> Result<StartedLaunch, KernelFault> {
         self.enqueue(launch, ResultsWhen::Later).map(|(started, _)| started)
     }

@@ -27,6 +27,12 @@ pub struct Machine {
     /// Device time of an empty kernel, launch to completion (what CUDA events around one
     /// launch measure at the least).
     pub launch_s: f64,
+    /// What a launch on an idle device costs beyond one queued behind others: the median of
+    /// single launches of an empty kernel each after the host waited for the device, less
+    /// the median of such launches enqueued behind a running kernel, each between its own
+    /// events as the runtime times launches.
+    #[serde(default)]
+    pub idle_launch_s: f64,
     /// What the first launch of a kernel costs beyond the others (host time of the driver's
     /// first launch of a function, which an idle device waits for).
     pub first_launch_s: f64,
@@ -47,12 +53,13 @@ pub struct Machine {
     /// (bench/NOTES.md run 28), where such kernels took 4.7-4.9 us in every run.
     #[serde(default)]
     pub launch_observed_s: Option<f64>,
-    /// The median cost the runtime observed in programs for a launch it times on its own
-    /// (a variant's exploration: events around it, the device idle before it) beyond the same
-    /// kernel's steady launches ([`super::observed`]); none until enough were (1.2-2.1 us on
-    /// H100s and H200s, bench/NOTES.md run 30).
-    #[serde(default)]
-    pub timed_launch_observed_s: Option<f64>,
+    /// The median cost the runtime observed in programs for a launch on an idle device beyond
+    /// a queued one ([`super::observed`]: kernels of little work whose launches mostly started
+    /// from idle, against the steady launch); the model prefers it to `idle_launch_s` once
+    /// enough were. (Before calibration 8 it was observed on variants' timed launches, against
+    /// the same kernel's other launches, and named `timed_launch_observed_s`.)
+    #[serde(default, alias = "timed_launch_observed_s")]
+    pub idle_launch_observed_s: Option<f64>,
     /// Time per global load or store of a thread when the grid is too small to hide memory
     /// latency behind other warps (a warp walking a row of a large matrix, one warp per
     /// multiprocessor): a kernel takes at least its waves times its per-thread accesses
@@ -99,13 +106,14 @@ pub struct Machine {
     pub peer_copy_s: f64,
 }
 
-/// How the figures are measured: 7 splits the L2 cache's rate into requests and sectors (a
+/// How the figures are measured: 8 adds the idle launch's extra (and observes it on kernels
+/// launched from idle, not on timed variants); 7 splits the L2 cache's rate into requests and sectors (a
 /// copy of whole lines and one of a sector a line); 6 adds the L2 cache's bandwidth; 5 adds the first touch of uploaded data and times the first
 /// launch against the same kernel's second, on a kernel touching memory; 4 takes a launch's median time (1 took the least) and the
 /// median first launch of five modules of distinct code, each loaded fresh (1 timed one; 2
 /// timed five kernels of one module, whose first launches after the module's first cost
 /// little; 3 loaded one module's image five times, which the driver does almost for free).
-pub const CALIBRATION: u32 = 7;
+pub const CALIBRATION: u32 = 8;
 
 fn nominal_l2_resident_share() -> f64 {
     0.5
@@ -130,11 +138,12 @@ impl Machine {
             registers_per_multiprocessor: 65536,
             l2_bytes: 50 << 20,
             launch_s: 4e-6,
+            idle_launch_s: 2e-6,
             first_launch_s: 20e-6,
             upload_touch_s: 15e-6,
             first_launch_observed_s: None,
             launch_observed_s: None,
-            timed_launch_observed_s: None,
+            idle_launch_observed_s: None,
             serial_access_s: 35e-9,
             serial_shared_s: 40e-9,
             multiprocessor_bandwidth_share: 2.0,
@@ -174,10 +183,10 @@ impl Machine {
         self.launch_observed_s.unwrap_or(self.launch_s)
     }
 
-    /// What a launch timed on its own costs beyond a queued one, once observed in programs on
-    /// this GPU model (nothing before).
-    pub fn timed_launch(&self) -> f64 {
-        self.timed_launch_observed_s.unwrap_or(0.0)
+    /// What a launch on an idle device costs beyond a queued one: as programs paid it on this
+    /// GPU model once observed, else as calibrated.
+    pub fn idle_launch(&self) -> f64 {
+        self.idle_launch_observed_s.unwrap_or(self.idle_launch_s)
     }
 
     /// The file that keeps `model`'s measured figures in `dir`; a change in how a figure is

@@ -390,9 +390,10 @@ fn the_first_launch_of_a_kernel_pays_for_loading_it() {
     assert_eq!(again.work.counters.global_loads, 3 * n as u64);
     // No machine for a device the model does not know.
     assert!(model.predict_launch(&launch, &at(1, 0)).is_none());
-    // A launch timed on its own pays what programs were seen to pay for it, once observed.
+    // A launch on an idle device pays what programs were seen to pay for it, once observed.
     let mut observed = machine();
-    observed.timed_launch_observed_s = Some(10e-6);
+    observed.idle_launch_s = 3e-6;
+    observed.idle_launch_observed_s = Some(10e-6);
     let mut model = Model::new(vec![observed]);
     let queued = model.predict_steady(&launch, &at(0, 3 * 4 * n as u64)).expect("predicted");
     let alone = super::Placement { timing: super::Timing::Alone, ..at(0, 3 * 4 * n as u64) };
@@ -491,4 +492,77 @@ fn a_measured_peer_link_serves_every_devices_figures() {
         let m = model.machine(d).expect("a machine per device");
         assert_eq!((m.peer_bytes_per_s, m.peer_copy_s), (40e9, 12e-6));
     }
+}
+
+/// A device whose launches queue (a GPU's stream), for [`Model::timing`]; nothing runs on it.
+struct QueueingDevice {
+    sim: crate::runtime::sim::SimDevice,
+    waited: bool,
+}
+
+impl crate::runtime::device::Device for QueueingDevice {
+    fn name(&self) -> &str {
+        "queueing"
+    }
+    fn allocate(&mut self, bytes: u64) -> DeviceAlloc {
+        self.sim.allocate(bytes)
+    }
+    fn free(&mut self, alloc: DeviceAlloc) {
+        self.sim.free(alloc)
+    }
+    fn address(&self, alloc: DeviceAlloc) -> u64 {
+        self.sim.address(alloc)
+    }
+    fn memory(&mut self) -> (u64, u64) {
+        self.sim.memory()
+    }
+    fn copy_to_device(&mut self, alloc: DeviceAlloc, offset: u64, src: &[u8]) {
+        self.sim.copy_to_device(alloc, offset, src)
+    }
+    fn copy_to_host(&mut self, alloc: DeviceAlloc, offset: u64, dst: &mut [u8]) {
+        self.sim.copy_to_host(alloc, offset, dst)
+    }
+    fn launch(&mut self, launch: &Launch) -> Result<crate::runtime::device::LaunchOutcome, crate::runtime::device::KernelFault> {
+        self.sim.launch(launch)
+    }
+    fn idle(&self) -> bool {
+        self.waited
+    }
+    fn queues_launches(&self) -> bool {
+        true
+    }
+}
+
+/// A launch starts from idle when it is timed, when the host waited for the device, or when
+/// the host enqueues it after the device is predicted to have finished the launches before
+/// (run 34: hosts slower than their kernels); otherwise it queues. Devices whose launches do
+/// not queue (the simulator) never start one from idle on the clock's word.
+#[test]
+fn a_launch_enqueued_after_the_device_drained_starts_from_idle() {
+    use super::Timing::{Alone, Queued};
+    use std::time::{Duration, Instant};
+    let mut model = Model::new(vec![machine()]);
+    let gpu = QueueingDevice { sim: crate::runtime::sim::SimDevice::new(), waited: false };
+    let t0 = Instant::now();
+    let us = |n: u64| t0 + Duration::from_micros(n);
+    // Nothing enqueued yet: the device is idle.
+    assert_eq!(model.timing(0, false, &gpu, us(0)), Alone);
+    model.enqueued(0, us(0), Alone, 10e-6);
+    // Enqueued 4 us later, while the first runs until 10 us: queued, so it ends at 10 + 5.
+    assert_eq!(model.timing(0, false, &gpu, us(4)), Queued);
+    model.enqueued(0, us(4), Queued, 5e-6);
+    assert_eq!(model.timing(0, false, &gpu, us(14)), Queued);
+    // The host came back after the device finished both: from idle.
+    assert_eq!(model.timing(0, false, &gpu, us(16)), Alone);
+    model.enqueued(0, us(16), Alone, 5e-6);
+    // A timed launch, and one after the host waited for the device, start from idle whatever
+    // the clock says.
+    assert_eq!(model.timing(0, true, &gpu, us(17)), Alone);
+    let waited = QueueingDevice { sim: crate::runtime::sim::SimDevice::new(), waited: true };
+    assert_eq!(model.timing(0, false, &waited, us(17)), Alone);
+    // Another device has its own queue.
+    assert_eq!(model.timing(1, false, &gpu, us(17)), Alone);
+    // The simulator runs each launch as it is made: never idle on the clock's word.
+    let sim = crate::runtime::sim::SimDevice::new();
+    assert_eq!(model.timing(0, false, &sim, us(1_000_000)), Queued);
 }
