@@ -58,7 +58,7 @@ pub struct Machine {
     /// from idle, against the steady launch); the model prefers it to `idle_launch_s` once
     /// enough were. (Before calibration 8 it was observed on variants' timed launches, against
     /// the same kernel's other launches, and named `timed_launch_observed_s`.)
-    #[serde(default, alias = "timed_launch_observed_s")]
+    #[serde(default)]
     pub idle_launch_observed_s: Option<f64>,
     /// Time per global load or store of a thread when the grid is too small to hide memory
     /// latency behind other warps (a warp walking a row of a large matrix, one warp per
