@@ -270,18 +270,6 @@ impl Calibration {
         timed
     }
 
-    /// The median device time of `repeats` single launches of `function`, each between two
-    /// events, as the runtime times launches. The median, not the least: the least of 21 moved
-    /// between 3.5 and 5.0 us from one machine of a kind to the next, and the model's errors
-    /// over 415 kernels were lowest at 4.5 us on every one of them (bench/NOTES.md run 20).
-    fn single_launch_time(&self, function: sys::CUfunction, repeats: u32) -> Result<f64, String> {
-        let mut times = Vec::with_capacity(repeats as usize);
-        for _ in 0..repeats {
-            times.push(self.time(function, 1, &mut [], 1)?);
-        }
-        times.sort_by(f64::total_cmp);
-        Ok(times[times.len() / 2])
-    }
 }
 
 /// A rate that costs nothing next to the others (JSON has no infinity).
@@ -355,8 +343,11 @@ impl CudaDevice {
             firsts.push(cal.first_launch_excess(fresh_bytes, touched)?);
         }
         firsts.sort_by(f64::total_cmp);
-        let launch_s = cal.single_launch_time(empty, 41)?;
-        let idle_launch_s = (cal.idle_launch_time(empty, 21)? - cal.queued_launch_time(empty, 21)?).max(0.0);
+        // The steady launch the model charges every launch, and what one from idle costs more
+        // (bench/NOTES.md run 34: calibrated as one launch timed after another, some 6 us, it
+        // was an idle launch's cost, and the first idle extras observed against it were 0.2 us).
+        let launch_s = cal.queued_launch_time(empty, 21)?;
+        let idle_launch_s = (cal.idle_launch_time(empty, 21)? - launch_s).max(0.0);
         let first_launch_s = firsts[firsts.len() / 2].max(0.0);
 
         // Streaming copies: bytes read plus written per launch.

@@ -24,8 +24,8 @@ pub struct Machine {
     pub shared_bytes_per_multiprocessor: u64,
     pub registers_per_multiprocessor: u32,
     pub l2_bytes: u64,
-    /// Device time of an empty kernel, launch to completion (what CUDA events around one
-    /// launch measure at the least).
+    /// Device time of an empty kernel enqueued behind other work, between its own two events
+    /// as the runtime times launches (the median of 21).
     pub launch_s: f64,
     /// What a launch on an idle device costs beyond one queued behind others: the median of
     /// single launches of an empty kernel each after the host waited for the device, less
@@ -48,9 +48,9 @@ pub struct Machine {
     pub first_launch_observed_s: Option<f64>,
     /// The median steady launch the runtime observed in programs on this GPU model (kernels
     /// whose predicted work is a small part of their launch, [`super::observed`]), once
-    /// enough were; the model prefers it to `launch_s`, which one empty kernel timed from idle
-    /// and which moved between 4.1 and 6.8 us from one calibration to the next on H100s
-    /// (bench/NOTES.md run 28), where such kernels took 4.7-4.9 us in every run.
+    /// enough were; the model prefers it to `launch_s` (an empty kernel's: timed from idle
+    /// before calibration 8, it moved between 4.1 and 6.8 us from one calibration to the next
+    /// on H100s, bench/NOTES.md run 28, where such kernels took 4.7-4.9 us in every run).
     #[serde(default)]
     pub launch_observed_s: Option<f64>,
     /// The median cost the runtime observed in programs for a launch on an idle device beyond
@@ -106,8 +106,8 @@ pub struct Machine {
     pub peer_copy_s: f64,
 }
 
-/// How the figures are measured: 8 adds the idle launch's extra (and observes it on kernels
-/// launched from idle, not on timed variants); 7 splits the L2 cache's rate into requests and sectors (a
+/// How the figures are measured: 8 times the launch queued behind other work and adds the idle
+/// launch's extra (observed on kernels launched from idle, not on timed variants); 7 splits the L2 cache's rate into requests and sectors (a
 /// copy of whole lines and one of a sector a line); 6 adds the L2 cache's bandwidth; 5 adds the first touch of uploaded data and times the first
 /// launch against the same kernel's second, on a kernel touching memory; 4 takes a launch's median time (1 took the least) and the
 /// median first launch of five modules of distinct code, each loaded fresh (1 timed one; 2
