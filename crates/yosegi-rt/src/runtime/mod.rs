@@ -559,17 +559,15 @@ impl Runtime {
                 model::observed::record(&dir, device.model(), model::observed::Observed::FirstLaunch, seen.samples());
             }
         }
-        // Steady and idle launches, from the stats: one device, so that each kernel's times
+        // The steady launch and the idle extra, from the stats: one device, so that each kernel's times
         // are one GPU's.
         if self.config.stats != StatsMode::Off
             && self.devices.len() == 1
             && let Some(machine) = self.model.as_ref().and_then(|m| m.machine(0)).filter(|m| m.measured)
             && let Some(dir) = crate::runtime::cuda::cache::trusted_dir()
         {
-            let samples = model::observed::steady_launches(&self.stats, machine);
-            model::observed::record(&dir, self.devices[0].model(), model::observed::Observed::Launch, &samples);
-            let idle = model::observed::idle_launches(&self.stats, machine);
-            model::observed::record(&dir, self.devices[0].model(), model::observed::Observed::IdleLaunch, &idle);
+            let pairs = model::observed::launch_residuals(&self.stats, machine);
+            model::observed::record_launches(&dir, self.devices[0].model(), &pairs);
         }
     }
 

@@ -7,25 +7,25 @@
 //!   calibration times it on five small modules, and that figure moved between 12 and 27 us
 //!   from one H100 machine to the next, where the programs' kernels paid 18-25 us on each
 //!   (bench/NOTES.md run 26).
-//! * The steady launch ([`super::Machine::launch`]): per kernel a program launched often whose
-//!   predicted work is a small part of a launch, every launch predicted, its mean device time
-//!   less the mean of that work and of what the model charged beyond a steady launch (first
-//!   launches, the first touch of uploaded data, launches on an idle device: bench/NOTES.md
-//!   run 32, where kernels launched after the host read a reduction's result gave 7-11 us). The calibration's empty
-//!   kernel, timed from idle, moved between 4.1 and 6.8 us from one calibration to the next on
-//!   H100s, where such kernels took 4.7-4.9 us in every run (bench/NOTES.md run 28). The mean
-//!   work, not the last launch's: NPB LU's wavefront kernels grow and shrink over a sweep, and
-//!   their last, one point of the plane, took 0.1 us of predicted work where their mean took 10
-//!   (bench/NOTES.md run 29: their 10-19 us per launch taken as launches pulled the median to
-//!   6.3 us). Only kernels whose launches mostly queued behind others observe it.
-//! * The idle launch ([`super::Machine::idle_launch`]): per kernel of the same kind whose
-//!   launches mostly started on an idle device (`model::Model::timing`: the host waited for the
-//!   device, or it was predicted to have finished the launches before), what its launches took
-//!   beyond the steady launch, per idle launch. A variant's timed exploration launches are
-//!   such launches too. Observed before on the timed launches against the same variant's
-//!   other launches, it came to 0.6-1.6 us (bench/NOTES.md runs 30-33), where the same
-//!   kernels of NPB SP took 1.5-3.9 us more from idle than queued, and LU's and CG's launches
-//!   all started from idle with nothing waited for (run 34).
+//! * The steady launch ([`super::Machine::launch`]) and the idle launch's extra
+//!   ([`super::Machine::idle_launch`]), fitted together: per kernel a program launched often
+//!   whose predicted work is a small part of a launch, every launch predicted, its mean device
+//!   time less the mean of that work and of what the model charged beyond a launch other than
+//!   the idle extra (first launches, the first touch of uploaded data), kept with the share of
+//!   its launches that started from idle (`model::Model::timing`). Such a residual is the
+//!   steady launch plus that share of the idle extra, whatever figures the run used; over the
+//!   kept pairs, the steady launch is the median of the mostly queued kernels' residuals less
+//!   their idle shares, and the idle extra the median of the mostly idle kernels' residuals
+//!   beyond it per idle launch, alternated until they settle. Observed one after the other
+//!   against the figures of the moment, each drifted with the other: against a calibrated
+//!   launch of an idle kernel (6 us) the idle extra came to 0.2 us, against a queued one
+//!   (3.2 us) to 4.7 (bench/NOTES.md run 34). The calibration's empty kernel moved between
+//!   4.1 and 6.8 us from one calibration to the next on H100s, where the programs' small
+//!   kernels took 4.7-4.9 us in every run (run 28). The mean work, not the last launch's: NPB
+//!   LU's wavefront kernels grow and shrink over a sweep, and their last, one point of the
+//!   plane, took 0.1 us of predicted work where their mean took 10 (run 29). NPB LU's and CG's
+//!   kernels all start from idle (their hosts spend 15-42 us a launch), SP's partly, BT's
+//!   mostly not (run 34).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -81,71 +81,97 @@ pub const SMALL_WORK: f64 = 0.25;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Observed {
     FirstLaunch,
-    Launch,
-    IdleLaunch,
 }
 
 impl Observed {
     fn extension(self) -> &'static str {
         match self {
             Observed::FirstLaunch => "first-launches.txt",
-            Observed::Launch => "launches.txt",
-            Observed::IdleLaunch => "idle-launches.txt",
         }
     }
 
     fn set(self, machine: &mut Machine, median: f64) {
         match self {
             Observed::FirstLaunch => machine.first_launch_observed_s = Some(median),
-            Observed::Launch => machine.launch_observed_s = Some(median),
-            Observed::IdleLaunch => machine.idle_launch_observed_s = Some(median),
         }
     }
 }
 
-/// A kernel of a run that says what its launches cost beyond their work: launched often,
-/// every launch predicted, its mean predicted work a small part of a launch. Its launches'
-/// mean device time less that work and less what the model charged beyond a steady launch
-/// other than an idle launch's extra (first launches, the first touch of uploaded data), and
-/// the share of its launches that started from idle.
-fn launch_residual(k: &crate::runtime::stats::KernelLaunches, machine: &Machine) -> Option<(f64, f64)> {
-    if k.count < MIN_LAUNCHES || k.device_time.is_zero() || k.predicted_launches != k.count {
-        return None;
-    }
-    let count = k.count as f64;
-    let busy = k.predicted_busy.as_secs_f64() / count;
-    if busy >= SMALL_WORK * machine.launch() {
-        return None;
-    }
-    let charged = k.predicted.as_secs_f64() - k.predicted_busy.as_secs_f64() - count * machine.launch() - k.predicted_alone as f64 * machine.idle_launch();
-    let residual = (k.device_time.as_secs_f64() - charged.max(0.0)) / count - busy;
-    Some((residual, k.predicted_alone as f64 / count))
-}
-
-/// The steady-launch observations of a run (see the module doc), from its stats on `machine`:
-/// kernels whose launches mostly queued, less the idle extra of those that did not.
-pub fn steady_launches(stats: &crate::runtime::stats::Stats, machine: &Machine) -> Vec<f64> {
+/// The launch observations of a run (see the module doc), from its stats on `machine` (the
+/// figures the run predicted with): per kernel of little work launched often, its share of
+/// launches from idle and its residual, seconds.
+pub fn launch_residuals(stats: &crate::runtime::stats::Stats, machine: &Machine) -> Vec<(f64, f64)> {
     stats
         .launches
         .values()
-        .filter_map(|k| launch_residual(k, machine))
-        .filter(|&(_, alone)| alone <= 0.5)
-        .map(|(residual, alone)| residual - alone * machine.idle_launch())
-        .filter(|s| *s > 0.0)
+        .filter(|k| k.count >= MIN_LAUNCHES && !k.device_time.is_zero() && k.predicted_launches == k.count)
+        .filter_map(|k| {
+            let count = k.count as f64;
+            let busy = k.predicted_busy.as_secs_f64() / count;
+            (busy < SMALL_WORK * machine.launch()).then(|| {
+                let charged = k.predicted.as_secs_f64() - k.predicted_busy.as_secs_f64() - count * machine.launch() - k.predicted_alone as f64 * machine.idle_launch();
+                (k.predicted_alone as f64 / count, (k.device_time.as_secs_f64() - charged.max(0.0)) / count - busy)
+            })
+        })
+        .filter(|(share, residual)| share.is_finite() && residual.is_finite())
         .collect()
 }
 
-/// The idle-launch observations of a run (see the module doc), from its stats on `machine`:
-/// kernels whose launches mostly started from idle, what they took beyond the steady launch
-/// per idle launch.
-pub fn idle_launches(stats: &crate::runtime::stats::Stats, machine: &Machine) -> Vec<f64> {
-    stats
-        .launches
-        .values()
-        .filter_map(|k| launch_residual(k, machine))
-        .filter(|&(_, alone)| alone > 0.5)
-        .map(|(residual, alone)| (residual - machine.launch()) / alone)
-        .collect()
+/// The steady launch and the idle extra that `pairs` of (idle share, residual) say (see the
+/// module doc), from `idle` as the idle extra's first guess: each once [`MIN_OBSERVED`]
+/// kernels mostly queued (for the launch) and as many mostly idle (for the extra) are kept.
+pub fn fit_launch(pairs: &[(f64, f64)], idle: f64) -> (Option<f64>, Option<f64>) {
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let queued: Vec<(f64, f64)> = pairs.iter().copied().filter(|&(share, _)| share <= 0.5).collect();
+    let alone: Vec<(f64, f64)> = pairs.iter().copied().filter(|&(share, _)| share > 0.5).collect();
+    if queued.len() < MIN_OBSERVED {
+        return (None, None);
+    }
+    let fits_idle = alone.len() >= MIN_OBSERVED;
+    let (mut launch, mut extra) = (0.0, idle);
+    for _ in 0..8 {
+        launch = median(queued.iter().map(|&(share, r)| r - share * extra).collect());
+        if fits_idle {
+            extra = median(alone.iter().map(|&(share, r)| (r - launch) / share).collect()).max(0.0);
+        }
+    }
+    (Some(launch.max(0.0)), fits_idle.then_some(extra))
+}
+
+/// Adds the launch observations `pairs` of a run to those kept for `model` in `dir` (a line
+/// `share residual` each, the latest [`MAX_KEPT`]) and writes what [`fit_launch`] makes of
+/// them into the machine file. Nothing without a machine file measured on this GPU model.
+pub fn record_launches(dir: &Path, model: &str, pairs: &[(f64, f64)]) {
+    if pairs.is_empty() {
+        return;
+    }
+    let Some(mut machine) = Machine::load(dir, model) else { return };
+    let path = Machine::file_in(dir, model).with_extension("launches.txt");
+    let mut kept: Vec<(f64, f64)> = std::fs::read_to_string(&path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| {
+            let mut fields = l.split_whitespace().map(|f| f.parse::<f64>().ok());
+            Some((fields.next()??, fields.next()??))
+        })
+        .filter(|(share, residual)| share.is_finite() && residual.is_finite())
+        .collect();
+    kept.extend(pairs.iter().copied().filter(|(share, residual)| share.is_finite() && residual.is_finite()));
+    let drop = kept.len().saturating_sub(MAX_KEPT);
+    kept.drain(..drop);
+    let text: String = kept.iter().map(|(share, residual)| format!("{share} {residual:e}\n")).collect();
+    if crate::private_fs::replace_file(&path, text.as_bytes()).is_err() {
+        return;
+    }
+    let (launch, idle) = fit_launch(&kept, machine.idle_launch_s);
+    if launch.is_some() {
+        machine.launch_observed_s = launch;
+        machine.idle_launch_observed_s = idle.or(machine.idle_launch_observed_s);
+        machine.store(dir);
+    }
 }
 
 /// The file that keeps `model`'s observations of `what` in `dir` (one number of seconds per
@@ -228,8 +254,8 @@ mod tests {
         let kept = std::fs::read_to_string(file_in(dir.path(), model, Observed::FirstLaunch)).unwrap();
         assert_eq!(kept.lines().count(), MAX_KEPT);
         assert_eq!(Machine::load(dir.path(), model).unwrap().first_launch(), 18e-6);
-        // Steady launches are kept apart and leave the first launch alone.
-        record(dir.path(), model, Observed::Launch, &vec![4.7e-6; MIN_OBSERVED]);
+        // Launches are kept apart and leave the first launch alone.
+        record_launches(dir.path(), model, &vec![(0.0, 4.7e-6); MIN_OBSERVED]);
         let loaded = Machine::load(dir.path(), model).unwrap();
         assert_eq!((loaded.launch(), loaded.first_launch()), (4.7e-6, 18e-6));
     }
@@ -286,34 +312,51 @@ mod tests {
         let mut growing = kernel(100, 15e-6, 1, 0.1e-6);
         growing.predicted_busy = Duration::from_secs_f64(100.0 * 10e-6);
         stats.launches.insert("growing".into(), growing);
-        let samples = steady_launches(&stats, &machine);
-        assert_eq!(samples.len(), 1, "{samples:?}");
-        assert!((samples[0] - (5e-6 - 20e-6 / 100.0 - 0.5e-6)).abs() < 1e-12, "{samples:?}");
-        assert!(idle_launches(&stats, &machine).is_empty(), "no kernel started mostly from idle");
+        let pairs = launch_residuals(&stats, &machine);
+        assert_eq!(pairs.len(), 1, "{pairs:?}");
+        assert_eq!(pairs[0].0, 0.0);
+        assert!((pairs[0].1 - (5e-6 - 20e-6 / 100.0 - 0.5e-6)).abs() < 1e-12, "{pairs:?}");
     }
 
+    /// A residual is the steady launch plus its idle share of the idle extra, whatever
+    /// figures the run predicted with; the fit finds both from kernels mostly queued and
+    /// kernels mostly idle, and neither from too few.
     #[test]
-    fn launches_from_idle_say_what_idle_costs_and_not_what_a_launch_does() {
-        let mut machine = Machine::nominal("test");
-        machine.launch_s = 4e-6;
-        machine.idle_launch_s = 1e-6;
-        machine.first_launch_s = 20e-6;
-        let mut stats = crate::runtime::stats::Stats::default();
-        // A fifth of the launches from idle, 4.8 us each on average with 0.5 us of work: the
-        // steady launch is what is left once the first launch and the charged idle extra
-        // (a fifth of 1 us) are taken off.
-        stats.launches.insert("mostly queued".into(), kernel_on(&machine, 100, 4.8e-6, 1, 20, 0.5e-6));
-        // Every launch from idle, 7.5 us with 0.5 us of work and the first launch's 0.2 us:
-        // 2.8 us beyond the 4 us launch.
-        stats.launches.insert("always idle".into(), kernel_on(&machine, 100, 7.5e-6, 1, 100, 0.5e-6));
-        // Three quarters from idle, 6.8 us: 2.1 us beyond the launch, 2.8 per idle launch.
-        stats.launches.insert("mostly idle".into(), kernel_on(&machine, 100, 6.8e-6, 1, 75, 0.5e-6));
-        let steady = steady_launches(&stats, &machine);
-        assert_eq!(steady.len(), 1, "{steady:?}");
-        assert!((steady[0] - (4.8e-6 - 20e-6 / 100.0 - 0.2 * 1e-6 - 0.5e-6)).abs() < 1e-12, "{steady:?}");
-        let mut idle = idle_launches(&stats, &machine);
-        idle.sort_by(f64::total_cmp);
-        assert_eq!(idle.len(), 2, "{idle:?}");
-        assert!(idle.iter().all(|e| (e - 2.8e-6).abs() < 1e-12), "{idle:?}");
+    fn the_steady_launch_and_the_idle_extra_are_fitted_together() {
+        let (launch, extra) = (4e-6, 2.8e-6);
+        let residuals = |machine: &Machine| {
+            let mut stats = crate::runtime::stats::Stats::default();
+            // Per kernel: launches from idle out of 100, 0.5 us of work, one first launch.
+            for (n, alone) in [0u64, 10, 20, 30, 40, 50, 75, 90, 100].into_iter().enumerate() {
+                let mean = launch + alone as f64 / 100.0 * extra + 0.5e-6 + machine.first_launch() / 100.0;
+                stats.launches.insert(format!("k{n}"), kernel_on(machine, 100, mean, 1, alone, 0.5e-6));
+            }
+            let mut pairs = launch_residuals(&stats, machine);
+            pairs.sort_by(|a, b| a.0.total_cmp(&b.0));
+            pairs
+        };
+        // Two runs with different figures see the same residuals.
+        let mut one = Machine::nominal("test");
+        one.launch_s = 6e-6;
+        one.idle_launch_s = 0.2e-6;
+        let mut other = Machine::nominal("test");
+        other.launch_s = 3e-6;
+        other.idle_launch_s = 4.7e-6;
+        let (a, b) = (residuals(&one), residuals(&other));
+        assert_eq!(a.len(), 9, "{a:?}");
+        for ((sa, ra), (sb, rb)) in a.iter().zip(&b) {
+            assert_eq!(sa, sb);
+            assert!((ra - rb).abs() < 1e-12, "{ra} {rb}");
+        }
+        // Too few kernels mostly queued: nothing; enough of both: both figures.
+        let pairs: Vec<(f64, f64)> = a.iter().copied().cycle().take(7 * 9).collect();
+        assert_eq!(fit_launch(&pairs[..9], 1e-6), (None, None));
+        let (fitted_launch, fitted_extra) = fit_launch(&pairs, 1e-6);
+        assert!((fitted_launch.unwrap() - launch).abs() < 1e-9, "{fitted_launch:?}");
+        assert!((fitted_extra.unwrap() - extra).abs() < 1e-9, "{fitted_extra:?}");
+        // Only kernels mostly queued: the launch, from the first guess of the extra.
+        let queued: Vec<(f64, f64)> = pairs.iter().copied().filter(|p| p.0 <= 0.5).collect();
+        let (only_launch, no_extra) = fit_launch(&queued, extra);
+        assert!((only_launch.unwrap() - launch).abs() < 1e-9 && no_extra.is_none(), "{only_launch:?} {no_extra:?}");
     }
 }
