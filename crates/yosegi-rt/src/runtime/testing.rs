@@ -4,6 +4,31 @@
 use crate::diag::Span;
 use crate::ir::*;
 
+/// The memory methods of a test's `Device` that wraps the simulator in its field `sim`
+/// (allocation, addresses, copies to the device): a stand-in for a GPU that changes only how
+/// launches run or are timed.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! delegate_device_memory_to_sim {
+    () => {
+        fn allocate(&mut self, bytes: u64) -> $crate::runtime::device::DeviceAlloc {
+            self.sim.allocate(bytes)
+        }
+        fn free(&mut self, alloc: $crate::runtime::device::DeviceAlloc) {
+            self.sim.free(alloc)
+        }
+        fn address(&self, alloc: $crate::runtime::device::DeviceAlloc) -> u64 {
+            self.sim.address(alloc)
+        }
+        fn memory(&mut self) -> (u64, u64) {
+            self.sim.memory()
+        }
+        fn copy_to_device(&mut self, alloc: $crate::runtime::device::DeviceAlloc, offset: u64, src: &[u8]) {
+            self.sim.copy_to_device(alloc, offset, src)
+        }
+    };
+}
+
 pub struct GridBuilder {
     pub body: Body,
     params: Vec<Param>,

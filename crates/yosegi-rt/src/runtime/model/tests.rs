@@ -504,21 +504,7 @@ impl crate::runtime::device::Device for QueueingDevice {
     fn name(&self) -> &str {
         "queueing"
     }
-    fn allocate(&mut self, bytes: u64) -> DeviceAlloc {
-        self.sim.allocate(bytes)
-    }
-    fn free(&mut self, alloc: DeviceAlloc) {
-        self.sim.free(alloc)
-    }
-    fn address(&self, alloc: DeviceAlloc) -> u64 {
-        self.sim.address(alloc)
-    }
-    fn memory(&mut self) -> (u64, u64) {
-        self.sim.memory()
-    }
-    fn copy_to_device(&mut self, alloc: DeviceAlloc, offset: u64, src: &[u8]) {
-        self.sim.copy_to_device(alloc, offset, src)
-    }
+    crate::delegate_device_memory_to_sim!();
     fn copy_to_host(&mut self, alloc: DeviceAlloc, offset: u64, dst: &mut [u8]) {
         self.sim.copy_to_host(alloc, offset, dst)
     }
