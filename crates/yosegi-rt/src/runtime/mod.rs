@@ -556,7 +556,7 @@ impl Runtime {
             && let Some(dir) = crate::runtime::cuda::cache::trusted_dir()
         {
             for (device, seen) in self.devices.iter().zip(&self.first_launches) {
-                model::observed::record(&dir, device.model(), model::observed::Observed::FirstLaunch, seen.samples());
+                model::observed::record_first_launches(&dir, device.model(), seen.samples());
             }
         }
         // The steady launch and the idle extra, from the stats: one device, so that each kernel's times

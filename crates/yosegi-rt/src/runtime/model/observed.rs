@@ -77,25 +77,9 @@ pub const MIN_LAUNCHES: u64 = 10;
 /// The share of a launch its predicted work may be for the kernel to observe the launch.
 pub const SMALL_WORK: f64 = 0.25;
 
-/// Which launch cost an observation is of.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Observed {
-    FirstLaunch,
-}
-
-impl Observed {
-    fn extension(self) -> &'static str {
-        match self {
-            Observed::FirstLaunch => "first-launches.txt",
-        }
-    }
-
-    fn set(self, machine: &mut Machine, median: f64) {
-        match self {
-            Observed::FirstLaunch => machine.first_launch_observed_s = Some(median),
-        }
-    }
-}
+/// The files beside the machine file that keep the first launches and the launch pairs.
+const FIRST_LAUNCHES: &str = "first-launches.txt";
+const LAUNCHES: &str = "launches.txt";
 
 /// The launch observations of a run (see the module doc), from its stats on `machine` (the
 /// figures the run predicted with): per kernel of little work launched often, its share of
@@ -137,42 +121,27 @@ pub fn fit_launch(pairs: &[(f64, f64)], idle: f64) -> (Option<f64>, Option<f64>)
     if queued.len() < MIN_LAUNCH_KERNELS {
         return (None, None);
     }
-    let fits_idle = alone.len() >= MIN_LAUNCH_KERNELS;
+    let launch_given = |extra: f64| median(queued.iter().map(|&(share, r)| r - share * extra).collect());
+    if alone.len() < MIN_LAUNCH_KERNELS {
+        return (Some(launch_given(idle).max(0.0)), None);
+    }
     let (mut launch, mut extra) = (0.0, idle);
     for _ in 0..8 {
-        launch = median(queued.iter().map(|&(share, r)| r - share * extra).collect());
-        if fits_idle {
-            extra = median(alone.iter().map(|&(share, r)| (r - launch) / share).collect()).max(0.0);
-        }
+        launch = launch_given(extra);
+        extra = median(alone.iter().map(|&(share, r)| (r - launch) / share).collect()).max(0.0);
     }
-    (Some(launch.max(0.0)), fits_idle.then_some(extra))
+    (Some(launch.max(0.0)), Some(extra))
 }
 
 /// Adds the launch observations `pairs` of a run to those kept for `model` in `dir` (a line
-/// `share residual` each, the latest [`MAX_KEPT`]) and writes what [`fit_launch`] makes of
-/// them into the machine file. Nothing without a machine file measured on this GPU model.
+/// `share residual` each) and writes what [`fit_launch`] makes of them into the machine file.
 pub fn record_launches(dir: &Path, model: &str, pairs: &[(f64, f64)]) {
-    if pairs.is_empty() {
-        return;
-    }
-    let Some(mut machine) = Machine::load(dir, model) else { return };
-    let path = Machine::file_in(dir, model).with_extension("launches.txt");
-    let mut kept: Vec<(f64, f64)> = std::fs::read_to_string(&path)
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| {
-            let mut fields = l.split_whitespace().map(|f| f.parse::<f64>().ok());
-            Some((fields.next()??, fields.next()??))
-        })
-        .filter(|(share, residual)| share.is_finite() && residual.is_finite())
-        .collect();
-    kept.extend(pairs.iter().copied().filter(|(share, residual)| share.is_finite() && residual.is_finite()));
-    let drop = kept.len().saturating_sub(MAX_KEPT);
-    kept.drain(..drop);
-    let text: String = kept.iter().map(|(share, residual)| format!("{share} {residual:e}\n")).collect();
-    if crate::private_fs::replace_file(&path, text.as_bytes()).is_err() {
-        return;
-    }
+    let parse = |l: &str| {
+        let mut fields = l.split_whitespace().map(|f| f.parse::<f64>().ok());
+        Some((fields.next()??, fields.next()??))
+    };
+    let finite = |&(share, residual): &(f64, f64)| share.is_finite() && residual.is_finite();
+    let Some((mut machine, kept)) = keep(dir, model, LAUNCHES, pairs, parse, finite, |(share, residual)| format!("{share} {residual:e}")) else { return };
     let (launch, idle) = fit_launch(&kept, machine.idle_launch_s);
     if launch.is_some() {
         machine.launch_observed_s = launch;
@@ -181,35 +150,46 @@ pub fn record_launches(dir: &Path, model: &str, pairs: &[(f64, f64)]) {
     }
 }
 
-/// The file that keeps `model`'s observations of `what` in `dir` (one number of seconds per
-/// line).
-fn file_in(dir: &Path, model: &str, what: Observed) -> PathBuf {
-    let machine = Machine::file_in(dir, model);
-    machine.with_extension(what.extension())
+/// The file that keeps `model`'s observations in `dir`, named by `extension`.
+fn observations_file(dir: &Path, model: &str, extension: &str) -> PathBuf {
+    Machine::file_in(dir, model).with_extension(extension)
 }
 
-/// Adds `samples` to the observations of `what` kept for `model` in `dir` and, once there are
-/// [`MIN_OBSERVED`], writes their median into the machine file as the figure the model uses.
-/// Nothing without a machine file measured on this GPU model; a failure to write only loses
-/// the samples.
-pub fn record(dir: &Path, model: &str, what: Observed, samples: &[f64]) {
-    if samples.is_empty() {
-        return;
+/// Adds `new` to the observations kept for `model` in `dir` (the file named by `extension`,
+/// a line each, the latest [`MAX_KEPT`], those `usable` only) and returns the machine file's
+/// figures and every observation kept. Nothing without new observations, without a machine
+/// file measured on this GPU model, or when the file cannot be written (the new ones are lost).
+fn keep<T: Copy>(
+    dir: &Path,
+    model: &str,
+    extension: &str,
+    new: &[T],
+    parse: impl Fn(&str) -> Option<T>,
+    usable: impl Fn(&T) -> bool,
+    line: impl Fn(&T) -> String,
+) -> Option<(Machine, Vec<T>)> {
+    if new.is_empty() {
+        return None;
     }
-    let Some(mut machine) = Machine::load(dir, model) else { return };
-    let path = file_in(dir, model, what);
-    let mut kept: Vec<f64> = std::fs::read_to_string(&path).unwrap_or_default().lines().filter_map(|l| l.trim().parse().ok()).filter(|s: &f64| s.is_finite()).collect();
-    kept.extend(samples.iter().copied().filter(|s| s.is_finite()));
+    let machine = Machine::load(dir, model)?;
+    let path = observations_file(dir, model, extension);
+    let mut kept: Vec<T> = std::fs::read_to_string(&path).unwrap_or_default().lines().filter_map(&parse).filter(&usable).collect();
+    kept.extend(new.iter().copied().filter(&usable));
     let drop = kept.len().saturating_sub(MAX_KEPT);
     kept.drain(..drop);
-    let text: String = kept.iter().map(|s| format!("{s:e}\n")).collect();
-    if crate::private_fs::replace_file(&path, text.as_bytes()).is_err() {
-        return;
-    }
+    let text: String = kept.iter().map(|o| line(o) + "\n").collect();
+    crate::private_fs::replace_file(&path, text.as_bytes()).ok()?;
+    Some((machine, kept))
+}
+
+/// Adds the first-launch observations `samples` to those kept for `model` in `dir` and, once
+/// there are [`MIN_OBSERVED`], writes their median into the machine file as the figure the
+/// model uses.
+pub fn record_first_launches(dir: &Path, model: &str, samples: &[f64]) {
+    let Some((mut machine, mut kept)) = keep(dir, model, FIRST_LAUNCHES, samples, |l| l.trim().parse().ok(), |s| s.is_finite(), |s| format!("{s:e}")) else { return };
     if kept.len() >= MIN_OBSERVED {
-        let mut sorted = kept;
-        sorted.sort_by(f64::total_cmp);
-        what.set(&mut machine, sorted[sorted.len() / 2].max(0.0));
+        kept.sort_by(f64::total_cmp);
+        machine.first_launch_observed_s = Some(kept[kept.len() / 2].max(0.0));
         machine.store(dir);
     }
 }
@@ -240,25 +220,25 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let model = "NVIDIA Test GPU, sm_90";
         // No measured machine: nothing is kept.
-        record(dir.path(), model, Observed::FirstLaunch, &[20e-6]);
-        assert!(!file_in(dir.path(), model, Observed::FirstLaunch).exists());
+        record_first_launches(dir.path(), model, &[20e-6]);
+        assert!(!observations_file(dir.path(), model, FIRST_LAUNCHES).exists());
         let mut machine = Machine::nominal(model);
         machine.measured = true;
         machine.first_launch_s = 12e-6;
         machine.store(dir.path());
         // Fewer than MIN_OBSERVED: the calibration's figure stays.
-        record(dir.path(), model, Observed::FirstLaunch, &vec![24e-6; MIN_OBSERVED - 1]);
+        record_first_launches(dir.path(), model, &vec![24e-6; MIN_OBSERVED - 1]);
         let loaded = Machine::load(dir.path(), model).unwrap();
         assert_eq!(loaded.first_launch_observed_s, None);
         assert_eq!(loaded.first_launch(), 12e-6);
         // The next run's samples reach it: the median of all kept.
-        record(dir.path(), model, Observed::FirstLaunch, &[30e-6, 30e-6]);
+        record_first_launches(dir.path(), model, &[30e-6, 30e-6]);
         let loaded = Machine::load(dir.path(), model).unwrap();
         assert_eq!(loaded.first_launch_observed_s, Some(24e-6));
         assert_eq!(loaded.first_launch(), 24e-6);
         // Only the latest MAX_KEPT are kept.
-        record(dir.path(), model, Observed::FirstLaunch, &vec![18e-6; MAX_KEPT]);
-        let kept = std::fs::read_to_string(file_in(dir.path(), model, Observed::FirstLaunch)).unwrap();
+        record_first_launches(dir.path(), model, &vec![18e-6; MAX_KEPT]);
+        let kept = std::fs::read_to_string(observations_file(dir.path(), model, FIRST_LAUNCHES)).unwrap();
         assert_eq!(kept.lines().count(), MAX_KEPT);
         assert_eq!(Machine::load(dir.path(), model).unwrap().first_launch(), 18e-6);
         // Launches are kept apart and leave the first launch alone.

@@ -58,7 +58,7 @@ impl L2History {
         let capacities = RESIDENT_SHARES.map(|s| (s * l2_bytes as f64) as u64);
         let all = total(&reads) + total(&writes);
         let mut resident = [0; 4];
-        let (mut seen, mut next): (Vec<(u64, u64)>, Vec<(u64, u64)>) = (Vec::new(), Vec::new());
+        let (mut seen, mut next) = (Vec::<(u64, u64)>::new(), Vec::<(u64, u64)>::new());
         for earlier in self.launches.iter().rev() {
             union_into(&seen, earlier, &mut next);
             let size = total(&next);
