@@ -31,6 +31,17 @@ pub struct DeviceCounters {
     pub l2_requests: u64,
     /// Elements loaded from global memory (one per active lane per load).
     pub global_loads: u64,
+    /// Of those, the ones in warp loads that fetch a sector past the L1 cache (the block's
+    /// share of it, as for `l2_sectors`): a thread waits for L2 or device memory on them.
+    /// Counted only for the performance model's sampled blocks.
+    pub far_loads: u64,
+    /// The round trips to L2 or device memory a thread waits for, one after the other, in
+    /// its loads (per active lane, like the loads): a far load is one, except in a loop
+    /// whose iterations store nothing to global memory and run no loop of their own, where the
+    /// compiler issues the loads of a few iterations together (`sim::interp::OVERLAPPED_ITERATIONS`)
+    /// and a warp waits once per such group that has a far load. Counted only for the model's
+    /// sampled blocks.
+    pub load_rounds: u64,
     /// Elements stored to global memory (atomics count as one load and one store).
     pub global_stores: u64,
     /// Warp-level shared-memory requests.
@@ -76,6 +87,8 @@ impl DeviceCounters {
             l2_sectors: scale(self.l2_sectors),
             l2_requests: scale(self.l2_requests),
             global_loads: scale(self.global_loads),
+            far_loads: scale(self.far_loads),
+            load_rounds: scale(self.load_rounds),
             global_stores: scale(self.global_stores),
             shared_accesses: scale(self.shared_accesses),
             bank_conflict_degree_sum: scale(self.bank_conflict_degree_sum),
@@ -96,6 +109,8 @@ impl DeviceCounters {
         self.l2_sectors += other.l2_sectors;
         self.l2_requests += other.l2_requests;
         self.global_loads += other.global_loads;
+        self.far_loads += other.far_loads;
+        self.load_rounds += other.load_rounds;
         self.global_stores += other.global_stores;
         self.shared_accesses += other.shared_accesses;
         self.bank_conflict_degree_sum += other.bank_conflict_degree_sum;
@@ -717,6 +732,8 @@ pub fn counters_from_json(v: &serde_json::Value) -> DeviceCounters {
         l2_sectors: n("l2_sectors"),
         l2_requests: n("l2_requests"),
         global_loads: n("global_loads"),
+        far_loads: n("far_loads"),
+        load_rounds: n("load_rounds"),
         global_stores: n("global_stores"),
         shared_accesses: n("shared_accesses"),
         bank_conflict_degree_sum: n("bank_conflict_degree_sum"),
@@ -753,6 +770,8 @@ pub fn counters_json(d: &DeviceCounters) -> serde_json::Value {
         "l2_sectors": d.l2_sectors,
         "l2_requests": d.l2_requests,
         "global_loads": d.global_loads,
+        "far_loads": d.far_loads,
+        "load_rounds": d.load_rounds,
         "global_stores": d.global_stores,
         "shared_accesses": d.shared_accesses,
         "bank_conflict_degree_sum": d.bank_conflict_degree_sum,
@@ -780,6 +799,8 @@ mod tests {
             l2_sectors: 3,
             l2_requests: 14,
             global_loads: 4,
+            far_loads: 16,
+            load_rounds: 17,
             global_stores: 5,
             shared_accesses: 6,
             bank_conflict_degree_sum: 7,

@@ -104,6 +104,20 @@ extern "C" __global__ void cal_shared(float *out, int iters) {
     }
     if (acc + acc2 == -1.0f) out[0] = acc;
 }
+
+extern "C" __global__ void cal_chain(unsigned *next, unsigned long long n, unsigned long long stride) {
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+         i += (unsigned long long)gridDim.x * blockDim.x)
+        next[i] = (unsigned)((i + stride) % n);
+}
+
+// Each warp follows its own chain of dependent loads through `next` (its lanes in step: one
+// request a step), from its own place in the cycle: an access that nothing overlaps.
+extern "C" __global__ void cal_chase(const unsigned *next, unsigned *out, unsigned long long n, int steps) {
+    unsigned i = (unsigned)((unsigned long long)blockIdx.x * n / gridDim.x);
+    for (int s = 0; s < steps; s++) i = next[i];
+    if (threadIdx.x == 0) out[blockIdx.x] = i;
+}
 "#;
 
 /// Threads per block of the timed kernels.
@@ -114,6 +128,14 @@ const CACHE_STENCIL_BYTES: u64 = 16 << 20;
 const LOOP_ITERATIONS: i32 = 4096;
 /// Elements of each row the serial-access kernel walks.
 const ROW_LENGTH: i32 = 8192;
+/// Elements (4 bytes each) of the chains the round trips are timed on, and the steps taken:
+/// 16 KiB, which the L1 cache holds (two passes: the first pass's misses are 1/64 of the
+/// steps); 16 MiB, which the L2 cache of the GPUs this targets holds; 512 MiB, which it does
+/// not, over more lines than L2 holds, so that a pass finds none of the lines the pass
+/// before left there.
+const L1_CHAIN: (u64, i32) = (4 << 10, 8192);
+const L2_CHAIN: (u64, i32) = (4 << 20, 4096);
+const DRAM_CHAIN: (u64, i32) = (128 << 20, 8192);
 
 struct Calibration {
     module: sys::CUmodule,
@@ -418,6 +440,28 @@ impl CudaDevice {
             cal.time_shaped(f, sms, 32, &mut args, 3)? / m as f64
         };
 
+        // A load's round trip when nothing overlaps it, one warp per multiprocessor chasing a
+        // chain: through an array that fits in L1, one that fits in L2, one that fits in neither.
+        let round_trip = |cal: &mut Calibration, (elements, steps): (u64, i32)| -> Result<f64, String> {
+            let mut next = cal.allocate(elements * 4)?;
+            let mut out = cal.allocate(sms as u64 * 4)?;
+            // An odd stride (a full cycle) of a little more than a quarter of the array.
+            let (mut n, mut stride) = (elements, elements / 4 + 32 * 101 + 1);
+            let mut chain_args = [&mut next as *mut _ as *mut c_void, &mut n as *mut _ as *mut c_void, &mut stride as *mut _ as *mut c_void];
+            cal.launch(cal.function("cal_chain")?, full_blocks, THREADS, &mut chain_args)?;
+            let mut steps = steps;
+            let mut args = [
+                &mut next as *mut _ as *mut c_void,
+                &mut out as *mut _ as *mut c_void,
+                &mut n as *mut _ as *mut c_void,
+                &mut steps as *mut _ as *mut c_void,
+            ];
+            Ok(cal.time_shaped(cal.function("cal_chase")?, sms, 32, &mut args, 3)? / steps as f64)
+        };
+        let l1_round_trip_s = round_trip(&mut cal, L1_CHAIN)?;
+        let l2_round_trip_s = round_trip(&mut cal, L2_CHAIN)?;
+        let dram_round_trip_s = round_trip(&mut cal, DRAM_CHAIN)?;
+
         // Arithmetic and shared memory, at full occupancy.
         let mut out = cal.allocate(64)?;
         let mut iters = LOOP_ITERATIONS;
@@ -509,6 +553,9 @@ impl CudaDevice {
             idle_launch_observed_s: None,
             serial_access_s,
             serial_shared_s,
+            l1_round_trip_s,
+            l2_round_trip_s,
+            dram_round_trip_s,
             multiprocessor_bandwidth_share,
             dram_bytes_per_s,
             cache_bytes_per_s,

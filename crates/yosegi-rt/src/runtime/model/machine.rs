@@ -67,6 +67,16 @@ pub struct Machine {
     pub serial_access_s: f64,
     /// The same for a shared-memory request of a thread.
     pub serial_shared_s: f64,
+    /// A load's round trip when nothing overlaps it (a warp per multiprocessor chasing a
+    /// chain of dependent loads) through memory the L1 cache holds, the L2 cache holds, and
+    /// neither holds. Measured since calibration 9; `0` in older figures, whose latency term
+    /// charges every load `serial_access_s` instead.
+    #[serde(default)]
+    pub l1_round_trip_s: f64,
+    #[serde(default)]
+    pub l2_round_trip_s: f64,
+    #[serde(default)]
+    pub dram_round_trip_s: f64,
     /// How many multiprocessors' share of the memory bandwidth one busy multiprocessor can
     /// draw: a grid of fewer blocks than multiprocessors reaches `blocks * this / multiprocessors`
     /// of the bandwidth.
@@ -106,14 +116,15 @@ pub struct Machine {
     pub peer_copy_s: f64,
 }
 
-/// How the figures are measured: 8 times the launch queued behind other work and adds the idle
+/// How the figures are measured: 9 adds the round trips of a chase of dependent loads
+/// through L1, L2 and device memory; 8 times the launch queued behind other work and adds the idle
 /// launch's extra (observed on kernels launched from idle, not on timed variants); 7 splits the L2 cache's rate into requests and sectors (a
 /// copy of whole lines and one of a sector a line); 6 adds the L2 cache's bandwidth; 5 adds the first touch of uploaded data and times the first
 /// launch against the same kernel's second, on a kernel touching memory; 4 takes a launch's median time (1 took the least) and the
 /// median first launch of five modules of distinct code, each loaded fresh (1 timed one; 2
 /// timed five kernels of one module, whose first launches after the module's first cost
 /// little; 3 loaded one module's image five times, which the driver does almost for free).
-pub const CALIBRATION: u32 = 8;
+pub const CALIBRATION: u32 = 9;
 
 fn nominal_l2_resident_share() -> f64 {
     0.5
@@ -146,6 +157,9 @@ impl Machine {
             idle_launch_observed_s: None,
             serial_access_s: 35e-9,
             serial_shared_s: 40e-9,
+            l1_round_trip_s: 20e-9,
+            l2_round_trip_s: 150e-9,
+            dram_round_trip_s: 350e-9,
             multiprocessor_bandwidth_share: 2.0,
             dram_bytes_per_s: 3.0e12,
             cache_bytes_per_s: 9.0e12,

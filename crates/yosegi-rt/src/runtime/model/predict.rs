@@ -40,6 +40,10 @@ pub const THREAD_MEMORY_PARALLELISM: f64 = 1.5;
 /// than 0.5.
 pub const STORE_LATENCY_SHARE: f64 = 0.5;
 
+/// What a load that hits the L1 cache adds to a thread's accesses one after the other,
+/// against an L1 round trip: such loads overlap with each other and with the far ones.
+pub const NEAR_LOAD_SHARE: f64 = 0.5;
+
 /// The share of a launch's bytes found in the L2 cache when its sections fit there and the
 /// launches before it are not known (the rest comes from device memory), fitted to run 20's NPB class A kernels, which each move 10-50 MB
 /// that the kernels before them in the time step touched.
@@ -222,11 +226,20 @@ pub fn predict(machine: &Machine, work: &LaunchWork) -> Prediction {
     let shared_s = shared_requests as f64 / (machine.shared_requests_per_s * sm_reach);
     let threads = (work.blocks * work.threads_per_block.max(1) as u64).max(1) as f64;
     let waves = (work.blocks as f64 / (sms * per_sm as f64)).ceil();
-    // A thread's accesses one after the other: its global loads, its stores (which it does
-    // not wait for, but issues in turn: a store counts STORE_LATENCY_SHARE of a load), and
-    // its share of its warp's shared-memory requests.
+    // A thread's accesses one after the other: its loads (the round trips it waits for, to L2
+    // or device memory, and its loads the L1 cache serves; older figures: each load alike),
+    // its stores (which it does not wait for, but issues in turn: a store counts
+    // STORE_LATENCY_SHARE of a load), and its share of its warp's shared-memory requests.
+    let loads_s = if machine.l2_round_trip_s > 0.0 {
+        let far_s = machine.l2_round_trip_s
+            + far_dram_share(machine, work, dram_bytes, l2_share, resident_blocks) * (machine.dram_round_trip_s - machine.l2_round_trip_s).max(0.0);
+        c.load_rounds as f64 * far_s + c.global_loads.saturating_sub(c.far_loads) as f64 * machine.l1_round_trip_s * NEAR_LOAD_SHARE
+    } else {
+        c.global_loads as f64 * machine.serial_access_s / THREAD_MEMORY_PARALLELISM
+    };
     let latency_s = waves
-        * ((c.global_loads as f64 + STORE_LATENCY_SHARE * c.global_stores as f64) * machine.serial_access_s / THREAD_MEMORY_PARALLELISM
+        * (loads_s
+            + STORE_LATENCY_SHARE * c.global_stores as f64 * machine.serial_access_s / THREAD_MEMORY_PARALLELISM
             + (c.shared_accesses * 32) as f64 * machine.serial_shared_s)
         / threads;
     let launch_s = if work.blocks == 0 { 0.0 } else { machine.launch() };
@@ -248,6 +261,24 @@ pub fn predict(machine: &Machine, work: &LaunchWork) -> Prediction {
     p.seconds = launch_s + busy;
     p.bound = if busy < launch_s { Bound::Launch } else { bound };
     p
+}
+
+/// The share of a launch's far loads (those past L1) that device memory serves: the bytes it
+/// reads from there (its sections less what it finds in L2) over the sectors L2 serves it, and
+/// at least the share of what the resident blocks keep touching that L2 cannot hold (NPB FT's
+/// blocks each transform their own planes, over 400 MB at once: every far load goes out).
+fn far_dram_share(machine: &Machine, work: &LaunchWork, dram_bytes: u64, l2_share: f64, resident_blocks: f64) -> f64 {
+    let c = &work.counters;
+    let far_bytes = (c.l2_sectors * 32) as f64;
+    if far_bytes == 0.0 {
+        return 0.0;
+    }
+    let from_dram = (dram_bytes as f64 * (1.0 - l2_share) / far_bytes).clamp(0.0, 1.0);
+    // What the resident blocks touch: their sectors, or their share of the sections where
+    // blocks share data (each block reading the same rows).
+    let footprint = work.dram_bytes.min(c.block_sectors * 32) as f64 * resident_blocks / work.blocks.max(1) as f64;
+    let l2 = machine.l2_bytes as f64;
+    if footprint > l2 { from_dram.max(1.0 - l2 / footprint) } else { from_dram }
 }
 
 /// What one device's share of a launch touches, for [`split_pays`]: the bytes its sections

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use super::predict::{Bound, L2_RESIDENT_SHARE, LaunchWork, STORE_LATENCY_SHARE, THREAD_MEMORY_PARALLELISM, SplitBytes, blocks_per_multiprocessor, predict, predict_parts, split_pays};
+use super::predict::{Bound, L2_RESIDENT_SHARE, LaunchWork, NEAR_LOAD_SHARE, STORE_LATENCY_SHARE, THREAD_MEMORY_PARALLELISM, SplitBytes, blocks_per_multiprocessor, predict, predict_parts, split_pays};
 use super::sample::{SAMPLED_BLOCKS, sample_launch, sample_of};
 use super::{Machine, Model};
 use crate::diag::Span;
@@ -209,21 +209,53 @@ fn a_strided_sweep_pays_l2_a_request_per_sector() {
 #[test]
 fn a_grid_too_small_to_hide_latency_is_bound_by_its_threads_accesses() {
     let m = machine();
-    // One block of 32 threads, each making 10 000 accesses.
-    let work = LaunchWork {
-        blocks: 1,
-        threads_per_block: 32,
-        counters: DeviceCounters { global_loads: 320_000, global_transactions: 320_000, ..DeviceCounters::default() },
-        dram_bytes: 320_000 * 4,
-        ..streaming(0, 1)
-    };
+    // One block of 32 threads, each making 10 000 loads, all past L1 and each waited for,
+    // over 1.28 MB (in L2, where the launches before are not known: a share of it there).
+    let far = DeviceCounters { global_loads: 320_000, far_loads: 320_000, load_rounds: 320_000, global_transactions: 320_000, l2_sectors: 40_000, ..DeviceCounters::default() };
+    let work = LaunchWork { blocks: 1, threads_per_block: 32, counters: far.clone(), dram_bytes: 320_000 * 4, ..streaming(0, 1) };
     let p = predict(&m, &work);
     assert_eq!(p.bound, Bound::Latency);
-    assert!((p.latency_s - 10_000.0 * m.serial_access_s / THREAD_MEMORY_PARALLELISM).abs() < 1e-12);
+    let dram_share = 1.0 - L2_RESIDENT_SHARE;
+    let round_trip = m.l2_round_trip_s + dram_share * (m.dram_round_trip_s - m.l2_round_trip_s);
+    assert!((p.latency_s - 10_000.0 * round_trip).abs() < 1e-12, "{} vs {}", p.latency_s, 10_000.0 * round_trip);
+    // Overlapped four loads a round: a quarter of the time.
+    let overlapped = LaunchWork { counters: DeviceCounters { load_rounds: 80_000, ..far.clone() }, ..work.clone() };
+    assert!((predict(&m, &overlapped).latency_s - 2_500.0 * round_trip).abs() < 1e-12);
+    // Loads the L1 cache serves: a share of its round trip each.
+    let near = LaunchWork { counters: DeviceCounters { far_loads: 0, load_rounds: 0, ..far.clone() }, ..work.clone() };
+    assert!((predict(&m, &near).latency_s - 10_000.0 * NEAR_LOAD_SHARE * m.l1_round_trip_s).abs() < 1e-12);
+    // Figures measured before the round trips were: every load alike.
+    let old = Machine { l1_round_trip_s: 0.0, l2_round_trip_s: 0.0, dram_round_trip_s: 0.0, ..m.clone() };
+    assert!((predict(&old, &work).latency_s - 10_000.0 * m.serial_access_s / THREAD_MEMORY_PARALLELISM).abs() < 1e-12);
     // The same accesses as stores: a thread does not wait for them, they count a share.
     let stores = LaunchWork { counters: DeviceCounters { global_stores: 320_000, global_transactions: 320_000, ..DeviceCounters::default() }, ..work };
     let p = predict(&m, &stores);
     assert!((p.latency_s - STORE_LATENCY_SHARE * 10_000.0 * m.serial_access_s / THREAD_MEMORY_PARALLELISM).abs() < 1e-12);
+}
+
+/// Blocks that each keep touching their own data, more of it at once than L2 holds, fetch
+/// their far loads from device memory (NPB FT's planes), though their sections alone would
+/// find some of it in L2.
+#[test]
+fn far_loads_of_resident_blocks_that_outgrow_l2_come_from_device_memory() {
+    let m = machine();
+    let per_block = m.l2_bytes / 16;
+    let blocks = 64;
+    let counters = DeviceCounters {
+        global_loads: blocks * 32 * 1000,
+        far_loads: blocks * 32 * 1000,
+        load_rounds: blocks * 32 * 1000,
+        global_transactions: blocks * per_block / 32,
+        block_sectors: blocks * per_block / 32,
+        l2_sectors: 2 * blocks * per_block / 32,
+        ..DeviceCounters::default()
+    };
+    let work = LaunchWork { blocks, threads_per_block: 32, counters, dram_bytes: blocks * per_block, ..streaming(0, 1) };
+    let p = predict(&m, &work);
+    // Four times L2 at once: three quarters of the far loads go to device memory (the
+    // sections alone: half, each sector read twice).
+    let round_trip = m.l2_round_trip_s + 0.75 * (m.dram_round_trip_s - m.l2_round_trip_s);
+    assert!((p.latency_s - 1000.0 * round_trip).abs() < 1e-12, "{} vs {}", p.latency_s, 1000.0 * round_trip);
 }
 
 /// Where the launches before are tracked, the bytes they left in L2 (at the machine's share of

@@ -113,6 +113,53 @@ pub struct BlockState<'a> {
     l1: Option<SectorCache>,
     /// The promoted params of the loops being run, outermost first.
     promotions: Vec<PromotionFrame>,
+    /// For the sampled blocks: the far loads of the loops being run, outermost first, for
+    /// `DeviceCounters::load_rounds`.
+    rounds: Vec<RoundTally>,
+}
+
+/// Iterations of a loop that stores nothing to global memory whose loads the CUDA compiler
+/// issues together (it unrolls such a loop and moves the loads ahead of their uses; a loop
+/// with a global store keeps each load after the stores before it, since other params may
+/// reach what they wrote, and nvcc's unrolling of such loops keeps them apart in practice).
+pub const OVERLAPPED_ITERATIONS: u64 = 4;
+
+/// A running loop's far warp loads, per warp of the block, until it ends: then each warp
+/// waits once per far load, or, where the loop's iterations overlap, once per group of
+/// [`OVERLAPPED_ITERATIONS`] iterations at most (`DeviceCounters::load_rounds`).
+struct RoundTally {
+    /// Per warp: far warp loads, their active lanes, and the iterations the warp ran.
+    far_accesses: Vec<u64>,
+    far_lanes: Vec<u64>,
+    iterations: Vec<u64>,
+    /// Whether the loop's loads may overlap across iterations: no global store was counted
+    /// in it and no loop ran inside it.
+    overlaps: bool,
+}
+
+impl RoundTally {
+    fn new(warps: usize) -> RoundTally {
+        RoundTally { far_accesses: vec![0; warps], far_lanes: vec![0; warps], iterations: vec![0; warps], overlaps: true }
+    }
+
+    /// The round trips (per active lane) the loop's warps waited for.
+    fn rounds(&self) -> u64 {
+        let mut rounds = 0;
+        for w in 0..self.far_accesses.len() {
+            let (far, lanes) = (self.far_accesses[w], self.far_lanes[w]);
+            if far == 0 {
+                continue;
+            }
+            rounds += if self.overlaps {
+                let groups = self.iterations[w].div_ceil(OVERLAPPED_ITERATIONS).max(1);
+                // The lanes of a round: those of the warp's far loads, on average.
+                (lanes as u128 * far.min(groups) as u128 / far as u128) as u64
+            } else {
+                lanes
+            };
+        }
+        rounds
+    }
 }
 
 /// A param a running loop keeps in a register: which lanes have loaded and stored its element
@@ -203,6 +250,7 @@ impl<'a> BlockState<'a> {
             block_sectors: None,
             l1: None,
             promotions: Vec::new(),
+            rounds: Vec::new(),
         }
     }
 
@@ -845,7 +893,7 @@ impl<'a> BlockState<'a> {
     /// ...): the distinct 32-byte sectors its active lanes touch.
     fn count_global(&mut self, key: u32, byte_offsets: &[u64], mask: &[bool], elem_size: u64, write: bool) {
         let mut sectors = [0u64; 64];
-        for (warp_offsets, warp_mask) in byte_offsets.chunks(32).zip(mask.chunks(32)) {
+        for (warp_index, (warp_offsets, warp_mask)) in byte_offsets.chunks(32).zip(mask.chunks(32)).enumerate() {
             let mut count = 0;
             for (&b, &m) in warp_offsets.iter().zip(warp_mask) {
                 if m {
@@ -882,13 +930,30 @@ impl<'a> BlockState<'a> {
             // reads fetched. The sectors sent to L2 go as requests of one 128-byte line each.
             if let Some(l1) = &mut self.l1 {
                 let mut line = None;
+                let mut far = false;
                 for &sector in s {
                     if write || l1.touch((key, sector)) {
+                        far = true;
                         self.counters.l2_sectors += 1;
                         if line != Some(sector / SECTORS_PER_LINE) {
                             self.counters.l2_requests += 1;
                             line = Some(sector / SECTORS_PER_LINE);
                         }
+                    }
+                }
+                if write {
+                    if let Some(tally) = self.rounds.last_mut() {
+                        tally.overlaps = false;
+                    }
+                } else if far {
+                    let lanes = warp_mask.iter().filter(|&&m| m).count() as u64;
+                    self.counters.far_loads += lanes;
+                    match self.rounds.last_mut() {
+                        Some(tally) => {
+                            tally.far_accesses[warp_index] += 1;
+                            tally.far_lanes[warp_index] += lanes;
+                        }
+                        None => self.counters.load_rounds += lanes,
                     }
                 }
             }
@@ -1230,8 +1295,20 @@ impl<'a> BlockState<'a> {
                 for &param in promoted {
                     self.promotions.push(PromotionFrame { param, loaded: vec![false; lanes], stored: vec![false; lanes] });
                 }
+                let tallied = self.l1.is_some();
+                if tallied {
+                    if let Some(outer) = self.rounds.last_mut() {
+                        outer.overlaps = false;
+                    }
+                    self.rounds.push(RoundTally::new(lanes.div_ceil(32)));
+                }
                 let result = (|| {
                     while any(&active) {
+                        if let Some(tally) = self.rounds.last_mut().filter(|_| tallied) {
+                            for (w, warp) in active.chunks(32).enumerate() {
+                                tally.iterations[w] += any(warp) as u64;
+                            }
+                        }
                         frame.loops.last_mut().expect("pushed").continued.fill(false);
                         self.exec_block(body, frame, loop_body, &mut active)?;
                         let lf = frame.loops.last().expect("pushed");
@@ -1247,6 +1324,9 @@ impl<'a> BlockState<'a> {
                 })();
                 let lf = frame.loops.pop().expect("pushed");
                 self.promotions.truncate(self.promotions.len() - promoted.len());
+                if tallied && let Some(tally) = self.rounds.pop() {
+                    self.counters.load_rounds += tally.rounds();
+                }
                 result?;
                 for lane in 0..lanes {
                     mask[lane] = exited[lane] || lf.broke[lane];
