@@ -42,6 +42,10 @@ pub struct DeviceCounters {
     /// and a warp waits once per such group that has a far load. Counted only for the model's
     /// sampled blocks.
     pub load_rounds: u64,
+    /// The same counted two ways more where a loop's iterations do not overlap (experiment):
+    /// a round per two far loads of an iteration, and per iteration with far loads.
+    pub load_rounds_pairs: u64,
+    pub load_rounds_once: u64,
     /// Elements stored to global memory (atomics count as one load and one store).
     pub global_stores: u64,
     /// Warp-level shared-memory requests.
@@ -89,6 +93,8 @@ impl DeviceCounters {
             global_loads: scale(self.global_loads),
             far_loads: scale(self.far_loads),
             load_rounds: scale(self.load_rounds),
+            load_rounds_pairs: scale(self.load_rounds_pairs),
+            load_rounds_once: scale(self.load_rounds_once),
             global_stores: scale(self.global_stores),
             shared_accesses: scale(self.shared_accesses),
             bank_conflict_degree_sum: scale(self.bank_conflict_degree_sum),
@@ -111,6 +117,8 @@ impl DeviceCounters {
         self.global_loads += other.global_loads;
         self.far_loads += other.far_loads;
         self.load_rounds += other.load_rounds;
+        self.load_rounds_pairs += other.load_rounds_pairs;
+        self.load_rounds_once += other.load_rounds_once;
         self.global_stores += other.global_stores;
         self.shared_accesses += other.shared_accesses;
         self.bank_conflict_degree_sum += other.bank_conflict_degree_sum;
@@ -734,6 +742,8 @@ pub fn counters_from_json(v: &serde_json::Value) -> DeviceCounters {
         global_loads: n("global_loads"),
         far_loads: n("far_loads"),
         load_rounds: n("load_rounds"),
+        load_rounds_pairs: n("load_rounds_pairs"),
+        load_rounds_once: n("load_rounds_once"),
         global_stores: n("global_stores"),
         shared_accesses: n("shared_accesses"),
         bank_conflict_degree_sum: n("bank_conflict_degree_sum"),
@@ -772,6 +782,8 @@ pub fn counters_json(d: &DeviceCounters) -> serde_json::Value {
         "global_loads": d.global_loads,
         "far_loads": d.far_loads,
         "load_rounds": d.load_rounds,
+        "load_rounds_pairs": d.load_rounds_pairs,
+        "load_rounds_once": d.load_rounds_once,
         "global_stores": d.global_stores,
         "shared_accesses": d.shared_accesses,
         "bank_conflict_degree_sum": d.bank_conflict_degree_sum,
@@ -801,6 +813,8 @@ mod tests {
             global_loads: 4,
             far_loads: 16,
             load_rounds: 17,
+            load_rounds_pairs: 18,
+            load_rounds_once: 19,
             global_stores: 5,
             shared_accesses: 6,
             bank_conflict_degree_sum: 7,

@@ -126,39 +126,95 @@ pub const OVERLAPPED_ITERATIONS: u64 = 4;
 
 /// A running loop's far warp loads, per warp of the block, until it ends: then each warp
 /// waits once per far load, or, where the loop's iterations overlap, once per group of
-/// [`OVERLAPPED_ITERATIONS`] iterations at most (`DeviceCounters::load_rounds`).
+/// [`OVERLAPPED_ITERATIONS`] iterations at most (`DeviceCounters::load_rounds`). The kernel's
+/// body is tallied too, as a loop of one iteration that does not overlap.
 struct RoundTally {
     /// Per warp: far warp loads, their active lanes, and the iterations the warp ran.
     far_accesses: Vec<u64>,
     far_lanes: Vec<u64>,
     iterations: Vec<u64>,
+    /// Per warp: far warp loads of the running iteration, and over the finished iterations,
+    /// rounds if a round took two of an iteration's far loads, and if it took them all.
+    in_iteration: Vec<u64>,
+    pairs: Vec<u64>,
+    once: Vec<u64>,
     /// Whether the loop's loads may overlap across iterations: no global store was counted
     /// in it and no loop ran inside it.
     overlaps: bool,
 }
 
+/// The round trips (per active lane) a finished tally's warps waited for, by the three ways
+/// of counting a non-overlapping loop's rounds: a far load each, a pair of an iteration's
+/// far loads each, an iteration with far loads each.
+#[derive(Default)]
+struct Rounds {
+    each: u64,
+    pairs: u64,
+    once: u64,
+}
+
 impl RoundTally {
     fn new(warps: usize) -> RoundTally {
-        RoundTally { far_accesses: vec![0; warps], far_lanes: vec![0; warps], iterations: vec![0; warps], overlaps: true }
+        RoundTally {
+            far_accesses: vec![0; warps],
+            far_lanes: vec![0; warps],
+            iterations: vec![0; warps],
+            in_iteration: vec![0; warps],
+            pairs: vec![0; warps],
+            once: vec![0; warps],
+            overlaps: true,
+        }
     }
 
-    /// The round trips (per active lane) the loop's warps waited for.
-    fn rounds(&self) -> u64 {
-        let mut rounds = 0;
+    /// Ends the running iteration of each warp.
+    fn end_iteration(&mut self) {
+        for w in 0..self.in_iteration.len() {
+            let far = std::mem::take(&mut self.in_iteration[w]);
+            self.pairs[w] += far.div_ceil(2);
+            self.once[w] += far.min(1);
+        }
+    }
+
+    fn rounds(&mut self) -> Rounds {
+        self.end_iteration();
+        let mut rounds = Rounds::default();
         for w in 0..self.far_accesses.len() {
             let (far, lanes) = (self.far_accesses[w], self.far_lanes[w]);
             if far == 0 {
                 continue;
             }
-            rounds += if self.overlaps {
-                let groups = self.iterations[w].div_ceil(OVERLAPPED_ITERATIONS).max(1);
-                // The lanes of a round: those of the warp's far loads, on average.
-                (lanes as u128 * far.min(groups) as u128 / far as u128) as u64
+            // The lanes of a round: those of the warp's far loads, on average.
+            let of = |r: u64| (lanes as u128 * r.min(far) as u128 / far as u128) as u64;
+            if self.overlaps {
+                let groups = of(self.iterations[w].div_ceil(OVERLAPPED_ITERATIONS).max(1));
+                rounds.each += groups;
+                rounds.pairs += groups;
+                rounds.once += groups;
             } else {
-                lanes
-            };
+                rounds.each += lanes;
+                rounds.pairs += of(self.pairs[w]);
+                rounds.once += of(self.once[w]);
+            }
         }
         rounds
+    }
+}
+
+impl BlockState<'_> {
+    /// Adds a finished tally's rounds to the counts.
+    fn count_rounds(&mut self, mut tally: RoundTally) {
+        let rounds = tally.rounds();
+        self.counters.load_rounds += rounds.each;
+        self.counters.load_rounds_pairs += rounds.pairs;
+        self.counters.load_rounds_once += rounds.once;
+    }
+
+    /// A global store (not of a param a loop keeps in a register) of the lanes in `mask`: the
+    /// running loop's iterations no longer overlap.
+    fn stored_in_loop(&mut self, mask: &[bool]) {
+        if any(mask) && let Some(tally) = self.rounds.last_mut() {
+            tally.overlaps = false;
+        }
     }
 }
 
@@ -301,7 +357,18 @@ impl<'a> BlockState<'a> {
             frame.locals[h.index()].fill(init);
         }
         let mut mask = vec![true; self.lanes];
-        self.exec_block(body, &mut frame, &body.block, &mut mask)?;
+        if self.l1.is_some() {
+            let mut root = RoundTally::new(self.lanes.div_ceil(32));
+            root.overlaps = false;
+            root.iterations.fill(1);
+            self.rounds.push(root);
+        }
+        let ran = self.exec_block(body, &mut frame, &body.block, &mut mask);
+        if let Some(root) = self.rounds.pop() {
+            self.count_rounds(root);
+        }
+        self.rounds.clear();
+        ran?;
         let scalar_outputs = if linear_block == 0 {
             kernel.scalar_outputs.iter().map(|(l, _)| frame.locals[l.index()][0]).collect()
         } else {
@@ -941,19 +1008,13 @@ impl<'a> BlockState<'a> {
                         }
                     }
                 }
-                if write {
-                    if let Some(tally) = self.rounds.last_mut() {
-                        tally.overlaps = false;
-                    }
-                } else if far {
+                if far && !write {
                     let lanes = warp_mask.iter().filter(|&&m| m).count() as u64;
                     self.counters.far_loads += lanes;
-                    match self.rounds.last_mut() {
-                        Some(tally) => {
-                            tally.far_accesses[warp_index] += 1;
-                            tally.far_lanes[warp_index] += lanes;
-                        }
-                        None => self.counters.load_rounds += lanes,
+                    if let Some(tally) = self.rounds.last_mut() {
+                        tally.far_accesses[warp_index] += 1;
+                        tally.far_lanes[warp_index] += lanes;
+                        tally.in_iteration[warp_index] += 1;
                     }
                 }
             }
@@ -1116,8 +1177,11 @@ impl<'a> BlockState<'a> {
                         store_element(self.lane_buffer(array, lane), at[lane] as usize, elem, conv(v[lane]));
                     }
                 }
-                let counted = self.counted_lanes(array, mask, true);
-                let counted = counted.as_deref().unwrap_or(mask);
+                let promoted = self.counted_lanes(array, mask, true);
+                if promoted.is_none() {
+                    self.stored_in_loop(mask);
+                }
+                let counted = promoted.as_deref().unwrap_or(mask);
                 self.counters.global_stores += active_lanes(counted);
                 self.count_param_access(array, &at, counted, size as u64, true);
             }
@@ -1172,6 +1236,9 @@ impl<'a> BlockState<'a> {
         };
         let mut old_values = self.take();
         let size = elem.size_bytes();
+        if matches!(array, ArrayRef::Param(_) | ArrayRef::Partials(_) | ArrayRef::Address(_)) {
+            self.stored_in_loop(mask);
+        }
         for lane in 0..lanes {
             if !mask[lane] {
                 continue;
@@ -1305,6 +1372,7 @@ impl<'a> BlockState<'a> {
                 let result = (|| {
                     while any(&active) {
                         if let Some(tally) = self.rounds.last_mut().filter(|_| tallied) {
+                            tally.end_iteration();
                             for (w, warp) in active.chunks(32).enumerate() {
                                 tally.iterations[w] += any(warp) as u64;
                             }
@@ -1325,7 +1393,7 @@ impl<'a> BlockState<'a> {
                 let lf = frame.loops.pop().expect("pushed");
                 self.promotions.truncate(self.promotions.len() - promoted.len());
                 if tallied && let Some(tally) = self.rounds.pop() {
-                    self.counters.load_rounds += tally.rounds();
+                    self.count_rounds(tally);
                 }
                 result?;
                 for lane in 0..lanes {
