@@ -437,7 +437,7 @@ fn a_kernel_finds_in_l2_what_the_kernel_before_it_wrote() {
 /// lines no earlier load fetched (far loads, every one). With nothing stored in the loop the
 /// compiler issues four iterations' loads together, so a thread waits a quarter as many
 /// times, also where the loop adds to an element it keeps in a register; with a store to a
-/// new place each iteration, once a load.
+/// new place each iteration, once an iteration for each two of its far loads.
 #[test]
 fn a_loop_that_stores_nothing_overlaps_its_far_loads() {
     let source = |body: &str| {
@@ -464,4 +464,8 @@ fn a_loop_that_stores_nothing_overlaps_its_far_loads() {
     assert_eq!((loads, far), (n * m, n * m));
     assert_eq!(waited, n * m);
     assert!(waited_s > 3.0 * overlapped_s, "{waited_s} s waiting each load against {overlapped_s} s");
+    // Two far loads an iteration are waited for together.
+    let (loads, far, paired, _) = rounds("t += a[k * n + i] * b[k * n + i]; b[k * n + i] = t;");
+    assert_eq!((loads, far), (2 * n * m, 2 * n * m));
+    assert_eq!(paired, n * m);
 }

@@ -114,6 +114,7 @@ fn replay(args: &Args) -> Result<(), String> {
                 ("compute_s", p.compute_s),
                 ("shared_s", p.shared_s),
                 ("latency_s", p.latency_s),
+                ("barrier_s", p.barrier_s),
                 ("occupancy", p.occupancy),
             ] {
                 last[part] = Value::from(value);

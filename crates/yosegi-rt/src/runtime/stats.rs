@@ -36,16 +36,13 @@ pub struct DeviceCounters {
     /// Counted only for the performance model's sampled blocks.
     pub far_loads: u64,
     /// The round trips to L2 or device memory a thread waits for, one after the other, in
-    /// its loads (per active lane, like the loads): a far load is one, except in a loop
-    /// whose iterations store nothing to global memory and run no loop of their own, where the
-    /// compiler issues the loads of a few iterations together (`sim::interp::OVERLAPPED_ITERATIONS`)
-    /// and a warp waits once per such group that has a far load. Counted only for the model's
-    /// sampled blocks.
+    /// its loads (per active lane, like the loads): per iteration of a loop, one per two far
+    /// loads (`sim::interp::ITERATION_LOADS_A_ROUND`; the kernel's body outside loops counts
+    /// as one iteration), except in a loop whose iterations store nothing to global memory
+    /// and run no loop of their own, where the compiler issues the loads of a few iterations
+    /// together (`sim::interp::OVERLAPPED_ITERATIONS`) and a warp waits once per such group
+    /// with a far load. Counted only for the model's sampled blocks.
     pub load_rounds: u64,
-    /// The same counted two ways more where a loop's iterations do not overlap (experiment):
-    /// a round per two far loads of an iteration, and per iteration with far loads.
-    pub load_rounds_pairs: u64,
-    pub load_rounds_once: u64,
     /// Elements stored to global memory (atomics count as one load and one store).
     pub global_stores: u64,
     /// Warp-level shared-memory requests.
@@ -93,8 +90,6 @@ impl DeviceCounters {
             global_loads: scale(self.global_loads),
             far_loads: scale(self.far_loads),
             load_rounds: scale(self.load_rounds),
-            load_rounds_pairs: scale(self.load_rounds_pairs),
-            load_rounds_once: scale(self.load_rounds_once),
             global_stores: scale(self.global_stores),
             shared_accesses: scale(self.shared_accesses),
             bank_conflict_degree_sum: scale(self.bank_conflict_degree_sum),
@@ -117,8 +112,6 @@ impl DeviceCounters {
         self.global_loads += other.global_loads;
         self.far_loads += other.far_loads;
         self.load_rounds += other.load_rounds;
-        self.load_rounds_pairs += other.load_rounds_pairs;
-        self.load_rounds_once += other.load_rounds_once;
         self.global_stores += other.global_stores;
         self.shared_accesses += other.shared_accesses;
         self.bank_conflict_degree_sum += other.bank_conflict_degree_sum;
@@ -517,6 +510,7 @@ impl Stats {
                         "compute_s": p.compute_s,
                         "shared_s": p.shared_s,
                         "latency_s": p.latency_s,
+                        "barrier_s": p.barrier_s,
                         "occupancy": p.occupancy,
                         "dram_bytes": p.dram_bytes,
                         "blocks": p.work.blocks,
@@ -742,8 +736,6 @@ pub fn counters_from_json(v: &serde_json::Value) -> DeviceCounters {
         global_loads: n("global_loads"),
         far_loads: n("far_loads"),
         load_rounds: n("load_rounds"),
-        load_rounds_pairs: n("load_rounds_pairs"),
-        load_rounds_once: n("load_rounds_once"),
         global_stores: n("global_stores"),
         shared_accesses: n("shared_accesses"),
         bank_conflict_degree_sum: n("bank_conflict_degree_sum"),
@@ -782,8 +774,6 @@ pub fn counters_json(d: &DeviceCounters) -> serde_json::Value {
         "global_loads": d.global_loads,
         "far_loads": d.far_loads,
         "load_rounds": d.load_rounds,
-        "load_rounds_pairs": d.load_rounds_pairs,
-        "load_rounds_once": d.load_rounds_once,
         "global_stores": d.global_stores,
         "shared_accesses": d.shared_accesses,
         "bank_conflict_degree_sum": d.bank_conflict_degree_sum,
@@ -813,8 +803,6 @@ mod tests {
             global_loads: 4,
             far_loads: 16,
             load_rounds: 17,
-            load_rounds_pairs: 18,
-            load_rounds_once: 19,
             global_stores: 5,
             shared_accesses: 6,
             bank_conflict_degree_sum: 7,

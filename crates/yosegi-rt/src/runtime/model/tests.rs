@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use super::predict::{Bound, L2_RESIDENT_SHARE, LaunchWork, NEAR_LOAD_SHARE, STORE_LATENCY_SHARE, THREAD_MEMORY_PARALLELISM, SplitBytes, blocks_per_multiprocessor, predict, predict_parts, split_pays};
+use super::predict::{BARRIER_EXPOSED_SHARE, Bound, L2_RESIDENT_SHARE, LaunchWork, NEAR_LOAD_SHARE, STORE_LATENCY_SHARE, THREAD_MEMORY_PARALLELISM, SplitBytes, blocks_per_multiprocessor, predict, predict_parts, split_pays};
 use super::sample::{SAMPLED_BLOCKS, sample_launch, sample_of};
 use super::{Machine, Model};
 use crate::diag::Span;
@@ -231,6 +231,26 @@ fn a_grid_too_small_to_hide_latency_is_bound_by_its_threads_accesses() {
     let stores = LaunchWork { counters: DeviceCounters { global_stores: 320_000, global_transactions: 320_000, ..DeviceCounters::default() }, ..work };
     let p = predict(&m, &stores);
     assert!((p.latency_s - STORE_LATENCY_SHARE * 10_000.0 * m.serial_access_s / THREAD_MEMORY_PARALLELISM).abs() < 1e-12);
+}
+
+/// A kernel whose blocks meet at barriers adds half the shorter of its throughput and its
+/// latency to the longer; one without barriers overlaps them.
+#[test]
+fn barriers_keep_a_share_of_latency_from_overlapping_throughput() {
+    let m = machine();
+    let counters = DeviceCounters { global_loads: 320_000, far_loads: 320_000, load_rounds: 320_000, global_transactions: 1 << 24, l2_sectors: 1 << 24, ..DeviceCounters::default() };
+    let work = LaunchWork { blocks: 1, threads_per_block: 32, counters, dram_bytes: 1 << 29, ..streaming(0, 1) };
+    let free = predict(&m, &work);
+    assert_eq!(free.barrier_s, 0.0);
+    let longest = free.seconds - free.launch_s;
+    let throughput = free.memory_s.max(free.cache_s).max(free.l2_s).max(free.compute_s).max(free.shared_s);
+    assert!(throughput > 0.0 && free.latency_s > 0.0);
+    let synced = LaunchWork { counters: DeviceCounters { barriers: 1, ..work.counters.clone() }, ..work };
+    let p = predict(&m, &synced);
+    let exposed = BARRIER_EXPOSED_SHARE * throughput.min(free.latency_s);
+    assert!((p.barrier_s - exposed).abs() < 1e-15);
+    assert!((p.seconds - p.launch_s - longest - exposed).abs() < 1e-12);
+    assert!((p.busy_s() - longest - exposed).abs() < 1e-12);
 }
 
 /// Blocks that each keep touching their own data, more of it at once than L2 holds, fetch
