@@ -161,6 +161,9 @@ pub struct Transfer<'a> {
     pub host: *mut u8,
     pub devices: &'a mut [Box<dyn Device>],
     pub stats: &'a mut Stats,
+    /// The host byte ranges copied to each device (device, start, end), for the performance
+    /// model: a copy writes through the device's L2 cache, where the next kernels find it.
+    pub uploads: &'a mut Vec<(usize, u64, u64)>,
 }
 
 /// Devices `a` and `b` (distinct) of `devices`, both mutable.
@@ -322,6 +325,7 @@ impl CopyState {
         t.devices[device].copy_to_device(copy.alloc, copy.base + x, src);
         t.stats.record_transfer_time(TransferDirection::ToDevice, started.elapsed());
         t.stats.record_to_device(device, y - x);
+        t.uploads.push((device, t.host as u64 + x, t.host as u64 + y));
         copy.valid.insert(x, y);
         copy.uploaded = true;
     }
@@ -352,6 +356,7 @@ impl CopyState {
         let Some(alloc) = self.alloc(device) else { return };
         if hi > lo {
             t.devices[device].copy_to_device(alloc, lo, &vec![0u8; (hi - lo) as usize]);
+            t.uploads.push((device, t.host as u64 + lo, t.host as u64 + hi));
             if let Some(copy) = self.devices[device].as_mut() {
                 copy.uploaded = true;
             }
@@ -613,6 +618,7 @@ mod tests {
         host: Vec<u8>,
         devices: Vec<Box<dyn Device>>,
         stats: Stats,
+        uploads: Vec<(usize, u64, u64)>,
         state: CopyState,
     }
 
@@ -622,11 +628,12 @@ mod tests {
                 host: (0..len as u8).collect(),
                 devices: vec![Box::new(SimDevice::new())],
                 stats: Stats::default(),
+                uploads: Vec::new(),
                 state: CopyState::new(len as u64, 1),
             }
         }
         fn with<R>(&mut self, f: impl FnOnce(&mut CopyState, &mut Transfer) -> R) -> R {
-            let mut t = Transfer { host: self.host.as_mut_ptr(), devices: &mut self.devices, stats: &mut self.stats };
+            let mut t = Transfer { host: self.host.as_mut_ptr(), devices: &mut self.devices, stats: &mut self.stats, uploads: &mut self.uploads };
             f(&mut self.state, &mut t)
         }
         fn device_bytes(&mut self) -> Vec<u8> {

@@ -353,10 +353,16 @@ impl Runtime {
 
     /// What a launch on `device` reading `reads` and writing `writes` moves, `bytes` in all;
     /// with the model on, the launch is remembered for what the launches after it find in the
-    /// L2 cache.
+    /// L2 cache, after the copies to the devices since the launch before.
     pub(super) fn note_traffic(&mut self, device: usize, reads: &[(u64, u64)], writes: &[(u64, u64)], bytes: u64) -> super::model::Traffic {
+        let uploads = std::mem::take(&mut self.uploads);
         match self.model.as_mut() {
-            Some(model) => model.note_launch(device, reads, writes, bytes),
+            Some(model) => {
+                for (to, lo, hi) in uploads {
+                    model.note_upload(to, lo, hi);
+                }
+                model.note_launch(device, reads, writes, bytes)
+            }
             None => super::model::Traffic { bytes, resident: None },
         }
     }

@@ -203,6 +203,9 @@ pub struct Runtime {
     devices: Vec<Box<dyn Device>>,
     current_device: usize,
     stats: Stats,
+    /// Host byte ranges copied to a device since the last launch (`coherence::Transfer`), for
+    /// the model's L2 history.
+    uploads: Vec<(usize, u64, u64)>,
     /// A zero-byte allocation bound to array params a launch does not touch.
     empty_alloc: Option<DeviceAlloc>,
     /// Which variant of a kernel each launch runs.
@@ -309,6 +312,7 @@ impl Runtime {
             // One entry per device from the start: `--stats` prints the devices' rows whenever
             // there are several, split launches or not.
             stats: Stats { per_device: vec![Default::default(); devices_len], ..Stats::default() },
+            uploads: Vec::new(),
             empty_alloc: None,
             variants,
             sections_cache: SectionsCache::default(),
@@ -675,7 +679,7 @@ impl Runtime {
 
     fn transfer_for(&mut self, object: u64) -> Option<(&mut coherence::CopyState, Transfer<'_>)> {
         let obj = self.registry.get_mut(object)?;
-        let t = Transfer { host: obj.start as *mut u8, devices: &mut self.devices, stats: &mut self.stats };
+        let t = Transfer { host: obj.start as *mut u8, devices: &mut self.devices, stats: &mut self.stats, uploads: &mut self.uploads };
         Some((&mut obj.copies, t))
     }
 

@@ -154,6 +154,15 @@ impl Model {
         Traffic { bytes, resident }
     }
 
+    /// The host copied its bytes `lo..hi` (of a tracked object) to `device`: the copy writes
+    /// through the device's L2 cache, so the launches after it find those bytes there as they
+    /// would a launch's that wrote them.
+    pub fn note_upload(&mut self, device: usize, lo: u64, hi: u64) {
+        if let (Some(history), Some(machine)) = (self.histories.get_mut(device), self.machines.get(device)) {
+            history.touch(&[], &[(lo, hi)], machine.l2_bytes);
+        }
+    }
+
     /// A kernel wrote into the tracked object starting at `object`.
     pub fn note_written(&mut self, object: u64) {
         self.written_objects.insert(object);
