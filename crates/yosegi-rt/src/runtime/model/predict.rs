@@ -52,6 +52,14 @@ pub const STORE_LATENCY_SHARE: f64 = 0.5;
 /// were 35-40% under): 0.5 lowered the 90th percentile from 38 to 35 points.
 pub const BARRIER_EXPOSED_SHARE: f64 = 0.5;
 
+/// The share of the L2 cache whose bytes a latency-bound thread's far loads find there: all of
+/// it. The device-memory term takes a launch's bytes from the share the cache keeps under a
+/// full grid's traffic (`Machine::l2_resident_share`); a grid too small to hide latency moves
+/// little, and what the launches before left anywhere in L2 answers at its round trip.
+/// Replayed over bench/NOTES.md runs 35b-35d (against that share, 0.5): the 90th percentile
+/// 36.4 -> 34.1 (35d), 37.3 -> 35.9 (35c), 35.0 unchanged (35b).
+pub const LATENCY_RESIDENT_SHARE: f64 = 1.0;
+
 /// What a load that hits the L1 cache adds to a thread's accesses one after the other,
 /// against an L1 round trip: such loads overlap with each other and with the far ones.
 pub const NEAR_LOAD_SHARE: f64 = 0.5;
@@ -246,9 +254,15 @@ pub fn predict(machine: &Machine, work: &LaunchWork) -> Prediction {
     // or device memory, and its loads the L1 cache serves; older figures: each load alike),
     // its stores (which it does not wait for, but issues in turn: a store counts
     // STORE_LATENCY_SHARE of a load), and its share of its warp's shared-memory requests.
+    let latency_l2_share = match work.resident_bytes {
+        Some(curve) if !(scattered && work.dram_bytes > machine.l2_bytes) => {
+            (resident_at(&curve, LATENCY_RESIDENT_SHARE) / work.dram_bytes.max(1) as f64).clamp(0.0, 1.0)
+        }
+        _ => l2_share,
+    };
     let loads_s = if machine.l2_round_trip_s > 0.0 {
         let far_s = machine.l2_round_trip_s
-            + far_dram_share(machine, work, dram_bytes, l2_share, resident_blocks) * (machine.dram_round_trip_s - machine.l2_round_trip_s).max(0.0);
+            + far_dram_share(machine, work, dram_bytes, latency_l2_share, resident_blocks) * (machine.dram_round_trip_s - machine.l2_round_trip_s).max(0.0);
         c.load_rounds as f64 * far_s + c.global_loads.saturating_sub(c.far_loads) as f64 * machine.l1_round_trip_s * NEAR_LOAD_SHARE
     } else {
         c.global_loads as f64 * machine.serial_access_s / THREAD_MEMORY_PARALLELISM

@@ -253,6 +253,23 @@ fn barriers_keep_a_share_of_latency_from_overlapping_throughput() {
     assert!((p.busy_s() - longest - exposed).abs() < 1e-12);
 }
 
+/// Bytes the launches before left in L2 beyond the share the device-memory term counts on are
+/// still found there by a latency-bound thread's far loads, at L2's round trip.
+#[test]
+fn a_latency_bound_thread_finds_what_any_of_l2_holds() {
+    let m = machine();
+    let bytes = m.l2_bytes / 2;
+    let counters = DeviceCounters { global_loads: 320_000, far_loads: 320_000, load_rounds: 320_000, global_transactions: bytes / 32, l2_sectors: bytes / 32, ..DeviceCounters::default() };
+    // Found only once the whole cache is counted: none at the shares below it.
+    let resident_bytes = Some([0, 0, 0, bytes]);
+    let work = LaunchWork { blocks: 1, threads_per_block: 32, counters, dram_bytes: bytes, resident_bytes, ..streaming(0, 1) };
+    let p = predict(&m, &work);
+    assert!(m.l2_resident_share < 0.75);
+    assert!((p.latency_s - 10_000.0 * m.l2_round_trip_s).abs() < 1e-12, "{} vs {}", p.latency_s, 10_000.0 * m.l2_round_trip_s);
+    let gone = LaunchWork { resident_bytes: Some([0; 4]), ..work };
+    assert!((predict(&m, &gone).latency_s - 10_000.0 * m.dram_round_trip_s).abs() < 1e-12);
+}
+
 /// Blocks that each keep touching their own data, more of it at once than L2 holds, fetch
 /// their far loads from device memory (NPB FT's planes), though their sections alone would
 /// find some of it in L2.
