@@ -492,3 +492,23 @@ fn the_kernel_after_a_copy_in_finds_the_array_in_l2() {
     let (resident, _) = found(n);
     assert_eq!(resident, 0, "{n} doubles copied in: more than L2 holds");
 }
+
+/// Math functions are counted by what they cost: `fabs` is an instruction, `sqrt` a function,
+/// `pow` several.
+#[test]
+fn math_calls_are_counted_by_their_cost() {
+    let stats = stats_of_source(
+        "norms.c",
+        "#include <stdio.h>\n#include <stdlib.h>\n#include <math.h>\nint main(void) {\n  int n = 1 << 12;\n  double *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);\n  \
+         for (int i = 0; i < n; i++) a[i] = i % 5 - 2;\n  #pragma acc parallel loop copyin(a[0:n]) copyout(b[0:n])\n  \
+         for (int i = 0; i < n; i++) b[i] = pow(a[i], 2.0) + fabs(a[i]) + sqrt(fabs(a[i]));\n  \
+         printf(\"%.3f\\n\", b[n - 1]);\n  free(a); free(b);\n  return 0;\n}\n",
+    );
+    let k = &stats["kernels"][0];
+    let n = 1u64 << 12;
+    for counters in [&k["counters"], &k["predicted_counters"]] {
+        assert_eq!(count(counters, "math_calls"), 4 * n, "{k}");
+        assert_eq!(count(counters, "math_instructions"), 2 * n, "{k}");
+        assert_eq!(count(counters, "math_pows"), n, "{k}");
+    }
+}

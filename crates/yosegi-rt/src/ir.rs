@@ -433,6 +433,29 @@ pub enum MathFn {
     Abs,
 }
 
+/// What a call of a math function costs on a GPU, as the performance model counts it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MathCost {
+    /// An instruction or two (`fabs`, `fmin`, `floor`, ...): an arithmetic operation.
+    Instruction,
+    /// A short polynomial or iteration (`sqrt`, `exp`, `log`, `sin`, ...).
+    Function,
+    /// `pow`: a logarithm and an exponential carried in extended precision, several times a
+    /// function's cost (NPB MG's `norm2u3`, a `pow(x, 2.0)` a point, ran 3.7x its prediction
+    /// as a function: bench/NOTES.md run 35).
+    Pow,
+}
+
+impl MathFn {
+    pub fn cost(self) -> MathCost {
+        match self {
+            MathFn::Fabs | MathFn::Abs | MathFn::Floor | MathFn::Ceil | MathFn::Round | MathFn::Trunc | MathFn::Fmin | MathFn::Fmax | MathFn::Copysign => MathCost::Instruction,
+            MathFn::Pow => MathCost::Pow,
+            _ => MathCost::Function,
+        }
+    }
+}
+
 /// Which array a load or store touches.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum ArrayRef {

@@ -63,6 +63,10 @@ pub struct DeviceCounters {
     pub double_ops: u64,
     /// Calls of math functions (`sqrt`, `exp`, ...) per active lane.
     pub math_calls: u64,
+    /// Of those, calls of functions that are an instruction or two (`fabs`, `fmin`, ...), and
+    /// of `pow` (`ir::MathCost`).
+    pub math_instructions: u64,
+    pub math_pows: u64,
     /// Blocks launched (a small grid's blocks are narrowed and multiplied: `runtime::launch_shape`).
     pub blocks: u64,
     /// Kernel execution time measured on the device itself (CUDA events), in nanoseconds;
@@ -99,6 +103,8 @@ impl DeviceCounters {
             float_ops: scale(self.float_ops),
             double_ops: scale(self.double_ops),
             math_calls: scale(self.math_calls),
+            math_instructions: scale(self.math_instructions),
+            math_pows: scale(self.math_pows),
             blocks: whole,
             ..DeviceCounters::default()
         }
@@ -121,6 +127,8 @@ impl DeviceCounters {
         self.float_ops += other.float_ops;
         self.double_ops += other.double_ops;
         self.math_calls += other.math_calls;
+        self.math_instructions += other.math_instructions;
+        self.math_pows += other.math_pows;
         self.blocks += other.blocks;
         self.device_time_ns += other.device_time_ns;
         self.jit_time_ns += other.jit_time_ns;
@@ -745,6 +753,8 @@ pub fn counters_from_json(v: &serde_json::Value) -> DeviceCounters {
         float_ops: n("float_ops"),
         double_ops: n("double_ops"),
         math_calls: n("math_calls"),
+        math_instructions: n("math_instructions"),
+        math_pows: n("math_pows"),
         blocks: n("blocks"),
         ..DeviceCounters::default()
     }
@@ -783,6 +793,8 @@ pub fn counters_json(d: &DeviceCounters) -> serde_json::Value {
         "float_ops": d.float_ops,
         "double_ops": d.double_ops,
         "math_calls": d.math_calls,
+        "math_instructions": d.math_instructions,
+        "math_pows": d.math_pows,
         "blocks": d.blocks,
         "device_s": d.device_time_ns as f64 / 1e9,
         "jit_s": d.jit_time_ns as f64 / 1e9,
@@ -812,6 +824,8 @@ mod tests {
             float_ops: 10,
             double_ops: 11,
             math_calls: 12,
+            math_instructions: 20,
+            math_pows: 21,
             blocks: 13,
             ..DeviceCounters::default()
         };

@@ -92,6 +92,15 @@ extern "C" __global__ void cal_math(double *out, int iters) {
     if (a + b == -1.0) out[0] = a;
 }
 
+// Two chains of `pow` (positive bases, non-integer exponents: the general path).
+extern "C" __global__ void cal_pow(double *out, int iters) {
+    double a = threadIdx.x * 1e-3 + 1.0, b = a + 0.5;
+    for (int i = 0; i < iters; i++) {
+        a = pow(a, 0.999) + 0.5; b = pow(b, 1.001) * 0.999 + 0.001;
+    }
+    if (a + b == -1.0) out[0] = a;
+}
+
 extern "C" __global__ void cal_shared(float *out, int iters) {
     __shared__ float s[1024];
     for (int i = threadIdx.x; i < 1024; i += blockDim.x) s[i] = i;
@@ -477,6 +486,7 @@ impl CudaDevice {
         let float_ops_per_s = rate(&cal, "cal_float", 8.0 * iterations)?;
         let double_ops_per_s = rate(&cal, "cal_double", 8.0 * iterations)?;
         let math_calls_per_s = rate(&cal, "cal_math", 2.0 * iterations)?;
+        let pow_calls_per_s = rate(&cal, "cal_pow", 2.0 * iterations)?;
         // Two requests per iteration per warp: per thread, 2/32 of a request.
         let shared_requests_per_s = rate(&cal, "cal_shared", 2.0 * iterations / 32.0)?;
         // The same loop on one warp per multiprocessor: a thread's time per request.
@@ -566,6 +576,7 @@ impl CudaDevice {
             float_ops_per_s,
             double_ops_per_s,
             math_calls_per_s,
+            pow_calls_per_s,
             shared_requests_per_s,
             host_to_device_bytes_per_s: big as f64 / to_device,
             device_to_host_bytes_per_s: big as f64 / to_host,

@@ -240,9 +240,14 @@ pub fn predict(machine: &Machine, work: &LaunchWork) -> Prediction {
     // coalesced one for four sectors a line (bench/NOTES.md runs 27, 28: NPB LU's and SP's
     // sweeps ran at 64-90 requests a nanosecond, above the whole-line copy's 50).
     let l2_s = (c.l2_requests as f64 / machine.l2_requests_per_s + (c.l2_sectors * 32) as f64 / machine.l2_bytes_per_s) / bandwidth_reach;
+    // Math functions by cost: an instruction's as a double operation, `pow` at its own rate
+    // (older figures: at the functions').
+    let functions = c.math_calls.saturating_sub(c.math_instructions + c.math_pows);
+    let pow_rate = if machine.pow_calls_per_s > 0.0 { machine.pow_calls_per_s } else { machine.math_calls_per_s };
     let compute_s = (c.float_ops as f64 / machine.float_ops_per_s
-        + c.double_ops as f64 / machine.double_ops_per_s
-        + c.math_calls as f64 / machine.math_calls_per_s)
+        + (c.double_ops + c.math_instructions) as f64 / machine.double_ops_per_s
+        + functions as f64 / machine.math_calls_per_s
+        + c.math_pows as f64 / pow_rate)
         / compute_reach;
     // Passes over the banks (the calibration's requests are one pass each); stats written
     // before passes were counted give the conflict degrees instead.

@@ -253,6 +253,25 @@ fn barriers_keep_a_share_of_latency_from_overlapping_throughput() {
     assert!((p.busy_s() - longest - exposed).abs() < 1e-12);
 }
 
+/// `pow` costs its own rate, an instruction-like function a double operation, the others the
+/// math functions' rate.
+#[test]
+fn math_calls_cost_by_their_kind() {
+    let m = Machine { pow_calls_per_s: 1e11, ..machine() };
+    let calls = |math_instructions: u64, math_pows: u64| {
+        let counters = DeviceCounters { math_calls: 1 << 30, math_instructions, math_pows, ..DeviceCounters::default() };
+        predict(&m, &LaunchWork { blocks: 1 << 16, counters, ..streaming(0, 1 << 16) }).compute_s
+    };
+    let n = (1u64 << 30) as f64;
+    assert!((calls(0, 0) - n / m.math_calls_per_s).abs() < 1e-12);
+    assert!((calls(1 << 30, 0) - n / m.double_ops_per_s).abs() < 1e-12);
+    assert!((calls(0, 1 << 30) - n / m.pow_calls_per_s).abs() < 1e-12);
+    // Figures without a rate of `pow`: as any function.
+    let old = Machine { pow_calls_per_s: 0.0, ..machine() };
+    let counters = DeviceCounters { math_calls: 1 << 30, math_pows: 1 << 30, ..DeviceCounters::default() };
+    assert!((predict(&old, &LaunchWork { blocks: 1 << 16, counters, ..streaming(0, 1 << 16) }).compute_s - n / old.math_calls_per_s).abs() < 1e-12);
+}
+
 /// Bytes the launches before left in L2 beyond the share the device-memory term counts on are
 /// still found there by a latency-bound thread's far loads, at L2's round trip.
 #[test]

@@ -548,7 +548,13 @@ impl<'a> BlockState<'a> {
                     }
                     vals.push(v);
                 }
-                self.counters.math_calls += active_lanes(mask);
+                let calls = active_lanes(mask);
+                self.counters.math_calls += calls;
+                match func.cost() {
+                    crate::ir::MathCost::Instruction => self.counters.math_instructions += calls,
+                    crate::ir::MathCost::Pow => self.counters.math_pows += calls,
+                    crate::ir::MathCost::Function => {}
+                }
                 let mut out = self.take();
                 let mut lane_args = [0u64; 3];
                 for lane in 0..n {
