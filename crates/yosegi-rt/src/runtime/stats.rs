@@ -37,10 +37,10 @@ pub struct DeviceCounters {
     pub far_loads: u64,
     /// The round trips to L2 or device memory a thread waits for, one after the other, in
     /// its loads (per active lane, like the loads): per iteration of a loop, one per two far
-    /// loads (`sim::interp::ITERATION_LOADS_A_ROUND`; the kernel's body outside loops counts
+    /// loads (`sim::rounds::ITERATION_LOADS_A_ROUND`; the kernel's body outside loops counts
     /// as one iteration), except in a loop whose iterations store nothing to global memory
     /// and run no loop of their own, where the compiler issues the loads of a few iterations
-    /// together (`sim::interp::OVERLAPPED_ITERATIONS`) and a warp waits once per such group
+    /// together (`sim::rounds::OVERLAPPED_ITERATIONS`) and a warp waits once per such group
     /// with a far load. Counted only for the model's sampled blocks.
     pub load_rounds: u64,
     /// Elements stored to global memory (atomics count as one load and one store).

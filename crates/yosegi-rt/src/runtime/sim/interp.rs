@@ -17,6 +17,7 @@ use crate::runtime::value::{self, ArithError};
 
 use super::cache::{SECTORS_PER_LINE, SectorCache};
 use super::memory::SimBuffer;
+use super::rounds::RoundTally;
 
 /// A kernel fault before the kernel's name is attached.
 #[derive(Clone, Debug, PartialEq)]
@@ -116,73 +117,6 @@ pub struct BlockState<'a> {
     /// For the sampled blocks: the far loads of the loops being run, outermost first, for
     /// `DeviceCounters::load_rounds`.
     rounds: Vec<RoundTally>,
-}
-
-/// Iterations of a loop that stores nothing to global memory whose loads the CUDA compiler
-/// issues together (it unrolls such a loop and moves the loads ahead of their uses; a loop
-/// with a global store keeps each load after the stores before it, since other params may
-/// reach what they wrote, and nvcc's unrolling of such loops keeps them apart in practice).
-pub const OVERLAPPED_ITERATIONS: u64 = 4;
-
-/// A running loop's far warp loads, per warp of the block, until it ends: then each warp
-/// waits once per two far loads of an iteration, or, where the loop's iterations overlap,
-/// once per group of [`OVERLAPPED_ITERATIONS`] iterations with a far load at most
-/// (`DeviceCounters::load_rounds`). The kernel's body is tallied too, as a loop of one
-/// iteration that does not overlap.
-struct RoundTally {
-    /// Per warp: far warp loads, their active lanes, and the iterations the warp ran.
-    far_accesses: Vec<u64>,
-    far_lanes: Vec<u64>,
-    iterations: Vec<u64>,
-    /// Per warp: far warp loads of the running iteration, and the rounds of the finished ones.
-    in_iteration: Vec<u64>,
-    rounds: Vec<u64>,
-    /// Whether the loop's loads may overlap across iterations: no global store was counted
-    /// in it and no loop ran inside it.
-    overlaps: bool,
-}
-
-/// Far loads of one iteration of a loop whose iterations do not overlap that a warp waits
-/// for at once: the compiler issues an iteration's independent loads ahead of their uses,
-/// but its stores and the uses between keep them apart. Fitted over the latency-bound
-/// kernels of bench/NOTES.md run 35b (NPB FT's butterflies wait for each far load, SP's
-/// line solvers for one in four): 2 lowered the 90th percentile from 39 to 35.
-pub const ITERATION_LOADS_A_ROUND: u64 = 2;
-
-impl RoundTally {
-    fn new(warps: usize) -> RoundTally {
-        RoundTally {
-            far_accesses: vec![0; warps],
-            far_lanes: vec![0; warps],
-            iterations: vec![0; warps],
-            in_iteration: vec![0; warps],
-            rounds: vec![0; warps],
-            overlaps: true,
-        }
-    }
-
-    /// Ends the running iteration of each warp.
-    fn end_iteration(&mut self) {
-        for w in 0..self.in_iteration.len() {
-            self.rounds[w] += std::mem::take(&mut self.in_iteration[w]).div_ceil(ITERATION_LOADS_A_ROUND);
-        }
-    }
-
-    /// The round trips (per active lane) the tally's warps waited for, once it has ended.
-    fn rounds(&mut self) -> u64 {
-        self.end_iteration();
-        let mut rounds = 0;
-        for w in 0..self.far_accesses.len() {
-            let (far, lanes) = (self.far_accesses[w], self.far_lanes[w]);
-            if far == 0 {
-                continue;
-            }
-            let warp_rounds = if self.overlaps { self.iterations[w].div_ceil(OVERLAPPED_ITERATIONS).max(1) } else { self.rounds[w] };
-            // The lanes of a round: those of the warp's far loads, on average.
-            rounds += (lanes as u128 * warp_rounds.min(far) as u128 / far as u128) as u64;
-        }
-        rounds
-    }
 }
 
 impl BlockState<'_> {

@@ -6,6 +6,7 @@
 pub mod cache;
 pub mod interp;
 pub mod memory;
+pub mod rounds;
 
 use std::collections::HashMap;
 use std::sync::Arc;
