@@ -15,7 +15,9 @@
 //!   its section bytes from there, so that a count the GPU run did not yet make (a new counter,
 //!   a changed access analysis) can be replayed.
 //! * `--set FIELD=VALUE`: a machine figure for every file (one the run's machine lacked, since
-//!   its calibration predates it, is taken from the nominal machine unless set).
+//!   its calibration predates it, is taken from the nominal machine unless set; the round
+//!   trips and `pow`'s rate are left out instead, so that such a run replays with the model
+//!   its counts were made for).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -136,9 +138,19 @@ fn replay(args: &Args) -> Result<(), String> {
     Ok(())
 }
 
-/// The run's machine, a figure it lacks taken from the nominal machine, then `overrides`.
+/// Figures whose absence (0) keeps the model a run's calibration predates: the latency term
+/// without round trips (calibration 9), `pow` at the math functions' rate (10). A run that
+/// lacks them is replayed with that model, not with the nominal machine's figures (its counts
+/// lack the far loads those figures are charged on).
+const OLDER_MODEL_WHEN_MISSING: [&str; 4] = ["l1_round_trip_s", "l2_round_trip_s", "dram_round_trip_s", "pow_calls_per_s"];
+
+/// The run's machine, a figure it lacks taken from the nominal machine (or 0, for
+/// [`OLDER_MODEL_WHEN_MISSING`]), then `overrides`.
 fn machine_of(recorded: &Value, overrides: &serde_json::Map<String, Value>) -> Result<Machine, String> {
     let mut figures = serde_json::to_value(Machine::nominal("replay")).expect("JSON");
+    for field in OLDER_MODEL_WHEN_MISSING {
+        figures[field] = Value::from(0.0);
+    }
     for (field, value) in recorded.as_object().ok_or("the stats name no machine")?.iter().chain(overrides) {
         // Runs before calibration 8 named the idle launch's extra for the timed launches it
         // was observed on.

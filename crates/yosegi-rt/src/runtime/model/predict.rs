@@ -293,7 +293,8 @@ pub fn predict(machine: &Machine, work: &LaunchWork) -> Prediction {
         dram_bytes,
         work: work.clone(),
     };
-    if c.barriers > 0 {
+    // Fitted with the round trips' latency term: figures that predate them keep the old model.
+    if c.barriers > 0 && machine.l2_round_trip_s > 0.0 {
         let throughput = memory_s.max(cache_s).max(l2_s).max(compute_s).max(shared_s);
         p.barrier_s = BARRIER_EXPOSED_SHARE * throughput.min(latency_s);
     }

@@ -251,6 +251,9 @@ fn barriers_keep_a_share_of_latency_from_overlapping_throughput() {
     assert!((p.barrier_s - exposed).abs() < 1e-15);
     assert!((p.seconds - p.launch_s - longest - exposed).abs() < 1e-12);
     assert!((p.busy_s() - longest - exposed).abs() < 1e-12);
+    // Figures measured before the round trips: the model they were fitted with.
+    let old = Machine { l1_round_trip_s: 0.0, l2_round_trip_s: 0.0, dram_round_trip_s: 0.0, ..m };
+    assert_eq!(predict(&old, &synced).barrier_s, 0.0);
 }
 
 /// `pow` costs its own rate, an instruction-like function a double operation, the others the
