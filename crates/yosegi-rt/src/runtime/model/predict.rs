@@ -223,12 +223,13 @@ pub fn predict(machine: &Machine, work: &LaunchWork) -> Prediction {
     // A launch finds in the L2 cache what the launches before it touched there (a time
     // step's kernels over the same arrays); where those are not known, a share of sections
     // that fit in it. Scattered accesses over more than the cache evict what they find.
-    let l2_share = match work.resident_bytes {
+    let found_in_l2 = |cache_share: f64| match work.resident_bytes {
         _ if scattered && work.dram_bytes > machine.l2_bytes => 0.0,
-        Some(curve) => (resident_at(&curve, machine.l2_resident_share) / work.dram_bytes.max(1) as f64).clamp(0.0, 1.0),
+        Some(curve) => (resident_at(&curve, cache_share) / work.dram_bytes.max(1) as f64).clamp(0.0, 1.0),
         None if work.dram_bytes <= machine.l2_bytes => L2_RESIDENT_SHARE,
         None => 0.0,
     };
+    let l2_share = found_in_l2(machine.l2_resident_share);
     // A grid of fewer blocks than multiprocessors leaves the others idle, and one
     // multiprocessor draws only a few multiprocessors' share of the bandwidth.
     let bandwidth_reach = ((work.blocks as f64).min(sms) * machine.multiprocessor_bandwidth_share / sms).clamp(1e-6, 1.0);
@@ -259,12 +260,7 @@ pub fn predict(machine: &Machine, work: &LaunchWork) -> Prediction {
     // or device memory, and its loads the L1 cache serves; older figures: each load alike),
     // its stores (which it does not wait for, but issues in turn: a store counts
     // STORE_LATENCY_SHARE of a load), and its share of its warp's shared-memory requests.
-    let latency_l2_share = match work.resident_bytes {
-        Some(curve) if !(scattered && work.dram_bytes > machine.l2_bytes) => {
-            (resident_at(&curve, LATENCY_RESIDENT_SHARE) / work.dram_bytes.max(1) as f64).clamp(0.0, 1.0)
-        }
-        _ => l2_share,
-    };
+    let latency_l2_share = found_in_l2(LATENCY_RESIDENT_SHARE);
     let loads_s = if machine.l2_round_trip_s > 0.0 {
         let far_s = machine.l2_round_trip_s
             + far_dram_share(machine, work, dram_bytes, latency_l2_share, resident_blocks) * (machine.dram_round_trip_s - machine.l2_round_trip_s).max(0.0);

@@ -129,7 +129,7 @@ impl BlockState<'_> {
     /// running loop's iterations no longer overlap.
     fn stored_in_loop(&mut self, mask: &[bool]) {
         if any(mask) && let Some(tally) = self.rounds.last_mut() {
-            tally.overlaps = false;
+            tally.stop_overlap();
         }
     }
 }
@@ -274,10 +274,7 @@ impl<'a> BlockState<'a> {
         }
         let mut mask = vec![true; self.lanes];
         if self.l1.is_some() {
-            let mut root = RoundTally::new(self.lanes.div_ceil(32));
-            root.overlaps = false;
-            root.iterations.fill(1);
-            self.rounds.push(root);
+            self.rounds.push(RoundTally::body(self.lanes.div_ceil(32)));
         }
         let ran = self.exec_block(body, &mut frame, &body.block, &mut mask);
         if let Some(root) = self.rounds.pop() {
@@ -934,9 +931,7 @@ impl<'a> BlockState<'a> {
                     let lanes = warp_mask.iter().filter(|&&m| m).count() as u64;
                     self.counters.far_loads += lanes;
                     if let Some(tally) = self.rounds.last_mut() {
-                        tally.far_accesses[warp_index] += 1;
-                        tally.far_lanes[warp_index] += lanes;
-                        tally.in_iteration[warp_index] += 1;
+                        tally.far_load(warp_index, lanes);
                     }
                 }
             }
@@ -1287,17 +1282,14 @@ impl<'a> BlockState<'a> {
                 let tallied = self.l1.is_some();
                 if tallied {
                     if let Some(outer) = self.rounds.last_mut() {
-                        outer.overlaps = false;
+                        outer.stop_overlap();
                     }
                     self.rounds.push(RoundTally::new(lanes.div_ceil(32)));
                 }
                 let result = (|| {
                     while any(&active) {
                         if let Some(tally) = self.rounds.last_mut().filter(|_| tallied) {
-                            tally.end_iteration();
-                            for (w, warp) in active.chunks(32).enumerate() {
-                                tally.iterations[w] += any(warp) as u64;
-                            }
+                            tally.begin_iteration(&active);
                         }
                         frame.loops.last_mut().expect("pushed").continued.fill(false);
                         self.exec_block(body, frame, loop_body, &mut active)?;

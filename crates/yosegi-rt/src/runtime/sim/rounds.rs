@@ -17,15 +17,15 @@ pub const OVERLAPPED_ITERATIONS: u64 = 4;
 /// iteration that does not overlap.
 pub(super) struct RoundTally {
     /// Per warp: far warp loads, their active lanes, and the iterations the warp ran.
-    pub(super) far_accesses: Vec<u64>,
-    pub(super) far_lanes: Vec<u64>,
-    pub(super) iterations: Vec<u64>,
+    far_accesses: Vec<u64>,
+    far_lanes: Vec<u64>,
+    iterations: Vec<u64>,
     /// Per warp: far warp loads of the running iteration, and the rounds of the finished ones.
-    pub(super) in_iteration: Vec<u64>,
+    in_iteration: Vec<u64>,
     rounds: Vec<u64>,
     /// Whether the loop's loads may overlap across iterations: no global store was counted
     /// in it and no loop ran inside it.
-    pub(super) overlaps: bool,
+    overlaps: bool,
 }
 
 /// Far loads of one iteration of a loop whose iterations do not overlap that a warp waits
@@ -36,6 +36,7 @@ pub(super) struct RoundTally {
 pub const ITERATION_LOADS_A_ROUND: u64 = 2;
 
 impl RoundTally {
+    /// A loop's tally, for a block of `warps` warps.
     pub(super) fn new(warps: usize) -> RoundTally {
         RoundTally {
             far_accesses: vec![0; warps],
@@ -47,8 +48,33 @@ impl RoundTally {
         }
     }
 
+    /// The kernel body's tally: one iteration, whose loads do not overlap another's.
+    pub(super) fn body(warps: usize) -> RoundTally {
+        RoundTally { iterations: vec![1; warps], overlaps: false, ..RoundTally::new(warps) }
+    }
+
+    /// A store to global memory, or a loop inside: the iterations no longer overlap.
+    pub(super) fn stop_overlap(&mut self) {
+        self.overlaps = false;
+    }
+
+    /// A far warp load of warp `warp`, with `lanes` active lanes.
+    pub(super) fn far_load(&mut self, warp: usize, lanes: u64) {
+        self.far_accesses[warp] += 1;
+        self.far_lanes[warp] += lanes;
+        self.in_iteration[warp] += 1;
+    }
+
+    /// An iteration begins for the warps with a lane in `active` (one per lane of the block).
+    pub(super) fn begin_iteration(&mut self, active: &[bool]) {
+        self.end_iteration();
+        for (w, warp) in active.chunks(32).enumerate() {
+            self.iterations[w] += warp.iter().any(|&a| a) as u64;
+        }
+    }
+
     /// Ends the running iteration of each warp.
-    pub(super) fn end_iteration(&mut self) {
+    fn end_iteration(&mut self) {
         for w in 0..self.in_iteration.len() {
             self.rounds[w] += std::mem::take(&mut self.in_iteration[w]).div_ceil(ITERATION_LOADS_A_ROUND);
         }
