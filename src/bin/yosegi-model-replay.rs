@@ -6,7 +6,8 @@
 //! prediction made again by this build's model (`runtime::model::predict`) from the work the
 //! run recorded (`last_prediction`: grid, counts, section bytes) and the run's machine figures.
 //! A kernel's mean prediction keeps what the run charged beside the steady launch (the first
-//! launch, the first touch of uploaded data): it moves by the new steady prediction less the old.
+//! launch, the first touch of uploaded data): it moves by the new steady prediction less the old,
+//! and its idle extras by the shares of it its launches paid times the change in the idle figure.
 //! `bench/model_table.py OUT` then prints the accuracy and variant-choice tables as for a run.
 //!
 //! * `--counters DIR` (repeatable): stats of the same programs at the same sizes from another
@@ -77,7 +78,9 @@ fn replay(args: &Args) -> Result<(), String> {
     let (mut files, mut kernels, mut recounted) = (0, 0, 0);
     for (path, mut stats) in stats_files(&args.stats)? {
         let machine = machine_of(&stats["machine"], &overrides).map_err(|e| format!("{}: {e}", path.display()))?;
-        let recorded_launch_s = machine_of(&stats["machine"], &serde_json::Map::new()).map_or(machine.launch(), |m| m.launch());
+        let recorded = machine_of(&stats["machine"], &serde_json::Map::new()).ok();
+        let recorded_launch_s = recorded.as_ref().map_or(machine.launch(), |m| m.launch());
+        let recorded_idle_s = recorded.as_ref().map_or(machine.idle_launch(), |m| m.idle_launch());
         let keys: Vec<Option<KernelKey>> = stats["kernels"]
             .as_array()
             .into_iter()
@@ -102,8 +105,13 @@ fn replay(args: &Args) -> Result<(), String> {
             // own launch figure, so that a changed launch figure shows.
             let extra = last["launch_s"].as_f64().map_or(0.0, |l| (l - recorded_launch_s).max(0.0));
             let seconds = p.seconds + extra;
+            // The idle extras the run charged, at a changed idle figure (`--set`): the shares
+            // of it its launches paid (runs before 36 kept only how many started from idle).
+            let idle_shares = kernel["predicted_idle_share"].as_f64().or_else(|| kernel["predicted_alone"].as_f64()).unwrap_or(0.0);
+            let launches = kernel["predicted_launches"].as_f64().unwrap_or(0.0).max(1.0);
+            let idle_moved = idle_shares / launches * (machine.idle_launch() - recorded_idle_s);
             if let Some(mean) = kernel["mean_predicted_s"].as_f64() {
-                kernel["mean_predicted_s"] = Value::from(mean - old + seconds);
+                kernel["mean_predicted_s"] = Value::from(mean - old + seconds + idle_moved);
             }
             kernel["limited_by"] = Value::from(p.bound.name());
             let last = &mut kernel["last_prediction"];

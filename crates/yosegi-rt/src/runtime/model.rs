@@ -232,7 +232,7 @@ impl Model {
         let machine = self.machines.get(at.device)?;
         let extra = if first { machine.first_launch() } else { 0.0 }
             + if at.touches_upload { machine.upload_touch_s } else { 0.0 }
-            + if at.timing == Timing::Alone { machine.idle_launch() } else { 0.0 };
+            + at.timing.idle_share() * machine.idle_launch();
         prediction.map(|mut p| {
             p.launch_s += extra;
             p.seconds += extra;
@@ -346,22 +346,57 @@ impl Model {
 /// How a launch runs: queued behind the others, or on an idle device, which costs more
 /// ([`Machine::idle_launch`]: the device waits for the host to enqueue the launch where a
 /// queued one is there when the launch before it ends).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Timing {
     Queued,
-    Alone,
+    /// On a device that ran out of launches before this one came: `idle_share` of the idle
+    /// extra is paid (1 after the host waited for the device, less after a short gap; see
+    /// [`IDLE_SETTLE_S`]).
+    Alone { idle_share: f64 },
 }
+
+impl Timing {
+    /// A launch on a device idle long enough to pay the whole idle extra.
+    pub const IDLE: Timing = Timing::Alone { idle_share: 1.0 };
+
+    /// The share of [`Machine::idle_launch`] the launch pays.
+    pub fn idle_share(self) -> f64 {
+        match self {
+            Timing::Queued => 0.0,
+            Timing::Alone { idle_share } => idle_share,
+        }
+    }
+}
+
+/// How long a device idles before a launch pays the whole idle extra: the share paid after a
+/// gap of `g` is `1 - exp(-g / IDLE_SETTLE_S)`. Measured on an H200 (bench/NOTES.md run 36,
+/// bench/experiments/idle_gap.cu): a small kernel enqueued with the host spinning 0, 1, 2, 4,
+/// 8 and 12+ us between launches took 4.7, 5.3, 6.3, 6.7, 7.4 and 7.5 us between its events
+/// (the same 7.5 after the host waited for the device); SP's kernels, enqueued a few
+/// microseconds after the device ran dry, paid about the queued launch where LU's, CG's and
+/// MG's, tens of microseconds after, paid 3-4 us more.
+pub const IDLE_SETTLE_S: f64 = 2.5e-6;
 
 impl Model {
     /// How a launch the host enqueues on `device` (`on`) at `now` runs: on its own when it is
     /// `timed` (a variant's exploration waits for the launches before it), when the host has
-    /// waited for every launch before it, and when the device is predicted to have finished
-    /// them by `now` (bench/NOTES.md run 34: NPB LU's and CG's hosts spend 15-42 us on each
-    /// launch, so their kernels of a few microseconds all start from idle, with nothing
-    /// waited for; SP's same kernels took 1.5-3.9 us more so than queued).
+    /// waited for every launch before it (the whole idle extra), and when the device is
+    /// predicted to have finished them by `now`, with the share of the extra its predicted
+    /// idle gap says (bench/NOTES.md runs 34 and 36: NPB LU's and CG's hosts spend 15-42 us
+    /// on each launch, so their kernels of a few microseconds all start from idle, with
+    /// nothing waited for).
     pub fn timing(&self, device: usize, timed: bool, on: &dyn Device, now: Instant) -> Timing {
-        let drained = on.queues_launches() && self.drained_at.get(&device).is_none_or(|&at| at <= now);
-        if timed || on.idle() || drained { Timing::Alone } else { Timing::Queued }
+        if timed || on.idle() {
+            return Timing::IDLE;
+        }
+        if !on.queues_launches() {
+            return Timing::Queued;
+        }
+        match self.drained_at.get(&device) {
+            None => Timing::IDLE,
+            Some(&at) if at <= now => Timing::Alone { idle_share: 1.0 - (-(now - at).as_secs_f64() / IDLE_SETTLE_S).exp() },
+            Some(_) => Timing::Queued,
+        }
     }
 
     /// The device `device` has a launch predicted to take `seconds` enqueued at `now`, behind
@@ -394,7 +429,7 @@ pub fn record_prediction(
     let timing = model.timing(device, timed, on, now);
     if let Some(prediction) = model.predict_on(launch, device, traffic, on, registry, false, touches_upload, timing) {
         model.enqueued(device, now, timing, prediction.seconds);
-        stats.record_prediction(&launch.kernel.name, &prediction, timing == Timing::Alone);
+        stats.record_prediction(&launch.kernel.name, &prediction, timing);
     }
 }
 

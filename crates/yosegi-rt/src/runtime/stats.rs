@@ -162,8 +162,9 @@ pub struct KernelLaunches {
     /// (`Prediction::busy_s`, summed).
     pub predicted_busy: Duration,
     /// Of the predicted launches, those the model found starting on an idle device
-    /// (`model::Timing::Alone`).
+    /// (`model::Timing::Alone`), and the shares of the idle extra they pay, summed.
     pub predicted_alone: u64,
+    pub predicted_idle_share: f64,
     /// What the device counted over these launches, and what the model counted for the
     /// launches it predicted.
     pub counters: DeviceCounters,
@@ -310,13 +311,13 @@ impl Stats {
         entry.counters.add(counters);
         self.device.add(counters);
     }
-    /// The model's prediction for one launch of `kernel`, `alone`: predicted to start on an idle
-    /// device.
-    pub fn record_prediction(&mut self, kernel: &str, prediction: &crate::runtime::model::Prediction, alone: bool) {
+    /// The model's prediction for one launch of `kernel`, run as `timing` says.
+    pub fn record_prediction(&mut self, kernel: &str, prediction: &crate::runtime::model::Prediction, timing: crate::runtime::model::Timing) {
         let entry = self.launches.entry(kernel.to_string()).or_default();
         entry.predicted += Duration::from_secs_f64(prediction.seconds);
         entry.predicted_launches += 1;
-        entry.predicted_alone += u64::from(alone);
+        entry.predicted_alone += u64::from(timing != crate::runtime::model::Timing::Queued);
+        entry.predicted_idle_share += timing.idle_share();
         entry.predicted_busy += Duration::from_secs_f64(prediction.busy_s());
         entry.predicted_counters.add(&prediction.work.counters);
         entry.last_prediction = Some(prediction.clone());
@@ -501,6 +502,7 @@ impl Stats {
                     "predicted_launches": l.predicted_launches,
                     "predicted_busy_s": secs(l.predicted_busy),
                     "predicted_alone": l.predicted_alone,
+                    "predicted_idle_share": l.predicted_idle_share,
                     "mean_predicted_s": (l.predicted_launches > 0).then(|| secs(l.predicted) / l.predicted_launches as f64),
                     "limited_by": l.limited_by(),
                     "bytes_moved": l.bytes_moved,

@@ -93,8 +93,8 @@ pub fn launch_residuals(stats: &crate::runtime::stats::Stats, machine: &Machine)
             let count = k.count as f64;
             let busy = k.predicted_busy.as_secs_f64() / count;
             (busy < SMALL_WORK * machine.launch()).then(|| {
-                let charged = k.predicted.as_secs_f64() - k.predicted_busy.as_secs_f64() - count * machine.launch() - k.predicted_alone as f64 * machine.idle_launch();
-                (k.predicted_alone as f64 / count, (k.device_time.as_secs_f64() - charged.max(0.0)) / count - busy)
+                let charged = k.predicted.as_secs_f64() - k.predicted_busy.as_secs_f64() - count * machine.launch() - k.predicted_idle_share * machine.idle_launch();
+                (k.predicted_idle_share / count, (k.device_time.as_secs_f64() - charged.max(0.0)) / count - busy)
             })
         })
         .filter(|(share, residual)| share.is_finite() && residual.is_finite())
@@ -263,12 +263,10 @@ mod tests {
                 p.launch_s += machine.first_launch();
                 p.seconds += machine.first_launch();
             }
-            let from_idle = n < alone;
-            if from_idle {
-                p.launch_s += machine.idle_launch();
-                p.seconds += machine.idle_launch();
-            }
-            stats.record_prediction("k", &p, from_idle);
+            let timing = if n < alone { crate::runtime::model::Timing::IDLE } else { crate::runtime::model::Timing::Queued };
+            p.launch_s += timing.idle_share() * machine.idle_launch();
+            p.seconds += timing.idle_share() * machine.idle_launch();
+            stats.record_prediction("k", &p, timing);
         }
         crate::runtime::stats::KernelLaunches {
             count,

@@ -487,12 +487,16 @@ fn the_first_launch_of_a_kernel_pays_for_loading_it() {
     observed.idle_launch_observed_s = Some(10e-6);
     let mut model = Model::new(vec![observed]);
     let queued = model.predict_steady(&launch, &at(0, 3 * 4 * n as u64)).expect("predicted");
-    let alone = super::Placement { timing: super::Timing::Alone, ..at(0, 3 * 4 * n as u64) };
+    let alone = super::Placement { timing: super::Timing::IDLE, ..at(0, 3 * 4 * n as u64) };
     let timed = model.predict_steady(&launch, &alone).expect("predicted");
     assert_eq!(timed.seconds, queued.seconds, "a steady prediction is of a queued launch");
     model.predict_launch(&launch, &at(0, 3 * 4 * n as u64)).expect("predicted");
     let timed = model.predict_launch(&launch, &alone).expect("predicted");
     assert!((timed.seconds - queued.seconds - 10e-6).abs() < 1e-12, "{} {}", timed.seconds, queued.seconds);
+    // After a short gap, a share of it.
+    let short = super::Placement { timing: super::Timing::Alone { idle_share: 0.25 }, ..at(0, 3 * 4 * n as u64) };
+    let after_gap = model.predict_launch(&launch, &short).expect("predicted");
+    assert!((after_gap.seconds - queued.seconds - 2.5e-6).abs() < 1e-12, "{} {}", after_gap.seconds, queued.seconds);
 }
 
 /// A GPU compiles a variant of a kernel per distinct values of its specialisable params (up to
@@ -612,33 +616,41 @@ impl crate::runtime::device::Device for QueueingDevice {
 
 /// A launch starts from idle when it is timed, when the host waited for the device, or when
 /// the host enqueues it after the device is predicted to have finished the launches before
-/// (run 34: hosts slower than their kernels); otherwise it queues. Devices whose launches do
-/// not queue (the simulator) never start one from idle on the clock's word.
+/// (run 34: hosts slower than their kernels); otherwise it queues. The whole idle extra is paid
+/// after a wait or a long gap, a share of it after a short one (run 36: [`super::IDLE_SETTLE_S`]).
+/// Devices whose launches do not queue (the simulator) never start one from idle on the
+/// clock's word.
 #[test]
 fn a_launch_enqueued_after_the_device_drained_starts_from_idle() {
-    use super::Timing::{Alone, Queued};
+    use super::Timing::{self, Queued};
+    const IDLE: Timing = Timing::IDLE;
     use std::time::{Duration, Instant};
     let mut model = Model::new(vec![machine()]);
     let gpu = QueueingDevice { sim: crate::runtime::sim::SimDevice::new(), waited: false };
     let t0 = Instant::now();
     let us = |n: u64| t0 + Duration::from_micros(n);
     // Nothing enqueued yet: the device is idle.
-    assert_eq!(model.timing(0, false, &gpu, us(0)), Alone);
-    model.enqueued(0, us(0), Alone, 10e-6);
+    assert_eq!(model.timing(0, false, &gpu, us(0)), IDLE);
+    model.enqueued(0, us(0), IDLE, 10e-6);
     // Enqueued 4 us later, while the first runs until 10 us: queued, so it ends at 10 + 5.
     assert_eq!(model.timing(0, false, &gpu, us(4)), Queued);
     model.enqueued(0, us(4), Queued, 5e-6);
     assert_eq!(model.timing(0, false, &gpu, us(14)), Queued);
-    // The host came back after the device finished both: from idle.
-    assert_eq!(model.timing(0, false, &gpu, us(16)), Alone);
-    model.enqueued(0, us(16), Alone, 5e-6);
-    // A timed launch, and one after the host waited for the device, start from idle whatever
-    // the clock says.
-    assert_eq!(model.timing(0, true, &gpu, us(17)), Alone);
+    // The host came back 1 us after the device finished both: from idle, paying the share of
+    // the idle extra a 1 us gap says; 100 us after, all of it.
+    let share = |t: Timing| t.idle_share();
+    let after_1us = model.timing(0, false, &gpu, us(16));
+    assert!((share(after_1us) - (1.0 - (-1e-6 / super::IDLE_SETTLE_S).exp())).abs() < 1e-9, "{after_1us:?}");
+    assert!(share(after_1us) > 0.0 && share(after_1us) < 0.5);
+    assert!(share(model.timing(0, false, &gpu, us(115))) > 0.999);
+    model.enqueued(0, us(16), after_1us, 5e-6);
+    // A timed launch, and one after the host waited for the device, pay the whole extra
+    // whatever the clock says.
+    assert_eq!(model.timing(0, true, &gpu, us(17)), IDLE);
     let waited = QueueingDevice { sim: crate::runtime::sim::SimDevice::new(), waited: true };
-    assert_eq!(model.timing(0, false, &waited, us(17)), Alone);
+    assert_eq!(model.timing(0, false, &waited, us(17)), IDLE);
     // Another device has its own queue.
-    assert_eq!(model.timing(1, false, &gpu, us(17)), Alone);
+    assert_eq!(model.timing(1, false, &gpu, us(17)), IDLE);
     // The simulator runs each launch as it is made: never idle on the clock's word.
     let sim = crate::runtime::sim::SimDevice::new();
     assert_eq!(model.timing(0, false, &sim, us(1_000_000)), Queued);

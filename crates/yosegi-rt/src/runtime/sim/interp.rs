@@ -126,10 +126,10 @@ impl BlockState<'_> {
     }
 
     /// A global store (not of a param a loop keeps in a register) of the lanes in `mask`: the
-    /// running loop's iterations no longer overlap.
+    /// running loop's iterations no longer overlap, and the storing warps' next loads wait anew.
     fn stored_in_loop(&mut self, mask: &[bool]) {
         if any(mask) && let Some(tally) = self.rounds.last_mut() {
-            tally.stop_overlap();
+            tally.store(mask);
         }
     }
 }
@@ -1282,7 +1282,7 @@ impl<'a> BlockState<'a> {
                 let tallied = self.l1.is_some();
                 if tallied {
                     if let Some(outer) = self.rounds.last_mut() {
-                        outer.stop_overlap();
+                        outer.inner_loop();
                     }
                     self.rounds.push(RoundTally::new(lanes.div_ceil(32)));
                 }

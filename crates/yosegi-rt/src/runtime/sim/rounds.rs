@@ -11,8 +11,9 @@
 pub const OVERLAPPED_ITERATIONS: u64 = 4;
 
 /// A running loop's far warp loads, per warp of the block, until it ends: then each warp
-/// waits once per two far loads of an iteration, or, where the loop's iterations overlap,
-/// once per group of [`OVERLAPPED_ITERATIONS`] iterations with a far load at most
+/// waits, per iteration, once per two far loads or once per run of far loads between its
+/// global stores, whichever is more, or, where the loop's iterations overlap, once per group
+/// of [`OVERLAPPED_ITERATIONS`] iterations with a far load at most
 /// (`DeviceCounters::load_rounds`). The kernel's body is tallied too, as a loop of one
 /// iteration that does not overlap.
 pub(super) struct RoundTally {
@@ -23,6 +24,10 @@ pub(super) struct RoundTally {
     /// Per warp: far warp loads of the running iteration, and the rounds of the finished ones.
     in_iteration: Vec<u64>,
     rounds: Vec<u64>,
+    /// Per warp: runs of far loads of the running iteration, and whether one is running (a
+    /// global store of the warp, an inner loop or the iteration's end ends it).
+    runs_in_iteration: Vec<u64>,
+    in_run: Vec<bool>,
     /// Whether the loop's loads may overlap across iterations: no global store was counted
     /// in it and no loop ran inside it.
     overlaps: bool,
@@ -33,6 +38,12 @@ pub(super) struct RoundTally {
 /// but its stores and the uses between keep them apart. Fitted over the latency-bound
 /// kernels of bench/NOTES.md run 35b (NPB FT's butterflies wait for each far load, SP's
 /// line solvers for one in four): 2 lowered the 90th percentile from 39 to 35.
+///
+/// A load after a global store is not moved above it (the compiler cannot tell that they
+/// do not alias), so an iteration that alternates loads and stores waits once per run of
+/// loads at least: NPB SP's forward sweeps (`x_solve_l451`: 18 such runs an iteration, 12 far
+/// loads) took four times the backward ones (`x_solve_l546`: 5 runs, 11 far loads) with the
+/// same count of pairs (bench/NOTES.md run 36).
 pub const ITERATION_LOADS_A_ROUND: u64 = 2;
 
 impl RoundTally {
@@ -44,6 +55,8 @@ impl RoundTally {
             iterations: vec![0; warps],
             in_iteration: vec![0; warps],
             rounds: vec![0; warps],
+            runs_in_iteration: vec![0; warps],
+            in_run: vec![false; warps],
             overlaps: true,
         }
     }
@@ -53,9 +66,21 @@ impl RoundTally {
         RoundTally { iterations: vec![1; warps], overlaps: false, ..RoundTally::new(warps) }
     }
 
-    /// A store to global memory, or a loop inside: the iterations no longer overlap.
-    pub(super) fn stop_overlap(&mut self) {
+    /// A loop inside: the iterations no longer overlap, and the loads after it are a new run.
+    pub(super) fn inner_loop(&mut self) {
         self.overlaps = false;
+        self.in_run.fill(false);
+    }
+
+    /// A store to global memory by the lanes in `mask` (one per lane of the block): the
+    /// iterations no longer overlap, and the storing warps' loads after it are a new run.
+    pub(super) fn store(&mut self, mask: &[bool]) {
+        self.overlaps = false;
+        for (w, warp) in mask.chunks(32).enumerate() {
+            if warp.iter().any(|&m| m) {
+                self.in_run[w] = false;
+            }
+        }
     }
 
     /// A far warp load of warp `warp`, with `lanes` active lanes.
@@ -63,6 +88,9 @@ impl RoundTally {
         self.far_accesses[warp] += 1;
         self.far_lanes[warp] += lanes;
         self.in_iteration[warp] += 1;
+        if !std::mem::replace(&mut self.in_run[warp], true) {
+            self.runs_in_iteration[warp] += 1;
+        }
     }
 
     /// An iteration begins for the warps with a lane in `active` (one per lane of the block).
@@ -76,8 +104,10 @@ impl RoundTally {
     /// Ends the running iteration of each warp.
     fn end_iteration(&mut self) {
         for w in 0..self.in_iteration.len() {
-            self.rounds[w] += std::mem::take(&mut self.in_iteration[w]).div_ceil(ITERATION_LOADS_A_ROUND);
+            let pairs = std::mem::take(&mut self.in_iteration[w]).div_ceil(ITERATION_LOADS_A_ROUND);
+            self.rounds[w] += pairs.max(std::mem::take(&mut self.runs_in_iteration[w]));
         }
+        self.in_run.fill(false);
     }
 
     /// The round trips (per active lane) the tally's warps waited for, once it has ended.
