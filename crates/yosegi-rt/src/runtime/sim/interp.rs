@@ -1110,6 +1110,9 @@ impl<'a> BlockState<'a> {
                     }
                 }
                 self.count_shared(&at, mask, elem.size_bytes() as u64);
+                if any(mask) && let Some(tally) = self.rounds.last_mut() {
+                    tally.stop_overlap();
+                }
             }
             ArrayRef::Local(l) => {
                 let data = &mut frame.locals[l.index()];
