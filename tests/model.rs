@@ -312,6 +312,26 @@ fn the_replay_gives_back_a_runs_predictions_and_follows_a_changed_figure() {
     assert_eq!(&kernel(&same, "main_l56")["last_prediction"]["resident_bytes"], found);
     let none = replay("none", &["--set", "l2_resident_share=0"]);
     assert!(memory(&none) > 1.5 * memory(&recorded), "{} with nothing kept against {}", memory(&none), memory(&recorded));
+    // A changed idle extra moves each kernel by the shares of it its launches paid: a run
+    // whose launches of `main_l48` paid half the extra each, on average (the simulator never
+    // idles, so the shares are written in).
+    let mut idling = recorded.clone();
+    for k in idling["kernels"].as_array_mut().unwrap() {
+        if k["name"] == "main_l48" {
+            k["predicted_idle_share"] = Value::from(0.5 * k["predicted_launches"].as_f64().unwrap());
+        }
+    }
+    let idle_stats = dir.path().join("idling");
+    std::fs::create_dir(&idle_stats).unwrap();
+    std::fs::write(idle_stats.join("run.json"), serde_json::to_string(&idling).unwrap()).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_yosegi-model-replay")).arg(&idle_stats).arg(dir.path().join("idled")).args(["--set", "idle_launch_observed_s=1e-3"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let idled: Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("idled/run.json")).unwrap()).unwrap();
+    let recorded_idle = recorded["machine"]["idle_launch_observed_s"].as_f64().or(recorded["machine"]["idle_launch_s"].as_f64()).unwrap();
+    for (name, share) in [("main_l48", 0.5), ("main_l56", 0.0)] {
+        let (a, b) = (kernel(&recorded, name)["mean_predicted_s"].as_f64().unwrap(), kernel(&idled, name)["mean_predicted_s"].as_f64().unwrap());
+        assert!((b - a - share * (1e-3 - recorded_idle)).abs() < 1e-9, "{name}: {a} recorded, {b} with a 1 ms idle extra");
+    }
 }
 
 /// A thread per row of a matrix: each warp access asks L2 for a line per thread (one sector
@@ -463,7 +483,7 @@ fn a_loop_that_stores_nothing_overlaps_its_far_loads() {
     assert_eq!(waited, n * m);
     assert!(waited_s > 3.0 * overlapped_s, "{waited_s} s waiting each load against {overlapped_s} s");
     // Two far loads an iteration are waited for together.
-    let (loads, far, paired, paired_s) = rounds("t += a[k * n + i] * b[k * n + i]; b[k * n + i] = t;");
+    let (loads, far, paired, _) = rounds("t += a[k * n + i] * b[k * n + i]; b[k * n + i] = t;");
     assert_eq!((loads, far), (2 * n * m, 2 * n * m));
     assert_eq!(paired, n * m);
     // The same loads and store in another order: the load after the store is not moved above
