@@ -1111,7 +1111,7 @@ impl<'a> BlockState<'a> {
                 }
                 self.count_shared(&at, mask, elem.size_bytes() as u64);
                 if any(mask) && let Some(tally) = self.rounds.last_mut() {
-                    tally.stop_overlap();
+                    tally.stored_to_shared();
                 }
             }
             ArrayRef::Local(l) => {

@@ -70,7 +70,7 @@ impl RoundTally {
     /// unroll (the generated loop steps the tile's coordinates by hand), so each iteration
     /// waits for its load before storing it (NPB BT's staged `z_solve_l1555`, whose fill loop
     /// of ten loads a thread ran one load at a time in its SASS, bench/NOTES.md run 36).
-    pub(super) fn stop_overlap(&mut self) {
+    pub(super) fn stored_to_shared(&mut self) {
         self.overlaps = false;
     }
 
@@ -187,7 +187,7 @@ mod tests {
         // A load stored to shared memory each iteration: no overlap across iterations.
         let fill = loop_rounds(8, |t| {
             t.far_load(0, 32);
-            t.stop_overlap();
+            t.stored_to_shared();
         });
         assert_eq!(fill, 8 * 32);
     }
