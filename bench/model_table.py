@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The performance model's accuracy from the JSON stats bench/model.sh collected.
 
-    bench/model_table.py DIR
+    bench/model_table.py DIR [--steady STEADY_DIR]...
 
 Every kernel of every JSON file below DIR with both a measured mean device time and a predicted
 one counts once (a kernel of one program at one size): its error is |predicted - measured| /
@@ -19,6 +19,12 @@ candidates the model kept out of explorations (predicted over 1.5x the fastest);
 the kernels whose choice the model predicts 30% faster than every other candidate, which the
 runtime takes untimed outside this benchmark (`bench/model.sh` sets `YOSEGI_MODEL_DECIDES=off`
 so that every candidate runs), and what those choices lose.
+
+With --steady, the same choice against steady launches: for the kernels whose every candidate
+ran 20 launches or more, in DIR or (the plain variant) in a STEADY_DIR of the same programs run
+with `--staging off` (matched by program and kernel name), each candidate's mean device time less
+its share of a first launch. The exploration's early launches are no measure of some kernels
+(bench/NOTES.md run 36: NPB LU's plain `rhs` kernels timed at 20-31 us, steady at 11-14).
 """
 import csv
 import json
@@ -158,6 +164,74 @@ def variant_choice(root):
     print(f"| {len(groups)} | {100 * lost_model / total:.1f}% | {100 * lost_runtime / total:.1f}% | {left_out} | {clear_groups} | {100 * lost_clear / total:.1f}% |")
 
 
+STEADY_LAUNCHES = 20
+
+
+def stats_by_program(root):
+    """Every JSON stats file below `root`, by its first source file's name."""
+    found = {}
+    for dirpath, _, files in os.walk(root):
+        for f in sorted(files):
+            if not f.endswith(".json"):
+                continue
+            try:
+                with open(os.path.join(dirpath, f)) as fh:
+                    stats = json.load(fh)
+            except (OSError, ValueError):
+                continue
+            program = os.path.basename((stats.get("program") or ["?"])[0])
+            found.setdefault(program, []).append(stats)
+    return found
+
+
+def steady_choice(root, steady_dirs):
+    steady = {}
+    for d in steady_dirs:
+        for program, files in stats_by_program(d).items():
+            steady.setdefault(program, []).extend(files)
+    lost_model = lost_runtime = total = 0.0
+    groups = 0
+    for program, files in stats_by_program(root).items():
+        for stats in files:
+            machine = stats.get("machine") or {}
+            first = machine.get("first_launch_observed_s") or machine.get("first_launch_s", 0.0)
+            steady_launch = machine.get("launch_observed_s") or machine.get("launch_s", 0.0)
+            kernels = {k["name"]: k for k in stats.get("kernels", [])}
+            for kernel, use in (stats.get("variants") or {}).items():
+                candidates = []
+                for variant in use.get("runs", {}):
+                    k = kernels.get(variant)
+                    if not k or not k.get("last_prediction"):
+                        break
+                    ran = [k] + [o for s in steady.get(program, []) for o in s.get("kernels", []) if o["name"] == variant]
+                    ran = [r for r in ran if r["launches"] >= STEADY_LAUNCHES and r.get("mean_device_s")]
+                    if not ran:
+                        break
+                    measured = ran[0]["mean_device_s"] - first / ran[0]["launches"]
+                    last = k["last_prediction"]
+                    predicted = last["seconds"] - last.get("launch_s", 0.0) + steady_launch
+                    candidates.append((variant, k["launches"], measured, predicted))
+                else:
+                    if len(candidates) < 2:
+                        continue
+                    launches = sum(c[1] for c in candidates)
+                    best = min(candidates, key=lambda c: c[2])
+                    by_model, _ = model_choice(candidates)
+                    winner = (use.get("decisions") or [{}])[-1].get("winner")
+                    chosen = next((c for c in candidates if c[0] == winner), best)
+                    lost_model += launches * (by_model[2] - best[2])
+                    lost_runtime += launches * (chosen[2] - best[2])
+                    total += launches * best[2]
+                    groups += 1
+    print("\nvariant choice against steady launches (every candidate 20 launches or more):\n")
+    print("| kernels | model alone loses | runtime (measured) loses |")
+    print("|---:|---:|---:|")
+    if groups:
+        print(f"| {groups} | {100 * lost_model / total:.1f}% | {100 * lost_runtime / total:.1f}% |")
+    else:
+        print("| 0 | - | - |")
+
+
 def svg(rows, path):
     colours = {"examples": "#1f77b4", "fusion": "#ff7f0e", "polybench": "#2ca02c", "npb": "#d62728"}
     xs = [r["measured_us"] for r in rows] + [r["predicted_us"] for r in rows]
@@ -194,10 +268,18 @@ def svg(rows, path):
 
 
 def main():
-    if len(sys.argv) != 2:
+    args, steady_dirs = sys.argv[1:], []
+    while "--steady" in args:
+        at = args.index("--steady")
+        if at + 1 >= len(args):
+            print(__doc__, file=sys.stderr)
+            sys.exit(2)
+        steady_dirs.append(args[at + 1])
+        del args[at:at + 2]
+    if len(args) != 1:
         print(__doc__, file=sys.stderr)
         sys.exit(2)
-    root = sys.argv[1]
+    root = args[0]
     rows = collect(root)
     if not rows:
         print("no kernel with both a measured and a predicted time")
@@ -223,6 +305,8 @@ def main():
         w.writerows(rows)
     svg(rows, os.path.join(root, "model.svg"))
     variant_choice(root)
+    if steady_dirs:
+        steady_choice(root, steady_dirs)
 
 
 if __name__ == "__main__":

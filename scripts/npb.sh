@@ -18,6 +18,7 @@
 #   --tsv FILE          writes one line per benchmark: name, status, seconds, Mop/s, reason
 #   --logs DIR          runs with `--stats` and keeps each benchmark's output in DIR/NAME.out
 #                       and DIR/NAME.err (the runtime's counters, per kernel, are in .err)
+#   --staging MODE      runs with `yosegi run --staging MODE` (auto, on or off; default: yosegi's)
 #
 # The files of each benchmark are those its own Makefile links (its OBJS, with the suite's
 # make.def: RAND = randdp); they are given to `yosegi run -w -I ../common`. Statuses:
@@ -41,9 +42,11 @@ tsv=
 logs=
 only=()
 positional=()
-extra_options=(class logs)
+staging=
+extra_options=(class logs staging)
 parse_suite_options "$@"
 case "$class" in S|W|A|B|C) ;; *) die "--class must be S, W, A, B or C" ;; esac
+case "$staging" in ''|auto|on|off) ;; *) die "--staging must be auto, on or off" ;; esac
 if [ -n "$logs" ]; then
     mkdir -p "$logs" || die "cannot create $logs"
     logs="$(cd "$logs" && pwd)"
@@ -93,6 +96,7 @@ for bench in BT CG EP FT LU MG SP; do
         for o in $objs; do sources+=("${o%.o}.c"); done
         stats=()
         [ -n "$logs" ] && stats=(--stats)
+        [ -n "$staging" ] && stats+=(--staging "$staging")
         (cd "$dir" && timeout "$timeout_s" "$yosegi" run -w "${stats[@]}" --device "$device" "${spread[@]}" -I ../common "${sources[@]}") </dev/null >"$top/out.log" 2>"$top/err.log"
         rc=$?
         if [ -n "$logs" ]; then

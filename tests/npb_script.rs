@@ -79,6 +79,20 @@ fn builds_from_the_makefile_and_classifies() {
     assert!(fs::read_to_string(logs.join("CG.err")).unwrap().contains("=== yosegi stats ==="));
     // The clone is not modified: setparams wrote into the scratch copy.
     assert!(!dir.path().join("CG/CG/npbparams.h").exists());
+    // `--staging MODE` goes to `yosegi run` (seen through a wrapper that writes down its
+    // arguments).
+    let called = dir.path().join("called.txt");
+    let wrapper = dir.path().join("yosegi-wrapper");
+    fs::write(&wrapper, format!("#!/bin/sh\necho \"$@\" >> '{}'\nexec '{}' \"$@\"\n", called.display(), env!("CARGO_BIN_EXE_yosegi"))).unwrap();
+    let mut cmd = Command::new("chmod");
+    cmd.arg("+x").arg(&wrapper);
+    assert_eq!(run(cmd, Input::Nothing).code(), Some(0));
+    let mut cmd = Command::new("bash");
+    cmd.arg(repo_root().join("scripts/npb.sh")).args(["--device", "sim", "--class", "S", "--only", "CG", "--staging", "off"]).arg(dir.path()).arg(&wrapper);
+    let out = run(cmd, Input::Nothing);
+    assert!(out.stdout.contains("summary: pass=1 fail=0"), "{}", out.describe());
+    let called = fs::read_to_string(&called).unwrap();
+    assert!(called.starts_with("run ") && called.contains("--staging off"), "{called}");
 }
 
 #[test]
@@ -88,4 +102,9 @@ fn usage_errors_exit_2() {
     let out = run(cmd, Input::Nothing);
     assert_eq!(out.code(), Some(2), "{}", out.describe());
     assert!(out.stderr.contains("--class must be"), "{}", out.describe());
+    let mut cmd = Command::new("bash");
+    cmd.arg(repo_root().join("scripts/npb.sh")).args(["--staging", "sideways", "."]);
+    let out = run(cmd, Input::Nothing);
+    assert_eq!(out.code(), Some(2), "{}", out.describe());
+    assert!(out.stderr.contains("--staging must be auto, on or off"), "{}", out.describe());
 }
