@@ -42,46 +42,10 @@ def percentile(values, q):
     return s[lo] + (s[hi] - s[lo]) * (k - lo)
 
 
-def collect(root):
-    rows = []
-    for dirpath, _, files in os.walk(root):
-        for f in sorted(files):
-            if not f.endswith(".json"):
-                continue
-            path = os.path.join(dirpath, f)
-            try:
-                with open(path) as fh:
-                    stats = json.load(fh)
-            except (OSError, ValueError):
-                continue
-            rel = os.path.relpath(dirpath, root).split(os.sep)
-            suite = rel[0]
-            program = "/".join(rel[1:]) or os.path.basename((stats.get("program") or ["?"])[0])
-            if suite in ("polybench", "npb"):
-                program = os.path.basename((stats.get("program") or ["?"])[0])
-            for k in stats.get("kernels", []):
-                measured, predicted = k.get("mean_device_s"), k.get("mean_predicted_s")
-                if not measured or not predicted:
-                    continue
-                rows.append({
-                    "suite": suite,
-                    "program": program,
-                    "kernel": k["name"],
-                    "launches": k["launches"],
-                    "measured_us": measured * 1e6,
-                    "predicted_us": predicted * 1e6,
-                    "error": abs(predicted - measured) / measured,
-                    "limited_by": k.get("limited_by") or "-",
-                    "device": stats.get("device") or "-",
-                })
-    return rows
-
-
-def variant_groups(root):
-    """Per (stats file, kernel with variants): [(variant, launches, measured s, predicted s)],
-    the runtime's winner and how many candidates the model left out."""
-    groups = []
-    for dirpath, _, files in os.walk(root):
+def stats_files(root):
+    """(folder, stats) for every readable JSON stats file below `root`, in a fixed order."""
+    for dirpath, dirs, files in os.walk(root):
+        dirs.sort()
         for f in sorted(files):
             if not f.endswith(".json"):
                 continue
@@ -90,36 +54,70 @@ def variant_groups(root):
                     stats = json.load(fh)
             except (OSError, ValueError):
                 continue
-            machine = stats.get("machine") or {}
-            # The first launch as the model charges it: observed in programs once enough were.
-            first = machine.get("first_launch_observed_s") or machine.get("first_launch_s", 0.0)
-            steady_launch = machine.get("launch_observed_s") or machine.get("launch_s", 0.0)
-            kernels = {k["name"]: k for k in stats.get("kernels", [])}
-            for kernel, use in (stats.get("variants") or {}).items():
-                timed_of = use.get("timed_s") or {}
-                ran = [(v, r, kernels.get(v)) for v, r in use.get("runs", {}).items()]
-                ran = [(v, r, k) for v, r, k in ran if k and k.get("mean_device_s") and k.get("last_prediction")]
-                # Like against like: the timed exploration launches (early in the program, on a
-                # cold device) when every candidate has them, else every candidate's mean
-                # launch less its share of a first launch. A candidate the model left out has
-                # no timed launch, and its one warm-up launch is no match for the winner's
-                # early samples (run 28b: BT's plain x_solve_l1555 timed at 32 us, steady at 9).
-                all_timed = all(timed_of.get(v) for v, _, _ in ran)
-                candidates = []
-                for variant, runs, k in ran:
-                    timed = sorted(timed_of.get(variant) or [])
-                    if all_timed:
-                        measured = timed[(len(timed) - 1) // 2]  # the lower middle, as the runtime takes it
-                    else:
-                        measured = max(k["mean_device_s"] - first / max(k["launches"], 1), 1e-7)
-                    # The steady prediction, as the model chooses by: a candidate's last
-                    # launch may be its first, or timed on its own, which the others' was not.
-                    last = k["last_prediction"]
-                    predicted = last["seconds"] - last.get("launch_s", 0.0) + steady_launch
-                    candidates.append((variant, runs, measured, predicted))
-                if len(candidates) >= 2:
-                    winner = (use.get("decisions") or [{}])[-1].get("winner")
-                    groups.append((candidates, winner, len(use.get("left_out_by_model") or [])))
+            yield dirpath, stats
+
+
+def collect(root):
+    rows = []
+    for dirpath, stats in stats_files(root):
+        rel = os.path.relpath(dirpath, root).split(os.sep)
+        suite = rel[0]
+        program = "/".join(rel[1:]) or os.path.basename((stats.get("program") or ["?"])[0])
+        if suite in ("polybench", "npb"):
+            program = os.path.basename((stats.get("program") or ["?"])[0])
+        for k in stats.get("kernels", []):
+            measured, predicted = k.get("mean_device_s"), k.get("mean_predicted_s")
+            if not measured or not predicted:
+                continue
+            rows.append({
+                "suite": suite,
+                "program": program,
+                "kernel": k["name"],
+                "launches": k["launches"],
+                "measured_us": measured * 1e6,
+                "predicted_us": predicted * 1e6,
+                "error": abs(predicted - measured) / measured,
+                "limited_by": k.get("limited_by") or "-",
+                "device": stats.get("device") or "-",
+            })
+    return rows
+
+
+def variant_groups(root):
+    """Per (stats file, kernel with variants): [(variant, launches, measured s, predicted s)],
+    the runtime's winner and how many candidates the model left out."""
+    groups = []
+    for _, stats in stats_files(root):
+        machine = stats.get("machine") or {}
+        # The first launch as the model charges it: observed in programs once enough were.
+        first = machine.get("first_launch_observed_s") or machine.get("first_launch_s", 0.0)
+        steady_launch = machine.get("launch_observed_s") or machine.get("launch_s", 0.0)
+        kernels = {k["name"]: k for k in stats.get("kernels", [])}
+        for kernel, use in (stats.get("variants") or {}).items():
+            timed_of = use.get("timed_s") or {}
+            ran = [(v, r, kernels.get(v)) for v, r in use.get("runs", {}).items()]
+            ran = [(v, r, k) for v, r, k in ran if k and k.get("mean_device_s") and k.get("last_prediction")]
+            # Like against like: the timed exploration launches (early in the program, on a
+            # cold device) when every candidate has them, else every candidate's mean
+            # launch less its share of a first launch. A candidate the model left out has
+            # no timed launch, and its one warm-up launch is no match for the winner's
+            # early samples (run 28b: BT's plain x_solve_l1555 timed at 32 us, steady at 9).
+            all_timed = all(timed_of.get(v) for v, _, _ in ran)
+            candidates = []
+            for variant, runs, k in ran:
+                timed = sorted(timed_of.get(variant) or [])
+                if all_timed:
+                    measured = timed[(len(timed) - 1) // 2]  # the lower middle, as the runtime takes it
+                else:
+                    measured = max(k["mean_device_s"] - first / max(k["launches"], 1), 1e-7)
+                # The steady prediction, as the model chooses by: a candidate's last
+                # launch may be its first, or timed on its own, which the others' was not.
+                last = k["last_prediction"]
+                predicted = last["seconds"] - last.get("launch_s", 0.0) + steady_launch
+                candidates.append((variant, runs, measured, predicted))
+            if len(candidates) >= 2:
+                winner = (use.get("decisions") or [{}])[-1].get("winner")
+                groups.append((candidates, winner, len(use.get("left_out_by_model") or [])))
     return groups
 
 
@@ -170,17 +168,9 @@ STEADY_LAUNCHES = 20
 def stats_by_program(root):
     """Every JSON stats file below `root`, by its first source file's name."""
     found = {}
-    for dirpath, _, files in os.walk(root):
-        for f in sorted(files):
-            if not f.endswith(".json"):
-                continue
-            try:
-                with open(os.path.join(dirpath, f)) as fh:
-                    stats = json.load(fh)
-            except (OSError, ValueError):
-                continue
-            program = os.path.basename((stats.get("program") or ["?"])[0])
-            found.setdefault(program, []).append(stats)
+    for _, stats in stats_files(root):
+        program = os.path.basename((stats.get("program") or ["?"])[0])
+        found.setdefault(program, []).append(stats)
     return found
 
 
