@@ -83,11 +83,15 @@ def collect(root):
     return rows
 
 
-def variant_groups(root):
+def variant_groups(root, steady=None):
     """Per (stats file, kernel with variants): [(variant, launches, measured s, predicted s)],
-    the runtime's winner and how many candidates the model left out."""
+    the runtime's winner and how many candidates the model left out. With `steady` (stats
+    files by program, `stats_by_program`), each candidate measured by steady launches instead:
+    STEADY_LAUNCHES or more in the run or, failing that, in `steady`; a kernel with a
+    candidate that has none is left out."""
     groups = []
     for _, stats in stats_files(root):
+        program = os.path.basename((stats.get("program") or ["?"])[0])
         machine = stats.get("machine") or {}
         # The first launch as the model charges it: observed in programs once enough were.
         first = machine.get("first_launch_observed_s") or machine.get("first_launch_s", 0.0)
@@ -96,7 +100,10 @@ def variant_groups(root):
         for kernel, use in (stats.get("variants") or {}).items():
             timed_of = use.get("timed_s") or {}
             ran = [(v, r, kernels.get(v)) for v, r in use.get("runs", {}).items()]
-            ran = [(v, r, k) for v, r, k in ran if k and k.get("mean_device_s") and k.get("last_prediction")]
+            if steady is None:
+                ran = [(v, r, k) for v, r, k in ran if k and k.get("mean_device_s") and k.get("last_prediction")]
+            elif not all(k and k.get("last_prediction") for _, _, k in ran):
+                continue
             # Like against like: the timed exploration launches (early in the program, on a
             # cold device) when every candidate has them, else every candidate's mean
             # launch less its share of a first launch. A candidate the model left out has
@@ -106,7 +113,13 @@ def variant_groups(root):
             candidates = []
             for variant, runs, k in ran:
                 timed = sorted(timed_of.get(variant) or [])
-                if all_timed:
+                if steady is not None:
+                    launched = [k] + [o for f in steady.get(program, []) for o in f.get("kernels", []) if o["name"] == variant]
+                    launched = [o for o in launched if o["launches"] >= STEADY_LAUNCHES and o.get("mean_device_s")]
+                    if not launched:
+                        break
+                    measured = launched[0]["mean_device_s"] - first / launched[0]["launches"]
+                elif all_timed:
                     measured = timed[(len(timed) - 1) // 2]  # the lower middle, as the runtime takes it
                 else:
                     measured = max(k["mean_device_s"] - first / max(k["launches"], 1), 1e-7)
@@ -115,9 +128,10 @@ def variant_groups(root):
                 last = k["last_prediction"]
                 predicted = last["seconds"] - last.get("launch_s", 0.0) + steady_launch
                 candidates.append((variant, runs, measured, predicted))
-            if len(candidates) >= 2:
-                winner = (use.get("decisions") or [{}])[-1].get("winner")
-                groups.append((candidates, winner, len(use.get("left_out_by_model") or [])))
+            else:
+                if len(candidates) >= 2:
+                    winner = (use.get("decisions") or [{}])[-1].get("winner")
+                    groups.append((candidates, winner, len(use.get("left_out_by_model") or [])))
     return groups
 
 
@@ -138,10 +152,10 @@ def model_choice(candidates):
     return choice, clear
 
 
-def variant_choice(root):
-    groups = variant_groups(root)
-    if not groups:
-        return
+def losses(groups):
+    """What choosing by the model alone, by the runtime and by the clear choices only loses
+    over `groups` (`variant_groups`), in seconds weighted by launches, against the best; the
+    best's total; the candidates left out and the clear groups."""
     lost_model = lost_runtime = lost_clear = total = 0.0
     left_out = clear_groups = 0
     for candidates, winner, dropped in groups:
@@ -156,6 +170,14 @@ def variant_choice(root):
             lost_clear += launches * (by_model[2] - best[2])
         total += launches * best[2]
         left_out += dropped
+    return lost_model, lost_runtime, lost_clear, total, left_out, clear_groups
+
+
+def variant_choice(root):
+    groups = variant_groups(root)
+    if not groups:
+        return
+    lost_model, lost_runtime, lost_clear, total, left_out, clear_groups = losses(groups)
     print("\nvariant choice (kernels with several variants that ran, weighted by launches):\n")
     print("| kernels | model alone loses | runtime (measured) loses | candidates left out by the model | clear to the model | clear choices lose |")
     print("|---:|---:|---:|---:|---:|---:|")
@@ -179,45 +201,13 @@ def steady_choice(root, steady_dirs):
     for d in steady_dirs:
         for program, files in stats_by_program(d).items():
             steady.setdefault(program, []).extend(files)
-    lost_model = lost_runtime = total = 0.0
-    groups = 0
-    for program, files in stats_by_program(root).items():
-        for stats in files:
-            machine = stats.get("machine") or {}
-            first = machine.get("first_launch_observed_s") or machine.get("first_launch_s", 0.0)
-            steady_launch = machine.get("launch_observed_s") or machine.get("launch_s", 0.0)
-            kernels = {k["name"]: k for k in stats.get("kernels", [])}
-            for kernel, use in (stats.get("variants") or {}).items():
-                candidates = []
-                for variant in use.get("runs", {}):
-                    k = kernels.get(variant)
-                    if not k or not k.get("last_prediction"):
-                        break
-                    ran = [k] + [o for s in steady.get(program, []) for o in s.get("kernels", []) if o["name"] == variant]
-                    ran = [r for r in ran if r["launches"] >= STEADY_LAUNCHES and r.get("mean_device_s")]
-                    if not ran:
-                        break
-                    measured = ran[0]["mean_device_s"] - first / ran[0]["launches"]
-                    last = k["last_prediction"]
-                    predicted = last["seconds"] - last.get("launch_s", 0.0) + steady_launch
-                    candidates.append((variant, k["launches"], measured, predicted))
-                else:
-                    if len(candidates) < 2:
-                        continue
-                    launches = sum(c[1] for c in candidates)
-                    best = min(candidates, key=lambda c: c[2])
-                    by_model, _ = model_choice(candidates)
-                    winner = (use.get("decisions") or [{}])[-1].get("winner")
-                    chosen = next((c for c in candidates if c[0] == winner), best)
-                    lost_model += launches * (by_model[2] - best[2])
-                    lost_runtime += launches * (chosen[2] - best[2])
-                    total += launches * best[2]
-                    groups += 1
+    groups = variant_groups(root, steady)
     print("\nvariant choice against steady launches (every candidate 20 launches or more):\n")
     print("| kernels | model alone loses | runtime (measured) loses |")
     print("|---:|---:|---:|")
     if groups:
-        print(f"| {groups} | {100 * lost_model / total:.1f}% | {100 * lost_runtime / total:.1f}% |")
+        lost_model, lost_runtime, _, total, _, _ = losses(groups)
+        print(f"| {len(groups)} | {100 * lost_model / total:.1f}% | {100 * lost_runtime / total:.1f}% |")
     else:
         print("| 0 | - | - |")
 

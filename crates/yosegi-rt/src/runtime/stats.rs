@@ -37,8 +37,9 @@ pub struct DeviceCounters {
     pub far_loads: u64,
     /// The round trips to L2 or device memory a thread waits for, one after the other, in
     /// its loads (per active lane, like the loads): per iteration of a loop, one per two far
-    /// loads (`sim::rounds::ITERATION_LOADS_A_ROUND`; the kernel's body outside loops counts
-    /// as one iteration), except in a loop whose iterations store nothing to global memory
+    /// loads (`sim::rounds::ITERATION_LOADS_A_ROUND`) or one per run of far loads between the
+    /// warp's global stores, whichever is more (the kernel's body outside loops counts as one
+    /// iteration), except in a loop whose iterations store nothing to global or shared memory
     /// and run no loop of their own, where the compiler issues the loads of a few iterations
     /// together (`sim::rounds::OVERLAPPED_ITERATIONS`) and a warp waits once per such group
     /// with a far load. Counted only for the model's sampled blocks.

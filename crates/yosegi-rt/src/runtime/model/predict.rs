@@ -295,7 +295,7 @@ pub fn predict(machine: &Machine, work: &LaunchWork) -> Prediction {
         p.barrier_s = BARRIER_EXPOSED_SHARE * throughput.min(latency_s);
     }
     let (bound, busy) = p.busiest();
-    p.seconds = launch_s + busy + p.barrier_s;
+    p.seconds = launch_s + p.busy_s();
     p.bound = if busy < launch_s { Bound::Launch } else { bound };
     p
 }

@@ -125,11 +125,12 @@ impl BlockState<'_> {
         self.counters.load_rounds += tally.rounds();
     }
 
-    /// A global store (not of a param a loop keeps in a register) of the lanes in `mask`: the
-    /// running loop's iterations no longer overlap, and the storing warps' next loads wait anew.
-    fn stored_in_loop(&mut self, mask: &[bool]) {
+    /// A store of the lanes in `mask`, to shared memory or to global memory (not of a param a
+    /// loop keeps in a register), told to the running loop's tally: its iterations no longer
+    /// overlap, and after a global store the storing warps' next loads wait anew.
+    fn stored_in_loop(&mut self, mask: &[bool], to_shared: bool) {
         if any(mask) && let Some(tally) = self.rounds.last_mut() {
-            tally.store(mask);
+            if to_shared { tally.stored_to_shared() } else { tally.store(mask) }
         }
     }
 }
@@ -1096,7 +1097,7 @@ impl<'a> BlockState<'a> {
                 }
                 let promoted = self.counted_lanes(array, mask, true);
                 if promoted.is_none() {
-                    self.stored_in_loop(mask);
+                    self.stored_in_loop(mask, false);
                 }
                 let counted = promoted.as_deref().unwrap_or(mask);
                 self.counters.global_stores += active_lanes(counted);
@@ -1110,9 +1111,7 @@ impl<'a> BlockState<'a> {
                     }
                 }
                 self.count_shared(&at, mask, elem.size_bytes() as u64);
-                if any(mask) && let Some(tally) = self.rounds.last_mut() {
-                    tally.stored_to_shared();
-                }
+                self.stored_in_loop(mask, true);
             }
             ArrayRef::Local(l) => {
                 let data = &mut frame.locals[l.index()];
@@ -1157,7 +1156,7 @@ impl<'a> BlockState<'a> {
         let mut old_values = self.take();
         let size = elem.size_bytes();
         if matches!(array, ArrayRef::Param(_) | ArrayRef::Partials(_) | ArrayRef::Address(_)) {
-            self.stored_in_loop(mask);
+            self.stored_in_loop(mask, false);
         }
         for lane in 0..lanes {
             if !mask[lane] {
