@@ -29,7 +29,11 @@
 //!     skips exploration. A key's first launch runs the lowest estimate untimed: a timed
 //!     launch makes the host wait for the GPU, which a pipelined time step pays in full, and
 //!     shapes seen once per run (a split loop's first step, before its halo is in place) would
-//!     pay it in every run. Exploration starts at the key's second launch. Where the
+//!     pay it in every run. Exploration starts at the key's second launch. Every candidate's
+//!     first launch for the key is an untimed warm-up, not a sample (the key's first launch
+//!     warms the lowest estimate): a kernel's first launch loads its module, and its first
+//!     two can run several microseconds slow, which made the candidate timed on its first
+//!     launches lose to one timed on its second and third (bench/NOTES.md run 37). Where the
 //!     performance model predicts every candidate, it leaves out those predicted over
 //!     [`MODEL_FILTER`] times the fastest, and where its choice ([`model_choice`]: the plain
 //!     variant unless another is predicted [`PLAIN_PREFERENCE`] faster) is predicted faster
@@ -77,8 +81,10 @@ use super::{Runtime, RuntimeError};
 /// that does not say ([`super::device::Device::shared_memory_per_block`]).
 pub const SHARED_MEMORY_LIMIT: u64 = 48 * 1024;
 
-/// How many timed launches of each candidate exploration makes before choosing: the first
-/// launch of a variant on a GPU may include loading its module, the second shows its speed.
+/// How many timed launches of each candidate exploration makes before choosing, after its
+/// untimed warm-up ([`Trial::warmed_up`]): on the H200 a kernel's first launch took 17-20 us
+/// more than its steady ones (loading its module) and its second sometimes 5-12 us more, so
+/// the best of the second and third shows its speed.
 pub const SAMPLES_PER_CANDIDATE: usize = 2;
 
 /// A variant replaces the plain one only when faster by more than this fraction of the plain
@@ -274,9 +280,17 @@ pub struct Trial {
     /// The performance model's steady time for the launch, where it made one.
     pub predicted_s: Option<f64>,
     pub times: Vec<Duration>,
+    /// Whether the candidate has run once for this key: its first launch is an untimed
+    /// warm-up, never a sample (see the module doc).
+    pub warmed_up: bool,
 }
 
 impl Trial {
+    /// A candidate not yet launched for its key.
+    pub fn new(variant: Handle<GridKernel>, name: String, estimated_ratio: f64) -> Trial {
+        Trial { variant, name, estimated_ratio, predicted_s: None, times: Vec::new(), warmed_up: false }
+    }
+
     pub fn best(&self) -> Option<Duration> {
         self.times.iter().min().copied()
     }
@@ -343,9 +357,9 @@ impl Exploration {
         matches!((self.trials[i].predicted_s, self.trials[0].predicted_s), (Some(mine), Some(plain)) if mine < plain)
     }
 
-    /// The trial the next launch should time: among the usable ones that need samples and
-    /// have the fewest, the lowest estimate (the plain one on ties). `None` when nothing usable
-    /// needs timing.
+    /// The trial the next launch should time (or warm up, when it has not run yet: see
+    /// [`Trial::warmed_up`]): among the usable ones that need samples and have the fewest, the
+    /// lowest estimate (the plain one on ties). `None` when nothing usable needs timing.
     pub fn next_to_time(&self, usable: impl Fn(Handle<GridKernel>) -> bool) -> Option<usize> {
         if self.winner.is_some() {
             return None;
@@ -753,7 +767,7 @@ impl VariantChooser {
                 .filter(|&&v| v == variants[0] || module.grid_kernels[v].shared_memory_bytes() <= shared_limit)
                 .map(|&v| {
                     let g = &module.grid_kernels[v];
-                    Trial { variant: v, name: g.name.clone(), estimated_ratio: g.variant.estimated_ratio, predicted_s: None, times: Vec::new() }
+                    Trial::new(v, g.name.clone(), g.variant.estimated_ratio)
                 })
                 .collect();
             self.left_out.extend(leave_out_predicted_slow(&mut trials, predict).into_iter().map(|(name, p, f)| (kernel, name, p, f)));
@@ -764,13 +778,18 @@ impl VariantChooser {
                 decision = self.adopt_predicted_winner(module, kernel, &slot.1, &mut exploration);
             }
             let first_sighting = exploration.winner.is_none();
-            self.explorations.insert(slot.clone(), exploration);
             if first_sighting {
+                let first = by_estimate();
+                if let Some(t) = exploration.trials.iter_mut().find(|t| t.variant == first.variant) {
+                    t.warmed_up = true;
+                }
+                self.explorations.insert(slot, exploration);
                 self.exploring_launches += 1;
-                return (by_estimate(), decision);
+                return (first, decision);
             }
+            self.explorations.insert(slot.clone(), exploration);
         }
-        let exploration = &self.explorations[&slot];
+        let exploration = self.explorations.get_mut(&slot).expect("inserted above");
         if let Some(winner) = exploration.winner {
             let variant = exploration.trials[winner].variant;
             self.settled.insert(kernel, (slot.1, variant));
@@ -778,6 +797,10 @@ impl VariantChooser {
         }
         self.exploring_launches += 1;
         match exploration.next_to_time(usable) {
+            Some(trial) if !exploration.trials[trial].warmed_up => {
+                exploration.trials[trial].warmed_up = true;
+                (Pick { variant: exploration.trials[trial].variant, measure: None }, decision)
+            }
             Some(trial) => {
                 let variant = exploration.trials[trial].variant;
                 (Pick { variant, measure: Some(Measurement { kernel, key: slot.1, trial }) }, decision)

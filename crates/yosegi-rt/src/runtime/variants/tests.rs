@@ -69,7 +69,7 @@ fn scale_with_variants(staged: &[(f64, u32)]) -> (Module, Handle<Kernel>) {
 }
 
 fn trial(name: &str, ratio: f64, index: usize) -> Trial {
-    Trial { variant: Handle::new(index), name: name.into(), estimated_ratio: ratio, predicted_s: None, times: Vec::new() }
+    Trial::new(Handle::new(index), name.into(), ratio)
 }
 
 fn ms(v: f64) -> Duration {
@@ -323,7 +323,9 @@ fn first_sighting(chooser: &mut VariantChooser, module: &Module, kernel: Handle<
 }
 
 /// Drives one exploration on device `gpu` with the given device times per variant name (from
-/// the key's untimed first launch when the chooser has not seen the key yet).
+/// the key's untimed first launch when the chooser has not seen the key yet). Returns the
+/// launches it timed, in order, and the decision; every candidate's untimed warm-up comes
+/// before its first timed launch.
 fn explore(
     chooser: &mut VariantChooser,
     module: &Module,
@@ -332,16 +334,23 @@ fn explore(
 ) -> (Vec<String>, VariantDecision) {
     let plain = &module.grid_kernels[module.variants_of(kernel)[0]];
     let key = LaunchKey::of(plain, &specialisable_params(plain), &bound(4096, 1, 2), "gpu");
-    if !chooser.explorations.contains_key(&(kernel, key)) {
+    let slot = (kernel, key);
+    if !chooser.explorations.contains_key(&slot) {
         first_sighting(chooser, module, kernel, "gpu", &bound(4096, 1, 2));
     }
+    let mut warmed: std::collections::HashSet<String> =
+        chooser.explorations[&slot].trials.iter().filter(|t| t.warmed_up).map(|t| t.name.clone()).collect();
     let mut ran = Vec::new();
     let mut samples: HashMap<String, usize> = HashMap::new();
     loop {
         let (pick, _) = choose(chooser, module, kernel, "gpu", &bound(4096, 1, 2));
         let name = module.grid_kernels[pick.variant].name.clone();
+        let Some(measurement) = pick.measure else {
+            assert!(warmed.insert(name.clone()), "{name} warmed up twice");
+            continue;
+        };
+        assert!(warmed.contains(&name), "{name} timed before its warm-up");
         ran.push(name.clone());
-        let measurement = pick.measure.expect("exploring");
         let k = samples.entry(name.clone()).or_default();
         let (_, t) = times.iter().find(|(n, _)| *n == name).expect("a time for every variant");
         let time = ms(t[*k]);
@@ -351,6 +360,44 @@ fn explore(
         }
         assert!(ran.len() < 10, "exploration does not end: {ran:?}");
     }
+}
+
+/// A kernel's first launches run slow (its module loads), so no candidate is timed on its
+/// first launch for a key: the key's first launch warms up the lowest estimate, and every
+/// other candidate runs once untimed before its first sample.
+#[test]
+fn every_candidate_runs_once_untimed_before_its_samples() {
+    let (module, kernel) = scale_with_variants(&[(0.6, 0), (0.8, 0)]);
+    let variants = module.variants_of(kernel);
+    let mut chooser = VariantChooser::new(StagingMode::Auto, TuningCache::in_dir(None));
+    let mut launches = Vec::new();
+    for _ in 0..12 {
+        let (pick, _) = choose(&mut chooser, &module, kernel, "gpu", &bound(4096, 1, 2));
+        let which = variants.iter().position(|&v| v == pick.variant).expect("a variant of the kernel");
+        launches.push((which, pick.measure.is_some()));
+        if let Some(m) = pick.measure {
+            // The plain variant is the fastest: every candidate keeps being timed twice.
+            chooser.record_time(&module, m, Some(ms(if which == 0 { 0.5 } else { 0.6 })));
+        }
+    }
+    assert_eq!(
+        launches,
+        [
+            (1, false), // the key's first launch: the lowest estimate, untimed
+            (1, true),
+            (2, false), // warm-up
+            (2, true),
+            (0, false), // warm-up
+            (0, true),
+            (1, true),
+            (2, true),
+            (0, true),
+            (0, false), // the winner, untimed from now on
+            (0, false),
+            (0, false),
+        ]
+    );
+    assert_eq!(chooser.exploring_launches(), 9, "warm-ups are launches of the exploration");
 }
 
 #[test]
@@ -572,8 +619,11 @@ fn on_a_timing_device_the_runtime_explores_then_runs_the_winner_without_timing()
     assert_eq!(b[63], 126.0);
     assert_eq!(timed_launches.load(std::sync::atomic::Ordering::Relaxed), 4, "two timed launches per candidate, then none");
     let use_ = &rt.stats().variants["scale_l3"];
-    assert_eq!(use_.runs.get("scale_l3"), Some(&2));
-    assert_eq!(use_.runs.get("scale_l3_staged"), Some(&8));
+    // The staged variant's first launch (the key's first) and the plain one's (before its
+    // samples) are untimed warm-ups: staged, staged timed, plain, plain timed, staged timed,
+    // plain timed, then the winner.
+    assert_eq!(use_.runs.get("scale_l3"), Some(&3));
+    assert_eq!(use_.runs.get("scale_l3_staged"), Some(&7));
     assert_eq!(use_.timed["scale_l3_staged"], vec![ms(0.6), ms(0.6)]);
     let report = rt.exit_report().expect("stats on");
     assert!(report.contains("winner on timed-sim (i_first=0,i_count=64): scale_l3_staged (scale_l3 best 0.800, typical 0.800 of 2, scale_l3_staged best 0.600, typical 0.600 of 2, measured)"), "{report}");
@@ -592,7 +642,7 @@ fn on_a_timing_device_the_runtime_explores_then_runs_the_winner_without_timing()
 
 #[test]
 fn the_model_leaves_out_candidates_it_predicts_far_slower_but_never_the_plain_one() {
-    let trial = |n: usize, name: &str| Trial { variant: Handle::new(n), name: name.into(), estimated_ratio: 1.0, predicted_s: None, times: Vec::new() };
+    let trial = |n: usize, name: &str| Trial::new(Handle::new(n), name.into(), 1.0);
     let trials = || vec![trial(0, "k"), trial(1, "k_staged"), trial(2, "k_staged_x4")];
     let predicted = |times: [f64; 3]| move |v: Handle<GridKernel>| Some(times[v.index()]);
 
