@@ -345,42 +345,6 @@ pub struct ParamSections {
     /// `read` and `write` name. The launch reads the box `rows.read x read` and may write
     /// `rows.write x write`; a write box it is not sure to fill is in the read box too.
     pub rows: Option<RowSections>,
-    /// The elements each distinct reference reaches, merged (`None` where some reference's
-    /// section is not `Elements`, and for row tables): finer than `read` and `write`, which
-    /// hull them, where a kernel touches a few slices of a large array (NPB BT's
-    /// `lhsZ[m][n][CC][k][i][j]` for 25 constant `m, n`: 794 KB a launch in a 164 MB hull).
-    /// The performance model's traffic only; copies and ownership follow the hulls.
-    pub pieces: Option<Pieces>,
-}
-
-/// See [`ParamSections::pieces`]: half-open element ranges, sorted and disjoint. A reference
-/// counted as a read in `read` (a conditional write) is a read piece too; the gaps a write
-/// hull leaves (read for the copies' sake) are not.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Pieces {
-    pub read: Vec<(i64, i64)>,
-    pub write: Vec<(i64, i64)>,
-}
-
-impl Pieces {
-    /// Elements the pieces cover (read and written counted apart).
-    pub fn elements(&self) -> i64 {
-        self.read.iter().chain(&self.write).map(|(lo, hi)| hi - lo).sum()
-    }
-}
-
-/// `ranges` sorted, the empty ones dropped and the overlapping or touching ones joined.
-fn merged_ranges(mut ranges: Vec<(i64, i64)>) -> Vec<(i64, i64)> {
-    ranges.retain(|(lo, hi)| lo < hi);
-    ranges.sort_unstable();
-    let mut out: Vec<(i64, i64)> = Vec::with_capacity(ranges.len());
-    for (lo, hi) in ranges {
-        match out.last_mut() {
-            Some(last) if lo <= last.1 => last.1 = last.1.max(hi),
-            _ => out.push((lo, hi)),
-        }
-    }
-    out
 }
 
 /// The rows of a row table a launch reads and writes (indices into the table).
@@ -408,8 +372,7 @@ pub fn launch_sections_with(kernel: &Kernel, summary: &AccessSummary, params: &[
     let empty = |param: u32| {
         let rows = matches!(kernel.params[param as usize].kind, ParamKind::RowTable { .. })
             .then_some(RowSections { read: Section::None, write: Section::None });
-        let pieces = rows.is_none().then(Pieces::default);
-        ParamSections { param, read: Section::None, write: Section::None, rows, pieces }
+        ParamSections { param, read: Section::None, write: Section::None, rows }
     };
     let space = match parallel_ranges(kernel, params) {
         Ok(Some(space)) => Some(space),
@@ -427,7 +390,6 @@ pub fn launch_sections_with(kernel: &Kernel, summary: &AccessSummary, params: &[
             // The sections of the writes that fill theirs: the write section is their hull,
             // which they fill only when they leave no gap (`v[0]` and `v[n-1]` leave one).
             let mut filled: Vec<(i64, i64)> = Vec::new();
-            let mut pieces = Some(Pieces::default());
             for access in summary.distinct_of_param(param) {
                 let (section, dense) = match &space {
                     Some(space) => access_section(access, strides.as_deref(), space, params),
@@ -436,14 +398,6 @@ pub fn launch_sections_with(kernel: &Kernel, summary: &AccessSummary, params: &[
                 let reads = access.kind != AccessKind::Write
                     || access.certainty == Certainty::Conditional
                     || dense == Density::Unknown;
-                let piece = match section {
-                    Section::None => None,
-                    Section::Elements { lo, hi } => Some((lo, hi)),
-                    Section::Whole => {
-                        pieces = None;
-                        None
-                    }
-                };
                 if reads {
                     sections.read = sections.read.hull(section);
                 }
@@ -453,16 +407,7 @@ pub fn launch_sections_with(kernel: &Kernel, summary: &AccessSummary, params: &[
                         filled.push((lo, hi));
                     }
                 }
-                if let (Some(p), Some(piece)) = (pieces.as_mut(), piece) {
-                    if reads {
-                        p.read.push(piece);
-                    }
-                    if access.kind != AccessKind::Read {
-                        p.write.push(piece);
-                    }
-                }
             }
-            sections.pieces = pieces.map(|p| Pieces { read: merged_ranges(p.read), write: merged_ranges(p.write) });
             // The hull's gaps keep what the launch leaves alone: the launch reads them, so that
             // the copy it writes holds them current (the runtime counts the whole write section
             // as written by the device that ran the launch).
@@ -793,7 +738,7 @@ fn row_table_sections(
             read = read.hull(col);
         }
     }
-    ParamSections { param, read, write, rows: Some(rows), pieces: None }
+    ParamSections { param, read, write, rows: Some(rows) }
 }
 
 /// Dense when the variables, taken from the finest spacing to the coarsest, each start their
@@ -869,47 +814,7 @@ mod tests {
             read: Section::Elements { lo: 0, hi: 100 },
             write: Section::Elements { lo: 1, hi: 99 },
             rows: None,
-            pieces: Some(Pieces { read: vec![(0, 100)], write: vec![(1, 99)] }),
         }]);
-    }
-
-    /// `a[m][k][i]` for the constant rows `m` = 0 and 3 at the plane `k` (param 1) of an
-    /// array of planes of 100 elements, 10 planes a row: two slices of 98 elements whose hull
-    /// spans three rows.
-    #[test]
-    fn references_to_slices_of_a_large_array_are_pieces_of_the_hull() {
-        let (mut b, i, dim) = interior_loop();
-        let plane = 100;
-        let row = 10 * plane;
-        let k = b.param(1);
-        let mut value = None;
-        for m in [0, 3] {
-            // m * row + k * plane + i
-            let base = b.int(m * row);
-            let per_plane = b.int(plane);
-            let kk = b.mul(k, per_plane);
-            let ie = b.local(i);
-            let at = b.add(base, kk);
-            let at = b.add(at, ie);
-            let load = b.load(2, vec![at]);
-            value = Some(match value {
-                None => load,
-                Some(v) => b.add(v, load),
-            });
-        }
-        let ie = b.local(i);
-        let st = b.store(3, vec![ie], value.expect("two loads"));
-        b.body.block.push(st);
-        let params = vec![scalar_param("n", 0), scalar_param("k", 1), array_param("a", vec![None], 2), array_param("b", vec![None], 3)];
-        let kern = kernel("slices", params, vec![dim], b.body);
-        let s = launch_sections(&kern, &[N, ParamValue::Int(4), P, P]);
-        // i runs 1..99: the slices start at 4 * 100 + 1 and 3 * 1000 + 4 * 100 + 1.
-        assert_eq!(s[0].read, Section::Elements { lo: 401, hi: 3499 });
-        let pieces = s[0].pieces.as_ref().expect("every reference is affine");
-        assert_eq!(pieces.read, vec![(401, 499), (3401, 3499)]);
-        assert!(pieces.write.is_empty());
-        assert_eq!(pieces.elements(), 196, "the hull holds 3098");
-        assert_eq!(s[1].pieces, Some(Pieces { read: Vec::new(), write: vec![(1, 99)] }));
     }
 
     /// An unrolled body repeats references: the summary keeps one of each for the runtime's
@@ -1009,9 +914,8 @@ mod tests {
             b.body,
         );
         let s = launch_sections(&kern, &[ParamValue::Int(10), P, P]);
-        let pieces = |read: Vec<(i64, i64)>, write: Vec<(i64, i64)>| Some(Pieces { read, write });
-        assert_eq!(s[0], ParamSections { param: 1, read: Section::Elements { lo: 0, hi: 12 }, write: Section::None, rows: None, pieces: pieces(vec![(0, 12)], vec![]) });
-        assert_eq!(s[1], ParamSections { param: 2, read: Section::None, write: Section::Elements { lo: 0, hi: 10 }, rows: None, pieces: pieces(vec![], vec![(0, 10)]) });
+        assert_eq!(s[0], ParamSections { param: 1, read: Section::Elements { lo: 0, hi: 12 }, write: Section::None, rows: None });
+        assert_eq!(s[1], ParamSections { param: 2, read: Section::None, write: Section::Elements { lo: 0, hi: 10 }, rows: None });
     }
 
     #[test]
@@ -1112,7 +1016,6 @@ mod tests {
             read: Section::Elements { lo: 1, hi: 5 },
             write: Section::Elements { lo: 0, hi: 4 },
             rows: Some(RowSections { read: rows, write: rows }),
-            pieces: None,
         }]);
     }
 

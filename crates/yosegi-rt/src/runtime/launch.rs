@@ -87,34 +87,18 @@ struct StartedPart<'m> {
 }
 
 /// What pass 2 of a launch gathers: the arrays' footprints (for the overlap check), the ranges
-/// the launch writes, and the bytes it must move (for `--stats` bandwidth and the model).
+/// the launch writes, and the bytes it must move (for `--stats` bandwidth).
 #[derive(Default)]
 pub(super) struct LaunchFootprint {
     pub(super) footprints: Vec<Footprint>,
     pub(super) writes: Vec<ObjectRange>,
-    /// The byte ranges the launch's references reach, read and written: the sections' pieces
-    /// where the analysis has them (`access::Pieces`), else their hulls.
-    pub(super) touched_reads: Vec<(u64, u64)>,
-    pub(super) touched_writes: Vec<(u64, u64)>,
-    /// What `touched_reads` and `touched_writes` cover, summed.
     pub(super) bytes_moved: u64,
 }
 
 impl LaunchFootprint {
-    /// The byte ranges the launch reads, and those it writes (what it moves, for the model's
-    /// L2 history).
+    /// The byte ranges the launch reads, and those it writes.
     pub(super) fn ranges(&self) -> (Vec<(u64, u64)>, Vec<(u64, u64)>) {
-        (self.touched_reads.clone(), self.touched_writes.clone())
-    }
-
-    /// Counts `reads` and `writes` (absolute byte ranges) as touched.
-    pub(super) fn touch(&mut self, reads: impl IntoIterator<Item = (u64, u64)>, writes: impl IntoIterator<Item = (u64, u64)>) {
-        for (list, ranges) in [(&mut self.touched_reads, reads.into_iter().collect::<Vec<_>>()), (&mut self.touched_writes, writes.into_iter().collect())] {
-            for (lo, hi) in ranges.into_iter().filter(|(lo, hi)| lo < hi) {
-                self.bytes_moved += hi - lo;
-                list.push((lo, hi));
-            }
-        }
+        (self.footprints.iter().filter_map(|f| f.read).collect(), self.footprints.iter().filter_map(|f| f.write).collect())
     }
 }
 
@@ -517,17 +501,9 @@ impl Runtime {
                 read: absolute(to_range(sections.read)),
                 write: absolute(to_range(sections.write)),
             });
-            // What the references touch: their pieces inside an `Elements` hull, else the hull.
-            let touched = |hull: Section, pieces: Option<&Vec<(i64, i64)>>| -> Vec<(u64, u64)> {
-                match (hull, pieces) {
-                    (Section::Elements { .. }, Some(pieces)) => {
-                        pieces.iter().filter_map(|&(lo, hi)| absolute(to_range(Section::Elements { lo, hi }))).collect()
-                    }
-                    _ => absolute(to_range(hull)).into_iter().collect(),
-                }
-            };
-            let pieces = sections.pieces.as_ref();
-            launch.touch(touched(sections.read, pieces.map(|p| &p.read)), touched(sections.write, pieces.map(|p| &p.write)));
+            for (lo, hi) in [to_range(sections.read), to_range(sections.write)].into_iter().flatten() {
+                launch.bytes_moved += hi.saturating_sub(lo);
+            }
             if let Some((lo, hi)) = to_range(sections.read) {
                 copies.make_device_valid(device, lo, hi, &mut t);
             }
