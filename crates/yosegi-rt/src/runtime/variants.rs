@@ -777,17 +777,19 @@ impl VariantChooser {
             if decision.is_none() && self.model_decides {
                 decision = self.adopt_predicted_winner(module, kernel, &slot.1, &mut exploration);
             }
-            let first_sighting = exploration.winner.is_none();
-            if first_sighting {
-                let first = by_estimate();
-                if let Some(t) = exploration.trials.iter_mut().find(|t| t.variant == first.variant) {
-                    t.warmed_up = true;
-                }
-                self.explorations.insert(slot, exploration);
+            // A key's first launch (unless the cache or the model settled it) runs the lowest
+            // estimate untimed, which warms that candidate up.
+            let first = exploration.winner.is_none().then(by_estimate);
+            if let Some(first) = &first
+                && let Some(t) = exploration.trials.iter_mut().find(|t| t.variant == first.variant)
+            {
+                t.warmed_up = true;
+            }
+            self.explorations.insert(slot.clone(), exploration);
+            if let Some(first) = first {
                 self.exploring_launches += 1;
                 return (first, decision);
             }
-            self.explorations.insert(slot.clone(), exploration);
         }
         let exploration = self.explorations.get_mut(&slot).expect("inserted above");
         if let Some(winner) = exploration.winner {
@@ -797,13 +799,12 @@ impl VariantChooser {
         }
         self.exploring_launches += 1;
         match exploration.next_to_time(usable) {
-            Some(trial) if !exploration.trials[trial].warmed_up => {
-                exploration.trials[trial].warmed_up = true;
-                (Pick { variant: exploration.trials[trial].variant, measure: None }, decision)
-            }
+            // A candidate's first launch is its warm-up, untimed.
             Some(trial) => {
-                let variant = exploration.trials[trial].variant;
-                (Pick { variant, measure: Some(Measurement { kernel, key: slot.1, trial }) }, decision)
+                let t = &mut exploration.trials[trial];
+                let measure = t.warmed_up.then(|| Measurement { kernel, key: slot.1, trial });
+                t.warmed_up = true;
+                (Pick { variant: t.variant, measure }, decision)
             }
             // What remains to time cannot run this launch (aliasing): the plain variant runs.
             None => (plain, decision),

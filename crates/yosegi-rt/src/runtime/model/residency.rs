@@ -54,6 +54,8 @@ pub fn resident_at(curve: &ResidentBytes, share: f64) -> f64 {
 /// 64 launches deep cost 34 us of host time joined, 4-6 us so: bench/NOTES.md run 37).
 #[derive(Debug, Default)]
 pub struct L2History {
+    /// Start -> (end, latest launch): disjoint byte ranges, each with the number of the latest
+    /// launch that touched it.
     latest: BTreeMap<u64, (u64, u64)>,
     /// Bytes whose latest launch is `first_kept + i`, for the kept launches, oldest first.
     latest_bytes: VecDeque<u64>,
@@ -76,8 +78,9 @@ impl L2History {
         }
         let mut resident = [0; 4];
         for &(lo, hi) in reads.iter().chain(&writes) {
-            self.each_latest(lo, hi, |launch, bytes| {
-                let Some(&between) = launch.checked_sub(self.first_kept).and_then(|i| since.get(i as usize)) else { return };
+            self.each_overlapping(lo, hi, |start, end, launch| {
+                let Some(&between) = self.kept_index(launch).and_then(|i| since.get(i)) else { return };
+                let bytes = end.min(hi) - start.max(lo);
                 for (r, &c) in resident.iter_mut().zip(&capacities) {
                     if between <= c {
                         *r += bytes;
@@ -102,10 +105,17 @@ impl L2History {
         resident
     }
 
-    /// Calls `f(launch, bytes)` for the parts of `lo..hi` some launch touched, with the latest
-    /// launch that touched each.
-    fn each_latest(&self, lo: u64, hi: u64, mut f: impl FnMut(u64, u64)) {
-        self.each_overlapping(lo, hi, |start, end, launch| f(launch, end.min(hi) - start.max(lo)));
+    /// Where launch `launch` is among the kept ones (`latest_bytes`), if it is kept.
+    fn kept_index(&self, launch: u64) -> Option<usize> {
+        launch.checked_sub(self.first_kept).map(|i| i as usize).filter(|&i| i < self.latest_bytes.len())
+    }
+
+    /// Counts `bytes` more (or fewer) as last touched by `launch`, if it is kept.
+    fn add_latest_bytes(&mut self, launch: u64, bytes: u64, more: bool) {
+        if let Some(i) = self.kept_index(launch) {
+            let b = &mut self.latest_bytes[i];
+            *b = if more { *b + bytes } else { *b - bytes };
+        }
     }
 
     /// Calls `f(start, end, launch)` for every recorded range that overlaps `lo..hi`, last
@@ -124,36 +134,25 @@ impl L2History {
     fn mark(&mut self, lo: u64, hi: u64, launch: u64) {
         // A time step touches the ranges it touched the step before: the range is there, and
         // only its launch changes.
-        if let Some((end, earlier)) = self.latest.get_mut(&lo)
-            && *end == hi
-        {
-            let earlier = std::mem::replace(earlier, launch);
-            if let Some(b) = earlier.checked_sub(self.first_kept).and_then(|i| self.latest_bytes.get_mut(i as usize)) {
-                *b -= hi - lo;
+        let same_range = self.latest.get_mut(&lo).filter(|(end, _)| *end == hi).map(|(_, earlier)| std::mem::replace(earlier, launch));
+        if let Some(earlier) = same_range {
+            self.add_latest_bytes(earlier, hi - lo, false);
+        } else {
+            let mut overlapping: Vec<(u64, u64, u64)> = Vec::new();
+            self.each_overlapping(lo, hi, |start, end, earlier| overlapping.push((start, end, earlier)));
+            for (start, end, earlier) in overlapping {
+                self.latest.remove(&start);
+                self.add_latest_bytes(earlier, end.min(hi) - start.max(lo), false);
+                if start < lo {
+                    self.latest.insert(start, (lo, earlier));
+                }
+                if end > hi {
+                    self.latest.insert(hi, (end, earlier));
+                }
             }
-            if let Some(b) = launch.checked_sub(self.first_kept).and_then(|i| self.latest_bytes.get_mut(i as usize)) {
-                *b += hi - lo;
-            }
-            return;
+            self.latest.insert(lo, (hi, launch));
         }
-        let mut overlapping: Vec<(u64, u64, u64)> = Vec::new();
-        self.each_overlapping(lo, hi, |start, end, earlier| overlapping.push((start, end, earlier)));
-        for (start, end, earlier) in overlapping {
-            self.latest.remove(&start);
-            if let Some(b) = earlier.checked_sub(self.first_kept).and_then(|i| self.latest_bytes.get_mut(i as usize)) {
-                *b -= end.min(hi) - start.max(lo);
-            }
-            if start < lo {
-                self.latest.insert(start, (lo, earlier));
-            }
-            if end > hi {
-                self.latest.insert(hi, (end, earlier));
-            }
-        }
-        self.latest.insert(lo, (hi, launch));
-        if let Some(b) = launch.checked_sub(self.first_kept).and_then(|i| self.latest_bytes.get_mut(i as usize)) {
-            *b += hi - lo;
-        }
+        self.add_latest_bytes(launch, hi - lo, true);
     }
 }
 
