@@ -79,8 +79,9 @@ impl Touched {
 /// its bytes as touched, and a later launch finds in it the smaller of the two shares of the
 /// bytes they both span: a launch that touches slices of an array is taken to touch those the
 /// launch before touched where it touches as many (a sweep along one axis), all of them where
-/// the one before filled the array. One range per param keeps the look up at the hulls' cost;
-/// the slices as ranges of their own cost 15-27 us a launch (bench/NOTES.md run 38).
+/// the one before filled the array. Over bytes an earlier launch touched, a range keeps the
+/// larger share ([`L2History::mark`]). One range per param keeps the look up at the hulls'
+/// cost; the slices as ranges of their own cost 15-27 us a launch (bench/NOTES.md run 38).
 #[derive(Debug, Default)]
 pub struct L2History {
     /// Start -> the range's end, latest launch and share.
@@ -167,28 +168,52 @@ impl L2History {
         }
     }
 
-    /// Records launch `launch` as the latest to touch `range`.
+    /// Records launch `launch` as the latest to touch `range`. Where it spans bytes an earlier
+    /// launch touched, the range keeps the larger of the two shares: a launch over a few slices
+    /// of an array that a launch before filled leaves the array as present as it found it,
+    /// though only the slices count as its bytes.
     fn mark(&mut self, range: Touched, launch: u64) {
         let Touched { lo, hi, share } = range;
         // A time step touches the ranges it touched the step before: the range is there, and
         // only its launch changes.
-        let same_range = self.latest.get_mut(&lo).filter(|entry| entry.end == hi).map(|entry| std::mem::replace(entry, Entry { end: hi, launch, share }));
-        if let Some(earlier) = same_range {
-            self.add_latest_bytes(earlier.launch, -((hi - lo) as f64 * earlier.share));
+        if let Some(entry) = self.latest.get_mut(&lo).filter(|entry| entry.end == hi) {
+            let earlier = std::mem::replace(entry, Entry { end: hi, launch, share: share.max(entry.share) });
+            self.add_latest_bytes(earlier.launch, -((hi - lo) as f64 * share.min(earlier.share)));
         } else {
             let mut overlapping: Vec<(u64, Entry)> = Vec::new();
             self.each_overlapping(lo, hi, |start, entry| overlapping.push((start, entry)));
-            for (start, earlier) in overlapping {
+            // The marked range's pieces, in order: over an earlier range the larger share.
+            let mut pieces: Vec<(u64, u64, f64)> = Vec::with_capacity(2 * overlapping.len() + 1);
+            let mut at = lo;
+            for &(start, earlier) in overlapping.iter().rev() {
                 self.latest.remove(&start);
-                self.add_latest_bytes(earlier.launch, -((earlier.end.min(hi) - start.max(lo)) as f64 * earlier.share));
+                let (from, to) = (start.max(lo), earlier.end.min(hi));
+                self.add_latest_bytes(earlier.launch, -((to - from) as f64 * share.min(earlier.share)));
                 if start < lo {
                     self.latest.insert(start, Entry { end: lo, ..earlier });
                 }
                 if earlier.end > hi {
                     self.latest.insert(hi, earlier);
                 }
+                if at < from {
+                    pieces.push((at, from, share));
+                }
+                pieces.push((from, to, share.max(earlier.share)));
+                at = to;
             }
-            self.latest.insert(lo, Entry { end: hi, launch, share });
+            if at < hi {
+                pieces.push((at, hi, share));
+            }
+            let mut joined: Vec<(u64, u64, f64)> = Vec::with_capacity(pieces.len());
+            for piece in pieces {
+                match joined.last_mut() {
+                    Some(last) if last.1 == piece.0 && last.2 == piece.2 => last.1 = piece.1,
+                    _ => joined.push(piece),
+                }
+            }
+            for (from, to, share) in joined {
+                self.latest.insert(from, Entry { end: to, launch, share });
+            }
         }
         self.add_latest_bytes(launch, range.bytes());
     }
@@ -332,6 +357,17 @@ mod tests {
         // A launch reading 1 MB of the hull whole finds the slices' share of it.
         let share = (MB as f64 * 0.01).round() as u64;
         assert_eq!(device.touch(&whole(&[(100 * MB, 101 * MB)]), &[], 8 * MB), [share; 4]);
+    }
+
+    #[test]
+    fn a_launch_over_slices_leaves_an_array_as_present_as_it_found_it() {
+        let mut device = L2History::default();
+        let l2 = 40 * MB;
+        // A kernel fills 8 MB, the next touches a tenth of them (two rows of each plane).
+        device.touch(&[], &whole(&[(0, 8 * MB)]), l2);
+        device.touch(&[Touched { lo: 0, hi: 8 * MB, share: 0.1 }], &[], l2);
+        // One reading the whole 8 MB finds all of it, as it would after the first alone.
+        assert_eq!(device.touch(&whole(&[(0, 8 * MB)]), &[], l2), [8 * MB; 4]);
     }
 
     #[test]
