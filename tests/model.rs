@@ -451,41 +451,6 @@ fn a_kernel_finds_in_l2_what_the_kernel_before_it_wrote() {
     assert_eq!(resident(&kernels[1]), vec![n * 8; 4]);
 }
 
-/// Two kernels touch two slices of one plane of an 84 MB array (`a[0][k][i]` and
-/// `a[4][k][i]`): the first writes them, the second reads them. The sections' hull spans four
-/// rows of planes, more than the L2 cache holds, but the references reach 64 KB of it: the
-/// second kernel finds them in L2, and its bytes are the slices', not the hull's.
-#[test]
-fn a_kernel_finds_in_l2_the_slices_of_a_large_array_the_kernel_before_it_wrote() {
-    let (planes, n) = (512u64, 4096u64);
-    let source = format!(
-        "#include <stdio.h>\n#define M 5\n#define P {planes}\n#define N {n}\nstatic double a[M][P][N];\nstatic double c[N];\nint main(void) {{\n  int k = 7;\n  #pragma acc data create(a) copyout(c)\n  {{\n    #pragma acc parallel loop\n    for (int i = 0; i < N; i++) {{ a[0][k][i] = i % 5; a[4][k][i] = 2 * (i % 3); }}\n    #pragma acc parallel loop\n    for (int i = 0; i < N; i++) c[i] = a[0][k][i] + a[4][k][i];\n  }}\n  double s = 0;\n  for (int i = 0; i < N; i++) s += c[i];\n  printf(\"%.1f\\n\", s);\n  return 0;\n}}\n"
-    );
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("slices.c");
-    std::fs::write(&file, source).unwrap();
-    let mut cmd = yosegi();
-    cmd.args(["run", "--device", "sim", "--stats=json", "--fusion", "off", "-w"]).arg(&file);
-    let out = run(cmd, Input::Nothing);
-    assert_eq!(out.code(), Some(0), "{}", out.describe());
-    // gcc's answer: (i % 5) + 2 * (i % 3) summed.
-    let expected: u64 = (0..n).map(|i| i % 5 + 2 * (i % 3)).sum();
-    assert_eq!(out.stdout, format!("{expected}.0\n"));
-    let start = out.stderr.find("{\n").expect("JSON stats");
-    let stats: Value = serde_json::from_str(&out.stderr[start..]).unwrap();
-    let kernels = stats["kernels"].as_array().unwrap();
-    assert_eq!(kernels.len(), 2, "{stats}");
-    let slices = 2 * n * 8;
-    // The writer: its two slices, not the 4 * 512 planes between them.
-    assert_eq!(count(&kernels[0]["last_prediction"], "section_bytes"), slices, "{}", kernels[0]);
-    assert_eq!(count(&kernels[0], "bytes_moved"), slices);
-    // The reader: the slices (found in L2 at every share) and `c` (not found).
-    let reader = &kernels[1]["last_prediction"];
-    assert_eq!(count(reader, "section_bytes"), slices + n * 8, "{}", kernels[1]);
-    let resident: Vec<u64> = reader["resident_bytes"].as_array().expect("resident bytes").iter().map(|b| b.as_u64().unwrap()).collect();
-    assert_eq!(resident, vec![slices; 4]);
-}
-
 /// Column sums of a 16 x 4096 array, a thread per column: each iteration's warp load asks for
 /// lines no earlier load fetched (far loads, every one). With nothing stored in the loop the
 /// compiler issues four iterations' loads together, so a thread waits a quarter as many

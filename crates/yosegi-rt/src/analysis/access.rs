@@ -345,35 +345,6 @@ pub struct ParamSections {
     /// `read` and `write` name. The launch reads the box `rows.read x read` and may write
     /// `rows.write x write`; a write box it is not sure to fill is in the read box too.
     pub rows: Option<RowSections>,
-    /// How many elements of `read` and `write` the param's distinct references reach (the
-    /// union of their own sections), where every reference's section is `Elements` (`None`
-    /// otherwise, and for row tables). Less than the hull where a kernel touches a few slices
-    /// of a large array: NPB BT's `x_solve_l1555` reads 25 slices of `lhsZ`, 794 KB in a
-    /// 164 MB hull. The performance model's traffic only; copies and ownership follow the hulls.
-    pub reached: Option<Reached>,
-}
-
-/// See [`ParamSections::reached`]. A reference counted as a read in `read` (a conditional
-/// write) is read here too; the gaps a write hull leaves (read for the copies' sake) are not.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Reached {
-    pub read: i64,
-    pub write: i64,
-}
-
-/// Elements the union of half-open `ranges` covers.
-fn union_elements(mut ranges: Vec<(i64, i64)>) -> i64 {
-    ranges.retain(|(lo, hi)| lo < hi);
-    ranges.sort_unstable();
-    let (mut total, mut reach) = (0, i64::MIN);
-    for (lo, hi) in ranges {
-        let lo = lo.max(reach);
-        if hi > lo {
-            total += hi - lo;
-            reach = hi;
-        }
-    }
-    total
 }
 
 /// The rows of a row table a launch reads and writes (indices into the table).
@@ -401,8 +372,7 @@ pub fn launch_sections_with(kernel: &Kernel, summary: &AccessSummary, params: &[
     let empty = |param: u32| {
         let rows = matches!(kernel.params[param as usize].kind, ParamKind::RowTable { .. })
             .then_some(RowSections { read: Section::None, write: Section::None });
-        let reached = rows.is_none().then(Reached::default);
-        ParamSections { param, read: Section::None, write: Section::None, rows, reached }
+        ParamSections { param, read: Section::None, write: Section::None, rows }
     };
     let space = match parallel_ranges(kernel, params) {
         Ok(Some(space)) => Some(space),
@@ -420,8 +390,6 @@ pub fn launch_sections_with(kernel: &Kernel, summary: &AccessSummary, params: &[
             // The sections of the writes that fill theirs: the write section is their hull,
             // which they fill only when they leave no gap (`v[0]` and `v[n-1]` leave one).
             let mut filled: Vec<(i64, i64)> = Vec::new();
-            // The references' own sections, read and written (`None` once one is `Whole`).
-            let mut pieces: Option<(Vec<(i64, i64)>, Vec<(i64, i64)>)> = Some(Default::default());
             for access in summary.distinct_of_param(param) {
                 let (section, dense) = match &space {
                     Some(space) => access_section(access, strides.as_deref(), space, params),
@@ -439,20 +407,7 @@ pub fn launch_sections_with(kernel: &Kernel, summary: &AccessSummary, params: &[
                         filled.push((lo, hi));
                     }
                 }
-                match (section, pieces.as_mut()) {
-                    (Section::Elements { lo, hi }, Some((read, write))) => {
-                        if reads {
-                            read.push((lo, hi));
-                        }
-                        if access.kind != AccessKind::Read {
-                            write.push((lo, hi));
-                        }
-                    }
-                    (Section::Whole, _) => pieces = None,
-                    _ => {}
-                }
             }
-            sections.reached = pieces.map(|(read, write)| Reached { read: union_elements(read), write: union_elements(write) });
             // The hull's gaps keep what the launch leaves alone: the launch reads them, so that
             // the copy it writes holds them current (the runtime counts the whole write section
             // as written by the device that ran the launch).
@@ -783,7 +738,7 @@ fn row_table_sections(
             read = read.hull(col);
         }
     }
-    ParamSections { param, read, write, rows: Some(rows), reached: None }
+    ParamSections { param, read, write, rows: Some(rows) }
 }
 
 /// Dense when the variables, taken from the finest spacing to the coarsest, each start their
@@ -859,50 +814,7 @@ mod tests {
             read: Section::Elements { lo: 0, hi: 100 },
             write: Section::Elements { lo: 1, hi: 99 },
             rows: None,
-            reached: Some(Reached { read: 100, write: 98 }),
         }]);
-    }
-
-    /// `a[m][k][i]` for the constant rows `m` = 0 and 3 at the plane `k` (param 1) of an
-    /// array of planes of 100 elements, 10 planes a row: two slices of 98 elements whose hull
-    /// spans three rows.
-    #[test]
-    fn references_to_slices_of_a_large_array_reach_less_than_their_hull() {
-        let (mut b, i, dim) = interior_loop();
-        let plane = 100;
-        let row = 10 * plane;
-        let k = b.param(1);
-        let mut value = None;
-        for m in [0, 3] {
-            // m * row + k * plane + i
-            let base = b.int(m * row);
-            let per_plane = b.int(plane);
-            let kk = b.mul(k, per_plane);
-            let ie = b.local(i);
-            let at = b.add(base, kk);
-            let at = b.add(at, ie);
-            let load = b.load(2, vec![at]);
-            value = Some(match value {
-                None => load,
-                Some(v) => b.add(v, load),
-            });
-        }
-        let ie = b.local(i);
-        let st = b.store(3, vec![ie], value.expect("two loads"));
-        b.body.block.push(st);
-        let params = vec![scalar_param("n", 0), scalar_param("k", 1), array_param("a", vec![None], 2), array_param("b", vec![None], 3)];
-        let kern = kernel("slices", params, vec![dim], b.body);
-        let s = launch_sections(&kern, &[N, ParamValue::Int(4), P, P]);
-        // i runs 1..99: the slices start at 4 * 100 + 1 and 3 * 1000 + 4 * 100 + 1.
-        assert_eq!(s[0].read, Section::Elements { lo: 401, hi: 3499 });
-        assert_eq!(s[0].reached, Some(Reached { read: 196, write: 0 }), "the hull holds 3098");
-        assert_eq!(s[1].reached, Some(Reached { read: 0, write: 98 }));
-    }
-
-    #[test]
-    fn the_union_of_references_counts_overlaps_once() {
-        assert_eq!(union_elements(vec![(5, 10), (0, 6), (20, 22), (9, 9), (21, 30)]), 20);
-        assert_eq!(union_elements(Vec::new()), 0);
     }
 
     /// An unrolled body repeats references: the summary keeps one of each for the runtime's
@@ -1002,8 +914,8 @@ mod tests {
             b.body,
         );
         let s = launch_sections(&kern, &[ParamValue::Int(10), P, P]);
-        assert_eq!(s[0], ParamSections { param: 1, read: Section::Elements { lo: 0, hi: 12 }, write: Section::None, rows: None, reached: Some(Reached { read: 12, write: 0 }) });
-        assert_eq!(s[1], ParamSections { param: 2, read: Section::None, write: Section::Elements { lo: 0, hi: 10 }, rows: None, reached: Some(Reached { read: 0, write: 10 }) });
+        assert_eq!(s[0], ParamSections { param: 1, read: Section::Elements { lo: 0, hi: 12 }, write: Section::None, rows: None });
+        assert_eq!(s[1], ParamSections { param: 2, read: Section::None, write: Section::Elements { lo: 0, hi: 10 }, rows: None });
     }
 
     #[test]
@@ -1104,7 +1016,6 @@ mod tests {
             read: Section::Elements { lo: 1, hi: 5 },
             write: Section::Elements { lo: 0, hi: 4 },
             rows: Some(RowSections { read: rows, write: rows }),
-            reached: None,
         }]);
     }
 

@@ -94,10 +94,9 @@ pub(super) struct PreparedChain {
     pub bound_objects: Vec<(u32, u64)>,
     /// Bytes the preparation moved.
     pub bytes_moved: u64,
-    /// The byte ranges the members read, and those they write (with the shares their
-    /// references reach).
-    pub reads: Vec<super::model::residency::Touched>,
-    pub writes: Vec<super::model::residency::Touched>,
+    /// The byte ranges the members read, and those they write.
+    pub reads: Vec<(u64, u64)>,
+    pub writes: Vec<(u64, u64)>,
 }
 
 /// What this launch of a chain does.
@@ -326,8 +325,9 @@ impl Runtime {
             check_overlaps(kernel, &footprint.launch.footprints)?;
             self.mark_written(device, &footprint.launch.writes);
             bytes_moved += footprint.launch.bytes_moved;
-            reads.extend(footprint.launch.touched_reads);
-            writes.extend(footprint.launch.touched_writes);
+            let (r, w) = footprint.launch.ranges();
+            reads.extend(r);
+            writes.extend(w);
             for b in footprint.bound_objects {
                 if !bound_objects.iter().any(|(arg, _)| *arg == b.0) {
                     bound_objects.push(b);

@@ -9,7 +9,6 @@ use crate::diag::{Diagnostic, Span};
 use crate::ir::{GridKernel, Handle, Kernel, Module, ParamKind, Region};
 
 use super::abi::YosegiArg;
-use super::model::residency::Touched;
 use super::device::DeviceParam;
 use super::registry::Origin;
 use super::{ObjectRange, Runtime, RuntimeError, distribute, trace, fold_reductions, host_format, param_value, rows, value, write_host_scalar};
@@ -88,28 +87,18 @@ struct StartedPart<'m> {
 }
 
 /// What pass 2 of a launch gathers: the arrays' footprints (for the overlap check), the ranges
-/// the launch writes, and the bytes it must move (for `--stats` bandwidth and the model).
+/// the launch writes, and the bytes it must move (for `--stats` bandwidth).
 #[derive(Default)]
 pub(super) struct LaunchFootprint {
     pub(super) footprints: Vec<Footprint>,
     pub(super) writes: Vec<ObjectRange>,
-    /// The byte ranges the launch reads and writes, each with the share of it the launch's
-    /// references reach (`access::Reached`), for the model's L2 history.
-    pub(super) touched_reads: Vec<Touched>,
-    pub(super) touched_writes: Vec<Touched>,
-    /// The bytes the references reach in those, summed.
     pub(super) bytes_moved: u64,
 }
 
 impl LaunchFootprint {
-    /// Counts `read` and `write` (absolute byte ranges) as touched.
-    pub(super) fn touch(&mut self, read: Option<Touched>, write: Option<Touched>) {
-        for (list, range) in [(&mut self.touched_reads, read), (&mut self.touched_writes, write)] {
-            if let Some(range) = range.filter(|r| r.lo < r.hi) {
-                self.bytes_moved += range.bytes().round() as u64;
-                list.push(range);
-            }
-        }
+    /// The byte ranges the launch reads, and those it writes.
+    pub(super) fn ranges(&self) -> (Vec<(u64, u64)>, Vec<(u64, u64)>) {
+        (self.footprints.iter().filter_map(|f| f.read).collect(), self.footprints.iter().filter_map(|f| f.write).collect())
     }
 }
 
@@ -365,7 +354,7 @@ impl Runtime {
     /// What a launch on `device` reading `reads` and writing `writes` moves, `bytes` in all;
     /// with the model on, the launch is remembered for what the launches after it find in the
     /// L2 cache, after the copies to the devices since the launch before.
-    pub(super) fn note_traffic(&mut self, device: usize, reads: &[Touched], writes: &[Touched], bytes: u64) -> super::model::Traffic {
+    pub(super) fn note_traffic(&mut self, device: usize, reads: &[(u64, u64)], writes: &[(u64, u64)], bytes: u64) -> super::model::Traffic {
         let uploads = std::mem::take(&mut self.uploads);
         match self.model.as_mut() {
             Some(model) => {
@@ -418,7 +407,8 @@ impl Runtime {
     fn start_parts<'m>(&mut self, module: &'m Module, kernel: Handle<Kernel>, prepared: Vec<PreparedLaunch>, started: &mut Vec<StartedPart<'m>>) -> Result<(), RuntimeError> {
         for PreparedLaunch { device, first, params, footprint } in prepared {
             // The variant that ran owns the reductions and scalar outputs.
-            let traffic = self.note_traffic(device, &footprint.touched_reads, &footprint.touched_writes, footprint.bytes_moved);
+            let (reads, writes) = footprint.ranges();
+            let traffic = self.note_traffic(device, &reads, &writes, footprint.bytes_moved);
             let (grid, launch, elapsed) = self.launch_chosen_variant(module, kernel, params, device, traffic)?;
             started.push(StartedPart { device, first, grid, started: launch, elapsed, footprint });
         }
@@ -511,17 +501,9 @@ impl Runtime {
                 read: absolute(to_range(sections.read)),
                 write: absolute(to_range(sections.write)),
             });
-            // The share of each hull the references reach (all of it where the analysis cannot
-            // tell), for the model: a few slices of a large array move and occupy the cache
-            // as their own bytes.
-            let touched = |hull: Section, reached: Option<i64>| {
-                absolute(to_range(hull)).map(|(lo, hi)| {
-                    let share = reached.map_or(1.0, |elements| (elements as f64 * elem as f64 / (hi - lo) as f64).clamp(0.0, 1.0));
-                    Touched { lo, hi, share }
-                })
-            };
-            let reached = sections.reached;
-            launch.touch(touched(sections.read, reached.map(|r| r.read)), touched(sections.write, reached.map(|r| r.write)));
+            for (lo, hi) in [to_range(sections.read), to_range(sections.write)].into_iter().flatten() {
+                launch.bytes_moved += hi.saturating_sub(lo);
+            }
             if let Some((lo, hi)) = to_range(sections.read) {
                 copies.make_device_valid(device, lo, hi, &mut t);
             }

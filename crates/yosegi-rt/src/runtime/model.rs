@@ -146,7 +146,7 @@ impl Model {
     /// A launch on `device` reading `reads` and writing `writes` (byte ranges of the tracked
     /// objects), `bytes` in all: what it moves, with what the launches before it left in the
     /// device's L2 cache. Remembered for the launches after it.
-    pub fn note_launch(&mut self, device: usize, reads: &[residency::Touched], writes: &[residency::Touched], bytes: u64) -> Traffic {
+    pub fn note_launch(&mut self, device: usize, reads: &[(u64, u64)], writes: &[(u64, u64)], bytes: u64) -> Traffic {
         let resident = match (self.histories.get_mut(device), self.machines.get(device)) {
             (Some(history), Some(machine)) => Some(history.touch(reads, writes, machine.l2_bytes)),
             _ => None,
@@ -159,7 +159,7 @@ impl Model {
     /// would a launch's that wrote them.
     pub fn note_upload(&mut self, device: usize, lo: u64, hi: u64) {
         if let (Some(history), Some(machine)) = (self.histories.get_mut(device), self.machines.get(device)) {
-            history.touch(&[], &[residency::Touched::whole(lo, hi)], machine.l2_bytes);
+            history.touch(&[], &[(lo, hi)], machine.l2_bytes);
         }
     }
 

@@ -335,8 +335,9 @@ impl Runtime {
             }
             let absolute = |r: Option<(u64, u64)>| r.map(|(lo, hi)| (object + lo, object + hi)).filter(|(lo, hi)| lo < hi);
             launch.footprints.push(Footprint { param: plan.param, row: Some(index), base: row, read: absolute(read), write: absolute(write) });
-            let whole = |r: Option<(u64, u64)>| absolute(r).map(|(lo, hi)| super::model::residency::Touched::whole(lo, hi));
-            launch.touch(whole(read), whole(write));
+            for (lo, hi) in [read, write].into_iter().flatten() {
+                launch.bytes_moved += hi.saturating_sub(lo);
+            }
             if let Some((lo, hi)) = write {
                 launch.writes.push(ObjectRange { object, lo, hi });
             }
