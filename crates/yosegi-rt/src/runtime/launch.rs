@@ -407,7 +407,8 @@ impl Runtime {
     fn start_parts<'m>(&mut self, module: &'m Module, kernel: Handle<Kernel>, prepared: Vec<PreparedLaunch>, started: &mut Vec<StartedPart<'m>>) -> Result<(), RuntimeError> {
         for PreparedLaunch { device, first, params, footprint } in prepared {
             // The variant that ran owns the reductions and scalar outputs.
-            let (reads, writes) = footprint.ranges();
+            // The ranges feed only the model's L2 history: two vectors a launch spared without it.
+            let (reads, writes) = if self.model.is_some() { footprint.ranges() } else { (Vec::new(), Vec::new()) };
             let traffic = self.note_traffic(device, &reads, &writes, footprint.bytes_moved);
             let (grid, launch, elapsed) = self.launch_chosen_variant(module, kernel, params, device, traffic)?;
             started.push(StartedPart { device, first, grid, started: launch, elapsed, footprint });
