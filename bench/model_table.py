@@ -95,6 +95,12 @@ def variant_groups(root, steady=None):
         machine = stats.get("machine") or {}
         # The first launch as the model charges it: observed in programs once enough were.
         first = machine.get("first_launch_observed_s") or machine.get("first_launch_s", 0.0)
+
+        def first_of(k):
+            # What the model charged the kernel's code loads; stats before run 39 charged
+            # every load whole.
+            return k.get("predicted_first_launch_s", first)
+
         steady_launch = machine.get("launch_observed_s") or machine.get("launch_s", 0.0)
         kernels = {k["name"]: k for k in stats.get("kernels", [])}
         for kernel, use in (stats.get("variants") or {}).items():
@@ -118,11 +124,11 @@ def variant_groups(root, steady=None):
                     launched = [o for o in launched if o["launches"] >= STEADY_LAUNCHES and o.get("mean_device_s")]
                     if not launched:
                         break
-                    measured = launched[0]["mean_device_s"] - first / launched[0]["launches"]
+                    measured = launched[0]["mean_device_s"] - first_of(launched[0]) / launched[0]["launches"]
                 elif all_timed:
                     measured = timed[(len(timed) - 1) // 2]  # the lower middle, as the runtime takes it
                 else:
-                    measured = max(k["mean_device_s"] - first / max(k["launches"], 1), 1e-7)
+                    measured = max(k["mean_device_s"] - first_of(k) / max(k["launches"], 1), 1e-7)
                 # The steady prediction, as the model chooses by: a candidate's last
                 # launch may be its first, or timed on its own, which the others' was not.
                 last = k["last_prediction"]

@@ -112,9 +112,6 @@ impl KernelFault {
 pub struct CompletedLaunch {
     pub kernel: String,
     pub device_time: std::time::Duration,
-    /// For the first two launches of a compiled kernel: its handle and which launch (1 or 2),
-    /// from which the runtime observes what a first launch costs (`model::observed`).
-    pub first_two: Option<(u64, u8)>,
 }
 
 /// Another device's memory as a device of the same kind can copy from it directly: for a GPU,

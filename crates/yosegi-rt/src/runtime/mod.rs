@@ -242,9 +242,6 @@ pub struct Runtime {
     /// Whether the program's repeating cycle of regions runs on all the devices or one
     /// (`device_count`).
     device_count: device_count::DeviceCount,
-    /// Per device: what each compiled kernel's first launch took beyond its second, kept for
-    /// the model at the end of the program (`model::observed`).
-    first_launches: Vec<model::observed::FirstLaunches>,
 }
 
 /// A byte range of one tracked object, offsets from the object's start.
@@ -326,7 +323,6 @@ impl Runtime {
             fusions: fused::FusionState::new(&module.fusions),
             steps: steps::StepState::new(&module),
             device_count: device_count::DeviceCount::new(device_count::enabled(simulated, job.is_some(), devices_len)),
-            first_launches: (0..devices_len).map(|_| Default::default()).collect(),
             model,
             module,
         })
@@ -500,9 +496,6 @@ impl Runtime {
     fn collect_device_reports(&mut self) -> Result<(), RuntimeError> {
         for d in 0..self.devices.len() {
             for done in self.devices[d].take_completed() {
-                if let (Some((function, nth)), Some(seen)) = (done.first_two, self.first_launches.get_mut(d)) {
-                    seen.note(function, nth, done.device_time);
-                }
                 self.stats.device.device_time_ns += done.device_time.as_nanos() as u64;
                 if self.devices.len() > 1 {
                     self.stats.of_device(d).kernel_time += done.device_time;
@@ -556,15 +549,8 @@ impl Runtime {
         self.exit_on_device_fault();
         let _ = self.collect_device_reports();
         self.store_for_explain();
-        if self.first_launches.iter().any(|seen| !seen.samples().is_empty())
-            && let Some(dir) = crate::runtime::cuda::cache::trusted_dir()
-        {
-            for (device, seen) in self.devices.iter().zip(&self.first_launches) {
-                model::observed::record_first_launches(&dir, device.model(), seen.samples());
-            }
-        }
-        // The steady launch and the idle extra, from the stats: one device, so that each kernel's times
-        // are one GPU's.
+        // The steady launch, the idle extra and the first launch, from the stats: one device, so
+        // that each kernel's times are one GPU's.
         if self.config.stats != StatsMode::Off
             && self.devices.len() == 1
             && let Some(machine) = self.model.as_ref().and_then(|m| m.machine(0)).filter(|m| m.measured)
@@ -572,6 +558,8 @@ impl Runtime {
         {
             let pairs = model::observed::launch_residuals(&self.stats, machine);
             model::observed::record_launches(&dir, self.devices[0].model(), &pairs);
+            let loads = model::observed::first_launch_residuals(&self.stats, machine);
+            model::observed::record_first_launches(&dir, self.devices[0].model(), &loads);
         }
     }
 

@@ -166,6 +166,10 @@ pub struct KernelLaunches {
     /// (`model::Timing::Alone`), and the shares of the idle extra they pay, summed.
     pub predicted_alone: u64,
     pub predicted_idle_share: f64,
+    /// Of the predicted launches, those that load the kernel's code (`Prediction::loads_code`),
+    /// and what the device sees of the loads, summed (`Prediction::first_launch_s`).
+    pub predicted_code_loads: u64,
+    pub predicted_first_launch: Duration,
     /// What the device counted over these launches, and what the model counted for the
     /// launches it predicted.
     pub counters: DeviceCounters,
@@ -317,8 +321,10 @@ impl Stats {
         let entry = self.launches.entry(kernel.to_string()).or_default();
         entry.predicted += Duration::from_secs_f64(prediction.seconds);
         entry.predicted_launches += 1;
-        entry.predicted_alone += u64::from(timing != crate::runtime::model::Timing::Queued);
+        entry.predicted_alone += u64::from(matches!(timing, crate::runtime::model::Timing::Alone { .. }));
         entry.predicted_idle_share += timing.idle_share();
+        entry.predicted_code_loads += u64::from(prediction.loads_code);
+        entry.predicted_first_launch += Duration::from_secs_f64(prediction.first_launch_s);
         entry.predicted_busy += Duration::from_secs_f64(prediction.busy_s());
         entry.predicted_counters.add(&prediction.work.counters);
         entry.last_prediction = Some(prediction.clone());
@@ -504,6 +510,8 @@ impl Stats {
                     "predicted_busy_s": secs(l.predicted_busy),
                     "predicted_alone": l.predicted_alone,
                     "predicted_idle_share": l.predicted_idle_share,
+                    "predicted_code_loads": l.predicted_code_loads,
+                    "predicted_first_launch_s": secs(l.predicted_first_launch),
                     "mean_predicted_s": (l.predicted_launches > 0).then(|| secs(l.predicted) / l.predicted_launches as f64),
                     "limited_by": l.limited_by(),
                     "bytes_moved": l.bytes_moved,

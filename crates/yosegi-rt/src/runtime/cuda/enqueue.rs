@@ -176,10 +176,7 @@ impl CudaDevice {
             self.events.give_back(stop);
             return Err(fault(e));
         }
-        let launches = self.function_launches.entry(function as u64).or_insert(0);
-        *launches = launches.saturating_add(1);
-        let first_two = (*launches <= 2).then_some((function as u64, *launches));
-        self.in_flight.push(InFlight { kernel: kernel.name.clone(), span: kernel.span, saved_source: saved_note, start, stop, first_two });
+        self.in_flight.push(InFlight { kernel: kernel.name.clone(), span: kernel.span, saved_source: saved_note, start, stop });
         let hands_back = !kernel.reductions.is_empty() || !kernel.scalar_outputs.is_empty();
         let results = PendingResults {
             kernel: kernel.name.clone(),

@@ -66,8 +66,6 @@ pub struct InFlight<E> {
     pub saved_source: Option<Arc<Path>>,
     pub start: E,
     pub stop: E,
-    /// See [`CompletedLaunch::first_two`].
-    pub first_two: Option<(u64, u8)>,
 }
 
 /// The launches enqueued since the device last waited, oldest first.
@@ -117,7 +115,7 @@ impl<E> InFlightLaunches<E> {
         let mut done = Vec::with_capacity(count);
         for launch in self.launches.drain(..count) {
             let device_time = elapsed(&launch.start, &launch.stop).unwrap_or_default();
-            done.push(CompletedLaunch { kernel: launch.kernel, device_time, first_two: launch.first_two });
+            done.push(CompletedLaunch { kernel: launch.kernel, device_time });
             pool.give_back(launch.start);
             pool.give_back(launch.stop);
         }
@@ -156,7 +154,7 @@ mod tests {
     use super::*;
 
     fn launch(name: &str, line_offset: u32, start: u32, stop: u32) -> InFlight<u32> {
-        InFlight { kernel: name.into(), span: Span::new(0, line_offset, line_offset + 1), saved_source: None, start, stop, first_two: None }
+        InFlight { kernel: name.into(), span: Span::new(0, line_offset, line_offset + 1), saved_source: None, start, stop }
     }
 
     #[test]
@@ -186,8 +184,8 @@ mod tests {
         assert_eq!(
             done,
             vec![
-                CompletedLaunch { kernel: "a".into(), device_time: Duration::from_micros(21), first_two: None },
-                CompletedLaunch { kernel: "b".into(), device_time: Duration::from_micros(43), first_two: None },
+                CompletedLaunch { kernel: "a".into(), device_time: Duration::from_micros(21) },
+                CompletedLaunch { kernel: "b".into(), device_time: Duration::from_micros(43) },
             ]
         );
         assert!(flights.is_empty());

@@ -205,9 +205,6 @@ pub struct CudaDevice {
     in_flight: InFlightLaunches<sys::CUevent>,
     /// Launches known finished, with their device times, until the runtime takes them.
     completed: Vec<CompletedLaunch>,
-    /// Launches enqueued per compiled kernel (by its handle), counted to 2: which of a
-    /// kernel's first two launches a completed launch was (`CompletedLaunch::first_two`).
-    function_launches: HashMap<u64, u8>,
     /// A fault found after its launch returned, until the runtime takes it. While one is
     /// held the context is broken: memory operations do nothing and launches return it.
     fault: Option<KernelFault>,
@@ -368,7 +365,6 @@ impl CudaDevice {
                 events: EventPool::new(),
                 in_flight: InFlightLaunches::new(),
                 completed: Vec::new(),
-                function_launches: HashMap::new(),
                 fault: None,
                 folds: HashMap::new(),
                 upload_path: UploadPath::from_env(),

@@ -479,7 +479,7 @@ impl Device for DeferringSim {
             self.in_flight.clear();
             self.fault = Some(fault);
         }
-        let done = self.in_flight.drain(..).map(|kernel| CompletedLaunch { kernel, device_time: Duration::from_millis(1), first_two: None });
+        let done = self.in_flight.drain(..).map(|kernel| CompletedLaunch { kernel, device_time: Duration::from_millis(1) });
         self.completed.extend(done);
     }
     fn take_fault(&mut self) -> Option<KernelFault> {

@@ -159,6 +159,10 @@ pub struct Prediction {
     pub dram_bytes: u64,
     /// What the prediction was made from.
     pub work: LaunchWork,
+    /// Whether the launch is the first of its compiled kernel, which loads its code, and of
+    /// `launch_s` what the device sees of that load (0 on the other launches).
+    pub loads_code: bool,
+    pub first_launch_s: f64,
 }
 
 impl Prediction {
@@ -288,6 +292,8 @@ pub fn predict(machine: &Machine, work: &LaunchWork) -> Prediction {
         bound: Bound::Launch,
         dram_bytes,
         work: work.clone(),
+        loads_code: false,
+        first_launch_s: 0.0,
     };
     // Fitted with the round trips' latency term: figures that predate them keep the old model.
     if c.barriers > 0 && machine.l2_round_trip_s > 0.0 {
