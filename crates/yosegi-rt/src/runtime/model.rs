@@ -222,17 +222,17 @@ impl Model {
 
     /// The predicted time of `launch` at `at`; `None` where the launch cannot be counted (its
     /// block ran past the model's budget, or it reaches memory the host views do not cover).
-    /// The first launch of a grid kernel on a device also pays for loading its code, as far
-    /// as the work queued ahead of it does not hide the driver's time (`Timing::seen_of_host_time`),
-    /// and the first launch to touch data the host copied in pays for that touch
-    /// (bench/NOTES.md run 26: both measured where a program's kernels launched once paid 24 us
-    /// over their steady time, and the code's load alone 16).
+    /// The first launch of a grid kernel on a device also pays for loading its code, from
+    /// idle ([`Timing::of_launch`]), and the first launch to touch data the host copied in pays
+    /// for that touch (bench/NOTES.md run 26: both measured where a program's kernels launched
+    /// once paid 24 us over their steady time, and the code's load alone 16).
     pub fn predict_launch(&mut self, launch: &Launch, at: &Placement) -> Option<Prediction> {
         let prediction = self.predict_steady(launch, at);
         let first = self.loads_code(launch, at.device);
         let machine = self.machines.get(at.device)?;
-        let first_launch_s = if first { at.timing.seen_of_host_time(machine.first_launch()) } else { 0.0 };
-        let extra = first_launch_s + if at.touches_upload { machine.upload_touch_s } else { 0.0 } + at.timing.idle_share() * machine.idle_launch();
+        let first_launch_s = if first { machine.first_launch() } else { 0.0 };
+        let timing = Timing::of_launch(first, at.timing);
+        let extra = first_launch_s + if at.touches_upload { machine.upload_touch_s } else { 0.0 } + timing.idle_share() * machine.idle_launch();
         prediction.map(|mut p| {
             p.launch_s += extra;
             p.seconds += extra;
@@ -350,8 +350,7 @@ impl Model {
 /// queued one is there when the launch before it ends).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Timing {
-    /// Behind launches the device is predicted to need `ahead_s` more to finish.
-    Queued { ahead_s: f64 },
+    Queued,
     /// On a device that ran out of launches before this one came: `idle_share` of the idle
     /// extra is paid (1 after the host waited for the device, less after a short gap; see
     /// [`IDLE_SETTLE_S`]).
@@ -361,27 +360,22 @@ pub enum Timing {
 impl Timing {
     /// A launch on a device idle long enough to pay the whole idle extra.
     pub const IDLE: Timing = Timing::Alone { idle_share: 1.0 };
-    /// A launch queued behind one about to finish: it pays no idle extra, and hides none of
-    /// the host's time.
-    pub const QUEUED: Timing = Timing::Queued { ahead_s: 0.0 };
+
+    /// How a launch that `loads_code` (the first of its compiled kernel) runs where the others
+    /// would run as `timing` says: from idle. The host gets its code ready first (compiled, or
+    /// read from the disk cache, and loaded: a millisecond or more), and the device runs dry
+    /// meanwhile; the code's load is then the driver's time in the launch call, all of it
+    /// seen (bench/NOTES.md run 39: a fresh module's first launch queued behind 5 us of work
+    /// or more took no longer than a queued launch, from idle 1.5-6 us longer than its second).
+    pub fn of_launch(loads_code: bool, timing: Timing) -> Timing {
+        if loads_code { Timing::IDLE } else { timing }
+    }
 
     /// The share of [`Machine::idle_launch`] the launch pays.
     pub fn idle_share(self) -> f64 {
         match self {
-            Timing::Queued { .. } => 0.0,
+            Timing::Queued => 0.0,
             Timing::Alone { idle_share } => idle_share,
-        }
-    }
-
-    /// What of `host_s`, time the host spends in the launch call beyond a launch's own, the
-    /// device sees: all of it on an idle device, and what the work queued ahead does not cover
-    /// (a code load the first launch pays the driver for, bench/NOTES.md run 39: from idle a
-    /// fresh module's first launch took 1.5-6 us beyond its second, queued behind 5 us of
-    /// work or more nothing beyond a queued launch).
-    pub fn seen_of_host_time(self, host_s: f64) -> f64 {
-        match self {
-            Timing::Queued { ahead_s } => (host_s - ahead_s).max(0.0),
-            Timing::Alone { .. } => host_s,
         }
     }
 }
@@ -408,12 +402,12 @@ impl Model {
             return Timing::IDLE;
         }
         if !on.queues_launches() {
-            return Timing::Queued { ahead_s: 0.0 };
+            return Timing::Queued;
         }
         match self.drained_at.get(&device) {
             None => Timing::IDLE,
             Some(&at) if at <= now => Timing::Alone { idle_share: 1.0 - (-(now - at).as_secs_f64() / IDLE_SETTLE_S).exp() },
-            Some(&at) => Timing::Queued { ahead_s: (at - now).as_secs_f64() },
+            Some(_) => Timing::Queued,
         }
     }
 
@@ -421,7 +415,7 @@ impl Model {
     /// those before it; a launch that starts from idle starts now.
     pub fn enqueued(&mut self, device: usize, now: Instant, timing: Timing, seconds: f64) {
         let start = match (timing, self.drained_at.get(&device)) {
-            (Timing::Queued { .. }, Some(&at)) => at.max(now),
+            (Timing::Queued, Some(&at)) => at.max(now),
             _ => now,
         };
         self.drained_at.insert(device, start + Duration::from_secs_f64(seconds.max(0.0)));
@@ -446,6 +440,7 @@ pub fn record_prediction(
     let now = Instant::now();
     let timing = model.timing(device, timed, on, now);
     if let Some(prediction) = model.predict_on(launch, device, traffic, on, registry, false, touches_upload, timing) {
+        let timing = Timing::of_launch(prediction.loads_code, timing);
         model.enqueued(device, now, timing, prediction.seconds);
         stats.record_prediction(&launch.kernel.name, &prediction, timing);
     }

@@ -321,7 +321,7 @@ impl Stats {
         let entry = self.launches.entry(kernel.to_string()).or_default();
         entry.predicted += Duration::from_secs_f64(prediction.seconds);
         entry.predicted_launches += 1;
-        entry.predicted_alone += u64::from(matches!(timing, crate::runtime::model::Timing::Alone { .. }));
+        entry.predicted_alone += u64::from(timing != crate::runtime::model::Timing::Queued);
         entry.predicted_idle_share += timing.idle_share();
         entry.predicted_code_loads += u64::from(prediction.loads_code);
         entry.predicted_first_launch += Duration::from_secs_f64(prediction.first_launch_s);

@@ -900,7 +900,7 @@ impl Runtime {
         let (model, devices, registry, specialisable) = (&mut self.model, &self.devices, &self.registry, &self.specialisable);
         let mut predict = |v: Handle<GridKernel>| {
             let launch = Launch { module, kernel: &module.grid_kernels[v], params: params.clone(), specialisable: Cow::Borrowed(&specialisable[v.index()]) };
-            model.as_mut()?.predict_on(&launch, device, traffic, devices[device].as_ref(), registry, true, false, super::model::Timing::QUEUED).map(|p| p.seconds)
+            model.as_mut()?.predict_on(&launch, device, traffic, devices[device].as_ref(), registry, true, false, super::model::Timing::Queued).map(|p| p.seconds)
         };
         let (pick, cached) =
             self.variants.choose(module, kernel, self.devices[device].model(), &params, &self.specialisable[variants[0].index()], &mut predict);

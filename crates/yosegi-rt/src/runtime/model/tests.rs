@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use super::predict::{BARRIER_EXPOSED_SHARE, Bound, L2_RESIDENT_SHARE, LaunchWork, NEAR_LOAD_SHARE, STORE_LATENCY_SHARE, THREAD_MEMORY_PARALLELISM, SplitBytes, blocks_per_multiprocessor, predict, predict_parts, split_pays};
 use super::sample::{SAMPLED_BLOCKS, sample_launch, sample_of};
-use super::{Machine, Model, Timing};
+use super::{Machine, Model};
 use crate::diag::Span;
 use crate::ir::{ArrayRef, BinaryOp, GridKernel, Module, ParamValue, ScalarType, Stmt};
 use crate::runtime::device::{Device, DeviceAlloc, DeviceParam, Launch};
@@ -473,11 +473,14 @@ fn the_first_launch_of_a_kernel_pays_for_loading_it() {
     let host = zeroed_arrays(n);
     let launch = Launch::new(&module, kernel, multiply_add_params(n));
     let view_of = views_of(&host);
-    let at = |device: usize, bytes: u64| super::Placement { device, device_name: "sim", multiprocessors: 0, traffic: super::Traffic { bytes, resident: None }, host_view_of: &view_of, touches_upload: false, timing: super::Timing::QUEUED };
+    let at = |device: usize, bytes: u64| super::Placement { device, device_name: "sim", multiprocessors: 0, traffic: super::Traffic { bytes, resident: None }, host_view_of: &view_of, touches_upload: false, timing: super::Timing::Queued };
     let mut model = Model::new(vec![machine()]);
     let first = model.predict_launch(&launch, &at(0, 3 * 4 * n as u64)).expect("predicted");
     let again = model.predict_launch(&launch, &at(0, 3 * 4 * n as u64)).expect("predicted");
-    assert!((first.seconds - again.seconds - machine().first_launch_s).abs() < 1e-12);
+    // The load, and from idle: the host got the code ready while the device ran dry.
+    assert!(first.loads_code && !again.loads_code);
+    assert_eq!((first.first_launch_s, again.first_launch_s), (machine().first_launch(), 0.0));
+    assert!((first.seconds - again.seconds - machine().first_launch() - machine().idle_launch()).abs() < 1e-12);
     assert_eq!(again.work.counters.global_loads, 3 * n as u64);
     // No machine for a device the model does not know.
     assert!(model.predict_launch(&launch, &at(1, 0)).is_none());
@@ -499,36 +502,6 @@ fn the_first_launch_of_a_kernel_pays_for_loading_it() {
     assert!((after_gap.seconds - queued.seconds - 2.5e-6).abs() < 1e-12, "{} {}", after_gap.seconds, queued.seconds);
 }
 
-/// Loading a kernel's code is the driver's time in the first launch call: the device sees it
-/// from idle, and only what the work queued ahead does not cover (bench/NOTES.md run 39).
-#[test]
-fn a_first_launch_queued_behind_work_hides_its_load() {
-    let module = multiply_add_module();
-    let kernel = &module.grid_kernels[crate::ir::Handle::new(0)];
-    let n = 4 * 128;
-    let host = zeroed_arrays(n);
-    let launch = Launch::new(&module, kernel, multiply_add_params(n));
-    let view_of = views_of(&host);
-    let load = machine().first_launch();
-    let first_paid = |timing: Timing| {
-        let at = super::Placement { device: 0, device_name: "sim", multiprocessors: 0, traffic: super::Traffic { bytes: 3 * 4 * n as u64, resident: None }, host_view_of: &view_of, touches_upload: false, timing };
-        let mut model = Model::new(vec![machine()]);
-        let steady = model.predict_steady(&launch, &at).expect("predicted");
-        let first = model.predict_launch(&launch, &at).expect("predicted");
-        let again = model.predict_launch(&launch, &at).expect("predicted");
-        assert!(first.loads_code && !again.loads_code);
-        assert_eq!(again.first_launch_s, 0.0);
-        assert!((first.seconds - again.seconds - first.first_launch_s).abs() < 1e-12);
-        assert!((again.seconds - steady.seconds - timing.idle_share() * machine().idle_launch()).abs() < 1e-12);
-        first.first_launch_s
-    };
-    assert_eq!(first_paid(Timing::IDLE), load);
-    assert_eq!(first_paid(Timing::Alone { idle_share: 0.25 }), load);
-    assert_eq!(first_paid(Timing::QUEUED), load);
-    assert!((first_paid(Timing::Queued { ahead_s: load / 4.0 }) - 0.75 * load).abs() < 1e-12);
-    assert_eq!(first_paid(Timing::Queued { ahead_s: 2.0 * load }), 0.0);
-}
-
 /// A GPU compiles a variant of a kernel per distinct values of its specialisable params (up to
 /// `cuda::MAX_VARIANTS`, then the generic kernel), and each variant's first launch loads its
 /// code: the model charges the first launch per variant, not once per kernel.
@@ -540,13 +513,13 @@ fn each_compiled_variant_pays_its_first_launch() {
     let view_of = views_of(&host);
     let launch_of = |n: usize| Launch::new(&module, kernel, multiply_add_params(n));
     assert!(!launch_of(8).specialisable.is_empty(), "n specialises the kernel");
-    let at = super::Placement { device: 0, device_name: "sim", multiprocessors: 0, traffic: super::Traffic::default(), host_view_of: &view_of, touches_upload: false, timing: super::Timing::QUEUED };
+    let at = super::Placement { device: 0, device_name: "sim", multiprocessors: 0, traffic: super::Traffic::default(), host_view_of: &view_of, touches_upload: false, timing: super::Timing::Queued };
     let mut model = Model::new(vec![machine()]);
     let mut pays_first = |n: usize| {
         let launch = launch_of(n);
         let steady = model.predict_steady(&launch, &at).expect("predicted").seconds;
         let paid = model.predict_launch(&launch, &at).expect("predicted").seconds - steady;
-        assert!(paid.abs() < 1e-12 || (paid - machine().first_launch()).abs() < 1e-12, "{paid}");
+        assert!(paid.abs() < 1e-12 || (paid - machine().first_launch() - machine().idle_launch()).abs() < 1e-12, "{paid}");
         paid > 0.0
     };
     assert!(pays_first(512));
@@ -662,16 +635,10 @@ fn a_launch_enqueued_after_the_device_drained_starts_from_idle() {
     // Nothing enqueued yet: the device is idle.
     assert_eq!(model.timing(0, false, &gpu, us(0)), IDLE);
     model.enqueued(0, us(0), IDLE, 10e-6);
-    // Enqueued 4 us later, while the first runs until 10 us: queued behind 6 us of it, so it
-    // ends at 10 + 5.
-    let ahead = |t: Timing| match t {
-        Queued { ahead_s } => ahead_s,
-        other => panic!("{other:?}"),
-    };
-    let behind_first = model.timing(0, false, &gpu, us(4));
-    assert!((ahead(behind_first) - 6e-6).abs() < 1e-9, "{behind_first:?}");
-    model.enqueued(0, us(4), behind_first, 5e-6);
-    assert!((ahead(model.timing(0, false, &gpu, us(14))) - 1e-6).abs() < 1e-9);
+    // Enqueued 4 us later, while the first runs until 10 us: queued, so it ends at 10 + 5.
+    assert_eq!(model.timing(0, false, &gpu, us(4)), Queued);
+    model.enqueued(0, us(4), Queued, 5e-6);
+    assert_eq!(model.timing(0, false, &gpu, us(14)), Queued);
     // The host came back 1 us after the device finished both: from idle, paying the share of
     // the idle extra a 1 us gap says; 100 us after, all of it.
     let share = |t: Timing| t.idle_share();
@@ -689,5 +656,5 @@ fn a_launch_enqueued_after_the_device_drained_starts_from_idle() {
     assert_eq!(model.timing(1, false, &gpu, us(17)), IDLE);
     // The simulator runs each launch as it is made: never idle on the clock's word.
     let sim = crate::runtime::sim::SimDevice::new();
-    assert_eq!(model.timing(0, false, &sim, us(1_000_000)), Timing::QUEUED);
+    assert_eq!(model.timing(0, false, &sim, us(1_000_000)), Queued);
 }
