@@ -41,9 +41,11 @@ pub struct Machine {
     /// 1 GiB, where data a memset wrote costs nothing more; bench/NOTES.md run 26). Paid once
     /// per launch, however many such arrays it touches.
     pub upload_touch_s: f64,
-    /// The median first launch the runtime observed in programs on this GPU model (each
-    /// compiled kernel's first launch less its second, [`super::observed`]), once enough were;
-    /// the model prefers it to `first_launch_s`.
+    /// The median first launch the runtime observed in programs on this GPU model (what
+    /// kernels launched a few times per code load took beyond everything else the model
+    /// charged, per load, [`super::observed`]), once enough were; the model prefers it to
+    /// `first_launch_s`. A machine file from before bench/NOTES.md run 39 holds each kernel's
+    /// first launch less its second here until enough of the new observations are kept.
     #[serde(default)]
     pub first_launch_observed_s: Option<f64>,
     /// The median steady launch the runtime observed in programs on this GPU model (kernels
