@@ -9,9 +9,7 @@
 //!   observed per kernel launched a few times per load, of little predicted work: its device
 //!   time less all the model charged but the loads, per load. (Each kernel's first launch less
 //!   its second, as kept before run 39, came to 11.7-15.6 us over nine passes where kernels
-//!   launched once paid 20-22 beyond their other terms: a second launch from idle pays more
-//!   than a queued one, and the first launch's host time is partly hidden where the host got
-//!   the code ready while the device still ran earlier work.)
+//!   launched once paid 20-22 beyond their other terms; what the model needs is the latter.)
 //! * The steady launch ([`super::Machine::launch`]) and the idle launch's extra
 //!   ([`super::Machine::idle_launch`]), fitted together: per kernel a program launched often
 //!   whose predicted work is a small part of a launch, every launch predicted, its mean device
@@ -33,6 +31,7 @@
 //!   mostly not (run 34).
 
 use std::path::{Path, PathBuf};
+
 use super::Machine;
 
 /// Observations before the model trusts their median over the calibration's figure.
