@@ -44,6 +44,13 @@ struct Args {
     set: Vec<String>,
 }
 
+/// The time steps of a kernel from its name, for stats written before the stats said
+/// (bench/NOTES.md run 39): a step fusion is named `<first kernel>_steps<k>`
+/// (`opt::fusion::steps`).
+fn time_steps_of_name(name: &str) -> u32 {
+    name.rsplit_once("_steps").and_then(|(_, k)| k.parse().ok()).unwrap_or(1)
+}
+
 /// A kernel's place: the folder below the stats root, the program's file name, the kernel.
 type KernelKey = (String, String, String);
 
@@ -90,6 +97,9 @@ fn replay(args: &Args) -> Result<(), String> {
         for (kernel, key) in stats["kernels"].as_array_mut().into_iter().flatten().zip(keys) {
             let Some(last) = kernel.get("last_prediction").filter(|v| !v.is_null()) else { continue };
             let Some(mut work) = launch_work_from_json(last) else { continue };
+            if last["time_steps"].is_null() {
+                work.time_steps = time_steps_of_name(kernel["name"].as_str().unwrap_or_default());
+            }
             let old = last["seconds"].as_f64().unwrap_or(0.0);
             if let Some(other) = key.and_then(|k| counted.get(&k)).and_then(launch_work_from_json)
                 && other.blocks == work.blocks

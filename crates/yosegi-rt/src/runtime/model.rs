@@ -490,8 +490,14 @@ pub fn predict_with(
         counters: sampled.counters,
         dram_bytes: traffic.bytes,
         resident_bytes: traffic.resident,
+        time_steps: time_steps(launch.module, launch.kernel),
     };
     Some(predict::predict(machine, &work))
+}
+
+/// The time steps `kernel` runs per launch: its step fusion's count, else 1.
+fn time_steps(module: &Module, kernel: &GridKernel) -> u32 {
+    module.step_fusions.iter().find(|s| module.grid_kernels[s.grid].name == kernel.name).map_or(1, |s| s.steps)
 }
 
 /// Whether sampled blocks can run over host views: not when the kernel reads rows through

@@ -538,6 +538,7 @@ impl Stats {
                         "registers_per_thread": p.work.registers_per_thread,
                         "section_bytes": p.work.dram_bytes,
                         "resident_bytes": p.work.resident_bytes,
+                        "time_steps": p.work.time_steps,
                         "counters": counters_json(&p.work.counters),
                     })),
                 })
@@ -782,6 +783,7 @@ pub fn launch_work_from_json(v: &serde_json::Value) -> Option<crate::runtime::mo
         counters: counters_from_json(&v["counters"]),
         dram_bytes: v["section_bytes"].as_u64()?,
         resident_bytes: serde_json::from_value(v["resident_bytes"].clone()).ok(),
+        time_steps: v["time_steps"].as_u64().unwrap_or(1) as u32,
     })
 }
 

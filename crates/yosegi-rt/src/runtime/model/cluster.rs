@@ -116,6 +116,7 @@ mod tests {
             counters: DeviceCounters { global_loads: 19 << 24, global_stores: 1 << 24, global_transactions: 5 << 24, ..Default::default() },
             dram_bytes: 1 << 30,
             resident_bytes: None,
+            time_steps: 1,
         };
         let whole = predict(&machine, &work);
         (machine, whole)

@@ -153,6 +153,7 @@ fn streaming(bytes: u64, blocks: u64) -> LaunchWork {
         },
         dram_bytes: bytes,
         resident_bytes: None,
+        time_steps: 1,
     }
 }
 
@@ -463,6 +464,49 @@ fn multiply_add_params(n: usize) -> Vec<DeviceParam> {
     std::iter::once(DeviceParam::Value(ParamValue::Int(n as i64)))
         .chain((0..3).map(|k| DeviceParam::Array { alloc: DeviceAlloc(k), offset: 0 }))
         .collect()
+}
+
+/// A step-fused kernel's blocks load their tile, then run their steps on it in shared memory
+/// between barriers: the two phases add (bench/NOTES.md run 39). Any other kernel takes the
+/// longer of them. The model finds a kernel's steps in the module's step fusions.
+#[test]
+fn a_step_fused_kernels_global_and_shared_phases_add() {
+    let m = machine();
+    let mut counters = streaming(1 << 28, 1 << 16).counters;
+    counters.shared_wavefronts = 1 << 24;
+    counters.barriers = 1 << 16;
+    let one = predict(&m, &LaunchWork { counters, time_steps: 1, ..streaming(1 << 28, 1 << 16) });
+    let steps = predict(&m, &LaunchWork { time_steps: 4, ..one.work.clone() });
+    let global = one.memory_s.max(one.cache_s).max(one.l2_s);
+    assert!(global > 0.0 && one.shared_s > 0.0 && one.shared_s < global, "{one:?}");
+    assert!((one.busy_s() - global - one.barrier_s).abs() < 1e-12);
+    assert!((steps.busy_s() - global - steps.shared_s - steps.barrier_s).abs() < 1e-12, "{steps:?}");
+    assert_eq!((one.bound, steps.bound), (Bound::Memory, Bound::Memory));
+    // Where the shared phase is the longer, the sum is the shared memory's.
+    let mut shared_heavy = one.work.clone();
+    shared_heavy.counters.shared_wavefronts = 1 << 30;
+    shared_heavy.time_steps = 2;
+    assert_eq!(predict(&m, &shared_heavy).bound, Bound::Shared);
+
+    let mut module = multiply_add_module();
+    let n = 4 * 128;
+    let host = zeroed_arrays(n);
+    let view_of = views_of(&host);
+    let steps_of = |module: &Module| {
+        let launch = Launch::new(module, &module.grid_kernels[crate::ir::Handle::new(0)], multiply_add_params(n));
+        super::predict_with(&m, &launch, super::Traffic::default(), 132, &view_of).expect("predicted").work.time_steps
+    };
+    assert_eq!(steps_of(&module), 1);
+    module.step_fusions.push(crate::ir::StepFusion {
+        region: 0,
+        steps: 4,
+        grid: crate::ir::Handle::new(0),
+        renamed: Vec::new(),
+        forced: false,
+        estimated_ratio: 1.0,
+        notes: Vec::new(),
+    });
+    assert_eq!(steps_of(&module), 4);
 }
 
 #[test]
