@@ -426,6 +426,25 @@ fn every_launch_of_a_step_fused_kernel_is_predicted_with_the_chains_bytes() {
     }
 }
 
+/// A chain fused without its intermediates' stores moves in device memory what its first
+/// member reads and its last stores: NPB BT's `y_solve` shape reads `u0`-`u3` and writes `la`,
+/// `lb` and `lc` (rows 1 to n-2); `fjac` and `njac` pass from one member to the next in shared
+/// memory (bench/NOTES.md run 39: the members' sections summed counted them too, 57% more).
+#[test]
+fn a_fused_chain_moves_what_its_members_read_first_and_it_stores() {
+    let n = 64u64;
+    let mut cmd = yosegi();
+    cmd.args(["run", "--device", "sim", "--stats=json", "--fusion", "on", "-w"]).arg(repo_root().join("bench/fusion/y_solve.c")).args(["--", "64", "2"]);
+    let out = run(cmd, Input::Nothing);
+    assert_eq!(out.code(), Some(0), "{}", out.describe());
+    let start = out.stderr.find("{\n").expect("JSON stats");
+    let stats: Value = serde_json::from_str(&out.stderr[start..]).unwrap();
+    let fused = stats["kernels"].as_array().unwrap().iter().find(|k| k["name"] == "y_solve_l29_fused_nostore").unwrap_or_else(|| panic!("the chain did not run fused: {stats}"));
+    let expected = 8 * (4 * n * n + 3 * (n - 2) * n);
+    assert_eq!(count(&fused["last_prediction"], "section_bytes"), expected, "{fused}");
+    assert_eq!(count(fused, "bytes_moved"), expected * count(fused, "launches"), "{fused}");
+}
+
 #[test]
 fn a_kernel_finds_in_l2_what_the_kernel_before_it_wrote() {
     // Unfused: the first kernel reads `a`, which the copy in left in L2, and writes `b`; the
