@@ -285,7 +285,7 @@ impl Runtime {
         let device = self.current_device;
         let grid_handle = self.fused_grid(fusion);
         let grid = &module.grid_kernels[grid_handle];
-        let Some(chain) = self.prepare_chain(region, &fusion.members, grid, args)? else { return Ok(false) };
+        let Some(chain) = self.prepare_chain(region, &fusion.members, grid_handle, args)? else { return Ok(false) };
         let params = self.device_params(region, grid, &chain.args, &chain.bound_objects, device);
         self.record_runtime_call("region: launch preparation", prepared);
         let traffic = self.note_traffic(device, &chain.reads, &chain.writes, chain.bytes_moved);
@@ -311,11 +311,12 @@ impl Runtime {
         &mut self,
         region: &Region,
         members: &[Handle<Kernel>],
-        grid: &crate::ir::GridKernel,
+        grid_handle: Handle<crate::ir::GridKernel>,
         args: &[YosegiArg],
     ) -> Result<Option<PreparedChain>, RuntimeError> {
         let module = self.module.clone();
         let device = self.current_device;
+        let grid = &module.grid_kernels[grid_handle];
 
         // Every member's whole space: its `first`/`count` args set in one args vector.
         let mut merged = args.to_vec();
@@ -356,7 +357,6 @@ impl Runtime {
 
         // Pass 2, member by member, each one's writes marked before the next is prepared.
         let mut bound_objects: Vec<(u32, u64)> = Vec::new();
-        let stored: std::collections::BTreeSet<u32> = grid.written_array_params().into_iter().map(|p| grid.params[p as usize].arg).collect();
         let mut traffic = ChainTraffic::default();
         for (&h, sections) in members.iter().zip(&member_sections) {
             let kernel = &module.kernels[h];
@@ -365,8 +365,9 @@ impl Runtime {
             check_overlaps(kernel, &footprint.launch.footprints)?;
             self.mark_written(device, &footprint.launch.writes);
             let reads: Vec<(u64, u64)> = footprint.launch.footprints.iter().filter_map(|f| f.read).collect();
+            let stored = &self.stored_args[grid_handle.index()];
             let writes: Vec<((u64, u64), bool)> =
-                footprint.launch.footprints.iter().filter_map(|f| f.write.map(|w| (w, stored.contains(&kernel.params[f.param as usize].arg)))).collect();
+                footprint.launch.footprints.iter().filter_map(|f| f.write.map(|w| (w, stored.binary_search(&kernel.params[f.param as usize].arg).is_ok()))).collect();
             traffic.add_member(&reads, &writes);
             for b in footprint.bound_objects {
                 if !bound_objects.iter().any(|(arg, _)| *arg == b.0) {

@@ -220,6 +220,10 @@ pub struct Runtime {
     /// Per grid kernel (by handle index): `back::cuda::specialisable_params`, which every CUDA
     /// launch needs and which the module, fixed for the runtime's life, determines.
     specialisable: Vec<Vec<u32>>,
+    /// Per grid kernel (by handle index): the region args of the arrays it stores, sorted
+    /// (`GridKernel::written_array_params`), which a fused chain's device-memory bytes need at
+    /// every launch (`fused::ChainTraffic`) and the module determines.
+    stored_args: Vec<Vec<u32>>,
     /// The OpenACC API's own state: `acc_malloc` blocks, the default async queue (also set by
     /// the `set default_async` directive), the device type asked for.
     api: acc_api::ApiState,
@@ -242,6 +246,14 @@ pub struct Runtime {
     /// Whether the program's repeating cycle of regions runs on all the devices or one
     /// (`device_count`).
     device_count: device_count::DeviceCount,
+}
+
+/// The region args of the arrays `grid` stores, sorted.
+fn stored_args(grid: &crate::ir::GridKernel) -> Vec<u32> {
+    let mut args: Vec<u32> = grid.written_array_params().into_iter().map(|p| grid.params[p as usize].arg).collect();
+    args.sort_unstable();
+    args.dedup();
+    args
 }
 
 /// A byte range of one tracked object, offsets from the object's start.
@@ -315,6 +327,7 @@ impl Runtime {
             sections_cache: SectionsCache::default(),
             allocations_at_last_trim: None,
             specialisable: module.grid_kernels.iter().map(|(_, g)| crate::back::cuda::specialisable_params(g)).collect(),
+            stored_args: module.grid_kernels.iter().map(|(_, g)| stored_args(g)).collect(),
             api: acc_api::ApiState::new(devices_len),
             program_manages_devices: false,
             split_rule,

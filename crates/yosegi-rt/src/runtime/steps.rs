@@ -342,12 +342,12 @@ impl Runtime {
         let module = self.module.clone();
         let device = self.current_device;
         let grid = &module.grid_kernels[f.grid];
-        let Some(chain) = self.prepare_chain(region, kernels, grid, args)? else { return Ok(None) };
+        let Some(chain) = self.prepare_chain(region, kernels, f.grid, args)? else { return Ok(None) };
         // With two arrays swapped after each step, every other step writes what the kernels
         // write through the other pointer: both are made current and marked written.
         if let Some(&pair) = self.steps.swaps.get(&region.id)
             && f.steps > 1
-            && self.prepare_chain(region, kernels, grid, &swapped_args(args, pair))?.is_none()
+            && self.prepare_chain(region, kernels, f.grid, &swapped_args(args, pair))?.is_none()
         {
             return Ok(None);
         }

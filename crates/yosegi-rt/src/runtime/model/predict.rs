@@ -163,7 +163,7 @@ pub struct Prediction {
     /// What the prediction was made from.
     pub work: LaunchWork,
     /// Whether the launch is the first of its compiled kernel, which loads its code, and of
-    /// `launch_s` what the device sees of that load (0 on the other launches).
+    /// `launch_s` what it pays for that load (0 on the other launches).
     pub loads_code: bool,
     pub first_launch_s: f64,
 }
