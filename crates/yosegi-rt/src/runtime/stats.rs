@@ -16,9 +16,11 @@ use std::time::Duration;
 pub struct DeviceCounters {
     /// Distinct 32-byte sectors touched, summed over warps and memory instructions.
     pub global_transactions: u64,
-    /// Distinct sectors each block touched over its whole run, summed over blocks: what is
-    /// left of `global_transactions` once a block's own reuse is served by its cache. Counted
-    /// only for the performance model's sampled blocks (zero on the simulator device).
+    /// Distinct sectors each block touched over its whole run, those it read and those it
+    /// wrote counted apart (as device memory moves them: a sector updated in place is read
+    /// and written back), summed over blocks: what is left of `global_transactions` once a
+    /// block's own reuse is served by its cache. Counted only for the performance model's
+    /// sampled blocks (zero on the simulator device).
     pub block_sectors: u64,
     /// Sectors the L2 cache serves, summed over blocks: those a block's reads fetch past its
     /// share of the L1 cache (least recently used out first: `sim::cache`), and every sector

@@ -220,10 +220,15 @@ pub fn predict(machine: &Machine, work: &LaunchWork) -> Prediction {
     let sm_reach = (resident_blocks / sms).clamp(1e-6, 1.0);
     let c = &work.counters;
     // Device memory moves what the sections cover, but no more than the sectors the launch
-    // touches: a section is a hull (the whole array for an irregular access), and a kernel
-    // that touches a plane of a large array moves the plane.
+    // touches, nor than the distinct sectors its blocks touch (read and written apart): a
+    // section is a hull (the whole array for an irregular access, every plane of an array a
+    // thread walks a line of), and a kernel that touches a plane of a large array moves the
+    // plane, once however often its threads come back to it.
     let sector_bytes = c.global_transactions * 32;
     let mut dram_bytes = work.dram_bytes.min(sector_bytes);
+    if c.block_sectors > 0 {
+        dram_bytes = dram_bytes.min(c.block_sectors * 32);
+    }
     // Scattered accesses (each thread's access a sector of its own) over more memory than the
     // L2 cache holds: a sector is evicted before the neighbouring bytes it also holds are read,
     // so every sector touched comes from device memory.

@@ -107,8 +107,9 @@ pub struct BlockState<'a> {
     budget: u64,
     budget_per_block: u64,
     /// For the performance model's sampled blocks ([`BlockState::with_budget`]): the sectors
-    /// (by array and sector) the block has touched, for `DeviceCounters::block_sectors`.
-    block_sectors: Option<std::collections::HashSet<(u32, u64)>>,
+    /// (by array and sector, read apart from written) the block has touched, for
+    /// `DeviceCounters::block_sectors`.
+    block_sectors: Option<std::collections::HashSet<(u32, u64, bool)>>,
     /// For the sampled blocks: the block's share of the L1 cache, for
     /// `DeviceCounters::l2_sectors`.
     l1: Option<SectorCache>,
@@ -911,7 +912,7 @@ impl<'a> BlockState<'a> {
             let s = &s[..distinct];
             self.counters.global_transactions += distinct as u64;
             if let Some(seen) = &mut self.block_sectors {
-                seen.extend(s.iter().map(|&sector| (key, sector)));
+                seen.extend(s.iter().map(|&sector| (key, sector, write)));
             }
             // The L1 cache writes through (every sector written goes to L2) and keeps what
             // reads fetched. The sectors sent to L2 go as requests of one 128-byte line each.
