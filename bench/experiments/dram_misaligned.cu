@@ -1,4 +1,7 @@
-// Copies whose reads or writes start off a sector or line boundary, in device memory and in L2.
+// Copies and fills whose reads or writes start off a sector or line boundary, over 1 GiB (device
+// memory) and 16 MiB (the L2 cache), and copies of rows of 62 or 64 doubles at pitches 63-65
+// (issue 16, bench/NOTES.md run 40: a warp's store covering part of a sector cost device
+// memory about as much again). Build: nvcc -O3 -arch=sm_90 -std=c++17 dram_misaligned.cu.
 #include <cstdio>
 #include <cuda_runtime.h>
 __global__ void copyk(const double* __restrict__ a, double* b, size_t n){

@@ -1,4 +1,8 @@
-// Device-memory rate by the number of read and write streams a thread walks at once.
+// Device memory's rate by the number of read and write streams each thread walks at once, the
+// streams' starts aligned (issue 16, bench/NOTES.md run 40): a thread of the grid-stride loop
+// reads r arrays and writes w, each `stride` elements apart. Build: nvcc -O3 -arch=sm_90
+// -std=c++17 dram_streams.cu; prints GB/s per mix, then two NPB-shaped cases (rows of
+// 63 * 63 * 65 elements, starts off sector boundaries).
 #include <cstdio>
 #include <cuda_runtime.h>
 __global__ void mixk(const double* __restrict__ a, double* b, size_t n, size_t stride, int r, int w){
