@@ -611,3 +611,53 @@ fn a_launch_moves_the_distinct_sectors_its_blocks_touch() {
     assert_eq!(count(&update["counters"], "block_sectors"), 2 * n * n / 4, "{update}");
     assert_eq!(count(update, "dram_bytes"), 2 * n * n * 8, "{update}");
 }
+
+/// The replay moves a kernel launched at several sizes by its own mean: its launches' work in
+/// proportion to its last launch's (bench/NOTES.md run 40: moved by the last launch's change,
+/// MG's `interp` came out negative). Here three small launches and a large one last, with
+/// device memory ten times slower.
+#[test]
+fn the_replay_moves_a_kernel_of_several_sizes_by_its_mean() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("sizes.c");
+    std::fs::write(
+        &file,
+        "#include <stdio.h>\n#include <stdlib.h>\nint main(void) {\n  int big = 1 << 20;\n  double *a = malloc(big * sizeof *a), *b = malloc(big * sizeof *b);\n  for (int i = 0; i < big; i++) a[i] = i;\n  \
+         #pragma acc data copyin(a[0:big]) copyout(b[0:big])\n  for (int r = 0; r < 4; r++) {\n    int n = r < 3 ? 1 << 12 : big;\n    \
+         #pragma acc parallel loop\n    for (int i = 0; i < n; i++) b[i] = 2.0 * a[i];\n  }\n  printf(\"%.1f\\n\", b[big - 1]);\n  free(a); free(b);\n  return 0;\n}\n",
+    )
+    .unwrap();
+    let stats = dir.path().join("stats");
+    std::fs::create_dir(&stats).unwrap();
+    let mut cmd = yosegi();
+    cmd.env("YOSEGI_STATS_DIR", &stats).args(["run", "--device", "sim", "-w"]).arg(&file);
+    let out = run(cmd, Input::Nothing);
+    assert_eq!(out.code(), Some(0), "{}", out.describe());
+    let read = |dir: &std::path::Path| -> Value {
+        let file = std::fs::read_dir(dir).unwrap().next().expect("a stats file").unwrap().path();
+        let stats: Value = serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+        stats["kernels"].as_array().unwrap().iter().find(|k| count(k, "launches") == 4).unwrap_or_else(|| panic!("no kernel launched 4 times: {stats}")).clone()
+    };
+    let recorded = read(&stats);
+    let machine: Value = {
+        let file = std::fs::read_dir(&stats).unwrap().next().unwrap().unwrap().path();
+        serde_json::from_str::<Value>(&std::fs::read_to_string(file).unwrap()).unwrap()["machine"].clone()
+    };
+    let slower = machine["dram_bytes_per_s"].as_f64().unwrap() / 10.0;
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_yosegi-model-replay"))
+        .arg(&stats)
+        .arg(dir.path().join("slow"))
+        .args(["--set", &format!("dram_bytes_per_s={slower}")])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let slow = read(&dir.path().join("slow"));
+    let busy = |k: &Value| k["last_prediction"]["seconds"].as_f64().unwrap() - k["last_prediction"]["launch_s"].as_f64().unwrap();
+    let ratio = busy(&slow) / busy(&recorded);
+    assert!(ratio > 5.0, "the large launch is bound by device memory: {ratio}");
+    let mean_busy = recorded["predicted_busy_s"].as_f64().unwrap() / 4.0;
+    assert!(mean_busy < 0.5 * busy(&recorded), "the small launches keep the mean's work below the last's: {mean_busy} against {}", busy(&recorded));
+    let (before, after) = (recorded["mean_predicted_s"].as_f64().unwrap(), slow["mean_predicted_s"].as_f64().unwrap());
+    let moved = mean_busy * (ratio - 1.0);
+    assert!((after - before - moved).abs() < 1e-9, "{before} -> {after}: moved {} against {moved}", after - before);
+}

@@ -6,8 +6,10 @@
 //! prediction made again by this build's model (`runtime::model::predict`) from the work the
 //! run recorded (`last_prediction`: grid, counts, section bytes) and the run's machine figures.
 //! A kernel's mean prediction keeps what the run charged beside the steady launch (the first
-//! launch, the first touch of uploaded data): it moves by the new steady prediction less the old,
-//! and its idle extras by the shares of it its launches paid times the change in the idle figure.
+//! launch, the first touch of uploaded data): its launches' work moves in proportion to its last
+//! launch's (so that a kernel launched at several sizes moves by its own mean), its launch part
+//! by the change in the launch figure, and its idle extras by the shares of it its launches paid
+//! times the change in the idle figure.
 //! `bench/model_table.py OUT` then prints the accuracy and variant-choice tables as for a run.
 //!
 //! * `--counters DIR` (repeatable): stats of the same programs at the same sizes from another
@@ -120,8 +122,18 @@ fn replay(args: &Args) -> Result<(), String> {
             let idle_shares = kernel["predicted_idle_share"].as_f64().or_else(|| kernel["predicted_alone"].as_f64()).unwrap_or(0.0);
             let launches = kernel["predicted_launches"].as_f64().unwrap_or(0.0).max(1.0);
             let idle_moved = idle_shares / launches * (machine.idle_launch() - recorded_idle_s);
+            // The launches' work moves in proportion to the last launch's (a kernel launched at
+            // several sizes, MG's grids, has a mean far from its last launch); the launch part
+            // by the change in it.
+            let old_launch = last["launch_s"].as_f64().unwrap_or(0.0);
+            let (old_busy, new_busy) = (old - old_launch, p.busy_s());
+            let mean_busy = kernel["predicted_busy_s"].as_f64().map(|busy| busy / launches);
+            let busy_moved = match mean_busy {
+                Some(mean_busy) if old_busy > 0.0 => mean_busy * (new_busy / old_busy - 1.0),
+                _ => new_busy - old_busy,
+            };
             if let Some(mean) = kernel["mean_predicted_s"].as_f64() {
-                kernel["mean_predicted_s"] = Value::from(mean - old + seconds + idle_moved);
+                kernel["mean_predicted_s"] = Value::from(mean + (p.launch_s + extra - old_launch) + busy_moved + idle_moved);
             }
             kernel["limited_by"] = Value::from(p.bound.name());
             let last = &mut kernel["last_prediction"];
