@@ -27,12 +27,6 @@ pub struct DeviceCounters {
     /// written (the L1 cache writes through). Counted only for the performance model's
     /// sampled blocks.
     pub l2_sectors: u64,
-    /// Sectors a warp's store in a loop of the thread covers only in part, which the block
-    /// had not touched before (device memory reads such a sector to complete it where L2
-    /// does not hold it: a row of doubles whose start is off a sector boundary, NPB's arrays
-    /// of 63- and 65-element rows, stored by warps that drift apart over their loop). Counted
-    /// for the model's sampled blocks.
-    pub partial_sector_writes: u64,
     /// The requests those sectors go to L2 in: per warp access, the distinct 128-byte lines
     /// among them (a coalesced access asks for a few lines of four sectors, a strided one for
     /// a line per sector). Counted for the model's sampled blocks; the model's L2 term.
@@ -99,7 +93,6 @@ impl DeviceCounters {
             global_transactions: scale(self.global_transactions),
             block_sectors: scale(self.block_sectors),
             l2_sectors: scale(self.l2_sectors),
-            partial_sector_writes: scale(self.partial_sector_writes),
             l2_requests: scale(self.l2_requests),
             global_loads: scale(self.global_loads),
             far_loads: scale(self.far_loads),
@@ -124,7 +117,6 @@ impl DeviceCounters {
         self.global_transactions += other.global_transactions;
         self.block_sectors += other.block_sectors;
         self.l2_sectors += other.l2_sectors;
-        self.partial_sector_writes += other.partial_sector_writes;
         self.l2_requests += other.l2_requests;
         self.global_loads += other.global_loads;
         self.far_loads += other.far_loads;
@@ -762,7 +754,6 @@ pub fn counters_from_json(v: &serde_json::Value) -> DeviceCounters {
         global_transactions: n("global_transactions"),
         block_sectors: n("block_sectors"),
         l2_sectors: n("l2_sectors"),
-        partial_sector_writes: n("partial_sector_writes"),
         l2_requests: n("l2_requests"),
         global_loads: n("global_loads"),
         far_loads: n("far_loads"),
@@ -804,7 +795,6 @@ pub fn counters_json(d: &DeviceCounters) -> serde_json::Value {
         "global_transactions": d.global_transactions,
         "block_sectors": d.block_sectors,
         "l2_sectors": d.l2_sectors,
-        "partial_sector_writes": d.partial_sector_writes,
         "l2_requests": d.l2_requests,
         "global_loads": d.global_loads,
         "far_loads": d.far_loads,
@@ -836,7 +826,6 @@ mod tests {
             global_transactions: 1,
             block_sectors: 2,
             l2_sectors: 3,
-            partial_sector_writes: 22,
             l2_requests: 14,
             global_loads: 4,
             far_loads: 16,

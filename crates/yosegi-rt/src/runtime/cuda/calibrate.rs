@@ -26,12 +26,6 @@ extern "C" __global__ void cal_copy(const float4 *__restrict__ a, float4 *__rest
         b[i] = a[i];
 }
 
-extern "C" __global__ void cal_fill(double *b, unsigned long long n) {
-    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
-         i += (unsigned long long)gridDim.x * blockDim.x)
-        b[i] = 1.0;
-}
-
 extern "C" __global__ void cal_l2(const float4 *a, float4 *b, unsigned long long n, int reps) {
     unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
     for (int r = 0; r < reps; r++) {
@@ -401,24 +395,6 @@ impl CudaDevice {
         // busy multiprocessor draws, in multiprocessors' shares.
         let few = (sms / 8).max(1);
         let multiprocessor_bandwidth_share = (copy_rate(&cal, few, 1024, 3)? / dram_bytes_per_s * sms as f64 / few as f64).clamp(1.0, 8.0);
-        // A grid-stride fill of doubles 8 bytes off a sector boundary against an aligned one
-        // (one element a thread pays nothing: the warps store together): each warp's store
-        // covers its first and last sectors in part (as the simulator counts them: the
-        // sectors no earlier access of the block touched), and device memory reads them to
-        // complete them.
-        let partial_write_extra_bytes = {
-            let fill = cal.function("cal_fill")?;
-            let doubles = DRAM_COPY_BYTES / 8 - 4;
-            let base = cal.allocate(DRAM_COPY_BYTES)?;
-            let time_at = |offset: u64| -> Result<f64, String> {
-                let (mut b, mut n) = (base + offset, doubles);
-                let mut args = [&mut b as *mut _ as *mut c_void, &mut n as *mut _ as *mut c_void];
-                cal.time(fill, full_blocks, &mut args, 5)
-            };
-            let (aligned, off) = (time_at(0)?, time_at(8)?);
-            let partials = 2.0 * (doubles / 32) as f64;
-            ((off - aligned) * dram_bytes_per_s / partials).max(0.0)
-        };
         // A copy over two arrays that together fill a quarter of L2, repeated inside the launch
         // (so that the launch's own cost does not count) with each pass's data on other
         // multiprocessors than the pass before: every read misses L1 and finds L2, and every
@@ -592,7 +568,6 @@ impl CudaDevice {
             dram_round_trip_s,
             multiprocessor_bandwidth_share,
             dram_bytes_per_s,
-            partial_write_extra_bytes,
             cache_bytes_per_s,
             l2_bytes_per_s,
             l2_requests_per_s,

@@ -85,14 +85,6 @@ pub struct Machine {
     pub multiprocessor_bandwidth_share: f64,
     /// Streaming bandwidth of device memory (a large copy's bytes read plus written).
     pub dram_bytes_per_s: f64,
-    /// What a store in a loop of the thread that covers part of a 32-byte sector costs
-    /// device memory beyond its bytes, in bytes at `dram_bytes_per_s`, where L2 does not hold
-    /// the sector (it is read to complete it): a grid-stride fill of doubles 8 bytes off a
-    /// sector boundary against an aligned one (bench/NOTES.md run 40: on an H200 the
-    /// misaligned fill ran at 2.6 TB/s, the aligned one at 4.3; one element a thread, both at
-    /// the aligned rate). Measured since calibration 11; `0` in older figures.
-    #[serde(default)]
-    pub partial_write_extra_bytes: f64,
     /// Bandwidth of the 32-byte sectors the memory instructions touch when they hit the
     /// caches (a copy over an array that fits in L2, repeated).
     pub cache_bytes_per_s: f64,
@@ -130,8 +122,7 @@ pub struct Machine {
     pub peer_copy_s: f64,
 }
 
-/// How the figures are measured: 11 adds what a store covering part of a sector costs
-/// device memory; 10 adds the rate of `pow`; 9 adds the round trips of a chase of dependent loads
+/// How the figures are measured: 10 adds the rate of `pow`; 9 adds the round trips of a chase of dependent loads
 /// through L1, L2 and device memory; 8 times the launch queued behind other work and adds the idle
 /// launch's extra (observed on kernels launched from idle, not on timed variants); 7 splits the L2 cache's rate into requests and sectors (a
 /// copy of whole lines and one of a sector a line); 6 adds the L2 cache's bandwidth; 5 adds the first touch of uploaded data and times the first
@@ -139,7 +130,7 @@ pub struct Machine {
 /// median first launch of five modules of distinct code, each loaded fresh (1 timed one; 2
 /// timed five kernels of one module, whose first launches after the module's first cost
 /// little; 3 loaded one module's image five times, which the driver does almost for free).
-pub const CALIBRATION: u32 = 11;
+pub const CALIBRATION: u32 = 10;
 
 fn nominal_l2_resident_share() -> f64 {
     0.5
@@ -177,7 +168,6 @@ impl Machine {
             dram_round_trip_s: 350e-9,
             multiprocessor_bandwidth_share: 2.0,
             dram_bytes_per_s: 3.0e12,
-            partial_write_extra_bytes: 96.0,
             cache_bytes_per_s: 9.0e12,
             l2_bytes_per_s: 1.3e13,
             l2_requests_per_s: nominal_l2_requests_per_s(),

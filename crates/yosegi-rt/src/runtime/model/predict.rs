@@ -16,8 +16,7 @@
 //! blocks meet at barriers, part of the shorter of latency and throughput adds to the longer.
 //! Device memory is read at a blend of its own and the cache's rate:
 //! the bytes the launches before left in the L2 cache come from there ([`super::residency`]),
-//! and scattered accesses over more than the L2 cache holds move every sector they touch; a
-//! store covering part of a sector L2 does not hold costs device memory a calibrated extra. The
+//! and scattered accesses over more than the L2 cache holds move every sector they touch. The
 //! first launch of a kernel also pays for loading its code. The paper's model counted warp accesses against latencies; this one
 //! adds what it lacked: launch cost, cache reuse, occupancy, and the multiprocessors a small
 //! grid leaves idle.
@@ -251,10 +250,7 @@ pub fn predict(machine: &Machine, work: &LaunchWork) -> Prediction {
     // A grid of fewer blocks than multiprocessors leaves the others idle, and one
     // multiprocessor draws only a few multiprocessors' share of the bandwidth.
     let bandwidth_reach = ((work.blocks as f64).min(sms) * machine.multiprocessor_bandwidth_share / sms).clamp(1e-6, 1.0);
-    // A store covering part of a sector that L2 does not hold has device memory read the
-    // sector to complete it.
-    let partial_bytes = c.partial_sector_writes as f64 * machine.partial_write_extra_bytes * (1.0 - l2_share);
-    let memory_s = (dram_bytes as f64 * ((1.0 - l2_share) / machine.dram_bytes_per_s + l2_share / machine.cache_bytes_per_s) + partial_bytes / machine.dram_bytes_per_s) / bandwidth_reach;
+    let memory_s = dram_bytes as f64 * ((1.0 - l2_share) / machine.dram_bytes_per_s + l2_share / machine.cache_bytes_per_s) / bandwidth_reach;
     let cache_s = (c.global_transactions * 32) as f64 / (machine.cache_bytes_per_s * bandwidth_reach);
     // What the L1 caches do not keep (a stencil's neighbours a plane apart, a strided thread's
     // sectors, every store): each request to a line, and each sector it carries. A strided

@@ -881,10 +881,6 @@ impl<'a> BlockState<'a> {
     /// ...): the distinct 32-byte sectors its active lanes touch.
     fn count_global(&mut self, key: u32, byte_offsets: &[u64], mask: &[bool], elem_size: u64, write: bool) {
         let mut sectors = [0u64; 64];
-        // The block's sectors this access touches, added once every warp was counted: a
-        // warp's store that another warp of the same access completes still covers its
-        // sector in part.
-        let mut touched = Vec::new();
         for (warp_index, (warp_offsets, warp_mask)) in byte_offsets.chunks(32).zip(mask.chunks(32)).enumerate() {
             let mut count = 0;
             for (&b, &m) in warp_offsets.iter().zip(warp_mask) {
@@ -915,15 +911,8 @@ impl<'a> BlockState<'a> {
             }
             let s = &s[..distinct];
             self.counters.global_transactions += distinct as u64;
-            if let Some(seen) = &self.block_sectors {
-                // Only in a loop of the thread: warps that run one iteration each store
-                // together, and the neighbouring warp completes the sector in time; over a
-                // loop they drift apart, and L2 sends the part on (bench/NOTES.md run 40).
-                if write && self.rounds.len() > 1 {
-                    let fresh = |sector: u64| !seen.contains(&(key, sector, false)) && !seen.contains(&(key, sector, true));
-                    self.counters.partial_sector_writes += partly_covered_sectors(warp_offsets, warp_mask, elem_size).filter(|&sector| fresh(sector)).count() as u64;
-                }
-                touched.extend_from_slice(s);
+            if let Some(seen) = &mut self.block_sectors {
+                seen.extend(s.iter().map(|&sector| (key, sector, write)));
             }
             // The L1 cache writes through (every sector written goes to L2) and keeps what
             // reads fetched. The sectors sent to L2 go as requests of one 128-byte line each.
@@ -948,9 +937,6 @@ impl<'a> BlockState<'a> {
                     }
                 }
             }
-        }
-        if let Some(seen) = &mut self.block_sectors {
-            seen.extend(touched.into_iter().map(|sector| (key, sector, write)));
         }
     }
 
@@ -1401,32 +1387,4 @@ impl<'a> BlockState<'a> {
         self.give(c);
         Ok(())
     }
-}
-
-/// The 32-byte sectors that the active lanes' accesses of `elem_size` bytes at
-/// `byte_offsets` cover only in part (lanes that write the same bytes cover them once), in
-/// order.
-fn partly_covered_sectors(byte_offsets: &[u64], mask: &[bool], elem_size: u64) -> impl Iterator<Item = u64> {
-    let mut spans: Vec<(u64, u64)> = byte_offsets.iter().zip(mask).filter(|&(_, &m)| m).map(|(&b, _)| (b, b + elem_size)).collect();
-    spans.sort_unstable();
-    // Covered bytes per sector, sectors in order: the spans joined where they overlap or
-    // touch, then cut at sector boundaries.
-    let mut covered: Vec<(u64, u64)> = Vec::new();
-    let mut joined: Vec<(u64, u64)> = Vec::with_capacity(spans.len());
-    for (lo, hi) in spans {
-        match joined.last_mut() {
-            Some(last) if lo <= last.1 => last.1 = last.1.max(hi),
-            _ => joined.push((lo, hi)),
-        }
-    }
-    for (lo, hi) in joined {
-        for sector in lo / 32..hi.div_ceil(32) {
-            let bytes = hi.min((sector + 1) * 32) - lo.max(sector * 32);
-            match covered.last_mut() {
-                Some((s, b)) if *s == sector => *b += bytes,
-                _ => covered.push((sector, bytes)),
-            }
-        }
-    }
-    covered.into_iter().filter(|&(_, bytes)| bytes < 32).map(|(sector, _)| sector)
 }
