@@ -11,8 +11,13 @@ use serde_json::Value;
 
 /// `yosegi run --device sim --stats=json FILE -- ARGS`: the stats.
 fn stats_of(file: &std::path::Path, args: &[&str]) -> Value {
+    stats_with(file, &[], args)
+}
+
+/// `yosegi run --device sim --stats=json OPTIONS FILE -- ARGS`: the stats.
+fn stats_with(file: &std::path::Path, options: &[&str], args: &[&str]) -> Value {
     let mut cmd = yosegi();
-    cmd.args(["run", "--device", "sim", "--stats=json", "-w"]).arg(file).arg("--").args(args);
+    cmd.args(["run", "--device", "sim", "--stats=json", "-w"]).args(options).arg(file).arg("--").args(args);
     let out = run(cmd, Input::Nothing);
     assert_eq!(out.code(), Some(0), "{}", out.describe());
     let start = out.stderr.find("{\n").unwrap_or_else(|| panic!("no JSON stats on stderr:\n{}", out.stderr));
@@ -21,10 +26,15 @@ fn stats_of(file: &std::path::Path, args: &[&str]) -> Value {
 
 /// [`stats_of`] a program written to a temporary file `name`.
 fn stats_of_source(name: &str, source: &str) -> Value {
+    stats_of_source_with(name, source, &[])
+}
+
+/// [`stats_with`] a program written to a temporary file `name`, run with `options`.
+fn stats_of_source_with(name: &str, source: &str, options: &[&str]) -> Value {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join(name);
     std::fs::write(&file, source).unwrap();
-    stats_of(&file, &[])
+    stats_with(&file, options, &[])
 }
 
 fn count(v: &Value, key: &str) -> u64 {
@@ -575,25 +585,17 @@ fn math_calls_are_counted_by_their_cost() {
 /// read and written back, two sectors' worth.
 #[test]
 fn a_launch_moves_the_distinct_sectors_its_blocks_touch() {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("plane.c");
-    std::fs::write(
-        &file,
+    // Unstaged: a staged variant would read the plane into shared memory once.
+    let stats = stats_of_source_with(
+        "plane.c",
         "#include <stdio.h>\n#define N 64\nstatic double a[N][N][N], s[N][N], u[N * N];\nint main(int argc, char **argv) {\n  int p = argc + 4;\n  \
          for (int k = 0; k < N; k++) for (int j = 0; j < N; j++) { u[k * N + j] = k; for (int i = 0; i < N; i++) a[k][j][i] = k + j + i; }\n  \
          #pragma acc data copyin(a) copy(s, u)\n  {\n  \
          #pragma acc parallel loop collapse(2)\n  for (int k = 0; k < N; k++) for (int j = 0; j < N; j++) {\n    double t = 0.0;\n    for (int r = 0; r < 8; r++) t += a[k][j][(p + r) % 4] * r;\n    s[k][j] = t;\n  }\n  \
          #pragma acc parallel loop\n  for (int i = 0; i < N * N; i++) u[i] = u[i] + 1.0;\n  }\n  \
          printf(\"%.1f %.1f\\n\", s[3][4], u[7]);\n  return 0;\n}\n",
-    )
-    .unwrap();
-    // Unstaged: a staged variant would read the plane into shared memory once.
-    let mut cmd = yosegi();
-    cmd.args(["run", "--device", "sim", "--stats=json", "--staging", "off", "-w"]).arg(&file);
-    let out = run(cmd, Input::Nothing);
-    assert_eq!(out.code(), Some(0), "{}", out.describe());
-    let start = out.stderr.find("{\n").expect("JSON stats");
-    let stats: Value = serde_json::from_str(&out.stderr[start..]).expect("JSON");
+        &["--staging", "off"],
+    );
     let kernels = stats["kernels"].as_array().expect("kernels");
     let kernel = |name: &str| kernels.iter().find(|k| k["name"] == name).unwrap_or_else(|| panic!("no {name}: {stats}"));
     let n = 64u64;
