@@ -32,9 +32,14 @@ fn stats_of_source(name: &str, source: &str) -> Value {
 /// [`stats_with`] a program written to a temporary file `name`, run with `options`.
 fn stats_of_source_with(name: &str, source: &str, options: &[&str]) -> Value {
     let dir = tempfile::tempdir().unwrap();
+    stats_with(&source_file(&dir, name, source), options, &[])
+}
+
+/// `source` written to `name` in `dir`: its path.
+fn source_file(dir: &tempfile::TempDir, name: &str, source: &str) -> std::path::PathBuf {
     let file = dir.path().join(name);
     std::fs::write(&file, source).unwrap();
-    stats_with(&file, options, &[])
+    file
 }
 
 fn count(v: &Value, key: &str) -> u64 {
@@ -188,14 +193,13 @@ fn sampled_blocks_count_the_sectors_they_reuse() {
 #[test]
 fn the_model_predicts_the_sweep_over_ranks_and_nodes() {
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("sweep.c");
-    std::fs::write(
-        &file,
+    let file = source_file(
+        &dir,
+        "sweep.c",
         "#include <stdio.h>\n#define N 2048\nstatic double a[N][N], b[N][N];\nint main(void) {\n  for (int i = 0; i < N; i++) for (int j = 0; j < N; j++) a[i][j] = b[i][j] = (i * 7 + j) % 13;\n  \
          #pragma acc data copy(a, b)\n  for (int t = 0; t < 4; t++) {\n    #pragma acc parallel loop collapse(2)\n    for (int i = 1; i < N - 1; i++) for (int j = 1; j < N - 1; j++) b[i][j] = 0.25 * (a[i-1][j] + a[i+1][j] + a[i][j-1] + a[i][j+1]);\n    \
          #pragma acc parallel loop collapse(2)\n    for (int i = 1; i < N - 1; i++) for (int j = 1; j < N - 1; j++) a[i][j] = b[i][j];\n  }\n  printf(\"%.6f\\n\", a[N / 2][N / 2]);\n  return 0;\n}\n",
-    )
-    .unwrap();
+    );
     let mut cmd = yosegi();
     cmd.env("YOSEGI_NODE_GPUS", "4").env("YOSEGI_NETWORK_GBPS", "10").env("YOSEGI_NETWORK_LATENCY_US", "7");
     cmd.args(["run", "--device", "sim", "--fusion", "off", "--stats=json", "-w"]).arg(&file);
@@ -239,15 +243,14 @@ fn the_model_predicts_the_sweep_over_ranks_and_nodes() {
 #[test]
 fn the_first_touch_of_uploaded_data_is_paid_once() {
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("touch.c");
-    std::fs::write(
-        &file,
+    let file = source_file(
+        &dir,
+        "touch.c",
         "#include <stdio.h>\n#define N 4096\nstatic double a[N], b[N], c[N];\nint main(void) {\n  for (int i = 0; i < N; i++) a[i] = i;\n  \
          #pragma acc data copyin(a) create(b, c)\n  {\n    for (int t = 0; t < 3; t++) {\n      #pragma acc parallel loop\n      for (int i = 0; i < N; i++) b[i] = 2.0 * a[i];\n    }\n    \
          for (int t = 0; t < 3; t++) {\n      #pragma acc parallel loop\n      for (int i = 0; i < N; i++) c[i] = b[i] + 1.0;\n    }\n    a[0] = 5.0;\n    #pragma acc update device(a[0:1])\n    \
          for (int t = 0; t < 3; t++) {\n      #pragma acc parallel loop\n      for (int i = 0; i < N; i++) c[i] = c[i] + a[i];\n    }\n    #pragma acc update self(b, c)\n  }\n  printf(\"%.1f %.1f\\n\", b[N - 1], c[0]);\n  return 0;\n}\n",
-    )
-    .unwrap();
+    );
     let mut cmd = yosegi();
     cmd.args(["run", "--device", "sim", "--fusion", "off", "--stats=json", "-w"]).arg(&file);
     let out = run(cmd, Input::Nothing);
@@ -406,8 +409,7 @@ fn an_accumulator_the_loops_loads_may_reach_is_counted_every_iteration() {
     // and the compiler must load and store y[i] every iteration.
     let (n, m) = (4096u64, 16u64);
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("column_sums.c");
-    std::fs::write(&file, column_sums_source(true)).unwrap();
+    let file = source_file(&dir, "column_sums.c", &column_sums_source(true));
     let mut cmd = yosegi();
     cmd.args(["run", "--device", "sim", "--stats=json", "-w"]).arg(&file);
     let out = run(cmd, Input::Nothing);
@@ -467,8 +469,7 @@ fn a_kernel_finds_in_l2_what_the_kernel_before_it_wrote() {
         "#include <stdio.h>\n#include <stdlib.h>\nint main(void) {{\n  int n = {n};\n  double *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b), *c = malloc(n * sizeof *c);\n  for (int i = 0; i < n; i++) a[i] = i % 7;\n  #pragma acc data copyin(a[0:n]) create(b[0:n]) copyout(c[0:n])\n  {{\n    #pragma acc parallel loop\n    for (int i = 0; i < n; i++) b[i] = 2 * a[i];\n    #pragma acc parallel loop\n    for (int i = 0; i < n; i++) c[i] = b[i] + 1;\n  }}\n  double s = 0;\n  for (int i = 0; i < n; i++) s += c[i];\n  printf(\"%.1f\\n\", s);\n  free(a); free(b); free(c);\n  return 0;\n}}\n"
     );
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("two_kernels.c");
-    std::fs::write(&file, source).unwrap();
+    let file = source_file(&dir, "two_kernels.c", &source);
     let mut cmd = yosegi();
     cmd.args(["run", "--device", "sim", "--stats=json", "--fusion", "off", "-w"]).arg(&file);
     let out = run(cmd, Input::Nothing);
@@ -621,14 +622,13 @@ fn a_launch_moves_the_distinct_sectors_its_blocks_touch() {
 #[test]
 fn the_replay_moves_a_kernel_of_several_sizes_by_its_mean() {
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("sizes.c");
-    std::fs::write(
-        &file,
+    let file = source_file(
+        &dir,
+        "sizes.c",
         "#include <stdio.h>\n#include <stdlib.h>\nint main(void) {\n  int big = 1 << 20;\n  double *a = malloc(big * sizeof *a), *b = malloc(big * sizeof *b);\n  for (int i = 0; i < big; i++) a[i] = i;\n  \
          #pragma acc data copyin(a[0:big]) copyout(b[0:big])\n  for (int r = 0; r < 4; r++) {\n    int n = r < 3 ? 1 << 12 : big;\n    \
          #pragma acc parallel loop\n    for (int i = 0; i < n; i++) b[i] = 2.0 * a[i];\n  }\n  printf(\"%.1f\\n\", b[big - 1]);\n  free(a); free(b);\n  return 0;\n}\n",
-    )
-    .unwrap();
+    );
     let stats = dir.path().join("stats");
     std::fs::create_dir(&stats).unwrap();
     let mut cmd = yosegi();

@@ -174,19 +174,19 @@ impl Prediction {
     fn busiest(&self) -> (Bound, f64) {
         let longest = |terms: &[(Bound, f64)]| terms.iter().fold((Bound::Launch, 0.0), |best, &(b, t)| if t > best.1 { (b, t) } else { best });
         let global = longest(&[(Bound::Memory, self.memory_s), (Bound::Cache, self.cache_s), (Bound::L2, self.l2_s)]);
-        let (global, shared) = if self.work.time_steps > 1 {
+        let (compute, latency) = ((Bound::Compute, self.compute_s), (Bound::Latency, self.latency_s));
+        if self.work.time_steps > 1 {
             // A step-fused kernel's blocks load their tile from global memory, then run their
             // steps on it in shared memory between barriers, the blocks of a wave together:
             // the two phases take turns, so they add (bench/NOTES.md run 39: the time-step
             // kernels of the examples measured within 1-6% of the sum in 5 cases of 6, 21-24%
             // over the larger; replayed over runs 36-39, the examples' median 1-3 points lower
             // in each of eleven passes).
-            let phases = global.1 + self.shared_s;
-            (if self.shared_s > global.1 { (Bound::Shared, phases) } else { (global.0, phases) }, (Bound::Shared, 0.0))
+            let bound = if self.shared_s > global.1 { Bound::Shared } else { global.0 };
+            longest(&[(bound, global.1 + self.shared_s), compute, latency])
         } else {
-            (global, (Bound::Shared, self.shared_s))
-        };
-        longest(&[global, (Bound::Compute, self.compute_s), shared, (Bound::Latency, self.latency_s)])
+            longest(&[global, compute, (Bound::Shared, self.shared_s), latency])
+        }
     }
 
     /// How long the launch's work keeps the device busy (the prediction less its launch): the
