@@ -21,6 +21,7 @@ pub use complex::is_complex_function;
 mod complex;
 mod effects;
 mod expr;
+mod pointers;
 mod stmt;
 mod structs;
 mod switch;
@@ -136,8 +137,19 @@ pub struct KernelBuilder<'a> {
     /// Statements an expression needs run before the statement that holds it (inlined calls).
     pending: Vec<Stmt>,
     inline_frames: Vec<InlineFrame>,
-    /// Array parameters of inlined functions: the caller's arrays they stand for.
-    aliases: HashMap<String, ArrayView>,
+    /// The kernel's pointer locals (and inlined routines' pointer parameters), by
+    /// [`Binding::Pointer`].
+    pointers: Vec<pointers::PointerLocal>,
+    /// Memo of [`KernelBuilder::pointer_depth`], by node address.
+    pointer_nodes: HashMap<(usize, Span), Option<usize>>,
+    /// What the statements being lowered assign to plain names (`walk::assigned_values`),
+    /// which tells a pointer's object where a use precedes its assignment in the text.
+    assigned_values: HashMap<String, Vec<ast::Expr>>,
+    /// Pointer locals whose object is being inferred (a value that reads the pointer itself
+    /// tells nothing).
+    inferring: HashSet<usize>,
+    /// How deep `stmt` calls nest (the outermost one scans its statement's assignments).
+    stmt_depth: usize,
     /// Lowering the element an atomic or a reduction update writes (reduction arrays allowed).
     pub(super) reduction_update_target: bool,
     /// Which expression nodes have a complex type (see `complex::is_complex`), by address.
@@ -160,25 +172,33 @@ enum Binding {
     Struct(usize),
     /// A complex local: the locals of its parts, and the parts' format (for `sizeof`).
     Complex { re: Handle<Local>, im: Handle<Local>, format: ScalarType },
+    /// A pointer local (index into `KernelBuilder::pointers`).
+    Pointer(usize),
 }
 
-/// An array as an expression of the kernel names it: the array, how many subscripts its
-/// elements still take, their type, and the subscripts already chosen, held in locals, which
-/// go before the ones the expression gives. A parameter of an inlined function bound to a row
-/// of the caller's array (`f(a[i])`, `a` a table of rows or a two-dimensional array) has `[i]`
-/// chosen; any other array has none.
+/// A named array as the kernel indexes it: the array, how many subscripts its elements take,
+/// and their format.
 #[derive(Clone, Debug)]
 pub(super) struct ArrayView {
     pub array: ArrayRef,
     pub ndims: usize,
     pub elem: ScalarType,
-    pub chosen: Vec<Handle<Local>>,
 }
 
 /// A call being inlined: where `return` puts the value and the flag that ends the body.
 struct InlineFrame {
-    result: Option<(Handle<Local>, ScalarType)>,
+    result: Option<InlineResult>,
     done: Handle<Local>,
+}
+
+/// Where an inlined call's `return` puts what it returns.
+#[derive(Clone, Debug)]
+enum InlineResult {
+    Number(Handle<Local>, ScalarType),
+    /// A pointer local (index into `KernelBuilder::pointers`).
+    Pointer(usize),
+    /// A struct local of this name and struct.
+    Struct(String, usize),
 }
 
 /// How deep inlined calls may nest (recursion is refused past it).
@@ -280,7 +300,11 @@ impl<'a> KernelBuilder<'a> {
             reading_bounds: false,
             pending: Vec::new(),
             inline_frames: Vec::new(),
-            aliases: HashMap::new(),
+            pointers: Vec::new(),
+            pointer_nodes: HashMap::new(),
+            assigned_values: HashMap::new(),
+            inferring: HashSet::new(),
+            stmt_depth: 0,
             reduction_update_target: false,
             complex_nodes: HashMap::new(),
             host_complexes: HashMap::new(),
@@ -368,7 +392,7 @@ impl<'a> KernelBuilder<'a> {
     }
 
     /// The struct of a struct local declared in the kernel.
-    fn kernel_struct(&self, name: &str) -> Option<usize> {
+    pub(super) fn kernel_struct(&self, name: &str) -> Option<usize> {
         match self.binding(name) {
             Some(Binding::Struct(i)) => Some(i),
             _ => None,
@@ -699,7 +723,7 @@ impl<'a> KernelBuilder<'a> {
 
     /// A fresh copy of a uniform expression (params, constants and operators on them), so that
     /// no expression handle is shared between two places.
-    fn copy_uniform(&mut self, h: Handle<Expr>) -> Handle<Expr> {
+    pub(super) fn copy_uniform(&mut self, h: Handle<Expr>) -> Handle<Expr> {
         let e = self.body.exprs[h].clone();
         let kind = match e.kind {
             ExprKind::Unary { op, arg } => ExprKind::Unary { op, arg: self.copy_uniform(arg) },

@@ -9,7 +9,7 @@ use std::collections::{HashMap, HashSet};
 use crate::diag::Diagnostic;
 use crate::front::ast::{self, Directive, DirectiveKind, ExternalDecl, StmtKind, TranslationUnit};
 use crate::front::linkage::{Definitions, FunctionKey};
-use crate::front::sema::{Sema, Storage, Symbol};
+use crate::front::sema::{CType, Sema, Storage, Symbol};
 use crate::source::SourceSet;
 
 use super::kernel::RoutineInfo;
@@ -20,16 +20,47 @@ pub(super) struct Routines<'u> {
     /// Routines lowered to IR functions, with their index in `Module::functions` (definition
     /// order).
     pub ir: HashMap<FunctionKey, RoutineInfo>,
-    /// Routines with pointer or array parameters: not IR functions, their bodies are inlined at
-    /// each call, with the array arguments standing for the parameters.
+    /// Routines that take or return pointers, arrays or structs: not IR functions, their
+    /// bodies are inlined at each call (see `kernel::expr`'s `inline_body`).
     pub inline: HashMap<FunctionKey, &'u ast::FunctionDef>,
 }
 
-fn has_array_params(f: &ast::FunctionDef) -> bool {
+/// Whether calls of a routine are inlined rather than made to an IR function: it takes or
+/// returns something other than numbers (pointers, arrays, structs), which IR functions cannot
+/// pass. `ty` is its type as its file declares it, when that resolves; else the declarator
+/// decides (pointer or array parameters).
+fn inlined(f: &ast::FunctionDef, ty: Option<&CType>) -> bool {
+    if let Some(CType::Function { ret, params, .. }) = ty {
+        return !matches!(**ret, CType::Scalar(_) | CType::Void) || params.iter().any(|p| !matches!(p, CType::Scalar(_)));
+    }
     match f.declarator.derived.first() {
         Some(ast::DerivedType::Function { params, .. }) => params.iter().any(|p| !p.declarator.derived.is_empty()),
         _ => false,
     }
+}
+
+/// Every function definition's type, as its own file declares it at the definition.
+fn function_types(units: &[TranslationUnit], defs: &Definitions) -> HashMap<FunctionKey, CType> {
+    let mut types = HashMap::new();
+    for unit in units {
+        let mut sema = Sema::new();
+        for item in &unit.items {
+            match item {
+                ExternalDecl::Declaration(d) => {
+                    let _ = sema.declare(d, Storage::Global);
+                }
+                ExternalDecl::Function(f) => {
+                    let (Some(name), Ok(ty)) = (f.declarator.name.as_deref(), sema.declared_type(&f.specs, &f.declarator)) else { continue };
+                    sema.insert(name, Symbol::Function(ty.clone()));
+                    if let Some(key) = defs.key_of(f).filter(|_| defs.is_kept(f)) {
+                        types.insert(key, ty);
+                    }
+                }
+                ExternalDecl::Directive(_) => {}
+            }
+        }
+    }
+    types
 }
 
 /// The routines of the program. A `routine` directive names the function its unit sees by
@@ -58,11 +89,12 @@ pub(super) fn collect<'u>(units: &'u [TranslationUnit], defs: &Definitions<'u>) 
     }
     named.extend(implicit_routines(defs));
     let mut routines = Routines { ir: HashMap::new(), inline: HashMap::new() };
+    let types = function_types(units, defs);
     for (key, f) in defs.iter() {
         if f.routine.is_none() && !named.contains(key) {
             continue;
         }
-        if has_array_params(f) {
+        if inlined(f, types.get(key)) {
             routines.inline.insert(key.clone(), f);
         } else {
             let index = routines.ir.len();

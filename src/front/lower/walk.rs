@@ -243,6 +243,32 @@ pub fn each_stmt<'a>(s: &'a Stmt, f: &mut dyn FnMut(&'a Stmt)) {
     }
 }
 
+/// The values `s` assigns to plain names (`p = rhs`, and initialisers `T *p = rhs`), by name,
+/// in source order: what a pointer local may be given, so that lowering can tell which object
+/// it points into where a use comes before the assignment in the text (`if (!best || x <
+/// *best) best = &a[i];`).
+pub fn assigned_values(s: &Stmt, out: &mut std::collections::HashMap<String, Vec<Expr>>) {
+    let declarators = |d: &crate::front::ast::Declaration, out: &mut std::collections::HashMap<String, Vec<Expr>>| {
+        for id in &d.declarators {
+            if let (Some(name), Some(Initializer::Expr(e))) = (&id.declarator.name, &id.init) {
+                out.entry(name.clone()).or_default().push(e.clone());
+            }
+        }
+    };
+    each_stmt(s, &mut |st| match &st.kind {
+        StmtKind::Decl(d) => declarators(d, out),
+        StmtKind::For { init: Some(ForInit::Decl(d)), .. } => declarators(d, out),
+        _ => {}
+    });
+    each_expr(s, &mut |e| {
+        if let ExprKind::Assign { op: None, lhs, rhs } = &e.kind
+            && let ExprKind::Ident(name) = &lhs.kind
+        {
+            out.entry(name.clone()).or_default().push((**rhs).clone());
+        }
+    });
+}
+
 /// Structural equality of two side-effect-free expressions (names, literals, operators,
 /// subscripts, members, calls).
 pub fn same_expr(a: &Expr, b: &Expr) -> bool {

@@ -468,6 +468,9 @@ impl<'a> KernelBuilder<'a> {
     /// A condition (`if`, loops, `!`, `&&`, `||`, `?:`): a complex value is true when either
     /// part is non-zero.
     pub(super) fn condition(&mut self, e: &ast::Expr) -> R<Handle<Expr>> {
+        if self.is_pointer(e) {
+            return self.pointer_truth(e);
+        }
         if self.is_complex(e) {
             let p = self.complex_value(e)?;
             return Ok(self.complex_truth(p, e.span));
@@ -479,6 +482,9 @@ impl<'a> KernelBuilder<'a> {
     /// `e` converted to the real type `ty` as C converts it: a complex value becomes its real
     /// part, or for `_Bool` the truth of `e != 0`, both parts counting.
     pub(in crate::front::lower) fn value_as(&mut self, e: &ast::Expr, ty: ScalarType) -> R<Handle<Expr>> {
+        if ty == ScalarType::Bool && self.is_pointer(e) {
+            return self.pointer_truth(e);
+        }
         if ty == ScalarType::Bool && self.is_complex(e) {
             let p = self.complex_value(e)?;
             return Ok(self.complex_truth(p, e.span));
@@ -563,7 +569,7 @@ impl<'a> KernelBuilder<'a> {
     fn complex_array_format(&mut self, base: &ast::Expr, n: usize) -> Option<ScalarType> {
         let ty = match &base.kind {
             // Kernel locals and inlined functions' array parameters hold no complex numbers.
-            AE::Ident(name) if self.is_kernel_name(name) || self.aliases.contains_key(name.as_str()) => return None,
+            AE::Ident(name) if self.is_kernel_name(name) => return None,
             AE::Ident(name) => self.host_var(name)?.ty,
             AE::Member { .. } => self.member_type(base).ok()?,
             _ => return None,
@@ -813,7 +819,6 @@ impl<'a> KernelBuilder<'a> {
                 for ix in subs {
                     indices.push(self.index_expr(ix)?);
                 }
-                let indices = self.with_chosen(&view, indices);
                 Ok(ComplexTarget::Element { array, indices, elem })
             }
             AE::Unary { op: AU::Deref, operand } => {
@@ -838,7 +843,7 @@ impl<'a> KernelBuilder<'a> {
                     });
                 }
                 let index = index.unwrap_or_else(|| self.int_const(0, ScalarType::I32));
-                let indices = self.with_chosen(&view, vec![index]);
+                let indices = vec![index];
                 Ok(ComplexTarget::Element { array, indices, elem })
             }
             _ => Err(err(span, "this complex expression cannot be assigned", "assign complex variables and array elements")),

@@ -13,6 +13,13 @@ impl<'a> KernelBuilder<'a> {
         }
         match &e.kind {
             AE::Ident(name) => {
+                if self.pointer_local(name).is_some() {
+                    return Err(err(
+                        span,
+                        format!("the pointer `{name}` is used as a number"),
+                        "dereference it (`*p`, `p[i]`, `p->m`), compare it, or subtract two pointers; kernels cannot turn pointers into numbers",
+                    ));
+                }
                 if let Some(l) = self.kernel_local(name) {
                     let local = &self.body.locals[l];
                     if local.array_dims.is_some() {
@@ -73,7 +80,12 @@ impl<'a> KernelBuilder<'a> {
                 match target {
                     CType::Scalar(t) => self.value_as(expr, t.value_type()),
                     CType::Void => self.expr(expr),
-                    _ => Err(err(span, "casts to pointer or struct types are not supported in kernels", "cast only between number types in kernels")),
+                    CType::Pointer { .. } => Err(err(
+                        span,
+                        format!("`{}` is a pointer used as a number", self.text(span)),
+                        "use the pointer where a pointer is expected: dereference it, pass it, or compare it",
+                    )),
+                    _ => Err(err(span, "casts to struct types are not supported in kernels", "cast only between number types in kernels")),
                 }
             }
             AE::SizeofType(tn) => {
@@ -104,6 +116,7 @@ impl<'a> KernelBuilder<'a> {
                 Ok(self.add(ExprKind::ConstInt(size as i64), ScalarType::U64, span))
             }
             AE::Call { callee, args } => self.call(callee, args, span),
+            AE::Index { .. } if let Some(t) = self.pointer_access(e, false)? => Ok(self.read_target(&t, span)),
             AE::Index { .. } => {
                 let host_only = self.reading_bounds && self.mentions_only_host_names(e);
                 let (array, indices, ty) = self.element(e)?;
@@ -120,7 +133,7 @@ impl<'a> KernelBuilder<'a> {
                 Ok(self.cast(index, ScalarType::U32))
             }
             AE::Member { base, field, arrow } => {
-                if !arrow && let Some((place, s)) = self.kernel_struct_place(base)? {
+                if let Some((place, s)) = self.member_base_place(base, *arrow)? {
                     return self.member_value(&place, s, field, span);
                 }
                 let (key, ty) = self.member_chain(e)?;
@@ -144,7 +157,7 @@ impl<'a> KernelBuilder<'a> {
                 names.push(n.clone());
             }
         });
-        names.iter().all(|n| !self.is_kernel_name(n) && !self.host_locals.contains_key(n.as_str()) && !self.aliases.contains_key(n.as_str()))
+        names.iter().all(|n| !self.is_kernel_name(n) && !self.host_locals.contains_key(n.as_str()))
     }
 
     pub(super) fn warn_once(&mut self, span: Span, msg: &str) {
@@ -175,62 +188,20 @@ impl<'a> KernelBuilder<'a> {
             AU::Real => self.part_value(crate::ir::ComplexPart::Real, operand),
             AU::Imag => self.part_value(crate::ir::ComplexPart::Imag, operand),
             AU::Deref => {
-                let (array, indices, ty) = self.deref(operand, span)?;
-                Ok(self.add(ExprKind::Load { array, indices }, ty, span))
+                let pv = self.pointer_value(operand)?;
+                let t = self.pointer_element(pv, &[], false, span)?;
+                Ok(self.read_target(&t, span))
             }
-            AU::AddrOf => Err(err(span, "taking an address (`&`) is not supported in kernels", "index arrays directly and pass values, not addresses")),
+            AU::AddrOf => Err(err(
+                span,
+                format!("the address `{}` is used as a number", self.text(span)),
+                "pass addresses to routines, assign them to pointers, or compare them; kernels cannot turn them into numbers",
+            )),
             AU::PreInc | AU::PreDec | AU::PostInc | AU::PostDec => {
                 self.no_complex_increment(operand, span)?;
                 self.increment_value(op, operand, span)
             }
         }
-    }
-
-    /// `*(p + i)`, `*(i + p)`, `*p`: the element of a one-dimensional array param.
-    pub(super) fn deref(&mut self, operand: &ast::Expr, span: Span) -> R<(ArrayRef, Vec<Handle<Expr>>, ScalarType)> {
-        // `p + a + b` (in any order): one term is the pointer, the others sum to the index.
-        let mut terms = Vec::new();
-        flatten_sum(operand, &mut terms);
-        if let Some(t) = terms.iter().find(|t| matches!(t.kind, AE::Unary { op: AU::AddrOf, .. })) {
-            return self.unary(AU::AddrOf, t, t.span).map(|_| (ArrayRef::Param(0), Vec::new(), ScalarType::I32));
-        }
-        let mut pointer = None;
-        for (k, t) in terms.iter().enumerate() {
-            if self.is_host_pointer(t) {
-                if pointer.is_some() {
-                    return Err(err(span, "adding two pointers is not valid", "index one array"));
-                }
-                pointer = Some(k);
-            }
-        }
-        let Some(pk) = pointer else {
-            // `*((double *) addr + k)`: an address the program computed.
-            if let Some(k) = terms.iter().position(|t| self.pointer_cast(t).is_some()) {
-                let cast = terms.remove(k);
-                let index = self.sum_of(&terms)?;
-                return self.address_element(cast, index, span);
-            }
-            return Err(err(operand.span, "only pointers into arrays can be dereferenced in kernels", "index the array directly: p[i]"));
-        };
-        let base = terms.remove(pk);
-        let view = self.array_base(base)?;
-        let (array, ndims, elem) = (view.array, view.ndims, view.elem);
-        if ndims != 1 {
-            return Err(err(span, "dereferencing a multi-dimensional array is not supported", "index every dimension: a[i][j]"));
-        }
-        let mut idx: Option<Handle<Expr>> = None;
-        for t in terms {
-            let h = self.index_expr(t)?;
-            idx = Some(match idx {
-                None => h,
-                Some(prev) => self.arith(AB::Add, prev, h, t.span)?,
-            });
-        }
-        let idx = match idx {
-            Some(i) => i,
-            None => self.int_const(0, ScalarType::I32),
-        };
-        Ok((array, self.with_chosen(&view, vec![idx]), elem.value_type()))
     }
 
     /// `(T *) e` with `T` a number type: the element type and `e`.
@@ -240,19 +211,6 @@ impl<'a> KernelBuilder<'a> {
             CType::Pointer { to, .. } => Some((to.element_scalar()?, expr)),
             _ => None,
         }
-    }
-
-    /// The sum of index terms (`None` for none).
-    fn sum_of(&mut self, terms: &[&ast::Expr]) -> R<Option<Handle<Expr>>> {
-        let mut idx: Option<Handle<Expr>> = None;
-        for t in terms {
-            let h = self.index_expr(t)?;
-            idx = Some(match idx {
-                None => h,
-                Some(prev) => self.arith(AB::Add, prev, h, t.span)?,
-            });
-        }
-        Ok(idx)
     }
 
     /// Element `index` (or 0) of `(T *) e`, an integer the program turned into a pointer: the
@@ -276,7 +234,7 @@ impl<'a> KernelBuilder<'a> {
     pub(super) fn is_host_pointer(&mut self, e: &ast::Expr) -> bool {
         match &e.kind {
             AE::Ident(n) => {
-                !self.is_kernel_name(n) && (self.aliases.contains_key(n.as_str()) || self.host_var(n).is_some_and(|v| v.ty.is_pointer_like()))
+                !self.is_kernel_name(n) && self.host_var(n).is_some_and(|v| v.ty.is_pointer_like())
             }
             AE::Member { .. } => self.member_type(e).is_ok_and(|t| t.is_pointer_like()),
             _ => false,
@@ -292,27 +250,13 @@ impl<'a> KernelBuilder<'a> {
         Ok(self.cast(h, ty))
     }
 
-    /// `view`'s chosen subscripts (as loads of their locals) followed by `indices`.
-    pub(super) fn with_chosen(&mut self, view: &ArrayView, indices: Vec<Handle<Expr>>) -> Vec<Handle<Expr>> {
-        let mut all: Vec<Handle<Expr>> = view.chosen.iter().map(|&l| self.add(ExprKind::Local(l), ScalarType::I64, Span::default())).collect();
-        all.extend(indices);
-        all
-    }
-
     /// The array a subscript chain starts from.
     pub(super) fn array_base(&mut self, base: &ast::Expr) -> R<ArrayView> {
-        if let AE::Ident(name) = &base.kind
-            && !self.is_kernel_name(name)
-            && let Some(alias) = self.aliases.get(name.as_str())
-        {
-            return Ok(alias.clone());
-        }
         let (array, ndims, elem) = self.array_base_plain(base)?;
-        Ok(ArrayView { array, ndims, elem, chosen: Vec::new() })
+        Ok(ArrayView { array, ndims, elem })
     }
 
-    /// [`KernelBuilder::array_base`] of a name that is no parameter of an inlined function:
-    /// (array, its number of dimensions, element type).
+    /// [`KernelBuilder::array_base`]: (array, its number of dimensions, element type).
     fn array_base_plain(&mut self, base: &ast::Expr) -> R<(ArrayRef, usize, ScalarType)> {
         match &base.kind {
             AE::Ident(name) => {
@@ -409,8 +353,8 @@ impl<'a> KernelBuilder<'a> {
             let (_, _, elem) = self.param_shape(copies.buffer)?;
             return Ok((ArrayRef::Param(copies.buffer), vec![at], elem.value_type()));
         }
-        if let AE::Member { base, field, arrow: false } = &cur.kind
-            && let Some((place, s)) = self.kernel_struct_place(base)?
+        if let AE::Member { base, field, arrow } = &cur.kind
+            && let Some((place, s)) = self.member_base_place(base, *arrow)?
         {
             // An array member of a struct local or of an element of an array of structs.
             return self.member_element(&place, s, field, &index_exprs, e.span);
@@ -422,12 +366,7 @@ impl<'a> KernelBuilder<'a> {
             let index = self.index_expr(ix)?;
             return self.address_element(cur, Some(index), e.span);
         }
-        let view = if let AE::Unary { op: AU::Deref, operand } = &cur.kind {
-            // `(*p)[i]` is rare; refuse it with the general message.
-            return Err(err(operand.span, "indexing a dereferenced pointer is not supported", "index the array directly"));
-        } else {
-            self.array_base(cur)?
-        };
+        let view = self.array_base(cur)?;
         let (array, ndims, elem) = (view.array, view.ndims, view.elem);
         if index_exprs.len() != ndims {
             return Err(err(
@@ -441,7 +380,7 @@ impl<'a> KernelBuilder<'a> {
             indices.push(self.index_expr(ix)?);
         }
         // A `long double` element is read and written as a `double` value.
-        Ok((array, self.with_chosen(&view, indices), elem.value_type()))
+        Ok((array, indices, elem.value_type()))
     }
 
     /// `mt->mrows`, `s.n`, `mt->m`: its text (the param key) and its type.
@@ -499,8 +438,8 @@ impl<'a> KernelBuilder<'a> {
         if matches!(op, AB::LogAnd | AB::LogOr) {
             return self.logical(op == AB::LogAnd, lhs, rhs, span);
         }
-        if self.is_host_pointer(lhs) || self.is_host_pointer(rhs) {
-            return Err(err(span, "pointer arithmetic is not supported in kernels", "index the array directly: p[i + k]"));
+        if self.is_pointer(lhs) || self.is_pointer(rhs) {
+            return self.pointer_binary(op, lhs, rhs, span);
         }
         if let Some(c) = self.complex_compare(op, lhs, rhs, span)? {
             return Ok(c);
@@ -642,29 +581,6 @@ impl<'a> KernelBuilder<'a> {
     }
 
 
-    /// The array an argument of an inlined call passes: a whole array (`a`), or a row of one
-    /// (`a[i]` of a table of rows or of a two-dimensional array), whose subscripts are
-    /// evaluated once, at the call, into locals (appended to `chosen` with their values).
-    fn array_argument(&mut self, a: &ast::Expr, chosen: &mut Vec<(Handle<Local>, Handle<Expr>)>) -> R<ArrayView> {
-        let (base, index_exprs) = subscripts(a);
-        if index_exprs.is_empty() {
-            return self.array_base(a);
-        }
-        let mut view = self.array_base(base)?;
-        if index_exprs.len() >= view.ndims {
-            return Err(err(a.span, format!("`{}` is an element, not an array", self.text(a.span)), "pass the array, or one of its rows"));
-        }
-        for ix in index_exprs {
-            let value = self.index_expr(ix)?;
-            let value = self.cast(value, ScalarType::I64);
-            let local = self.new_local("row", ScalarType::I64, LocalKind::Var, ix.span);
-            chosen.push((local, value));
-            view.chosen.push(local);
-            view.ndims -= 1;
-        }
-        Ok(view)
-    }
-
     /// An inlined body's names are looked up in the kernel's scope. For a routine of another
     /// file, a name `static` at file scope in either file may mean another variable there than
     /// in the routine's own file: refused rather than read from the wrong one. (The routine's
@@ -698,6 +614,64 @@ impl<'a> KernelBuilder<'a> {
     }
 
     fn inline_call(&mut self, name: &str, def: &ast::FunctionDef, args: &[ast::Expr], span: Span) -> R<Handle<Expr>> {
+        match self.inline_body(name, def, args, span)? {
+            Some(InlineResult::Number(l, t)) => Ok(self.add(ExprKind::Local(l), t, span)),
+            None => Ok(self.int_const(0, ScalarType::I32)),
+            Some(InlineResult::Pointer(_)) => Err(err(
+                span,
+                format!("`{name}` returns a pointer, used here as a number"),
+                "assign the pointer it returns to a pointer variable, or dereference it",
+            )),
+            Some(InlineResult::Struct(..)) => Err(err(
+                span,
+                format!("`{name}` returns a struct, used here as a number"),
+                "assign the struct it returns to a struct variable, or use one of its members",
+            )),
+        }
+    }
+
+    /// The routine a call names, when it is inlined (it takes or returns pointers or structs).
+    pub(super) fn inline_routine(&self, name: &str, span: Span) -> Option<&'a ast::FunctionDef> {
+        let key = self.cx.definitions.resolve(name, span.tu)?;
+        self.cx.inline_routines.get(&key).copied()
+    }
+
+    /// The type an inlined routine returns (for the pointer analysis of a call).
+    pub(super) fn inline_result_type(&mut self, name: &str, span: Span) -> Option<CType> {
+        let def = self.inline_routine(name, span)?;
+        let ret = self.sema.resolve_specs(&def.specs).ok()?;
+        self.sema.apply_declarator(ret, &ast::Declarator { name: None, name_span: span, derived: def.declarator.derived[1..].to_vec(), span }).ok()
+    }
+
+    /// A call of an inlined routine that returns a pointer: the pointer.
+    pub(super) fn inline_pointer_call(&mut self, name: &str, args: &[ast::Expr], span: Span) -> R<pointers::PointerValue> {
+        let Some(def) = self.inline_routine(name, span) else {
+            return Err(err(span, format!("`{name}` does not return a pointer a kernel can follow"), "call routines that return pointers into the kernel's arrays"));
+        };
+        match self.inline_body(name, def, args, span)? {
+            Some(InlineResult::Pointer(k)) => Ok(self.read_pointer(k, span)),
+            _ => Err(err(span, format!("`{name}` does not return a pointer"), "use its value as a number")),
+        }
+    }
+
+    /// A call of an inlined routine that returns a struct: the struct local holding it.
+    pub(super) fn inline_struct_call(&mut self, name: &str, args: &[ast::Expr], span: Span) -> R<Option<(String, usize)>> {
+        let Some(def) = self.inline_routine(name, span) else { return Ok(None) };
+        match self.inline_result_type(name, span) {
+            Some(CType::Struct(_)) => {}
+            _ => return Ok(None),
+        }
+        match self.inline_body(name, def, args, span)? {
+            Some(InlineResult::Struct(local, s)) => Ok(Some((local, s))),
+            _ => Ok(None),
+        }
+    }
+
+    /// Inlines a call: the statements of the body go to `pending` (in a one-trip loop that
+    /// `return` leaves), and the result is where they leave what the call returns. Scalar
+    /// parameters are locals, pointer parameters pointer locals, struct parameters struct
+    /// locals, each assigned the argument (evaluated in the caller's scope) first.
+    fn inline_body(&mut self, name: &str, def: &ast::FunctionDef, args: &[ast::Expr], span: Span) -> R<Option<InlineResult>> {
         if self.inline_frames.len() >= MAX_INLINE_DEPTH {
             return Err(err(span, format!("calls of `{name}` nest too deeply (recursion?)"), "device functions cannot be recursive"));
         }
@@ -711,86 +685,111 @@ impl<'a> KernelBuilder<'a> {
         }
         let ret = self.sema.resolve_specs(&def.specs)?;
         let ret = self.sema.apply_declarator(ret, &ast::Declarator { name: None, name_span: span, derived: def.declarator.derived[1..].to_vec(), span })?;
-        let result = match ret {
-            CType::Void => None,
-            CType::Scalar(t) => Some(t.value_type()),
-            _ => return Err(err(span, format!("`{name}` must return a number or nothing"), "return a scalar value")),
-        };
         // Arguments are evaluated in the caller's scope.
-        let mut scalars = Vec::new();
-        let mut arrays = Vec::new();
-        // The subscripts of rows passed as arrays (`f(a[i])`): (local, value).
-        let mut chosen = Vec::new();
+        enum Argument {
+            Number(ScalarType, Handle<Expr>),
+            Pointer(CType, pointers::PointerValue),
+            /// A copy, in a struct local of the caller's scope.
+            Struct(String, usize),
+        }
+        let mut bound = Vec::new();
         for (p, a) in params.iter().zip(args) {
             let pname = p.declarator.name.clone().unwrap_or_default();
             let pty = sema::adjust_param(self.sema.declared_type(&p.specs, &p.declarator)?);
-            match pty {
+            let argument = match pty {
                 CType::Scalar(t) => {
                     let t = t.value_type();
-                    let v = self.value_as(a, t)?;
-                    scalars.push((pname, t, v));
+                    Argument::Number(t, self.value_as(a, t)?)
                 }
                 CType::Pointer { to, .. } => {
-                    let mut want_dims = 1;
-                    let mut cur = &*to;
-                    while let CType::Array { elem, .. } = cur {
-                        want_dims += 1;
-                        cur = elem;
+                    if !self.is_pointer(a) && !pointers::is_null_literal(a) {
+                        return Err(err(a.span, format!("`{pname}` of `{name}` is a pointer, but `{}` is not one", self.text(a.span)), "pass an array, a pointer or an address (`&x`)"));
                     }
-                    // `double **a`: a table of row pointers (and only a table fits it).
-                    let want_table = matches!(cur, CType::Pointer { .. }) && want_dims == 1;
-                    if want_table && let CType::Pointer { to: row, .. } = cur {
-                        want_dims = 2;
-                        cur = row;
-                    }
-                    let view = self.array_argument(a, &mut chosen)?;
-                    let is_table = view.chosen.is_empty()
-                        && matches!(view.array, ArrayRef::Param(p) if matches!(self.params[p as usize].kind, ParamKind::RowTable { .. }));
-                    if view.ndims != want_dims || cur.element_scalar() != Some(view.elem) || is_table != want_table {
-                        return Err(err(
-                            a.span,
-                            format!("the array passed as `{pname}` does not have the parameter's shape and element type"),
-                            "pass an array of the same element type and number of dimensions",
-                        ));
-                    }
-                    arrays.push((pname, view));
+                    Argument::Pointer(*to, self.pointer_value(a)?)
                 }
-                _ => return Err(err(a.span, format!("parameter `{pname}` of `{name}` has a type kernels do not support"), "pass numbers and arrays")),
-            }
+                CType::Struct(s) => {
+                    let copy = self.fresh_struct_name(&pname);
+                    self.declare_struct_local(&copy, s, a.span)?;
+                    let (src, t) = self.struct_source(a)?;
+                    if s != t {
+                        return Err(err(a.span, format!("the struct passed as `{pname}` is not the struct `{name}` takes"), "pass a struct of the parameter's type"));
+                    }
+                    let mut copying = Vec::new();
+                    self.copy_struct(&structs::Place::Local(copy.clone()), &src, s, a.span, &mut copying)?;
+                    self.pending.append(&mut copying);
+                    Argument::Struct(copy, s)
+                }
+                _ => return Err(err(a.span, format!("parameter `{pname}` of `{name}` has a type kernels do not support"), "pass numbers, pointers and structs")),
+            };
+            bound.push((pname, argument));
         }
-        let result_local = result.map(|t| (self.new_local(&format!("{name}_result"), t, LocalKind::Var, span), t));
+        let mut block = Vec::new();
+        let result = match &ret {
+            CType::Void => None,
+            CType::Scalar(t) => Some(InlineResult::Number(self.new_local(&format!("{name}_result"), t.value_type(), LocalKind::Var, span), t.value_type())),
+            CType::Pointer { to, .. } => {
+                // Declared in the caller's scope (under a name no C name has), read after the body.
+                let mut init = Vec::new();
+                let k = self.declare_pointer(&format!("{name}#result{}", self.pointers.len()), to, span, &mut init)?;
+                self.pending.append(&mut init);
+                Some(InlineResult::Pointer(k))
+            }
+            CType::Struct(s) => {
+                let local = self.fresh_struct_name(&format!("{name}_result"));
+                self.declare_struct_local(&local, *s, span)?;
+                Some(InlineResult::Struct(local, *s))
+            }
+            _ => return Err(err(span, format!("`{name}` must return a number, a pointer, a struct or nothing"), "return a scalar value")),
+        };
         let done = self.new_local(&format!("{name}_done"), ScalarType::Bool, LocalKind::Var, span);
-        let saved_aliases = std::mem::replace(&mut self.aliases, arrays.into_iter().collect());
         let saved_breaks = std::mem::take(&mut self.breaks);
         let saved_pending = std::mem::take(&mut self.pending);
-        self.inline_frames.push(InlineFrame { result: result_local, done });
+        self.inline_frames.push(InlineFrame { result: result.clone(), done });
         self.push_scope();
-        let mut block = Vec::new();
-        for (local, value) in chosen {
-            block.push(Stmt::Assign { local, value });
-        }
-        for (pname, t, v) in scalars {
-            let l = self.new_local(&pname, t, LocalKind::Var, span);
-            block.push(Stmt::Assign { local: l, value: v });
-            self.bind(&pname, l);
-        }
-        self.breaks.push(BreakTarget::Loop);
-        for st in &def.body.stmts {
-            self.stmt(st, &mut block);
+        let bound_ok = (|| -> R<()> {
+            for (pname, argument) in bound {
+                match argument {
+                    Argument::Number(t, v) => {
+                        let l = self.new_local(&pname, t, LocalKind::Var, span);
+                        block.push(Stmt::Assign { local: l, value: v });
+                        self.bind(&pname, l);
+                    }
+                    Argument::Pointer(to, value) => {
+                        let k = self.declare_pointer(&pname, &to, span, &mut block)?;
+                        self.assign_pointer(k, value, span, &mut block).map_err(|d| {
+                            let message = format!("the argument passed as `{pname}` does not have the parameter's type: {}", d.message);
+                            Diagnostic { message, ..d }
+                        })?;
+                    }
+                    Argument::Struct(copy, s) => self.alias_struct_local(&pname, &copy, s),
+                }
+            }
+            Ok(())
+        })();
+        if bound_ok.is_ok() {
+            for st in &def.body.stmts {
+                super::super::walk::assigned_values(st, &mut self.assigned_values);
+            }
+            self.breaks.push(BreakTarget::Loop);
+            for st in &def.body.stmts {
+                self.stmt(st, &mut block);
+            }
         }
         self.pop_scope();
         self.inline_frames.pop();
         self.breaks = saved_breaks;
-        self.aliases = saved_aliases;
         self.pending = saved_pending;
+        bound_ok?;
         let no = self.add(ExprKind::ConstInt(0), ScalarType::Bool, Span::default());
         self.pending.push(Stmt::Assign { local: done, value: no });
         let never = self.add(ExprKind::ConstInt(0), ScalarType::Bool, Span::default());
         self.pending.push(Stmt::Loop { cond: Some(never), test_first: false, body: block, continuing: Vec::new(), range: None });
-        Ok(match result_local {
-            Some((l, t)) => self.add(ExprKind::Local(l), t, span),
-            None => self.int_const(0, ScalarType::I32),
-        })
+        Ok(result)
+    }
+
+    /// A struct local name no C name can be (it holds a `#`).
+    fn fresh_struct_name(&self, base: &str) -> String {
+        format!("{base}#{}", self.body.locals.len())
     }
 }
 

@@ -17,9 +17,14 @@ impl<'a> KernelBuilder<'a> {
     }
 
     pub fn stmt(&mut self, s: &ast::Stmt, out: &mut Block) {
+        if self.stmt_depth == 0 {
+            super::super::walk::assigned_values(s, &mut self.assigned_values);
+        }
         let saved = std::mem::take(&mut self.pending);
         let mut lowered = Vec::new();
+        self.stmt_depth += 1;
         let r = self.stmt_inner(s, &mut lowered);
+        self.stmt_depth -= 1;
         self.record(r);
         out.append(&mut self.pending);
         out.append(&mut lowered);
@@ -177,11 +182,28 @@ impl<'a> KernelBuilder<'a> {
             StmtKind::Continue => self.continue_stmt(span, out),
             StmtKind::Return(value) => {
                 if let Some(frame) = self.inline_frames.last() {
-                    let (result, done) = (frame.result, frame.done);
+                    let (result, done) = (frame.result.clone(), frame.done);
                     match (value, result) {
-                        (Some(e), Some((l, t))) => {
+                        (Some(e), Some(InlineResult::Number(l, t))) => {
                             let v = self.value_as(e, t)?;
                             out.push(Stmt::Assign { local: l, value: v });
+                        }
+                        (Some(e), Some(InlineResult::Pointer(k))) => {
+                            let v = self.pointer_value(e)?;
+                            let mut pending = std::mem::take(&mut self.pending);
+                            out.append(&mut pending);
+                            self.assign_pointer(k, v, span, out)?;
+                        }
+                        (Some(e), Some(InlineResult::Struct(local, s))) => {
+                            let (src, t) = self.struct_source(e)?;
+                            if s != t {
+                                return Err(err(e.span, "the function returns another struct than it declares", "return a struct of the declared type"));
+                            }
+                            let mut copying = Vec::new();
+                            self.copy_struct(&structs::Place::Local(local), &src, s, span, &mut copying)?;
+                            let mut pending = std::mem::take(&mut self.pending);
+                            out.append(&mut pending);
+                            out.append(&mut copying);
                         }
                         (None, None) => {}
                         (Some(_), None) => return Err(err(span, "a void function returns a value", "remove the value")),
@@ -344,6 +366,9 @@ impl<'a> KernelBuilder<'a> {
                     }
                     self.bind(name, l);
                 }
+                CType::Array { .. } if type_depth_of_elements_is_pointer(&ty) => {
+                    return Err(err(span, format!("`{name}` is an array of pointers; kernels keep pointers in local variables only"), "use one pointer variable for each, or index the arrays directly"));
+                }
                 CType::Array { .. } if local_array_of_complex(&ty) => {
                     return Err(err(
                         span,
@@ -379,12 +404,18 @@ impl<'a> KernelBuilder<'a> {
                         self.init_struct_local(name, *s, init, span, out)?;
                     }
                 }
-                CType::Pointer { .. } => {
-                    return Err(err(
-                        span,
-                        format!("pointer-typed local `{name}` in a kernel is not supported"),
-                        "index the array directly instead of through a pointer alias",
-                    ));
+                CType::Pointer { to, .. } => {
+                    let k = self.declare_pointer(name, to, span, out)?;
+                    match &id.init {
+                        None => {}
+                        Some(ast::Initializer::Expr(e)) => {
+                            let value = self.pointer_value(e)?;
+                            let mut pending = std::mem::take(&mut self.pending);
+                            out.append(&mut pending);
+                            self.assign_pointer(k, value, e.span, out)?;
+                        }
+                        Some(ast::Initializer::List(..)) => return Err(err(span, format!("the pointer `{name}` has a brace initializer"), "initialise a pointer with an address")),
+                    }
                 }
                 _ => {
                     return Err(err(span, format!("the local `{name}` has a type kernels do not support"), "use number-typed locals and arrays in kernels"));
@@ -414,6 +445,12 @@ impl<'a> KernelBuilder<'a> {
 
     pub(in crate::front::lower) fn target(&mut self, lhs: &ast::Expr) -> R<Target> {
         match &lhs.kind {
+            AE::Ident(name) if self.pointer_local(name).is_some() => Err(err(
+                lhs.span,
+                format!("the pointer `{name}` is used as a number"),
+                "assign pointers in statements of their own (`p = q;`, `p++;`, `p += k;`)",
+            )),
+            AE::Index { .. } | AE::Unary { op: AU::Deref, .. } if let Some(t) = self.pointer_access(lhs, true)? => Ok(t),
             AE::Ident(name) => {
                 if let Some(l) = self.kernel_local(name) {
                     if self.body.locals[l].array_dims.is_some() {
@@ -442,13 +479,13 @@ impl<'a> KernelBuilder<'a> {
                 Ok(Target::Element { array, indices, ty })
             }
             AE::Unary { op: AU::Deref, operand } => {
-                let (array, indices, ty) = self.deref(operand, lhs.span)?;
-                Ok(Target::Element { array, indices, ty })
+                let pv = self.pointer_value(operand)?;
+                self.pointer_element(pv, &[], true, lhs.span)
             }
             AE::Unary { op: AU::Real, operand } => self.part_target(crate::ir::ComplexPart::Real, operand, lhs.span),
             AE::Unary { op: AU::Imag, operand } => self.part_target(crate::ir::ComplexPart::Imag, operand, lhs.span),
             AE::Member { base, field, arrow } => {
-                if !arrow && let Some((place, s)) = self.kernel_struct_place(base)? {
+                if let Some((place, s)) = self.member_base_place(base, *arrow)? {
                     return self.member_target(&place, s, field, lhs.span);
                 }
                 Err(err(lhs.span, "assigning members of host structs in a kernel is not supported", "assign the member on the host, or use a struct local"))
@@ -492,6 +529,17 @@ impl<'a> KernelBuilder<'a> {
         }
         if let Some(done) = self.array_reduction_update(e, out) {
             return done;
+        }
+        if let AE::Assign { lhs: target, .. } | AE::Unary { op: AU::PreInc | AU::PreDec | AU::PostInc | AU::PostDec, operand: target } = &e.kind
+            && self.is_pointer(target)
+            && !matches!(target.kind, AE::Index { .. } | AE::Unary { op: AU::Deref, .. } | AE::Member { .. })
+        {
+            let k = self.assigned_pointer(target)?;
+            return match &e.kind {
+                AE::Assign { op, rhs, .. } => self.pointer_update(k, *op, rhs, span, out),
+                AE::Unary { op, .. } => self.pointer_step(k, matches!(op, AU::PreDec | AU::PostDec), span, out),
+                _ => Ok(()),
+            };
         }
         match &e.kind {
             AE::Assign { op: None, lhs, rhs } if self.struct_assignment(lhs, rhs, span, out)? => Ok(()),
@@ -539,6 +587,15 @@ impl<'a> KernelBuilder<'a> {
             _ => self.expr(e).map(|_| ()),
         }
     }
+}
+
+/// An array (of arrays) whose elements are pointers.
+fn type_depth_of_elements_is_pointer(ty: &CType) -> bool {
+    let mut cur = ty;
+    while let CType::Array { elem, .. } = cur {
+        cur = elem;
+    }
+    matches!(cur, CType::Pointer { .. })
 }
 
 /// An array (of arrays) of complex numbers.

@@ -47,6 +47,19 @@ pub(super) struct ElementPlace {
     terms: Vec<(Handle<Expr>, u64)>,
 }
 
+impl ElementPlace {
+    /// Element `indices` of the host array of structs `root`, as a whole.
+    pub(super) fn whole(root: String, root_info: VarInfo, element_struct: usize, indices: Vec<Handle<Expr>>) -> ElementPlace {
+        ElementPlace { root, root_info, element_struct, indices, offset: 0, terms: Vec::new() }
+    }
+
+    /// The array, its info, struct and subscripts when the place is a whole element (not a
+    /// struct nested in one).
+    pub(super) fn whole_element(self) -> Option<(String, VarInfo, usize, Vec<Handle<Expr>>)> {
+        (self.offset == 0 && self.terms.is_empty()).then_some((self.root, self.root_info, self.element_struct, self.indices))
+    }
+}
+
 /// A member of a struct place.
 enum MemberRef {
     /// A scalar member, to read or assign.
@@ -102,15 +115,54 @@ impl<'a> KernelBuilder<'a> {
     pub(super) fn kernel_struct_place(&mut self, e: &ast::Expr) -> R<Option<(Place, usize)>> {
         match &e.kind {
             AE::Ident(n) => Ok(self.kernel_struct(n).map(|s| (Place::Local(n.clone()), s))),
+            AE::Index { base, index } if self.through_pointer(base) => {
+                if self.struct_type_of(base, true).is_none() {
+                    return Ok(None);
+                }
+                let pv = self.pointer_value(base)?;
+                self.pointer_struct(pv, Some(index), e.span).map(Some)
+            }
             AE::Index { .. } => self.struct_element(e),
-            AE::Member { base, field, arrow: false } => {
-                let Some((place, s)) = self.kernel_struct_place(base)? else { return Ok(None) };
+            AE::Unary { op: AU::Deref, operand } if self.through_pointer(operand) => {
+                if self.struct_type_of(operand, true).is_none() {
+                    return Ok(None);
+                }
+                let pv = self.pointer_value(operand)?;
+                self.pointer_struct(pv, None, e.span).map(Some)
+            }
+            AE::Member { base, field, arrow } => {
+                let Some((place, s)) = self.member_base_place(base, *arrow)? else { return Ok(None) };
                 match self.struct_member(&place, s, field, e.span)? {
                     MemberRef::Struct(p, t) => Ok(Some((p, t))),
                     _ => Ok(None),
                 }
             }
+            AE::Call { callee, args } => match &callee.kind {
+                AE::Ident(name) => Ok(self.inline_struct_call(name, args, e.span)?.map(|(local, s)| (Place::Local(local), s))),
+                _ => Ok(None),
+            },
             _ => Ok(None),
+        }
+    }
+
+    /// Binds the struct local `name` to the members of the struct local `existing` (a struct
+    /// parameter of an inlined routine to the copy of its argument).
+    pub(super) fn alias_struct_local(&mut self, name: &str, existing: &str, s: usize) {
+        let fields = self.sema.structs[s].fields.clone().unwrap_or_default();
+        for (field, fty) in &fields {
+            let (to, from) = (format!("{name}.{field}"), format!("{existing}.{field}"));
+            match (self.binding(&from), fty) {
+                (Some(Binding::Struct(t)), _) => self.alias_struct_local(&to, &from, t),
+                (Some(binding), _) => {
+                    if let Some(scope) = self.scopes.last_mut() {
+                        scope.insert(to, binding);
+                    }
+                }
+                (None, _) => {}
+            }
+        }
+        if let Some(scope) = self.scopes.last_mut() {
+            scope.insert(name.to_string(), Binding::Struct(s));
         }
     }
 
@@ -118,7 +170,7 @@ impl<'a> KernelBuilder<'a> {
     fn struct_element(&mut self, e: &ast::Expr) -> R<Option<(Place, usize)>> {
         let (cur, index_exprs) = subscripts(e);
         let root_name = match member_root(cur) {
-            Some(r) if !self.is_kernel_name(r) && !self.aliases.contains_key(r) && !self.host_locals.contains_key(r) => r.to_string(),
+            Some(r) if !self.is_kernel_name(r) && !self.host_locals.contains_key(r) => r.to_string(),
             _ => return Ok(None),
         };
         let (root, info) = match &cur.kind {
@@ -180,6 +232,7 @@ impl<'a> KernelBuilder<'a> {
                     Some(Binding::Local(l)) => Ok(MemberRef::Scalar(Target::Local(l))),
                     Some(Binding::Struct(t)) => Ok(MemberRef::Struct(Place::Local(name), t)),
                     Some(Binding::Complex { .. }) => Err(unsupported("(a complex number)")),
+                    Some(Binding::Pointer(_)) => Err(unsupported("(a pointer)")),
                     None => Err(Diagnostic::global_error(format!("internal: the member `{name}` of a struct local is not bound"))),
                 }
             }
@@ -281,7 +334,7 @@ impl<'a> KernelBuilder<'a> {
         self.member_element_at(place, s, field, indices, span)
     }
 
-    fn member_element_at(&mut self, place: &Place, s: usize, field: &str, indices: Vec<Handle<Expr>>, span: Span) -> R<(ArrayRef, Vec<Handle<Expr>>, ScalarType)> {
+    pub(super) fn member_element_at(&mut self, place: &Place, s: usize, field: &str, indices: Vec<Handle<Expr>>, span: Span) -> R<(ArrayRef, Vec<Handle<Expr>>, ScalarType)> {
         let count_error = |this: &Self, ndims: usize| {
             err(
                 span,
@@ -324,7 +377,7 @@ impl<'a> KernelBuilder<'a> {
 
     /// A struct value a struct can be assigned from: a place of the kernel, or a host struct
     /// (a variable or a member of one).
-    fn struct_source(&mut self, e: &ast::Expr) -> R<(Place, usize)> {
+    pub(super) fn struct_source(&mut self, e: &ast::Expr) -> R<(Place, usize)> {
         if let Some(found) = self.kernel_struct_place(e)? {
             return Ok(found);
         }
@@ -357,7 +410,7 @@ impl<'a> KernelBuilder<'a> {
     }
 
     /// `dst = src`, member by member.
-    fn copy_struct(&mut self, dst: &Place, src: &Place, s: usize, span: Span, out: &mut Block) -> R<()> {
+    pub(super) fn copy_struct(&mut self, dst: &Place, src: &Place, s: usize, span: Span, out: &mut Block) -> R<()> {
         let def = &self.sema.structs[s];
         if def.is_union {
             return Err(err(span, "unions cannot be copied in a kernel", "copy the member you need"));
@@ -493,7 +546,7 @@ impl<'a> KernelBuilder<'a> {
                 }
                 (Some(Binding::Struct(t)), _) => self.zero_struct(&full, t, out),
                 // Struct locals have no complex members (refused when declared).
-                (Some(Binding::Complex { .. }) | None, _) => {}
+                (Some(Binding::Complex { .. } | Binding::Pointer(_)) | None, _) => {}
             }
         }
     }
