@@ -314,6 +314,9 @@ fn kernel_text(module: &Module, region: &Region, handle: Handle<Kernel>, out: &m
             names.join(", ")
         );
     }
+    for note in &kernel.implicit {
+        let _ = writeln!(out, "    implicit: {note}");
+    }
     if let Some(grid) = module.grid_of(handle) {
         let grid = &module.grid_kernels[grid];
         let dims: Vec<String> = grid.launch.grid.iter().map(|&e| expr_text(&grid.body, &grid.params, e)).collect();
@@ -719,6 +722,8 @@ mod tests {
             if_arg: None,
             function: "main".into(),
             unread_on_host: Vec::new(),
+            host_after: Vec::new(),
+            settle_after: Vec::new(),
         });
         crate::opt::run_passes(&mut module, &crate::opt::PassConfig::default()).unwrap();
         CompiledProgram {

@@ -367,6 +367,8 @@ differential_tests! {
     pointer_locals => "pointer_locals.c",
     pointer_routines => "pointer_routines.c",
     struct_pointers => "struct_pointers.c",
+    implicit_scalars => "implicit_scalars.c",
+    older_clauses => "older_clauses.c",
     example_cg => "../../examples/cg.c",
     example_diffusion1d => "../../examples/diffusion1d.c",
     example_diffusion_wide => "../../examples/diffusion_wide.c",

@@ -237,7 +237,14 @@ impl DirectiveParser<'_, '_> {
                 CapsForm::Level(canonical, clause) => (canonical, clause),
             };
             let dname = directive_name(&kind);
-            if !allowed.contains(&canonical) {
+            if matches!(kind, DirectiveKind::Kernels) && canonical == "private" {
+                // PGI and CAPS took `private` on `kernels` (OpenACC gives it to loops and
+                // `parallel` only); nvc still does. It means the same for every loop inside.
+                self.p.warnings.push(
+                    Diagnostic::warning(clause.span, "`private` on `kernels` (an older compilers' form) is applied to each loop inside the construct")
+                        .with_help("put `private(...)` on the `loop` directives (or the loops' own declarations) instead"),
+                );
+            } else if !allowed.contains(&canonical) {
                 let span = clause.span;
                 let help = if allowed.is_empty() {
                     format!("`{dname}` takes no clauses")

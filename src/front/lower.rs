@@ -116,6 +116,8 @@ struct RegionState {
     vector_hint: Option<u32>,
     /// The `num_gangs` values as written (see `Kernel::num_gangs`).
     num_gangs: Vec<String>,
+    /// What the host runs after the region (see `Region::host_after`).
+    host_after: Vec<String>,
 }
 
 /// What one kernel of a construct is made from.
@@ -451,10 +453,15 @@ impl<'a> Lowerer<'a> {
             (DirectiveKind::Init | DirectiveKind::Shutdown | DirectiveKind::Set, _) => self.runtime_directive(stmt, d, sema, function),
             (DirectiveKind::Wait(_), _) => self.push_region(stmt.span, None, RegionKind::Wait, Vec::new(), None, function),
             (DirectiveKind::Loop, b) => {
-                self.diags.push(
-                    Diagnostic::warning(d.span, "`loop` outside a compute construct runs on the host")
-                        .with_help("use `parallel loop` to offload this loop"),
-                );
+                // In a function kernels call (an orphaned `loop`), the loop belongs to the
+                // device's copy; the host's own calls run it in order, as C does.
+                let routine = self.current_function.and_then(|f| self.definitions.key_of(f)).is_some_and(|k| self.routines.contains_key(&k) || self.inline_routines.contains_key(&k));
+                if !routine {
+                    self.diags.push(
+                        Diagnostic::warning(d.span, "`loop` outside a compute construct runs on the host")
+                            .with_help("use `parallel loop` to offload this loop"),
+                    );
+                }
                 if let Some(b) = b {
                     self.host_stmt(b, sema, function);
                 }
@@ -535,7 +542,7 @@ impl<'a> Lowerer<'a> {
             .filter(|(_, a)| a.kind == HostArgKind::Pointer && self.locals_the_host_never_reads.contains(&a.c_expr))
             .map(|(n, _)| n as u32)
             .collect();
-        self.module.regions.push(Region { id, span, body_span, kind, args, if_arg, function: function.to_string(), unread_on_host });
+        self.module.regions.push(Region { id, span, body_span, kind, args, if_arg, function: function.to_string(), unread_on_host, host_after: Vec::new(), settle_after: Vec::new() });
     }
 
     // -----------------------------------------------------------------------------------------
@@ -580,7 +587,7 @@ impl<'a> Lowerer<'a> {
         let Some(num_gangs) = self.check_gang_dimensions(d, body, sema) else { return };
         let (args, data, if_arg) = self.data_clauses(d, sema);
         let mut region =
-            RegionState { args, treatments: HashMap::new(), default_none: DefaultNone::default(), vector_hint: None, num_gangs };
+            RegionState { args, treatments: HashMap::new(), default_none: DefaultNone::default(), vector_hint: None, num_gangs, host_after: Vec::new() };
         self.region_clauses(&d.clauses, sema, &mut region);
         let all: Vec<&Clause> = d.clauses.iter().collect();
         let mut plans: Vec<Plan> = Vec::new();
@@ -683,6 +690,17 @@ impl<'a> Lowerer<'a> {
         }
         self.bind_scalars_assigned_earlier(&kernels, &region.args);
         self.push_region(span, None, RegionKind::Compute { kernels, data }, region.args, if_arg, function);
+        if let Some(pushed) = self.module.regions.last_mut() {
+            pushed.host_after = region.host_after;
+            // Scalars the kernels store in place (`Treatment::SameValue`): `&(x)` with `sizeof(x)`.
+            pushed.settle_after = pushed
+                .args
+                .iter()
+                .enumerate()
+                .filter(|(_, a)| a.kind == HostArgKind::Pointer && a.c_expr.starts_with("&(") && a.size_expr.as_deref().is_some_and(|s| s.starts_with("sizeof(")))
+                .map(|(n, _)| n as u32)
+                .collect();
+        }
     }
 
     /// How many statements from the start of `stmts` are combined compute constructs of one
@@ -763,7 +781,7 @@ impl<'a> Lowerer<'a> {
             .collect();
         let region_directive = Directive { kind: first.kind.clone(), clauses: presents, span: first.span };
         let (args, data, if_arg) = self.data_clauses(&region_directive, sema);
-        let mut region = RegionState { args, treatments: HashMap::new(), default_none: DefaultNone::default(), vector_hint: None, num_gangs: Vec::new() };
+        let mut region = RegionState { args, treatments: HashMap::new(), default_none: DefaultNone::default(), vector_hint: None, num_gangs: Vec::new(), host_after: Vec::new() };
         self.region_clauses(&region_directive.clauses, sema, &mut region);
         let mut plans = Vec::new();
         for &(stmt, d, body) in &constructs {
@@ -941,6 +959,7 @@ impl<'a> Lowerer<'a> {
                 scalar_outputs: std::mem::take(&mut kb.scalar_outputs),
                 sequential_reason: reason,
                 auto_private: Vec::new(),
+                implicit: Vec::new(),
                 inner_sequential: Vec::new(),
                 num_gangs: region.num_gangs.clone(),
                 partitions: Vec::new(),
@@ -1038,14 +1057,29 @@ impl<'a> Lowerer<'a> {
             return None;
         }
         let innermost_body = loops::for_body(nest[nest.len() - 1].stmt);
-        if checked == Checked::ByAnalysis {
+        // Host scalars the nest updates as `s = s op e` (`s += e`, `s = fmax(s, e)`) with no
+        // clause are reductions; in a loop the program calls independent too (the sequential
+        // program combines every iteration's update), which a warning says.
+        let mut implicit = Vec::new();
+        {
             let nest_vars: HashSet<&str> = counted.iter().map(|c| c.var.as_str()).collect();
             let mut loop_vars = HashSet::new();
             walk::for_loop_vars(innermost_body, &mut loop_vars);
             let mut names: Vec<String> = walk::written_names(innermost_body).into_iter().collect();
             names.sort();
+            // A scalar a loop marked independent updates under `atomic` is shared on purpose.
+            let mut atomic_targets = HashSet::new();
+            if checked == Checked::Trusted {
+                walk::each_stmt(outer, &mut |st| {
+                    if let StmtKind::Acc { directive, body: Some(b) } = &st.kind
+                        && matches!(directive.kind, DirectiveKind::Atomic(_))
+                    {
+                        atomic_targets.extend(walk::written_names(b));
+                    }
+                });
+            }
             for n in names {
-                if nest_vars.contains(n.as_str()) || loop_vars.contains(&n) || treatments.contains_key(&n) {
+                if nest_vars.contains(n.as_str()) || loop_vars.contains(&n) || treatments.contains_key(&n) || atomic_targets.contains(&n) {
                     continue;
                 }
                 let Some(ty) = sema.lookup_var(&n).map(|v| v.ty.clone()).filter(CType::is_arithmetic) else { continue };
@@ -1056,13 +1090,27 @@ impl<'a> Lowerer<'a> {
                 if let Some(t @ Treatment::Reduction(op, _)) = classify_scalar(innermost_body, &n) {
                     // Complex numbers reduce with `+` and `*` only.
                     if !matches!(ty, CType::Complex(_)) || matches!(op, ReductionOp::Add | ReductionOp::Mul) {
+                        if checked == Checked::Trusted {
+                            self.diags.push(
+                                Diagnostic::warning(
+                                    outer.span,
+                                    format!("`{n}` is updated in this parallel loop with no reduction clause; its updates are combined as reduction({}:{n})", op.symbol()),
+                                )
+                                .with_help(format!("say so with reduction({}:{n}) on the loop", op.symbol())),
+                            );
+                        }
+                        implicit.push(format!("`{n}`: reduction({}:{n}), recognised from its updates (no clause)", op.symbol()));
                         treatments.insert(n, t);
                     }
                 }
             }
         }
-        let auto_private = match self.auto_privatize(outer, &counted, sema, site, &mut treatments) {
-            Ok(names) => names,
+        let auto_private = match self.auto_privatize(outer, &nest, &counted, sema, site, &mut treatments) {
+            Ok(found) => {
+                implicit.extend(found.notes);
+                region.host_after.extend(found.host_after);
+                found.private
+            }
             Err((_, why)) if checked == Checked::ByAnalysis => return sequential(self, region, why, outer.span),
             Err((mut diagnostic, why)) => {
                 // The user called the loop independent, and a scalar carries a value between
@@ -1158,6 +1206,7 @@ impl<'a> Lowerer<'a> {
                 scalar_outputs: Vec::new(),
                 sequential_reason: None,
                 auto_private: auto_private.clone(),
+                implicit: implicit.clone(),
                 inner_sequential: inner_sequential.clone(),
                 num_gangs: region.num_gangs.clone(),
                 partitions: Vec::new(),

@@ -877,6 +877,11 @@ pub struct Kernel {
     /// Host scalars the loop assigns without a clause that lowering made private to each
     /// iteration (each iteration assigns them before reading them; nothing reads them after).
     pub auto_private: Vec<String>,
+    /// What lowering decided for host scalars the loop uses without a clause beyond making
+    /// them private, one line each, for explain: reductions it recognised, flags every
+    /// iteration sets to one value, loop variables whose final value the host computes.
+    #[serde(default)]
+    pub implicit: Vec<String>,
     /// Loops of the nest that lowering runs sequentially inside each thread instead of mapping
     /// them onto threads, and why (explain shows them).
     pub inner_sequential: Vec<SequentialReason>,
@@ -1218,6 +1223,16 @@ pub struct Region {
     /// assigns them. Nothing on the host can observe what kernels leave in such an array; the
     /// fusion pass leaves out stores to it that no other kernel reads.
     pub unread_on_host: Vec<u32>,
+    /// C statements the host runs after the region (a compute region's loop variables that the
+    /// kernels keep private and the host reads afterwards get their final value here:
+    /// `for (i = 0; i < n; i++);`).
+    #[serde(default)]
+    pub host_after: Vec<String>,
+    /// Pointer args naming a host scalar the kernels store in place (`Treatment::SameValue`
+    /// in lowering): the host reads it by name, which no coherence hook covers, so its host
+    /// copy is made valid when the region ends.
+    #[serde(default)]
+    pub settle_after: Vec<u32>,
 }
 
 /// The whole compiled program, all translation units together.

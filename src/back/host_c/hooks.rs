@@ -762,6 +762,12 @@ impl<'a> Collector<'a> {
     }
 }
 
+/// The text of a hook making the host copy of the `bytes` at `pointer` (C expressions)
+/// current for an access of `mode`.
+pub(super) fn range_hook(pointer: &str, bytes: &str, mode: u8) -> String {
+    format!("__yosegi_rt->host_access_range((void *const[]){{(void *)({pointer})}}, (const unsigned long long[]){{(unsigned long long)({bytes})}}, (const int[]){{{mode}}}, 1)")
+}
+
 /// The text of a hook covering `accesses`, or `None` when there is nothing to cover: whole
 /// objects through `host_access`, single elements through `host_access_range`.
 pub(super) fn hook_call(accesses: &[Access]) -> Option<String> {

@@ -110,6 +110,8 @@ fn compute_region(id: u32, stmt: &ast::Stmt, args: Vec<HostArg>) -> Region {
         if_arg: None,
         function: "main".into(),
         unread_on_host: Vec::new(),
+        host_after: Vec::new(),
+        settle_after: Vec::new(),
     }
 }
 
@@ -297,6 +299,8 @@ fn data_region_wraps_its_body_and_nested_regions_are_replaced() {
         if_arg: None,
         function: "main".into(),
         unread_on_host: Vec::new(),
+        host_after: Vec::new(),
+        settle_after: Vec::new(),
     };
     let compute = compute_region(1, &acc[1], vec![ptr_arg("a")]);
     let code = user_code(&emit(&p, vec![data, compute]), "int main");

@@ -71,6 +71,12 @@ pub enum Treatment {
     /// `reduction(op:a)` or `reduction(op:a[lo:len])` on an array: its element updates become
     /// atomics on the array (`atomic.rs`).
     ArrayReduction(ReductionOp, Span),
+    /// A host scalar that every iteration which assigns it gives the same value, and that the
+    /// loop does not read (`stop = true;`, `if (i == 0) on_device = ...;`): the iterations
+    /// store the value into the host variable's memory itself, one element seen as an array.
+    /// Their stores race, but between equal values, so whichever lands last leaves the value
+    /// the sequential program leaves (or the variable as it was, when no iteration assigns it).
+    SameValue,
 }
 
 /// Where the iterations' copies of a private array live: the buffer param and the local that
@@ -757,6 +763,9 @@ impl<'a> KernelBuilder<'a> {
             }
             Some(Treatment::PrivateArray { .. }) => None,
             Some(Treatment::ArrayReduction(..)) => None,
+            Some(Treatment::SameValue) => {
+                return Err(err(span, format!("`{name}` is stored in place by the iterations and cannot be read in the loop"), "read it after the loop"));
+            }
             Some(Treatment::Reduction(op, rspan)) => {
                 if self.mode == Mode::Single {
                     Some(self.scalar_output(name, ty, span)?)
@@ -795,6 +804,30 @@ impl<'a> KernelBuilder<'a> {
                 Ok(self.add(ExprKind::Param(p), ty, span))
             }
         }
+    }
+
+    /// The element the iterations store a [`Treatment::SameValue`] scalar into: the host
+    /// variable's own memory, seen as an array of one element.
+    pub(super) fn in_place_scalar(&mut self, name: &str, ty: ScalarType, span: Span) -> R<Target> {
+        let format = self.host_format(name, ty, span)?;
+        let key = format!("&({name})");
+        let p = match self.param_keys.get(&key) {
+            Some(&p) => p,
+            None => {
+                let arg = self.add_arg(HostArg { c_expr: key.clone(), kind: HostArgKind::Pointer, size_expr: Some(format!("sizeof({name})")) });
+                let one = self.int_const(1, ScalarType::I64);
+                self.params.push(Param {
+                    name: name.to_string(),
+                    kind: ParamKind::Array { elem: format, dims: vec![Some(one)], restrict: true, read_only: false },
+                    arg,
+                });
+                let p = (self.params.len() - 1) as u32;
+                self.param_keys.insert(key, p);
+                p
+            }
+        };
+        let zero = self.int_const(0, ScalarType::I64);
+        Ok(Target::Element { array: ArrayRef::Param(p), indices: vec![zero], ty })
     }
 
     fn scalar_output(&mut self, name: &str, ty: ScalarType, span: Span) -> R<Handle<Local>> {

@@ -27,9 +27,14 @@ pub(super) struct Routines<'u> {
 
 /// Whether calls of a routine are inlined rather than made to an IR function: it takes or
 /// returns something other than numbers (pointers, arrays, structs), which IR functions cannot
-/// pass. `ty` is its type as its file declares it, when that resolves; else the declarator
-/// decides (pointer or array parameters).
-fn inlined(f: &ast::FunctionDef, ty: Option<&CType>) -> bool {
+/// pass, or it names a file-scope variable (an array under `declare create`, a constant), which
+/// IR functions cannot reach (their body has no params; inlined, the name is the kernel's).
+/// `ty` is its type as its file declares it, when that resolves; else the declarator decides
+/// (pointer or array parameters).
+fn inlined(f: &ast::FunctionDef, ty: Option<&CType>, names_globals: bool) -> bool {
+    if names_globals {
+        return true;
+    }
     if let Some(CType::Function { ret, params, .. }) = ty {
         return !matches!(**ret, CType::Scalar(_) | CType::Void) || params.iter().any(|p| !matches!(p, CType::Scalar(_)));
     }
@@ -39,8 +44,9 @@ fn inlined(f: &ast::FunctionDef, ty: Option<&CType>) -> bool {
     }
 }
 
-/// Every function definition's type, as its own file declares it at the definition.
-fn function_types(units: &[TranslationUnit], defs: &Definitions) -> HashMap<FunctionKey, CType> {
+/// Every function definition's type, as its own file declares it at the definition, and
+/// whether its body names a variable of file scope.
+fn function_types(units: &[TranslationUnit], defs: &Definitions) -> HashMap<FunctionKey, (CType, bool)> {
     let mut types = HashMap::new();
     for unit in units {
         let mut sema = Sema::new();
@@ -53,7 +59,12 @@ fn function_types(units: &[TranslationUnit], defs: &Definitions) -> HashMap<Func
                     let (Some(name), Ok(ty)) = (f.declarator.name.as_deref(), sema.declared_type(&f.specs, &f.declarator)) else { continue };
                     sema.insert(name, Symbol::Function(ty.clone()));
                     if let Some(key) = defs.key_of(f).filter(|_| defs.is_kept(f)) {
-                        types.insert(key, ty);
+                        let (mut declared, named) = walk::declared_and_named(&f.body.stmts);
+                        if let Some(ast::DerivedType::Function { params, .. }) = f.declarator.derived.first() {
+                            declared.extend(params.iter().filter_map(|p| p.declarator.name.clone()));
+                        }
+                        let names_globals = named.iter().any(|n| !declared.contains(n) && sema.lookup_var(n).is_some());
+                        types.insert(key, (ty, names_globals));
                     }
                 }
                 ExternalDecl::Directive(_) => {}
@@ -94,7 +105,11 @@ pub(super) fn collect<'u>(units: &'u [TranslationUnit], defs: &Definitions<'u>) 
         if f.routine.is_none() && !named.contains(key) {
             continue;
         }
-        if inlined(f, types.get(key)) {
+        let (ty, names_globals) = match types.get(key) {
+            Some((ty, globals)) => (Some(ty), *globals),
+            None => (None, false),
+        };
+        if inlined(f, ty, names_globals) {
             routines.inline.insert(key.clone(), f);
         } else {
             let index = routines.ir.len();

@@ -14,8 +14,11 @@
 //! *single assignment* ([`single_assignments`]): assigned exactly once, every read of it comes
 //! after that assignment in the same block (or nested in a later statement of it), and none of
 //! the locals its value reads is assigned between the two, so each read sees exactly the value
-//! expression evaluated in the current iteration (`int row = i*n; a[row + j]`). Any other local
-//! is irregular. Casts between integer types are looked through: like C compilers, we assume
+//! expression evaluated in the current iteration (`int row = i*n; a[row + j]`). A local assigned
+//! several times is looked through at each read that one assignment reaches alone
+//! ([`reaching_assignments`]: the read follows it in its block, before the next assignment, and
+//! nothing assigns the value's inputs between them), as the sibling loops of NPB MG's `rprj3`
+//! each compute `i123` before they index with it. Any other local is irregular. Casts between integer types are looked through: like C compilers, we assume
 //! index arithmetic does not overflow.
 
 use std::cell::OnceCell;
@@ -161,7 +164,7 @@ pub struct AffineForms<'a>(Recogniser<'a>);
 
 impl<'a> AffineForms<'a> {
     pub fn new(body: &'a Body) -> AffineForms<'a> {
-        AffineForms(Recogniser { body, bindings: OnceCell::new(), range_vars: OnceCell::new() })
+        AffineForms(Recogniser { body, bindings: OnceCell::new(), reaching: OnceCell::new(), range_vars: OnceCell::new() })
     }
     /// As [`affine_of`].
     pub fn of(&self, expr: Handle<Expr>) -> Option<Affine> {
@@ -235,6 +238,70 @@ fn collect_single_assignments(body: &Body, block: &[Stmt], found: &mut HashMap<H
     }
 }
 
+/// For locals assigned more than once: each read that exactly one assignment reaches, bound
+/// to that assignment's value. An assignment reaches the reads in the statements after it in
+/// its block (nested in them too) up to the next statement that assigns the local again,
+/// provided no statement there assigns a local the value reads.
+pub fn reaching_assignments(body: &Body) -> HashMap<Handle<Expr>, Handle<Expr>> {
+    let mut found = HashMap::new();
+    collect_reaching(body, &body.block, &mut found);
+    found
+}
+
+fn collect_reaching(body: &Body, block: &[Stmt], found: &mut HashMap<Handle<Expr>, Handle<Expr>>) {
+    for (p, s) in block.iter().enumerate() {
+        match s {
+            Stmt::Assign { local, value } => {
+                if local.index() >= body.locals.len() {
+                    continue;
+                }
+                let l = &body.locals[*local];
+                if l.kind == LocalKind::LoopIndex || l.array_dims.is_some() || count_assigns(&body.block, *local) < 2 {
+                    continue;
+                }
+                let rest = &block[p + 1..];
+                let end = rest.iter().position(|st| count_assigns(std::slice::from_ref(st), *local) > 0).unwrap_or(rest.len());
+                let window = &rest[..end];
+                let mut inputs = Vec::new();
+                body.locals_read(*value, &mut inputs);
+                if inputs.iter().any(|i| count_assigns(window, *i) > 0) {
+                    continue;
+                }
+                for st in window {
+                    for root in st.root_exprs() {
+                        reads_of(body, root, *local, &mut |node| {
+                            found.insert(node, *value);
+                        });
+                    }
+                }
+            }
+            Stmt::If { then, otherwise, .. } => {
+                collect_reaching(body, then, found);
+                collect_reaching(body, otherwise, found);
+            }
+            Stmt::Loop { body: b, continuing, .. } => {
+                collect_reaching(body, b, found);
+                collect_reaching(body, continuing, found);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Calls `f` on every node of `expr`'s tree that reads `local` as a value.
+fn reads_of(body: &Body, expr: Handle<Expr>, local: Handle<Local>, f: &mut impl FnMut(Handle<Expr>)) {
+    if expr.index() >= body.exprs.len() {
+        return;
+    }
+    let kind = &body.exprs[expr].kind;
+    if matches!(kind, ExprKind::Local(l) if *l == local) {
+        f(expr);
+    }
+    for operand in kind.operands() {
+        reads_of(body, operand, local, f);
+    }
+}
+
 pub(crate) fn count_assigns(block: &[Stmt], local: Handle<Local>) -> usize {
     block
         .iter()
@@ -285,6 +352,8 @@ struct Recogniser<'a> {
     body: &'a Body,
     /// Computed on the first non-loop local met, as most indices have none.
     bindings: OnceCell<HashMap<Handle<Local>, Handle<Expr>>>,
+    /// Reads of locals assigned several times, by node ([`reaching_assignments`]).
+    reaching: OnceCell<HashMap<Handle<Expr>, Handle<Expr>>>,
     range_vars: OnceCell<HashSet<Handle<Local>>>,
 }
 
@@ -312,7 +381,10 @@ impl Recogniser<'_> {
                 if local.kind == LocalKind::LoopIndex || self.range_vars.get_or_init(|| range_vars(body)).contains(l) {
                     return Some(Affine::monomial(Monomial { params: Vec::new(), var: Some(*l) }));
                 }
-                let value = *self.bindings.get_or_init(|| single_assignments(body)).get(l)?;
+                let value = match self.bindings.get_or_init(|| single_assignments(body)).get(l) {
+                    Some(v) => *v,
+                    None => *self.reaching.get_or_init(|| reaching_assignments(body)).get(&expr)?,
+                };
                 self.affine(value)
             }
             ExprKind::Cast { arg } => {

@@ -118,6 +118,7 @@ pub fn kernel(name: &str, params: Vec<Param>, space: Vec<ParallelDim>, body: Bod
         scalar_outputs: Vec::new(),
         sequential_reason: None,
         auto_private: Vec::new(),
+        implicit: Vec::new(),
         inner_sequential: Vec::new(),
         num_gangs: Vec::new(),
         partitions: Vec::new(),

@@ -561,6 +561,8 @@ mod tests {
             if_arg: None,
             function: "main".into(),
             unread_on_host: Vec::new(),
+            host_after: Vec::new(),
+            settle_after: Vec::new(),
         });
         m
     }

@@ -124,6 +124,8 @@ mod tests {
             if_arg: None,
             function: "main".to_string(),
             unread_on_host: Vec::new(),
+            host_after: Vec::new(),
+            settle_after: Vec::new(),
         });
         module
     }

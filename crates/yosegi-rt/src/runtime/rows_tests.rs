@@ -105,7 +105,7 @@ fn rows_module(extra: Vec<RegionKind>) -> Module {
     let mut kinds = vec![RegionKind::Compute { kernels: vec![kernel], data: vec![] }];
     kinds.extend(extra);
     for (id, kind) in kinds.into_iter().enumerate() {
-        module.regions.push(Region { id: id as u32, span: Span::default(), body_span: None, kind, args: args.clone(), if_arg: None, function: "main".into(), unread_on_host: Vec::new() });
+        module.regions.push(Region { id: id as u32, span: Span::default(), body_span: None, kind, args: args.clone(), if_arg: None, function: "main".into(), unread_on_host: Vec::new(), host_after: Vec::new(), settle_after: Vec::new() });
     }
     module
 }

@@ -58,6 +58,8 @@ pub(super) fn scale_module(extra: Vec<RegionKind>) -> Module {
             if_arg: None,
             function: "main".into(),
             unread_on_host: Vec::new(),
+            host_after: Vec::new(),
+            settle_after: Vec::new(),
         });
     }
     module
@@ -191,6 +193,8 @@ fn reduction_partials_fold_into_the_host_variable() {
         if_arg: None,
         function: "main".into(),
         unread_on_host: Vec::new(),
+        host_after: Vec::new(),
+        settle_after: Vec::new(),
     });
     let mut rt = runtime(module);
     let mut x: i32 = 10;
@@ -245,6 +249,8 @@ fn scalar_outputs_of_a_single_thread_kernel_reach_the_host() {
         if_arg: None,
         function: "main".into(),
         unread_on_host: Vec::new(),
+        host_after: Vec::new(),
+        settle_after: Vec::new(),
     });
     let mut rt = runtime(module);
     let mut x_host: f32 = 0.0;

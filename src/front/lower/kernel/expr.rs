@@ -78,6 +78,12 @@ impl<'a> KernelBuilder<'a> {
             AE::Cast { ty, expr } => {
                 let target = self.sema.declared_type(&ty.specs, &ty.declarator)?;
                 match target {
+                    // `(double) 1.79e+308L`, as <float.h>'s DBL_MAX expands: a `long double`
+                    // constant converted at once loses nothing computed in `double`.
+                    CType::Scalar(t) if t != ScalarType::F80 && let AE::FloatLit { value, long_double: true, .. } = &expr.kind => {
+                        let c = self.add(ExprKind::ConstFloat(*value), ScalarType::F64, expr.span);
+                        Ok(self.cast(c, t.value_type()))
+                    }
                     CType::Scalar(t) => self.value_as(expr, t.value_type()),
                     CType::Void => self.expr(expr),
                     CType::Pointer { .. } => Err(err(
@@ -730,7 +736,7 @@ impl<'a> KernelBuilder<'a> {
             CType::Pointer { to, .. } => {
                 // Declared in the caller's scope (under a name no C name has), read after the body.
                 let mut init = Vec::new();
-                let k = self.declare_pointer(&format!("{name}#result{}", self.pointers.len()), to, span, &mut init)?;
+                let k = self.declare_pointer(&format!("{name}#result{}", self.pointers.len()), to, false, span, &mut init)?;
                 self.pending.append(&mut init);
                 Some(InlineResult::Pointer(k))
             }
@@ -746,6 +752,7 @@ impl<'a> KernelBuilder<'a> {
         let saved_pending = std::mem::take(&mut self.pending);
         self.inline_frames.push(InlineFrame { result: result.clone(), done });
         self.push_scope();
+        let body_writes: std::collections::HashSet<String> = def.body.stmts.iter().flat_map(super::super::walk::written_names).collect();
         let bound_ok = (|| -> R<()> {
             for (pname, argument) in bound {
                 match argument {
@@ -755,7 +762,7 @@ impl<'a> KernelBuilder<'a> {
                         self.bind(&pname, l);
                     }
                     Argument::Pointer(to, value) => {
-                        let k = self.declare_pointer(&pname, &to, span, &mut block)?;
+                        let k = self.declare_pointer(&pname, &to, !body_writes.contains(&pname), span, &mut block)?;
                         self.assign_pointer(k, value, span, &mut block).map_err(|d| {
                             let message = format!("the argument passed as `{pname}` does not have the parameter's type: {}", d.message);
                             Diagnostic { message, ..d }

@@ -150,6 +150,10 @@ pub(super) struct PointerLocal {
     pub object: Option<Object>,
     pub coords: Vec<Handle<Local>>,
     pub offset: Handle<Local>,
+    /// Assigned once and never changed (a routine's pointer parameter its body does not
+    /// assign): the offset it was given, when that is a constant, is read as the constant.
+    pub assigned_once: bool,
+    pub constant_offset: Option<i64>,
 }
 
 /// The number of subscripts (or dereferences) a value of type `ty` takes before it is no
@@ -171,8 +175,9 @@ impl<'a> KernelBuilder<'a> {
         }
     }
 
-    /// Declares the pointer local `name`, pointing to `to`, starting as `NULL`.
-    pub(super) fn declare_pointer(&mut self, name: &str, to: &CType, span: Span, out: &mut Block) -> R<usize> {
+    /// Declares the pointer local `name`, pointing to `to`, starting as `NULL` unless
+    /// `assigned_once` (it is given its one value right away).
+    pub(super) fn declare_pointer(&mut self, name: &str, to: &CType, assigned_once: bool, span: Span, out: &mut Block) -> R<usize> {
         if matches!(to, CType::Function { .. }) {
             return Err(err(span, format!("`{name}` is a function pointer; kernels cannot call through pointers"), "call the function by name"));
         }
@@ -180,9 +185,11 @@ impl<'a> KernelBuilder<'a> {
             return Err(err(span, format!("the pointer `{name}` points to a type kernels do not support"), "point to numbers, rows of numbers or structs"));
         };
         let offset = self.new_local(name, ScalarType::I64, LocalKind::Var, span);
-        let null = self.int_const(NULL_OFFSET, ScalarType::I64);
-        out.push(Stmt::Assign { local: offset, value: null });
-        self.pointers.push(PointerLocal { name: name.to_string(), to: points_to, object: None, coords: Vec::new(), offset });
+        if !assigned_once {
+            let null = self.int_const(NULL_OFFSET, ScalarType::I64);
+            out.push(Stmt::Assign { local: offset, value: null });
+        }
+        self.pointers.push(PointerLocal { name: name.to_string(), to: points_to, object: None, coords: Vec::new(), offset, assigned_once, constant_offset: None });
         let k = self.pointers.len() - 1;
         if let Some(scope) = self.scopes.last_mut() {
             scope.insert(name.to_string(), Binding::Pointer(k));
@@ -197,7 +204,10 @@ impl<'a> KernelBuilder<'a> {
         }
         let local = self.pointers[k].clone();
         let coords = local.coords.iter().map(|&c| self.add(ExprKind::Local(c), ScalarType::I64, span)).collect();
-        let offset = self.add(ExprKind::Local(local.offset), ScalarType::I64, span);
+        let offset = match local.constant_offset {
+            Some(c) => self.int_const(c, ScalarType::I64),
+            None => self.add(ExprKind::Local(local.offset), ScalarType::I64, span),
+        };
         PointerValue { object: local.object, coords, offset }
     }
 
@@ -260,6 +270,12 @@ impl<'a> KernelBuilder<'a> {
             }
         }
         let offset = self.cast(value.offset, ScalarType::I64);
+        if self.pointers[k].assigned_once
+            && let ExprKind::ConstInt(c) = self.body.exprs[offset].kind
+        {
+            self.pointers[k].constant_offset = Some(c);
+            return Ok(());
+        }
         out.push(Stmt::Assign { local: self.pointers[k].offset, value: offset });
         Ok(())
     }
@@ -562,6 +578,14 @@ impl<'a> KernelBuilder<'a> {
         self.add(ExprKind::Local(local), ty, span)
     }
 
+    /// `offset + index`, `index` alone when the offset is the constant 0.
+    fn offset_plus(&mut self, offset: Handle<Expr>, index: Handle<Expr>, span: Span) -> Handle<Expr> {
+        if matches!(self.body.exprs[offset].kind, ExprKind::ConstInt(0)) {
+            return index;
+        }
+        self.binary(BinaryOp::Add, offset, index, ScalarType::I64, span)
+    }
+
     /// `pv + delta` (`pv - delta` when `back`), in elements of what it points to.
     fn pointer_moved(&mut self, pv: PointerValue, delta: Handle<Expr>, back: bool, span: Span) -> R<PointerValue> {
         let zero = matches!(self.body.exprs[delta].kind, ExprKind::ConstInt(0));
@@ -577,8 +601,7 @@ impl<'a> KernelBuilder<'a> {
             _ => {}
         }
         let delta = self.cast(delta, ScalarType::I64);
-        let op = if back { BinaryOp::Sub } else { BinaryOp::Add };
-        let offset = self.binary(op, pv.offset, delta, ScalarType::I64, span);
+        let offset = if back { self.binary(BinaryOp::Sub, pv.offset, delta, ScalarType::I64, span) } else { self.offset_plus(pv.offset, delta, span) };
         Ok(PointerValue { offset, ..pv })
     }
 
@@ -604,7 +627,7 @@ impl<'a> KernelBuilder<'a> {
         let count = subs.len();
         let mut coords = pv.coords;
         for (i, index) in subs.into_iter().enumerate() {
-            coords.push(if i == 0 { self.binary(BinaryOp::Add, pv.offset, index, ScalarType::I64, span) } else { index });
+            coords.push(if i == 0 { self.offset_plus(pv.offset, index, span) } else { index });
         }
         let offset = self.int_const(0, ScalarType::I64);
         Ok(PointerValue { object: Some(Object::Array { array, fixed: fixed + count, ndims: ndims - count, elem }), coords, offset })
@@ -776,7 +799,7 @@ impl<'a> KernelBuilder<'a> {
     /// The address of the element `array[indices]`.
     fn element_pointer(&mut self, array: ArrayRef, mut indices: Vec<Handle<Expr>>) -> PointerValue {
         let elem = self.array_format(array);
-        let last = indices.pop().expect("an element has a subscript");
+        let last = indices.pop().unwrap_or_else(|| self.int_const(0, ScalarType::I64));
         let coords = indices.into_iter().map(|h| self.cast(h, ScalarType::I64)).collect::<Vec<_>>();
         let fixed = coords.len();
         let offset = self.cast(last, ScalarType::I64);
@@ -853,7 +876,7 @@ impl<'a> KernelBuilder<'a> {
                 let Some((root, root_info, element_struct, mut indices)) = at.whole_element() else {
                     return Err(err(span, "pointers to structs nested inside an array's elements are not supported in kernels", "point to the array's elements, or to a struct local copy"));
                 };
-                let last = indices.pop().expect("an element has a subscript");
+                let last = indices.pop().unwrap_or_else(|| self.int_const(0, ScalarType::I64));
                 let coords = indices.into_iter().map(|h| self.cast(h, ScalarType::I64)).collect::<Vec<_>>();
                 let fixed = coords.len();
                 let offset = self.cast(last, ScalarType::I64);
@@ -1023,7 +1046,7 @@ impl<'a> KernelBuilder<'a> {
                     Some(s) => {
                         let i = self.index_expr(s)?;
                         let i = self.cast(i, ScalarType::I64);
-                        self.binary(BinaryOp::Add, pv.offset, i, ScalarType::I64, span)
+                        self.offset_plus(pv.offset, i, span)
                     }
                     None => pv.offset,
                 };

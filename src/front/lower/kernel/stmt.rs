@@ -405,7 +405,7 @@ impl<'a> KernelBuilder<'a> {
                     }
                 }
                 CType::Pointer { to, .. } => {
-                    let k = self.declare_pointer(name, to, span, out)?;
+                    let k = self.declare_pointer(name, to, false, span, out)?;
                     match &id.init {
                         None => {}
                         Some(ast::Initializer::Expr(e)) => {
@@ -468,6 +468,9 @@ impl<'a> KernelBuilder<'a> {
                 let Some(ty) = info.ty.scalar() else {
                     return Err(err(lhs.span, format!("cannot assign `{name}` in a kernel"), "assign numbers and array elements only"));
                 };
+                if matches!(self.treatments.get(name.as_str()), Some(Treatment::SameValue)) && !self.host_locals.contains_key(name.as_str()) {
+                    return self.in_place_scalar(name, ty, lhs.span);
+                }
                 let h = self.host_scalar(name, ty, lhs.span, true)?;
                 match self.body.exprs[h].kind {
                     ExprKind::Local(l) => Ok(Target::Local(l)),
@@ -529,6 +532,16 @@ impl<'a> KernelBuilder<'a> {
         }
         if let Some(done) = self.array_reduction_update(e, out) {
             return done;
+        }
+        if let AE::Assign { lhs, .. } = &e.kind
+            && matches!(lhs.kind, AE::Index { .. } | AE::Unary { op: AU::Deref, .. } | AE::Member { .. })
+            && self.is_pointer(lhs)
+        {
+            return Err(err(
+                lhs.span,
+                format!("`{}` stores a pointer into memory, which kernels cannot do (a pointer a kernel computes is an address on its device)", self.text(lhs.span)),
+                "fill tables of pointers on the host, before the construct (kernels reach the rows through them), or store indices instead of pointers",
+            ));
         }
         if let AE::Assign { lhs: target, .. } | AE::Unary { op: AU::PreInc | AU::PreDec | AU::PostInc | AU::PostDec, operand: target } = &e.kind
             && self.is_pointer(target)

@@ -530,6 +530,8 @@ fn increment_module() -> Module {
         if_arg: None,
         function: "main".into(),
         unread_on_host: Vec::new(),
+        host_after: Vec::new(),
+        settle_after: Vec::new(),
     });
     module
 }

@@ -47,6 +47,8 @@ fn scale_with_variants(staged: &[(f64, u32)]) -> (Module, Handle<Kernel>) {
         if_arg: None,
         function: "main".into(),
         unread_on_host: Vec::new(),
+        host_after: Vec::new(),
+        settle_after: Vec::new(),
     });
     let config = crate::opt::PassConfig { staging: StagingMode::Off, ..Default::default() };
     crate::opt::run_passes(&mut module, &config).expect("maps");
