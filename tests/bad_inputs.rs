@@ -69,6 +69,11 @@ macro_rules! bad_input_tests {
 }
 
 bad_input_tests! {
+    pointer_into_two_arrays,
+    pointer_table_filled_in_kernel,
+    pointer_arithmetic_on_a_scalar,
+    pointer_to_a_pointer,
+    shared_scalar_written_through_address,
     aliased_sections,
     array_reduction_read,
     array_reduction_wrong_operator,
