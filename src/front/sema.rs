@@ -468,7 +468,7 @@ impl Sema {
             CType::Pointer { .. } => Some((8, 8)),
             CType::Array { elem, len: ArrayLen::Const(n) } => {
                 let (s, a) = self.size_align(elem)?;
-                Some((s * n, a))
+                Some((s.checked_mul(*n)?, a))
             }
             CType::Struct(i) => {
                 let (size, align, _) = self.struct_layout(*i, None)?;
@@ -490,13 +490,13 @@ impl Sema {
         for (name, f) in fields {
             let (fs, fa) = self.size_align(f)?;
             align = align.max(fa);
-            let at = if def.is_union { 0 } else { size.div_ceil(fa) * fa };
+            let at = if def.is_union { 0 } else { size.div_ceil(fa).checked_mul(fa)? };
             if field == Some(name.as_str()) && offset.is_none() {
                 offset = Some(at);
             }
-            size = if def.is_union { size.max(fs) } else { at + fs };
+            size = if def.is_union { size.max(fs) } else { at.checked_add(fs)? };
         }
-        Some((size.div_ceil(align) * align, align, offset))
+        Some((size.div_ceil(align).checked_mul(align)?, align, offset))
     }
 
     /// The byte offset of `field` in struct `index`, when its layout is known.

@@ -392,6 +392,14 @@ impl<'a> KernelBuilder<'a> {
                     let (dims, elem) = local_array_shape(&ty).ok_or_else(|| {
                         err(span, format!("the local array `{name}` needs constant dimensions and number elements"), "give the array constant sizes, e.g. double t[3]")
                     })?;
+                    let bytes = crate::ir::array_bytes(&dims, elem);
+                    if bytes > MAX_LOCAL_ARRAY_BYTES {
+                        return Err(err(
+                            span,
+                            format!("the local array `{name}` takes {bytes} bytes in each iteration; a GPU thread's local memory holds {} KiB", MAX_LOCAL_ARRAY_BYTES / 1024),
+                            "allocate it on the host and index it per iteration, or make it smaller",
+                        ));
+                    }
                     let l = self.body.locals.append(Local { name: name.clone(), ty: elem, array_dims: Some(dims.clone()), kind: LocalKind::Var, span });
                     self.bind(name, l);
                     if let Some(init) = &id.init {
@@ -601,6 +609,9 @@ impl<'a> KernelBuilder<'a> {
         }
     }
 }
+
+/// The most a local array of a kernel may take: CUDA gives a thread 512 KiB of local memory.
+const MAX_LOCAL_ARRAY_BYTES: u64 = 512 * 1024;
 
 /// An array (of arrays) whose elements are pointers.
 fn type_depth_of_elements_is_pointer(ty: &CType) -> bool {
