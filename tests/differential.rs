@@ -369,6 +369,7 @@ differential_tests! {
     struct_pointers => "struct_pointers.c",
     implicit_scalars => "implicit_scalars.c",
     older_clauses => "older_clauses.c",
+    file_scope_declare => "file_scope_declare.c",
     example_cg => "../../examples/cg.c",
     example_diffusion1d => "../../examples/diffusion1d.c",
     example_diffusion_wide => "../../examples/diffusion_wide.c",

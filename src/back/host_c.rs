@@ -660,7 +660,14 @@ fn emit_unit(sources: &SourceSet, text: &str, unit: &TranslationUnit, module: &M
             ExternalDecl::Directive(_) => {}
         }
     }
+    // A file-scope `declare` runs when the program starts, with the statics' registration.
+    let mut at_start = Vec::new();
     for region in emitter.regions.clone() {
+        if region.function.is_empty() {
+            let (decl, args_ref) = arg_array(&format!("__yosegi_args{}", region.id), &region.args);
+            at_start.push(format!("    {{ {decl}__yosegi_rt->region({}, {args_ref}, {}); }}\n", region.id, region.args.len()));
+            continue;
+        }
         emitter.region_edit(region);
     }
     emitter.comment_leftover_pragmas();
@@ -681,6 +688,9 @@ fn emit_unit(sources: &SourceSet, text: &str, unit: &TranslationUnit, module: &M
     out.push_str(&format!("void __yosegi_register_tu{}(void) {{\n", unit.tu));
     for name in &statics {
         out.push_str(&format!("    __yosegi_rt->register_static((void *){name}, sizeof({name}), \"{name}\");\n"));
+    }
+    for call in &at_start {
+        out.push_str(call);
     }
     out.push_str("}\n");
     for name in info.inline_externals.get(&unit.tu).into_iter().flatten() {

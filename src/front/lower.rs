@@ -236,10 +236,44 @@ impl<'a> Lowerer<'a> {
                     }
                     self.function(f, &mut sema)
                 }
+                ExternalDecl::Directive(d) if matches!(d.kind, DirectiveKind::Declare) => self.file_scope_declare(d, &sema),
                 ExternalDecl::Directive(d) => self.routine_bind_note(d),
             }
             self.drain_sema_warnings(&mut sema);
         }
+    }
+
+    /// `declare create|copyin|copy|device_resident(...)` at file scope: the variables are
+    /// present on the device for the whole run (a later `present(x)` finds them), as an
+    /// `enter data` the program runs when it starts (the host back end calls it with the
+    /// statics' registration). `copy` and `copyout` mean `copyin` here: coherence brings the
+    /// values back whenever the host reads them. A pointer's section (`a[0:n]` of `double *a`)
+    /// declares the pointer itself in OpenACC, which kernels never need: left out.
+    fn file_scope_declare(&mut self, d: &Directive, sema: &Sema) {
+        let mut clauses = Vec::new();
+        for c in &d.clauses {
+            let ClauseKind::Data { kind, refs, zero } = &c.kind else { continue };
+            let kind = match kind {
+                DataClauseKind::CopyIn | DataClauseKind::Copy => DataClauseKind::CopyIn,
+                DataClauseKind::Create | DataClauseKind::CopyOut | DataClauseKind::DeviceResident => DataClauseKind::Create,
+                _ => continue,
+            };
+            let refs: Vec<DataRef> = refs
+                .iter()
+                .filter(|r| matches!(&r.base.kind, ast::ExprKind::Ident(n) if sema.lookup_var(n).is_some_and(|v| !matches!(v.ty, CType::Pointer { .. }))))
+                .cloned()
+                .collect();
+            if !refs.is_empty() {
+                clauses.push(Clause { kind: ClauseKind::Data { kind, refs, zero: *zero }, span: c.span });
+            }
+        }
+        if clauses.is_empty() {
+            return;
+        }
+        let entry = Directive { kind: DirectiveKind::EnterData, clauses, span: d.span };
+        let (args, data, _) = self.data_clauses(&entry, sema);
+        // No enclosing function: the host back end runs it when the program starts.
+        self.push_region(d.span, None, RegionKind::EnterData { data }, args, None, "");
     }
 
     /// `routine ... bind(g)`: the device runs the function's own body, which is what the

@@ -319,6 +319,14 @@ impl<'a> Parser<'a> {
                         pending_routine = Some(d);
                     } else if matches!(d.kind, DirectiveKind::Routine(_) | DirectiveKind::Declare) {
                         items.push(ExternalDecl::Directive(d));
+                    } else if !d.kind.is_compute() && !matches!(d.kind, DirectiveKind::Data | DirectiveKind::HostData | DirectiveKind::Loop | DirectiveKind::Atomic(_)) {
+                        // A standalone directive (`update`, `enter data`, ...) at file scope runs
+                        // at no point of the program; gcc ignores it. The runtime moves data when
+                        // it is used anyway (a `declare create`'d variable's initial value too).
+                        self.warnings.push(
+                            Diagnostic::warning(d.span, format!("`{}` at file scope is never executed; it is ignored", directive_name(&d.kind)))
+                                .with_help("put it inside a function, where the program reaches it"),
+                        );
                     } else {
                         return Err(Diagnostic::error(d.span, format!("`{}` must be inside a function", directive_name(&d.kind)))
                             .with_help("only `routine` and `declare` directives may appear at file scope"));

@@ -483,6 +483,22 @@ impl<'a> KernelBuilder<'a> {
         }
     }
 
+    /// [`Self::check_default_none`] for a host scalar the construct reads and never assigns:
+    /// strictly a violation, but its meaning is not in doubt (firstprivate, the host's value),
+    /// so it is a warning. Test suites and older compilers' users name loop bounds such as a
+    /// global `n` under `default(none)` without a clause; gcc builds them.
+    pub(super) fn check_default_none_read(&mut self, root: &str, span: Span) {
+        if self.written.contains(root) {
+            return self.check_default_none(root, span);
+        }
+        if self.default_none.span.is_some() && !self.default_none.named.contains(root) && self.reported.insert(format!("dn:{root}")) {
+            self.errors.push(
+                Diagnostic::warning(span, format!("`{root}` has no data clause, and default(none) requires one; the construct reads it, so it is firstprivate"))
+                    .with_help(format!("add firstprivate({root}) (or `{root}` to a data clause)")),
+            );
+        }
+    }
+
     pub fn scalar_param(&mut self, key: &str, ty: ScalarType) -> u32 {
         if let Some(&p) = self.param_keys.get(key) {
             return p;

@@ -37,7 +37,11 @@ impl<'a> KernelBuilder<'a> {
                 match self.sema.lookup(name).cloned() {
                     Some(Symbol::EnumConst(v)) => Ok(self.add(ExprKind::ConstInt(v), ScalarType::I32, span)),
                     Some(Symbol::Var(info)) => {
-                        self.check_default_none(name, span);
+                        if info.ty.scalar().is_some() {
+                            self.check_default_none_read(name, span);
+                        } else {
+                            self.check_default_none(name, span);
+                        }
                         match info.ty.scalar() {
                             Some(ty) => self.host_scalar(name, ty, span, false),
                             None if info.ty.is_pointer_like() => Err(err(
