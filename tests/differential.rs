@@ -370,6 +370,7 @@ differential_tests! {
     implicit_scalars => "implicit_scalars.c",
     older_clauses => "older_clauses.c",
     file_scope_declare => "file_scope_declare.c",
+    local_struct_arrays => "local_struct_arrays.c",
     example_cg => "../../examples/cg.c",
     example_diffusion1d => "../../examples/diffusion1d.c",
     example_diffusion_wide => "../../examples/diffusion_wide.c",

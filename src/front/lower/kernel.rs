@@ -146,6 +146,8 @@ pub struct KernelBuilder<'a> {
     /// The kernel's pointer locals (and inlined routines' pointer parameters), by
     /// [`Binding::Pointer`].
     pointers: Vec<pointers::PointerLocal>,
+    /// The kernel's local arrays of structs: the struct and the array's dimensions.
+    struct_arrays: Vec<(usize, Vec<u32>)>,
     /// Memo of [`KernelBuilder::pointer_depth`], by node address.
     pointer_nodes: HashMap<(usize, Span), Option<usize>>,
     /// What the statements being lowered assign to plain names (`walk::assigned_values`),
@@ -180,6 +182,9 @@ enum Binding {
     Complex { re: Handle<Local>, im: Handle<Local>, format: ScalarType },
     /// A pointer local (index into `KernelBuilder::pointers`).
     Pointer(usize),
+    /// A local array of structs (index into `KernelBuilder::struct_arrays`): its members are
+    /// bound as `name.member` to local arrays with the array's dimensions first.
+    StructArray(usize),
 }
 
 /// A named array as the kernel indexes it: the array, how many subscripts its elements take,
@@ -308,6 +313,7 @@ impl<'a> KernelBuilder<'a> {
             inline_frames: Vec::new(),
             pointers: Vec::new(),
             pointer_nodes: HashMap::new(),
+            struct_arrays: Vec::new(),
             assigned_values: HashMap::new(),
             inferring: HashSet::new(),
             stmt_depth: 0,

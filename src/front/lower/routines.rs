@@ -152,10 +152,11 @@ fn implicit_routines(defs: &Definitions) -> HashSet<FunctionKey> {
 }
 
 /// Each IR routine's type as its own file declares it ([`RoutineInfo::signature`]). Only an
-/// inlined routine's body brings a call written in one file into a kernel of another, so
+/// inlined routine's body brings a call into a kernel whose scope may not know the callee (a
+/// kernel of another file, or one earlier in the file than the callee's definition), so
 /// without inlined routines no call needs it.
 fn add_signatures(units: &[TranslationUnit], defs: &Definitions, routines: &mut Routines) {
-    if routines.inline.is_empty() || units.len() < 2 {
+    if routines.inline.is_empty() {
         return;
     }
     for unit in units {

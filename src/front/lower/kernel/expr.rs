@@ -537,14 +537,14 @@ impl<'a> KernelBuilder<'a> {
             return self.inline_call(name, def, args, span);
         }
         if let Some(info) = key.as_ref().and_then(|k| self.cx.routines.get(k)).cloned() {
-            let declared = if span.tu == self.cx.unit {
-                match self.sema.lookup(name) {
-                    Some(Symbol::Function(ty)) => Some(ty.clone()),
-                    _ => None,
-                }
-            } else {
-                info.signature
+            // The kernel's scope knows the function when the call is in its file and the
+            // function is declared before the construct; else (a call in an inlined routine's
+            // body, which sees what its own file declared before it) its own file's type.
+            let in_scope = match self.sema.lookup(name) {
+                Some(Symbol::Function(ty)) if span.tu == self.cx.unit => Some(ty.clone()),
+                _ => None,
             };
+            let declared = in_scope.or(info.signature);
             let Some(CType::Function { params, ret, .. }) = declared else {
                 return Err(err(span, format!("`{name}` is not declared before this call"), "declare the function before the construct"));
             };
@@ -799,7 +799,7 @@ impl<'a> KernelBuilder<'a> {
     }
 
     /// A struct local name no C name can be (it holds a `#`).
-    fn fresh_struct_name(&self, base: &str) -> String {
+    pub(super) fn fresh_struct_name(&self, base: &str) -> String {
         format!("{base}#{}", self.body.locals.len())
     }
 }

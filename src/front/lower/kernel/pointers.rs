@@ -42,6 +42,8 @@ pub(super) enum Object {
     Structs { root: String, root_info: VarInfo, element_struct: usize, fixed: usize },
     /// A struct local (no arithmetic).
     StructLocal { name: String, s: usize },
+    /// Elements of a local array of structs: `fixed` leading subscripts are coordinates.
+    StructLocalArray { name: String, s: usize, fixed: usize },
     /// A host struct the kernel reads (its members are params): read-only, no arithmetic.
     HostStruct { key: String, s: usize },
     /// Device memory at a byte address the kernel computes (the one coordinate), seen as
@@ -58,6 +60,7 @@ impl Object {
             (Scalar { local: a, .. }, Scalar { local: b, .. }) => a == b,
             (Structs { root: a, element_struct: s, fixed: f, .. }, Structs { root: b, element_struct: t, fixed: g, .. }) => a == b && s == t && f == g,
             (StructLocal { name: a, .. }, StructLocal { name: b, .. }) => a == b,
+            (StructLocalArray { name: a, fixed: f, .. }, StructLocalArray { name: b, fixed: g, .. }) => a == b && f == g,
             (HostStruct { key: a, .. }, HostStruct { key: b, .. }) => a == b,
             (Address(a), Address(b)) => a == b,
             _ => false,
@@ -67,7 +70,7 @@ impl Object {
     /// How many coordinates a pointer into the object carries besides its offset.
     fn coordinates(&self) -> usize {
         match self {
-            Object::Array { fixed, .. } | Object::Structs { fixed, .. } => *fixed,
+            Object::Array { fixed, .. } | Object::Structs { fixed, .. } | Object::StructLocalArray { fixed, .. } => *fixed,
             Object::Address(_) => 1,
             Object::Scalar { .. } | Object::StructLocal { .. } | Object::HostStruct { .. } => 0,
         }
@@ -75,7 +78,7 @@ impl Object {
 
     /// Whether pointer arithmetic may move a pointer within the object (it is not one variable).
     fn has_elements(&self) -> bool {
-        matches!(self, Object::Array { .. } | Object::Structs { .. } | Object::Address(_))
+        matches!(self, Object::Array { .. } | Object::Structs { .. } | Object::StructLocalArray { .. } | Object::Address(_))
     }
 
     /// How many subscripts a pointer into the object takes (`p[i][j]` for rows of a 2-D array).
@@ -290,7 +293,7 @@ impl<'a> KernelBuilder<'a> {
             (PointsTo::Rows { depth, elem: t }, Object::Array { ndims, elem, array, .. }) => *ndims == *depth && same_format(*t, *elem) && !self.is_row_table(*array),
             (PointsTo::Table(t), Object::Array { ndims: 2, elem, array, fixed: 0 }) => same_format(*t, *elem) && self.is_row_table(*array),
             (PointsTo::Struct(s), Object::Structs { element_struct, .. }) => self.same_struct(*s, *element_struct),
-            (PointsTo::Struct(s), Object::StructLocal { s: t, .. } | Object::HostStruct { s: t, .. }) => self.same_struct(*s, *t),
+            (PointsTo::Struct(s), Object::StructLocal { s: t, .. } | Object::HostStruct { s: t, .. } | Object::StructLocalArray { s: t, .. }) => self.same_struct(*s, *t),
             _ => false,
         };
         if fits {
@@ -345,6 +348,7 @@ impl<'a> KernelBuilder<'a> {
             Object::Scalar { local, .. } => format!("the variable `{}`", self.body.locals[*local].name),
             Object::Structs { root, .. } => format!("`{root}`"),
             Object::StructLocal { name, .. } => format!("the struct `{name}`"),
+            Object::StructLocalArray { name, .. } => format!("the array of structs `{name}`"),
             Object::HostStruct { key, .. } => format!("the host struct `{key}`"),
             Object::Address(_) => "memory at a computed address".to_string(),
         }
@@ -371,6 +375,7 @@ impl<'a> KernelBuilder<'a> {
                     Some(p.object.as_ref().map_or(p.to.depth(), Object::depth))
                 }
                 Some(Binding::Local(l)) => self.body.locals[l].array_dims.as_ref().map(Vec::len),
+                Some(Binding::StructArray(k)) => Some(self.struct_arrays[k].1.len()),
                 Some(_) => None,
                 None => {
                     if let Some((_, _, n)) = self.block_shared_array(name) {
@@ -728,6 +733,15 @@ impl<'a> KernelBuilder<'a> {
     fn array_start(&mut self, e: &ast::Expr) -> R<PointerValue> {
         let span = e.span;
         if let AE::Ident(name) = &e.kind
+            && let Some(Binding::StructArray(k)) = self.binding(name)
+        {
+            let (s, dims) = self.struct_arrays[k].clone();
+            let fixed = dims.len() - 1;
+            let coords = (0..fixed).map(|_| self.int_const(0, ScalarType::I64)).collect();
+            let zero = self.int_const(0, ScalarType::I64);
+            return Ok(PointerValue { object: Some(Object::StructLocalArray { name: name.clone(), s, fixed }), coords, offset: zero });
+        }
+        if let AE::Ident(name) = &e.kind
             && !self.is_kernel_name(name)
         {
             if let Some((index, elem, ndims)) = self.block_shared_array(name) {
@@ -872,6 +886,15 @@ impl<'a> KernelBuilder<'a> {
                 let zero = self.int_const(0, ScalarType::I64);
                 Ok(Some(PointerValue { object: Some(Object::HostStruct { key, s }), coords: Vec::new(), offset: zero }))
             }
+            Place::LocalElement { name, mut indices } => {
+                if name.contains('.') {
+                    return Err(err(span, "pointers to structs nested inside an array's elements are not supported in kernels", "point to the array's elements"));
+                }
+                let last = indices.pop().map(|l| self.add(ExprKind::Local(l), ScalarType::I64, span)).unwrap_or_else(|| self.int_const(0, ScalarType::I64));
+                let coords: Vec<Handle<Expr>> = indices.into_iter().map(|l| self.add(ExprKind::Local(l), ScalarType::I64, span)).collect();
+                let fixed = coords.len();
+                Ok(Some(PointerValue { object: Some(Object::StructLocalArray { name, s, fixed }), coords, offset: last }))
+            }
             Place::Element(at) => {
                 let Some((root, root_info, element_struct, mut indices)) = at.whole_element() else {
                     return Err(err(span, "pointers to structs nested inside an array's elements are not supported in kernels", "point to the array's elements, or to a struct local copy"));
@@ -925,11 +948,15 @@ impl<'a> KernelBuilder<'a> {
             return match &e.kind {
                 AE::Ident(name) => match self.pointer_local(name) {
                     Some(k) => match (&self.pointers[k].object, &self.pointers[k].to) {
-                        (Some(Object::Structs { element_struct: s, .. } | Object::StructLocal { s, .. } | Object::HostStruct { s, .. }), _) => Some(*s),
+                        (Some(Object::Structs { element_struct: s, .. } | Object::StructLocal { s, .. } | Object::StructLocalArray { s, .. } | Object::HostStruct { s, .. }), _) => Some(*s),
                         (_, PointsTo::Struct(s)) => Some(*s),
                         _ => None,
                     },
-                    None => self.host_var(name).and_then(|v| struct_elements(&v.ty)),
+                    None => match self.binding(name) {
+                        Some(Binding::StructArray(k)) => Some(self.struct_arrays[k].0),
+                        Some(_) => None,
+                        None => self.host_var(name).and_then(|v| struct_elements(&v.ty)),
+                    },
                 },
                 AE::Unary { op: AU::AddrOf, operand } => self.struct_type_of(operand, false),
                 AE::Binary { op: AB::Add | AB::Sub, lhs, rhs } => {
@@ -1012,6 +1039,15 @@ impl<'a> KernelBuilder<'a> {
                 self.only_element_zero(index, span)?;
                 Ok((Place::Local(name), s))
             }
+            Some(Object::StructLocalArray { name, s, .. }) => {
+                let at = match index {
+                    Some(i) => self.offset_plus(pv.offset, i, span),
+                    None => pv.offset,
+                };
+                let mut indices: Vec<Handle<Local>> = pv.coords.into_iter().map(|c| self.subscript_local(c, span)).collect();
+                indices.push(self.subscript_local(at, span));
+                Ok((Place::LocalElement { name, indices }, s))
+            }
             Some(Object::HostStruct { key, s }) => {
                 self.only_element_zero(index, span)?;
                 Ok((Place::Host(key), s))
@@ -1091,7 +1127,7 @@ impl<'a> KernelBuilder<'a> {
                 let address = self.binary(BinaryOp::Add, base, bytes, ScalarType::U64, span);
                 Ok(Target::Element { array: ArrayRef::Address(elem), indices: vec![address], ty: elem.value_type() })
             }
-            Some(Object::Structs { .. } | Object::StructLocal { .. } | Object::HostStruct { .. }) => Err(err(
+            Some(Object::Structs { .. } | Object::StructLocal { .. } | Object::StructLocalArray { .. } | Object::HostStruct { .. }) => Err(err(
                 span,
                 format!("`{}` is a struct, which kernels use member by member", self.text(span)),
                 "use its members: p->member or p[i].member",

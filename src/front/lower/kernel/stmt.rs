@@ -388,6 +388,9 @@ impl<'a> KernelBuilder<'a> {
                 _ if d.specs.block_shared => {
                     return Err(err(span, format!("`__shared__` `{name}` must be an array"), "declare a block's shared data as an array (`__shared__ float tile[256];`)"));
                 }
+                CType::Array { .. } if let Some((dims, s)) = struct_array_shape(&ty) => {
+                    self.declare_struct_array_local(name, s, &dims, id.init.as_ref(), span, out)?;
+                }
                 CType::Array { .. } => {
                     let (dims, elem) = local_array_shape(&ty).ok_or_else(|| {
                         err(span, format!("the local array `{name}` needs constant dimensions and number elements"), "give the array constant sizes, e.g. double t[3]")
@@ -612,6 +615,23 @@ impl<'a> KernelBuilder<'a> {
 
 /// The most a local array of a kernel may take: CUDA gives a thread 512 KiB of local memory.
 const MAX_LOCAL_ARRAY_BYTES: u64 = 512 * 1024;
+
+/// The constant dimensions of an array (of arrays) of structs, and the struct.
+fn struct_array_shape(ty: &CType) -> Option<(Vec<u32>, usize)> {
+    let mut dims = Vec::new();
+    let mut cur = ty;
+    while let CType::Array { elem, len } = cur {
+        match len {
+            ArrayLen::Const(n) => dims.push(u32::try_from(*n).ok()?),
+            _ => return None,
+        }
+        cur = elem;
+    }
+    match cur {
+        CType::Struct(s) => Some((dims, *s)),
+        _ => None,
+    }
+}
 
 /// An array (of arrays) whose elements are pointers.
 fn type_depth_of_elements_is_pointer(ty: &CType) -> bool {

@@ -30,6 +30,10 @@ pub(super) enum Place {
     /// A host struct the kernel reads (a variable, `p->inner`), by its C text: its scalar
     /// members are params.
     Host(String),
+    /// An element of a local array of structs (`ps[i]`, `ps[i].inner`): member `m` is element
+    /// `indices` of the local array bound as `<name>.m`. The subscripts are held in locals, so
+    /// that each member access reads them afresh.
+    LocalElement { name: String, indices: Vec<Handle<Local>> },
 }
 
 /// Bytes of one element of a host array of structs.
@@ -72,6 +76,9 @@ enum MemberRef {
 
 enum ArrayMember {
     Local(Handle<Local>),
+    /// An array member of an element of a local array of structs: the member's local array and
+    /// the element's subscripts, which come first.
+    LocalRows(Handle<Local>, Vec<Handle<Local>>),
     /// An array member of an element: the place of its first element, its dimensions and
     /// element type.
     Element(ElementPlace, Vec<u32>, ScalarType),
@@ -122,6 +129,7 @@ impl<'a> KernelBuilder<'a> {
                 let pv = self.pointer_value(base)?;
                 self.pointer_struct(pv, Some(index), e.span).map(Some)
             }
+            AE::Index { .. } if let Some(found) = self.local_struct_element(e)? => Ok(Some(found)),
             AE::Index { .. } => self.struct_element(e),
             AE::Unary { op: AU::Deref, operand } if self.through_pointer(operand) => {
                 if self.struct_type_of(operand, true).is_none() {
@@ -143,6 +151,110 @@ impl<'a> KernelBuilder<'a> {
             },
             _ => Ok(None),
         }
+    }
+
+    /// `ps[i]` (`ps[i][j]`) of a local array of structs: the element, its subscripts put in
+    /// locals; `None` when `e` indexes something else.
+    fn local_struct_element(&mut self, e: &ast::Expr) -> R<Option<(Place, usize)>> {
+        let (cur, index_exprs) = subscripts(e);
+        let AE::Ident(name) = &cur.kind else { return Ok(None) };
+        let Some(Binding::StructArray(k)) = self.binding(name) else { return Ok(None) };
+        let (s, dims) = self.struct_arrays[k].clone();
+        if index_exprs.len() != dims.len() {
+            return Ok(None);
+        }
+        let mut indices = Vec::new();
+        for ix in index_exprs {
+            let value = self.index_expr(ix)?;
+            let value = self.cast(value, ScalarType::I64);
+            indices.push(self.subscript_local(value, e.span));
+        }
+        Ok(Some((Place::LocalElement { name: name.clone(), indices }, s)))
+    }
+
+    /// A subscript of a local struct array's element, held in a local set before the statement.
+    pub(super) fn subscript_local(&mut self, value: Handle<Expr>, span: Span) -> Handle<Local> {
+        if let ExprKind::Local(l) = self.body.exprs[value].kind
+            && self.body.locals[l].ty == ScalarType::I64
+        {
+            return l;
+        }
+        let local = self.new_local("element", ScalarType::I64, LocalKind::Var, span);
+        self.pending.push(Stmt::Assign { local, value });
+        local
+    }
+
+    /// Fresh loads of an element's subscripts.
+    fn element_subscripts(&mut self, indices: &[Handle<Local>]) -> Vec<Handle<Expr>> {
+        indices.iter().map(|&l| self.add(ExprKind::Local(l), ScalarType::I64, Span::default())).collect()
+    }
+
+    /// Declares the local array of structs `name` (struct `s`, dimensions `dims`): a local
+    /// array per member, the array's dimensions first. `init` gives its elements' values,
+    /// each as a struct local's initializer would (members without one are zero).
+    pub(super) fn declare_struct_array_local(&mut self, name: &str, s: usize, dims: &[u32], init: Option<&ast::Initializer>, span: Span, out: &mut Block) -> R<()> {
+        self.declare_struct_array_members(name, s, dims, span)?;
+        let Some(init) = init else { return Ok(()) };
+        let ast::Initializer::List(items, list_span) = init else {
+            return Err(err(span, format!("the array `{name}` needs a brace initializer"), "write {{ {{...}}, {{...}} }}"));
+        };
+        if dims.len() != 1 || items.iter().any(|(d, _)| !d.is_empty()) {
+            return Err(err(*list_span, "only flat initializers of one-dimensional local arrays of structs are supported", "assign the elements in a loop"));
+        }
+        let zero = self.fresh_struct_name(name);
+        self.declare_struct_local(&zero, s, span)?;
+        for k in 0..dims[0] as usize {
+            let element = self.fresh_struct_name(name);
+            self.declare_struct_local(&element, s, span)?;
+            match items.get(k) {
+                Some((_, item)) => self.init_struct_local(&element, s, item, span, out)?,
+                None => self.zero_struct(&element, s, out),
+            }
+            let at = self.int_const(k as i64, ScalarType::I64);
+            let index = self.subscript_local(at, span);
+            let mut pending = std::mem::take(&mut self.pending);
+            out.append(&mut pending);
+            self.copy_struct(&Place::LocalElement { name: name.to_string(), indices: vec![index] }, &Place::Local(element), s, span, out)?;
+        }
+        Ok(())
+    }
+
+    fn declare_struct_array_members(&mut self, name: &str, s: usize, dims: &[u32], span: Span) -> R<()> {
+        let def = &self.sema.structs[s];
+        if def.is_union {
+            return Err(err(span, format!("the array of unions `{name}` cannot be declared in a kernel"), "declare an array of the member's type"));
+        }
+        let Some(fields) = def.fields.clone() else {
+            return Err(err(span, format!("{} is not defined", self.struct_name(s)), "define the struct before the construct"));
+        };
+        for (field, fty) in &fields {
+            let full = format!("{name}.{field}");
+            match fty {
+                CType::Scalar(t) => {
+                    let l = self.body.locals.append(Local { name: full.clone(), ty: *t, array_dims: Some(dims.to_vec()), kind: LocalKind::Var, span });
+                    self.bind(&full, l);
+                }
+                CType::Array { .. } => {
+                    let Some((inner, elem)) = local_array_shape(fty) else {
+                        return Err(err(span, format!("the member `{field}` of `{name}` needs constant dimensions and number elements"), "give array members constant sizes"));
+                    };
+                    let mut all = dims.to_vec();
+                    all.extend(inner);
+                    let l = self.body.locals.append(Local { name: full.clone(), ty: elem, array_dims: Some(all), kind: LocalKind::Var, span });
+                    self.bind(&full, l);
+                }
+                CType::Struct(t) => self.declare_struct_array_members(&full, *t, dims, span)?,
+                _ => {
+                    return Err(err(span, format!("the member `{field}` of `{name}` has a type kernels do not support"), "use structs of numbers, arrays of numbers and structs"));
+                }
+            }
+        }
+        self.struct_arrays.push((s, dims.to_vec()));
+        let k = self.struct_arrays.len() - 1;
+        if let Some(scope) = self.scopes.last_mut() {
+            scope.insert(name.to_string(), Binding::StructArray(k));
+        }
+        Ok(())
     }
 
     /// Binds the struct local `name` to the members of the struct local `existing` (a struct
@@ -233,6 +345,7 @@ impl<'a> KernelBuilder<'a> {
                     Some(Binding::Struct(t)) => Ok(MemberRef::Struct(Place::Local(name), t)),
                     Some(Binding::Complex { .. }) => Err(unsupported("(a complex number)")),
                     Some(Binding::Pointer(_)) => Err(unsupported("(a pointer)")),
+                    Some(Binding::StructArray(_)) => Err(unsupported("(an array of structs)")),
                     None => Err(Diagnostic::global_error(format!("internal: the member `{name}` of a struct local is not bound"))),
                 }
             }
@@ -260,6 +373,23 @@ impl<'a> KernelBuilder<'a> {
                     CType::Struct(t) => Ok(MemberRef::Struct(Place::Element(at), *t)),
                     CType::Complex(_) => Err(unsupported("(a complex number)")),
                     _ => Err(unsupported("(a pointer in an element of an array of structs)")),
+                }
+            }
+            Place::LocalElement { name, indices } => {
+                let full = format!("{name}.{field}");
+                match self.binding(&full) {
+                    Some(Binding::Local(l)) => {
+                        let local = &self.body.locals[l];
+                        let ty = local.ty.value_type();
+                        if local.array_dims.as_ref().map_or(0, Vec::len) == indices.len() {
+                            let at = self.element_subscripts(indices);
+                            Ok(MemberRef::Scalar(Target::Element { array: ArrayRef::Local(l), indices: at, ty }))
+                        } else {
+                            Ok(MemberRef::Array(ArrayMember::LocalRows(l, indices.clone())))
+                        }
+                    }
+                    Some(Binding::StructArray(k)) => Ok(MemberRef::Struct(Place::LocalElement { name: full, indices: indices.clone() }, self.struct_arrays[k].0)),
+                    _ => Err(unsupported("(of a local array of structs)")),
                 }
             }
             Place::Host(key) => {
@@ -350,6 +480,16 @@ impl<'a> KernelBuilder<'a> {
                     return Err(count_error(self, ndims));
                 }
                 Ok((ArrayRef::Local(l), indices, ty))
+            }
+            MemberRef::Array(ArrayMember::LocalRows(l, prefix)) => {
+                let local = &self.body.locals[l];
+                let (ndims, ty) = (local.array_dims.as_ref().map_or(0, Vec::len) - prefix.len(), local.ty);
+                if indices.len() != ndims {
+                    return Err(count_error(self, ndims));
+                }
+                let mut all = self.element_subscripts(&prefix);
+                all.extend(indices);
+                Ok((ArrayRef::Local(l), all, ty))
             }
             MemberRef::Array(ArrayMember::Element(mut at, dims, elem)) => {
                 if indices.len() != dims.len() {
@@ -516,7 +656,7 @@ impl<'a> KernelBuilder<'a> {
         }
     }
 
-    fn zero_struct(&mut self, name: &str, s: usize, out: &mut Block) {
+    pub(super) fn zero_struct(&mut self, name: &str, s: usize, out: &mut Block) {
         let fields = self.sema.structs[s].fields.clone().unwrap_or_default();
         for (field, fty) in &fields {
             let full = format!("{name}.{field}");
@@ -546,7 +686,7 @@ impl<'a> KernelBuilder<'a> {
                 }
                 (Some(Binding::Struct(t)), _) => self.zero_struct(&full, t, out),
                 // Struct locals have no complex members (refused when declared).
-                (Some(Binding::Complex { .. } | Binding::Pointer(_)) | None, _) => {}
+                (Some(Binding::Complex { .. } | Binding::Pointer(_) | Binding::StructArray(_)) | None, _) => {}
             }
         }
     }
