@@ -56,6 +56,7 @@ pub fn lower_program<'u>(sources: &'u SourceSet, units: &'u [TranslationUnit]) -
         kernel_names: HashSet::new(),
         next_kernel_suffix: HashMap::new(),
         current_function: None,
+        declared_globals: HashSet::new(),
         locals_the_host_never_names: HashSet::new(),
         locals_the_host_never_reads: HashSet::new(),
     };
@@ -95,6 +96,8 @@ struct Lowerer<'a> {
     next_kernel_suffix: HashMap<String, usize>,
     /// The function whose body is being walked (for what host code does after a construct).
     current_function: Option<&'a ast::FunctionDef>,
+    /// Variables a file-scope `declare` names (present for the whole run).
+    declared_globals: HashSet<String>,
     /// `walk::locals_the_host_never_names` of the function being lowered.
     locals_the_host_never_names: HashSet<String>,
     /// `walk::locals_the_host_never_reads` of the function being lowered.
@@ -253,6 +256,11 @@ impl<'a> Lowerer<'a> {
         let mut clauses = Vec::new();
         for c in &d.clauses {
             let ClauseKind::Data { kind, refs, zero } = &c.kind else { continue };
+            for r in refs {
+                if let Some(root) = ref_root(&r.base) {
+                    self.declared_globals.insert(root.to_string());
+                }
+            }
             let kind = match kind {
                 DataClauseKind::CopyIn | DataClauseKind::Copy => DataClauseKind::CopyIn,
                 DataClauseKind::Create | DataClauseKind::CopyOut | DataClauseKind::DeviceResident => DataClauseKind::Create,
@@ -879,6 +887,8 @@ impl<'a> Lowerer<'a> {
                 }
             }
         }
+        // Variables under a file-scope `declare` have their data attribute already.
+        region.default_none.named.extend(self.declared_globals.iter().cloned());
         let mut treatments = HashMap::new();
         let mut errors = Vec::new();
         add_treatments(clauses.iter(), sema, &mut treatments, &mut errors, self.sources);

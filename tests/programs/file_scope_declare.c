@@ -7,6 +7,7 @@
 double table[N];
 double scale = 2.5;
 int n = N;
+int limit = N;
 #pragma acc declare create(table) copyin(scale, n)
 #pragma acc update device(scale)
 
@@ -19,7 +20,7 @@ int main(void) {
     fill();
     double sum = 0;
     #pragma acc parallel loop default(none) present(table) reduction(+:sum)
-    for (int i = 0; i < n; i++) sum += table[i];
+    for (int i = 0; i < limit; i++) sum += table[i] * (n > 0);
     #pragma acc update self(table[0:N])
     printf("%.3f %.3f %.3f\n", sum, table[1], table[N - 1]);
     return 0;
