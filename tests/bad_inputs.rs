@@ -92,6 +92,7 @@ bad_input_tests! {
     collapse_nonconstant,
     collapse_not_perfect,
     collapse_zero,
+    continued_directive_clause,
     complex_array_reduction,
     complex_atomic,
     complex_increment,
