@@ -110,6 +110,7 @@ bad_input_tests! {
     extra_brace,
     goto_in_kernel,
     imaginary_integer,
+    knr_unknown_parameter,
     loop_directive_not_for,
     long_double_atomic,
     loop_variable_modified,

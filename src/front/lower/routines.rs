@@ -136,13 +136,11 @@ fn implicit_routines(defs: &Definitions) -> HashSet<FunctionKey> {
     found
 }
 
-/// Each IR routine's type as its own file declares it ([`RoutineInfo::signature`]). Only an
-/// inlined routine's body brings a call written in one file into a kernel of another, so
-/// without inlined routines no call needs it.
+/// Each IR routine's type as its own file declares it at its definition
+/// ([`RoutineInfo::signature`]): what a call in a kernel of another file (brought there by an
+/// inlined routine's body) goes by, and the parameter types a call through a declaration
+/// without them (`double f();`) passes its arguments as.
 fn add_signatures(units: &[TranslationUnit], defs: &Definitions, routines: &mut Routines) {
-    if routines.inline.is_empty() || units.len() < 2 {
-        return;
-    }
     for unit in units {
         let defines_one = routines.ir.keys().any(|k| defs.get(k).is_some_and(|f| f.span.tu == unit.tu));
         if !defines_one {

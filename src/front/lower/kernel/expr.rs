@@ -533,7 +533,15 @@ impl<'a> KernelBuilder<'a> {
                     _ => None,
                 }
             } else {
-                info.signature
+                info.signature.clone()
+            };
+            // Declared without parameter types (`double f();`, an old-style definition): the
+            // arguments, promoted as C promotes them for such a call, reach the definition's
+            // parameters, which convert them to their own types; converting each argument to
+            // its parameter's type gives the same value.
+            let declared = match declared {
+                Some(CType::Function { prototyped: false, .. }) => info.signature.or(declared),
+                d => d,
             };
             let Some(CType::Function { params, ret, .. }) = declared else {
                 return Err(err(span, format!("`{name}` is not declared before this call"), "declare the function before the construct"));
