@@ -169,7 +169,13 @@ pub enum DerivedType {
     Pointer(Qualifiers),
     /// `size: None` for `a[]`; a non-constant size is a VLA.
     Array { size: Option<Box<Expr>>, qualifiers: Qualifiers },
-    Function { params: Vec<ParamDecl>, variadic: bool },
+    /// `prototyped` is false for a parameter list without types: `()` (unspecified
+    /// parameters; `(void)` is a prototype of none) and an old-style (K&R) definition's
+    /// identifier list, whose `params` the parser builds from the declarations after the `)`
+    /// (in the list's order, `int` for a name left undeclared), as a prototype would have them.
+    /// Calls of a function without a prototype pass their arguments with the default
+    /// promotions, which the definition's parameter types then receive.
+    Function { params: Vec<ParamDecl>, variadic: bool, prototyped: bool },
 }
 
 #[derive(Clone, Debug)]

@@ -3,7 +3,8 @@
 //! shadow one) to tell casts from parenthesised expressions and declarations from expression
 //! statements. Declarations that start in a system header are skipped (only the typedef names
 //! they declare are kept). `#pragma acc` lines go to [`crate::front::directive`]; other pragmas
-//! are dropped with a warning.
+//! are dropped with a warning. Old-style definitions and implicit `int` are read in
+//! `parser/old_style.rs`.
 
 use std::collections::HashMap;
 
@@ -14,6 +15,7 @@ use crate::front::lexer::{TokKind, Token};
 
 mod cuda;
 mod expr;
+mod old_style;
 mod token_scan;
 
 use token_scan::{field_layout_note, typedef_names_in};
@@ -440,7 +442,10 @@ impl<'a> Parser<'a> {
 
     fn external_declaration(&mut self) -> PResult<ExternalDecl> {
         let start = self.peek().span;
-        let specs = self.decl_specs()?;
+        let specs = match self.implicit_int_return() {
+            Some(specs) => specs,
+            None => self.decl_specs()?,
+        };
         let words = self.dialect_specs();
         if let Some(shared) = words.shared {
             return Err(Diagnostic::error(shared, "`__shared__` is for a kernel's block-local arrays, which the MESI-CUDA dialect does not have")
@@ -450,6 +455,8 @@ impl<'a> Parser<'a> {
             return Ok(ExternalDecl::Declaration(Declaration { specs, declarators: Vec::new(), span: start.to(self.prev_span()) }));
         }
         let mut declarator = self.declarator(DeclaratorKind::Named)?;
+        // `f(a, b)`, before a dialect kernel's hidden parameters join the list.
+        let identifier_list = !old_style::prototyped(&declarator) && matches!(declarator.derived.first(), Some(DerivedType::Function { params, .. }) if !params.is_empty());
         let is_kernel = words.global.is_some() && is_function(&declarator);
         if is_kernel {
             self.dialect_kernel_declarator(&mut declarator)?;
@@ -460,10 +467,15 @@ impl<'a> Parser<'a> {
                 return Err(self.error_here("expected `;` or `=` after the declarator")
                     .with_help("only a function declarator can be followed by a body"));
             }
-            // Old-style (K&R) parameter declarations are not supported.
-            if !self.is_punct("{") {
+            if !old_style::prototyped(&declarator) && (identifier_list || !self.is_punct("{")) {
+                if is_kernel {
+                    return Err(Diagnostic::error(declarator.span, "a kernel's parameters need their types in the parentheses")
+                        .with_help("write the kernel with a prototype: `__global__ void k(float *a, int n)`"));
+                }
+                self.old_style_declarations(&mut declarator)?;
+            } else if !self.is_punct("{") {
                 return Err(self.error_here("expected `{` to start the function body")
-                    .with_help("K&R-style parameter declarations are not supported; declare the parameter types in the parentheses"));
+                    .with_help("a function whose parameters have their types in the parentheses takes no old-style parameter declarations; remove them"));
             }
             if let Some(name) = &declarator.name {
                 self.declare(name, NameKind::Ordinary);
@@ -488,6 +500,7 @@ impl<'a> Parser<'a> {
             }
             return Ok(ExternalDecl::Function(f));
         }
+        old_style::forget_identifier_list(&mut declarator);
         let decl = self.rest_of_declaration(specs, declarator, start)?;
         Ok(ExternalDecl::Declaration(decl))
     }
@@ -925,8 +938,8 @@ impl<'a> Parser<'a> {
                 suffixes.push(DerivedType::Array { size, qualifiers: q });
             } else if self.is_punct("(") {
                 self.bump();
-                let (params, variadic) = self.params()?;
-                suffixes.push(DerivedType::Function { params, variadic });
+                let (params, variadic, prototyped) = self.params()?;
+                suffixes.push(DerivedType::Function { params, variadic, prototyped });
             } else {
                 break;
             }
@@ -955,16 +968,21 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn params(&mut self) -> PResult<(Vec<ParamDecl>, bool)> {
+    /// A parameter list after its `(`: the parameters, whether it ends with `...`, and whether
+    /// it is a prototype (`()` and an old-style identifier list are not; `(void)` is).
+    fn params(&mut self) -> PResult<(Vec<ParamDecl>, bool, bool)> {
         let mut params = Vec::new();
         let mut variadic = false;
         if self.eat_punct(")") {
-            return Ok((params, false));
+            return Ok((params, false, false));
         }
         if self.is_word("void") && self.peek_at(1).is_punct(")") {
             self.bump();
             self.bump();
-            return Ok((params, false));
+            return Ok((params, false, true));
+        }
+        if self.at_identifier_list() {
+            return Ok((self.identifier_list()?, false, false));
         }
         self.push_scope();
         let r = (|| -> PResult<()> {
@@ -994,7 +1012,7 @@ impl<'a> Parser<'a> {
         })();
         self.pop_scope();
         r?;
-        Ok((params, variadic))
+        Ok((params, variadic, true))
     }
 
     pub(crate) fn type_name(&mut self) -> PResult<TypeName> {

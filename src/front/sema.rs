@@ -32,7 +32,9 @@ pub enum CType {
     Array { elem: Box<CType>, len: ArrayLen },
     /// Index into [`Sema::structs`].
     Struct(usize),
-    Function { ret: Box<CType>, params: Vec<CType>, variadic: bool },
+    /// `prototyped: false`: declared without parameter types (`()`, or an old-style
+    /// definition, whose `params` are still its parameters' types).
+    Function { ret: Box<CType>, params: Vec<CType>, variadic: bool, prototyped: bool },
     /// A type we only pass around by pointer (`FILE`, `va_list`).
     Opaque(String),
 }
@@ -385,7 +387,7 @@ impl Sema {
                     };
                     CType::Array { elem: Box::new(ty), len }
                 }
-                DerivedType::Function { params, variadic } => {
+                DerivedType::Function { params, variadic, prototyped } => {
                     let mut param_types = Vec::new();
                     for p in params {
                         let base = self.resolve_specs(&p.specs)?;
@@ -394,7 +396,7 @@ impl Sema {
                             param_types.push(adjust_param(t));
                         }
                     }
-                    CType::Function { ret: Box::new(ty), params: param_types, variadic: *variadic }
+                    CType::Function { ret: Box::new(ty), params: param_types, variadic: *variadic, prototyped: *prototyped }
                 }
             };
         }

@@ -1,6 +1,7 @@
 //! Source files and the preprocessed text of each translation unit, with the map from a
 //! position in the preprocessed text back to the user's file, line and column (from cpp's line
-//! markers), and diagnostic rendering.
+//! markers), and diagnostic rendering. Directive lines cpp joined from several physical lines
+//! are located through [`joined`], which reads the user's file back.
 
 use std::collections::HashMap;
 use std::os::unix::ffi::OsStringExt;
@@ -11,6 +12,8 @@ use codespan_reporting::files::Error as FilesError;
 use codespan_reporting::term;
 
 use crate::diag::{Diagnostic, Severity, Span};
+
+mod joined;
 
 #[derive(Clone, Debug, Default)]
 pub struct SourceSet {
@@ -45,6 +48,8 @@ struct LineIndex {
     starts: Vec<usize>,
     /// The line markers, by the index of their line, in order.
     markers: Vec<(usize, LineMarker)>,
+    /// The `#pragma` lines cpp joined from continued physical lines, by the index of their line.
+    joined: HashMap<usize, joined::JoinedLine>,
 }
 
 impl LineIndex {
@@ -60,7 +65,34 @@ impl LineIndex {
                 }
             }
         }
-        LineIndex { starts, markers }
+        let mut index = LineIndex { starts, markers, joined: HashMap::new() };
+        let directive_lines: Vec<(usize, &str, PathBuf, u32)> = (0..index.starts.len())
+            .filter_map(|k| {
+                let start = index.starts[k];
+                let end = index.starts.get(k + 1).map_or(text.len(), |&s| s - 1);
+                let line = &text[start..end];
+                if !line.starts_with("#pragma") {
+                    return None;
+                }
+                let (marker, physical) = index.marked_line(k)?;
+                (!marker.system).then(|| (k, line, marker.file.clone(), physical))
+            })
+            .collect();
+        index.joined = joined::joined_lines(directive_lines.into_iter());
+        index
+    }
+
+    /// The marker that governs line `k` of the text and the line of its file that `k` is.
+    fn marked_line(&self, k: usize) -> Option<(&LineMarker, u32)> {
+        let above = self.markers.partition_point(|(m, _)| *m < k);
+        let (m, marker) = &self.markers[above.checked_sub(1)?];
+        Some((marker, marker.line + (k - m - 1) as u32))
+    }
+
+    /// The line of the text holding byte `off`, and where that line starts.
+    fn line_of(&self, off: usize) -> (usize, usize) {
+        let line = self.starts.partition_point(|&s| s <= off).saturating_sub(1);
+        (line, self.starts.get(line).copied().unwrap_or(0))
     }
 }
 
@@ -147,8 +179,10 @@ impl SourceSet {
         self.units.get(span.tu as usize).and_then(|u| u.text.get(span.lo as usize..span.hi as usize)).unwrap_or("")
     }
 
-    /// Where the start of `span` is in the user's files. Columns count bytes of the
-    /// preprocessed line, which equals the source line except where macros were expanded.
+    /// Where the start of `span` is in the user's files. Columns count characters of the
+    /// preprocessed line, which equals the source line except where macros were expanded or cpp
+    /// changed the spacing; on a directive continued over several lines (which cpp joins into
+    /// one), the line and column are those of the physical line the span starts on.
     pub fn location(&self, span: Span) -> Location {
         let Some(unit) = self.units.get(span.tu as usize) else {
             return Location { file: PathBuf::new(), line: 0, column: 0, in_system_header: false };
@@ -159,21 +193,40 @@ impl SourceSet {
             off -= 1;
         }
         let index = unit.index();
-        let line = index.starts.partition_point(|&s| s <= off).saturating_sub(1);
-        let line_start = index.starts.get(line).copied().unwrap_or(0);
+        let (line, line_start) = index.line_of(off);
         let column = text[line_start..off].chars().count() as u32 + 1;
         // The nearest line marker above the line, and the lines in between.
-        let above = index.markers.partition_point(|(k, _)| *k < line);
-        match above.checked_sub(1).map(|m| &index.markers[m]) {
-            Some((k, m)) => Location {
-                file: m.file.clone(),
-                line: m.line + (line - k - 1) as u32,
-                column,
-                in_system_header: m.system,
-            },
+        let mut location = match index.marked_line(line) {
+            Some((m, physical)) => Location { file: m.file.clone(), line: physical, column, in_system_header: m.system },
             None => Location { file: unit.path.clone(), line: line as u32 + 1, column, in_system_header: false },
+        };
+        if let Some(a) = index.joined.get(&line).and_then(|j| j.at(off - line_start)) {
+            (location.line, location.column) = (a.line, a.column);
         }
+        location
     }
+
+    /// For a span that starts on a joined directive line: where its first character and (when
+    /// it ends on that line) its last one are in the user's file.
+    fn joined_range(&self, span: Span) -> Option<JoinedRange> {
+        let unit = self.units.get(span.tu as usize)?;
+        let index = unit.index();
+        let lo = span.lo as usize;
+        let (line, line_start) = index.line_of(lo.min(unit.text.len()));
+        let joined = index.joined.get(&line)?;
+        let first = joined.at(lo - line_start)?;
+        let line_end = index.starts.get(line + 1).map_or(unit.text.len(), |&s| s - 1);
+        let last_byte = (span.hi as usize).saturating_sub(1).max(lo);
+        let last = (last_byte < line_end).then(|| joined.at(last_byte - line_start)).flatten().filter(|l| (l.line, l.byte_in_line) >= (first.line, first.byte_in_line));
+        Some(JoinedRange { first, last })
+    }
+}
+
+/// [`SourceSet::joined_range`]'s answer.
+#[derive(Clone, Copy, Debug)]
+struct JoinedRange {
+    first: joined::Anchor,
+    last: Option<joined::Anchor>,
 }
 
 /// Renders diagnostics in the rustc style with codespan-reporting, reading the user's files
@@ -201,7 +254,7 @@ pub fn render_diagnostics(sources: &SourceSet, diags: &[Diagnostic], color: bool
         {
             let loc = sources.location(span);
             let file = read_back.entry(loc.file.clone()).or_insert_with(|| ReadBack::of(&loc.file));
-            match file.as_ref().and_then(|f| f.snippet(&loc, span, preprocessed_line(sources, span))) {
+            match file.as_ref().and_then(|f| f.snippet(&loc, span, preprocessed_line(sources, span), sources.joined_range(span))) {
                 Some((snippet, range)) => {
                     snippets.0.push(snippet);
                     cs = cs.with_labels(vec![Label::primary(0, range).with_message(d.label.clone())]);
@@ -252,7 +305,7 @@ impl UserSpans {
         let loc = sources.location(span);
         let file = self.read_back.entry(loc.file.clone()).or_insert_with(|| ReadBack::of(&loc.file));
         let from_file = file.as_ref().and_then(|f| {
-            let (_, _, lo, hi) = f.label_range(&loc, span, preprocessed_line(sources, span))?;
+            let (_, _, lo, hi) = f.label_range(&loc, span, preprocessed_line(sources, span), sources.joined_range(span))?;
             let (line, column) = f.position(lo);
             let (end_line, end_column) = f.position(hi);
             Some(UserSpan { file: loc.file.clone(), line, column, end_line, end_column })
@@ -301,10 +354,23 @@ impl ReadBack {
 
     /// The bounds of the line `loc` is on and the byte range of `span`'s label in the file:
     /// `(line_start, line_end, lo, hi)`.
-    fn label_range(&self, loc: &Location, span: Span, pre: Option<(&str, usize)>) -> Option<(usize, usize, usize, usize)> {
+    fn label_range(&self, loc: &Location, span: Span, pre: Option<(&str, usize)>, joined: Option<JoinedRange>) -> Option<(usize, usize, usize, usize)> {
         let line_index = loc.line.checked_sub(1)? as usize;
         let line_start = *self.starts.get(line_index)?;
         let line_end = self.starts.get(line_index + 1).map(|&s| s - 1).unwrap_or(self.text.len());
+        if let Some(JoinedRange { first, last }) = joined {
+            // `loc` is the physical place already: the label runs to the span's last character
+            // when that is on the same physical line, else to the line's end.
+            let lo = (line_start + first.byte_in_line).min(line_end);
+            let hi = match last {
+                Some(l) if l.line == first.line => {
+                    let at = line_start + l.byte_in_line;
+                    at + self.text[at.min(line_end)..line_end].chars().next().map_or(0, char::len_utf8)
+                }
+                _ => line_end,
+            };
+            return Some((line_start, line_end, lo, hi.clamp(lo, line_end)));
+        }
         let unchanged = pre.is_some_and(|(pre_line, _)| {
             *self.unchanged.borrow_mut().entry(line_start).or_insert_with(|| pre_line == &self.text[line_start..line_end])
         });
@@ -313,8 +379,8 @@ impl ReadBack {
     }
 
     /// The line `loc` is on, or a window of it, as one snippet; and the label's range in it.
-    fn snippet(&self, loc: &Location, span: Span, pre: Option<(&str, usize)>) -> Option<(Snippet, std::ops::Range<usize>)> {
-        let (line_start, line_end, lo, hi) = self.label_range(loc, span, pre)?;
+    fn snippet(&self, loc: &Location, span: Span, pre: Option<(&str, usize)>, joined: Option<JoinedRange>) -> Option<(Snippet, std::ops::Range<usize>)> {
+        let (line_start, line_end, lo, hi) = self.label_range(loc, span, pre, joined)?;
         let ascii = *self.ascii.borrow_mut().entry(line_start).or_insert_with(|| self.text[line_start..line_end].is_ascii());
         let column = if ascii { lo - line_start + 1 } else { self.text[line_start..lo].chars().count() + 1 };
         let (mut from, mut to) = (line_start, line_end);
@@ -459,8 +525,11 @@ fn align_from_end(pre_line: &str, target: usize, orig_line: &str) -> Option<usiz
 }
 
 /// The byte range in the original file for a span that starts at `loc`, on the line that
-/// spans `line_start..line_end`: the same length as the span, clamped to the line (macro
-/// expansions can make the preprocessed line longer).
+/// spans `line_start..line_end`. Where cpp changed the line's spacing (it writes leading tabs
+/// as spaces and collapses the blanks between tokens), the span's last character is aligned
+/// too, so the label ends where the span's text ends in the file, tabs and all; otherwise it
+/// has the span's length, clamped to the line (macro expansions can make the preprocessed line
+/// longer).
 fn byte_range(
     source: &str,
     line_start: usize,
@@ -483,7 +552,23 @@ fn byte_range(
         .unwrap_or_else(|| line_start + at_column().min(line.len()));
     let line_end = if lo <= line_end { line_end } else { source[lo..].find('\n').map(|i| lo + i).unwrap_or(source.len()) };
     let len = (span.hi.saturating_sub(span.lo) as usize).max(1);
-    let mut hi = (lo + len).min(line_end);
+    let aligned_end = pre.filter(|_| !unchanged).and_then(|(pre_line, target)| {
+        // The start of the span's last character, when the span ends on this line.
+        let mut last = target + len - 1;
+        if last >= pre_line.len() {
+            return None;
+        }
+        while !pre_line.is_char_boundary(last) {
+            last -= 1;
+        }
+        let at = align(pre_line, last, source, line_start).or_else(|| align_from_end(pre_line, last, line).map(|o| line_start + o))?;
+        let c = source[at..].chars().next()?;
+        Some(at + c.len_utf8())
+    });
+    let mut hi = match aligned_end {
+        Some(end) if end > lo && end <= line_end => end,
+        _ => (lo + len).min(line_end),
+    };
     while hi < source.len() && !source.is_char_boundary(hi) {
         hi += 1;
     }
@@ -530,5 +615,84 @@ mod tests {
         let orig = "a[IDX(i, j)] = x +; // sum";
         assert_eq!(align_from_end(pre, pre.find(';').unwrap(), orig), Some(orig.find(';').unwrap()));
         assert_eq!(align_from_end(pre, 2, orig), None);
+    }
+
+    /// A unit whose preprocessed `text` names `original`, written to a scratch file, in its
+    /// line markers (`FILE` in `text` stands for the file's path).
+    fn unit_over(original: &str, text: &str) -> (tempfile::TempDir, SourceSet) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("prog.c");
+        std::fs::write(&path, original).unwrap();
+        let text = text.replace("FILE", &path.display().to_string());
+        (dir, SourceSet { units: vec![SourceUnit::new(path, text)] })
+    }
+
+    /// The caret line of a one-label rendering: the positions (in characters of the rendered
+    /// line) of its first and last `^`, and the rendered source line above it.
+    fn caret_columns(rendered: &str) -> (usize, usize, String) {
+        let lines: Vec<&str> = rendered.lines().collect();
+        let k = lines.iter().position(|l| l.contains('^')).unwrap_or_else(|| panic!("no caret:\n{rendered}"));
+        let caret = lines[k];
+        let carets: Vec<usize> = caret.chars().enumerate().filter(|(_, c)| *c == '^').map(|(i, _)| i).collect();
+        (carets[0], carets[carets.len() - 1], lines[k - 1].to_string())
+    }
+
+    #[test]
+    fn carets_under_tab_indented_code_cover_the_span_text() {
+        // cpp writes the leading tabs as spaces and collapses the blanks between tokens; the
+        // caret must still run from `s` to `;` of the file's line, whose tabs codespan expands.
+        let original = "int main(void) {\n\t\tif (a[i] > 3)\t\ts  =\t\t1;\n}\n";
+        let text = "# 1 \"FILE\"\nint main(void) {\n  if (a[i] > 3) s = 1;\n}\n";
+        let (_dir, set) = unit_over(original, text);
+        let unit_text = set.units[0].text.clone();
+        let lo = unit_text.find("s = 1;").unwrap() as u32;
+        let span = Span::new(0, lo, lo + "s = 1;".len() as u32);
+        let rendered = render_diagnostics(&set, &[Diagnostic::warning(span, "here")], false);
+        let (first, last, source_line) = caret_columns(&rendered);
+        let chars: Vec<char> = source_line.chars().collect();
+        assert_eq!(chars.get(first), Some(&'s'), "{rendered}");
+        assert_eq!(chars.get(last), Some(&';'), "{rendered}");
+        assert!(rendered.contains("prog.c:2:18"), "{rendered}");
+        // The other formats give the same end: the column after `;`, counting a tab as one.
+        let at = UserSpans::default().of(&set, span).unwrap();
+        assert_eq!((at.line, at.column, at.end_line, at.end_column), (2, 18, 2, 26));
+    }
+
+    #[test]
+    fn a_clause_on_the_third_line_of_a_continued_directive_is_located_there() {
+        let original = "int main(void) {\n#pragma acc kernels loop gang worker independent \\\n            private(j) \\\n\t    reduction(+:c[0:4][0:3])\n  for (;;);\n}\n";
+        let text = "# 1 \"FILE\"\nint main(void) {\n\n# 2 \"FILE\"\n#pragma acc kernels loop gang worker independent private(j) reduction(+:c[0:4][0:3])\n\n\n  for (;;);\n}\n";
+        let (_dir, set) = unit_over(original, text);
+        let unit_text = set.units[0].text.clone();
+        let at = |needle: &str| {
+            let lo = unit_text.find(needle).unwrap() as u32;
+            Span::new(0, lo, lo + needle.len() as u32)
+        };
+        let loc = |needle: &str| {
+            let l = set.location(at(needle));
+            (l.line, l.column)
+        };
+        assert_eq!(loc("#pragma"), (2, 1));
+        assert_eq!(loc("independent"), (2, 38));
+        assert_eq!(loc("private(j)"), (3, 13));
+        assert_eq!(loc("c[0:4][0:3]"), (4, 18));
+        // The caret is drawn under the clause, on its own line.
+        let rendered = render_diagnostics(&set, &[Diagnostic::error(at("c[0:4][0:3]"), "not a scalar")], false);
+        assert!(rendered.contains("prog.c:4:18"), "{rendered}");
+        let (first, last, source_line) = caret_columns(&rendered);
+        let chars: Vec<char> = source_line.chars().collect();
+        assert_eq!((chars.get(first), chars.get(last)), (Some(&'c'), Some(&']')), "{rendered}");
+        assert_eq!(last - first + 1, "c[0:4][0:3]".len(), "{rendered}");
+        let user = UserSpans::default().of(&set, at("private(j)")).unwrap();
+        assert_eq!((user.line, user.column, user.end_line, user.end_column), (3, 13, 3, 23));
+    }
+
+    #[test]
+    fn an_unreadable_file_leaves_a_joined_line_at_its_first_line() {
+        let text = "# 1 \"/nonexistent/yosegi/prog.c\"\n#pragma acc parallel private(j)\n\n";
+        let set = SourceSet { units: vec![SourceUnit::new("prog.c".into(), text.into())] };
+        let lo = text.find("private").unwrap() as u32;
+        let loc = set.location(Span::new(0, lo, lo + 7));
+        assert_eq!((loc.line, loc.column), (1, 22));
     }
 }

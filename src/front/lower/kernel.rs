@@ -30,9 +30,10 @@ mod switch;
 #[derive(Clone, Debug)]
 pub struct RoutineInfo {
     pub index: usize,
-    /// Its type as its own file declares it, for a call that file's code makes in a kernel of
-    /// another file (through an inlined routine), where the kernel's scope may not know it or
-    /// may know another function of that name (see `routines::add_signatures`).
+    /// Its type as its own file declares it at its definition, for a call that file's code
+    /// makes in a kernel of another file (through an inlined routine), where the kernel's scope
+    /// may not know it or may know another function of that name, and for a call through a
+    /// declaration without parameter types (see `routines::add_signatures`).
     pub signature: Option<CType>,
 }
 

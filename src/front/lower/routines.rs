@@ -151,14 +151,12 @@ fn implicit_routines(defs: &Definitions) -> HashSet<FunctionKey> {
     found
 }
 
-/// Each IR routine's type as its own file declares it ([`RoutineInfo::signature`]). Only an
-/// inlined routine's body brings a call into a kernel whose scope may not know the callee (a
-/// kernel of another file, or one earlier in the file than the callee's definition), so
-/// without inlined routines no call needs it.
+/// Each IR routine's type as its own file declares it at its definition
+/// ([`RoutineInfo::signature`]): what a call in a kernel whose scope does not know the callee
+/// goes by (a kernel of another file, or earlier in the file, brought there by an inlined
+/// routine's body), and the parameter types a call through a declaration without them
+/// (`double f();`) passes its arguments as.
 fn add_signatures(units: &[TranslationUnit], defs: &Definitions, routines: &mut Routines) {
-    if routines.inline.is_empty() {
-        return;
-    }
     for unit in units {
         let defines_one = routines.ir.keys().any(|k| defs.get(k).is_some_and(|f| f.span.tu == unit.tu));
         if !defines_one {

@@ -91,7 +91,7 @@ impl<'a> Parser<'a> {
             return Err(Diagnostic::error(declarator.span, "a kernel needs a parameter list").with_help("write `__global__ void k(...)`"));
         };
         let params = match declarator.derived.first() {
-            Some(DerivedType::Function { params, variadic: false }) => params.len(),
+            Some(DerivedType::Function { params, variadic: false, .. }) => params.len(),
             _ => {
                 return Err(Diagnostic::error(declarator.span, format!("kernel `{name}` cannot take variable arguments"))
                     .with_help("give it a fixed parameter list"));

@@ -540,11 +540,18 @@ impl<'a> KernelBuilder<'a> {
             // The kernel's scope knows the function when the call is in its file and the
             // function is declared before the construct; else (a call in an inlined routine's
             // body, which sees what its own file declared before it) its own file's type.
+            // Declared without parameter types (`double f();`, an old-style definition): the
+            // arguments, promoted as C promotes them for such a call, reach the definition's
+            // parameters, which convert them to their own types; converting each argument to
+            // its parameter's type gives the same value.
             let in_scope = match self.sema.lookup(name) {
                 Some(Symbol::Function(ty)) if span.tu == self.cx.unit => Some(ty.clone()),
                 _ => None,
             };
-            let declared = in_scope.or(info.signature);
+            let declared = match in_scope {
+                Some(CType::Function { prototyped: false, .. }) | None => info.signature.or(in_scope),
+                d => d,
+            };
             let Some(CType::Function { params, ret, .. }) = declared else {
                 return Err(err(span, format!("`{name}` is not declared before this call"), "declare the function before the construct"));
             };
