@@ -728,6 +728,7 @@ mod tests {
             module,
             warnings: vec![],
             staging: crate::opt::StagingMode::Auto,
+            openmp: crate::driver::OpenMpUse::default(),
         }
     }
 

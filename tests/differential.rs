@@ -367,6 +367,7 @@ differential_tests! {
     pointer_locals => "pointer_locals.c",
     pointer_routines => "pointer_routines.c",
     struct_pointers => "struct_pointers.c",
+    host_openmp => "host_openmp.c",
     example_cg => "../../examples/cg.c",
     example_diffusion1d => "../../examples/diffusion1d.c",
     example_diffusion_wide => "../../examples/diffusion_wide.c",
