@@ -202,8 +202,11 @@ fn parse_args(args: &[String]) -> Result<CcArgs, String> {
             },
         }
     }
-    // `_OPENMP` for Yosegi's preprocessing as for the system compiler's.
+    // `_OPENMP` for Yosegi's preprocessing as for the system compiler's (`-fopenmp` once,
+    // however many `-mp` spellings asked for it).
     cc.preprocess.openmp = cc.host_flags.iter().any(|f| f == "-fopenmp");
+    let mut seen = false;
+    cc.host_flags.retain(|f| f != "-fopenmp" || !std::mem::replace(&mut seen, true));
     if cc.link.iter().all(|l| !matches!(l, LinkItem::Input(_))) && !cc.passthrough {
         return Err("no input files".to_string());
     }
@@ -692,6 +695,34 @@ mod tests {
         let bad = parse_args(&args("-fyosegi-fusion=always a.o")).unwrap_err();
         assert!(bad.contains("the fusion mode is auto, on or off"), "{bad}");
         assert!(parse_args(&args("-fyosegi-staging= a.o")).is_err());
+    }
+
+    #[test]
+    fn openmp_flags_reach_the_preprocessor_and_the_host_compiler() {
+        let cc = parse_args(&args("-c -fopenmp a.c")).unwrap();
+        assert!(cc.preprocess.openmp);
+        assert_eq!(cc.host_flags, vec!["-fopenmp".to_string()]);
+        // PGI's OpenMP flag is gcc's, once.
+        let cc = parse_args(&args("-mp=multicore -fopenmp -mp a.o")).unwrap();
+        assert!(cc.preprocess.openmp && cc.dropped.is_empty());
+        assert_eq!(cc.host_flags, vec!["-fopenmp".to_string()]);
+        assert!(!parse_args(&args("-O2 a.c")).unwrap().preprocess.openmp);
+    }
+
+    #[test]
+    fn build_systems_questions_are_told_apart_from_compiles() {
+        use questions::{Question, question};
+        assert!(matches!(question(&args("--help")), Some(Question::Help)));
+        assert!(matches!(question(&args("-c a.c --version")), Some(Question::Version)));
+        assert!(matches!(question(&args("-v")), Some(Question::Verbose)));
+        // `-v` with more is the system compiler's verbose compile (CMake reads its link line).
+        assert!(question(&args("-v a.c -o a")).is_none());
+        match question(&args("-fyosegi-fusion=on -m32 -O2 -print-file-name=libgomp.so")) {
+            Some(Question::SystemCompiler(kept)) => assert_eq!(kept, args("-m32 -print-file-name=libgomp.so")),
+            _ => panic!("a -print- question"),
+        }
+        assert!(matches!(question(&args("-dumpmachine")), Some(Question::SystemCompiler(_))));
+        assert!(question(&args("-c a.c")).is_none());
     }
 
     #[test]

@@ -254,6 +254,29 @@ mod tests {
         assert_eq!(unresolved(&symbols, &[]), vec!["undefined_here".to_string()]);
     }
 
+    /// A library of the command line's `-L` folder is found there, as the loader finds it
+    /// through the program's run path, and provides its symbols; not searched, it is found
+    /// nowhere and neither is its symbol.
+    #[test]
+    fn needed_libraries_are_looked_for_in_the_search_folders() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let source = dir.path().join("t.c");
+        std::fs::write(&source, "int yosegi_link_check_probe(int x) { return x + 1; }\n").expect("write");
+        let built = std::process::Command::new("cc")
+            .args(["-shared", "-fPIC", "-o"])
+            .arg(dir.path().join("libyosegiprobe.so"))
+            .arg(&source)
+            .status()
+            .expect("cc runs");
+        assert!(built.success());
+        let symbols = DynamicSymbols {
+            undefined: vec!["yosegi_link_check_probe".into()],
+            needed: vec!["libyosegiprobe.so".into(), "libc.so.6".into()],
+        };
+        assert!(unresolved(&symbols, &[dir.path().to_path_buf()]).is_empty());
+        assert_eq!(unresolved(&symbols, &[]), vec!["yosegi_link_check_probe".to_string()]);
+    }
+
     #[test]
     fn symbols_of_the_c_library_resolve_and_invented_ones_do_not() {
         let symbols = DynamicSymbols {
