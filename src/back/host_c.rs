@@ -635,6 +635,9 @@ struct UnitEmitter<'a> {
     regions: Vec<&'a Region>,
     /// The step loops of the program (`Module::step_loops`).
     step_loops: &'a [StepLoop],
+    /// The unit's `#pragma omp` lines (the `#` of each), and those already commented out.
+    openmp_pragmas: Vec<u32>,
+    commented_openmp: HashSet<u32>,
 }
 
 /// Where a statement sits: a block item can have a hook inserted before it; the direct body of
@@ -657,6 +660,8 @@ fn emit_unit(sources: &SourceSet, text: &str, unit: &TranslationUnit, module: &M
         edits: Vec::new(),
         regions,
         step_loops: &module.step_loops,
+        openmp_pragmas: unit.openmp_pragmas.iter().map(|p| p.lo).collect(),
+        commented_openmp: HashSet::new(),
     };
     let mut statics = Vec::new();
     for item in &unit.items {
@@ -859,9 +864,15 @@ impl<'a> UnitEmitter<'a> {
             && self.contains_region(s)
         {
             // An OpenMP construct whose threads would launch regions runs on one thread
-            // (`openmp`'s comment says why): its pragma lines become comments.
-            for hash in pragmas.openmp {
-                self.edits.push(Edit::insert(hash, "// ".to_string()));
+            // (`openmp`'s comment says why): its pragma lines become comments, and so do the
+            // OpenMP lines inside it, which would be orphaned there (`#pragma omp section`
+            // outside its `sections` does not compile).
+            let inside = self.openmp_pragmas.iter().copied().filter(|&p| p >= s.span.lo && p < s.span.hi);
+            let lines: Vec<u32> = pragmas.openmp.iter().copied().chain(inside).collect();
+            for hash in lines {
+                if self.commented_openmp.insert(hash) {
+                    self.edits.push(Edit::insert(hash, "// ".to_string()));
+                }
             }
         }
         if let StmtKind::Acc { body, .. } = &s.kind

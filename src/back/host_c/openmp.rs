@@ -8,8 +8,8 @@
 //! thread that meets the construct, where hooks inside it would run on every thread.
 //!
 //! An OpenMP construct whose statement launches compute regions (directly or through a function
-//! that does) is kept on one thread: its `#pragma omp` lines are commented out of the host code
-//! (with a warning, `driver::openmp`). Its threads would each launch regions and move data
+//! that does) is kept on one thread: its `#pragma omp` lines, and those inside it, are commented
+//! out of the host code (with a warning, `driver::openmp`). Its threads would each launch regions and move data
 //! between their hooks and their statements, which the runtime's coherence, serialised per
 //! call, cannot order; Yosegi runs the regions' loops on the devices itself.
 
@@ -107,13 +107,18 @@ pub fn openmp_constructs_that_launch(sources: &SourceSet, units: &[TranslationUn
             continue;
         }
         let regions: Vec<&Region> = module.regions.iter().filter(|r| r.span.tu == unit.tu).collect();
+        // The end of the last construct found: one inside it runs on one thread with it, and
+        // is not told again.
+        let mut within = 0u32;
         let mut visit = |s: &ast::Stmt| {
-            if let Some(pragmas) = leading_pragmas(&source.text, s.span.lo)
+            if s.span.lo >= within
+                && let Some(pragmas) = leading_pragmas(&source.text, s.span.lo)
                 && let Some(&first) = pragmas.openmp.first()
                 && stmt_launches(s, &regions, &info)
             {
                 let end = source.text[first as usize..].find('\n').map_or(source.text.len(), |n| first as usize + n);
                 found.push(Span::new(unit.tu, first, end as u32));
+                within = s.span.hi;
             }
         };
         for item in &unit.items {

@@ -483,18 +483,23 @@ fn hooks_go_before_openmp_and_loop_pragmas_and_once_per_construct() {
 /// line becomes a comment, and the driver is told where it is (to warn).
 #[test]
 fn an_openmp_construct_that_launches_regions_runs_on_one_thread() {
-    let src = "double a[64];\nint main(void) {\n#pragma omp parallel for\nfor (int r = 0; r < 2; r++) {\n#pragma acc parallel loop\nfor (int i = 32 * r; i < 32 * r + 32; i++) a[i] = i;\n}\n#pragma omp parallel for\nfor (int i = 0; i < 64; i++) a[i] += 1;\nreturn 0;\n}\n";
+    let src = "double a[64];\nint main(void) {\n#pragma omp parallel for\nfor (int r = 0; r < 2; r++) {\n#pragma acc parallel loop\nfor (int i = 32 * r; i < 32 * r + 32; i++) a[i] = i;\n}\n\
+               #pragma omp parallel sections\n{\n#pragma omp section\na[0] += 1;\n#pragma omp section\n{\n#pragma acc parallel loop\nfor (int i = 1; i < 64; i++) a[i] += 1;\n}\n}\n\
+               #pragma omp parallel for\nfor (int i = 0; i < 64; i++) a[i] += 1;\nreturn 0;\n}\n";
     let p = parse(src);
     let acc = acc_statements(&p.units);
-    let module = Module { regions: vec![compute_region(0, &acc[0], vec![])], ..Module::default() };
+    let module = Module { regions: vec![compute_region(0, &acc[0], vec![]), compute_region(1, &acc[1], vec![])], ..Module::default() };
     let program = emit_host_program(&p.sources, &p.units, &module);
     assert_valid_c_with(&program, &["-fopenmp"]);
     let code = &program.files[0].code;
     assert_eq!(code.matches("// #pragma omp parallel for").count(), 1, "{code}");
+    // The sections construct, and both its sections (the first's statement launches nothing).
+    assert_eq!(code.matches("// #pragma omp parallel sections").count(), 1, "{code}");
+    assert_eq!(code.matches("// #pragma omp section\n").count(), 2, "{code}");
     assert!(code.contains("\n#pragma omp parallel for\nfor (int i = 0; i < 64; i++) a[i] += 1;"), "{code}");
     let spans = openmp_constructs_that_launch(&p.sources, &p.units, &module);
-    assert_eq!(spans.len(), 1);
-    assert_eq!(p.sources.location(spans[0]).line, 3);
+    let lines: Vec<u32> = spans.iter().map(|s| p.sources.location(*s).line).collect();
+    assert_eq!(lines, vec![3, 8], "the two constructs that launch (the section inside one is not told again)");
 }
 
 /// `main` returns 0 when it falls off its end, whatever it is called when compiled (`yosegi cc`
