@@ -28,6 +28,11 @@
 //!   object is compiled with `_OPENACC` defined, as Yosegi's preprocessing defines it, and `-v`
 //!   reaches the system compiler: CMake identifies the driver as the GNU compiler it drives,
 //!   detects its ABI and finds OpenACC (`find_package(OpenACC)`: `-fopenacc`).
+//! * `-fopenmp` (and PGI's `-mp`) is host OpenMP, as gcc builds it: cpp defines `_OPENMP`, the
+//!   objects and the generated host code are compiled with it and the link gets it
+//!   (`driver::openmp`); without it, a program calling OpenMP's API is linked with libgomp.
+//! * `--help`, `--version`, `-v` alone, `-dumpversion`, `-dumpmachine` and the `-print-*`
+//!   questions are answered as gcc answers them ([`questions`]).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -42,6 +47,8 @@ use crate::image::ProgramImage;
 use crate::opt::{FusionMode, PassConfig, StagingMode};
 use crate::private_fs::{self, ScratchDir};
 use crate::source::SourceSet;
+
+mod questions;
 
 /// The section of an object that carries its preprocessed source.
 const SOURCE_SECTION: &str = ".yosegi_src";
@@ -154,7 +161,14 @@ fn parse_args(args: &[String]) -> Result<CcArgs, String> {
                 "-MD" | "-MMD" | "-MP" => cc.dependency_flags.push(arg.to_string()),
                 // Asks for what Yosegi always does (CMake's `find_package(OpenACC)` adds it).
                 "-fopenacc" => {}
-                "-acc" | "-fast" | "-mp" => cc.dropped.push(arg.to_string()),
+                "-acc" | "-fast" => cc.dropped.push(arg.to_string()),
+                // PGI/NVIDIA's OpenMP (`-mp`, `-mp=multicore`, `-mp=gpu`): host OpenMP here,
+                // where a `target` construct runs on the host as gcc runs it without offload.
+                _ if arg == "-mp" || arg.starts_with("-mp=") => {
+                    if !cc.host_flags.iter().any(|f| f == "-fopenmp") {
+                        cc.host_flags.push("-fopenmp".to_string());
+                    }
+                }
                 "-pthread" | "-static" | "-rdynamic" => cc.host_flags.push(arg.to_string()),
                 // Verbose: the system compiler's commands (CMake reads the link line from it).
                 "-v" => cc.host_flags.push(arg.to_string()),
@@ -188,6 +202,11 @@ fn parse_args(args: &[String]) -> Result<CcArgs, String> {
             },
         }
     }
+    // `_OPENMP` for Yosegi's preprocessing as for the system compiler's (`-fopenmp` once,
+    // however many `-mp` spellings asked for it).
+    cc.preprocess.openmp = cc.host_flags.iter().any(|f| f == "-fopenmp");
+    let mut seen = false;
+    cc.host_flags.retain(|f| f != "-fopenmp" || !std::mem::replace(&mut seen, true));
     if cc.link.iter().all(|l| !matches!(l, LinkItem::Input(_))) && !cc.passthrough {
         return Err("no input files".to_string());
     }
@@ -203,6 +222,9 @@ pub fn main(args: &[OsString]) -> i32 {
         Ok(a) => a,
         Err(bad) => return usage_error(&format!("the argument {bad:?} is not UTF-8")),
     };
+    if let Some(question) = questions::question(&args) {
+        return questions::answer(question);
+    }
     let mut cc = match parse_args(&args) {
         Ok(cc) => cc,
         Err(message) => return usage_error(&message),
@@ -214,6 +236,7 @@ pub fn main(args: &[OsString]) -> i32 {
         return run_system_compiler(&cc, &args);
     }
     filter_host_flags(&mut cc);
+    cc.preprocess.openmp = cc.host_flags.iter().any(|f| f == "-fopenmp");
     if !cc.dropped.is_empty() && !cc.no_warnings {
         eprintln!("yosegi cc: warning: ignoring {} (Yosegi compiles the OpenACC directives itself)", cc.dropped.join(" "));
     }
@@ -243,7 +266,7 @@ impl From<Diagnostic> for Failure {
 
 fn usage_error(message: &str) -> i32 {
     eprintln!("yosegi cc: error: {message}");
-    eprintln!("usage: yosegi cc [-c] [-o OUT] [-I DIR] [-D NAME[=VAL]] [-O2] [-lLIB] FILE.c|FILE.o...");
+    eprintln!("usage: yosegi cc [-c] [-o OUT] [-I DIR] [-D NAME[=VAL]] [-O2] [-fopenmp] [-lLIB] FILE.c|FILE.o...  (yosegi cc --help lists the options)");
     EXIT_BAD_INPUT
 }
 
@@ -288,7 +311,7 @@ fn filter_host_flags(cc: &mut CcArgs) {
 /// Preprocesses and checks one source through the front end; its text for the object.
 fn check_source(cc: &CcArgs, source: &Path, builtin: &BuiltinHeaders) -> Result<String, Failure> {
     let text = preprocess::preprocess(source, &cc.preprocess, builtin)?;
-    match driver::compile_preprocessed_units(vec![(source.to_path_buf(), text.clone())], &PassConfig::default()) {
+    match driver::compile_preprocessed_units(vec![(source.to_path_buf(), text.clone())], &PassConfig::default(), cc.preprocess.openmp) {
         Ok(program) => {
             if !cc.no_warnings {
                 report(&program.sources, &program.warnings);
@@ -508,7 +531,7 @@ fn link(cc: &CcArgs, scratch: &ScratchDir) -> Result<(), Failure> {
         cmd.arg("-o").arg(&output);
         return run(&mut cmd);
     }
-    let program = match driver::compile_preprocessed_units(units, &cc.passes) {
+    let program = match driver::compile_preprocessed_units(units, &cc.passes, cc.preprocess.openmp) {
         Ok(p) => p,
         Err((sources, diags)) => return Err(Failure::Diagnostics(sources, diags.0)),
     };
@@ -539,6 +562,11 @@ fn link(cc: &CcArgs, scratch: &ScratchDir) -> Result<(), Failure> {
     let lib_dir = runtime_library_dir()?;
     cmd.args(&objects).arg(&start_object);
     add_link_items(&mut cmd, &others);
+    // With -fopenmp (in the host flags) the compiler links libgomp itself; without, a program
+    // calling OpenMP's API gets it here.
+    if !program.openmp.enabled {
+        cmd.args(program.openmp.link_flags());
+    }
     cmd.arg(private_fs::glued("-L", &lib_dir)).arg(format!("-Wl,-rpath,{}", lib_dir.display())).args(["-lyosegi_rt", "-lm"]);
     cmd.arg("-o").arg(&output);
     run(&mut cmd)
@@ -667,6 +695,34 @@ mod tests {
         let bad = parse_args(&args("-fyosegi-fusion=always a.o")).unwrap_err();
         assert!(bad.contains("the fusion mode is auto, on or off"), "{bad}");
         assert!(parse_args(&args("-fyosegi-staging= a.o")).is_err());
+    }
+
+    #[test]
+    fn openmp_flags_reach_the_preprocessor_and_the_host_compiler() {
+        let cc = parse_args(&args("-c -fopenmp a.c")).unwrap();
+        assert!(cc.preprocess.openmp);
+        assert_eq!(cc.host_flags, vec!["-fopenmp".to_string()]);
+        // PGI's OpenMP flag is gcc's, once.
+        let cc = parse_args(&args("-mp=multicore -fopenmp -mp a.o")).unwrap();
+        assert!(cc.preprocess.openmp && cc.dropped.is_empty());
+        assert_eq!(cc.host_flags, vec!["-fopenmp".to_string()]);
+        assert!(!parse_args(&args("-O2 a.c")).unwrap().preprocess.openmp);
+    }
+
+    #[test]
+    fn build_systems_questions_are_told_apart_from_compiles() {
+        use questions::{Question, question};
+        assert!(matches!(question(&args("--help")), Some(Question::Help)));
+        assert!(matches!(question(&args("-c a.c --version")), Some(Question::Version)));
+        assert!(matches!(question(&args("-v")), Some(Question::Verbose)));
+        // `-v` with more is the system compiler's verbose compile (CMake reads its link line).
+        assert!(question(&args("-v a.c -o a")).is_none());
+        match question(&args("-fyosegi-fusion=on -m32 -O2 -print-file-name=libgomp.so")) {
+            Some(Question::SystemCompiler(kept)) => assert_eq!(kept, args("-m32 -print-file-name=libgomp.so")),
+            _ => panic!("a -print- question"),
+        }
+        assert!(matches!(question(&args("-dumpmachine")), Some(Question::SystemCompiler(_))));
+        assert!(question(&args("-c a.c")).is_none());
     }
 
     #[test]

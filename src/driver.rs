@@ -23,6 +23,9 @@ use crate::private_fs;
 pub use crate::private_fs::ScratchDir;
 use crate::runtime::{ColorMode, DeviceKind, RuntimeConfig, StatsMode};
 
+mod openmp;
+pub use openmp::OpenMpUse;
+
 /// A program compiled to the IR, with everything the later steps need.
 pub struct CompiledProgram {
     pub files: Vec<PathBuf>,
@@ -33,6 +36,8 @@ pub struct CompiledProgram {
     pub warnings: Vec<Diagnostic>,
     /// How staged variants were made; the runtime picks among them accordingly.
     pub staging: StagingMode,
+    /// What the host build does for OpenMP (`-fopenmp`, or libgomp for OpenMP's API).
+    pub openmp: OpenMpUse,
 }
 
 /// The compiler's walkers recurse over expression trees, and a generated program may hold an
@@ -51,7 +56,7 @@ pub fn compile(
     passes: &PassConfig,
 ) -> Result<CompiledProgram, (SourceSet, Diagnostics)> {
     let parsed = front::parse_program(files, options)?;
-    compile_parsed(files.to_vec(), parsed, passes)
+    compile_parsed(files.to_vec(), parsed, passes, options.openmp)
 }
 
 /// [`compile`] for one file's text that is already preprocessed (see
@@ -61,18 +66,19 @@ pub fn compile_preprocessed(
     text: String,
     passes: &PassConfig,
 ) -> Result<CompiledProgram, (SourceSet, Diagnostics)> {
-    compile_preprocessed_units(vec![(file, text)], passes)
+    compile_preprocessed_units(vec![(file, text)], passes, false)
 }
 
 /// [`compile`] for translation units already preprocessed (`yosegi cc` links the units its
-/// objects carry).
+/// objects carry); `openmp`: the host code is built with `-fopenmp`.
 pub fn compile_preprocessed_units(
     units: Vec<(PathBuf, String)>,
     passes: &PassConfig,
+    openmp: bool,
 ) -> Result<CompiledProgram, (SourceSet, Diagnostics)> {
     let files = units.iter().map(|(p, _)| p.clone()).collect();
     let parsed = front::parse_preprocessed_units(units)?;
-    compile_parsed(files, parsed, passes)
+    compile_parsed(files, parsed, passes, openmp)
 }
 
 /// Lowers a parsed program and runs the passes.
@@ -80,6 +86,7 @@ fn compile_parsed(
     files: Vec<PathBuf>,
     parsed: front::ParsedProgram,
     passes: &PassConfig,
+    openmp: bool,
 ) -> Result<CompiledProgram, (SourceSet, Diagnostics)> {
     let mut warnings = parsed.warnings;
     let (mut module, lower_warnings) = match front::lower::lower_program(&parsed.sources, &parsed.units) {
@@ -97,6 +104,8 @@ fn compile_parsed(
         );
         return Err((parsed.sources, Diagnostics(warnings)));
     }
+    let (openmp, openmp_diagnostics) = openmp::examine(&parsed.sources, &parsed.units, &module, openmp);
+    warnings.extend(openmp_diagnostics);
     Ok(CompiledProgram {
         files,
         sources: parsed.sources,
@@ -104,6 +113,7 @@ fn compile_parsed(
         module,
         warnings,
         staging: passes.staging,
+        openmp,
     })
 }
 
@@ -149,9 +159,114 @@ fn defines_main(program: &CompiledProgram) -> bool {
     })
 }
 
-/// Builds the host side into `scratch/program.so`. The compiler runs in the scratch directory
-/// with umask 077 and its temporary files there too.
-pub fn build_host(program: &CompiledProgram, scratch: &ScratchDir) -> Result<PathBuf, Diagnostic> {
+/// One item the command line adds to the host code's link, as `cc` takes it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LinkItem {
+    /// `-lNAME` (also `-l:FILE`).
+    Library(String),
+    /// `-LDIR`.
+    LibraryDir(PathBuf),
+    /// `-Wl,...`, for the linker.
+    LinkerFlag(String),
+    /// An object, archive or shared library given as a file.
+    File(PathBuf),
+}
+
+/// What `yosegi run`'s command line links the host code with, in its order (libraries resolve
+/// left to right).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LinkOptions {
+    pub items: Vec<LinkItem>,
+}
+
+impl LinkOptions {
+    /// The arguments for the system compiler's link, and the folders the loader must search
+    /// for the shared libraries among them: `program.so` is loaded into this process, so each
+    /// `-L` folder (and each shared library's own) is also its run-time search path
+    /// (`-Wl,-rpath`), as the user's `LD_LIBRARY_PATH` would otherwise have to be. Relative
+    /// paths are made absolute: the compiler runs in the scratch folder.
+    fn link_arguments(&self) -> Result<(Vec<std::ffi::OsString>, Vec<PathBuf>), Diagnostic> {
+        let absolute = |p: &Path| {
+            std::path::absolute(p).map_err(|e| Diagnostic::global_error(format!("cannot find {}: {e}", p.display())))
+        };
+        let mut args: Vec<std::ffi::OsString> = Vec::new();
+        let mut dirs: Vec<PathBuf> = Vec::new();
+        for item in &self.items {
+            match item {
+                LinkItem::Library(name) => args.push(format!("-l{name}").into()),
+                LinkItem::LibraryDir(dir) => {
+                    let dir = absolute(dir)?;
+                    args.push(private_fs::glued("-L", &dir));
+                    dirs.push(dir);
+                }
+                LinkItem::LinkerFlag(flag) => {
+                    args.push(flag.into());
+                    dirs.extend(rpath_dirs(flag));
+                }
+                LinkItem::File(file) => {
+                    let file = absolute(file)?;
+                    if is_shared_library(&file)
+                        && let Some(parent) = file.parent()
+                    {
+                        dirs.push(parent.to_path_buf());
+                    }
+                    args.push(private_fs::operand(&file).into_os_string());
+                }
+            }
+        }
+        dirs.dedup();
+        for dir in &dirs {
+            let mut flag = std::ffi::OsString::from("-Wl,-rpath,");
+            flag.push(dir);
+            args.push(flag);
+        }
+        Ok((args, dirs))
+    }
+}
+
+/// `libx.so`, `libx.so.1`: a shared library, by its name.
+pub fn is_shared_library(path: &Path) -> bool {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    name.ends_with(".so") || name.contains(".so.")
+}
+
+/// Whether a file named on the command line is for the link (an object, an archive, a shared
+/// library), not a translation unit.
+pub fn is_link_input(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "o" || e == "a") || is_shared_library(path)
+}
+
+/// The run-time search folders a `-Wl,` flag gives (`-Wl,-rpath,DIR`, `-Wl,-rpath=DIR`,
+/// `-Wl,-R,DIR`), which the link check searches too.
+fn rpath_dirs(flag: &str) -> Vec<PathBuf> {
+    let Some(rest) = flag.strip_prefix("-Wl,") else { return Vec::new() };
+    let parts: Vec<&str> = rest.split(',').collect();
+    let mut dirs = Vec::new();
+    let mut i = 0;
+    while i < parts.len() {
+        let part = parts[i].trim_start_matches('-');
+        if let Some(dir) = part.strip_prefix("rpath=") {
+            dirs.extend(dir.split(':').map(PathBuf::from));
+        } else if (part == "rpath" || part == "R") && i + 1 < parts.len() {
+            dirs.extend(parts[i + 1].split(':').map(PathBuf::from));
+            i += 1;
+        }
+        i += 1;
+    }
+    dirs
+}
+
+/// The library a linker's "cannot find -lNAME" names.
+fn missing_library(linker_output: &str) -> Option<&str> {
+    let at = linker_output.find("cannot find -l")?;
+    let rest = &linker_output[at + "cannot find ".len()..];
+    Some(rest.split(|c: char| c == ':' || c.is_whitespace()).next().unwrap_or(rest))
+}
+
+/// Builds the host side into `scratch/program.so`, linked with `link` (the command line's
+/// libraries and objects). The compiler runs in the scratch directory with umask 077 and its
+/// temporary files there too.
+pub fn build_host(program: &CompiledProgram, scratch: &ScratchDir, link: &LinkOptions) -> Result<PathBuf, Diagnostic> {
     let dir = scratch.path();
     if !defines_main(program) {
         let files: Vec<String> = program.files.iter().map(|f| f.display().to_string()).collect();
@@ -168,10 +283,12 @@ pub fn build_host(program: &CompiledProgram, scratch: &ScratchDir) -> Result<Pat
     // -Bsymbolic: the program's calls bind to its own functions, as in an executable, even where
     // the C library already loaded into this process has one of that name (NPB LU's `error()`).
     cmd.current_dir(dir).args(["-std=gnu11", "-O2", "-fPIC", "-mcmodel=medium", "-shared", "-Wl,-Bsymbolic", "-w", "-o", "program.so"]);
+    cmd.args(program.openmp.compile_flags());
     for file in &host.files {
         cmd.arg(&file.name);
     }
-    cmd.arg("-lm");
+    let (link_args, search_dirs) = link.link_arguments()?;
+    cmd.args(link_args).args(program.openmp.link_flags()).arg("-lm");
     let result = cmd.output().map_err(|e| {
         Diagnostic::global_error(format!("cannot run the C compiler `{compiler}`: {e}"))
             .with_help("install a C compiler (gcc or clang) or point $CC at one")
@@ -179,6 +296,12 @@ pub fn build_host(program: &CompiledProgram, scratch: &ScratchDir) -> Result<Pat
     if !result.status.success() {
         let mut text = String::from_utf8_lossy(&result.stderr).into_owned();
         text.push_str(&String::from_utf8_lossy(&result.stdout));
+        if let Some(library) = missing_library(&text) {
+            return Err(Diagnostic::global_error(format!(
+                "cannot find the library `{library}`: no `-L` directory and no directory of the system's holds it"
+            ))
+            .with_help(format!("give the folder that holds lib{}.so or lib{0}.a with `-L DIR`, or install the library", library.trim_start_matches("-l"))));
+        }
         return Err(Diagnostic::global_error(format!(
             "the C compiler failed on the program's host code:\n{}",
             text.trim_end()
@@ -186,7 +309,7 @@ pub fn build_host(program: &CompiledProgram, scratch: &ScratchDir) -> Result<Pat
         .with_help("this is usually an error in the program itself; `gcc -fsyntax-only` on it shows the same"));
     }
     // A shared object links with undefined functions; refuse them here, at their call.
-    crate::back::link_check::check_symbols(&program.units, &output)?;
+    crate::back::link_check::check_symbols(&program.units, &output, &search_dirs)?;
     Ok(output)
 }
 
@@ -372,7 +495,7 @@ mod tests {
         let dir = ScratchDir::new().unwrap();
         // Parses (the parser does not check types), but the C compiler refuses it.
         let program = compile_source(dir.path(), "bad.c", "struct s { int x; };\nint main(void) { struct s v; return v.y; }\n");
-        let err = build_host(&program, &dir).unwrap_err();
+        let err = build_host(&program, &dir, &LinkOptions::default()).unwrap_err();
         assert!(err.message.contains("the C compiler failed"), "{}", err.message);
         assert!(err.message.contains("bad.c"), "{}", err.message);
         assert!(dir.path().join("yosegi_rt.h").exists());
@@ -382,7 +505,7 @@ mod tests {
     fn a_program_without_main_is_refused() {
         let dir = ScratchDir::new().unwrap();
         let program = compile_source(dir.path(), "lib.c", "int twice(int x) { return 2 * x; }\n");
-        let err = build_host(&program, &dir).unwrap_err();
+        let err = build_host(&program, &dir, &LinkOptions::default()).unwrap_err();
         assert!(err.message.contains("no `main` function"), "{}", err.message);
     }
 
@@ -391,7 +514,7 @@ mod tests {
         let dir = ScratchDir::new().unwrap();
         let code = "#include <stdlib.h>\nint main(int argc, char **argv) {\n    int *p = malloc(sizeof(int));\n    *p = argc + atoi(argv[1]);\n    int r = *p;\n    free(p);\n    return r;\n}\n";
         let program = compile_source(dir.path(), "ok.c", code);
-        let lib = build_host(&program, &dir).unwrap();
+        let lib = build_host(&program, &dir, &LinkOptions::default()).unwrap();
         let options = RunOptions { device: Device::Sim, gpus: crate::runtime::DeviceCount::All, stats: StatsReport::Off, args: vec!["40".into()] };
         assert_eq!(run_program(&program, &lib, &options).unwrap(), 42);
     }

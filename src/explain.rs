@@ -733,6 +733,7 @@ mod tests {
             module,
             warnings: vec![],
             staging: crate::opt::StagingMode::Auto,
+            openmp: crate::driver::OpenMpUse::default(),
         }
     }
 

@@ -8,11 +8,11 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 use yosegi::diag::Diagnostic;
 use yosegi::diag::formats::DiagnosticsFormat;
-use yosegi::driver::{self, CompiledProgram, Device, RunOptions, ScratchDir, StatsReport};
+use yosegi::driver::{self, CompiledProgram, Device, LinkItem, LinkOptions, RunOptions, ScratchDir, StatsReport};
 use yosegi::front::{Lang, PreprocessOptions};
 use yosegi::source::SourceSet;
 use yosegi::opt::{FusionMode, PassConfig, StagingMode};
@@ -63,14 +63,32 @@ struct InputArgs {
     /// Print no warnings, only errors (as `cc -w`).
     #[arg(short = 'w')]
     no_warnings: bool,
+    /// `-fopenmp`: host OpenMP, as `gcc -fopenmp` builds it: `_OPENMP` is defined, the host
+    /// code is compiled and linked with `-fopenmp` and its `#pragma omp` directives run on the
+    /// host's threads (OpenMP inside compute regions is ignored). Without it, a program that
+    /// calls OpenMP's API is linked with libgomp and its directives stay ignored.
+    #[arg(short = 'f', value_name = "openmp", value_parser = ["openmp"])]
+    features: Vec<String>,
     /// How errors and warnings are written to stderr: `text` (file:line:col and a caret),
     /// `json` (GCC's JSON diagnostics shape) or `sarif` (SARIF 2.1.0). The same as
     /// `YOSEGI_DIAGNOSTICS_FORMAT`, which executables built by `yosegi cc` read.
     #[arg(long, value_name = "FORMAT", value_parser = DiagnosticsFormat::parse, default_value = "text")]
     diagnostics_format: DiagnosticsFormat,
-    /// The C files of the program (each one translation unit).
+    /// The C files of the program (each one translation unit); on `run`, objects, archives
+    /// and shared libraries (`.o`, `.a`, `.so`) among them are linked with its host code.
     #[arg(required = true, value_name = "FILE.c|FILE.cu")]
     files: Vec<PathBuf>,
+}
+
+impl InputArgs {
+    /// The translation units among the files (the others are for the link).
+    fn units(&self) -> Vec<PathBuf> {
+        self.files.iter().filter(|f| !driver::is_link_input(f)).cloned().collect()
+    }
+
+    fn openmp(&self) -> bool {
+        self.features.iter().any(|f| f == "openmp")
+    }
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -132,6 +150,16 @@ struct RunArgs {
     /// ranks' devices, printing what one process prints. Under a launcher already, ignored.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     ranks: Option<u32>,
+    /// Link the host code with the library LIB (`-lLIB`, as `cc` takes it); it must be found
+    /// when the program is loaded too: each `-L` folder is also its run-time search path.
+    #[arg(short = 'l', value_name = "LIB")]
+    libraries: Vec<String>,
+    /// Add DIR to the folders `-l` searches (`-LDIR`).
+    #[arg(short = 'L', value_name = "DIR")]
+    library_dirs: Vec<PathBuf>,
+    /// `-Wl,OPTIONS`: options for the linker, as `cc` passes them (`-Wl,-rpath,DIR`).
+    #[arg(short = 'W', value_name = "l,OPTIONS", value_parser = parse_linker_flag, allow_hyphen_values = true)]
+    linker_flags: Vec<String>,
     #[command(flatten)]
     input: InputArgs,
     /// Arguments for the program.
@@ -163,6 +191,32 @@ struct EmitArgs {
     output: PathBuf,
 }
 
+/// `-Wl,...` (clap gives what follows `-W`); other `-W` flags are the system compiler's
+/// warnings, which the host build does not print.
+fn parse_linker_flag(text: &str) -> Result<String, String> {
+    match text.strip_prefix("l,") {
+        Some(options) if !options.is_empty() => Ok(format!("-Wl,{options}")),
+        _ => Err(format!("`-W{text}`: `yosegi run` takes `-Wl,OPTIONS` for the linker only (the host code's warnings are not printed; Yosegi's own are, `-w` silences them)")),
+    }
+}
+
+/// The command line's link items in the order given: `-l`, `-L`, `-Wl,` and the files that are
+/// objects or libraries (the order matters to the linker, which clap's fields do not keep).
+fn link_options(matches: &clap::ArgMatches, args: &RunArgs) -> LinkOptions {
+    let mut placed: Vec<(usize, LinkItem)> = Vec::new();
+    let mut take = |id: &str, items: Vec<LinkItem>| {
+        let indices: Vec<usize> = matches.indices_of(id).map(|i| i.collect()).unwrap_or_default();
+        placed.extend(indices.into_iter().zip(items));
+    };
+    take("libraries", args.libraries.iter().cloned().map(LinkItem::Library).collect());
+    take("library_dirs", args.library_dirs.iter().cloned().map(LinkItem::LibraryDir).collect());
+    take("linker_flags", args.linker_flags.iter().cloned().map(LinkItem::LinkerFlag).collect());
+    let files: Vec<(usize, &PathBuf)> = matches.indices_of("files").map(|i| i.zip(&args.input.files).collect()).unwrap_or_default();
+    placed.extend(files.into_iter().filter(|(_, f)| driver::is_link_input(f)).map(|(i, f)| (i, LinkItem::File(f.clone()))));
+    placed.sort_by_key(|(i, _)| *i);
+    LinkOptions { items: placed.into_iter().map(|(_, item)| item).collect() }
+}
+
 fn parse_gpus(text: &str) -> Result<yosegi::runtime::DeviceCount, String> {
     yosegi::runtime::DeviceCount::parse(text)
 }
@@ -186,8 +240,9 @@ fn command() -> ExitCode {
     if raw.get(1).is_some_and(|a| a == "cc") {
         return ExitCode::from(yosegi::cc::main(&raw[2..]).clamp(0, 255) as u8);
     }
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
+    let parsed = Cli::command().try_get_matches().and_then(|matches| Ok((Cli::from_arg_matches(&matches)?, matches)));
+    let (cli, matches) = match parsed {
+        Ok(parsed) => parsed,
         Err(e) => {
             let _ = e.print();
             return ExitCode::from(if e.use_stderr() { EXIT_BAD_INPUT } else { 0 });
@@ -203,7 +258,10 @@ fn command() -> ExitCode {
         input.diagnostics_format.choose();
     }
     match cli.command {
-        Command::Run(args) => run(args),
+        Command::Run(args) => {
+            let link = link_options(matches.subcommand_matches("run").unwrap_or(&matches), &args);
+            run(args, &link)
+        }
         Command::Explain(args) => explain(args),
         Command::Emit(args) => emit(args),
     }
@@ -215,7 +273,7 @@ fn preprocess_options(input: &InputArgs) -> PreprocessOptions {
         LangArg::C => Lang::C,
         LangArg::Mesi => Lang::Mesi,
     };
-    PreprocessOptions { include_dirs: input.include.clone(), defines: input.define.clone(), cpp_flags: Vec::new(), lang }
+    PreprocessOptions { include_dirs: input.include.clone(), defines: input.define.clone(), cpp_flags: Vec::new(), lang, openmp: input.openmp() }
 }
 
 fn pass_config(input: &InputArgs) -> PassConfig {
@@ -251,7 +309,15 @@ fn compile(input: &InputArgs) -> Result<CompiledProgram, ExitCode> {
             return Err(ExitCode::from(EXIT_BAD_INPUT));
         }
     }
-    match driver::compile(&input.files, &preprocess_options(input), &pass_config(input)) {
+    let units = input.units();
+    if units.is_empty() {
+        print_diagnostics(
+            &SourceSet::default(),
+            &[Diagnostic::global_error("no C file to compile: the files given are all objects or libraries").with_help("give the program's .c files too: `yosegi run main.c libx.a`")],
+        );
+        return Err(ExitCode::from(EXIT_BAD_INPUT));
+    }
+    match driver::compile(&units, &preprocess_options(input), &pass_config(input)) {
         Ok(program) => {
             if !input.no_warnings {
                 print_diagnostics(&program.sources, &program.warnings);
@@ -271,7 +337,7 @@ fn fail(sources: &SourceSet, d: Diagnostic) -> ExitCode {
     ExitCode::from(EXIT_BAD_INPUT)
 }
 
-fn run(args: RunArgs) -> ExitCode {
+fn run(args: RunArgs, link: &LinkOptions) -> ExitCode {
     if let Some(dir) = &args.keep {
         // SAFETY: set before the run starts any thread that reads the environment.
         unsafe { std::env::set_var("YOSEGI_KEEP", dir) };
@@ -297,7 +363,7 @@ fn run(args: RunArgs) -> ExitCode {
         Ok(s) => s,
         Err(d) => return fail(&program.sources, d),
     };
-    let library = match driver::build_host(&program, &scratch) {
+    let library = match driver::build_host(&program, &scratch, link) {
         Ok(lib) => lib,
         Err(d) => return fail(&program.sources, d),
     };

@@ -169,3 +169,128 @@ fn the_pass_modes_reach_an_executable_through_the_link_flags() {
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("the fusion mode is auto, on or off"));
 }
+
+/// A host OpenMP program: kernels before and after a host `omp parallel for` that records its
+/// team's size, and a timer from `omp_get_wtime`.
+const HOST_OPENMP: &str = "#include <stdio.h>\n#include <omp.h>\n#define N 2048\nstatic double a[N];\n\
+int main(void) {\n  double t0 = omp_get_wtime();\n  int team = 0;\n\
+#pragma acc parallel loop copyout(a)\n  for (int i = 0; i < N; i++) a[i] = i;\n\
+#pragma omp parallel for reduction(max:team)\n  for (int i = 0; i < N; i++) {\n    a[i] = 2 * a[i] + 1;\n    if (omp_get_num_threads() > team) team = omp_get_num_threads();\n  }\n\
+  double s = 0;\n\
+#pragma acc parallel loop copyin(a) reduction(+:s)\n  for (int i = 0; i < N; i++) s += a[i];\n\
+  printf(\"%.1f %s\\n\", s, omp_get_wtime() >= t0 ? \"clock\" : \"backwards\");\n  fprintf(stderr, \"team %d\\n\", team);\n  return 0;\n}\n";
+
+fn team_of(stderr: &str) -> u32 {
+    stderr.lines().find_map(|l| l.strip_prefix("team ")).and_then(|n| n.trim().parse().ok()).unwrap_or_else(|| panic!("no team size in\n{stderr}"))
+}
+
+/// `yosegi cc -fopenmp`, in one command and as `-c` then the link: the host loop runs on the
+/// two threads asked for, between kernels that run through the runtime, with gcc's answer.
+#[test]
+fn dash_fopenmp_builds_host_openmp_that_runs_on_several_threads() {
+    ensure_runtime_library();
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path();
+    std::fs::write(dir.join("prog.c"), HOST_OPENMP).unwrap();
+    let cc = env!("CARGO_BIN_EXE_yosegi-cc");
+    let build = |args: &[&str]| {
+        let out = Command::new(cc).current_dir(dir).args(args).output().unwrap();
+        assert!(out.status.success(), "yosegi-cc {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let quiet = build(&["-fopenmp", "-O2", "prog.c", "-o", "whole"]);
+    assert!(!quiet.contains("warning") && !quiet.contains("note"), "{quiet}");
+    build(&["-fopenmp", "-c", "prog.c", "-o", "prog.o"]);
+    build(&["-fopenmp", "prog.o", "-o", "linked"]);
+    for program in ["whole", "linked"] {
+        let out = Command::new(dir.join(program)).envs([("OMP_NUM_THREADS", "2"), ("YOSEGI_DEVICE", "sim"), ("YOSEGI_STATS", "1")]).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{program}: {stderr}");
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "4194304.0 clock\n", "{program}: {stderr}");
+        assert!(team_of(&stderr) > 1, "{program}: the host loop ran on one thread:\n{stderr}");
+        assert!(stderr.lines().any(|l| l.starts_with("main_l17 ")), "{program}: the kernels did not run through Yosegi:\n{stderr}");
+    }
+}
+
+/// Without `-fopenmp` the program links (libgomp provides OpenMP's API), its directives stay
+/// inactive, and one note says so; with PGI's `-mp` it is `-fopenmp`.
+#[test]
+fn without_dash_fopenmp_the_openmp_api_links_with_one_note_and_dash_mp_is_openmp() {
+    ensure_runtime_library();
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path();
+    std::fs::write(dir.join("prog.c"), HOST_OPENMP).unwrap();
+    let cc = env!("CARGO_BIN_EXE_yosegi-cc");
+    for (flag, team) in [(None, 1), (Some("-mp"), 2)] {
+        let mut cmd = Command::new(cc);
+        cmd.current_dir(dir).args(flag).args(["prog.c", "-o", "prog"]);
+        let out = cmd.output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{flag:?}: {stderr}");
+        let notes = stderr.matches("note: the program calls OpenMP's `omp_get_wtime`: it is linked with libgomp").count();
+        assert_eq!(notes, usize::from(flag.is_none()), "{flag:?}: {stderr}");
+        if flag.is_none() {
+            assert!(stderr.contains("prog.c:6:15") && !stderr.contains("warning"), "{stderr}");
+        }
+        let run = Command::new(dir.join("prog")).envs([("OMP_NUM_THREADS", "2"), ("YOSEGI_DEVICE", "sim")]).output().unwrap();
+        let run_stderr = String::from_utf8_lossy(&run.stderr);
+        assert!(run.status.success(), "{flag:?}: {run_stderr}");
+        assert_eq!(String::from_utf8_lossy(&run.stdout), "4194304.0 clock\n");
+        assert_eq!(team_of(&run_stderr), team, "{flag:?}: {run_stderr}");
+    }
+}
+
+/// `main` falling off its end exits 0 in an executable of `yosegi cc`, where `main` is compiled
+/// under another name (the status was what the last call left: `printf`'s count here).
+#[test]
+fn main_without_return_exits_zero_when_built_by_yosegi_cc() {
+    ensure_runtime_library();
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path();
+    std::fs::write(
+        dir.join("noreturn.c"),
+        "#include <stdio.h>\nint main(int argc, char **argv) {\n  double a[64];\n#pragma acc parallel loop copyout(a)\n  for (int i = 0; i < 64; i++) a[i] = i * 0.5;\n  printf(\"%f\\n\", a[63] + argc);\n}\n",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_yosegi-cc")).current_dir(dir).args(["noreturn.c", "-o", "noreturn"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let run = Command::new(dir.join("noreturn")).env("YOSEGI_DEVICE", "sim").output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&run.stdout), "32.500000\n");
+    assert_eq!(run.status.code(), Some(0), "{}", String::from_utf8_lossy(&run.stderr));
+}
+
+fn system_cc(args: &[&str]) -> std::process::Output {
+    Command::new("cc").args(args).output().expect("cc runs")
+}
+
+/// What configure scripts and CMake ask before compiling: answered as gcc answers, status 0;
+/// the facts are the system compiler's.
+#[test]
+fn the_driver_answers_what_build_systems_ask() {
+    let cc = env!("CARGO_BIN_EXE_yosegi-cc");
+    let ask = |args: &[&str]| {
+        let out = Command::new(cc).args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        out
+    };
+    let help = String::from_utf8_lossy(&ask(&["--help"]).stdout).into_owned();
+    for taken in ["-fopenmp", "-fyosegi-fusion=", "-ta=", "YOSEGI_DEVICE", "YOSEGI_HOST_CC", "-print-"] {
+        assert!(help.contains(taken), "--help does not mention {taken}:\n{help}");
+    }
+    let host_version = String::from_utf8_lossy(&system_cc(&["-dumpfullversion"]).stdout).trim().to_string();
+    let version = String::from_utf8_lossy(&ask(&["--version"]).stdout).into_owned();
+    let first = version.lines().next().unwrap_or_default();
+    assert_eq!(first, format!("yosegi-cc (Yosegi {}) {host_version}", env!("CARGO_PKG_VERSION")), "{version}");
+    assert!(version.contains("Free Software Foundation"), "the system compiler's own text is missing:\n{version}");
+    let verbose = ask(&["-v"]);
+    let verbose_text = String::from_utf8_lossy(&verbose.stderr);
+    assert!(verbose_text.starts_with("yosegi-cc (Yosegi ") && verbose_text.contains(&format!("gcc version {host_version}")), "{verbose_text}");
+    for question in ["-dumpversion", "-dumpmachine", "-print-prog-name=ld", "-print-file-name=libgomp.so", "-print-search-dirs", "-print-libgcc-file-name"] {
+        let ours = ask(&[question]);
+        let theirs = system_cc(&[question]);
+        assert!(!theirs.stdout.is_empty(), "{question}");
+        assert_eq!(ours.stdout, theirs.stdout, "{question}");
+    }
+    // A flag that changes the answer reaches the system compiler; Yosegi's own flags do not.
+    assert_eq!(ask(&["-fyosegi-fusion=on", "-m64", "-print-multi-os-directory"]).stdout, system_cc(&["-m64", "-print-multi-os-directory"]).stdout);
+}

@@ -535,3 +535,161 @@ fn lang_chooses_the_dialect_whatever_the_extension() {
     assert_eq!(as_plain_c.code(), Some(2), "{}", as_plain_c.describe());
     assert!(as_plain_c.stderr.contains("diffusion.cu:"), "{}", as_plain_c.describe());
 }
+
+/// A host OpenMP program: a team size recorded inside `#pragma omp parallel`, a timer from
+/// `omp_get_wtime`, and kernels before and after.
+const HOST_OPENMP: &str = "#include <stdio.h>\n#include <omp.h>\n#define N 512\nstatic double a[N];\n\
+int main(void) {\n  double t0 = omp_get_wtime();\n  int team = 0;\n\
+#pragma acc parallel loop copyout(a)\n  for (int i = 0; i < N; i++) a[i] = i;\n\
+#pragma omp parallel for reduction(max:team)\n  for (int i = 0; i < N; i++) {\n    a[i] += 1;\n    if (omp_get_num_threads() > team) team = omp_get_num_threads();\n  }\n\
+  double s = 0;\n\
+#pragma acc parallel loop copyin(a) reduction(+:s)\n  for (int i = 0; i < N; i++) s += a[i];\n\
+  printf(\"%.1f %s\\n\", s, omp_get_wtime() >= t0 ? \"clock\" : \"backwards\");\n  fprintf(stderr, \"team %d\\n\", team);\n  return 0;\n}\n";
+
+fn team_of(stderr: &str) -> u32 {
+    stderr.lines().find_map(|l| l.strip_prefix("team ")).and_then(|n| n.trim().parse().ok()).unwrap_or_else(|| panic!("no team size in\n{stderr}"))
+}
+
+/// `-fopenmp` runs the host's OpenMP loop on several threads (two asked for) between kernels,
+/// with gcc's answer and no warning about the pragmas; `explain` and `emit` take it too.
+#[test]
+fn dash_fopenmp_runs_host_openmp_beside_the_kernels() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let program = write(dir.path(), "prog.c", HOST_OPENMP);
+    let mut cmd = yosegi();
+    cmd.args(["run", "--device", "sim", "-fopenmp"]).arg(&program).env("OMP_NUM_THREADS", "2");
+    let finished = run(cmd, Input::Nothing);
+    assert_eq!(finished.code(), Some(0), "{}", finished.describe());
+    assert_eq!(finished.stdout, "131328.0 clock\n", "{}", finished.describe());
+    assert_eq!(team_of(&finished.stderr), 2, "{}", finished.describe());
+    assert!(!finished.stderr.contains("warning") && !finished.stderr.contains("note"), "{}", finished.describe());
+    for command in ["explain", "emit"] {
+        let mut cmd = yosegi();
+        cmd.args([command, "-fopenmp"]).arg(&program);
+        if command == "emit" {
+            cmd.arg("-o").arg(dir.path().join("emitted"));
+        }
+        let finished = run(cmd, Input::Nothing);
+        assert_eq!(finished.code(), Some(0), "{command}\n{}", finished.describe());
+    }
+    let emitted = std::fs::read_to_string(dir.path().join("emitted/tu0_prog.c")).expect("emitted host code");
+    assert!(emitted.contains("\n#pragma omp parallel for reduction(max:team)\n  for"), "the construct must keep its loop:\n{emitted}");
+}
+
+/// Without `-fopenmp` a program calling OpenMP's API runs (libgomp linked), its directives
+/// inactive (a team of one), and one note says so, at the first call.
+#[test]
+fn without_dash_fopenmp_the_openmp_api_links_with_one_note() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let program = write(dir.path(), "prog.c", HOST_OPENMP);
+    let mut cmd = yosegi();
+    cmd.args(["run", "--device", "sim"]).arg(&program).env("OMP_NUM_THREADS", "2");
+    let finished = run(cmd, Input::Nothing);
+    assert_eq!(finished.code(), Some(0), "{}", finished.describe());
+    assert_eq!(finished.stdout, "131328.0 clock\n", "{}", finished.describe());
+    assert_eq!(team_of(&finished.stderr), 1, "the directives must stay inactive\n{}", finished.describe());
+    assert_eq!(finished.stderr.matches("note:").count(), 1, "{}", finished.describe());
+    assert!(
+        finished.stderr.contains("note: the program calls OpenMP's `omp_get_wtime`: it is linked with libgomp, and its `#pragma omp` directive stays ignored without -fopenmp")
+            && finished.stderr.contains("prog.c:6:15"),
+        "{}",
+        finished.describe()
+    );
+    assert!(!finished.stderr.contains("warning"), "{}", finished.describe());
+    // Directives alone (no API call): one warning for all of them.
+    let pragmas = write(
+        dir.path(),
+        "pragmas.c",
+        "#include <stdio.h>\nint main(void) {\n  int a[8];\n#pragma omp parallel for\n  for (int i = 0; i < 8; i++) a[i] = i;\n#pragma omp parallel for\n  for (int i = 0; i < 8; i++) a[i] += 1;\n  printf(\"%d\\n\", a[7]);\n  return 0;\n}\n",
+    );
+    let finished = yosegi_run(&["--device", "sim"], &[&pragmas], &[], Input::Nothing);
+    assert_eq!(finished.code(), Some(0), "{}", finished.describe());
+    assert_eq!(finished.stdout, "8\n");
+    assert_eq!(finished.stderr.matches("warning: ignored pragma").count(), 1, "{}", finished.describe());
+    assert!(finished.stderr.contains("pragmas.c:4:1") && finished.stderr.contains("and the program's 1 others"), "{}", finished.describe());
+}
+
+/// A library built here, as a static and a shared library: `-L DIR -lfoo` (the shared one,
+/// found again when the program is loaded), the archive and the object as files, `-l:` and
+/// `-Wl,` flags (`--wrap` shows they reach the linker), in the order given.
+#[test]
+fn run_links_libraries_and_objects_as_cc_does() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let lib = dir.path().join("lib");
+    write(&lib, "foo.c", "double foo_scale(double x) { return 3.0 * x; }\n");
+    let cc = |args: &[&str]| {
+        let out = std::process::Command::new("cc").current_dir(&lib).args(args).output().expect("cc runs");
+        assert!(out.status.success(), "cc {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    };
+    cc(&["-c", "-fPIC", "foo.c", "-o", "foo.o"]);
+    cc(&["-shared", "foo.o", "-o", "libfoo.so"]);
+    let ar = std::process::Command::new("ar").current_dir(&lib).args(["rcs", "libfoo.a", "foo.o"]).status().expect("ar runs");
+    assert!(ar.success());
+    let main = "int main(void) {\n  double a[8];\n#pragma acc parallel loop copyout(a)\n  for (int i = 0; i < 8; i++) a[i] = i;\n  printf(\"%g\\n\", foo_scale(a[7]));\n  return 0;\n}\n";
+    let program = write(dir.path(), "prog.c", &format!("#include <stdio.h>\ndouble foo_scale(double);\n{main}"));
+    let wrapped = write(
+        dir.path(),
+        "wrapped.c",
+        &format!("#include <stdio.h>\ndouble foo_scale(double);\ndouble __real_foo_scale(double);\ndouble __wrap_foo_scale(double x) {{ return __real_foo_scale(x) + 1000; }}\n{main}"),
+    );
+    let lib_dir = lib.to_str().expect("utf-8 path").to_string();
+    let strings = |flags: &[&str]| flags.iter().map(|f| f.to_string()).collect::<Vec<String>>();
+    let cases: Vec<(Vec<String>, Vec<PathBuf>, &str)> = vec![
+        (strings(&["-L", &lib_dir, "-lfoo"]), vec![program.clone()], "21\n"),
+        (strings(&["-lfoo", &format!("-L{lib_dir}")]), vec![program.clone()], "21\n"),
+        (strings(&["-L", &lib_dir, "-l:libfoo.a"]), vec![program.clone()], "21\n"),
+        (vec![], vec![program.clone(), lib.join("libfoo.a")], "21\n"),
+        (vec![], vec![program.clone(), lib.join("foo.o")], "21\n"),
+        (vec![format!("-Wl,-rpath,{lib_dir}")], vec![program.clone(), lib.join("libfoo.so")], "21\n"),
+        (strings(&["-Wl,--wrap=foo_scale", "-L", &lib_dir, "-lfoo"]), vec![wrapped.clone()], "1021\n"),
+    ];
+    for (flags, files, expected) in cases {
+        let mut args = vec!["--device", "sim"];
+        args.extend(flags.iter().map(String::as_str));
+        let files: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+        let finished = yosegi_run(&args, &files, &[], Input::Nothing);
+        assert_eq!(finished.code(), Some(0), "{flags:?} {files:?}\n{}", finished.describe());
+        assert_eq!(finished.stdout, expected, "{flags:?} {files:?}\n{}", finished.describe());
+    }
+    // Without the library: refused at the call, saying how to link one.
+    let finished = yosegi_run(&["--device", "sim"], &[&program], &[], Input::Nothing);
+    assert_eq!(finished.code(), Some(2), "{}", finished.describe());
+    assert!(finished.stderr.contains("`foo_scale` is defined nowhere") && finished.stderr.contains("-lNAME"), "{}", finished.describe());
+}
+
+/// A library the linker cannot find is a clear error (status 2) naming it; a `-W` flag that is
+/// not for the linker is a usage error; objects alone are no program.
+#[test]
+fn a_missing_library_and_bad_link_flags_are_bad_input() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let program = write(dir.path(), "prog.c", "int main(void) { return 0; }\n");
+    let finished = yosegi_run(&["--device", "sim", "-lyosegi_no_such_library"], &[&program], &[], Input::Nothing);
+    assert_eq!(finished.code(), Some(2), "{}", finished.describe());
+    assert!(
+        finished.stderr.contains("cannot find the library `-lyosegi_no_such_library`") && finished.stderr.contains("-L DIR"),
+        "{}",
+        finished.describe()
+    );
+    assert!(!finished.stderr.contains("panicked") && !finished.stderr.contains("/usr/bin/ld"), "{}", finished.describe());
+    let finished = yosegi_run(&["--device", "sim", "-Wall"], &[&program], &[], Input::Nothing);
+    assert_eq!(finished.code(), Some(2), "{}", finished.describe());
+    assert!(finished.stderr.contains("`-Wall`: `yosegi run` takes `-Wl,OPTIONS`"), "{}", finished.describe());
+    let object = write(dir.path(), "x.o", "");
+    let finished = yosegi_run(&["--device", "sim"], &[&object], &[], Input::Nothing);
+    assert_eq!(finished.code(), Some(2), "{}", finished.describe());
+    assert!(finished.stderr.contains("no C file to compile"), "{}", finished.describe());
+}
+
+/// `main` falling off its end returns 0 (C99 5.1.2.2.3), after kernels and output.
+#[test]
+fn main_without_return_exits_zero() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let program = write(
+        dir.path(),
+        "noreturn.c",
+        "#include <stdio.h>\nint main(int argc, char **argv) {\n  double a[64];\n#pragma acc parallel loop copyout(a)\n  for (int i = 0; i < 64; i++) a[i] = i * 0.5;\n  printf(\"%f\\n\", a[63] + argc);\n}\n",
+    );
+    let finished = yosegi_run(&["--device", "sim"], &[&program], &[], Input::Nothing);
+    assert_eq!(finished.code(), Some(0), "{}", finished.describe());
+    assert_eq!(finished.stdout, "32.500000\n");
+}

@@ -372,6 +372,7 @@ differential_tests! {
     file_scope_declare => "file_scope_declare.c",
     local_struct_arrays => "local_struct_arrays.c",
     old_style_c => "old_style_c.c",
+    host_openmp => "host_openmp.c",
     example_cg => "../../examples/cg.c",
     example_diffusion1d => "../../examples/diffusion1d.c",
     example_diffusion_wide => "../../examples/diffusion_wide.c",

@@ -3,8 +3,10 @@
 //! no file of the program defines links without complaint and fails only when the program,
 //! already running, reaches it (`undefined symbol`). So after the build every undefined symbol
 //! of `program.so` is looked up as the loader will look it up, in this process and in the
-//! libraries `program.so` names (`DT_NEEDED`: the C and math libraries); a symbol found nowhere
-//! is refused with a diagnostic at the first place the user's code names it.
+//! libraries `program.so` names (`DT_NEEDED`: the C and math libraries, libgomp with OpenMP, the
+//! libraries of the command line's `-l`, found in its `-L` folders as the loader finds them
+//! through `program.so`'s run path); a symbol found nowhere is refused with a diagnostic at the
+//! first place the user's code names it.
 //!
 //! The symbols come from the object's ELF dynamic symbol table (weak ones may stay undefined);
 //! a file that is not a 64-bit little-endian ELF object is not checked.
@@ -16,15 +18,18 @@ use crate::diag::{Diagnostic, Span};
 use crate::front::ast::{ExprKind, TranslationUnit};
 
 /// Refuses `library` (just built from `units`) when it needs a symbol nothing provides: the
-/// diagnostic points at the first use of the first such symbol in the user's code.
-pub fn check_symbols(units: &[TranslationUnit], library: &Path) -> Result<(), Diagnostic> {
+/// diagnostic points at the first use of the first such symbol in the user's code. `search`:
+/// the folders of `library`'s run path (the command line's `-L` folders), where its needed
+/// libraries are looked for before the system's.
+pub fn check_symbols(units: &[TranslationUnit], library: &Path, search: &[std::path::PathBuf]) -> Result<(), Diagnostic> {
     let Ok(bytes) = std::fs::read(library) else { return Ok(()) };
     let Some(symbols) = DynamicSymbols::parse(&bytes) else { return Ok(()) };
-    let missing = unresolved(&symbols);
+    let missing = unresolved(&symbols, search);
     if missing.is_empty() {
         return Ok(());
     }
-    Err(missing_symbol_diagnostic(units, &missing))
+    let linked = symbols.needed.iter().any(|n| !n.starts_with("libc.so") && !n.starts_with("libm.so"));
+    Err(missing_symbol_diagnostic(units, &missing, linked))
 }
 
 /// What a shared object needs from elsewhere.
@@ -127,14 +132,22 @@ impl DynamicSymbols {
     }
 }
 
-/// The undefined symbols that neither this process nor the needed libraries define.
-fn unresolved(symbols: &DynamicSymbols) -> Vec<String> {
+/// The undefined symbols that neither this process nor the needed libraries define (each looked
+/// for in `search` first, as the loader reads `program.so`'s run path).
+fn unresolved(symbols: &DynamicSymbols, search: &[std::path::PathBuf]) -> Vec<String> {
     use libloading::os::unix::{Library, RTLD_LAZY, RTLD_LOCAL};
     let this = Library::this();
+    let place = |name: &String| -> std::ffi::OsString {
+        if name.contains('/') {
+            return name.into();
+        }
+        search.iter().map(|dir| dir.join(name)).find(|p| p.is_file()).map_or_else(|| name.into(), |p| p.into_os_string())
+    };
     // SAFETY: the libraries are the ones the object was linked against (the C and math
-    // libraries, already part of this process or about to be); opening them runs nothing else.
+    // libraries, and those the command line names), about to be loaded with the program
+    // anyway; opening them runs their initialisers, as loading the program will.
     let libraries: Vec<Library> =
-        symbols.needed.iter().filter_map(|name| unsafe { Library::open(Some(name), RTLD_LAZY | RTLD_LOCAL) }.ok()).collect();
+        symbols.needed.iter().filter_map(|name| unsafe { Library::open(Some(place(name)), RTLD_LAZY | RTLD_LOCAL) }.ok()).collect();
     // SAFETY: only the symbol's presence is asked; the pointer is never used.
     let defined = |name: &str| {
         std::iter::once(&this).chain(&libraries).any(|lib| unsafe { lib.get::<*const c_void>(name.as_bytes()) }.is_ok())
@@ -164,18 +177,24 @@ fn first_use(units: &[TranslationUnit], name: &str) -> Option<Span> {
     call.or(mention)
 }
 
-fn missing_symbol_diagnostic(units: &[TranslationUnit], missing: &[String]) -> Diagnostic {
+/// `linked`: the program is linked with libraries beyond the C and math ones.
+fn missing_symbol_diagnostic(units: &[TranslationUnit], missing: &[String], linked: bool) -> Diagnostic {
     let mut uses: Vec<(Option<Span>, &String)> = missing.iter().map(|name| (first_use(units, name), name)).collect();
     // The first in the program's text (files in command-line order) is the one pointed at.
     uses.sort_by_key(|(span, _)| span.map_or((u32::MAX, u32::MAX), |s| (s.tu, s.lo)));
     let (span, name) = uses[0];
-    let message = format!(
-        "`{name}` is defined nowhere: no file of the program defines it, and neither the OpenACC runtime API nor the C and math libraries provide it"
-    );
+    let libraries = if linked {
+        "none of the OpenACC runtime API, the C and math libraries or the libraries the program is linked with provide it"
+    } else {
+        "neither the OpenACC runtime API nor the C and math libraries provide it"
+    };
+    let message = format!("`{name}` is defined nowhere: no file of the program defines it, and {libraries}");
     let mut help = if name.starts_with("acc_") {
         format!("`{name}` is not a routine of the OpenACC 3.3 API that Yosegi provides (include/openacc.h lists them); check its spelling")
+    } else if name.starts_with("omp_") {
+        format!("`{name}` is not a routine of OpenMP's API (libgomp); check its spelling")
     } else {
-        "define it, or give the file that defines it on the command line (`yosegi run main.c other.c`)".to_string()
+        "define it, give the file that defines it on the command line (`yosegi run main.c other.c`), or link the library that provides it (`yosegi run -L DIR -lNAME ...`)".to_string()
     };
     let others: Vec<&str> = uses[1..].iter().map(|(_, n)| n.as_str()).collect();
     if !others.is_empty() {
@@ -232,7 +251,30 @@ mod tests {
         assert!(symbols.undefined.contains(&"undefined_here".to_string()), "{symbols:?}");
         assert!(!symbols.undefined.iter().any(|s| s == "defined_here" || s == "maybe"), "{symbols:?}");
         assert!(symbols.needed.iter().any(|n| n.starts_with("libm.so")), "{symbols:?}");
-        assert_eq!(unresolved(&symbols), vec!["undefined_here".to_string()]);
+        assert_eq!(unresolved(&symbols, &[]), vec!["undefined_here".to_string()]);
+    }
+
+    /// A library of the command line's `-L` folder is found there, as the loader finds it
+    /// through the program's run path, and provides its symbols; not searched, it is found
+    /// nowhere and neither is its symbol.
+    #[test]
+    fn needed_libraries_are_looked_for_in_the_search_folders() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let source = dir.path().join("t.c");
+        std::fs::write(&source, "int yosegi_link_check_probe(int x) { return x + 1; }\n").expect("write");
+        let built = std::process::Command::new("cc")
+            .args(["-shared", "-fPIC", "-o"])
+            .arg(dir.path().join("libyosegiprobe.so"))
+            .arg(&source)
+            .status()
+            .expect("cc runs");
+        assert!(built.success());
+        let symbols = DynamicSymbols {
+            undefined: vec!["yosegi_link_check_probe".into()],
+            needed: vec!["libyosegiprobe.so".into(), "libc.so.6".into()],
+        };
+        assert!(unresolved(&symbols, &[dir.path().to_path_buf()]).is_empty());
+        assert_eq!(unresolved(&symbols, &[]), vec!["yosegi_link_check_probe".to_string()]);
     }
 
     #[test]
@@ -241,6 +283,6 @@ mod tests {
             undefined: vec!["printf".into(), "sqrt".into(), "yosegi_no_such_function_x".into()],
             needed: vec!["libm.so.6".into(), "libc.so.6".into()],
         };
-        assert_eq!(unresolved(&symbols), vec!["yosegi_no_such_function_x".to_string()]);
+        assert_eq!(unresolved(&symbols, &[]), vec!["yosegi_no_such_function_x".to_string()]);
     }
 }

@@ -16,6 +16,10 @@ pub struct TranslationUnit {
     /// Text edits the host code needs beyond what the tree says (empty for C): a dialect the
     /// front end reads as C (`front::cuda`) is copied into the host code with these applied.
     pub host_rewrites: Vec<HostRewrite>,
+    /// The `#pragma omp` lines of the user's host code (outside compute constructs, whose
+    /// OpenMP the parser warns about and drops). The host back end copies them as they are;
+    /// the driver says, once, what becomes of them without `-fopenmp` (`driver::openmp`).
+    pub openmp_pragmas: Vec<Span>,
 }
 
 /// The host back end puts `text` in place of `span` of the preprocessed text (an empty span

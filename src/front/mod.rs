@@ -27,6 +27,8 @@ pub struct PreprocessOptions {
     pub cpp_flags: Vec<String>,
     /// The language of the files: by extension (`.cu` is the MESI-CUDA dialect), or forced.
     pub lang: Lang,
+    /// `-fopenmp`: cpp defines `_OPENMP` (the host code is built with OpenMP, `driver::openmp`).
+    pub openmp: bool,
 }
 
 /// What a source file is written in.
@@ -235,7 +237,7 @@ mod tests {
     #[test]
     fn unknown_pragmas_are_warnings_and_cpp_errors_are_reported() {
         let dir = tempfile::tempdir().unwrap();
-        let file = write(&dir, "w.c", "#pragma omp parallel for\nint x;\n");
+        let file = write(&dir, "w.c", "#pragma weird things\nint x;\n");
         let parsed = parse_program(&[file], &PreprocessOptions::default()).unwrap_or_else(|_| panic!());
         assert_eq!(parsed.warnings.len(), 1);
         let text = source::render_diagnostics(&parsed.sources, &parsed.warnings, false);

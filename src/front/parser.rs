@@ -2,7 +2,9 @@
 //! [`ast::TranslationUnit`]. It keeps the scoped set of typedef names (a local variable can
 //! shadow one) to tell casts from parenthesised expressions and declarations from expression
 //! statements. Declarations that start in a system header are skipped (only the typedef names
-//! they declare are kept). `#pragma acc` lines go to [`crate::front::directive`]; other pragmas
+//! they declare are kept). `#pragma acc` lines go to [`crate::front::directive`]; `#pragma omp`
+//! lines of host code are kept in the text for the host compiler (their places recorded in
+//! [`TranslationUnit::openmp_pragmas`]); other pragmas, and OpenMP inside compute constructs,
 //! are dropped with a warning. Old-style definitions and implicit `int` are read in
 //! `parser/old_style.rs`.
 
@@ -27,7 +29,7 @@ pub use expr::STMT_EXPR_CALLEE;
 pub fn parse_translation_unit(text: &str, tu: u32, tokens: Vec<Token>) -> Result<(TranslationUnit, Vec<Diagnostic>), Diagnostic> {
     let mut p = Parser::new(text, tu, tokens);
     let items = p.translation_unit()?;
-    Ok((TranslationUnit { tu, items, host_rewrites: Vec::new() }, p.warnings))
+    Ok((TranslationUnit { tu, items, host_rewrites: Vec::new(), openmp_pragmas: p.openmp_pragmas }, p.warnings))
 }
 
 /// [`parse_translation_unit`] for a unit in the MESI-CUDA dialect (`front::cuda`).
@@ -39,7 +41,7 @@ pub fn parse_dialect_translation_unit(text: &str, tu: u32, tokens: Vec<Token>) -
     crate::front::cuda::finish_per_thread_kernels(&mut items, &state.per_thread_kernels, &state.launches, &mut state.rewrites)?;
     let mut host_rewrites = state.rewrites;
     host_rewrites.sort_by_key(|r| (r.span.lo, r.span.hi));
-    Ok((TranslationUnit { tu, items, host_rewrites }, p.warnings))
+    Ok((TranslationUnit { tu, items, host_rewrites, openmp_pragmas: p.openmp_pragmas }, p.warnings))
 }
 
 /// What a name means in a scope.
@@ -92,6 +94,11 @@ pub struct Parser<'a> {
     pack_pragma_seen: bool,
     /// Set for a unit in the MESI-CUDA dialect.
     cuda: Option<crate::front::cuda::ParserState>,
+    /// How many compute constructs enclose the statement being parsed: OpenMP there is
+    /// ignored (the construct's loops run as its OpenACC directives say), with a warning.
+    compute_depth: u32,
+    /// `#pragma omp` lines of the user's host code, for [`TranslationUnit::openmp_pragmas`].
+    openmp_pragmas: Vec<Span>,
 }
 
 const MAX_DEPTH: u32 = 2000;
@@ -129,7 +136,7 @@ impl<'a> Parser<'a> {
         }
         let mut global = HashMap::new();
         global.insert("__builtin_va_list".to_string(), NameKind::Typedef);
-        Parser { text, tu, toks, pos: 0, scopes: vec![global], warnings: Vec::new(), depth: 0, folds: 0, expression_frames: 0, pack_pragma_seen: false, cuda: None }
+        Parser { text, tu, toks, pos: 0, scopes: vec![global], warnings: Vec::new(), depth: 0, folds: 0, expression_frames: 0, pack_pragma_seen: false, cuda: None, compute_depth: 0, openmp_pragmas: Vec::new() }
     }
 
     // ---- token helpers ------------------------------------------------------------------
@@ -1189,7 +1196,11 @@ impl<'a> Parser<'a> {
                 let span = d.span;
                 return Ok(Some(Stmt { kind: StmtKind::Acc { directive: d, body: None }, span }));
             }
-            let body = self.statement_after_directive(&d, pragma_span)?;
+            let compute = d.kind.is_compute();
+            self.compute_depth += u32::from(compute);
+            let body = self.statement_after_directive(&d, pragma_span);
+            self.compute_depth -= u32::from(compute);
+            let body = body?;
             let span = d.span.to(body.span);
             return Ok(Some(Stmt { kind: StmtKind::Acc { directive: d, body: Some(Box::new(body)) }, span }));
         }
@@ -1229,8 +1240,19 @@ impl<'a> Parser<'a> {
         if !tok.in_system_header {
             let what = rest.split(|c: char| c.is_whitespace() || c == '(').next().unwrap_or("");
             self.pack_pragma_seen |= what == "pack";
-            let d = Diagnostic::warning(tok.span, "ignored pragma").with_label(format!("`#pragma {what}` is not understood by yosegi"));
-            let d = if what == "omp" { d.with_help("OpenMP directives are ignored; use `#pragma acc` directives") } else { d };
+            if what == "omp" && self.compute_depth == 0 {
+                // Host code: the host compiler reads it (with `-fopenmp`), or ignores it as gcc
+                // does without; the driver says which, once for the program.
+                self.openmp_pragmas.push(tok.span);
+                return Ok(None);
+            }
+            let d = if what == "omp" {
+                Diagnostic::warning(tok.span, "ignored pragma")
+                    .with_label("OpenMP inside a compute region is ignored")
+                    .with_help("the region's loops run as its `#pragma acc` directives say; put the OpenMP directive on host code outside the region, or use `#pragma acc loop` clauses")
+            } else {
+                Diagnostic::warning(tok.span, "ignored pragma").with_label(format!("`#pragma {what}` is not understood by yosegi"))
+            };
             self.warnings.push(d);
         }
         Ok(None)

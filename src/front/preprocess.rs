@@ -47,6 +47,9 @@ pub fn cpp_command(file: &Path, options: &PreprocessOptions, builtin: &BuiltinHe
         cmd.arg(format!("-D{def}"));
     }
     cmd.args(&options.cpp_flags);
+    if options.openmp {
+        cmd.arg("-fopenmp");
+    }
     if options.lang.is_dialect(file) {
         // The dialect's types (`dim3`), before the program's first line.
         cmd.arg("-include");

@@ -50,6 +50,14 @@ impl Diagnostic {
     pub fn warning(span: Span, message: impl Into<String>) -> Diagnostic {
         Diagnostic { severity: Severity::Warning, message: message.into(), span: Some(span), label: String::new(), help: None }
     }
+    /// Information about a choice made for the program (not a problem in it).
+    pub fn note(span: Span, message: impl Into<String>) -> Diagnostic {
+        Diagnostic { severity: Severity::Note, message: message.into(), span: Some(span), label: String::new(), help: None }
+    }
+    /// A note with no place in the source.
+    pub fn global_note(message: impl Into<String>) -> Diagnostic {
+        Diagnostic { severity: Severity::Note, message: message.into(), span: None, label: String::new(), help: None }
+    }
     /// An error with no place in the source (a missing file, a failed compiler run).
     pub fn global_error(message: impl Into<String>) -> Diagnostic {
         Diagnostic { severity: Severity::Error, message: message.into(), span: None, label: String::new(), help: None }

@@ -400,3 +400,127 @@ fn file_opening_calls_are_wrapped_unless_the_program_defines_them() {
     }
     assert!(out.contains("return creat(\"d\", fd)"), "the program's own creat was wrapped:\n{out}");
 }
+
+// --- host OpenMP and the pragmas in front of a statement ---
+
+/// The generated files, compiled with the system compiler and these flags (`-fopenmp`: the
+/// OpenMP directives are read, and a hook between a construct and its loop is an error).
+fn assert_valid_c_with(program: &HostProgram, flags: &[&str]) {
+    let dir = tempfile::tempdir().unwrap();
+    for f in &program.files {
+        std::fs::write(dir.path().join(&f.name), &f.code).unwrap();
+        let out = std::process::Command::new("cc")
+            .current_dir(dir.path())
+            .args(["-std=gnu11", "-fsyntax-only", "-w"])
+            .args(flags)
+            .arg(&f.name)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}:\n{}\n{}", f.name, String::from_utf8_lossy(&out.stderr), f.code);
+    }
+}
+
+const HOST_OPENMP: &str = "#include <stdio.h>\n\
+double a[64];\n\
+int main(void) {\n\
+#pragma acc parallel loop\n\
+for (int i = 0; i < 64; i++) a[i] = i;\n\
+#pragma omp parallel for\n\
+for (int i = 0; i < 64; i++) a[i] += 1;\n\
+#pragma omp parallel\n\
+{\n\
+double *p = a;\n\
+#pragma omp for\n\
+for (int i = 0; i < 64; i++) p[i] *= 2;\n\
+}\n\
+#pragma GCC unroll 4\n\
+for (int i = 0; i < 64; i++) a[i] -= 1;\n\
+printf(\"%g\\n\", a[63]);\n\
+}\n";
+
+#[test]
+fn pragma_lines_before_a_statement_are_found_and_acc_lines_are_not() {
+    let text = "x;\n#pragma omp parallel for\n# 7 \"a.c\"\n\n  #pragma GCC ivdep\n  for (;;);\n#pragma acc loop\nfor (;;);\n";
+    let lo = text.find("  for").unwrap() as u32 + 2;
+    let found = leading_pragmas(text, lo).expect("two pragma lines");
+    assert_eq!(found.start, 3);
+    assert_eq!(found.openmp, vec![3]);
+    let after_acc = text.rfind("for").unwrap() as u32;
+    assert_eq!(leading_pragmas(text, after_acc), None);
+    // A statement that does not start its line has none.
+    assert_eq!(leading_pragmas("#pragma omp for\nx; y;\n", 19), None);
+}
+
+/// The hooks go before the pragma lines in front of their statement, with a line marker that
+/// keeps the pragma's line number, so the construct still takes its loop (cc -fopenmp accepts
+/// the file); a construct whose statement declares its own pointer gets one hook before it
+/// (`host_access_all`), none inside, where it would run on each thread.
+#[test]
+fn hooks_go_before_openmp_and_loop_pragmas_and_once_per_construct() {
+    let p = parse(HOST_OPENMP);
+    let acc = acc_statements(&p.units);
+    let module = Module { regions: vec![compute_region(0, &acc[0], vec![])], ..Module::default() };
+    let program = emit_host_program(&p.sources, &p.units, &module);
+    assert_valid_c_with(&program, &["-fopenmp"]);
+    let code = &program.files[0].code[unit_prelude().len()..];
+    let lines: Vec<&str> = code.lines().collect();
+    let at = |pragma: &str| lines.iter().position(|l| l.starts_with(pragma)).unwrap_or_else(|| panic!("no `{pragma}` in\n{code}"));
+    for (pragma, line) in [("#pragma omp parallel for", 6), ("#pragma omp parallel", 8), ("#pragma GCC unroll 4", 14)] {
+        let k = if pragma == "#pragma omp parallel" { lines.iter().position(|l| *l == pragma).unwrap() } else { at(pragma) };
+        assert!(lines[k - 1].starts_with(&format!("# {line} \"")) && lines[k - 1].ends_with("prog.c\""), "{pragma}: {}\n{code}", lines[k - 1]);
+        assert!(lines[k - 2].contains("__yosegi_rt->host_access"), "{pragma}: no hook before it:\n{code}");
+        assert!(!lines[k + 1].contains("host_access"), "{pragma}: a hook between it and its statement:\n{code}");
+    }
+    let block = lines.iter().position(|l| *l == "#pragma omp parallel").unwrap();
+    assert!(lines[block - 2].contains("__yosegi_rt->host_access_all()"), "{code}");
+    let inside = lines[block + 1..].iter().take_while(|l| !l.starts_with('}')).filter(|l| l.contains("host_access")).count();
+    assert_eq!(inside, 0, "hooks inside the parallel construct:\n{code}");
+    // Where a hook went before a pragma, what follows keeps its line numbers.
+    let printf = lines.iter().position(|l| l.contains("printf(")).unwrap();
+    let original = p.sources.units[0].text.lines().position(|l| l.contains("printf(")).unwrap();
+    let markers = lines[..printf].iter().filter(|l| l.starts_with("# ") && l.contains("prog.c")).count();
+    let original_markers = p.sources.units[0].text.lines().take(original).filter(|l| l.starts_with("# ") && l.contains("prog.c")).count();
+    assert_eq!(printf - original, 2 * (markers - original_markers), "each hook before pragmas adds its line and a marker");
+}
+
+/// An OpenMP construct whose loop launches a compute region runs on one thread: its pragma
+/// line becomes a comment, and the driver is told where it is (to warn).
+#[test]
+fn an_openmp_construct_that_launches_regions_runs_on_one_thread() {
+    let src = "double a[64];\nint main(void) {\n#pragma omp parallel for\nfor (int r = 0; r < 2; r++) {\n#pragma acc parallel loop\nfor (int i = 32 * r; i < 32 * r + 32; i++) a[i] = i;\n}\n\
+               #pragma omp parallel sections\n{\n#pragma omp section\na[0] += 1;\n#pragma omp section\n{\n#pragma acc parallel loop\nfor (int i = 1; i < 64; i++) a[i] += 1;\n}\n}\n\
+               #pragma omp parallel for\nfor (int i = 0; i < 64; i++) a[i] += 1;\nreturn 0;\n}\n";
+    let p = parse(src);
+    let acc = acc_statements(&p.units);
+    let module = Module { regions: vec![compute_region(0, &acc[0], vec![]), compute_region(1, &acc[1], vec![])], ..Module::default() };
+    let program = emit_host_program(&p.sources, &p.units, &module);
+    assert_valid_c_with(&program, &["-fopenmp"]);
+    let code = &program.files[0].code;
+    assert_eq!(code.matches("// #pragma omp parallel for").count(), 1, "{code}");
+    // The sections construct, and both its sections (the first's statement launches nothing).
+    assert_eq!(code.matches("// #pragma omp parallel sections").count(), 1, "{code}");
+    assert_eq!(code.matches("// #pragma omp section\n").count(), 2, "{code}");
+    assert!(code.contains("\n#pragma omp parallel for\nfor (int i = 0; i < 64; i++) a[i] += 1;"), "{code}");
+    let spans = openmp_constructs_that_launch(&p.sources, &p.units, &module);
+    let lines: Vec<u32> = spans.iter().map(|s| p.sources.location(*s).line).collect();
+    assert_eq!(lines, vec![3, 8], "the two constructs that launch (the section inside one is not told again)");
+}
+
+/// `main` returns 0 when it falls off its end, whatever it is called when compiled (`yosegi cc`
+/// renames it); a `void main` is called as one and the entry returns 0.
+#[test]
+fn main_returns_zero_at_its_end_and_void_main_is_called_as_void() {
+    let p = parse("#include <stdio.h>\nint main(int argc, char **argv) {\n    printf(\"%d\\n\", argc);\n}\nint other(void) { return 3; }\n");
+    let program = emit_host_program(&p.sources, &p.units, &Module::default());
+    assert_valid_c(&program);
+    let code = &program.files[0].code;
+    assert!(code.contains("printf(\"%d\\n\", argc);\n return 0; }"), "{code}");
+    assert_eq!(code.matches("return 0;").count(), 1, "only main gets one:\n{code}");
+    assert!(program.files[1].code.contains("int main(int, char **);") && program.files[1].code.contains("return main(argc, argv);"));
+    let p = parse("void main(void) {\n    int x = 1;\n}\n");
+    let program = emit_host_program(&p.sources, &p.units, &Module::default());
+    assert_valid_c(&program);
+    assert!(!program.files[0].code.contains("return 0;"), "{}", program.files[0].code);
+    let glue = &program.files[1].code;
+    assert!(glue.contains("void main(int, char **);") && glue.contains("    main(argc, argv);\n    return 0;\n"), "{glue}");
+}

@@ -284,12 +284,21 @@ fn minus_reduction_is_read_as_plus_with_a_warning() {
     assert!(warnings[0].message.contains("read as `+`"), "{}", warnings[0].message);
 }
 
+/// Unknown pragmas warn; host code's OpenMP is the host compiler's (recorded, no warning here:
+/// the driver says once what becomes of it); OpenMP inside a compute construct is ignored with
+/// a warning that says so.
 #[test]
-fn other_pragmas_warn() {
+fn other_pragmas_warn_and_host_openmp_is_recorded() {
     let (tu, warnings) = parse("void f(void) {\n#pragma omp parallel for\nfor (;;) break;\n}\n#pragma GCC optimize(\"O3\")\n").unwrap();
-    assert_eq!(warnings.len(), 2);
+    assert_eq!(warnings.len(), 1);
     assert_eq!(warnings[0].message, "ignored pragma");
+    assert!(warnings[0].label.contains("#pragma GCC"), "{}", warnings[0].label);
     assert!(matches!(body(&tu, 0).stmts[0].kind, StmtKind::For { .. }));
+    assert_eq!(tu.openmp_pragmas.len(), 1);
+    let (tu, warnings) = parse("void g(int n, double *a) {\n#pragma acc parallel loop\nfor (int i = 0; i < n; i++) {\n#pragma omp simd\nfor (int j = 0; j < 4; j++) a[i] += j;\n}\n}\n").unwrap();
+    assert_eq!(warnings.len(), 1);
+    assert_eq!(warnings[0].label, "OpenMP inside a compute region is ignored");
+    assert!(tu.openmp_pragmas.is_empty());
 }
 
 #[test]
