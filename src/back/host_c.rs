@@ -1144,14 +1144,15 @@ impl<'a> UnitEmitter<'a> {
                     }
                     None => format!("{{ {decl}__yosegi_rt->region({id}, {args_ref}, {count}); }}"),
                 };
-                // Scalars the kernels stored in place come back (the host reads them by name,
-                // which no hook covers); then the final values the host gives what the
-                // region's loops keep private.
+                // Scalars the kernels stored in place come back, and the host's copy becomes
+                // the only current one: the host reads and assigns them by name, which no hook
+                // covers (`stop = false;` before the next launch must reach the device); then
+                // the final values the host gives what the region's loops keep private.
                 let mut after: Vec<String> = region
                     .settle_after
                     .iter()
                     .filter_map(|&i| region.args.get(i as usize))
-                    .map(|a| format!("{};", hooks::range_hook(&a.c_expr, a.size_expr.as_deref().unwrap_or("1"), hooks::READ)))
+                    .map(|a| format!("{};", hooks::range_hook(&a.c_expr, a.size_expr.as_deref().unwrap_or("1"), hooks::READ | hooks::WRITE)))
                     .collect();
                 after.extend(region.host_after.iter().cloned());
                 let launch = if after.is_empty() { launch } else { format!("{{ {launch} {} }}", after.join(" ")) };

@@ -77,6 +77,29 @@ int main(void) {
         }
     printf("err: %.6f i=%d j=%d\n", err, i, j);
 
+    /* a flag the host resets before each launch (Rodinia BFS's `stop`): each launch must see
+       the host's reset, and the host each launch's store */
+    int visited[N];
+    for (i = 0; i < N; i++) visited[i] = (i == 7);
+    int rounds = 0, changed;
+    do {
+        changed = 0;
+        #pragma acc parallel loop copy(visited)
+        for (i = 0; i < N - 1; i++)
+            if (visited[i] == 1 && visited[i + 1] == 0) { visited[i + 1] = 2; changed = 1; }
+        for (i = 0; i < N; i++)
+            if (visited[i] == 2) visited[i] = 1;
+        rounds++;
+    } while (changed && rounds < 1000);
+    printf("rounds: %d\n", rounds);
+
+    /* `tile` associates (and so makes parallel) as many loops as it has sizes */
+    #pragma acc parallel loop tile(8, 2) copyin(a) copyout(c)
+    for (j = 0; j < N; j++)
+        for (k = 0; k < 2; k++)
+            if (k == 1) c[j] = a[j * M] + a[j * M + 1];
+    printf("tile: %.6f j=%d\n", c[N - 1], j);
+
     double cs = 0;
     for (i = 1; i < N; i += 2) cs += c[i];
     printf("c: %.6f\n", cs);

@@ -1229,8 +1229,8 @@ pub struct Region {
     #[serde(default)]
     pub host_after: Vec<String>,
     /// Pointer args naming a host scalar the kernels store in place (`Treatment::SameValue`
-    /// in lowering): the host reads it by name, which no coherence hook covers, so its host
-    /// copy is made valid when the region ends.
+    /// in lowering): the host reads and assigns it by name, which no coherence hook covers, so
+    /// when the region ends its host copy is made valid and the only current one.
     #[serde(default)]
     pub settle_after: Vec<u32>,
 }

@@ -191,13 +191,17 @@ fn clause_is_parallel_loop(d: &Directive, policy: NestPolicy) -> bool {
 }
 
 pub fn collapse_of(clauses: &[&Clause]) -> usize {
-    clauses
-        .iter()
-        .find_map(|c| match c.kind {
-            ClauseKind::Collapse(n) => Some(n.max(1) as usize),
-            _ => None,
-        })
-        .unwrap_or(1)
+    let collapse = clauses.iter().find_map(|c| match c.kind {
+        ClauseKind::Collapse(n) => Some(n.max(1) as usize),
+        _ => None,
+    });
+    // `tile(32, 32)` tiles (and so associates) as many loops as it has sizes; the mapping
+    // chooses its own blocks, so the loops are collapsed instead.
+    let tile = clauses.iter().find_map(|c| match &c.kind {
+        ClauseKind::Tile(sizes) => Some(sizes.len().max(1)),
+        _ => None,
+    });
+    collapse.or(tile).unwrap_or(1)
 }
 
 /// The loops of the nest starting at `outer` that become parallel dimensions (outermost first)
