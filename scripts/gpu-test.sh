@@ -21,7 +21,8 @@
 # `mpirun`).
 # Environment: YOSEGI_DEVICE=sim runs the same comparison on the simulator (to check the
 # script itself on a machine without a GPU); ONLY=name runs one program (ONLY=cache only the
-# kernel-cache checks, ONLY=model only the performance model's, ONLY=tools only the checks of
+# kernel-cache checks, ONLY=aot only those of kernels compiled ahead of time and on worker
+# threads, ONLY=model only the performance model's, ONLY=tools only the checks of
 # profilers, sanitizers and progress, which otherwise run after the programs); STAGING="auto on off gpus3"
 # chooses the modes (`gpusN`: `--staging auto --gpus N`; `fusion`: `--fusion on`; default
 # "auto on fusion gpus2 gpus4").
@@ -254,6 +255,91 @@ if [ -z "${ONLY:-}" ] || [ "${ONLY}" = cache ]; then
     }
     cache_check "kernel cache: a private directory is used, privately" private_cache
     cache_check "kernel cache: a group-writable directory is not used" shared_cache
+fi
+
+# Kernels made ahead of time (README, "The first run"): a program of many kernels linked by
+# `yosegi cc` carries images for this GPU and runs them with no NVRTC at all (`--stats=json`
+# counts no compilation; YOSEGI_NVRTC=off at run time changes nothing), the same program
+# through `yosegi run` with an empty cache gets its kernels from the worker threads, and a
+# link without NVRTC (YOSEGI_NVRTC=off) warns once and gives an executable that still runs.
+if { [ -z "${ONLY:-}" ] || [ "${ONLY}" = aot ]; } && [ "$device" != cuda ]; then
+    echo "SKIP kernels made ahead of time and on worker threads (needs --device cuda)"
+elif [ -z "${ONLY:-}" ] || [ "${ONLY}" = aot ]; then
+    many="$scratch/many_kernels.c"
+    {
+        echo '#include <stdio.h>'
+        echo 'int main(void) {'
+        echo '    static double a[4096];'
+        echo '    for (int i = 0; i < 4096; i++) a[i] = i;'
+        echo '    #pragma acc data copy(a)'
+        echo '    {'
+        for k in $(seq 1 40); do
+            echo "        #pragma acc parallel loop"
+            echo "        for (int i = 0; i < 4096; i++) a[i] = a[i] * 0.5 + $k.0 * (i % $((k + 1)));"
+        done
+        echo '    }'
+        echo '    double s = 0; for (int i = 0; i < 4096; i++) s += a[i];'
+        echo '    printf("%.10e\n", s);'
+        echo '    return 0;'
+        echo '}'
+    } >"$many"
+    gcc -std=gnu11 -O1 -w "$many" -o "$scratch/many_ref"
+    "$scratch/many_ref" >"$scratch/many.expected"
+    # `counters` of --stats=json on stderr: FIELD>=N or FIELD==N for each argument.
+    stats_hold() {
+        python3 - "$@" <<'CHECK'
+import json, sys
+text = open(sys.argv[1]).read()
+stats = json.loads(text[text.index("{
+"):])
+c = stats["counters"]
+bad = []
+for cond in sys.argv[2:]:
+    op = ">=" if ">=" in cond else "=="
+    name, value = cond.split(op)
+    ok = c[name] >= int(value) if op == ">=" else c[name] == int(value)
+    if not ok:
+        bad.append(f"{name} = {c[name]}, expected {op} {value}")
+if bad:
+    print("    " + "; ".join(bad))
+    sys.exit(1)
+CHECK
+    }
+    cc_bin="$(dirname "$yosegi")/yosegi-cc"
+    [ -x "$cc_bin" ] || cc_bin="$yosegi cc"
+    embedded_images_run_without_nvrtc() {
+        $cc_bin -O2 "$many" -o "$scratch/many_aot" 2>"$scratch/many_aot.link" || { cat "$scratch/many_aot.link"; return 1; }
+        [ ! -s "$scratch/many_aot.link" ] || { echo "    the link warned:"; head -3 "$scratch/many_aot.link" | sed 's/^/    /'; return 1; }
+        for nvrtc in on off; do
+            YOSEGI_NVRTC="$nvrtc" YOSEGI_CACHE_DIR="$scratch/cache-aot-$nvrtc" YOSEGI_DEVICE=cuda YOSEGI_STATS=json "$scratch/many_aot" >"$scratch/many_aot.out" 2>"$scratch/many_aot.err" || { tail -3 "$scratch/many_aot.err"; return 1; }
+            diff -q "$scratch/many_aot.out" "$scratch/many.expected" >/dev/null || { echo "    output differs (NVRTC $nvrtc)"; return 1; }
+            stats_hold "$scratch/many_aot.err" kernels_embedded">="40 kernels_compiled_waited==0 kernels_compiled_on_workers==0 kernels_from_disk==0 || return 1
+        done
+    }
+    cache_check "an executable of 40 kernels runs its embedded images with no NVRTC" embedded_images_run_without_nvrtc
+    workers_compile_for_run() {
+        YOSEGI_CACHE_DIR="$scratch/cache-workers" "$yosegi" run --device cuda --stats=json "$many" >"$scratch/many_run.out" 2>"$scratch/many_run.err" || { tail -3 "$scratch/many_run.err"; return 1; }
+        diff -q "$scratch/many_run.out" "$scratch/many.expected" >/dev/null || { echo "    output differs"; return 1; }
+        # Every kernel's code came from the workers, either before its launch or waited for.
+        python3 - "$scratch/many_run.err" <<'CHECK' || return 1
+import json, sys
+text = open(sys.argv[1]).read()
+c = json.loads(text[text.index("{
+"):])["counters"]
+made = c["kernels_compiled_on_workers"] + c["kernels_compiled_waited"]
+if made < 40 or c["worker_jit_s"] <= 0 and c["kernels_compiled_on_workers"] > 0:
+    print(f"    {made} kernels compiled, worker time {c['worker_jit_s']}")
+    sys.exit(1)
+CHECK
+    }
+    cache_check "yosegi run compiles a program's 40 kernels on worker threads" workers_compile_for_run
+    link_without_nvrtc_still_runs() {
+        YOSEGI_NVRTC=off $cc_bin -O2 "$many" -o "$scratch/many_jit" 2>"$scratch/many_jit.link" || { cat "$scratch/many_jit.link"; return 1; }
+        [ "$(grep -c "not compiled ahead of time" "$scratch/many_jit.link")" = 1 ] || { echo "    no single warning:"; head -3 "$scratch/many_jit.link"; return 1; }
+        YOSEGI_CACHE_DIR="$scratch/cache-jit" YOSEGI_DEVICE=cuda "$scratch/many_jit" >"$scratch/many_jit.out" 2>"$scratch/many_jit.err" || { tail -3 "$scratch/many_jit.err"; return 1; }
+        diff -q "$scratch/many_jit.out" "$scratch/many.expected" >/dev/null || { echo "    output differs"; return 1; }
+    }
+    cache_check "a link without NVRTC warns once and its executable compiles at run time" link_without_nvrtc_still_runs
 fi
 
 # The performance model (README, "Performance model"): a `--stats` run on the GPU measures the

@@ -48,6 +48,7 @@ use crate::opt::{FusionMode, PassConfig, StagingMode};
 use crate::private_fs::{self, ScratchDir};
 use crate::source::SourceSet;
 
+mod gpu_targets;
 mod questions;
 
 /// The section of an object that carries its preprocessed source.
@@ -86,6 +87,8 @@ struct CcArgs {
     diagnostics_format: Option<DiagnosticsFormat>,
     /// Flags dropped, for the one warning.
     dropped: Vec<String>,
+    /// `-gpu=cc90,...`: the architectures the link compiles kernels for ([`gpu_targets`]).
+    gpus: gpu_targets::GpuChoice,
     /// `-fyosegi-staging=` and `-fyosegi-fusion=`: the passes' modes, as `yosegi run`'s
     /// `--staging` and `--fusion` set them. They act where the kernels are compiled, which is
     /// the link; a compile (`-c`) accepts them and does nothing else with them.
@@ -174,9 +177,12 @@ fn parse_args(args: &[String]) -> Result<CcArgs, String> {
                 "-v" => cc.host_flags.push(arg.to_string()),
                 "-S" => return Err("`-S`: Yosegi produces objects and executables, not assembly".to_string()),
                 "-shared" => return Err("`-shared`: Yosegi links executables; build libraries without OpenACC with the system compiler".to_string()),
-                _ if arg.starts_with("-ta=") || arg.starts_with("-gpu=") || arg.starts_with("-acc=") || arg.starts_with("-Minfo") || arg.starts_with("-M") => {
-                    cc.dropped.push(arg.to_string())
+                _ if arg.starts_with("-ta=") || arg.starts_with("-gpu=") => {
+                    if let Some(unused) = cc.gpus.read_flag(arg)? {
+                        cc.dropped.push(unused);
+                    }
                 }
+                _ if arg.starts_with("-acc=") || arg.starts_with("-Minfo") || arg.starts_with("-M") => cc.dropped.push(arg.to_string()),
                 _ if arg.starts_with("-std=") => cc.preprocess.cpp_flags.push(arg.to_string()),
                 _ if arg.starts_with(STAGING_FLAG) => {
                     cc.passes.staging = pass_mode(arg, STAGING_FLAG, "staging", [StagingMode::Auto, StagingMode::Force, StagingMode::Off])?
@@ -552,7 +558,8 @@ fn link(cc: &CcArgs, scratch: &ScratchDir) -> Result<(), Failure> {
         run(&mut c)?;
         objects.push(object);
     }
-    let image = ProgramImage::encode(&program.module, &program.sources, program.staging);
+    let kernel_images = ahead_of_time_images(cc, &program);
+    let image = ProgramImage::encode(&program.module, &program.sources, program.staging, &kernel_images);
     let image_path = dir.join("program.image");
     std::fs::write(&image_path, image).map_err(|e| Diagnostic::global_error(format!("cannot write the program image: {e}")))?;
     let start = dir.join("yosegi_start.c");
@@ -570,6 +577,34 @@ fn link(cc: &CcArgs, scratch: &ScratchDir) -> Result<(), Failure> {
     cmd.arg(private_fs::glued("-L", &lib_dir)).arg(format!("-Wl,-rpath,{}", lib_dir.display())).args(["-lyosegi_rt", "-lm"]);
     cmd.arg("-o").arg(&output);
     run(&mut cmd)
+}
+
+/// The kernels compiled for the GPUs the link targets (`runtime::cuda::embedded`), in parallel;
+/// none, with one warning, on a machine without NVRTC (the executable then compiles them when
+/// it first runs). A kernel NVRTC refuses (a compiler bug) is warned about and left to run time.
+fn ahead_of_time_images(cc: &CcArgs, program: &driver::CompiledProgram) -> Vec<yosegi_rt::runtime::cuda::embedded::KernelImage> {
+    use yosegi_rt::runtime::cuda::embedded;
+    let units = embedded::ahead_sources(&program.module, &program.sources);
+    if units.is_empty() {
+        return Vec::new();
+    }
+    let targets = cc.gpus.targets(&gpu_targets::local_architectures());
+    match embedded::compile_ahead(&units, &targets) {
+        Ok((images, failures)) => {
+            if !cc.no_warnings {
+                for f in &failures {
+                    eprintln!("yosegi cc: warning: NVRTC could not compile `{}` for {} (it is compiled when the program runs; please report this):\n{}", f.symbol, f.target.describe(), f.log);
+                }
+            }
+            images
+        }
+        Err(why) => {
+            if !cc.no_warnings {
+                eprintln!("yosegi cc: warning: kernels are not compiled ahead of time: {why}; the executable compiles them when it first runs");
+            }
+            Vec::new()
+        }
+    }
 }
 
 fn add_link_items(cmd: &mut Command, items: &[LinkItem]) {

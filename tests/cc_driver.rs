@@ -170,6 +170,12 @@ fn the_pass_modes_reach_an_executable_through_the_link_flags() {
     assert!(String::from_utf8_lossy(&bad.stderr).contains("the fusion mode is auto, on or off"));
 }
 
+/// `yosegi cc`'s output without the warning a machine without NVRTC gives every link of a
+/// program with kernels (tested by `a_link_without_nvrtc_warns_once_and_its_executable_runs`).
+fn without_ahead_of_time_warning(stderr: &str) -> String {
+    stderr.lines().filter(|l| !l.contains("kernels are not compiled ahead of time")).map(|l| format!("{l}\n")).collect()
+}
+
 /// A host OpenMP program: kernels before and after a host `omp parallel for` that records its
 /// team's size, and a timer from `omp_get_wtime`.
 const HOST_OPENMP: &str = "#include <stdio.h>\n#include <omp.h>\n#define N 2048\nstatic double a[N];\n\
@@ -198,7 +204,7 @@ fn dash_fopenmp_builds_host_openmp_that_runs_on_several_threads() {
         assert!(out.status.success(), "yosegi-cc {args:?}: {}", String::from_utf8_lossy(&out.stderr));
         String::from_utf8_lossy(&out.stderr).into_owned()
     };
-    let quiet = build(&["-fopenmp", "-O2", "prog.c", "-o", "whole"]);
+    let quiet = without_ahead_of_time_warning(&build(&["-fopenmp", "-O2", "prog.c", "-o", "whole"]));
     assert!(!quiet.contains("warning") && !quiet.contains("note"), "{quiet}");
     build(&["-fopenmp", "-c", "prog.c", "-o", "prog.o"]);
     build(&["-fopenmp", "prog.o", "-o", "linked"]);
@@ -225,7 +231,7 @@ fn without_dash_fopenmp_the_openmp_api_links_with_one_note_and_dash_mp_is_openmp
         let mut cmd = Command::new(cc);
         cmd.current_dir(dir).args(flag).args(["prog.c", "-o", "prog"]);
         let out = cmd.output().unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
+        let stderr = without_ahead_of_time_warning(&String::from_utf8_lossy(&out.stderr));
         assert!(out.status.success(), "{flag:?}: {stderr}");
         let notes = stderr.matches("note: the program calls OpenMP's `omp_get_wtime`: it is linked with libgomp").count();
         assert_eq!(notes, usize::from(flag.is_none()), "{flag:?}: {stderr}");
@@ -293,4 +299,44 @@ fn the_driver_answers_what_build_systems_ask() {
     }
     // A flag that changes the answer reaches the system compiler; Yosegi's own flags do not.
     assert_eq!(ask(&["-fyosegi-fusion=on", "-m64", "-print-multi-os-directory"]).stdout, system_cc(&["-m64", "-print-multi-os-directory"]).stdout);
+}
+
+/// A link where NVRTC cannot be had (YOSEGI_NVRTC=off hides it, as on a build machine without
+/// the CUDA toolkit) still gives an executable, with one warning that says its kernels are
+/// compiled when it first runs; the executable runs on the simulator as any other.
+#[test]
+fn a_link_without_nvrtc_warns_once_and_its_executable_runs() {
+    ensure_runtime_library();
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path();
+    let source = repo_root().join("tests/programs/fusion_chain1d.c");
+    let gcc = Command::new("gcc").args(["-w", "-O2", "-o"]).arg(dir.join("reference")).arg(&source).arg("-lm").output().unwrap();
+    assert!(gcc.status.success(), "{}", String::from_utf8_lossy(&gcc.stderr));
+    let expected = Command::new(dir.join("reference")).output().unwrap();
+    let program = dir.join("prog");
+    let link = Command::new(env!("CARGO_BIN_EXE_yosegi-cc"))
+        .env("YOSEGI_NVRTC", "off")
+        .args(["-O2", "-gpu=cc90,managed"])
+        .arg(&source)
+        .arg("-o")
+        .arg(&program)
+        .arg("-lm")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&link.stderr);
+    assert!(link.status.success(), "{stderr}");
+    assert_eq!(stderr.matches("kernels are not compiled ahead of time").count(), 1, "{stderr}");
+    assert!(stderr.contains("YOSEGI_NVRTC=off") && stderr.contains("compiles them when it first runs"), "{stderr}");
+    // `managed` is not ours: dropped with the OpenACC flags' warning, `cc90` taken.
+    assert!(stderr.contains("ignoring -gpu=managed"), "{stderr}");
+    let run = Command::new(&program).env("YOSEGI_DEVICE", "sim").output().unwrap();
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    assert_eq!(run.stdout, expected.stdout);
+    // `-w` silences the warning as it silences the others.
+    let quiet = Command::new(env!("CARGO_BIN_EXE_yosegi-cc")).env("YOSEGI_NVRTC", "off").arg("-w").arg(&source).arg("-o").arg(dir.join("quiet")).arg("-lm").output().unwrap();
+    assert!(quiet.status.success());
+    assert!(!String::from_utf8_lossy(&quiet.stderr).contains("ahead of time"), "{}", String::from_utf8_lossy(&quiet.stderr));
+    let bad = Command::new(env!("CARGO_BIN_EXE_yosegi-cc")).arg("-gpu=cc9x").arg(&source).arg("-o").arg(dir.join("never")).output().unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("is not a GPU architecture"), "{}", String::from_utf8_lossy(&bad.stderr));
 }

@@ -16,11 +16,39 @@ mod image {
         let program = crate::driver::compile(&[path.clone()], &Default::default(), &Default::default())
             .unwrap_or_else(|(s, d)| panic!("{}", crate::diag::render(&s, &d.0, false)));
         std::fs::remove_file(&path).unwrap();
-        let bytes = ProgramImage::encode(&program.module, &program.sources, StagingMode::Force);
+        let bytes = ProgramImage::encode(&program.module, &program.sources, StagingMode::Force, &[]);
         let back = ProgramImage::from_bytes(&bytes).expect("reads back");
         assert_eq!(crate::back::ir_text::module_text(&back.module), crate::back::ir_text::module_text(&program.module));
         assert_eq!(back.sources.units[0].text, program.sources.units[0].text);
         assert_eq!(back.staging, StagingMode::Force);
+    }
+
+    /// The kernels `yosegi cc` compiles at the link are found at run time by the CUDA C the
+    /// device writes: the sources written from the image read back (its IR and its sources,
+    /// with their `#line` directives) are those the link wrote, so every image is found.
+    #[test]
+    fn kernel_images_read_back_and_match_the_sources_the_runtime_writes() {
+        use yosegi::runtime::cuda::embedded::{KernelImage, Target, ahead_sources};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("two.c");
+        std::fs::write(&path, "int main(void) {\n  double a[8], s = 0;\n#pragma acc parallel loop copyout(a)\n  for (int i = 0; i < 8; i++) a[i] = i;\n#pragma acc parallel loop copyin(a) reduction(+:s)\n  for (int i = 0; i < 8; i++) s += a[i];\n  return (int)s;\n}\n").unwrap();
+        let program = crate::driver::compile(&[path], &Default::default(), &Default::default())
+            .unwrap_or_else(|(s, d)| panic!("{}", crate::diag::render(&s, &d.0, false)));
+        let units = ahead_sources(&program.module, &program.sources);
+        // Two forms of each grid kernel (one where both coincide) and the sum's fold kernel.
+        let grids = program.module.grid_kernels.iter().count();
+        assert!(units.len() > grids, "{} sources for {grids} kernels", units.len());
+        assert!(units.iter().any(|(symbol, _)| symbol.contains("fold")), "{:?}", units.iter().map(|u| &u.0).collect::<Vec<_>>());
+        assert!(units.iter().all(|(_, source)| source.contains("#line")) || units.iter().any(|(s, _)| s.contains("fold")));
+        let images: Vec<KernelImage> = units
+            .iter()
+            .enumerate()
+            .map(|(k, (_, source))| KernelImage { source_hash: yosegi::runtime::cuda::fnv1a64(source.as_bytes()), target: Target::Cubin(90), bytes: vec![k as u8; 3] })
+            .collect();
+        let bytes = ProgramImage::encode(&program.module, &program.sources, StagingMode::Auto, &images);
+        let back = ProgramImage::from_bytes(&bytes).expect("reads back");
+        assert_eq!(back.kernel_images, images);
+        assert_eq!(ahead_sources(&back.module, &back.sources), units, "the run would write other sources than the link compiled");
     }
 }
 

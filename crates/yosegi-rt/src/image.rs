@@ -1,5 +1,7 @@
 //! The program image: what an executable built by `yosegi cc` carries for the runtime (the
-//! compiled IR, the sources its diagnostics point into, how staged variants were made). The
+//! compiled IR, the sources its diagnostics point into, how staged variants were made, and
+//! the kernels compiled ahead of time for the GPUs named at the link,
+//! `runtime::cuda::embedded`). The
 //! linker embeds it as bytes; the runtime library reads it back at start, so the executable
 //! never runs the front end.
 //!
@@ -12,12 +14,13 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::ir::Module;
+use crate::runtime::cuda::embedded::KernelImage;
 use crate::opt::StagingMode;
 use crate::source::{SourceSet, SourceUnit};
 
 const MAGIC: &[u8] = b"YOSEGI-IMAGE";
 /// Bump with any change to the IR's types (or to `ImageContents`).
-const FORMAT_VERSION: u8 = 2;
+const FORMAT_VERSION: u8 = 3;
 
 /// What the image holds, as read back.
 #[derive(Deserialize)]
@@ -26,6 +29,7 @@ struct ImageContents {
     /// Each translation unit: the path given to the compiler and its preprocessed text.
     sources: Vec<(PathBuf, String)>,
     staging: StagingMode,
+    kernel_images: Vec<KernelImage>,
 }
 
 /// The same fields, borrowed from the compiled program for writing (bincode encodes a
@@ -35,6 +39,7 @@ struct ImageContentsRef<'a> {
     module: &'a Module,
     sources: Vec<(&'a Path, &'a str)>,
     staging: StagingMode,
+    kernel_images: &'a [KernelImage],
 }
 
 /// A compiled program as the runtime needs it.
@@ -43,15 +48,18 @@ pub struct ProgramImage {
     pub module: Module,
     pub sources: SourceSet,
     pub staging: StagingMode,
+    /// Kernels compiled at the link (empty when the link had no NVRTC).
+    pub kernel_images: Vec<KernelImage>,
 }
 
 impl ProgramImage {
     /// The image bytes of a compiled program.
-    pub fn encode(module: &Module, sources: &SourceSet, staging: StagingMode) -> Vec<u8> {
+    pub fn encode(module: &Module, sources: &SourceSet, staging: StagingMode, kernel_images: &[KernelImage]) -> Vec<u8> {
         let contents = ImageContentsRef {
             module,
             sources: sources.units.iter().map(|u| (u.path.as_path(), u.text.as_str())).collect(),
             staging,
+            kernel_images,
         };
         let mut bytes = MAGIC.to_vec();
         bytes.push(FORMAT_VERSION);
@@ -75,7 +83,7 @@ impl ProgramImage {
         let contents: ImageContents = bincode::deserialize(&rest[1..]).map_err(|e| format!("the program image is damaged: {e}"))?;
         let mut sources = SourceSet::default();
         sources.units = contents.sources.into_iter().map(|(path, text)| SourceUnit::new(path, text)).collect();
-        Ok(ProgramImage { module: contents.module, sources, staging: contents.staging })
+        Ok(ProgramImage { module: contents.module, sources, staging: contents.staging, kernel_images: contents.kernel_images })
     }
 }
 

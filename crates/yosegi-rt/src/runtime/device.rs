@@ -169,9 +169,11 @@ pub trait Device: Send {
     fn shared_memory_per_block(&self) -> u64 {
         super::variants::SHARED_MEMORY_LIMIT
     }
-    /// The program's sources, for the line information of compiled kernels (a GPU writes
-    /// `#line` directives into the CUDA it compiles: `back::cuda::CudaOptions::sources`).
-    fn set_sources(&mut self, _sources: std::sync::Arc<crate::source::SourceSet>) {}
+    /// The program, once, before its first launch: its sources, for the line information of
+    /// compiled kernels (a GPU writes `#line` directives into the CUDA it compiles:
+    /// `back::cuda::CudaOptions::sources`), and its kernels, which a GPU starts getting ready
+    /// on worker threads (`cuda::jit`) while the host code runs.
+    fn set_program(&mut self, _module: &std::sync::Arc<crate::ir::Module>, _sources: std::sync::Arc<crate::source::SourceSet>) {}
     /// What small grids are spread over (`runtime::launch_shape`): the GPU's multiprocessors.
     fn multiprocessors(&self) -> u32 {
         0

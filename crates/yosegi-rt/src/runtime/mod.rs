@@ -310,7 +310,7 @@ impl Runtime {
         }
         for device in &mut devices {
             variants.set_shared_memory_limit(device.model(), device.shared_memory_per_block());
-            device.set_sources(sources.clone());
+            device.set_program(&module, sources.clone());
         }
         Ok(Runtime {
             sources,

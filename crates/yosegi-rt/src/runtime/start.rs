@@ -59,6 +59,8 @@ fn prepare(bytes: &[u8]) -> Result<*const c_void, String> {
         Some(text) => DeviceCount::parse(text).map_err(|why| format!("YOSEGI_GPUS: {why}"))?,
     };
     let config = RuntimeConfig { device, stats, color, staging: image.staging, gpus };
+    // Before any device opens: a GPU the images serve needs no NVRTC.
+    crate::runtime::cuda::embedded::install(image.kernel_images);
     install_program(Arc::new(image.module), Arc::new(image.sources), config)
         .map_err(|why| format!("{why} (YOSEGI_DEVICE=sim runs the program on the simulator)"))
 }

@@ -78,10 +78,21 @@ pub struct DeviceCounters {
     /// Time spent making the launch's kernel ready (NVRTC or the disk cache, and loading it);
     /// zero when it was already loaded.
     pub jit_time_ns: u64,
-    /// Where the launch's kernel came from: already loaded, the disk cache, or compiled.
+    /// Where the launch's kernel came from: already loaded, the disk cache, or compiled by
+    /// NVRTC while the launch waited (`kernel_cache_misses`).
     pub kernel_cache_memory_hits: u64,
     pub kernel_cache_disk_hits: u64,
     pub kernel_cache_misses: u64,
+    /// Compiled by NVRTC on a worker thread before the launch needed it (`cuda::jit`), and
+    /// the time the worker took (off the program's path, not in `jit_time_ns`).
+    pub kernel_worker_hits: u64,
+    pub worker_jit_time_ns: u64,
+    /// The executable's own cubin (`cuda::embedded`), and its PTX compiled by the driver.
+    pub kernel_embedded_hits: u64,
+    pub kernel_ptx_jits: u64,
+    /// Launches that ran the prepared form of their kernel while a worker made their own
+    /// specialised variant.
+    pub kernel_prepared_stand_ins: u64,
 }
 
 impl DeviceCounters {
@@ -138,6 +149,11 @@ impl DeviceCounters {
         self.kernel_cache_memory_hits += other.kernel_cache_memory_hits;
         self.kernel_cache_disk_hits += other.kernel_cache_disk_hits;
         self.kernel_cache_misses += other.kernel_cache_misses;
+        self.kernel_worker_hits += other.kernel_worker_hits;
+        self.worker_jit_time_ns += other.worker_jit_time_ns;
+        self.kernel_embedded_hits += other.kernel_embedded_hits;
+        self.kernel_ptx_jits += other.kernel_ptx_jits;
+        self.kernel_prepared_stand_ins += other.kernel_prepared_stand_ins;
     }
 }
 
@@ -184,6 +200,32 @@ impl KernelLaunches {
     /// What the model found the last predicted launch limited by.
     pub fn limited_by(&self) -> Option<&'static str> {
         self.last_prediction.as_ref().map(|p| p.bound.name())
+    }
+
+    /// Where the kernel's code came from, over its variants: `embedded cubin`, `embedded
+    /// PTX (driver JIT)`, `NVRTC on a worker`, `disk cache`, `NVRTC, waited for`, joined by
+    /// `+`, and how many launches ran the prepared form while their own variant was made;
+    /// empty on the simulator.
+    pub fn code_origin(&self) -> String {
+        let c = &self.counters;
+        let mut parts: Vec<String> = [
+            (c.kernel_embedded_hits, "embedded cubin"),
+            (c.kernel_ptx_jits, "embedded PTX (driver JIT)"),
+            (c.kernel_worker_hits, "NVRTC on a worker"),
+            (c.kernel_cache_disk_hits, "disk cache"),
+            (c.kernel_cache_misses, "NVRTC, waited for"),
+        ]
+        .into_iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, what)| if n > 1 { format!("{what} x{n}") } else { what.to_string() })
+        .collect();
+        if c.worker_jit_time_ns > 0 {
+            parts.push(format!("{:.1} ms on workers", c.worker_jit_time_ns as f64 / 1e6));
+        }
+        if c.kernel_prepared_stand_ins > 0 {
+            parts.push(format!("{} launches on the prepared form", c.kernel_prepared_stand_ins));
+        }
+        parts.join(" + ")
     }
 
     /// Mean device time per launch in seconds, when the device timed them.
@@ -501,7 +543,7 @@ impl Stats {
             .launches
             .iter()
             .map(|(name, l)| {
-                json!({
+                let mut kernel = json!({
                     "name": name,
                     "launches": l.count,
                     "wall_s": secs(l.time),
@@ -543,7 +585,10 @@ impl Stats {
                         "time_steps": p.work.time_steps,
                         "counters": counters_json(&p.work.counters),
                     })),
-                })
+                });
+                // Beside the rest (one `json!` of every field passes the macro's recursion limit).
+                kernel["code"] = json!(l.code_origin());
+                kernel
             })
             .collect();
         let d = &self.device;
@@ -721,15 +766,19 @@ impl Stats {
         let compiled: Vec<String> = self
             .launches
             .iter()
-            .filter(|(_, l)| l.compiled + l.from_disk > 0)
-            .map(|(name, l)| format!("{name} {:.1}", ms(l.jit_time)))
+            .filter(|(_, l)| !l.code_origin().is_empty())
+            .map(|(name, l)| format!("{name} {:.1} ({})", ms(l.jit_time), l.code_origin()))
             .collect();
         let rate = |bytes: u64, t: Duration| {
             if t.is_zero() { "-".to_string() } else { format!("{:.2}", bytes as f64 / t.as_secs_f64() / 1e9) }
         };
-        let rows: [(&str, String); 8] = [
-            ("jit time, NVRTC or disk cache (ms)", format!("{:.1}", d.jit_time_ns as f64 / 1e6)),
-            ("kernels compiled (NVRTC)", d.kernel_cache_misses.to_string()),
+        let rows: [(&str, String); 12] = [
+            ("jit time, launches waiting for code (ms)", format!("{:.1}", d.jit_time_ns as f64 / 1e6)),
+            ("kernels compiled (NVRTC), waited for", d.kernel_cache_misses.to_string()),
+            ("kernels compiled (NVRTC) on workers", d.kernel_worker_hits.to_string()),
+            ("kernels embedded in the executable", d.kernel_embedded_hits.to_string()),
+            ("kernels from embedded PTX (driver JIT)", d.kernel_ptx_jits.to_string()),
+            ("launches on a prepared form", d.kernel_prepared_stand_ins.to_string()),
             ("kernels from the disk cache", d.kernel_cache_disk_hits.to_string()),
             ("launches of an already loaded kernel", d.kernel_cache_memory_hits.to_string()),
             ("host->device time (ms)", format!("{:.3}", ms(self.time_to_device))),
@@ -813,6 +862,13 @@ pub fn counters_json(d: &DeviceCounters) -> serde_json::Value {
         "blocks": d.blocks,
         "device_s": d.device_time_ns as f64 / 1e9,
         "jit_s": d.jit_time_ns as f64 / 1e9,
+        "kernels_compiled_waited": d.kernel_cache_misses,
+        "kernels_compiled_on_workers": d.kernel_worker_hits,
+        "worker_jit_s": d.worker_jit_time_ns as f64 / 1e9,
+        "kernels_embedded": d.kernel_embedded_hits,
+        "kernels_embedded_ptx": d.kernel_ptx_jits,
+        "kernels_from_disk": d.kernel_cache_disk_hits,
+        "launches_on_prepared_forms": d.kernel_prepared_stand_ins,
     })
 }
 

@@ -67,11 +67,20 @@ const NVRTC_SYMBOLS: &[&str] = &[
     "nvrtcDestroyProgram",
 ];
 
-/// Checks that the driver library and NVRTC can be loaded and have every symbol we call.
-pub fn check_libraries() -> Result<(), String> {
+/// Checks that the driver library can be loaded and has every symbol we call.
+pub fn check_driver_library() -> Result<(), String> {
     check_library("cuda", DRIVER_SYMBOLS, &[]).map_err(|e| {
         format!("no CUDA driver: {e} (is the NVIDIA driver installed, and is this a machine with a GPU?)")
-    })?;
+    })
+}
+
+/// Checks that NVRTC can be loaded and has every symbol we call. `YOSEGI_NVRTC=off` hides it:
+/// a link that embeds no kernels (a faster build), a run that uses only the executable's own
+/// images, and the tests of both on machines that have NVRTC.
+pub fn check_nvrtc_library() -> Result<(), String> {
+    if std::env::var("YOSEGI_NVRTC").is_ok_and(|v| v.trim().eq_ignore_ascii_case("off")) {
+        return Err("NVRTC is turned off (YOSEGI_NVRTC=off)".to_string());
+    }
     check_library("nvrtc", NVRTC_SYMBOLS, &toolkit_dirs()).map_err(|e| {
         format!(
             "no NVRTC (the CUDA runtime compiler): {e} (install the CUDA toolkit's nvrtc library, or add its \
@@ -166,6 +175,7 @@ pub fn check_nvrtc(call: &str, code: nvrtc_sys::nvrtcResult) -> Result<(), Strin
 }
 
 /// What an NVRTC compilation produced.
+#[derive(Clone)]
 pub enum Image {
     Cubin(Vec<u8>),
     /// NUL-terminated PTX text.
@@ -179,6 +189,12 @@ pub struct CompileFailure {
 
 /// Compiles CUDA C with NVRTC for `sm_<arch>`.
 pub fn nvrtc_compile(source: &str, file_name: &str, arch: u32) -> Result<Image, CompileFailure> {
+    nvrtc_compile_for(source, file_name, arch, false)
+}
+
+/// Compiles CUDA C with NVRTC for `sm_<arch>` (a cubin), or with `virtual_arch` for
+/// `compute_<arch>` (PTX, which the driver compiles for the GPU it is loaded on).
+pub fn nvrtc_compile_for(source: &str, file_name: &str, arch: u32, virtual_arch: bool) -> Result<Image, CompileFailure> {
     let fail = |log: String| CompileFailure { log };
     let src = std::ffi::CString::new(source).map_err(|_| fail("the generated source contains a NUL byte".into()))?;
     let name = std::ffi::CString::new(file_name).map_err(|_| fail("the kernel name contains a NUL byte".into()))?;
@@ -189,7 +205,7 @@ pub fn nvrtc_compile(source: &str, file_name: &str, arch: u32) -> Result<Image, 
     };
     check_nvrtc("nvrtcCreateProgram", created).map_err(fail)?;
     let options: Vec<std::ffi::CString> = [
-        format!("--gpu-architecture=sm_{arch}"),
+        format!("--gpu-architecture={}_{arch}", if virtual_arch { "compute" } else { "sm" }),
         "-default-device".to_string(),
         "-std=c++17".to_string(),
         // gcc's reference build does not contract `a * b + c` into fused multiply-adds, and

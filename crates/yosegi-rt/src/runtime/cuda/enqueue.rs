@@ -73,17 +73,27 @@ impl CudaDevice {
         let aliasing = launch.aliasing();
         let key = self.variant_for(launch, width, aliasing);
         let jit_started = Instant::now();
-        let (function, origin) = self.function(launch.module, kernel, key.clone(), &values)?;
+        let (function, origin, used) = self.function(launch.module, kernel, key.clone(), &values)?;
         let mut counters = DeviceCounters { blocks, ..DeviceCounters::default() };
         match origin {
             KernelSource::Memory => counters.kernel_cache_memory_hits = 1,
             KernelSource::Disk => counters.kernel_cache_disk_hits = 1,
             KernelSource::Compiled => counters.kernel_cache_misses = 1,
+            KernelSource::Worker { took_ns } => {
+                counters.kernel_worker_hits = 1;
+                counters.worker_jit_time_ns = took_ns;
+            }
+            KernelSource::Embedded => counters.kernel_embedded_hits = 1,
+            KernelSource::PtxJit => counters.kernel_ptx_jits = 1,
+        }
+        if used != key {
+            // Its own variant is still being made: the prepared form ran it.
+            counters.kernel_prepared_stand_ins = 1;
         }
         if origin != KernelSource::Memory {
             counters.jit_time_ns = jit_started.elapsed().as_nanos() as u64;
         }
-        let saved_note = self.kernels.get(&key).and_then(|k| k.saved_at.clone());
+        let saved_note = self.kernels.get(&used).and_then(|k| k.saved_at.clone());
 
         // One 8-byte slot per argument, holding the value's memory representation in its low
         // bytes (the driver reads the parameter's own size from it; the GPU is little-endian).

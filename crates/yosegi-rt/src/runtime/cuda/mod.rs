@@ -30,6 +30,8 @@
 //! is theirs: it is kept as their fault ([`Device::take_fault`]) for the runtime to report.
 
 pub(crate) mod cache;
+pub mod embedded;
+pub(crate) mod jit;
 /// The cache folder and the hash its entries are named by (the compiler driver keeps the
 /// runtime library it carries there).
 pub use cache::{fnv1a64, trusted_dir};
@@ -45,7 +47,7 @@ mod upload;
 use std::collections::HashMap;
 use std::ffi::{CString, c_void};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use cudarc::driver::sys;
@@ -66,6 +68,7 @@ use crate::runtime::value;
 use enqueue::{PendingResults, ResultsWhen, traced_time};
 
 use cache::{DiskCache, ImageKind};
+use jit::{JitPool, JobKey, Made};
 use driver::{Image, check};
 use flight::{EventPool, InFlight, InFlightLaunches, MAX_IN_FLIGHT};
 use peers::PeerLink;
@@ -107,12 +110,25 @@ impl VariantKey {
     fn is_generic(&self) -> bool {
         self.constants.is_empty() && self.width == IndexWidth::Bits64 && self.aliasing == ParamAliasing::Unknown
     }
+    /// The form of this variant's kernel made before its values are known (`jit::ahead_variants`)
+    /// that runs its launch: the same width and aliasing without constants where that form is
+    /// made ahead, else the generic kernel, which runs any launch.
+    fn prepared(&self, ahead: &[(IndexWidth, ParamAliasing)]) -> VariantKey {
+        if ahead.contains(&(self.width, self.aliasing)) {
+            VariantKey { symbol: self.symbol.clone(), constants: Vec::new(), width: self.width, aliasing: self.aliasing }
+        } else {
+            VariantKey::generic(self.symbol.clone())
+        }
+    }
 }
 
 /// Whether launches get specialised variants.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum VariantPolicy {
     Specialise,
+    /// The forms made ahead only (width and aliasing, no values as constants): what an
+    /// executable carrying images runs, with no compiler at run time.
+    Prepared,
     GenericOnly,
 }
 
@@ -137,8 +153,16 @@ enum Enqueued {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum KernelSource {
     Memory,
+    /// The disk cache, read by the launch or by a worker.
     Disk,
+    /// NVRTC while the launch waited.
     Compiled,
+    /// NVRTC on a worker thread, finished before the launch needed it, in `took_ns`.
+    Worker { took_ns: u64 },
+    /// The executable's own cubin.
+    Embedded,
+    /// The executable's PTX, compiled by the driver as it loaded.
+    PtxJit,
 }
 
 struct CompiledKernel {
@@ -188,7 +212,13 @@ pub struct CudaDevice {
     nvrtc_version: (i32, i32),
     /// By variant; a kernel whose source changed is compiled again.
     kernels: HashMap<VariantKey, CompiledKernel>,
-    disk: DiskCache,
+    disk: Arc<Mutex<DiskCache>>,
+    /// The worker threads that compile kernels (`jit`); `None` without NVRTC (an executable
+    /// that carries its images runs without it).
+    jit: Option<Arc<JitPool>>,
+    /// Specialised variants a worker is making, by the job that makes each: their launches
+    /// run the prepared form meanwhile.
+    requested: HashMap<VariantKey, JobKey>,
     policy: VariantPolicy,
     /// Scratch buffers of finished launches, for the next ones.
     spare: Vec<Buffer>,
@@ -271,9 +301,10 @@ impl CudaDevice {
     }
 
     /// The number of GPUs the driver reports (at least one), after checking that the driver
-    /// and NVRTC can be loaded.
+    /// can be loaded (NVRTC is checked as a device opens: an executable carrying its images
+    /// runs without it).
     pub fn gpu_count() -> Result<usize, String> {
-        driver::check_libraries()?;
+        driver::check_driver_library()?;
         let mut count = 0;
         // SAFETY: the libraries and every symbol used were checked above; valid out-pointer.
         unsafe {
@@ -330,12 +361,25 @@ impl CudaDevice {
             let mut context: sys::CUcontext = std::ptr::null_mut();
             check("cuDevicePrimaryCtxRetain", sys::cuDevicePrimaryCtxRetain(&mut context, device))?;
             check("cuCtxSetCurrent", sys::cuCtxSetCurrent(context))?;
-            let (mut nvrtc_major, mut nvrtc_minor) = (0, 0);
-            driver::check_nvrtc("nvrtcVersion", cudarc::nvrtc::sys::nvrtcVersion(&mut nvrtc_major, &mut nvrtc_minor))?;
+            let arch = (major * 10 + minor) as u32;
+            // NVRTC is needed unless the executable carries images this GPU runs.
+            let carried = embedded::serves(arch);
+            let nvrtc_version = match driver::check_nvrtc_library() {
+                Ok(()) => {
+                    let (mut nvrtc_major, mut nvrtc_minor) = (0, 0);
+                    driver::check_nvrtc("nvrtcVersion", cudarc::nvrtc::sys::nvrtcVersion(&mut nvrtc_major, &mut nvrtc_minor))?;
+                    Some((nvrtc_major, nvrtc_minor))
+                }
+                Err(_) if carried => None,
+                Err(e) => return Err(e),
+            };
             let policy = match std::env::var("YOSEGI_CUDA_VARIANTS").as_deref() {
                 Ok("generic") => VariantPolicy::GenericOnly,
+                _ if carried => VariantPolicy::Prepared,
                 _ => VariantPolicy::Specialise,
             };
+            let disk = Arc::new(Mutex::new(DiskCache::at(cache::trusted_dir())));
+            let jit = nvrtc_version.map(|v| Arc::new(JitPool::new(arch, v, disk.clone())));
             let model = format!("{name}, sm_{major}{minor}, driver for CUDA {}.{}", version / 1000, (version % 1000) / 10);
             Ok(CudaDevice {
                 label: format!("cuda:{label_index} ({model})"),
@@ -346,14 +390,16 @@ impl CudaDevice {
                 cu_device: device,
                 context,
                 peers: Vec::new(),
-                arch: (major * 10 + minor) as u32,
+                arch,
                 shared_per_block: shared_per_block.max(0) as u64,
                 multiprocessors: launch_shape::multiprocessors(multiprocessors.max(0) as u32),
                 buffers: HashMap::new(),
                 next_id: 0,
-                nvrtc_version: (nvrtc_major, nvrtc_minor),
+                nvrtc_version: nvrtc_version.unwrap_or((0, 0)),
                 kernels: HashMap::new(),
-                disk: DiskCache::at(cache::trusted_dir()),
+                disk,
+                jit,
+                requested: HashMap::new(),
                 policy,
                 spare: Vec::new(),
                 pool: Vec::new(),
@@ -467,19 +513,11 @@ impl CudaDevice {
         }
         let source = fold::fold_kernel_source(op, ty);
         let image_key = cache::image_key(&source, self.arch, self.nvrtc_version);
-        let (image, origin) = match self.disk.load(image_key) {
-            Ok((ImageKind::Cubin, bytes)) => (Image::Cubin(bytes), KernelSource::Disk),
-            Ok((ImageKind::Ptx, bytes)) => (Image::Ptx(bytes), KernelSource::Disk),
-            Err(_) => {
-                let image = driver::nvrtc_compile(&source, &format!("{symbol}.cu"), self.arch)
-                    .map_err(|f| format!("NVRTC could not compile the reduction's fold kernel (a compiler bug):\n{}", f.log))?;
-                match &image {
-                    Image::Cubin(b) => self.disk.store(image_key, ImageKind::Cubin, b),
-                    Image::Ptx(b) => self.disk.store(image_key, ImageKind::Ptx, b),
-                }
-                (image, KernelSource::Compiled)
-            }
-        };
+        let key = VariantKey::generic(symbol.clone());
+        let (image, origin) = self
+            .image_for(&key, &symbol, &source, image_key, true)
+            .map_err(|log| format!("the reduction's fold kernel could not be made (a compiler bug):\n{log}"))?
+            .ok_or_else(|| "the fold kernel was not made (a runtime bug)".to_string())?;
         let bytes = match &image {
             Image::Cubin(b) | Image::Ptx(b) => b,
         };
@@ -542,25 +580,36 @@ impl CudaDevice {
         // kernel rather than a variant whose key would not say which values it holds.
         let Some(constants) = specialised_constants(launch) else { return VariantKey::generic(kernel_symbol(kernel)) };
         let wanted = VariantKey { symbol: kernel_symbol(kernel), constants, width: fits, aliasing };
-        choose_variant(wanted, self.policy, self.kernels.keys())
+        choose_variant(wanted, self.policy, self.kernels.keys().chain(self.requested.keys()))
     }
 
-    /// The function for a variant of `kernel`, compiled (or read from the disk cache) on first
-    /// use, and where it came from.
+    /// The function a launch of `kernel` that wants variant `key` runs, where it came from,
+    /// and the variant it is: `key`'s own when it is loaded, embedded, on disk or compiled,
+    /// else (a specialised variant a worker is still making) the prepared form of the kernel
+    /// (`VariantKey::prepared`), which computes the same.
     fn function(
         &mut self,
         module: &crate::ir::Module,
         kernel: &GridKernel,
         key: VariantKey,
         values: &[ParamValue],
-    ) -> Result<(sys::CUfunction, KernelSource), KernelFault> {
+    ) -> Result<(sys::CUfunction, KernelSource, VariantKey), KernelFault> {
         let module_addr = module as *const crate::ir::Module as usize;
         let kernel_addr = kernel as *const GridKernel as usize;
         if let Some(k) = self.kernels.get(&key)
             && k.module_addr == module_addr
             && ((k.kernel_addr == kernel_addr && k.ir.body.exprs.len() == kernel.body.exprs.len()) || k.ir == *kernel)
         {
-            return Ok((k.function, KernelSource::Memory));
+            return Ok((k.function, KernelSource::Memory, key));
+        }
+        // Asked of a worker before: until it is there, the prepared form runs the launch.
+        if let Some(job) = self.requested.get(&key) {
+            match self.jit.as_ref().and_then(|j| j.poll(job)) {
+                None => return self.prepared_function(module, kernel, &key, values),
+                Some(_) => {
+                    self.requested.remove(&key);
+                }
+            }
         }
         let options = CudaOptions {
             specialise: (!key.constants.is_empty()).then_some(values),
@@ -575,7 +624,7 @@ impl CudaDevice {
             k.ir = kernel.clone();
             k.module_addr = module_addr;
             k.kernel_addr = kernel_addr;
-            return Ok((k.function, KernelSource::Memory));
+            return Ok((k.function, KernelSource::Memory, key));
         }
         let symbol = key.symbol.clone();
         let fault = |message: String| KernelFault { kernel: kernel.name.clone(), message, span: kernel.span, help: None };
@@ -586,22 +635,15 @@ impl CudaDevice {
             Ok(path) => format!("the CUDA source is in {}", path.display()),
             Err(e) => format!("the CUDA source could not be saved: {e}"),
         };
-        let (image, origin) = match self.disk.load(image_key) {
-            Ok((ImageKind::Cubin, bytes)) => (Image::Cubin(bytes), KernelSource::Disk),
-            Ok((ImageKind::Ptx, bytes)) => (Image::Ptx(bytes), KernelSource::Disk),
-            Err(_) => {
-                let _range = crate::runtime::nvtx::range(|| format!("compile {symbol}"));
-                let _progress = crate::runtime::progress::step(|| format!("compiling {symbol} for sm_{} with NVRTC", self.arch));
-                let image = driver::nvrtc_compile(&source, &format!("{symbol}.cu"), self.arch).map_err(|f| KernelFault {
-                    help: Some(format!("{saved_note}; this is a compiler bug: please report it with that file")),
-                    ..fault(format!("NVRTC could not compile the kernel for sm_{}:\n{}", self.arch, f.log))
-                })?;
-                match &image {
-                    Image::Cubin(b) => self.disk.store(image_key, ImageKind::Cubin, b),
-                    Image::Ptx(b) => self.disk.store(image_key, ImageKind::Ptx, b),
-                }
-                (image, KernelSource::Compiled)
-            }
+        let compile_fault = |log: String| KernelFault {
+            help: Some(format!("{saved_note}; this is a compiler bug: please report it with that file")),
+            ..fault(log)
+        };
+        // A specialised variant not ready yet is made by a worker while the prepared form runs.
+        let may_wait = key.constants.is_empty();
+        let (image, origin) = match self.image_for(&key, &symbol, &source, image_key, may_wait).map_err(compile_fault)? {
+            Some(found) => found,
+            None => return self.prepared_function(module, kernel, &key, values),
         };
         let bytes = match &image {
             Image::Cubin(b) | Image::Ptx(b) => b,
@@ -610,7 +652,7 @@ impl CudaDevice {
         let mut cu_module: sys::CUmodule = std::ptr::null_mut();
         let mut function: sys::CUfunction = std::ptr::null_mut();
         // SAFETY: `bytes` is a cubin or NUL-terminated PTX from NVRTC (or the disk cache, whose
-        // entries are checksummed); the out-pointers are valid.
+        // entries are checksummed, or the executable's own images); the out-pointers are valid.
         unsafe {
             check("cuModuleLoadData", sys::cuModuleLoadData(&mut cu_module, bytes.as_ptr() as *const c_void))
                 .map_err(|e| KernelFault { help: Some(saved_note.clone()), ..fault(e) })?;
@@ -620,13 +662,98 @@ impl CudaDevice {
             }
         }
         if let Some(old) = self.kernels.insert(
-            key,
+            key.clone(),
             CompiledKernel { ir: kernel.clone(), module_addr, kernel_addr, source, module: cu_module, function, saved_at: saved.ok().map(Arc::from) },
         ) {
             // SAFETY: the replaced module is no longer referenced.
             unsafe { sys::cuModuleUnload(old.module) };
         }
-        Ok((function, origin))
+        Ok((function, origin, key))
+    }
+
+    /// Uses the disk cache in `dir`, for the workers too.
+    #[cfg(test)]
+    fn use_disk_cache(&mut self, dir: &Path) {
+        self.disk = Arc::new(Mutex::new(DiskCache::at(Some(dir.to_path_buf()))));
+        self.jit = self.jit.as_ref().map(|_| Arc::new(JitPool::new(self.arch, self.nvrtc_version, self.disk.clone())));
+        self.requested.clear();
+    }
+
+    /// Waits until the workers have made every variant asked of them.
+    #[cfg(test)]
+    fn wait_for_requested(&self) {
+        if let Some(jit) = &self.jit {
+            for job in self.requested.values() {
+                let _ = jit.wait(job);
+            }
+        }
+    }
+
+    /// The function of the prepared form of `key`'s kernel (see [`CudaDevice::function`]).
+    fn prepared_function(
+        &mut self,
+        module: &crate::ir::Module,
+        kernel: &GridKernel,
+        key: &VariantKey,
+        values: &[ParamValue],
+    ) -> Result<(sys::CUfunction, KernelSource, VariantKey), KernelFault> {
+        let prepared = key.prepared(&jit::ahead_variants(module, kernel));
+        debug_assert!(prepared.constants.is_empty(), "a prepared form has no constants");
+        self.function(module, kernel, prepared, values)
+    }
+
+    /// The image of `source` (variant `key`, cache key `image_key`): the executable's own,
+    /// a worker's, the disk cache's, or NVRTC's. `None` when it is not ready and `may_wait` is
+    /// false: a worker has been asked for it. `Err`: NVRTC's log, or why there is no NVRTC.
+    fn image_for(&mut self, key: &VariantKey, symbol: &str, source: &str, image_key: u64, may_wait: bool) -> Result<Option<(Image, KernelSource)>, String> {
+        if let Some((image, target)) = embedded::lookup(source, self.arch) {
+            return Ok(Some((image, if matches!(target, embedded::Target::Ptx(_)) { KernelSource::PtxJit } else { KernelSource::Embedded })));
+        }
+        let origin = |ready: &jit::Ready, waited: bool| match (ready.made, waited) {
+            (Made::Disk, _) => KernelSource::Disk,
+            (Made::Nvrtc, false) => KernelSource::Worker { took_ns: ready.took.as_nanos() as u64 },
+            (Made::Nvrtc, true) => KernelSource::Compiled,
+        };
+        if let Some(jit) = self.jit.clone() {
+            // A prepared form the workers were asked for at start: its image, if the source
+            // is this one (the prepared job writes it without `#line` sources only when the
+            // device had none either).
+            let prepared = JobKey::Prepared { symbol: symbol.to_string(), width: key.width, aliasing: key.aliasing };
+            if key.constants.is_empty() && jit.has(&prepared) {
+                let finished = jit.poll(&prepared).is_some();
+                if finished || may_wait {
+                    let _progress = crate::runtime::progress::step(|| format!("compiling {symbol} for sm_{} with NVRTC", self.arch));
+                    if let Some(Ok(ready)) = jit.wait(&prepared)
+                        && ready.source == source
+                    {
+                        return Ok(Some((ready.image.clone(), origin(&ready, !finished))));
+                    }
+                }
+            }
+            let job = JobKey::Source(image_key);
+            if !jit.has(&job) {
+                let cached = self.disk.lock().unwrap_or_else(|e| e.into_inner()).load(image_key);
+                match cached {
+                    Ok((ImageKind::Cubin, bytes)) => return Ok(Some((Image::Cubin(bytes), KernelSource::Disk))),
+                    Ok((ImageKind::Ptx, bytes)) => return Ok(Some((Image::Ptx(bytes), KernelSource::Disk))),
+                    Err(_) => jit.request_source(image_key, symbol.to_string(), source.to_string()),
+                }
+            }
+            let finished = jit.poll(&job).is_some();
+            if !finished && !may_wait {
+                self.requested.insert(key.clone(), job);
+                return Ok(None);
+            }
+            let _progress = crate::runtime::progress::step(|| format!("compiling {symbol} for sm_{} with NVRTC", self.arch));
+            let ready = jit.wait(&job).unwrap_or_else(|| Err("the compilation was never started (a runtime bug)".to_string()))?;
+            return Ok(Some((ready.image.clone(), origin(&ready, !finished))));
+        }
+        let targets: Vec<String> = embedded::targets().iter().map(|t| t.describe()).collect();
+        Err(format!(
+            "no NVRTC on this machine to compile `{symbol}` for sm_{}, and the executable carries no image of it for this GPU{}",
+            self.arch,
+            if targets.is_empty() { String::new() } else { format!(" (it carries {})", targets.join(", ")) }
+        ))
     }
 
     /// The index width a launch may use (see [`index_width`]).
@@ -766,8 +893,12 @@ pub fn specialised_constants(launch: &Launch) -> Option<Vec<i64>> {
 }
 
 /// `wanted`, unless the policy is generic-only, or `wanted` is a new specialised variant of a
-/// kernel that already has [`MAX_VARIANTS`] of them: then the generic kernel.
+/// kernel that already has [`MAX_VARIANTS`] of them: then the generic kernel; under the
+/// prepared policy, `wanted` without its constants.
 fn choose_variant<'k>(wanted: VariantKey, policy: VariantPolicy, compiled: impl Iterator<Item = &'k VariantKey>) -> VariantKey {
+    if policy == VariantPolicy::Prepared {
+        return VariantKey { constants: Vec::new(), ..wanted };
+    }
     let kept = policy != VariantPolicy::GenericOnly && keeps_variant(&wanted, |k| k.symbol == wanted.symbol && !k.is_generic(), compiled);
     if kept { wanted } else { VariantKey::generic(wanted.symbol) }
 }
@@ -868,8 +999,14 @@ impl Device for CudaDevice {
         }
     }
 
-    fn set_sources(&mut self, sources: Arc<crate::source::SourceSet>) {
+    fn set_program(&mut self, module: &Arc<crate::ir::Module>, sources: Arc<crate::source::SourceSet>) {
         self.sources = Some(sources);
+        // The executable's own images serve where they run here; the workers make the rest.
+        if let Some(jit) = &self.jit
+            && !embedded::serves(self.arch)
+        {
+            jit.request_prepared(module, self.sources.clone());
+        }
     }
 
     fn shared_memory_per_block(&self) -> u64 {

@@ -244,9 +244,10 @@ fn thirty_two_bit_indexing_only_when_threads_and_arrays_fit() {
     assert_eq!(index_width([1 << 10, 1 << 10, 2], [32, 32, 1], &[]), IndexWidth::Bits64);
 }
 
-/// On a GPU: a launch compiles its specialised variant once (a miss), a repeated launch reuses
-/// it (a memory hit), and a new device reading the same cache directory loads it from disk;
-/// every launch computes what the simulator does.
+/// On a GPU: a first launch runs the prepared form of its kernel, compiled while it waits (a
+/// miss), and asks a worker for its specialised variant; once made, the next launch loads it
+/// (a worker's), a repeated launch reuses it (a memory hit), and a new device reading the same
+/// cache directory loads it from disk; every launch computes what the simulator does.
 #[test]
 fn kernels_come_from_memory_then_disk_on_the_gpu() {
     let mut first = match CudaDevice::probe() {
@@ -257,7 +258,7 @@ fn kernels_come_from_memory_then_disk_on_the_gpu() {
         }
     };
     let dir = tempfile::tempdir().expect("temp dir");
-    first.disk = DiskCache::at(Some(dir.path().to_path_buf()));
+    first.use_disk_cache(dir.path());
     let module = vector_add();
     let n = 1000usize;
     let a: Vec<f32> = (0..n).map(|i| i as f32).collect();
@@ -267,7 +268,12 @@ fn kernels_come_from_memory_then_disk_on_the_gpu() {
     let (got, outcome) = run(&mut first, &module, &args());
     assert_eq!(got, want);
     assert_eq!(outcome.counters.kernel_cache_misses, 1);
+    assert_eq!(outcome.counters.kernel_prepared_stand_ins, 1);
     assert!(outcome.counters.jit_time_ns > 0);
+    first.wait_for_requested();
+    let (got, outcome) = run(&mut first, &module, &args());
+    assert_eq!(got, want);
+    assert_eq!((outcome.counters.kernel_worker_hits, outcome.counters.kernel_prepared_stand_ins), (1, 0), "{:?}", outcome.counters);
     let (_, outcome) = run(&mut first, &module, &args());
     assert_eq!(outcome.counters.kernel_cache_memory_hits, 1);
     assert_eq!(outcome.counters.jit_time_ns, 0);
@@ -275,7 +281,7 @@ fn kernels_come_from_memory_then_disk_on_the_gpu() {
     drop(first);
 
     let mut second = CudaDevice::probe().expect("the GPU opened a moment ago");
-    second.disk = DiskCache::at(Some(dir.path().to_path_buf()));
+    second.use_disk_cache(dir.path());
     let (got, outcome) = run(&mut second, &module, &args());
     assert_eq!(got, want);
     assert_eq!(outcome.counters.kernel_cache_disk_hits, 1, "{:?}", outcome.counters);
@@ -294,7 +300,7 @@ fn many_sizes_fall_back_to_the_generic_kernel_on_the_gpu() {
         }
     };
     let dir = tempfile::tempdir().expect("temp dir");
-    gpu.disk = DiskCache::at(Some(dir.path().to_path_buf()));
+    gpu.use_disk_cache(dir.path());
     let module = vector_add();
     for n in 1..=(MAX_VARIANTS + 3) {
         let args = vec![
@@ -306,8 +312,13 @@ fn many_sizes_fall_back_to_the_generic_kernel_on_the_gpu() {
         let (want, _) = run(&mut SimDevice::new(), &module, &args);
         let (got, _) = run(&mut gpu, &module, &args);
         assert_eq!(got, want, "n = {n}");
+        gpu.wait_for_requested();
+        // Its own variant, once a worker made it.
+        let (again, _) = run(&mut gpu, &module, &args);
+        assert_eq!(again, want, "n = {n}, again");
     }
-    assert_eq!(gpu.kernels.len(), MAX_VARIANTS + 1);
+    let specialised = gpu.kernels.keys().filter(|k| !k.constants.is_empty()).count();
+    assert_eq!(specialised, MAX_VARIANTS, "{:?}", gpu.kernels.keys().collect::<Vec<_>>());
     assert!(gpu.kernels.keys().any(VariantKey::is_generic));
 }
 

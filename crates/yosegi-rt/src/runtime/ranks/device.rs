@@ -121,9 +121,9 @@ impl Device for RankDevice {
     fn shared_memory_per_block(&self) -> u64 {
         self.shape.shared_memory_per_block
     }
-    fn set_sources(&mut self, sources: Arc<crate::source::SourceSet>) {
+    fn set_program(&mut self, module: &Arc<crate::ir::Module>, sources: Arc<crate::source::SourceSet>) {
         if let Some(d) = &mut self.local {
-            d.set_sources(sources);
+            d.set_program(module, sources);
         }
     }
     fn multiprocessors(&self) -> u32 {
