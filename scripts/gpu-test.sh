@@ -290,8 +290,7 @@ elif [ -z "${ONLY:-}" ] || [ "${ONLY}" = aot ]; then
         python3 - "$@" <<'CHECK'
 import json, sys
 text = open(sys.argv[1]).read()
-stats = json.loads(text[text.index("{
-"):])
+stats = json.loads(text[text.index("{\n"):])
 c = stats["counters"]
 bad = []
 for cond in sys.argv[2:]:
@@ -324,8 +323,7 @@ CHECK
         python3 - "$scratch/many_run.err" <<'CHECK' || return 1
 import json, sys
 text = open(sys.argv[1]).read()
-c = json.loads(text[text.index("{
-"):])["counters"]
+c = json.loads(text[text.index("{\n"):])["counters"]
 made = c["kernels_compiled_on_workers"] + c["kernels_compiled_waited"]
 if made < 40 or c["worker_jit_s"] <= 0 and c["kernels_compiled_on_workers"] > 0:
     print(f"    {made} kernels compiled, worker time {c['worker_jit_s']}")

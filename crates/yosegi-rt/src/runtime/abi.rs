@@ -449,6 +449,8 @@ extern "C" fn rt_rank_share(data: *mut c_void, bytes: usize, what: *const c_char
 }
 
 extern "C" fn rt_at_exit() {
+    // Kernel compilations still running end first (`cuda::jit::quiesce`).
+    crate::runtime::cuda::jit::quiesce();
     let report = lock().as_mut().and_then(|rt| {
         rt.settle_at_exit();
         rt.exit_report()

@@ -93,6 +93,9 @@ pub fn exit_process(status: c_int) -> ! {
     }
     use std::io::Write;
     let _ = std::io::stdout().flush();
+    // Before any exit handler: NVRTC's own (those of its builtins library too, loaded by the
+    // first compilation) must not run under a worker still compiling.
+    crate::runtime::cuda::jit::quiesce();
     // SAFETY: libc's exit; Rust's own stdout is flushed first.
     unsafe { exit(status) }
 }

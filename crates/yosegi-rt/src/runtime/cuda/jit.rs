@@ -16,9 +16,16 @@
 //! Workers are a rayon pool of all but one of the machine's CPUs (at most [`MAX_WORKERS`]);
 //! NVRTC compiles separate programs concurrently. Loading an image into the GPU stays with
 //! the device's thread, which holds its context.
+//!
+//! At exit ([`quiesce`]: when `main` returns, when the program's exit handlers reach the
+//! runtime's, and from `atexit`) jobs no thread has started are dropped and the process waits
+//! for those running: NVRTC's exit handlers (and those of the builtins library its first
+//! compilation loads) tear it down, and a worker still inside it would crash the process
+//! after the program ended.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, Once};
 use std::time::{Duration, Instant};
 
 use crate::back::cuda::{CudaOptions, IndexWidth, ParamAliasing, grid_kernel_cuda_with, kernel_symbol};
@@ -65,14 +72,47 @@ struct Job {
     finished: Condvar,
 }
 
+/// Set at exit: no job starts any more.
+static CLOSING: AtomicBool = AtomicBool::new(false);
+/// Jobs running now, and the signal that one ended.
+static RUNNING: Mutex<usize> = Mutex::new(0);
+static ENDED: Condvar = Condvar::new();
+
+/// Starts no more jobs and waits for the running ones (see the module doc).
+pub fn quiesce() {
+    CLOSING.store(true, Ordering::SeqCst);
+    let mut running = RUNNING.lock().unwrap_or_else(|e| e.into_inner());
+    while *running > 0 {
+        running = ENDED.wait(running).unwrap_or_else(|e| e.into_inner());
+    }
+}
+
+extern "C" fn quiesce_at_exit() {
+    quiesce();
+}
+
 impl Job {
-    /// Runs the work if nobody has taken it yet.
+    /// Runs the work if nobody has taken it yet and the process is not exiting.
     fn run_if_untaken(&self) {
-        let work = self.work.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let work = {
+            // Counted as running before the exit can see it untaken: `quiesce` either sees
+            // this job running, or this thread sees the exit and leaves the work alone.
+            let mut running = RUNNING.lock().unwrap_or_else(|e| e.into_inner());
+            if CLOSING.load(Ordering::SeqCst) {
+                return;
+            }
+            let work = self.work.lock().unwrap_or_else(|e| e.into_inner()).take();
+            if work.is_some() {
+                *running += 1;
+            }
+            work
+        };
         if let Some(work) = work {
             let outcome = work();
             *self.done.lock().unwrap_or_else(|e| e.into_inner()) = Some(outcome);
             self.finished.notify_all();
+            *RUNNING.lock().unwrap_or_else(|e| e.into_inner()) -= 1;
+            ENDED.notify_all();
         }
     }
 
@@ -94,6 +134,13 @@ impl JitPool {
     /// A pool compiling for `sm_<arch>` with NVRTC `nvrtc_version`, reading and filling `disk`.
     /// Without worker threads (none could be made), jobs run when a launch waits for them.
     pub fn new(arch: u32, nvrtc_version: (i32, i32), disk: Arc<Mutex<DiskCache>>) -> JitPool {
+        // After NVRTC was loaded (the device asked its version), so this runs before its
+        // exit handlers (`atexit` runs handlers in reverse order).
+        static AT_EXIT: Once = Once::new();
+        AT_EXIT.call_once(|| {
+            // SAFETY: registers a plain `extern "C"` function without arguments.
+            unsafe { libc::atexit(quiesce_at_exit) };
+        });
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).saturating_sub(1).clamp(1, MAX_WORKERS);
         let workers = rayon::ThreadPoolBuilder::new().num_threads(threads).thread_name(|i| format!("yosegi-jit-{i}")).build().ok();
         JitPool { jobs: Mutex::new(HashMap::new()), workers, disk, arch, nvrtc_version }
@@ -162,6 +209,9 @@ impl JitPool {
         job.run_if_untaken();
         let mut done = job.done.lock().unwrap_or_else(|e| e.into_inner());
         while done.is_none() {
+            if CLOSING.load(Ordering::SeqCst) && job.work.lock().unwrap_or_else(|e| e.into_inner()).is_some() {
+                return Some(Err("the program is exiting".to_string()));
+            }
             done = job.finished.wait(done).unwrap_or_else(|e| e.into_inner());
         }
         done.clone()

@@ -31,7 +31,7 @@
 
 pub(crate) mod cache;
 pub mod embedded;
-pub(crate) mod jit;
+pub mod jit;
 /// The cache folder and the hash its entries are named by (the compiler driver keeps the
 /// runtime library it carries there).
 pub use cache::{fnv1a64, trusted_dir};
@@ -580,6 +580,10 @@ impl CudaDevice {
         // kernel rather than a variant whose key would not say which values it holds.
         let Some(constants) = specialised_constants(launch) else { return VariantKey::generic(kernel_symbol(kernel)) };
         let wanted = VariantKey { symbol: kernel_symbol(kernel), constants, width: fits, aliasing };
+        if self.policy == VariantPolicy::Prepared {
+            // Only the forms the executable carries.
+            return wanted.prepared(&jit::ahead_variants(launch.module, kernel));
+        }
         choose_variant(wanted, self.policy, self.kernels.keys().chain(self.requested.keys()))
     }
 
@@ -893,12 +897,8 @@ pub fn specialised_constants(launch: &Launch) -> Option<Vec<i64>> {
 }
 
 /// `wanted`, unless the policy is generic-only, or `wanted` is a new specialised variant of a
-/// kernel that already has [`MAX_VARIANTS`] of them: then the generic kernel; under the
-/// prepared policy, `wanted` without its constants.
+/// kernel that already has [`MAX_VARIANTS`] of them: then the generic kernel.
 fn choose_variant<'k>(wanted: VariantKey, policy: VariantPolicy, compiled: impl Iterator<Item = &'k VariantKey>) -> VariantKey {
-    if policy == VariantPolicy::Prepared {
-        return VariantKey { constants: Vec::new(), ..wanted };
-    }
     let kept = policy != VariantPolicy::GenericOnly && keeps_variant(&wanted, |k| k.symbol == wanted.symbol && !k.is_generic(), compiled);
     if kept { wanted } else { VariantKey::generic(wanted.symbol) }
 }

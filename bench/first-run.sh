@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# The first run against the tenth (issue "the first run as fast as the tenth"): each NPB-ACC
+# benchmark (https://github.com/uhhpctools/openacc-npb) built by `make CC=yosegi-cc` and run
+# through `yosegi run`, each time with an empty kernel cache (first), again (warm), and warm
+# with YOSEGI_STATS=json / --stats=json; the times are the benchmark's own `Time in seconds`.
+# Also prints each link's wall time (the kernels are compiled there, ahead of time).
+#
+# Usage: bench/first-run.sh SUITE BIN_DIR [CLASS [NAME...]]
+#   SUITE    the clone's root (BT/, CG/, ...); it is copied, not modified
+#   BIN_DIR  the folder holding yosegi and yosegi-cc (and libyosegi_rt.so)
+#   CLASS    S, W, A, B or C (default C); NAME: BT CG EP FT LU MG SP (default all)
+# Output: one tab-separated line per benchmark: name, link s, then first, warm and stats
+# seconds of the make build, then of `yosegi run`, then the ratios first/warm (make, run)
+# and stats/warm (make, run). A benchmark that does not verify shows FAIL for that time.
+set -u
+suite="$(cd "${1:?SUITE}" && pwd)"
+bin="$(cd "${2:?BIN_DIR}" && pwd)"
+class="${3:-C}"
+shift 3 2>/dev/null || shift $#
+names=("$@")
+[ ${#names[@]} -gt 0 ] || names=(BT CG EP FT LU MG SP)
+work="$(mktemp -d "${TMPDIR:-/tmp}/first-run.XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+printf 'yosegi-print-objs:\n\t@echo $(OBJS)\n' >"$work/print-objs.mk"
+export YOSEGI_DEVICE=cuda
+
+seconds_of() { # the benchmark's time from its output $1, or FAIL when it did not verify
+    if grep -qE "Verification *= *SUCCESSFUL" "$1"; then
+        grep -m1 -E "^ *Time in seconds *=" "$1" | sed -E 's/^[^=]*= *//; s/ *$//'
+    else
+        echo FAIL
+    fi
+}
+ratio() { python3 -c "import sys; a, b = sys.argv[1:]; print(f'{float(a) / float(b):.3f}' if a != 'FAIL' and b != 'FAIL' else '-')" "$1" "$2"; }
+
+printf 'bench\tlink_s\tmake_first\tmake_warm\tmake_stats\trun_first\trun_warm\trun_stats\tmake_first/warm\trun_first/warm\tmake_stats/warm\trun_stats/warm\n'
+for bench in "${names[@]}"; do
+    cp -r "$suite/$bench" "$work/$bench"
+    top="$work/$bench"
+    lower=$(echo "$bench" | tr 'A-Z' 'a-z')
+    program=$(grep -l "^BENCHMARK *= *$lower" "$top"/*/Makefile 2>/dev/null | head -1)
+    dir=$(dirname "$program")
+    started=$(date +%s.%N)
+    (cd "$dir" && make CC="$bin/yosegi-cc" CLINK="$bin/yosegi-cc" CLASS="$class" >"$top/build.log" 2>&1)
+    link_s=$(python3 -c "import time, sys; print(f'{time.time() - float(sys.argv[1]):.1f}')" "$started")
+    exe="$top/bin/$lower.$class.x"
+    [ -x "$exe" ] || exe="$dir/$lower.$class.x"
+    times=()
+    if [ -x "$exe" ]; then
+        cache="$work/cache-$bench-make"
+        YOSEGI_CACHE_DIR="$cache" "$exe" >"$top/m1.out" 2>"$top/m1.err"; times+=("$(seconds_of "$top/m1.out")")
+        YOSEGI_CACHE_DIR="$cache" "$exe" >"$top/m2.out" 2>"$top/m2.err"; times+=("$(seconds_of "$top/m2.out")")
+        YOSEGI_CACHE_DIR="$cache" YOSEGI_STATS=json "$exe" >"$top/m3.out" 2>"$top/m3.err"; times+=("$(seconds_of "$top/m3.out")")
+    else
+        times+=(FAIL FAIL FAIL)
+        tail -3 "$top/build.log" >&2
+    fi
+    (cd "$dir" && ../sys/setparams "$lower" "$class") >/dev/null 2>&1
+    objs=$(make -s -C "$dir" -f Makefile -f "$work/print-objs.mk" yosegi-print-objs CLASS="$class" COMMON=../common RAND=randdp VEC= 2>/dev/null)
+    sources=()
+    for o in $objs; do sources+=("${o%.o}.c"); done
+    cache="$work/cache-$bench-run"
+    for k in 1 2 3; do
+        stats=()
+        [ $k = 3 ] && stats=(--stats=json)
+        (cd "$dir" && YOSEGI_CACHE_DIR="$cache" "$bin/yosegi" run -w --device cuda "${stats[@]}" -I ../common "${sources[@]}") </dev/null >"$top/r$k.out" 2>"$top/r$k.err"
+        times+=("$(seconds_of "$top/r$k.out")")
+    done
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$bench" "$link_s" "${times[@]}" \
+        "$(ratio "${times[0]}" "${times[1]}")" "$(ratio "${times[3]}" "${times[4]}")" \
+        "$(ratio "${times[2]}" "${times[1]}")" "$(ratio "${times[5]}" "${times[4]}")"
+    if [ -n "${FIRST_RUN_LOGS:-}" ]; then
+        mkdir -p "$FIRST_RUN_LOGS" && tar czf "$FIRST_RUN_LOGS/$bench.tgz" -C "$top" $(cd "$top" && ls ./*.out ./*.err build.log 2>/dev/null)
+    fi
+    rm -rf "$top" "$work/cache-$bench-make" "$work/cache-$bench-run"
+done
