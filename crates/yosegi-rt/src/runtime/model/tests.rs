@@ -74,7 +74,7 @@ fn simulated_and_sampled(kernel: GridKernel, n: usize, arrays: usize) -> (Device
         // SAFETY: `host` outlives the sampling.
         Some(Arc::new(unsafe { SimBuffer::host_view(host[k].as_ptr(), host[k].len()) }))
     };
-    let sampled = sample_launch(&launch, &view_of, 0, &Machine::nominal("test")).expect("counted");
+    let sampled = sample_launch(&launch, &view_of, 0, &Machine::nominal("test"), None).expect("counted");
     // The host's arrays are unchanged: a view drops stores.
     assert_eq!(host[0], f32_bytes(&(0..n).map(|x| x as f32).collect::<Vec<_>>()));
     assert_eq!(sampled.blocks, simulated.blocks);
@@ -494,7 +494,7 @@ fn a_step_fused_kernels_global_and_shared_phases_add() {
     let view_of = views_of(&host);
     let steps_of = |module: &Module| {
         let launch = Launch::new(module, &module.grid_kernels[crate::ir::Handle::new(0)], multiply_add_params(n));
-        super::predict_with(&m, &launch, super::Traffic::default(), 132, &view_of).expect("predicted").work.time_steps
+        super::predict_with(&m, &launch, super::Traffic::default(), 132, &view_of, None).expect("predicted").work.time_steps
     };
     assert_eq!(steps_of(&module), 1);
     module.step_fusions.push(crate::ir::StepFusion {
@@ -527,7 +527,7 @@ fn the_first_launch_of_a_kernel_pays_for_loading_it() {
     assert!((first.seconds - again.seconds - machine().first_launch() - machine().idle_launch()).abs() < 1e-12);
     assert_eq!(again.work.counters.global_loads, 3 * n as u64);
     // No machine for a device the model does not know.
-    assert!(model.predict_launch(&launch, &at(1, 0)).is_none());
+    assert_eq!(model.predict_launch(&launch, &at(1, 0)).err(), Some(super::Unpredicted::Uncountable));
     // A launch on an idle device pays what programs were seen to pay for it, once observed.
     let mut observed = machine();
     observed.idle_launch_s = 3e-6;
