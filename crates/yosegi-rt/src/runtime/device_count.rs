@@ -339,6 +339,35 @@ mod tests {
         assert!(!count.splits(), "the one-device side runs whole");
     }
 
+    /// The cycles run on one device are what the exploration budget pays, warm-up included;
+    /// once it is spent, a choice not yet made splits again.
+    #[test]
+    fn one_device_cycles_are_charged_and_a_spent_budget_ends_the_choice_splitting() {
+        let mut now = Instant::now();
+        let mut count = DeviceCount::new(true);
+        count.region_called(1, now, 0, Duration::ZERO);
+        count.split_seen(1);
+        let mut charged = Vec::new();
+        // The split side: the cycle's start, a warm-up and five 1 ms cycles (MIN_SAMPLED),
+        // charging nothing.
+        for _ in 0..7 {
+            charged.push(count.region_called(1, now, 0, Duration::ZERO));
+            now += ms(1);
+        }
+        assert!(charged.iter().all(Option::is_none), "{charged:?}");
+        assert_eq!(count.phase(), &Phase::Timing { one_device: true, warm: false, times: vec![] });
+        // On one device, 3 ms cycles: each is charged.
+        now += ms(2);
+        assert_eq!(count.region_called(1, now, 0, Duration::ZERO), Some(ms(3)), "the warm-up, gathering the data");
+        now += ms(3);
+        assert_eq!(count.region_called(1, now, 0, Duration::ZERO), Some(ms(3)));
+        assert!(!count.splits());
+        assert!(count.stop_exploring());
+        assert_eq!(count.phase(), &Phase::Chosen { one_device: false });
+        assert!(count.splits() && count.decision.is_none());
+        assert!(!count.stop_exploring(), "nothing left to end");
+    }
+
     #[test]
     fn a_cycle_during_which_variants_were_explored_is_not_kept() {
         let mut now = Instant::now();

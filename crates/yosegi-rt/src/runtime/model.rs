@@ -28,7 +28,9 @@
 //! stats report the sampling time spent ([`SamplingCost`]). An unfinished sample (deadline,
 //! statement budget) stands for its shape: sampling it again would take as long. One refused
 //! or cut short by the cap does not: a later launch of the shape may find room, since the cap
-//! grows with the run.
+//! grows with the run (once cut short, room for its whole deadline). The bound is on wall
+//! time, looked at every `sim::interp::CLOCK_EVERY` statements: a sample passes its limit by
+//! that look, its set-up, and any time the system takes the thread away meanwhile.
 //!
 //! Sampling runs on the program's thread, at the launch, not on a worker thread: the sampled
 //! blocks read the program's host arrays in place (`SimBuffer::host_view`), and the program
@@ -179,6 +181,8 @@ impl Sampler {
 
     /// `launch` predicted from a sample within the bounds, and whether the outcome stands for
     /// the later launches of its shape (not when the cap refused the sample or cut it short).
+    /// `cut_before`: the cap cut a sample of this shape short before, so it is sampled again
+    /// only with room for its whole deadline (it would most likely be cut short again).
     fn predict(
         &mut self,
         machine: &Machine,
@@ -186,6 +190,7 @@ impl Sampler {
         traffic: Traffic,
         multiprocessors: u32,
         host_view_of: &dyn Fn(DeviceAlloc) -> Option<Arc<SimBuffer>>,
+        cut_before: bool,
     ) -> (Result<Prediction, Unpredicted>, bool) {
         if !countable(launch.module, launch.kernel) {
             return (Err(Unpredicted::Uncountable), true);
@@ -193,7 +198,12 @@ impl Sampler {
         let now = Instant::now();
         let room = self.room(now);
         let deadline = self.cost.deadline;
-        if room.is_some_and(|r| r < deadline.map_or(MIN_SAMPLE_ROOM, |d| d.min(MIN_SAMPLE_ROOM))) {
+        let least = match deadline {
+            Some(d) if cut_before => d,
+            Some(d) => d.min(MIN_SAMPLE_ROOM),
+            None => MIN_SAMPLE_ROOM,
+        };
+        if room.is_some_and(|r| r < least) {
             self.cost.not_sampled += 1;
             return (Err(Unpredicted::TimeBudget), false);
         }
@@ -238,6 +248,8 @@ pub struct Model {
     predictions: HashMap<PredictionKey, Result<Prediction, Unpredicted>>,
     /// The samples' bounds and what they cost so far.
     sampler: Sampler,
+    /// The shapes whose sample the cap cut short ([`Sampler::predict`]).
+    cut_short: HashSet<PredictionKey>,
     /// Per grid kernel (by name) and device: the compiled variants already launched, by the
     /// values they are specialised for (empty: the generic one), whose code is loaded.
     launched: HashMap<(String, usize), HashSet<Vec<i64>>>,
@@ -315,6 +327,7 @@ impl Model {
             machines,
             predictions: HashMap::new(),
             sampler: Sampler::new(started, deadline, allowance),
+            cut_short: HashSet::new(),
             launched: HashMap::new(),
             latest: HashMap::new(),
             split_shapes: HashMap::new(),
@@ -485,7 +498,12 @@ impl Model {
             }
             return Ok(p);
         }
-        let (made, stands) = self.sampler.predict(machine, launch, traffic, multiprocessors, host_view_of);
+        let samples_before = self.sampler.cost.samples;
+        let cut_before = self.cut_short.contains(&key);
+        let (made, stands) = self.sampler.predict(machine, launch, traffic, multiprocessors, host_view_of, cut_before);
+        if matches!(made, Err(Unpredicted::TimeBudget)) && self.sampler.cost.samples > samples_before {
+            self.cut_short.insert(key.clone());
+        }
         if let Ok(p) = &made {
             let sizes = LaunchKey::of(launch.kernel, &launch.specialisable, &launch.params, device_name).sizes_text();
             self.latest.insert((launch.kernel.name.clone(), device), (device_name.to_string(), sizes, p.clone()));

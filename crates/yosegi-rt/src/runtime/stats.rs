@@ -1022,6 +1022,54 @@ mod tests {
         assert!(text.lines().any(|l| l.split_whitespace().collect::<Vec<_>>() == ["1", "0", "0.000", "0", "8", "42"]), "{text}");
     }
 
+    /// A kernel the model could not predict says why, in the text and in the JSON; the costs
+    /// of measuring are reported with their shares of the run.
+    #[test]
+    fn launches_without_a_prediction_and_the_costs_of_measuring_are_reported() {
+        use crate::runtime::model::{SamplingCost, Unpredicted};
+        let mut stats = Stats::default();
+        for _ in 0..3 {
+            stats.record_launch("long", Duration::from_millis(1), &DeviceCounters::default());
+            stats.record_unpredicted("long", Unpredicted::Deadline);
+        }
+        stats.record_launch("late", Duration::from_millis(1), &DeviceCounters::default());
+        stats.record_unpredicted("late", Unpredicted::TimeBudget);
+        stats.record_launch("fine", Duration::from_millis(1), &DeviceCounters::default());
+        stats.elapsed = Some(Duration::from_secs(2));
+        stats.model_sampling = Some(SamplingCost {
+            spent: Duration::from_millis(40),
+            samples: 2,
+            unfinished: 1,
+            not_sampled: 1,
+            deadline: Some(Duration::from_millis(20)),
+            allowance: Some(Duration::from_millis(50)),
+        });
+        stats.exploration = Some(crate::runtime::variants::ExplorationCost { spent: Duration::from_millis(10), decided_by_budget: 3, allowance: Some(Duration::from_millis(20)) });
+        assert_eq!(stats.launches["long"].prediction_status(), Some("unfinished"));
+        assert_eq!(stats.launches["late"].prediction_status(), Some("not sampled"));
+        assert_eq!(stats.launches["fine"].prediction_status(), None, "the model saw none of its launches");
+
+        let text = stats.render();
+        assert!(text.lines().any(|l| l.starts_with("long ") && l.trim_end().ends_with("unfinished")), "{text}");
+        assert!(text.contains("  long: 3 of 3 launches not predicted: unfinished: its sample ran past the deadline of 20 ms"), "{text}");
+        assert!(text.contains("  late: 1 of 1 launches not predicted: not sampled: time budget"), "{text}");
+        assert!(text.contains("model sampling: 40.000 ms in 2 samples (2.00% of the run's 2.000 s; 1 unfinished, 1 not sampled for time; at most 2% of the run + 50 ms, 20 ms a sample)"), "{text}");
+        assert!(text.contains("exploration: 10.000 ms timed (0.50% of the run's 2.000 s; at most 2% of the run + 20 ms), 3 choices decided untimed when the budget ran out"), "{text}");
+
+        let json = stats.to_json();
+        let kernel = |name: &str| json["kernels"].as_array().unwrap().iter().find(|k| k["name"] == name).cloned().unwrap();
+        assert_eq!(kernel("long")["prediction"], "unfinished");
+        assert_eq!(kernel("long")["unpredicted_launches"]["deadline"], 3);
+        assert_eq!(kernel("late")["unpredicted_launches"]["time_budget"], 1);
+        assert_eq!(kernel("fine")["prediction"], serde_json::Value::Null);
+        assert_eq!(json["model_sampling"]["sampling_s"], 0.04);
+        assert_eq!(json["model_sampling"]["share_of_run"], 0.02);
+        assert_eq!(json["model_sampling"]["deadline_s"], 0.02);
+        assert_eq!(json["exploration"]["timed_s"], 0.01);
+        assert_eq!(json["exploration"]["decided_by_budget"], 3);
+        assert_eq!(json["exploration"]["cap_share"], crate::runtime::variants::EXPLORATION_SHARE);
+    }
+
     #[test]
     fn device_launches_give_bandwidth_and_compile_rows() {
         let mut stats = Stats::default();
