@@ -1,7 +1,9 @@
 //! Counters of what the runtime and the device did: launches per kernel with time, global
 //! memory transactions (32-byte sectors per warp access), shared-memory bank conflicts,
 //! barriers, and host<->device transfers. `--stats` prints them at exit; tests and benchmarks
-//! read [`Stats`] directly.
+//! read [`Stats`] directly. The report ends with what measuring cost the run: the performance
+//! model's sampling and timed exploration, each against its bound, and per kernel the launches
+//! the model could not predict and why.
 //!
 //! On a GPU the device also reports, per kernel, its time from CUDA events, the bytes the access
 //! analysis says its launches must move (hence an achieved bandwidth), and the time spent

@@ -1251,7 +1251,7 @@ impl<'a> BlockState<'a> {
         }
         self.budget -= 1;
         if let Some(deadline) = self.deadline
-            && self.budget % CLOCK_EVERY == 0
+            && self.budget.is_multiple_of(CLOCK_EVERY)
             && Instant::now() >= deadline
         {
             return Err(fault(Span::default(), DEADLINE_PASSED.to_string()));
