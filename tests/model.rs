@@ -704,7 +704,9 @@ fn a_sample_past_its_deadline_is_marked_unfinished_and_taken_once_per_shape() {
     assert_eq!((count(sampling, "samples"), count(sampling, "unfinished")), (1, 1), "{sampling}");
     assert_eq!(seconds(sampling, "deadline_s"), 0.002);
     let spent = seconds(sampling, "sampling_s");
-    assert!(spent < 0.002 + 0.003, "one sample at its deadline: {spent} s");
+    // One sample, stopped at its deadline: well short of the 25 ms or so it would run (the
+    // slack is for the other tests running beside this one).
+    assert!(spent < 0.002 + 0.010, "one sample at its deadline: {spent} s");
     let cap = seconds(sampling, "cap_share") * seconds(&stats, "elapsed_s") + seconds(sampling, "cap_allowance_s");
     assert!(spent <= cap, "{spent} s over the cap of {cap} s");
 
