@@ -63,6 +63,9 @@ rm -rf "$out" "$out-steady" && mkdir -p "$out/examples" "$out/fusion"
 # Every candidate variant runs, even where the model's choice is clear enough for the runtime
 # to take it untimed: the variant table compares the model's choice with measurement.
 export YOSEGI_MODEL_DECIDES=off
+# Nor does the exploration budget stop the timing, and every launch is predicted however long
+# its sample takes: the accuracy table covers the kernels the runs before these bounds did.
+export YOSEGI_EXPLORE_BUDGET_MS=off YOSEGI_MODEL_SAMPLE_MS=off YOSEGI_MODEL_BUDGET_MS=off
 
 if [ -n "$warm" ] && [ -n "$npb" ]; then
     # A kernel cache of the benchmark's own (it calibrates afresh), not the user's.

@@ -14,10 +14,19 @@ fn stats_of(file: &std::path::Path, args: &[&str]) -> Value {
     stats_with(file, &[], args)
 }
 
-/// `yosegi run --device sim --stats=json OPTIONS FILE -- ARGS`: the stats.
+/// `yosegi run --device sim --stats=json OPTIONS FILE -- ARGS`: the stats. The model's bounds
+/// on sampling time are lifted: these tests check what it counts, and a sample slowed past its
+/// deadline by the other tests running beside it would leave a launch unpredicted.
 fn stats_with(file: &std::path::Path, options: &[&str], args: &[&str]) -> Value {
+    stats_in_env(file, options, args, &[("YOSEGI_MODEL_SAMPLE_MS", "off"), ("YOSEGI_MODEL_BUDGET_MS", "off")])
+}
+
+/// [`stats_with`] with the environment variables `env` set (the bounds on sampling as they
+/// are unless `env` sets them).
+fn stats_in_env(file: &std::path::Path, options: &[&str], args: &[&str], env: &[(&str, &str)]) -> Value {
     let mut cmd = yosegi();
     cmd.args(["run", "--device", "sim", "--stats=json", "-w"]).args(options).arg(file).arg("--").args(args);
+    cmd.envs(env.iter().copied());
     let out = run(cmd, Input::Nothing);
     assert_eq!(out.code(), Some(0), "{}", out.describe());
     let start = out.stderr.find("{\n").unwrap_or_else(|| panic!("no JSON stats on stderr:\n{}", out.stderr));
@@ -662,4 +671,69 @@ fn the_replay_moves_a_kernel_of_several_sizes_by_its_mean() {
     let (before, after) = (recorded["mean_predicted_s"].as_f64().unwrap(), slow["mean_predicted_s"].as_f64().unwrap());
     let moved = mean_busy * (ratio - 1.0);
     assert!((after - before - moved).abs() < 1e-9, "{before} -> {after}: moved {} against {moved}", after - before);
+}
+
+/// 12 launches of a kernel of one block whose 128 threads each run a long dependent chain, the
+/// outer iteration passed in as a value only (as NPB EP passes its offset).
+const LONG_CHAINS: &str = "#include <stdio.h>\nint main(void) {\n  int n = 128;\n  static double a[128];\n  for (int it = 0; it < 12; it++) {\n    #pragma acc parallel loop copy(a[0:n])\n    for (int i = 0; i < n; i++) {\n      double x = a[i] + it;\n      for (int k = 0; k < 10000; k++) x = x * 0.5 + 1.0;\n      a[i] = x;\n    }\n  }\n  printf(\"%.1f\\n\", a[0]);\n  return 0;\n}\n";
+
+/// The one kernel of `stats` and the model's sampling account.
+fn long_chains_kernel(stats: &Value) -> (&Value, &Value) {
+    let kernels = stats["kernels"].as_array().expect("kernels");
+    assert_eq!(kernels.len(), 1, "{stats}");
+    (&kernels[0], &stats["model_sampling"])
+}
+
+fn seconds(v: &Value, key: &str) -> f64 {
+    v[key].as_f64().unwrap_or_else(|| panic!("no {key} in {v}"))
+}
+
+/// A sample that runs past its deadline (`YOSEGI_MODEL_SAMPLE_MS`) is given up, the launch
+/// marked unfinished; the iteration passed in does not make each launch a new shape, so one
+/// sample stands for all of them, and the sampling time stays within the deadline and the cap.
+#[test]
+fn a_sample_past_its_deadline_is_marked_unfinished_and_taken_once_per_shape() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = source_file(&dir, "long.c", LONG_CHAINS);
+    let stats = stats_in_env(&file, &[], &[], &[("YOSEGI_MODEL_SAMPLE_MS", "2")]);
+    let (k, sampling) = long_chains_kernel(&stats);
+    assert_eq!(count(k, "launches"), 12);
+    assert_eq!(count(k, "predicted_launches"), 0);
+    assert_eq!(k["prediction"], "unfinished", "{k}");
+    assert_eq!(count(&k["unpredicted_launches"], "deadline"), 12, "{k}");
+    assert_eq!((count(sampling, "samples"), count(sampling, "unfinished")), (1, 1), "{sampling}");
+    assert_eq!(seconds(sampling, "deadline_s"), 0.002);
+    let spent = seconds(sampling, "sampling_s");
+    // One sample, stopped at its deadline: well short of the 25 ms or so it would run (the
+    // slack is for the other tests running beside this one).
+    assert!(spent < 0.002 + 0.010, "one sample at its deadline: {spent} s");
+    let cap = seconds(sampling, "cap_share") * seconds(&stats, "elapsed_s") + seconds(sampling, "cap_allowance_s");
+    assert!(spent <= cap, "{spent} s over the cap of {cap} s");
+
+    // The text says why, and what sampling cost.
+    let mut cmd = yosegi();
+    cmd.args(["run", "--device", "sim", "--stats", "-w"]).arg(&file).env("YOSEGI_MODEL_SAMPLE_MS", "2");
+    let out = run(cmd, Input::Nothing);
+    assert_eq!(out.code(), Some(0), "{}", out.describe());
+    assert!(out.stderr.contains(": 12 of 12 launches not predicted: unfinished: its sample ran past the deadline of 2 ms"), "{}", out.stderr);
+    assert!(out.stderr.contains("model sampling: ") && out.stderr.contains(" in 1 samples ("), "{}", out.stderr);
+}
+
+/// With no fixed allowance (`YOSEGI_MODEL_BUDGET_MS=0`) the model may sample for 2% of the run
+/// so far: the launches are not sampled, or their samples are cut short at the cap, and the
+/// sampling time reported stays within 2% of the run.
+#[test]
+fn the_sampling_time_stays_within_its_share_of_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = source_file(&dir, "long.c", LONG_CHAINS);
+    let stats = stats_in_env(&file, &[], &[], &[("YOSEGI_MODEL_BUDGET_MS", "0")]);
+    let (k, sampling) = long_chains_kernel(&stats);
+    assert_eq!(k["prediction"], "not sampled", "{k}");
+    assert_eq!(count(&k["unpredicted_launches"], "time_budget"), 12, "{k}");
+    assert_eq!(seconds(sampling, "cap_allowance_s"), 0.0);
+    assert!(count(sampling, "samples") >= 1, "the run earned room for a sample: {sampling}");
+    let (spent, run) = (seconds(sampling, "sampling_s"), seconds(&stats, "elapsed_s"));
+    // A sample passes its limit by a look at the clock and its set-up, and by any time the
+    // system takes the thread away (the other tests run beside this one): 2 ms at most here.
+    assert!(spent <= 0.02 * run + 0.002, "{spent} s of sampling in a {run} s run");
 }

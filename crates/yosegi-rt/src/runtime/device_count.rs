@@ -27,6 +27,13 @@
 //! device measured how fast the host queued a stencil's launches: 0.011 ms against 4.1 split.) Off on the simulator (it has no clock: every launch that can be split is),
 //! with one device, with `YOSEGI_DEVICE_COUNT=all` (never one) and under
 //! `YOSEGI_MIN_SPLIT_BYTES` (measuring a byte rule).
+//!
+//! The cycles run on one device spend the run's exploration budget
+//! (`variants::ExplorationBudget`): the whole of each, since on one device the program runs
+//! the cycles the splitting would have run, possibly slower, and gathers its data there. The
+//! split side's cycles are the program as it runs anyway. Once the budget is spent, a choice
+//! not yet made keeps splitting, as usual, and `--stats` counts it among the choices the
+//! budget decided.
 
 pub mod record;
 
@@ -139,34 +146,37 @@ impl DeviceCount {
     /// (candidates compiled and timed one by one) and is not kept.
     /// `work` is the devices' kernel time so far, summed over them (complete: the devices are
     /// idle at the calls that bound a timed cycle).
-    pub fn region_called(&mut self, region: i32, now: Instant, exploring: u64, work: Duration) {
+    /// Returns the time of the cycle this call ended when it ran on one device, which the
+    /// exploration budget pays (see the module doc).
+    pub fn region_called(&mut self, region: i32, now: Instant, exploring: u64, work: Duration) -> Option<Duration> {
         if !self.enabled {
-            return;
+            return None;
         }
         if self.head.is_none() && self.split_regions.contains(&region) {
             self.head = Some(region);
             self.phase = Phase::Timing { one_device: false, warm: false, times: Vec::new() };
             self.cycle_started = Some((now, exploring, work));
-            return;
+            return None;
         }
         if self.head != Some(region) {
-            return;
+            return None;
         }
-        let Some((started, explored_before, work_before)) = self.cycle_started.replace((now, exploring, work)) else { return };
+        let (started, explored_before, work_before) = self.cycle_started.replace((now, exploring, work))?;
         let cycle = now.saturating_duration_since(started);
         let cycle_work = work.saturating_sub(work_before);
-        let Phase::Timing { one_device, warm, times } = &mut self.phase else { return };
+        let Phase::Timing { one_device, warm, times } = &mut self.phase else { return None };
+        let spent = one_device.then_some(cycle);
         self.seen += 1;
         if self.seen > MAX_SEEN_CYCLES {
             self.phase = Phase::Chosen { one_device: false };
-            return;
+            return spent;
         }
         if !*warm {
             *warm = true;
-            return;
+            return spent;
         }
         if exploring != explored_before {
-            return;
+            return spent;
         }
         times.push(cycle);
         if !*one_device {
@@ -174,7 +184,7 @@ impl DeviceCount {
         }
         let total: Duration = times.iter().sum();
         if times.len() < MAX_CYCLES && (times.len() < MIN_CYCLES || total < MIN_SAMPLED) {
-            return;
+            return spent;
         }
         let work = typical_sample(&self.split_work);
         if !*one_device {
@@ -182,17 +192,28 @@ impl DeviceCount {
             if split.as_secs_f64() < ONE_DEVICE_WORK_SHARE * work.as_secs_f64() {
                 self.decision = Some(Decision { one_device: false, split, one: None, work });
                 self.phase = Phase::Chosen { one_device: false };
-                return;
+                return spent;
             }
             self.seen = 0;
             self.split_times = std::mem::take(times);
             self.phase = Phase::Timing { one_device: true, warm: false, times: Vec::new() };
-            return;
+            return spent;
         }
         let (split, one) = (typical_sample(&self.split_times), typical_sample(times));
         let one_device = one.as_secs_f64() < split.as_secs_f64() * (1.0 - ONE_DEVICE_MARGIN);
         self.decision = Some(Decision { one_device, split, one: Some(one), work });
         self.phase = Phase::Chosen { one_device };
+        spent
+    }
+
+    /// Ends a choice not yet made, the exploration budget being spent: splitting, as usual.
+    /// Returns whether there was one to end.
+    pub fn stop_exploring(&mut self) -> bool {
+        if !matches!(self.phase, Phase::Timing { .. }) {
+            return false;
+        }
+        self.phase = Phase::Chosen { one_device: false };
+        true
     }
 
     #[cfg(test)]
@@ -210,7 +231,13 @@ impl Runtime {
         }
         let work = Duration::from_nanos(self.stats.device.device_time_ns);
         let decided = self.device_count.decision.is_some();
-        self.device_count.region_called(id, Instant::now(), self.variants.exploring_launches(), work);
+        let now = Instant::now();
+        if let Some(spent) = self.device_count.region_called(id, now, self.variants.exploring_launches(), work) {
+            self.variants.budget_mut().charge(spent);
+        }
+        if !self.variants.budget().has_room(now) && self.device_count.stop_exploring() {
+            self.variants.budget_mut().decided();
+        }
         if !decided {
             self.stats.device_count = self.device_count.decision;
         }
@@ -310,6 +337,35 @@ mod tests {
         drive(&mut count, now, 1, (1, 1, 0));
         assert_eq!(count.phase(), &Phase::Timing { one_device: true, warm: false, times: vec![] });
         assert!(!count.splits(), "the one-device side runs whole");
+    }
+
+    /// The cycles run on one device are what the exploration budget pays, warm-up included;
+    /// once it is spent, a choice not yet made splits again.
+    #[test]
+    fn one_device_cycles_are_charged_and_a_spent_budget_ends_the_choice_splitting() {
+        let mut now = Instant::now();
+        let mut count = DeviceCount::new(true);
+        count.region_called(1, now, 0, Duration::ZERO);
+        count.split_seen(1);
+        let mut charged = Vec::new();
+        // The split side: the cycle's start, a warm-up and five 1 ms cycles (MIN_SAMPLED),
+        // charging nothing.
+        for _ in 0..7 {
+            charged.push(count.region_called(1, now, 0, Duration::ZERO));
+            now += ms(1);
+        }
+        assert!(charged.iter().all(Option::is_none), "{charged:?}");
+        assert_eq!(count.phase(), &Phase::Timing { one_device: true, warm: false, times: vec![] });
+        // On one device, 3 ms cycles: each is charged.
+        now += ms(2);
+        assert_eq!(count.region_called(1, now, 0, Duration::ZERO), Some(ms(3)), "the warm-up, gathering the data");
+        now += ms(3);
+        assert_eq!(count.region_called(1, now, 0, Duration::ZERO), Some(ms(3)));
+        assert!(!count.splits());
+        assert!(count.stop_exploring());
+        assert_eq!(count.phase(), &Phase::Chosen { one_device: false });
+        assert!(count.splits() && count.decision.is_none());
+        assert!(!count.stop_exploring(), "nothing left to end");
     }
 
     #[test]

@@ -18,7 +18,9 @@
 //!   each timed from an idle device to the end of its last kernel (so the unfused side pays its
 //!   launches and preparations, as the program would), two of each, more while the two are
 //!   close (`variants::fusion_needs_sample`); then the faster runs, fused only when its typical
-//!   time is lower by more than `variants::FUSION_WIN_MARGIN`.
+//!   time is lower by more than `variants::FUSION_WIN_MARGIN`. The samples spend the run's
+//!   exploration budget (`variants::ExplorationBudget`); once it is spent, a comparison not
+//!   yet made runs unfused from then on, untimed.
 //!
 //! The grid kernel that leaves out intermediates' global stores (`Fusion::without_stores`:
 //! scratch arrays nothing outside the chain reads, which the fusion pass proved) runs instead
@@ -225,6 +227,28 @@ impl Runtime {
         let sizes = launch_sizes(&self.module, &fusion.members, args);
         let key = (f, sizes);
         let exploration = self.fusions.explorations.entry(key.clone()).or_default();
+        if exploration.fuse.is_none() && !self.variants.budget().has_room(Instant::now()) {
+            // The budget is spent: the unfused launches, the program as written (the model
+            // predicts launches, not the unfused side's preparations).
+            exploration.fuse = Some(false);
+            let grid = &self.module.grid_kernels[fusion.grid].name;
+            let times = [("unfused", &exploration.unfused), (grid.as_str(), &exploration.fused)]
+                .into_iter()
+                .filter(|(_, t)| !t.is_empty())
+                .map(|(name, t)| (name.to_string(), t.clone()))
+                .collect();
+            let decision = VariantDecision {
+                kernel: grid.clone(),
+                device: self.devices[self.current_device].model().to_string(),
+                sizes: String::new(),
+                winner: "unfused".to_string(),
+                times,
+                how: Decided::Budget { by_model: false },
+            };
+            self.variants.budget_mut().decided();
+            self.stats.record_variant_decision(decision);
+            return Plan::Unfused { timed: None };
+        }
         match exploration.fuse {
             Some(true) => Plan::Fused { timed: None },
             Some(false) => Plan::Unfused { timed: None },
@@ -245,10 +269,12 @@ impl Runtime {
     /// The time of a sample begun at `start`, once the device is idle again; `None` when a
     /// kernel's variant exploration ran during it (its timed candidates and waits are not what
     /// the launches will cost once it has ended: on the H100, heat-3d's unfused step timed
-    /// 0.38 ms so, against 0.23 ms when settled, and a slower step kernel won).
+    /// 0.38 ms so, against 0.23 ms when settled, and a slower step kernel won). Kept or not,
+    /// the sample's time is spent from the exploration budget.
     pub(super) fn timing_stop(&mut self, start: SampleStart) -> Option<Duration> {
         self.devices[self.current_device].wait();
         let time = start.at.elapsed();
+        self.variants.budget_mut().charge(time);
         (self.variants.exploring_launches() == start.exploring).then_some(time)
     }
 

@@ -246,6 +246,9 @@ pub struct Runtime {
     /// Whether the program's repeating cycle of regions runs on all the devices or one
     /// (`device_count`).
     device_count: device_count::DeviceCount,
+    /// When the runtime started: the run whose shares the model's sampling and timed
+    /// exploration may take.
+    started: Instant,
 }
 
 /// The region args of the arrays `grid` stores, sorted.
@@ -280,6 +283,9 @@ impl Runtime {
 
     /// A runtime on the device `config` names, or why that device cannot be used.
     pub fn try_new(module: Arc<Module>, sources: Arc<SourceSet>, config: RuntimeConfig) -> Result<Runtime, String> {
+        // What the model's sampling and timed exploration may spend is a share of the time
+        // from here (`model`, `variants::ExplorationBudget`).
+        let started = Instant::now();
         let job = ranks::join()?;
         let mut devices = match &job {
             Some(job) => ranks::RankDevice::job_devices(job, open_rank_device(config.device, config.gpus, job)?),
@@ -290,7 +296,7 @@ impl Runtime {
         // The model predicts every launch for `--stats`, and on a GPU leaves candidates it
         // predicts far slower out of the variant explorations (`variants::MODEL_FILTER`).
         let explores = !simulated && config.staging == crate::opt::StagingMode::Auto && module.kernels.iter().any(|(k, _)| module.variants_of(k).len() > 1);
-        let mut model = (config.stats != StatsMode::Off || explores).then(|| model::Model::new(devices.iter_mut().map(|d| d.machine()).collect()));
+        let mut model = (config.stats != StatsMode::Off || explores).then(|| model::Model::from_env(devices.iter_mut().map(|d| d.machine()).collect(), started));
         let split_rule = distribute::split_rule(simulated, job.is_some(), &mut devices, |devices| match model.as_ref().and_then(|m| m.machine(0)) {
             Some(machine) => machine.clone(),
             None => devices[0].machine(),
@@ -300,6 +306,7 @@ impl Runtime {
             model.set_peer_link(measured.peer_bytes_per_s, measured.peer_copy_s);
         }
         let mut variants = variants::VariantChooser::new(config.staging, variants::TuningCache::default_location());
+        variants.set_budget(variants::ExplorationBudget::from_env(started));
         if job.is_some() {
             variants.choose_by_estimate_only();
         }
@@ -338,6 +345,7 @@ impl Runtime {
             device_count: device_count::DeviceCount::new(device_count::enabled(simulated, job.is_some(), devices_len)),
             model,
             module,
+            started,
         })
     }
 
@@ -381,8 +389,12 @@ impl Runtime {
         self.current_device = num.min(self.devices.len() - 1);
     }
 
-    /// The text `--stats` prints at exit (`None` when stats are off).
-    pub fn exit_report(&self) -> Option<String> {
+    /// The text `--stats` prints at exit (`None` when stats are off), with what measuring
+    /// cost the run so far (the model's sampling, timed exploration).
+    pub fn exit_report(&mut self) -> Option<String> {
+        self.stats.model_sampling = self.model.as_ref().map(|m| m.sampling_cost());
+        self.stats.exploration = Some(self.variants.budget().cost());
+        self.stats.elapsed = Some(self.started.elapsed());
         let traffic = ranks::current().map(|r| r.traffic());
         match self.config.stats {
             StatsMode::Print => Some(match traffic {

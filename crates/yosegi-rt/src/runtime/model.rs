@@ -10,8 +10,36 @@
 //!   each at the rate the launch's resident warps can reach.
 //!
 //! The runtime asks for a prediction per launch when `--stats` is on, and prints it beside the
-//! measured device time; predictions are kept per kernel and sizes, so a time-step loop pays
-//! for one.
+//! measured device time; predictions are kept per launch *shape* ([`PredictionKey`]: the
+//! kernel, the device, the params that decide its work, the bytes it moves), so a time-step
+//! loop pays for one, and so does a loop that passes its iteration to the kernel as a value.
+//!
+//! # What measuring costs
+//!
+//! `--stats` must not change what it measures: the model's sampling is bounded to a small
+//! share of the run. A sample stops at its deadline ([`sample::SAMPLE_DEADLINE`], or
+//! `YOSEGI_MODEL_SAMPLE_MS`) as well as at a block's statement budget, and the model's
+//! sampling time altogether may not pass [`SAMPLING_SHARE`] of the time since the runtime
+//! started plus [`SAMPLING_ALLOWANCE`] (`YOSEGI_MODEL_BUDGET_MS` sets the allowance, `off`
+//! lifts the cap): a launch is not sampled while the cap leaves less than
+//! [`MIN_SAMPLE_ROOM`], and a sample runs to the earlier of its deadline and the cap. A launch
+//! the model could not predict ([`Unpredicted`]) is counted as such in the stats (`--stats`
+//! names it, `--stats=json` says `"prediction": "unfinished"` or `"not sampled"`), and the
+//! stats report the sampling time spent ([`SamplingCost`]). An unfinished sample (deadline,
+//! statement budget) stands for its shape: sampling it again would take as long. One refused
+//! or cut short by the cap does not: a later launch of the shape may find room, since the cap
+//! grows with the run (once cut short, room for its whole deadline). The bound is on wall
+//! time, looked at every `sim::interp::CLOCK_EVERY` statements: a sample passes its limit by
+//! that look, its set-up, and any time the system takes the thread away meanwhile.
+//!
+//! Sampling runs on the program's thread, at the launch, not on a worker thread: the sampled
+//! blocks read the program's host arrays in place (`SimBuffer::host_view`), and the program
+//! goes on writing them as soon as the launch call returns, so a worker would need a copy of
+//! every array a kernel reads, made at the launch, on the program's thread: as much memory
+//! again, and copying time that grows with the arrays where the sample's is bounded. A
+//! prediction is also used at once: a variant exploration leaves out candidates by their
+//! predictions before its first launch, and each launch's predicted end feeds the next's
+//! (`Model::timing`).
 
 pub mod cluster;
 pub mod machine;
@@ -44,22 +72,184 @@ pub struct Traffic {
     pub resident: Option<ResidentBytes>,
 }
 
-/// What identifies a launch's prediction: the grid kernel, the device, the launch's integer
-/// scalars (the sizes) and the bytes its sections cover.
+/// What identifies a launch's prediction, its *shape*: the grid kernel, the device, the values
+/// of the params that decide the launch's work ([`shape_scalars`]) and the bytes its sections
+/// cover.
+///
+/// A sample's counts follow from the launch's geometry (its grid, from the grid's expressions,
+/// and its block, the kernel's spread over the device's multiprocessors), from the way its
+/// loops and branches go, and from the addresses its threads reach. The params that decide the
+/// first two are those the grid, the axes' starts, the arrays' dims and the conditions of its
+/// loops and `if`s read: the integer ones are `Launch::specialisable` (what the CUDA back end
+/// specialises for and a variant exploration keys on, `variants::LaunchKey`), the floating ones
+/// matter only where the grid reads them (a condition's floating values change every time
+/// step of many programs and decide no size). Any other scalar changes only the values the
+/// threads compute and where in the arrays they reach; with the same sections' bytes that is the
+/// same sectors in the same pattern, so the prediction of the shape's first launch stands for
+/// the others as it is: nothing needs scaling. NPB EP passes its outer iteration so (`koff`, the
+/// offset of its random numbers), and sampling each of its 32 launches again took 25 s of a 2 s
+/// run (H200). Such a scalar can still steer the work through a local (EP's offset sets how many
+/// halvings its seed's loop makes); the first launch's sample then stands for the shape as a
+/// sampled block stands for the grid.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 struct PredictionKey {
     kernel: String,
     device: usize,
-    scalars: Vec<u64>,
+    shape: Vec<u64>,
     dram_bytes: u64,
+}
+
+/// The model's sampling time may not pass this share of the time since the runtime started...
+pub const SAMPLING_SHARE: f64 = 0.02;
+/// ...plus this (`YOSEGI_MODEL_BUDGET_MS` sets another, `off` lifts the cap): enough for a few
+/// samples at their deadline before the run has earned any share, and 2.4% of a 2 s run.
+pub const SAMPLING_ALLOWANCE: Duration = Duration::from_millis(50);
+/// A launch is not sampled while the cap leaves less than this (or its deadline, when
+/// shorter): a sample cut short by the cap is not kept, so starting one with almost no room
+/// would only spend the room again at the next launch of its shape.
+pub const MIN_SAMPLE_ROOM: Duration = Duration::from_millis(1);
+
+/// Why the model made no prediction of a launch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Unpredicted {
+    /// Its sample ran past its deadline ([`sample::SAMPLE_DEADLINE`]).
+    Deadline,
+    /// A sampled block ran past [`sample::STATEMENT_BUDGET`] statements.
+    Statements,
+    /// Not sampled, or stopped short, because the model's sampling time was spent
+    /// ([`SAMPLING_SHARE`], [`SAMPLING_ALLOWANCE`]).
+    TimeBudget,
+    /// Its blocks cannot run over host views (row tables, computed addresses, memory the views
+    /// do not cover), or the model has no figures for its device.
+    Uncountable,
+}
+
+impl Unpredicted {
+    /// What `--stats=json` says of the launch's prediction (`"prediction"`).
+    pub fn status(self) -> &'static str {
+        match self {
+            Unpredicted::Deadline | Unpredicted::Statements => "unfinished",
+            Unpredicted::TimeBudget => "not sampled",
+            Unpredicted::Uncountable => "not countable",
+        }
+    }
+
+    /// The reason's key in `--stats=json` (`"unpredicted_launches"`).
+    pub fn key(self) -> &'static str {
+        match self {
+            Unpredicted::Deadline => "deadline",
+            Unpredicted::Statements => "statement_budget",
+            Unpredicted::TimeBudget => "time_budget",
+            Unpredicted::Uncountable => "not_countable",
+        }
+    }
+}
+
+/// What the model's sampling cost a run, and its bounds (see the module doc).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SamplingCost {
+    /// Wall time spent sampling, and the samples run (finished or not).
+    pub spent: Duration,
+    pub samples: u64,
+    /// Samples stopped by their deadline or a block's statement budget.
+    pub unfinished: u64,
+    /// Launches not sampled, or whose sample was cut short, because the cap was reached.
+    pub not_sampled: u64,
+    /// One sample's deadline; `None`: none (`YOSEGI_MODEL_SAMPLE_MS=off`).
+    pub deadline: Option<Duration>,
+    /// The cap's fixed allowance; `None`: no cap (`YOSEGI_MODEL_BUDGET_MS=off`).
+    pub allowance: Option<Duration>,
+}
+
+/// The model's sampling within its bounds: when the run started and what sampling has cost.
+#[derive(Clone, Debug)]
+struct Sampler {
+    started: Instant,
+    cost: SamplingCost,
+}
+
+impl Sampler {
+    fn new(started: Instant, deadline: Option<Duration>, allowance: Option<Duration>) -> Sampler {
+        Sampler { started, cost: SamplingCost { spent: Duration::ZERO, samples: 0, unfinished: 0, not_sampled: 0, deadline, allowance } }
+    }
+
+    /// What the model may still spend sampling at `now`; `None`: no cap.
+    fn room(&self, now: Instant) -> Option<Duration> {
+        let cap = self.cost.allowance? + now.saturating_duration_since(self.started).mul_f64(SAMPLING_SHARE);
+        Some(cap.saturating_sub(self.cost.spent))
+    }
+
+    /// `launch` predicted from a sample within the bounds, and whether the outcome stands for
+    /// the later launches of its shape (not when the cap refused the sample or cut it short).
+    /// `cut_before`: the cap cut a sample of this shape short before, so it is sampled again
+    /// only with room for its whole deadline (it would most likely be cut short again).
+    fn predict(
+        &mut self,
+        machine: &Machine,
+        launch: &Launch,
+        traffic: Traffic,
+        multiprocessors: u32,
+        host_view_of: &dyn Fn(DeviceAlloc) -> Option<Arc<SimBuffer>>,
+        cut_before: bool,
+    ) -> (Result<Prediction, Unpredicted>, bool) {
+        if !countable(launch.module, launch.kernel) {
+            return (Err(Unpredicted::Uncountable), true);
+        }
+        let now = Instant::now();
+        let room = self.room(now);
+        let deadline = self.cost.deadline;
+        let least = match deadline {
+            Some(d) if cut_before => d,
+            Some(d) => d.min(MIN_SAMPLE_ROOM),
+            None => MIN_SAMPLE_ROOM,
+        };
+        if room.is_some_and(|r| r < least) {
+            self.cost.not_sampled += 1;
+            return (Err(Unpredicted::TimeBudget), false);
+        }
+        // The cap cuts the sample short where it leaves less than the deadline.
+        let cut_by_cap = room.is_some_and(|r| deadline.is_none_or(|d| r < d));
+        let limit = match (deadline, room) {
+            (Some(d), Some(r)) => Some(d.min(r)),
+            (d, r) => d.or(r),
+        };
+        let made = predict_with(machine, launch, traffic, multiprocessors, host_view_of, limit.map(|l| now + l));
+        self.cost.spent += now.elapsed();
+        self.cost.samples += 1;
+        match made {
+            Err(Unpredicted::Deadline) if cut_by_cap => {
+                self.cost.not_sampled += 1;
+                (Err(Unpredicted::TimeBudget), false)
+            }
+            Err(Unpredicted::Deadline | Unpredicted::Statements) => {
+                self.cost.unfinished += 1;
+                (made, true)
+            }
+            made => (made, true),
+        }
+    }
+}
+
+/// A duration in milliseconds from the environment variable `name`: `default` when it is
+/// unset or not a number of milliseconds, `None` for `off`.
+pub fn millis_from_env(name: &str, default: Duration) -> Option<Duration> {
+    match std::env::var(name) {
+        Ok(v) if v.trim().eq_ignore_ascii_case("off") => None,
+        Ok(v) => Some(v.trim().parse::<f64>().ok().filter(|ms| ms.is_finite() && *ms >= 0.0).map_or(default, |ms| Duration::from_secs_f64(ms / 1e3))),
+        Err(_) => Some(default),
+    }
 }
 
 /// The runtime's model: one machine per device, the predictions made so far, and which
 /// kernels each device has launched (a first launch also loads the kernel's code).
-#[derive(Default)]
 pub struct Model {
     machines: Vec<Machine>,
-    predictions: HashMap<PredictionKey, Option<Prediction>>,
+    /// Per launch shape: its prediction, or why there is none.
+    predictions: HashMap<PredictionKey, Result<Prediction, Unpredicted>>,
+    /// The samples' bounds and what they cost so far.
+    sampler: Sampler,
+    /// The shapes whose sample the cap cut short ([`Sampler::predict`]).
+    cut_short: HashSet<PredictionKey>,
     /// Per grid kernel (by name) and device: the compiled variants already launched, by the
     /// values they are specialised for (empty: the generic one), whose code is loaded.
     launched: HashMap<(String, usize), HashSet<Vec<i64>>>,
@@ -116,9 +306,40 @@ pub struct PartBytes {
 }
 
 impl Model {
+    /// A model for `machines` started now, with the default bounds on sampling.
     pub fn new(machines: Vec<Machine>) -> Model {
+        Model::bounded(machines, Instant::now(), Some(sample::SAMPLE_DEADLINE), Some(SAMPLING_ALLOWANCE))
+    }
+
+    /// A model of a run started at `started`, with the bounds on sampling the environment sets
+    /// (`YOSEGI_MODEL_SAMPLE_MS`, `YOSEGI_MODEL_BUDGET_MS`; see the module doc).
+    pub fn from_env(machines: Vec<Machine>, started: Instant) -> Model {
+        let deadline = millis_from_env("YOSEGI_MODEL_SAMPLE_MS", sample::SAMPLE_DEADLINE);
+        let allowance = millis_from_env("YOSEGI_MODEL_BUDGET_MS", SAMPLING_ALLOWANCE);
+        Model::bounded(machines, started, deadline, allowance)
+    }
+
+    /// A model of a run started at `started` whose samples stop at `deadline` and take at most
+    /// [`SAMPLING_SHARE`] of the run plus `allowance` together (`None`: unbounded).
+    pub fn bounded(machines: Vec<Machine>, started: Instant, deadline: Option<Duration>, allowance: Option<Duration>) -> Model {
         let histories = machines.iter().map(|_| residency::L2History::default()).collect();
-        Model { machines, predictions: HashMap::new(), launched: HashMap::new(), latest: HashMap::new(), split_shapes: HashMap::new(), written_objects: HashSet::new(), histories, drained_at: HashMap::new() }
+        Model {
+            machines,
+            predictions: HashMap::new(),
+            sampler: Sampler::new(started, deadline, allowance),
+            cut_short: HashSet::new(),
+            launched: HashMap::new(),
+            latest: HashMap::new(),
+            split_shapes: HashMap::new(),
+            written_objects: HashSet::new(),
+            histories,
+            drained_at: HashMap::new(),
+        }
+    }
+
+    /// What sampling has cost so far, with its bounds.
+    pub fn sampling_cost(&self) -> SamplingCost {
+        self.sampler.cost
     }
 
     pub fn machine(&self, device: usize) -> Option<&Machine> {
@@ -220,16 +441,17 @@ impl Model {
         ))
     }
 
-    /// The predicted time of `launch` at `at`; `None` where the launch cannot be counted (its
-    /// block ran past the model's budget, or it reaches memory the host views do not cover).
+    /// The predicted time of `launch` at `at`, or why there is none ([`Unpredicted`]: its
+    /// sample ran out of time or statements, the model's sampling time was spent, or it reaches
+    /// memory the host views do not cover).
     /// The first launch of a grid kernel on a device also pays for loading its code, from
     /// idle ([`Timing::of_launch`]), and the first launch to touch data the host copied in pays
     /// for that touch (bench/NOTES.md run 26: both measured where a program's kernels launched
     /// once paid 24 us over their steady time, and the code's load alone 16).
-    pub fn predict_launch(&mut self, launch: &Launch, at: &Placement) -> Option<Prediction> {
+    pub fn predict_launch(&mut self, launch: &Launch, at: &Placement) -> Result<Prediction, Unpredicted> {
         let prediction = self.predict_steady(launch, at);
         let first = self.loads_code(launch, at.device);
-        let machine = self.machines.get(at.device)?;
+        let machine = self.machines.get(at.device).ok_or(Unpredicted::Uncountable)?;
         let first_launch_s = if first { machine.first_launch() } else { 0.0 };
         let timing = Timing::of_launch(first, at.timing);
         let extra = first_launch_s + if at.touches_upload { machine.upload_touch_s } else { 0.0 } + timing.idle_share() * machine.idle_launch();
@@ -255,13 +477,13 @@ impl Model {
 
     /// [`Model::predict_launch`] without the first launch's cost, and without counting the
     /// launch as made: what a launch costs once its code is loaded.
-    pub fn predict_steady(&mut self, launch: &Launch, at: &Placement) -> Option<Prediction> {
+    pub fn predict_steady(&mut self, launch: &Launch, at: &Placement) -> Result<Prediction, Unpredicted> {
         let Placement { device, device_name, multiprocessors, traffic, host_view_of, .. } = *at;
-        let machine = self.machines.get(device)?;
-        let key = PredictionKey { kernel: launch.kernel.name.clone(), device, scalars: integer_scalars(launch), dram_bytes: traffic.bytes };
+        let machine = self.machines.get(device).ok_or(Unpredicted::Uncountable)?;
+        let key = PredictionKey { kernel: launch.kernel.name.clone(), device, shape: shape_scalars(launch), dram_bytes: traffic.bytes };
         if let Some(known) = self.predictions.get(&key) {
-            // The counts are the launch's; what the cache holds for it is this time's.
-            let known = known.as_ref()?;
+            // The counts are the shape's; what the cache holds for it is this time's.
+            let known = known.as_ref().map_err(|why| *why)?;
             let p = if known.work.resident_bytes == traffic.resident {
                 known.clone()
             } else {
@@ -274,14 +496,21 @@ impl Model {
             {
                 latest.2 = p.clone();
             }
-            return Some(p);
+            return Ok(p);
         }
-        let made = predict_with(machine, launch, traffic, multiprocessors, host_view_of);
-        if let Some(p) = &made {
+        let samples_before = self.sampler.cost.samples;
+        let cut_before = self.cut_short.contains(&key);
+        let (made, stands) = self.sampler.predict(machine, launch, traffic, multiprocessors, host_view_of, cut_before);
+        if matches!(made, Err(Unpredicted::TimeBudget)) && self.sampler.cost.samples > samples_before {
+            self.cut_short.insert(key.clone());
+        }
+        if let Ok(p) = &made {
             let sizes = LaunchKey::of(launch.kernel, &launch.specialisable, &launch.params, device_name).sizes_text();
             self.latest.insert((launch.kernel.name.clone(), device), (device_name.to_string(), sizes, p.clone()));
         }
-        self.predictions.insert(key, made.clone());
+        if stands {
+            self.predictions.insert(key, made.clone());
+        }
         made
     }
 }
@@ -332,7 +561,7 @@ impl Model {
         steady: bool,
         touches_upload: bool,
         timing: Timing,
-    ) -> Option<Prediction> {
+    ) -> Result<Prediction, Unpredicted> {
         // Looked up only when the launch is sampled (a prediction not made before).
         let host_view_of = |alloc: DeviceAlloc| {
             let object = registry.iter().find(|o| o.copies.placement(device) == Some((alloc, 0)))?;
@@ -439,10 +668,13 @@ pub fn record_prediction(
     let touches_upload = take_uploads(launch, device, registry);
     let now = Instant::now();
     let timing = model.timing(device, timed, on, now);
-    if let Some(prediction) = model.predict_on(launch, device, traffic, on, registry, false, touches_upload, timing) {
-        let timing = Timing::of_launch(prediction.loads_code, timing);
-        model.enqueued(device, now, timing, prediction.seconds);
-        stats.record_prediction(&launch.kernel.name, &prediction, timing);
+    match model.predict_on(launch, device, traffic, on, registry, false, touches_upload, timing) {
+        Ok(prediction) => {
+            let timing = Timing::of_launch(prediction.loads_code, timing);
+            model.enqueued(device, now, timing, prediction.seconds);
+            stats.record_prediction(&launch.kernel.name, &prediction, timing);
+        }
+        Err(why) => stats.record_unpredicted(&launch.kernel.name, why),
     }
 }
 
@@ -470,18 +702,24 @@ fn take_uploads(launch: &Launch, device: usize, registry: &mut Registry) -> bool
     touches
 }
 
-/// The prediction for `launch` on `machine` (see [`Model::predict_launch`]).
+/// The prediction for `launch` on `machine` (see [`Model::predict_launch`]), its sample
+/// stopped once the host's clock passes `deadline`.
 pub fn predict_with(
     machine: &Machine,
     launch: &Launch,
     traffic: Traffic,
     multiprocessors: u32,
     host_view_of: &dyn Fn(DeviceAlloc) -> Option<Arc<SimBuffer>>,
-) -> Option<Prediction> {
+    deadline: Option<Instant>,
+) -> Result<Prediction, Unpredicted> {
     if !countable(launch.module, launch.kernel) {
-        return None;
+        return Err(Unpredicted::Uncountable);
     }
-    let sampled = sample::sample_launch(launch, host_view_of, multiprocessors, machine).ok()?;
+    let sampled = sample::sample_launch(launch, host_view_of, multiprocessors, machine, deadline).map_err(|fault| match fault.message.as_str() {
+        crate::runtime::sim::interp::DEADLINE_PASSED => Unpredicted::Deadline,
+        crate::runtime::sim::interp::BUDGET_SPENT => Unpredicted::Statements,
+        _ => Unpredicted::Uncountable,
+    })?;
     let work = LaunchWork {
         blocks: sampled.blocks,
         threads_per_block: sampled.block.iter().product(),
@@ -492,7 +730,7 @@ pub fn predict_with(
         resident_bytes: traffic.resident,
         time_steps: time_steps(launch.module, launch.kernel),
     };
-    Some(predict::predict(machine, &work))
+    Ok(predict::predict(machine, &work))
 }
 
 /// The time steps `kernel` runs per launch: its step fusion's count, else 1.
@@ -506,16 +744,29 @@ fn countable(module: &Module, kernel: &GridKernel) -> bool {
     !kernel.params.iter().any(|p| matches!(p.kind, crate::ir::ParamKind::RowTable { .. })) && !module.reaches_addresses(&kernel.body)
 }
 
-/// The launch's integer scalar params (floating ones change every time step of many programs
-/// and decide no size).
-fn integer_scalars(launch: &Launch) -> Vec<u64> {
-    launch
-        .kernel
-        .params
+/// The raw values of the params that decide `launch`'s work (see [`PredictionKey`]): its
+/// specialisable integer params, and the floating ones its grid reads, in param order.
+fn shape_scalars(launch: &Launch) -> Vec<u64> {
+    let kernel = launch.kernel;
+    let mut params = launch.specialisable.to_vec();
+    let mut pending = kernel.launch.grid.to_vec();
+    while let Some(e) = pending.pop() {
+        let Some(expr) = kernel.body.exprs.get(e) else { continue };
+        match &expr.kind {
+            crate::ir::ExprKind::Param(p) => {
+                if matches!(kernel.params.get(*p as usize).map(|p| &p.kind), Some(crate::ir::ParamKind::Scalar(t)) if t.is_float()) {
+                    params.push(*p);
+                }
+            }
+            kind => pending.extend(kind.operands()),
+        }
+    }
+    params.sort_unstable();
+    params.dedup();
+    params
         .iter()
-        .zip(&launch.params)
-        .filter_map(|(p, v)| match (&p.kind, v) {
-            (crate::ir::ParamKind::Scalar(ty), DeviceParam::Value(v)) if !ty.is_float() => Some(crate::runtime::value::from_param(*ty, *v)),
+        .filter_map(|&p| match (kernel.params.get(p as usize).map(|p| &p.kind), launch.params.get(p as usize)) {
+            (Some(crate::ir::ParamKind::Scalar(ty)), Some(DeviceParam::Value(v))) => Some(crate::runtime::value::from_param(*ty, *v)),
             _ => None,
         })
         .collect()

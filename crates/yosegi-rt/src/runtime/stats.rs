@@ -1,7 +1,9 @@
 //! Counters of what the runtime and the device did: launches per kernel with time, global
 //! memory transactions (32-byte sectors per warp access), shared-memory bank conflicts,
 //! barriers, and host<->device transfers. `--stats` prints them at exit; tests and benchmarks
-//! read [`Stats`] directly.
+//! read [`Stats`] directly. The report ends with what measuring cost the run: the performance
+//! model's sampling and timed exploration, each against its bound, and per kernel the launches
+//! the model could not predict and why.
 //!
 //! On a GPU the device also reports, per kernel, its time from CUDA events, the bytes the access
 //! analysis says its launches must move (hence an achieved bandwidth), and the time spent
@@ -194,6 +196,9 @@ pub struct KernelLaunches {
     pub predicted_counters: DeviceCounters,
     /// The model's last prediction, with its parts.
     pub last_prediction: Option<crate::runtime::model::Prediction>,
+    /// The launches the model made no prediction for, by why, and the latest one's reason.
+    pub unpredicted: BTreeMap<crate::runtime::model::Unpredicted, u64>,
+    pub last_unpredicted: Option<crate::runtime::model::Unpredicted>,
 }
 
 impl KernelLaunches {
@@ -226,6 +231,21 @@ impl KernelLaunches {
             parts.push(format!("{} launches on the prepared form", c.kernel_prepared_stand_ins));
         }
         parts.join(" + ")
+    }
+
+    /// Launches the model made no prediction for.
+    pub fn unpredicted_launches(&self) -> u64 {
+        self.unpredicted.values().sum()
+    }
+
+    /// What `--stats=json` says of the kernel's predictions: `predicted` when every launch has
+    /// one, else why the latest launch without one has none (`unfinished`, `not sampled`, `not
+    /// countable`); `None` when the model saw none of its launches.
+    pub fn prediction_status(&self) -> Option<&'static str> {
+        match self.last_unpredicted {
+            Some(why) => Some(why.status()),
+            None => (self.predicted_launches > 0).then_some("predicted"),
+        }
     }
 
     /// Mean device time per launch in seconds, when the device timed them.
@@ -265,6 +285,10 @@ pub enum Decided {
     Cached,
     /// The performance model's choice, clear enough to need no timing (`variants::model_choice`).
     Predicted,
+    /// Taken untimed once the run's exploration budget was spent (`variants::ExplorationBudget`):
+    /// the model's choice where it predicted every candidate (`by_model`), else the plain
+    /// variant (or the unfused launches).
+    Budget { by_model: bool },
 }
 
 /// Per source kernel with several variants: which ran how often, and how the choice was made.
@@ -346,6 +370,12 @@ pub struct Stats {
     /// Parts of split launches whose interior ran while their halo came in
     /// (`runtime::distribute::overlap_split`).
     pub overlapped_parts: u64,
+    /// What the performance model's sampling cost (`runtime::model`), and timed exploration
+    /// (`runtime::variants::ExplorationBudget`), and the run's time since the runtime started
+    /// that their shares are of: filled in for the report at exit.
+    pub model_sampling: Option<crate::runtime::model::SamplingCost>,
+    pub exploration: Option<crate::runtime::variants::ExplorationCost>,
+    pub elapsed: Option<Duration>,
 }
 
 impl Stats {
@@ -372,6 +402,15 @@ impl Stats {
         entry.predicted_busy += Duration::from_secs_f64(prediction.busy_s());
         entry.predicted_counters.add(&prediction.work.counters);
         entry.last_prediction = Some(prediction.clone());
+    }
+    /// A launch of `kernel` the model made no prediction for, and why.
+    pub fn record_unpredicted(&mut self, kernel: &str, why: crate::runtime::model::Unpredicted) {
+        let entry = match self.launches.get_mut(kernel) {
+            Some(entry) => entry,
+            None => self.launches.entry(kernel.to_string()).or_default(),
+        };
+        *entry.unpredicted.entry(why).or_default() += 1;
+        entry.last_unpredicted = Some(why);
     }
     /// Adds the bytes one launch of `kernel` must move (see `KernelLaunches::bytes_moved`).
     pub fn record_bytes_moved(&mut self, kernel: &str, bytes: u64) {
@@ -512,24 +551,76 @@ impl Stats {
         }
         self.render_variants(&mut out);
         self.render_predictions(&mut out);
+        self.render_costs(&mut out);
         out
+    }
+
+    /// What measuring cost the run: the model's sampling and timed exploration, each with its
+    /// share of the run and its cap.
+    fn render_costs(&self, out: &mut String) {
+        let ms = |t: Duration| t.as_secs_f64() * 1e3;
+        let of_run = |t: Duration| match self.elapsed {
+            Some(run) if !run.is_zero() => format!("{:.2}% of the run's {:.3} s", t.as_secs_f64() / run.as_secs_f64() * 100.0, run.as_secs_f64()),
+            _ => "of a run of unknown length".to_string(),
+        };
+        let cap = |share: f64, allowance: Option<Duration>| match allowance {
+            Some(a) => format!("at most {}% of the run + {} ms", share * 100.0, ms(a)),
+            None => "not capped".to_string(),
+        };
+        if let Some(c) = &self.model_sampling {
+            let deadline = match c.deadline {
+                Some(d) => format!("{} ms a sample", ms(d)),
+                None => "no deadline".to_string(),
+            };
+            let _ = writeln!(
+                out,
+                "model sampling: {:.3} ms in {} samples ({}; {} unfinished, {} not sampled for time; {}, {deadline})",
+                ms(c.spent),
+                c.samples,
+                of_run(c.spent),
+                c.unfinished,
+                c.not_sampled,
+                cap(crate::runtime::model::SAMPLING_SHARE, c.allowance),
+            );
+        }
+        if let Some(e) = &self.exploration {
+            let _ = writeln!(
+                out,
+                "exploration: {:.3} ms timed ({}; {}), {} choices decided untimed when the budget ran out",
+                ms(e.spent),
+                of_run(e.spent),
+                cap(crate::runtime::variants::EXPLORATION_SHARE, e.allowance),
+                e.decided_by_budget,
+            );
+        }
     }
 
     /// The model's predicted mean time per launch beside the measured one, per kernel it
     /// predicted.
     fn render_predictions(&self, out: &mut String) {
-        let predicted: Vec<(&String, &KernelLaunches)> = self.launches.iter().filter(|(_, l)| l.predicted_launches > 0).collect();
+        let predicted: Vec<(&String, &KernelLaunches)> =
+            self.launches.iter().filter(|(_, l)| l.predicted_launches > 0 || l.unpredicted_launches() > 0).collect();
         if predicted.is_empty() {
             return;
         }
         let _ = writeln!(out, "{:<40} {:>14} {:>14} {:>9} {:>14}", "model (per launch)", "predicted (us)", "measured (us)", "error", "limited by");
-        for (name, l) in predicted {
+        for (name, l) in &predicted {
+            let measured_us = l.mean_device_time().map(|m| m * 1e6);
+            let measured = measured_us.map_or_else(|| "-".to_string(), |m| format!("{m:.1}"));
+            if l.predicted_launches == 0 {
+                let status = l.prediction_status().unwrap_or("-");
+                let _ = writeln!(out, "{:<40} {:>14} {:>14} {:>9} {:>14}", name, "-", measured, "-", status);
+                continue;
+            }
             let mean_predicted = l.predicted.as_secs_f64() * 1e6 / l.predicted_launches as f64;
-            let (measured, error) = match l.mean_device_time() {
-                Some(m) => (format!("{:.1}", m * 1e6), format!("{:+.0}%", (mean_predicted - m * 1e6) / (m * 1e6) * 100.0)),
-                None => ("-".to_string(), "-".to_string()),
-            };
+            let error = measured_us.map_or_else(|| "-".to_string(), |m| format!("{:+.0}%", (mean_predicted - m) / m * 100.0));
             let _ = writeln!(out, "{:<40} {:>14.1} {:>14} {:>9} {:>14}", name, mean_predicted, measured, error, l.limited_by().unwrap_or("-"));
+        }
+        let deadline = self.model_sampling.and_then(|c| c.deadline);
+        for (name, l) in predicted {
+            for (&why, &n) in &l.unpredicted {
+                let _ = writeln!(out, "  {name}: {n} of {} launches not predicted: {}", l.count.max(n), unpredicted_text(why, deadline));
+            }
         }
     }
 
@@ -586,8 +677,12 @@ impl Stats {
                         "counters": counters_json(&p.work.counters),
                     })),
                 });
-                // Beside the rest (one `json!` of every field passes the macro's recursion limit).
+                // Where its code came from, and why launches have no prediction (beside the
+                // rest: one `json!` of every field passes the macro's recursion limit).
                 kernel["code"] = json!(l.code_origin());
+                kernel["prediction"] = json!(l.prediction_status());
+                kernel["unpredicted_launches"] =
+                    serde_json::Value::Object(l.unpredicted.iter().map(|(why, n)| (why.key().to_string(), json!(n))).collect());
                 kernel
             })
             .collect();
@@ -613,7 +708,16 @@ impl Stats {
                 let decisions: Vec<serde_json::Value> = u
                     .decisions
                     .iter()
-                    .map(|d| json!({"device": d.device, "sizes": d.sizes, "winner": d.winner, "from_cache": d.how == Decided::Cached, "by_model": d.how == Decided::Predicted}))
+                    .map(|d| {
+                        json!({
+                            "device": d.device,
+                            "sizes": d.sizes,
+                            "winner": d.winner,
+                            "from_cache": d.how == Decided::Cached,
+                            "by_model": matches!(d.how, Decided::Predicted | Decided::Budget { by_model: true }),
+                            "by_budget": matches!(d.how, Decided::Budget { .. }),
+                        })
+                    })
                     .collect();
                 let timed: serde_json::Map<String, serde_json::Value> =
                     u.timed.iter().map(|(v, ts)| (v.clone(), json!(ts.iter().map(|t| t.as_secs_f64()).collect::<Vec<_>>()))).collect();
@@ -648,6 +752,24 @@ impl Stats {
             "small_launches": self.small_launches,
             "overlapped_parts": self.overlapped_parts,
             "variants": variants,
+            "elapsed_s": self.elapsed.map(secs),
+            "model_sampling": self.model_sampling.map(|c| json!({
+                "sampling_s": secs(c.spent),
+                "share_of_run": self.elapsed.filter(|e| !e.is_zero()).map(|e| c.spent.as_secs_f64() / e.as_secs_f64()),
+                "samples": c.samples,
+                "unfinished": c.unfinished,
+                "not_sampled": c.not_sampled,
+                "deadline_s": c.deadline.map(secs),
+                "cap_share": c.allowance.map(|_| crate::runtime::model::SAMPLING_SHARE),
+                "cap_allowance_s": c.allowance.map(secs),
+            })),
+            "exploration": self.exploration.map(|e| json!({
+                "timed_s": secs(e.spent),
+                "share_of_run": self.elapsed.filter(|t| !t.is_zero()).map(|t| e.spent.as_secs_f64() / t.as_secs_f64()),
+                "decided_by_budget": e.decided_by_budget,
+                "cap_share": e.allowance.map(|_| crate::runtime::variants::EXPLORATION_SHARE),
+                "cap_allowance_s": e.allowance.map(secs),
+            })),
         })
     }
 
@@ -721,19 +843,21 @@ impl Stats {
                         None => format!("{v} -"),
                     })
                     .collect();
+                let how = match d.how {
+                    Decided::Measured => ", measured",
+                    Decided::Cached => ", measured in an earlier run",
+                    Decided::Predicted => "predicted clearly fastest by the model, not timed",
+                    Decided::Budget { by_model: true } => "; the exploration budget was spent: the model's choice, not timed",
+                    Decided::Budget { by_model: false } => "; the exploration budget was spent: the plain one, not timed",
+                };
                 let _ = writeln!(
                     out,
-                    "    {} on {} ({}): {} ({}{})",
+                    "    {} on {} ({}): {} ({}{how})",
                     if d.how == Decided::Cached { "cached winner" } else { "winner" },
                     d.device,
                     d.sizes,
                     d.winner,
                     times.join(", "),
-                    match d.how {
-                        Decided::Measured => ", measured",
-                        Decided::Cached => ", measured in an earlier run",
-                        Decided::Predicted => "predicted clearly fastest by the model, not timed",
-                    }
                 );
             }
         }
@@ -792,6 +916,23 @@ impl Stats {
         if !compiled.is_empty() {
             let _ = writeln!(out, "jit time per kernel (ms): {}", compiled.join(", "));
         }
+    }
+}
+
+/// Why a launch has no prediction, as `--stats` says it (`deadline`: the model's deadline per
+/// sample, when it has one).
+fn unpredicted_text(why: crate::runtime::model::Unpredicted, deadline: Option<Duration>) -> String {
+    use crate::runtime::model::Unpredicted;
+    match why {
+        Unpredicted::Deadline => match deadline {
+            Some(d) => format!("unfinished: its sample ran past the deadline of {} ms", d.as_secs_f64() * 1e3),
+            None => "unfinished: its sample ran past its deadline".to_string(),
+        },
+        Unpredicted::Statements => {
+            format!("unfinished: a sampled block ran past {} statements", crate::runtime::model::sample::STATEMENT_BUDGET)
+        }
+        Unpredicted::TimeBudget => "not sampled: time budget (the model's sampling time was spent)".to_string(),
+        Unpredicted::Uncountable => "not countable over the host's arrays (row tables, computed addresses)".to_string(),
     }
 }
 
@@ -936,6 +1077,54 @@ mod tests {
         let text = stats.render();
         assert!(text.lines().any(|l| l.starts_with("peer bytes (device to device)") && l.ends_with(" 42")), "{text}");
         assert!(text.lines().any(|l| l.split_whitespace().collect::<Vec<_>>() == ["1", "0", "0.000", "0", "8", "42"]), "{text}");
+    }
+
+    /// A kernel the model could not predict says why, in the text and in the JSON; the costs
+    /// of measuring are reported with their shares of the run.
+    #[test]
+    fn launches_without_a_prediction_and_the_costs_of_measuring_are_reported() {
+        use crate::runtime::model::{SamplingCost, Unpredicted};
+        let mut stats = Stats::default();
+        for _ in 0..3 {
+            stats.record_launch("long", Duration::from_millis(1), &DeviceCounters::default());
+            stats.record_unpredicted("long", Unpredicted::Deadline);
+        }
+        stats.record_launch("late", Duration::from_millis(1), &DeviceCounters::default());
+        stats.record_unpredicted("late", Unpredicted::TimeBudget);
+        stats.record_launch("fine", Duration::from_millis(1), &DeviceCounters::default());
+        stats.elapsed = Some(Duration::from_secs(2));
+        stats.model_sampling = Some(SamplingCost {
+            spent: Duration::from_millis(40),
+            samples: 2,
+            unfinished: 1,
+            not_sampled: 1,
+            deadline: Some(Duration::from_millis(20)),
+            allowance: Some(Duration::from_millis(50)),
+        });
+        stats.exploration = Some(crate::runtime::variants::ExplorationCost { spent: Duration::from_millis(10), decided_by_budget: 3, allowance: Some(Duration::from_millis(20)) });
+        assert_eq!(stats.launches["long"].prediction_status(), Some("unfinished"));
+        assert_eq!(stats.launches["late"].prediction_status(), Some("not sampled"));
+        assert_eq!(stats.launches["fine"].prediction_status(), None, "the model saw none of its launches");
+
+        let text = stats.render();
+        assert!(text.lines().any(|l| l.starts_with("long ") && l.trim_end().ends_with("unfinished")), "{text}");
+        assert!(text.contains("  long: 3 of 3 launches not predicted: unfinished: its sample ran past the deadline of 20 ms"), "{text}");
+        assert!(text.contains("  late: 1 of 1 launches not predicted: not sampled: time budget"), "{text}");
+        assert!(text.contains("model sampling: 40.000 ms in 2 samples (2.00% of the run's 2.000 s; 1 unfinished, 1 not sampled for time; at most 2% of the run + 50 ms, 20 ms a sample)"), "{text}");
+        assert!(text.contains("exploration: 10.000 ms timed (0.50% of the run's 2.000 s; at most 2% of the run + 20 ms), 3 choices decided untimed when the budget ran out"), "{text}");
+
+        let json = stats.to_json();
+        let kernel = |name: &str| json["kernels"].as_array().unwrap().iter().find(|k| k["name"] == name).cloned().unwrap();
+        assert_eq!(kernel("long")["prediction"], "unfinished");
+        assert_eq!(kernel("long")["unpredicted_launches"]["deadline"], 3);
+        assert_eq!(kernel("late")["unpredicted_launches"]["time_budget"], 1);
+        assert_eq!(kernel("fine")["prediction"], serde_json::Value::Null);
+        assert_eq!(json["model_sampling"]["sampling_s"], 0.04);
+        assert_eq!(json["model_sampling"]["share_of_run"], 0.02);
+        assert_eq!(json["model_sampling"]["deadline_s"], 0.02);
+        assert_eq!(json["exploration"]["timed_s"], 0.01);
+        assert_eq!(json["exploration"]["decided_by_budget"], 3);
+        assert_eq!(json["exploration"]["cap_share"], crate::runtime::variants::EXPLORATION_SHARE);
     }
 
     #[test]

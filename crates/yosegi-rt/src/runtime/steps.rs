@@ -21,6 +21,9 @@
 //!   lowest typical time per step runs, a step kernel only when faster than the unfused steps
 //!   by more than `variants::FUSION_WIN_MARGIN`.
 //!
+//! The samples spend the run's exploration budget (`variants::ExplorationBudget`); once it
+//! is spent, a choice not yet made runs the steps unfused from then on, untimed and not cached.
+//!
 //! A measured choice goes into the tuning cache (`variants::TuningCache`, under the region's
 //! first kernel's name with `~steps` and a hash of the step kernels' CUDA), and a later run of
 //! the program at the same sizes on the same device takes it from there without exploring.
@@ -209,6 +212,21 @@ impl Runtime {
             self.steps.explorations.insert(key.clone(), exploration);
         }
         let exploration = self.steps.explorations.get_mut(&key).expect("inserted above");
+        if exploration.choice.is_none() && !self.variants.budget().has_room(Instant::now()) {
+            // The budget is spent: the steps unfused, as written, and nothing cached.
+            exploration.choice = Some(None);
+            let mut times = vec![("unfused".to_string(), exploration.unfused.clone())];
+            let mut measured: Vec<(&usize, &(bool, Vec<Duration>))> = exploration.fused.iter().filter(|(_, (_, t))| !t.is_empty()).collect();
+            measured.sort_by_key(|(f, _)| **f);
+            times.extend(measured.into_iter().map(|(&f, (_, t))| (self.module.grid_kernels[self.module.step_fusions[f].grid].name.clone(), t.clone())));
+            times.retain(|(_, t)| !t.is_empty());
+            let (_, device, sizes) = exploration.entry.clone();
+            let first = &self.module.kernels[kernels[0]].name;
+            let decision = VariantDecision { kernel: format!("{first} (steps)"), device, sizes, winner: "unfused".to_string(), times, how: Decided::Budget { by_model: false } };
+            self.variants.budget_mut().decided();
+            self.stats.record_variant_decision(decision);
+            return Plan::Unfused { timed: None };
+        }
         match exploration.choice {
             Some(Some(f)) if self.module.step_fusions[f].steps as i64 <= left => {
                 return Plan::Fused { fusion: f, launches: all(f, &self.module), timed: None };

@@ -38,7 +38,29 @@
 //!     [`MODEL_FILTER`] times the fastest, and where its choice ([`model_choice`]: the plain
 //!     variant unless another is predicted [`PLAIN_PREFERENCE`] faster) is predicted faster
 //!     than every other candidate by [`MODEL_DECIDES`], that choice wins untimed and is not
-//!     cached (`YOSEGI_MODEL_DECIDES=off` times the candidates anyway).
+//!     cached (`YOSEGI_MODEL_DECIDES=off` times the candidates anyway). [`MODEL_FILTER`] is the
+//!     model's error as measured over the benchmarks, not per kernel: when an exploration
+//!     starts, none of its candidates has run at its key, and what `model::record` keeps of
+//!     earlier runs is of whole kernels at other sizes too, so there is no measured error of
+//!     the kernel at hand to filter by.
+//!
+//! # What exploring may cost
+//!
+//! Timed exploration is the program's own launches run one at a time, waited for, and some
+//! of them slow: [`ExplorationBudget`] bounds it to [`EXPLORATION_SHARE`] of the time since
+//! the runtime started plus [`EXPLORATION_ALLOWANCE`] (`YOSEGI_EXPLORE_BUDGET_MS` sets the
+//! allowance, `off` lifts the bound). What is counted: the device time of each timed candidate
+//! launch, the span of each timed sample of a fused chain or a step loop (`runtime::fused`,
+//! `runtime::steps`: the device idle at both ends), and the cycles the device count runs on one
+//! device (`runtime::device_count`). The budget is looked at before each timed launch or
+//! sample, so the spend passes it by one of them at most. Once it is spent, a key whose
+//! exploration has not ended takes the model's choice ([`model_choice`], when the model
+//! predicted every candidate) or else the plain variant, untimed, and nothing goes to the
+//! tuning cache for it, so that a later run measures it (`--stats` says "the exploration
+//! budget was spent"); a fusion or step-loop choice runs the unfused launches (the model
+//! predicts launches, not a chain's unfused side with its preparations), and the device count
+//! keeps splitting. `--stats` reports the time timed exploration took, its share of the run
+//! and how many choices the budget decided.
 //!
 //! # Usable variants
 //!
@@ -179,6 +201,63 @@ pub const PLAIN_PREFERENCE: f64 = 0.10;
 /// model decided 8-15 of 97 variant groups so, losing at most 0.5% against measurement (at
 /// 0.2 it decided 16-28 and lost up to 3.4%).
 pub const MODEL_DECIDES: f64 = 0.30;
+
+/// Timed exploration may take this share of the run's elapsed time (see the module doc)...
+pub const EXPLORATION_SHARE: f64 = 0.02;
+/// ...plus this (`YOSEGI_EXPLORE_BUDGET_MS` sets another, `off` lifts the bound): a few
+/// kernels' candidates at a millisecond a launch before the run has earned a share.
+pub const EXPLORATION_ALLOWANCE: Duration = Duration::from_millis(20);
+
+/// What timed exploration cost a run, and its bound (see the module doc).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ExplorationCost {
+    /// Time of the timed launches and samples.
+    pub spent: Duration,
+    /// Choices (variant keys, fusions, step loops, the device count) taken untimed once the
+    /// budget was spent.
+    pub decided_by_budget: u64,
+    /// The bound's fixed allowance; `None`: unbounded.
+    pub allowance: Option<Duration>,
+}
+
+/// The bound on timed exploration: when the run started, and what exploring has cost.
+#[derive(Clone, Debug)]
+pub struct ExplorationBudget {
+    started: Instant,
+    cost: ExplorationCost,
+}
+
+impl ExplorationBudget {
+    /// A budget for a run started at `started`: [`EXPLORATION_SHARE`] of it plus `allowance`
+    /// (`None`: unbounded).
+    pub fn new(started: Instant, allowance: Option<Duration>) -> ExplorationBudget {
+        ExplorationBudget { started, cost: ExplorationCost { spent: Duration::ZERO, decided_by_budget: 0, allowance } }
+    }
+
+    /// The budget `YOSEGI_EXPLORE_BUDGET_MS` sets for a run started at `started`.
+    pub fn from_env(started: Instant) -> ExplorationBudget {
+        ExplorationBudget::new(started, super::model::millis_from_env("YOSEGI_EXPLORE_BUDGET_MS", EXPLORATION_ALLOWANCE))
+    }
+
+    /// Whether another timed launch or sample may start at `now`.
+    pub fn has_room(&self, now: Instant) -> bool {
+        self.cost.allowance.is_none_or(|a| self.cost.spent < a + now.saturating_duration_since(self.started).mul_f64(EXPLORATION_SHARE))
+    }
+
+    /// A timed launch or sample took `time`.
+    pub fn charge(&mut self, time: Duration) {
+        self.cost.spent += time;
+    }
+
+    /// A choice was taken untimed because the budget was spent.
+    pub fn decided(&mut self) {
+        self.cost.decided_by_budget += 1;
+    }
+
+    pub fn cost(&self) -> ExplorationCost {
+        self.cost
+    }
+}
 
 /// The performance model's choice among candidates (the plain variant first) from their
 /// predicted times: the fastest, or the plain variant where no other is predicted faster by
@@ -376,6 +455,19 @@ impl Exploration {
                     .then(ia.cmp(ib))
             })
             .map(|(i, _)| i)
+    }
+
+    /// Ends the exploration untimed, the exploration budget being spent: the model's choice
+    /// where every trial has a prediction ([`model_choice`]), else the plain variant. Returns
+    /// the winner and whether the model chose it.
+    pub fn settle_untimed(&mut self) -> (usize, bool) {
+        let predicted: Option<Vec<f64>> = self.trials.iter().map(|t| t.predicted_s).collect();
+        let (winner, by_model) = match predicted.as_deref().and_then(model_choice) {
+            Some((choice, _)) => (choice, true),
+            None => (0, false),
+        };
+        self.winner = Some(winner);
+        (winner, by_model)
     }
 
     /// Adds a measurement; chooses the winner once every trial has its samples.
@@ -638,6 +730,9 @@ pub struct VariantChooser {
     exploring_launches: u64,
     /// Whether a clear choice of the model settles an exploration untimed ([`model_choice`]).
     model_decides: bool,
+    /// What timed exploration may cost, and has (also spent by fused chains', step loops' and
+    /// the device count's samples).
+    budget: ExplorationBudget,
 }
 
 impl VariantChooser {
@@ -666,7 +761,21 @@ impl VariantChooser {
             settled: HashMap::new(),
             exploring_launches: 0,
             model_decides: true,
+            budget: ExplorationBudget::new(Instant::now(), Some(EXPLORATION_ALLOWANCE)),
         }
+    }
+
+    /// The bound on timed exploration.
+    pub fn budget(&self) -> &ExplorationBudget {
+        &self.budget
+    }
+
+    pub fn budget_mut(&mut self) -> &mut ExplorationBudget {
+        &mut self.budget
+    }
+
+    pub fn set_budget(&mut self, budget: ExplorationBudget) {
+        self.budget = budget;
     }
 
     /// See [`VariantChooser::exploring_launches`] (the field).
@@ -777,6 +886,9 @@ impl VariantChooser {
             if decision.is_none() && self.model_decides {
                 decision = self.adopt_predicted_winner(module, kernel, &slot.1, &mut exploration);
             }
+            if decision.is_none() && !self.budget.has_room(Instant::now()) {
+                decision = Some(self.settle_by_budget(module, kernel, &slot.1, &mut exploration));
+            }
             // A key's first launch (unless the cache or the model settled it) runs the lowest
             // estimate untimed, which warms that candidate up.
             let first = exploration.winner.is_none().then(by_estimate);
@@ -790,6 +902,11 @@ impl VariantChooser {
                 self.exploring_launches += 1;
                 return (first, decision);
             }
+        }
+        if self.explorations[&slot].winner.is_none() && !self.budget.has_room(Instant::now()) {
+            let mut ended = self.explorations.remove(&slot).expect("inserted above");
+            decision = Some(self.settle_by_budget(module, kernel, &slot.1, &mut ended));
+            self.explorations.insert(slot.clone(), ended);
         }
         let exploration = self.explorations.get_mut(&slot).expect("inserted above");
         if let Some(winner) = exploration.winner {
@@ -848,6 +965,16 @@ impl VariantChooser {
         Some(key.decision(self.identity(module, kernel).name, exploration.trials[winner].name.clone(), Vec::new(), Decided::Predicted))
     }
 
+    /// Ends `exploration` untimed, the budget being spent ([`Exploration::settle_untimed`]):
+    /// nothing goes to the tuning cache.
+    fn settle_by_budget(&mut self, module: &Module, kernel: Handle<Kernel>, key: &LaunchKey, exploration: &mut Exploration) -> VariantDecision {
+        let (winner, by_model) = exploration.settle_untimed();
+        self.budget.decided();
+        let times: Vec<(String, Vec<Duration>)> =
+            exploration.trials.iter().filter(|t| !t.times.is_empty()).map(|t| (t.name.clone(), t.times.clone())).collect();
+        key.decision(self.identity(module, kernel).name, exploration.trials[winner].name.clone(), times, Decided::Budget { by_model })
+    }
+
     /// Reports the time of a launch made for `measurement` (`None`: the device cannot time, and
     /// from now on the estimate decides on it). Returns the decision when this measurement
     /// completed the exploration; the winner is then in the tuning cache.
@@ -864,6 +991,7 @@ impl VariantChooser {
             return None;
         };
         self.device_times.insert(key.device.clone(), true);
+        self.budget.charge(time);
         let exploration = self.explorations.get_mut(&(kernel, key.clone()))?;
         exploration.record(trial, time);
         let winner = exploration.winner?;
@@ -900,7 +1028,7 @@ impl Runtime {
         let (model, devices, registry, specialisable) = (&mut self.model, &self.devices, &self.registry, &self.specialisable);
         let mut predict = |v: Handle<GridKernel>| {
             let launch = Launch { module, kernel: &module.grid_kernels[v], params: params.clone(), specialisable: Cow::Borrowed(&specialisable[v.index()]) };
-            model.as_mut()?.predict_on(&launch, device, traffic, devices[device].as_ref(), registry, true, false, super::model::Timing::Queued).map(|p| p.seconds)
+            model.as_mut()?.predict_on(&launch, device, traffic, devices[device].as_ref(), registry, true, false, super::model::Timing::Queued).ok().map(|p| p.seconds)
         };
         let (pick, cached) =
             self.variants.choose(module, kernel, self.devices[device].model(), &params, &self.specialisable[variants[0].index()], &mut predict);

@@ -7,6 +7,7 @@
 //! length) as the device's copy would, where the two agree.
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use crate::runtime::device::{DeviceAlloc, Launch};
 use super::machine::Machine;
@@ -23,6 +24,12 @@ pub const SAMPLED_BLOCKS: u64 = 4;
 /// gives up on counting the launch: a block that long would cost the host more than the
 /// prediction is worth.
 pub const STATEMENT_BUDGET: u64 = 200_000;
+
+/// How long one launch's sample may take, its blocks together, before the model gives up on
+/// it (`YOSEGI_MODEL_SAMPLE_MS` sets another): the statement budget bounds a block's work,
+/// not its time, and a block of long dependent chains over many lanes (NPB EP's, 128 threads
+/// each drawing random numbers) took most of a second within it.
+pub const SAMPLE_DEADLINE: Duration = Duration::from_millis(20);
 
 /// The counts of a whole launch, and its shape as the device runs it.
 #[derive(Clone, Debug, PartialEq)]
@@ -42,12 +49,14 @@ pub fn sample_of(blocks: u64) -> Vec<u64> {
 
 /// Counts `launch` from sampled blocks, its array params read through `buffer_of` (host views),
 /// its grid spread over `multiprocessors` as the device spreads it, each block against its
-/// share of the L1 cache of `machine`'s multiprocessors.
+/// share of the L1 cache of `machine`'s multiprocessors; stopped with the fault
+/// `interp::DEADLINE_PASSED` once the host's clock passes `deadline`.
 pub fn sample_launch(
     launch: &Launch,
     buffer_of: &dyn Fn(DeviceAlloc) -> Option<Arc<SimBuffer>>,
     multiprocessors: u32,
     machine: &Machine,
+    deadline: Option<Instant>,
 ) -> Result<Sampled, Fault> {
     let (mut ctx, blocks) = launch_context(launch, buffer_of, Vec::new(), multiprocessors)?;
     let block = ctx.block_dim;
@@ -65,6 +74,6 @@ pub fn sample_launch(
         threads,
         launch.kernel.shared_memory_bytes(),
     );
-    let counted = count_blocks(&ctx, &sample, STATEMENT_BUDGET, l1_bytes)?;
+    let counted = count_blocks(&ctx, &sample, STATEMENT_BUDGET, l1_bytes, deadline)?;
     Ok(Sampled { counters: counted.scaled(sample.len() as u64, blocks), blocks, block })
 }

@@ -74,7 +74,7 @@ fn simulated_and_sampled(kernel: GridKernel, n: usize, arrays: usize) -> (Device
         // SAFETY: `host` outlives the sampling.
         Some(Arc::new(unsafe { SimBuffer::host_view(host[k].as_ptr(), host[k].len()) }))
     };
-    let sampled = sample_launch(&launch, &view_of, 0, &Machine::nominal("test")).expect("counted");
+    let sampled = sample_launch(&launch, &view_of, 0, &Machine::nominal("test"), None).expect("counted");
     // The host's arrays are unchanged: a view drops stores.
     assert_eq!(host[0], f32_bytes(&(0..n).map(|x| x as f32).collect::<Vec<_>>()));
     assert_eq!(sampled.blocks, simulated.blocks);
@@ -494,7 +494,7 @@ fn a_step_fused_kernels_global_and_shared_phases_add() {
     let view_of = views_of(&host);
     let steps_of = |module: &Module| {
         let launch = Launch::new(module, &module.grid_kernels[crate::ir::Handle::new(0)], multiply_add_params(n));
-        super::predict_with(&m, &launch, super::Traffic::default(), 132, &view_of).expect("predicted").work.time_steps
+        super::predict_with(&m, &launch, super::Traffic::default(), 132, &view_of, None).expect("predicted").work.time_steps
     };
     assert_eq!(steps_of(&module), 1);
     module.step_fusions.push(crate::ir::StepFusion {
@@ -527,7 +527,7 @@ fn the_first_launch_of_a_kernel_pays_for_loading_it() {
     assert!((first.seconds - again.seconds - machine().first_launch() - machine().idle_launch()).abs() < 1e-12);
     assert_eq!(again.work.counters.global_loads, 3 * n as u64);
     // No machine for a device the model does not know.
-    assert!(model.predict_launch(&launch, &at(1, 0)).is_none());
+    assert_eq!(model.predict_launch(&launch, &at(1, 0)).err(), Some(super::Unpredicted::Uncountable));
     // A launch on an idle device pays what programs were seen to pay for it, once observed.
     let mut observed = machine();
     observed.idle_launch_s = 3e-6;
@@ -701,4 +701,164 @@ fn a_launch_enqueued_after_the_device_drained_starts_from_idle() {
     // The simulator runs each launch as it is made: never idle on the clock's word.
     let sim = crate::runtime::sim::SimDevice::new();
     assert_eq!(model.timing(0, false, &sim, us(1_000_000)), Queued);
+}
+
+/// `c[i] = a[i] + k` over `n` floats, 128 threads a block: `n` decides the work (the grid,
+/// the guard), `k` only the values; `f` (a double) is in the grid when `float_grid`, else only
+/// in the values.
+fn add_scalar(float_grid: bool) -> GridKernel {
+    let mut g = GridBuilder::new("add_k", [128, 1, 1]);
+    let np = g.scalar_param("n", ScalarType::I32);
+    let a = g.array_param("a", ScalarType::F32, &[]);
+    let c = g.array_param("c", ScalarType::F32, &[]);
+    let kp = g.scalar_param("k", ScalarType::I32);
+    let fp = g.scalar_param("f", ScalarType::F64);
+    let (i, guard) = g.one_thread_per_point(np);
+    if float_grid {
+        let f = g.param(fp);
+        let blocks = g.cast(f, ScalarType::I32);
+        g.grid_x(blocks);
+    }
+    let la = g.load(ArrayRef::Param(a), &[i], ScalarType::F32, Span::default());
+    let k = g.param(kp);
+    let kf = g.cast(k, ScalarType::F32);
+    let f = g.param(fp);
+    let ff = g.cast(f, ScalarType::F32);
+    let sum = g.bin(BinaryOp::Add, la, kf);
+    let value = g.bin(BinaryOp::Mul, sum, ff);
+    let store = g.store(ArrayRef::Param(c), &[i], value);
+    g.finish(vec![Stmt::If { cond: guard, then: vec![store], otherwise: vec![] }])
+}
+
+/// [`add_scalar`]'s params: `n` points, `a` and `c` in allocations 0 and 1.
+fn add_scalar_params(n: i64, k: i64, f: f64) -> Vec<DeviceParam> {
+    vec![
+        DeviceParam::Value(ParamValue::Int(n)),
+        DeviceParam::Array { alloc: DeviceAlloc(0), offset: 0 },
+        DeviceParam::Array { alloc: DeviceAlloc(1), offset: 0 },
+        DeviceParam::Value(ParamValue::Int(k)),
+        DeviceParam::Value(ParamValue::Float(f)),
+    ]
+}
+
+/// The shape of a launch holds the params that decide its work: an integer the grid or a
+/// condition reads, a floating one only where the grid reads it; not an integer that only
+/// changes values (an outer iteration passed in, NPB EP's `koff`).
+#[test]
+fn a_launch_shape_holds_the_params_that_decide_the_work_and_no_other() {
+    let module = {
+        let mut m = Module::default();
+        m.grid_kernels.append(add_scalar(false));
+        m.grid_kernels.append(add_scalar(true));
+        m
+    };
+    let (values, grid) = (&module.grid_kernels[crate::ir::Handle::new(0)], &module.grid_kernels[crate::ir::Handle::new(1)]);
+    let shape = |kernel: &GridKernel, n: i64, k: i64, f: f64| super::shape_scalars(&Launch::new(&module, kernel, add_scalar_params(n, k, f)));
+    assert_eq!(shape(values, 512, 1, 0.5), shape(values, 512, 2, 0.5), "k changes values only");
+    assert_eq!(shape(values, 512, 1, 0.5), shape(values, 512, 1, 0.25), "f changes values only");
+    assert_ne!(shape(values, 512, 1, 0.5), shape(values, 256, 1, 0.5), "n decides the grid");
+    assert_eq!(shape(grid, 512, 1, 4.0), shape(grid, 512, 9, 4.0));
+    assert_ne!(shape(grid, 512, 1, 4.0), shape(grid, 512, 1, 2.0), "f decides this one's grid");
+}
+
+/// A launch of a shape already sampled takes its prediction, whatever its other params; a new
+/// shape, or the same with other traffic, is sampled.
+#[test]
+fn a_kernel_is_sampled_once_per_shape() {
+    let mut module = Module::default();
+    module.grid_kernels.append(add_scalar(false));
+    let kernel = &module.grid_kernels[crate::ir::Handle::new(0)];
+    let host = zeroed_arrays(512);
+    let view_of = views_of(&host);
+    let at = |bytes: u64| super::Placement { device: 0, device_name: "sim", multiprocessors: 0, traffic: super::Traffic { bytes, resident: None }, host_view_of: &view_of, touches_upload: false, timing: super::Timing::Queued };
+    let mut model = Model::bounded(vec![machine()], std::time::Instant::now(), None, None);
+    let mut steady = |n: i64, k: i64, bytes: u64| model.predict_steady(&Launch::new(&module, kernel, add_scalar_params(n, k, 1.0)), &at(bytes)).expect("predicted");
+    let first = steady(512, 0, 4096);
+    for k in 1..32 {
+        assert_eq!(steady(512, k, 4096).work, first.work, "iteration {k}");
+    }
+    assert_eq!(model.sampling_cost().samples, 1, "32 launches of one shape, one sample");
+    let mut steady = |n: i64, k: i64, bytes: u64| model.predict_steady(&Launch::new(&module, kernel, add_scalar_params(n, k, 1.0)), &at(bytes)).expect("predicted");
+    let half = steady(256, 0, 2048);
+    assert_eq!(half.work.counters.global_loads, 256);
+    steady(512, 0, 8192);
+    assert_eq!(model.sampling_cost().samples, 3, "another size, other traffic: sampled");
+    assert!(model.sampling_cost().spent > std::time::Duration::ZERO);
+}
+
+/// A block that never ends (a loop without a condition), 1024 threads.
+fn endless() -> GridKernel {
+    let mut g = GridBuilder::new("endless", [1024, 1, 1]);
+    let x = g.local("x", ScalarType::I32);
+    let xv = g.get(x);
+    let one = g.int(1);
+    let next = g.bin(BinaryOp::Add, xv, one);
+    let body = vec![Stmt::Assign { local: x, value: next }];
+    g.finish(vec![Stmt::Loop { cond: None, test_first: true, body, continuing: Vec::new(), range: None }])
+}
+
+/// A sample stops at a block's statement budget, or sooner at its deadline; either way the
+/// shape is not sampled again (it would take as long).
+#[test]
+fn a_sample_stops_at_its_deadline_or_its_statement_budget_and_stands_for_its_shape() {
+    use std::time::{Duration, Instant};
+    let mut module = Module::default();
+    module.grid_kernels.append(endless());
+    let launch = Launch::new(&module, &module.grid_kernels[crate::ir::Handle::new(0)], Vec::new());
+    let no_views = |_: DeviceAlloc| None;
+    let at = super::Placement { device: 0, device_name: "sim", multiprocessors: 0, traffic: super::Traffic::default(), host_view_of: &no_views, touches_upload: false, timing: super::Timing::Queued };
+    let mut unbounded = Model::bounded(vec![machine()], Instant::now(), None, None);
+    assert_eq!(unbounded.predict_steady(&launch, &at).err(), Some(super::Unpredicted::Statements));
+    let mut bounded = Model::bounded(vec![machine()], Instant::now(), Some(Duration::ZERO), None);
+    for _ in 0..3 {
+        assert_eq!(bounded.predict_steady(&launch, &at).err(), Some(super::Unpredicted::Deadline));
+    }
+    let cost = bounded.sampling_cost();
+    assert_eq!((cost.samples, cost.unfinished, cost.not_sampled), (1, 1, 0));
+    // Past the deadline by a look at the clock (64 statements) and the set-up, or by the time
+    // the thread was taken away meanwhile; not by the block, which runs some 100 ms.
+    assert!(cost.spent < Duration::from_millis(20), "{:?}", cost.spent);
+}
+
+/// The model's sampling time stays within its share of the run plus the allowance: a launch
+/// is not sampled without room, a sample runs to the cap at most, and neither outcome stands
+/// for the shape: a later launch, when the run has earned more room, samples it.
+#[test]
+fn the_cap_on_sampling_refuses_or_cuts_short_and_a_later_launch_tries_again() {
+    use std::time::{Duration, Instant};
+    let mut module = Module::default();
+    module.grid_kernels.append(endless());
+    module.grid_kernels.append(multiply_add());
+    let endless = Launch::new(&module, &module.grid_kernels[crate::ir::Handle::new(0)], Vec::new());
+    let quick = Launch::new(&module, &module.grid_kernels[crate::ir::Handle::new(1)], multiply_add_params(512));
+    let host = zeroed_arrays(512);
+    let view_of = views_of(&host);
+    let at = super::Placement { device: 0, device_name: "sim", multiprocessors: 0, traffic: super::Traffic::default(), host_view_of: &view_of, touches_upload: false, timing: super::Timing::Queued };
+    // No allowance, and a run just started: no room. (A deadline longer than any room below,
+    // so that only the cap cuts a sample short.)
+    let mut model = Model::bounded(vec![machine()], Instant::now(), Some(Duration::from_secs(10)), Some(Duration::ZERO));
+    assert_eq!(model.predict_steady(&quick, &at).err(), Some(super::Unpredicted::TimeBudget));
+    assert_eq!((model.sampling_cost().samples, model.sampling_cost().not_sampled, model.sampling_cost().spent), (0, 1, Duration::ZERO));
+    // Half a second into the run, 10 ms of room: the quick launch is sampled now.
+    model.sampler.started -= Duration::from_millis(500);
+    assert!(model.predict_steady(&quick, &at).is_ok());
+    // The endless block runs to the cap, which is not its deadline: not kept.
+    let before = model.sampling_cost();
+    assert_eq!(model.predict_steady(&endless, &at).err(), Some(super::Unpredicted::TimeBudget));
+    let after = model.sampling_cost();
+    assert_eq!((after.samples, after.not_sampled), (before.samples + 1, before.not_sampled + 1));
+    let run = model.sampler.started.elapsed();
+    // Past the cap by a look at the clock, or by the time the thread was taken away (the
+    // other tests run beside this one).
+    assert!(after.spent <= run.mul_f64(super::SAMPLING_SHARE) + Duration::from_millis(2), "{:?} of {run:?}", after.spent);
+    // No room left now; once cut short, it waits for room for its whole deadline, which a
+    // longer run gives it.
+    assert_eq!(model.predict_steady(&endless, &at).err(), Some(super::Unpredicted::TimeBudget));
+    assert_eq!(model.sampling_cost().samples, after.samples, "refused: not run");
+    model.sampler.started -= Duration::from_millis(200);
+    assert_eq!(model.predict_steady(&endless, &at).err(), Some(super::Unpredicted::TimeBudget));
+    assert_eq!(model.sampling_cost().samples, after.samples, "4 ms of room, under its 10 s deadline: not run");
+    // 20 s of room: it runs to its own end, the statement budget.
+    model.sampler.started -= Duration::from_secs(1000);
+    assert_eq!(model.predict_steady(&endless, &at).err(), Some(super::Unpredicted::Statements));
 }

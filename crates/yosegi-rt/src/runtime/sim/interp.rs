@@ -6,6 +6,7 @@
 //! Value vectors come from a per-block pool, so evaluation does not allocate per node.
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use crate::analysis::promotion::Promoted;
 use crate::diag::Span;
@@ -106,6 +107,10 @@ pub struct BlockState<'a> {
     /// they do, gives up on blocks that would take long ([`BlockState::with_budget`]).
     budget: u64,
     budget_per_block: u64,
+    /// For the performance model's sampled blocks: when (on the host's clock) the blocks stop
+    /// with [`DEADLINE_PASSED`], looked at every [`CLOCK_EVERY`] statements; `None` on the
+    /// simulator device.
+    deadline: Option<Instant>,
     /// For the performance model's sampled blocks ([`BlockState::with_budget`]): the sectors
     /// (by array and sector, read apart from written) the block has touched, for
     /// `DeviceCounters::block_sectors`.
@@ -154,6 +159,15 @@ const PARTIALS: u32 = 1 << 30;
 
 /// The message of the fault a block that spent its statement budget stops with.
 pub const BUDGET_SPENT: &str = "the block ran past its statement budget";
+
+/// The message of the fault a block stops with once its deadline passed
+/// ([`BlockState::with_budget`]).
+pub const DEADLINE_PASSED: &str = "the block ran past its deadline";
+
+/// Statements between two looks at the clock under a deadline: a statement runs over a
+/// block's lanes (a microsecond or so for a block of 128), and a look costs some 25 ns, so the
+/// clock costs well under 1% and the deadline is passed by some tens of microseconds at most.
+pub const CLOCK_EVERY: u64 = 64;
 
 /// The value of the element of type `elem` at byte `at` of `buffer`.
 #[inline]
@@ -221,6 +235,7 @@ impl<'a> BlockState<'a> {
             row_buffers: vec![0; lanes],
             budget: u64::MAX,
             budget_per_block: u64::MAX,
+            deadline: None,
             block_sectors: None,
             l1: None,
             promotions: Vec::new(),
@@ -229,12 +244,13 @@ impl<'a> BlockState<'a> {
     }
 
     /// A state whose blocks stop with the fault [`BUDGET_SPENT`] after `statements` statement
-    /// executions (each over the block's active lanes), each block running against an L1
-    /// cache of `l1_bytes`.
-    pub fn with_budget(ctx: &'a LaunchCtx<'a>, statements: u64, l1_bytes: u64) -> BlockState<'a> {
+    /// executions (each over the block's active lanes), and with [`DEADLINE_PASSED`] once the
+    /// host's clock passes `deadline`, each block running against an L1 cache of `l1_bytes`.
+    pub fn with_budget(ctx: &'a LaunchCtx<'a>, statements: u64, l1_bytes: u64, deadline: Option<Instant>) -> BlockState<'a> {
         BlockState {
             budget: statements,
             budget_per_block: statements,
+            deadline,
             block_sectors: Some(Default::default()),
             l1: Some(SectorCache::new(l1_bytes)),
             ..Self::new(ctx)
@@ -1234,6 +1250,12 @@ impl<'a> BlockState<'a> {
             return Err(fault(Span::default(), BUDGET_SPENT.to_string()));
         }
         self.budget -= 1;
+        if let Some(deadline) = self.deadline
+            && self.budget.is_multiple_of(CLOCK_EVERY)
+            && Instant::now() >= deadline
+        {
+            return Err(fault(Span::default(), DEADLINE_PASSED.to_string()));
+        }
         match stmt {
             Stmt::Assign { local, value: e } => {
                 let vty = body.exprs[*e].ty;

@@ -358,9 +358,10 @@ fn partial_buffers(kernel: &crate::ir::GridKernel, blocks: u64, threads: u64) ->
 
 /// The counters of the blocks `sample` of the launch `ctx` (already given its partial
 /// buffers), run one after the other on the calling thread, each stopped after `budget`
-/// statements (the fault `interp::BUDGET_SPENT`) and each against an L1 cache of `l1_bytes`.
-pub fn count_blocks(ctx: &LaunchCtx, sample: &[u64], budget: u64, l1_bytes: u64) -> Result<DeviceCounters, Fault> {
-    let mut state = BlockState::with_budget(ctx, budget, l1_bytes);
+/// statements (the fault `interp::BUDGET_SPENT`), all of them stopped once the host's clock
+/// passes `deadline` (`interp::DEADLINE_PASSED`), and each against an L1 cache of `l1_bytes`.
+pub fn count_blocks(ctx: &LaunchCtx, sample: &[u64], budget: u64, l1_bytes: u64, deadline: Option<std::time::Instant>) -> Result<DeviceCounters, Fault> {
+    let mut state = BlockState::with_budget(ctx, budget, l1_bytes, deadline);
     let mut counters = DeviceCounters::default();
     for &b in sample {
         counters.add(&state.run_block(b)?.counters);

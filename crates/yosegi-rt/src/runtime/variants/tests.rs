@@ -5,7 +5,7 @@
 
 use std::ffi::c_void;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::*;
 use crate::analysis::testing::{B, array_param, kernel as make_kernel, scalar_param};
@@ -732,4 +732,191 @@ fn a_clear_prediction_settles_the_exploration_untimed_and_uncached() {
     assert_eq!((first.measure, decision), (None, None));
     let (second, _) = timing.choose(&module, kernel, "gpu", &bound(4096, 1, 2), &specialisable, &mut predict);
     assert!(second.measure.is_some(), "exploration times the candidates");
+}
+
+#[test]
+fn the_exploration_budget_is_a_share_of_the_run_plus_an_allowance() {
+    let now = Instant::now();
+    let mut budget = ExplorationBudget::new(now, Some(ms(20.0)));
+    assert!(budget.has_room(now));
+    budget.charge(ms(20.0));
+    assert!(!budget.has_room(now), "the allowance is spent");
+    // 2% of a second is 20 ms more.
+    assert!(budget.has_room(now + Duration::from_secs(1)));
+    budget.charge(ms(20.0));
+    assert!(!budget.has_room(now + Duration::from_secs(1)));
+    assert!(ExplorationBudget::new(now, None).has_room(now), "unbounded");
+    assert_eq!(budget.cost().spent, ms(40.0));
+}
+
+/// Once the budget is spent, an exploration under way ends at its next launch with the plain
+/// variant when the model predicted nothing, untimed and not cached; a key seen afterwards is
+/// decided at its first launch. Each counts among the choices the budget decided.
+#[test]
+fn once_the_exploration_budget_is_spent_undecided_keys_run_plain_untimed_and_uncached() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (module, kernel) = scale_with_variants(&[(0.6, 0)]);
+    let variants = module.variants_of(kernel);
+    let mut chooser = VariantChooser::new(StagingMode::Auto, TuningCache::in_dir(Some(dir.path().to_path_buf())));
+    chooser.set_budget(ExplorationBudget::new(Instant::now(), Some(ms(1.0))));
+    first_sighting(&mut chooser, &module, kernel, "gpu", &bound(4096, 1, 2));
+    let mut timed = 0;
+    let decision = loop {
+        let (pick, decision) = choose(&mut chooser, &module, kernel, "gpu", &bound(4096, 1, 2));
+        if let Some(decision) = decision {
+            assert_eq!((pick.variant, pick.measure), (variants[0], None));
+            break decision;
+        }
+        if let Some(m) = pick.measure {
+            timed += 1;
+            assert_eq!(chooser.record_time(&module, m, Some(ms(0.8))), None, "the exploration does not finish");
+        }
+        assert!(timed <= 2, "the budget stops the timing");
+    };
+    // Staged timed (0.8 ms of 1), plain warmed up and timed (1.6 ms): spent.
+    assert_eq!(timed, 2);
+    assert_eq!(decision.how, Decided::Budget { by_model: false });
+    assert_eq!(decision.winner, "scale_l3");
+    assert_eq!(decision.times, vec![("scale_l3".to_string(), vec![ms(0.8)]), ("scale_l3_staged".to_string(), vec![ms(0.8)])]);
+    for _ in 0..3 {
+        let (pick, again) = choose(&mut chooser, &module, kernel, "gpu", &bound(4096, 1, 2));
+        assert_eq!((pick.variant, pick.measure, again), (variants[0], None, None));
+    }
+    let (pick, decision) = choose(&mut chooser, &module, kernel, "gpu", &bound(100, 1, 2));
+    assert_eq!((pick.variant, pick.measure), (variants[0], None), "a new key, decided at once");
+    assert_eq!(decision.map(|d| d.how), Some(Decided::Budget { by_model: false }));
+    assert_eq!(chooser.budget().cost().decided_by_budget, 2);
+    assert_eq!(chooser.budget().cost().spent, ms(1.6));
+    assert!(cached_choices(&module, kernel, Some(dir.path().to_path_buf())).is_empty(), "nothing cached");
+}
+
+/// With the budget spent, a key the model predicted takes the model's choice, clear or not.
+#[test]
+fn once_the_exploration_budget_is_spent_a_predicted_key_takes_the_models_choice() {
+    let (module, kernel) = scale_with_variants(&[(0.6, 0)]);
+    let variants = module.variants_of(kernel);
+    let staged = variants[1];
+    let plain = &module.grid_kernels[variants[0]];
+    // 20% faster: the model's choice, but not clear enough to go untimed with budget left.
+    let mut predict = |v: Handle<GridKernel>| Some(if v == staged { 8e-6 } else { 10e-6 });
+    let mut roomy = VariantChooser::new(StagingMode::Auto, TuningCache::in_dir(None));
+    let (first, decision) = roomy.choose(&module, kernel, "gpu", &bound(4096, 1, 2), &specialisable_params(plain), &mut predict);
+    assert_eq!((first.measure, decision), (None, None), "budget left: explored as usual");
+    let mut spent = VariantChooser::new(StagingMode::Auto, TuningCache::in_dir(None));
+    let mut budget = ExplorationBudget::new(Instant::now(), Some(Duration::ZERO));
+    budget.charge(ms(1.0));
+    spent.set_budget(budget.clone());
+    let (pick, decision) = spent.choose(&module, kernel, "gpu", &bound(4096, 1, 2), &specialisable_params(plain), &mut predict);
+    assert_eq!((pick.variant, pick.measure), (staged, None));
+    let decision = decision.expect("the budget decided");
+    assert_eq!((decision.how, decision.winner.as_str(), decision.times.len()), (Decided::Budget { by_model: true }, "scale_l3_staged", 0));
+    // The share grows with the run: a budget started long ago has room again.
+    let mut long_run = VariantChooser::new(StagingMode::Auto, TuningCache::in_dir(None));
+    let mut budget = ExplorationBudget::new(Instant::now() - Duration::from_secs(100), Some(Duration::ZERO));
+    budget.charge(ms(1.0));
+    long_run.set_budget(budget);
+    let (_, decision) = long_run.choose(&module, kernel, "gpu", &bound(4096, 1, 2), &specialisable_params(plain), &mut predict);
+    assert_eq!(decision, None);
+}
+
+/// On a device that times, the runtime charges the timed launches to the budget, stops
+/// timing once it is spent, and says so in `--stats`.
+#[test]
+fn the_runtime_stops_exploring_when_the_budget_is_spent_and_reports_it() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (module, _) = scale_with_variants(&[(0.6, 0)]);
+    let mut rt = sim_runtime(module, StagingMode::Auto);
+    let timed_launches = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    rt.devices = vec![Box::new(TimedSim { sim: crate::runtime::sim::SimDevice::new(), timed_launches: timed_launches.clone() })];
+    rt.variants = VariantChooser::new(StagingMode::Auto, TuningCache::in_dir(Some(dir.path().to_path_buf())));
+    rt.variants.set_budget(ExplorationBudget::new(Instant::now(), Some(ms(1.0))));
+    let mut a: Vec<f64> = (0..64).map(f64::from).collect();
+    let mut b = vec![0.0; 64];
+    for _ in 0..10 {
+        rt.region(0, &region_args(64, a.as_mut_ptr(), b.as_mut_ptr())).expect("runs");
+    }
+    rt.host_access(&[b.as_ptr() as u64], &[abi::YOSEGI_READ]);
+    assert_eq!(b[63], 126.0);
+    // Staged timed at 0.6 ms, plain at 0.8: 1.4 ms, past the 1 ms allowance.
+    assert_eq!(timed_launches.load(std::sync::atomic::Ordering::Relaxed), 2);
+    let report = rt.exit_report().expect("stats on");
+    assert!(report.contains("the exploration budget was spent"), "{report}");
+    assert!(report.contains("exploration: 1.400 ms timed ("), "{report}");
+    assert!(report.contains("1 choices decided untimed when the budget ran out"), "{report}");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "nothing written to the tuning cache");
+}
+
+/// A device that times and is not the simulator by name, so that fusions and step loops are
+/// explored on it.
+fn timed_runtime(module: Module) -> Runtime {
+    let mut rt = sim_runtime(module, StagingMode::Auto);
+    let timed_launches = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    rt.devices = vec![Box::new(TimedSim { sim: crate::runtime::sim::SimDevice::new(), timed_launches })];
+    rt
+}
+
+/// A budget with no allowance and something spent: no room at all.
+fn spent_budget() -> ExplorationBudget {
+    let mut budget = ExplorationBudget::new(Instant::now(), Some(Duration::ZERO));
+    budget.charge(ms(1.0));
+    budget
+}
+
+/// A fused chain's timed samples are charged to the budget; once it is spent, a comparison
+/// not yet made runs the chain unfused from then on, untimed.
+#[test]
+fn a_fusion_not_yet_compared_runs_unfused_once_the_budget_is_spent() {
+    let (mut module, kernel) = scale_with_variants(&[]);
+    let grid = module.variants_of(kernel)[0];
+    let RegionKind::Compute { kernels, .. } = &mut module.regions[0].kind else { panic!("a compute region") };
+    *kernels = vec![kernel, kernel];
+    // The chain `b = 2a; b = 2a` and its "fused" kernel, one launch of the same grid kernel.
+    module.fusions.push(crate::ir::Fusion { region: 0, members: vec![kernel, kernel], grid, forced: false, estimated_ratio: 0.5, without_stores: None, notes: Vec::new() });
+    let name = module.grid_kernels[grid].name.clone();
+    let mut rt = timed_runtime(module);
+    let mut a: Vec<f64> = (0..64).map(f64::from).collect();
+    let mut b = vec![0.0; 64];
+    for _ in 0..2 {
+        rt.region(0, &region_args(64, a.as_mut_ptr(), b.as_mut_ptr())).expect("runs");
+    }
+    // An unfused sample (two launches) and a fused one (one launch), both timed and charged.
+    assert_eq!(rt.stats().launches[&name].count, 3);
+    assert!(rt.variants.budget().cost().spent > Duration::ZERO);
+    assert!(rt.stats().variants.get(&name).is_none_or(|u| u.decisions.is_empty()), "not compared yet");
+    rt.variants.set_budget(spent_budget());
+    for _ in 0..3 {
+        rt.region(0, &region_args(64, a.as_mut_ptr(), b.as_mut_ptr())).expect("runs");
+    }
+    assert_eq!(rt.stats().launches[&name].count, 3 + 3 * 2, "unfused: two launches a call");
+    let decisions = &rt.stats().variants[&name].decisions;
+    assert_eq!(decisions.len(), 1);
+    assert_eq!((decisions[0].winner.as_str(), decisions[0].how), ("unfused", Decided::Budget { by_model: false }));
+    assert_eq!(rt.variants.budget().cost().decided_by_budget, 1);
+    rt.host_access(&[b.as_ptr() as u64], &[abi::YOSEGI_READ]);
+    assert_eq!(b[63], 126.0);
+}
+
+/// A step loop whose choice is not yet made runs every step left unfused, untimed, once the
+/// budget is spent.
+#[test]
+fn a_step_loop_not_yet_compared_runs_unfused_once_the_budget_is_spent() {
+    let (mut module, kernel) = scale_with_variants(&[]);
+    let grid = module.variants_of(kernel)[0];
+    module.step_fusions.push(crate::ir::StepFusion { region: 0, steps: 2, grid, renamed: Vec::new(), forced: false, estimated_ratio: 0.5, notes: Vec::new() });
+    let name = module.grid_kernels[grid].name.clone();
+    let mut rt = timed_runtime(module);
+    rt.variants.set_budget(spent_budget());
+    let mut a: Vec<f64> = (0..64).map(f64::from).collect();
+    let mut b = vec![0.0; 64];
+    let ran = rt.region_steps(0, &region_args(64, a.as_mut_ptr(), b.as_mut_ptr()), 6).expect("runs");
+    assert_eq!(ran, 6, "every step left, in one call");
+    assert_eq!(rt.stats().launches[&name].count, 6, "one unfused launch a step");
+    let decisions = &rt.stats().variants[&format!("{} (steps)", module_kernel_name(&rt, kernel))].decisions;
+    assert_eq!(decisions.len(), 1);
+    assert_eq!((decisions[0].winner.as_str(), decisions[0].how), ("unfused", Decided::Budget { by_model: false }));
+    assert_eq!(rt.variants.budget().cost().spent, ms(1.0), "nothing timed");
+}
+
+fn module_kernel_name(rt: &Runtime, kernel: Handle<Kernel>) -> String {
+    rt.module.kernels[kernel].name.clone()
 }
