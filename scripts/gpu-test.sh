@@ -314,6 +314,9 @@ CHECK
             diff -q "$scratch/many_aot.out" "$scratch/many.expected" >/dev/null || { echo "    output differs (NVRTC $nvrtc)"; return 1; }
             stats_hold "$scratch/many_aot.err" kernels_embedded">="40 kernels_compiled_waited==0 kernels_compiled_on_workers==0 kernels_from_disk==0 || return 1
         done
+        # The same executable on the simulator, unchanged.
+        YOSEGI_DEVICE=sim "$scratch/many_aot" >"$scratch/many_sim.out" 2>"$scratch/many_sim.err" || { tail -3 "$scratch/many_sim.err"; return 1; }
+        diff -q "$scratch/many_sim.out" "$scratch/many.expected" >/dev/null || { echo "    output differs on sim"; return 1; }
     }
     cache_check "an executable of 40 kernels runs its embedded images with no NVRTC" embedded_images_run_without_nvrtc
     workers_compile_for_run() {

@@ -6,8 +6,9 @@
 //!   preprocessed source as the section `.yosegi_src`.
 //! * Linking (no `-c`) gathers every input carrying that section (and every `.c` given
 //!   directly), compiles them together as one program (as `yosegi run` would), compiles the
-//!   generated host code with the user's code-generation flags, embeds the program image (IR
-//!   and sources, [`crate::image`]) and links the executable against the runtime library
+//!   generated host code with the user's code-generation flags, compiles the kernels for the
+//!   GPUs `-gpu=ccXY` names ([`gpu_targets`]), embeds the program image (IR, sources and
+//!   kernel images, [`crate::image`]) and links the executable against the runtime library
 //!   `libyosegi_rt.so` (the `yosegi-rt` crate), whose `yosegi_rt_start` runs it
 //!   (`YOSEGI_DEVICE`, `YOSEGI_STATS`). The objects' sequential code is left out then. Static
 //!   libraries given as files (`libx.a`, as CMake links its library targets), or found for a
@@ -22,8 +23,8 @@
 //!   compiler (a `-f`/`-m` flag the host compiler does not know is dropped with one warning);
 //!   `-l -L -Wl,* -shared? -static` the link. `-E`, `-M` and `-MM` (text or dependencies
 //!   only) run the system compiler alone; `-MD`, `-MMD` and their `-MF -MT -MQ -MP` have the
-//!   system compiler write the dependency file while it compiles the object Yosegi makes. PGI/NVIDIA's OpenACC flags (`-acc`, `-ta=`, `-gpu=`,
-//!   `-Minfo`, `-Msafeptr`, `-fast`) are dropped with one warning: Yosegi always compiles the
+//!   system compiler write the dependency file while it compiles the object Yosegi makes. PGI/NVIDIA's OpenACC flags (`-acc`, `-Minfo`,
+//!   `-Msafeptr`, `-fast`, the items of `-ta=`/`-gpu=` other than architectures) are dropped with one warning: Yosegi always compiles the
 //!   directives; `-fopenacc`, which asks for just that, is accepted silently. The sequential
 //!   object is compiled with `_OPENACC` defined, as Yosegi's preprocessing defines it, and `-v`
 //!   reaches the system compiler: CMake identifies the driver as the GNU compiler it drives,
@@ -717,7 +718,8 @@ mod tests {
         assert_eq!(cc.preprocess.defines, vec!["CLASS=S".to_string()]);
         assert_eq!(cc.preprocess.cpp_flags, vec!["-UX".to_string(), "-std=c99".to_string()]);
         assert_eq!(cc.host_flags, vec!["-O3".to_string(), "-mcmodel=medium".to_string()]);
-        assert_eq!(cc.dropped, vec!["-acc".to_string(), "-ta=tesla".to_string(), "-Minfo=accel".to_string()]);
+        // `-ta=tesla` names the NVIDIA target, which the link compiles for (`gpu_targets`).
+        assert_eq!(cc.dropped, vec!["-acc".to_string(), "-Minfo=accel".to_string()]);
     }
 
     #[test]

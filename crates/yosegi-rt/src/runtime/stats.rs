@@ -1146,8 +1146,8 @@ mod tests {
         assert!((k.achieved_gbps().unwrap() - 2.0).abs() < 1e-9);
         assert_eq!(stats.device.kernel_cache_memory_hits, 1);
         let text = stats.render();
-        assert!(text.contains("jit time, NVRTC or disk cache (ms)"), "{text}");
-        assert!(text.contains("jit time per kernel (ms): k 300.0"), "{text}");
+        assert!(text.contains("jit time, launches waiting for code (ms)"), "{text}");
+        assert!(text.contains("jit time per kernel (ms): k 300.0 (NVRTC, waited for)"), "{text}");
         assert!(text.lines().any(|l| l.starts_with("host->device GB/s") && l.ends_with("1.00")), "{text}");
     }
 }

@@ -146,6 +146,20 @@ impl JitPool {
         JitPool { jobs: Mutex::new(HashMap::new()), workers, disk, arch, nvrtc_version }
     }
 
+    /// The process's pool for `sm_<arch>` and NVRTC `nvrtc_version`, made on first use: the
+    /// devices on GPUs of one architecture (logical devices on one GPU, `--gpus N`) share its
+    /// workers and its jobs, so a kernel is compiled once for all of them.
+    pub fn shared(arch: u32, nvrtc_version: (i32, i32), disk: Arc<Mutex<DiskCache>>) -> Arc<JitPool> {
+        static POOLS: Mutex<Vec<Arc<JitPool>>> = Mutex::new(Vec::new());
+        let mut pools = POOLS.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(pool) = pools.iter().find(|p| p.arch == arch && p.nvrtc_version == nvrtc_version) {
+            return pool.clone();
+        }
+        let pool = Arc::new(JitPool::new(arch, nvrtc_version, disk));
+        pools.push(pool.clone());
+        pool
+    }
+
     fn job(&self, key: &JobKey) -> Option<Arc<Job>> {
         self.jobs.lock().unwrap_or_else(|e| e.into_inner()).get(key).cloned()
     }

@@ -379,7 +379,7 @@ impl CudaDevice {
                 _ => VariantPolicy::Specialise,
             };
             let disk = Arc::new(Mutex::new(DiskCache::at(cache::trusted_dir())));
-            let jit = nvrtc_version.map(|v| Arc::new(JitPool::new(arch, v, disk.clone())));
+            let jit = nvrtc_version.map(|v| JitPool::shared(arch, v, disk.clone()));
             let model = format!("{name}, sm_{major}{minor}, driver for CUDA {}.{}", version / 1000, (version % 1000) / 10);
             Ok(CudaDevice {
                 label: format!("cuda:{label_index} ({model})"),
