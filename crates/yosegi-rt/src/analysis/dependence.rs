@@ -113,11 +113,11 @@ pub(crate) fn check_pair(kernel: &Kernel, parallel: &[Handle<Local>], w: &ArrayA
         let step = kernel.space.iter().find(|d| d.var == var).map_or(1, |d| d.step.signum());
         let name = var_name(var);
         return Err(if r.kind == AccessKind::Write {
-            format!("`{wt}` and `{rt}` write the same element in different iterations (distance {} along `{name}`)", distance.abs())
-        } else if distance * step < 0 {
-            format!("`{rt}` reads the value `{wt}` writes in an earlier iteration (distance {} along `{name}`)", distance.abs())
+            format!("`{wt}` and `{rt}` write the same element in different iterations (distance {} along `{name}`)", distance.unsigned_abs())
+        } else if distance.signum() * step < 0 {
+            format!("`{rt}` reads the value `{wt}` writes in an earlier iteration (distance {} along `{name}`)", distance.unsigned_abs())
         } else {
-            format!("`{rt}` reads an element that `{wt}` overwrites in a later iteration (distance {} along `{name}`)", distance.abs())
+            format!("`{rt}` reads an element that `{wt}` overwrites in a later iteration (distance {} along `{name}`)", distance.unsigned_abs())
         });
     }
     let name = var_name(*free);
@@ -173,7 +173,8 @@ fn distance(pairs: &[(&Affine, &Affine)], parallel: &[Handle<Local>]) -> Option<
         let vars: Vec<Handle<Local>> = w.vars().into_iter().filter(|v| parallel.contains(v)).collect();
         let [var] = vars.as_slice() else { return None };
         let c = w.coefficient_of(*var).as_constant()?;
-        (delta != 0 && delta % c == 0).then_some((*var, delta / c))
+        // Checked: a coefficient of 0, or `i64::MIN / -1`, is no distance.
+        (delta != 0 && delta.checked_rem(c)? == 0).then_some((*var, delta.checked_div(c)?))
     })
 }
 

@@ -294,7 +294,11 @@ pub fn plan_versioned(module: &Module, members: &[MemberAccesses], versions: Ver
                     ));
                 };
                 for (d, span) in distance.iter_mut().enumerate() {
-                    let dist = access.offset(d) - store.offset(d);
+                    // Offsets near the ends of i64 (the program's constants) are not planned
+                    // with wrapped values: such a chain is not fused.
+                    let Some(dist) = access.offset(d).checked_sub(store.offset(d)) else {
+                        return Err(format!("`{}` reads `{x}` at an offset too far from where `{}` writes it to fuse them", name(r), name(p)));
+                    };
                     *span = (span.0.min(dist), span.1.max(dist));
                 }
             }
@@ -310,22 +314,25 @@ pub fn plan_versioned(module: &Module, members: &[MemberAccesses], versions: Ver
         for edge in edges.iter().filter(|e| e.consumer == consumer) {
             for (d, &(lo, hi)) in edge.distance.iter().enumerate() {
                 let (left, right) = extension[consumer][d];
+                let (Some(need_left), Some(need_right)) = (left.checked_sub(lo), right.checked_add(hi)) else {
+                    return Err(format!("`{}` would need more redundant iterations along its dim {} than can be counted", name(edge.producer), d + 1));
+                };
                 let producer = &mut extension[edge.producer][d];
-                producer.0 = producer.0.max(left - lo);
-                producer.1 = producer.1.max(right + hi);
+                producer.0 = producer.0.max(need_left);
+                producer.1 = producer.1.max(need_right);
                 let needed = &mut intermediates.get_mut(&edge.arg).expect("an edge's array is an intermediate").needed[d];
-                needed.0 = needed.0.max(left - lo);
-                needed.1 = needed.1.max(right + hi);
+                needed.0 = needed.0.max(need_left);
+                needed.1 = needed.1.max(need_right);
             }
         }
     }
     let limit = if versions.real.is_empty() { MAX_EXTENSION } else { MAX_STEP_EXTENSION };
     for (m, ext) in extension.iter().enumerate() {
-        if let Some(d) = ext.iter().position(|(l, r)| l + r > limit) {
+        if let Some(d) = ext.iter().position(|(l, r)| l.checked_add(*r).is_none_or(|n| n > limit)) {
             return Err(format!(
                 "`{}` would need {} redundant iterations along its dim {}, more than {limit}",
                 name(m),
-                ext[d].0 + ext[d].1,
+                ext[d].0 as i128 + ext[d].1 as i128,
                 d + 1
             ));
         }
