@@ -79,3 +79,24 @@ fn explain_plans_no_wrapped_halo_and_reports_the_distance_unsigned() {
     assert!(all.contains("(distance 9223372036854775808 along `i`)"), "{}", out.describe());
     assert!(!all.contains("distance -"), "{}", out.describe());
 }
+
+/// `INT_MIN / -1` in a kernel is caught on the simulator as division by zero is (gcc's build
+/// of the same program dies of SIGFPE), with the kernel's line.
+#[test]
+fn int_min_divided_by_minus_one_is_a_fault_on_sim() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("divide.c");
+    std::fs::write(
+        &path,
+        "#include <stdio.h>\n#include <limits.h>\nint main(void) {\n    int d[4] = {1, 2, -1, 4}, q[4];\n    int top = INT_MIN;\n\
+         #pragma acc parallel loop copyin(d) copyout(q)\n    for (int i = 0; i < 4; i++)\n        q[i] = top / d[i];\n\
+         printf(\"%d\\n\", q[0]);\n    return 0;\n}\n",
+    )
+    .unwrap();
+    let mut cmd = yosegi();
+    cmd.args(["run", "--device", "sim", "-w"]).arg(&path);
+    let out = run(cmd, Input::Nothing);
+    assert_eq!(out.code(), Some(1), "{}", out.describe());
+    assert!(out.stderr.contains("integer division overflow (the most negative value divided by -1)"), "{}", out.describe());
+    assert!(out.stderr.contains("divide.c:8"), "{}", out.describe());
+}

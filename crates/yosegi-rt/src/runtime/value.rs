@@ -92,6 +92,9 @@ pub fn unary(op: UnaryOp, ty: ScalarType, arg_ty: ScalarType, a: u64) -> u64 {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ArithError {
     DivisionByZero,
+    /// The most negative value divided by -1 (or its remainder): undefined in C, and a trap
+    /// (SIGFPE) on x86, as gcc's build of the program shows.
+    DivisionOverflow,
 }
 
 fn shift_amount(ty: ScalarType, b: u64) -> u32 {
@@ -150,6 +153,9 @@ pub fn binary(op: BinaryOp, operand: ScalarType, result: ScalarType, a: u64, b: 
         Div | Rem => {
             if b == 0 {
                 return Err(ArithError::DivisionByZero);
+            }
+            if signed && sb == -1 && sa == i64::MIN >> (64 - 8 * operand.size_bytes()) {
+                return Err(ArithError::DivisionOverflow);
             }
             match (op, signed) {
                 (Div, true) => sa.wrapping_div(sb),
@@ -482,6 +488,16 @@ mod tests {
             -1
         );
         assert_eq!(binary(BinaryOp::Shr, ScalarType::I32, ScalarType::I32, m1, 4).unwrap() as i64, -1);
+        // The most negative value by -1: C's undefined overflow (x86 traps), as for each width.
+        let int_min = wrap_int(ScalarType::I32, i32::MIN as i64);
+        assert_eq!(binary(BinaryOp::Div, ScalarType::I32, ScalarType::I32, int_min, m1), Err(ArithError::DivisionOverflow));
+        assert_eq!(binary(BinaryOp::Rem, ScalarType::I32, ScalarType::I32, int_min, m1), Err(ArithError::DivisionOverflow));
+        let long_min = wrap_int(ScalarType::I64, i64::MIN);
+        assert_eq!(binary(BinaryOp::Div, ScalarType::I64, ScalarType::I64, long_min, wrap_int(ScalarType::I64, -1)), Err(ArithError::DivisionOverflow));
+        // One above the minimum, or an unsigned operand, divides as usual.
+        let above = wrap_int(ScalarType::I32, i32::MIN as i64 + 1);
+        assert_eq!(binary(BinaryOp::Div, ScalarType::I32, ScalarType::I32, above, m1).unwrap() as i64, i32::MAX as i64);
+        assert!(binary(BinaryOp::Div, ScalarType::U32, ScalarType::U32, 0x8000_0000, 0xffff_ffff).is_ok());
         assert_eq!(binary(BinaryOp::Shr, ScalarType::U32, ScalarType::U32, u, 28).unwrap(), 15);
         assert_eq!(binary(BinaryOp::Div, ScalarType::I32, ScalarType::I32, one, 0), Err(ArithError::DivisionByZero));
         assert_eq!(wrap_int(ScalarType::U8, 300), 44);

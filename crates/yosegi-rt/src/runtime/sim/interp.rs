@@ -434,19 +434,20 @@ impl<'a> BlockState<'a> {
                     if mask[lane] {
                         match value::binary(*op, operand, ty, a[lane], b[lane]) {
                             Ok(r) => a[lane] = r,
-                            Err(ArithError::DivisionByZero) => {
-                                error = Some(lane);
+                            Err(why) => {
+                                error = Some((lane, why));
                                 break;
                             }
                         }
                     }
                 }
                 self.give(b);
-                if let Some(lane) = error {
-                    return Err(fault(
-                        expr.span,
-                        format!("integer division by zero (thread {} of block {:?})", lane, self.block_idx),
-                    ));
+                if let Some((lane, why)) = error {
+                    let what = match why {
+                        ArithError::DivisionByZero => "integer division by zero",
+                        ArithError::DivisionOverflow => "integer division overflow (the most negative value divided by -1)",
+                    };
+                    return Err(fault(expr.span, format!("{what} (thread {} of block {:?})", lane, self.block_idx)));
                 }
                 a
             }
@@ -1208,7 +1209,7 @@ impl<'a> BlockState<'a> {
                 }
             };
             if divided_by_zero.get() {
-                return Err(fault(span, format!("integer division by zero in an atomic update (thread {} of block {:?})", lane, self.block_idx)));
+                return Err(fault(span, format!("integer division by zero (or of the most negative value by -1) in an atomic update (thread {} of block {:?})", lane, self.block_idx)));
             }
         }
         match array {
