@@ -301,10 +301,11 @@ fn print_diagnostics(sources: &SourceSet, diags: &[Diagnostic]) {
 /// Compiles, printing warnings; on errors prints them and gives the exit status.
 fn compile(input: &InputArgs) -> Result<CompiledProgram, ExitCode> {
     for file in &input.files {
-        if !file.is_file() {
+        if let Some(what) = yosegi::front::preprocess::unreadable_input(file) {
             print_diagnostics(
                 &SourceSet::default(),
-                &[Diagnostic::global_error(format!("cannot read {}: no such file", file.display()))],
+                &[Diagnostic::global_error(format!("cannot read `{}`: the file {what}", file.display()))
+                    .with_help("check the path of the C file to compile")],
             );
             return Err(ExitCode::from(EXIT_BAD_INPUT));
         }

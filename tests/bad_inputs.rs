@@ -186,3 +186,38 @@ fn corpus_is_complete_and_every_input_has_an_expectation() {
         read_expectation(name);
     }
 }
+
+/// An input that is not a regular file is named as such (a folder, a device that would never
+/// end), exit status 2; a FIFO is read as gcc reads it.
+#[test]
+fn inputs_that_are_not_regular_files_are_named_and_fifos_are_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("folder.c");
+    std::fs::create_dir(&folder).unwrap();
+    for (input, what) in [(folder.as_path(), "is a folder, not a regular file"), (std::path::Path::new("/dev/zero"), "is not a regular file"), (dir.path().join("gone.c").as_path(), "does not exist")] {
+        for command in ["run", "explain"] {
+            let mut cmd = yosegi();
+            cmd.args([command, "--device", "sim"]).arg(input);
+            if command == "explain" {
+                cmd = yosegi();
+                cmd.arg(command).arg(input);
+            }
+            let out = run(cmd, Input::Nothing);
+            assert_eq!(out.code(), Some(2), "{command} {}: {}", input.display(), out.describe());
+            assert!(out.stderr.contains(what), "{command} {}: {}", input.display(), out.describe());
+        }
+    }
+    let fifo = dir.path().join("fifo.c");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status().expect("mkfifo runs");
+    assert!(made.success());
+    let writer = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::write(&fifo, "#include <stdio.h>\nint main(void) { printf(\"through a fifo\\n\"); return 0; }\n").unwrap())
+    };
+    let mut cmd = yosegi();
+    cmd.args(["run", "--device", "sim"]).arg(&fifo);
+    let out = run(cmd, Input::Nothing);
+    writer.join().unwrap();
+    assert_eq!(out.code(), Some(0), "{}", out.describe());
+    assert_eq!(out.stdout, "through a fifo\n");
+}

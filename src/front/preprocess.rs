@@ -59,10 +59,23 @@ pub fn cpp_command(file: &Path, options: &PreprocessOptions, builtin: &BuiltinHe
     cmd
 }
 
+/// Why `file` cannot be a source to compile: it does not exist, is a folder, or is a device
+/// or socket (`/dev/zero` would never end); `None` for a regular file or a FIFO, which cpp
+/// reads as gcc does (`yosegi run <(generate)`).
+pub fn unreadable_input(file: &Path) -> Option<&'static str> {
+    use std::os::unix::fs::FileTypeExt;
+    match std::fs::metadata(file) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some("does not exist"),
+        Err(_) => Some("cannot be read"),
+        Ok(m) if m.is_file() || m.file_type().is_fifo() => None,
+        Ok(m) if m.is_dir() => Some("is a folder, not a regular file"),
+        Ok(_) => Some("is not a regular file (a device or a socket)"),
+    }
+}
+
 /// Runs cpp on `file` and returns its output (line markers included).
 pub fn preprocess(file: &Path, options: &PreprocessOptions, builtin: &BuiltinHeaders) -> Result<String, Diagnostic> {
-    if !file.is_file() {
-        let what = if file.exists() { "is not a regular file" } else { "does not exist" };
+    if let Some(what) = unreadable_input(file) {
         return Err(Diagnostic::global_error(format!("cannot read `{}`: the file {what}", file.display()))
             .with_help("check the path of the C file to compile"));
     }
