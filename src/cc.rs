@@ -585,12 +585,11 @@ fn link(cc: &CcArgs, scratch: &ScratchDir) -> Result<(), Failure> {
 /// it first runs). A kernel NVRTC refuses (a compiler bug) is warned about and left to run time.
 fn ahead_of_time_images(cc: &CcArgs, program: &driver::CompiledProgram) -> Vec<yosegi_rt::runtime::cuda::embedded::KernelImage> {
     use yosegi_rt::runtime::cuda::embedded;
-    let units = embedded::ahead_sources(&program.module, &program.sources);
-    if units.is_empty() {
+    if program.module.grid_kernels.iter().next().is_none() {
         return Vec::new();
     }
-    let targets = cc.gpus.targets(&gpu_targets::local_architectures());
-    match embedded::compile_ahead(&units, &targets) {
+    let targets = cc.gpus.targets(&embedded::local_architectures());
+    match embedded::compile_ahead(&program.module, &program.sources, &targets) {
         Ok((images, failures)) => {
             if !cc.no_warnings {
                 for f in &failures {

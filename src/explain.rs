@@ -13,7 +13,7 @@ use std::fmt::Write;
 use std::path::PathBuf;
 
 use crate::analysis::access::{self, AccessKind, IndexForm};
-use crate::back::ir_text::expr_text;
+use crate::ir::text::expr_text;
 use crate::driver::CompiledProgram;
 use crate::ir::DataClauseKind;
 use crate::ir::{DataSection, GridKernel, Handle, Kernel, LoopLevel, Module, ParamKind, Region, RegionKind, VariantKind};

@@ -733,7 +733,7 @@ fn use_program(program: &CompiledProgram, tuning_dir: &Path) {
     let _ = crate::explain::explain_with_tuning_cache(program, Some(tuning_dir.to_path_buf()));
     let _ = driver::host_program(program);
     let _ = crate::back::cuda::module_cuda(&program.module);
-    let _ = crate::back::ir_text::module_text(&program.module);
+    let _ = crate::ir::text::module_text(&program.module);
 }
 
 #[cfg(test)]

@@ -436,7 +436,7 @@ fn emit(args: EmitArgs) -> ExitCode {
         return fail(&program.sources, d);
     }
     let outputs = [
-        ("program.ir", yosegi::back::ir_text::module_text(&program.module)),
+        ("program.ir", yosegi::ir::text::module_text(&program.module)),
         ("kernels.cu", yosegi::back::cuda::module_cuda(&program.module)),
     ];
     for (name, text) in outputs {

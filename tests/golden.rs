@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use yosegi::back::ir_text::module_text;
+use yosegi::ir::text::module_text;
 use yosegi::driver::compile;
 use yosegi::explain::explain_with_tuning_cache;
 use yosegi::front::PreprocessOptions;

@@ -18,7 +18,7 @@ mod image {
         std::fs::remove_file(&path).unwrap();
         let bytes = ProgramImage::encode(&program.module, &program.sources, StagingMode::Force, &[]);
         let back = ProgramImage::from_bytes(&bytes).expect("reads back");
-        assert_eq!(crate::back::ir_text::module_text(&back.module), crate::back::ir_text::module_text(&program.module));
+        assert_eq!(crate::ir::text::module_text(&back.module), crate::ir::text::module_text(&program.module));
         assert_eq!(back.sources.units[0].text, program.sources.units[0].text);
         assert_eq!(back.staging, StagingMode::Force);
     }

@@ -5,7 +5,7 @@
 //! later GPU runs the executable through the driver's JIT. Other items of these flags
 //! (`managed`, `lineinfo`, `cuda12.4`, ...) are dropped with the OpenACC flags' warning.
 
-use yosegi_rt::runtime::cuda::embedded::{self, Target};
+use yosegi_rt::runtime::cuda::embedded::Target;
 
 /// Compiled for when neither the flags nor the build machine name a GPU: the data-centre
 /// GPUs of the last generations (A100, H100/H200); PTX of the first runs on later ones.
@@ -69,11 +69,6 @@ impl GpuChoice {
         targets.push(Target::Ptx(archs[0]));
         targets
     }
-}
-
-/// This machine's GPU architectures (none without a driver or a GPU).
-pub fn local_architectures() -> Vec<u32> {
-    embedded::local_architectures()
 }
 
 #[cfg(test)]

@@ -19,6 +19,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::diag::Span;
 
+/// The IR's readable text form (`yosegi emit`, the golden tests, diagnostics that quote IR).
+pub mod text;
+
 // ---------------------------------------------------------------------------------------------
 // Vocabulary shared with the front end and the runtime
 

@@ -3,7 +3,7 @@
 //! It owns the IR ([`ir`]) and its checks ([`valid`]), diagnostics and source maps ([`diag`],
 //! [`source`]), the analyses ([`analysis`]: affine accesses, sections, dependences), the passes
 //! ([`opt`]: mapping to grid kernels, folding, staging, padding), the two back ends the runtime
-//! needs ([`back::cuda`]: CUDA C for NVRTC; [`back::ir_text`]: readable IR), the program image
+//! needs ([`back::cuda`]: CUDA C for NVRTC; [`ir::text`]: readable IR), the program image
 //! ([`image`]) and the runtime itself ([`runtime`]: registry, coherence, the `sim` and `cuda`
 //! devices, the C ABI `yosegi_rt_start`), with [`private_fs`] for scratch space.
 //!

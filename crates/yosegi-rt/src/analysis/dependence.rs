@@ -29,7 +29,7 @@ use std::collections::BTreeSet;
 
 use crate::analysis::access::{AccessKind, ArrayAccess, summarize};
 use crate::analysis::affine::Affine;
-use crate::back::ir_text::expr_text;
+use crate::ir::text::expr_text;
 use crate::diag::Span;
 use crate::ir::{Body, Expr, ExprKind, Handle, Kernel, Local, LocalKind, SequentialReason, Stmt};
 

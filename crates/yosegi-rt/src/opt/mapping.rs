@@ -569,7 +569,7 @@ mod tests {
         assert_eq!(eval_uniform(&g.body, g.launch.grid[0], &params), Ok(ParamValue::Int(4)));
         assert_eq!(eval_uniform(&g.body, g.launch.grid[1], &params), Ok(ParamValue::Int(3)));
         let Some(Stmt::If { then, .. }) = g.body.block.iter().find(|s| matches!(s, Stmt::If { .. })) else { panic!("no guard") };
-        let text = crate::back::ir_text::grid_kernel_text(&m, &g);
+        let text = crate::ir::text::grid_kernel_text(&m, &g);
         assert!(text.contains("j = (int)((long long)0 + _gx);"), "{text}");
         assert!(text.contains("i = (int)((long long)1 + _gy);"), "{text}");
         assert!(text.contains("if ((_gx < (long long)m) && (_gy < (long long)n))"), "{text}");

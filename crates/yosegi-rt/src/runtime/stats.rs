@@ -890,8 +890,10 @@ impl Stats {
         let compiled: Vec<String> = self
             .launches
             .iter()
-            .filter(|(_, l)| !l.code_origin().is_empty())
-            .map(|(name, l)| format!("{name} {:.1} ({})", ms(l.jit_time), l.code_origin()))
+            .filter_map(|(name, l)| {
+                let origin = l.code_origin();
+                (!origin.is_empty()).then(|| format!("{name} {:.1} ({origin})", ms(l.jit_time)))
+            })
             .collect();
         let rate = |bytes: u64, t: Duration| {
             if t.is_zero() { "-".to_string() } else { format!("{:.2}", bytes as f64 / t.as_secs_f64() / 1e9) }

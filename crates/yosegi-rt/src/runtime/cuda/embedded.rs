@@ -18,14 +18,14 @@ use std::sync::OnceLock;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::back::cuda::{CudaOptions, grid_kernel_cuda_with, kernel_symbol};
+use crate::back::cuda::kernel_symbol;
 use crate::ir::Module;
 use crate::source::SourceSet;
 
 use super::cache::fnv1a64;
 use super::driver::{self, Image};
 use super::fold;
-use super::jit::ahead_variants;
+use super::jit::{ahead_variants, prepared_source};
 
 /// What an image runs on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
@@ -126,8 +126,7 @@ pub fn ahead_sources(module: &Module, sources: &SourceSet) -> Vec<(String, Strin
     let mut seen = std::collections::HashSet::new();
     for (_, kernel) in module.grid_kernels.iter() {
         for (width, aliasing) in ahead_variants(module, kernel) {
-            let options = CudaOptions { specialise: None, index_width: width, aliasing, sources: Some(sources) };
-            let source = grid_kernel_cuda_with(module, kernel, &options);
+            let source = prepared_source(module, kernel, width, aliasing, Some(sources));
             if seen.insert(fnv1a64(source.as_bytes())) {
                 out.push((kernel_symbol(kernel), source));
             }
@@ -150,11 +149,12 @@ pub struct AheadFailure {
     pub log: String,
 }
 
-/// Compiles `units` (symbol, source) for every target, in parallel: the images made, and the
-/// compilations NVRTC refused (those kernels are compiled at run time, where they would fail
-/// the same way if launched). `Err`: no NVRTC here.
-pub fn compile_ahead(units: &[(String, String)], targets: &[Target]) -> Result<(Vec<KernelImage>, Vec<AheadFailure>), String> {
+/// Compiles the program's [`ahead_sources`] for every target, in parallel: the images made,
+/// and the compilations NVRTC refused (those kernels are compiled at run time, where they would
+/// fail the same way if launched). `Err`: no NVRTC here (checked before any source is written).
+pub fn compile_ahead(module: &Module, sources: &SourceSet, targets: &[Target]) -> Result<(Vec<KernelImage>, Vec<AheadFailure>), String> {
     driver::check_nvrtc_library()?;
+    let units = ahead_sources(module, sources);
     let work: Vec<(&(String, String), Target)> = units.iter().flat_map(|u| targets.iter().map(move |&t| (u, t))).collect();
     let results: Vec<Result<KernelImage, AheadFailure>> = work
         .par_iter()

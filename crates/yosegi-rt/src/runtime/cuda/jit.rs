@@ -169,10 +169,11 @@ impl JitPool {
         self.job(key).is_some()
     }
 
-    /// Asks for the image of `source` (kernel `symbol`), keyed by its cache key.
+    /// Asks for the image of `source` (kernel `symbol`), keyed by its cache key, which the
+    /// caller found missing from the disk cache: the job compiles it (and stores it there).
     pub fn request_source(&self, image_key: u64, symbol: String, source: String) {
         let (arch, nvrtc_version, disk) = (self.arch, self.nvrtc_version, self.disk.clone());
-        self.submit(JobKey::Source(image_key), Box::new(move || make_image(&disk, &symbol, source, arch, nvrtc_version)));
+        self.submit(JobKey::Source(image_key), Box::new(move || make_image(&disk, &symbol, source, arch, nvrtc_version, Lookup::Compile)));
     }
 
     /// Asks for the prepared forms of every grid kernel of `module` ([`ahead_variants`]).
@@ -186,10 +187,8 @@ impl JitPool {
                 self.submit(
                     key,
                     Box::new(move || {
-                        let kernel = &module.grid_kernels[handle];
-                        let options = CudaOptions { specialise: None, index_width: width, aliasing, sources: sources.as_deref() };
-                        let source = grid_kernel_cuda_with(&module, kernel, &options);
-                        make_image(&disk, &symbol, source, arch, nvrtc_version)
+                        let source = prepared_source(&module, &module.grid_kernels[handle], width, aliasing, sources.as_deref());
+                        make_image(&disk, &symbol, source, arch, nvrtc_version, Lookup::DiskFirst)
                     }),
                 );
             }
@@ -241,12 +240,28 @@ pub fn ahead_variants(module: &Module, kernel: &GridKernel) -> Vec<(IndexWidth, 
     vec![(IndexWidth::Bits32, aliasing), (IndexWidth::Bits64, ParamAliasing::Unknown)]
 }
 
-/// The image of `source` for `sm_<arch>`: from the disk cache, else compiled with NVRTC (and
-/// stored there).
-fn make_image(disk: &Mutex<DiskCache>, symbol: &str, source: String, arch: u32, nvrtc_version: (i32, i32)) -> Outcome {
+/// Whether a job reads the disk cache first, or its caller already found the image missing.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Lookup {
+    DiskFirst,
+    Compile,
+}
+
+/// The CUDA C of a prepared form of `kernel`: no values as constants, with the program's
+/// `#line` directives where `sources` are given (as the device writes every kernel).
+pub fn prepared_source(module: &Module, kernel: &GridKernel, width: IndexWidth, aliasing: ParamAliasing, sources: Option<&SourceSet>) -> String {
+    grid_kernel_cuda_with(module, kernel, &CudaOptions { specialise: None, index_width: width, aliasing, sources })
+}
+
+/// The image of `source` for `sm_<arch>`: from the disk cache (with `Lookup::DiskFirst`), else
+/// compiled with NVRTC (and stored there).
+fn make_image(disk: &Mutex<DiskCache>, symbol: &str, source: String, arch: u32, nvrtc_version: (i32, i32), lookup: Lookup) -> Outcome {
     let started = Instant::now();
     let key = cache::image_key(&source, arch, nvrtc_version);
-    let cached = disk.lock().unwrap_or_else(|e| e.into_inner()).load(key);
+    let cached = match lookup {
+        Lookup::DiskFirst => disk.lock().unwrap_or_else(|e| e.into_inner()).load(key),
+        Lookup::Compile => Err(cache::Miss::Absent),
+    };
     let (image, made) = match cached {
         Ok((ImageKind::Cubin, bytes)) => (Image::Cubin(bytes), Made::Disk),
         Ok((ImageKind::Ptx, bytes)) => (Image::Ptx(bytes), Made::Disk),
