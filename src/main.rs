@@ -6,6 +6,7 @@
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::process::ExitCode;
 
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
@@ -364,6 +365,10 @@ fn run(args: RunArgs, link: &LinkOptions) -> ExitCode {
         Ok(s) => s,
         Err(d) => return fail(&program.sources, d),
     };
+    if device != Device::Sim {
+        // The kernels compile on workers while the system compiler builds the host code.
+        yosegi::runtime::cuda::jit::start_ahead(&Arc::new(program.module.clone()), &Arc::new(program.sources.clone()));
+    }
     let library = match driver::build_host(&program, &scratch, link) {
         Ok(lib) => lib,
         Err(d) => return fail(&program.sources, d),

@@ -265,6 +265,38 @@ fn main_without_return_exits_zero_when_built_by_yosegi_cc() {
     assert_eq!(run.status.code(), Some(0), "{}", String::from_utf8_lossy(&run.stderr));
 }
 
+#[test]
+fn a_main_with_local_arrays_larger_than_the_usual_stack_runs_as_under_yosegi_run() {
+    // NPB SP keeps ~170 MB variable-length arrays as locals; an 8 MB stack crashed the
+    // executable (SIGSEGV) where `yosegi run` ran it.
+    ensure_runtime_library();
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path();
+    let code = "#include <stdio.h>\n#include <stdlib.h>\n\
+        static double solve(int n) {\n  double lhs[n][64];\n  double sum = 0.0;\n\
+        #pragma acc data create(lhs)\n  {\n\
+        #pragma acc parallel loop\n    for (int i = 0; i < n; i++)\n      for (int j = 0; j < 64; j++) lhs[i][j] = i + j * 0.5;\n\
+        #pragma acc update self(lhs)\n  }\n\
+        for (int i = 0; i < n; i++) sum += lhs[i][i % 64];\n  return sum;\n}\n\
+        int main(int argc, char **argv) {\n  printf(\"%.1f\\n\", solve(argc > 1 ? atoi(argv[1]) : 1));\n  return 0;\n}\n";
+    std::fs::write(dir.join("bigstack.c"), code).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_yosegi-cc")).current_dir(dir).args(["bigstack.c", "-o", "bigstack"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let gcc = system_cc(&[dir.join("bigstack.c").to_str().unwrap(), "-o", dir.join("bigstack-gcc").to_str().unwrap()]);
+    assert!(gcc.status.success(), "{}", String::from_utf8_lossy(&gcc.stderr));
+    // 40,000 rows of 64 doubles: 20 MB on the stack, under the usual 8 MB limit.
+    let under_limit = |exe: &str| {
+        Command::new("sh").current_dir(dir).arg("-c").arg(format!("ulimit -s 8192 && exec ./{exe} 40000")).env("YOSEGI_DEVICE", "sim").output().unwrap()
+    };
+    let reference = Command::new("sh").current_dir(dir).arg("-c").arg("ulimit -s unlimited 2>/dev/null || ulimit -s 65536; exec ./bigstack-gcc 40000").output().unwrap();
+    assert!(reference.status.success(), "the gcc build needs more stack than this machine allows: {:?}", reference.status);
+    let ours = under_limit("bigstack");
+    assert_eq!(ours.status.code(), Some(0), "{}", String::from_utf8_lossy(&ours.stderr));
+    assert_eq!(String::from_utf8_lossy(&ours.stdout), String::from_utf8_lossy(&reference.stdout));
+    // The gcc build itself dies at that limit: the test does need the larger stack.
+    assert!(!under_limit("bigstack-gcc").status.success());
+}
+
 fn system_cc(args: &[&str]) -> std::process::Output {
     Command::new("cc").args(args).output().expect("cc runs")
 }

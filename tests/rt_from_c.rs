@@ -31,8 +31,10 @@ mod image {
         use yosegi::runtime::cuda::embedded::{KernelImage, Target, ahead_sources};
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("two.c");
-        std::fs::write(&path, "int main(void) {\n  double a[8], s = 0;\n#pragma acc parallel loop copyout(a)\n  for (int i = 0; i < 8; i++) a[i] = i;\n#pragma acc parallel loop copyin(a) reduction(+:s)\n  for (int i = 0; i < 8; i++) s += a[i];\n  return (int)s;\n}\n").unwrap();
-        let program = crate::driver::compile(&[path], &Default::default(), &Default::default())
+        // The sum's directive is continued: its clause's line comes from the file, which the
+        // executable's run may not see (NPB CG's reductions missed their images so).
+        std::fs::write(&path, "int main(void) {\n  double a[8], s = 0;\n#pragma acc parallel loop copyout(a)\n  for (int i = 0; i < 8; i++) a[i] = i;\n#pragma acc parallel loop copyin(a) \\\n    reduction(+:s)\n  for (int i = 0; i < 8; i++) s += a[i];\n  return (int)s;\n}\n").unwrap();
+        let program = crate::driver::compile(&[path.clone()], &Default::default(), &Default::default())
             .unwrap_or_else(|(s, d)| panic!("{}", crate::diag::render(&s, &d.0, false)));
         let units = ahead_sources(&program.module, &program.sources);
         // Two forms of each grid kernel (one where both coincide) and the sum's fold kernel.
@@ -46,6 +48,8 @@ mod image {
             .map(|(k, (_, source))| KernelImage { source_hash: yosegi::runtime::cuda::fnv1a64(source.as_bytes()), target: Target::Cubin(90), bytes: vec![k as u8; 3] })
             .collect();
         let bytes = ProgramImage::encode(&program.module, &program.sources, StagingMode::Auto, &images);
+        assert!(units.iter().any(|(_, source)| source.contains("#line 6 ")), "the clause on the continued line is located there");
+        std::fs::remove_file(&path).unwrap();
         let back = ProgramImage::from_bytes(&bytes).expect("reads back");
         assert_eq!(back.kernel_images, images);
         assert_eq!(ahead_sources(&back.module, &back.sources), units, "the run would write other sources than the link compiled");

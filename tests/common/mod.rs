@@ -23,16 +23,35 @@ pub fn yosegi() -> Command {
 }
 
 /// `cargo test` may build yosegi-rt's rlib only, not its cdylib: build the runtime library the
-/// driver links executables against (next to the binary) when it is not there yet.
+/// driver links executables against (next to the binary) when it is missing or older than the
+/// runtime's sources, once per test binary: a library left from an earlier build would have
+/// the tests link executables against the old runtime.
 pub fn ensure_runtime_library() {
-    let bin_dir = Path::new(env!("CARGO_BIN_EXE_yosegi")).parent().unwrap().to_path_buf();
-    if bin_dir.join("libyosegi_rt.so").is_file() {
-        return;
+    static BUILT: std::sync::Once = std::sync::Once::new();
+    BUILT.call_once(|| {
+        let bin_dir = Path::new(env!("CARGO_BIN_EXE_yosegi")).parent().unwrap().to_path_buf();
+        let library = bin_dir.join("libyosegi_rt.so");
+        let built = std::fs::metadata(&library).and_then(|m| m.modified()).ok();
+        let runtime = repo_root().join("crates/yosegi-rt");
+        if built.is_some_and(|built| newest_change(&runtime) <= built) {
+            return;
+        }
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+        let profile = if bin_dir.ends_with("release") { vec!["--release"] } else { Vec::new() };
+        let status = Command::new(cargo).current_dir(repo_root()).args(["build", "-p", "yosegi-rt", "--lib"]).args(profile).status().expect("cargo runs");
+        assert!(status.success() && library.is_file(), "cannot build libyosegi_rt.so");
+    });
+}
+
+/// The latest modification time of the files under `dir`.
+fn newest_change(dir: &Path) -> std::time::SystemTime {
+    let mut newest = std::time::SystemTime::UNIX_EPOCH;
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        let time = if path.is_dir() { newest_change(&path) } else { entry.metadata().and_then(|m| m.modified()).unwrap_or(newest) };
+        newest = newest.max(time);
     }
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
-    let profile = if bin_dir.ends_with("release") { vec!["--release"] } else { Vec::new() };
-    let status = Command::new(cargo).current_dir(repo_root()).args(["build", "-p", "yosegi-rt", "--lib"]).args(profile).status().expect("cargo runs");
-    assert!(status.success() && bin_dir.join("libyosegi_rt.so").is_file(), "cannot build libyosegi_rt.so");
+    newest
 }
 
 /// Where a child's stdin comes from.

@@ -16,18 +16,19 @@ use serde::{Deserialize, Serialize};
 use crate::ir::Module;
 use crate::runtime::cuda::embedded::KernelImage;
 use crate::opt::StagingMode;
-use crate::source::{SourceSet, SourceUnit};
+use crate::source::{JoinedLineRecord, SourceSet, SourceUnit};
 
 const MAGIC: &[u8] = b"YOSEGI-IMAGE";
 /// Bump with any change to the IR's types (or to `ImageContents`).
-const FORMAT_VERSION: u8 = 3;
+const FORMAT_VERSION: u8 = 4;
 
 /// What the image holds, as read back.
 #[derive(Deserialize)]
 struct ImageContents {
     module: Module,
-    /// Each translation unit: the path given to the compiler and its preprocessed text.
-    sources: Vec<(PathBuf, String)>,
+    /// Each translation unit: the path given to the compiler, its preprocessed text and the
+    /// directive lines cpp joined, as the compiler located them (`SourceUnit::joined_lines`).
+    sources: Vec<(PathBuf, String, Vec<JoinedLineRecord>)>,
     staging: StagingMode,
     kernel_images: Vec<KernelImage>,
 }
@@ -37,7 +38,7 @@ struct ImageContents {
 #[derive(Serialize)]
 struct ImageContentsRef<'a> {
     module: &'a Module,
-    sources: Vec<(&'a Path, &'a str)>,
+    sources: Vec<(&'a Path, &'a str, Vec<JoinedLineRecord>)>,
     staging: StagingMode,
     kernel_images: &'a [KernelImage],
 }
@@ -57,7 +58,7 @@ impl ProgramImage {
     pub fn encode(module: &Module, sources: &SourceSet, staging: StagingMode, kernel_images: &[KernelImage]) -> Vec<u8> {
         let contents = ImageContentsRef {
             module,
-            sources: sources.units.iter().map(|u| (u.path.as_path(), u.text.as_str())).collect(),
+            sources: sources.units.iter().map(|u| (u.path.as_path(), u.text.as_str(), u.joined_lines())).collect(),
             staging,
             kernel_images,
         };
@@ -82,7 +83,7 @@ impl ProgramImage {
         }
         let contents: ImageContents = bincode::deserialize(&rest[1..]).map_err(|e| format!("the program image is damaged: {e}"))?;
         let mut sources = SourceSet::default();
-        sources.units = contents.sources.into_iter().map(|(path, text)| SourceUnit::new(path, text)).collect();
+        sources.units = contents.sources.into_iter().map(|(path, text, joined)| SourceUnit::with_joined_lines(path, text, joined)).collect();
         Ok(ProgramImage { module: contents.module, sources, staging: contents.staging, kernel_images: contents.kernel_images })
     }
 }

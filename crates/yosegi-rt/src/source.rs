@@ -1,7 +1,10 @@
 //! Source files and the preprocessed text of each translation unit, with the map from a
 //! position in the preprocessed text back to the user's file, line and column (from cpp's line
 //! markers), and diagnostic rendering. Directive lines cpp joined from several physical lines
-//! are located through [`joined`], which reads the user's file back.
+//! are located through [`joined`], which reads the user's file back when the program is
+//! compiled; what it found travels with the unit ([`SourceUnit::joined_lines`]), so an
+//! executable's runtime, which may run where the files are not, locates them the same way
+//! (the `#line` of a kernel's CUDA, hence its embedded image, must not depend on that).
 
 use std::collections::HashMap;
 use std::os::unix::ffi::OsStringExt;
@@ -30,15 +33,48 @@ pub struct SourceUnit {
     /// [`SourceSet::location`]: a location costs a binary search, not a walk back through the
     /// text (thousands of diagnostics on a long file or a long line stay linear).
     index: std::sync::OnceLock<LineIndex>,
+    /// The joined directive lines as found when the program was compiled (a unit read back
+    /// from an executable); `None`: found by reading the user's files.
+    known_joined: Option<HashMap<usize, joined::JoinedLine>>,
 }
+
+/// One joined directive line of a unit as it travels in an executable: the line's index in the
+/// text and, per anchor, its byte in the preprocessed line, line, column and byte in its line.
+pub type JoinedLineRecord = (usize, Vec<(usize, u32, u32, usize)>);
 
 impl SourceUnit {
     pub fn new(path: PathBuf, text: String) -> SourceUnit {
-        SourceUnit { path, text, index: std::sync::OnceLock::new() }
+        SourceUnit { path, text, index: std::sync::OnceLock::new(), known_joined: None }
+    }
+
+    /// A unit read back with the joined directive lines [`SourceUnit::joined_lines`] gave
+    /// when it was compiled: its locations are those the compiler computed, files or not.
+    pub fn with_joined_lines(path: PathBuf, text: String, records: Vec<JoinedLineRecord>) -> SourceUnit {
+        let known = records
+            .into_iter()
+            .map(|(k, anchors)| {
+                let anchors = anchors.into_iter().map(|(pre, line, column, byte_in_line)| joined::Anchor { pre, line, column, byte_in_line }).collect();
+                (k, joined::JoinedLine { anchors })
+            })
+            .collect();
+        SourceUnit { path, text, index: std::sync::OnceLock::new(), known_joined: Some(known) }
+    }
+
+    /// The unit's joined directive lines (reading the user's files now if nobody has), sorted,
+    /// for [`SourceUnit::with_joined_lines`].
+    pub fn joined_lines(&self) -> Vec<JoinedLineRecord> {
+        let mut records: Vec<JoinedLineRecord> = self
+            .index()
+            .joined
+            .iter()
+            .map(|(&k, j)| (k, j.anchors.iter().map(|a| (a.pre, a.line, a.column, a.byte_in_line)).collect()))
+            .collect();
+        records.sort_by_key(|r| r.0);
+        records
     }
 
     fn index(&self) -> &LineIndex {
-        self.index.get_or_init(|| LineIndex::of(&self.text))
+        self.index.get_or_init(|| LineIndex::of(&self.text, self.known_joined.as_ref()))
     }
 }
 
@@ -53,7 +89,8 @@ struct LineIndex {
 }
 
 impl LineIndex {
-    fn of(text: &str) -> LineIndex {
+    /// The index of `text`; its joined lines are `known` ones, else found in the user's files.
+    fn of(text: &str, known: Option<&HashMap<usize, joined::JoinedLine>>) -> LineIndex {
         let mut starts = vec![0];
         starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
         let mut markers = Vec::new();
@@ -66,6 +103,10 @@ impl LineIndex {
             }
         }
         let mut index = LineIndex { starts, markers, joined: HashMap::new() };
+        if let Some(known) = known {
+            index.joined = known.clone();
+            return index;
+        }
         let directive_lines: Vec<(usize, &str, PathBuf, u32)> = (0..index.starts.len())
             .filter_map(|k| {
                 let start = index.starts[k];

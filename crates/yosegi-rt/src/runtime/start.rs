@@ -7,6 +7,12 @@
 //! simulator, with a one-line notice), `cuda` or `sim`; `YOSEGI_GPUS` = `all` (the default) or
 //! a number of devices to split kernels over (`runtime::distribute`); `YOSEGI_STATS=1` prints
 //! the runtime's counters and the model's predictions at exit (`YOSEGI_STATS=json`: as JSON).
+//!
+//! The program's `main` runs on a thread of [`PROGRAM_STACK_BYTES`] (address space reserved,
+//! pages used only as deep as the program goes), as it does under `yosegi run`: codes such as
+//! NPB SP keep arrays of hundreds of MB as local variables (C99 variable-length arrays), which
+//! the usual 8 MB stack of a process cannot hold. Where the stack limit is already unlimited
+//! (`ulimit -s unlimited`) the process's own stack can grow further, and `main` stays on it.
 
 use std::ffi::{c_char, c_int, c_void};
 use std::sync::Arc;
@@ -19,6 +25,9 @@ use crate::runtime::{ColorMode, DeviceKind, DeviceCount, Runtime, RuntimeConfig,
 /// `__yosegi_entry(table, argc, argv)`: the glue's entry, which runs the user's `main`.
 pub type HostEntry = unsafe extern "C" fn(*const c_void, c_int, *mut *mut c_char) -> c_int;
 
+/// The stack the program's `main` gets (see the module doc): 4 GiB, as `yosegi run` gives it.
+pub const PROGRAM_STACK_BYTES: usize = 4 << 30;
+
 /// Status for a bad image or environment, as for bad input to the compiler.
 const EXIT_BAD_SETUP: c_int = 2;
 
@@ -30,7 +39,32 @@ const EXIT_BAD_SETUP: c_int = 2;
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn yosegi_rt_start(image: *const u8, len: usize, argc: c_int, argv: *mut *mut c_char, entry: HostEntry) -> c_int {
     // SAFETY: the caller's contract.
-    let bytes = unsafe { std::slice::from_raw_parts(image, len) };
+    let bytes: &'static [u8] = unsafe { std::slice::from_raw_parts(image, len) };
+    if !stack_unlimited() {
+        // Pointers cross to the thread as integers: argv and the image live as long as the process.
+        let argv_address = argv as usize;
+        let program = move || -> c_int { run_program(bytes, argc, argv_address as *mut *mut c_char, entry) };
+        // No room for the thread (a limit on address space): this stack, as a C program's.
+        if let Ok(thread) = std::thread::Builder::new().name("main".into()).stack_size(PROGRAM_STACK_BYTES).spawn(program) {
+            // `run_program` ends the process from its thread; a panic there is passed on.
+            match thread.join() {
+                Ok(status) => exit_process(status),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+    }
+    run_program(bytes, argc, argv, entry)
+}
+
+/// Whether the process's stack may grow without limit (`ulimit -s unlimited`).
+fn stack_unlimited() -> bool {
+    let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: valid out-pointer.
+    unsafe { libc::getrlimit(libc::RLIMIT_STACK, &mut limit) == 0 && limit.rlim_cur == libc::RLIM_INFINITY }
+}
+
+/// Installs the runtime and runs the program's `main`; does not come back.
+fn run_program(bytes: &[u8], argc: c_int, argv: *mut *mut c_char, entry: HostEntry) -> ! {
     let status = match prepare(bytes) {
         // SAFETY: the table is 'static; argv is the process's.
         Ok(table) => unsafe { entry(table, argc, argv) },

@@ -72,8 +72,15 @@ impl CudaDevice {
         let width = self.index_width_for(kernel, &launch.params, grid, block);
         let aliasing = launch.aliasing();
         let key = self.variant_for(launch, width, aliasing);
+        // A specialised variant not worth compiling yet runs on the prepared form (`gate`).
+        let work = blocks.saturating_mul(threads);
+        let gate = if key.constants.is_empty() { Gate::Open } else { self.gate.before_launch(&key, work) };
+        let wanted = match gate {
+            Gate::Held => key.prepared(&super::jit::ahead_variants(launch.module, kernel)),
+            Gate::Open | Gate::Due => key.clone(),
+        };
         let jit_started = Instant::now();
-        let (function, origin, used) = self.function(launch.module, kernel, key.clone(), &values)?;
+        let (function, origin, used) = self.function(launch.module, kernel, wanted, &values, (work, gate))?;
         let mut counters = DeviceCounters { blocks, ..DeviceCounters::default() };
         match origin {
             KernelSource::Memory => counters.kernel_cache_memory_hits = 1,

@@ -2,7 +2,8 @@
 //! worker threads, so that a launch waits only for its own kernel and never for a queue of
 //! compilations done one after another.
 //!
-//! * At start ([`CudaDevice::prepare`](super::CudaDevice)) the device asks for every grid
+//! * At start ([`CudaDevice::prepare`](super::CudaDevice); under `yosegi run` already while
+//!   the host code is compiled, [`start_ahead`]) the device asks for every grid
 //!   kernel of the program in the forms a launch takes before it knows its values
 //!   ([`ahead_variants`]: the generic kernel, and the 32-bit, no-aliasing one most launches
 //!   take): the workers read them from the disk cache or compile them while the host code
@@ -228,6 +229,31 @@ impl JitPool {
             done = job.finished.wait(done).unwrap_or_else(|e| e.into_inner());
         }
         done.clone()
+    }
+}
+
+/// Starts the prepared forms of `module`'s grid kernels for every GPU architecture of this
+/// machine before the runtime opens a device: `yosegi run` calls it before it builds the
+/// program's host code, so NVRTC (or the disk cache) works while the system compiler does and
+/// the first launches find their kernels made. The devices opened later share these pools
+/// ([`JitPool::shared`]) and their jobs. Nothing happens without a GPU or NVRTC (the device
+/// says why when it opens).
+pub fn start_ahead(module: &Arc<Module>, sources: &Arc<SourceSet>) {
+    if module.grid_kernels.iter().next().is_none() || driver::check_nvrtc_library().is_err() {
+        return;
+    }
+    let archs = super::embedded::local_architectures();
+    if archs.is_empty() {
+        return;
+    }
+    let (mut major, mut minor) = (0, 0);
+    // SAFETY: NVRTC was checked loadable with this symbol; valid out-pointers.
+    if driver::check_nvrtc("nvrtcVersion", unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut major, &mut minor) }).is_err() {
+        return;
+    }
+    let disk = Arc::new(Mutex::new(DiskCache::at(cache::trusted_dir())));
+    for arch in archs {
+        JitPool::shared(arch, (major, minor), disk.clone()).request_prepared(module, Some(sources.clone()));
     }
 }
 

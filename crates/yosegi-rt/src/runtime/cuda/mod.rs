@@ -40,6 +40,7 @@ pub(crate) mod driver;
 mod enqueue;
 mod flight;
 mod fold;
+mod gate;
 mod landing;
 pub mod peers;
 mod upload;
@@ -71,6 +72,7 @@ use cache::{DiskCache, ImageKind};
 use jit::{JitPool, JobKey, Made};
 use driver::{Image, check};
 use flight::{EventPool, InFlight, InFlightLaunches, MAX_IN_FLIGHT};
+use gate::{Gate, SPECIALISE_AFTER_THREADS, SpecialisationGate};
 use peers::PeerLink;
 use upload::{STAGED_UPLOAD_MIN, UploadPath, PinnedStaging};
 
@@ -219,6 +221,8 @@ pub struct CudaDevice {
     /// Specialised variants a worker is making, by the job that makes each: their launches
     /// run the prepared form meanwhile.
     requested: HashMap<VariantKey, JobKey>,
+    /// Specialised variants held back until their launches have done enough work (`gate`).
+    gate: SpecialisationGate<VariantKey>,
     policy: VariantPolicy,
     /// Scratch buffers of finished launches, for the next ones.
     spare: Vec<Buffer>,
@@ -400,6 +404,7 @@ impl CudaDevice {
                 disk,
                 jit,
                 requested: HashMap::new(),
+                gate: SpecialisationGate::new(SPECIALISE_AFTER_THREADS),
                 policy,
                 spare: Vec::new(),
                 pool: Vec::new(),
@@ -515,7 +520,7 @@ impl CudaDevice {
         let image_key = cache::image_key(&source, self.arch, self.nvrtc_version);
         let key = VariantKey::generic(symbol.clone());
         let (image, origin) = self
-            .image_for(&key, &symbol, &source, image_key, true)
+            .image_for(&key, &symbol, &source, image_key, true, (0, Gate::Open))
             .map_err(|log| format!("the reduction's fold kernel could not be made (a compiler bug):\n{log}"))?
             .ok_or_else(|| "the fold kernel was not made (a runtime bug)".to_string())?;
         let bytes = match &image {
@@ -597,6 +602,7 @@ impl CudaDevice {
         kernel: &GridKernel,
         key: VariantKey,
         values: &[ParamValue],
+        (work, gate): (u64, Gate),
     ) -> Result<(sys::CUfunction, KernelSource, VariantKey), KernelFault> {
         let module_addr = module as *const crate::ir::Module as usize;
         let kernel_addr = kernel as *const GridKernel as usize;
@@ -645,7 +651,7 @@ impl CudaDevice {
         };
         // A specialised variant not ready yet is made by a worker while the prepared form runs.
         let may_wait = key.constants.is_empty();
-        let (image, origin) = match self.image_for(&key, &symbol, &source, image_key, may_wait).map_err(compile_fault)? {
+        let (image, origin) = match self.image_for(&key, &symbol, &source, image_key, may_wait, (work, gate)).map_err(compile_fault)? {
             Some(found) => found,
             None => return self.prepared_function(module, kernel, &key, values),
         };
@@ -703,13 +709,21 @@ impl CudaDevice {
     ) -> Result<(sys::CUfunction, KernelSource, VariantKey), KernelFault> {
         let prepared = key.prepared(&jit::ahead_variants(module, kernel));
         debug_assert!(prepared.constants.is_empty(), "a prepared form has no constants");
-        self.function(module, kernel, prepared, values)
+        self.function(module, kernel, prepared, values, (0, Gate::Open))
     }
 
     /// The image of `source` (variant `key`, cache key `image_key`): the executable's own,
     /// a worker's, the disk cache's, or NVRTC's. `None` when it is not ready and `may_wait` is
     /// false: a worker has been asked for it. `Err`: NVRTC's log, or why there is no NVRTC.
-    fn image_for(&mut self, key: &VariantKey, symbol: &str, source: &str, image_key: u64, may_wait: bool) -> Result<Option<(Image, KernelSource)>, String> {
+    fn image_for(
+        &mut self,
+        key: &VariantKey,
+        symbol: &str,
+        source: &str,
+        image_key: u64,
+        may_wait: bool,
+        (work, gate): (u64, Gate),
+    ) -> Result<Option<(Image, KernelSource)>, String> {
         if let Some((image, target)) = embedded::lookup(source, self.arch) {
             return Ok(Some((image, if matches!(target, embedded::Target::Ptx(_)) { KernelSource::PtxJit } else { KernelSource::Embedded })));
         }
@@ -740,6 +754,8 @@ impl CudaDevice {
                 match cached {
                     Ok((ImageKind::Cubin, bytes)) => return Ok(Some((Image::Cubin(bytes), KernelSource::Disk))),
                     Ok((ImageKind::Ptx, bytes)) => return Ok(Some((Image::Ptx(bytes), KernelSource::Disk))),
+                    // Not worth a compilation yet: the prepared form runs the launch.
+                    Err(_) if !key.constants.is_empty() && self.gate.missing(key, work, gate) == Gate::Held => return Ok(None),
                     Err(_) => jit.request_source(image_key, symbol.to_string(), source.to_string()),
                 }
             }

@@ -259,6 +259,8 @@ fn kernels_come_from_memory_then_disk_on_the_gpu() {
     };
     let dir = tempfile::tempdir().expect("temp dir");
     first.use_disk_cache(dir.path());
+    // Every specialised variant is worth compiling here (the gate has its own test).
+    first.gate = SpecialisationGate::new(0);
     let module = vector_add();
     let n = 1000usize;
     let a: Vec<f32> = (0..n).map(|i| i as f32).collect();
@@ -288,6 +290,48 @@ fn kernels_come_from_memory_then_disk_on_the_gpu() {
     eprintln!("vadd from the disk cache: {:.2} ms", outcome.counters.jit_time_ns as f64 / 1e6);
 }
 
+/// On a GPU: a specialised variant whose launches have done little work is not compiled (the
+/// prepared form runs them, and no worker is asked); once they pass the gate's threshold, a
+/// worker makes it and later launches run it.
+#[test]
+fn a_specialised_variant_is_compiled_once_its_launches_have_done_enough_work_on_the_gpu() {
+    let mut gpu = match CudaDevice::probe() {
+        Ok(gpu) => gpu,
+        Err(why) => {
+            eprintln!("skipped: no usable CUDA GPU ({why})");
+            return;
+        }
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    gpu.use_disk_cache(dir.path());
+    let module = vector_add();
+    let n = 1000usize;
+    let args = || vec![Arg::Int(n as i64), Arg::Array(f32s((0..n).map(|i| i as f32))), Arg::Array(f32s(vec![1.0; n])), Arg::Array(f32s(vec![0.0; n]))];
+    let (want, _) = run(&mut SimDevice::new(), &module, &args());
+    // The first launch's work (blocks x threads) sets the threshold: three launches pass it.
+    let (got, first) = run(&mut gpu, &module, &args());
+    assert_eq!(got, want);
+    let held = gpu.gate.held();
+    assert_eq!(held.len(), 1, "a launch of {} blocks is held back by the default threshold: {held:?}", first.counters.blocks);
+    assert_eq!(first.counters.kernel_prepared_stand_ins, 1);
+    gpu.gate = SpecialisationGate::new(held[0].1 * 5 / 2);
+    gpu.requested.clear();
+    for launch in 0..2 {
+        let (got, outcome) = run(&mut gpu, &module, &args());
+        assert_eq!(got, want);
+        assert_eq!(outcome.counters.kernel_prepared_stand_ins, 1, "launch {launch}: {:?}", outcome.counters);
+        assert!(gpu.requested.is_empty() && !gpu.kernels.keys().any(|k| !k.constants.is_empty()), "launch {launch} asked for the variant");
+    }
+    let (got, _) = run(&mut gpu, &module, &args());
+    assert_eq!(got, want);
+    assert!(!gpu.requested.is_empty() || gpu.kernels.keys().any(|k| !k.constants.is_empty()), "the third launch asks for it");
+    gpu.wait_for_requested();
+    let (got, outcome) = run(&mut gpu, &module, &args());
+    assert_eq!(got, want);
+    assert_eq!(outcome.counters.kernel_prepared_stand_ins, 0, "{:?}", outcome.counters);
+    assert!(gpu.kernels.keys().any(|k| k.constants == vec![n as i64]));
+}
+
 /// On a GPU: launches with more distinct sizes than `MAX_VARIANTS` stay correct (the extra
 /// ones run the generic kernel) and compile no more than the cap plus the generic kernel.
 #[test]
@@ -301,6 +345,7 @@ fn many_sizes_fall_back_to_the_generic_kernel_on_the_gpu() {
     };
     let dir = tempfile::tempdir().expect("temp dir");
     gpu.use_disk_cache(dir.path());
+    gpu.gate = SpecialisationGate::new(0);
     let module = vector_add();
     for n in 1..=(MAX_VARIANTS + 3) {
         let args = vec![
