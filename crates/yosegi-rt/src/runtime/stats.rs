@@ -285,6 +285,9 @@ pub enum Decided {
     Cached,
     /// The performance model's choice, clear enough to need no timing (`variants::model_choice`).
     Predicted,
+    /// The model's choice where every candidate is predicted shorter than
+    /// `variants::SHORT_LAUNCH`: not worth the waits of timing.
+    Short,
     /// Taken untimed once the run's exploration budget was spent (`variants::ExplorationBudget`):
     /// the model's choice where it predicted every candidate (`by_model`), else the plain
     /// variant (or the unfused launches).
@@ -714,7 +717,7 @@ impl Stats {
                             "sizes": d.sizes,
                             "winner": d.winner,
                             "from_cache": d.how == Decided::Cached,
-                            "by_model": matches!(d.how, Decided::Predicted | Decided::Budget { by_model: true }),
+                            "by_model": matches!(d.how, Decided::Predicted | Decided::Short | Decided::Budget { by_model: true }),
                             "by_budget": matches!(d.how, Decided::Budget { .. }),
                         })
                     })
@@ -847,6 +850,7 @@ impl Stats {
                     Decided::Measured => ", measured",
                     Decided::Cached => ", measured in an earlier run",
                     Decided::Predicted => "predicted clearly fastest by the model, not timed",
+                    Decided::Short => "the model's choice: every candidate is predicted under 100 us a launch, not worth timing",
                     Decided::Budget { by_model: true } => "; the exploration budget was spent: the model's choice, not timed",
                     Decided::Budget { by_model: false } => "; the exploration budget was spent: the plain one, not timed",
                 };

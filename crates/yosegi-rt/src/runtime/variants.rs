@@ -38,7 +38,9 @@
 //!     [`MODEL_FILTER`] times the fastest, and where its choice ([`model_choice`]: the plain
 //!     variant unless another is predicted [`PLAIN_PREFERENCE`] faster) is predicted faster
 //!     than every other candidate by [`MODEL_DECIDES`], that choice wins untimed and is not
-//!     cached (`YOSEGI_MODEL_DECIDES=off` times the candidates anyway). [`MODEL_FILTER`] is the
+//!     cached (`YOSEGI_MODEL_DECIDES=off` times the candidates anyway); so does it, on a
+//!     device known to time, where every candidate is predicted under [`SHORT_LAUNCH`] a
+//!     launch (timing would cost more than such variants can differ by). [`MODEL_FILTER`] is the
 //!     model's error as measured over the benchmarks, not per kernel: when an exploration
 //!     starts, none of its candidates has run at its key, and what `model::record` keeps of
 //!     earlier runs is of whole kernels at other sizes too, so there is no measured error of
@@ -201,6 +203,14 @@ pub const PLAIN_PREFERENCE: f64 = 0.10;
 /// model decided 8-15 of 97 variant groups so, losing at most 0.5% against measurement (at
 /// 0.2 it decided 16-28 and lost up to 3.4%).
 pub const MODEL_DECIDES: f64 = 0.30;
+
+/// On a device known to time launches (one has been timed), candidates all predicted to run a
+/// launch in less than this are not timed: the model's choice runs (the plain variant unless
+/// another is predicted [`PLAIN_PREFERENCE`] faster), untimed and uncached. A timed launch makes the host wait for the GPU, which costs a
+/// pipelined program some tens of microseconds of idle device each time, more than variants of
+/// a launch this short can differ by; NPB MG's coarse levels had 600 such timed launches of
+/// 3-300 us, and its first run took 1.4x its second (which found the winners cached).
+pub const SHORT_LAUNCH: Duration = Duration::from_micros(100);
 
 /// Timed exploration may take this share of the run's elapsed time (see the module doc)...
 pub const EXPLORATION_SHARE: f64 = 0.02;
@@ -884,7 +894,10 @@ impl VariantChooser {
             // A device that cannot time never stores winners, so the lookup finds nothing there.
             decision = self.adopt_cached_winner(module, kernel, &slot.1, &mut exploration);
             if decision.is_none() && self.model_decides {
-                decision = self.adopt_predicted_winner(module, kernel, &slot.1, &mut exploration);
+                // Short launches go untimed only where timing is known to work (a device
+                // that cannot time takes the estimate, below).
+                let times = self.device_times.get(device) == Some(&true);
+                decision = self.adopt_predicted_winner(module, kernel, &slot.1, &mut exploration, times);
             }
             if decision.is_none() && !self.budget.has_room(Instant::now()) {
                 decision = Some(self.settle_by_budget(module, kernel, &slot.1, &mut exploration));
@@ -955,14 +968,18 @@ impl VariantChooser {
         kernel: Handle<Kernel>,
         key: &LaunchKey,
         exploration: &mut Exploration,
+        device_times: bool,
     ) -> Option<VariantDecision> {
         let predicted: Vec<f64> = exploration.trials.iter().map(|t| t.predicted_s).collect::<Option<_>>()?;
         let (winner, clear) = model_choice(&predicted)?;
-        if !clear {
-            return None;
-        }
+        let short = device_times && predicted.iter().all(|&p| p < SHORT_LAUNCH.as_secs_f64());
+        let how = match (clear, short) {
+            (true, _) => Decided::Predicted,
+            (false, true) => Decided::Short,
+            (false, false) => return None,
+        };
         exploration.winner = Some(winner);
-        Some(key.decision(self.identity(module, kernel).name, exploration.trials[winner].name.clone(), Vec::new(), Decided::Predicted))
+        Some(key.decision(self.identity(module, kernel).name, exploration.trials[winner].name.clone(), Vec::new(), how))
     }
 
     /// Ends `exploration` untimed, the budget being spent ([`Exploration::settle_untimed`]):

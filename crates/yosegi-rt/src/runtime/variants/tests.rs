@@ -735,6 +735,41 @@ fn a_clear_prediction_settles_the_exploration_untimed_and_uncached() {
 }
 
 #[test]
+fn candidates_all_predicted_shorter_than_a_short_launch_are_not_timed() {
+    let (module, kernel) = scale_with_variants(&[(0.6, 0)]);
+    let variants = module.variants_of(kernel);
+    let specialisable = specialisable_params(&module.grid_kernels[variants[0]]);
+    let staged = variants[1];
+    // 8 us against 10: not clear, but short. The model's choice (here the staged variant, 20%
+    // faster) runs untimed from the first launch.
+    let short = SHORT_LAUNCH.as_secs_f64();
+    let mut predict = |v: Handle<GridKernel>| Some(if v == staged { 0.08 * short } else { 0.1 * short });
+    let mut chooser = VariantChooser::new(StagingMode::Auto, TuningCache::in_dir(None));
+    // Until a launch was timed on the device, the first key explores as before.
+    let (_, decision) = chooser.choose(&module, kernel, "gpu", &bound(1024, 1, 2), &specialisable, &mut predict);
+    assert_eq!(decision, None);
+    let (timed, _) = chooser.choose(&module, kernel, "gpu", &bound(1024, 1, 2), &specialisable, &mut predict);
+    chooser.record_time(&module, timed.measure.expect("timed"), Some(Duration::from_micros(9)));
+    let (pick, decision) = chooser.choose(&module, kernel, "gpu", &bound(4096, 1, 2), &specialisable, &mut predict);
+    assert_eq!((pick.variant, pick.measure), (staged, None));
+    assert_eq!(decision.expect("decided untimed").how, Decided::Short);
+    for _ in 0..4 {
+        let (pick, _) = chooser.choose(&module, kernel, "gpu", &bound(4096, 1, 2), &specialisable, &mut predict);
+        assert_eq!((pick.variant, pick.measure), (staged, None));
+    }
+    // The same ratio at launches ten times the bound is timed.
+    let mut predict_long = |v: Handle<GridKernel>| Some(if v == staged { 8.0 * short } else { 10.0 * short });
+    let mut timing = VariantChooser::new(StagingMode::Auto, TuningCache::in_dir(None));
+    timing.choose(&module, kernel, "gpu", &bound(1024, 1, 2), &specialisable, &mut predict_long);
+    let (timed, _) = timing.choose(&module, kernel, "gpu", &bound(1024, 1, 2), &specialisable, &mut predict_long);
+    timing.record_time(&module, timed.measure.expect("timed"), Some(Duration::from_micros(900)));
+    let (_, decision) = timing.choose(&module, kernel, "gpu", &bound(4096, 1, 2), &specialisable, &mut predict_long);
+    assert_eq!(decision, None);
+    let (second, _) = timing.choose(&module, kernel, "gpu", &bound(4096, 1, 2), &specialisable, &mut predict_long);
+    assert!(second.measure.is_some(), "exploration times the candidates");
+}
+
+#[test]
 fn the_exploration_budget_is_a_share_of_the_run_plus_an_allowance() {
     let now = Instant::now();
     let mut budget = ExplorationBudget::new(now, Some(ms(20.0)));
