@@ -12,6 +12,7 @@
 # Output: one tab-separated line per benchmark: name, link s, then first, warm and stats
 # seconds of the make build, then of `yosegi run`, then the ratios first/warm (make, run)
 # and stats/warm (make, run). A benchmark that does not verify shows FAIL for that time.
+# NO_STATS=1 leaves out the two runs with stats (their columns read "-").
 set -u
 suite="$(cd "${1:?SUITE}" && pwd)"
 bin="$(cd "${2:?BIN_DIR}" && pwd)"
@@ -31,7 +32,7 @@ seconds_of() { # the benchmark's time from its output $1, or FAIL when it did no
         echo FAIL
     fi
 }
-ratio() { python3 -c "import sys; a, b = sys.argv[1:]; print(f'{float(a) / float(b):.3f}' if a != 'FAIL' and b != 'FAIL' else '-')" "$1" "$2"; }
+ratio() { python3 -c "import sys; a, b = sys.argv[1:]; print(f'{float(a) / float(b):.3f}' if 'FAIL' not in (a, b) and '-' not in (a, b) else '-')" "$1" "$2"; }
 
 printf 'bench\tlink_s\tmake_first\tmake_warm\tmake_stats\trun_first\trun_warm\trun_stats\tmake_first/warm\trun_first/warm\tmake_stats/warm\trun_stats/warm\n'
 for bench in "${names[@]}"; do
@@ -50,7 +51,11 @@ for bench in "${names[@]}"; do
         cache="$work/cache-$bench-make"
         YOSEGI_CACHE_DIR="$cache" "$exe" >"$top/m1.out" 2>"$top/m1.err"; times+=("$(seconds_of "$top/m1.out")")
         YOSEGI_CACHE_DIR="$cache" "$exe" >"$top/m2.out" 2>"$top/m2.err"; times+=("$(seconds_of "$top/m2.out")")
-        YOSEGI_CACHE_DIR="$cache" YOSEGI_STATS=json "$exe" >"$top/m3.out" 2>"$top/m3.err"; times+=("$(seconds_of "$top/m3.out")")
+        if [ -n "${NO_STATS:-}" ]; then
+            times+=(-)
+        else
+            YOSEGI_CACHE_DIR="$cache" YOSEGI_STATS=json "$exe" >"$top/m3.out" 2>"$top/m3.err"; times+=("$(seconds_of "$top/m3.out")")
+        fi
     else
         times+=(FAIL FAIL FAIL)
         tail -3 "$top/build.log" >&2
@@ -61,6 +66,10 @@ for bench in "${names[@]}"; do
     for o in $objs; do sources+=("${o%.o}.c"); done
     cache="$work/cache-$bench-run"
     for k in 1 2 3; do
+        if [ $k = 3 ] && [ -n "${NO_STATS:-}" ]; then
+            times+=(-)
+            continue
+        fi
         stats=()
         [ $k = 3 ] && stats=(--stats=json)
         (cd "$dir" && YOSEGI_CACHE_DIR="$cache" "$bin/yosegi" run -w --device cuda "${stats[@]}" -I ../common "${sources[@]}") </dev/null >"$top/r$k.out" 2>"$top/r$k.err"

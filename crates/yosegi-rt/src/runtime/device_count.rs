@@ -235,7 +235,7 @@ impl Runtime {
         if let Some(spent) = self.device_count.region_called(id, now, self.variants.exploring_launches(), work) {
             self.variants.budget_mut().charge(spent);
         }
-        if !self.variants.budget().has_room(now) && self.device_count.stop_exploring() {
+        if !self.variants.budget().has_room() && self.device_count.stop_exploring() {
             self.variants.budget_mut().decided();
         }
         if !decided {

@@ -227,7 +227,7 @@ impl Runtime {
         let sizes = launch_sizes(&self.module, &fusion.members, args);
         let key = (f, sizes);
         let exploration = self.fusions.explorations.entry(key.clone()).or_default();
-        if exploration.fuse.is_none() && !self.variants.budget().has_room(Instant::now()) {
+        if exploration.fuse.is_none() && !self.variants.budget().has_room() {
             // The budget is spent: the unfused launches, the program as written (the model
             // predicts launches, not the unfused side's preparations).
             exploration.fuse = Some(false);

@@ -306,7 +306,7 @@ impl Runtime {
             model.set_peer_link(measured.peer_bytes_per_s, measured.peer_copy_s);
         }
         let mut variants = variants::VariantChooser::new(config.staging, variants::TuningCache::default_location());
-        variants.set_budget(variants::ExplorationBudget::from_env(started));
+        variants.set_budget(variants::ExplorationBudget::from_env());
         if job.is_some() {
             variants.choose_by_estimate_only();
         }
@@ -317,6 +317,11 @@ impl Runtime {
         }
         for device in &mut devices {
             variants.set_shared_memory_limit(device.model(), device.shared_memory_per_block());
+            // A GPU times its launches: short keys need not wait for a first timed launch to
+            // learn it (`variants::SHORT_LAUNCH`).
+            if device.name() == "cuda" {
+                variants.device_times_launches(device.model());
+            }
             device.set_program(&module, sources.clone());
         }
         Ok(Runtime {
@@ -480,6 +485,18 @@ impl Runtime {
     /// clauses' entry and exit (a step loop's region runs several steps there: `steps`); what
     /// `launch` returns comes back (the default for other regions).
     pub(super) fn run_region<T: Default>(
+        &mut self,
+        id: i32,
+        args: &[YosegiArg],
+        launch: impl FnOnce(&mut Runtime, &Region, &[Handle<Kernel>], &[YosegiArg]) -> Result<T, RuntimeError>,
+    ) -> Result<T, RuntimeError> {
+        let started = Instant::now();
+        let result = self.run_region_timed(id, args, launch);
+        self.variants.budget_mut().note_busy(started.elapsed());
+        result
+    }
+
+    fn run_region_timed<T: Default>(
         &mut self,
         id: i32,
         args: &[YosegiArg],
@@ -1029,9 +1046,12 @@ impl Runtime {
     /// The two above: `bytes` `None` covers each whole object.
     fn host_access_bytes(&mut self, ptrs: &[u64], bytes: Option<&[u64]>, modes: &[i32]) -> bool {
         let mut tracked = false;
+        // Timed only when tracked: untracked hooks run in the program's host loops.
+        let mut started = None;
         for (k, (&ptr, &mode)) in ptrs.iter().zip(modes).enumerate() {
             let Some(start) = self.registry.find(ptr) else { continue };
             tracked = true;
+            started.get_or_insert_with(Instant::now);
             let (copies, mut t) = self.transfer_for(start).expect("found");
             let (lo, hi) = match bytes.and_then(|b| b.get(k)) {
                 Some(&n) => {
@@ -1050,6 +1070,11 @@ impl Runtime {
         // program's host loops) involves no device: nothing to report from them either.
         if tracked {
             self.exit_on_device_fault();
+        }
+        if let Some(started) = started {
+            // Copies back wait for the device: its busy time, which the exploration budget
+            // is a share of.
+            self.variants.budget_mut().note_busy(started.elapsed());
         }
         tracked
     }

@@ -212,7 +212,7 @@ impl Runtime {
             self.steps.explorations.insert(key.clone(), exploration);
         }
         let exploration = self.steps.explorations.get_mut(&key).expect("inserted above");
-        if exploration.choice.is_none() && !self.variants.budget().has_room(Instant::now()) {
+        if exploration.choice.is_none() && !self.variants.budget().has_room() {
             // The budget is spent: the steps unfused, as written, and nothing cached.
             exploration.choice = Some(None);
             let mut times = vec![("unfused".to_string(), exploration.unfused.clone())];

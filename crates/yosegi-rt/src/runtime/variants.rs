@@ -49,8 +49,10 @@
 //! # What exploring may cost
 //!
 //! Timed exploration is the program's own launches run one at a time, waited for, and some
-//! of them slow: [`ExplorationBudget`] bounds it to [`EXPLORATION_SHARE`] of the time since
-//! the runtime started plus [`EXPLORATION_ALLOWANCE`] (`YOSEGI_EXPLORE_BUDGET_MS` sets the
+//! of them slow: [`ExplorationBudget`] bounds it to [`EXPLORATION_SHARE`] of the time the
+//! program has spent in the runtime (its regions, and host accesses that wait for a device:
+//! about the device's busy time, not the host code's, which a long initialisation on the host
+//! would otherwise make a large budget) plus [`EXPLORATION_ALLOWANCE`] (`YOSEGI_EXPLORE_BUDGET_MS` sets the
 //! allowance, `off` lifts the bound). What is counted: the device time of each timed candidate
 //! launch, the span of each timed sample of a fused chain or a step loop (`runtime::fused`,
 //! `runtime::steps`: the device idle at both ends), and the cycles the device count runs on one
@@ -204,7 +206,7 @@ pub const PLAIN_PREFERENCE: f64 = 0.10;
 /// 0.2 it decided 16-28 and lost up to 3.4%).
 pub const MODEL_DECIDES: f64 = 0.30;
 
-/// On a device known to time launches (one has been timed), candidates all predicted to run a
+/// On a device known to time launches (a GPU, or one whose launch was timed), candidates all predicted to run a
 /// launch in less than this are not timed: the model's choice runs (the plain variant unless
 /// another is predicted [`PLAIN_PREFERENCE`] faster), untimed and uncached. A timed launch makes the host wait for the GPU, which costs a
 /// pipelined program some tens of microseconds of idle device each time, more than variants of
@@ -212,11 +214,13 @@ pub const MODEL_DECIDES: f64 = 0.30;
 /// 3-300 us, and its first run took 1.4x its second (which found the winners cached).
 pub const SHORT_LAUNCH: Duration = Duration::from_micros(100);
 
-/// Timed exploration may take this share of the run's elapsed time (see the module doc)...
+/// Timed exploration may take this share of the time the program spends in the runtime (see
+/// the module doc)...
 pub const EXPLORATION_SHARE: f64 = 0.02;
-/// ...plus this (`YOSEGI_EXPLORE_BUDGET_MS` sets another, `off` lifts the bound): a few
-/// kernels' candidates at a millisecond a launch before the run has earned a share.
-pub const EXPLORATION_ALLOWANCE: Duration = Duration::from_millis(20);
+/// ...plus this (`YOSEGI_EXPLORE_BUDGET_MS` sets another, `off` lifts the bound): a kernel's
+/// candidates at a millisecond a launch before the run has earned a share. (At 20 ms, NPB MG,
+/// whose timed part runs 0.23 s, spent a tenth of it exploring in its first run.)
+pub const EXPLORATION_ALLOWANCE: Duration = Duration::from_millis(5);
 
 /// What timed exploration cost a run, and its bound (see the module doc).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -230,28 +234,34 @@ pub struct ExplorationCost {
     pub allowance: Option<Duration>,
 }
 
-/// The bound on timed exploration: when the run started, and what exploring has cost.
+/// The bound on timed exploration: the time the program has spent in the runtime (regions,
+/// and host accesses that wait for the devices), and what exploring has cost.
 #[derive(Clone, Debug)]
 pub struct ExplorationBudget {
-    started: Instant,
+    busy: Duration,
     cost: ExplorationCost,
 }
 
 impl ExplorationBudget {
-    /// A budget for a run started at `started`: [`EXPLORATION_SHARE`] of it plus `allowance`
+    /// A budget of [`EXPLORATION_SHARE`] of the time spent in the runtime plus `allowance`
     /// (`None`: unbounded).
-    pub fn new(started: Instant, allowance: Option<Duration>) -> ExplorationBudget {
-        ExplorationBudget { started, cost: ExplorationCost { spent: Duration::ZERO, decided_by_budget: 0, allowance } }
+    pub fn new(allowance: Option<Duration>) -> ExplorationBudget {
+        ExplorationBudget { busy: Duration::ZERO, cost: ExplorationCost { spent: Duration::ZERO, decided_by_budget: 0, allowance } }
     }
 
-    /// The budget `YOSEGI_EXPLORE_BUDGET_MS` sets for a run started at `started`.
-    pub fn from_env(started: Instant) -> ExplorationBudget {
-        ExplorationBudget::new(started, super::model::millis_from_env("YOSEGI_EXPLORE_BUDGET_MS", EXPLORATION_ALLOWANCE))
+    /// The budget `YOSEGI_EXPLORE_BUDGET_MS` sets.
+    pub fn from_env() -> ExplorationBudget {
+        ExplorationBudget::new(super::model::millis_from_env("YOSEGI_EXPLORE_BUDGET_MS", EXPLORATION_ALLOWANCE))
     }
 
-    /// Whether another timed launch or sample may start at `now`.
-    pub fn has_room(&self, now: Instant) -> bool {
-        self.cost.allowance.is_none_or(|a| self.cost.spent < a + now.saturating_duration_since(self.started).mul_f64(EXPLORATION_SHARE))
+    /// The program spent `time` in the runtime (a region, a host access that waited).
+    pub fn note_busy(&mut self, time: Duration) {
+        self.busy += time;
+    }
+
+    /// Whether another timed launch or sample may start.
+    pub fn has_room(&self) -> bool {
+        self.cost.allowance.is_none_or(|a| self.cost.spent < a + self.busy.mul_f64(EXPLORATION_SHARE))
     }
 
     /// A timed launch or sample took `time`.
@@ -771,7 +781,7 @@ impl VariantChooser {
             settled: HashMap::new(),
             exploring_launches: 0,
             model_decides: true,
-            budget: ExplorationBudget::new(Instant::now(), Some(EXPLORATION_ALLOWANCE)),
+            budget: ExplorationBudget::new(Some(EXPLORATION_ALLOWANCE)),
         }
     }
 
@@ -802,6 +812,11 @@ impl VariantChooser {
     /// Explorations time every candidate the model keeps, however clear its choice.
     pub fn time_every_candidate(&mut self) {
         self.model_decides = false;
+    }
+
+    /// Says that `device` times its launches (a GPU), before any was timed.
+    pub fn device_times_launches(&mut self, device: &str) {
+        self.device_times.insert(device.to_string(), true);
     }
 
     /// Records what `device` says a block may use of shared memory; until then
@@ -899,7 +914,7 @@ impl VariantChooser {
                 let times = self.device_times.get(device) == Some(&true);
                 decision = self.adopt_predicted_winner(module, kernel, &slot.1, &mut exploration, times);
             }
-            if decision.is_none() && !self.budget.has_room(Instant::now()) {
+            if decision.is_none() && !self.budget.has_room() {
                 decision = Some(self.settle_by_budget(module, kernel, &slot.1, &mut exploration));
             }
             // A key's first launch (unless the cache or the model settled it) runs the lowest
@@ -916,7 +931,7 @@ impl VariantChooser {
                 return (first, decision);
             }
         }
-        if self.explorations[&slot].winner.is_none() && !self.budget.has_room(Instant::now()) {
+        if self.explorations[&slot].winner.is_none() && !self.budget.has_room() {
             let mut ended = self.explorations.remove(&slot).expect("inserted above");
             decision = Some(self.settle_by_budget(module, kernel, &slot.1, &mut ended));
             self.explorations.insert(slot.clone(), ended);

@@ -771,16 +771,16 @@ fn candidates_all_predicted_shorter_than_a_short_launch_are_not_timed() {
 
 #[test]
 fn the_exploration_budget_is_a_share_of_the_run_plus_an_allowance() {
-    let now = Instant::now();
-    let mut budget = ExplorationBudget::new(now, Some(ms(20.0)));
-    assert!(budget.has_room(now));
+    let mut budget = ExplorationBudget::new(Some(ms(20.0)));
+    assert!(budget.has_room());
     budget.charge(ms(20.0));
-    assert!(!budget.has_room(now), "the allowance is spent");
-    // 2% of a second is 20 ms more.
-    assert!(budget.has_room(now + Duration::from_secs(1)));
+    assert!(!budget.has_room(), "the allowance is spent");
+    // 2% of a second in the runtime is 20 ms more.
+    budget.note_busy(Duration::from_secs(1));
+    assert!(budget.has_room());
     budget.charge(ms(20.0));
-    assert!(!budget.has_room(now + Duration::from_secs(1)));
-    assert!(ExplorationBudget::new(now, None).has_room(now), "unbounded");
+    assert!(!budget.has_room());
+    assert!(ExplorationBudget::new(None).has_room(), "unbounded");
     assert_eq!(budget.cost().spent, ms(40.0));
 }
 
@@ -793,7 +793,7 @@ fn once_the_exploration_budget_is_spent_undecided_keys_run_plain_untimed_and_unc
     let (module, kernel) = scale_with_variants(&[(0.6, 0)]);
     let variants = module.variants_of(kernel);
     let mut chooser = VariantChooser::new(StagingMode::Auto, TuningCache::in_dir(Some(dir.path().to_path_buf())));
-    chooser.set_budget(ExplorationBudget::new(Instant::now(), Some(ms(1.0))));
+    chooser.set_budget(ExplorationBudget::new(Some(ms(1.0))));
     first_sighting(&mut chooser, &module, kernel, "gpu", &bound(4096, 1, 2));
     let mut timed = 0;
     let decision = loop {
@@ -838,16 +838,17 @@ fn once_the_exploration_budget_is_spent_a_predicted_key_takes_the_models_choice(
     let (first, decision) = roomy.choose(&module, kernel, "gpu", &bound(4096, 1, 2), &specialisable_params(plain), &mut predict);
     assert_eq!((first.measure, decision), (None, None), "budget left: explored as usual");
     let mut spent = VariantChooser::new(StagingMode::Auto, TuningCache::in_dir(None));
-    let mut budget = ExplorationBudget::new(Instant::now(), Some(Duration::ZERO));
+    let mut budget = ExplorationBudget::new(Some(Duration::ZERO));
     budget.charge(ms(1.0));
     spent.set_budget(budget.clone());
     let (pick, decision) = spent.choose(&module, kernel, "gpu", &bound(4096, 1, 2), &specialisable_params(plain), &mut predict);
     assert_eq!((pick.variant, pick.measure), (staged, None));
     let decision = decision.expect("the budget decided");
     assert_eq!((decision.how, decision.winner.as_str(), decision.times.len()), (Decided::Budget { by_model: true }, "scale_l3_staged", 0));
-    // The share grows with the run: a budget started long ago has room again.
+    // The share grows with the run: after 100 s in the runtime there is room again.
     let mut long_run = VariantChooser::new(StagingMode::Auto, TuningCache::in_dir(None));
-    let mut budget = ExplorationBudget::new(Instant::now() - Duration::from_secs(100), Some(Duration::ZERO));
+    let mut budget = ExplorationBudget::new(Some(Duration::ZERO));
+    budget.note_busy(Duration::from_secs(100));
     budget.charge(ms(1.0));
     long_run.set_budget(budget);
     let (_, decision) = long_run.choose(&module, kernel, "gpu", &bound(4096, 1, 2), &specialisable_params(plain), &mut predict);
@@ -864,7 +865,7 @@ fn the_runtime_stops_exploring_when_the_budget_is_spent_and_reports_it() {
     let timed_launches = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     rt.devices = vec![Box::new(TimedSim { sim: crate::runtime::sim::SimDevice::new(), timed_launches: timed_launches.clone() })];
     rt.variants = VariantChooser::new(StagingMode::Auto, TuningCache::in_dir(Some(dir.path().to_path_buf())));
-    rt.variants.set_budget(ExplorationBudget::new(Instant::now(), Some(ms(1.0))));
+    rt.variants.set_budget(ExplorationBudget::new(Some(ms(1.0))));
     let mut a: Vec<f64> = (0..64).map(f64::from).collect();
     let mut b = vec![0.0; 64];
     for _ in 0..10 {
@@ -892,7 +893,7 @@ fn timed_runtime(module: Module) -> Runtime {
 
 /// A budget with no allowance and something spent: no room at all.
 fn spent_budget() -> ExplorationBudget {
-    let mut budget = ExplorationBudget::new(Instant::now(), Some(Duration::ZERO));
+    let mut budget = ExplorationBudget::new(Some(Duration::ZERO));
     budget.charge(ms(1.0));
     budget
 }
