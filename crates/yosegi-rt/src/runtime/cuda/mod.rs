@@ -915,7 +915,7 @@ pub fn specialised_constants(launch: &Launch) -> Option<Vec<i64>> {
 /// `wanted`, unless the policy is generic-only, or `wanted` is a new specialised variant of a
 /// kernel that already has [`MAX_VARIANTS`] of them: then the generic kernel.
 fn choose_variant<'k>(wanted: VariantKey, policy: VariantPolicy, compiled: impl Iterator<Item = &'k VariantKey>) -> VariantKey {
-    let kept = policy != VariantPolicy::GenericOnly && keeps_variant(&wanted, |k| k.symbol == wanted.symbol && !k.is_generic(), compiled);
+    let kept = policy != VariantPolicy::GenericOnly && keeps_variant(&wanted, |k| k.symbol == wanted.symbol && !k.constants.is_empty(), compiled);
     if kept { wanted } else { VariantKey::generic(wanted.symbol) }
 }
 

@@ -230,6 +230,11 @@ fn variants_are_capped_per_kernel_and_reused() {
     let other = VariantKey { symbol: "other".into(), constants: vec![99], width: IndexWidth::Bits64, aliasing: ParamAliasing::Unknown };
     assert_eq!(choose_variant(other.clone(), VariantPolicy::Specialise, compiled.iter()), other);
     assert_eq!(choose_variant(key(&[1], IndexWidth::Bits32), VariantPolicy::GenericOnly, [].iter()), key(&[], IndexWidth::Bits64));
+    // The 32-bit prepared form (no constants) is not a specialised variant: one below the cap
+    // beside it still gets its own (the GPU test of many sizes got 7 of 8 when it counted).
+    let mut with_prepared: Vec<VariantKey> = compiled[1..].to_vec();
+    with_prepared.push(key(&[], IndexWidth::Bits32));
+    assert_eq!(choose_variant(key(&[99], IndexWidth::Bits32), VariantPolicy::Specialise, with_prepared.iter()), key(&[99], IndexWidth::Bits32));
 }
 
 #[test]
