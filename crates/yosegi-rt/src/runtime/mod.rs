@@ -317,10 +317,11 @@ impl Runtime {
         }
         for device in &mut devices {
             variants.set_shared_memory_limit(device.model(), device.shared_memory_per_block());
-            // A GPU times its launches: short keys need not wait for a first timed launch to
-            // learn it (`variants::SHORT_LAUNCH`).
-            if device.name() == "cuda" {
-                variants.device_times_launches(device.model());
+            // A GPU times its launches, the simulator does not (`variants::SHORT_LAUNCH`).
+            match device.name() {
+                "cuda" => variants.device_times_launches(device.model(), true),
+                "sim" => variants.device_times_launches(device.model(), false),
+                _ => {}
             }
             device.set_program(&module, sources.clone());
         }
@@ -609,8 +610,13 @@ impl Runtime {
     /// predictions (`model::record`, with `--stats`) and the number of devices chosen
     /// (`device_count::record`).
     pub fn store_for_explain(&self) {
+        let predictions = self.model.as_ref().filter(|_| self.config.stats != StatsMode::Off);
+        if predictions.is_none() && self.device_count.decision.is_none() {
+            // Nothing to keep: the cache folder is not even looked up (nor made).
+            return;
+        }
         let Some(dir) = self.variants.cache_dir() else { return };
-        if let (Some(model), true) = (&self.model, self.config.stats != StatsMode::Off) {
+        if let Some(model) = predictions {
             model::record::store(dir, &model.records(&self.module, &self.stats));
         }
         if let Some(decision) = self.device_count.decision {

@@ -571,7 +571,10 @@ impl CachedChoice {
 /// The tuning cache file (see the module doc), read once, rewritten whole when a winner is added.
 #[derive(Debug)]
 pub struct TuningCache {
-    path: Option<PathBuf>,
+    /// The file (`None`: nothing is read or kept). The default location is looked up on first
+    /// use, so that a run that never reads or keeps a winner (on the simulator) makes no cache
+    /// folder.
+    path: std::sync::OnceLock<Option<PathBuf>>,
     /// Lines by (kernel name, variants hash), loaded on first use.
     entries: Option<Vec<(KernelIdentity, CachedChoice)>>,
 }
@@ -579,21 +582,28 @@ pub struct TuningCache {
 impl TuningCache {
     /// The cache in `dir` (`None`: nothing is read or kept).
     pub fn in_dir(dir: Option<PathBuf>) -> TuningCache {
-        TuningCache { path: dir.map(|d| d.join(TUNING_CACHE_FILE)), entries: None }
+        let path = std::sync::OnceLock::new();
+        let _ = path.set(dir.map(|d| d.join(TUNING_CACHE_FILE)));
+        TuningCache { path, entries: None }
+    }
+
+    fn path(&self) -> Option<&PathBuf> {
+        self.path.get_or_init(|| trusted_dir().map(|d| d.join(TUNING_CACHE_FILE))).as_ref()
     }
 
     /// The directory the cache lives in (`None`: nothing is kept).
     pub fn dir(&self) -> Option<&Path> {
-        self.path.as_deref().and_then(Path::parent)
+        self.path().and_then(|p| p.parent())
     }
 
-    /// The cache next to the kernel disk cache, when that directory is trusted.
+    /// The cache next to the kernel disk cache, when that directory is trusted (looked up
+    /// when first used).
     pub fn default_location() -> TuningCache {
-        TuningCache::in_dir(trusted_dir())
+        TuningCache { path: std::sync::OnceLock::new(), entries: None }
     }
 
     fn entries(&mut self) -> &mut Vec<(KernelIdentity, CachedChoice)> {
-        let path = self.path.clone();
+        let path = self.path().cloned();
         self.entries.get_or_insert_with(|| path.map(|p| read_cache_file(&p)).unwrap_or_default())
     }
 
@@ -616,14 +626,15 @@ impl TuningCache {
     /// that winners another process stored meanwhile are kept. A failure to write costs only a
     /// later exploration, so it is not reported.
     pub fn store(&mut self, identity: KernelIdentity, choice: CachedChoice) {
-        if let Some(path) = &self.path {
+        let path = self.path().cloned();
+        if let Some(path) = &path {
             self.entries = Some(read_cache_file(path));
         }
         let entries = self.entries();
         entries.retain(|(id, c)| !(id == &identity && c.device == choice.device && c.sizes == choice.sizes));
         entries.push((identity, choice));
         let text = render_cache_file(entries);
-        let Some(path) = &self.path else { return };
+        let Some(path) = &path else { return };
         if let Some(dir) = path.parent() {
             let _ = crate::private_fs::create_private_dir_all(dir);
         }
@@ -814,9 +825,11 @@ impl VariantChooser {
         self.model_decides = false;
     }
 
-    /// Says that `device` times its launches (a GPU), before any was timed.
-    pub fn device_times_launches(&mut self, device: &str) {
-        self.device_times.insert(device.to_string(), true);
+    /// Says whether `device` times its launches (a GPU does, the simulator does not) before
+    /// any was timed: a GPU's short keys need not wait for a first timed launch, and the
+    /// simulator's choices read no tuning cache.
+    pub fn device_times_launches(&mut self, device: &str, times: bool) {
+        self.device_times.insert(device.to_string(), times);
     }
 
     /// Records what `device` says a block may use of shared memory; until then

@@ -101,7 +101,8 @@ pub fn decode(entry: &[u8]) -> Result<(ImageKind, &[u8]), String> {
     Ok((kind, payload))
 }
 
-/// Where the cache lives by default (see the module doc); `None` when no home is known.
+/// Where the cache lives by default (see the module doc); `None` when no home is known or
+/// the home folder does not exist.
 pub fn default_dir() -> Option<PathBuf> {
     if let Some(dir) = std::env::var_os("YOSEGI_CACHE_DIR").filter(|d| !d.is_empty()) {
         return Some(PathBuf::from(dir));
@@ -109,7 +110,8 @@ pub fn default_dir() -> Option<PathBuf> {
     if let Some(dir) = std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()) {
         return Some(PathBuf::from(dir).join("yosegi").join("kernels"));
     }
-    std::env::var_os("HOME").filter(|d| !d.is_empty()).map(|home| PathBuf::from(home).join(".cache/yosegi/kernels"))
+    // A home that does not exist is not made (as `~/.cache` would be by creating the cache).
+    std::env::var_os("HOME").filter(|d| !d.is_empty() && Path::new(d).is_dir()).map(|home| PathBuf::from(home).join(".cache/yosegi/kernels"))
 }
 
 /// Whether `dir` may be loaded from: created (mode 0700) when missing, then it must pass
@@ -122,6 +124,14 @@ pub fn check_cache_dir(dir: &Path) -> Result<(), String> {
         return Ok(());
     }
     private_fs::check_trusted_dir(dir)
+}
+
+/// [`default_dir`] for reading only: when it exists and is trusted (as [`check_cache_dir`]
+/// checks it), else `None`, silently; nothing is created (`explain` reads what runs learned).
+pub fn existing_trusted_dir() -> Option<PathBuf> {
+    let dir = default_dir().filter(|d| d.is_dir())?;
+    let trusted = std::env::var("YOSEGI_TRUST_CACHE").is_ok_and(|v| v == "1") || private_fs::check_trusted_dir(&dir).is_ok();
+    trusted.then_some(dir)
 }
 
 /// [`default_dir`] when [`check_cache_dir`] accepts it; otherwise `None`, with one warning per

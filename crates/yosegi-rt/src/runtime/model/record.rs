@@ -138,9 +138,10 @@ fn parse_line(line: &str) -> Option<PredictionRecord> {
     })
 }
 
-/// Where the records go: the tuning cache's directory, when there is one.
+/// Where the records are read from: the tuning cache's directory, when there is one (never
+/// made here: a reader has nothing to keep).
 pub fn default_dir() -> Option<PathBuf> {
-    crate::runtime::cuda::cache::trusted_dir()
+    crate::runtime::cuda::cache::existing_trusted_dir()
 }
 
 #[cfg(test)]
