@@ -221,3 +221,16 @@ fn inputs_that_are_not_regular_files_are_named_and_fifos_are_read() {
     assert_eq!(out.code(), Some(0), "{}", out.describe());
     assert_eq!(out.stdout, "through a fifo\n");
 }
+
+#[test]
+fn cpps_own_warnings_are_shown_by_run_and_explain_as_gcc_shows_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("warned.c");
+    std::fs::write(&file, "#warning \"check the tile size\"\n#include <stdio.h>\nint main(void) { printf(\"ok\\n\"); return 0; }\n").unwrap();
+    for args in [vec!["run", "--device", "sim"], vec!["explain"]] {
+        let out = yosegi().args(&args).arg(&file).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{args:?}: {stderr}");
+        assert!(stderr.contains("warned.c:1:2: warning: #warning \"check the tile size\""), "{args:?}: {stderr}");
+    }
+}

@@ -92,8 +92,13 @@ pub fn parse_program(
         Err(d) => return Err((sources, Diagnostics(vec![d]))),
     };
     for file in files {
-        let text = match preprocess::preprocess(file, options, &builtin) {
-            Ok(t) => t,
+        let text = match preprocess::preprocess_with_warnings(file, options, &builtin) {
+            Ok((t, warnings)) => {
+                // cpp's own words (`#warning`), shown as gcc shows them. (`yosegi cc` leaves
+                // them to the host compiler, which sees the same file.)
+                eprint!("{warnings}");
+                t
+            }
             Err(d) => {
                 diags.push(d);
                 // Keep `tu` aligned with `sources.units` for the files after this one.

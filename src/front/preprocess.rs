@@ -73,8 +73,15 @@ pub fn unreadable_input(file: &Path) -> Option<&'static str> {
     }
 }
 
-/// Runs cpp on `file` and returns its output (line markers included).
+/// Runs cpp on `file` and returns its output (line markers included); what cpp said of a file
+/// it preprocessed (`#warning`, its own warnings) is dropped: see [`preprocess_with_warnings`].
 pub fn preprocess(file: &Path, options: &PreprocessOptions, builtin: &BuiltinHeaders) -> Result<String, Diagnostic> {
+    preprocess_with_warnings(file, options, builtin).map(|(text, _)| text)
+}
+
+/// [`preprocess`], with what cpp wrote to its standard error on success (`#warning` lines and
+/// cpp's warnings, as gcc shows them; empty when it said nothing).
+pub fn preprocess_with_warnings(file: &Path, options: &PreprocessOptions, builtin: &BuiltinHeaders) -> Result<(String, String), Diagnostic> {
     if let Some(what) = unreadable_input(file) {
         return Err(Diagnostic::global_error(format!("cannot read `{}`: the file {what}", file.display()))
             .with_help("check the path of the C file to compile"));
@@ -87,10 +94,12 @@ pub fn preprocess(file: &Path, options: &PreprocessOptions, builtin: &BuiltinHea
         let stderr = String::from_utf8_lossy(&output.stderr);
         return Err(Diagnostic::global_error(format!("preprocessing `{}` failed:\n{}", file.display(), stderr.trim_end())));
     }
-    escape_marker_bytes(output.stdout).map_err(|_| {
+    let warnings = String::from_utf8_lossy(&output.stderr).into_owned();
+    let text = escape_marker_bytes(output.stdout).map_err(|_| {
         Diagnostic::global_error(format!("the preprocessed `{}` is not valid UTF-8", file.display()))
             .with_help("save the source file as UTF-8")
-    })
+    })?;
+    Ok((text, warnings))
 }
 
 /// cpp copies a file name's bytes into its line markers as they are; a name that is not UTF-8
