@@ -3,7 +3,7 @@
 //! the `yosegi-rt` crate, which cannot use the front end, so they run here, unchanged: the
 //! imports below give the crate root the module names the tests' `crate::` paths expect.
 
-use yosegi::{back, diag, driver, front, ir, opt};
+use yosegi::{diag, driver, front, ir, opt};
 
 mod image {
     use yosegi::image::ProgramImage;

@@ -5,7 +5,7 @@
 
 use std::ffi::c_void;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::*;
 use crate::analysis::testing::{B, array_param, kernel as make_kernel, scalar_param};
