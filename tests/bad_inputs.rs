@@ -234,3 +234,14 @@ fn cpps_own_warnings_are_shown_by_run_and_explain_as_gcc_shows_them() {
         assert!(stderr.contains("warned.c:1:2: warning: #warning \"check the tile size\""), "{args:?}: {stderr}");
     }
 }
+
+#[test]
+fn invalid_utf8_in_a_source_is_located_at_its_file_line_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("latin1.c");
+    std::fs::write(&file, b"#include <stdio.h>\nint main(void) {\n  printf(\"caf\xe9\\n\");\n  return 0;\n}\n").unwrap();
+    let out = yosegi().args(["run", "--device", "sim"]).arg(&file).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("latin1.c:3:14: the source is not valid UTF-8 here (byte 0xe9)"), "{stderr}");
+}

@@ -95,11 +95,27 @@ pub fn preprocess_with_warnings(file: &Path, options: &PreprocessOptions, builti
         return Err(Diagnostic::global_error(format!("preprocessing `{}` failed:\n{}", file.display(), stderr.trim_end())));
     }
     let warnings = String::from_utf8_lossy(&output.stderr).into_owned();
-    let text = escape_marker_bytes(output.stdout).map_err(|_| {
-        Diagnostic::global_error(format!("the preprocessed `{}` is not valid UTF-8", file.display()))
-            .with_help("save the source file as UTF-8")
-    })?;
+    let text = escape_marker_bytes(output.stdout).map_err(|e| not_utf8(file, &e))?;
     Ok((text, warnings))
+}
+
+/// The error for preprocessed text that is not UTF-8: where the first bad byte is in the
+/// user's file (through cpp's line markers), and which byte.
+fn not_utf8(file: &Path, e: &std::string::FromUtf8Error) -> Diagnostic {
+    let at = e.utf8_error().valid_up_to();
+    let byte = e.as_bytes().get(at).copied().unwrap_or(0);
+    // The text before the bad byte is valid, so its offset is the same in the lossy copy.
+    let lossy = String::from_utf8_lossy(e.as_bytes()).into_owned();
+    let sources = crate::source::SourceSet { units: vec![crate::source::SourceUnit::new(file.to_path_buf(), lossy)] };
+    let offset = u32::try_from(at).unwrap_or(u32::MAX);
+    let place = sources.location(crate::diag::Span::new(0, offset, offset.saturating_add(1)));
+    Diagnostic::global_error(format!(
+        "{}:{}:{}: the source is not valid UTF-8 here (byte 0x{byte:02x})",
+        place.file.display(),
+        place.line,
+        place.column
+    ))
+    .with_help("save the source file as UTF-8 (Yosegi reads C source as UTF-8, in strings and comments too)")
 }
 
 /// cpp copies a file name's bytes into its line markers as they are; a name that is not UTF-8
