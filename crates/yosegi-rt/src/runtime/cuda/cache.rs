@@ -126,12 +126,12 @@ pub fn check_cache_dir(dir: &Path) -> Result<(), String> {
     private_fs::check_trusted_dir(dir)
 }
 
-/// [`default_dir`] for reading only: when it exists and is trusted (as [`check_cache_dir`]
-/// checks it), else `None`, silently; nothing is created (`explain` reads what runs learned).
+/// [`default_dir`] for reading only: [`trusted_dir`] (with its warning when the folder is not
+/// trusted) where the folder exists, else `None`; nothing is created (`explain` reads what
+/// runs learned).
 pub fn existing_trusted_dir() -> Option<PathBuf> {
-    let dir = default_dir().filter(|d| d.is_dir())?;
-    let trusted = std::env::var("YOSEGI_TRUST_CACHE").is_ok_and(|v| v == "1") || private_fs::check_trusted_dir(&dir).is_ok();
-    trusted.then_some(dir)
+    default_dir().filter(|d| d.is_dir())?;
+    trusted_dir()
 }
 
 /// [`default_dir`] when [`check_cache_dir`] accepts it; otherwise `None`, with one warning per
