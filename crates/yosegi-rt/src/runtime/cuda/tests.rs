@@ -214,6 +214,11 @@ fn the_miscellany_kernel_computes_what_c_would_on_the_simulator() {
     assert_eq!(outcome.scalar_outputs, vec![2.25f64.to_bits()]);
 }
 
+/// The GPU, or `None` after saying on stderr that the test is skipped (no usable GPU here).
+fn gpu_or_skip() -> Option<CudaDevice> {
+    CudaDevice::probe().map_err(|why| eprintln!("skipped: no usable CUDA GPU ({why})")).ok()
+}
+
 fn key(constants: &[i64], width: IndexWidth) -> VariantKey {
     VariantKey { symbol: "k".into(), constants: constants.to_vec(), width, aliasing: ParamAliasing::Unknown }
 }
@@ -255,13 +260,7 @@ fn thirty_two_bit_indexing_only_when_threads_and_arrays_fit() {
 /// cache directory loads it from disk; every launch computes what the simulator does.
 #[test]
 fn kernels_come_from_memory_then_disk_on_the_gpu() {
-    let mut first = match CudaDevice::probe() {
-        Ok(gpu) => gpu,
-        Err(why) => {
-            eprintln!("skipped: no usable CUDA GPU ({why})");
-            return;
-        }
-    };
+    let Some(mut first) = gpu_or_skip() else { return };
     let dir = tempfile::tempdir().expect("temp dir");
     first.use_disk_cache(dir.path());
     // Every specialised variant is worth compiling here (the gate has its own test).
@@ -300,13 +299,7 @@ fn kernels_come_from_memory_then_disk_on_the_gpu() {
 /// worker makes it and later launches run it.
 #[test]
 fn a_specialised_variant_is_compiled_once_its_launches_have_done_enough_work_on_the_gpu() {
-    let mut gpu = match CudaDevice::probe() {
-        Ok(gpu) => gpu,
-        Err(why) => {
-            eprintln!("skipped: no usable CUDA GPU ({why})");
-            return;
-        }
-    };
+    let Some(mut gpu) = gpu_or_skip() else { return };
     let dir = tempfile::tempdir().expect("temp dir");
     gpu.use_disk_cache(dir.path());
     let module = vector_add();
@@ -341,13 +334,7 @@ fn a_specialised_variant_is_compiled_once_its_launches_have_done_enough_work_on_
 /// ones run the generic kernel) and compile no more than the cap plus the generic kernel.
 #[test]
 fn many_sizes_fall_back_to_the_generic_kernel_on_the_gpu() {
-    let mut gpu = match CudaDevice::probe() {
-        Ok(gpu) => gpu,
-        Err(why) => {
-            eprintln!("skipped: no usable CUDA GPU ({why})");
-            return;
-        }
-    };
+    let Some(mut gpu) = gpu_or_skip() else { return };
     let dir = tempfile::tempdir().expect("temp dir");
     gpu.use_disk_cache(dir.path());
     gpu.gate = SpecialisationGate::new(0);
@@ -377,13 +364,7 @@ fn many_sizes_fall_back_to_the_generic_kernel_on_the_gpu() {
 /// the simulator's each time.
 #[test]
 fn reduction_buffers_are_reused_between_launches_on_the_gpu() {
-    let mut gpu = match CudaDevice::probe() {
-        Ok(gpu) => gpu,
-        Err(why) => {
-            eprintln!("skipped: no usable CUDA GPU ({why})");
-            return;
-        }
-    };
+    let Some(mut gpu) = gpu_or_skip() else { return };
     let module = block_reduction();
     let mut sim = SimDevice::new();
     // 1 200 000 elements (18 750 blocks of 64): more partials than the fold kernel's
@@ -417,13 +398,7 @@ fn vector_add_params(device: &mut dyn Device, n: usize, c_offset: i64) -> Vec<De
 /// stats once the host waited for it, exactly once.
 #[test]
 fn device_times_are_reported_once_the_host_waited_on_the_gpu() {
-    let mut gpu = match CudaDevice::probe() {
-        Ok(gpu) => gpu,
-        Err(why) => {
-            eprintln!("skipped: no usable CUDA GPU ({why})");
-            return;
-        }
-    };
+    let Some(mut gpu) = gpu_or_skip() else { return };
     gpu.sync = LaunchSync::Deferred;
     let module = vector_add();
     let kernel = &module.grid_kernels[Handle::new(0)];
