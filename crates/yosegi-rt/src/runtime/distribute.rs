@@ -308,18 +308,17 @@ impl Runtime {
     /// For the model's scaling curve (`--stats`): how this launch of `kernel` would split over
     /// 2 to [`super::model::MAX_MODELLED_DEVICES`] devices, whatever the devices there are, by the rule
     /// [`Runtime::plan_parts`] follows (the dim whose parts read the fewest bytes). Taken once
-    /// per kernel and sizes.
+    /// per kernel and sizes, for [`super::model::MAX_SPLIT_SHAPES`] sizes of a kernel.
     pub(super) fn record_split_shape(&mut self, region: &Region, handle: Handle<Kernel>, kernel: &Kernel, args: &[YosegiArg], sections: &[ParamSections]) {
-        let Some(model) = &self.model else { return };
+        let Some(model) = &mut self.model else { return };
         if kernel.partitions.is_empty() {
             return;
         }
-        let trips = || kernel.partitions.iter().map(|p| args[p.count_arg as usize].i);
+        let key: Vec<i64> = kernel.partitions.iter().map(|p| args[p.count_arg as usize].i).collect();
         // Every launch asks; only a new size builds anything.
-        if model.split_shape(&kernel.name).is_some_and(|shape| shape.key.iter().copied().eq(trips())) {
+        if model.recall_split_shape(&kernel.name, &key) {
             return;
         }
-        let key: Vec<i64> = trips().collect();
         let whole_reads = self.object_reads(kernel, args, sections);
         let mut parts = Vec::new();
         for devices in 2..=super::model::MAX_MODELLED_DEVICES {

@@ -37,7 +37,7 @@ pub mod variants;
 pub mod testing;
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::analysis::access::{AccessSummary, ParamSections, Section, launch_sections_with, summarize};
 use crate::diag::{Diagnostic, Span};
@@ -246,8 +246,7 @@ pub struct Runtime {
     /// Whether the program's repeating cycle of regions runs on all the devices or one
     /// (`device_count`).
     device_count: device_count::DeviceCount,
-    /// When the runtime started: the run whose shares the model's sampling and timed
-    /// exploration may take.
+    /// When the runtime started: the run's elapsed time in the stats.
     started: Instant,
 }
 
@@ -283,8 +282,6 @@ impl Runtime {
 
     /// A runtime on the device `config` names, or why that device cannot be used.
     pub fn try_new(module: Arc<Module>, sources: Arc<SourceSet>, config: RuntimeConfig) -> Result<Runtime, String> {
-        // What the model's sampling and timed exploration may spend is a share of the time
-        // from here (`model`, `variants::ExplorationBudget`).
         let started = Instant::now();
         let job = ranks::join()?;
         let mut devices = match &job {
@@ -296,7 +293,7 @@ impl Runtime {
         // The model predicts every launch for `--stats`, and on a GPU leaves candidates it
         // predicts far slower out of the variant explorations (`variants::MODEL_FILTER`).
         let explores = !simulated && config.staging == crate::opt::StagingMode::Auto && module.kernels.iter().any(|(k, _)| module.variants_of(k).len() > 1);
-        let mut model = (config.stats != StatsMode::Off || explores).then(|| model::Model::from_env(devices.iter_mut().map(|d| d.machine()).collect(), started));
+        let mut model = (config.stats != StatsMode::Off || explores).then(|| model::Model::from_env(devices.iter_mut().map(|d| d.machine()).collect()));
         let split_rule = distribute::split_rule(simulated, job.is_some(), &mut devices, |devices| match model.as_ref().and_then(|m| m.machine(0)) {
             Some(machine) => machine.clone(),
             None => devices[0].machine(),
@@ -493,7 +490,7 @@ impl Runtime {
     ) -> Result<T, RuntimeError> {
         let started = Instant::now();
         let result = self.run_region_timed(id, args, launch);
-        self.variants.budget_mut().note_busy(started.elapsed());
+        self.note_busy(started.elapsed());
         result
     }
 
@@ -532,6 +529,15 @@ impl Runtime {
         };
         ran.and_then(|_| self.collect_device_reports())?;
         Ok(launched)
+    }
+
+    /// The program spent `time` in the runtime: what the exploration budget and the model's
+    /// sampling cap are shares of.
+    fn note_busy(&mut self, time: Duration) {
+        self.variants.budget_mut().note_busy(time);
+        if let Some(model) = &mut self.model {
+            model.note_busy(time);
+        }
     }
 
     /// What the devices learnt since the last look: launches that finished (their device
@@ -1079,8 +1085,8 @@ impl Runtime {
         }
         if let Some(started) = started {
             // Copies back wait for the device: its busy time, which the exploration budget
-            // is a share of.
-            self.variants.budget_mut().note_busy(started.elapsed());
+            // and the model's sampling cap are shares of.
+            self.note_busy(started.elapsed());
         }
         tracked
     }

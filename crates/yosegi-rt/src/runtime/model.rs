@@ -19,10 +19,12 @@
 //! `--stats` must not change what it measures: the model's sampling is bounded to a small
 //! share of the run. A sample stops at its deadline ([`sample::SAMPLE_DEADLINE`], or
 //! `YOSEGI_MODEL_SAMPLE_MS`) as well as at a block's statement budget, and the model's
-//! sampling time altogether may not pass [`SAMPLING_SHARE`] of the time since the runtime
-//! started plus [`SAMPLING_ALLOWANCE`] (`YOSEGI_MODEL_BUDGET_MS` sets the allowance, `off`
-//! lifts the cap): a launch is not sampled while the cap leaves less than
-//! [`MIN_SAMPLE_ROOM`], and a sample runs to the earlier of its deadline and the cap. A launch
+//! sampling time altogether may not pass [`SAMPLING_SHARE`] of the time the program has spent
+//! in the runtime (as `variants::ExplorationBudget` counts it: a long initialisation on the
+//! host earns no sampling for the timed loop after it) plus [`SAMPLING_ALLOWANCE`]
+//! (`YOSEGI_MODEL_BUDGET_MS` sets the allowance, `off` lifts the cap): a launch is not sampled
+//! while the cap leaves less than [`MIN_SAMPLE_ROOM`], and a sample runs to the earlier of its
+//! deadline and the cap. At most [`MAX_SAMPLED_SHAPES`] shapes of a grid kernel are sampled. A launch
 //! the model could not predict ([`Unpredicted`]) is counted as such in the stats (`--stats`
 //! names it, `--stats=json` says `"prediction": "unfinished"` or `"not sampled"`), and the
 //! stats report the sampling time spent ([`SamplingCost`]). An unfinished sample (deadline,
@@ -99,7 +101,15 @@ struct PredictionKey {
     dram_bytes: u64,
 }
 
-/// The model's sampling time may not pass this share of the time since the runtime started...
+/// Shapes of one grid kernel the model samples: a launch of another shape goes unpredicted
+/// (`Unpredicted::Shapes`). A wavefront's kernel has a shape per hyperplane (NPB LU class C:
+/// some 160 per kernel, 496 samples, 0.8 s of a 16 s timed loop under `--stats`), and what
+/// the stats say of a kernel, its predicted time per launch against its measured one, a few
+/// dozen of its shapes say as well.
+pub const MAX_SAMPLED_SHAPES: usize = 32;
+
+/// The model's sampling time may not pass this share of the time the program has spent in
+/// the runtime (its regions, and host accesses that wait for a device)...
 pub const SAMPLING_SHARE: f64 = 0.02;
 /// ...plus this (`YOSEGI_MODEL_BUDGET_MS` sets another, `off` lifts the cap): enough for a few
 /// samples at their deadline before the run has earned any share, and 2.4% of a 2 s run.
@@ -119,6 +129,8 @@ pub enum Unpredicted {
     /// Not sampled, or stopped short, because the model's sampling time was spent
     /// ([`SAMPLING_SHARE`], [`SAMPLING_ALLOWANCE`]).
     TimeBudget,
+    /// Not sampled: [`MAX_SAMPLED_SHAPES`] shapes of its grid kernel were.
+    Shapes,
     /// Its blocks cannot run over host views (row tables, computed addresses, memory the views
     /// do not cover), or the model has no figures for its device.
     Uncountable,
@@ -129,7 +141,7 @@ impl Unpredicted {
     pub fn status(self) -> &'static str {
         match self {
             Unpredicted::Deadline | Unpredicted::Statements => "unfinished",
-            Unpredicted::TimeBudget => "not sampled",
+            Unpredicted::TimeBudget | Unpredicted::Shapes => "not sampled",
             Unpredicted::Uncountable => "not countable",
         }
     }
@@ -140,6 +152,7 @@ impl Unpredicted {
             Unpredicted::Deadline => "deadline",
             Unpredicted::Statements => "statement_budget",
             Unpredicted::TimeBudget => "time_budget",
+            Unpredicted::Shapes => "shapes",
             Unpredicted::Uncountable => "not_countable",
         }
     }
@@ -161,21 +174,27 @@ pub struct SamplingCost {
     pub allowance: Option<Duration>,
 }
 
-/// The model's sampling within its bounds: when the run started and what sampling has cost.
+/// The model's sampling within its bounds: the time the program has spent in the runtime,
+/// what sampling has cost, and the shapes sampled per grid kernel.
 #[derive(Clone, Debug)]
 struct Sampler {
-    started: Instant,
+    busy: Duration,
     cost: SamplingCost,
+    shapes_sampled: HashMap<String, usize>,
 }
 
 impl Sampler {
-    fn new(started: Instant, deadline: Option<Duration>, allowance: Option<Duration>) -> Sampler {
-        Sampler { started, cost: SamplingCost { spent: Duration::ZERO, samples: 0, unfinished: 0, not_sampled: 0, deadline, allowance } }
+    fn new(deadline: Option<Duration>, allowance: Option<Duration>) -> Sampler {
+        Sampler {
+            busy: Duration::ZERO,
+            cost: SamplingCost { spent: Duration::ZERO, samples: 0, unfinished: 0, not_sampled: 0, deadline, allowance },
+            shapes_sampled: HashMap::new(),
+        }
     }
 
-    /// What the model may still spend sampling at `now`; `None`: no cap.
-    fn room(&self, now: Instant) -> Option<Duration> {
-        let cap = self.cost.allowance? + now.saturating_duration_since(self.started).mul_f64(SAMPLING_SHARE);
+    /// What the model may still spend sampling; `None`: no cap.
+    fn room(&self) -> Option<Duration> {
+        let cap = self.cost.allowance? + self.busy.mul_f64(SAMPLING_SHARE);
         Some(cap.saturating_sub(self.cost.spent))
     }
 
@@ -195,8 +214,12 @@ impl Sampler {
         if !countable(launch.module, launch.kernel) {
             return (Err(Unpredicted::Uncountable), true);
         }
+        if self.shapes_sampled.get(&launch.kernel.name).is_some_and(|&n| n >= MAX_SAMPLED_SHAPES) {
+            self.cost.not_sampled += 1;
+            return (Err(Unpredicted::Shapes), true);
+        }
         let now = Instant::now();
-        let room = self.room(now);
+        let room = self.room();
         let deadline = self.cost.deadline;
         let least = match deadline {
             Some(d) if cut_before => d,
@@ -216,6 +239,7 @@ impl Sampler {
         let made = predict_with(machine, launch, traffic, multiprocessors, host_view_of, limit.map(|l| now + l));
         self.cost.spent += now.elapsed();
         self.cost.samples += 1;
+        *self.shapes_sampled.entry(launch.kernel.name.clone()).or_default() += 1;
         match made {
             Err(Unpredicted::Deadline) if cut_by_cap => {
                 self.cost.not_sampled += 1;
@@ -256,8 +280,9 @@ pub struct Model {
     /// Per (grid kernel, device): the device's name, the launch's sizes and the steady
     /// prediction made last, which the run leaves for `explain` ([`record`]).
     latest: HashMap<(String, usize), (String, String, Prediction)>,
-    /// Per kernel (by name): how its latest launch would split over several devices.
-    split_shapes: HashMap<String, SplitShape>,
+    /// Per kernel (by name): how its launches would split over several devices, per size
+    /// taken ([`Model::recall_split_shape`]), and which is the latest.
+    split_shapes: HashMap<String, KernelSplits>,
     /// Tracked objects (by start) a kernel has written: what a split exchanges.
     written_objects: HashSet<u64>,
     /// Per device: the ranges its recent launches touched, for what each finds in L2.
@@ -285,6 +310,20 @@ pub struct Placement<'a> {
     pub timing: Timing,
 }
 
+/// The sizes of one kernel whose split shapes are taken: beyond, a launch of another size
+/// keeps the latest shape taken. Taking one costs the launch a few of the launch preparation's
+/// passes per device count (some 130,000 instructions on the simulator), which a wavefront's
+/// kernel, of a new size at nearly every launch (NPB LU's hyperplanes: 160 of them), paid at
+/// every launch: `--stats` made LU 27-35% slower (bench/NOTES.md run 43).
+pub const MAX_SPLIT_SHAPES: usize = 8;
+
+/// A kernel's split shapes, at most [`MAX_SPLIT_SHAPES`], and which is the latest launch's.
+#[derive(Clone, Debug)]
+struct KernelSplits {
+    shapes: Vec<SplitShape>,
+    latest: usize,
+}
+
 /// How a launch splits over 2, 3, ... devices: the bytes of each part.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SplitShape {
@@ -306,27 +345,27 @@ pub struct PartBytes {
 }
 
 impl Model {
-    /// A model for `machines` started now, with the default bounds on sampling.
+    /// A model for `machines`, with the default bounds on sampling.
     pub fn new(machines: Vec<Machine>) -> Model {
-        Model::bounded(machines, Instant::now(), Some(sample::SAMPLE_DEADLINE), Some(SAMPLING_ALLOWANCE))
+        Model::bounded(machines, Some(sample::SAMPLE_DEADLINE), Some(SAMPLING_ALLOWANCE))
     }
 
-    /// A model of a run started at `started`, with the bounds on sampling the environment sets
-    /// (`YOSEGI_MODEL_SAMPLE_MS`, `YOSEGI_MODEL_BUDGET_MS`; see the module doc).
-    pub fn from_env(machines: Vec<Machine>, started: Instant) -> Model {
+    /// A model with the bounds on sampling the environment sets (`YOSEGI_MODEL_SAMPLE_MS`,
+    /// `YOSEGI_MODEL_BUDGET_MS`; see the module doc).
+    pub fn from_env(machines: Vec<Machine>) -> Model {
         let deadline = millis_from_env("YOSEGI_MODEL_SAMPLE_MS", sample::SAMPLE_DEADLINE);
         let allowance = millis_from_env("YOSEGI_MODEL_BUDGET_MS", SAMPLING_ALLOWANCE);
-        Model::bounded(machines, started, deadline, allowance)
+        Model::bounded(machines, deadline, allowance)
     }
 
-    /// A model of a run started at `started` whose samples stop at `deadline` and take at most
-    /// [`SAMPLING_SHARE`] of the run plus `allowance` together (`None`: unbounded).
-    pub fn bounded(machines: Vec<Machine>, started: Instant, deadline: Option<Duration>, allowance: Option<Duration>) -> Model {
+    /// A model whose samples stop at `deadline` and take at most [`SAMPLING_SHARE`] of the
+    /// time spent in the runtime plus `allowance` together (`None`: unbounded).
+    pub fn bounded(machines: Vec<Machine>, deadline: Option<Duration>, allowance: Option<Duration>) -> Model {
         let histories = machines.iter().map(|_| residency::L2History::default()).collect();
         Model {
             machines,
             predictions: HashMap::new(),
-            sampler: Sampler::new(started, deadline, allowance),
+            sampler: Sampler::new(deadline, allowance),
             cut_short: HashSet::new(),
             launched: HashMap::new(),
             latest: HashMap::new(),
@@ -335,6 +374,12 @@ impl Model {
             histories,
             drained_at: HashMap::new(),
         }
+    }
+
+    /// The program spent `time` in the runtime (a region, a host access that waited): the
+    /// sampling cap grows by its share.
+    pub fn note_busy(&mut self, time: Duration) {
+        self.sampler.busy += time;
     }
 
     /// What sampling has cost so far, with its bounds.
@@ -356,12 +401,36 @@ impl Model {
         }
     }
 
+    /// How the latest launch of `kernel` would split (see [`Model::recall_split_shape`]).
     pub fn split_shape(&self, kernel: &str) -> Option<&SplitShape> {
-        self.split_shapes.get(kernel)
+        self.split_shapes.get(kernel).map(|k| &k.shapes[k.latest])
     }
 
+    /// Whether the split shape of `kernel` at trip counts `key` is known, and made the latest
+    /// if so; `false`: it is to be taken ([`Model::set_split_shape`]). A kernel whose launches
+    /// came in [`MAX_SPLIT_SHAPES`] sizes already keeps the latest of those for the others.
+    pub fn recall_split_shape(&mut self, kernel: &str, key: &[i64]) -> bool {
+        let Some(known) = self.split_shapes.get_mut(kernel) else { return false };
+        if let Some(i) = known.shapes.iter().position(|s| s.key == key) {
+            known.latest = i;
+            return true;
+        }
+        known.shapes.len() >= MAX_SPLIT_SHAPES
+    }
+
+    /// The split shape of `kernel` at the sizes `shape.key`, now its latest.
     pub fn set_split_shape(&mut self, kernel: String, shape: SplitShape) {
-        self.split_shapes.insert(kernel, shape);
+        let known = self.split_shapes.entry(kernel).or_insert_with(|| KernelSplits { shapes: Vec::new(), latest: 0 });
+        match known.shapes.iter().position(|s| s.key == shape.key) {
+            Some(i) => {
+                known.shapes[i] = shape;
+                known.latest = i;
+            }
+            None => {
+                known.latest = known.shapes.len();
+                known.shapes.push(shape);
+            }
+        }
     }
 
     /// A launch on `device` reading `reads` and writing `writes` (byte ranges of the tracked
@@ -396,7 +465,7 @@ impl Model {
         let (_, _, whole) = self.latest.get(&(grid.to_string(), device))?;
         let machine = self.machines.get(device)?;
         let source = module.grid_kernels.iter().find(|(_, g)| g.name == grid)?.1.source;
-        let shape = self.split_shapes.get(&module.kernels[source].name);
+        let shape = self.split_shape(&module.kernels[source].name);
         Some(
             (1..=MAX_MODELLED_DEVICES)
                 .map(|k| match (shape, k.checked_sub(2)) {
@@ -424,7 +493,7 @@ impl Model {
         let (_, _, whole) = self.latest.get(&(grid.to_string(), device))?;
         let machine = self.machines.get(device)?;
         let grid_kernel = module.grid_kernels.iter().find(|(_, g)| g.name == grid)?.1;
-        let shape = self.split_shapes.get(&module.kernels[grid_kernel.source].name);
+        let shape = self.split_shape(&module.kernels[grid_kernel.source].name);
         // An interior part's halo: the middle of three parts (two neighbours), else a part of
         // two (one).
         let written = |p: &PartBytes| p.beyond_share.iter().filter(|(o, _)| self.written_objects.contains(o)).map(|(_, b)| b).sum::<u64>();

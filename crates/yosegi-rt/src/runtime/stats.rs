@@ -938,6 +938,7 @@ fn unpredicted_text(why: crate::runtime::model::Unpredicted, deadline: Option<Du
             format!("unfinished: a sampled block ran past {} statements", crate::runtime::model::sample::STATEMENT_BUDGET)
         }
         Unpredicted::TimeBudget => "not sampled: time budget (the model's sampling time was spent)".to_string(),
+        Unpredicted::Shapes => format!("not sampled: {} shapes of the kernel were", crate::runtime::model::MAX_SAMPLED_SHAPES),
         Unpredicted::Uncountable => "not countable over the host's arrays (row tables, computed addresses)".to_string(),
     }
 }
