@@ -463,13 +463,21 @@ fn a_kernel_cache_others_can_write_is_not_loaded_from() {
         plant_in(&shared);
         std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(mode)).unwrap();
         let before = describe(&shared.join("variant-choices.txt"));
+        // What the planting left: the tuning file and its lock (`private_fs::lock_path`).
+        let listing = || {
+            let mut names: Vec<_> = std::fs::read_dir(&shared).unwrap().map(|e| e.unwrap().file_name()).collect();
+            names.sort();
+            names
+        };
+        let planted = listing();
+        assert_eq!(planted, ["variant-choices.txt", "variant-choices.txt.lock"]);
         let finished = explain_with(&shared, false);
         assert_eq!(finished.code(), Some(0), "{}", finished.describe());
         assert!(!finished.stdout.contains("Planted GPU"), "a cache others can write was read\n{}", finished.describe());
         assert!(finished.stderr.contains("is not used") && finished.stderr.contains("YOSEGI_TRUST_CACHE"), "{}", finished.describe());
         assert_eq!(finished.stderr.matches("is not used").count(), 1, "one warning\n{}", finished.describe());
         assert_eq!(describe(&shared.join("variant-choices.txt")), before);
-        assert_eq!(std::fs::read_dir(&shared).unwrap().count(), 1, "nothing was written into it");
+        assert_eq!(listing(), planted, "nothing was written into it");
         // A run on the simulator with the cache in place is correct, and neither reads nor
         // writes it (it caches nothing), so it has nothing to warn of.
         let mut cmd = yosegi();
@@ -479,7 +487,7 @@ fn a_kernel_cache_others_can_write_is_not_loaded_from() {
         assert_eq!(finished.code(), Some(0), "{}", finished.describe());
         assert_eq!(without_timing(&finished.stdout), without_timing(&gcc_output(std::slice::from_ref(&program_path), &["24", "10"])));
         assert_eq!(describe(&shared.join("variant-choices.txt")), before);
-        assert_eq!(std::fs::read_dir(&shared).unwrap().count(), 1, "nothing was written into it");
+        assert_eq!(listing(), planted, "nothing was written into it");
         // The user may say they trust it.
         let finished = explain_with(&shared, true);
         assert!(finished.stdout.contains("Planted GPU"), "{}", finished.describe());

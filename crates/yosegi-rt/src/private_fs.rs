@@ -9,6 +9,10 @@
 //!   planted, a symbolic link included) and mode 0600.
 //! * [`replace_file`]: a file replaced atomically by a private temporary file renamed over it
 //!   (a rename replaces a planted link; it never writes through it).
+//! * [`LockedFile`] and [`update_locked`]: a file that several processes update (the record
+//!   files of the kernel cache folder), read and replaced under an advisory lock on a sibling
+//!   `<name>.lock` file, so that what one process adds is never lost to another's rewrite;
+//!   [`complete_lines`] reads only the lines such a file holds in full.
 //! * [`check_trusted_dir`]: whether a directory Yosegi loads from (the kernel cache) can be
 //!   written only by the user.
 //! * [`command_private`]: child processes (cpp, cc) run with umask 077 and `TMPDIR` set to the
@@ -17,6 +21,7 @@
 use std::ffi::OsString;
 use std::fs::{DirBuilder, OpenOptions};
 use std::io::Write;
+use std::os::fd::{AsRawFd, FromRawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::os::unix::process::CommandExt;
@@ -240,6 +245,102 @@ pub fn replace_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     Ok(())
 }
 
+/// The lock file of `path`: `<name>.lock` beside it. The file itself cannot be the lock: it is
+/// replaced by a rename, after which a process waiting on the old file's lock would hold a lock
+/// nobody else takes. Nor the folder: the record files are independent, and one update may
+/// need two of them at once (`model::observed` updates the machine file under the lock of its
+/// observations).
+pub fn lock_path(path: &Path) -> PathBuf {
+    let mut name = path.file_name().map(OsString::from).unwrap_or_default();
+    name.push(".lock");
+    path.with_file_name(name)
+}
+
+/// A file held under an exclusive advisory lock (`flock` on [`lock_path`]) until dropped, for
+/// a read-modify-write that other processes (or threads: each open of the lock file is locked
+/// on its own) make too. The lock is the kernel's: a process that dies holding it releases it,
+/// so no stale lock is ever left to clear. Readers do not lock: every write replaces the file
+/// whole ([`replace_file`]), so a reader sees some writer's complete file.
+pub struct LockedFile {
+    path: PathBuf,
+    /// Kept open for the lock; closing it releases the lock.
+    _lock: std::fs::File,
+}
+
+impl LockedFile {
+    /// Takes the lock of `path` (waiting for any other holder), making its folder (0700) and
+    /// the lock file (0600, never through a planted link) when missing.
+    pub fn lock(path: &Path) -> std::io::Result<LockedFile> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            create_private_dir_all(dir)?;
+        }
+        let lock_path = lock_path(path);
+        let c_path = std::ffi::CString::new(lock_path.as_os_str().as_bytes()).map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
+        // Read-only is enough for flock, and lets an account that trusts another's cache
+        // (`YOSEGI_TRUST_CACHE`) lock a lock file it cannot write. (std's `OpenOptions` will
+        // not create a file it does not open for writing.)
+        // SAFETY: a NUL-terminated path; the flags and the mode are plain integers.
+        let fd = unsafe { libc::open(c_path.as_ptr(), libc::O_RDONLY | libc::O_CREAT | libc::O_NOFOLLOW | libc::O_CLOEXEC, 0o600 as libc::c_uint) };
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: a descriptor just opened, owned by nothing else.
+        let lock = unsafe { std::fs::File::from_raw_fd(fd) };
+        if !lock.metadata()?.is_file() {
+            return Err(std::io::Error::other(format!("{} is not a regular file", lock_path.display())));
+        }
+        loop {
+            // SAFETY: flock on a descriptor this function owns.
+            if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) } == 0 {
+                break;
+            }
+            let e = std::io::Error::last_os_error();
+            if e.kind() != std::io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        }
+        Ok(LockedFile { path: path.to_path_buf(), _lock: lock })
+    }
+
+    /// What the file holds now (read under the lock, so no other updater changes it before
+    /// [`LockedFile::replace`]): empty when it does not exist. Bytes that are not UTF-8 (a
+    /// damaged file) become U+FFFD, which no record's parser accepts.
+    pub fn read_text(&self) -> std::io::Result<String> {
+        match std::fs::read(&self.path) {
+            Ok(bytes) => Ok(String::from_utf8_lossy(&bytes).into_owned()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Replaces the file with `text` ([`replace_file`]: a private temporary file, synced, then
+    /// renamed over it), so that a crash mid-write leaves the previous file whole.
+    pub fn replace(&self, text: &str) -> std::io::Result<()> {
+        replace_file(&self.path, text.as_bytes())
+    }
+}
+
+/// The read-modify-write of a file that several processes update: under the file's lock
+/// ([`LockedFile`]), `merge` gets what the file holds now and returns what it should hold (the
+/// union of that and what this process adds), or `None` to leave it as it is. An error taking
+/// the lock, reading or writing leaves the file as it was.
+pub fn update_locked(path: &Path, merge: impl FnOnce(&str) -> Option<String>) -> std::io::Result<()> {
+    let file = LockedFile::lock(path)?;
+    let existing = file.read_text()?;
+    match merge(&existing) {
+        Some(text) => file.replace(&text),
+        None => Ok(()),
+    }
+}
+
+/// The lines of `text` that end in a newline: a last line without one is a write cut short (a
+/// file truncated by a full disk, or written by something that does not rename into place), and
+/// a record cut at a field boundary could still parse, so it is never trusted.
+pub fn complete_lines(text: &str) -> impl Iterator<Item = &str> {
+    let whole = text.rfind('\n').map_or("", |end| &text[..=end]);
+    whole.lines()
+}
+
 /// Creates `dir` and its missing parents with mode 0700 (existing ones are left as they are).
 pub fn create_private_dir_all(dir: &Path) -> std::io::Result<()> {
     DirBuilder::new().recursive(true).mode(0o700).create(dir)
@@ -359,6 +460,108 @@ mod tests {
         assert_eq!(std::fs::metadata(&path).unwrap().mode() & 0o777, 0o600);
         let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(names.len(), 2, "{names:?}");
+    }
+
+    /// Lines `a`, `b`, ... each added by its own update: the union the updates must keep.
+    fn add_line(existing: &str, line: &str) -> String {
+        let mut text: String = complete_lines(existing).filter(|l| *l != line).map(|l| format!("{l}\n")).collect();
+        text.push_str(line);
+        text.push('\n');
+        text
+    }
+
+    #[test]
+    fn updates_merge_with_what_is_on_disk_and_stay_private() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("records").join("file.txt");
+        update_locked(&path, |old| Some(add_line(old, "a"))).unwrap();
+        update_locked(&path, |old| Some(add_line(old, "b"))).unwrap();
+        update_locked(&path, |old| Some(add_line(old, "a"))).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "b\na\n");
+        // `None` leaves the file alone.
+        update_locked(&path, |old| {
+            assert_eq!(old, "b\na\n");
+            None
+        })
+        .unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "b\na\n");
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().mode() & 0o777;
+        assert_eq!(mode(&path), 0o600);
+        assert_eq!(mode(path.parent().unwrap()), 0o700);
+        // The lock is a sibling `.lock` file, kept (removing it could let two processes hold
+        // locks on different files); nothing else is left beside the file.
+        assert_eq!(lock_path(&path), dir.path().join("records").join("file.txt.lock"));
+        assert_eq!(mode(&lock_path(&path)), 0o600);
+        let mut names: Vec<_> = std::fs::read_dir(path.parent().unwrap()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        names.sort();
+        assert_eq!(names, vec![OsString::from("file.txt"), OsString::from("file.txt.lock")]);
+    }
+
+    /// Many updaters at once (threads here: each opens the lock file on its own, so they exclude
+    /// each other as processes do), each slow between its read and its write: without the lock
+    /// most of their lines would be lost to each other's rewrites.
+    #[test]
+    fn concurrent_updates_lose_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("shared.txt");
+        let threads: Vec<_> = (0..8)
+            .map(|t| {
+                let path = path.clone();
+                std::thread::spawn(move || {
+                    for k in 0..10 {
+                        update_locked(&path, |old| {
+                            let merged = add_line(old, &format!("{t}-{k}"));
+                            std::thread::sleep(std::time::Duration::from_millis(1));
+                            Some(merged)
+                        })
+                        .unwrap();
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let mut lines: Vec<&str> = text.lines().collect();
+        lines.sort();
+        let mut expected: Vec<String> = (0..8).flat_map(|t| (0..10).map(move |k| format!("{t}-{k}"))).collect();
+        expected.sort();
+        assert_eq!(lines, expected);
+    }
+
+    #[test]
+    fn a_torn_last_line_is_not_trusted_and_the_next_update_drops_it() {
+        assert_eq!(complete_lines("a\nb\n").collect::<Vec<_>>(), ["a", "b"]);
+        assert_eq!(complete_lines("a\nb\nc=4.1").collect::<Vec<_>>(), ["a", "b"]);
+        assert_eq!(complete_lines("half a line").count(), 0);
+        assert_eq!(complete_lines("").count(), 0);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("torn.txt");
+        // A file cut short mid-line, with bytes that are not UTF-8 in its garbled part.
+        std::fs::write(&path, b"a\nb\nc\xff\xfe=4.").unwrap();
+        update_locked(&path, |old| {
+            assert!(old.ends_with("c\u{fffd}\u{fffd}=4."), "{old:?}");
+            Some(add_line(old, "d"))
+        })
+        .unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "a\nb\nd\n");
+    }
+
+    #[test]
+    fn a_link_planted_at_the_lock_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, b"keep").unwrap();
+        let path = dir.path().join("records.txt");
+        std::os::unix::fs::symlink(&victim, lock_path(&path)).unwrap();
+        assert!(update_locked(&path, |_| Some("x\n".into())).is_err());
+        assert!(!path.exists());
+        assert_eq!(std::fs::read(&victim).unwrap(), b"keep");
+        // A directory where the lock should be is refused too (flock would take it).
+        let other = dir.path().join("other.txt");
+        std::fs::create_dir(lock_path(&other)).unwrap();
+        assert!(update_locked(&other, |_| Some("x\n".into())).is_err());
     }
 
     #[test]

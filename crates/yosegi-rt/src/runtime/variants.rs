@@ -85,8 +85,9 @@
 //! (`runtime::cuda::cache::default_dir`, `$YOSEGI_CACHE_DIR` first). A line holds a kernel's
 //! name, the FNV-1a hash of the CUDA C of all its variants (a changed kernel or compiler does not
 //! reuse an old winner), the device, the launch key, the winner and the times measured for every
-//! candidate. The cache only saves exploration: a missing, unreadable or corrupt file, or a
-//! malformed line, is ignored.
+//! candidate. Runs sharing the folder store winners together without losing each other's
+//! ([`TuningCache::store`]). The cache only saves exploration: a missing, unreadable or corrupt
+//! file, or a malformed or torn line, is ignored (and dropped by the next store).
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -622,25 +623,34 @@ impl TuningCache {
         self.entries().iter().find(|(id, c)| id == identity && c.device == device && c.sizes == sizes).map(|(_, c)| c.clone())
     }
 
-    /// Adds (or replaces) a winner and rewrites the file. The file is read again first, so
-    /// that winners another process stored meanwhile are kept. A failure to write costs only a
-    /// later exploration, so it is not reported.
+    /// Adds (or replaces) a winner and rewrites the file. Several runs may store at once (runs
+    /// sharing a cache folder, the ranks of an MPI job): under the file's lock the file is read
+    /// again and the winners it holds are kept beside this one (`private_fs::update_locked`;
+    /// a damaged line is dropped), and this process's view becomes that union. A failure to
+    /// write costs only a later exploration, so it is not reported.
     pub fn store(&mut self, identity: KernelIdentity, choice: CachedChoice) {
-        let path = self.path().cloned();
-        if let Some(path) = &path {
-            self.entries = Some(read_cache_file(path));
-        }
-        let entries = self.entries();
-        entries.retain(|(id, c)| !(id == &identity && c.device == choice.device && c.sizes == choice.sizes));
-        entries.push((identity, choice));
-        let text = render_cache_file(entries);
-        let Some(path) = &path else { return };
-        if let Some(dir) = path.parent() {
-            let _ = crate::private_fs::create_private_dir_all(dir);
-        }
-        // Written aside (a private temporary file) and renamed so that a reader never sees half
-        // a file.
-        let _ = crate::private_fs::replace_file(path, text.as_bytes());
+        let add = |mut entries: Vec<(KernelIdentity, CachedChoice)>| {
+            entries.retain(|(id, c)| !(id == &identity && c.device == choice.device && c.sizes == choice.sizes));
+            entries.push((identity.clone(), choice.clone()));
+            entries
+        };
+        let Some(path) = self.path().cloned() else {
+            let entries = add(std::mem::take(self.entries()));
+            self.entries = Some(entries);
+            return;
+        };
+        let mut merged = None;
+        let written = crate::private_fs::update_locked(&path, |on_disk| {
+            let entries = add(parse_cache_text(on_disk));
+            let text = render_cache_file(&entries);
+            merged = Some(entries);
+            Some(text)
+        });
+        // Unwritten (or unreadable), the winner is still this run's to use.
+        self.entries = Some(match (written, merged) {
+            (Ok(()), Some(entries)) => entries,
+            _ => add(std::mem::take(self.entries())),
+        });
     }
 }
 
@@ -674,8 +684,13 @@ fn render_cache_file(entries: &[(KernelIdentity, CachedChoice)]) -> String {
 
 fn read_cache_file(path: &Path) -> Vec<(KernelIdentity, CachedChoice)> {
     let Ok(bytes) = std::fs::read(path) else { return Vec::new() };
-    let text = String::from_utf8_lossy(&bytes);
-    text.lines().filter_map(parse_cache_line).collect()
+    parse_cache_text(&String::from_utf8_lossy(&bytes))
+}
+
+/// The winners of a cache file's text: whole lines only (`private_fs::complete_lines`), each
+/// checked field by field, so that a torn or garbled line is never taken for a winner.
+fn parse_cache_text(text: &str) -> Vec<(KernelIdentity, CachedChoice)> {
+    crate::private_fs::complete_lines(text).filter_map(parse_cache_line).collect()
 }
 
 fn parse_cache_line(line: &str) -> Option<(KernelIdentity, CachedChoice)> {

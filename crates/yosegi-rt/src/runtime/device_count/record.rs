@@ -4,8 +4,9 @@
 //! several GPUs can do; at exit such a run leaves one line per program and device kind in
 //! [`DEVICE_COUNTS_FILE`], beside the tuning cache: the program (a hash of its kernels'
 //! identities, so a changed program shows no old choice), the device, how many devices there
-//! were, what was kept, and the cycle times it was kept from. A missing or malformed file or
-//! line is ignored.
+//! were, what was kept, and the cycle times it was kept from. Runs that share the folder add
+//! to the file together without losing each other's lines ([`store`]). A missing or malformed
+//! file or line, or a torn one, is ignored.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -55,10 +56,18 @@ pub fn recorded(dir: &Path, program: u64) -> Vec<DeviceCountRecord> {
     found
 }
 
-/// Adds `record`, replacing the program's earlier one on the same device. A failure to write
-/// costs only the account in `explain`, so it is not reported.
+/// Adds `record`, replacing the program's earlier one on the same device. Several runs may
+/// store at once (runs sharing a cache folder, the ranks of an MPI job): under the file's lock
+/// the file is read again and its other lines kept (`private_fs::update_locked`; a damaged line
+/// is dropped). A failure to write costs only the account in `explain`, so it is not reported.
 pub fn store(dir: &Path, record: &DeviceCountRecord) {
-    let mut all = read_file(dir);
+    let _ = crate::private_fs::update_locked(&dir.join(DEVICE_COUNTS_FILE), |on_disk| Some(merged(on_disk, record)));
+}
+
+/// The file's text holding the records of `on_disk` and `record`, the latter replacing the
+/// program's on the same device, the newest [`MAX_LINES`] kept.
+fn merged(on_disk: &str, record: &DeviceCountRecord) -> String {
+    let mut all = parse(on_disk);
     all.retain(|old| !(old.program == record.program && old.device == record.device));
     all.push(record.clone());
     let keep_from = all.len().saturating_sub(MAX_LINES);
@@ -73,13 +82,18 @@ pub fn store(dir: &Path, record: &DeviceCountRecord) {
         let kept = if d.one_device { "one" } else { "all" };
         let _ = writeln!(text, "{LINE_TAG}\t{:016x}\t{}\t{}\t{kept}\t{}\t{one}\t{}", r.program, r.device, r.devices, d.split.as_nanos(), d.work.as_nanos());
     }
-    let _ = crate::private_fs::create_private_dir_all(dir);
-    let _ = crate::private_fs::replace_file(&dir.join(DEVICE_COUNTS_FILE), text.as_bytes());
+    text
 }
 
 fn read_file(dir: &Path) -> Vec<DeviceCountRecord> {
     let Ok(bytes) = std::fs::read(dir.join(DEVICE_COUNTS_FILE)) else { return Vec::new() };
-    String::from_utf8_lossy(&bytes).lines().filter_map(parse_line).collect()
+    parse(&String::from_utf8_lossy(&bytes))
+}
+
+/// The records of a file's text: whole lines only (`private_fs::complete_lines`), each checked
+/// field by field, so that a torn or garbled line is never taken for a record.
+fn parse(text: &str) -> Vec<DeviceCountRecord> {
+    crate::private_fs::complete_lines(text).filter_map(parse_line).collect()
 }
 
 fn parse_line(line: &str) -> Option<DeviceCountRecord> {
@@ -146,5 +160,24 @@ mod tests {
         let text = std::fs::read_to_string(&path).expect("written") + "d1\t7\tgpu\t1\tall\t1\t-\t1\nd1\tzz\n";
         std::fs::write(&path, text).expect("write");
         assert_eq!(recorded(dir.path(), 7), vec![record(7, false)]);
+    }
+
+    /// A torn last line (no newline) is not taken for a record, even one whose fields would
+    /// parse, and the next store drops it; another program's record is kept.
+    #[test]
+    fn a_torn_line_is_ignored_and_other_programs_are_kept() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        store(dir.path(), &record(7, true));
+        let path = dir.path().join(DEVICE_COUNTS_FILE);
+        let cut = merged("", &record(9, true)).lines().last().expect("a line").to_string();
+        assert!(parse_line(&cut).is_some());
+        let text = std::fs::read_to_string(&path).expect("written") + &cut;
+        std::fs::write(&path, text).expect("write");
+        assert!(recorded(dir.path(), 9).is_empty());
+        store(dir.path(), &record(8, false));
+        assert_eq!(recorded(dir.path(), 7), vec![record(7, true)]);
+        assert_eq!(recorded(dir.path(), 8), vec![record(8, false)]);
+        assert!(recorded(dir.path(), 9).is_empty());
+        assert!(!std::fs::read_to_string(&path).expect("written").contains(&cut));
     }
 }

@@ -1,7 +1,9 @@
 //! What the performance model knows of a device: its hardware figures (multiprocessors, the
 //! limits that decide occupancy) and the rates Yosegi measured on it once (memory bandwidth,
 //! launch cost, arithmetic rates, host and peer copies), kept in a file per GPU model so that
-//! later runs read them instead of measuring again.
+//! later runs read them instead of measuring again. Runs that share the folder update the file
+//! under its lock, each keeping what the others wrote ([`Machine::store`],
+//! [`Machine::update_kept`]).
 //!
 //! The simulator has no clock: its machine is [`Machine::nominal`], an H100 SXM's figures from
 //! the data sheet, marked as not measured, so that predictions on `sim` have the shape of a
@@ -219,15 +221,42 @@ impl Machine {
 
     /// The figures kept for `model` in `dir`, if a readable file of this format is there.
     pub fn load(dir: &Path, model: &str) -> Option<Machine> {
-        let text = std::fs::read_to_string(Machine::file_in(dir, model)).ok()?;
-        serde_json::from_str::<Machine>(&text).ok().filter(|m| m.name == model && m.measured)
+        Machine::parse(&std::fs::read_to_string(Machine::file_in(dir, model)).ok()?, model)
     }
 
-    /// Keeps the figures for later runs (a failure to write only costs a measurement later).
+    /// The measured figures of `model` in a machine file's text; `None` for anything else (a
+    /// torn or garbled file is not valid JSON, or lacks fields, and is measured again).
+    fn parse(text: &str, model: &str) -> Option<Machine> {
+        serde_json::from_str::<Machine>(text).ok().filter(|m| m.name == model && m.measured)
+    }
+
+    /// Keeps newly measured figures for later runs (a failure to write only costs a
+    /// measurement later). Under the file's lock (`private_fs::update_locked`: another run may
+    /// be keeping its own, or adding what it observed), the figures programs observed that
+    /// these lack are taken from the file: a run that calibrated at the same time as another
+    /// does not wipe what the other's programs observed since.
     pub fn store(&self, dir: &Path) {
-        if let Ok(text) = serde_json::to_string_pretty(self) {
-            let _ = crate::private_fs::create_private_dir_all(dir);
-            let _ = crate::private_fs::replace_file(&Machine::file_in(dir, &self.name), text.as_bytes());
-        }
+        let _ = crate::private_fs::update_locked(&Machine::file_in(dir, &self.name), |on_disk| {
+            let mut merged = self.clone();
+            if let Some(kept) = Machine::parse(on_disk, &self.name) {
+                merged.first_launch_observed_s = merged.first_launch_observed_s.or(kept.first_launch_observed_s);
+                merged.launch_observed_s = merged.launch_observed_s.or(kept.launch_observed_s);
+                merged.idle_launch_observed_s = merged.idle_launch_observed_s.or(kept.idle_launch_observed_s);
+            }
+            serde_json::to_string_pretty(&merged).ok()
+        });
+    }
+
+    /// Changes the figures kept for `model` in `dir` as the file holds them now, under its lock,
+    /// and writes them back; `change` returns whether it changed anything. Nothing without
+    /// measured figures kept (the observations are relative to them).
+    pub fn update_kept(dir: &Path, model: &str, change: impl FnOnce(&mut Machine) -> bool) {
+        let _ = crate::private_fs::update_locked(&Machine::file_in(dir, model), |on_disk| {
+            let mut machine = Machine::parse(on_disk, model)?;
+            if !change(&mut machine) {
+                return None;
+            }
+            serde_json::to_string_pretty(&machine).ok()
+        });
     }
 }

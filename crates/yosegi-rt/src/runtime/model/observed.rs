@@ -134,16 +134,21 @@ pub fn fit_launch(pairs: &[(f64, f64)], idle: f64) -> (Option<f64>, Option<f64>)
 pub fn record_launches(dir: &Path, model: &str, pairs: &[(f64, f64)]) {
     let parse = |l: &str| {
         let mut fields = l.split_whitespace().map(|f| f.parse::<f64>().ok());
-        Some((fields.next()??, fields.next()??))
+        let pair = (fields.next()??, fields.next()??);
+        fields.next().is_none().then_some(pair)
     };
     let finite = |&(share, residual): &(f64, f64)| share.is_finite() && residual.is_finite();
-    let Some((mut machine, kept)) = keep(dir, model, LAUNCHES, pairs, parse, finite, |(share, residual)| format!("{share} {residual:e}")) else { return };
-    let (launch, idle) = fit_launch(&kept, machine.idle_launch_s);
-    if launch.is_some() {
-        machine.launch_observed_s = launch;
-        machine.idle_launch_observed_s = idle.or(machine.idle_launch_observed_s);
-        machine.store(dir);
-    }
+    keep(dir, model, LAUNCHES, pairs, parse, finite, |(share, residual)| format!("{share} {residual:e}"), |kept| {
+        Machine::update_kept(dir, model, |machine| {
+            let (launch, idle) = fit_launch(kept, machine.idle_launch_s);
+            if launch.is_none() {
+                return false;
+            }
+            machine.launch_observed_s = launch;
+            machine.idle_launch_observed_s = idle.or(machine.idle_launch_observed_s);
+            true
+        });
+    });
 }
 
 /// The file that keeps `model`'s observations in `dir`, named by `extension`.
@@ -152,9 +157,17 @@ fn observations_file(dir: &Path, model: &str, extension: &str) -> PathBuf {
 }
 
 /// Adds `new` to the observations kept for `model` in `dir` (the file named by `extension`,
-/// a line each, the latest [`MAX_KEPT`], those `usable` only) and returns the machine file's
-/// figures and every observation kept. Nothing without new observations, without a machine
-/// file measured on this GPU model, or when the file cannot be written (the new ones are lost).
+/// a line each, the latest [`MAX_KEPT`], those `usable` only), then hands every observation kept
+/// to `settle`, which writes what they make into the machine file. Nothing without new
+/// observations, without a machine file measured on this GPU model, or when the file cannot be
+/// written (the new ones are lost).
+///
+/// Runs sharing the folder may add at once: the file is read and replaced under its lock
+/// (`private_fs::LockedFile`), which is held through `settle` too, so that the machine file's
+/// figure is always made of the latest observations (the observations' lock is taken before
+/// the machine file's, always in that order). Only whole lines are read, each parsed in full:
+/// a torn or garbled line is dropped.
+#[allow(clippy::too_many_arguments)]
 fn keep<T: Copy>(
     dir: &Path,
     model: &str,
@@ -163,31 +176,40 @@ fn keep<T: Copy>(
     parse: impl Fn(&str) -> Option<T>,
     usable: impl Fn(&T) -> bool,
     line: impl Fn(&T) -> String,
-) -> Option<(Machine, Vec<T>)> {
-    if new.is_empty() {
-        return None;
+    settle: impl FnOnce(&[T]),
+) {
+    if new.is_empty() || Machine::load(dir, model).is_none() {
+        return;
     }
-    let machine = Machine::load(dir, model)?;
-    let path = observations_file(dir, model, extension);
-    let mut kept: Vec<T> = std::fs::read_to_string(&path).unwrap_or_default().lines().filter_map(&parse).filter(&usable).collect();
+    let Ok(file) = crate::private_fs::LockedFile::lock(&observations_file(dir, model, extension)) else { return };
+    let Ok(on_disk) = file.read_text() else { return };
+    let mut kept: Vec<T> = crate::private_fs::complete_lines(&on_disk).filter_map(&parse).filter(&usable).collect();
     kept.extend(new.iter().copied().filter(&usable));
     let drop = kept.len().saturating_sub(MAX_KEPT);
     kept.drain(..drop);
     let text: String = kept.iter().map(|o| line(o) + "\n").collect();
-    crate::private_fs::replace_file(&path, text.as_bytes()).ok()?;
-    Some((machine, kept))
+    if file.replace(&text).is_ok() {
+        settle(&kept);
+    }
 }
 
 /// Adds the first-launch observations `samples` to those kept for `model` in `dir` and, once
 /// there are [`MIN_OBSERVED`], writes their median into the machine file as the figure the
 /// model uses.
 pub fn record_first_launches(dir: &Path, model: &str, samples: &[f64]) {
-    let Some((mut machine, mut kept)) = keep(dir, model, FIRST_LAUNCHES, samples, |l| l.trim().parse().ok(), |s| s.is_finite(), |s| format!("{s:e}")) else { return };
-    if kept.len() >= MIN_OBSERVED {
-        kept.sort_by(f64::total_cmp);
-        machine.first_launch_observed_s = Some(kept[kept.len() / 2].max(0.0));
-        machine.store(dir);
-    }
+    let parse = |l: &str| l.trim().parse().ok();
+    keep(dir, model, FIRST_LAUNCHES, samples, parse, |s| s.is_finite(), |s| format!("{s:e}"), |kept| {
+        if kept.len() < MIN_OBSERVED {
+            return;
+        }
+        let mut sorted = kept.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        let median = sorted[sorted.len() / 2].max(0.0);
+        Machine::update_kept(dir, model, |machine| {
+            machine.first_launch_observed_s = Some(median);
+            true
+        });
+    });
 }
 
 #[cfg(test)]
@@ -258,6 +280,63 @@ mod tests {
         record_launches(dir.path(), model, &vec![(0.0, 4.7e-6); MIN_LAUNCH_KERNELS]);
         let loaded = Machine::load(dir.path(), model).unwrap();
         assert_eq!((loaded.launch(), loaded.first_launch()), (4.7e-6, 18e-6));
+    }
+
+    /// A calibration kept while other runs' programs added observations keeps theirs.
+    #[test]
+    fn a_calibration_keeps_what_programs_observed_meanwhile() {
+        let dir = tempfile::tempdir().unwrap();
+        let model = "NVIDIA Test GPU, sm_90";
+        let mut machine = Machine::nominal(model);
+        machine.measured = true;
+        machine.store(dir.path());
+        record_first_launches(dir.path(), model, &vec![22e-6; MIN_OBSERVED]);
+        record_launches(dir.path(), model, &vec![(0.0, 4.7e-6); MIN_LAUNCH_KERNELS]);
+        let mut calibrated = Machine::nominal(model);
+        calibrated.measured = true;
+        calibrated.dram_bytes_per_s = 2.5e12;
+        calibrated.store(dir.path());
+        let loaded = Machine::load(dir.path(), model).unwrap();
+        assert_eq!(loaded.dram_bytes_per_s, 2.5e12);
+        assert_eq!((loaded.first_launch_observed_s, loaded.launch_observed_s), (Some(22e-6), Some(4.7e-6)));
+    }
+
+    /// Runs recording at once (threads here, each taking the files' locks as a process does)
+    /// keep every observation, and the machine file's figure is the median of all of them.
+    #[test]
+    fn concurrent_runs_keep_every_observation() {
+        let dir = tempfile::tempdir().unwrap();
+        let model = "NVIDIA Test GPU, sm_90";
+        let mut machine = Machine::nominal(model);
+        machine.measured = true;
+        machine.store(dir.path());
+        std::thread::scope(|scope| {
+            for run in 0..8 {
+                let dir = dir.path();
+                scope.spawn(move || record_first_launches(dir, model, &[(10 + 3 * run) as f64 * 1e-6, (11 + 3 * run) as f64 * 1e-6, (12 + 3 * run) as f64 * 1e-6]));
+            }
+        });
+        let text = std::fs::read_to_string(observations_file(dir.path(), model, FIRST_LAUNCHES)).unwrap();
+        let mut kept: Vec<f64> = text.lines().map(|l| l.parse().unwrap()).collect();
+        kept.sort_by(f64::total_cmp);
+        let expected: Vec<f64> = (10..34).map(|us| us as f64 * 1e-6).collect();
+        assert_eq!(kept, expected);
+        assert_eq!(Machine::load(dir.path(), model).unwrap().first_launch_observed_s, Some(expected[expected.len() / 2]));
+    }
+
+    /// A torn observations file keeps its whole lines; the cut one is dropped.
+    #[test]
+    fn a_torn_observation_is_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let model = "NVIDIA Test GPU, sm_90";
+        let mut machine = Machine::nominal(model);
+        machine.measured = true;
+        machine.store(dir.path());
+        let path = observations_file(dir.path(), model, LAUNCHES);
+        // The last pair lost its residual's exponent: `4.7` would parse, as 4.7 seconds.
+        std::fs::write(&path, "0 4.7e-6\n0.5 4.7").unwrap();
+        record_launches(dir.path(), model, &[(0.0, 5e-6)]);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "0 4.7e-6\n0 5e-6\n");
     }
 
     /// Kernel stats of `count` launches taking `mean` each on the device, `compiled` variants

@@ -8,8 +8,9 @@
 //! (variant), the predicted steady time of one launch (without the first launch's loading of
 //! the code), what it found the launch limited by, the measured mean device time where the
 //! device times launches, and the launches. `explain` prints them per kernel and sums them per
-//! region. The file only informs: a missing, unreadable or corrupt file, or a malformed line,
-//! is ignored.
+//! region. Runs that share the folder add to the file together without losing each other's
+//! lines ([`store`]). The file only informs: a missing, unreadable or corrupt file, or a
+//! malformed or torn line, is ignored (and dropped by the next store).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -59,21 +60,27 @@ pub fn records_of(records: &[PredictionRecord], identity: &KernelIdentity) -> Ve
 }
 
 /// Adds `records` to `dir`'s file, replacing those of the same kernel, device, sizes and grid
-/// kernel. The file is read again first so that what another process stored meanwhile is kept;
-/// a failure to write costs only the account in `explain`, so it is not reported.
+/// kernel. Several runs may store at once (runs sharing a cache folder, the ranks of an MPI
+/// job): under the file's lock the file is read again and what it holds is kept beside the new
+/// records (`private_fs::update_locked`), and a damaged line is dropped. A failure to write
+/// costs only the account in `explain`, so it is not reported.
 pub fn store(dir: &Path, records: &[PredictionRecord]) {
     if records.is_empty() {
         return;
     }
-    let mut all = read_file(dir);
+    let _ = crate::private_fs::update_locked(&dir.join(PREDICTIONS_FILE), |on_disk| Some(merged(on_disk, records)));
+}
+
+/// The file's text holding the records of `on_disk` and `records`, the latter replacing those
+/// of the same key, the newest [`MAX_LINES`] kept.
+fn merged(on_disk: &str, records: &[PredictionRecord]) -> String {
+    let mut all = parse(on_disk);
     all.retain(|old| {
         !records.iter().any(|new| new.kernel == old.kernel && new.device == old.device && new.sizes == old.sizes && new.grid == old.grid)
     });
     all.extend(records.iter().cloned());
     let keep_from = all.len().saturating_sub(MAX_LINES);
-    let text = render(&all[keep_from..]);
-    let _ = crate::private_fs::create_private_dir_all(dir);
-    let _ = crate::private_fs::replace_file(&dir.join(PREDICTIONS_FILE), text.as_bytes());
+    render(&all[keep_from..])
 }
 
 fn render(records: &[PredictionRecord]) -> String {
@@ -99,7 +106,13 @@ fn render(records: &[PredictionRecord]) -> String {
 
 fn read_file(dir: &Path) -> Vec<PredictionRecord> {
     let Ok(bytes) = std::fs::read(dir.join(PREDICTIONS_FILE)) else { return Vec::new() };
-    String::from_utf8_lossy(&bytes).lines().filter_map(parse_line).collect()
+    parse(&String::from_utf8_lossy(&bytes))
+}
+
+/// The records of a file's text: whole lines only (`private_fs::complete_lines`), each checked
+/// field by field, so that a torn or garbled line is never taken for a record.
+fn parse(text: &str) -> Vec<PredictionRecord> {
+    crate::private_fs::complete_lines(text).filter_map(parse_line).collect()
 }
 
 fn parse_line(line: &str) -> Option<PredictionRecord> {
@@ -184,5 +197,52 @@ mod tests {
         let broken = text.clone() + "p1\tmain_l48\tabc\tgpu\tn=1\tmain_l48\tNaN\tmemory\t-\t1\t-\np1\tshort\n";
         std::fs::write(&path, broken).expect("write");
         assert_eq!(records_of(&load(Some(dir.path())), &KernelIdentity { name: "main_l48".into(), hash: 0xabc }).len(), 1);
+    }
+
+    /// A file cut short inside its last line: the cut line still parses (it lacks only the
+    /// ranks' field, as lines of an older format do) but has no newline, so it is not taken
+    /// for a record, and the next store rewrites the file without it.
+    #[test]
+    fn a_torn_last_line_is_ignored_and_dropped_by_the_next_store() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        store(dir.path(), &[record("main_l48", "n=4096", 4.1e-5)]);
+        let path = dir.path().join(PREDICTIONS_FILE);
+        let whole = std::fs::read_to_string(&path).expect("written");
+        let torn_line = render(&[record("main_l48", "n=8", 1e-6)]).lines().last().expect("a line").to_string();
+        let cut = &torn_line[..torn_line.rfind('\t').expect("fields")];
+        assert!(parse_line(cut).is_some(), "the cut line would parse on its own: {cut}");
+        std::fs::write(&path, format!("{whole}{cut}")).expect("write");
+        let identity = KernelIdentity { name: "main_l48".into(), hash: 0xabc };
+        assert_eq!(records_of(&load(Some(dir.path())), &identity), vec![record("main_l48", "n=4096", 4.1e-5)]);
+        store(dir.path(), &[record("main_l48", "n=1024", 3.0e-6)]);
+        assert_eq!(records_of(&load(Some(dir.path())), &identity), vec![record("main_l48", "n=4096", 4.1e-5), record("main_l48", "n=1024", 3.0e-6)]);
+        let text = std::fs::read_to_string(&path).expect("written");
+        assert!(!text.contains("n=8\t"), "{text}");
+    }
+
+    /// Runs storing at once (threads here, each taking the file's lock as a process does) keep
+    /// every one's records.
+    #[test]
+    fn concurrent_stores_keep_every_record() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::thread::scope(|scope| {
+            for run in 0..8 {
+                let dir = dir.path();
+                scope.spawn(move || {
+                    for k in 0..5 {
+                        store(dir, &[record("main_l48", &format!("n={run}{k}"), 1e-6), record("main_l56", &format!("n={run}{k}"), 2e-6)]);
+                    }
+                });
+            }
+        });
+        let all = load(Some(dir.path()));
+        assert_eq!(all.len(), 8 * 5 * 2);
+        for run in 0..8 {
+            for k in 0..5 {
+                for grid in ["main_l48", "main_l56"] {
+                    assert!(all.iter().any(|r| r.grid == grid && r.sizes == format!("n={run}{k}")), "lost {grid} n={run}{k}");
+                }
+            }
+        }
     }
 }

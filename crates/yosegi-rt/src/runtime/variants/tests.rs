@@ -579,6 +579,60 @@ fn storing_a_winner_keeps_what_another_run_stored_meanwhile() {
     assert!(text.contains("\tscale_l3\t"), "{text}");
 }
 
+fn winner_at(sizes: &str, ns: u64) -> CachedChoice {
+    CachedChoice {
+        device: "gpu".into(),
+        sizes: sizes.into(),
+        winner: "k_staged".into(),
+        times: vec![("k".into(), vec![Duration::from_nanos(2 * ns)]), ("k_staged".into(), vec![Duration::from_nanos(ns)])],
+    }
+}
+
+/// Two runs' caches, each loaded before the other stored: both winners survive, and a winner
+/// stored again for the same key replaces the older one.
+#[test]
+fn two_caches_storing_different_keys_keep_both() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let id = KernelIdentity { name: "k".into(), hash: 7 };
+    let mut first = TuningCache::in_dir(Some(dir.path().to_path_buf()));
+    let mut second = TuningCache::in_dir(Some(dir.path().to_path_buf()));
+    assert!(first.lookup_sizes(&id, "gpu", "n=1").is_none());
+    assert!(second.lookup_sizes(&id, "gpu", "n=2").is_none());
+    first.store(id.clone(), winner_at("n=1", 100));
+    second.store(id.clone(), winner_at("n=2", 200));
+    // The second run now knows the first's winner too.
+    assert_eq!(second.lookup_sizes(&id, "gpu", "n=1"), Some(winner_at("n=1", 100)));
+    first.store(id.clone(), winner_at("n=2", 150));
+    let mut later = TuningCache::in_dir(Some(dir.path().to_path_buf()));
+    assert_eq!(later.choices_of(&id), vec![winner_at("n=1", 100), winner_at("n=2", 150)]);
+}
+
+/// Runs storing winners at once (threads here, each cache taking the file's lock as a process
+/// does) keep every one's; a torn last line left by a crash is dropped.
+#[test]
+fn concurrent_stores_keep_every_winner() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let id = KernelIdentity { name: "k".into(), hash: 7 };
+    let torn = render_cache_file(&[(id.clone(), winner_at("n=999", 1))]);
+    std::fs::write(dir.path().join(TUNING_CACHE_FILE), &torn[..torn.len() - 1]).expect("write cache");
+    std::thread::scope(|scope| {
+        for run in 0..8u64 {
+            let (dir, id) = (dir.path().to_path_buf(), id.clone());
+            scope.spawn(move || {
+                let mut cache = TuningCache::in_dir(Some(dir));
+                for k in 0..5 {
+                    cache.store(id.clone(), winner_at(&format!("n={run}{k}"), 100 + run));
+                }
+            });
+        }
+    });
+    let mut all = TuningCache::in_dir(Some(dir.path().to_path_buf())).choices_of(&id);
+    all.sort_by(|a, b| a.sizes.cmp(&b.sizes));
+    let mut expected: Vec<CachedChoice> = (0..8u64).flat_map(|run| (0..5).map(move |k| winner_at(&format!("n={run}{k}"), 100 + run))).collect();
+    expected.sort_by(|a, b| a.sizes.cmp(&b.sizes));
+    assert_eq!(all, expected);
+}
+
 /// The simulator, posing as a GPU that times launches: every launch of a grid kernel whose
 /// name ends in `_staged` takes 0.6 ms, any other 0.8 ms.
 struct TimedSim {
