@@ -123,15 +123,19 @@ pub fn host_program(program: &CompiledProgram) -> HostProgram {
 }
 
 /// Writes the host program's files (and `yosegi_rt.h`, for whoever reads them) into `dir`, a
-/// directory the user chose (`emit -o`) or the run's private scratch directory.
-pub fn write_host_files(host: &HostProgram, dir: &Path) -> Result<(), Diagnostic> {
-    std::fs::create_dir_all(dir)
-        .map_err(|e| Diagnostic::global_error(format!("cannot create directory {}: {e}", dir.display())))?;
+/// directory the user chose (`emit -o`) or the run's private scratch directory; `what` names
+/// the folder in the message of a full disk ("the output folder").
+pub fn write_host_files(host: &HostProgram, dir: &Path, what: &str) -> Result<(), Diagnostic> {
+    std::fs::create_dir_all(dir).map_err(|e| {
+        if private_fs::is_disk_full(&e) {
+            return private_fs::disk_full(dir, what, &format!("cannot create directory {}", dir.display()));
+        }
+        Diagnostic::global_error(format!("cannot create directory {}: {e}", dir.display()))
+    })?;
     let header = std::iter::once(("yosegi_rt.h", host_c::RUNTIME_HEADER));
     for (name, code) in host.files.iter().map(|f| (f.name.as_str(), f.code.as_str())).chain(header) {
         let path = dir.join(name);
-        std::fs::write(&path, code)
-            .map_err(|e| Diagnostic::global_error(format!("cannot write {}: {e}", path.display())))?;
+        std::fs::write(&path, code).map_err(|e| private_fs::write_error(&path, &e, dir, what))?;
     }
     Ok(())
 }
@@ -139,11 +143,11 @@ pub fn write_host_files(host: &HostProgram, dir: &Path) -> Result<(), Diagnostic
 /// Writes the host program's files into a fresh private scratch directory: each file is new
 /// (0600), never written through an entry that was there before.
 fn write_private_host_files(host: &HostProgram, dir: &Path) -> Result<(), Diagnostic> {
+    let (temp, what) = private_fs::temp_dir_described();
     let header = std::iter::once(("yosegi_rt.h", host_c::RUNTIME_HEADER));
     for (name, code) in host.files.iter().map(|f| (f.name.as_str(), f.code.as_str())).chain(header) {
         let path = dir.join(name);
-        private_fs::write_new(&path, code.as_bytes())
-            .map_err(|e| Diagnostic::global_error(format!("cannot write {}: {e}", path.display())))?;
+        private_fs::write_new(&path, code.as_bytes()).map_err(|e| private_fs::write_error(&path, &e, &temp, &what))?;
     }
     Ok(())
 }
@@ -256,6 +260,12 @@ fn rpath_dirs(flag: &str) -> Vec<PathBuf> {
     dirs
 }
 
+/// Whether a tool's messages say that a write failed for want of space (`ENOSPC`, `EDQUOT`),
+/// as gcc, clang and the linkers word it in English (tools run with the user's locale).
+fn says_disk_full(output: &str) -> bool {
+    output.contains("No space left on device") || output.contains("Disk quota exceeded")
+}
+
 /// The library a linker's "cannot find -lNAME" names.
 fn missing_library(linker_output: &str) -> Option<&str> {
     let at = linker_output.find("cannot find -l")?;
@@ -289,13 +299,24 @@ pub fn build_host(program: &CompiledProgram, scratch: &ScratchDir, link: &LinkOp
     }
     let (link_args, search_dirs) = link.link_arguments()?;
     cmd.args(link_args).args(program.openmp.link_flags()).arg("-lm");
-    let result = cmd.output().map_err(|e| {
+    // In care: an interruption ends the compiler and everything it started with Yosegi.
+    let result = crate::care::output(&mut cmd).map_err(|e| {
         Diagnostic::global_error(format!("cannot run the C compiler `{compiler}`: {e}"))
             .with_help("install a C compiler (gcc or clang) or point $CC at one")
     })?;
     if !result.status.success() {
         let mut text = String::from_utf8_lossy(&result.stderr).into_owned();
         text.push_str(&String::from_utf8_lossy(&result.stdout));
+        if says_disk_full(&text) {
+            let (temp, what) = private_fs::temp_dir_described();
+            let mut d = private_fs::disk_full(
+                &temp,
+                &what,
+                &format!("the C compiler could not write the program's host code into the scratch folder `{}`", dir.display()),
+            );
+            d.message = format!("{}; the C compiler said:\n{}", d.message, text.trim_end());
+            return Err(d);
+        }
         if let Some(library) = missing_library(&text) {
             return Err(Diagnostic::global_error(format!(
                 "cannot find the library `{library}`: no `-L` directory and no directory of the system's holds it"
@@ -403,7 +424,7 @@ pub use crate::runtime::start::exit_process;
 pub fn launch_ranks(ranks: u32) -> Result<u8, Diagnostic> {
     use std::io::IsTerminal;
     let launcher = std::env::var("YOSEGI_MPIRUN").ok().filter(|l| !l.trim().is_empty()).unwrap_or_else(|| "mpirun".to_string());
-    let version = std::process::Command::new(&launcher).arg("--version").output().map_err(|e| {
+    let version = crate::care::output(std::process::Command::new(&launcher).arg("--version")).map_err(|e| {
         Diagnostic::global_error(format!("--ranks {ranks} needs an MPI launcher, and `{launcher}` cannot be run: {e}"))
             .with_help("install MPI (Open MPI or MPICH), or set YOSEGI_MPIRUN to the site's launcher")
     })?;
@@ -453,7 +474,8 @@ pub fn launch_ranks(ranks: u32) -> Result<u8, Diagnostic> {
         command.env(crate::runtime::ranks::STDIN_VARIABLE, file.path()).stdin(std::process::Stdio::null());
         Some(file)
     };
-    let status = command.status().map_err(|e| Diagnostic::global_error(format!("cannot run `{launcher}`: {e}")))?;
+    // In care, in our group: a signal to Yosegi reaches the launcher, which ends its ranks.
+    let status = crate::care::status_sharing_group(&mut command).map_err(|e| Diagnostic::global_error(format!("cannot run `{launcher}`: {e}")))?;
     Ok(status.code().map_or(1, |c| c.clamp(0, 255) as u8))
 }
 

@@ -340,6 +340,11 @@ fn fail(sources: &SourceSet, d: Diagnostic) -> ExitCode {
 }
 
 fn run(args: RunArgs, link: &LinkOptions) -> ExitCode {
+    // A watchdog that is not a number of seconds is refused before the build, not ignored.
+    if let Err(why) = yosegi::runtime::sim::timeout_from_env() {
+        eprintln!("yosegi: error: {why}");
+        return ExitCode::from(EXIT_BAD_INPUT);
+    }
     if let Some(dir) = &args.keep {
         // SAFETY: set before the run starts any thread that reads the environment.
         unsafe { std::env::set_var("YOSEGI_KEEP", dir) };
@@ -437,7 +442,7 @@ fn emit(args: EmitArgs) -> ExitCode {
         Err(code) => return code,
     };
     let host = driver::host_program(&program);
-    if let Err(d) = driver::write_host_files(&host, &args.output) {
+    if let Err(d) = driver::write_host_files(&host, &args.output, "the output folder") {
         return fail(&program.sources, d);
     }
     let outputs = [
@@ -447,7 +452,7 @@ fn emit(args: EmitArgs) -> ExitCode {
     for (name, text) in outputs {
         let path = args.output.join(name);
         if let Err(e) = std::fs::write(&path, text) {
-            return fail(&program.sources, Diagnostic::global_error(format!("cannot write {}: {e}", path.display())));
+            return fail(&program.sources, yosegi::private_fs::write_error(&path, &e, &args.output, "the output folder"));
         }
     }
     ExitCode::SUCCESS
