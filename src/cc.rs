@@ -548,7 +548,7 @@ fn link(cc: &CcArgs, scratch: &ScratchDir) -> Result<(), Failure> {
     };
     let host = driver::host_program(&program);
     let dir = scratch.path();
-    driver::write_host_files(&host, dir, &private_fs::temp_dir_described().1)?;
+    driver::write_host_files(&host, dir, &private_fs::temp_dir_described())?;
     let mut objects = Vec::new();
     let mcmodel = cc.host_flags.iter().any(|f| f.starts_with("-mcmodel="));
     for file in &host.files {
@@ -693,8 +693,7 @@ fn host_compiler() -> String {
 
 /// What a failed write into the scratch directory says (a full disk named as such).
 fn scratch_write_error(path: &Path, e: &std::io::Error) -> Diagnostic {
-    let (temp, what) = private_fs::temp_dir_described();
-    private_fs::write_error(path, e, &temp, &what)
+    private_fs::write_error(path, e, &private_fs::temp_dir_described())
 }
 
 /// Runs a tool of the toolchain (in care: an interruption ends it with Yosegi); its own

@@ -123,19 +123,19 @@ pub fn host_program(program: &CompiledProgram) -> HostProgram {
 }
 
 /// Writes the host program's files (and `yosegi_rt.h`, for whoever reads them) into `dir`, a
-/// directory the user chose (`emit -o`) or the run's private scratch directory; `what` names
-/// the folder in the message of a full disk ("the output folder").
-pub fn write_host_files(host: &HostProgram, dir: &Path, what: &str) -> Result<(), Diagnostic> {
+/// directory the user chose (`emit -o`) or the run's private scratch directory; `place` names
+/// the folder in the message of a full disk (see [`private_fs::disk_full`]).
+pub fn write_host_files(host: &HostProgram, dir: &Path, place: &str) -> Result<(), Diagnostic> {
     std::fs::create_dir_all(dir).map_err(|e| {
         if private_fs::is_disk_full(&e) {
-            return private_fs::disk_full(dir, what, &format!("cannot create directory {}", dir.display()));
+            return private_fs::disk_full(place, &format!("cannot create directory {}", dir.display()));
         }
         Diagnostic::global_error(format!("cannot create directory {}: {e}", dir.display()))
     })?;
     let header = std::iter::once(("yosegi_rt.h", host_c::RUNTIME_HEADER));
     for (name, code) in host.files.iter().map(|f| (f.name.as_str(), f.code.as_str())).chain(header) {
         let path = dir.join(name);
-        std::fs::write(&path, code).map_err(|e| private_fs::write_error(&path, &e, dir, what))?;
+        std::fs::write(&path, code).map_err(|e| private_fs::write_error(&path, &e, place))?;
     }
     Ok(())
 }
@@ -143,11 +143,11 @@ pub fn write_host_files(host: &HostProgram, dir: &Path, what: &str) -> Result<()
 /// Writes the host program's files into a fresh private scratch directory: each file is new
 /// (0600), never written through an entry that was there before.
 fn write_private_host_files(host: &HostProgram, dir: &Path) -> Result<(), Diagnostic> {
-    let (temp, what) = private_fs::temp_dir_described();
+    let place = private_fs::temp_dir_described();
     let header = std::iter::once(("yosegi_rt.h", host_c::RUNTIME_HEADER));
     for (name, code) in host.files.iter().map(|f| (f.name.as_str(), f.code.as_str())).chain(header) {
         let path = dir.join(name);
-        private_fs::write_new(&path, code.as_bytes()).map_err(|e| private_fs::write_error(&path, &e, &temp, &what))?;
+        private_fs::write_new(&path, code.as_bytes()).map_err(|e| private_fs::write_error(&path, &e, &place))?;
     }
     Ok(())
 }
@@ -308,10 +308,8 @@ pub fn build_host(program: &CompiledProgram, scratch: &ScratchDir, link: &LinkOp
         let mut text = String::from_utf8_lossy(&result.stderr).into_owned();
         text.push_str(&String::from_utf8_lossy(&result.stdout));
         if says_disk_full(&text) {
-            let (temp, what) = private_fs::temp_dir_described();
             let mut d = private_fs::disk_full(
-                &temp,
-                &what,
+                &private_fs::temp_dir_described(),
                 &format!("the C compiler could not write the program's host code into the scratch folder `{}`", dir.display()),
             );
             d.message = format!("{}; the C compiler said:\n{}", d.message, text.trim_end());
@@ -453,27 +451,24 @@ pub fn launch_ranks(ranks: u32) -> Result<u8, Diagnostic> {
             command.env("OMPI_ALLOW_RUN_AS_ROOT", "1").env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
         }
     }
-    // Open MPI keeps a session folder under the temporary folder, and two launchers starting
-    // together race to create the shared `ompi.<host>.<uid>` and one fails ("File exists"). Each
-    // job gets a private one (mode 0700, removed when the job ends).
-    let _session = if open_mpi {
-        let dir = ScratchDir::new()?;
+    // The job's scratch folder (private, removed when the job ends or is interrupted). Open MPI
+    // keeps a session folder under the temporary folder, and two launchers starting together
+    // race to create the shared `ompi.<host>.<uid>` and one fails ("File exists"): each job's
+    // is in here.
+    let session = ScratchDir::new()?;
+    if open_mpi {
         // Open MPI 4 (ORTE) and 5 (PRRTE) name the setting differently.
-        command.env("OMPI_MCA_orte_tmpdir_base", dir.path()).env("PRTE_MCA_prte_tmpdir_base", dir.path());
-        Some(dir)
-    } else {
-        None
-    };
+        command.env("OMPI_MCA_orte_tmpdir_base", session.path()).env("PRTE_MCA_prte_tmpdir_base", session.path());
+    }
     command.arg(exe).args(args);
-    // Every rank reads the same input: ours, kept in a file (a launcher gives it to rank 0 only).
-    let _input = if std::io::stdin().is_terminal() {
-        None
-    } else {
-        let mut file = tempfile::NamedTempFile::new().map_err(|e| Diagnostic::global_error(format!("cannot keep the standard input: {e}")))?;
-        std::io::copy(&mut std::io::stdin().lock(), &mut file).map_err(|e| Diagnostic::global_error(format!("cannot read the standard input: {e}")))?;
-        command.env(crate::runtime::ranks::STDIN_VARIABLE, file.path()).stdin(std::process::Stdio::null());
-        Some(file)
-    };
+    // Every rank reads the same input: ours, kept in a file in the job's scratch folder (a
+    // launcher gives it to rank 0 only).
+    if !std::io::stdin().is_terminal() {
+        let path = session.path().join("stdin");
+        let kept = private_fs::create_new(&path).and_then(|mut file| std::io::copy(&mut std::io::stdin().lock(), &mut file));
+        kept.map_err(|e| private_fs::write_error(&path, &e, &private_fs::temp_dir_described()))?;
+        command.env(crate::runtime::ranks::STDIN_VARIABLE, &path).stdin(std::process::Stdio::null());
+    }
     // In care, in our group: a signal to Yosegi reaches the launcher, which ends its ranks.
     let status = crate::care::status_sharing_group(&mut command).map_err(|e| Diagnostic::global_error(format!("cannot run `{launcher}`: {e}")))?;
     Ok(status.code().map_or(1, |c| c.clamp(0, 255) as u8))

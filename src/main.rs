@@ -442,7 +442,8 @@ fn emit(args: EmitArgs) -> ExitCode {
         Err(code) => return code,
     };
     let host = driver::host_program(&program);
-    if let Err(d) = driver::write_host_files(&host, &args.output, "the output folder") {
+    let place = format!("the output folder `{}`", args.output.display());
+    if let Err(d) = driver::write_host_files(&host, &args.output, &place) {
         return fail(&program.sources, d);
     }
     let outputs = [
@@ -452,7 +453,7 @@ fn emit(args: EmitArgs) -> ExitCode {
     for (name, text) in outputs {
         let path = args.output.join(name);
         if let Err(e) = std::fs::write(&path, text) {
-            return fail(&program.sources, yosegi::private_fs::write_error(&path, &e, &args.output, "the output folder"));
+            return fail(&program.sources, yosegi::private_fs::write_error(&path, &e, &place));
         }
     }
     ExitCode::SUCCESS

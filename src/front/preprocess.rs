@@ -20,10 +20,10 @@ pub struct BuiltinHeaders {
 impl BuiltinHeaders {
     pub fn new() -> Result<BuiltinHeaders, Diagnostic> {
         let dir = ScratchDir::new()?;
-        let (temp, what) = private_fs::temp_dir_described();
+        let place = private_fs::temp_dir_described();
         for (name, text) in [("openacc.h", OPENACC_H), (cuda::HEADER_NAME, cuda::HEADER)] {
             let file = dir.path().join(name);
-            private_fs::write_new(&file, text.as_bytes()).map_err(|e| private_fs::write_error(&file, &e, &temp, &what))?;
+            private_fs::write_new(&file, text.as_bytes()).map_err(|e| private_fs::write_error(&file, &e, &place))?;
         }
         Ok(BuiltinHeaders { dir })
     }

@@ -76,7 +76,7 @@ impl ScratchDir {
         })
         .map_err(|e| {
             if is_disk_full(&e) {
-                return disk_full(&base, &temp_dir_described().1, "cannot create a scratch directory");
+                return disk_full(&temp_dir_described(), "cannot create a scratch directory");
             }
             Diagnostic::global_error(format!("cannot create a scratch directory in the temporary directory `{}`{from}: {e}", base.display()))
                 .with_help(help)
@@ -104,40 +104,46 @@ pub fn is_disk_full(e: &std::io::Error) -> bool {
     matches!(e.raw_os_error(), Some(libc::ENOSPC | libc::EDQUOT)) || e.kind() == std::io::ErrorKind::StorageFull
 }
 
-/// The error for a write into `folder` (`what` says which folder it is: "the temporary
-/// directory (from TMPDIR)", "the output folder") that failed because its disk is full:
-/// `doing` says what could not be done.
-pub fn disk_full(folder: &Path, what: &str, doing: &str) -> Diagnostic {
-    let help = if what.starts_with("the temporary directory") {
+/// The error for a write that failed because its disk is full: `doing` says what could not be
+/// done, `place` which folder it was in ("the output folder `out`", or the temporary
+/// directory as [`temp_dir_described`] names it).
+pub fn disk_full(place: &str, doing: &str) -> Diagnostic {
+    let help = if place.starts_with(TEMP_DIR) {
         "free some space on that disk, or set TMPDIR to a folder on a disk with room"
     } else {
         "free some space on that disk, or write to a folder on a disk with room"
     };
-    Diagnostic::global_error(format!("the disk is full: {doing}: no space is left on the device that holds {what} `{}`", folder.display()))
-        .with_help(help)
+    Diagnostic::global_error(format!("the disk is full: {doing}: no space is left on the device that holds {place}")).with_help(help)
 }
 
 /// What a failed write of `path` says: a full disk is named as such, with the folder it
-/// happened in (`what` says which folder `folder` is, as for [`disk_full`]).
-pub fn write_error(path: &Path, e: &std::io::Error, folder: &Path, what: &str) -> Diagnostic {
+/// happened in (`place`, as for [`disk_full`]).
+pub fn write_error(path: &Path, e: &std::io::Error, place: &str) -> Diagnostic {
     if is_disk_full(e) {
-        return disk_full(folder, what, &format!("cannot write {}", path.display()));
+        return disk_full(place, &format!("cannot write {}", path.display()));
     }
     Diagnostic::global_error(format!("cannot write {}: {e}", path.display()))
 }
 
-/// The temporary directory as the messages name it: "the temporary directory" and, when
-/// `TMPDIR` chose it, " (from TMPDIR)".
-pub fn temp_dir_described() -> (PathBuf, String) {
+const TEMP_DIR: &str = "the temporary directory";
+
+/// The temporary directory as messages name it: "the temporary directory `/tmp`", followed by
+/// " (from TMPDIR)" when `TMPDIR` chose it.
+pub fn temp_dir_described() -> String {
     let from = if std::env::var_os("TMPDIR").is_some_and(|t| !t.is_empty()) { " (from TMPDIR)" } else { "" };
-    (std::env::temp_dir(), format!("the temporary directory{from}"))
+    format!("{TEMP_DIR} `{}`{from}", std::env::temp_dir().display())
 }
 
 /// Creates `path` with mode 0600 and writes `bytes`; fails if anything exists at `path`
 /// (a symbolic link included), so nothing planted is ever written through.
 pub fn write_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mut file = OpenOptions::new().write(true).create_new(true).mode(0o600).custom_flags(libc::O_NOFOLLOW).open(path)?;
-    file.write_all(bytes)
+    create_new(path)?.write_all(bytes)
+}
+
+/// A new file at `path`, mode 0600, for writing; as [`write_new`], fails if anything exists
+/// there.
+pub fn create_new(path: &Path) -> std::io::Result<std::fs::File> {
+    OpenOptions::new().write(true).create_new(true).mode(0o600).custom_flags(libc::O_NOFOLLOW).open(path)
 }
 
 /// Replaces `path` with `bytes`: written to a private temporary file (random name, 0600) in the
@@ -234,12 +240,31 @@ mod tests {
         let mode = std::fs::metadata(a.path()).unwrap().mode() & 0o777;
         assert_eq!(mode, 0o700);
         let name = a.path().file_name().unwrap().to_string_lossy().into_owned();
-        assert!(name.starts_with("yosegi-") && name.len() > "yosegi-".len() + 4, "{name}");
+        // `yosegi-<pid>-<host>-<random>`, which a later run can tell is ours and alive.
+        let prefix = reclaim::name_prefix(std::process::id());
+        assert!(name.starts_with(&prefix) && name.len() == prefix.len() + reclaim::RANDOM_CHARS, "{name}");
         let kept = a.path().to_path_buf();
         std::fs::write(kept.join("f"), b"x").unwrap();
         drop(a);
         assert!(!kept.exists());
         assert!(b.path().exists());
+    }
+
+    #[test]
+    fn a_full_disk_is_named_with_its_folder() {
+        let full = std::io::Error::from_raw_os_error(libc::ENOSPC);
+        let d = write_error(Path::new("out/a.c"), &full, "the output folder `out`");
+        assert!(d.message.starts_with("the disk is full: cannot write out/a.c"), "{}", d.message);
+        assert!(d.message.contains("the device that holds the output folder `out`"), "{}", d.message);
+        assert!(d.help.as_deref().is_some_and(|h| h.contains("a folder on a disk with room")));
+        let quota = std::io::Error::from_raw_os_error(libc::EDQUOT);
+        let d = write_error(Path::new("t/a.c"), &quota, &temp_dir_described());
+        assert!(d.message.starts_with("the disk is full"), "{}", d.message);
+        assert!(d.help.as_deref().is_some_and(|h| h.contains("set TMPDIR")));
+        // Another failure is said as it is.
+        let denied = std::io::Error::from_raw_os_error(libc::EACCES);
+        let d = write_error(Path::new("out/a.c"), &denied, "the output folder `out`");
+        assert!(d.message.starts_with("cannot write out/a.c: ") && !d.message.contains("disk is full"), "{}", d.message);
     }
 
     #[test]
