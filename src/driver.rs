@@ -466,7 +466,12 @@ pub fn launch_ranks(ranks: u32) -> Result<u8, Diagnostic> {
     if !std::io::stdin().is_terminal() {
         let path = session.path().join("stdin");
         let kept = private_fs::create_new(&path).and_then(|mut file| std::io::copy(&mut std::io::stdin().lock(), &mut file));
-        kept.map_err(|e| private_fs::write_error(&path, &e, &private_fs::temp_dir_described()))?;
+        kept.map_err(|e| {
+            if private_fs::is_disk_full(&e) {
+                return private_fs::write_error(&path, &e, &private_fs::temp_dir_described());
+            }
+            Diagnostic::global_error(format!("cannot keep the standard input in {}: {e}", path.display()))
+        })?;
         command.env(crate::runtime::ranks::STDIN_VARIABLE, &path).stdin(std::process::Stdio::null());
     }
     // In care, in our group: a signal to Yosegi reaches the launcher, which ends its ranks.

@@ -3,6 +3,8 @@
 //!
 //! Exit statuses: 0 success, 1 the user's program failed (nonzero status from `main`, a kernel
 //! fault), 2 bad input or a usage error. A program that calls `exit(n)` ends with status `n`.
+//! SIGINT, SIGTERM, SIGHUP or SIGQUIT end the process with that signal, after the tools it
+//! started (cpp, cc, an MPI launcher) are ended and its scratch is removed (`yosegi::care`).
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
