@@ -46,6 +46,7 @@ use crate::front::preprocess::{self, BuiltinHeaders};
 use crate::front::PreprocessOptions;
 use crate::image::ProgramImage;
 use crate::opt::{FusionMode, PassConfig, StagingMode};
+use crate::care;
 use crate::private_fs::{self, ScratchDir};
 use crate::source::SourceSet;
 
@@ -288,7 +289,8 @@ fn report(sources: &SourceSet, diags: &[Diagnostic]) -> i32 {
 /// The system compiler with the user's arguments, less what only Yosegi reads.
 fn run_system_compiler(cc: &CcArgs, args: &[String]) -> i32 {
     let keep: Vec<&String> = args.iter().filter(|a| !cc.dropped.contains(a)).collect();
-    match Command::new(host_compiler()).args(keep).status() {
+    // Given our input: `cc -E -` reads it.
+    match care::status_with_input(Command::new(host_compiler()).args(keep)) {
         Ok(status) => status.code().unwrap_or(1),
         Err(e) => {
             eprintln!("yosegi cc: error: cannot run the C compiler `{}`: {e}", host_compiler());
@@ -305,11 +307,12 @@ fn filter_host_flags(cc: &mut CcArgs) {
     for flag in std::mem::take(&mut cc.host_flags) {
         let probe = flag.starts_with("-f") || flag.starts_with("-m");
         let accepted = !probe
-            || Command::new(&compiler)
-                .args([flag.as_str(), "-Werror", "-E", "-x", "c", "/dev/null", "-o", "/dev/null"])
-                .stderr(std::process::Stdio::null())
-                .status()
-                .is_ok_and(|s| s.success());
+            || care::status(
+                Command::new(&compiler)
+                    .args([flag.as_str(), "-Werror", "-E", "-x", "c", "/dev/null", "-o", "/dev/null"])
+                    .stderr(std::process::Stdio::null()),
+            )
+            .is_ok_and(|s| s.success());
         if accepted { kept.push(flag) } else { cc.dropped.push(flag) }
     }
     cc.host_flags = kept;
@@ -361,7 +364,7 @@ fn compile_objects(cc: &CcArgs, scratch: &ScratchDir) -> Result<(), Failure> {
         bytes.extend(source.to_string_lossy().as_bytes());
         bytes.push(b'\n');
         bytes.extend(text.as_bytes());
-        std::fs::write(&payload, bytes).map_err(|e| Diagnostic::global_error(format!("cannot write {}: {e}", payload.display())))?;
+        std::fs::write(&payload, bytes).map_err(|e| scratch_write_error(&payload, &e))?;
         let mut objcopy = Command::new("objcopy");
         objcopy
             .arg(format!("--add-section={SOURCE_SECTION}={}", payload.display()))
@@ -404,7 +407,7 @@ fn archive_units(archive: &Path, tag: usize, scratch: &ScratchDir) -> Result<(Ve
     let absolute = std::fs::canonicalize(archive).map_err(|e| Diagnostic::global_error(format!("cannot read {}: {e}", archive.display())))?;
     let dir = scratch.path().join(format!("archive{tag}-{}", archive.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()));
     std::fs::create_dir_all(&dir).map_err(|e| Diagnostic::global_error(format!("cannot create {}: {e}", dir.display())))?;
-    let listed = Command::new("ar").arg("t").arg(&absolute).output().map_err(|e| Diagnostic::global_error(format!("cannot run `ar`: {e}")).with_help("install binutils"))?;
+    let listed = care::output(Command::new("ar").arg("t").arg(&absolute)).map_err(|e| Diagnostic::global_error(format!("cannot run `ar`: {e}")).with_help("install binutils"))?;
     if !listed.status.success() {
         // Not an archive `ar` reads: linked as it is.
         return Ok((Vec::new(), Some(archive.to_path_buf())));
@@ -445,13 +448,14 @@ fn carried_source(object: &Path, scratch: &ScratchDir) -> Result<Option<CarriedS
     let out = scratch.path().join("carried.bin");
     let _ = std::fs::remove_file(&out);
     // objcopy refuses to dump a section the object lacks: an object of another compiler.
-    let dumped = Command::new("objcopy")
-        .arg(format!("--dump-section={SOURCE_SECTION}={}", out.display()))
-        .arg(object)
-        .arg(scratch.path().join("carried.o"))
-        .stderr(std::process::Stdio::null())
-        .status()
-        .map_err(|e| Diagnostic::global_error(format!("cannot run `objcopy`: {e}")).with_help("install binutils"))?;
+    let dumped = care::status(
+        Command::new("objcopy")
+            .arg(format!("--dump-section={SOURCE_SECTION}={}", out.display()))
+            .arg(object)
+            .arg(scratch.path().join("carried.o"))
+            .stderr(std::process::Stdio::null()),
+    )
+    .map_err(|e| Diagnostic::global_error(format!("cannot run `objcopy`: {e}")).with_help("install binutils"))?;
     if !dumped.success() {
         return Ok(None);
     }
@@ -544,7 +548,7 @@ fn link(cc: &CcArgs, scratch: &ScratchDir) -> Result<(), Failure> {
     };
     let host = driver::host_program(&program);
     let dir = scratch.path();
-    driver::write_host_files(&host, dir)?;
+    driver::write_host_files(&host, dir, &private_fs::temp_dir_described())?;
     let mut objects = Vec::new();
     let mcmodel = cc.host_flags.iter().any(|f| f.starts_with("-mcmodel="));
     for file in &host.files {
@@ -562,9 +566,9 @@ fn link(cc: &CcArgs, scratch: &ScratchDir) -> Result<(), Failure> {
     let kernel_images = ahead_of_time_images(cc, &program);
     let image = ProgramImage::encode(&program.module, &program.sources, program.staging, &kernel_images);
     let image_path = dir.join("program.image");
-    std::fs::write(&image_path, image).map_err(|e| Diagnostic::global_error(format!("cannot write the program image: {e}")))?;
+    std::fs::write(&image_path, image).map_err(|e| scratch_write_error(&image_path, &e))?;
     let start = dir.join("yosegi_start.c");
-    std::fs::write(&start, start_code(&image_path)).map_err(|e| Diagnostic::global_error(format!("cannot write {}: {e}", start.display())))?;
+    std::fs::write(&start, start_code(&image_path)).map_err(|e| scratch_write_error(&start, &e))?;
     let start_object = dir.join("yosegi_start.o");
     run(Command::new(host_compiler()).arg("-c").arg(&start).arg("-o").arg(&start_object))?;
     let lib_dir = runtime_library_dir()?;
@@ -687,10 +691,16 @@ fn host_compiler() -> String {
     std::env::var("YOSEGI_HOST_CC").ok().filter(|c| !c.trim().is_empty()).unwrap_or_else(|| "cc".to_string())
 }
 
-/// Runs a tool of the toolchain; its own messages reach the user's stderr.
+/// What a failed write into the scratch directory says (a full disk named as such).
+fn scratch_write_error(path: &Path, e: &std::io::Error) -> Diagnostic {
+    private_fs::write_error(path, e, &private_fs::temp_dir_described())
+}
+
+/// Runs a tool of the toolchain (in care: an interruption ends it with Yosegi); its own
+/// messages, a full disk's among them, reach the user's stderr.
 fn run(cmd: &mut Command) -> Result<(), Failure> {
     let program = cmd.get_program().to_string_lossy().into_owned();
-    match cmd.status() {
+    match care::status(cmd) {
         Ok(status) if status.success() => Ok(()),
         Ok(status) => Err(Failure::Status(status.code().unwrap_or(1))),
         Err(e) => Err(Diagnostic::global_error(format!("cannot run `{program}`: {e}"))

@@ -123,15 +123,19 @@ pub fn host_program(program: &CompiledProgram) -> HostProgram {
 }
 
 /// Writes the host program's files (and `yosegi_rt.h`, for whoever reads them) into `dir`, a
-/// directory the user chose (`emit -o`) or the run's private scratch directory.
-pub fn write_host_files(host: &HostProgram, dir: &Path) -> Result<(), Diagnostic> {
-    std::fs::create_dir_all(dir)
-        .map_err(|e| Diagnostic::global_error(format!("cannot create directory {}: {e}", dir.display())))?;
+/// directory the user chose (`emit -o`) or the run's private scratch directory; `place` names
+/// the folder in the message of a full disk (see [`private_fs::disk_full`]).
+pub fn write_host_files(host: &HostProgram, dir: &Path, place: &str) -> Result<(), Diagnostic> {
+    std::fs::create_dir_all(dir).map_err(|e| {
+        if private_fs::is_disk_full(&e) {
+            return private_fs::disk_full(place, &format!("cannot create directory {}", dir.display()));
+        }
+        Diagnostic::global_error(format!("cannot create directory {}: {e}", dir.display()))
+    })?;
     let header = std::iter::once(("yosegi_rt.h", host_c::RUNTIME_HEADER));
     for (name, code) in host.files.iter().map(|f| (f.name.as_str(), f.code.as_str())).chain(header) {
         let path = dir.join(name);
-        std::fs::write(&path, code)
-            .map_err(|e| Diagnostic::global_error(format!("cannot write {}: {e}", path.display())))?;
+        std::fs::write(&path, code).map_err(|e| private_fs::write_error(&path, &e, place))?;
     }
     Ok(())
 }
@@ -139,11 +143,11 @@ pub fn write_host_files(host: &HostProgram, dir: &Path) -> Result<(), Diagnostic
 /// Writes the host program's files into a fresh private scratch directory: each file is new
 /// (0600), never written through an entry that was there before.
 fn write_private_host_files(host: &HostProgram, dir: &Path) -> Result<(), Diagnostic> {
+    let place = private_fs::temp_dir_described();
     let header = std::iter::once(("yosegi_rt.h", host_c::RUNTIME_HEADER));
     for (name, code) in host.files.iter().map(|f| (f.name.as_str(), f.code.as_str())).chain(header) {
         let path = dir.join(name);
-        private_fs::write_new(&path, code.as_bytes())
-            .map_err(|e| Diagnostic::global_error(format!("cannot write {}: {e}", path.display())))?;
+        private_fs::write_new(&path, code.as_bytes()).map_err(|e| private_fs::write_error(&path, &e, &place))?;
     }
     Ok(())
 }
@@ -256,6 +260,12 @@ fn rpath_dirs(flag: &str) -> Vec<PathBuf> {
     dirs
 }
 
+/// Whether a tool's messages say that a write failed for want of space (`ENOSPC`, `EDQUOT`),
+/// as gcc, clang and the linkers word it in English (tools run with the user's locale).
+fn says_disk_full(output: &str) -> bool {
+    output.contains("No space left on device") || output.contains("Disk quota exceeded")
+}
+
 /// The library a linker's "cannot find -lNAME" names.
 fn missing_library(linker_output: &str) -> Option<&str> {
     let at = linker_output.find("cannot find -l")?;
@@ -289,13 +299,22 @@ pub fn build_host(program: &CompiledProgram, scratch: &ScratchDir, link: &LinkOp
     }
     let (link_args, search_dirs) = link.link_arguments()?;
     cmd.args(link_args).args(program.openmp.link_flags()).arg("-lm");
-    let result = cmd.output().map_err(|e| {
+    // In care: an interruption ends the compiler and everything it started with Yosegi.
+    let result = crate::care::output(&mut cmd).map_err(|e| {
         Diagnostic::global_error(format!("cannot run the C compiler `{compiler}`: {e}"))
             .with_help("install a C compiler (gcc or clang) or point $CC at one")
     })?;
     if !result.status.success() {
         let mut text = String::from_utf8_lossy(&result.stderr).into_owned();
         text.push_str(&String::from_utf8_lossy(&result.stdout));
+        if says_disk_full(&text) {
+            let mut d = private_fs::disk_full(
+                &private_fs::temp_dir_described(),
+                &format!("the C compiler could not write the program's host code into the scratch folder `{}`", dir.display()),
+            );
+            d.message = format!("{}; the C compiler said:\n{}", d.message, text.trim_end());
+            return Err(d);
+        }
         if let Some(library) = missing_library(&text) {
             return Err(Diagnostic::global_error(format!(
                 "cannot find the library `{library}`: no `-L` directory and no directory of the system's holds it"
@@ -403,7 +422,7 @@ pub use crate::runtime::start::exit_process;
 pub fn launch_ranks(ranks: u32) -> Result<u8, Diagnostic> {
     use std::io::IsTerminal;
     let launcher = std::env::var("YOSEGI_MPIRUN").ok().filter(|l| !l.trim().is_empty()).unwrap_or_else(|| "mpirun".to_string());
-    let version = std::process::Command::new(&launcher).arg("--version").output().map_err(|e| {
+    let version = crate::care::output(std::process::Command::new(&launcher).arg("--version")).map_err(|e| {
         Diagnostic::global_error(format!("--ranks {ranks} needs an MPI launcher, and `{launcher}` cannot be run: {e}"))
             .with_help("install MPI (Open MPI or MPICH), or set YOSEGI_MPIRUN to the site's launcher")
     })?;
@@ -432,28 +451,31 @@ pub fn launch_ranks(ranks: u32) -> Result<u8, Diagnostic> {
             command.env("OMPI_ALLOW_RUN_AS_ROOT", "1").env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
         }
     }
-    // Open MPI keeps a session folder under the temporary folder, and two launchers starting
-    // together race to create the shared `ompi.<host>.<uid>` and one fails ("File exists"). Each
-    // job gets a private one (mode 0700, removed when the job ends).
-    let _session = if open_mpi {
-        let dir = ScratchDir::new()?;
+    // The job's scratch folder (private, removed when the job ends or is interrupted). Open MPI
+    // keeps a session folder under the temporary folder, and two launchers starting together
+    // race to create the shared `ompi.<host>.<uid>` and one fails ("File exists"): each job's
+    // is in here.
+    let session = ScratchDir::new()?;
+    if open_mpi {
         // Open MPI 4 (ORTE) and 5 (PRRTE) name the setting differently.
-        command.env("OMPI_MCA_orte_tmpdir_base", dir.path()).env("PRTE_MCA_prte_tmpdir_base", dir.path());
-        Some(dir)
-    } else {
-        None
-    };
+        command.env("OMPI_MCA_orte_tmpdir_base", session.path()).env("PRTE_MCA_prte_tmpdir_base", session.path());
+    }
     command.arg(exe).args(args);
-    // Every rank reads the same input: ours, kept in a file (a launcher gives it to rank 0 only).
-    let _input = if std::io::stdin().is_terminal() {
-        None
-    } else {
-        let mut file = tempfile::NamedTempFile::new().map_err(|e| Diagnostic::global_error(format!("cannot keep the standard input: {e}")))?;
-        std::io::copy(&mut std::io::stdin().lock(), &mut file).map_err(|e| Diagnostic::global_error(format!("cannot read the standard input: {e}")))?;
-        command.env(crate::runtime::ranks::STDIN_VARIABLE, file.path()).stdin(std::process::Stdio::null());
-        Some(file)
-    };
-    let status = command.status().map_err(|e| Diagnostic::global_error(format!("cannot run `{launcher}`: {e}")))?;
+    // Every rank reads the same input: ours, kept in a file in the job's scratch folder (a
+    // launcher gives it to rank 0 only).
+    if !std::io::stdin().is_terminal() {
+        let path = session.path().join("stdin");
+        let kept = private_fs::create_new(&path).and_then(|mut file| std::io::copy(&mut std::io::stdin().lock(), &mut file));
+        kept.map_err(|e| {
+            if private_fs::is_disk_full(&e) {
+                return private_fs::write_error(&path, &e, &private_fs::temp_dir_described());
+            }
+            Diagnostic::global_error(format!("cannot keep the standard input in {}: {e}", path.display()))
+        })?;
+        command.env(crate::runtime::ranks::STDIN_VARIABLE, &path).stdin(std::process::Stdio::null());
+    }
+    // In care, in our group: a signal to Yosegi reaches the launcher, which ends its ranks.
+    let status = crate::care::status_sharing_group(&mut command).map_err(|e| Diagnostic::global_error(format!("cannot run `{launcher}`: {e}")))?;
     Ok(status.code().map_or(1, |c| c.clamp(0, 255) as u8))
 }
 

@@ -3,6 +3,8 @@
 //!
 //! Exit statuses: 0 success, 1 the user's program failed (nonzero status from `main`, a kernel
 //! fault), 2 bad input or a usage error. A program that calls `exit(n)` ends with status `n`.
+//! SIGINT, SIGTERM, SIGHUP or SIGQUIT end the process with that signal, after the tools it
+//! started (cpp, cc, an MPI launcher) are ended and its scratch is removed (`yosegi::care`).
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -340,6 +342,11 @@ fn fail(sources: &SourceSet, d: Diagnostic) -> ExitCode {
 }
 
 fn run(args: RunArgs, link: &LinkOptions) -> ExitCode {
+    // A watchdog that is not a number of seconds is refused before the build, not ignored.
+    if let Err(why) = yosegi::runtime::sim::timeout_from_env() {
+        eprintln!("yosegi: error: {why}");
+        return ExitCode::from(EXIT_BAD_INPUT);
+    }
     if let Some(dir) = &args.keep {
         // SAFETY: set before the run starts any thread that reads the environment.
         unsafe { std::env::set_var("YOSEGI_KEEP", dir) };
@@ -437,7 +444,8 @@ fn emit(args: EmitArgs) -> ExitCode {
         Err(code) => return code,
     };
     let host = driver::host_program(&program);
-    if let Err(d) = driver::write_host_files(&host, &args.output) {
+    let place = format!("the output folder `{}`", args.output.display());
+    if let Err(d) = driver::write_host_files(&host, &args.output, &place) {
         return fail(&program.sources, d);
     }
     let outputs = [
@@ -447,7 +455,7 @@ fn emit(args: EmitArgs) -> ExitCode {
     for (name, text) in outputs {
         let path = args.output.join(name);
         if let Err(e) = std::fs::write(&path, text) {
-            return fail(&program.sources, Diagnostic::global_error(format!("cannot write {}: {e}", path.display())));
+            return fail(&program.sources, yosegi::private_fs::write_error(&path, &e, &place));
         }
     }
     ExitCode::SUCCESS

@@ -10,6 +10,8 @@
 
 use std::process::Command;
 
+use crate::care;
+
 use super::host_compiler;
 
 /// What the command line asks, if it is one of those questions.
@@ -60,7 +62,7 @@ pub(super) fn answer(question: Question) -> i32 {
         }
         Question::Version => {
             print!("{}", version_text());
-            match Command::new(host_compiler()).arg("--version").output() {
+            match care::output(Command::new(host_compiler()).arg("--version")) {
                 Ok(out) if out.status.success() => {
                     println!("\nThe system compiler `{}`:", host_compiler());
                     print!("{}", String::from_utf8_lossy(&out.stdout));
@@ -78,7 +80,7 @@ pub(super) fn answer(question: Question) -> i32 {
 }
 
 fn system_compiler(args: &[String]) -> i32 {
-    match Command::new(host_compiler()).args(args).status() {
+    match care::status_with_input(Command::new(host_compiler()).args(args)) {
         Ok(status) => status.code().unwrap_or(1),
         Err(e) => {
             eprintln!("yosegi cc: error: cannot run the C compiler `{}`: {e}", host_compiler());
@@ -91,7 +93,7 @@ fn system_compiler(args: &[String]) -> i32 {
 /// The system compiler's version (`12.2.0`), or `unknown`.
 fn host_version() -> String {
     for flag in ["-dumpfullversion", "-dumpversion"] {
-        if let Ok(out) = Command::new(host_compiler()).arg(flag).output()
+        if let Ok(out) = care::output(Command::new(host_compiler()).arg(flag))
             && out.status.success()
         {
             let text = String::from_utf8_lossy(&out.stdout).trim().to_string();

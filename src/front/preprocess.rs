@@ -20,12 +20,11 @@ pub struct BuiltinHeaders {
 impl BuiltinHeaders {
     pub fn new() -> Result<BuiltinHeaders, Diagnostic> {
         let dir = ScratchDir::new()?;
-        let file = dir.path().join("openacc.h");
-        private_fs::write_new(&file, OPENACC_H.as_bytes())
-            .map_err(|e| Diagnostic::global_error(format!("cannot write {}: {e}", file.display())))?;
-        let file = dir.path().join(cuda::HEADER_NAME);
-        private_fs::write_new(&file, cuda::HEADER.as_bytes())
-            .map_err(|e| Diagnostic::global_error(format!("cannot write {}: {e}", file.display())))?;
+        let place = private_fs::temp_dir_described();
+        for (name, text) in [("openacc.h", OPENACC_H), (cuda::HEADER_NAME, cuda::HEADER)] {
+            let file = dir.path().join(name);
+            private_fs::write_new(&file, text.as_bytes()).map_err(|e| private_fs::write_error(&file, &e, &place))?;
+        }
         Ok(BuiltinHeaders { dir })
     }
 
@@ -86,7 +85,8 @@ pub fn preprocess_with_warnings(file: &Path, options: &PreprocessOptions, builti
         return Err(Diagnostic::global_error(format!("cannot read `{}`: the file {what}", file.display()))
             .with_help("check the path of the C file to compile"));
     }
-    let output = cpp_command(file, options, builtin).output().map_err(|e| {
+    // In care: an interruption ends cpp with Yosegi.
+    let output = crate::care::output(&mut cpp_command(file, options, builtin)).map_err(|e| {
         Diagnostic::global_error(format!("cannot run the C preprocessor `cpp`: {e}"))
             .with_help("install a C toolchain (gcc's `cpp`) and make sure it is on PATH")
     })?;

@@ -5,7 +5,8 @@
 //! ([`opt`]: mapping to grid kernels, folding, staging, padding), the two back ends the runtime
 //! needs ([`back::cuda`]: CUDA C for NVRTC; [`ir::text`]: readable IR), the program image
 //! ([`image`]) and the runtime itself ([`runtime`]: registry, coherence, the `sim` and `cuda`
-//! devices, the C ABI `yosegi_rt_start`), with [`private_fs`] for scratch space.
+//! devices, the C ABI `yosegi_rt_start`), with [`private_fs`] for scratch space and [`care`]
+//! for what an interruption must not leave behind (scratch space, child processes).
 //!
 //! Its cdylib is the runtime library `libyosegi_rt.so` that executables built by `yosegi cc`
 //! link against. It is a crate of its own so that the rule "the runtime library does not carry
@@ -15,6 +16,7 @@
 
 pub mod analysis;
 pub mod back;
+pub mod care;
 pub mod diag;
 pub mod image;
 pub mod ir;

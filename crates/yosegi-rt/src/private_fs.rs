@@ -4,7 +4,9 @@
 //! * [`ScratchDir`]: a run's scratch space, created fresh in the temporary directory with a
 //!   random name and mode 0700 (`mkdtemp`), never reused because a directory of that name
 //!   exists, and removed when dropped, when the build fails, and when the process is
-//!   interrupted (SIGINT, SIGTERM, SIGHUP, SIGQUIT) while one is alive.
+//!   interrupted (SIGINT, SIGTERM, SIGHUP, SIGQUIT) while one is alive ([`crate::care`]). Its
+//!   name carries the process id, so that a later run can remove it when the process died
+//!   without a chance to ([`reclaim`]: SIGKILL, the OOM killer).
 //! * [`write_new`]: a file created with `O_CREAT|O_EXCL` (so never through an entry someone
 //!   planted, a symbolic link included) and mode 0600.
 //! * [`replace_file`]: a file replaced atomically by a private temporary file renamed over it
@@ -17,6 +19,7 @@
 //!   written only by the user.
 //! * [`command_private`]: child processes (cpp, cc) run with umask 077 and `TMPDIR` set to the
 //!   scratch directory, so that what they create is private too.
+//! * [`write_error`]: what a failed write says, a full disk named as such.
 
 use std::ffi::OsString;
 use std::fs::{DirBuilder, OpenOptions};
@@ -27,18 +30,22 @@ use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsE
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Mutex;
 
+use crate::care;
 use crate::diag::Diagnostic;
 
-/// A fresh private directory in the temporary directory; see the module doc.
+pub mod reclaim;
+
+/// A fresh private directory in the temporary directory, `yosegi-<pid>-<host>-<random>`; see
+/// the module doc and [`reclaim`].
 pub struct ScratchDir {
     dir: Option<tempfile::TempDir>,
 }
 
 impl ScratchDir {
-    /// Creates `$TMPDIR/yosegi-XXXXXX` (mode 0700). A `TMPDIR` that does not exist or cannot be
-    /// written is an error that says so.
+    /// Creates `$TMPDIR/yosegi-<pid>-<host>-XXXXXX` (mode 0700), after removing the scratch
+    /// directories of dead runs there ([`reclaim`]). A `TMPDIR` that does not exist or cannot
+    /// be written is an error that says so, a full disk too.
     pub fn new() -> Result<ScratchDir, Diagnostic> {
         let base = std::env::temp_dir();
         let from = if std::env::var_os("TMPDIR").is_some_and(|t| !t.is_empty()) { " (from TMPDIR)" } else { "" };
@@ -60,15 +67,25 @@ impl ScratchDir {
                 .with_help(help));
             }
         }
-        let mut guard = live_dirs();
-        let dir = tempfile::Builder::new().prefix("yosegi-").permissions(std::fs::Permissions::from_mode(0o700)).tempdir_in(&base).map_err(|e| {
+        // Once per process: the scratch directories that dead runs left here go.
+        reclaim::once(&base);
+        let prefix = reclaim::name_prefix(std::process::id());
+        let dir = care::keep_dir(|| {
+            let dir = tempfile::Builder::new()
+                .prefix(&prefix)
+                .rand_bytes(reclaim::RANDOM_CHARS)
+                .permissions(std::fs::Permissions::from_mode(0o700))
+                .tempdir_in(&base)?;
+            let path = dir.path().to_path_buf();
+            Ok::<_, std::io::Error>((dir, path))
+        })
+        .map_err(|e| {
+            if is_disk_full(&e) {
+                return disk_full(&temp_dir_described(), "cannot create a scratch directory");
+            }
             Diagnostic::global_error(format!("cannot create a scratch directory in the temporary directory `{}`{from}: {e}", base.display()))
                 .with_help(help)
         })?;
-        if guard.paths.is_empty() {
-            interrupt::install();
-        }
-        guard.paths.push(dir.path().to_path_buf());
         Ok(ScratchDir { dir: Some(dir) })
     }
 
@@ -80,157 +97,58 @@ impl ScratchDir {
 impl Drop for ScratchDir {
     fn drop(&mut self) {
         let Some(dir) = self.dir.take() else { return };
-        // Removed under the lock: an interruption waits for the removal instead of ending the
-        // process half-way through it.
-        let mut guard = live_dirs();
-        guard.paths.retain(|p| p != dir.path());
-        let _ = dir.close();
-        if guard.paths.is_empty() {
-            interrupt::restore();
-            // A signal that came while the directories existed but found the process already
-            // on its way out (Ctrl-C also killed `cc`, whose failure the main thread saw
-            // first): end the way the signal asked, now that nothing is left behind.
-            if let Some(signal) = interrupt::take_pending() {
-                interrupt::raise(signal);
-            }
-        }
+        let path = dir.path().to_path_buf();
+        care::release_dir(&path, || {
+            let _ = dir.close();
+        });
     }
 }
 
-struct LiveDirs {
-    paths: Vec<PathBuf>,
+/// Whether `e` is the disk (or its quota, or its inodes) being full.
+pub fn is_disk_full(e: &std::io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::ENOSPC | libc::EDQUOT)) || e.kind() == std::io::ErrorKind::StorageFull
 }
 
-static LIVE: Mutex<LiveDirs> = Mutex::new(LiveDirs { paths: Vec::new() });
-
-fn live_dirs() -> std::sync::MutexGuard<'static, LiveDirs> {
-    LIVE.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+/// The error for a write that failed because its disk is full: `doing` says what could not be
+/// done, `place` which folder it was in ("the output folder `out`", or the temporary
+/// directory as [`temp_dir_described`] names it).
+pub fn disk_full(place: &str, doing: &str) -> Diagnostic {
+    let help = if place.starts_with(TEMP_DIR) {
+        "free some space on that disk, or set TMPDIR to a folder on a disk with room"
+    } else {
+        "free some space on that disk, or write to a folder on a disk with room"
+    };
+    Diagnostic::global_error(format!("the disk is full: {doing}: no space is left on the device that holds {place}")).with_help(help)
 }
 
-/// Cleaning up on interruption. The signal handler only writes the signal's number to a pipe
-/// (async-signal-safe); a thread reads it, removes the live scratch directories, puts back the
-/// signals' previous dispositions and raises the signal again, so the process ends as it would
-/// have without us. The handlers are installed only while a scratch directory exists: the
-/// user's program, which runs after its scratch directory is gone, sees the dispositions it
-/// was started with. A signal ignored at start (`nohup`) stays ignored.
-mod interrupt {
-    use std::sync::Mutex;
-    use std::sync::atomic::{AtomicI32, Ordering};
-
-    const SIGNALS: [libc::c_int; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
-
-    static PIPE_WRITE: AtomicI32 = AtomicI32::new(-1);
-    /// The last signal our handler received and nobody acted on yet (0: none).
-    static PENDING: AtomicI32 = AtomicI32::new(0);
-    /// The dispositions our handlers replaced, to put back.
-    static SAVED: Mutex<Vec<(libc::c_int, libc::sigaction)>> = Mutex::new(Vec::new());
-
-    extern "C" fn on_signal(signal: libc::c_int) {
-        PENDING.store(signal, Ordering::SeqCst);
-        let fd = PIPE_WRITE.load(Ordering::Relaxed);
-        if fd >= 0 {
-            let byte = signal as u8;
-            // SAFETY: write(2) is async-signal-safe; the buffer is a local byte.
-            unsafe { libc::write(fd, (&byte as *const u8).cast(), 1) };
-        }
+/// What a failed write of `path` says: a full disk is named as such, with the folder it
+/// happened in (`place`, as for [`disk_full`]).
+pub fn write_error(path: &Path, e: &std::io::Error, place: &str) -> Diagnostic {
+    if is_disk_full(e) {
+        return disk_full(place, &format!("cannot write {}", path.display()));
     }
-
-    fn saved() -> std::sync::MutexGuard<'static, Vec<(libc::c_int, libc::sigaction)>> {
-        SAVED.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// The pipe and its reader thread, made once per process.
-    fn pipe_ready() -> bool {
-        static READY: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-        *READY.get_or_init(|| {
-            let mut fds = [0 as libc::c_int; 2];
-            // SAFETY: a valid two-element array.
-            if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-                return false;
-            }
-            let read_fd = fds[0];
-            PIPE_WRITE.store(fds[1], Ordering::Relaxed);
-            let spawned = std::thread::Builder::new().name("yosegi-interrupt".into()).spawn(move || {
-                loop {
-                    let mut byte = 0u8;
-                    // SAFETY: reads one byte into a local.
-                    let n = unsafe { libc::read(read_fd, (&mut byte as *mut u8).cast(), 1) };
-                    if n == 1 {
-                        super::clean_up_and_reraise(byte as libc::c_int);
-                    } else if n == 0 || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
-                        return;
-                    }
-                }
-            });
-            spawned.is_ok()
-        })
-    }
-
-    pub(super) fn install() {
-        if !pipe_ready() {
-            return;
-        }
-        let mut saved = saved();
-        if !saved.is_empty() {
-            return;
-        }
-        for signal in SIGNALS {
-            // SAFETY: sigaction with valid pointers; a zeroed sigaction is a valid starting point.
-            unsafe {
-                let mut old: libc::sigaction = std::mem::zeroed();
-                if libc::sigaction(signal, std::ptr::null(), &mut old) != 0 || old.sa_sigaction == libc::SIG_IGN {
-                    continue;
-                }
-                let mut new: libc::sigaction = std::mem::zeroed();
-                new.sa_sigaction = on_signal as *const () as libc::sighandler_t;
-                new.sa_flags = libc::SA_RESTART;
-                libc::sigemptyset(&mut new.sa_mask);
-                if libc::sigaction(signal, &new, std::ptr::null_mut()) == 0 {
-                    saved.push((signal, old));
-                }
-            }
-        }
-    }
-
-    pub(super) fn restore() {
-        for (signal, old) in saved().drain(..) {
-            // SAFETY: puts back a disposition read by sigaction.
-            unsafe { libc::sigaction(signal, &old, std::ptr::null_mut()) };
-        }
-    }
-
-    pub(super) fn take_pending() -> Option<libc::c_int> {
-        Some(PENDING.swap(0, Ordering::SeqCst)).filter(|&s| s != 0)
-    }
-
-    pub(super) fn raise(signal: libc::c_int) {
-        // SAFETY: plain libc calls.
-        unsafe {
-            libc::raise(signal);
-        }
-    }
+    Diagnostic::global_error(format!("cannot write {}: {e}", path.display()))
 }
 
-/// Runs on the interrupt thread: removes every live scratch directory, puts the dispositions
-/// back and ends the process with the signal.
-fn clean_up_and_reraise(signal: libc::c_int) {
-    let mut guard = live_dirs();
-    interrupt::take_pending();
-    for path in guard.paths.drain(..) {
-        let _ = std::fs::remove_dir_all(&path);
-    }
-    interrupt::restore();
-    interrupt::raise(signal);
-    // A signal whose previous handler returns (the program's own) leaves the process running
-    // without its scratch space: end it as the interruption asked.
-    std::process::exit(128 + signal);
+const TEMP_DIR: &str = "the temporary directory";
+
+/// The temporary directory as messages name it: "the temporary directory `/tmp`", followed by
+/// " (from TMPDIR)" when `TMPDIR` chose it.
+pub fn temp_dir_described() -> String {
+    let from = if std::env::var_os("TMPDIR").is_some_and(|t| !t.is_empty()) { " (from TMPDIR)" } else { "" };
+    format!("{TEMP_DIR} `{}`{from}", std::env::temp_dir().display())
 }
 
 /// Creates `path` with mode 0600 and writes `bytes`; fails if anything exists at `path`
 /// (a symbolic link included), so nothing planted is ever written through.
 pub fn write_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mut file = OpenOptions::new().write(true).create_new(true).mode(0o600).custom_flags(libc::O_NOFOLLOW).open(path)?;
-    file.write_all(bytes)
+    create_new(path)?.write_all(bytes)
+}
+
+/// A new file at `path`, mode 0600, for writing; as [`write_new`], fails if anything exists
+/// there.
+pub fn create_new(path: &Path) -> std::io::Result<std::fs::File> {
+    OpenOptions::new().write(true).create_new(true).mode(0o600).custom_flags(libc::O_NOFOLLOW).open(path)
 }
 
 /// Replaces `path` with `bytes`: written to a private temporary file (random name, 0600) in the
@@ -423,12 +341,31 @@ mod tests {
         let mode = std::fs::metadata(a.path()).unwrap().mode() & 0o777;
         assert_eq!(mode, 0o700);
         let name = a.path().file_name().unwrap().to_string_lossy().into_owned();
-        assert!(name.starts_with("yosegi-") && name.len() > "yosegi-".len() + 4, "{name}");
+        // `yosegi-<pid>-<host>-<random>`, which a later run can tell is ours and alive.
+        let prefix = reclaim::name_prefix(std::process::id());
+        assert!(name.starts_with(&prefix) && name.len() == prefix.len() + reclaim::RANDOM_CHARS, "{name}");
         let kept = a.path().to_path_buf();
         std::fs::write(kept.join("f"), b"x").unwrap();
         drop(a);
         assert!(!kept.exists());
         assert!(b.path().exists());
+    }
+
+    #[test]
+    fn a_full_disk_is_named_with_its_folder() {
+        let full = std::io::Error::from_raw_os_error(libc::ENOSPC);
+        let d = write_error(Path::new("out/a.c"), &full, "the output folder `out`");
+        assert!(d.message.starts_with("the disk is full: cannot write out/a.c"), "{}", d.message);
+        assert!(d.message.contains("the device that holds the output folder `out`"), "{}", d.message);
+        assert!(d.help.as_deref().is_some_and(|h| h.contains("a folder on a disk with room")));
+        let quota = std::io::Error::from_raw_os_error(libc::EDQUOT);
+        let d = write_error(Path::new("t/a.c"), &quota, &temp_dir_described());
+        assert!(d.message.starts_with("the disk is full"), "{}", d.message);
+        assert!(d.help.as_deref().is_some_and(|h| h.contains("set TMPDIR")));
+        // Another failure is said as it is.
+        let denied = std::io::Error::from_raw_os_error(libc::EACCES);
+        let d = write_error(Path::new("out/a.c"), &denied, "the output folder `out`");
+        assert!(d.message.starts_with("cannot write out/a.c: ") && !d.message.contains("disk is full"), "{}", d.message);
     }
 
     #[test]

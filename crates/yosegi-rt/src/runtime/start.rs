@@ -92,6 +92,7 @@ fn prepare(bytes: &[u8]) -> Result<*const c_void, String> {
         None | Some("") => DeviceCount::All,
         Some(text) => DeviceCount::parse(text).map_err(|why| format!("YOSEGI_GPUS: {why}"))?,
     };
+    crate::runtime::sim::timeout_from_env()?;
     let config = RuntimeConfig { device, stats, color, staging: image.staging, gpus };
     // Before any device opens: a GPU the images serve needs no NVRTC.
     crate::runtime::cuda::embedded::install(image.kernel_images);

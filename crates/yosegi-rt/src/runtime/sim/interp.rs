@@ -107,10 +107,13 @@ pub struct BlockState<'a> {
     /// they do, gives up on blocks that would take long ([`BlockState::with_budget`]).
     budget: u64,
     budget_per_block: u64,
-    /// For the performance model's sampled blocks: when (on the host's clock) the blocks stop
-    /// with [`DEADLINE_PASSED`], looked at every [`CLOCK_EVERY`] statements; `None` on the
-    /// simulator device.
+    /// When (on the host's clock) the blocks stop with [`DEADLINE_PASSED`], looked at every
+    /// [`CLOCK_EVERY`] statements or loop iterations: for the performance model's sampled
+    /// blocks, and for a launch on the simulator device under `YOSEGI_SIM_TIMEOUT`
+    /// ([`BlockState::with_deadline`]); `None` otherwise.
     deadline: Option<Instant>,
+    /// Statements and loop iterations run so far, for when to look at the clock.
+    ticks: u64,
     /// For the performance model's sampled blocks ([`BlockState::with_budget`]): the sectors
     /// (by array and sector, read apart from written) the block has touched, for
     /// `DeviceCounters::block_sectors`.
@@ -161,12 +164,13 @@ const PARTIALS: u32 = 1 << 30;
 pub const BUDGET_SPENT: &str = "the block ran past its statement budget";
 
 /// The message of the fault a block stops with once its deadline passed
-/// ([`BlockState::with_budget`]).
+/// ([`BlockState::with_budget`], [`BlockState::with_deadline`]).
 pub const DEADLINE_PASSED: &str = "the block ran past its deadline";
 
-/// Statements between two looks at the clock under a deadline: a statement runs over a
-/// block's lanes (a microsecond or so for a block of 128), and a look costs some 25 ns, so the
-/// clock costs well under 1% and the deadline is passed by some tens of microseconds at most.
+/// Statements (and loop iterations) between two looks at the clock under a deadline: a
+/// statement runs over a block's lanes (a microsecond or so for a block of 128), and a look
+/// costs some 25 ns, so the clock costs well under 1% and the deadline is passed by some tens
+/// of microseconds at most.
 pub const CLOCK_EVERY: u64 = 64;
 
 /// The value of the element of type `elem` at byte `at` of `buffer`.
@@ -236,6 +240,7 @@ impl<'a> BlockState<'a> {
             budget: u64::MAX,
             budget_per_block: u64::MAX,
             deadline: None,
+            ticks: 0,
             block_sectors: None,
             l1: None,
             promotions: Vec::new(),
@@ -257,6 +262,13 @@ impl<'a> BlockState<'a> {
         }
     }
 
+    /// This state, its blocks stopping with [`DEADLINE_PASSED`] once the host's clock passes
+    /// `deadline` (the simulator's watchdog, `YOSEGI_SIM_TIMEOUT`).
+    pub fn with_deadline(mut self, deadline: Option<Instant>) -> BlockState<'a> {
+        self.deadline = deadline;
+        self
+    }
+
     /// Evaluates an expression of params only, in the kernel's body.
     pub fn eval_uniform(&mut self, expr: Handle<Expr>) -> Result<u64, Fault> {
         let body = &self.ctx.kernel.body;
@@ -273,6 +285,11 @@ impl<'a> BlockState<'a> {
         self.block_idx = [linear_block % gx, (linear_block / gx) % gy, linear_block / (gx * gy)];
         self.counters = DeviceCounters::default();
         self.budget = self.budget_per_block;
+        // A block that starts after the deadline does not run at all (a grid of millions of
+        // blocks would otherwise run each one's first statements).
+        if self.deadline.is_some_and(|d| Instant::now() >= d) {
+            return Err(fault(Span::default(), DEADLINE_PASSED.to_string()));
+        }
         for s in &mut self.shared {
             s.fill(0);
         }
@@ -1251,12 +1268,7 @@ impl<'a> BlockState<'a> {
             return Err(fault(Span::default(), BUDGET_SPENT.to_string()));
         }
         self.budget -= 1;
-        if let Some(deadline) = self.deadline
-            && self.budget.is_multiple_of(CLOCK_EVERY)
-            && Instant::now() >= deadline
-        {
-            return Err(fault(Span::default(), DEADLINE_PASSED.to_string()));
-        }
+        self.tick()?;
         match stmt {
             Stmt::Assign { local, value: e } => {
                 let vty = body.exprs[*e].ty;
@@ -1314,6 +1326,9 @@ impl<'a> BlockState<'a> {
                 }
                 let result = (|| {
                     while any(&active) {
+                        // Each iteration counts for the clock: a loop with an empty body
+                        // (`while (flag) ;`) runs no statement.
+                        self.tick()?;
                         if let Some(tally) = self.rounds.last_mut().filter(|_| tallied) {
                             tally.begin_iteration(&active);
                         }
@@ -1335,6 +1350,17 @@ impl<'a> BlockState<'a> {
                 if tallied && let Some(tally) = self.rounds.pop() {
                     self.count_rounds(tally);
                 }
+                // Where the time went: the innermost loop with a condition that the deadline
+                // stopped in.
+                let result = result.map_err(|mut f: Fault| {
+                    if f.span == Span::default()
+                        && f.message == DEADLINE_PASSED
+                        && let Some(c) = cond
+                    {
+                        f.span = body.exprs[*c].span;
+                    }
+                    f
+                });
                 result?;
                 for lane in 0..lanes {
                     mask[lane] = exited[lane] || lf.broke[lane];
@@ -1382,6 +1408,19 @@ impl<'a> BlockState<'a> {
                     return Err(f);
                 }
                 self.counters.barriers += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// Counts a statement or a loop iteration, and looks at the clock every [`CLOCK_EVERY`]
+    /// of them under a deadline.
+    #[inline]
+    fn tick(&mut self) -> Result<(), Fault> {
+        if let Some(deadline) = self.deadline {
+            self.ticks = self.ticks.wrapping_add(1);
+            if self.ticks.is_multiple_of(CLOCK_EVERY) && Instant::now() >= deadline {
+                return Err(fault(Span::default(), DEADLINE_PASSED.to_string()));
             }
         }
         Ok(())

@@ -2,6 +2,11 @@
 //! blocks of a launch run in parallel on rayon's threads, and the threads of a block run in
 //! lockstep in the interpreter ([`interp`]), which also counts memory transactions, bank
 //! conflicts and barriers.
+//!
+//! A launch that runs longer than `YOSEGI_SIM_TIMEOUT` seconds (the watchdog, off unless set:
+//! [`timeout_from_env`]) stops with a kernel fault that says so, where the interpreter was
+//! (the innermost loop's condition, else the kernel's region) and how to raise the limit, as
+//! a GPU driver's watchdog ends a kernel that never finishes.
 
 pub mod cache;
 pub mod interp;
@@ -11,6 +16,7 @@ pub mod rounds;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
@@ -42,6 +48,8 @@ pub struct SimDevice {
     /// as a GPU may land them, so that a launch that reads them early reads stale bytes and
     /// the tests see it.
     deferred: Option<Vec<(DeviceAlloc, u64, Vec<u8>)>>,
+    /// How long a launch may run before it stops with a fault (`YOSEGI_SIM_TIMEOUT`).
+    timeout: Option<Duration>,
 }
 
 impl Default for SimDevice {
@@ -56,6 +64,9 @@ impl Default for SimDevice {
             allocated: 0,
             multiprocessors: launch_shape::multiprocessors(0),
             deferred: None,
+            // A value that is not a number of seconds was refused when the run started
+            // (`timeout_from_env`, called by the drivers).
+            timeout: timeout_from_env().ok().flatten(),
         }
     }
 }
@@ -87,6 +98,51 @@ pub fn sim_address_space(n: u64) -> std::ops::Range<u64> {
 /// Device addresses are handed out in units of this many bytes, with one unit of gap after
 /// each buffer, so that a pointer one past a buffer's end lies in no other buffer.
 const SIM_ADDRESS_ALIGN: u64 = 256;
+
+/// The variable that sets the watchdog of the simulator's launches.
+pub const TIMEOUT_VARIABLE: &str = "YOSEGI_SIM_TIMEOUT";
+
+/// `YOSEGI_SIM_TIMEOUT`: how many seconds (a positive number, `0.5` allowed) a launch on the
+/// simulator may run before it stops with a fault; `None` when unset or empty (no limit).
+/// `Err` says what is wrong with another value.
+pub fn timeout_from_env() -> Result<Option<Duration>, String> {
+    match std::env::var_os(TIMEOUT_VARIABLE) {
+        None => Ok(None),
+        Some(text) => parse_timeout(&text.to_string_lossy()),
+    }
+}
+
+/// [`timeout_from_env`] for the variable's text.
+fn parse_timeout(text: &str) -> Result<Option<Duration>, String> {
+    if text.trim().is_empty() {
+        return Ok(None);
+    }
+    match text.trim().parse::<f64>() {
+        Ok(s) if s > 0.0 && s.is_finite() && s < 1e9 => Ok(Some(Duration::from_secs_f64(s))),
+        _ => Err(format!(
+            "{TIMEOUT_VARIABLE} is `{text}`; it must be a positive number of seconds (`{TIMEOUT_VARIABLE}=60`), or unset for no limit"
+        )),
+    }
+}
+
+/// The fault of a launch the watchdog stopped after `limit`.
+fn timed_out(kernel: &crate::ir::GridKernel, limit: Duration, mut fault: Fault) -> KernelFault {
+    if fault.span == crate::diag::Span::default() {
+        fault.span = kernel.span;
+    }
+    let seconds = limit.as_secs_f64();
+    KernelFault {
+        kernel: kernel.name.clone(),
+        message: format!(
+            "the launch ran longer than the simulator's time limit of {seconds} s ({TIMEOUT_VARIABLE}) and was stopped"
+        ),
+        span: fault.span,
+        help: Some(format!(
+            "a loop whose condition never becomes false runs forever; if the kernel is only slow on the simulator, \
+             raise the limit ({TIMEOUT_VARIABLE}=SECONDS) or unset {TIMEOUT_VARIABLE} for none"
+        )),
+    }
+}
 
 /// The memory the simulator says it has (`acc_property_memory`): a nominal 16 GiB.
 pub const SIM_MEMORY_BYTES: u64 = 16 << 30;
@@ -231,13 +287,14 @@ impl Device for SimDevice {
             });
         }
         let ctx = &ctx;
+        let deadline = self.timeout.map(|t| Instant::now() + t);
         // Blocks are folded as they finish (no per-block result list, so grids of millions of
         // blocks need no memory for it); of several faulting blocks the lowest-numbered one is
         // reported, so the message does not depend on scheduling.
         let folded = (0..blocks)
             .into_par_iter()
             .map_init(
-                || BlockState::new(ctx),
+                || BlockState::new(ctx).with_deadline(deadline),
                 |state, b| match state.run_block(b) {
                     Ok(r) => BlockFold { counters: r.counters, scalar_outputs: r.scalar_outputs, fault: None },
                     Err(f) => BlockFold { fault: Some((b, f)), ..BlockFold::default() },
@@ -245,7 +302,10 @@ impl Device for SimDevice {
             )
             .reduce(BlockFold::default, BlockFold::combine);
         if let Some((_, fault)) = folded.fault {
-            return Err(with_name(fault));
+            return Err(match self.timeout {
+                Some(limit) if fault.message == interp::DEADLINE_PASSED => timed_out(kernel, limit, fault),
+                _ => with_name(fault),
+            });
         }
         let (mut counters, scalar_outputs) = (folded.counters, folded.scalar_outputs);
         counters.blocks = blocks;

@@ -610,3 +610,42 @@ fn a_simulator_that_used_up_its_addresses_starts_its_range_again() {
     let b = device.allocate(200);
     assert_eq!(device.address(b), start, "no room left: from the start of the range");
 }
+
+#[test]
+fn the_watchdog_stops_a_launch_that_never_ends() {
+    // `for (;;) ;`: no condition and no statement, so only the loop's iterations tick.
+    let g = GridBuilder::new("forever", [32, 1, 1]);
+    let kernel = g.finish(vec![Stmt::Loop { cond: None, test_first: true, body: Vec::new(), continuing: Vec::new(), range: None }]);
+    let mut module = Module::default();
+    module.grid_kernels.append(kernel);
+    let kernel = &module.grid_kernels[Handle::new(0)];
+    let mut device = SimDevice { timeout: Some(Duration::from_millis(50)), ..SimDevice::new() };
+    let fault = device.launch(&Launch::new(&module, kernel, Vec::new())).expect_err("the watchdog stops it");
+    assert_eq!(fault.kernel, "forever");
+    assert!(fault.message.contains("time limit of 0.05 s (YOSEGI_SIM_TIMEOUT)"), "{}", fault.message);
+    assert!(fault.help.as_deref().is_some_and(|h| h.contains("YOSEGI_SIM_TIMEOUT=SECONDS")), "{:?}", fault.help);
+    // A launch that ends is not stopped.
+    let mut g = GridBuilder::new("short", [32, 1, 1]);
+    let out = g.array_param("out", ScalarType::I32, &[]);
+    let t = g.tid();
+    let store = g.store(ArrayRef::Param(out), &[t], t);
+    let short = g.finish(vec![store]);
+    let mut module = Module::default();
+    module.grid_kernels.append(short);
+    let short = &module.grid_kernels[Handle::new(0)];
+    let mut device = SimDevice { timeout: Some(Duration::from_secs(60)), ..SimDevice::new() };
+    let a = device.allocate(4 * 32);
+    device.launch(&Launch::new(&module, short, vec![DeviceParam::Array { alloc: a, offset: 0 }])).expect("no fault");
+}
+
+#[test]
+fn the_watchdog_takes_a_positive_number_of_seconds() {
+    assert_eq!(parse_timeout(""), Ok(None));
+    assert_eq!(parse_timeout("  "), Ok(None));
+    assert_eq!(parse_timeout("2"), Ok(Some(Duration::from_secs(2))));
+    assert_eq!(parse_timeout(" 0.5 "), Ok(Some(Duration::from_millis(500))));
+    for bad in ["0", "-1", "ten", "inf", "NaN", "1e99", "5s"] {
+        let why = parse_timeout(bad).expect_err(bad);
+        assert!(why.contains(&format!("YOSEGI_SIM_TIMEOUT is `{bad}`")) && why.contains("positive number of seconds"), "{why}");
+    }
+}
