@@ -166,6 +166,7 @@ bad_input_tests! {
     per_thread_block_mismatch,
     warp_shuffle,
     per_thread_shared_scalar,
+    recursive_routine,
 }
 
 #[test]

@@ -366,6 +366,7 @@ differential_tests! {
     host_loop_sections => "host_loop_sections.c",
     pointer_locals => "pointer_locals.c",
     pointer_routines => "pointer_routines.c",
+    extreme_constants => "extreme_constants.c",
     struct_pointers => "struct_pointers.c",
     implicit_scalars => "implicit_scalars.c",
     older_clauses => "older_clauses.c",

@@ -12,7 +12,9 @@
 //!
 //! The process is a supervisor: it runs `J` worker processes (this binary again, with a hidden
 //! flag), each fuzzing on one thread with the CLI's stack inside `catch_unwind`, with a watchdog
-//! that calls an input running over 20 s a hang. Before each input a worker writes it to
+//! that calls an input a hang when it has used over 20 s of CPU time (or run over six times
+//! that on the clock: a loaded machine slows every input down, and only CPU time says which
+//! input is slow itself). Before each input a worker writes it to
 //! `OUT/current-<worker>.c`; when a worker dies (a stack overflow, another signal), the
 //! supervisor keeps that file as `OUT/crash-<input>.c` with the reason and starts the worker
 //! again after that input. Panics and hangs are saved as `OUT/panic-<input>.c` and
@@ -47,6 +49,9 @@ use yosegi::runtime::progress;
 
 const DEFAULT_CORPUS: &[&str] = &["tests/programs", "tests/staging_programs", "tests/bad", "examples"];
 const DEFAULT_HANG_SECONDS: u64 = 20;
+/// An input that has not used `--hang-seconds` of CPU is still a hang past this many times
+/// that on the clock (it waits on something, or the machine gives it no CPU at all).
+const HANG_WALL_FACTOR: u64 = 6;
 /// Findings saved per panic location (the count covers them all).
 const SAVED_PER_LOCATION: usize = 3;
 const USAGE: &str = "usage: yosegi-fuzz [--seconds N | --inputs N] [--seed S] [--jobs J] [--out DIR] [--hang-seconds N] [--no-default-corpus] CORPUS...";
@@ -145,6 +150,21 @@ fn main() -> ExitCode {
 
 fn now_ms() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+}
+
+/// CPU time this process has used, in ms (a worker's fuzzing thread uses nearly all of it).
+fn cpu_ms() -> u64 {
+    let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `t` is a valid timespec for the call to fill.
+    if unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut t) } != 0 {
+        return 0;
+    }
+    (t.tv_sec as u64).saturating_mul(1000).saturating_add(t.tv_nsec as u64 / 1_000_000)
+}
+
+/// What the watchdog calls a hang, for the reports.
+fn hang_text(hang_seconds: u64) -> String {
+    format!("{hang_seconds} s of CPU time (or {} s on the clock)", hang_seconds * HANG_WALL_FACTOR)
 }
 
 // ---- the corpus ------------------------------------------------------------------------------
@@ -292,21 +312,29 @@ fn worker(options: &Options, w: usize) -> ExitCode {
         }
     };
     install_quiet_panic_hook();
-    // The watchdog: an input running over `--hang-seconds` is a hang; the process then ends, and the
+    // The watchdog: an input that has used over `--hang-seconds` of CPU time (or run over
+    // `HANG_WALL_FACTOR` times that on the clock) is a hang; the process then ends, and the
     // supervisor starts the worker again after it.
     let started = Arc::new(AtomicU64::new(0));
+    let started_cpu = Arc::new(AtomicU64::new(0));
     let current = Arc::new(AtomicU64::new(0));
     let hang_seconds = options.hang_seconds;
     {
-        let (started, current, out) = (started.clone(), current.clone(), options.out.clone());
+        let (started, started_cpu, current, out) = (started.clone(), started_cpu.clone(), current.clone(), options.out.clone());
         std::thread::spawn(move || {
             loop {
                 std::thread::sleep(Duration::from_millis(500));
                 let since = started.load(Ordering::SeqCst);
-                if since != 0 && now_ms().saturating_sub(since) > hang_seconds * 1000 {
+                if since == 0 {
+                    continue;
+                }
+                let cpu = cpu_ms().saturating_sub(started_cpu.load(Ordering::SeqCst));
+                let wall = now_ms().saturating_sub(since);
+                let limit = hang_seconds * 1000;
+                if cpu > limit || wall > limit * HANG_WALL_FACTOR {
                     let k = current.load(Ordering::SeqCst);
                     let input = std::fs::read_to_string(out.join(format!("current-{w}.c"))).unwrap_or_default();
-                    let report = format!("hang: input {k} ran over {hang_seconds} s\n");
+                    let report = format!("hang: input {k} ran over {}\n", hang_text(hang_seconds));
                     save_finding(&out, "hang", k, &input, &report);
                     let mut stdout = std::io::stdout().lock();
                     let _ = writeln!(stdout, "hang {k}");
@@ -338,6 +366,7 @@ fn worker(options: &Options, w: usize) -> ExitCode {
                 let _ = stdout.flush();
             }
             current.store(k, Ordering::SeqCst);
+            started_cpu.store(cpu_ms(), Ordering::SeqCst);
             started.store(now_ms().max(1), Ordering::SeqCst);
             let path = corpus[input.entry].path.clone();
             let text = input.text.clone();
@@ -401,8 +430,9 @@ fn self_test_fault(kind: &str) {
             let small = std::thread::Builder::new().stack_size(256 << 10).spawn(|| std::hint::black_box(recurse(0)));
             let _ = small.map(|t| t.join());
         }
+        // Busy, as a slow compilation is: the watchdog counts CPU time.
         "hang" => loop {
-            std::thread::sleep(Duration::from_secs(1));
+            std::hint::black_box(std::hint::spin_loop());
         },
         _ => {}
     }
@@ -595,12 +625,12 @@ fn supervise(options: &Options) -> ExitCode {
                 hangs += 1;
                 workers[w].hung = true;
                 let report = format!(
-                    "hang: input {k} ran over {} s\n{}",
-                    options.hang_seconds,
+                    "hang: input {k} ran over {}\n{}",
+                    hang_text(options.hang_seconds),
                     describe(&corpus, options.seed, k, &fuzz::fuzz_input(&corpus, options.seed, k))
                 );
                 let _ = std::fs::write(options.out.join(format!("hang-{k}.txt")), report);
-                bar.line(&format!("yosegi-fuzz: hang on input {k} (over {} s): {}", options.hang_seconds, options.out.join(format!("hang-{k}.c")).display()));
+                bar.line(&format!("yosegi-fuzz: hang on input {k} (over {}): {}", hang_text(options.hang_seconds), options.out.join(format!("hang-{k}.c")).display()));
             }
             Ok(Event::Done(w, c, r)) => {
                 workers[w].done = true;

@@ -1316,9 +1316,18 @@ impl<'a> Lowerer<'a> {
                 Cmp::Lt | Cmp::Le => (&hi_t, &lo_t),
                 Cmp::Gt | Cmp::Ge => (&lo_t, &hi_t),
             };
-            let extra = if matches!(c.cmp, Cmp::Le | Cmp::Ge) { " + 1" } else { "" };
-            let trips = format!("(((long long)({a}) - (long long)({b}){extra} + {}) / {s})", s - 1);
-            host.push(format!("({trips} > 0 ? {trips} : 0)"));
+            let inclusive = matches!(c.cmp, Cmp::Le | Cmp::Ge);
+            // As `trip_count` counts (unsigned where the step is not 1, so that nothing overflows).
+            if s == 1 {
+                let extra = if inclusive { " + 1" } else { "" };
+                let trips = format!("((long long)({a}) - (long long)({b}){extra})");
+                host.push(format!("({trips} > 0 ? {trips} : 0)"));
+            } else {
+                let (runs, less) = if inclusive { ("<=", "") } else { ("<", " - 1ULL") };
+                host.push(format!(
+                    "((long long)({b}) {runs} (long long)({a}) ? (long long)(((unsigned long long)(long long)({a}) - (unsigned long long)(long long)({b}){less}) / {s}ULL) + 1 : 0)"
+                ));
+            }
             kb.reading_bounds = true;
             let bounds = kb.expr(c.lo).and_then(|lo| Ok((lo, kb.expr(c.bound)?, kb.expr(c.lo)?)));
             kb.reading_bounds = false;
@@ -1326,11 +1335,24 @@ impl<'a> Lowerer<'a> {
             let lo64 = kb.cast(lo, t);
             let v = kb.add(crate::ir::ExprKind::Local(dim.var), kb.body.locals[dim.var].ty, sp);
             let v64 = kb.cast(v, t);
-            let mut off = kb.binary(BinaryOp::Sub, v64, lo64, t, sp);
-            if c.step != 1 {
-                let step = kb.int_const(c.step, t);
-                off = kb.binary(BinaryOp::Div, off, step, t, sp);
-            }
+            let off = if c.step.unsigned_abs() == 1 {
+                let off = kb.binary(BinaryOp::Sub, v64, lo64, t, sp);
+                if c.step == 1 {
+                    off
+                } else {
+                    let step = kb.int_const(c.step, t);
+                    kb.binary(BinaryOp::Div, off, step, t, sp)
+                }
+            } else {
+                // The distance from the start in `unsigned long long`, exact however far the
+                // variable has gone (as in `trip_count`).
+                let u = ScalarType::U64;
+                let (v, lo) = (kb.cast(v64, u), kb.cast(lo64, u));
+                let gone = if c.step > 0 { kb.binary(BinaryOp::Sub, v, lo, u, sp) } else { kb.binary(BinaryOp::Sub, lo, v, u, sp) };
+                let step = kb.int_const(c.step.unsigned_abs() as i64, u);
+                let off = kb.binary(BinaryOp::Div, gone, step, u, sp);
+                kb.cast(off, t)
+            };
             index = Some(match index {
                 None => off,
                 Some(prev) => {
@@ -1414,7 +1436,13 @@ fn flush_single<'s>(run: &mut Vec<&'s Stmt>, plans: &mut Vec<Plan<'s>>) {
     }
 }
 
-/// `max(0, (hi - lo + s - 1) / s)` in I64 (with `<=`/`>=` counting the bound itself).
+/// The iteration count in I64 of `for (v = lo; v CMP hi; v += step)`. A unit step: `max(0, a - b)`
+/// (`+ 1` with `<=`/`>=`), `a - b` being `hi - lo` or `lo - hi` as the loop counts up or down.
+/// Any other: `b < a ? (a - b - 1) / s + 1 : 0` (`b <= a ? (a - b) / s + 1 : 0` with `<=`/`>=`),
+/// the difference and the quotient in `unsigned long long`, where they are exact however far
+/// apart the bounds lie: `(a - b + s - 1) / s` overflows for a large step (`i += 0x7fffffffffffffff`
+/// from 0 to 64 runs once) or bounds of opposite signs far from zero.
+/// (`analysis::carried` reads both shapes back.)
 fn trip_count(kb: &mut KernelBuilder, lo: Handle<crate::ir::Expr>, hi: Handle<crate::ir::Expr>, cmp: Cmp, step: i64) -> Handle<crate::ir::Expr> {
     let t = ScalarType::I64;
     let sp = Span::default();
@@ -1422,20 +1450,33 @@ fn trip_count(kb: &mut KernelBuilder, lo: Handle<crate::ir::Expr>, hi: Handle<cr
         Cmp::Lt | Cmp::Le => (hi, lo),
         Cmp::Gt | Cmp::Ge => (lo, hi),
     };
-    let mut n = kb.binary(BinaryOp::Sub, a, b, t, sp);
-    if matches!(cmp, Cmp::Le | Cmp::Ge) {
-        let one = kb.int_const(1, t);
-        n = kb.binary(BinaryOp::Add, n, one, t, sp);
+    let inclusive = matches!(cmp, Cmp::Le | Cmp::Ge);
+    let s = step.unsigned_abs();
+    if s == 1 {
+        let mut n = kb.binary(BinaryOp::Sub, a, b, t, sp);
+        if inclusive {
+            let one = kb.int_const(1, t);
+            n = kb.binary(BinaryOp::Add, n, one, t, sp);
+        }
+        let zero = kb.int_const(0, t);
+        return kb.binary(BinaryOp::Max, zero, n, t, sp);
     }
-    let s = step.abs();
-    if s != 1 {
-        let bias = kb.int_const(s - 1, t);
-        let sum = kb.binary(BinaryOp::Add, n, bias, t, sp);
-        let div = kb.int_const(s, t);
-        n = kb.binary(BinaryOp::Div, sum, div, t, sp);
+    let u = ScalarType::U64;
+    let (au, bu) = (kb.cast(a, u), kb.cast(b, u));
+    let mut distance = kb.binary(BinaryOp::Sub, au, bu, u, sp);
+    if !inclusive {
+        let one = kb.int_const(1, u);
+        distance = kb.binary(BinaryOp::Sub, distance, one, u, sp);
     }
+    // `s` is at most 2^63 (`i64::MIN`'s magnitude), which `unsigned long long` holds.
+    let divisor = kb.int_const(s as i64, u);
+    let quotient = kb.binary(BinaryOp::Div, distance, divisor, u, sp);
+    let quotient = kb.cast(quotient, t);
+    let one = kb.int_const(1, t);
+    let count = kb.binary(BinaryOp::Add, quotient, one, t, sp);
+    let runs = kb.binary(if inclusive { BinaryOp::Le } else { BinaryOp::Lt }, b, a, ScalarType::Bool, sp);
     let zero = kb.int_const(0, t);
-    kb.binary(BinaryOp::Max, zero, n, t, sp)
+    kb.add(crate::ir::ExprKind::Select { cond: runs, then: count, otherwise: zero }, t, sp)
 }
 
 fn not_counted_error(nc: &loops::NotCounted, stmt: &Stmt) -> Diagnostic {

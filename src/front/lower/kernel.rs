@@ -144,6 +144,8 @@ pub struct KernelBuilder<'a> {
     /// Statements an expression needs run before the statement that holds it (inlined calls).
     pending: Vec<Stmt>,
     inline_frames: Vec<InlineFrame>,
+    /// Calls inlined so far (at most [`MAX_INLINED_CALLS`]).
+    inlined_calls: usize,
     /// The kernel's pointer locals (and inlined routines' pointer parameters), by
     /// [`Binding::Pointer`].
     pointers: Vec<pointers::PointerLocal>,
@@ -201,6 +203,9 @@ pub(super) struct ArrayView {
 struct InlineFrame {
     result: Option<InlineResult>,
     done: Handle<Local>,
+    /// The routine being inlined (its definition, by address), so that a call of a routine
+    /// already on the stack is refused as recursion at once.
+    routine: *const ast::FunctionDef,
 }
 
 /// Where an inlined call's `return` puts what it returns.
@@ -213,8 +218,12 @@ enum InlineResult {
     Struct(String, usize),
 }
 
-/// How deep inlined calls may nest (recursion is refused past it).
+/// How deep inlined calls may nest.
 const MAX_INLINE_DEPTH: usize = 8;
+
+/// How many calls one kernel may inline in all. Without a bound, routines that each call the
+/// next several times multiply: eight levels of 49 calls are 49^8 bodies.
+const MAX_INLINED_CALLS: usize = 10_000;
 
 /// Where an assignment stores.
 #[derive(Clone, Debug)]
@@ -312,6 +321,7 @@ impl<'a> KernelBuilder<'a> {
             reading_bounds: false,
             pending: Vec::new(),
             inline_frames: Vec::new(),
+            inlined_calls: 0,
             pointers: Vec::new(),
             pointer_nodes: HashMap::new(),
             struct_arrays: Vec::new(),

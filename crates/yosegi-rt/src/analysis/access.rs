@@ -452,6 +452,7 @@ fn parallel_ranges(kernel: &Kernel, params: &[ParamValue]) -> Result<Option<VarM
             return Ok(None);
         }
         let start = eval_uniform_int(&kernel.body, dim.start, params)? as i128;
+        // Exact in `i128`: every factor and term is an `i64`.
         let last = start + (trip - 1) * dim.step as i128;
         ranges.insert(
             dim.var,
@@ -547,7 +548,10 @@ fn evaluate_params(form: &Affine, params: &[ParamValue]) -> Option<Linear> {
             }
         }
         match m.var {
-            Some(v) => *lin.coeffs.entry_or_zero(v) += k,
+            Some(v) => {
+                let c = lin.coeffs.entry_or_zero(v);
+                *c = c.checked_add(k)?;
+            }
             None => lin.constant = lin.constant.checked_add(k)?,
         }
     }
@@ -585,7 +589,10 @@ fn access_env(
         let (Some(s), Some(e)) = (interval(&start, &env), interval(&end, &env)) else {
             return Err(whole);
         };
-        let (mut lo, mut hi) = if lp.step > 0 { (s.0, e.1 - 1) } else { (e.0 + 1, s.1) };
+        let bounds = if lp.step > 0 { e.1.checked_sub(1).map(|h| (s.0, h)) } else { e.0.checked_add(1).map(|l| (l, s.1)) };
+        let Some((mut lo, mut hi)) = bounds else {
+            return Err(whole);
+        };
         if lp.runs_once_at_least {
             lo = lo.min(s.0);
             hi = hi.max(s.1);
@@ -595,10 +602,12 @@ fn access_env(
             return Err((Section::None, Density::Dense));
         }
         let bounds_fixed = start.coeffs.values().all(|k| *k == 0) && end.coeffs.values().all(|k| *k == 0);
-        let exact = (bounds_fixed && !lp.runs_once_at_least).then(|| {
-            let step = (lp.step as i128).abs();
-            ((hi - lo) / step + 1, step)
-        });
+        let exact = (bounds_fixed && !lp.runs_once_at_least)
+            .then(|| {
+                let step = (lp.step as i128).abs();
+                Some((hi.checked_sub(lo)?.checked_div(step)?.checked_add(1)?, step))
+            })
+            .flatten();
         env.insert(lp.var, VarRange { lo, hi, exact });
     }
     Ok(env)
@@ -631,7 +640,7 @@ fn access_section(
     let Some((lo, hi)) = interval(&lin, &env) else {
         return whole;
     };
-    let (Ok(lo), Ok(hi)) = (i64::try_from(lo), i64::try_from(hi + 1)) else {
+    let (Ok(lo), Ok(hi)) = (i64::try_from(lo), i64::try_from(hi.saturating_add(1))) else {
         return whole;
     };
     (Section::Elements { lo, hi }, density(&lin, &env))
@@ -675,7 +684,7 @@ fn index_section(form: &IndexForm, env: &VarMap<VarRange>, params: &[ParamValue]
     let Some((lo, hi)) = interval(&lin, env) else {
         return (Section::Whole, Density::Unknown, None);
     };
-    let (Ok(lo), Ok(hi)) = (i64::try_from(lo), i64::try_from(hi + 1)) else {
+    let (Ok(lo), Ok(hi)) = (i64::try_from(lo), i64::try_from(hi.saturating_add(1))) else {
         return (Section::Whole, Density::Unknown, None);
     };
     let dense = density(&lin, env);
@@ -753,7 +762,8 @@ fn density(lin: &Linear, env: &VarMap<VarRange>) -> Density {
             return Density::Unknown;
         };
         if count > 1 {
-            steps.push((k.abs() * step, count));
+            let Some(spacing) = k.checked_abs().and_then(|k| k.checked_mul(step)) else { return Density::Unknown };
+            steps.push((spacing, count));
         }
     }
     steps.sort();
@@ -762,7 +772,9 @@ fn density(lin: &Linear, env: &VarMap<VarRange>) -> Density {
         if spacing > extent {
             return Density::Unknown;
         }
-        extent += spacing * (count - 1);
+        // Past `i128` nothing is known to be dense (and no section reaches that far).
+        let Some(next) = spacing.checked_mul(count - 1).and_then(|s| extent.checked_add(s)) else { return Density::Unknown };
+        extent = next;
     }
     Density::Dense
 }

@@ -20,11 +20,17 @@
 //! nothing assigns the value's inputs between them), as the sibling loops of NPB MG's `rprj3`
 //! each compute `i123` before they index with it. Any other local is irregular. Casts between integer types are looked through: like C compilers, we assume
 //! index arithmetic does not overflow.
+//!
+//! The form's own arithmetic is checked (`i64`): an index whose constants or coefficients
+//! overflow while the form is built (`a[i + 0x7fffffffffffffff + 1]`) is irregular, so no
+//! analysis ever reasons about a wrapped value. So is a form that does not fit the type of its
+//! node, where C's conversions and unsigned arithmetic wrap on purpose (`(int)(i + 4294967296LL)`
+//! is `i`; see [`fits`]).
 
 use std::cell::OnceCell;
 use std::collections::{HashMap, HashSet};
 
-use crate::ir::{BinaryOp, Body, Expr, ExprKind, Handle, Local, LocalKind, Stmt, UnaryOp};
+use crate::ir::{BinaryOp, Body, Expr, ExprKind, Handle, Local, LocalKind, ScalarType, Stmt, UnaryOp};
 
 /// A product of scalar params (sorted, with repetition: `n*n` is `[n, n]`) and at most one loop
 /// variable. The empty monomial is the constant `1`, which [`Affine`] keeps in `constant`.
@@ -63,41 +69,71 @@ impl Affine {
         Affine { constant: c, terms: Vec::new() }
     }
     pub fn monomial(m: Monomial) -> Affine {
-        Affine { constant: 0, terms: vec![(1, m)] }.normalised()
+        if m.is_unit() { Affine::constant(1) } else { Affine { constant: 0, terms: vec![(1, m)] } }
     }
 
-    fn normalised(mut self) -> Affine {
+    /// Sorts and merges the terms; `None` when merging two coefficients overflows `i64`.
+    fn normalised(mut self) -> Option<Affine> {
         let mut merged: Vec<(i64, Monomial)> = Vec::new();
         self.terms.sort_by(|a, b| a.1.cmp(&b.1));
         for (c, m) in self.terms {
             if m.is_unit() {
-                self.constant = self.constant.wrapping_add(c);
+                self.constant = self.constant.checked_add(c)?;
             } else if let Some(last) = merged.last_mut().filter(|l| l.1 == m) {
-                last.0 = last.0.wrapping_add(c);
+                last.0 = last.0.checked_add(c)?;
             } else {
                 merged.push((c, m));
             }
         }
         merged.retain(|(c, _)| *c != 0);
-        Affine { constant: self.constant, terms: merged }
+        Some(Affine { constant: self.constant, terms: merged })
     }
 
-    pub fn add(&self, other: &Affine) -> Affine {
-        let mut terms = self.terms.clone();
-        terms.extend(other.terms.iter().cloned());
-        Affine { constant: self.constant.wrapping_add(other.constant), terms }.normalised()
+    // The arithmetic is checked: a sum, difference or product whose constant or coefficients
+    // leave `i64` is no form at all (`None`), never a wrapped one that every user of the form
+    // (sections, dependences, halos, fusion) would then reason about as if it were the program's.
+
+    /// The sum, `None` on overflow.
+    pub fn add(&self, other: &Affine) -> Option<Affine> {
+        self.combine(other, i64::checked_add)
     }
-    pub fn scale(&self, k: i64) -> Affine {
-        Affine {
-            constant: self.constant.wrapping_mul(k),
-            terms: self.terms.iter().map(|(c, m)| (c.wrapping_mul(k), m.clone())).collect(),
+    /// The difference, `None` on overflow. Each coefficient is the difference of the two
+    /// (`(i + MIN) - MIN` is `i`): no `-MIN` is formed on the way.
+    pub fn sub(&self, other: &Affine) -> Option<Affine> {
+        self.combine(other, i64::checked_sub)
+    }
+    /// `k` times the form, `None` on overflow.
+    pub fn scale(&self, k: i64) -> Option<Affine> {
+        let terms = self.terms.iter().map(|(c, m)| Some((c.checked_mul(k)?, m.clone()))).collect::<Option<Vec<_>>>()?;
+        Affine { constant: self.constant.checked_mul(k)?, terms }.normalised()
+    }
+
+    /// `op` of the constants and of each monomial's coefficients (0 where a form lacks it).
+    fn combine(&self, other: &Affine, op: fn(i64, i64) -> Option<i64>) -> Option<Affine> {
+        let (a, b) = (self.clone().normalised()?, other.clone().normalised()?);
+        let mut terms = Vec::with_capacity(a.terms.len() + b.terms.len());
+        let (mut x, mut y) = (a.terms.into_iter().peekable(), b.terms.into_iter().peekable());
+        loop {
+            let order = match (x.peek(), y.peek()) {
+                (None, None) => break,
+                (Some(_), None) => std::cmp::Ordering::Less,
+                (None, Some(_)) => std::cmp::Ordering::Greater,
+                (Some((_, ma)), Some((_, mb))) => ma.cmp(mb),
+            };
+            let (c, m) = match order {
+                std::cmp::Ordering::Less => x.next().map(|(c, m)| (op(c, 0), m)),
+                std::cmp::Ordering::Greater => y.next().map(|(c, m)| (op(0, c), m)),
+                std::cmp::Ordering::Equal => x.next().zip(y.next()).map(|((ca, m), (cb, _))| (op(ca, cb), m)),
+            }?;
+            let c = c?;
+            if c != 0 {
+                terms.push((c, m));
+            }
         }
-        .normalised()
+        Some(Affine { constant: op(a.constant, b.constant)?, terms })
     }
-    pub fn sub(&self, other: &Affine) -> Affine {
-        self.add(&other.scale(-1))
-    }
-    /// The product, when it is still affine (no monomial with two loop variables).
+    /// The product, when it is still affine (no monomial with two loop variables) and no
+    /// coefficient overflows.
     pub fn mul(&self, other: &Affine) -> Option<Affine> {
         let mut terms = Vec::new();
         let unit = Monomial { params: Vec::new(), var: None };
@@ -107,14 +143,14 @@ impl Affine {
             std::iter::once((other.constant, unit)).chain(other.terms.iter().cloned()).collect();
         for (a, ma) in &lhs {
             for (b, mb) in &rhs {
-                let c = a.wrapping_mul(*b);
+                let c = a.checked_mul(*b)?;
                 if c == 0 {
                     continue;
                 }
                 terms.push((c, ma.times(mb)?));
             }
         }
-        Some(Affine { constant: 0, terms }.normalised())
+        Affine { constant: 0, terms }.normalised()
     }
 
     /// The loop variables the form mentions, in order, without repetition.
@@ -134,17 +170,18 @@ impl Affine {
     }
 
     /// The terms mentioning `var`, with `var` removed from the monomials: its coefficient.
+    /// (The form's monomials are distinct and sorted, so those of `var` stay so without it, and
+    /// at most one of them, `c*var`, becomes the constant: nothing merges, nothing overflows.)
     pub fn coefficient_of(&self, var: Handle<Local>) -> Affine {
-        Affine {
-            constant: 0,
-            terms: self
-                .terms
-                .iter()
-                .filter(|(_, m)| m.var == Some(var))
-                .map(|(c, m)| (*c, Monomial { params: m.params.clone(), var: None }))
-                .collect(),
+        let mut out = Affine::constant(0);
+        for (c, m) in self.terms.iter().filter(|(_, m)| m.var == Some(var)) {
+            if m.params.is_empty() {
+                out.constant = *c;
+            } else {
+                out.terms.push((*c, Monomial { params: m.params.clone(), var: None }));
+            }
         }
-        .normalised()
+        out
     }
 
     /// `Some(c)` when the form is the plain constant `c`.
@@ -358,7 +395,13 @@ struct Recogniser<'a> {
 }
 
 impl Recogniser<'_> {
+    /// The form of `expr`, when it also fits the node's type (see [`fits`]).
     fn affine(&self, expr: Handle<Expr>) -> Option<Affine> {
+        let form = self.form(expr)?;
+        fits(&form, self.body.exprs[expr].ty).then_some(form)
+    }
+
+    fn form(&self, expr: Handle<Expr>) -> Option<Affine> {
         let body = self.body;
         if expr.index() >= body.exprs.len() {
             return None;
@@ -385,7 +428,8 @@ impl Recogniser<'_> {
                     Some(v) => *v,
                     None => *self.reaching.get_or_init(|| reaching_assignments(body)).get(&expr)?,
                 };
-                self.affine(value)
+                // Assigning converts the value to the local's type, as a cast does.
+                self.affine(value).filter(|form| fits(form, local.ty))
             }
             ExprKind::Cast { arg } => {
                 if body.exprs[*arg].ty.is_float() {
@@ -394,17 +438,17 @@ impl Recogniser<'_> {
                     self.affine(*arg)
                 }
             }
-            ExprKind::Unary { op: UnaryOp::Neg, arg } => Some(self.affine(*arg)?.scale(-1)),
+            ExprKind::Unary { op: UnaryOp::Neg, arg } => self.affine(*arg)?.scale(-1),
             ExprKind::Binary { op, lhs, rhs } => {
                 let l = self.affine(*lhs)?;
                 let r = self.affine(*rhs)?;
                 match op {
-                    BinaryOp::Add => Some(l.add(&r)),
-                    BinaryOp::Sub => Some(l.sub(&r)),
+                    BinaryOp::Add => l.add(&r),
+                    BinaryOp::Sub => l.sub(&r),
                     BinaryOp::Mul => l.mul(&r),
                     BinaryOp::Shl => {
                         let k = r.as_constant().filter(|k| (0..62).contains(k))?;
-                        Some(l.scale(1i64 << k))
+                        l.scale(1i64 << k)
                     }
                     _ => None,
                 }
@@ -412,6 +456,25 @@ impl Recogniser<'_> {
             _ => None,
         }
     }
+}
+
+/// Whether `form` may stand for a value of type `ty`: every constant and coefficient within
+/// the signed range of `ty`'s width. A form outside it is a value the type's conversion or
+/// unsigned wrap-around changes: `(int)(i + 4294967296LL)` is `i`, `u + 4294967295u` (with
+/// `u` unsigned) is `u - 1`, and such an index is irregular rather than planned at the
+/// unconverted value. (Signed arithmetic that overflows its type is undefined in C, and
+/// `unsigned long` arithmetic wraps where the `i64` form would have overflowed already, so
+/// only the narrower types need the test.) A `_Bool` is affine only as the constant 0 or 1.
+fn fits(form: &Affine, ty: ScalarType) -> bool {
+    let bits = ty.size_bytes() * 8;
+    if ty == ScalarType::Bool {
+        return form.as_constant().is_some_and(|c| c == 0 || c == 1);
+    }
+    if bits >= 64 {
+        return true;
+    }
+    let (lo, hi) = (-(1i64 << (bits - 1)), (1i64 << (bits - 1)) - 1);
+    std::iter::once(form.constant).chain(form.terms.iter().map(|(c, _)| *c)).all(|c| (lo..=hi).contains(&c))
 }
 
 #[cfg(test)]
@@ -569,5 +632,84 @@ mod tests {
         assert_eq!(affine_of(&b.body, ie), None, "not yet a loop variable");
         b.body.block.extend(lp);
         assert_eq!(affine_of(&b.body, ie), Some(Affine { constant: 0, terms: vec![(1, var(i))] }));
+    }
+
+    #[test]
+    fn arithmetic_that_overflows_is_no_form() {
+        let i = Affine::monomial(var(Handle::new(0)));
+        let max = Affine::constant(i64::MAX);
+        let min = Affine::constant(i64::MIN);
+        assert_eq!(max.add(&Affine::constant(1)), None);
+        assert_eq!(min.sub(&Affine::constant(1)), None);
+        assert_eq!(min.scale(-1), None);
+        assert_eq!(Affine::constant(1 << 32).mul(&Affine::constant(1 << 31)), None);
+        assert_eq!(i.scale(i64::MAX).and_then(|f| f.add(&i)), None, "coefficients overflow too");
+        // Each coefficient is a difference, so no `-MIN` is formed on the way back to `i`.
+        let shifted = i.add(&min).unwrap();
+        assert_eq!(shifted.sub(&min), Some(i.clone()));
+        assert_eq!(i.add(&max).unwrap().sub(&max), Some(i.clone()));
+        assert_eq!(i.sub(&i), Some(Affine::constant(0)));
+        assert_eq!(i.scale(i64::MIN).and_then(|f| f.sub(&i.scale(i64::MIN).unwrap())), Some(Affine::constant(0)));
+    }
+
+    #[test]
+    fn indices_whose_constants_overflow_are_irregular() {
+        // i + MAX + 1, -(MIN), i * 2^32 * 2^31, (i << 61) * 4
+        let mut b = B::new();
+        let i = b.loop_var("i");
+        let ie = b.local(i);
+        let max = b.add_expr(ExprKind::ConstInt(i64::MAX), ScalarType::I64);
+        let min = b.add_expr(ExprKind::ConstInt(i64::MIN), ScalarType::I64);
+        let one = b.add_expr(ExprKind::ConstInt(1), ScalarType::I64);
+        let wide = b.cast(ie, ScalarType::I64);
+        let plus_max = b.add(wide, max);
+        let past = b.add(plus_max, one);
+        let negated = b.add_expr(ExprKind::Unary { op: UnaryOp::Neg, arg: min }, ScalarType::I64);
+        let big = b.add_expr(ExprKind::ConstInt(1 << 32), ScalarType::I64);
+        let bigger = b.add_expr(ExprKind::ConstInt(1 << 31), ScalarType::I64);
+        let t = b.mul(wide, big);
+        let product = b.mul(t, bigger);
+        let sixty_one = b.add_expr(ExprKind::ConstInt(61), ScalarType::I64);
+        let four = b.add_expr(ExprKind::ConstInt(4), ScalarType::I64);
+        let shifted = b.bin(BinaryOp::Shl, wide, sixty_one);
+        let shifted_more = b.mul(shifted, four);
+        for e in [past, negated, product, shifted_more] {
+            assert_eq!(affine_of(&b.body, e), None, "{:?}", b.body.exprs[e]);
+        }
+        // (i + MAX) - MAX is `i` again, and so is (i + MIN) - MIN.
+        let back = b.bin(BinaryOp::Sub, plus_max, max);
+        assert_eq!(affine_of(&b.body, back), Some(Affine { constant: 0, terms: vec![(1, var(i))] }));
+        let plus_min = b.add(wide, min);
+        let back = b.bin(BinaryOp::Sub, plus_min, min);
+        assert_eq!(affine_of(&b.body, back), Some(Affine { constant: 0, terms: vec![(1, var(i))] }));
+    }
+
+    #[test]
+    fn a_form_that_its_type_wraps_is_irregular() {
+        // (int)(i + 4294967296LL) is `i` in C, not `i + 2^32`; u + 4294967295u is `u - 1`.
+        let mut b = B::new();
+        let i = b.loop_var("i");
+        let ie = b.local(i);
+        let wide = b.cast(ie, ScalarType::I64);
+        let two_32 = b.add_expr(ExprKind::ConstInt(1 << 32), ScalarType::I64);
+        let sum = b.add(wide, two_32);
+        let narrowed = b.cast(sum, ScalarType::I32);
+        assert_eq!(affine_of(&b.body, narrowed), None);
+        assert!(affine_of(&b.body, sum).is_some(), "the long long sum itself is affine");
+        let u = b.cast(ie, ScalarType::U32);
+        let all_ones = b.add_expr(ExprKind::ConstInt(u32::MAX as i64), ScalarType::U32);
+        let wrapped = b.add_expr(ExprKind::Binary { op: BinaryOp::Add, lhs: u, rhs: all_ones }, ScalarType::U32);
+        assert_eq!(affine_of(&b.body, wrapped), None);
+        // A local of a narrower type converts what is assigned to it: int row = i + 2^32.
+        let row = b.new_local("row", ScalarType::I32, LocalKind::Var);
+        let row_e = b.local(row);
+        b.body.block.push(Stmt::Assign { local: row, value: sum });
+        assert_eq!(affine_of(&b.body, row_e), None);
+        // Small constants in narrow types stay affine, and a `_Bool` only as 0 or 1.
+        let seven = b.add_expr(ExprKind::ConstInt(7), ScalarType::U32);
+        let fine = b.add_expr(ExprKind::Binary { op: BinaryOp::Add, lhs: u, rhs: seven }, ScalarType::U32);
+        assert_eq!(affine_of(&b.body, fine), Some(Affine { constant: 7, terms: vec![(1, var(i))] }));
+        let truth = b.cast(ie, ScalarType::Bool);
+        assert_eq!(affine_of(&b.body, truth), None);
     }
 }

@@ -118,7 +118,10 @@ impl SpaceBounds {
         let body = &kernel.body;
         let mut dims = Vec::new();
         for d in &kernel.space {
-            // Lowering writes the trip count as max(0, n) or max(0, (n + s - 1) / s).
+            // Lowering writes the trip count as max(0, n) for a unit step, and as
+            // `b < a ? (a - b - 1) / s + 1 : 0` (`<=` and `a - b` for an inclusive bound) for
+            // another (`front::lower::trip_count`); an older shape, max(0, (n + s - 1) / s), is
+            // read too.
             let mut count = d.trip_count;
             if let ExprKind::Binary { op: BinaryOp::Max, lhs, rhs } = &body.exprs[count].kind
                 && forms.of(*lhs).and_then(|a| a.as_constant()) == Some(0)
@@ -129,14 +132,34 @@ impl SpaceBounds {
                 ExprKind::Binary { op: BinaryOp::Div, lhs, rhs } => {
                     let s = forms.of(*rhs)?.as_constant().filter(|s| *s > 0)?;
                     // t < (y + s - 1)/s rounded down  <=>  s*t <= y - 1 + ... : s*t <= y - s
-                    (s, forms.of(*lhs)?.sub(&Affine::constant(s)))
+                    (s, forms.of(*lhs)?.sub(&Affine::constant(s))?)
                 }
-                _ => (1, forms.of(count)?.sub(&Affine::constant(1))),
+                ExprKind::Select { cond, then, .. } => stepped_trip(body, forms, *cond, *then)?,
+                _ => (1, forms.of(count)?.sub(&Affine::constant(1))?),
             };
             dims.push(DimBound { var: d.var, start: forms.of(d.start)?, step: d.step, trip_scale, trip_last });
         }
         Some(SpaceBounds { dims })
     }
+}
+
+/// `(s, last)` of a stepped trip count `b < a ? (a - b - 1) / s + 1 : 0` (or `b <= a ? (a - b)
+/// / s + 1 : 0`): iteration `t` runs when `s*t <= last`, `last` being `a - b - 1` (or `a - b`).
+fn stepped_trip(body: &crate::ir::Body, forms: &AffineForms, cond: Handle<crate::ir::Expr>, then: Handle<crate::ir::Expr>) -> Option<(i64, Affine)> {
+    let ExprKind::Binary { op: op @ (BinaryOp::Lt | BinaryOp::Le), lhs: b, rhs: a } = &body.exprs[cond].kind else { return None };
+    let ExprKind::Binary { op: BinaryOp::Add, lhs: quotient, rhs: one } = &body.exprs[then].kind else { return None };
+    if forms.of(*one)?.as_constant() != Some(1) {
+        return None;
+    }
+    let mut quotient = *quotient;
+    if let ExprKind::Cast { arg } = &body.exprs[quotient].kind {
+        quotient = *arg;
+    }
+    let ExprKind::Binary { op: BinaryOp::Div, rhs: divisor, .. } = &body.exprs[quotient].kind else { return None };
+    let s = forms.of(*divisor)?.as_constant().filter(|s| *s > 0)?;
+    let distance = forms.of(*a)?.sub(&forms.of(*b)?)?;
+    let last = if *op == BinaryOp::Lt { distance.sub(&Affine::constant(1))? } else { distance };
+    Some((s, last))
 }
 
 /// The variables of one system: each side's loop variables and trip counters, and the
@@ -185,6 +208,8 @@ impl Builder {
         Some((out, form.constant as i128))
     }
 
+    /// `a + k*b` with `k` of 1 or -1. Unchecked on purpose: the terms are `i64` values and sums
+    /// of a few of them, in `i128`, which a handful of additions cannot overflow.
     fn plus(a: Terms, b: Terms, k: i128) -> Terms {
         let mut terms = a.0;
         terms.extend(b.0.into_iter().map(|(u, c)| (u, c * k)));
@@ -250,10 +275,12 @@ impl Pair<'_> {
             return None;
         }
         let x = b.system().witness()?;
-        Some(self.describe(&b, &x, dim, earlier_write))
+        self.describe(&b, &x, dim, earlier_write)
     }
 
-    fn describe(&self, b: &Builder, x: &[i128], dim: usize, earlier_write: bool) -> CarriedDependence {
+    /// The message of a witness; `None` when the element it touches cannot be computed in
+    /// `i128` (a witness that far out is not worth a message that could be wrong).
+    fn describe(&self, b: &Builder, x: &[i128], dim: usize, earlier_write: bool) -> Option<CarriedDependence> {
         let k = self.kernel;
         let value = |u: &Unknown| b.unknowns.get(u).map(|&i| x[i]);
         let mut params: Vec<String> = b
@@ -280,18 +307,18 @@ impl Pair<'_> {
             .indices
             .iter()
             .map(|i| {
-                let form = i.as_affine().expect("checked affine");
+                let form = i.as_affine()?;
                 let mut v = form.constant as i128;
                 for (c, m) in &form.terms {
                     let u = match m.var {
                         Some(var) => Unknown::Var(0, var),
                         None => Unknown::Params(m.params.clone()),
                     };
-                    v += *c as i128 * value(&u).unwrap_or(0);
+                    v = v.checked_add((*c as i128).checked_mul(value(&u).unwrap_or(0))?)?;
                 }
-                format!("[{v}]")
+                Some(format!("[{v}]"))
             })
-            .collect();
+            .collect::<Option<String>>()?;
         let name = k.params.get(self.w.param as usize).map_or("?", |p| p.name.as_str());
         let (wt, rt) = (ref_text(k, self.w), ref_text(k, self.r));
         let var = &k.body.locals[k.space[dim].var].name;
@@ -306,7 +333,7 @@ impl Pair<'_> {
                 "`{wt}` writes an element that `{rt}` {verb} in {order} iteration of the loop over `{var}`: {with}iteration {wi} writes {name}{element} and iteration {ri} {verb} it"
             )
         };
-        CarriedDependence { dim, span: self.w.span, message }
+        Some(CarriedDependence { dim, span: self.w.span, message })
     }
 }
 

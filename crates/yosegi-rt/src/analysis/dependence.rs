@@ -142,24 +142,25 @@ fn pins(form: &Affine, parallel: &[Handle<Local>]) -> bool {
 
 /// The GCD test with each reference's variables independent: `a(x) = b(y)` has no integer
 /// solution when the constant difference is not a multiple of the gcd of the coefficients.
+/// Checked: when the difference of the constants overflows `i64` nothing is proved (the
+/// subscripts may meet), and the gcd is taken of magnitudes (`i64::MIN` has one, in `u64`).
 fn never_equal(a: &Affine, b: &Affine) -> bool {
-    let diff = b.invariant_part().sub(&a.invariant_part());
-    let Some(delta) = diff.as_constant() else {
+    let Some(delta) = b.invariant_part().sub(&a.invariant_part()).and_then(|d| d.as_constant()) else {
         return false;
     };
-    let mut g: i64 = 0;
+    let mut g: u64 = 0;
     for form in [a, b] {
         for v in form.vars() {
             match form.coefficient_of(v).as_constant() {
-                Some(c) => g = gcd(g, c.abs()),
+                Some(c) => g = gcd(g, c.unsigned_abs()),
                 None => return false,
             }
         }
     }
-    if g == 0 { delta != 0 } else { delta % g != 0 }
+    if g == 0 { delta != 0 } else { delta.unsigned_abs() % g != 0 }
 }
 
-fn gcd(a: i64, b: i64) -> i64 {
+fn gcd(a: u64, b: u64) -> u64 {
     if b == 0 { a } else { gcd(b, a % b) }
 }
 
@@ -168,8 +169,8 @@ fn gcd(a: i64, b: i64) -> i64 {
 /// writer and reader touching the same element.
 fn distance(pairs: &[(&Affine, &Affine)], parallel: &[Handle<Local>]) -> Option<(Handle<Local>, i64)> {
     pairs.iter().find_map(|(w, r)| {
-        let diff = r.sub(w);
-        let delta = diff.as_constant()?;
+        // A difference that overflows `i64` is no distance (the pair stays a possible dependence).
+        let delta = r.sub(w)?.as_constant()?;
         let vars: Vec<Handle<Local>> = w.vars().into_iter().filter(|v| parallel.contains(v)).collect();
         let [var] = vars.as_slice() else { return None };
         let c = w.coefficient_of(*var).as_constant()?;
@@ -309,6 +310,37 @@ mod tests {
         let st = b.store(1, vec![even], ld);
         b.body.block.push(st);
         assert_eq!(check_parallel(&kernel("k", params(), vec![d], b.body)), Ok(()));
+    }
+
+    /// `a[k*i + w] = a[k*i + r]` over `i in 0..n`, every constant a `long long`.
+    fn scaled(k: i64, w: i64, r: i64) -> Kernel {
+        let mut b = B::new();
+        let i = b.loop_var("i");
+        let zero = b.int(0);
+        let n = b.param(0);
+        let d = b.dim(i, zero, n);
+        let ie = b.local(i);
+        let wide = b.cast(ie, ScalarType::I64);
+        let long = |b: &mut B, v: i64| b.add_expr(ExprKind::ConstInt(v), ScalarType::I64);
+        let kc = long(&mut b, k);
+        let scaled = b.mul(kc, wide);
+        let (wc, rc) = (long(&mut b, w), long(&mut b, r));
+        let wi = b.add(scaled, wc);
+        let ri = b.add(scaled, rc);
+        let ld = b.load(1, vec![ri]);
+        let st = b.store(1, vec![wi], ld);
+        b.body.block.push(st);
+        kernel("k", params(), vec![d], b.body)
+    }
+
+    #[test]
+    fn extreme_coefficients_and_offsets_are_tested_without_overflow() {
+        // The gcd of `i64::MIN`'s coefficient is 2^63 (its `abs` overflowed): 1 is no multiple.
+        assert_eq!(check_parallel(&scaled(i64::MIN, 0, 1)), Ok(()));
+        // The constants' difference overflows: nothing is proved, and no distance is made up.
+        let err = check_parallel(&scaled(1, i64::MAX, -2)).unwrap_err();
+        assert!(err.message.contains("may touch the same element in different iterations of `i`"), "{}", err.message);
+        assert!(!err.message.contains("distance"), "{}", err.message);
     }
 
     /// `a[i][j] = a[i + di][j + dj]` over `i, j` (both parallel), `double a[][n]`.

@@ -390,7 +390,8 @@ impl Analyser<'_> {
         if !start.vars().is_empty() || !end.vars().is_empty() {
             return None;
         }
-        let trip = end.sub(&start).as_constant();
+        // No trip when `end - start` overflows: the loop's trip is then estimated, never wrapped.
+        let trip = end.sub(&start).and_then(|t| t.as_constant());
         self.fp.loops.push(CountedLoop { var: r.var, start, end, trip, top_level_position, enclosing: enclosing.to_vec() });
         Some(self.fp.loops.len() - 1)
     }
@@ -584,7 +585,8 @@ impl Analyser<'_> {
                         return Err(TOO_FAR.to_string());
                     }
                 }
-                None => uniform = uniform.add(&term.scale(*c)),
+                // Distinct monomials of one form: the sum cannot overflow, but it is checked all the same.
+                None => uniform = uniform.add(&term.scale(*c).ok_or(TOO_FAR)?).ok_or(TOO_FAR)?,
             }
         }
         match parts.iter_mut().find(|(s, _)| s.as_constant() == Some(1)) {

@@ -39,8 +39,12 @@ impl Row {
     /// Divides by the gcd of the coefficients; an inequality's constant is rounded down, which
     /// keeps exactly its integer solutions.
     fn normalised_inequality(mut self) -> Row {
-        let g = self.coeffs.iter().fold(0, |g, c| gcd(g, c.abs()));
-        if g > 1 {
+        let g = self.coeffs.iter().fold(0, |g, c| gcd(g, c.unsigned_abs()));
+        // `g` divides every coefficient, so it fits `i128` unless it is 2^127 (every
+        // coefficient 0 or `i128::MIN`), which `simplified` never lets through.
+        if let Ok(g) = i128::try_from(g)
+            && g > 1
+        {
             for c in &mut self.coeffs {
                 *c /= g;
             }
@@ -70,14 +74,16 @@ impl System {
         System { vars, equations: Vec::new(), inequalities: Vec::new() }
     }
 
-    /// `lhs <= rhs`.
-    pub fn at_most(&mut self, lhs: Row, rhs: Row) {
-        self.inequalities.push(sub(&rhs, &lhs));
+    /// `lhs <= rhs`; false (and nothing added) when `rhs - lhs` overflows.
+    #[must_use]
+    pub fn at_most(&mut self, lhs: Row, rhs: Row) -> bool {
+        sub(&rhs, &lhs).map(|r| self.inequalities.push(r)).is_some()
     }
 
-    /// `lhs == rhs`.
-    pub fn equal(&mut self, lhs: Row, rhs: Row) {
-        self.equations.push(sub(&lhs, &rhs));
+    /// `lhs == rhs`; false (and nothing added) when `lhs - rhs` overflows.
+    #[must_use]
+    pub fn equal(&mut self, lhs: Row, rhs: Row) -> bool {
+        sub(&lhs, &rhs).map(|r| self.equations.push(r)).is_some()
     }
 
     /// An integer point satisfying every constraint, checked; `None` when none was found.
@@ -96,7 +102,7 @@ impl System {
         while let Some((e, var)) = equations
             .iter()
             .enumerate()
-            .find_map(|(e, row)| row.coeffs.iter().position(|c| c.abs() == 1).map(|v| (e, v)))
+            .find_map(|(e, row)| row.coeffs.iter().position(|c| c.unsigned_abs() == 1).map(|v| (e, v)))
         {
             let row = equations.swap_remove(e);
             // c*x + rest == 0  =>  x = -rest / c  (c is +-1, so x = -c * rest)
@@ -120,8 +126,8 @@ impl System {
                 continue;
             }
             // No integer solution when the gcd of the coefficients does not divide the constant.
-            let g = row.coeffs.iter().fold(0, |g, c| gcd(g, c.abs()));
-            if row.constant % g != 0 {
+            let g = row.coeffs.iter().fold(0, |g, c| gcd(g, c.unsigned_abs()));
+            if row.constant.unsigned_abs() % g != 0 {
                 return None;
             }
             inequalities.push(scale(&row, -1)?);
@@ -167,8 +173,10 @@ fn pick_from(stages: &[Vec<Row>], free: &[usize], k: usize, x: &mut Vec<i128>, p
         let mut rest = row.clone();
         rest.coeffs[var] = 0;
         let Some(rest) = rest.value(x) else { return false };
+        // Coefficients are at most `MAX_MAGNITUDE`, so `-c` fits; `-rest` may not.
         if c > 0 {
-            lo = lo.max(ceil_div(-rest, c));
+            let Some(bound) = rest.checked_neg().and_then(|r| ceil_div(r, c)) else { return false };
+            lo = lo.max(bound);
         } else {
             hi = hi.min(floor_div(rest, -c));
         }
@@ -225,7 +233,7 @@ fn simplified(rows: Vec<Row>) -> Option<Vec<Row>> {
     let mut out: Vec<Row> = Vec::with_capacity(rows.len());
     let mut seen = std::collections::HashSet::new();
     for r in rows {
-        if r.coeffs.iter().chain([&r.constant]).any(|c| c.abs() > MAX_MAGNITUDE) {
+        if r.coeffs.iter().chain([&r.constant]).any(|c| c.unsigned_abs() > MAX_MAGNITUDE as u128) {
             return None;
         }
         let r = r.normalised_inequality();
@@ -263,14 +271,14 @@ fn add(a: &Row, b: &Row) -> Option<Row> {
     })
 }
 
-fn sub(a: &Row, b: &Row) -> Row {
-    Row {
-        coeffs: a.coeffs.iter().zip(&b.coeffs).map(|(x, y)| x.saturating_sub(*y)).collect(),
-        constant: a.constant.saturating_sub(b.constant),
-    }
+fn sub(a: &Row, b: &Row) -> Option<Row> {
+    Some(Row {
+        coeffs: a.coeffs.iter().zip(&b.coeffs).map(|(x, y)| x.checked_sub(*y)).collect::<Option<_>>()?,
+        constant: a.constant.checked_sub(b.constant)?,
+    })
 }
 
-fn gcd(a: i128, b: i128) -> i128 {
+fn gcd(a: u128, b: u128) -> u128 {
     if b == 0 { a } else { gcd(b, a % b) }
 }
 
@@ -278,8 +286,9 @@ fn floor_div(a: i128, b: i128) -> i128 {
     a.div_euclid(b)
 }
 
-fn ceil_div(a: i128, b: i128) -> i128 {
-    -(-a).div_euclid(b)
+/// `a / b` rounded up (`b > 0`); `None` when `-a` overflows.
+fn ceil_div(a: i128, b: i128) -> Option<i128> {
+    Some(-a.checked_neg()?.div_euclid(b))
 }
 
 #[cfg(test)]
@@ -294,10 +303,10 @@ mod tests {
     fn finds_a_point_inside_a_triangle() {
         // 0 <= k < i < n, with n <= 5
         let mut s = System::new(3);
-        s.at_most(row(&[0, 0, 0], 0), row(&[1, 0, 0], 0));
-        s.at_most(row(&[1, 0, 0], 1), row(&[0, 1, 0], 0));
-        s.at_most(row(&[0, 1, 0], 1), row(&[0, 0, 1], 0));
-        s.at_most(row(&[0, 0, 1], 0), row(&[0, 0, 0], 5));
+        assert!(s.at_most(row(&[0, 0, 0], 0), row(&[1, 0, 0], 0)));
+        assert!(s.at_most(row(&[1, 0, 0], 1), row(&[0, 1, 0], 0)));
+        assert!(s.at_most(row(&[0, 1, 0], 1), row(&[0, 0, 1], 0)));
+        assert!(s.at_most(row(&[0, 0, 1], 0), row(&[0, 0, 0], 5)));
         let x = s.witness().expect("feasible");
         assert!(0 <= x[0] && x[0] < x[1] && x[1] < x[2] && x[2] <= 5, "{x:?}");
     }
@@ -306,10 +315,10 @@ mod tests {
     fn equations_are_substituted_and_respected() {
         // x == y + 3, 2*y == z, z >= 7, x <= 20
         let mut s = System::new(3);
-        s.equal(row(&[1, 0, 0], 0), row(&[0, 1, 0], 3));
-        s.equal(row(&[0, 2, 0], 0), row(&[0, 0, 1], 0));
-        s.at_most(row(&[0, 0, 0], 7), row(&[0, 0, 1], 0));
-        s.at_most(row(&[1, 0, 0], 0), row(&[0, 0, 0], 20));
+        assert!(s.equal(row(&[1, 0, 0], 0), row(&[0, 1, 0], 3)));
+        assert!(s.equal(row(&[0, 2, 0], 0), row(&[0, 0, 1], 0)));
+        assert!(s.at_most(row(&[0, 0, 0], 7), row(&[0, 0, 1], 0)));
+        assert!(s.at_most(row(&[1, 0, 0], 0), row(&[0, 0, 0], 20)));
         let x = s.witness().expect("feasible");
         assert_eq!(x[0], x[1] + 3);
         assert_eq!(2 * x[1], x[2]);
@@ -320,12 +329,12 @@ mod tests {
     fn contradictions_have_no_witness() {
         // i < j and j < i
         let mut s = System::new(2);
-        s.at_most(row(&[1, 0], 1), row(&[0, 1], 0));
-        s.at_most(row(&[0, 1], 1), row(&[1, 0], 0));
+        assert!(s.at_most(row(&[1, 0], 1), row(&[0, 1], 0)));
+        assert!(s.at_most(row(&[0, 1], 1), row(&[1, 0], 0)));
         assert_eq!(s.witness(), None);
         // 2*i == 2*j + 1 has rational solutions only
         let mut s = System::new(2);
-        s.equal(row(&[2, 0], 0), row(&[0, 2], 1));
+        assert!(s.equal(row(&[2, 0], 0), row(&[0, 2], 1)));
         assert_eq!(s.witness(), None);
     }
 
@@ -333,8 +342,24 @@ mod tests {
     fn an_integer_gap_the_elimination_misses_gives_no_false_witness() {
         // 1 <= 3*x - 3*y <= 2 is rationally feasible but has no integer solution.
         let mut s = System::new(2);
-        s.at_most(row(&[0, 0], 1), row(&[3, -3], 0));
-        s.at_most(row(&[3, -3], 0), row(&[0, 0], 2));
+        assert!(s.at_most(row(&[0, 0], 1), row(&[3, -3], 0)));
+        assert!(s.at_most(row(&[3, -3], 0), row(&[0, 0], 2)));
         assert_eq!(s.witness(), None);
+    }
+
+    #[test]
+    fn rows_that_overflow_are_refused_and_extreme_rows_search_without_overflow() {
+        let mut s = System::new(1);
+        assert!(!s.at_most(row(&[i128::MIN], 0), row(&[1], 0)), "1 - MIN overflows");
+        assert!(!s.equal(row(&[0], i128::MAX), row(&[0], -1)));
+        assert!(s.inequalities.is_empty() && s.equations.is_empty());
+        // x >= i128::MIN + 1 style bounds: past the magnitude limit, no witness (and no panic).
+        let mut s = System::new(2);
+        s.inequalities.push(row(&[1, 0], i128::MAX));
+        s.inequalities.push(row(&[-1, 1], i128::MIN + 1));
+        s.equations.push(row(&[i128::MIN + 1, 3], 5));
+        assert_eq!(s.witness(), None);
+        assert_eq!(ceil_div(i128::MIN, 3), None);
+        assert_eq!(ceil_div(-7, 2), Some(-3));
     }
 }

@@ -1161,34 +1161,64 @@ impl<'a> Writer<'a> {
     }
 
     /// The text of a binary operator's left operand. A long left-leaning chain (`a + b + c + ...`,
-    /// as generated code writes sums of thousands of terms) is written in one pass over its
-    /// spine into one buffer: the same text [`Self::binary`] would make node by node, without
-    /// copying every prefix again at each level (quadratic in the chain's length).
+    /// as generated code writes sums of thousands of terms, or `a < b < c < ...`, whose every
+    /// link converts the comparison before the next) is written in one pass over its spine
+    /// into one buffer: the same text [`Self::binary`] and [`Self::expr`]'s casts would make
+    /// node by node, without copying every prefix again at each level (quadratic in the
+    /// chain's length).
     fn left_chain(&mut self, lhs: Handle<Expr>) -> String {
+        enum Link {
+            Binary(BinaryOp, Handle<Expr>, Handle<Expr>),
+            Cast(ScalarType),
+        }
         let mut spine = Vec::new();
         let mut at = lhs;
-        while let ExprKind::Binary { op, lhs: inner, rhs } = self.body.exprs[at].kind {
-            if !self.plain_chain_link(op, inner, self.body.exprs[at].ty) {
-                break;
+        loop {
+            match self.body.exprs[at].kind {
+                ExprKind::Binary { op, lhs: inner, rhs } if self.plain_chain_link(op, inner, self.body.exprs[at].ty) => {
+                    spine.push(Link::Binary(op, inner, rhs));
+                    at = inner;
+                }
+                // Written `((T)a)` by `expr`, whatever `a` is.
+                ExprKind::Cast { arg } => {
+                    spine.push(Link::Cast(self.body.exprs[at].ty));
+                    at = arg;
+                }
+                _ => break,
             }
-            spine.push((op, inner, rhs));
-            at = inner;
         }
         if spine.is_empty() {
             return self.expr(lhs);
         }
-        let mut text = "(".repeat(spine.len());
+        // Every link's opening text, outermost first, then the innermost operand, then each
+        // link's closing text from the inside out (the order `binary` evaluates operands in).
+        let mut text = String::new();
+        for link in &spine {
+            match link {
+                Link::Binary(..) => text.push('('),
+                Link::Cast(ty) => {
+                    text.push_str("((");
+                    text.push_str(cuda_type(*ty));
+                    text.push(')');
+                }
+            }
+        }
         text.push_str(&self.expr(at));
-        for &(op, inner, rhs) in spine.iter().rev() {
-            let operand = self.body.exprs[inner].ty;
-            let rhs_ty = self.body.exprs[rhs].ty;
-            let b_raw = self.expr(rhs);
-            let b = if matches!(op, BinaryOp::LogAnd | BinaryOp::LogOr) { b_raw } else { convert(b_raw, rhs_ty, operand) };
-            text.push(' ');
-            text.push_str(op.c_operator().unwrap_or_default());
-            text.push(' ');
-            text.push_str(&b);
-            text.push(')');
+        for link in spine.iter().rev() {
+            match *link {
+                Link::Binary(op, inner, rhs) => {
+                    let operand = self.body.exprs[inner].ty;
+                    let rhs_ty = self.body.exprs[rhs].ty;
+                    let b_raw = self.expr(rhs);
+                    let b = if matches!(op, BinaryOp::LogAnd | BinaryOp::LogOr) { b_raw } else { convert(b_raw, rhs_ty, operand) };
+                    text.push(' ');
+                    text.push_str(op.c_operator().unwrap_or_default());
+                    text.push(' ');
+                    text.push_str(&b);
+                    text.push(')');
+                }
+                Link::Cast(_) => text.push(')'),
+            }
         }
         text
     }

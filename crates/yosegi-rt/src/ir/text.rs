@@ -253,89 +253,148 @@ impl<'a> Printer<'a> {
     }
 
     fn indices(&self, indices: &[Handle<Expr>]) -> String {
-        indices.iter().map(|i| format!("[{}]", self.expr(*i))).collect()
+        let mut out = String::new();
+        self.write_indices(indices, &mut out);
+        out
+    }
+
+    fn write_indices(&self, indices: &[Handle<Expr>], out: &mut String) {
+        for &i in indices {
+            out.push('[');
+            self.write_expr(i, out);
+            out.push(']');
+        }
+    }
+
+    /// Whether [`Self::write_operand`] brackets `h`: a binary (not `max`/`min`) or a `?:`.
+    fn bracketed(&self, h: Handle<Expr>) -> bool {
+        h.index() < self.body.exprs.len()
+            && match self.body.exprs[h].kind {
+                ExprKind::Binary { op, .. } => !matches!(op, BinaryOp::Max | BinaryOp::Min),
+                ExprKind::Select { .. } => true,
+                _ => false,
+            }
     }
 
     /// An operand of a binary or `?:`: bracketed when it is one itself.
-    fn operand(&self, h: Handle<Expr>) -> String {
-        let text = self.expr(h);
-        if h.index() < self.body.exprs.len()
-            && matches!(self.body.exprs[h].kind, ExprKind::Binary { .. } | ExprKind::Select { .. })
-        {
-            let is_min_max = matches!(
-                self.body.exprs[h].kind,
-                ExprKind::Binary { op: BinaryOp::Max | BinaryOp::Min, .. }
-            );
-            if !is_min_max {
-                return format!("({text})");
-            }
+    fn write_operand(&self, h: Handle<Expr>, out: &mut String) {
+        let bracket = self.bracketed(h);
+        if bracket {
+            out.push('(');
         }
-        text
+        self.write_expr(h, out);
+        if bracket {
+            out.push(')');
+        }
     }
 
     fn expr(&self, h: Handle<Expr>) -> String {
+        let mut out = String::new();
+        self.write_expr(h, &mut out);
+        out
+    }
+
+    /// Writes `h` at the end of `out`. Everything goes into the one buffer: a tree built of
+    /// strings returned by each node copies every operand's text again at each level above it,
+    /// which is quadratic in a chain of thousands of terms (`a < b < c < ...` took seconds).
+    fn write_expr(&self, h: Handle<Expr>, out: &mut String) {
         if h.index() >= self.body.exprs.len() {
-            return format!("<bad expr {h:?}>");
+            let _ = write!(out, "<bad expr {h:?}>");
+            return;
         }
         let e = &self.body.exprs[h];
         match &e.kind {
-            ExprKind::ConstInt(v) => match e.ty {
-                ScalarType::I32 => v.to_string(),
-                ScalarType::U32 => format!("{v}u"),
-                ScalarType::I64 => format!("{v}ll"),
-                ScalarType::U64 => format!("{}ull", *v as u64),
-                other => format!("({}){v}", other.c_name()),
-            },
-            ExprKind::ConstFloat(f) => {
-                if e.ty == ScalarType::F32 {
-                    format!("{f:?}f")
-                } else {
-                    format!("{f:?}")
-                }
+            ExprKind::ConstInt(v) => {
+                let _ = match e.ty {
+                    ScalarType::I32 => write!(out, "{v}"),
+                    ScalarType::U32 => write!(out, "{v}u"),
+                    ScalarType::I64 => write!(out, "{v}ll"),
+                    ScalarType::U64 => write!(out, "{}ull", *v as u64),
+                    other => write!(out, "({}){v}", other.c_name()),
+                };
             }
-            ExprKind::Param(n) => self.param_name(*n),
-            ExprKind::Local(l) => self.local(*l),
-            ExprKind::Load { array, indices } => format!("{}{}", self.array(*array), self.indices(indices)),
+            ExprKind::ConstFloat(f) => {
+                let _ = if e.ty == ScalarType::F32 { write!(out, "{f:?}f") } else { write!(out, "{f:?}") };
+            }
+            ExprKind::Param(n) => out.push_str(&self.param_name(*n)),
+            ExprKind::Local(l) => out.push_str(&self.local(*l)),
+            ExprKind::Load { array, indices } => {
+                out.push_str(&self.array(*array));
+                self.write_indices(indices, out);
+            }
             ExprKind::Unary { op, arg } => {
-                let sym = match op {
+                out.push_str(match op {
                     UnaryOp::Neg => "-",
                     UnaryOp::Not => "!",
                     UnaryOp::BitNot => "~",
-                };
-                format!("{sym}{}", self.operand(*arg))
+                });
+                self.write_operand(*arg, out);
             }
             ExprKind::Binary { op, lhs, rhs } => {
                 let Some(sym) = op.c_operator() else {
-                    let name = if *op == BinaryOp::Max { "max" } else { "min" };
-                    return format!("{name}({}, {})", self.expr(*lhs), self.expr(*rhs));
+                    out.push_str(if *op == BinaryOp::Max { "max(" } else { "min(" });
+                    self.write_expr(*lhs, out);
+                    out.push_str(", ");
+                    self.write_expr(*rhs, out);
+                    out.push(')');
+                    return;
                 };
-                format!("{} {sym} {}", self.operand(*lhs), self.operand(*rhs))
+                self.write_operand(*lhs, out);
+                let _ = write!(out, " {sym} ");
+                self.write_operand(*rhs, out);
             }
             ExprKind::Select { cond, then, otherwise } => {
-                format!("{} ? {} : {}", self.operand(*cond), self.operand(*then), self.operand(*otherwise))
+                self.write_operand(*cond, out);
+                out.push_str(" ? ");
+                self.write_operand(*then, out);
+                out.push_str(" : ");
+                self.write_operand(*otherwise, out);
             }
-            ExprKind::Cast { arg } => format!("({}){}", e.ty.c_name(), self.operand(*arg)),
+            ExprKind::Cast { arg } => {
+                let _ = write!(out, "({})", e.ty.c_name());
+                self.write_operand(*arg, out);
+            }
             ExprKind::Math { func, args } => {
                 let mut name = format!("{func:?}").to_lowercase();
                 if e.ty == ScalarType::F32 && *func != MathFn::Abs {
                     name.push('f');
                 }
-                let args: Vec<String> = args.iter().map(|a| self.expr(*a)).collect();
-                format!("{name}({})", args.join(", "))
+                out.push_str(&name);
+                self.write_args(args, out);
             }
             ExprKind::Call { func, args } => {
                 let name = self
                     .module
                     .filter(|m| func.index() < m.functions.len())
                     .map_or_else(|| format!("function{}", func.index()), |m| m.functions[*func].name.clone());
-                let args: Vec<String> = args.iter().map(|a| self.expr(*a)).collect();
-                format!("{name}({})", args.join(", "))
+                out.push_str(&name);
+                self.write_args(args, out);
             }
-            ExprKind::ThreadIdx(a) => format!("threadIdx.{}", a.name()),
-            ExprKind::BlockIdx(a) => format!("blockIdx.{}", a.name()),
-            ExprKind::BlockDim(a) => format!("blockDim.{}", a.name()),
-            ExprKind::GridDim(a) => format!("gridDim.{}", a.name()),
+            ExprKind::ThreadIdx(a) => {
+                let _ = write!(out, "threadIdx.{}", a.name());
+            }
+            ExprKind::BlockIdx(a) => {
+                let _ = write!(out, "blockIdx.{}", a.name());
+            }
+            ExprKind::BlockDim(a) => {
+                let _ = write!(out, "blockDim.{}", a.name());
+            }
+            ExprKind::GridDim(a) => {
+                let _ = write!(out, "gridDim.{}", a.name());
+            }
         }
+    }
+
+    /// `(a, b, c)`.
+    fn write_args(&self, args: &[Handle<Expr>], out: &mut String) {
+        out.push('(');
+        for (k, &a) in args.iter().enumerate() {
+            if k > 0 {
+                out.push_str(", ");
+            }
+            self.write_expr(a, out);
+        }
+        out.push(')');
     }
 
     fn params(&self, out: &mut String) {

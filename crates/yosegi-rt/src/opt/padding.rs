@@ -57,14 +57,29 @@ impl ThreadAffine {
     fn is_uniform(&self) -> bool {
         self.thread == [0; 3]
     }
-    fn add(&self, other: &ThreadAffine) -> ThreadAffine {
-        ThreadAffine {
-            thread: [0, 1, 2].map(|a| self.thread[a].wrapping_add(other.thread[a])),
-            uniform: self.uniform.zip(other.uniform).map(|(a, b)| a.wrapping_add(b)),
+    // Checked: a form whose coefficients overflow is not computable from the thread index (the
+    // access is left out, as an irregular one is), rather than a wrapped one.
+    fn add(&self, other: &ThreadAffine) -> Option<ThreadAffine> {
+        let mut thread = [0; 3];
+        for a in 0..3 {
+            thread[a] = self.thread[a].checked_add(other.thread[a])?;
         }
+        let uniform = match (self.uniform, other.uniform) {
+            (Some(a), Some(b)) => Some(a.checked_add(b)?),
+            _ => None,
+        };
+        Some(ThreadAffine { thread, uniform })
     }
-    fn scale(&self, k: i64) -> ThreadAffine {
-        ThreadAffine { thread: self.thread.map(|c| c.wrapping_mul(k)), uniform: self.uniform.map(|u| u.wrapping_mul(k)) }
+    fn scale(&self, k: i64) -> Option<ThreadAffine> {
+        let mut thread = [0; 3];
+        for a in 0..3 {
+            thread[a] = self.thread[a].checked_mul(k)?;
+        }
+        let uniform = match self.uniform {
+            Some(u) => Some(u.checked_mul(k)?),
+            None => None,
+        };
+        Some(ThreadAffine { thread, uniform })
     }
 }
 
@@ -165,9 +180,16 @@ pub fn pad_shared_arrays_within(kernel: &mut GridKernel, budget: &SharedMemoryBu
         }
         let block = kernel.launch.block;
         let elem = array.elem;
-        let worst = |dims: &[u32]| patterns.iter().map(|p| pattern_degree(p, dims, elem, block)).max().unwrap_or(0);
-        let before = worst(&array.dims);
-        let floor = patterns.iter().map(|p| pattern_floor(p, &array.dims, elem, block)).max().unwrap_or(0);
+        // `None` when some lane's element offset overflows `i64` with these dims: such a layout
+        // is not measured (nor chosen).
+        let worst = |dims: &[u32]| patterns.iter().try_fold(0, |w, p| Some(w.max(pattern_degree(p, dims, elem, block)?)));
+        let floor = patterns.iter().try_fold(0, |w, p| Some(w.max(pattern_floor(p, &array.dims, elem, block)?)));
+        let (Some(before), Some(floor)) = (worst(&array.dims), floor) else {
+            kernel.variant.notes.push(format!(
+                "bank conflicts on tile {tile}: not padded: an access's element offsets overflow, so its banks cannot be computed"
+            ));
+            continue;
+        };
         let before_bytes = array_bytes(&array.dims, elem);
         let kernel_bytes = kernel.shared_memory_bytes();
         let max_pad = 128 / elem.size_bytes();
@@ -181,7 +203,7 @@ pub fn pad_shared_arrays_within(kernel: &mut GridKernel, budget: &SharedMemoryBu
                 over_budget = true;
                 break;
             }
-            let degree = worst(&dims);
+            let Some(degree) = worst(&dims) else { break };
             if degree < best.0 {
                 best = (degree, row + pad);
             }
@@ -219,14 +241,15 @@ pub fn pad_shared_arrays_within(kernel: &mut GridKernel, budget: &SharedMemoryBu
     report
 }
 
-/// The worst degree `pattern` has over the warps of a block, with the array declared `dims`.
-pub fn pattern_degree(pattern: &SharedAccessPattern, dims: &[u32], elem: ScalarType, block: [u32; 3]) -> u64 {
+/// The worst degree `pattern` has over the warps of a block, with the array declared `dims`;
+/// `None` when an element offset overflows `i64`.
+pub fn pattern_degree(pattern: &SharedAccessPattern, dims: &[u32], elem: ScalarType, block: [u32; 3]) -> Option<u64> {
     worst_over_warps(pattern, dims, elem, block, warp_degree)
 }
 
 /// The least degree any layout can give `pattern`: its distinct words spread over 32 banks.
-fn pattern_floor(pattern: &SharedAccessPattern, dims: &[u32], elem: ScalarType, block: [u32; 3]) -> u64 {
-    worst_over_warps(pattern, dims, elem, block, |elements, size| (warp_words(elements, size).len() as u64).div_ceil(BANKS as u64))
+fn pattern_floor(pattern: &SharedAccessPattern, dims: &[u32], elem: ScalarType, block: [u32; 3]) -> Option<u64> {
+    worst_over_warps(pattern, dims, elem, block, |words| (words.len() as u64).div_ceil(BANKS as u64))
 }
 
 fn worst_over_warps(
@@ -234,16 +257,18 @@ fn worst_over_warps(
     dims: &[u32],
     elem: ScalarType,
     block: [u32; 3],
-    measure: impl Fn(&mut dyn Iterator<Item = i64>, i64) -> u64,
-) -> u64 {
+    measure: impl Fn(&[i64]) -> u64,
+) -> Option<u64> {
     let mut strides = vec![1i64; dims.len()];
     for k in (0..dims.len().saturating_sub(1)).rev() {
-        strides[k] = strides[k + 1].wrapping_mul(dims[k + 1] as i64);
+        strides[k] = strides[k + 1].checked_mul(dims[k + 1] as i64)?;
     }
     let [bx, by, bz] = block.map(|d| d.max(1) as i64);
     let lanes = (bx * by * bz) as usize;
     let mut offsets = vec![0i64; lanes];
     let mut uniform_known = true;
+    // Checked throughout: an offset past `i64` (an index such as `s[threadIdx.x + 0x7fffffffffffffff]`)
+    // has no bank the analysis can name.
     for (index, &stride) in pattern.indices.iter().zip(&strides) {
         match index {
             IndexForm::Affine(form) => {
@@ -251,13 +276,16 @@ fn worst_over_warps(
                 for (l, offset) in offsets.iter_mut().enumerate() {
                     let l = l as i64;
                     let tid = [l % bx, (l / bx) % by, l / (bx * by)];
-                    let value = (0..3).map(|a| form.thread[a].wrapping_mul(tid[a])).fold(form.uniform.unwrap_or(0), i64::wrapping_add);
-                    *offset = offset.wrapping_add(value.wrapping_mul(stride));
+                    let mut value = form.uniform.unwrap_or(0);
+                    for a in 0..3 {
+                        value = value.checked_add(form.thread[a].checked_mul(tid[a])?)?;
+                    }
+                    *offset = offset.checked_add(value.checked_mul(stride)?)?;
                 }
             }
             IndexForm::FirstIteration(values) => {
                 for (offset, &value) in offsets.iter_mut().zip(values) {
-                    *offset = offset.wrapping_add(value.wrapping_mul(stride));
+                    *offset = offset.checked_add(value.checked_mul(stride)?)?;
                 }
             }
         }
@@ -272,29 +300,31 @@ fn worst_over_warps(
     let phase_lanes = (WARP * 4 / size.max(4) as usize).max(1);
     for warp in offsets.chunks(phase_lanes) {
         for &shift in &shifts {
-            worst = worst.max(measure(&mut warp.iter().map(|&o| o.wrapping_add(shift)), size));
+            let words = warp_words(warp.iter().map(|&o| o.checked_add(shift)), size)?;
+            worst = worst.max(measure(&words));
         }
     }
-    worst
+    Some(worst)
 }
 
-/// The distinct 4-byte words a warp touching `elements` requests, sorted.
-fn warp_words(elements: &mut dyn Iterator<Item = i64>, size: i64) -> Vec<i64> {
+/// The distinct 4-byte words a warp touching `elements` requests, sorted; `None` when an
+/// element's byte offset overflows `i64`.
+fn warp_words(elements: impl Iterator<Item = Option<i64>>, size: i64) -> Option<Vec<i64>> {
     let mut words: Vec<i64> = Vec::new();
     for e in elements {
-        let first = e.wrapping_mul(size).div_euclid(4);
-        let last = (e.wrapping_mul(size) + size - 1).div_euclid(4);
-        words.extend(first..=last);
+        let first_byte = e?.checked_mul(size)?;
+        let last_byte = first_byte.checked_add(size - 1)?;
+        words.extend(first_byte.div_euclid(4)..=last_byte.div_euclid(4));
     }
     words.sort_unstable();
     words.dedup();
-    words
+    Some(words)
 }
 
-/// The largest number of distinct 4-byte words one bank serves for a warp touching `elements`.
-fn warp_degree(elements: &mut dyn Iterator<Item = i64>, size: i64) -> u64 {
+/// The largest number of distinct 4-byte words one bank serves for a warp requesting `words`.
+fn warp_degree(words: &[i64]) -> u64 {
     let mut per_bank: HashMap<i64, u64> = HashMap::new();
-    for w in warp_words(elements, size) {
+    for w in words {
         *per_bank.entry(w.rem_euclid(BANKS)).or_default() += 1;
     }
     per_bank.values().copied().max().unwrap_or(0)
@@ -428,16 +458,17 @@ impl<'a> FormContext<'a> {
                 None => sub(*self.loop_starts.get(l)?),
             },
             ExprKind::Cast { arg } => sub(*arg),
-            ExprKind::Unary { op: UnaryOp::Neg, arg } => sub(*arg).map(i64::wrapping_neg),
+            // Checked: a value that overflows is not computable (the access is left out).
+            ExprKind::Unary { op: UnaryOp::Neg, arg } => sub(*arg)?.checked_neg(),
             ExprKind::Binary { op, lhs, rhs } => {
                 let (a, b) = (sub(*lhs)?, sub(*rhs)?);
                 match op {
-                    BinaryOp::Add => Some(a.wrapping_add(b)),
-                    BinaryOp::Sub => Some(a.wrapping_sub(b)),
-                    BinaryOp::Mul => Some(a.wrapping_mul(b)),
+                    BinaryOp::Add => a.checked_add(b),
+                    BinaryOp::Sub => a.checked_sub(b),
+                    BinaryOp::Mul => a.checked_mul(b),
                     BinaryOp::Div => a.checked_div(b),
                     BinaryOp::Rem => a.checked_rem(b),
-                    BinaryOp::Shl => (0..63).contains(&b).then(|| a.wrapping_shl(b as u32)),
+                    BinaryOp::Shl => (0..63).contains(&b).then(|| a.checked_mul(1i64 << b)).flatten(),
                     BinaryOp::Shr => (0..63).contains(&b).then(|| a >> b),
                     BinaryOp::BitAnd => Some(a & b),
                     BinaryOp::BitOr => Some(a | b),
@@ -479,25 +510,28 @@ impl<'a> FormContext<'a> {
                 Some(ThreadAffine { thread: start.thread, uniform: None })
             }
             ExprKind::Cast { arg } => sub(*arg),
-            ExprKind::Unary { op: UnaryOp::Neg, arg } => Some(sub(*arg)?.scale(-1)),
+            ExprKind::Unary { op: UnaryOp::Neg, arg } => sub(*arg)?.scale(-1),
             ExprKind::Binary { op, lhs, rhs } => {
                 let l = sub(*lhs)?;
                 let r = sub(*rhs)?;
                 match op {
-                    BinaryOp::Add => Some(l.add(&r)),
-                    BinaryOp::Sub => Some(l.add(&r.scale(-1))),
+                    BinaryOp::Add => l.add(&r),
+                    BinaryOp::Sub => l.add(&r.scale(-1)?),
                     BinaryOp::Mul => match (l.is_uniform(), r.is_uniform()) {
                         (true, true) => Some(ThreadAffine {
                             thread: [0; 3],
-                            uniform: l.uniform.zip(r.uniform).map(|(a, b)| a.wrapping_mul(b)),
+                            uniform: match (l.uniform, r.uniform) {
+                                (Some(a), Some(b)) => Some(a.checked_mul(b)?),
+                                _ => None,
+                            },
                         }),
-                        (true, false) => Some(r.scale(l.uniform?)),
-                        (false, true) => Some(l.scale(r.uniform?)),
+                        (true, false) => r.scale(l.uniform?),
+                        (false, true) => l.scale(r.uniform?),
                         (false, false) => None,
                     },
                     BinaryOp::Shl => {
                         let k = r.uniform.filter(|k| r.is_uniform() && (0..62).contains(k))?;
-                        Some(l.scale(1i64 << k))
+                        l.scale(1i64 << k)
                     }
                     // Any other operation of values every lane agrees on is one they agree on.
                     _ if l.is_uniform() && r.is_uniform() => Some(ThreadAffine::unknown_uniform()),

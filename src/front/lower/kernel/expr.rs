@@ -689,9 +689,20 @@ impl<'a> KernelBuilder<'a> {
     /// parameters are locals, pointer parameters pointer locals, struct parameters struct
     /// locals, each assigned the argument (evaluated in the caller's scope) first.
     fn inline_body(&mut self, name: &str, def: &ast::FunctionDef, args: &[ast::Expr], span: Span) -> R<Option<InlineResult>> {
+        if self.inline_frames.iter().any(|f| std::ptr::eq(f.routine, def)) {
+            return Err(err(span, format!("`{name}` calls itself here (directly or through the routines it calls)"), "device functions cannot be recursive"));
+        }
         if self.inline_frames.len() >= MAX_INLINE_DEPTH {
             return Err(err(span, format!("calls of `{name}` nest too deeply (recursion?)"), "device functions cannot be recursive"));
         }
+        if self.inlined_calls >= MAX_INLINED_CALLS {
+            return Err(err(
+                span,
+                format!("this call of `{name}` would inline more than {MAX_INLINED_CALLS} routine calls into one kernel"),
+                "routines that kernels call are inlined at each call: call fewer of them, or from fewer places",
+            ));
+        }
+        self.inlined_calls += 1;
         let Some(ast::DerivedType::Function { params, .. }) = def.declarator.derived.first() else {
             return Err(err(span, format!("`{name}` is not a function"), "call a function"));
         };
@@ -761,7 +772,7 @@ impl<'a> KernelBuilder<'a> {
         let done = self.new_local(&format!("{name}_done"), ScalarType::Bool, LocalKind::Var, span);
         let saved_breaks = std::mem::take(&mut self.breaks);
         let saved_pending = std::mem::take(&mut self.pending);
-        self.inline_frames.push(InlineFrame { result: result.clone(), done });
+        self.inline_frames.push(InlineFrame { result: result.clone(), done, routine: def });
         self.push_scope();
         let body_writes: std::collections::HashSet<String> = def.body.stmts.iter().flat_map(super::super::walk::written_names).collect();
         let bound_ok = (|| -> R<()> {

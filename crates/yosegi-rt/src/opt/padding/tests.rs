@@ -257,7 +257,7 @@ proptest::proptest! {
         proptest::prop_assert!(indices.iter().all(|i| matches!(i, IndexForm::Affine(_))));
         let computed = pattern_degree(&SharedAccessPattern { indices }, &kernel.shared[0].dims, elem, block);
         let (_, counters) = run_on_sim(&kernel, &[]);
-        proptest::prop_assert_eq!(computed, counters.bank_conflict_max_degree, "{:?}", pattern);
+        proptest::prop_assert_eq!(computed, Some(counters.bank_conflict_max_degree), "{:?}", pattern);
     }
 }
 
@@ -329,6 +329,45 @@ fn cooperative_copies_through_division_are_measured_at_their_first_iteration() {
     assert_eq!(cols, (0..32).collect::<Vec<i64>>());
     let pattern = SharedAccessPattern { indices: vec![row_form, IndexForm::FirstIteration(cols)] };
     let (_, counters) = run_on_sim(&kernel, &[]);
-    assert_eq!(pattern_degree(&pattern, &kernel.shared[0].dims, ScalarType::F32, kernel.launch.block), counters.bank_conflict_max_degree);
+    assert_eq!(pattern_degree(&pattern, &kernel.shared[0].dims, ScalarType::F32, kernel.launch.block), Some(counters.bank_conflict_max_degree));
     assert_eq!(counters.bank_conflict_max_degree, 1);
+}
+
+/// A shared access whose element offsets pass `i64` (`A[tid][tid + 0x7fffffffffffffff]`, the
+/// kernel never run): its banks cannot be computed, and the array is left as it is, with the
+/// reason, rather than padded by wrapped offsets (which panicked with overflow checks on).
+#[test]
+fn offsets_past_i64_leave_the_array_unpadded() {
+    let mut g = GridBuilder::new("far", [32, 1, 1]);
+    let output = g.array_param("out", ScalarType::F32, &[32]);
+    let tile = g.shared("A", ScalarType::F32, &[32, 32]);
+    let t = g.tid();
+    let max = g.i64c(i64::MAX);
+    let wide = g.cast(t, ScalarType::I64);
+    let far = g.bin(BinaryOp::Add, wide, max);
+    let read = g.load(ArrayRef::Shared(tile), &[t, far], ScalarType::F32, Span::default());
+    let write = g.store(ArrayRef::Param(output), &[t], read);
+    let mut kernel = g.finish(vec![write]);
+    let before = kernel.shared[0].dims.clone();
+    let report = pad_shared_arrays(&mut kernel);
+    assert!(report.arrays.is_empty(), "{report:?}");
+    assert_eq!(kernel.shared[0].dims, before);
+    let note = kernel.variant.notes.iter().find(|n| n.contains("bank conflicts on tile A_s0")).expect("a note on the tile");
+    assert!(note.contains("not padded: an access's element offsets overflow"), "{note}");
+    // Forms that overflow are not forms, neither affine nor evaluated per thread: `0 - MIN`,
+    // and `tid * 2^62 * 4`.
+    let mut g = GridBuilder::new("forms", [32, 1, 1]);
+    let (zero, min) = (g.i64c(0), g.i64c(i64::MIN));
+    let negated = g.bin(BinaryOp::Sub, zero, min);
+    let t = g.tid();
+    let wide = g.cast(t, ScalarType::I64);
+    let (big, four) = (g.i64c(1 << 62), g.i64c(4));
+    let scaled = g.bin(BinaryOp::Mul, wide, big);
+    let past = g.bin(BinaryOp::Mul, scaled, four);
+    let fine = g.bin(BinaryOp::Add, wide, big);
+    let body = g.finish(Vec::new()).body;
+    let forms = FormContext::new(&body, [32, 1, 1]);
+    assert_eq!(forms.form(negated), None);
+    assert_eq!(forms.form(past), None);
+    assert_eq!(forms.form(fine), Some(IndexForm::Affine(ThreadAffine { thread: [1, 0, 0], uniform: Some(1 << 62) })));
 }
