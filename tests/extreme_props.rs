@@ -123,10 +123,10 @@ fn wrap() -> impl Strategy<Value = Wrap> {
     prop_oneof![
         2 => Just(Wrap::Plain),
         // e + K must not overflow for e in 0..N: K <= MAX - N.
-        3 => k.prop_filter("e + K overflows", |k| *k <= i64::MAX - N).prop_map(Wrap::AddSub),
+        3 => k.clone().prop_filter("e + K overflows", |k| *k <= i64::MAX - N).prop_map(Wrap::AddSub),
         // e - K must not overflow: K >= N - MAX.
-        3 => k.prop_filter("e - K overflows", |k| *k > i64::MIN + 2 * N).prop_map(Wrap::SubAdd),
-        2 => k.prop_filter("K - e overflows", |k| *k >= i64::MIN + N).prop_map(Wrap::Twice),
+        3 => k.clone().prop_filter("e - K overflows", |k| *k > i64::MIN + 2 * N).prop_map(Wrap::SubAdd),
+        2 => k.clone().prop_filter("K - e overflows", |k| *k >= i64::MIN + N).prop_map(Wrap::Twice),
         2 => proptest::sample::select(&[1i64, -1, 2, 1000][..]).prop_map(Wrap::IntCast),
         1 => Just(Wrap::UnsignedWrap),
         1 => Just(Wrap::U64Wrap),
@@ -198,7 +198,7 @@ const BIASES_UNSIGNED: &[i128] = &[0, u32::MAX as i128 - 100, 1 << 31];
 
 /// A loop over `x` in `lo..=hi` (a part of it), some with a huge step that runs it once.
 fn a_loop(lo: i64, hi: i64) -> impl Strategy<Value = Loop> {
-    let ty = prop_oneof![Just(Ty::Int), 2 => Just(Ty::LongLong), Just(Ty::Unsigned)];
+    let ty = prop_oneof![1 => Just(Ty::Int), 2 => Just(Ty::LongLong), 1 => Just(Ty::Unsigned)];
     (ty, any::<proptest::sample::Index>(), lo..=hi, 1..=40i64, 0..6u8, any::<bool>()).prop_map(move |(ty, b, x0, count, kind, down)| {
         let biases = match ty {
             Ty::Int => BIASES_INT,
