@@ -12,7 +12,11 @@
 # Output: one tab-separated line per benchmark: name, link s, then first, warm and stats
 # seconds of the make build, then of `yosegi run`, then the ratios first/warm (make, run)
 # and stats/warm (make, run). A benchmark that does not verify shows FAIL for that time.
-# NO_STATS=1 leaves out the two runs with stats (their columns read "-").
+# NO_STATS=1 leaves out the two runs with stats (their columns read "-"). REPEAT=N makes each
+# of the six runs N times, interleaved (first, warm, stats; first, warm, stats; ...: a first
+# run starts from an empty cache every time) and prints the medians: launch-bound programs
+# (NPB LU: 636,000 launches) vary by 20% and more from one run to the next on a shared host.
+# PIN=CPU runs the programs under `taskset -c CPU`; NO_RUN=1 leaves out the `yosegi run` ones.
 set -u
 suite="$(cd "${1:?SUITE}" && pwd)"
 bin="$(cd "${2:?BIN_DIR}" && pwd)"
@@ -32,6 +36,10 @@ seconds_of() { # the benchmark's time from its output $1, or FAIL when it did no
         echo FAIL
     fi
 }
+median() { python3 -c "import sys, statistics; v = sys.argv[1:]; print('FAIL' if 'FAIL' in v else ('-' if '-' in v else f'{statistics.median(map(float, v)):.2f}'))" "$@"; }
+repeat="${REPEAT:-1}"
+pin=()
+[ -n "${PIN:-}" ] && pin=(taskset -c "$PIN")
 ratio() { python3 -c "import sys; a, b = sys.argv[1:]; print(f'{float(a) / float(b):.3f}' if 'FAIL' not in (a, b) and '-' not in (a, b) else '-')" "$1" "$2"; }
 
 printf 'bench\tlink_s\tmake_first\tmake_warm\tmake_stats\trun_first\trun_warm\trun_stats\tmake_first/warm\trun_first/warm\tmake_stats/warm\trun_stats/warm\n'
@@ -49,13 +57,19 @@ for bench in "${names[@]}"; do
     times=()
     if [ -x "$exe" ]; then
         cache="$work/cache-$bench-make"
-        YOSEGI_CACHE_DIR="$cache" "$exe" >"$top/m1.out" 2>"$top/m1.err"; times+=("$(seconds_of "$top/m1.out")")
-        YOSEGI_CACHE_DIR="$cache" "$exe" >"$top/m2.out" 2>"$top/m2.err"; times+=("$(seconds_of "$top/m2.out")")
-        if [ -n "${NO_STATS:-}" ]; then
-            times+=(-)
-        else
-            YOSEGI_CACHE_DIR="$cache" YOSEGI_STATS=json "$exe" >"$top/m3.out" 2>"$top/m3.err"; times+=("$(seconds_of "$top/m3.out")")
-        fi
+        first=() warm=() with_stats=()
+        for ((r = 1; r <= repeat; r++)); do
+            rm -rf "$cache"
+            YOSEGI_CACHE_DIR="$cache" "${pin[@]}" "$exe" >"$top/m1.out" 2>"$top/m1.err"; first+=("$(seconds_of "$top/m1.out")")
+            YOSEGI_CACHE_DIR="$cache" "${pin[@]}" "$exe" >"$top/m2.out" 2>"$top/m2.err"; warm+=("$(seconds_of "$top/m2.out")")
+            if [ -n "${NO_STATS:-}" ]; then
+                with_stats+=(-)
+            else
+                YOSEGI_CACHE_DIR="$cache" YOSEGI_STATS=json "${pin[@]}" "$exe" >"$top/m3.out" 2>"$top/m3.err"; with_stats+=("$(seconds_of "$top/m3.out")")
+            fi
+        done
+        times+=("$(median "${first[@]}")" "$(median "${warm[@]}")" "$(median "${with_stats[@]}")")
+        echo "$bench make: first ${first[*]}; warm ${warm[*]}; stats ${with_stats[*]}" >&2
     else
         times+=(FAIL FAIL FAIL)
         tail -3 "$top/build.log" >&2
@@ -65,16 +79,27 @@ for bench in "${names[@]}"; do
     sources=()
     for o in $objs; do sources+=("${o%.o}.c"); done
     cache="$work/cache-$bench-run"
-    for k in 1 2 3; do
-        if [ $k = 3 ] && [ -n "${NO_STATS:-}" ]; then
-            times+=(-)
-            continue
-        fi
-        stats=()
-        [ $k = 3 ] && stats=(--stats=json)
-        (cd "$dir" && YOSEGI_CACHE_DIR="$cache" "$bin/yosegi" run -w --device cuda "${stats[@]}" -I ../common "${sources[@]}") </dev/null >"$top/r$k.out" 2>"$top/r$k.err"
-        times+=("$(seconds_of "$top/r$k.out")")
-    done
+    if [ -n "${NO_RUN:-}" ]; then
+        times+=(- - -)
+    else
+        first=() warm=() with_stats=()
+        for ((r = 1; r <= repeat; r++)); do
+            rm -rf "$cache"
+            for k in 1 2 3; do
+                if [ $k = 3 ] && [ -n "${NO_STATS:-}" ]; then
+                    with_stats+=(-)
+                    continue
+                fi
+                stats=()
+                [ $k = 3 ] && stats=(--stats=json)
+                (cd "$dir" && YOSEGI_CACHE_DIR="$cache" "${pin[@]}" "$bin/yosegi" run -w --device cuda "${stats[@]}" -I ../common "${sources[@]}") </dev/null >"$top/r$k.out" 2>"$top/r$k.err"
+                t="$(seconds_of "$top/r$k.out")"
+                case $k in 1) first+=("$t") ;; 2) warm+=("$t") ;; 3) with_stats+=("$t") ;; esac
+            done
+        done
+        times+=("$(median "${first[@]}")" "$(median "${warm[@]}")" "$(median "${with_stats[@]}")")
+        echo "$bench run: first ${first[*]}; warm ${warm[*]}; stats ${with_stats[*]}" >&2
+    fi
     printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$bench" "$link_s" "${times[@]}" \
         "$(ratio "${times[0]}" "${times[1]}")" "$(ratio "${times[3]}" "${times[4]}")" \
         "$(ratio "${times[2]}" "${times[1]}")" "$(ratio "${times[5]}" "${times[4]}")"

@@ -93,12 +93,37 @@ pub struct Traffic {
 /// run (H200). Such a scalar can still steer the work through a local (EP's offset sets how many
 /// halvings its seed's loop makes); the first launch's sample then stands for the shape as a
 /// sampled block stands for the grid.
+///
+/// The key is split by kernel name ([`KernelShapes`]) so that a launch looks its shape up
+/// without copying the name, and the params that decide the shape are found once per kernel:
+/// a launch of a time-step loop spends no allocation on the lookup where the shape has no
+/// scalars (NPB LU makes 636,000 launches, and `--stats` may cost at most 5% of their time).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 struct PredictionKey {
-    kernel: String,
     device: usize,
     shape: Vec<u64>,
     dram_bytes: u64,
+}
+
+/// One grid kernel's predictions, per [`PredictionKey`], and the params that decide its
+/// shapes ([`shape_params`]).
+#[derive(Debug, Default)]
+struct KernelShapes {
+    params: Option<Vec<u32>>,
+    /// [`countable`], found once: it walks the kernel's body.
+    countable: Option<bool>,
+    predictions: HashMap<PredictionKey, Result<Prediction, Unpredicted>>,
+    /// The shapes whose sample the cap cut short ([`Sampler::predict`]).
+    cut_short: HashSet<PredictionKey>,
+}
+
+/// `map`'s entry for `name`, made (with its default) the first time: the name is copied then
+/// only.
+fn by_name<'m, V: Default>(map: &'m mut HashMap<String, V>, name: &str) -> &'m mut V {
+    if !map.contains_key(name) {
+        map.insert(name.to_string(), V::default());
+    }
+    map.get_mut(name).expect("inserted above")
 }
 
 /// Shapes of one grid kernel the model samples: a launch of another shape goes unpredicted
@@ -210,8 +235,9 @@ impl Sampler {
         multiprocessors: u32,
         host_view_of: &dyn Fn(DeviceAlloc) -> Option<Arc<SimBuffer>>,
         cut_before: bool,
+        countable: bool,
     ) -> (Result<Prediction, Unpredicted>, bool) {
-        if !countable(launch.module, launch.kernel) {
+        if !countable {
             return (Err(Unpredicted::Uncountable), true);
         }
         if self.shapes_sampled.get(&launch.kernel.name).is_some_and(|&n| n >= MAX_SAMPLED_SHAPES) {
@@ -268,18 +294,16 @@ pub fn millis_from_env(name: &str, default: Duration) -> Option<Duration> {
 /// kernels each device has launched (a first launch also loads the kernel's code).
 pub struct Model {
     machines: Vec<Machine>,
-    /// Per launch shape: its prediction, or why there is none.
-    predictions: HashMap<PredictionKey, Result<Prediction, Unpredicted>>,
+    /// Per grid kernel (by name), per launch shape: its prediction, or why there is none.
+    predictions: HashMap<String, KernelShapes>,
     /// The samples' bounds and what they cost so far.
     sampler: Sampler,
-    /// The shapes whose sample the cap cut short ([`Sampler::predict`]).
-    cut_short: HashSet<PredictionKey>,
     /// Per grid kernel (by name) and device: the compiled variants already launched, by the
     /// values they are specialised for (empty: the generic one), whose code is loaded.
-    launched: HashMap<(String, usize), HashSet<Vec<i64>>>,
-    /// Per (grid kernel, device): the device's name, the launch's sizes and the steady
-    /// prediction made last, which the run leaves for `explain` ([`record`]).
-    latest: HashMap<(String, usize), (String, String, Prediction)>,
+    launched: HashMap<String, HashMap<usize, HashSet<Vec<i64>>>>,
+    /// Per grid kernel (by name) and device: the device's name, the launch's sizes and the
+    /// steady prediction made last, which the run leaves for `explain` ([`record`]).
+    latest: HashMap<String, HashMap<usize, (String, String, Prediction)>>,
     /// Per kernel (by name): how its launches would split over several devices, per size
     /// taken ([`Model::recall_split_shape`]), and which is the latest.
     split_shapes: HashMap<String, KernelSplits>,
@@ -366,7 +390,6 @@ impl Model {
             machines,
             predictions: HashMap::new(),
             sampler: Sampler::new(deadline, allowance),
-            cut_short: HashSet::new(),
             launched: HashMap::new(),
             latest: HashMap::new(),
             split_shapes: HashMap::new(),
@@ -462,7 +485,7 @@ impl Model {
     /// `device`'s machine) on 1 to [`MAX_MODELLED_DEVICES`] devices of that machine: the
     /// scaling curve. A launch that cannot split keeps its one-device time.
     pub fn scaling(&self, module: &Module, grid: &str, device: usize) -> Option<Vec<f64>> {
-        let (_, _, whole) = self.latest.get(&(grid.to_string(), device))?;
+        let (_, _, whole) = self.latest.get(grid)?.get(&device)?;
         let machine = self.machines.get(device)?;
         let source = module.grid_kernels.iter().find(|(_, g)| g.name == grid)?.1.source;
         let shape = self.split_shape(&module.kernels[source].name);
@@ -490,7 +513,7 @@ impl Model {
     /// strong-scaling curve (the launch's size split over the ranks) and the weak-scaling one
     /// (every rank with a launch of this size), at [`cluster::RANK_COUNTS`].
     pub fn ranks(&self, module: &Module, grid: &str, device: usize, cluster: &cluster::Cluster) -> Option<(Vec<f64>, Vec<f64>)> {
-        let (_, _, whole) = self.latest.get(&(grid.to_string(), device))?;
+        let (_, _, whole) = self.latest.get(grid)?.get(&device)?;
         let machine = self.machines.get(device)?;
         let grid_kernel = module.grid_kernels.iter().find(|(_, g)| g.name == grid)?.1;
         let shape = self.split_shape(&module.kernels[grid_kernel.source].name);
@@ -538,7 +561,7 @@ impl Model {
     /// specialisable params, up to `cuda::MAX_VARIANTS`, then the generic one
     /// (`cuda::specialised_constants`). Counted as launched.
     fn loads_code(&mut self, launch: &Launch, device: usize) -> bool {
-        let variants = self.launched.entry((launch.kernel.name.clone(), device)).or_default();
+        let variants = by_name(&mut self.launched, &launch.kernel.name).entry(device).or_default();
         let constants = crate::runtime::cuda::specialised_constants(launch).unwrap_or_default();
         let kept = crate::runtime::cuda::keeps_variant(&constants, |c: &Vec<i64>| !c.is_empty(), variants.iter());
         variants.insert(if kept { constants } else { Vec::new() })
@@ -549,8 +572,10 @@ impl Model {
     pub fn predict_steady(&mut self, launch: &Launch, at: &Placement) -> Result<Prediction, Unpredicted> {
         let Placement { device, device_name, multiprocessors, traffic, host_view_of, .. } = *at;
         let machine = self.machines.get(device).ok_or(Unpredicted::Uncountable)?;
-        let key = PredictionKey { kernel: launch.kernel.name.clone(), device, shape: shape_scalars(launch), dram_bytes: traffic.bytes };
-        if let Some(known) = self.predictions.get(&key) {
+        let shapes = by_name(&mut self.predictions, &launch.kernel.name);
+        let params = shapes.params.get_or_insert_with(|| shape_params(launch.kernel, &launch.specialisable));
+        let key = PredictionKey { device, shape: shape_values(launch, params), dram_bytes: traffic.bytes };
+        if let Some(known) = shapes.predictions.get(&key) {
             // The counts are the shape's; what the cache holds for it is this time's.
             let known = known.as_ref().map_err(|why| *why)?;
             let p = if known.work.resident_bytes == traffic.resident {
@@ -559,7 +584,7 @@ impl Model {
                 predict::predict(machine, &LaunchWork { resident_bytes: traffic.resident, ..known.work.clone() })
             };
             // The latest prediction of this launch (not one of other sizes) follows the cache.
-            if let Some(latest) = self.latest.get_mut(&(launch.kernel.name.clone(), device))
+            if let Some(latest) = self.latest.get_mut(launch.kernel.name.as_str()).and_then(|l| l.get_mut(&device))
                 && latest.2.work.resident_bytes != p.work.resident_bytes
                 && (latest.2.work.blocks, latest.2.work.dram_bytes, &latest.2.work.counters) == (p.work.blocks, p.work.dram_bytes, &p.work.counters)
             {
@@ -568,17 +593,19 @@ impl Model {
             return Ok(p);
         }
         let samples_before = self.sampler.cost.samples;
-        let cut_before = self.cut_short.contains(&key);
-        let (made, stands) = self.sampler.predict(machine, launch, traffic, multiprocessors, host_view_of, cut_before);
+        let cut_before = shapes.cut_short.contains(&key);
+        let countable = *shapes.countable.get_or_insert_with(|| countable(launch.module, launch.kernel));
+        let (made, stands) = self.sampler.predict(machine, launch, traffic, multiprocessors, host_view_of, cut_before, countable);
+        let shapes = by_name(&mut self.predictions, &launch.kernel.name);
         if matches!(made, Err(Unpredicted::TimeBudget)) && self.sampler.cost.samples > samples_before {
-            self.cut_short.insert(key.clone());
+            shapes.cut_short.insert(key.clone());
+        }
+        if stands {
+            shapes.predictions.insert(key, made.clone());
         }
         if let Ok(p) = &made {
             let sizes = LaunchKey::of(launch.kernel, &launch.specialisable, &launch.params, device_name).sizes_text();
-            self.latest.insert((launch.kernel.name.clone(), device), (device_name.to_string(), sizes, p.clone()));
-        }
-        if stands {
-            self.predictions.insert(key, made.clone());
+            by_name(&mut self.latest, &launch.kernel.name).insert(device, (device_name.to_string(), sizes, p.clone()));
         }
         made
     }
@@ -593,7 +620,8 @@ impl Model {
         let mut records: Vec<record::PredictionRecord> = self
             .latest
             .iter()
-            .filter_map(|((grid, device_index), (device, sizes, p))| {
+            .flat_map(|(grid, per_device)| per_device.iter().map(move |(device_index, latest)| (grid, device_index, latest)))
+            .filter_map(|(grid, device_index, (device, sizes, p))| {
                 let source = module.grid_kernels.iter().find(|(_, g)| &g.name == grid)?.1.source;
                 let kernel = identities.entry(source).or_insert_with(|| KernelIdentity::of(module, source)).clone();
                 let launches = stats.launches.get(grid);
@@ -750,19 +778,11 @@ pub fn record_prediction(
 /// Whether `launch` on `device` touches an object whose copy there the host wrote since a
 /// launch last touched it; the launch touches them now, so their flags are cleared.
 fn take_uploads(launch: &Launch, device: usize, registry: &mut Registry) -> bool {
-    let allocs: Vec<DeviceAlloc> = launch
-        .params
-        .iter()
-        .filter_map(|p| match p {
-            DeviceParam::Array { alloc, .. } => Some(*alloc),
-            _ => None,
-        })
-        .collect();
     let mut touches = false;
     for object in registry.iter_mut() {
         if let Some(copy) = object.copies.devices.get_mut(device).and_then(Option::as_mut)
             && copy.uploaded
-            && allocs.contains(&copy.alloc)
+            && launch.params.iter().any(|p| matches!(p, DeviceParam::Array { alloc, .. } if *alloc == copy.alloc))
         {
             copy.uploaded = false;
             touches = true;
@@ -815,9 +835,15 @@ fn countable(module: &Module, kernel: &GridKernel) -> bool {
 
 /// The raw values of the params that decide `launch`'s work (see [`PredictionKey`]): its
 /// specialisable integer params, and the floating ones its grid reads, in param order.
+#[cfg(test)]
 fn shape_scalars(launch: &Launch) -> Vec<u64> {
-    let kernel = launch.kernel;
-    let mut params = launch.specialisable.to_vec();
+    shape_values(launch, &shape_params(launch.kernel, &launch.specialisable))
+}
+
+/// The params whose values decide the shape of `kernel`'s launches ([`shape_scalars`]), in
+/// param order: the same for every launch of the kernel.
+fn shape_params(kernel: &GridKernel, specialisable: &[u32]) -> Vec<u32> {
+    let mut params = specialisable.to_vec();
     let mut pending = kernel.launch.grid.to_vec();
     while let Some(e) = pending.pop() {
         let Some(expr) = kernel.body.exprs.get(e) else { continue };
@@ -832,6 +858,12 @@ fn shape_scalars(launch: &Launch) -> Vec<u64> {
     }
     params.sort_unstable();
     params.dedup();
+    params
+}
+
+/// The raw values `launch` passes for `params` ([`shape_params`]).
+fn shape_values(launch: &Launch, params: &[u32]) -> Vec<u64> {
+    let kernel = launch.kernel;
     params
         .iter()
         .filter_map(|&p| match (kernel.params.get(p as usize).map(|p| &p.kind), launch.params.get(p as usize)) {

@@ -345,7 +345,7 @@ pub struct Stats {
     /// Per entry point of the runtime the program calls (`region`, `data enter`, ...): calls
     /// and the wall time spent in them, launches and transfers included. What a region spends
     /// beyond its launches' time is the runtime's own work.
-    pub runtime_calls: BTreeMap<&'static str, (u64, Duration)>,
+    pub runtime_calls: RuntimeCalls,
     /// Device copies allocated (not printed: the runtime checks device memory only after it
     /// changed).
     pub device_copies_allocated: u64,
@@ -381,9 +381,44 @@ pub struct Stats {
     pub elapsed: Option<Duration>,
 }
 
+/// Per entry point of the runtime ([`Stats::runtime_calls`]): calls and wall time, in the
+/// order first seen. A launch records some ten of them, so each is found by a short scan of
+/// names that are mostly the same `&'static str` (a pointer comparison) rather than by a
+/// tree's string comparisons.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RuntimeCalls(Vec<(&'static str, u64, Duration)>);
+
+impl RuntimeCalls {
+    pub fn add(&mut self, entry: &'static str, time: Duration) {
+        let found = self.0.iter().position(|(name, ..)| std::ptr::eq(*name, entry)).or_else(|| self.0.iter().position(|(name, ..)| *name == entry));
+        match found {
+            Some(i) => {
+                self.0[i].1 += 1;
+                self.0[i].2 += time;
+            }
+            None => self.0.push((entry, 1, time)),
+        }
+    }
+    /// Every entry point with its calls and time, by name.
+    pub fn sorted(&self) -> Vec<(&'static str, u64, Duration)> {
+        let mut all = self.0.clone();
+        all.sort_by_key(|(name, ..)| *name);
+        all
+    }
+}
+
 impl Stats {
+    /// `kernel`'s entry, made the first time (its name copied then only: this runs at every
+    /// launch).
+    fn launch_entry(&mut self, kernel: &str) -> &mut KernelLaunches {
+        if !self.launches.contains_key(kernel) {
+            self.launches.insert(kernel.to_string(), KernelLaunches::default());
+        }
+        self.launches.get_mut(kernel).expect("inserted above")
+    }
+
     pub fn record_launch(&mut self, kernel: &str, time: Duration, counters: &DeviceCounters) {
-        let entry = self.launches.entry(kernel.to_string()).or_default();
+        let entry = self.launch_entry(kernel);
         entry.count += 1;
         entry.time += time;
         entry.device_time += Duration::from_nanos(counters.device_time_ns);
@@ -395,7 +430,7 @@ impl Stats {
     }
     /// The model's prediction for one launch of `kernel`, run as `timing` says.
     pub fn record_prediction(&mut self, kernel: &str, prediction: &crate::runtime::model::Prediction, timing: crate::runtime::model::Timing) {
-        let entry = self.launches.entry(kernel.to_string()).or_default();
+        let entry = self.launch_entry(kernel);
         entry.predicted += Duration::from_secs_f64(prediction.seconds);
         entry.predicted_launches += 1;
         entry.predicted_alone += u64::from(timing != crate::runtime::model::Timing::Queued);
@@ -408,16 +443,13 @@ impl Stats {
     }
     /// A launch of `kernel` the model made no prediction for, and why.
     pub fn record_unpredicted(&mut self, kernel: &str, why: crate::runtime::model::Unpredicted) {
-        let entry = match self.launches.get_mut(kernel) {
-            Some(entry) => entry,
-            None => self.launches.entry(kernel.to_string()).or_default(),
-        };
+        let entry = self.launch_entry(kernel);
         *entry.unpredicted.entry(why).or_default() += 1;
         entry.last_unpredicted = Some(why);
     }
     /// Adds the bytes one launch of `kernel` must move (see `KernelLaunches::bytes_moved`).
     pub fn record_bytes_moved(&mut self, kernel: &str, bytes: u64) {
-        self.launches.entry(kernel.to_string()).or_default().bytes_moved += bytes;
+        self.launch_entry(kernel).bytes_moved += bytes;
     }
     /// A launch of `kernel` (the source kernel) ran its variant `variant`.
     /// The model left `variant` of `kernel` out of an exploration.
@@ -446,9 +478,7 @@ impl Stats {
         self.variants.entry(decision.kernel.clone()).or_default().decisions.push(decision);
     }
     pub fn record_runtime_call(&mut self, entry: &'static str, time: Duration) {
-        let e = self.runtime_calls.entry(entry).or_default();
-        e.0 += 1;
-        e.1 += time;
+        self.runtime_calls.add(entry, time);
     }
     pub fn record_transfer_time(&mut self, direction: TransferDirection, time: Duration) {
         match direction {
@@ -548,7 +578,7 @@ impl Stats {
             let _ = writeln!(out, "{:<42} {:>22.3}", "kernel time on the device (ms)", d.device_time_ns as f64 / 1e6);
             self.render_device_rows(&mut out);
         }
-        for (entry, (calls, time)) in &self.runtime_calls {
+        for (entry, calls, time) in self.runtime_calls.sorted() {
             let label = format!("runtime: {entry} calls / ms");
             let _ = writeln!(out, "{:<52} {:>10} {:>11.3}", label, calls, time.as_secs_f64() * 1e3);
         }
@@ -1023,6 +1053,25 @@ pub fn counters_json(d: &DeviceCounters) -> serde_json::Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Entry points are counted by name, also when two copies of a name are not the same
+    /// `&'static str`, and printed sorted by name whatever order they came in.
+    #[test]
+    fn runtime_calls_count_by_name_and_print_sorted() {
+        let mut calls = RuntimeCalls::default();
+        let copy: &'static str = String::from("region").leak();
+        calls.add("update", Duration::from_millis(1));
+        calls.add("region", Duration::from_millis(2));
+        calls.add(copy, Duration::from_millis(3));
+        calls.add("update", Duration::from_millis(4));
+        assert_eq!(calls.sorted(), vec![("region", 2, Duration::from_millis(5)), ("update", 2, Duration::from_millis(5))]);
+        let mut stats = Stats::default();
+        stats.runtime_calls = calls;
+        let text = stats.render();
+        let region = text.find("runtime: region calls").expect("the region line");
+        let update = text.find("runtime: update calls").expect("the update line");
+        assert!(region < update, "{text}");
+    }
 
     #[test]
     fn counts_read_back_as_written() {
