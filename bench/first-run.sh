@@ -17,6 +17,7 @@
 # run starts from an empty cache every time) and prints the medians: launch-bound programs
 # (NPB LU: 636,000 launches) vary by 20% and more from one run to the next on a shared host.
 # PIN=CPU runs the programs under `taskset -c CPU`; NO_RUN=1 leaves out the `yosegi run` ones.
+# Each run's time also goes to stderr as it ends, so that a pass cut short keeps what it measured.
 set -u
 suite="$(cd "${1:?SUITE}" && pwd)"
 bin="$(cd "${2:?BIN_DIR}" && pwd)"
@@ -60,12 +61,12 @@ for bench in "${names[@]}"; do
         first=() warm=() with_stats=()
         for ((r = 1; r <= repeat; r++)); do
             rm -rf "$cache"
-            YOSEGI_CACHE_DIR="$cache" "${pin[@]}" "$exe" >"$top/m1.out" 2>"$top/m1.err"; first+=("$(seconds_of "$top/m1.out")")
-            YOSEGI_CACHE_DIR="$cache" "${pin[@]}" "$exe" >"$top/m2.out" 2>"$top/m2.err"; warm+=("$(seconds_of "$top/m2.out")")
+            YOSEGI_CACHE_DIR="$cache" "${pin[@]}" "$exe" >"$top/m1.out" 2>"$top/m1.err"; first+=("$(seconds_of "$top/m1.out")"); echo "$bench make first: ${first[-1]}" >&2
+            YOSEGI_CACHE_DIR="$cache" "${pin[@]}" "$exe" >"$top/m2.out" 2>"$top/m2.err"; warm+=("$(seconds_of "$top/m2.out")"); echo "$bench make warm: ${warm[-1]}" >&2
             if [ -n "${NO_STATS:-}" ]; then
                 with_stats+=(-)
             else
-                YOSEGI_CACHE_DIR="$cache" YOSEGI_STATS=json "${pin[@]}" "$exe" >"$top/m3.out" 2>"$top/m3.err"; with_stats+=("$(seconds_of "$top/m3.out")")
+                YOSEGI_CACHE_DIR="$cache" YOSEGI_STATS=json "${pin[@]}" "$exe" >"$top/m3.out" 2>"$top/m3.err"; with_stats+=("$(seconds_of "$top/m3.out")"); echo "$bench make stats: ${with_stats[-1]}" >&2
             fi
         done
         times+=("$(median "${first[@]}")" "$(median "${warm[@]}")" "$(median "${with_stats[@]}")")
@@ -94,6 +95,7 @@ for bench in "${names[@]}"; do
                 [ $k = 3 ] && stats=(--stats=json)
                 (cd "$dir" && YOSEGI_CACHE_DIR="$cache" "${pin[@]}" "$bin/yosegi" run -w --device cuda "${stats[@]}" -I ../common "${sources[@]}") </dev/null >"$top/r$k.out" 2>"$top/r$k.err"
                 t="$(seconds_of "$top/r$k.out")"
+                echo "$bench run $k: $t" >&2
                 case $k in 1) first+=("$t") ;; 2) warm+=("$t") ;; 3) with_stats+=("$t") ;; esac
             done
         done
