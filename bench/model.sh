@@ -17,7 +17,7 @@
 #   --budget SECS     stop PolyBench after SECS seconds (the programs run so far count)
 #   --warm            with --npb: first run every NAS benchmark, then SP, BT and LU with
 #                     `--staging off`, with stats to a scratch folder, so that the launch costs
-#                     the runtime learns from programs (README, "performance model") are known
+#                     the runtime learns from programs (docs/guide/performance-model.md) are known
 #                     before the measured pass, as on a machine that has run programs before
 #                     (SP, BT, CG and MG alone, or all seven, leave too few small queued
 #                     kernels to learn from: bench/NOTES.md run 38). Both passes use a kernel

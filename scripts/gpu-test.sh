@@ -257,7 +257,7 @@ if [ -z "${ONLY:-}" ] || [ "${ONLY}" = cache ]; then
     cache_check "kernel cache: a group-writable directory is not used" shared_cache
 fi
 
-# Kernels made ahead of time (README, "The first run"): a program of many kernels linked by
+# Kernels made ahead of time (docs/guide/kernel-cache.md, "The first run"): a program of many kernels linked by
 # `yosegi cc` carries images for this GPU and runs them with no NVRTC at all (`--stats=json`
 # counts no compilation; YOSEGI_NVRTC=off at run time changes nothing), the same program
 # through `yosegi run` with an empty cache gets its kernels from the worker threads, and a
@@ -343,7 +343,7 @@ CHECK
     cache_check "a link without NVRTC warns once and its executable compiles at run time" link_without_nvrtc_still_runs
 fi
 
-# The performance model (README, "Performance model"): a `--stats` run on the GPU measures the
+# The performance model (docs/guide/performance-model.md): a `--stats` run on the GPU measures the
 # machine once (its figures in range: a launch of 1-50 us, a first launch that loads a module
 # of 5-500 us), leaves its predictions, and `explain` shows them for the GPU it ran on.
 if [ -z "${ONLY:-}" ] || [ "${ONLY}" = model ]; then
@@ -371,7 +371,7 @@ CHECK
     cache_check "the model measures the machine, and explain shows the run's predictions" model_reaches_explain
 fi
 
-# Line information (README, "Profilers and sanitizers"): a kernel writing out of its array,
+# Line information (docs/guide/profiling.md): a kernel writing out of its array,
 # run under compute-sanitizer, is reported at the user's file and line; Nsight Compute sees the
 # NVTX ranges; NVRTC's compilations show progress on a terminal and nothing on a pipe. Each
 # needs the GPU and its tool; said SKIP otherwise.

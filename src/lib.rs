@@ -21,3 +21,4 @@ pub mod driver;
 pub mod explain;
 pub mod front;
 pub mod fuzz;
+pub mod manpages;

@@ -22,7 +22,7 @@ use yosegi::opt::{FusionMode, PassConfig, StagingMode};
 
 #[derive(Parser)]
 #[command(name = "yosegi", version, about = "Runs C programs with OpenACC directives on GPUs or on a simulated device",
-    after_help = "`yosegi cc ARGS...` (or `yosegi-cc`) is a C compiler driver for Makefiles: see the README.")]
+    after_help = "`yosegi cc ARGS...` (or `yosegi-cc`) is a C compiler driver for Makefiles: see yosegi-cc(1) and the user's guide (docs/).")]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -36,6 +36,21 @@ enum Command {
     Explain(ExplainArgs),
     /// Write the generated host C, the glue and the IR text into a directory.
     Emit(EmitArgs),
+    /// Write the man pages yosegi(1), yosegi-run(1), yosegi-explain(1), yosegi-emit(1),
+    /// yosegi-man(1) and yosegi-cc(1) into a directory.
+    Man(ManArgs),
+}
+
+#[derive(Args)]
+struct ManArgs {
+    /// The directory to write the pages into (created if missing), such as
+    /// `~/.local/share/man/man1`.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    out: PathBuf,
+    /// Print every long flag of every command, one `COMMAND FLAG` a line, instead (for the tests
+    /// that check the guide's reference).
+    #[arg(long, hide = true)]
+    list_flags: bool,
 }
 
 #[derive(Args)]
@@ -255,6 +270,7 @@ fn command() -> ExitCode {
         Command::Run(args) => &args.input,
         Command::Explain(args) => &args.input,
         Command::Emit(args) => &args.input,
+        Command::Man(args) => return man(args),
     };
     // Text (the default) leaves the environment's choice in force.
     if input.diagnostics_format != DiagnosticsFormat::Text {
@@ -267,6 +283,35 @@ fn command() -> ExitCode {
         }
         Command::Explain(args) => explain(args),
         Command::Emit(args) => emit(args),
+        Command::Man(args) => man(&args),
+    }
+}
+
+/// `yosegi man`: the man pages, from the clap definitions (`yosegi::manpages`).
+fn man(args: &ManArgs) -> ExitCode {
+    if args.list_flags {
+        let mut text = String::new();
+        for (command, flag) in yosegi::manpages::long_flags(&Cli::command()) {
+            text.push_str(&format!("{command} {flag}\n"));
+        }
+        for flag in yosegi::manpages::cc_flags() {
+            text.push_str(&format!("yosegi-cc {flag}\n"));
+        }
+        use std::io::Write;
+        let _ = std::io::stdout().lock().write_all(text.as_bytes());
+        return ExitCode::SUCCESS;
+    }
+    match yosegi::manpages::write(Cli::command(), &args.out) {
+        Ok(pages) => {
+            for page in pages {
+                println!("{}", page.display());
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("yosegi: error: cannot write the man pages into `{}`: {e}", args.out.display());
+            ExitCode::from(EXIT_BAD_INPUT)
+        }
     }
 }
 

@@ -94,7 +94,7 @@ fn several_devices_per_rank_are_refused() {
     assert!(finished.stderr.contains("each rank drives one device"), "{}", finished.describe());
 }
 
-/// The README's workflow: an executable built by `yosegi cc`, started by `mpirun` itself, prints
+/// The guide's workflow (docs/guide/mpi-ranks.md): an executable built by `yosegi cc`, started by `mpirun` itself, prints
 /// what it prints alone (the runtime library joins the job from the launcher's environment).
 #[test]
 fn an_executable_built_by_yosegi_cc_runs_under_mpirun() {

@@ -1,4 +1,4 @@
-//! The simulator's watchdog (`YOSEGI_SIM_TIMEOUT`, README "Environment variables"): a kernel
+//! The simulator's watchdog (`YOSEGI_SIM_TIMEOUT`, docs/guide/reference/environment.md): a kernel
 //! that never ends stops with a kernel fault that names the kernel, the loop it was in and
 //! the limit, and says how to raise it; exit status 1 as for the other kernel faults. A value
 //! that is not a number of seconds is refused (exit 2), not ignored.
