@@ -269,6 +269,37 @@ fn partition_text(kernel: &Kernel, out: &mut String) {
     }
 }
 
+/// The outermost loops of a kernel's body (beneath its parallel dims), which each thread runs
+/// in order: `the loop over `e``; those [`Kernel::inner_sequential`] gives a reason for are
+/// told there.
+fn in_thread_loops(kernel: &Kernel) -> Vec<String> {
+    fn walk(kernel: &Kernel, block: &[crate::ir::Stmt], out: &mut Vec<String>) {
+        for stmt in block {
+            match stmt {
+                crate::ir::Stmt::Loop { range, test_first, .. } => out.push(match range {
+                    Some(r) => format!("the loop over `{}`", kernel.body.locals[r.var].name),
+                    None if *test_first => "a `while` loop".to_string(),
+                    None => "a `do` loop".to_string(),
+                }),
+                crate::ir::Stmt::If { then, otherwise, .. } => {
+                    walk(kernel, then, out);
+                    walk(kernel, otherwise, out);
+                }
+                _ => {}
+            }
+        }
+    }
+    if kernel.explicit_grid.is_some() || kernel.sequential_reason.is_some() {
+        return Vec::new();
+    }
+    let mut loops = Vec::new();
+    walk(kernel, &kernel.body.block, &mut loops);
+    loops.retain(|l| !kernel.inner_sequential.iter().any(|r| r.message.starts_with(l.as_str())));
+    let mut seen = std::collections::HashSet::new();
+    loops.retain(|l| seen.insert(l.clone()));
+    loops
+}
+
 fn level_text(level: LoopLevel) -> &'static str {
     match level {
         LoopLevel::Gang => "gang",
@@ -309,6 +340,10 @@ fn kernel_text(module: &Module, region: &Region, handle: Handle<Kernel>, out: &m
     partition_text(kernel, out);
     for reason in &kernel.inner_sequential {
         let _ = writeln!(out, "    sequential inside each thread: {}", reason.message);
+    }
+    let in_thread = in_thread_loops(kernel);
+    if !in_thread.is_empty() {
+        let _ = writeln!(out, "    in order inside each thread: {}", in_thread.join(", "));
     }
     if !kernel.num_gangs.is_empty() || kernel.space.iter().any(|d| d.gang_dim.is_some()) {
         gang_dimensions_text(kernel, grid, out);

@@ -111,7 +111,7 @@ impl Brief<'_> {
         }
         let mut parts: Vec<String> = Vec::new();
         if let Some(reason) = &kernel.sequential_reason {
-            parts.push(format!("runs sequentially on one GPU thread: {}", reason.message));
+            parts.push(format!("runs sequentially on one GPU thread: {}", short_reason(&reason.message)));
         } else if let Some(explicit) = &kernel.explicit_grid {
             let [x, y, z] = explicit.block;
             parts.push(format!("written per thread, blocks of {x}x{y}x{z} threads"));
@@ -139,7 +139,11 @@ impl Brief<'_> {
             }
         }
         for reason in &kernel.inner_sequential {
-            parts.push(format!("{} sequential in each thread", reason.message));
+            parts.push(format!("{} sequential in each thread", short_reason(&reason.message)));
+        }
+        let in_thread = super::in_thread_loops(kernel);
+        if !in_thread.is_empty() && !kernel.space.is_empty() {
+            parts.push(format!("{} in order in each thread", in_thread.join(", ")));
         }
         // `reduction(+:a,b)`, one per operator, as the clause is written.
         let mut reductions: Vec<(&str, Vec<&str>)> = Vec::new();
@@ -251,11 +255,11 @@ impl Brief<'_> {
                     None => once,
                 }
             }
-            (RegionKind::Compute { .. }, Some(line)) => format!("per iteration of the loop at line {line}"),
+            (RegionKind::Compute { .. }, Some(line)) => format!("at every launch, per iteration of the loop at line {line}"),
             (RegionKind::Compute { .. }, None) if entry => "at region entry".to_string(),
             (RegionKind::Compute { .. }, None) => "at region exit".to_string(),
             (_, Some(line)) => format!("per iteration of the loop at line {line}"),
-            (_, None) => "here".to_string(),
+            (_, None) => "at the directive".to_string(),
         }
     }
 
@@ -298,7 +302,10 @@ impl Brief<'_> {
             return (verb.into(), format!(": already present (data region at line {line}), nothing moves"));
         }
         let how = match section.kind {
-            DataClauseKind::Copy => format!(": in {}, out {}", self.moment(true), self.moment(false)),
+            DataClauseKind::Copy => match (self.moment(true), self.moment(false)) {
+                (entry, exit) if entry == exit => format!(": in and out {entry}"),
+                (entry, exit) => format!(": in {entry}, out {exit}"),
+            },
             DataClauseKind::CopyIn => format!(" {}", self.moment(true)),
             DataClauseKind::CopyOut => format!(" {}", self.moment(false)),
             DataClauseKind::Create => ": on the device only, nothing copied".to_string(),
@@ -343,6 +350,11 @@ impl Brief<'_> {
             }
         }
     }
+}
+
+/// A reason without its witness (`...: iterations i = 0 and i = 1 both write a[0]`).
+fn short_reason(message: &str) -> &str {
+    message.split(": iteration").next().unwrap_or(message)
 }
 
 /// The widest constant offset of the kernel's affine references to array `param` from the
