@@ -243,12 +243,15 @@ impl Brief<'_> {
             (RegionKind::Data { .. }, around) => {
                 let computes: Vec<Span> =
                     self.module().regions.iter().filter(|r| matches!(r.kind, RegionKind::Compute { .. })).map(|r| r.span).collect();
-                let inside = region.body_span.and_then(|body| self.host.loop_inside(body, &computes)).map(|l| self.line_of(l));
-                let once = match (inside, entry) {
-                    (Some(line), true) => format!("once before the loop at line {line}"),
-                    (Some(_), false) => "once after it".to_string(),
-                    (None, true) => "at region entry".to_string(),
-                    (None, false) => "at region exit".to_string(),
+                let inside: Vec<String> =
+                    region.body_span.map(|body| self.host.loops_inside(body, &computes)).unwrap_or_default().into_iter().map(|l| self.line_of(l).to_string()).collect();
+                let once = match (inside.as_slice(), entry) {
+                    ([line], true) => format!("once before the loop at line {line}"),
+                    ([_], false) => "once after it".to_string(),
+                    ([], true) => "at region entry".to_string(),
+                    ([], false) => "at region exit".to_string(),
+                    (lines, true) => format!("once before the loops at lines {}", lines.join(", ")),
+                    (_, false) => "once after them".to_string(),
                 };
                 match around {
                     Some(line) => format!("{once}, per iteration of the loop at line {line}"),

@@ -97,17 +97,18 @@ impl HostCode {
         self.loops.iter().copied().filter(|l| contains(*l, span)).max_by_key(|l| l.lo)
     }
 
-    /// The host loop in `outer` (a data region's body, which may be the loop itself) to name
-    /// as the one its data stays on the device for: the outermost one around any of `inner`
-    /// (the compute regions inside), else the longest one.
-    pub fn loop_inside(&self, outer: Span, inner: &[Span]) -> Option<Span> {
+    /// The host loops in `outer` (a data region's body, which may be a loop itself) to name as
+    /// those its data stays on the device for: the outermost ones around any of `inner` (the
+    /// compute regions inside), in order, else the longest one.
+    pub fn loops_inside(&self, outer: Span, inner: &[Span]) -> Vec<Span> {
         let within: Vec<Span> = self.loops.iter().copied().filter(|l| covers(outer, *l)).collect();
-        within
-            .iter()
-            .copied()
-            .filter(|l| inner.iter().any(|i| contains(*l, *i)))
-            .min_by_key(|l| l.lo)
-            .or_else(|| within.iter().copied().max_by_key(|l| l.hi - l.lo))
+        let around: Vec<Span> = within.iter().copied().filter(|l| inner.iter().any(|i| contains(*l, *i))).collect();
+        let mut outermost: Vec<Span> = around.iter().copied().filter(|l| !around.iter().any(|o| contains(*o, *l))).collect();
+        outermost.sort_by_key(|l| l.lo);
+        if outermost.is_empty() {
+            outermost.extend(within.iter().copied().max_by_key(|l| l.hi - l.lo));
+        }
+        outermost
     }
 
     /// The construct whose statement holds `span` (a kernel's loop).
