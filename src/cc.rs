@@ -23,12 +23,15 @@
 //!   compiler (a `-f`/`-m` flag the host compiler does not know is dropped with one warning);
 //!   `-l -L -Wl,* -shared? -static` the link. `-E`, `-M` and `-MM` (text or dependencies
 //!   only) run the system compiler alone; `-MD`, `-MMD` and their `-MF -MT -MQ -MP` have the
-//!   system compiler write the dependency file while it compiles the object Yosegi makes. PGI/NVIDIA's OpenACC flags (`-acc`, `-Minfo`,
-//!   `-Msafeptr`, `-fast`, the items of `-ta=`/`-gpu=` other than architectures) are dropped with one warning: Yosegi always compiles the
+//!   system compiler write the dependency file while it compiles the object Yosegi makes. PGI/NVIDIA's OpenACC flags (`-acc`, `-Minfo=` of
+//!   other kinds than `accel`, `-Msafeptr`, `-fast`, the items of `-ta=`/`-gpu=` other than architectures) are dropped with one warning: Yosegi always compiles the
 //!   directives; `-fopenacc`, which asks for just that, is accepted silently. The sequential
 //!   object is compiled with `_OPENACC` defined, as Yosegi's preprocessing defines it, and `-v`
 //!   reaches the system compiler: CMake identifies the driver as the GNU compiler it drives,
 //!   detects its ABI and finds OpenACC (`find_package(OpenACC)`: `-fopenacc`).
+//! * `-Minfo`, `-Minfo=accel`, `-Minfo=all` (or a list with `accel`): each source compiled
+//!   prints, on stderr, one line per compute loop and data movement
+//!   ([`crate::explain::brief`], what `yosegi explain --brief` prints).
 //! * `-fopenmp` (and PGI's `-mp`) is host OpenMP, as gcc builds it: cpp defines `_OPENMP`, the
 //!   objects and the generated host code are compiled with it and the link gets it
 //!   (`driver::openmp`); without it, a program calling OpenMP's API is linked with libgomp.
@@ -89,6 +92,9 @@ struct CcArgs {
     diagnostics_format: Option<DiagnosticsFormat>,
     /// Flags dropped, for the one warning.
     dropped: Vec<String>,
+    /// `-Minfo`, `-Minfo=accel`, `-Minfo=all` (or a list naming `accel` or `all`): each source
+    /// compiled prints [`crate::explain::brief`] on stderr.
+    minfo: bool,
     /// `-gpu=cc90,...`: the architectures the link compiles kernels for ([`gpu_targets`]).
     gpus: gpu_targets::GpuChoice,
     /// `-fyosegi-staging=` and `-fyosegi-fusion=`: the passes' modes, as `yosegi run`'s
@@ -184,6 +190,7 @@ fn parse_args(args: &[String]) -> Result<CcArgs, String> {
                         cc.dropped.push(unused);
                     }
                 }
+                _ if minfo_accel(arg) => cc.minfo = true,
                 _ if arg.starts_with("-acc=") || arg.starts_with("-Minfo") || arg.starts_with("-M") => cc.dropped.push(arg.to_string()),
                 _ if arg.starts_with("-std=") => cc.preprocess.cpp_flags.push(arg.to_string()),
                 _ if arg.starts_with(STAGING_FLAG) => {
@@ -222,6 +229,17 @@ fn parse_args(args: &[String]) -> Result<CcArgs, String> {
         return Err("`-o` with `-c` and several sources: give one source per command, or no `-o`".to_string());
     }
     Ok(cc)
+}
+
+/// Whether `arg` asks nvc for its accelerator feedback: `-Minfo` alone (all of it),
+/// `-Minfo=accel`, `-Minfo=all`, or a comma list naming one of them (`-Minfo=accel,loop`).
+/// Other kinds (`-Minfo=inline`) say what nvc's host optimiser did and stay dropped.
+fn minfo_accel(arg: &str) -> bool {
+    match arg.strip_prefix("-Minfo") {
+        Some("") => true,
+        Some(list) => list.strip_prefix('=').is_some_and(|l| l.split(',').any(|k| k == "accel" || k == "all")),
+        None => false,
+    }
 }
 
 /// `yosegi cc ARGS...`: returns the exit status.
@@ -321,10 +339,13 @@ fn filter_host_flags(cc: &mut CcArgs) {
 /// Preprocesses and checks one source through the front end; its text for the object.
 fn check_source(cc: &CcArgs, source: &Path, builtin: &BuiltinHeaders) -> Result<String, Failure> {
     let text = preprocess::preprocess(source, &cc.preprocess, builtin)?;
-    match driver::compile_preprocessed_units(vec![(source.to_path_buf(), text.clone())], &PassConfig::default(), cc.preprocess.openmp) {
+    match driver::compile_preprocessed_units(vec![(source.to_path_buf(), text.clone())], &cc.passes, cc.preprocess.openmp) {
         Ok(program) => {
             if !cc.no_warnings {
                 report(&program.sources, &program.warnings);
+            }
+            if cc.minfo {
+                eprint!("{}", crate::explain::brief::brief(&program));
             }
             Ok(text)
         }
@@ -718,6 +739,20 @@ mod tests {
     }
 
     #[test]
+    fn minfo_asks_for_the_brief_account_when_it_names_accel() {
+        for flag in ["-Minfo", "-Minfo=accel", "-Minfo=all", "-Minfo=loop,accel", "-Minfo=accel,inline"] {
+            assert!(minfo_accel(flag), "{flag}");
+            let cc = parse_args(&args(&format!("-c {flag} x.c"))).unwrap();
+            assert!(cc.minfo && cc.dropped.is_empty(), "{flag}: {:?}", cc.dropped);
+        }
+        for flag in ["-Minfo=inline", "-Minfo=", "-Minfoo", "-Msafeptr"] {
+            assert!(!minfo_accel(flag), "{flag}");
+            let cc = parse_args(&args(&format!("-c {flag} x.c"))).unwrap();
+            assert!(!cc.minfo && cc.dropped == vec![flag.to_string()], "{flag}");
+        }
+    }
+
+    #[test]
     fn compile_flags_go_where_they_belong() {
         let cc = parse_args(&args("-c -O3 -I../common -DCLASS=S -UX -std=c99 -mcmodel=medium -acc -ta=tesla -Minfo=accel cg.c -o cg.o")).unwrap();
         assert!(cc.compile_only);
@@ -728,7 +763,8 @@ mod tests {
         assert_eq!(cc.preprocess.cpp_flags, vec!["-UX".to_string(), "-std=c99".to_string()]);
         assert_eq!(cc.host_flags, vec!["-O3".to_string(), "-mcmodel=medium".to_string()]);
         // `-ta=tesla` names the NVIDIA target, which the link compiles for (`gpu_targets`).
-        assert_eq!(cc.dropped, vec!["-acc".to_string(), "-Minfo=accel".to_string()]);
+        assert_eq!(cc.dropped, vec!["-acc".to_string()]);
+        assert!(cc.minfo);
     }
 
     #[test]

@@ -6,6 +6,8 @@
 //! staged) with the staging analysis behind them, the rule that picks one at run time, and the
 //! winners measured so far (`runtime::variants`). Golden tests snapshot this text.
 
+pub mod brief;
+mod host_code;
 pub mod json;
 mod model;
 
@@ -58,7 +60,12 @@ impl Context {
 }
 
 fn location(program: &CompiledProgram, region: &Region) -> String {
-    let loc = program.sources.location(region.span);
+    location_of(program, region.span)
+}
+
+/// `file.c:42`: the user's file (its name) and line where `span` starts.
+fn location_of(program: &CompiledProgram, span: crate::diag::Span) -> String {
+    let loc = program.sources.location(span);
     let file = loc.file.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
     format!("{file}:{}", loc.line)
 }
@@ -262,6 +269,37 @@ fn partition_text(kernel: &Kernel, out: &mut String) {
     }
 }
 
+/// The outermost loops of a kernel's body (beneath its parallel dims), which each thread runs
+/// in order: `the loop over `e``; those [`Kernel::inner_sequential`] gives a reason for are
+/// told there.
+fn in_thread_loops(kernel: &Kernel) -> Vec<String> {
+    fn walk(kernel: &Kernel, block: &[crate::ir::Stmt], out: &mut Vec<String>) {
+        for stmt in block {
+            match stmt {
+                crate::ir::Stmt::Loop { range, test_first, .. } => out.push(match range {
+                    Some(r) => format!("the loop over `{}`", kernel.body.locals[r.var].name),
+                    None if *test_first => "a `while` loop".to_string(),
+                    None => "a `do` loop".to_string(),
+                }),
+                crate::ir::Stmt::If { then, otherwise, .. } => {
+                    walk(kernel, then, out);
+                    walk(kernel, otherwise, out);
+                }
+                _ => {}
+            }
+        }
+    }
+    if kernel.explicit_grid.is_some() || kernel.sequential_reason.is_some() {
+        return Vec::new();
+    }
+    let mut loops = Vec::new();
+    walk(kernel, &kernel.body.block, &mut loops);
+    loops.retain(|l| !kernel.inner_sequential.iter().any(|r| r.message.starts_with(l.as_str())));
+    let mut seen = std::collections::HashSet::new();
+    loops.retain(|l| seen.insert(l.clone()));
+    loops
+}
+
 fn level_text(level: LoopLevel) -> &'static str {
     match level {
         LoopLevel::Gang => "gang",
@@ -302,6 +340,10 @@ fn kernel_text(module: &Module, region: &Region, handle: Handle<Kernel>, out: &m
     partition_text(kernel, out);
     for reason in &kernel.inner_sequential {
         let _ = writeln!(out, "    sequential inside each thread: {}", reason.message);
+    }
+    let in_thread = in_thread_loops(kernel);
+    if !in_thread.is_empty() {
+        let _ = writeln!(out, "    in order inside each thread: {}", in_thread.join(", "));
     }
     if !kernel.num_gangs.is_empty() || kernel.space.iter().any(|d| d.gang_dim.is_some()) {
         gang_dimensions_text(kernel, grid, out);
@@ -588,19 +630,22 @@ fn data_move(region: &Region, s: &DataSection) -> String {
     }
 }
 
-/// Arrays the kernels touch that no data clause of the region names: the runtime moves them
-/// on demand.
-fn implicit_moves(
-    module: &Module,
-    region: &Region,
-    kernels: &[Handle<Kernel>],
-    data: &[DataSection],
-    out: &mut String,
-) {
+/// An array a compute region's kernels touch that no data clause of the region names: the
+/// runtime moves it on demand (coherence), or it is present from an enclosing data region.
+struct ImplicitUse {
+    name: String,
+    reads: bool,
+    writes: bool,
+    /// The innermost structured data region around the compute region that names the array.
+    data_region: Option<u32>,
+}
+
+/// The region's [`ImplicitUse`]s, in order of first use.
+fn implicit_uses(module: &Module, region: &Region, kernels: &[Handle<Kernel>], data: &[DataSection]) -> Vec<ImplicitUse> {
     // Per array the region's kernels use without a clause, in order of first use: whether
     // any of its kernels reads it and whether any writes it.
     let clauses: Vec<u32> = data.iter().map(|d| d.base).collect();
-    let mut uses: Vec<(u32, String, bool, bool)> = Vec::new();
+    let mut uses: Vec<(u32, ImplicitUse)> = Vec::new();
     for &k in kernels {
         let kernel = &module.kernels[k];
         let summary = access::summarize(kernel);
@@ -611,22 +656,39 @@ fn implicit_moves(
             let reads = summary.of_param(index as u32).any(|a| a.kind != AccessKind::Write);
             let writes = summary.of_param(index as u32).any(|a| a.kind != AccessKind::Read);
             match uses.iter_mut().find(|u| u.0 == param.arg) {
-                Some(u) => {
-                    u.2 |= reads;
-                    u.3 |= writes;
+                Some((_, u)) => {
+                    u.reads |= reads;
+                    u.writes |= writes;
                 }
-                None => uses.push((param.arg, param.name.clone(), reads, writes)),
+                None => uses.push((param.arg, ImplicitUse { name: param.name.clone(), reads, writes, data_region: None })),
             }
         }
     }
-    for (_, name, reads, writes) in uses {
+    uses.into_iter()
+        .map(|(_, mut u)| {
+            u.data_region = enclosing_data_region(module, region, &u.name);
+            u
+        })
+        .collect()
+}
+
+/// Arrays the kernels touch that no data clause of the region names: the runtime moves them
+/// on demand.
+fn implicit_moves(
+    module: &Module,
+    region: &Region,
+    kernels: &[Handle<Kernel>],
+    data: &[DataSection],
+    out: &mut String,
+) {
+    for ImplicitUse { name, reads, writes, data_region } in implicit_uses(module, region, kernels, data) {
         let text = match (reads, writes) {
             (true, true) => "read and written by kernel -> copied to the device when stale; the host copy refreshed when the host touches it (coherence)",
             (true, false) => "read by kernel -> copied to the device when stale (coherence)",
             (false, true) => "written by kernel -> the host copy refreshed when the host touches it (coherence)",
             (false, false) => "not accessed",
         };
-        match enclosing_data_region(module, region, &name) {
+        match data_region {
             Some(data_region) => {
                 let _ = writeln!(
                     out,
@@ -646,6 +708,11 @@ fn implicit_moves(
     }
 }
 
+/// The variable a data clause names (`a` of `a[0:n][0:m]`).
+fn clause_variable(name: &str) -> &str {
+    name.split(['[', ' ', '(']).next().unwrap_or(name).trim()
+}
+
 /// The innermost structured data region around `region` with a clause naming `name`.
 fn enclosing_data_region(module: &Module, region: &Region, name: &str) -> Option<u32> {
     module
@@ -657,7 +724,7 @@ fn enclosing_data_region(module: &Module, region: &Region, name: &str) -> Option
                 && r.span.lo <= region.span.lo
                 && region.span.hi <= r.span.hi
         })
-        .filter(|r| matches!(&r.kind, RegionKind::Data { data } if data.iter().any(|d| d.name == name)))
+        .filter(|r| matches!(&r.kind, RegionKind::Data { data } if data.iter().any(|d| clause_variable(&d.name) == clause_variable(name))))
         .max_by_key(|r| r.span.lo)
         .map(|r| r.id)
 }

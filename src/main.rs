@@ -192,6 +192,10 @@ struct ExplainArgs {
     /// `text` (the default) or `json`: the same facts, for tools.
     #[arg(long, value_enum, default_value = "text")]
     format: ExplainFormat,
+    /// One line per compute loop and per data movement, `file:line: ...` (what `yosegi cc
+    /// -Minfo=accel` prints while it compiles); the full account is the default.
+    #[arg(long, conflicts_with = "format")]
+    brief: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -474,6 +478,7 @@ fn explain(args: ExplainArgs) -> ExitCode {
         Err(code) => return code,
     };
     let text = match args.format {
+        ExplainFormat::Text if args.brief => yosegi::explain::brief::brief(&program),
         ExplainFormat::Text => yosegi::explain::explain(&program),
         ExplainFormat::Json => serde_json::to_string_pretty(&yosegi::explain::json::explain_json(&program, None)).unwrap_or_default() + "\n",
     };

@@ -153,7 +153,10 @@ Yosegi, with the system C compiler ($YOSEGI_HOST_CC, else cc) for the host code.
                       Yosegi's diagnostics in that format
   -fyosegi-staging=auto|on|off  -fyosegi-fusion=auto|on|off
                       the passes' modes (yosegi run's --staging and --fusion), on the link
-  -acc  -ta=..  -gpu=..  -acc=..  -Minfo..  -Msafeptr  -fast
+  -Minfo  -Minfo=accel  -Minfo=all  (or a list with accel)
+                      while compiling, one line per compute loop and data movement on
+                      stderr (file:line: ...), as yosegi explain --brief prints them
+  -acc  -ta=..  -gpu=..  -acc=..  -Minfo=..  -Msafeptr  -fast
                       PGI/NVIDIA OpenACC flags: dropped, with one warning
   -mp, -mp=..         PGI/NVIDIA's OpenMP flag: read as -fopenmp
   -v                  alone: the version; with other options: the system compiler's commands

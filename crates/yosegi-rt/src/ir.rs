@@ -21,6 +21,8 @@ use crate::diag::Span;
 
 /// The IR's readable text form (`yosegi emit`, the golden tests, diagnostics that quote IR).
 pub mod text;
+/// Simplified expressions for the one-line feedback (`-Minfo`, `explain --brief`).
+pub mod simplify;
 
 // ---------------------------------------------------------------------------------------------
 // Vocabulary shared with the front end and the runtime
