@@ -5,6 +5,8 @@
 //! makes for arrays no clause names), and each kernel's variants (global memory, shared-memory
 //! staged) with the staging analysis behind them, the rule that picks one at run time, and the
 //! winners measured so far (`runtime::variants`). Golden tests snapshot this text.
+//! [`brief`] says the same in one line per compute loop and data movement (`explain --brief`,
+//! `yosegi cc -Minfo=accel`).
 
 pub mod brief;
 mod host_code;
