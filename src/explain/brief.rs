@@ -288,15 +288,9 @@ impl Brief<'_> {
         let region = self.region;
         let structured = matches!(region.kind, RegionKind::Compute { .. } | RegionKind::Data { .. });
         let present_from = structured.then(|| enclosing_data_region(self.module(), region, clause_variable(&section.name))).flatten();
+        use DataClauseKind::*;
         let verb = match section.kind {
-            DataClauseKind::Copy => "copy",
-            DataClauseKind::CopyIn => "copyin",
-            DataClauseKind::CopyOut => "copyout",
-            DataClauseKind::Create => "create",
-            DataClauseKind::Present => "present",
-            DataClauseKind::Delete => "delete",
-            DataClauseKind::Host => "host",
-            DataClauseKind::Device => "device",
+            Copy | CopyIn | CopyOut | Create | Present | Delete | Host | Device => section.kind.keyword(),
             _ => return (String::new(), data_move(region, section)),
         };
         let moves = matches!(section.kind, DataClauseKind::Copy | DataClauseKind::CopyIn | DataClauseKind::CopyOut | DataClauseKind::Create);
