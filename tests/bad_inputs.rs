@@ -159,6 +159,8 @@ bad_input_tests! {
     launch_unclosed,
     launch_unknown_kernel,
     local_shared_variable,
+    local_struct_array_too_large,
+    local_struct_too_large,
     return_in_kernel_loop,
     shared_outside_kernel,
     per_thread_block_not_constant,

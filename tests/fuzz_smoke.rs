@@ -72,3 +72,48 @@ fn usage_errors_exit_2() {
     let finished = run(cmd, Input::Nothing);
     assert_eq!(finished.code(), Some(2), "{}", finished.describe());
 }
+
+/// The processes whose command line names `folder` (the fuzzer's `--out`), other than `except`.
+#[cfg(target_os = "linux")]
+fn processes_naming(folder: &std::path::Path, except: u32) -> Vec<u32> {
+    let needle = folder.as_os_str().as_encoded_bytes().to_vec();
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else { continue };
+        if pid != except && cmdline.windows(needle.len()).any(|w| w == needle.as_slice()) {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn workers_end_when_their_supervisor_is_killed() {
+    let out = tempfile::tempdir().unwrap();
+    let mut cmd = fuzz();
+    cmd.args(["--inputs", "1000000", "--seed", "9", "--jobs", "2", "--out"]).arg(out.path());
+    cmd.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null());
+    let mut supervisor = cmd.spawn().unwrap();
+    // The workers have started once each has written its current input.
+    let started = std::time::Instant::now();
+    while !(out.path().join("current-0.c").exists() && out.path().join("current-1.c").exists()) {
+        assert!(started.elapsed().as_secs() < 120, "the workers never started");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let workers = processes_naming(out.path(), supervisor.id());
+    assert_eq!(workers.len(), 2, "expected two workers, found {workers:?}");
+    // SAFETY: kill has no memory preconditions; the pid is our own child's.
+    assert_eq!(unsafe { libc::kill(supervisor.id() as i32, libc::SIGKILL) }, 0);
+    supervisor.wait().unwrap();
+    let killed = std::time::Instant::now();
+    loop {
+        let left = processes_naming(out.path(), supervisor.id());
+        if left.is_empty() {
+            break;
+        }
+        assert!(killed.elapsed().as_secs() < 20, "workers {left:?} still run 20 s after their supervisor was killed");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}

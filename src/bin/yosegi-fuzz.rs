@@ -19,7 +19,8 @@
 //! supervisor keeps that file as `OUT/crash-<input>.c` with the reason and starts the worker
 //! again after that input. Panics and hangs are saved as `OUT/panic-<input>.c` and
 //! `OUT/hang-<input>.c`, each with a `.txt` saying what happened. Input `k` depends only on the
-//! seed, `k` and the corpus, whatever the number of workers.
+//! seed, `k` and the corpus, whatever the number of workers. A worker whose supervisor is gone
+//! (killed, not asked to stop) ends within half a second.
 //!
 //! `yosegi-fuzz --replay FILE...` compiles saved inputs (preprocessed text) once each, with
 //! staging `auto` and forced, and says what became of them.
@@ -319,11 +320,19 @@ fn worker(options: &Options, w: usize) -> ExitCode {
     let started_cpu = Arc::new(AtomicU64::new(0));
     let current = Arc::new(AtomicU64::new(0));
     let hang_seconds = options.hang_seconds;
+    // SAFETY: getppid has no preconditions.
+    let supervisor = unsafe { libc::getppid() };
     {
         let (started, started_cpu, current, out) = (started.clone(), started_cpu.clone(), current.clone(), options.out.clone());
         std::thread::spawn(move || {
             loop {
                 std::thread::sleep(Duration::from_millis(500));
+                // A supervisor that was killed leaves its workers to the system: they end too,
+                // rather than fuzz on until their inputs run out.
+                // SAFETY: as above.
+                if unsafe { libc::getppid() } != supervisor {
+                    std::process::exit(5);
+                }
                 let since = started.load(Ordering::SeqCst);
                 if since == 0 {
                     continue;

@@ -480,6 +480,23 @@ impl Sema {
         }
     }
 
+    /// Bytes a value of `ty` takes: [`Sema::size_align`]'s size where it has one, else the
+    /// members' sizes summed (no padding), saturating at `u64::MAX` where the size overflows.
+    /// For size limits, which must hold for types too large to lay out.
+    pub fn bytes_saturating(&self, ty: &CType) -> u64 {
+        if let Some((size, _)) = self.size_align(ty) {
+            return size;
+        }
+        match ty {
+            CType::Array { elem, len: ArrayLen::Const(n) } => self.bytes_saturating(elem).saturating_mul(*n),
+            CType::Struct(i) => match self.structs.get(*i).and_then(|d| d.fields.as_ref()) {
+                Some(fields) => fields.iter().fold(0u64, |sum, (_, f)| sum.saturating_add(self.bytes_saturating(f))),
+                None => 0,
+            },
+            _ => 0,
+        }
+    }
+
     /// Size, alignment and, for `field`, its byte offset, of struct `index` laid out as the
     /// LP64 ABI lays out a struct without attributes; `None` when the layout is not known.
     fn struct_layout(&self, index: usize, field: Option<&str>) -> Option<(u64, u64, Option<u64>)> {

@@ -389,20 +389,14 @@ impl<'a> KernelBuilder<'a> {
                     return Err(err(span, format!("`__shared__` `{name}` must be an array"), "declare a block's shared data as an array (`__shared__ float tile[256];`)"));
                 }
                 CType::Array { .. } if let Some((dims, s)) = struct_array_shape(&ty) => {
+                    check_local_bytes(name, self.sema.bytes_saturating(&ty), span)?;
                     self.declare_struct_array_local(name, s, &dims, id.init.as_ref(), span, out)?;
                 }
                 CType::Array { .. } => {
                     let (dims, elem) = local_array_shape(&ty).ok_or_else(|| {
                         err(span, format!("the local array `{name}` needs constant dimensions and number elements"), "give the array constant sizes, e.g. double t[3]")
                     })?;
-                    let bytes = crate::ir::array_bytes(&dims, elem);
-                    if bytes > MAX_LOCAL_ARRAY_BYTES {
-                        return Err(err(
-                            span,
-                            format!("the local array `{name}` takes {bytes} bytes in each iteration; a GPU thread's local memory holds {} KiB", MAX_LOCAL_ARRAY_BYTES / 1024),
-                            "allocate it on the host and index it per iteration, or make it smaller",
-                        ));
-                    }
+                    check_local_bytes(name, crate::ir::array_bytes(&dims, elem), span)?;
                     let l = self.body.locals.append(Local { name: name.clone(), ty: elem, array_dims: Some(dims.clone()), kind: LocalKind::Var, span });
                     self.bind(name, l);
                     if let Some(init) = &id.init {
@@ -410,6 +404,7 @@ impl<'a> KernelBuilder<'a> {
                     }
                 }
                 CType::Struct(s) => {
+                    check_local_bytes(name, self.sema.bytes_saturating(&ty), span)?;
                     self.declare_struct_local(name, *s, span)?;
                     if let Some(init) = &id.init {
                         self.init_struct_local(name, *s, init, span, out)?;
@@ -615,6 +610,20 @@ impl<'a> KernelBuilder<'a> {
 
 /// The most a local array of a kernel may take: CUDA gives a thread 512 KiB of local memory.
 const MAX_LOCAL_ARRAY_BYTES: u64 = 512 * 1024;
+
+/// Refuses a local array or struct of `bytes` bytes per iteration that no GPU thread can hold;
+/// lowering such a local would also emit one statement per element (a hang, not a refusal).
+fn check_local_bytes(name: &str, bytes: u64, span: Span) -> R<()> {
+    if bytes > MAX_LOCAL_ARRAY_BYTES {
+        let size = if bytes == u64::MAX { "more than 2^64 bytes".to_string() } else { format!("{bytes} bytes") };
+        return Err(err(
+            span,
+            format!("the local `{name}` takes {size} in each iteration; a GPU thread's local memory holds {} KiB", MAX_LOCAL_ARRAY_BYTES / 1024),
+            "allocate it on the host and index it per iteration, or make it smaller",
+        ));
+    }
+    Ok(())
+}
 
 /// The constant dimensions of an array (of arrays) of structs, and the struct.
 fn struct_array_shape(ty: &CType) -> Option<(Vec<u32>, usize)> {
