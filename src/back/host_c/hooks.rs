@@ -91,6 +91,9 @@ pub(super) struct Element {
     pub(super) range: Option<ElementRange>,
 }
 
+/// The widest spread `cmax - cmin` of an [`ElementRange`]: 2^32 elements.
+const MAX_OFFSET_SPREAD: i64 = 1 << 32;
+
 /// The elements `array[lo + cmin .. hi + cmax)` of a loop's accesses `array[v + c]`,
 /// `cmin <= c <= cmax`, with `v` running over `lo..hi`.
 #[derive(Clone, Debug, PartialEq)]
@@ -113,7 +116,14 @@ impl Element {
         if (&a.array, &a.var, &a.lo, &a.hi) != (&b.array, &b.var, &b.lo, &b.hi) {
             return None;
         }
-        let range = ElementRange { cmin: a.cmin.min(b.cmin), cmax: a.cmax.max(b.cmax), ..a.clone() };
+        let (cmin, cmax) = (a.cmin.min(b.cmin), a.cmax.max(b.cmax));
+        // Offsets further apart than this (or whose spread overflows) describe no array a host
+        // loop walks: the hook then covers the whole object, and its C never adds a wrapped
+        // spread to the iteration count.
+        if cmax.checked_sub(cmin).is_none_or(|spread| spread > MAX_OFFSET_SPREAD) {
+            return None;
+        }
+        let range = ElementRange { cmin, cmax, ..a.clone() };
         Some(Element { unsafe_to_hoist: self.unsafe_to_hoist || other.unsafe_to_hoist, range: Some(range), ..self.clone() })
     }
 }
@@ -835,3 +845,31 @@ pub(super) fn pure_hook(accesses: &[Access]) -> Option<String> {
     hook_call(accesses)
 }
 
+
+#[cfg(test)]
+mod element_range_tests {
+    use super::*;
+
+    fn element(c: i64) -> Element {
+        let range = ElementRange { array: "a".into(), var: "i".into(), lo: "lo".into(), hi: "hi".into(), cmin: c, cmax: c };
+        Element { text: format!("a[i + {c}]"), idents: vec!["lo".into(), "hi".into()], unsafe_to_hoist: false, range: Some(range) }
+    }
+
+    #[test]
+    fn near_offsets_merge_into_one_range() {
+        let merged = element(-1).merged(&element(2)).expect("one range");
+        let range = merged.range.unwrap();
+        assert_eq!((range.cmin, range.cmax), (-1, 2));
+    }
+
+    /// `a[i + 1] = a[i - 0x7fffffffffffffff]` (a fuzzer's input): the spread overflows i64, and
+    /// the hook covers the whole object instead of a wrapped range.
+    #[test]
+    fn offsets_whose_spread_overflows_or_is_huge_cover_the_whole_object() {
+        assert!(element(1).merged(&element(-i64::MAX)).is_none());
+        assert!(element(i64::MAX).merged(&element(-1)).is_none());
+        assert!(element(i64::MIN).merged(&element(i64::MAX)).is_none());
+        assert!(element(0).merged(&element(MAX_OFFSET_SPREAD + 1)).is_none());
+        assert!(element(0).merged(&element(MAX_OFFSET_SPREAD)).is_some());
+    }
+}
