@@ -23,6 +23,9 @@ use crate::diag::Span;
 pub mod text;
 /// Simplified expressions for the one-line feedback (`-Minfo`, `explain --brief`).
 pub mod simplify;
+/// Scalar values with C semantics: the arithmetic that constant folding, the simulator and the
+/// reduction fold share.
+pub mod value;
 
 // ---------------------------------------------------------------------------------------------
 // Vocabulary shared with the front end and the runtime

@@ -394,7 +394,7 @@ mod tests {
 
     mod agrees_with_the_simulator {
         use super::*;
-        use crate::runtime::value;
+        use crate::ir::value;
         use proptest::prelude::*;
 
         const OPS: [BinaryOp; 17] = [

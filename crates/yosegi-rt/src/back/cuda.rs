@@ -36,7 +36,7 @@ use crate::ir::{
     Module, ParamKind, ParamValue, ScalarType, Stmt, UnaryOp,
 };
 use crate::diag::Span;
-use crate::runtime::value;
+use crate::ir::value;
 use crate::source::SourceSet;
 
 mod helpers;
@@ -356,7 +356,7 @@ fn float_literal(ty: ScalarType, f: f64) -> String {
     if text.starts_with('-') { format!("({text}{suffix})") } else { format!("{text}{suffix}") }
 }
 
-/// A raw value (see `runtime::value`) of type `ty` as a constant.
+/// A raw value (see `ir::value`) of type `ty` as a constant.
 fn raw_literal(ty: ScalarType, raw: u64) -> String {
     if ty.is_float() { float_literal(ty, value::as_f64(raw)) } else { int_literal(ty, raw as i64) }
 }

@@ -65,7 +65,7 @@ impl<'a> Launch<'a> {
 /// What a launch hands back besides its memory effects.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LaunchOutcome {
-    /// Per `kernel.reductions`: raw values (see `runtime::value`) whose fold in order is the
+    /// Per `kernel.reductions`: raw values (see `ir::value`) whose fold in order is the
     /// launch's contribution: one per block in linear block order (the simulator), or the
     /// single value a device folded itself (the GPU).
     pub partials: Vec<Vec<u64>>,

@@ -11,7 +11,8 @@ use crate::ir::{GridKernel, Handle, Kernel, Module, ParamKind, Region};
 use super::abi::YosegiArg;
 use super::device::DeviceParam;
 use super::registry::Origin;
-use super::{ObjectRange, Runtime, RuntimeError, distribute, trace, fold_reductions, host_format, param_value, rows, value, write_host_scalar};
+use super::{ObjectRange, Runtime, RuntimeError, distribute, trace, fold_reductions, host_format, param_value, rows, write_host_scalar};
+use crate::ir::value;
 
 /// The host memory one array of a launch reaches: array param `param`, or row `row` of row
 /// table `param` (`a[3]`), with its base address and the absolute byte ranges it reads and

@@ -30,7 +30,6 @@ pub mod sim;
 pub mod stats;
 pub mod trace;
 pub mod start;
-pub mod value;
 pub mod variants;
 
 #[cfg(any(test, feature = "testing"))]
@@ -42,6 +41,7 @@ use std::time::{Duration, Instant};
 use crate::analysis::access::{AccessSummary, ParamSections, Section, launch_sections_with, summarize};
 use crate::diag::{Diagnostic, Span};
 use crate::ir::DataClauseKind;
+use crate::ir::value;
 use crate::source::SourceSet;
 use crate::ir::{
     ComplexPart, DataSection, GridReduction, Handle, HostArgKind, Kernel, Module, Param, ParamKind,

@@ -867,7 +867,7 @@ fn shape_values(launch: &Launch, params: &[u32]) -> Vec<u64> {
     params
         .iter()
         .filter_map(|&p| match (kernel.params.get(p as usize).map(|p| &p.kind), launch.params.get(p as usize)) {
-            (Some(crate::ir::ParamKind::Scalar(ty)), Some(DeviceParam::Value(v))) => Some(crate::runtime::value::from_param(*ty, *v)),
+            (Some(crate::ir::ParamKind::Scalar(ty)), Some(DeviceParam::Value(v))) => Some(crate::ir::value::from_param(*ty, *v)),
             _ => None,
         })
         .collect()

@@ -228,7 +228,7 @@ pub(super) fn helper_definition(h: Helper) -> String {
 
 /// The x87 extended format of the host's `long double` (16 bytes: a 64-bit significand with an
 /// explicit integer bit, then the sign and the 15-bit exponent biased by 16383, then padding),
-/// and its conversions, as `runtime::value::f80` computes them: to `double` rounds the
+/// and its conversions, as `ir::value::f80` computes them: to `double` rounds the
 /// significand once (`__ull2double_rn`) and scales it exactly, from `double` is exact. The
 /// struct is 16 bytes with 8-byte alignment, which the host's 16-byte aligned arrays satisfy;
 /// it names no alignment attribute, so that it needs nothing beyond what NVRTC predefines.

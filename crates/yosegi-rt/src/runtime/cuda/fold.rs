@@ -125,7 +125,7 @@ pub fn fold_in_kernel_order(values: &[u64], mut combine: impl FnMut(u64, u64) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::value;
+    use crate::ir::value;
 
     #[test]
     fn every_partial_is_combined_once_whatever_the_count() {

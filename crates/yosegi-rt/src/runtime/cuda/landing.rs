@@ -11,7 +11,7 @@ use cudarc::driver::sys;
 
 use crate::ir::ScalarType;
 use crate::runtime::device::{KernelFault, LaunchOutcome};
-use crate::runtime::value;
+use crate::ir::value;
 
 use super::driver::check;
 use super::{CudaDevice, PendingResults};

@@ -64,7 +64,7 @@ use crate::runtime::device::{
 };
 use crate::runtime::launch_shape;
 use crate::runtime::stats::DeviceCounters;
-use crate::runtime::value;
+use crate::ir::value;
 
 use enqueue::{PendingResults, ResultsWhen, traced_time};
 

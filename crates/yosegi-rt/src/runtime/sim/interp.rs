@@ -14,7 +14,7 @@ use crate::ir::{
     ArrayRef, AtomicOp, BinaryOp, Body, Expr, ExprKind, GridKernel, Handle, LocalKind, Module, ScalarType, Stmt,
 };
 use crate::runtime::stats::DeviceCounters;
-use crate::runtime::value::{self, ArithError};
+use crate::ir::value::{self, ArithError};
 
 use super::cache::{SECTORS_PER_LINE, SectorCache};
 use super::memory::SimBuffer;

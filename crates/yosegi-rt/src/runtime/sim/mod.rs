@@ -25,7 +25,7 @@ use crate::ir::{ParamKind, ScalarType};
 use crate::runtime::device::{Device, DeviceAlloc, DeviceDescription, DeviceParam, KernelFault, Launch, LaunchOutcome};
 use crate::runtime::launch_shape;
 use crate::runtime::stats::DeviceCounters;
-use crate::runtime::value;
+use crate::ir::value;
 
 use interp::{ArrayBinding, BlockState, Fault, LaunchCtx};
 use memory::SimBuffer;

@@ -1,4 +1,5 @@
-//! Scalar values with C semantics, shared by the simulator and the runtime's reduction fold.
+//! Scalar values with C semantics, shared by constant folding (the CUDA writer's literals), the
+//! simulator and the runtime's reduction fold.
 //! A value is a raw `u64`: integers are kept normalised to their type's width (signed ones
 //! sign-extended, unsigned ones zero-extended, `Bool` is 0 or 1), floating values are `f64`
 //! bits (an `F32` value is an `f64` holding an exactly representable `f32`; an `F80` value, the
