@@ -35,19 +35,22 @@ pub struct Launch<'a> {
     /// lends it: walking the kernel's expressions for it at every launch of a time-step loop
     /// cost microseconds a launch.
     pub specialisable: Cow<'a, [u32]>,
+    /// `module.reaches_addresses(&kernel.body)`, lent by the runtime as `specialisable` is:
+    /// the walk covers every device function of the module.
+    pub reaches_addresses: bool,
 }
 
 impl<'a> Launch<'a> {
     /// A launch that works out `specialisable` itself.
     pub fn new(module: &'a Module, kernel: &'a GridKernel, params: Vec<DeviceParam>) -> Launch<'a> {
-        Launch { module, kernel, params, specialisable: Cow::Owned(specialisable_params(kernel)) }
+        Launch { module, kernel, params, specialisable: Cow::Owned(specialisable_params(kernel)), reaches_addresses: module.reaches_addresses(&kernel.body) }
     }
 
     /// What the launch's bindings promise about its array params (`back::cuda::param_aliasing`;
     /// never anything for a kernel that reaches memory at computed addresses, also in a device
     /// function).
     pub fn aliasing(&self) -> ParamAliasing {
-        if self.module.reaches_addresses(&self.kernel.body) {
+        if self.reaches_addresses {
             return ParamAliasing::Unknown;
         }
         let allocations: Vec<Option<u64>> =

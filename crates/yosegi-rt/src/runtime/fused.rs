@@ -316,7 +316,13 @@ impl Runtime {
         self.record_runtime_call("region: launch preparation", prepared);
         let traffic = self.note_traffic(device, &chain.reads, &chain.writes, chain.bytes_moved);
         let started = Instant::now();
-        let launch = Launch { module: &module, kernel: grid, params, specialisable: Cow::Borrowed(&self.specialisable[grid_handle.index()]) };
+        let launch = Launch {
+            module: &module,
+            kernel: grid,
+            params,
+            specialisable: Cow::Borrowed(&self.specialisable[grid_handle.index()]),
+            reaches_addresses: self.grid_reaches_addresses[grid_handle.index()],
+        };
         if self.config.stats != super::StatsMode::Off {
             super::model::record_prediction(&mut self.model, &mut self.stats, &launch, device, traffic, false, self.devices[device].as_ref(), &mut self.registry);
         }

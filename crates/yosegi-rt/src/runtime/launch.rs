@@ -200,7 +200,7 @@ impl Runtime {
         self.record_runtime_call("region: launch preparation: access sections", prepared);
         let part = self.clock();
         let (tables, raw_memory) = self.settle_objects(kernel, &sections, args)?;
-        let reaches_addresses = module.reaches_addresses(&kernel.body);
+        let reaches_addresses = self.kernel_reaches_addresses[kernel_handle.index()];
 
         // Which devices run which part of the space (one part on the current device unless
         // the kernel is split: `distribute`).

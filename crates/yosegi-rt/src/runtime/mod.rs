@@ -220,6 +220,11 @@ pub struct Runtime {
     /// Per grid kernel (by handle index): `back::cuda::specialisable_params`, which every CUDA
     /// launch needs and which the module, fixed for the runtime's life, determines.
     specialisable: Vec<Vec<u32>>,
+    /// Per grid kernel (by handle index): `Module::reaches_addresses` of its body, which every
+    /// launch asks (`Launch::aliasing`) and which walks every device function of the module.
+    grid_reaches_addresses: Vec<bool>,
+    /// The same per kernel (by handle index), for the launch's split and pointer-table plan.
+    kernel_reaches_addresses: Vec<bool>,
     /// Per grid kernel (by handle index): the region args of the arrays it stores, sorted
     /// (`GridKernel::written_array_params`), which a fused chain's device-memory bytes need at
     /// every launch (`fused::ChainTraffic`) and the module determines.
@@ -337,6 +342,8 @@ impl Runtime {
             sections_cache: SectionsCache::default(),
             allocations_at_last_trim: None,
             specialisable: module.grid_kernels.iter().map(|(_, g)| crate::back::cuda::specialisable_params(g)).collect(),
+            grid_reaches_addresses: module.grid_kernels.iter().map(|(_, g)| module.reaches_addresses(&g.body)).collect(),
+            kernel_reaches_addresses: module.kernels.iter().map(|(_, k)| module.reaches_addresses(&k.body)).collect(),
             stored_args: module.grid_kernels.iter().map(|(_, g)| stored_args(g)).collect(),
             api: acc_api::ApiState::new(devices_len),
             program_manages_devices: false,

@@ -412,6 +412,7 @@ impl Runtime {
                 kernel: grid,
                 params: params.clone(),
                 specialisable: Cow::Borrowed(&self.specialisable[f.grid.index()]),
+                reaches_addresses: self.grid_reaches_addresses[f.grid.index()],
             };
             // Predictions are for the stats: without them a launch pays for none.
             if self.config.stats != super::StatsMode::Off {
@@ -426,7 +427,7 @@ impl Runtime {
                         }
                     }
                 }
-                let predicted = Launch { module: &module, kernel: grid, params: seen, specialisable: launch.specialisable.clone() };
+                let predicted = Launch { module: &module, kernel: grid, params: seen, specialisable: launch.specialisable.clone(), reaches_addresses: launch.reaches_addresses };
                 super::model::record_prediction(&mut self.model, &mut self.stats, &predicted, device, traffic, false, self.devices[device].as_ref(), &mut self.registry);
             }
             let outcome = self.devices[device].launch(&launch).map_err(|fault| self.fault_error(fault))?;

@@ -1085,9 +1085,15 @@ impl Runtime {
     ) -> Result<(&'m GridKernel, StartedLaunch, Duration), RuntimeError> {
         let variants = module.variants_of(kernel);
         // The model's steady prediction of a candidate, asked only when an exploration starts.
-        let (model, devices, registry, specialisable) = (&mut self.model, &self.devices, &self.registry, &self.specialisable);
+        let (model, devices, registry, specialisable, addresses) = (&mut self.model, &self.devices, &self.registry, &self.specialisable, &self.grid_reaches_addresses);
         let mut predict = |v: Handle<GridKernel>| {
-            let launch = Launch { module, kernel: &module.grid_kernels[v], params: params.clone(), specialisable: Cow::Borrowed(&specialisable[v.index()]) };
+            let launch = Launch {
+                module,
+                kernel: &module.grid_kernels[v],
+                params: params.clone(),
+                specialisable: Cow::Borrowed(&specialisable[v.index()]),
+                reaches_addresses: addresses[v.index()],
+            };
             model.as_mut()?.predict_on(&launch, device, traffic, devices[device].as_ref(), registry, true, false, super::model::Timing::Queued).ok().map(|p| p.seconds)
         };
         let (pick, cached) =
@@ -1104,7 +1110,13 @@ impl Runtime {
             self.stats.record_variant_run(source_name, &grid.name);
         }
         let started = Instant::now();
-        let launch = Launch { module, kernel: grid, params, specialisable: Cow::Borrowed(&self.specialisable[pick.variant.index()]) };
+        let launch = Launch {
+            module,
+            kernel: grid,
+            params,
+            specialisable: Cow::Borrowed(&self.specialisable[pick.variant.index()]),
+            reaches_addresses: self.grid_reaches_addresses[pick.variant.index()],
+        };
         if self.config.stats != super::StatsMode::Off {
             super::model::record_prediction(&mut self.model, &mut self.stats, &launch, device, traffic, pick.measure.is_some(), self.devices[device].as_ref(), &mut self.registry);
         }
