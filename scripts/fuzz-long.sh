@@ -16,8 +16,8 @@
 # `fuzz: N inputs, P panics, H hangs, C crashes`, and exits 1 when anything was found: each
 # finding is DIR/panic-K.c, hang-K.c or crash-K.c (the preprocessed input) with a .txt report
 # (message, mutations). Replay one with `target/fuzz/yosegi-fuzz --replay DIR/panic-K.c`.
-# A million inputs take about two and a half hours on two idle cores (about 120 inputs a
-# second), proportionally less on more.
+# A million inputs took 58 minutes on two cores (288 inputs a second, 2026-12-03, seed 5: 0
+# panics, 0 hangs, 0 crashes), proportionally less on more.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 inputs=1000000
