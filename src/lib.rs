@@ -22,3 +22,4 @@ pub mod explain;
 pub mod front;
 pub mod fuzz;
 pub mod manpages;
+pub mod oom;

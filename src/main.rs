@@ -243,6 +243,10 @@ fn parse_gpus(text: &str) -> Result<yosegi::runtime::DeviceCount, String> {
     yosegi::runtime::DeviceCount::parse(text)
 }
 
+/// Out of memory is an error with exit status 2, not an abort (`yosegi::oom`).
+#[global_allocator]
+static ALLOCATOR: yosegi::oom::ExitOnOutOfMemory = yosegi::oom::ExitOnOutOfMemory;
+
 const EXIT_PROGRAM_FAILED: u8 = 1;
 const EXIT_BAD_INPUT: u8 = 2;
 

@@ -2,7 +2,8 @@
 //! kernel runs (the compiler's walkers recurse on a large stack, the CUDA writer builds a long
 //! chain in one pass) and gives gcc's answer; one past the operator limit is refused with a
 //! diagnostic, not a crash; thousands of diagnostics on one very long line each show a window
-//! of the line, not the whole of it.
+//! of the line, not the whole of it. Running out of memory on a large input is an error with
+//! exit status 2 and no scratch left, not an abort.
 
 mod common;
 
@@ -78,4 +79,36 @@ fn diagnostics_on_a_long_line_show_a_window_of_it() {
     // The last loop's warning points at its real column.
     let column = text.lines().nth(3).unwrap().find("for (int i2999").unwrap() + 1;
     assert!(finished.stderr.contains(&format!("long_line.c:4:{column}")), "no warning at column {column}");
+}
+
+/// An initialiser of three million numbers (8.7 MB of source) under a 700 MB address-space
+/// limit: the allocation that fails is reported (`yosegi::oom`), the exit status is 2, and
+/// the scratch directory is gone. Rust's default handler aborted here (SIGABRT in the lexer).
+#[cfg(target_os = "linux")]
+#[test]
+fn out_of_memory_is_an_error_with_status_2_not_an_abort() {
+    let dir = tempfile::tempdir().unwrap();
+    let numbers: Vec<String> = (0..3_000_000).map(|k| (k % 97).to_string()).collect();
+    let source = format!(
+        "#include <stdio.h>\nstatic const int t[3000000] = {{{}}};\nint main(void) {{ long s = 0; for (int i = 0; i < 3000000; i++) s += t[i]; printf(\"%ld\\n\", s); return 0; }}\n",
+        numbers.join(",")
+    );
+    let path = write(dir.path(), "big.c", &source);
+    let scratch = dir.path().join("tmp");
+    std::fs::create_dir(&scratch).unwrap();
+    let yosegi = yosegi().get_program().to_owned();
+    for sub in ["explain", "run"] {
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c").arg("ulimit -v 700000 && exec \"$0\" \"$@\"").arg(&yosegi).arg(sub);
+        if sub == "run" {
+            cmd.args(["--device", "sim"]);
+        }
+        cmd.arg(&path).env("TMPDIR", &scratch);
+        let out = run(cmd, Input::Nothing);
+        assert_eq!(out.code(), Some(2), "yosegi {sub}: {}", out.describe());
+        assert!(out.stderr.contains("error: out of memory: an allocation of"), "yosegi {sub}: {}", out.describe());
+        assert!(!out.stderr.contains("panicked") && !out.stderr.contains("memory allocation of"), "yosegi {sub}: {}", out.describe());
+        let left: Vec<_> = std::fs::read_dir(&scratch).unwrap().flatten().map(|e| e.file_name()).collect();
+        assert!(left.is_empty(), "yosegi {sub} left {left:?} in its TMPDIR");
+    }
 }

@@ -327,6 +327,20 @@ fn clean_up_and_reraise(signal: libc::c_int) {
     std::process::exit(128 + signal);
 }
 
+/// Ends every child in care (SIGKILL, their groups too) and removes every directory, for a
+/// process about to exit on its own account rather than a signal's (out of memory: see the
+/// `yosegi` crate's allocator). Gives up rather than wait when the care is locked (the thread
+/// that ran out of memory may hold the lock); a scratch directory left then is reclaimed by
+/// the next run.
+pub fn abandon() {
+    let Ok(mut guard) = CARE.try_lock() else { return };
+    end_children(&guard.children, libc::SIGKILL);
+    guard.children.clear();
+    for path in guard.dirs.drain(..) {
+        let _ = std::fs::remove_dir_all(&path);
+    }
+}
+
 /// The signal handlers, their pipe and the thread that reads it.
 mod interrupt {
     use std::sync::Mutex;
