@@ -315,11 +315,7 @@ fn clean_up_and_reraise(signal: libc::c_int) {
         // The signal was already acted on (see `settle`), and the process goes on.
         return;
     }
-    end_children(&guard.children, signal);
-    guard.children.clear();
-    for path in guard.dirs.drain(..) {
-        let _ = std::fs::remove_dir_all(&path);
-    }
+    release(&mut guard, signal);
     interrupt::restore();
     interrupt::raise(signal);
     // A signal whose previous handler returns (the program's own) leaves the process running
@@ -333,10 +329,17 @@ fn clean_up_and_reraise(signal: libc::c_int) {
 /// that ran out of memory may hold the lock); a scratch directory left then is reclaimed by
 /// the next run.
 pub fn abandon() {
-    let Ok(mut guard) = CARE.try_lock() else { return };
-    end_children(&guard.children, libc::SIGKILL);
-    guard.children.clear();
-    for path in guard.dirs.drain(..) {
+    if let Ok(mut guard) = CARE.try_lock() {
+        release(&mut guard, libc::SIGKILL);
+    }
+}
+
+/// Ends the children in care (`signal` for those that get ours, see [`Mode`]) and removes the
+/// directories, leaving nothing in care.
+fn release(care: &mut Care, signal: libc::c_int) {
+    end_children(&care.children, signal);
+    care.children.clear();
+    for path in care.dirs.drain(..) {
         let _ = std::fs::remove_dir_all(&path);
     }
 }
