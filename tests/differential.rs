@@ -372,6 +372,7 @@ differential_tests! {
     older_clauses => "older_clauses.c",
     file_scope_declare => "file_scope_declare.c",
     local_struct_arrays => "local_struct_arrays.c",
+    number_tables => "number_tables.c",
     old_style_c => "old_style_c.c",
     host_openmp => "host_openmp.c",
     example_cg => "../../examples/cg.c",

@@ -8,6 +8,9 @@
 
 use crate::diag::Span;
 
+mod init_list;
+pub use init_list::{InitItem, InitList, NumberLiteral, NumberRun};
+
 #[derive(Clone, Debug)]
 pub struct TranslationUnit {
     /// Index into `SourceSet::units`; equals every span's `tu`.
@@ -201,7 +204,7 @@ pub struct TypeName {
 pub enum Initializer {
     Expr(Expr),
     /// `{ .x = 1, [2] = 3, 4 }`
-    List(Vec<(Vec<Designator>, Initializer)>, Span),
+    List(InitList),
 }
 
 #[derive(Clone, Debug)]

@@ -371,7 +371,8 @@ impl KernelBody<'_> {
     fn init(&mut self, i: &mut Initializer) {
         match i {
             Initializer::Expr(e) => self.expr(e),
-            Initializer::List(items, _) => items.iter_mut().for_each(|(_, i)| self.init(i)),
+            // Runs of numbers name nothing.
+            Initializer::List(list) => list.trees_mut().for_each(|i| self.init(i)),
         }
     }
 

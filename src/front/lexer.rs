@@ -11,7 +11,7 @@
 use std::collections::HashSet;
 
 use crate::diag::{Diagnostic, Span};
-use crate::front::ast::IntSuffix;
+use crate::front::ast::{IntSuffix, NumberLiteral, NumberRun};
 use crate::source::parse_line_marker;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -27,6 +27,10 @@ pub enum TokKind {
     /// Escapes decoded.
     Str(String),
     Punct(&'static str),
+    /// Elements of an initializer list that are plain numbers, `1, -2.5, 0x1F`: what follows
+    /// an initializer's `{` or `,` up to (not including) the `,` or `}` after its last number
+    /// (see [`ast::InitList`](crate::front::ast::InitList)).
+    Numbers(Box<NumberRun>),
     /// A whole `#pragma ...` line; the span covers it from `#` to the end of the line.
     Pragma,
     Eof,
@@ -70,6 +74,7 @@ pub fn lex(text: &str, tu: u32) -> Result<Vec<Token>, Diagnostic> {
         in_system: false,
         user_files: HashSet::new(),
         toks: Vec::new(),
+        brackets: Vec::new(),
     };
     lx.run(LineMode::Directives)?;
     Ok(lx.toks)
@@ -87,6 +92,7 @@ pub fn lex_range(text: &str, tu: u32, lo: usize, hi: usize) -> Result<Vec<Token>
         in_system: false,
         user_files: HashSet::new(),
         toks: Vec::new(),
+        brackets: Vec::new(),
     };
     lx.run(LineMode::Plain)?;
     Ok(lx.toks)
@@ -109,6 +115,18 @@ struct Lexer<'a> {
     /// The files line markers named without the system-header flag (the user's files).
     user_files: HashSet<std::path::PathBuf>,
     toks: Vec<Token>,
+    /// The brackets open at this point, innermost last: where runs of numbers may start.
+    brackets: Vec<Bracket>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Bracket {
+    Paren,
+    Square,
+    /// `init`: the brace opens an initializer list: it follows `=`, or it is an element of a
+    /// list (after its `{` or a `,`). Only those hold runs of numbers, so a block statement
+    /// (`{ 1, 2, f(); }`) keeps its tokens.
+    Brace { init: bool },
 }
 
 impl<'a> Lexer<'a> {
@@ -119,8 +137,29 @@ impl<'a> Lexer<'a> {
         if self.pos + k < self.end { self.src[self.pos + k] } else { 0 }
     }
     fn push(&mut self, kind: TokKind, lo: usize) {
+        if let TokKind::Punct(p) = kind {
+            match p {
+                "(" => self.brackets.push(Bracket::Paren),
+                "[" => self.brackets.push(Bracket::Square),
+                "{" => {
+                    let init = self.toks.last().is_some_and(|t| t.is_punct("=")) || self.at_list_element();
+                    self.brackets.push(Bracket::Brace { init });
+                }
+                ")" | "]" | "}" => {
+                    self.brackets.pop();
+                }
+                _ => {}
+            }
+        }
         let span = self.span(lo, self.pos);
         self.toks.push(Token { kind, span, in_system_header: self.in_system });
+    }
+
+    /// Whether the next token starts an element of an initializer list: the last token is
+    /// the list's `{` or a `,` directly inside it.
+    fn at_list_element(&self) -> bool {
+        matches!(self.brackets.last(), Some(Bracket::Brace { init: true }))
+            && self.toks.last().is_some_and(|t| t.is_punct("{") || t.is_punct(","))
     }
     fn line_end(&self, from: usize) -> usize {
         let mut i = from;
@@ -167,6 +206,13 @@ impl<'a> Lexer<'a> {
                 _ => {}
             }
             at_line_start = false;
+            if self.at_list_element() && matches!(c, b'0'..=b'9' | b'.' | b'-') {
+                let lo = self.pos;
+                if let Some(run) = self.number_run() {
+                    self.push(TokKind::Numbers(Box::new(run)), lo);
+                    continue;
+                }
+            }
             self.token()?;
         }
         let p = self.end;
@@ -232,9 +278,68 @@ impl<'a> Lexer<'a> {
         Err(Diagnostic::error(self.span(lo, lo + ch.len_utf8()), format!("unexpected character `{}`", ch.escape_default())))
     }
 
-    /// A preprocessing number, then classified as integer or floating literal.
-    fn number(&mut self) -> Result<(), Diagnostic> {
-        let lo = self.pos;
+    /// The elements from `self.pos` on that are plain numbers, each `-` or nothing right
+    /// before a literal and followed (blanks aside) by `,` or `}`; `self.pos` after the last.
+    /// `None`, and `self.pos` unmoved, when the first element is not one.
+    fn number_run(&mut self) -> Option<NumberRun> {
+        let mut run = NumberRun::new(self.tu);
+        let mut start = self.pos;
+        let mut end = self.pos;
+        loop {
+            let negated = self.byte(start) == b'-';
+            let lo = start + negated as usize;
+            if !(self.byte(lo).is_ascii_digit() || (self.byte(lo) == b'.' && self.byte(lo + 1).is_ascii_digit())) {
+                break;
+            }
+            let hi = self.number_end(lo);
+            let literal = match classify_number(&self.text[lo..hi]) {
+                Some(TokKind::Int { value, suffix, radix }) => NumberLiteral::Int { value, suffix, radix },
+                Some(TokKind::Float { value, single, long_double }) => NumberLiteral::Float { value, single, long_double },
+                _ => break,
+            };
+            let next = self.skip_blanks(hi);
+            let closes = match self.byte(next) {
+                b',' => false,
+                b'}' => true,
+                _ => break,
+            };
+            if !run.push(literal, negated, start as u32, hi - start) {
+                break;
+            }
+            end = hi;
+            if closes {
+                break;
+            }
+            start = self.skip_blanks(next + 1);
+        }
+        if run.is_empty() {
+            return None;
+        }
+        run.shrink_to_fit();
+        self.pos = end;
+        Some(run)
+    }
+
+    /// The byte at `i`, or 0 past the end.
+    fn byte(&self, i: usize) -> u8 {
+        if i < self.end { self.src[i] } else { 0 }
+    }
+
+    /// The first position from `i` that is not a space or a line break. A line starting with
+    /// `#` (a line marker) stops it at the line break: the main loop reads the marker.
+    fn skip_blanks(&self, mut i: usize) -> usize {
+        while i < self.end {
+            match self.src[i] {
+                b' ' | b'\t' | b'\r' | 0x0c | 0x0b => i += 1,
+                b'\n' if self.byte(i + 1) != b'#' => i += 1,
+                _ => break,
+            }
+        }
+        i
+    }
+
+    /// The end of the preprocessing number that starts at `lo`.
+    fn number_end(&self, lo: usize) -> usize {
         let mut i = lo;
         while i < self.end {
             let b = self.src[i];
@@ -253,6 +358,13 @@ impl<'a> Lexer<'a> {
                 break;
             }
         }
+        i
+    }
+
+    /// A preprocessing number, then classified as integer or floating literal.
+    fn number(&mut self) -> Result<(), Diagnostic> {
+        let lo = self.pos;
+        let i = self.number_end(lo);
         self.pos = i;
         let span = self.span(lo, i);
         let text = &self.text[lo..i];
@@ -565,5 +677,64 @@ mod tests {
         let user: Vec<&Token> = toks.iter().skip(3).collect();
         assert_eq!(user[0].kind, TokKind::Ident("_Bool".into()));
         assert!(user.iter().all(|t| !t.in_system_header), "{user:?}");
+    }
+
+    /// The tokens of `src` as text, a run of numbers as `[` its elements' texts `]`.
+    fn shapes(src: &str) -> Vec<String> {
+        lex(src, 0)
+            .unwrap()
+            .into_iter()
+            .filter(|t| t.kind != TokKind::Eof)
+            .map(|t| match &t.kind {
+                TokKind::Numbers(run) => {
+                    let texts: Vec<&str> = (0..run.len()).map(|k| run.element_span(k)).map(|s| &src[s.lo as usize..s.hi as usize]).collect();
+                    assert_eq!(run.span(), t.span, "a run's span is its token's");
+                    format!("[{}]", texts.join(" "))
+                }
+                _ => src[t.span.lo as usize..t.span.hi as usize].to_string(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn an_initializers_numbers_are_one_token_with_their_values() {
+        let src = "double w[] = {1, -2, 0x1F, 2.5e-3f, 7UL};";
+        assert_eq!(shapes(src), ["double", "w", "[", "]", "=", "{", "[1 -2 0x1F 2.5e-3f 7UL]", "}", ";"]);
+        let toks = lex(src, 0).unwrap();
+        let TokKind::Numbers(run) = &toks[6].kind else { panic!("{:?}", toks[6]) };
+        assert_eq!(run.literal(1), (NumberLiteral::Int { value: 2, suffix: IntSuffix::default(), radix: 10 }, true));
+        assert_eq!(run.literal(2), (NumberLiteral::Int { value: 31, suffix: IntSuffix::default(), radix: 16 }, false));
+        assert_eq!(run.literal(3), (NumberLiteral::Float { value: 2.5e-3, single: true, long_double: false }, false));
+        assert_eq!(run.literal(4), (NumberLiteral::Int { value: 7, suffix: IntSuffix { unsigned: true, longs: 1 }, radix: 10 }, false));
+    }
+
+    #[test]
+    fn a_run_ends_before_an_element_that_is_not_a_plain_number() {
+        assert_eq!(
+            shapes("int a[] = {1, 2, x, 3, 4 * 2, - 5, -y, f(6, 7), 8, 9,};"),
+            ["int", "a", "[", "]", "=", "{", "[1 2]", ",", "x", ",", "[3]", ",", "4", "*", "2", ",", "-", "5", ",", "-", "y", ",", "f", "(", "6", ",", "7", ")", ",", "[8 9]", ",", "}", ";"]
+        );
+        // Nested lists and designators.
+        assert_eq!(
+            shapes("int m[2][2] = {{1, 2}, [1] = {3}}; struct p q = {.x = 1, 2};"),
+            ["int", "m", "[", "2", "]", "[", "2", "]", "=", "{", "{", "[1 2]", "}", ",", "[", "1", "]", "=", "{", "[3]", "}", "}", ";", "struct", "p", "q", "=", "{", ".", "x", "=", "1", ",", "[2]", "}", ";"]
+        );
+        // Text of 256 bytes or more is not held by a run.
+        let long = format!("1.{}", "0".repeat(300));
+        assert_eq!(shapes(&format!("double d[] = {{{long}, 2}};")), ["double", "d", "[", "]", "=", "{", long.as_str(), ",", "[2]", "}", ";"]);
+    }
+
+    #[test]
+    fn braces_that_are_not_initializers_keep_their_numbers_as_tokens() {
+        // A block whose first statement is a comma expression, and a compound literal.
+        assert_eq!(shapes("void f(void) { 1, 2, g(); }"), ["void", "f", "(", "void", ")", "{", "1", ",", "2", ",", "g", "(", ")", ";", "}"]);
+        assert_eq!(shapes("p = (int[]){1, 2};"), ["p", "=", "(", "int", "[", "]", ")", "{", "1", ",", "2", "}", ";"]);
+        assert_eq!(shapes("enum { A = 1, B };"), ["enum", "{", "A", "=", "1", ",", "B", "}", ";"]);
+    }
+
+    #[test]
+    fn a_line_marker_inside_an_initializer_splits_the_run() {
+        let src = "int a[] = {1, 2,\n# 40 \"p.c\"\n3,\n4};\n";
+        assert_eq!(shapes(src), ["int", "a", "[", "]", "=", "{", "[1 2]", ",", "[3 4]", "}", ";"]);
     }
 }

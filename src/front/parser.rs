@@ -186,6 +186,7 @@ impl<'a> Parser<'a> {
         match &t.kind {
             TokKind::Ident(s) => format!("`{s}`"),
             TokKind::Int { .. } | TokKind::Float { .. } | TokKind::Imaginary { .. } => "a number".into(),
+            TokKind::Numbers(_) => "a list of numbers".into(),
             TokKind::Char(_) => "a character literal".into(),
             TokKind::Str(_) => "a string literal".into(),
             TokKind::Punct(p) => format!("`{p}`"),
@@ -1048,6 +1049,15 @@ impl<'a> Parser<'a> {
         let open = self.bump().span;
         let mut items = Vec::new();
         while !self.is_punct("}") {
+            if let TokKind::Numbers(run) = &mut self.toks[self.pos].kind {
+                // Taken, not cloned (`bump` clones): a run can be most of the program.
+                items.push(InitItem::Numbers(std::mem::take(&mut **run)));
+                self.bump();
+                if !self.eat_punct(",") {
+                    break;
+                }
+                continue;
+            }
             let mut designators = Vec::new();
             loop {
                 if self.eat_punct(".") {
@@ -1065,7 +1075,7 @@ impl<'a> Parser<'a> {
                 self.expect_punct("=", "after the designator")?;
             }
             let init = self.initializer()?;
-            items.push((designators, init));
+            items.push(InitItem::One(designators, init));
             if !self.eat_punct(",") {
                 break;
             }
@@ -1074,7 +1084,7 @@ impl<'a> Parser<'a> {
             return Err(self.error_here("expected `,` or `}` in the initializer list"));
         }
         let close = self.bump().span;
-        Ok(Initializer::List(items, open.to(close)))
+        Ok(Initializer::List(InitList::new(items, open.to(close))))
     }
 
     // ---- statements ---------------------------------------------------------------------

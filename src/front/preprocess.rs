@@ -95,7 +95,10 @@ pub fn preprocess_with_warnings(file: &Path, options: &PreprocessOptions, builti
         return Err(Diagnostic::global_error(format!("preprocessing `{}` failed:\n{}", file.display(), stderr.trim_end())));
     }
     let warnings = String::from_utf8_lossy(&output.stderr).into_owned();
-    let text = escape_marker_bytes(output.stdout).map_err(|e| not_utf8(file, &e))?;
+    let mut text = escape_marker_bytes(output.stdout).map_err(|e| not_utf8(file, &e))?;
+    // Reading a pipe doubles the buffer as it fills: give back up to half of it, since the
+    // text stays for the whole compilation.
+    text.shrink_to_fit();
     Ok((text, warnings))
 }
 

@@ -416,8 +416,8 @@ impl Sema {
             let Some(name) = &d.declarator.name else { continue };
             let mut ty = self.apply_declarator(base.clone(), &d.declarator)?;
             // `int a[] = {1, 2, 3}`: the length comes from the initializer.
-            if let (CType::Array { elem, len: ArrayLen::Unknown }, Some(ast::Initializer::List(items, _))) = (&ty, &d.init) {
-                ty = CType::Array { elem: elem.clone(), len: ArrayLen::Const(items.len() as u64) };
+            if let (CType::Array { elem, len: ArrayLen::Unknown }, Some(ast::Initializer::List(list))) = (&ty, &d.init) {
+                ty = CType::Array { elem: elem.clone(), len: ArrayLen::Const(list.len() as u64) };
             }
             let symbol = if decl.specs.storage == Some(StorageClass::Typedef) {
                 Symbol::Typedef(ty)

@@ -676,8 +676,9 @@ impl<'a> Collector<'a> {
     pub(super) fn initializer(&mut self, init: &Initializer) {
         match init {
             Initializer::Expr(e) => self.rvalue(e),
-            Initializer::List(items, _) => {
-                for (designators, i) in items {
+            // Runs of numbers read nothing.
+            Initializer::List(list) => {
+                for (designators, i) in list.trees() {
                     for d in designators {
                         if let ast::Designator::Index(e) = d {
                             self.rvalue(e);

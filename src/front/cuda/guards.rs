@@ -199,7 +199,8 @@ fn is_signed_integer(specs: &DeclSpecs) -> bool {
 fn pure_init(i: &Initializer) -> bool {
     match i {
         Initializer::Expr(e) => pure(e),
-        Initializer::List(items, _) => items.iter().all(|(_, i)| pure_init(i)),
+        // Numbers are pure.
+        Initializer::List(list) => list.trees().all(|(_, i)| pure_init(i)),
     }
 }
 

@@ -111,8 +111,9 @@ impl DefAssign<'_> {
     fn init(&mut self, init: &Initializer, mut a: bool) -> Flow {
         match init {
             Initializer::Expr(e) => self.expr(e, a),
-            Initializer::List(items, _) => {
-                for (_, i) in items {
+            // Runs of numbers name nothing.
+            Initializer::List(list) => {
+                for (_, i) in list.trees() {
                     a = self.init(i, a)?;
                 }
                 Ok(a)

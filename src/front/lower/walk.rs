@@ -57,7 +57,9 @@ pub fn each_expr<'a>(s: &'a Stmt, f: &mut dyn FnMut(&'a Expr)) {
 pub fn init_tree<'a>(init: &'a Initializer, f: &mut dyn FnMut(&'a Expr)) {
     match init {
         Initializer::Expr(e) => expr_tree(e, f),
-        Initializer::List(items, _) => items.iter().for_each(|(_, i)| init_tree(i, f)),
+        // Not the numbers of a run: they are built on demand (`InitList::iter`), and what
+        // callers look for (names, calls, effects) a number does not have.
+        Initializer::List(list) => list.trees().for_each(|(_, i)| init_tree(i, f)),
     }
 }
 

@@ -265,7 +265,7 @@ impl<'a> Parser<'a> {
                 self.declare(&name, super::NameKind::Ordinary);
                 let declarator = Declarator { name: Some(name), name_span: name_tok.span, derived: Vec::new(), span: name_tok.span };
                 let list = values.into_iter().map(|v| (Vec::new(), Initializer::Expr(v))).collect();
-                declarators.push(InitDeclarator { declarator, init: Some(Initializer::List(list, open.to(close))) });
+                declarators.push(InitDeclarator { declarator, init: Some(Initializer::List(InitList::of_trees(list, open.to(close)))) });
             }
             if !self.eat_punct(",") {
                 break;

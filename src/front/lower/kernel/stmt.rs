@@ -432,16 +432,21 @@ impl<'a> KernelBuilder<'a> {
     }
 
     pub(super) fn local_array_init(&mut self, l: Handle<Local>, dims: &[u32], elem: ScalarType, init: &ast::Initializer, out: &mut Block) -> R<()> {
-        let ast::Initializer::List(items, span) = init else {
+        let ast::Initializer::List(list) = init else {
             return Err(err(Span::default(), "an array needs a brace initializer", "write {a, b, c}"));
         };
-        if dims.len() != 1 || items.iter().any(|(d, i)| !d.is_empty() || !matches!(i, ast::Initializer::Expr(_))) {
+        let span = &list.span;
+        if dims.len() != 1 || list.iter().any(|(d, i)| !d.is_empty() || !matches!(*i, ast::Initializer::Expr(_))) {
             return Err(err(*span, "only flat initializers of one-dimensional local arrays are supported", "assign the elements in a loop"));
         }
+        let mut elements = list.iter();
         for k in 0..dims[0] as usize {
-            let value = match items.get(k) {
-                Some((_, ast::Initializer::Expr(e))) => self.value_as(e, elem)?,
-                _ => self.zero_of(elem),
+            let value = match elements.next() {
+                Some((_, i)) => match &*i {
+                    ast::Initializer::Expr(e) => self.value_as(e, elem)?,
+                    ast::Initializer::List(_) => self.zero_of(elem),
+                },
+                None => self.zero_of(elem),
             };
             let idx = self.int_const(k as i64, ScalarType::I32);
             out.push(Stmt::Store { array: ArrayRef::Local(l), indices: vec![idx], value, span: *span });

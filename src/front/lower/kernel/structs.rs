@@ -195,19 +195,20 @@ impl<'a> KernelBuilder<'a> {
     pub(super) fn declare_struct_array_local(&mut self, name: &str, s: usize, dims: &[u32], init: Option<&ast::Initializer>, span: Span, out: &mut Block) -> R<()> {
         self.declare_struct_array_members(name, s, dims, span)?;
         let Some(init) = init else { return Ok(()) };
-        let ast::Initializer::List(items, list_span) = init else {
+        let ast::Initializer::List(list) = init else {
             return Err(err(span, format!("the array `{name}` needs a brace initializer"), "write {{ {{...}}, {{...}} }}"));
         };
-        if dims.len() != 1 || items.iter().any(|(d, _)| !d.is_empty()) {
-            return Err(err(*list_span, "only flat initializers of one-dimensional local arrays of structs are supported", "assign the elements in a loop"));
+        if dims.len() != 1 || list.iter().any(|(d, _)| !d.is_empty()) {
+            return Err(err(list.span, "only flat initializers of one-dimensional local arrays of structs are supported", "assign the elements in a loop"));
         }
         let zero = self.fresh_struct_name(name);
         self.declare_struct_local(&zero, s, span)?;
+        let mut elements = list.iter();
         for k in 0..dims[0] as usize {
             let element = self.fresh_struct_name(name);
             self.declare_struct_local(&element, s, span)?;
-            match items.get(k) {
-                Some((_, item)) => self.init_struct_local(&element, s, item, span, out)?,
+            match elements.next() {
+                Some((_, item)) => self.init_struct_local(&element, s, &item, span, out)?,
                 None => self.zero_struct(&element, s, out),
             }
             let at = self.int_const(k as i64, ScalarType::I64);
@@ -648,10 +649,10 @@ impl<'a> KernelBuilder<'a> {
                 }
                 self.copy_struct(&place, &src, s, span, out)
             }
-            ast::Initializer::List(items, list_span) => {
+            ast::Initializer::List(list) => {
                 // Members without an initializer are zero, as in C.
                 self.zero_struct(name, s, out);
-                self.init_members(name, s, items, *list_span, out)
+                self.init_members(name, s, list, out)
             }
         }
     }
@@ -692,11 +693,13 @@ impl<'a> KernelBuilder<'a> {
     }
 
     /// `{ 1, .y = 2, .inner = { 3 }, .v = { 4, 5 } }` for the struct local `name`.
-    fn init_members(&mut self, name: &str, s: usize, items: &[(Vec<ast::Designator>, ast::Initializer)], span: Span, out: &mut Block) -> R<()> {
+    fn init_members(&mut self, name: &str, s: usize, list: &ast::InitList, out: &mut Block) -> R<()> {
+        let span = list.span;
         let fields = self.sema.structs[s].fields.clone().unwrap_or_default();
         let mut next = 0usize;
-        for (designators, init) in items {
-            let k = match designators.as_slice() {
+        for (designators, init) in list.iter() {
+            let init = &*init;
+            let k = match designators {
                 [] => next,
                 [ast::Designator::Field(f)] => match fields.iter().position(|(n, _)| n == f) {
                     Some(k) => k,
@@ -718,7 +721,7 @@ impl<'a> KernelBuilder<'a> {
                     let (dims, elem) = (local.array_dims.clone().unwrap_or_default(), local.ty);
                     self.local_array_init(l, &dims, elem, init, out)?;
                 }
-                (CType::Struct(t), ast::Initializer::List(inner, inner_span), _) => self.init_members(&full, *t, inner, *inner_span, out)?,
+                (CType::Struct(t), ast::Initializer::List(inner), _) => self.init_members(&full, *t, inner, out)?,
                 (CType::Struct(t), ast::Initializer::Expr(_), _) => self.init_struct_local(&full, *t, init, span, out)?,
                 _ => {
                     return Err(err(
