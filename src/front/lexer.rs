@@ -56,6 +56,11 @@ impl Token {
     }
 }
 
+/// White space other than a line break.
+fn is_blank(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\r' | 0x0c | 0x0b)
+}
+
 /// Longest first, so that the greedy match picks `<<=` over `<<` over `<`.
 const PUNCTS: &[&str] = &[
     "...", "<<=", ">>=", "->", "++", "--", "<<", ">>", "<=", ">=", "==", "!=", "&&", "||", "*=", "/=",
@@ -134,7 +139,7 @@ impl<'a> Lexer<'a> {
         Span::new(self.tu, lo as u32, hi as u32)
     }
     fn peek(&self, k: usize) -> u8 {
-        if self.pos + k < self.end { self.src[self.pos + k] } else { 0 }
+        self.byte(self.pos + k)
     }
     fn push(&mut self, kind: TokKind, lo: usize) {
         if let TokKind::Punct(p) = kind {
@@ -179,7 +184,7 @@ impl<'a> Lexer<'a> {
                     at_line_start = true;
                     continue;
                 }
-                b' ' | b'\t' | b'\r' | 0x0c | 0x0b => {
+                b if is_blank(b) => {
                     self.pos += 1;
                     continue;
                 }
@@ -330,7 +335,7 @@ impl<'a> Lexer<'a> {
     fn skip_blanks(&self, mut i: usize) -> usize {
         while i < self.end {
             match self.src[i] {
-                b' ' | b'\t' | b'\r' | 0x0c | 0x0b => i += 1,
+                b if is_blank(b) => i += 1,
                 b'\n' if self.byte(i + 1) != b'#' => i += 1,
                 _ => break,
             }

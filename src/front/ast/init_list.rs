@@ -62,22 +62,6 @@ impl InitList {
         })
     }
 
-    /// The element at `index`, counting as [`InitList::iter`] does.
-    pub fn get(&self, index: usize) -> Option<(&[Designator], Cow<'_, Initializer>)> {
-        let mut skipped = 0;
-        for item in &self.items {
-            match item {
-                InitItem::One(d, i) if skipped == index => return Some((d.as_slice(), Cow::Borrowed(i))),
-                InitItem::One(..) => skipped += 1,
-                InitItem::Numbers(run) if index - skipped < run.len() => {
-                    return Some((&[][..], Cow::Owned(Initializer::Expr(run.expr(index - skipped)))));
-                }
-                InitItem::Numbers(run) => skipped += run.len(),
-            }
-        }
-        None
-    }
-
     /// The elements written as trees, with their designators: all but the runs of numbers,
     /// which hold no names, calls, effects or nested lists. For walks that look for those.
     pub fn trees(&self) -> impl Iterator<Item = (&[Designator], &Initializer)> + '_ {
@@ -329,7 +313,7 @@ mod tests {
             other => panic!("unexpected element {other:?}"),
         }).collect();
         assert_eq!(values, ["x", "1", "2", "3"]);
-        assert!(matches!(list.get(2).map(|(_, i)| i.into_owned()), Some(Initializer::Expr(Expr { kind: ExprKind::IntLit { value: 2, .. }, .. }))));
-        assert!(list.get(4).is_none());
+        assert!(matches!(list.iter().nth(2).map(|(_, i)| i.into_owned()), Some(Initializer::Expr(Expr { kind: ExprKind::IntLit { value: 2, .. }, .. }))));
+        assert!(list.iter().nth(4).is_none());
     }
 }
