@@ -16,8 +16,11 @@
 # of the six runs N times, interleaved (first, warm, stats; first, warm, stats; ...: a first
 # run starts from an empty cache every time) and prints the medians: launch-bound programs
 # (NPB LU: 636,000 launches) vary by 20% and more from one run to the next on a shared host.
-# PIN=CPU runs the programs under `taskset -c CPU`; NO_RUN=1 leaves out the `yosegi run` ones.
+# PIN=CPU runs the programs under `taskset -c CPU`; NO_RUN=1 leaves out the `yosegi run` ones,
+# NO_MAKE=1 the runs of the make build (it is still built: the link's time).
 # Each run's time also goes to stderr as it ends, so that a pass cut short keeps what it measured.
+# WALL=1 makes every time the process's wall seconds instead (what `--stats` must not change by
+# more than 5%; NPB LU spends a third of its wall time before its timed region).
 set -u
 suite="$(cd "${1:?SUITE}" && pwd)"
 bin="$(cd "${2:?BIN_DIR}" && pwd)"
@@ -30,8 +33,12 @@ trap 'rm -rf "$work"' EXIT
 printf 'yosegi-print-objs:\n\t@echo $(OBJS)\n' >"$work/print-objs.mk"
 export YOSEGI_DEVICE=cuda
 
-seconds_of() { # the benchmark's time from its output $1, or FAIL when it did not verify
+wall_started=0 wall_s=0
+start_wall() { wall_started=$(date +%s.%N); }
+stop_wall() { wall_s=$(python3 -c "import time, sys; print(f'{time.time() - float(sys.argv[1]):.2f}')" "$wall_started"); }
+seconds_of() { # the benchmark's time from its output $1 (WALL=1: the run's wall time), or FAIL when it did not verify
     if grep -qE "Verification *= *SUCCESSFUL" "$1"; then
+        if [ -n "${WALL:-}" ]; then echo "$wall_s"; return; fi
         grep -m1 -E "^ *Time in seconds *=" "$1" | sed -E 's/^[^=]*= *//; s/ *$//'
     else
         echo FAIL
@@ -56,17 +63,19 @@ for bench in "${names[@]}"; do
     exe="$top/bin/$lower.$class.x"
     [ -x "$exe" ] || exe="$dir/$lower.$class.x"
     times=()
-    if [ -x "$exe" ]; then
+    if [ -n "${NO_MAKE:-}" ]; then
+        times+=(- - -)
+    elif [ -x "$exe" ]; then
         cache="$work/cache-$bench-make"
         first=() warm=() with_stats=()
         for ((r = 1; r <= repeat; r++)); do
             rm -rf "$cache"
-            YOSEGI_CACHE_DIR="$cache" "${pin[@]}" "$exe" >"$top/m1.out" 2>"$top/m1.err"; first+=("$(seconds_of "$top/m1.out")"); echo "$bench make first: ${first[-1]}" >&2
-            YOSEGI_CACHE_DIR="$cache" "${pin[@]}" "$exe" >"$top/m2.out" 2>"$top/m2.err"; warm+=("$(seconds_of "$top/m2.out")"); echo "$bench make warm: ${warm[-1]}" >&2
+            start_wall; YOSEGI_CACHE_DIR="$cache" "${pin[@]}" "$exe" >"$top/m1.out" 2>"$top/m1.err"; stop_wall; first+=("$(seconds_of "$top/m1.out")"); echo "$bench make first: $(WALL= seconds_of "$top/m1.out") s, wall ${wall_s} s" >&2
+            start_wall; YOSEGI_CACHE_DIR="$cache" "${pin[@]}" "$exe" >"$top/m2.out" 2>"$top/m2.err"; stop_wall; warm+=("$(seconds_of "$top/m2.out")"); echo "$bench make warm: $(WALL= seconds_of "$top/m2.out") s, wall ${wall_s} s" >&2
             if [ -n "${NO_STATS:-}" ]; then
                 with_stats+=(-)
             else
-                YOSEGI_CACHE_DIR="$cache" YOSEGI_STATS=json "${pin[@]}" "$exe" >"$top/m3.out" 2>"$top/m3.err"; with_stats+=("$(seconds_of "$top/m3.out")"); echo "$bench make stats: ${with_stats[-1]}" >&2
+                start_wall; YOSEGI_CACHE_DIR="$cache" YOSEGI_STATS=json "${pin[@]}" "$exe" >"$top/m3.out" 2>"$top/m3.err"; stop_wall; with_stats+=("$(seconds_of "$top/m3.out")"); echo "$bench make stats: $(WALL= seconds_of "$top/m3.out") s, wall ${wall_s} s" >&2
             fi
         done
         times+=("$(median "${first[@]}")" "$(median "${warm[@]}")" "$(median "${with_stats[@]}")")
@@ -93,9 +102,11 @@ for bench in "${names[@]}"; do
                 fi
                 stats=()
                 [ $k = 3 ] && stats=(--stats=json)
+                start_wall
                 (cd "$dir" && YOSEGI_CACHE_DIR="$cache" "${pin[@]}" "$bin/yosegi" run -w --device cuda "${stats[@]}" -I ../common "${sources[@]}") </dev/null >"$top/r$k.out" 2>"$top/r$k.err"
+                stop_wall
                 t="$(seconds_of "$top/r$k.out")"
-                echo "$bench run $k: $t" >&2
+                echo "$bench run $k: $(WALL= seconds_of "$top/r$k.out") s, wall ${wall_s} s" >&2
                 case $k in 1) first+=("$t") ;; 2) warm+=("$t") ;; 3) with_stats+=("$t") ;; esac
             done
         done

@@ -483,6 +483,24 @@ fn scratch_arrays_of_create_regions_do_not_travel() {
     assert_eq!(counter("device->host bytes"), 4 * 2 * n + n, "{}", finished.stderr);
 }
 
+/// Host loops that read and write mapped arrays between kernels print what gcc's build prints,
+/// and their access hooks do work only once per array after each runtime call: 12,000 host
+/// statements touch tracked arrays, a dozen hooks reach the runtime (`runtime::settled_hooks`).
+#[test]
+fn host_loops_over_mapped_arrays_settle_their_hooks_once() {
+    let program = test_program("host_loop_hooks.c");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let reference = common::gcc_build(std::slice::from_ref(&program), dir.path());
+    let expected = run(std::process::Command::new(&reference), Input::Nothing);
+    assert_eq!(expected.code(), Some(0), "{}", expected.describe());
+    let finished = yosegi_run(&["--device", "sim", "--stats"], &[&program], &[], Input::Nothing);
+    assert_eq!(finished.code(), Some(0), "{}", finished.describe());
+    assert_eq!(finished.stdout, expected.stdout);
+    let line = finished.stderr.lines().find(|l| l.starts_with("runtime: host access calls")).unwrap_or_else(|| panic!("no host access line in\n{}", finished.stderr));
+    let calls: u64 = line.split_whitespace().rev().nth(1).and_then(|v| v.parse().ok()).expect("a count");
+    assert!((1..=100).contains(&calls), "{calls} host-access hooks reached the runtime:\n{}", finished.stderr);
+}
+
 /// A grid of fewer blocks than the device has multiprocessors runs with narrower blocks
 /// (`runtime::launch_shape`): 40x40 iterations make 2x5 blocks of 32x8, spread over 64
 /// multiprocessors 2x40 blocks of 32x1, with gcc's answer. A kernel with a reduction combines

@@ -7,7 +7,7 @@ use std::ffi::{CStr, c_char, c_int, c_longlong, c_void};
 use std::sync::{Mutex, MutexGuard};
 
 use super::stats::Stats;
-use super::{Runtime, RuntimeError, acc_device, registry};
+use super::{Runtime, RuntimeError, acc_device, registry, settled_hooks};
 
 /// `yosegi_arg`
 #[repr(C)]
@@ -173,7 +173,16 @@ pub fn uninstall() -> Option<Runtime> {
     lock().take()
 }
 
+/// The runtime, for any entry point but the host-access hooks: what it does may change the
+/// coherence state that settled hooks rely on (`settled_hooks`).
 fn lock() -> MutexGuard<'static, Option<Runtime>> {
+    let guard = lock_for_host_access();
+    settled_hooks::state_may_change();
+    guard
+}
+
+/// The runtime, for a host-access hook: what it does never undoes another hook's work.
+fn lock_for_host_access() -> MutexGuard<'static, Option<Runtime>> {
     RUNTIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
@@ -295,17 +304,13 @@ extern "C" fn rt_host_access_range(ptrs: *const *mut c_void, bytes: *const u64, 
 
 /// A host-access hook: whole objects (`bytes` `None`) or `bytes[k]` bytes at `ptrs[k]`.
 fn host_hook(ptrs: &[*mut c_void], bytes: Option<&[u64]>, modes: &[c_int]) {
-    // The same untracked address again (a function taking a pointer to a host scalar, called
-    // in a loop), and nothing tracked since: nothing to do, without the lock.
-    let single = (ptrs.len() == 1).then(|| ptrs[0] as u64);
-    if let Some(ptr) = single
-        && UNTRACKED_HOOK_ADDRESS.get() == (ptr, registry::coverage_generation())
-    {
+    let bytes_of = |k: usize| bytes.map_or(settled_hooks::WHOLE_OBJECT, |b| b[k]);
+    // A hook runs before host statements, in the program's innermost loops too: the same
+    // addresses again, with nothing done by the runtime since, need nothing, without the lock.
+    if ptrs.iter().zip(modes).enumerate().all(|(k, (&p, &m))| settled_hooks::is_settled(p as u64, bytes_of(k), m)) {
         return;
     }
-    // A hook runs before host statements, in the program's innermost loops too (a function
-    // taking a pointer, called per element): the addresses of the usual few pointers stay on
-    // the stack.
+    // The addresses of the usual few pointers stay on the stack.
     let mut few = [0u64; 8];
     let heap: Vec<u64>;
     let addresses: &[u64] = if ptrs.len() <= few.len() {
@@ -317,27 +322,22 @@ fn host_hook(ptrs: &[*mut c_void], bytes: Option<&[u64]>, modes: &[c_int]) {
         heap = ptrs.iter().map(|&p| p as u64).collect();
         &heap
     };
-    if_installed(|rt| {
+    if let Some(rt) = lock_for_host_access().as_mut() {
+        // Read under the lock, before the work: a change after it shows as a new count.
+        let (epoch, coverage) = (settled_hooks::state_epoch(), registry::coverage_generation());
         let started = rt.clock();
-        // Read under the lock, before the lookup: an insertion after it changes the count.
-        let generation = registry::coverage_generation();
         let tracked = match bytes {
             Some(bytes) => rt.host_access_range(addresses, bytes, modes),
             None => rt.host_access(addresses, modes),
         };
-        if let Some(ptr) = single
-            && !tracked
-        {
-            UNTRACKED_HOOK_ADDRESS.set((ptr, generation));
-        }
         rt.record_runtime_call("host access", started);
-    })
-}
-
-thread_local! {
-    /// The address of this thread's last single-pointer hook that found nothing tracked, and
-    /// [`registry::coverage_generation`] when it looked.
-    static UNTRACKED_HOOK_ADDRESS: std::cell::Cell<(u64, u64)> = const { std::cell::Cell::new((u64::MAX, u64::MAX)) };
+        for (k, (&ptr, &mode)) in addresses.iter().zip(modes).enumerate() {
+            // Which of several addresses were tracked is not told: all are remembered as
+            // tracked then, the shorter-lived kind.
+            let generation = if tracked { epoch } else { coverage };
+            settled_hooks::remember(ptr, bytes_of(k), mode, tracked, generation);
+        }
+    }
 }
 
 extern "C" fn rt_host_access_all() {

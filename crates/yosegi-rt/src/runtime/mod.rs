@@ -25,6 +25,7 @@ mod fused;
 mod steps;
 pub use device::DeviceCount;
 pub mod registry;
+mod settled_hooks;
 mod rows;
 pub mod sim;
 pub mod stats;
