@@ -351,6 +351,7 @@ differential_tests! {
     sparse_writes => "sparse_writes.c",
     halo_exchange => "halo_exchange.c",
     host_hooks_cached => "host_hooks_cached.c",
+    host_loop_hooks => "host_loop_hooks.c",
     transposed_split => "transposed_split.c",
     fusion_chain1d => "fusion_chain1d.c",
     fusion_chain2d => "fusion_chain2d.c",
