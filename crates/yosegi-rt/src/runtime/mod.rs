@@ -8,6 +8,7 @@
 
 pub mod abi;
 pub mod acc_api;
+pub(crate) mod call_clock;
 pub mod coherence;
 pub mod cuda;
 pub mod device;
@@ -204,6 +205,8 @@ pub struct Runtime {
     devices: Vec<Box<dyn Device>>,
     current_device: usize,
     stats: Stats,
+    /// Which parts of the runtime's work `--stats` times (`call_clock`).
+    call_clock: call_clock::CallClock,
     /// Host byte ranges copied to a device since the last launch (`coherence::Transfer`), for
     /// the model's L2 history.
     uploads: Vec<(usize, u64, u64)>,
@@ -328,6 +331,7 @@ impl Runtime {
             }
             device.set_program(&module, sources.clone());
         }
+        let call_clock = call_clock::CallClock::new(config.stats != StatsMode::Off);
         Ok(Runtime {
             sources,
             config,
@@ -337,6 +341,7 @@ impl Runtime {
             // One entry per device from the start: `--stats` prints the devices' rows whenever
             // there are several, split launches or not.
             stats: Stats { per_device: vec![Default::default(); devices_len], ..Stats::default() },
+            call_clock,
             uploads: Vec::new(),
             empty_alloc: None,
             variants,
@@ -369,14 +374,15 @@ impl Runtime {
         &self.stats
     }
     /// The start of a part of the runtime's own work to time, when `--stats` prints the times
-    /// ([`Stats::runtime_calls`]): the clock stays off the hot path otherwise.
-    pub fn clock(&self) -> Option<Instant> {
-        (self.config.stats != StatsMode::Off).then(Instant::now)
+    /// ([`Stats::runtime_calls`]): the clock stays off the hot path otherwise, and is read for
+    /// a sample of the parts once there are many (`call_clock`).
+    pub fn clock(&self) -> call_clock::CallTimer {
+        self.call_clock.start()
     }
-    /// Adds the time since `started` (from [`Runtime::clock`]) to `entry`'s.
-    pub fn record_runtime_call(&mut self, entry: &'static str, started: Option<Instant>) {
-        if let Some(started) = started {
-            self.stats.record_runtime_call(entry, started.elapsed());
+    /// Adds the part `started` (from [`Runtime::clock`]) to `entry`'s calls and time.
+    pub fn record_runtime_call(&mut self, entry: &'static str, started: call_clock::CallTimer) {
+        if let Some(time) = started.stop() {
+            self.stats.record_runtime_call(entry, time);
         }
     }
     pub fn config(&self) -> &RuntimeConfig {
@@ -406,6 +412,7 @@ impl Runtime {
         self.stats.model_sampling = self.model.as_ref().map(|m| m.sampling_cost());
         self.stats.exploration = Some(self.variants.budget().cost());
         self.stats.elapsed = Some(self.started.elapsed());
+        self.stats.runtime_calls.sampled = self.call_clock.sampled();
         let traffic = ranks::current().map(|r| r.traffic());
         match self.config.stats {
             StatsMode::Print => Some(match traffic {

@@ -384,24 +384,29 @@ pub struct Stats {
 /// Per entry point of the runtime ([`Stats::runtime_calls`]): calls and wall time, in the
 /// order first seen. A launch records some ten of them, so each is found by a short scan of
 /// names that are mostly the same `&'static str` (a pointer comparison) rather than by a
-/// tree's string comparisons.
+/// tree's string comparisons. Past the first few thousand calls the times are estimates from
+/// a sample of them (`runtime::call_clock`), and `sampled` says so.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct RuntimeCalls(Vec<(&'static str, u64, Duration)>);
+pub struct RuntimeCalls {
+    calls: Vec<(&'static str, u64, Duration)>,
+    pub sampled: bool,
+}
 
 impl RuntimeCalls {
     pub fn add(&mut self, entry: &'static str, time: Duration) {
-        let found = self.0.iter().position(|(name, ..)| std::ptr::eq(*name, entry)).or_else(|| self.0.iter().position(|(name, ..)| *name == entry));
+        let calls = &mut self.calls;
+        let found = calls.iter().position(|(name, ..)| std::ptr::eq(*name, entry)).or_else(|| calls.iter().position(|(name, ..)| *name == entry));
         match found {
             Some(i) => {
-                self.0[i].1 += 1;
-                self.0[i].2 += time;
+                calls[i].1 += 1;
+                calls[i].2 += time;
             }
-            None => self.0.push((entry, 1, time)),
+            None => calls.push((entry, 1, time)),
         }
     }
     /// Every entry point with its calls and time, by name.
     pub fn sorted(&self) -> Vec<(&'static str, u64, Duration)> {
-        let mut all = self.0.clone();
+        let mut all = self.calls.clone();
         all.sort_by_key(|(name, ..)| *name);
         all
     }
@@ -581,6 +586,14 @@ impl Stats {
         for (entry, calls, time) in self.runtime_calls.sorted() {
             let label = format!("runtime: {entry} calls / ms");
             let _ = writeln!(out, "{:<52} {:>10} {:>11.3}", label, calls, time.as_secs_f64() * 1e3);
+        }
+        if self.runtime_calls.sampled {
+            let _ = writeln!(
+                out,
+                "runtime: calls all counted; times past the first {} parts estimated from one part in {}, drawn at random",
+                crate::runtime::call_clock::TIMED_IN_FULL,
+                crate::runtime::call_clock::SAMPLE_EVERY
+            );
         }
         self.render_variants(&mut out);
         self.render_predictions(&mut out);
@@ -1071,6 +1084,9 @@ mod tests {
         let region = text.find("runtime: region calls").expect("the region line");
         let update = text.find("runtime: update calls").expect("the update line");
         assert!(region < update, "{text}");
+        assert!(!text.contains("estimated"), "every call timed: {text}");
+        stats.runtime_calls.sampled = true;
+        assert!(stats.render().contains("times past the first 4096 parts estimated from one part in 16"));
     }
 
     #[test]
