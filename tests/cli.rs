@@ -24,6 +24,23 @@ fn yosegi_run(args: &[&str], files: &[&Path], program_args: &[&str], input: Inpu
     run(cmd, input)
 }
 
+/// What gcc's sequential build of `program` prints (it must exit with 0).
+fn gcc_output(program: &Path) -> Finished {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let reference = common::gcc_build(&[program.to_path_buf()], dir.path());
+    let expected = run(std::process::Command::new(&reference), Input::Nothing);
+    assert_eq!(expected.code(), Some(0), "{}", expected.describe());
+    expected
+}
+
+/// `yosegi run --device sim --stats program`, checked to print what gcc's build prints.
+fn run_with_stats_like_gcc(program: &Path) -> Finished {
+    let expected = gcc_output(program);
+    let finished = yosegi_run(&["--device", "sim", "--stats"], &[program], &[], Input::Nothing);
+    assert_eq!(finished.code(), Some(0), "{}", finished.describe());
+    assert_eq!(finished.stdout, expected.stdout);
+    finished
+}
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     let path = dir.join(name);
     if let Some(parent) = path.parent() {
@@ -222,10 +239,7 @@ fn emit_writes_the_generated_program_into_the_directory() {
 #[test]
 fn staging_on_and_off_run_a_stencil_like_gcc() {
     let program = test_program("jacobi2d.c");
-    let dir = tempfile::tempdir().expect("temp dir");
-    let reference = common::gcc_build(std::slice::from_ref(&program), dir.path());
-    let expected = run(std::process::Command::new(&reference), Input::Nothing);
-    assert_eq!(expected.code(), Some(0), "{}", expected.describe());
+    let expected = gcc_output(&program);
     for (mode, staged_ran) in [("off", false), ("on", true)] {
         let finished = yosegi_run(&["--device", "sim", "--stats", "--staging", mode], &[&program], &[], Input::Nothing);
         assert_eq!(finished.code(), Some(0), "--staging {mode}\n{}", finished.describe());
@@ -466,13 +480,7 @@ fn an_inlined_routine_of_another_file_that_reads_a_static_variable_is_refused() 
 #[test]
 fn scratch_arrays_of_create_regions_do_not_travel() {
     let program = test_program("scratch_arrays.c");
-    let dir = tempfile::tempdir().expect("temp dir");
-    let reference = common::gcc_build(std::slice::from_ref(&program), dir.path());
-    let expected = run(std::process::Command::new(&reference), Input::Nothing);
-    assert_eq!(expected.code(), Some(0), "{}", expected.describe());
-    let finished = yosegi_run(&["--device", "sim", "--stats"], &[&program], &[], Input::Nothing);
-    assert_eq!(finished.code(), Some(0), "{}", finished.describe());
-    assert_eq!(finished.stdout, expected.stdout);
+    let finished = run_with_stats_like_gcc(&program);
     let counter = |name: &str| -> u64 {
         let line = finished.stderr.lines().find(|l| l.starts_with(name)).unwrap_or_else(|| panic!("no `{name}` in\n{}", finished.stderr));
         line.split_whitespace().last().and_then(|v| v.parse().ok()).expect("a number")
@@ -489,13 +497,7 @@ fn scratch_arrays_of_create_regions_do_not_travel() {
 #[test]
 fn host_loops_over_mapped_arrays_settle_their_hooks_once() {
     let program = test_program("host_loop_hooks.c");
-    let dir = tempfile::tempdir().expect("temp dir");
-    let reference = common::gcc_build(std::slice::from_ref(&program), dir.path());
-    let expected = run(std::process::Command::new(&reference), Input::Nothing);
-    assert_eq!(expected.code(), Some(0), "{}", expected.describe());
-    let finished = yosegi_run(&["--device", "sim", "--stats"], &[&program], &[], Input::Nothing);
-    assert_eq!(finished.code(), Some(0), "{}", finished.describe());
-    assert_eq!(finished.stdout, expected.stdout);
+    let finished = run_with_stats_like_gcc(&program);
     let line = finished.stderr.lines().find(|l| l.starts_with("runtime: host access calls")).unwrap_or_else(|| panic!("no host access line in\n{}", finished.stderr));
     let calls: u64 = line.split_whitespace().rev().nth(1).and_then(|v| v.parse().ok()).expect("a count");
     assert!((1..=100).contains(&calls), "{calls} host-access hooks reached the runtime:\n{}", finished.stderr);
