@@ -324,7 +324,7 @@ impl Runtime {
             reaches_addresses: self.grid_reaches_addresses[grid_handle.index()],
         };
         if self.config.stats != super::StatsMode::Off {
-            super::model::record_prediction(&mut self.model, &mut self.stats, &launch, device, traffic, false, self.devices[device].as_ref(), &mut self.registry);
+            super::model::record_prediction(&mut self.model, &mut self.stats, &launch, device, traffic, false, self.devices[device].as_ref(), &mut self.registry, started);
         }
         let outcome = self.devices[device].launch(&launch).map_err(|fault| self.fault_error(fault))?;
         let elapsed = started.elapsed();

@@ -428,7 +428,7 @@ impl Runtime {
                     }
                 }
                 let predicted = Launch { module: &module, kernel: grid, params: seen, specialisable: launch.specialisable.clone(), reaches_addresses: launch.reaches_addresses };
-                super::model::record_prediction(&mut self.model, &mut self.stats, &predicted, device, traffic, false, self.devices[device].as_ref(), &mut self.registry);
+                super::model::record_prediction(&mut self.model, &mut self.stats, &predicted, device, traffic, false, self.devices[device].as_ref(), &mut self.registry, started);
             }
             let outcome = self.devices[device].launch(&launch).map_err(|fault| self.fault_error(fault))?;
             self.stats.record_launch(&grid.name, started.elapsed(), &outcome.counters);

@@ -1118,7 +1118,7 @@ impl Runtime {
             reaches_addresses: self.grid_reaches_addresses[pick.variant.index()],
         };
         if self.config.stats != super::StatsMode::Off {
-            super::model::record_prediction(&mut self.model, &mut self.stats, &launch, device, traffic, pick.measure.is_some(), self.devices[device].as_ref(), &mut self.registry);
+            super::model::record_prediction(&mut self.model, &mut self.stats, &launch, device, traffic, pick.measure.is_some(), self.devices[device].as_ref(), &mut self.registry, started);
         }
         let result: Result<(StartedLaunch, Option<Duration>), KernelFault> = match &pick.measure {
             Some(_) => self.devices[device].launch_timed(&launch).map(|(o, t)| (StartedLaunch::Finished(o), t)),
