@@ -92,6 +92,9 @@ struct CcArgs {
     diagnostics_format: Option<DiagnosticsFormat>,
     /// Flags dropped, for the one warning.
     dropped: Vec<String>,
+    /// Arguments only Yosegi reads (nvc's `-ta=`, `-gpu=`, `-Minfo`, the `-fyosegi-` passes'
+    /// modes), kept from the system compiler when it does the work (`-E`, `-M`).
+    yosegi_only: Vec<String>,
     /// `-Minfo`, `-Minfo=accel`, `-Minfo=all` (or a list naming `accel` or `all`): each source
     /// compiled prints [`crate::explain::brief`] on stderr.
     minfo: bool,
@@ -186,18 +189,24 @@ fn parse_args(args: &[String]) -> Result<CcArgs, String> {
                 "-S" => return Err("`-S`: Yosegi produces objects and executables, not assembly".to_string()),
                 "-shared" => return Err("`-shared`: Yosegi links executables; build libraries without OpenACC with the system compiler".to_string()),
                 _ if arg.starts_with("-ta=") || arg.starts_with("-gpu=") => {
+                    cc.yosegi_only.push(arg.to_string());
                     if let Some(unused) = cc.gpus.read_flag(arg)? {
                         cc.dropped.push(unused);
                     }
                 }
-                _ if minfo_accel(arg) => cc.minfo = true,
+                _ if minfo_accel(arg) => {
+                    cc.minfo = true;
+                    cc.yosegi_only.push(arg.to_string());
+                }
                 _ if arg.starts_with("-acc=") || arg.starts_with("-Minfo") || arg.starts_with("-M") => cc.dropped.push(arg.to_string()),
                 _ if arg.starts_with("-std=") => cc.preprocess.cpp_flags.push(arg.to_string()),
-                _ if arg.starts_with(STAGING_FLAG) => {
-                    cc.passes.staging = pass_mode(arg, STAGING_FLAG, "staging", [StagingMode::Auto, StagingMode::Force, StagingMode::Off])?
-                }
-                _ if arg.starts_with(FUSION_FLAG) => {
-                    cc.passes.fusion = pass_mode(arg, FUSION_FLAG, "fusion", [FusionMode::Auto, FusionMode::On, FusionMode::Off])?
+                _ if arg.starts_with(STAGING_FLAG) || arg.starts_with(FUSION_FLAG) => {
+                    cc.yosegi_only.push(arg.to_string());
+                    if arg.starts_with(STAGING_FLAG) {
+                        cc.passes.staging = pass_mode(arg, STAGING_FLAG, "staging", [StagingMode::Auto, StagingMode::Force, StagingMode::Off])?
+                    } else {
+                        cc.passes.fusion = pass_mode(arg, FUSION_FLAG, "fusion", [FusionMode::Auto, FusionMode::On, FusionMode::Off])?
+                    }
                 }
                 _ if arg.starts_with("-fdiagnostics-format=") => {
                     cc.diagnostics_format = Some(DiagnosticsFormat::parse(&arg["-fdiagnostics-format=".len()..])?);
@@ -306,7 +315,7 @@ fn report(sources: &SourceSet, diags: &[Diagnostic]) -> i32 {
 
 /// The system compiler with the user's arguments, less what only Yosegi reads.
 fn run_system_compiler(cc: &CcArgs, args: &[String]) -> i32 {
-    let keep: Vec<&String> = args.iter().filter(|a| !cc.dropped.contains(a)).collect();
+    let keep: Vec<&String> = args.iter().filter(|a| !cc.dropped.contains(a) && !cc.yosegi_only.contains(a)).collect();
     // Given our input: `cc -E -` reads it.
     match care::status_with_input(Command::new(host_compiler()).args(keep)) {
         Ok(status) => status.code().unwrap_or(1),

@@ -333,6 +333,31 @@ fn the_driver_answers_what_build_systems_ask() {
     assert_eq!(ask(&["-fyosegi-fusion=on", "-m64", "-print-multi-os-directory"]).stdout, system_cc(&["-m64", "-print-multi-os-directory"]).stdout);
 }
 
+/// `-E` (a Makefile's dependency or preprocessing rule) with the flags an nvc Makefile passes:
+/// the system compiler preprocesses, as `cc -E` with the same flags less nvc's (which gcc
+/// would refuse), and the partly used `-ta=` is named as the user wrote it in the warning.
+#[test]
+fn preprocessing_with_nvc_flags_is_the_system_compilers_without_them() {
+    let cc = env!("CARGO_BIN_EXE_yosegi-cc");
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("p.c");
+    std::fs::write(&source, "#ifdef _OPENACC\nint acc = 1;\n#endif\nint x = X;\n").unwrap();
+    let source = source.to_str().unwrap();
+    let ours = Command::new(cc)
+        .args(["-E", "-acc", "-ta=tesla:cc80", "-gpu=cc90,managed", "-Minfo=accel", "-fyosegi-staging=off", "-DX=3", source])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&ours.stderr);
+    assert_eq!(ours.status.code(), Some(0), "{stderr}");
+    let theirs = system_cc(&["-E", "-DX=3", source]);
+    assert!(theirs.status.success());
+    assert_eq!(String::from_utf8_lossy(&ours.stdout), String::from_utf8_lossy(&theirs.stdout));
+    let compiled = Command::new(cc).args(["-c", "-acc", "-ta=tesla,8.0", "-DX=3", source, "-o"]).arg(dir.path().join("p.o")).output().unwrap();
+    let stderr = String::from_utf8_lossy(&compiled.stderr);
+    assert_eq!(compiled.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("ignoring -acc 8.0 in -ta=tesla,8.0 ("), "{stderr}");
+}
+
 /// A link where NVRTC cannot be had (YOSEGI_NVRTC=off hides it, as on a build machine without
 /// the CUDA toolkit) still gives an executable, with one warning that says its kernels are
 /// compiled when it first runs; the executable runs on the simulator as any other.

@@ -25,11 +25,11 @@ pub struct GpuChoice {
 
 impl GpuChoice {
     /// Reads one `-gpu=` or `-ta=` flag; returns the items it did not use (for the warning),
-    /// as a flag of the same name, or `None` when it used them all. `Err` for a `cc` item that
-    /// is not an architecture.
+    /// with the flag the user wrote (`managed in -gpu=managed,cc90`), or `None` when it used
+    /// them all. `Err` for a `cc` item that is not an architecture.
     pub fn read_flag(&mut self, flag: &str) -> Result<Option<String>, String> {
-        let (name, items) = match flag.split_once('=') {
-            Some((name, items)) => (name, items),
+        let items = match flag.split_once('=') {
+            Some((_, items)) => items,
             None => return Ok(Some(flag.to_string())),
         };
         let mut unused = Vec::new();
@@ -50,7 +50,7 @@ impl GpuChoice {
                 _ => unused.push(item),
             }
         }
-        Ok((!unused.is_empty()).then(|| format!("{name}={}", unused.join(","))))
+        Ok((!unused.is_empty()).then(|| format!("{} in {flag}", unused.join(","))))
     }
 
     /// The targets to compile for, given this machine's GPUs (`local`): cubins for each
@@ -79,7 +79,8 @@ mod tests {
     fn nvc_flags_name_architectures_and_keep_other_items_for_the_warning() {
         let mut choice = GpuChoice::default();
         assert_eq!(choice.read_flag("-gpu=cc90,cc80").unwrap(), None);
-        assert_eq!(choice.read_flag("-gpu=managed,cc86,lineinfo").unwrap().as_deref(), Some("-gpu=managed,lineinfo"));
+        assert_eq!(choice.read_flag("-gpu=managed,cc86,lineinfo").unwrap().as_deref(), Some("managed,lineinfo in -gpu=managed,cc86,lineinfo"));
+        assert_eq!(choice.read_flag("-ta=tesla,8.0").unwrap().as_deref(), Some("8.0 in -ta=tesla,8.0"));
         assert_eq!(choice.read_flag("-ta=tesla:cc70").unwrap(), None);
         assert_eq!(choice.named, vec![90, 80, 86, 70]);
         assert!(choice.read_flag("-gpu=cc9x").unwrap_err().contains("cc80, cc90"));
