@@ -200,13 +200,13 @@ fn parse_args(args: &[String]) -> Result<CcArgs, String> {
                 }
                 _ if arg.starts_with("-acc=") || arg.starts_with("-Minfo") || arg.starts_with("-M") => cc.dropped.push(arg.to_string()),
                 _ if arg.starts_with("-std=") => cc.preprocess.cpp_flags.push(arg.to_string()),
-                _ if arg.starts_with(STAGING_FLAG) || arg.starts_with(FUSION_FLAG) => {
+                _ if arg.starts_with(STAGING_FLAG) => {
+                    cc.passes.staging = pass_mode(arg, STAGING_FLAG, "staging", [StagingMode::Auto, StagingMode::Force, StagingMode::Off])?;
                     cc.yosegi_only.push(arg.to_string());
-                    if arg.starts_with(STAGING_FLAG) {
-                        cc.passes.staging = pass_mode(arg, STAGING_FLAG, "staging", [StagingMode::Auto, StagingMode::Force, StagingMode::Off])?
-                    } else {
-                        cc.passes.fusion = pass_mode(arg, FUSION_FLAG, "fusion", [FusionMode::Auto, FusionMode::On, FusionMode::Off])?
-                    }
+                }
+                _ if arg.starts_with(FUSION_FLAG) => {
+                    cc.passes.fusion = pass_mode(arg, FUSION_FLAG, "fusion", [FusionMode::Auto, FusionMode::On, FusionMode::Off])?;
+                    cc.yosegi_only.push(arg.to_string());
                 }
                 _ if arg.starts_with("-fdiagnostics-format=") => {
                     cc.diagnostics_format = Some(DiagnosticsFormat::parse(&arg["-fdiagnostics-format=".len()..])?);

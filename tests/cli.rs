@@ -41,6 +41,7 @@ fn run_with_stats_like_gcc(program: &Path) -> Finished {
     assert_eq!(finished.stdout, expected.stdout);
     finished
 }
+
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     let path = dir.join(name);
     if let Some(parent) = path.parent() {
